@@ -1,0 +1,47 @@
+# Two commands on a fresh machine: `make run` and `make test`. Everything else is optional.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-test
+PYTEST := $(PY) -m pytest
+
+.PHONY: run install test test-peer test-browser binary binary-test bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+$(STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+install: $(STAMP)
+
+run: install
+	$(VENV)/bin/novaberg $(ARGS)
+
+test: install
+	$(PYTEST) -q
+
+# The real llama.cpp server as a peer of the model gateway (builds llama-cpp-python once).
+test-peer: install
+	$(PY) -m pip install -q 'llama-cpp-python[server]' gguf numpy
+	$(PYTEST) -q -o addopts='' -m peer
+
+# The web UI in Debian's chromium, driven by Playwright.
+test-browser: install
+	$(PY) -m pip install -q -e '.[browser]'
+	$(PYTEST) -q -o addopts='' -m browser
+
+binary: install
+	$(PY) -m pip install -q -e '.[build]'
+	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN build.spec
+
+binary-test: binary
+	$(PYTEST) -q -o addopts='' -m binary
+
+bench: install
+	$(PY) bench/startup.py
+
+clean:
+	rm -rf build dist .pytest_cache

@@ -1,0 +1,13 @@
+"""HTTP and WebSocket handlers: validate, call, answer. No prompts, no Redis keys here."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from app.api import health, login, pages
+
+
+def setup_routes(app: web.Application) -> None:
+    health.setup(app)
+    login.setup(app)
+    pages.setup(app)

@@ -1,0 +1,52 @@
+"""Headless login/logout and the caller's identity."""
+
+from __future__ import annotations
+
+import msgspec
+from aiohttp import web
+
+from app.api.validation import read_json
+from app.auth import SESSION_COOKIE, SESSION_TTL_SECONDS, USER_ID
+from app.errors import ApiError
+from app.typedefs import AUTH, SETTINGS
+
+
+class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
+    name: str
+    password: str
+
+
+def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
+    response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
+                        max_age=SESSION_TTL_SECONDS, path="/")
+
+
+async def post_login(request: web.Request) -> web.Response:
+    body = await read_json(request, LoginBody)
+    auth = request.app[AUTH]
+    user_id = await auth.login(body.name, body.password)
+    if user_id is None:
+        raise ApiError(401, "bad_credentials", "unknown user or wrong password")
+    response = web.json_response({"user_id": user_id})
+    set_session_cookie(response, await auth.new_session(user_id))
+    return response
+
+
+async def post_logout(request: web.Request) -> web.Response:
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        await request.app[AUTH].end_session(session_id)
+    response = web.Response(status=204)
+    response.del_cookie(SESSION_COOKIE, path="/")
+    return response
+
+
+async def get_me(request: web.Request) -> web.Response:
+    return web.json_response({"user_id": request[USER_ID],
+                              "headless": request.app[SETTINGS].headless})
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_post("/api/login", post_login)
+    app.router.add_post("/api/logout", post_logout)
+    app.router.add_get("/api/me", get_me)

@@ -1,0 +1,37 @@
+"""The static UI: `/` (index), `/login`, `/static/…`, and the desktop start-token exchange."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from app.api.login import set_session_cookie
+from app.errors import ApiError
+from app.resources import web_root
+from app.typedefs import AUTH
+
+
+async def get_index(request: web.Request) -> web.StreamResponse:
+    """Serve the UI. A visit with `?token=` (the URL the desktop app opens) turns the token
+    into a session cookie and redirects, so the token does not stay in the address bar."""
+    token = request.query.get("token")
+    if token is not None:
+        auth = request.app[AUTH]
+        user_id = await auth.user_for_token(token)
+        if user_id is None:
+            raise ApiError(401, "unauthorized", "the start token is not valid")
+        response = web.HTTPFound("/")
+        set_session_cookie(response, await auth.new_session(user_id))
+        return response
+    return web.FileResponse(web_root() / "index.html",
+                            headers={"Cache-Control": "no-cache"})
+
+
+async def get_login(request: web.Request) -> web.StreamResponse:
+    page = web_root() / "login.html"
+    return web.FileResponse(page if page.exists() else web_root() / "index.html")
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/", get_index)
+    app.router.add_get("/login", get_login)
+    app.router.add_static("/static/", web_root(), append_version=False)

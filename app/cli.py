@@ -1,0 +1,240 @@
+"""The `novaberg` command: start the app (desktop or headless) or manage users.
+
+Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
+a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
+nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import ipaddress
+import logging
+import signal
+import socket
+import sqlite3
+import sys
+import webbrowser
+from typing import NoReturn
+
+from aiohttp import web
+
+from app import __version__
+from app import log as logctx
+from app.auth import add_user_sync, count_users_sync, new_token, valid_user_name
+from app.datadir import DataDirError, check_writable
+from app.redis_server import RedisStartError
+from app.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
+
+log = logging.getLogger("app.cli")
+
+EXIT_USAGE = 2
+REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class UsageError(Exception):
+    """A problem found before start-up; the CLI prints it and exits with code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="novaberg",
+        description="Novaberg: a local, private AI companion. Starts the server and opens "
+                    "the chat in your browser (desktop mode), or runs headless as a server.",
+        epilog="Every setting can also come from the environment (NOVABERG_<NAME>) or from "
+               "config.toml in the data dir; see README.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"novaberg {__version__}")
+    parser.add_argument("--headless", action="store_true", default=None,
+                        help=SETTINGS_BY_NAME["headless"].help)
+    parser.add_argument("--host", help=SETTINGS_BY_NAME["host"].help)
+    parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
+    parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
+    parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
+    parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
+    parser.add_argument("--no-browser", action="store_true", default=None,
+                        help=SETTINGS_BY_NAME["no_browser"].help)
+    parser.add_argument("--log-level", help=SETTINGS_BY_NAME["log_level"].help)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    user = commands.add_parser("user", help="manage headless users")
+    user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
+    add = user_commands.add_parser("add", help="add a user: asks for a password twice, "
+                                   "prints an API token")
+    add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from the first line of stdin")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    flags = {name: value for name, value in vars(args).items()
+             if name in SETTINGS_BY_NAME and value is not None}
+    try:
+        settings = load_settings(flags)
+        if args.command == "user":
+            return add_user(settings, args.name, args.password_stdin)
+        return serve(settings)
+    except (SettingsError, UsageError, DataDirError) as exc:
+        print(f"novaberg: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# --- user add --------------------------------------------------------------------------------
+
+def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+    from app.server import DATABASE_FILE
+
+    if not valid_user_name(name):
+        raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
+                         "('local' is reserved)")
+    password = _read_password(password_stdin)
+    check_writable(settings.data_path)
+    settings.data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = connect(settings.data_path / DATABASE_FILE)
+    try:
+        apply_migrations(conn)
+        token = add_user_sync(conn, name, password)
+    except sqlite3.IntegrityError:
+        raise UsageError(f"user {name!r} already exists") from None
+    finally:
+        conn.close()
+    print(f"user {name} added; API token (shown once): {token}")
+    return 0
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            raise UsageError("the two passwords differ")
+    if len(password) < 8:
+        raise UsageError("the password needs at least 8 characters")
+    return password
+
+
+# --- serve -----------------------------------------------------------------------------------
+
+def serve(settings: Settings) -> int:
+    logctx.configure(settings.log_level, sys.stdout if settings.headless else sys.stderr)
+    _check_redis_url(settings.redis_url)
+    check_writable(settings.data_path)
+    if not settings.headless and settings.host != "127.0.0.1":
+        log.warning("desktop mode binds 127.0.0.1; --host is used with --headless only")
+        settings = settings.replace(host="127.0.0.1")
+    if settings.headless:
+        _refuse_open_server_without_users(settings)
+    sock = bind_socket(settings)
+    port = sock.getsockname()[1]
+    token = settings.token or (None if settings.headless else new_token())
+    from app.server import create_app
+
+    app = create_app(settings.replace(port=port), local_token=token)
+    try:
+        return asyncio.run(_run(app, sock, settings, token))
+    except (DataDirError, RedisStartError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_redis_url(url: str | None) -> None:
+    if url is not None and not url.startswith(REDIS_URL_SCHEMES):
+        raise UsageError(f"--redis-url {url!r}: expected redis://, rediss:// or unix://")
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse_open_server_without_users(settings: Settings) -> None:
+    if _is_loopback(settings.host) or settings.token:
+        return
+    from app.server import DATABASE_FILE
+
+    path = settings.data_path / DATABASE_FILE
+    users = 0
+    if path.exists():
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            users = count_users_sync(conn)
+        except sqlite3.OperationalError:
+            users = 0
+        finally:
+            conn.close()
+    if users == 0:
+        raise UsageError(f"refusing to serve {settings.host} with no users: add one with "
+                         "'novaberg user add NAME' (or set --token)")
+
+
+def bind_socket(settings: Settings) -> socket.socket:
+    """Bind the listening socket before anything is written. An explicit port is binding;
+    the default port falls back to a free one in desktop mode."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    explicit = settings.source("port") != "default"
+    for port in (settings.port, 0):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((settings.host, port))
+        except OSError as exc:
+            sock.close()
+            if port == 0 or explicit or settings.headless:
+                raise UsageError(f"cannot bind {settings.host}:{port}: {exc.strerror}") from None
+            continue
+        sock.listen(1024)
+        sock.setblocking(False)
+        return sock
+    raise AssertionError("unreachable")
+
+
+async def _run(app: web.Application, sock: socket.socket, settings: Settings,
+               token: str | None) -> int:
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    try:
+        await runner.setup()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    try:
+        await web.SockSite(runner, sock).start()
+        port = sock.getsockname()[1]
+        base = f"http://{'127.0.0.1' if not settings.headless else settings.host}:{port}"
+        log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
+                                                  data_dir=settings.data_dir))
+        if not settings.headless:
+            start_url = f"{base}/?token={token}"
+            print(f"Novaberg is running: {start_url}", file=sys.stderr, flush=True)
+            if not settings.no_browser:
+                await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, start_url)
+        await _wait_for_stop_signal()
+        log.info("stopping")
+    finally:
+        await runner.cleanup()
+    return 0
+
+
+async def _wait_for_stop_signal() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await stop.wait()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

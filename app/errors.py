@@ -1,0 +1,68 @@
+"""The one error shape of the API (SPEC §9) and the middleware that produces it.
+
+Every error answer is `{"error": {"code": "...", "message": "..."}}` with a fitting status,
+whether a handler raised `ApiError`, aiohttp raised an HTTP exception (404, 405, 413, …) or
+something crashed (500; the traceback goes to the log, never to the client).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+_DEFAULT_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "rate_limited",
+    500: "internal_error",
+    503: "not_ready",
+}
+
+
+class ApiError(Exception):
+    """Raise from a handler to answer with the SPEC §9 error shape."""
+
+    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers or {}
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    return {"error": {"code": code, "message": message}}
+
+
+def error_response(status: int, code: str, message: str,
+                   headers: dict[str, str] | None = None) -> web.Response:
+    return web.json_response(error_body(code, message), status=status, headers=headers)
+
+
+@web.middleware
+async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        return await handler(request)
+    except ApiError as exc:
+        return error_response(exc.status, exc.code, exc.message, exc.headers)
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        code = _DEFAULT_CODES.get(exc.status, "http_error")
+        headers = {k: v for k, v in exc.headers.items() if k.lower() in ("allow", "retry-after")}
+        return error_response(exc.status, code, exc.reason, headers)
+    except Exception:
+        log.exception("unhandled error", extra={"fields": {"path": request.path}})
+        return error_response(500, "internal_error", "internal server error")

@@ -1,0 +1,112 @@
+"""The app factory: one aiohttp application, one cleanup context per resource.
+
+Resources come up in order and go down in reverse: data-dir lock → Redis (embedded or
+external) → SQLite → auth. Later parts of the product (model gateway, runtime consumers,
+reminder clock) add their own cleanup contexts in `create_app`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import redis.asyncio as aioredis
+from aiohttp import web
+
+from app import log as logctx
+from app.api import setup_routes
+from app.auth import Auth, auth_middleware_factory
+from app.datadir import DataDirLock
+from app.errors import error_middleware
+from app.redis_server import EmbeddedRedis
+from app.settings import Settings
+from app.storage.database import Database
+from app.typedefs import AUTH, DB, LOCAL_TOKEN, REDIS, REDIS_INFO, SETTINGS, RedisInfo
+
+log = logging.getLogger(__name__)
+
+CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
+DATABASE_FILE = "novaberg.sqlite3"
+REDIS_DIR = "redis"
+
+
+@web.middleware
+async def request_log_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    rid = request.headers.get("X-Request-Id") or uuid.uuid4().hex[:12]
+    token = logctx.request_id.set(rid)
+    start = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        response.headers["X-Request-Id"] = rid
+        return response
+    finally:
+        log.info("request", extra=logctx.fields(
+            method=request.method, path=request.path, status=status,
+            ms=logctx.monotonic_ms(start)))
+        logctx.request_id.reset(token)
+
+
+async def data_dir_ctx(app: web.Application) -> AsyncIterator[None]:
+    lock = DataDirLock(app[SETTINGS].data_path)
+    lock.acquire()
+    yield
+    lock.release()
+
+
+async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    embedded: EmbeddedRedis | None = None
+    if settings.redis_url:
+        client = aioredis.Redis.from_url(settings.redis_url, decode_responses=True)
+    else:
+        embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
+        embedded.start()
+        client = aioredis.Redis(unix_socket_path=str(embedded.socket_path),
+                                decode_responses=True)
+    try:
+        info = await client.info("server")
+        app[REDIS] = client
+        app[REDIS_INFO] = RedisInfo(version=str(info["redis_version"]), embedded=embedded is not None)
+        yield
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            embedded.stop()
+
+
+async def db_ctx(app: web.Application) -> AsyncIterator[None]:
+    db = Database(app[SETTINGS].data_path / DATABASE_FILE)
+    ran = await db.open()
+    if ran:
+        log.info("database migrated", extra=logctx.fields(migrations=ran))
+    app[DB] = db
+    yield
+    await db.close()
+
+
+async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
+                     settings.host)
+    yield
+
+
+def create_app(settings: Settings, *, local_token: str | None = None) -> web.Application:
+    """Build the application. `local_token` is the API token of the user `local`."""
+    app = web.Application(
+        client_max_size=CLIENT_MAX_SIZE,
+        middlewares=[request_log_middleware, error_middleware,
+                     auth_middleware_factory(lambda request: request.app[AUTH])],
+    )
+    app[SETTINGS] = settings
+    if local_token:
+        app[LOCAL_TOKEN] = local_token
+    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx])
+    setup_routes(app)
+    return app

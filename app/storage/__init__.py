@@ -1,0 +1,1 @@
+"""Durable storage in SQLite: the message log, users, later the journal."""

@@ -1,0 +1,61 @@
+"""Append-only schema migrations, recorded in the `_migrations` table.
+
+Add a new function at the end with the next number; never edit or reorder one that has
+shipped. `apply_migrations` runs the missing ones in order, each in its own transaction.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Callable
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_users(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE users (
+            user_id TEXT PRIMARY KEY,
+            password_hash TEXT NOT NULL,
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE api_tokens (
+            token_hash TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL REFERENCES users(user_id),
+            created_at REAL NOT NULL
+        )
+        """
+    )
+
+
+def applied(db: sqlite3.Connection) -> list[str]:
+    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+
+
+def apply_migrations(db: sqlite3.Connection) -> list[str]:
+    """Run every migration not yet recorded; return the names that ran."""
+    done = set(applied(db))
+    ran = []
+    for fn in MIGRATIONS:
+        if fn.__name__ in done:
+            continue
+        with db:
+            fn(db)
+            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                       (fn.__name__, time.time()))
+        ran.append(fn.__name__)
+    return ran

@@ -1,0 +1,26 @@
+"""Typed keys for everything the app object carries (no bare string keys)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import redis.asyncio as aioredis
+from aiohttp import web
+
+from app.auth import Auth
+from app.settings import Settings
+from app.storage.database import Database
+
+
+@dataclass(frozen=True, slots=True)
+class RedisInfo:
+    version: str
+    embedded: bool
+
+
+SETTINGS = web.AppKey("settings", Settings)
+REDIS = web.AppKey("redis", aioredis.Redis)
+REDIS_INFO = web.AppKey("redis_info", RedisInfo)
+DB = web.AppKey("db", Database)
+AUTH = web.AppKey("auth", Auth)
+LOCAL_TOKEN = web.AppKey("local_token", str)
