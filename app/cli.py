@@ -18,6 +18,7 @@ import sqlite3
 import sys
 import webbrowser
 from typing import NoReturn
+from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -148,8 +149,29 @@ def serve(settings: Settings) -> int:
 
 
 def _check_redis_url(url: str | None) -> None:
-    if url is not None and not url.startswith(REDIS_URL_SCHEMES):
-        raise UsageError(f"--redis-url {url!r}: expected redis://, rediss:// or unix://")
+    """An external Redis must answer before anything is written to the data dir."""
+    if url is None:
+        return
+    shown = redact_url(url)
+    if not url.startswith(REDIS_URL_SCHEMES):
+        raise UsageError(f"--redis-url {shown!r}: expected redis://, rediss:// or unix://")
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except (ValueError, redis.RedisError) as exc:
+        raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _is_loopback(host: str) -> bool:

@@ -19,7 +19,7 @@ async def get_index(request: web.Request) -> web.StreamResponse:
         user_id = await auth.user_for_token(token)
         if user_id is None:
             raise ApiError(401, "unauthorized", "the start token is not valid")
-        response = web.HTTPFound("/")
+        response = web.Response(status=302, headers={"Location": "/"})
         set_session_cookie(response, await auth.new_session(user_id))
         return response
     return web.FileResponse(web_root() / "index.html",

@@ -1,0 +1,153 @@
+"""Run the real entry point as a subprocess (datasette's `wait_until_responds` idea).
+
+    proc = AppProcess(data_dir, token="t").start()     # python -m app --headless …
+    proc.get("/api/health")                             # -> (status, json)
+    proc.stop()                                         # SIGTERM, waits, returns the exit code
+
+`command` can be replaced (the binary smoke test passes the built executable).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 20.0
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NOVABERG_")}
+    env.update(extra)
+    return env
+
+
+def http(method: str, url: str, *, token: str | None = None, body: object = None,
+         headers: dict[str, str] | None = None, timeout: float = 10.0) -> tuple[int, object]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as exc:
+        raw = exc.read()
+        return exc.code, json.loads(raw) if raw else None
+
+
+class AppProcess:
+    def __init__(self, data_dir: Path, *, token: str | None = "proc-token-123",
+                 port: int | None = None, extra_args: list[str] | None = None,
+                 command: list[str] | None = None, env: dict[str, str] | None = None) -> None:
+        self.data_dir = data_dir
+        self.token = token
+        self.port = port or free_port()
+        self.extra_args = extra_args or []
+        self.command = command or [sys.executable, "-m", "app"]
+        self.env = env or clean_env()
+        self.process: subprocess.Popen[bytes] | None = None
+        self.log_path = data_dir.parent / f"app-{self.port}.log"
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def start(self, wait: bool = True) -> "AppProcess":
+        args = [*self.command, "--headless", "--host", "127.0.0.1", "--port", str(self.port),
+                "--data-dir", str(self.data_dir), *self.extra_args]
+        if self.token:
+            args += ["--token", self.token]
+        self._log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=self._log,
+                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if wait:
+            self.wait_until_healthy()
+        return self
+
+    def wait_until_healthy(self, timeout: float = START_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            assert self.process is not None
+            if self.process.poll() is not None:
+                raise RuntimeError(f"app exited with {self.process.returncode}:\n{self.output()}")
+            try:
+                status, _ = http("GET", self.url + "/api/health", timeout=1.0)
+                if status == 200:
+                    return
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                pass
+            time.sleep(0.05)
+        raise RuntimeError(f"app not healthy within {timeout} s:\n{self.output()}")
+
+    def get(self, path: str, **kw: object) -> tuple[int, object]:
+        return http("GET", self.url + path, token=self.token, **kw)  # type: ignore[arg-type]
+
+    def post(self, path: str, body: object = None, **kw: object) -> tuple[int, object]:
+        return http("POST", self.url + path, token=self.token, body=body, **kw)  # type: ignore[arg-type]
+
+    def output(self) -> str:
+        if not self._log.closed:
+            self._log.flush()
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        assert self.process is not None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+        code = self.process.wait(timeout)
+        self._log.close()
+        return code
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait()
+        self._log.close()
+
+
+def redis_pids(socket_path: Path) -> list[int]:
+    """Live (non-zombie) redis-server processes serving `socket_path`."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except OSError:
+            continue
+        if b"redis-server" in cmdline and str(socket_path).encode() in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> bool:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return predicate()
