@@ -100,6 +100,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("session_max_turns", int, 20, "Turns kept when summarizing fails.", minimum=1),
     Setting("session_history_budget_chars", int, 8000, "Rendered history budget in characters; "
             "whole oldest groups are dropped, nothing is cut.", minimum=100),
+    Setting("session_summary_max_tokens", int, 600, "Output tokens reserved for the session "
+            "summary.", minimum=16),
     Setting("session_window_exchanges", int, 10, "Exchanges (groups with a user utterance) "
             "shown to the model.", minimum=1),
     # --- character state (SPEC §4) ------------------------------------------------------------

@@ -20,6 +20,11 @@ def session_summary(user_id: str, character_id: str) -> str:
     return f"session:{user_id}:{character_id}:summary"
 
 
+def session_summary_lock(user_id: str, character_id: str) -> str:
+    """Held while one summary of the pair runs (one at a time per pair, across processes)."""
+    return f"session:{user_id}:{character_id}:summary_lock"
+
+
 def nova_state(user_id: str, character_id: str) -> str:
     return f"nova_state:{user_id}:{character_id}"
 
