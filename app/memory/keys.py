@@ -64,3 +64,51 @@ def auth_session(session_id: str) -> str:
 
 def heartbeat(instance_id: str) -> str:
     return f"heartbeat:{instance_id}"
+
+
+# --- turn runtime (app/runtime) -----------------------------------------------------------
+
+def split_pair(pair: str) -> tuple[str, str]:
+    """The inverse of `pair_id`: "user_id:character_id" → (user_id, character_id)."""
+    user_id, _, character_id = pair.rpartition(":")
+    return user_id, character_id
+
+
+def known_pairs() -> str:
+    """Set of every pair that ever had a message or event (recovery walks it at start-up)."""
+    return "pairs:known"
+
+
+def event_awaiting(user_id: str, character_id: str) -> str:
+    """The parked `awaiting_user` event whose agent context the next user turn resumes."""
+    return f"event_queue:{user_id}:{character_id}:awaiting"
+
+
+def turn_history(turn_id: str) -> str:
+    """List of `{"state", "at"}` JSON entries, one per transition of the turn."""
+    return f"turn:{turn_id}:history"
+
+
+def open_turns() -> str:
+    """Set of every turn id not yet delivered or failed (recovery walks it)."""
+    return "turns:open"
+
+
+def user_open_turns(user_id: str) -> str:
+    """Set of the open turn ids of one user (sent to a WebSocket on connect)."""
+    return f"turns:open:{user_id}"
+
+
+def run_slots() -> str:
+    """Sorted set of the held pipeline run slots (holder → lease expiry), multi-process mode."""
+    return "run_slots"
+
+
+def wake_channel() -> str:
+    """Pub/sub channel: a pair has new input (multi-process mode)."""
+    return "novaberg:wake"
+
+
+def hub_channel() -> str:
+    """Pub/sub channel: a message for the WebSockets of a user (multi-process mode)."""
+    return "novaberg:hub"
