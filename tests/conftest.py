@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
+import redis.asyncio as aioredis
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
 from app import settings as settings_module
+from app.redis_server import EmbeddedRedis
 from app.server import create_app
 from app.settings import Settings
 
@@ -45,6 +49,25 @@ def make_settings(data_dir: Path) -> Callable[..., Settings]:
 @pytest.fixture
 def settings(make_settings: Callable[..., Settings]) -> Settings:
     return make_settings(llm_provider="offline")
+
+
+@pytest.fixture
+async def redis_client() -> AsyncIterator[aioredis.Redis]:
+    """A real embedded Redis of its own (no app around it), as the app's client sees it.
+
+    Its files live in a short temp dir of its own: a Unix socket path under a long test
+    name's tmp_path can exceed the 107-byte limit.
+    """
+    directory = Path(tempfile.mkdtemp(prefix="nb-redis-"))
+    server = EmbeddedRedis(directory, appendfsync="no")
+    server.start()
+    client = aioredis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+    try:
+        yield client
+    finally:
+        await client.aclose()
+        server.stop()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 @pytest.fixture
