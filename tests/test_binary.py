@@ -1,0 +1,53 @@
+"""Smoke test of the one-file binary (`make binary-test` builds it first)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.procs import ROOT, AppProcess, http, redis_pids, wait_for
+
+pytestmark = pytest.mark.binary
+BINARY = ROOT / "dist" / "novaberg"
+
+
+def processes_running(executable: Path) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if Path(os.readlink(entry / "exe")) == executable:
+                state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+                if state != "Z":
+                    found.append(int(entry.name))
+        except OSError:
+            continue
+    return found
+
+
+def test_binary_serves_and_stops_without_leftovers(tmp_path):
+    assert BINARY.exists(), "run `make binary` first"
+    bundle_before = BINARY.stat().st_mtime
+    data = tmp_path / "fresh-data"
+    app = AppProcess(data, command=[str(BINARY)]).start()
+    try:
+        status, health = http("GET", app.url + "/api/health")
+        assert status == 200 and health["redis"]["embedded"] is True
+        assert app.get("/api/me")[1]["user_id"] == "local"
+        assert http("GET", app.url + "/api/me")[0] == 401
+        import urllib.request
+
+        with urllib.request.urlopen(app.url + "/", timeout=5) as response:
+            assert b"<html" in response.read().lower()
+        assert redis_pids(data / "redis" / "redis.sock")
+    finally:
+        code = app.stop()
+    assert code == 0
+    assert wait_for(lambda: processes_running(BINARY.resolve()) == [])
+    assert redis_pids(data / "redis" / "redis.sock") == []
+    # It wrote into the data dir it was given, not into its bundle or the working dir.
+    assert (data / "novaberg.sqlite3").exists() and (data / "redis" / "appendonly.aof").exists()
+    assert BINARY.stat().st_mtime == bundle_before
