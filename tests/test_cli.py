@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import urllib.error
 
 import pytest
 
@@ -248,3 +249,35 @@ def test_second_app_on_the_same_data_dir_is_refused(tmp_path):
         assert app.get("/api/health")[0] == 200
     finally:
         app.stop()
+
+
+def test_desktop_mode_opens_the_browser_at_the_start_url(tmp_path):
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\necho \"$1\" > {opened}\n")
+    browser.chmod(0o755)
+    env = clean_env(BROWSER=f"{browser} %s")
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--data-dir", str(tmp_path / "d"),
+                             "--port", str(free_port())], cwd=ROOT, env=env,
+                            stderr=subprocess.DEVNULL)
+    try:
+        assert wait_for(lambda: opened.exists() and opened.read_text().strip(), timeout=20)
+        url = opened.read_text().strip()
+        base, _, token = url.partition("/?token=")
+        assert base.startswith("http://127.0.0.1:") and token
+        # The opened URL is what logs the browser in: it answers with the session cookie.
+        import urllib.request
+
+        class NoRedirect(urllib.request.HTTPRedirectHandler):
+            def redirect_request(self, *args, **kwargs):  # noqa: ANN002, ANN003
+                return None
+
+        opener = urllib.request.build_opener(NoRedirect)
+        with pytest.raises(urllib.error.HTTPError) as redirect:
+            opener.open(url, timeout=5)
+        assert redirect.value.code == 302
+        assert "novaberg_session=" in redirect.value.headers["Set-Cookie"]
+        assert "HttpOnly" in redirect.value.headers["Set-Cookie"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(15) == 0
