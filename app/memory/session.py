@@ -1,0 +1,323 @@
+"""Session memory: the working memory of one user–character conversation (seed 000, SPEC §3).
+
+Turns live in a Redis list `session:{user}:{character}:turns`, the summary of older turns in
+`session:{user}:{character}:summary`; both expire after `session_ttl` seconds of quiet, and
+every write resets both TTLs.
+
+Concurrency, and why each operation is shaped the way it is:
+
+- `store` is one Lua script (RPUSH + both EXPIREs): a reader never sees the turn without its
+  TTL reset, and one round trip.
+- `mark_action` replaces one list element by compare-and-set: the script finds the element
+  by the exact text that was read (wherever a summary or trim has moved it) and replaces
+  it, so it can never overwrite the wrong turn; if that very element changed meanwhile
+  (another mark), it reads again.
+- `summarize_if_needed` holds a per-pair lock key (`SET NX` with a TTL, released only by its
+  owner) so one summary runs at a time per pair, across processes. The model call runs
+  outside any Redis transaction; the commit is one Lua script that checks the oldest turns
+  are still exactly the ones summarized, then `LTRIM`s exactly that many from the left and
+  stores the summary. Turns stored meanwhile are at the right end and are neither lost nor
+  reordered; a reset meanwhile makes the commit a no-op (no summary of an erased session).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+import msgspec
+import redis.asyncio as aioredis
+
+from app.llm.errors import ModelError
+from app.log import fields
+from app.memory import keys
+from app.memory.summary import PURPOSE as SUMMARY_PURPOSE
+from app.memory.summary import summary_messages
+from app.memory.turns import ROLE_USER, Turn, TurnDecodeError, decode_turn, encode_turn
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MARK_ATTEMPTS = 5
+LOCK_GRACE_SECONDS = 30  # the summary lock outlives the longest model call by this much
+
+# KEYS: turns, summary · ARGV: turn JSON, ttl → new length
+_STORE = """
+local n = redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return n
+"""
+
+# KEYS: turns, summary · ARGV: index hint, expected element, new element, ttl
+# → 1 replaced, 0 the element is gone or was changed meanwhile. The element is looked up by
+# its exact text (at the hint first): other turns coming and going do not disturb a mark.
+_MARK = """
+local index = tonumber(ARGV[1])
+if redis.call('LINDEX', KEYS[1], index) ~= ARGV[2] then
+  index = nil
+  local items = redis.call('LRANGE', KEYS[1], 0, -1)
+  for i = #items, 1, -1 do
+    if items[i] == ARGV[2] then index = i - 1; break end
+  end
+  if index == nil then return 0 end
+end
+redis.call('LSET', KEYS[1], index, ARGV[3])
+redis.call('EXPIRE', KEYS[1], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[4])
+return 1
+"""
+
+# KEYS: turns, summary · ARGV: ttl, summary, the expected oldest elements… → 1 done, 0 changed
+_COMMIT_SUMMARY = """
+local n = #ARGV - 2
+local head = redis.call('LRANGE', KEYS[1], 0, n - 1)
+if #head ~= n then return 0 end
+for i = 1, n do
+  if head[i] ~= ARGV[i + 2] then return 0 end
+end
+redis.call('LTRIM', KEYS[1], n, -1)
+redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS: turns, summary · ARGV: turns to keep, ttl → turns removed
+_TRIM = """
+local before = redis.call('LLEN', KEYS[1])
+local keep = tonumber(ARGV[1])
+if before <= keep then return 0 end
+redis.call('LTRIM', KEYS[1], -keep, -1)
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+return before - keep
+"""
+
+# KEYS: lock · ARGV: owner token → 1 released, 0 not ours (expired and taken over)
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+class SummaryGateway(Protocol):
+    """What the summary needs of the model gateway (`app.llm`)."""
+
+    async def complete(self, purpose: str, messages: list[dict[str, Any]], *,
+                       max_tokens: int) -> Any: ...
+
+
+ActionOutcome = Literal["completed", "error", "follow_up", "refused"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResetReport:
+    """What a reset removed besides turns and summary: queued messages and events, raw.
+
+    The caller owns the "no accepted message is silently lost" promise: it reports these
+    (e.g. a `turn_failed` naming their message ids) instead of letting them vanish.
+    """
+
+    prompt_entries: list[str]
+    event_entries: list[str]
+
+
+class SessionMemory:
+    """Store, read, mark, reset and summarize the session of one user–character pair."""
+
+    def __init__(self, redis: aioredis.Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+        self._store = redis.register_script(_STORE)
+        self._mark = redis.register_script(_MARK)
+        self._commit_summary = redis.register_script(_COMMIT_SUMMARY)
+        self._trim = redis.register_script(_TRIM)
+        self._release = redis.register_script(_RELEASE)
+
+    # --- write ------------------------------------------------------------------------------
+
+    async def store(self, user_id: str, character_id: str, turn: Turn) -> int:
+        """Append a complete turn and reset the TTL of turns and summary; the new length."""
+        session_keys = _session_keys(user_id, character_id)
+        return int(await self._store(keys=session_keys,
+                                     args=[encode_turn(turn), self.settings.session_ttl]))
+
+    async def mark_action(self, user_id: str, character_id: str, turn_id: str,
+                          success: bool) -> bool:
+        """Mark the user turn `turn_id` as done (and succeeded or failed); False if not found.
+
+        Only a finished agent action is marked: completed → done + success, error → done +
+        failed. A follow-up question or a refusal leaves the turn open: do not call this
+        (`record_action_outcome` maps an outcome for you).
+        """
+        session_keys = _session_keys(user_id, character_id)
+        for _ in range(MARK_ATTEMPTS):
+            raws = await self.redis.lrange(session_keys[0], 0, -1)
+            found = _find_user_turn(raws, turn_id)
+            if found is None:
+                log.warning("mark_action found no user turn", extra=fields(
+                    pair=keys.pair_id(user_id, character_id), turn_id=turn_id))
+                return False
+            index, turn = found
+            marked = msgspec.structs.replace(turn, action_done=True, action_succeeded=success)
+            if await self._mark(keys=session_keys, args=[
+                    index, raws[index], encode_turn(marked), self.settings.session_ttl]):
+                return True
+        log.warning("mark_action gave up: the session kept changing", extra=fields(
+            pair=keys.pair_id(user_id, character_id), turn_id=turn_id, attempts=MARK_ATTEMPTS))
+        return False
+
+    async def record_action_outcome(self, user_id: str, character_id: str, turn_id: str,
+                                    outcome: ActionOutcome) -> bool:
+        """Mark the turn for a finished action; a follow-up question or refusal marks nothing."""
+        if outcome == "completed":
+            return await self.mark_action(user_id, character_id, turn_id, True)
+        if outcome == "error":
+            return await self.mark_action(user_id, character_id, turn_id, False)
+        return False  # follow_up, refused: the request is still open
+
+    async def reset(self, user_id: str, character_id: str) -> ResetReport:
+        """Delete turns, summary, queued messages and events (pending agent context travels in
+        `awaiting_user` events) of the pair, atomically. The character's state stays."""
+        prompt_key = keys.prompt_queue(user_id, character_id)
+        event_keys = (keys.event_queue(user_id, character_id),
+                      keys.event_processing(user_id, character_id))
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrange(prompt_key, 0, -1)
+            for key in event_keys:
+                pipe.lrange(key, 0, -1)
+            pipe.delete(*_session_keys(user_id, character_id), prompt_key, *event_keys)
+            prompts, events, processing, _ = await pipe.execute()
+        report = ResetReport(prompt_entries=list(prompts), event_entries=[*processing, *events])
+        log.info("session reset", extra=fields(
+            pair=keys.pair_id(user_id, character_id),
+            dropped_messages=len(report.prompt_entries), dropped_events=len(report.event_entries)))
+        return report
+
+    # --- read -------------------------------------------------------------------------------
+
+    async def retrieve(self, user_id: str, character_id: str) -> tuple[list[Turn], str | None]:
+        """All turns (oldest first) and the summary, read in one consistent snapshot.
+
+        A record that cannot be read at all is left out with an error log line naming its
+        position; everything else loads leniently (see `app.memory.turns`).
+        """
+        turns_key, summary_key = _session_keys(user_id, character_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrange(turns_key, 0, -1)
+            pipe.get(summary_key)
+            raws, summary = await pipe.execute()
+        return _decode_all(raws, keys.pair_id(user_id, character_id)), summary
+
+    async def length(self, user_id: str, character_id: str) -> int:
+        return int(await self.redis.llen(keys.session_turns(user_id, character_id)))
+
+    # --- summary ----------------------------------------------------------------------------
+
+    async def summarize_if_needed(
+        self,
+        user_id: str,
+        character_id: str,
+        gateway: SummaryGateway,
+        *,
+        character_name: str | None = None,
+        language: str = "de",
+    ) -> bool:
+        """Above `session_summarize_at` turns, fold the oldest `session_summarize_batch` turns
+        and the previous summary into a new summary and remove exactly those turns.
+
+        On a model failure (or an empty answer) the list is trimmed to `session_max_turns`
+        instead. Runs one at a time per pair; a call while another runs returns at once.
+        True when a new summary was stored.
+        """
+        settings = self.settings
+        pair = keys.pair_id(user_id, character_id)
+        if await self.length(user_id, character_id) <= settings.session_summarize_at:
+            return False
+        lock_key = keys.session_summary_lock(user_id, character_id)
+        token = uuid.uuid4().hex
+        if not await self.redis.set(lock_key, token, nx=True, ex=self._lock_ttl()):
+            log.info("session summary already running", extra=fields(pair=pair))
+            return False
+        try:
+            return await self._summarize_locked(
+                user_id, character_id, gateway,
+                character_name=character_name or character_id.capitalize(), language=language)
+        finally:
+            await self._release(keys=[lock_key], args=[token])
+
+    async def _summarize_locked(self, user_id: str, character_id: str, gateway: SummaryGateway,
+                                *, character_name: str, language: str) -> bool:
+        settings = self.settings
+        pair = keys.pair_id(user_id, character_id)
+        session_keys = _session_keys(user_id, character_id)
+        batch = settings.session_summarize_batch
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.llen(session_keys[0])
+            pipe.lrange(session_keys[0], 0, batch - 1)
+            pipe.get(session_keys[1])
+            length, head, previous = await pipe.execute()
+        if length <= settings.session_summarize_at:  # another summary finished just before
+            return False
+        messages = summary_messages(previous, _decode_all(head, pair), settings,
+                                    character_name=character_name, language=language)
+        try:
+            result = await gateway.complete(SUMMARY_PURPOSE, messages,
+                                            max_tokens=settings.session_summary_max_tokens)
+            summary = result.text.strip()
+            if not summary:
+                raise ModelError("model_bad_output", "the summary came back empty")
+        except ModelError as exc:
+            removed = await self._trim(keys=session_keys,
+                                       args=[settings.session_max_turns, settings.session_ttl])
+            log.warning("session summary failed; session_max_turns trimmed the session",
+                        extra=fields(pair=pair, limit="session_max_turns",
+                                     keep=settings.session_max_turns, removed=removed,
+                                     code=exc.code))
+            return False
+        if not await self._commit_summary(keys=session_keys,
+                                          args=[settings.session_ttl, summary, *head]):
+            log.warning("session changed while summarizing (reset or marked); summary discarded",
+                        extra=fields(pair=pair))
+            return False
+        log.info("session summarized", extra=fields(
+            pair=pair, folded_turns=len(head), kept_turns=length - len(head),
+            summary_chars=len(summary)))
+        return True
+
+    def _lock_ttl(self) -> int:
+        """Long enough for the slowest model call the gateway allows, with its retries."""
+        settings = self.settings
+        worst = settings.model_timeout * (settings.model_retries + 1)
+        return math.ceil(worst) + LOCK_GRACE_SECONDS
+
+
+def _session_keys(user_id: str, character_id: str) -> list[str]:
+    return [keys.session_turns(user_id, character_id), keys.session_summary(user_id, character_id)]
+
+
+def _decode_all(raws: Sequence[str], pair: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for index, raw in enumerate(raws):
+        try:
+            turns.append(decode_turn(raw))
+        except TurnDecodeError as exc:
+            log.error("stored turn unreadable; left out", extra=fields(
+                pair=pair, index=index, error=str(exc)))
+    return turns
+
+
+def _find_user_turn(raws: Sequence[str], turn_id: str) -> tuple[int, Turn] | None:
+    """The newest user turn with this `turn_id` and its list index."""
+    for index in range(len(raws) - 1, -1, -1):
+        try:
+            turn = decode_turn(raws[index])
+        except TurnDecodeError:
+            continue
+        if turn.turn_id == turn_id and turn.role == ROLE_USER:
+            return index, turn
+    return None

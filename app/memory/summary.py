@@ -1,0 +1,60 @@
+"""The prompt that folds the oldest turns into the session summary (seed 000 §3.3).
+
+The turns reach the model through the one history renderer (`whole=True`: the summarizer
+must see every turn it folds away, so neither window nor budget applies), so impulses and
+turns of unknown occasion carry their labels in the speaker line — the summary outlives the
+history and is later read as fact, so it must not turn an impulse into an answer.
+
+The instructions are a text template shipped as package data
+(`app/memory/prompts/summary.txt`); a file `prompts/summary.txt` in the data dir replaces it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from app.memory.render import labels_for, render_history
+from app.memory.turns import Turn
+from app.settings import Settings
+
+PURPOSE = "summary"
+TEMPLATE = "summary.txt"
+PROMPTS_DIR = "prompts"  # in the data dir: user overrides of shipped prompt templates
+
+
+def load_template(settings: Settings) -> str:
+    """The data dir's `prompts/summary.txt` if present, else the shipped one."""
+    override = Path(settings.data_dir) / PROMPTS_DIR / TEMPLATE
+    if override.is_file():
+        return override.read_text(encoding="utf-8")
+    return resources.files("app.memory").joinpath(PROMPTS_DIR, TEMPLATE).read_text(
+        encoding="utf-8")
+
+
+def summary_messages(
+    previous: str | None,
+    turns: Sequence[Turn],
+    settings: Settings,
+    *,
+    character_name: str,
+    language: str,
+) -> list[dict[str, Any]]:
+    """System instructions + one user message holding the previous summary and the turns."""
+    labels = labels_for(language)
+    name = character_name.upper()
+    instructions = load_template(settings).format(
+        name=name,
+        impulse_label=f"{name} ({labels.impulse})",
+        unknown_label=f"{name} ({labels.unknown})",
+        done=labels.done,
+        failed=labels.failed,
+    )
+    history = render_history(turns, settings, character_name=character_name,
+                             language=language, whole=True)
+    body = (f"Previous summary:\n{previous.strip() if previous else '(none)'}\n\n"
+            f"Conversation excerpt:\n{history}")
+    return [{"role": "system", "content": instructions.strip()},
+            {"role": "user", "content": body}]
