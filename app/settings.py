@@ -90,6 +90,27 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("chars_per_token", float, 2.0, "Budget estimate: characters per token.", minimum=0.5),
     Setting("budget_safety_margin", float, 0.15, "Budget: share of the window kept free.",
             minimum=0.0, maximum=0.9),
+    Setting("model_backoff_seconds", float, 0.5, "First retry delay; doubles per retry, plus "
+            "up to half of it as jitter; a longer Retry-After wins.", minimum=0.0),
+    Setting("model_retry_max_seconds", float, 10.0, "A model call stops retrying when the next "
+            "retry would start later than this after its first attempt.", minimum=0.0),
+    Setting("llm_offline_context", int, 32768, "Context window of the built-in offline "
+            "provider, in tokens.", minimum=256),
+    Setting("llm_ollama_default_context", int, 8192, "Window asked of Ollama (num_ctx) when "
+            "neither the model's Modelfile nor llm_context sets one.", minimum=256),
+    Setting("journal_min_context", int, 32768, "Smallest context window journal generation "
+            "runs with (model_context_too_small below it).", minimum=256),
+    Setting("llm_probe_ollama_url", str, "http://127.0.0.1:11434", "Where auto-detection "
+            "looks for Ollama."),
+    Setting("llm_probe_openai_url", str, "http://127.0.0.1:8080", "Where auto-detection looks "
+            "for an OpenAI-style server (llama.cpp)."),
+    Setting("llm_probe_timeout", float, 0.3, "Seconds auto-detection waits for local model "
+            "servers (in the background; start-up never waits).", minimum=0.01),
+    Setting("llm_trace_size", int, 200, "Model call records kept in memory for the admin "
+            "trace.", minimum=1),
+    Setting("privacy_identities", str, None, "Names the privacy gateway masks for a remote "
+            "provider, comma-separated (also: identities.txt in the data dir).",
+            nullable=True),
     # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
     Setting("session_ttl", int, 4 * HOUR, "Seconds of quiet after which a session expires; "
             "must stay above eigenzeit_nullpunkt_seconds.", minimum=60),

@@ -1,0 +1,19 @@
+"""The model gateway: every model call of the product goes through here (SPEC §7).
+
+    from app.llm import Gateway, ModelError, Completion, Message
+    result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400)
+    async for delta in gateway.stream("responder", messages, max_tokens=600): ...
+
+Layout: `gateway` (the one interface: budget, retries, concurrency, privacy, trace),
+`providers/` (ollama, openai, offline — one table), `offline/` (what the offline model
+answers per purpose), `budget`, `schema` (structured output, neutral instances),
+`privacy`, `detect` (auto-detection), `trace`, `errors`.
+"""
+
+from app.llm.errors import CODES, ModelError
+from app.llm.gateway import Gateway, TextStream
+from app.llm.schema import PRODUCT_SCHEMAS, model_schema
+from app.llm.types import Completion, Message, Usage
+
+__all__ = ["CODES", "PRODUCT_SCHEMAS", "Completion", "Gateway", "Message", "ModelError",
+           "TextStream", "Usage", "model_schema"]

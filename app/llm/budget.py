@@ -1,0 +1,82 @@
+"""The prompt budget (SPEC §7, seed 004 §16.2): checked before any network call.
+
+The input is estimated at `chars_per_token` characters per token (2 by default, on purpose
+conservative: no model tokenizer, no false precision). Of the context window a share
+`budget_safety_margin` (15 %) stays free, and the output is reserved in full (`max_tokens`).
+A request is sent only when
+
+    estimated input + reserved output <= window - ceil(window * margin)
+
+Otherwise it fails with `prompt_budget_exceeded` and nothing is cut: the caller decides
+what to leave out, in whole units.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+
+from app.llm.errors import ModelError
+from app.llm.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """The arithmetic of one request, kept for the trace."""
+
+    window: int
+    margin_tokens: int
+    reserved_output: int
+    estimated_input: int
+
+    @property
+    def usable(self) -> int:
+        return self.window - self.margin_tokens
+
+    @property
+    def needed(self) -> int:
+        return self.estimated_input + self.reserved_output
+
+    @property
+    def fits(self) -> bool:
+        return self.needed <= self.usable
+
+    def as_dict(self) -> dict[str, int | bool]:
+        return {"window": self.window, "margin_tokens": self.margin_tokens,
+                "reserved_output": self.reserved_output,
+                "estimated_input": self.estimated_input, "usable": self.usable,
+                "fits": self.fits}
+
+
+def estimate_tokens(messages: Sequence[Message], chars_per_token: float) -> int:
+    """Tokens of the input by the chars-per-token rule, rounded up."""
+    chars = sum(len(message["content"]) for message in messages)
+    return math.ceil(chars / chars_per_token)
+
+
+def margin_tokens(window: int, margin: float) -> int:
+    # Decimal: 8192 * 0.15 must be 1228.8 -> 1229, not a float that rounds either way.
+    return math.ceil(Decimal(window) * Decimal(str(margin)))
+
+
+def plan(messages: Sequence[Message], *, window: int, max_tokens: int,
+         chars_per_token: float, margin: float) -> Budget:
+    """The budget of one request; raises `ModelError` when it does not fit."""
+    budget = Budget(window=window, margin_tokens=margin_tokens(window, margin),
+                    reserved_output=max_tokens,
+                    estimated_input=estimate_tokens(messages, chars_per_token))
+    if budget.reserved_output > budget.usable:
+        raise ModelError(
+            "output_limit_unsupported",
+            f"max_tokens {max_tokens} alone exceeds the usable window of {budget.usable} "
+            f"tokens (window {window}, budget_safety_margin {margin})")
+    if not budget.fits:
+        raise ModelError(
+            "prompt_budget_exceeded",
+            f"estimated input {budget.estimated_input} + reserved output {max_tokens} = "
+            f"{budget.needed} tokens > usable {budget.usable} of window {window} "
+            f"(budget_safety_margin {margin}, chars_per_token {chars_per_token}); "
+            f"nothing was cut")
+    return budget

@@ -1,0 +1,411 @@
+"""What the offline provider answers, per purpose: the one table to extend.
+
+A handler gets an `OfflineRequest` and returns one of
+- a `str`: the answer text (for a structured call it fills the schema's text fields),
+- a `dict` of field values: put over the neutral instance of the requested schema
+  (by attribute or wire name; a tuple value lists candidates tried in order; a value the
+  field does not accept leaves the neutral default), or JSON text when no schema was asked,
+- a `msgspec.Struct` instance of the requested schema.
+
+A purpose without a handler gets the neutral instance of its schema (SPEC §6: no action,
+no retry, no follow-up, answer accepted), or for a text call the reflective reply.
+
+To teach the offline provider a new purpose, write a function here (or anywhere) and add it
+to `HANDLERS` at the bottom of this file — or call `register("purpose", function)`.
+
+Where the handlers read the user's words: the last `user` message; when it carries a
+rendered history (speaker lines `[n] USER (…): …`), the last USER contribution in it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from app.llm.offline import lexicon as lx
+from app.llm.offline import text as tx
+from app.llm.types import Message
+
+
+@dataclass(frozen=True, slots=True)
+class OfflineRequest:
+    purpose: str
+    messages: Sequence[Message]
+    schema: type[msgspec.Struct] | None
+    max_tokens: int
+    chars_per_token: float
+
+    @property
+    def user_text(self) -> str:
+        return tx.user_text(self.messages)
+
+    @property
+    def max_chars(self) -> int:
+        """The longest answer that fits the reserved output."""
+        return int(self.max_tokens * self.chars_per_token)
+
+
+Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
+
+
+# --- perception ------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Perception:
+    """What the lexicon reads in a text, with the seeds' German labels."""
+
+    emotion: str
+    arousal: float
+    intentions: list[str]
+    mode: str
+    core: str
+    emotions_vector: str
+    language_style: str
+    relationship_dynamic: str
+    tone: str
+    topics: list[str]
+    language: str
+
+    def values(self) -> dict[str, Any]:
+        """Field values under the seeds' German names and their English names; labels as
+        candidates (German, then English) so either vocabulary of a Literal fits."""
+
+        def both(label: str) -> tuple[str, str]:
+            return (label, lx.ENGLISH.get(label, label))
+
+        intents_de = list(self.intentions)
+        intents_en = [lx.ENGLISH.get(i, i) for i in self.intentions]
+        values: dict[str, Any] = {
+            "emotion": both(self.emotion),
+            "arousal": self.arousal,
+            "intentionen": (intents_de, intents_en),
+            "modus": both(self.mode),
+            "kern": self.core,
+            "emotions_vektor": both(self.emotions_vector),
+            "sprach_stil": both(self.language_style),
+            "beziehungs_dynamik": both(self.relationship_dynamic),
+            "tone": both(self.tone),
+            "themen": self.topics,
+            "sprache": self.language,
+        }
+        aliases = {
+            "intentions": "intentionen", "intents": "intentionen", "mode": "modus",
+            "core": "kern", "summary": "kern", "emotions_vector": "emotions_vektor",
+            "language_style": "sprach_stil", "relationship_dynamic": "beziehungs_dynamik",
+            "topics": "themen", "language": "sprache", "gespraechs_modus": "modus",
+        }
+        values.update({alias: values[name] for alias, name in aliases.items()})
+        values["intent"] = both(self.intentions[0])
+        return values
+
+
+def perceive_text(text: str) -> Perception:
+    """Lexicon perception of one text (German or English)."""
+    language = tx.language(text)
+    emotion, strength = _dominant_emotion(text)
+    intentions = _intentions(text, emotion)
+    mode = _mode(text, intentions, emotion)
+    return Perception(
+        emotion=emotion.label,
+        arousal=_arousal(text, emotion, strength),
+        intentions=intentions,
+        mode=mode,
+        core=core_summary(text),
+        emotions_vector=_emotions_vector(text),
+        language_style=_language_style(text),
+        relationship_dynamic=_relationship(text, emotion),
+        tone=_tone(emotion, intentions, mode),
+        topics=topics(text),
+        language=language,
+    )
+
+
+def _emotion_scores(text: str) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    lowered = text.lower()
+    for emotion in lx.EMOTIONS:
+        for match in lx.EMOTION_CUES[emotion.label].find(text):
+            before = lowered[max(0, match.start() - 24):match.start()].split()[-2:]
+            if any(word.strip(",.!?") in lx.NEGATIONS for word in before):
+                if emotion.valence > 0:  # "nicht glücklich": unpleasant after all
+                    scores["trauer"] = scores.get("trauer", 0.0) + 1.0
+                continue
+            scores[emotion.label] = scores.get(emotion.label, 0.0) + 1.0
+    return scores
+
+
+def _dominant_emotion(text: str) -> tuple[lx.Emotion, float]:
+    scores = _emotion_scores(text)
+    if not scores:
+        return lx.NEUTRAL, 0.0
+    # Ties go to the emotion listed first in the lexicon (the more specific one).
+    order = {e.label: i for i, e in enumerate(lx.EMOTIONS)}
+    label = max(scores, key=lambda name: (scores[name], -order[name]))
+    return lx.EMOTION_BY_LABEL[label], scores[label]
+
+
+def _arousal(text: str, emotion: lx.Emotion, strength: float) -> float:
+    value = emotion.arousal
+    value += 0.05 * min(strength - 1, 2) if strength > 1 else 0.0
+    value += 0.05 * min(text.count("!"), 3)
+    value += 0.05 * min(lx.INTENSIFIER_CUES.count(text), 2)
+    shouted = [w for w in tx.words(text) if len(w) >= 3 and w.isupper()]
+    value += 0.1 if shouted else 0.0
+    return round(min(max(value, 0.0), 1.0), 2)
+
+
+def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
+    found = [name for name, cues in lx.INTENTION_CUES.items() if cues.count(text)]
+    first_words = [s.split()[0].lower().strip(",.") for s in tx.sentences(text) if s.split()]
+    if "?" in text or any(w in lx.QUESTION_WORDS for w in first_words):
+        found.insert(0, "frage")
+    if emotion is not lx.NEUTRAL and emotion.label != "dankbarkeit":
+        found.append("emotionaler_ausdruck")
+    social = {"begruessung", "abschied", "dank"}
+    if found and set(found) <= social and len(tx.words(text)) <= 6:
+        found.append("smalltalk")
+    elif not (set(found) - social - {"emotionaler_ausdruck"}) and tx.sentences(text):
+        found.append("information_teilen")
+    return list(dict.fromkeys(found)) or ["information_teilen"]
+
+
+def _mode(text: str, intentions: list[str], emotion: lx.Emotion) -> str:
+    for mode, cues in lx.MODE_CUES.items():  # crisis first: it outranks everything
+        if cues.count(text):
+            return mode
+    if emotion.valence < 0 and len(text) > 300:
+        return "tiefgang"
+    return "alltag"
+
+
+def _emotions_vector(text: str) -> str:
+    parts = tx.sentences(text)
+    if len(parts) < 2:
+        return "plateau"
+    first = sum(_emotion_scores(parts[0]).values()) + parts[0].count("!")
+    last = sum(_emotion_scores(parts[-1]).values()) + parts[-1].count("!")
+    return "steigend" if last > first else "fallend" if last < first else "plateau"
+
+
+_FORMAL_ADDRESS = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:Sie|Ihnen|Ihre?)\b")
+
+
+def _language_style(text: str) -> str:
+    if lx.FORMAL_CUES.count(text) or _FORMAL_ADDRESS.search(text.strip()):
+        return "formell"
+    if lx.CASUAL_CUES.count(text) or re.search(r"\b(du|dich|dir|dein\w*)\b", text, re.I) \
+            or re.search(r"[\U0001F300-\U0001FAFF]|:\)|;\)|:D", text):
+        return "locker"
+    return "neutral"
+
+
+def _relationship(text: str, emotion: lx.Emotion) -> str:
+    if emotion.label == "liebe":
+        return "naehe"
+    if lx.DISCLOSURE_CUES.count(text) or (emotion.valence < 0 and re.search(
+            r"\b(ich|mir|mich|i|me|my)\b", text, re.I)):
+        return "vertrauen"
+    if _language_style(text) == "formell":
+        return "distanz"
+    return "neutral"
+
+
+def _tone(emotion: lx.Emotion, intentions: list[str], mode: str) -> str:
+    if mode == "krise":
+        return "behutsam"
+    if mode == "spiel":
+        return "verspielt"
+    if emotion.valence < 0:
+        return "empathisch"
+    if emotion.valence > 0:
+        return "herzlich"
+    if "frage" in intentions:
+        return "sachlich"
+    return "neutral"
+
+
+def topics(text: str, limit: int = 3) -> list[str]:
+    """The most frequent content words, first appearance breaking ties, lower-cased."""
+    counts: dict[str, int] = {}
+    emotional = {m.group(0).lower() for cues in lx.EMOTION_CUES.values() for m in cues.find(text)}
+    for word in tx.words(text):
+        key = word.lower()
+        if len(key) < 4 or key in lx.STOPWORDS or key in emotional:
+            continue
+        counts[key] = counts.get(key, 0) + 1
+    ranked = sorted(counts, key=lambda w: -counts[w])  # stable: first appearance wins ties
+    return ranked[:limit]
+
+
+def _sentence_score(sentence: str) -> float:
+    numbers = len(re.findall(r"\d+", sentence))
+    names = len([w for w in tx.words(sentence)[1:] if w[0].isupper()])
+    feeling = sum(1 for cues in lx.EMOTION_CUES.values() for _ in cues.find(sentence))
+    content = len([w for w in tx.words(sentence) if w.lower() not in lx.STOPWORDS])
+    return 3 * numbers + 2 * names + 2 * feeling + 0.1 * content
+
+
+def core_summary(text: str, sentences_kept: int = 2) -> str:
+    """The core of a text: its most informative whole sentences, in their order."""
+    parts = tx.sentences(text)
+    if len(parts) <= sentences_kept:
+        return " ".join(parts)
+    best = sorted(range(len(parts)), key=lambda i: (-_sentence_score(parts[i]), i))
+    return " ".join(parts[i] for i in sorted(best[:sentences_kept]))
+
+
+def perception(request: OfflineRequest) -> dict[str, Any]:
+    return perceive_text(request.user_text).values()
+
+
+# --- summary ---------------------------------------------------------------------------------
+
+_PREVIOUS_SUMMARY = re.compile(
+    r"^(?:bisherige zusammenfassung|previous summary|zusammenfassung|summary)\s*:\s*(.*?)"
+    r"(?=\n\s*\n|\n\[\d+\]|\Z)", re.I | re.M | re.S)
+
+
+def summarize(messages: Sequence[Message], max_chars: int) -> str:
+    """An extractive summary of the user-side text: whole sentences only, those with names,
+    numbers and places first, in their original order, as many as fit `max_chars`.
+
+    Reads the previous summary after a line `Bisherige Zusammenfassung:` / `Previous
+    summary:` and the contributions of a rendered history (a contribution's sentences keep
+    its speaker label, so an own impulse stays named as such).
+    """
+    lines: list[tuple[str, str]] = []  # (prefix, sentence)
+    for content in (m["content"] for m in messages if m["role"] == "user"):
+        previous = _PREVIOUS_SUMMARY.search(content)
+        if previous:
+            lines.extend(("", s) for s in tx.sentences(previous.group(1)))
+        found = tx.contributions(content)
+        if found:
+            for contribution in found:
+                label = contribution.label + (" (von sich aus)" if "von sich aus" in
+                                              contribution.meta else "")
+                lines.extend((label, s) for s in tx.sentences(contribution.text))
+        elif not previous:
+            lines.extend(("", s) for s in tx.sentences(content))
+    return _pick_sentences(lines, max_chars)
+
+
+def _pick_sentences(lines: list[tuple[str, str]], max_chars: int) -> str:
+    rendered = [f"{prefix}: {sentence}" if prefix else sentence for prefix, sentence in lines]
+    ranked = sorted(range(len(lines)), key=lambda i: (-_sentence_score(lines[i][1]), i))
+    chosen: set[int] = set()
+    used = 0
+    for index in ranked:
+        cost = len(rendered[index]) + 1
+        if used + cost <= max_chars:
+            chosen.add(index)
+            used += cost
+    return "\n".join(rendered[i] for i in sorted(chosen))
+
+
+def summary(request: OfflineRequest) -> dict[str, Any]:
+    text = summarize(request.messages, request.max_chars)
+    return {"summary": text, "zusammenfassung": text, "text": text, "kern": text}
+
+
+# --- responder -------------------------------------------------------------------------------
+
+_REFLECT = {
+    "de": {
+        "trauer": "Das klingt traurig.", "wut": "Das hat dich richtig geärgert, oder?",
+        "angst": "Das klingt, als würde dich das beunruhigen.",
+        "stress": "Das klingt nach ganz schön viel Druck.",
+        "erschoepfung": "Das klingt erschöpfend.", "ekel": "Igitt, das klingt unangenehm.",
+        "freude": "Das klingt schön!", "begeisterung": "Wie toll!",
+        "liebe": "Das ist lieb von dir.", "dankbarkeit": "Gern geschehen.",
+        "ueberraschung": "Das kam unerwartet, oder?",
+    },
+    "en": {
+        "trauer": "That sounds sad.", "wut": "That really annoyed you, didn't it?",
+        "angst": "That sounds like it worries you.",
+        "stress": "That sounds like a lot of pressure.",
+        "erschoepfung": "That sounds exhausting.", "ekel": "Ugh, that sounds unpleasant.",
+        "freude": "That sounds lovely!", "begeisterung": "How wonderful!",
+        "liebe": "That's sweet of you.", "dankbarkeit": "You're welcome.",
+        "ueberraschung": "That was unexpected, wasn't it?",
+    },
+}
+_PHRASES = {
+    "de": {"quote": "Du schreibst: „{0}“", "ask_topic": "Was bedeutet {0} für dich?",
+           "ask": "Magst du mir mehr darüber erzählen?",
+           "question": "Das ist eine gute Frage. Was denkst du selbst darüber?",
+           "greet": "Hallo! Schön, dass du da bist. Wie geht es dir gerade?",
+           "bye": "Bis bald! Pass auf dich auf.",
+           "crisis": "Ich höre dich, und ich nehme das ernst. Bitte sprich mit jemandem, "
+                     "der jetzt für dich da sein kann – in Deutschland erreichst du die "
+                     "Telefonseelsorge rund um die Uhr unter 0800 111 0 111.",
+           "empty": "Ich bin da. Was möchtest du erzählen?"},
+    "en": {"quote": "You wrote: “{0}”", "ask_topic": "What does {0} mean to you?",
+           "ask": "Would you like to tell me more about it?",
+           "question": "That's a good question. What do you think yourself?",
+           "greet": "Hello! Good to have you here. How are you right now?",
+           "bye": "See you soon! Take care.",
+           "crisis": "I hear you, and I take this seriously. Please reach out to someone "
+                     "who can be there for you right now, such as a local crisis line or "
+                     "emergency services.",
+           "empty": "I'm here. What would you like to talk about?"},
+}
+
+
+def reflective_reply(user_words: str, max_chars: int) -> str:
+    """A reply built from the user's own words, in the user's language, that fits
+    `max_chars`: the quote of a whole sentence is left out rather than cut."""
+    language = tx.language(user_words)
+    phrases, reflect = _PHRASES[language], _REFLECT[language]
+    if not user_words.strip():
+        return phrases["empty"]
+    seen = perceive_text(user_words)
+    if seen.mode == "krise":
+        return phrases["crisis"]
+    if set(seen.intentions) & {"begruessung"} and "smalltalk" in seen.intentions:
+        return phrases["greet"]
+    if "abschied" in seen.intentions and "smalltalk" in seen.intentions:
+        return phrases["bye"]
+    opening = reflect.get(seen.emotion, "")
+    follow_up = (phrases["question"] if "frage" in seen.intentions else
+                 phrases["ask_topic"].format(seen.topics[0]) if seen.topics and
+                 seen.emotion == "neutral" else phrases["ask"])
+    quote = phrases["quote"].format(_quotable_sentence(user_words))
+    for parts in ((opening, quote, follow_up), (opening, follow_up), (follow_up,)):
+        reply = " ".join(p for p in parts if p)
+        if len(reply) <= max_chars:
+            return reply
+    return follow_up
+
+
+def _quotable_sentence(text: str) -> str:
+    parts = tx.sentences(text)
+    best = max(range(len(parts)), key=lambda i: (_sentence_score(parts[i]), -i))
+    return parts[best].rstrip(".")
+
+
+def responder(request: OfflineRequest) -> str:
+    return reflective_reply(request.user_text, request.max_chars)
+
+
+# --- the table -------------------------------------------------------------------------------
+
+HANDLERS: dict[str, Handler] = {
+    "perception": perception,
+    "summary": summary,
+    "responder": responder,
+}
+
+
+def register(purpose: str, handler: Handler) -> None:
+    """Add or replace the offline handler of a purpose."""
+    HANDLERS[purpose] = handler
+
+
+def text_fields(answer: str) -> dict[str, str]:
+    """Where a text answer goes in a schema that asked for one."""
+    return {name: answer for name in ("text", "antwort", "reply", "answer", "content",
+                                      "response", "summary", "zusammenfassung")}

@@ -1,0 +1,76 @@
+"""The built-in offline provider: deterministic, no model, no network.
+
+It answers through the same interface as the real providers — its structured answers are
+JSON text the gateway decodes and validates like any other — so the app runs out of the box
+and tests run without a GPU. What it answers per purpose lives in `app.llm.offline.handlers`.
+Its context window is `llm_offline_context` (seed 004: the fake provider's 32K).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import AsyncIterator
+
+import msgspec
+
+from app.llm.offline import handlers
+from app.llm.providers.base import Provider
+from app.llm.schema import fill, neutral_instance
+from app.llm.types import Call, Chunk, Reply
+
+OFFLINE_MODEL = "offline"
+_PIECES = re.compile(r"\S+\s*|\s+")
+
+
+class OfflineProvider(Provider):
+    name = "offline"
+    offline = True
+
+    async def context_window(self) -> int | None:
+        return self.settings.llm_offline_context
+
+    async def list_models(self) -> list[str]:
+        return [OFFLINE_MODEL]
+
+    def answer(self, call: Call) -> str:
+        """The answer text for a call (JSON text for a structured call)."""
+        request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
+                                          call.max_tokens, self.settings.chars_per_token)
+        handler = handlers.HANDLERS.get(call.purpose)
+        result = handler(request) if handler is not None else None
+        if call.schema is not None:
+            return msgspec.json.encode(_as_instance(call.schema, result)).decode()
+        if result is None:
+            return handlers.reflective_reply(request.user_text, request.max_chars)
+        if isinstance(result, str):
+            return result
+        return msgspec.json.encode(result).decode()
+
+    async def complete(self, call: Call) -> Reply:
+        text = self.answer(call)
+        return Reply(text=text, model=OFFLINE_MODEL, finish_reason="stop",
+                     prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
+                     completion_tokens=self._tokens(len(text)))
+
+    async def stream(self, call: Call) -> AsyncIterator[Chunk]:
+        text = self.answer(call)
+        for piece in _PIECES.findall(text):
+            yield Chunk(text=piece, model=OFFLINE_MODEL)
+        yield Chunk(model=OFFLINE_MODEL, finish_reason="stop",
+                    prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
+                    completion_tokens=self._tokens(len(text)))
+
+    def _tokens(self, chars: int) -> int:
+        return math.ceil(chars / self.settings.chars_per_token)
+
+
+def _as_instance(schema: type[msgspec.Struct],
+                 result: str | dict | msgspec.Struct | None) -> msgspec.Struct:
+    if isinstance(result, schema):
+        return result
+    if isinstance(result, dict):
+        return fill(schema, result)
+    if isinstance(result, str):
+        return fill(schema, handlers.text_fields(result))
+    return neutral_instance(schema)

@@ -1,0 +1,228 @@
+"""Structured output: msgspec structs as JSON schemas, decoding, neutral instances.
+
+- `json_schema(Struct)` is what a provider sends (`format` / `response_format`); built
+  once per struct. The top-level `$ref` is inlined because some grammar converters want an
+  object at the root.
+- `decode(text, Struct)` validates an answer with msgspec; a failure is a
+  `msgspec.ValidationError`/`DecodeError` whose message goes into the one repair retry.
+- `neutral_instance(Struct)` is the minimal valid instance of SPEC §6 "Neutral defaults":
+  false booleans, the first enum value as the schema lists it, empty arrays, zero numbers
+  (or the smallest allowed), empty strings, None where allowed. `fill(Struct, values)` puts
+  known field values over it; the offline provider builds every answer that way.
+- `model_schema(purpose)` registers a struct the product sends to a model, so tests can hold
+  every such schema against the offline provider and the real llama.cpp peer.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import typing
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import msgspec
+from msgspec import inspect as mi
+
+S = TypeVar("S", bound=type[msgspec.Struct])
+
+# purpose -> struct, filled by @model_schema where the product defines its schemas.
+PRODUCT_SCHEMAS: dict[str, type[msgspec.Struct]] = {}
+
+
+def model_schema(purpose: str) -> Callable[[S], S]:
+    """Class decorator: `@model_schema("router") class Route(msgspec.Struct): …`."""
+
+    def register(cls: S) -> S:
+        known = PRODUCT_SCHEMAS.get(purpose)
+        if known is not None and known is not cls and known.__qualname__ != cls.__qualname__:
+            raise ValueError(f"purpose {purpose!r} already has schema {known.__qualname__}")
+        PRODUCT_SCHEMAS[purpose] = cls
+        return cls
+
+    return register
+
+
+@functools.cache
+def json_schema(schema: type[msgspec.Struct]) -> dict[str, Any]:
+    """The JSON schema sent to the provider, with the root `$ref` inlined."""
+    full = msgspec.json.schema(schema)
+    ref = full.get("$ref")
+    defs = dict(full.get("$defs", {}))
+    if not ref:
+        return full
+    root = dict(defs[ref.rsplit("/", 1)[-1]])
+    if _references_itself(root, ref):
+        return full
+    defs.pop(ref.rsplit("/", 1)[-1])
+    if defs:
+        root["$defs"] = defs
+    return root
+
+
+def _references_itself(node: Any, ref: str) -> bool:
+    if isinstance(node, dict):
+        return node.get("$ref") == ref or any(_references_itself(v, ref) for v in node.values())
+    if isinstance(node, list):
+        return any(_references_itself(v, ref) for v in node)
+    return False
+
+
+def schema_name(schema: type[msgspec.Struct]) -> str:
+    """A name OpenAI-style servers accept (`^[a-zA-Z0-9_-]{1,64}$`)."""
+    name = "".join(c if c.isalnum() or c in "_-" else "_" for c in schema.__name__)
+    return name[:64] or "answer"
+
+
+@functools.cache
+def _decoder(schema: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:
+    return msgspec.json.Decoder(schema)
+
+
+def decode(text: str, schema: type[msgspec.Struct]) -> msgspec.Struct:
+    """Decode and validate an answer. Raises msgspec.DecodeError/ValidationError."""
+    return _decoder(schema).decode(strip_fence(text))
+
+
+def strip_fence(text: str) -> str:
+    """An answer wrapped in one markdown code fence is read as its content.
+
+    This is the envelope, not the content: the JSON inside is validated as it stands.
+    """
+    body = text.strip()
+    if body.startswith("```") and body.endswith("```") and len(body) >= 6:
+        inner = body[3:-3]
+        first_line, _, rest = inner.partition("\n")
+        return (rest if first_line.strip().isalpha() or not first_line.strip() else inner).strip()
+    return body
+
+
+# --- neutral instances ------------------------------------------------------------------------
+
+def neutral_instance(schema: type[msgspec.Struct]) -> msgspec.Struct:
+    """The minimal valid instance of `schema` (SPEC §6 "Neutral defaults")."""
+    return msgspec.convert(_neutral(mi.type_info(schema)), schema)
+
+
+def fill(schema: type[msgspec.Struct], values: Mapping[str, Any]) -> msgspec.Struct:
+    """An instance of `schema`: neutral defaults, with every field that `values` names
+    (by attribute or wire name) set to its value where that value is valid for the field.
+
+    A tuple value lists candidates, tried in order (e.g. `("freude", "joy")`, for a field
+    whose Literal may be German or English). An invalid value leaves the neutral default;
+    a list keeps its valid items.
+    """
+    data = _neutral(mi.type_info(schema))
+    for info in msgspec.structs.fields(schema):
+        for key in (info.name, info.encode_name):
+            if key in values:
+                coerced = _coerce(values[key], info.type)
+                if coerced is not _INVALID:
+                    data[info.encode_name] = coerced
+                break
+    return msgspec.convert(data, schema)
+
+
+_INVALID = object()
+
+
+def _coerce(value: Any, annotation: Any) -> Any:
+    """`value` converted to builtins valid for `annotation`, or `_INVALID`."""
+    candidates = value if isinstance(value, tuple) else (value,)
+    for candidate in candidates:
+        try:
+            return msgspec.to_builtins(msgspec.convert(candidate, annotation, strict=False))
+        except (msgspec.ValidationError, TypeError):
+            pass
+        if isinstance(candidate, list):
+            item_type = _list_item_type(annotation)
+            if item_type is not None:
+                kept = [item for item in candidate if _coerce(item, item_type) is not _INVALID]
+                try:
+                    return msgspec.to_builtins(msgspec.convert(kept, annotation, strict=False))
+                except (msgspec.ValidationError, TypeError):
+                    pass
+    return _INVALID
+
+
+def _list_item_type(annotation: Any) -> Any:
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) in (list, set, frozenset):
+        return typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is tuple and typing.get_args(annotation)[-1:] == (...,):
+        return typing.get_args(annotation)[0]
+    return None
+
+
+def _neutral(t: mi.Type) -> Any:
+    """The neutral value of an inspected type, as builtins."""
+    if isinstance(t, mi.Metadata):
+        return _neutral(t.type)
+    if isinstance(t, mi.BoolType):
+        return False
+    if isinstance(t, mi.IntType):
+        return _smallest_int(t)
+    if isinstance(t, mi.FloatType):
+        return _smallest_float(t)
+    if isinstance(t, mi.StrType):
+        return "-" * (t.min_length or 0)
+    if isinstance(t, mi.LiteralType):
+        return t.values[0]
+    if isinstance(t, mi.EnumType):
+        return _first_sorted([member.value for member in t.cls])
+    if isinstance(t, mi.UnionType):
+        if any(isinstance(option, mi.NoneType) for option in t.types):
+            return None
+        return _neutral(t.types[0])
+    if isinstance(t, (mi.ListType, mi.SetType, mi.FrozenSetType, mi.VarTupleType)):
+        return [_neutral(t.item_type) for _ in range(t.min_length or 0)]
+    if isinstance(t, mi.TupleType):
+        return [_neutral(item) for item in t.item_types]
+    if isinstance(t, mi.DictType):
+        return {}
+    if isinstance(t, mi.StructType):
+        data = {f.encode_name: _neutral(f.type) for f in t.fields if f.required}
+        if t.tag_field is not None:
+            data[t.tag_field] = t.tag
+        return data
+    if isinstance(t, (mi.TypedDictType, mi.DataclassType, mi.NamedTupleType)):
+        return {f.encode_name: _neutral(f.type) for f in t.fields if f.required}
+    if isinstance(t, mi.DateTimeType):
+        return "1970-01-01T00:00:00Z"
+    if isinstance(t, mi.DateType):
+        return "1970-01-01"
+    return None  # Any, None and types a schema for a model never uses
+
+
+def _smallest_int(t: mi.IntType) -> int:
+    low = t.ge if t.ge is not None else (t.gt + 1 if t.gt is not None else None)
+    high = t.le if t.le is not None else (t.lt - 1 if t.lt is not None else None)
+    value = 0
+    if low is not None and value < low:
+        value = low
+    if high is not None and value > high:
+        value = high
+    if t.multiple_of:
+        value = math.ceil(value / t.multiple_of) * t.multiple_of
+    return value
+
+
+def _smallest_float(t: mi.FloatType) -> float:
+    value = 0.0
+    if t.ge is not None and value < t.ge:
+        value = float(t.ge)
+    if t.gt is not None and value <= t.gt:
+        value = math.nextafter(float(t.gt), math.inf)
+    if t.le is not None and value > t.le:
+        value = float(t.le)
+    if t.lt is not None and value >= t.lt:
+        value = math.nextafter(float(t.lt), -math.inf)
+    return value
+
+
+def _first_sorted(values: list[Any]) -> Any:
+    try:
+        return sorted(values)[0]
+    except TypeError:  # mixed kinds: msgspec keeps definition order then
+        return values[0]

@@ -1,0 +1,89 @@
+"""Every model call leaves a record (issue 3 §8, seed 004 §16.5).
+
+A record holds purpose, provider, model, the budget arithmetic (estimated input, window,
+reserve, margin), the tokens the provider reported, duration, attempts, outcome and error
+code — never prompt or answer text. Records go to the log (one `model call` line each) and
+into a bounded in-memory ring that `GET /api/admin/llm/traces` reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from app import log as logctx
+from app.llm.budget import Budget
+
+
+@dataclass(slots=True)
+class Trace:
+    purpose: str
+    provider: str
+    model: str | None
+    stream: bool
+    at: float = field(default_factory=time.time)
+    turn_id: str | None = field(default_factory=logctx.turn_id.get)
+    pair: str | None = field(default_factory=logctx.pair.get)
+    started: float = field(default_factory=time.perf_counter)
+    budget: dict[str, Any] | None = None
+    window_source: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    tokens_estimated: bool = False
+    duration_ms: float | None = None
+    attempts: int = 0
+    repaired: bool = False
+    masked: int = 0
+    finish_reason: str | None = None
+    outcome: str = "running"
+    error_code: str | None = None
+    error: str | None = None
+
+    def set_budget(self, budget: Budget, source: str) -> None:
+        self.budget = budget.as_dict()
+        self.window_source = source
+
+    def add_usage(self, prompt_tokens: int | None, completion_tokens: int | None) -> None:
+        if prompt_tokens is not None:
+            self.prompt_tokens = (self.prompt_tokens or 0) + prompt_tokens
+        if completion_tokens is not None:
+            self.completion_tokens = (self.completion_tokens or 0) + completion_tokens
+
+    def finish(self, outcome: str, *, code: str | None = None, error: str | None = None) -> None:
+        self.outcome = outcome
+        self.error_code = code
+        self.error = error
+        self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        del data["started"]
+        return data
+
+    def log_fields(self) -> dict[str, Any]:
+        """The record for a log line; turn_id and pair come from the log context."""
+        data = self.as_dict()
+        for name in ("turn_id", "pair", "at"):
+            data.pop(name)
+        return data
+
+
+class TraceRing:
+    """The last `size` records, newest first when read."""
+
+    def __init__(self, size: int) -> None:
+        self._records: deque[Trace] = deque(maxlen=size)
+
+    def add(self, trace: Trace) -> None:
+        self._records.append(trace)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def list(self, limit: int | None = None) -> list[dict[str, Any]]:
+        newest_first = list(reversed(self._records))
+        if limit is not None:
+            newest_first = newest_first[:limit]
+        return [record.as_dict() for record in newest_first]

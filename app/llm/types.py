@@ -1,0 +1,88 @@
+"""The values that cross the gateway's interface, and the call a provider gets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+import msgspec
+
+Role = Literal["system", "user", "assistant"]
+ROLES: frozenset[str] = frozenset(("system", "user", "assistant"))
+
+
+class Message(TypedDict):
+    """One chat message: `{"role": "user", "content": "…"}`."""
+
+    role: Role
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one call as the provider counted them.
+
+    `estimated` is true when the provider did not report them and the gateway's own
+    chars-per-token estimate stands in (the offline provider, a server without usage).
+    """
+
+    prompt_tokens: int
+    completion_tokens: int
+    estimated: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """The result of `Gateway.complete`.
+
+    `text` is the answer (for a structured call: its JSON text); `value` is the validated
+    msgspec object for a structured call, else None.
+    """
+
+    text: str
+    value: msgspec.Struct | None
+    usage: Usage
+    model: str
+    provider: str
+    duration_s: float
+    purpose: str = ""
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class Call:
+    """One request as a provider sends it (already masked and budgeted)."""
+
+    purpose: str
+    messages: list[Message]
+    max_tokens: int
+    temperature: float
+    schema: type[msgspec.Struct] | None = None
+    json_schema: dict[str, Any] | None = None
+    window: int | None = None  # the budgeted context window (Ollama gets it as num_ctx)
+
+
+@dataclass(slots=True)
+class Reply:
+    """One provider answer to a non-streaming call."""
+
+    text: str
+    model: str
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
+
+
+@dataclass(slots=True)
+class Chunk:
+    """One piece of a streamed answer. The last chunk may carry only usage/finish."""
+
+    text: str = ""
+    model: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    finish_reason: str | None = None
