@@ -112,3 +112,38 @@ def wake_channel() -> str:
 def hub_channel() -> str:
     """Pub/sub channel: a message for the WebSockets of a user (multi-process mode)."""
     return "novaberg:hub"
+
+
+# --- pipeline: short-term memory, lists, reminders (app/pipeline) -------------------------
+
+def short_term_memory(user_id: str, character_id: str) -> str:
+    """Sorted set of the pair's short-term memory entries (KZG), scored by expiry time."""
+    return f"kzg:{user_id}:{character_id}"
+
+
+def lists(user_id: str, character_id: str) -> str:
+    """Hash of the notes agent's named lists: normalized name → list JSON."""
+    return f"lists:{user_id}:{character_id}"
+
+
+def reminders(user_id: str, character_id: str) -> str:
+    """Hash of the pair's reminders: reminder id → reminder JSON."""
+    return f"reminders:{user_id}:{character_id}"
+
+
+def reminders_due() -> str:
+    """Sorted set of every pending reminder (member from `reminder_member`), scored by due time;
+    the reminder clock watches it."""
+    return "reminders:due"
+
+
+def reminder_member(user_id: str, character_id: str, reminder_id: str) -> str:
+    """A member of `reminders_due`: "user_id:character_id:reminder_id"."""
+    return f"{user_id}:{character_id}:{reminder_id}"
+
+
+def split_reminder_member(member: str) -> tuple[str, str, str]:
+    """The inverse of `reminder_member`: (user_id, character_id, reminder_id)."""
+    pair, _, reminder_id = member.rpartition(":")
+    user_id, character_id = split_pair(pair)
+    return user_id, character_id, reminder_id
