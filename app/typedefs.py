@@ -8,6 +8,11 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from app.auth import Auth
+from app.llm import Gateway
+from app.runtime.characters import CharacterCatalog
+from app.runtime.hub import Hub
+from app.runtime.pipelines import Pipelines
+from app.runtime.runtime import Runtime
 from app.settings import Settings
 from app.storage.database import Database
 
@@ -24,3 +29,9 @@ REDIS_INFO = web.AppKey("redis_info", RedisInfo)
 DB = web.AppKey("db", Database)
 AUTH = web.AppKey("auth", Auth)
 LOCAL_TOKEN = web.AppKey("local_token", str)
+GATEWAY = web.AppKey("gateway", Gateway)
+# turn runtime (app/runtime)
+PIPELINES = web.AppKey("pipelines", Pipelines)
+CHARACTERS = web.AppKey("characters", CharacterCatalog)
+HUB = web.AppKey("hub", Hub)
+RUNTIME = web.AppKey("runtime", Runtime)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api import health, login, pages
+from app.api import characters, health, login, messages, pages, ws
 
 
 def setup_routes(app: web.Application) -> None:
     health.setup(app)
     login.setup(app)
     pages.setup(app)
+    messages.setup(app)
+    characters.setup(app)
+    ws.setup(app)

@@ -1,0 +1,83 @@
+"""Messages and turns (SPEC §9): accept a message, read a message's or a turn's state."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from app.api.validation import read_json
+from app.auth import USER_ID
+from app.errors import ApiError
+from app.runtime.wire import MessageIn
+from app.typedefs import CHARACTERS, RUNTIME, SETTINGS
+
+
+def known_character(request: web.Request) -> str:
+    """The `{cid}` of the path, or 404 for a character nobody defined."""
+    character_id = request.match_info["cid"]
+    if request.app[CHARACTERS].get(character_id) is None:
+        raise ApiError(404, "unknown_character", f"no character {character_id!r}")
+    return character_id
+
+
+async def post_message(request: web.Request) -> web.Response:
+    """`POST /api/characters/{cid}/messages` `{"text"}` → 202 `{message_id, received_at}`.
+
+    Validates, then hands the message to the runtime, which queues it in one Redis round
+    trip: no model call, no lock. Every refusal (400, 404, 413, 429) writes nothing.
+    """
+    user_id = request[USER_ID]
+    character_id = known_character(request)
+    body = await read_json(request, MessageIn)
+    text = body.text.strip()
+    if not text:
+        raise ApiError(400, "empty_message", "the message is empty")
+    limit = request.app[SETTINGS].max_message_chars
+    if len(text) > limit:
+        raise ApiError(413, "message_too_long",
+                       f"the message has {len(text)} characters; at most {limit} are accepted")
+    runtime = request.app[RUNTIME]
+    if not runtime.rate_limiter.allow(user_id):
+        raise ApiError(429, "rate_limited", "too many messages per second",
+                       headers={"Retry-After": "1"})
+    message = await runtime.accept(user_id, character_id, text)
+    return web.json_response({"message_id": message.message_id,
+                              "received_at": message.received_at}, status=202)
+
+
+async def get_message(request: web.Request) -> web.Response:
+    """`GET /api/messages/{message_id}` → `{message_id, turn_id|null, state}`; the state is
+    `accepted` until a turn takes the message, then that turn's state."""
+    runtime = request.app[RUNTIME]
+    message_id = request.match_info["message_id"]
+    record = await runtime.records.message(message_id)
+    if record is None or record.get("user_id") != request[USER_ID]:
+        raise ApiError(404, "not_found", f"no message {message_id!r}")
+    turn_id = record.get("turn_id") or None
+    state = "accepted"
+    if turn_id is not None:
+        turn = await runtime.records.turn(turn_id)
+        state = turn.state if turn is not None else "expired"
+    return web.json_response({"message_id": message_id, "turn_id": turn_id, "state": state})
+
+
+async def get_turn(request: web.Request) -> web.Response:
+    """`GET /api/turns/{turn_id}` → `{turn_id, state, history: [{state, at}], message_ids}`."""
+    runtime = request.app[RUNTIME]
+    turn_id = request.match_info["turn_id"]
+    turn = await runtime.records.turn(turn_id)
+    if turn is None or turn.user_id != request[USER_ID]:
+        raise ApiError(404, "not_found", f"no turn {turn_id!r}")
+    body: dict[str, object] = {
+        "turn_id": turn.turn_id, "state": turn.state,
+        "history": await runtime.records.history(turn_id),
+        "message_ids": turn.message_ids, "character_id": turn.character_id,
+        "origin": turn.origin, "attempts": turn.attempts}
+    if turn.reason:
+        body["reason"] = turn.reason
+    return web.json_response(body)
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_post("/api/characters/{cid}/messages", post_message)
+    app.router.add_get("/api/messages/{message_id}", get_message)
+    app.router.add_get("/api/turns/{turn_id}", get_turn)

@@ -1,0 +1,94 @@
+"""Minimal real pipelines, so the whole loop runs end to end until the pipeline issue lands.
+
+- path 1 stores the block's complete user turn (one turn, all message ids, texts joined by
+  newlines) in the session memory;
+- path 2 renders the session history with the one renderer, makes one `responder` call
+  through the model gateway and stores the complete assistant turn, carrying the message ids
+  it answers and its occasion (`herkunft`);
+- after delivery: the session summary check (outside the run lock, SPEC §3).
+
+They follow the interface of `app.runtime.pipelines` and are replaced as a whole by setting
+`app[PIPELINES]`.
+"""
+
+from __future__ import annotations
+
+import time
+
+from app.llm import ModelError
+from app.llm.types import Message
+from app.memory.render import render_history
+from app.memory.session import SessionMemory
+from app.memory.state import load_state
+from app.memory.turns import (
+    ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
+)
+from app.runtime.pipelines import (
+    CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, UserBlock,
+)
+from app.runtime.wire import P_THOUGHT, P_USER_PROMPT
+
+RESPONDER_MAX_TOKENS = 600
+RESPONDER_TEMPERATURE = 0.7
+CHARACTER_NAME = "Nova"
+
+_HERKUNFT = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE, "own_impulse": ORIGIN_IMPULSE}
+
+
+async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result:
+    await ctx.stage("path1")
+    turn = Turn(turn_id=block.turn_id, role=ROLE_USER, content=block.text,
+                time=block.received_at[-1], message_ids=list(block.message_ids))
+    if await ctx.alive():
+        await SessionMemory(ctx.redis, ctx.settings).store(block.user_id, block.character_id,
+                                                           turn)
+    return Path1Result()
+
+
+def responder_messages(history: str, summary: str | None, run: CharacterRun) -> list[Message]:
+    system = (f"You are {CHARACTER_NAME}, a warm companion in a private chat. Answer in the "
+              "language of the conversation, briefly and naturally.")
+    if summary:
+        system += f"\n\nEarlier in this conversation (summary):\n{summary}"
+    if history:
+        system += f"\n\nThe conversation so far:\n{history}"
+    payload = run.event.payload
+    if run.origin == "own_impulse":
+        stimulus = f"[EIGENER GEDANKE] {payload.get(P_THOUGHT, '')}"
+    elif run.origin == "continue":
+        stimulus = "[FORTSETZUNG] Continue your previous answer with one more thought."
+    else:
+        stimulus = str(payload.get(P_USER_PROMPT, ""))
+    return [{"role": "system", "content": system}, {"role": "user", "content": stimulus}]
+
+
+async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
+    await ctx.stage("responder")
+    memory = SessionMemory(ctx.redis, ctx.settings)
+    turns, summary = await memory.retrieve(run.user_id, run.character_id)
+    history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
+    completion = await ctx.gateway.complete(
+        "responder", responder_messages(history, summary, run),
+        max_tokens=RESPONDER_MAX_TOKENS, temperature=RESPONDER_TEMPERATURE)
+    text = completion.text.strip()
+    if not text:
+        raise ModelError("model_bad_output", "the responder answered nothing")
+    state = await load_state(ctx.redis, run.user_id, run.character_id)
+    turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
+                origin=_HERKUNFT[run.origin], message_ids=list(run.message_ids),
+                emotion=state.emotion, arousal=state.arousal)
+    if await ctx.alive():
+        await memory.store(run.user_id, run.character_id, turn)
+    return Path2Result(text=text, origin=run.origin, emotion=state.emotion,
+                       arousal=state.arousal)
+
+
+async def summarize_after_delivery(ctx: PipelineContext, run: CharacterRun,
+                                   result: Path2Result) -> None:
+    await SessionMemory(ctx.redis, ctx.settings).summarize_if_needed(
+        run.user_id, run.character_id, ctx.gateway, character_name=CHARACTER_NAME)
+
+
+def minimal_pipelines() -> Pipelines:
+    return Pipelines(path1=store_user_turn, path2=respond_once,
+                     after_delivery=summarize_after_delivery)

@@ -1,0 +1,140 @@
+"""The pipeline interface: what the runtime calls for path 1 and path 2 (SPEC §5–§6).
+
+The runtime owns *when* a pipeline runs (blocks, markers, the run lock, lifecycle, delivery);
+a pipeline owns *what* happens in a run. They meet here, in small typed values:
+
+``path1(ctx, block) -> Path1Result``
+    Runs once per user block, under a run slot. `block` (`UserBlock`) carries the turn id,
+    the pair, and the block's message ids and texts in order. The pipeline perceives the
+    block *as one* and stores the complete user turn (its dispatcher is the one writer).
+    `Path1Result.event_payload` is added to the user event's payload (the seed's perception
+    fields); the runtime adds `turn_id`, `nachrichten_ids` and `user_prompt` itself.
+
+``path2(ctx, run) -> Path2Result``
+    Runs once per character event, under a run slot. `run` (`CharacterRun`) carries the turn
+    id, the pair, the event (source, typ, payload, trigger_count), the message ids it answers,
+    the origin the response will have (`reply`, `continue`, `own_impulse`), and the pending
+    agent context of a parked `awaiting_user` event, if any. The pipeline answers and stores
+    the assistant turn. `Path2Result` carries the text, the character's emotion/arousal after
+    its own answer, and optionally a follow-up: `Continue(payload)` (the runtime enqueues a
+    `continue` event with the same turn id and trigger_count + 1, unless the self-trigger cap
+    is reached) or `AwaitUser(agent_context)` (an `awaiting_user` event the next user
+    message resumes).
+
+``after_delivery(ctx, run, result) -> None``
+    Runs after the response went out, outside the run lock and without holding the pair
+    (the session summary check lives here). Its failure is logged, never reported as the
+    turn's.
+
+`ctx` (`PipelineContext`) gives the services (settings, Redis, the model gateway), a `stage`
+callback that pushes `character_stage` to every tab of the user, and `alive()`, which says
+whether the turn is still open (a pipeline checks it before it writes, so a turn failed
+meanwhile — e.g. by a session reset — leaves no late write behind).
+
+A pipeline signals a model failure by raising `app.llm.ModelError`; the runtime fails the turn
+with the error's code as the reason. Any other exception fails it as `internal_error`.
+
+The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there by `create_app`;
+the pipeline issue replaces the minimal ones of `app.runtime.minimal` in that one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from app.runtime.wire import Event, ResponseOrigin
+from app.settings import Settings
+
+Stage = Callable[[str], Awaitable[None]]
+Alive = Callable[[], Awaitable[bool]]
+
+
+@dataclass(frozen=True, slots=True)
+class PipelineContext:
+    settings: Settings
+    redis: aioredis.Redis
+    gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
+    stage: Stage
+    alive: Alive
+
+
+@dataclass(frozen=True, slots=True)
+class UserBlock:
+    """The front block of a pair's prompt queue: messages perceived as one."""
+
+    turn_id: str
+    user_id: str
+    character_id: str
+    message_ids: tuple[str, ...]
+    texts: tuple[str, ...]
+    received_at: tuple[float, ...]
+    attempt: int = 1
+
+    @property
+    def text(self) -> str:
+        """The block's user turn text: its messages joined by newlines, in order."""
+        return "\n".join(self.texts)
+
+
+@dataclass(frozen=True, slots=True)
+class Path1Result:
+    event_payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CharacterRun:
+    turn_id: str
+    user_id: str
+    character_id: str
+    event: Event
+    message_ids: tuple[str, ...]
+    origin: ResponseOrigin
+    pending_agent: dict[str, Any] | None = None
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """The character wants to say or do more: a `continue` run under the same turn id."""
+
+    payload: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitUser:
+    """An agent asked the user something; its context waits for the next user message."""
+
+    agent_context: dict[str, Any] = field(default_factory=dict)
+
+
+FollowUp = Continue | AwaitUser
+
+
+@dataclass(frozen=True, slots=True)
+class Path2Result:
+    text: str
+    origin: ResponseOrigin
+    emotion: str = "neutral"
+    arousal: float | None = None
+    follow_up: FollowUp | None = None
+
+
+Path1 = Callable[[PipelineContext, UserBlock], Awaitable[Path1Result]]
+Path2 = Callable[[PipelineContext, CharacterRun], Awaitable[Path2Result]]
+AfterDelivery = Callable[[PipelineContext, CharacterRun, Path2Result], Awaitable[None]]
+
+
+async def _nothing_after_delivery(ctx: PipelineContext, run: CharacterRun,
+                                  result: Path2Result) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Pipelines:
+    path1: Path1
+    path2: Path2
+    after_delivery: AfterDelivery = _nothing_after_delivery

@@ -1,0 +1,137 @@
+"""Recovery after a crash (SPEC §5 Lifecycle; issue 5 item 7).
+
+Runs at start-up before any consumer (and, with an external Redis, periodically for turns
+whose owning process has lost its heartbeat):
+
+1. every open turn found in ``path1``/``path2`` goes back to ``queued`` (trigger ``requeue``,
+   same ``turn_id``, attempts + 1) and runs again — at most ``max_turn_attempts`` runs in all;
+   beyond that it fails with ``turn_failed`` (reason ``crashed``);
+2. a user turn whose path 1 has not finished reruns path 1 from its message records (its
+   block had already left the prompt queue);
+3. events taken but not acknowledged go back to the front of their queue, in order;
+4. a stale marker is cleared (or handed to the turn that reruns path 1);
+5. every pair with queued input is woken.
+
+With the embedded Redis one process owns the data dir (the data-dir lock), so every owner
+but this process is dead. With an external Redis only owners without a heartbeat are.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from app.log import fields
+from app.memory import keys
+from app.runtime.events import EventQueue
+from app.runtime.markers import marker_value, parse_marker
+from app.runtime.records import Conflict, TurnRecord
+from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
+
+if TYPE_CHECKING:
+    from app.runtime.runtime import Runtime
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class RecoveryReport:
+    requeued: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    resumed_path1: list[str] = field(default_factory=list)
+    restored_events: int = 0
+    cleared_markers: int = 0
+    woken_pairs: int = 0
+
+
+async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport:
+    report = RecoveryReport()
+    redis = runtime.redis
+    dead_cache: dict[str, bool] = {}
+
+    async def owner_dead(owner: str) -> bool:
+        if owner == runtime.instance_id:
+            return False
+        if not only_dead_owners:
+            return True
+        if owner not in dead_cache:
+            dead_cache[owner] = not await redis.exists(keys.heartbeat(owner))
+        return dead_cache[owner]
+
+    # 1–2: open turns.
+    open_ids = sorted(await redis.smembers(keys.open_turns()))
+    orphan_pairs: set[str] = set()
+    for record in await runtime.records.turns(open_ids):
+        if record.terminal:
+            await _forget_open(runtime, record)
+            continue
+        if not await owner_dead(record.owner):
+            continue
+        orphan_pairs.add(record.pair)
+        await _recover_turn(runtime, record, report)
+
+    # 3–5: queues and markers of every pair nobody alive is working on.
+    for pair in sorted(await redis.smembers(keys.known_pairs())):
+        user_id, character_id = keys.split_pair(pair)
+        marker_key = keys.turn_marker(user_id, character_id)
+        marker = await redis.get(marker_key)
+        if marker is not None:
+            owner, _ = parse_marker(marker)
+            if not await owner_dead(owner):
+                continue
+            await runtime.marker_ops.release(marker_key, marker)
+            report.cleared_markers += 1
+        elif only_dead_owners and pair not in orphan_pairs:
+            # A live process may be between two steps of this pair; leave its lists alone.
+            if await redis.llen(keys.event_processing(user_id, character_id)):
+                continue
+        report.restored_events += await EventQueue(redis, user_id, character_id).restore()
+        resume = runtime.resume_path1.get(pair)
+        if resume is not None:
+            value = marker_value(runtime.instance_id, resume)
+            if await redis.set(marker_key, value, nx=True, ex=runtime.settings.turn_marker_ttl):
+                runtime.markers[pair] = value
+            else:
+                runtime.resume_path1.pop(pair, None)  # someone else holds the pair now
+        async with redis.pipeline(transaction=False) as pipe:
+            pipe.llen(keys.prompt_queue(user_id, character_id))
+            pipe.llen(keys.event_queue(user_id, character_id))
+            queued, events = await pipe.execute()
+        if queued or events or pair in runtime.resume_path1:
+            runtime.notify(pair)
+            report.woken_pairs += 1
+
+    if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
+            report.cleared_markers)):
+        log.warning("recovered after a crash", extra=fields(
+            requeued=report.requeued, failed=report.failed,
+            resumed_path1=report.resumed_path1, restored_events=report.restored_events,
+            cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs))
+    return report
+
+
+async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryReport) -> None:
+    if record.state in RUNNING_STATES:
+        machine = record.machine(runtime.settings.max_turn_attempts)
+        if not machine.may_retry():
+            if await runtime.fail_turn(record, "crashed"):
+                report.failed.append(record.turn_id)
+            return
+        try:
+            await runtime.records.transition(record, machine, "requeue")
+        except (Conflict, IllegalTransition) as exc:
+            log.warning("turn moved during recovery", extra=fields(
+                turn_id=record.turn_id, error=str(exc)))
+            return
+        report.requeued.append(record.turn_id)
+    if record.state == QUEUED and record.origin == "user" and not record.perceived:
+        runtime.resume_path1[record.pair] = record.turn_id
+        report.resumed_path1.append(record.turn_id)
+
+
+async def _forget_open(runtime: Runtime, record: TurnRecord) -> None:
+    async with runtime.redis.pipeline(transaction=True) as pipe:
+        pipe.srem(keys.open_turns(), record.turn_id)
+        pipe.srem(keys.user_open_turns(record.user_id), record.turn_id)
+        await pipe.execute()

@@ -1,0 +1,115 @@
+"""The run lock: at most `graph_slots` pipeline runs at a time (SPEC §5, seed 001 §7.2).
+
+Waiting for a slot never blocks the event loop, and it is bounded: after
+`lock_wait_timeout` seconds `SlotTimeout` is raised and the runtime fails the turn with a
+notice (never drops it). A slot is always released by the `async with` that took it, also
+when the run is cancelled.
+
+- `LocalSlots`: an `asyncio.Semaphore` (one process, the embedded Redis).
+- `RedisSlots`: with an external Redis several processes share one GPU budget. The slots are
+  a sorted set (holder → lease expiry) managed by a Lua script; a holder refreshes its lease
+  while it runs, and a crashed holder's lease simply runs out. A process first takes one of
+  its local permits (so its own waiters queue in the event loop, not in Redis), then polls
+  the shared set every `POLL_SECONDS` (seed 001 §7.2: 0.05 s) until a slot is free.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+import uuid
+from collections.abc import AsyncIterator
+
+import redis.asyncio as aioredis
+
+from app.memory import keys
+
+POLL_SECONDS = 0.05
+LEASE_SECONDS = 30.0
+
+ACQUIRE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+  return 1
+end
+return 0
+"""
+
+
+class SlotTimeout(Exception):
+    """No run slot became free within `lock_wait_timeout`."""
+
+    def __init__(self, waited: float) -> None:
+        super().__init__(f"no run slot free after {waited:.1f} s")
+        self.waited = waited
+
+
+class LocalSlots:
+    def __init__(self, slots: int, timeout: float) -> None:
+        self.slots = slots
+        self.timeout = timeout
+        self._semaphore = asyncio.Semaphore(slots)
+
+    @contextlib.asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        start = time.monotonic()
+        try:
+            async with asyncio.timeout(self.timeout):
+                await self._semaphore.acquire()
+        except TimeoutError:
+            raise SlotTimeout(time.monotonic() - start) from None
+        try:
+            yield
+        finally:
+            self._semaphore.release()
+
+    async def refresh(self) -> None:
+        """Local permits have no lease."""
+
+    @property
+    def in_use(self) -> int:
+        return self.slots - self._semaphore._value  # noqa: SLF001 - read-only gauge
+
+
+class RedisSlots(LocalSlots):
+    def __init__(self, redis: aioredis.Redis, slots: int, timeout: float) -> None:
+        super().__init__(slots, timeout)
+        self.redis = redis
+        self._acquire = redis.register_script(ACQUIRE)
+        self._held: set[str] = set()
+
+    @contextlib.asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        start = time.monotonic()
+        async with super().hold():
+            holder = uuid.uuid4().hex
+            remaining = self.timeout - (time.monotonic() - start)
+            try:
+                async with asyncio.timeout(max(remaining, 0.001)):
+                    await self._take(holder)
+            except TimeoutError:
+                raise SlotTimeout(time.monotonic() - start) from None
+            self._held.add(holder)
+            try:
+                yield
+            finally:
+                self._held.discard(holder)
+                await asyncio.shield(self.redis.zrem(keys.run_slots(), holder))
+
+    async def _take(self, holder: str) -> None:
+        while True:
+            now = time.time()
+            took = await self._acquire(keys=[keys.run_slots()],
+                                       args=[now, self.slots, now + LEASE_SECONDS, holder])
+            if took:
+                return
+            await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))
+
+    async def refresh(self) -> None:
+        """Extend the leases of the slots this process holds (called by the keeper)."""
+        expiry = time.time() + LEASE_SECONDS
+        for holder in list(self._held):
+            await self.redis.zadd(keys.run_slots(), {holder: expiry}, xx=True)
