@@ -218,13 +218,14 @@ def _marker(turn: Turn, labels: Labels) -> str:
     return labels.done if turn.action_succeeded else labels.failed
 
 
-def _rendered_length(bodies: Sequence[Sequence[str]], start: int) -> int:
-    """Length of the text that groups `start…` render to, numbered from 1, joined by newlines."""
+def _rendered_length(sizes: Sequence[tuple[int, int]], start: int) -> int:
+    """Length of the text that groups `start…` render to, numbered from 1, joined by newlines.
+
+    `sizes` holds per group (characters of its speaker parts, number of lines)."""
     total, lines = 0, 0
-    for number, group in enumerate(bodies[start:], 1):
-        prefix = len(str(number)) + 3  # "[n] "
-        total += sum(len(body) + prefix for body in group)
-        lines += len(group)
+    for number, (chars, count) in enumerate(sizes[start:], 1):
+        total += chars + count * (len(str(number)) + 3)  # "[n] " before every line
+        lines += count
     return total + max(lines - 1, 0)
 
 
@@ -232,10 +233,18 @@ def _budget_start(bodies: Sequence[Sequence[str]], budget: int) -> int:
     """How many oldest groups to drop so the rest fits `budget`; the newest group always stays."""
     if not bodies:
         return 0
-    start = 0
-    while start < len(bodies) - 1 and _rendered_length(bodies, start) > budget:
-        start += 1
-    length = _rendered_length(bodies, start)
+    sizes = [(sum(map(len, group)), len(group)) for group in bodies]
+    # The length falls as `start` grows: bisect for the first start that fits, stopping at
+    # the newest group, which stays whatever its length.
+    low, high = 0, len(sizes) - 1
+    while low < high:
+        middle = (low + high) // 2
+        if _rendered_length(sizes, middle) <= budget:
+            high = middle
+        else:
+            low = middle + 1
+    start = low
+    length = _rendered_length(sizes, start)
     if start:
         log.warning("session_history_budget_chars dropped oldest history groups", extra=fields(
             limit="session_history_budget_chars", budget=budget, dropped_groups=start,

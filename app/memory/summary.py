@@ -54,7 +54,7 @@ def summary_messages(
     )
     history = render_history(turns, settings, character_name=character_name,
                              language=language, whole=True)
-    body = (f"Previous summary:\n{previous.strip() if previous else '(none)'}\n\n"
-            f"Conversation excerpt:\n{history}")
+    excerpt = f"Conversation excerpt:\n{history}"
+    body = f"Previous summary:\n{previous.strip()}\n\n{excerpt}" if previous else excerpt
     return [{"role": "system", "content": instructions.strip()},
             {"role": "user", "content": body}]
