@@ -20,6 +20,7 @@ from app.api import setup_routes
 from app.auth import Auth, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
+from app.llm import Gateway
 from app.redis_server import EmbeddedRedis
 from app.runtime.characters import default_catalog
 from app.runtime.minimal import minimal_pipelines
@@ -27,7 +28,8 @@ from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
 from app.storage.database import Database
 from app.typedefs import (
-    AUTH, CHARACTERS, DB, LOCAL_TOKEN, PIPELINES, REDIS, REDIS_INFO, SETTINGS, RedisInfo,
+    AUTH, CHARACTERS, DB, GATEWAY, LOCAL_TOKEN, PIPELINES, REDIS, REDIS_INFO, SETTINGS,
+    RedisInfo,
 )
 
 log = logging.getLogger(__name__)
@@ -102,6 +104,17 @@ async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     yield
 
 
+async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The model gateway; auto-detection of a local model server runs in its background."""
+    gateway = Gateway(app[SETTINGS])
+    await gateway.start()
+    app[GATEWAY] = gateway
+    try:
+        yield
+    finally:
+        await gateway.aclose()
+
+
 def create_app(settings: Settings, *, local_token: str | None = None) -> web.Application:
     """Build the application. `local_token` is the API token of the user `local`."""
     app = web.Application(
@@ -116,7 +129,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # before the app starts).
     app[PIPELINES] = minimal_pipelines()
     app[CHARACTERS] = default_catalog()
-    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx])
+    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.on_shutdown.append(close_websockets)
     setup_routes(app)

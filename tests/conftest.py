@@ -21,6 +21,9 @@ from app.settings import Settings
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
+# `fake_model` / `start_fake_model`: a real fake model server (see tests/fakemodel.py).
+pytest_plugins = ["tests.fakemodel"]
+
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

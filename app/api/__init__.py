@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api import characters, health, login, messages, pages, ws
+from app.api import characters, health, llm, login, messages, pages, ws
 
 
 def setup_routes(app: web.Application) -> None:
@@ -14,3 +14,4 @@ def setup_routes(app: web.Application) -> None:
     messages.setup(app)
     characters.setup(app)
     ws.setup(app)
+    llm.setup(app)

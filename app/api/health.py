@@ -3,19 +3,19 @@ from __future__ import annotations
 from aiohttp import web
 
 from app import __version__
-from app.typedefs import REDIS_INFO, SETTINGS
+from app.typedefs import GATEWAY, REDIS_INFO
 
 
 async def get_health(request: web.Request) -> web.Response:
-    """`GET /api/health`, no auth: version, Redis, model provider."""
+    """`GET /api/health`, no auth: version, Redis, the model provider in use (`offline`:
+    no model is configured or found; the UI says so)."""
     app = request.app
     redis_info = app[REDIS_INFO]
-    settings = app[SETTINGS]
     return web.json_response({
         "status": "ok",
         "version": __version__,
         "redis": {"version": redis_info.version, "embedded": redis_info.embedded},
-        "llm": {"provider": settings.llm_provider or "offline", "model": settings.llm_model},
+        "llm": app[GATEWAY].info(),
     })
 
 

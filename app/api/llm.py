@@ -1,0 +1,69 @@
+"""The model gateway's endpoints, for the UI's settings panel and for admins.
+
+- `GET /api/llm`: provider and model in use, offline flag, remote (privacy gateway on), URL,
+  auto-detection state and the local servers it found, the cached context window.
+- `POST /api/llm/test` `{"provider": "ollama"|"openai", "url": "http://…", "model"?: str}`:
+  asks that server for its models and window, without switching to it. `200 {"ok": true,
+  "models", "model", "context_window"}` or `200 {"ok": false, "error": {code, message}}`
+  (a failed connection is a result, not an API error). Admin only: it makes the server
+  open a connection to a URL of the caller's choosing.
+- `GET /api/admin/llm/traces?limit=N`: the newest model call records, newest first.
+
+Admin is the user `local` (it exists in both modes; in headless mode only whoever holds its
+token is it).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+from urllib.parse import urlsplit
+
+import msgspec
+from aiohttp import web
+
+from app.api.validation import read_json
+from app.auth import LOCAL_USER, USER_ID
+from app.errors import ApiError
+from app.typedefs import GATEWAY
+
+
+class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
+    provider: Literal["ollama", "openai"]
+    url: str
+    model: str | None = None
+
+
+def require_admin(request: web.Request) -> None:
+    if request[USER_ID] != LOCAL_USER:
+        raise ApiError(403, "forbidden", "only the admin (user `local`) may do this")
+
+
+async def get_llm(request: web.Request) -> web.Response:
+    return web.json_response(request.app[GATEWAY].describe())
+
+
+async def post_llm_test(request: web.Request) -> web.Response:
+    require_admin(request)
+    body = await read_json(request, ConnectionTest)
+    parts = urlsplit(body.url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+    result = await request.app[GATEWAY].test_connection(body.provider, body.url, body.model)
+    return web.json_response(result)
+
+
+async def get_traces(request: web.Request) -> web.Response:
+    require_admin(request)
+    raw = request.query.get("limit")
+    limit = None
+    if raw is not None:
+        if not raw.isdigit() or int(raw) < 1:
+            raise ApiError(400, "invalid_request", "limit must be a positive integer")
+        limit = int(raw)
+    return web.json_response({"traces": request.app[GATEWAY].traces.list(limit)})
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/api/llm", get_llm)
+    app.router.add_post("/api/llm/test", post_llm_test)
+    app.router.add_get("/api/admin/llm/traces", get_traces)
