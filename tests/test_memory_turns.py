@@ -77,7 +77,7 @@ def test_extra_fields_of_other_versions_are_ignored() -> None:
     assert decode_turn(json.dumps(record)).origin == "antwort"
 
 
-def test_nulls_and_numbers_as_strings_load(caplog: pytest.LogCaptureFixture) -> None:
+def test_nulls_and_numbers_as_strings_load() -> None:
     record = dict(SEED_TURN, emotion=None, kern=None, herkunft=None, arousal="0.25",
                   zeit="1711234567.5", intentionen=None)
     turn = decode_turn(json.dumps(record))
