@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api import characters, health, llm, login, messages, pages, ws
+from app.api import characters, health, llm, llm_settings, login, messages, pages, ws
 
 
 def setup_routes(app: web.Application) -> None:
@@ -15,3 +15,4 @@ def setup_routes(app: web.Application) -> None:
     characters.setup(app)
     ws.setup(app)
     llm.setup(app)
+    llm_settings.setup(app)

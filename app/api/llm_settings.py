@@ -1,0 +1,184 @@
+"""`PUT /api/llm`: the settings panel chooses the model (provider, URL, model, API key).
+
+Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str|null,
+"remote"?: bool, "api_key"?: str}`. Admin only (the user `local`, as `POST /api/llm/test`).
+
+- The choice is validated by the settings table (`Settings.replace`), then kept where the
+  next start reads it: provider, URL, model and remote in `config.toml`, the API key in
+  `secrets.toml` (created with mode 0600; SPEC §1: secrets never go to Redis or SQLite).
+  Only the changed lines of those files are rewritten, so a person's comments stay.
+- `api_key`: absent keeps the stored key, a non-empty string replaces it, `""` removes it.
+  It is never sent back: `GET /api/llm` says only whether one is set.
+- A setting fixed by a flag or the environment would beat `config.toml` at the next start,
+  so changing it here is refused with 409 `setting_locked`, naming the variable.
+- Then the gateway switches to the new provider at once (no restart); auto-detection no
+  longer overrides the choice. Answers `200` with `GET /api/llm`'s body.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
+
+import msgspec
+from aiohttp import web
+
+from app.api.llm import require_admin
+from app.api.validation import read_json
+from app.errors import ApiError
+from app.log import fields
+from app.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, SettingsError
+from app.typedefs import GATEWAY
+
+log = logging.getLogger(__name__)
+
+UNSET: Any = msgspec.UNSET
+SECRET_FILE_MODE = 0o600
+# Sources that beat config.toml at the next start (see app.settings.load_settings).
+_FIXED_SOURCES = ("flag", "env ")
+
+
+class LlmChoice(msgspec.Struct, forbid_unknown_fields=True):
+    provider: Literal["offline", "ollama", "openai"]
+    url: str | None = None
+    model: str | None = None
+    remote: bool | msgspec.UnsetType = UNSET
+    api_key: str | msgspec.UnsetType = UNSET
+
+
+def _clean(value: str | None) -> str | None:
+    value = value.strip() if isinstance(value, str) else None
+    return value or None
+
+
+def _check_url(url: str | None) -> None:
+    if url is None:
+        return
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+
+
+def changes_for(choice: LlmChoice) -> dict[str, Any]:
+    """The settings a choice changes, by setting name (None removes a value)."""
+    changes: dict[str, Any] = {"llm_provider": choice.provider}
+    # For `offline` the URL and model of a real server stay stored for the next switch back.
+    if choice.provider != "offline":
+        url, model = _clean(choice.url), _clean(choice.model)
+        _check_url(url)
+        changes["llm_url"] = url
+        changes["llm_model"] = model
+    if choice.remote is not UNSET:
+        changes["llm_remote"] = choice.remote
+    if choice.api_key is not UNSET:
+        changes["llm_api_key"] = choice.api_key.strip() or None
+    return changes
+
+
+def _locked(settings: Any, changes: dict[str, Any]) -> list[str]:
+    """Variables that fix a changed setting (and so would undo the change at restart)."""
+    locked = []
+    for name, value in changes.items():
+        if getattr(settings, name) == value:
+            continue
+        source = settings.source(name)
+        if source.startswith(_FIXED_SOURCES):
+            locked.append(SETTINGS_BY_NAME[name].env if source != "flag" else f"--{name}")
+    return locked
+
+
+# --- the two files ----------------------------------------------------------------------
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    # A JSON string is a valid TOML basic string (same escapes).
+    return msgspec.json.encode(str(value)).decode()
+
+
+def update_toml_lines(text: str, changes: dict[str, Any]) -> str:
+    """Set or remove top-level `key = value` lines, leaving every other line as it is."""
+    lines = text.splitlines()
+    for name, value in changes.items():
+        pattern = re.compile(rf"^\s*{re.escape(name)}\s*=")
+        index = next((i for i, line in enumerate(lines) if pattern.match(line)), None)
+        if value is None:
+            if index is not None:
+                del lines[index]
+            continue
+        line = f"{name} = {_toml_value(value)}"
+        if index is None:
+            lines.append(line)
+        else:
+            lines[index] = line
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def write_atomically(path: Path, text: str, mode: int | None = None) -> None:
+    """Replace `path` in one step; `mode` is set before any byte is written."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def persist(data_dir: Path, changes: dict[str, Any]) -> None:
+    public = {k: v for k, v in changes.items() if not SETTINGS_BY_NAME[k].secret}
+    secret = {k: v for k, v in changes.items() if SETTINGS_BY_NAME[k].secret}
+    if public:
+        config = data_dir / CONFIG_FILE
+        old = config.read_text(encoding="utf-8") if config.exists() else ""
+        write_atomically(config, update_toml_lines(old, public))
+    if secret:
+        secrets = data_dir / SECRETS_FILE
+        old = secrets.read_text(encoding="utf-8") if secrets.exists() else ""
+        write_atomically(secrets, update_toml_lines(old, secret), mode=SECRET_FILE_MODE)
+
+
+# --- the handler ------------------------------------------------------------------------
+
+async def put_llm(request: web.Request) -> web.Response:
+    require_admin(request)
+    choice = await read_json(request, LlmChoice)
+    gateway = request.app[GATEWAY]
+    changes = changes_for(choice)
+    locked = _locked(gateway.settings, changes)
+    if locked:
+        raise ApiError(409, "setting_locked",
+                       f"set by {', '.join(locked)}; change it there (it wins at every start)")
+    try:
+        updated = gateway.settings.replace(**changes)
+    except SettingsError as exc:
+        raise ApiError(400, "invalid_setting", str(exc)) from None
+    persist(updated.data_path, changes)
+    # Let a running auto-detection finish first, so it cannot switch back afterwards.
+    await gateway.ready()
+    gateway.settings = updated  # the gateway reads the URL's API key from its settings
+    gateway.auto_detect = False
+    if updated.llm_provider == "offline":
+        gateway.use("offline", None, None)
+    else:
+        gateway.use(updated.llm_provider, updated.llm_url, updated.llm_model)
+    log.info("model provider chosen in the UI", extra=fields(
+        provider=updated.llm_provider, model=updated.llm_model, url=updated.llm_url,
+        api_key="set" if updated.llm_api_key else None))
+    return web.json_response(gateway.describe())
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_put("/api/llm", put_llm)

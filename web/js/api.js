@@ -1,0 +1,62 @@
+// The HTTP side of the wire contract (SPEC §9). The session cookie travels by itself
+// (same origin); every error comes back as an ApiError with the server's code and message.
+
+export class ApiError extends Error {
+  /** `status` 0 means the server could not be reached at all. */
+  constructor(status, code, message) {
+    super(message || code);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** A fetch that answers parsed JSON (or null for 204) or throws ApiError. */
+export async function request(method, path, body) {
+  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+  if (body !== undefined) {
+    init.headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    throw new ApiError(0, "network", String(error && error.message ? error.message : error));
+  }
+  const raw = await response.text();
+  let data = null;
+  if (raw) {
+    try {
+      data = JSON.parse(raw);
+    } catch {
+      data = null;
+    }
+  }
+  if (!response.ok) {
+    const error = data && data.error ? data.error : {};
+    throw new ApiError(response.status, error.code || `http_${response.status}`, error.message || response.statusText);
+  }
+  return data;
+}
+
+const enc = encodeURIComponent;
+
+export const api = {
+  health: () => request("GET", "/api/health"),
+  me: () => request("GET", "/api/me"),
+  login: (name, password) => request("POST", "/api/login", { name, password }),
+  logout: () => request("POST", "/api/logout"),
+  characters: () => request("GET", "/api/characters"),
+  send: (cid, text) => request("POST", `/api/characters/${enc(cid)}/messages`, { text }),
+  session: (cid) => request("GET", `/api/characters/${enc(cid)}/session`),
+  resetSession: (cid) => request("DELETE", `/api/characters/${enc(cid)}/session`),
+  state: (cid) => request("GET", `/api/characters/${enc(cid)}/state`),
+  message: (id) => request("GET", `/api/messages/${enc(id)}`),
+  turn: (id) => request("GET", `/api/turns/${enc(id)}`),
+  reminders: (cid) => request("GET", `/api/characters/${enc(cid)}/reminders`),
+  addReminder: (cid, text, dueAt) => request("POST", `/api/characters/${enc(cid)}/reminders`, { text, due_at: dueAt }),
+  lists: (cid) => request("GET", `/api/characters/${enc(cid)}/lists`),
+  llm: () => request("GET", "/api/llm"),
+  saveLlm: (config) => request("PUT", "/api/llm", config),
+  testLlm: (config) => request("POST", "/api/llm/test", config),
+};

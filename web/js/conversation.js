@@ -1,0 +1,554 @@
+// The conversation as this tab knows it: plain data, no DOM, so a test can drive it alone.
+//
+// Bookkeeping (SPEC §5 "Delivery"):
+// - This tab keeps the set of its own open message ids. A sent message is pending until a
+//   `character_response` or `turn_failed` names its id; then the id is closed.
+// - The ids this tab sent and has not seen answered are kept in a per-tab ledger
+//   (sessionStorage), with their text: a reload of the tab keeps them pending, and a message
+//   that failed or could not be sent keeps its notice and its resend button.
+// - Everything is deduplicated: a user message by `message_id`, a character utterance by
+//   `turn_id` and origin (a `continue` run inherits its turn's id), a failure by `turn_id`.
+//   The same thing arriving twice (live and again from the session after a reconnect) is
+//   shown once.
+// - A live answer that names only ids this tab never sent is an answer to another tab or
+//   device, and says so. History loaded from the session carries no such label: it is the
+//   shared conversation.
+
+export const ORIGIN_FROM_HERKUNFT = Object.freeze({
+  antwort: "reply",
+  fortsetzung: "continue",
+  eigener_impuls: "own_impulse",
+});
+
+const OPEN_TURN_STATES = new Set(["queued", "path1", "path2"]);
+const ACCEPTED = "accepted";
+
+// A user entry's status: sending (POST in flight), pending (accepted, no answer yet),
+// answered, failed (turn_failed named it), unsent (the POST itself failed), settled (history
+// from the session whose fate this tab does not know: shown without a marker).
+const LEDGER_STATUSES = new Set(["sending", "pending", "failed", "unsent"]);
+
+let localCounter = 0;
+
+function newLocalKey() {
+  localCounter += 1;
+  const random = Math.random().toString(36).slice(2, 10);
+  return `local:${Date.now().toString(36)}${random}${localCounter}`;
+}
+
+function sameText(a, b) {
+  return String(a).trim() === String(b).trim();
+}
+
+export class Conversation {
+  /**
+   * `storage`: a Storage (sessionStorage in the app) for this tab's ledger, or null.
+   * `storageKey`: where in it, one key per user and character.
+   */
+  constructor({ storage = null, storageKey = "novaberg:ledger" } = {}) {
+    this.storage = storage;
+    this.storageKey = storageKey;
+    this.entries = new Map(); // key -> entry
+    this.keyById = new Map(); // message_id -> key of the user entry that shows it
+    this.open = new Set(); // this tab's open message ids
+    this.sentIds = new Set(); // every id this tab sent (and the restored open ones)
+    this.turns = new Map(); // running turn_id -> {state, stage, messageIds, at}
+    this.summary = null;
+    this.seq = 0;
+    this.listeners = new Set();
+    this.restore();
+  }
+
+  // --- observers ----------------------------------------------------------------------
+
+  /** `listener(change)` is called after every change; change.kind names what happened. */
+  subscribe(listener) {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(change) {
+    for (const listener of this.listeners) listener(change);
+  }
+
+  // --- reading ------------------------------------------------------------------------
+
+  /** All entries in display order: by server time, then by arrival. */
+  ordered() {
+    return [...this.entries.values()].sort((a, b) => a.at - b.at || a.seq - b.seq);
+  }
+
+  userEntry(messageId) {
+    const key = this.keyById.get(messageId);
+    return key ? this.entries.get(key) : undefined;
+  }
+
+  /** The running turn shown in the stage indicator: the newest one. */
+  activeTurn() {
+    let newest = null;
+    for (const [turnId, turn] of this.turns) {
+      if (!newest || turn.at >= newest.at) newest = { turnId, ...turn };
+    }
+    return newest;
+  }
+
+  openIds() {
+    return [...this.open];
+  }
+
+  // --- sending ------------------------------------------------------------------------
+
+  /** A message the user just sent: shown at once as "sending"; returns its local key. */
+  beginSend(text) {
+    const key = newLocalKey();
+    this.put({ key, kind: "user", ids: [], text, at: Date.now() / 1000, mine: true, live: true,
+               status: "sending" });
+    this.persist();
+    this.emit({ kind: "entries" });
+    return key;
+  }
+
+  /** The server accepted it (202): the entry takes the server's id and time. */
+  sendAccepted(localKey, messageId, receivedAt) {
+    this.sentIds.add(messageId);
+    this.open.add(messageId);
+    const local = this.entries.get(localKey);
+    const existing = this.userEntry(messageId);
+    if (existing && existing !== local) {
+      // The broadcast `message_accepted` came first and made an entry: keep that one.
+      this.entries.delete(localKey);
+      existing.mine = true;
+      existing.live = true;
+      if (existing.status !== "answered" && existing.status !== "failed") existing.status = "pending";
+      this.touch(existing);
+    } else if (local) {
+      if (local.ids.length && local.ids[0] !== messageId) {
+        // The local entry had adopted a broadcast of the same text that was not ours.
+        this.put({ ...local, key: `m:${local.ids[0]}`, mine: false, seq: undefined });
+      }
+      this.entries.delete(localKey);
+      this.put({ ...local, key: `m:${messageId}`, ids: [messageId], at: receivedAt,
+                 status: this.isAnswered(messageId) ? "answered" : "pending", seq: local.seq });
+    }
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  /** The POST failed (network, 4xx, 5xx): the text stays, with a retry button. */
+  sendFailed(localKey, error) {
+    const local = this.entries.get(localKey);
+    if (!local) return;
+    local.status = "unsent";
+    local.error = error;
+    this.touch(local);
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  /** A retry of an unsent message starts: its entry goes back to "sending". */
+  retrySend(localKey) {
+    const local = this.entries.get(localKey);
+    if (!local) return null;
+    local.status = "sending";
+    local.error = null;
+    local.maybeSent = false;
+    this.touch(local);
+    this.persist();
+    this.emit({ kind: "entries" });
+    return local.text;
+  }
+
+  /** The resend of a failure notice was started: it is not offered twice. */
+  markResent(failureKey) {
+    const failure = this.entries.get(failureKey);
+    if (!failure) return;
+    failure.resent = true;
+    for (const id of failure.messageIds) {
+      const entry = this.userEntry(id);
+      if (entry && entry.mine) entry.resent = true;
+      this.touch(entry);
+    }
+    this.touch(failure);
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  /** The texts a failure notice can resend, in order (those this tab knows). */
+  resendTexts(failureKey) {
+    const failure = this.entries.get(failureKey);
+    if (!failure) return [];
+    const texts = [];
+    const seen = new Set();
+    for (const id of failure.messageIds) {
+      const entry = this.userEntry(id);
+      if (entry && !seen.has(entry.key) && !entry.placeholder) {
+        seen.add(entry.key);
+        texts.push(entry.text);
+      }
+    }
+    return texts;
+  }
+
+  // --- WebSocket messages (SPEC §9) ---------------------------------------------------
+
+  apply(message) {
+    switch (message.type) {
+      case "message_accepted":
+        return this.onAccepted(message);
+      case "turn_state":
+        return this.onTurnState(message);
+      case "character_stage":
+        return this.onStage(message);
+      case "character_response":
+        return this.onResponse(message);
+      case "turn_failed":
+        return this.onFailed(message);
+      default:
+        return undefined; // a newer server may send more; an old client ignores it
+    }
+  }
+
+  onAccepted({ message_id: id, text, received_at: receivedAt }) {
+    const existing = this.userEntry(id);
+    if (existing) {
+      if (existing.placeholder && text) {
+        existing.text = text;
+        existing.placeholder = false;
+        this.touch(existing);
+        this.emit({ kind: "entries" });
+      }
+      return;
+    }
+    // Our own broadcast may overtake the 202: adopt a "sending" entry of the same text.
+    const sending = [...this.entries.values()].find(
+      (e) => e.kind === "user" && e.status === "sending" && !e.ids.length && sameText(e.text, text));
+    if (sending) {
+      sending.ids = [id];
+      this.keyById.set(id, sending.key);
+      this.touch(sending);
+    } else {
+      this.put({ key: `m:${id}`, kind: "user", ids: [id], text, at: receivedAt,
+                 mine: this.sentIds.has(id), live: true,
+                 status: this.isAnswered(id) ? "answered" : "pending" });
+    }
+    this.dropMaybeSent(text);
+    this.emit({ kind: "entries" });
+  }
+
+  onTurnState({ turn_id: turnId, state, message_ids: messageIds = [], at }) {
+    if (OPEN_TURN_STATES.has(state)) {
+      const turn = this.turns.get(turnId);
+      this.turns.set(turnId, { state, stage: turn ? turn.stage : null, messageIds,
+                               at: turn ? turn.at : at || Date.now() / 1000 });
+      for (const id of messageIds) {
+        const entry = this.userEntry(id);
+        if (entry) {
+          entry.turnId = turnId;
+          // A running turn names it: it waits for an answer (history merged before the
+          // snapshot arrived could not know that).
+          if (entry.status === "sending" || entry.status === "settled") entry.status = "pending";
+          this.touch(entry);
+        }
+      }
+    } else {
+      // delivered / failed: the response or failure message closes the ids.
+      this.turns.delete(turnId);
+    }
+    this.emit({ kind: "turns" });
+  }
+
+  onStage({ turn_id: turnId, stage, at }) {
+    const turn = this.turns.get(turnId);
+    if (turn) {
+      turn.stage = stage;
+    } else {
+      this.turns.set(turnId, { state: "path2", stage, messageIds: [], at: at || Date.now() / 1000 });
+    }
+    this.emit({ kind: "turns" });
+  }
+
+  onResponse(message) {
+    const { turn_id: turnId, message_ids: messageIds = [], text, origin, emotion, arousal, at } = message;
+    this.turns.delete(turnId);
+    const key = `t:${turnId}:${origin}`;
+    if (!this.entries.has(key) && !this.hasCharacterText(turnId, text)) {
+      this.put({ key, kind: "character", turnId, origin, text, messageIds, emotion, arousal,
+                 at: at || Date.now() / 1000, live: true,
+                 answersOther: messageIds.length > 0 && !messageIds.some((id) => this.sentIds.has(id)) });
+    }
+    this.close(messageIds, "answered");
+    this.persist();
+    this.emit({ kind: "entries", unknownIds: messageIds.filter((id) => !this.keyById.has(id)) });
+    this.emit({ kind: "state", emotion, arousal });
+  }
+
+  onFailed({ turn_id: turnId, message_ids: messageIds = [], reason, at }) {
+    this.turns.delete(turnId);
+    this.addFailure(turnId, messageIds, reason, at || Date.now() / 1000);
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  // --- resync ---------------------------------------------------------------------------
+
+  /**
+   * Merge `GET …/session` ({turns, summary}). Known things stay as they are; what the tab
+   * missed (while closed or disconnected) is added; ids an answer names are closed.
+   */
+  mergeSession(session) {
+    this.summary = session && session.summary ? session.summary : null;
+    const turns = (session && Array.isArray(session.turns)) ? session.turns : [];
+    for (const turn of turns) {
+      if (turn.rolle === "user") this.mergeUserTurn(turn);
+      else if (turn.rolle === "assistant") this.mergeCharacterTurn(turn);
+    }
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  mergeUserTurn(turn) {
+    const ids = Array.isArray(turn.nachrichten_ids) ? turn.nachrichten_ids.filter(Boolean) : [];
+    const text = turn.inhalt || "";
+    const at = Number(turn.zeit) || 0;
+    if (!ids.length) {
+      // Old data without ids: the turn itself is the unit.
+      const key = `s:${turn.turn_id || at}:user`;
+      if (!this.entries.has(key)) this.put({ key, kind: "user", ids: [], text, at, mine: false,
+                                             live: false, status: "settled" });
+      return;
+    }
+    const known = ids.filter((id) => this.keyById.has(id));
+    for (const id of ids) {
+      const entry = this.userEntry(id);
+      if (entry && entry.placeholder && ids.length === 1) {
+        entry.text = text;
+        entry.placeholder = false;
+        this.touch(entry);
+      }
+    }
+    if (known.length === ids.length) return;
+    // Some or none of the block's messages are shown: show the block as the session has it
+    // (its text is the messages joined by "\n"), in place of the partial ones.
+    let mine = ids.some((id) => this.sentIds.has(id));
+    let status = null;
+    let seq;
+    for (const id of known) {
+      const entry = this.userEntry(id);
+      if (!entry) continue;
+      mine = mine || entry.mine;
+      status = status || entry.status;
+      seq = seq === undefined ? entry.seq : Math.min(seq, entry.seq);
+      this.entries.delete(entry.key);
+      for (const other of entry.ids) this.keyById.delete(other);
+    }
+    if (ids.some((id) => this.isAnswered(id))) status = "answered";
+    else if (!status) status = ids.some((id) => this.open.has(id)) || this.isRunning(ids) ? "pending" : "settled";
+    this.put({ key: `m:${ids[0]}`, kind: "user", ids, text, at, mine, live: false, status, seq,
+               turnId: turn.turn_id || null });
+    this.dropMaybeSent(text);
+  }
+
+  mergeCharacterTurn(turn) {
+    const origin = ORIGIN_FROM_HERKUNFT[turn.herkunft] || "unknown";
+    const turnId = turn.turn_id || `s${turn.zeit}`;
+    const key = `t:${turnId}:${origin}`;
+    const ids = Array.isArray(turn.nachrichten_ids) ? turn.nachrichten_ids.filter(Boolean) : [];
+    if (!this.entries.has(key) && !this.hasCharacterText(turnId, turn.inhalt)) {
+      this.put({ key, kind: "character", turnId, origin, text: turn.inhalt || "", messageIds: ids,
+                 emotion: turn.emotion || "", arousal: turn.arousal ?? null,
+                 at: Number(turn.zeit) || 0, live: false, answersOther: false });
+    }
+    this.close(ids, "answered");
+  }
+
+  /**
+   * What `GET /api/messages/{id}` said about one of this tab's open ids after a reconnect.
+   * `record` null: the server does not know it (404). `turn`: `GET /api/turns/{turn_id}`
+   * when the message's turn failed (for the reason), else null.
+   */
+  applyMessageRecord(messageId, record, turn = null) {
+    if (!this.open.has(messageId)) return;
+    if (!record) {
+      this.addFailure(`lost:${messageId}`, [messageId], "not_found", this.userEntry(messageId)?.at);
+    } else if (record.state === "failed") {
+      const turnId = record.turn_id || `lost:${messageId}`;
+      const ids = turn && Array.isArray(turn.message_ids) && turn.message_ids.length ? turn.message_ids : [messageId];
+      const reason = (turn && (turn.reason || turn.failure_reason)) || "unknown";
+      this.addFailure(turnId, ids, reason, this.failureTime(turn, ids));
+    } else if (record.state === "delivered") {
+      // Answered while this tab was away; the answer came with the session (or was
+      // summarized away). Either way the id is no longer open.
+      this.close([messageId], "answered");
+    } else if (record.state === ACCEPTED || OPEN_TURN_STATES.has(record.state)) {
+      const entry = this.userEntry(messageId);
+      if (entry && entry.status !== "pending") {
+        entry.status = "pending";
+        this.touch(entry);
+      }
+      if (record.turn_id && OPEN_TURN_STATES.has(record.state) && !this.turns.has(record.turn_id)) {
+        this.turns.set(record.turn_id, { state: record.state, stage: null, messageIds: [messageId],
+                                         at: entry ? entry.at : Date.now() / 1000 });
+      }
+      if (entry && record.turn_id) entry.turnId = record.turn_id;
+    }
+    this.persist();
+    this.emit({ kind: "entries" });
+    this.emit({ kind: "turns" });
+  }
+
+  /** The session was reset: nothing of it is shown any more. */
+  reset() {
+    this.entries.clear();
+    this.keyById.clear();
+    this.open.clear();
+    this.turns.clear();
+    this.summary = null;
+    this.persist();
+    this.emit({ kind: "entries" });
+    this.emit({ kind: "turns" });
+  }
+
+  // --- internals ----------------------------------------------------------------------
+
+  put(entry) {
+    const stored = { ...entry, seq: entry.seq ?? ++this.seq, version: 0 };
+    this.entries.set(stored.key, stored);
+    for (const id of stored.ids || []) this.keyById.set(id, stored.key);
+    return stored;
+  }
+
+  /** An entry changed: views redraw entries whose version moved. */
+  touch(entry) {
+    if (entry) entry.version += 1;
+  }
+
+  isAnswered(messageId) {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "character" && entry.messageIds.includes(messageId)) return true;
+    }
+    return false;
+  }
+
+  isRunning(messageIds) {
+    for (const turn of this.turns.values()) {
+      if (turn.messageIds.some((id) => messageIds.includes(id))) return true;
+    }
+    return false;
+  }
+
+  hasCharacterText(turnId, text) {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "character" && entry.turnId === turnId && entry.text === text) return true;
+    }
+    return false;
+  }
+
+  failureTime(turn, ids) {
+    const history = turn && Array.isArray(turn.history) ? turn.history : [];
+    const last = history.length ? Number(history[history.length - 1].at) : 0;
+    if (last) return last;
+    const times = ids.map((id) => this.userEntry(id)?.at || 0);
+    return Math.max(0, ...times) + 0.001;
+  }
+
+  addFailure(turnId, messageIds, reason, at) {
+    const key = `f:${turnId}`;
+    if (!this.entries.has(key)) {
+      this.put({ key, kind: "failure", turnId, messageIds, reason: reason || "unknown",
+                 at: at || Date.now() / 1000, resent: false });
+    }
+    this.close(messageIds, "failed", { turnId, reason });
+  }
+
+  /** Close ids that an answer or a failure named. */
+  close(messageIds, status, failure = null) {
+    for (const id of messageIds) {
+      this.open.delete(id);
+      const entry = this.userEntry(id);
+      if (!entry) continue;
+      // An answer beats an earlier failure notice of the same id (a resent turn that ran).
+      if (entry.status !== status && !(status === "failed" && entry.status === "answered")) {
+        entry.status = status;
+        if (failure) {
+          entry.failedTurnId = failure.turnId;
+          entry.reason = failure.reason;
+        }
+        this.touch(entry);
+      }
+    }
+  }
+
+  /** A restored "maybe sent" entry (the tab reloaded mid-POST) whose text arrived: drop it. */
+  dropMaybeSent(text) {
+    for (const entry of this.entries.values()) {
+      if (entry.maybeSent && sameText(entry.text, text)) {
+        this.entries.delete(entry.key);
+        return;
+      }
+    }
+  }
+
+  // --- the per-tab ledger ---------------------------------------------------------------
+
+  ledgerEntries() {
+    const rows = [];
+    for (const entry of this.entries.values()) {
+      if (entry.kind !== "user" || !entry.mine || !LEDGER_STATUSES.has(entry.status)) continue;
+      if (entry.status === "failed" && entry.resent) continue;
+      rows.push({ key: entry.key, ids: entry.ids, text: entry.text, at: entry.at, status: entry.status,
+                  open: entry.ids.filter((id) => this.open.has(id)),
+                  failedTurnId: entry.failedTurnId || null, reason: entry.reason || null,
+                  error: entry.error || null });
+    }
+    const failures = [];
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "failure" && !entry.resent
+          && entry.messageIds.some((id) => this.userEntry(id)?.mine)) {
+        failures.push({ turnId: entry.turnId, messageIds: entry.messageIds, reason: entry.reason, at: entry.at });
+      }
+    }
+    return { rows, failures };
+  }
+
+  persist() {
+    if (!this.storage) return;
+    try {
+      const { rows, failures } = this.ledgerEntries();
+      if (!rows.length && !failures.length) this.storage.removeItem(this.storageKey);
+      else this.storage.setItem(this.storageKey, JSON.stringify({ version: 1, rows, failures }));
+    } catch {
+      // Storage full or disabled: the live view still works, a reload just knows less.
+    }
+  }
+
+  restore() {
+    if (!this.storage) return;
+    let data;
+    try {
+      data = JSON.parse(this.storage.getItem(this.storageKey) || "null");
+    } catch {
+      data = null;
+    }
+    if (!data || !Array.isArray(data.rows)) return;
+    for (const row of data.rows) {
+      const ids = Array.isArray(row.ids) ? row.ids : [];
+      for (const id of ids) this.sentIds.add(id);
+      for (const id of row.open || []) this.open.add(id);
+      let status = row.status;
+      let maybeSent = false;
+      if (status === "sending") {
+        // Reloaded while the POST was in flight: it may or may not have arrived.
+        status = ids.length ? "pending" : "unsent";
+        maybeSent = !ids.length;
+      }
+      this.put({ key: ids.length ? `m:${ids[0]}` : row.key, kind: "user", ids, text: String(row.text ?? ""),
+                 at: Number(row.at) || 0, mine: true, live: false, status, maybeSent,
+                 failedTurnId: row.failedTurnId, reason: row.reason, error: row.error });
+    }
+    for (const failure of data.failures || []) {
+      this.put({ key: `f:${failure.turnId}`, kind: "failure", turnId: failure.turnId,
+                 messageIds: failure.messageIds || [], reason: failure.reason || "unknown",
+                 at: Number(failure.at) || 0, resent: false });
+    }
+  }
+}

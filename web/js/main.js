@@ -1,0 +1,280 @@
+// Wires the page: who is logged in, which character, the conversation, the WebSocket with
+// its resync, the panels and the settings. The rules of delivery live in conversation.js.
+
+import { api } from "./api.js";
+import { bindComposer, ChatView } from "./chat.js";
+import { Conversation } from "./conversation.js";
+import { $ } from "./dom.js";
+import { reasonText, t, translatePage } from "./i18n.js";
+import { Panels } from "./panels.js";
+import { SettingsDialog } from "./settings.js";
+import { ReconnectingSocket } from "./socket.js";
+
+const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
+const SESSION_SYNC_DELAY_MS = 250;
+
+function sendErrorText(error) {
+  if (error.status === 0) return t("send.network");
+  const known = reasonText(error.code);
+  return known !== error.code ? known : error.message || error.code;
+}
+
+async function whoAmI() {
+  try {
+    return await api.me();
+  } catch (error) {
+    if (error.status === 401) {
+      window.location.replace("/login");
+      return null;
+    }
+    throw error;
+  }
+}
+
+async function pickCharacter() {
+  try {
+    const characters = await api.characters();
+    const wanted = new URLSearchParams(window.location.search).get("character");
+    return characters.find((c) => c.id === wanted) || characters.find((c) => c.id === "nova") || characters[0] || DEFAULT_CHARACTER;
+  } catch {
+    return DEFAULT_CHARACTER;
+  }
+}
+
+class App {
+  constructor(me, character) {
+    this.me = me;
+    this.character = character;
+    this.name = character.name || character.id;
+    this.conversation = new Conversation({
+      storage: window.sessionStorage,
+      storageKey: `novaberg:ledger:${me.user_id}:${character.id}`,
+    });
+    this.syncing = null;
+    this.syncAgain = false;
+    this.sessionTimer = 0;
+  }
+
+  start() {
+    translatePage(document, { name: this.name });
+    $("#character-name").textContent = this.name;
+    document.title = `${this.name} · Novaberg`;
+    $("#logout").hidden = !this.me.headless;
+    $("#logout").addEventListener("click", async () => {
+      await api.logout().catch(() => {});
+      window.location.replace("/login");
+    });
+
+    this.view = new ChatView({
+      conversation: this.conversation,
+      list: $("#message-list"),
+      scroller: $("#messages"),
+      stage: $("#stage"),
+      stageText: $("#stage-text"),
+      summary: $("#summary"),
+      summaryText: $("#summary-text"),
+      onRetry: (key) => this.retry(key),
+      onResend: (key) => this.resend(key),
+    });
+    this.view.setCharacterName(this.name);
+
+    bindComposer({ form: $("#composer"), textarea: $("#composer-input"), onSend: (text) => this.send(text) });
+
+    this.panels = new Panels({
+      characterId: this.character.id,
+      getName: () => this.name,
+      onReset: () => {
+        this.conversation.reset();
+        this.notice(t("session.wasReset"));
+      },
+      onError: (text) => this.notice(text),
+    });
+    this.settings = new SettingsDialog({
+      isAdmin: this.me.user_id === "local",
+      onChanged: (info) => this.showOffline(info),
+    });
+    $("#settings-open").addEventListener("click", () => this.settings.open());
+    $("#offline-settings").addEventListener("click", () => this.settings.open());
+
+    this.conversation.subscribe((change) => this.onChange(change));
+
+    const scheme = window.location.protocol === "https:" ? "wss" : "ws";
+    this.socket = new ReconnectingSocket({
+      url: `${scheme}://${window.location.host}/api/ws`,
+      onMessage: (message) => this.onSocketMessage(message),
+      onStatus: (status) => this.showConnection(status),
+      onOpen: () => this.resync(),
+      onRepeatedFailure: () => this.checkLogin(),
+    });
+    this.socket.start();
+    window.addEventListener("online", () => this.socket.connect());
+    this.conversation.emit({ kind: "entries" });
+    this.panels.refreshAll();
+    this.refreshLlm();
+    // For tests and the curious: the live objects of this page.
+    window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
+    $("#composer-input").focus();
+  }
+
+  // --- sending ------------------------------------------------------------------------
+
+  send(text) {
+    const key = this.conversation.beginSend(text);
+    this.post(key, text);
+  }
+
+  async post(key, text) {
+    try {
+      const accepted = await api.send(this.character.id, text);
+      this.conversation.sendAccepted(key, accepted.message_id, accepted.received_at);
+    } catch (error) {
+      this.conversation.sendFailed(key, sendErrorText(error));
+    }
+  }
+
+  retry(key) {
+    const text = this.conversation.retrySend(key);
+    if (text !== null) this.post(key, text);
+  }
+
+  /** A failure notice's resend: its messages go out again as new messages, in order. */
+  async resend(failureKey) {
+    const texts = this.conversation.resendTexts(failureKey);
+    this.conversation.markResent(failureKey);
+    for (const text of texts) {
+      const key = this.conversation.beginSend(text);
+      await this.post(key, text); // in order: the server keeps the order it receives
+    }
+  }
+
+  // --- receiving ----------------------------------------------------------------------
+
+  onSocketMessage(message) {
+    if (message.character_id && message.character_id !== this.character.id) return;
+    this.conversation.apply(message);
+    if (message.type === "turn_state" && message.state === "path2"
+        && (message.message_ids || []).some((id) => !this.conversation.userEntry(id))) {
+      // A turn of messages this tab has not seen (sent elsewhere while it was away): its
+      // user turn is in the session now.
+      this.scheduleSessionSync();
+    }
+  }
+
+  onChange(change) {
+    if (change.kind === "state") {
+      this.panels.showState({ emotion: change.emotion, arousal: change.arousal });
+      // An answer may have come from an agent that changed lists or reminders.
+      this.panels.refreshLists();
+      this.panels.refreshReminders();
+    }
+    if (change.kind === "entries" && change.unknownIds && change.unknownIds.length) {
+      this.scheduleSessionSync();
+    }
+  }
+
+  scheduleSessionSync() {
+    clearTimeout(this.sessionTimer);
+    this.sessionTimer = setTimeout(() => this.resync(), SESSION_SYNC_DELAY_MS);
+  }
+
+  /**
+   * After every (re)connect: merge the session, then ask the server about every id this tab
+   * still holds open. Runs one at a time; a request during a run makes it run once more.
+   */
+  resync() {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = (async () => {
+      do {
+        this.syncAgain = false;
+        try {
+          await this.resyncOnce();
+        } catch (error) {
+          console.warn("resync failed", error);
+          if (error.status === 401) this.checkLogin();
+        }
+      } while (this.syncAgain);
+      this.syncing = null;
+    })();
+    return this.syncing;
+  }
+
+  async resyncOnce() {
+    this.conversation.mergeSession(await api.session(this.character.id));
+    for (const id of this.conversation.openIds()) {
+      if (this.conversation.isRunning([id])) continue;
+      let record = null;
+      try {
+        record = await api.message(id);
+      } catch (error) {
+        if (error.status !== 404) throw error;
+      }
+      let turn = null;
+      if (record && record.state === "failed" && record.turn_id) {
+        turn = await api.turn(record.turn_id).catch(() => null);
+      }
+      this.conversation.applyMessageRecord(id, record, turn);
+    }
+    this.panels.refreshState();
+  }
+
+  async checkLogin() {
+    try {
+      await api.me();
+    } catch (error) {
+      if (error.status === 401) window.location.replace("/login");
+    }
+  }
+
+  // --- status lines -------------------------------------------------------------------
+
+  showConnection(status) {
+    const node = $("#connection");
+    node.dataset.state = status;
+    $("#connection-text").textContent = t(`conn.${status}`);
+  }
+
+  async refreshLlm() {
+    try {
+      this.showOffline(await api.llm());
+    } catch {
+      try {
+        const health = await api.health();
+        this.showOffline({ offline: health.llm && health.llm.provider === "offline" });
+      } catch {
+        // The server is away; the connection line says so.
+      }
+    }
+  }
+
+  showOffline(info) {
+    const banner = $("#offline-banner");
+    banner.hidden = !info.offline;
+    $("#offline-text").textContent = t("offline.banner", { name: this.name });
+  }
+
+  notice(text) {
+    const node = $("#notice");
+    node.textContent = text;
+    node.hidden = false;
+    clearTimeout(this.noticeTimer);
+    this.noticeTimer = setTimeout(() => { node.hidden = true; }, 6000);
+  }
+}
+
+async function main() {
+  translatePage(document, { name: DEFAULT_CHARACTER.name });
+  const me = await whoAmI();
+  if (!me) return;
+  const character = await pickCharacter();
+  new App(me, character).start();
+}
+
+main().catch((error) => {
+  console.error(error);
+  const node = document.getElementById("notice");
+  node.textContent = t("error.generic", { reason: error.message || String(error) });
+  node.hidden = false;
+});

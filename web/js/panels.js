@@ -1,0 +1,195 @@
+// The side panels: the character's state, the notes agent's lists, reminders (view, add),
+// and the session reset with its confirmation.
+
+import { api } from "./api.js";
+import { $, h, setStatus } from "./dom.js";
+import { formatDateTime, reasonText, t } from "./i18n.js";
+
+/** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
+export function isoWithOffset(date) {
+  const pad = (n) => String(Math.trunc(Math.abs(n))).padStart(2, "0");
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? "+" : "-";
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`
+    + `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`
+    + `${sign}${pad(offset / 60)}:${pad(offset % 60)}`;
+}
+
+/** A time from the server (epoch seconds or ISO text) as epoch seconds, or null. */
+export function toEpoch(value) {
+  if (typeof value === "number") return value;
+  if (typeof value === "string" && value) {
+    const ms = Date.parse(value);
+    return Number.isNaN(ms) ? null : ms / 1000;
+  }
+  return null;
+}
+
+function firstOf(object, names, fallback = undefined) {
+  for (const name of names) {
+    if (object && object[name] !== undefined && object[name] !== null) return object[name];
+  }
+  return fallback;
+}
+
+function asArray(data, field) {
+  if (Array.isArray(data)) return data;
+  if (data && Array.isArray(data[field])) return data[field];
+  return [];
+}
+
+export class Panels {
+  constructor({ characterId, getName, onReset, onError }) {
+    this.characterId = characterId;
+    this.getName = getName;
+    this.onReset = onReset;
+    this.onError = onError;
+    this.side = $("#side");
+    this.toggle = $("#panel-toggle");
+    this.bind();
+  }
+
+  bind() {
+    this.toggle.addEventListener("click", () => this.setOpen(!this.side.classList.contains("open")));
+    $("#panel-close").addEventListener("click", () => this.setOpen(false));
+    this.side.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && this.side.classList.contains("open")) this.setOpen(false);
+    });
+    $("#reminder-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.addReminder();
+    });
+    const resetDialog = $("#reset-dialog");
+    $("#reset-open").addEventListener("click", () => {
+      $("#reset-text").textContent = t("session.confirmText", { name: this.getName() });
+      resetDialog.showModal();
+    });
+    resetDialog.addEventListener("close", () => {
+      if (resetDialog.returnValue === "confirm") this.resetSession();
+      resetDialog.returnValue = "";
+    });
+  }
+
+  setOpen(open) {
+    this.side.classList.toggle("open", open);
+    this.toggle.setAttribute("aria-expanded", String(open));
+    if (open) $("#panel-close").focus();
+    else this.toggle.focus();
+  }
+
+  refreshAll() {
+    return Promise.allSettled([this.refreshState(), this.refreshLists(), this.refreshReminders()]);
+  }
+
+  // --- state --------------------------------------------------------------------------
+
+  async refreshState() {
+    try {
+      this.showState(await api.state(this.characterId));
+    } catch (error) {
+      if (error.status !== 404) console.warn("state", error);
+    }
+  }
+
+  /** Fill the state panel; fields absent from `state` keep what they show. */
+  showState(state) {
+    if (!state) return;
+    const none = t("state.none");
+    if ("emotion" in state) $("#state-emotion").textContent = state.emotion || none;
+    if ("mode" in state) $("#state-mode").textContent = state.mode || none;
+    if ("tone" in state) $("#state-tone").textContent = state.tone || none;
+    if ("arousal" in state) {
+      const value = Number.parseFloat(state.arousal);
+      const known = Number.isFinite(value);
+      $("#state-arousal").value = known ? value : 0;
+      $("#state-arousal-text").textContent = known ? value.toFixed(2) : none;
+    }
+  }
+
+  // --- lists --------------------------------------------------------------------------
+
+  async refreshLists() {
+    const root = $("#lists");
+    let data;
+    try {
+      data = await api.lists(this.characterId);
+    } catch (error) {
+      root.replaceChildren(h("p", { class: "muted", text: error.status === 404 ? t("lists.unavailable") : t("error.generic", { reason: error.message }) }));
+      return;
+    }
+    const lists = asArray(data, "lists");
+    if (!lists.length) {
+      root.replaceChildren(h("p", { class: "muted", text: t("lists.empty") }));
+      return;
+    }
+    root.replaceChildren(...lists.map((list) => {
+      const items = asArray(list, "items");
+      return h("section", { class: "list" },
+        h("h3", { text: String(firstOf(list, ["name", "title", "list_name"], "")) }),
+        h("ul", {}, items.map((item) => {
+          const text = typeof item === "string" ? item : String(firstOf(item, ["text", "content", "name", "inhalt"], ""));
+          const done = typeof item === "object" && Boolean(firstOf(item, ["done", "checked", "erledigt"], false));
+          return h("li", { class: done ? "done" : "" }, text);
+        })));
+    }));
+  }
+
+  // --- reminders ----------------------------------------------------------------------
+
+  async refreshReminders() {
+    const root = $("#reminders");
+    let data;
+    try {
+      data = await api.reminders(this.characterId);
+    } catch (error) {
+      const text = error.status === 404 ? t("reminders.unavailable") : t("error.generic", { reason: error.message });
+      root.replaceChildren(h("li", { class: "muted", text }));
+      $("#reminder-form").hidden = error.status === 404;
+      return;
+    }
+    $("#reminder-form").hidden = false;
+    const reminders = asArray(data, "reminders");
+    if (!reminders.length) {
+      root.replaceChildren(h("li", { class: "muted", text: t("reminders.empty") }));
+      return;
+    }
+    root.replaceChildren(...reminders.map((reminder) => {
+      const due = toEpoch(firstOf(reminder, ["due_at", "due"]));
+      const state = String(firstOf(reminder, ["state", "status"], ""));
+      const done = Boolean(firstOf(reminder, ["done", "fired"], false)) || ["done", "fired", "delivered"].includes(state);
+      return h("li", { class: done ? "done" : "", dataset: { id: String(firstOf(reminder, ["id", "reminder_id"], "")) } },
+        String(firstOf(reminder, ["text", "inhalt"], "")),
+        due ? h("time", { datetime: new Date(due * 1000).toISOString(), text: formatDateTime(due) + (done ? ` · ${t("reminders.done")}` : "") }) : null);
+    }));
+  }
+
+  async addReminder() {
+    const status = $("#reminder-status");
+    const text = $("#reminder-text").value;
+    const due = $("#reminder-due").value; // local time "YYYY-MM-DDTHH:MM"
+    const date = new Date(due);
+    if (!text.trim() || Number.isNaN(date.getTime())) return;
+    try {
+      await api.addReminder(this.characterId, text, isoWithOffset(date));
+    } catch (error) {
+      setStatus(status, t("error.generic", { reason: reasonText(error.code) === error.code ? error.message : reasonText(error.code) }), "error");
+      return;
+    }
+    $("#reminder-text").value = "";
+    setStatus(status, t("reminders.added"), "ok");
+    await this.refreshReminders();
+  }
+
+  // --- session reset ------------------------------------------------------------------
+
+  async resetSession() {
+    try {
+      await api.resetSession(this.characterId);
+    } catch (error) {
+      this.onError(t("error.generic", { reason: error.message }));
+      return;
+    }
+    this.onReset();
+    await this.refreshAll();
+  }
+}
