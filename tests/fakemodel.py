@@ -45,7 +45,8 @@ neutral defaults — or the text `default_text` for a text call). A step is
 **Looking at what happened.** `requests` lists every request (`RecordedRequest`: path,
 dialect, purpose, body, messages, schema, stream, headers, `disconnected` = the client
 closed the connection while the fake still had something to say). `chats(purpose)` lists
-the chat requests, `await wait_requests(n)` waits until n chat requests have arrived.
+the chat requests, `await wait_requests(n)` waits until n chat requests have arrived;
+`max_in_flight` is the most chat requests it answered at once.
 """
 
 from __future__ import annotations
@@ -138,6 +139,7 @@ class RecordedRequest:
     stream: bool = False
     disconnected: bool = False
     answered: str = ""  # what the fake did: "reply", "fault:<kind>", "metadata"
+    at: float = field(default_factory=time.monotonic)  # arrival, monotonic clock
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -173,6 +175,8 @@ class FakeModel:
         self.default_text = "ok"
         self.metadata_fault: Fault | None = None
         self.requests: list[RecordedRequest] = []
+        self.in_flight = 0  # chat requests being answered now
+        self.max_in_flight = 0  # the most at once, so far
         self._queues: dict[str, deque[Step]] = {}
         self._always: dict[str, Step] = {}
         self._arrived = asyncio.Condition()
@@ -317,7 +321,24 @@ class FakeModel:
         return await self._chat(request, "openai")
 
     async def _chat(self, request: web.Request, dialect: str) -> web.StreamResponse:
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            return await self._answer(request, dialect)
+        finally:
+            self.in_flight -= 1
+
+    async def _answer(self, request: web.Request, dialect: str) -> web.StreamResponse:
         recorded = await self._record(request, dialect)
+        try:
+            return await self._respond(request, recorded)
+        except (asyncio.CancelledError, ConnectionResetError):
+            # aiohttp cancels a handler whose client has gone.
+            recorded.disconnected = True
+            raise
+
+    async def _respond(self, request: web.Request,
+                       recorded: RecordedRequest) -> web.StreamResponse:
         step = self._step(recorded)
         if isinstance(step, Fault):
             recorded.answered = f"fault:{step.kind}"
@@ -360,13 +381,9 @@ class FakeModel:
         response = web.StreamResponse(headers={
             "Content-Type": "application/x-ndjson" if ollama else "text/event-stream"})
         await response.prepare(request)
-        try:
-            async for event in self._events(recorded, reply, pieces, text):
-                await response.write(event)
-            await response.write_eof()
-        except (ConnectionResetError, asyncio.CancelledError):
-            recorded.disconnected = True
-            raise
+        async for event in self._events(recorded, reply, pieces, text):
+            await response.write(event)
+        await response.write_eof()
         return response
 
     async def _events(self, recorded: RecordedRequest, reply: Reply, pieces: list[str],
