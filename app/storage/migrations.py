@@ -59,3 +59,33 @@ def apply_migrations(db: sqlite3.Connection) -> list[str]:
                        (fn.__name__, time.time()))
         ran.append(fn.__name__)
     return ran
+
+
+@migration
+def m002_messages(db: sqlite3.Connection) -> None:
+    """The durable message log: every stored turn, written by the pipelines' dispatcher.
+
+    One row per turn text (a user block, or one answer of the character; a continue run
+    under the same `turn_id` adds a row). `entry_key` makes a rerun of the same write (crash
+    recovery) a no-op. `created` is when it was said; `calendar_date` the local day it
+    belongs to (seed 004: the calendar day is not derived from `created` later).
+    """
+    db.execute(
+        """
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            entry_key TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            message_ids TEXT NOT NULL DEFAULT '[]',
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            origin TEXT NOT NULL DEFAULT '',
+            text TEXT NOT NULL,
+            created REAL NOT NULL,
+            calendar_date TEXT NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX messages_by_day ON messages (user_id, calendar_date, created)")
+    db.execute("CREATE INDEX messages_by_turn ON messages (turn_id)")
