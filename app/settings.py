@@ -155,6 +155,23 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("ws_heartbeat_seconds", float, 20.0, "WebSocket ping interval.", minimum=1.0),
     Setting("idle_reflection_minutes", int, 0, "Minutes of quiet before the character reflects "
             "on its own (0 = off).", minimum=0),
+    # --- pipelines, agents, impulses (SPEC §6, seed 001 §2) -----------------------------------
+    Setting("responder_max_tokens", int, 600, "Output tokens reserved for one answer of the "
+            "character.", minimum=16),
+    Setting("planner_max_steps", int, 4, "Agent steps the planner runs in one turn; further "
+            "steps are dropped with a warning.", minimum=1),
+    Setting("salience_memory_threshold", float, 0.5, "Importance from which salient segments "
+            "become short-term memory entries.", minimum=0.0, maximum=1.0),
+    Setting("short_term_memory_ttl", int, 7 * DAY, "Seconds a short-term memory entry is kept.",
+            minimum=60),
+    Setting("short_term_memory_max_entries", int, 200, "Short-term memory entries kept per "
+            "pair; the oldest go first.", minimum=1),
+    Setting("short_term_memory_recent", int, 8, "Newest short-term memory entries shown to the "
+            "model.", minimum=0),
+    Setting("reminder_poll_seconds", float, 5.0, "Longest sleep of the reminder clock (it also "
+            "wakes when a reminder is added in this process).", minimum=0.05),
+    Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
+            "clock that never delivered it is put back.", minimum=1.0),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
