@@ -147,3 +147,9 @@ def split_reminder_member(member: str) -> tuple[str, str, str]:
     pair, _, reminder_id = member.rpartition(":")
     user_id, character_id = split_pair(pair)
     return user_id, character_id, reminder_id
+
+
+def reminders_claimed() -> str:
+    """Sorted set of reminders a clock has taken but not yet delivered (member as in
+    `reminders_due`), scored by claim time; a claim that grows old is put back."""
+    return "reminders:claimed"
