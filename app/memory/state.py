@@ -222,14 +222,16 @@ def empathy_switch(
     alpha: float,
     nullpunkt_seconds: float,
     user_arousal: float | None = None,
+    baseline: CharacterState = BASELINE,
 ) -> CharacterState:
     """The character's state for a run triggered by `source` (seed 001 §4).
 
     user: decay, then move the arousal toward the user's perceived arousal by `alpha`
     (no move when it is unknown); stamps `turn_zeit` and `nutzer_zeit`.
     character (continue, impulse): decay only; stamps `turn_zeit`.
+    `baseline` is the state decay relaxes toward (a character definition's own baseline).
     """
-    decayed = decay(state, now, nullpunkt_seconds)
+    decayed = decay(state, now, nullpunkt_seconds, baseline)
     if source == "user":
         arousal = decayed.arousal
         if user_arousal is not None:
