@@ -43,6 +43,19 @@ def model_schema(purpose: str) -> Callable[[S], S]:
     return register
 
 
+def discover_product_schemas(package: str = "app") -> dict[str, type[msgspec.Struct]]:
+    """Import every module of `package` (so each `@model_schema` has run) and return the
+    registered schemas. For tests and diagnostics; the app itself never needs this."""
+    import importlib
+    import pkgutil
+
+    root = importlib.import_module(package)
+    for info in pkgutil.walk_packages(root.__path__, package + "."):
+        if info.name.rsplit(".", 1)[-1] != "__main__":
+            importlib.import_module(info.name)
+    return dict(PRODUCT_SCHEMAS)
+
+
 @functools.cache
 def json_schema(schema: type[msgspec.Struct]) -> dict[str, Any]:
     """The JSON schema sent to the provider, with the root `$ref` inlined."""
@@ -130,19 +143,28 @@ def _coerce(value: Any, annotation: Any) -> Any:
     """`value` converted to builtins valid for `annotation`, or `_INVALID`."""
     candidates = value if isinstance(value, tuple) else (value,)
     for candidate in candidates:
-        try:
-            return msgspec.to_builtins(msgspec.convert(candidate, annotation, strict=False))
-        except (msgspec.ValidationError, TypeError):
-            pass
-        if isinstance(candidate, list):
-            item_type = _list_item_type(annotation)
-            if item_type is not None:
-                kept = [item for item in candidate if _coerce(item, item_type) is not _INVALID]
-                try:
-                    return msgspec.to_builtins(msgspec.convert(kept, annotation, strict=False))
-                except (msgspec.ValidationError, TypeError):
-                    pass
-    return _INVALID
+        converted = _convert(candidate, annotation)
+        if converted is not _INVALID:
+            return converted
+    # No candidate fits whole: keep the valid items of the list candidate that keeps most.
+    item_type = _list_item_type(annotation)
+    best: Any = _INVALID
+    if item_type is not None:
+        for candidate in candidates:
+            if not isinstance(candidate, list):
+                continue
+            kept = [item for item in candidate if _convert(item, item_type) is not _INVALID]
+            converted = _convert(kept, annotation)
+            if converted is not _INVALID and (best is _INVALID or len(converted) > len(best)):
+                best = converted
+    return best
+
+
+def _convert(value: Any, annotation: Any) -> Any:
+    try:
+        return msgspec.to_builtins(msgspec.convert(value, annotation, strict=False))
+    except (msgspec.ValidationError, TypeError):
+        return _INVALID
 
 
 def _list_item_type(annotation: Any) -> Any:

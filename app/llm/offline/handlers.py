@@ -168,8 +168,8 @@ def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
     social = {"begruessung", "abschied", "dank"}
     if found and set(found) <= social and len(tx.words(text)) <= 6:
         found.append("smalltalk")
-    elif not (set(found) - social - {"emotionaler_ausdruck"}) and tx.sentences(text):
-        found.append("information_teilen")
+    elif any(not s.endswith("?") and len(tx.words(s)) >= 3 for s in tx.sentences(text)):
+        found.append("information_teilen")  # at least one statement of substance
     return list(dict.fromkeys(found)) or ["information_teilen"]
 
 

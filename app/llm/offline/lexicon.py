@@ -82,7 +82,8 @@ INTENTIONS: dict[str, tuple[str, ...]] = {
     "dank": ("danke*", "dankeschön", "thanks", "thank you"),
     "bitte": ("bitte", "kannst du", "könntest du", "koenntest du", "würdest du", "hilf mir",
               "please", "can you", "could you", "would you", "help me"),
-    "erinnerung": ("erinner mich", "erinnere mich", "erinnerung", "remind me", "reminder"),
+    "erinnerung": ("erinner mich", "erinnere mich", "erinnern", "erinnere",
+                   "erinnerung", "remind me", "reminder"),
     "notiz": ("notier*", "schreib auf", "auf die liste", "einkaufsliste", "to-do", "todo",
               "add to", "note down", "shopping list", "write down"),
 }

@@ -5,6 +5,12 @@
 model list and, where the server says it, the context window (`context_length`,
 `max_model_len`, `max_context_length`); llama.cpp's own server states it under `/props`.
 
+Structured output is asked as `{"type": "json_schema", "json_schema": {"name", "schema"}}`
+(OpenAI, vLLM, LM Studio, OpenRouter, llama.cpp's own server). A server that refuses that
+shape by naming `response_format` in its error (llama-cpp-python's server answers 500 with
+"Input should be 'text' or 'json_object'") is asked again, once, in the older shape
+`{"type": "json_object", "schema": …}`, and keeps that shape from then on.
+
 OpenRouter gets `provider.data_collection = "deny"` and its context compression switched
 off (`plugins` and the older `transforms: []`), so nothing is cut behind our back (seed 004
 §16.3). Other servers never get these fields.
@@ -12,6 +18,7 @@ off (`plugins` and the older `transforms: []`), so nothing is cut behind our bac
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,6 +29,8 @@ from app.llm.errors import ModelError
 from app.llm.providers.base import Provider, context_length_error, describe_error, lines
 from app.llm.schema import schema_name
 from app.llm.types import Call, Chunk, Reply
+
+log = logging.getLogger(__name__)
 
 _WINDOW_KEYS = ("context_length", "max_model_len", "max_context_length", "context_window")
 _DONE = b"[DONE]"
@@ -34,6 +43,7 @@ class OpenAIProvider(Provider):
         super().__init__(**kwargs)
         if self.url and self.url.endswith("/v1"):
             self.url = self.url[: -len("/v1")]  # paths below carry /v1 themselves
+        self.schema_style = "json_schema"  # or "json_object" for servers that want that
 
     @property
     def is_openrouter(self) -> bool:
@@ -77,10 +87,13 @@ class OpenAIProvider(Provider):
         if stream:
             payload["stream_options"] = {"include_usage": True}
         if call.json_schema is not None and call.schema is not None:
-            payload["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema_name(call.schema), "schema": call.json_schema},
-            }
+            if self.schema_style == "json_object":
+                payload["response_format"] = {"type": "json_object", "schema": call.json_schema}
+            else:
+                payload["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": schema_name(call.schema), "schema": call.json_schema},
+                }
         if self.is_openrouter:
             payload["provider"] = {"data_collection": "deny"}
             payload["plugins"] = [{"id": "context-compression", "enabled": False}]
@@ -88,6 +101,24 @@ class OpenAIProvider(Provider):
         return payload
 
     async def complete(self, call: Call) -> Reply:
+        try:
+            return await self._complete(call)
+        except ModelError as exc:
+            if not self._older_schema_shape(call, exc):
+                raise
+        return await self._complete(call)
+
+    def _older_schema_shape(self, call: Call, exc: ModelError) -> bool:
+        """Switch to `json_object` + schema when the server refused `json_schema`."""
+        refused = (call.json_schema is not None and self.schema_style == "json_schema"
+                   and exc.status in (400, 422, 500) and "response_format" in exc.message)
+        if refused:
+            self.schema_style = "json_object"
+            log.info("server refuses response_format json_schema; asking with json_object "
+                     "+ schema from now on", extra={"fields": {"url": self.url}})
+        return refused
+
+    async def _complete(self, call: Call) -> Reply:
         data = await self.post_json("/v1/chat/completions", self._payload(call, False),
                                     call.purpose)
         try:
