@@ -124,7 +124,9 @@ export class Conversation {
     } else if (local) {
       if (local.ids.length && local.ids[0] !== messageId) {
         // The local entry had adopted a broadcast of the same text that was not ours.
-        this.put({ ...local, key: `m:${local.ids[0]}`, mine: false, seq: undefined });
+        const theirs = local.ids[0];
+        this.put({ ...local, key: `m:${theirs}`, mine: false, seq: undefined,
+                   status: this.isAnswered(theirs) ? "answered" : "pending" });
       }
       this.entries.delete(localKey);
       this.put({ ...local, key: `m:${messageId}`, ids: [messageId], at: receivedAt,
@@ -224,6 +226,7 @@ export class Conversation {
       (e) => e.kind === "user" && e.status === "sending" && !e.ids.length && sameText(e.text, text));
     if (sending) {
       sending.ids = [id];
+      sending.at = receivedAt;
       this.keyById.set(id, sending.key);
       this.touch(sending);
     } else {

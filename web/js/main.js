@@ -119,8 +119,10 @@ class App {
   // --- sending ------------------------------------------------------------------------
 
   send(text) {
-    const key = this.conversation.beginSend(text);
-    this.post(key, text);
+    // The server keeps the message trimmed (SPEC §9); show it as it will be stored.
+    const clean = text.trim();
+    const key = this.conversation.beginSend(clean);
+    this.post(key, clean);
   }
 
   async post(key, text) {

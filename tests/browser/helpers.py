@@ -1,0 +1,126 @@
+"""Helpers of the browser tests: the fake model in a thread, the app subprocess, page actions.
+
+Imported only when Playwright is installed (see `conftest.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Locator, Page, expect
+
+from tests.fakemodel import FakeModel
+from tests.procs import ROOT, AppProcess, http
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = ROOT / "tests" / "artifacts"
+TOKEN = "browser-token-0123456789"
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+expect.set_options(timeout=15_000)
+
+
+class ThreadedFake:
+    """A `FakeModel` served from its own event loop in a background thread."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="fake-model",
+                                       daemon=True)
+        self.thread.start()
+        self.fake = FakeModel()
+        self.run(self.fake.start())
+
+    def run(self, coro: Any) -> Any:
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout=30)
+
+    def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run `fn(*args)` in the fake's loop thread (its state is not thread-safe)."""
+        done: Future[Any] = Future()
+
+        def _run() -> None:
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                done.set_exception(exc)
+
+        self.loop.call_soon_threadsafe(_run)
+        return done.result(timeout=10)
+
+    @property
+    def url(self) -> str:
+        return self.fake.url
+
+    def script(self, purpose: str, *steps: Any) -> None:
+        self.call(self.fake.script, purpose, *steps)
+
+    def always(self, purpose: str, step: Any) -> None:
+        self.call(self.fake.always, purpose, step)
+
+    def chats(self, purpose: str | None = None) -> list[Any]:
+        return self.call(self.fake.chats, purpose)
+
+    def env(self) -> dict[str, str]:
+        """The app's environment pointing its model at this fake (fast retry backoff)."""
+        return {"NOVABERG_LLM_PROVIDER": "openai", "NOVABERG_LLM_URL": self.url,
+                "NOVABERG_LLM_MODEL": self.fake.models[0], "NOVABERG_LLM_CONTEXT": "8192",
+                "NOVABERG_MODEL_BACKOFF_SECONDS": "0.01"}
+
+    def close(self) -> None:
+        self.run(self.fake.close())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(timeout=10)
+        self.loop.close()
+
+
+class Nova(AppProcess):
+    """The app subprocess, with what tests ask of it besides the browser."""
+
+    def add_user(self, name: str, password: str) -> None:
+        """`novaberg user add NAME --password-stdin`, before the app starts."""
+        subprocess.run([sys.executable, "-m", "app", "--data-dir", str(self.data_dir), "user",
+                        "add", name, "--password-stdin"], input=password + "\n", text=True,
+                       cwd=ROOT, env=self.env, check=True, capture_output=True, timeout=60)
+
+    def api(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
+        return http(method, self.url + path, token=self.token, body=body)
+
+
+def wait_connected(page: Page) -> None:
+    expect(page.locator("#connection")).to_have_attribute("data-state", "online")
+
+
+def screenshot(page: Page, name: str) -> Path:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+def send(page: Page, text: str) -> None:
+    """Type into the message box and press Enter, as a person does."""
+    box = page.locator("#composer-input")
+    box.fill(text)
+    box.press("Enter")
+
+
+def user_bubbles(page: Page) -> Locator:
+    return page.locator("#message-list .msg-user")
+
+
+def character_bubbles(page: Page) -> Locator:
+    return page.locator("#message-list .msg-character")
+
+
+def failure_notices(page: Page) -> Locator:
+    return page.locator("#message-list .msg-failure")
