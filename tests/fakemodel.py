@@ -32,14 +32,17 @@ neutral defaults — or the text `default_text` for a text call). A step is
 - `str`: the answer text (for a structured call, the raw content: script invalid JSON so),
 - `dict` / `list` / msgspec Struct: the answer as JSON text,
 - `Reply(text_or_value, delay=…, chunks=[…], chunk_delay=…, finish_reason=…,
-  usage=(prompt, completion))`,
+  usage=(prompt, completion), drop_after=n)` (`drop_after`: the stream breaks off after n
+  pieces),
 - a `Fault`: `Fault.status(500)`, `Fault.rate_limited(retry_after=1)`, `Fault.hang()` (no
   answer until the client goes), `Fault.garbage()` (200, not JSON), `Fault.context_length()`
   (400 in the dialect's words), `Fault.empty_stream()` (200 and an empty event stream, as
   llama.cpp does for an over-long streamed prompt), `Fault.drop()` (close the connection),
 - a callable `step(request) -> step`, for answers that depend on the request.
 
-`metadata_fault = Fault.status(503)` makes the metadata endpoints (`/v1/models`,
+`refuse_json_schema = True` answers a `json_schema` response format with 500, and
+`stream_usage = False` leaves the usage chunk out of OpenAI streams, as llama-cpp-python's
+server does. `metadata_fault = Fault.status(503)` makes the metadata endpoints (`/v1/models`,
 `/api/tags`, `/api/show`, `/props`) fail; None restores them.
 
 **Looking at what happened.** `requests` lists every request (`RecordedRequest`: path,
@@ -78,6 +81,7 @@ class Reply:
     chunk_delay: float = 0.0  # seconds between stream pieces
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None  # (prompt, completion); default: counted
+    drop_after: int | None = None  # stream: close the connection after this many pieces
 
     def text(self) -> str:
         if isinstance(self.content, str):
@@ -174,6 +178,11 @@ class FakeModel:
         self.default: Step | None = None
         self.default_text = "ok"
         self.metadata_fault: Fault | None = None
+        # Like llama-cpp-python's server: `response_format.type = "json_schema"` answers 500;
+        # only `{"type": "json_object", "schema": …}` is understood.
+        self.refuse_json_schema = False
+        # False: OpenAI streams never carry usage (llama-cpp-python ignores stream_options).
+        self.stream_usage = True
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0  # chat requests being answered now
         self.max_in_flight = 0  # the most at once, so far
@@ -339,6 +348,13 @@ class FakeModel:
 
     async def _respond(self, request: web.Request,
                        recorded: RecordedRequest) -> web.StreamResponse:
+        if self.refuse_json_schema and recorded.dialect == "openai" and \
+                ((recorded.body or {}).get("response_format") or {}).get("type") == "json_schema":
+            recorded.answered = "fault:json_schema_refused"
+            return web.json_response({"error": {
+                "message": "1 validation error: ('body', 'response_format', 'type') Input "
+                           "should be 'text' or 'json_object'",
+                "type": "internal_server_error"}}, status=500)
         step = self._step(recorded)
         if isinstance(step, Fault):
             recorded.answered = f"fault:{step.kind}"
@@ -381,8 +397,13 @@ class FakeModel:
         response = web.StreamResponse(headers={
             "Content-Type": "application/x-ndjson" if ollama else "text/event-stream"})
         await response.prepare(request)
+        sent = 0
         async for event in self._events(recorded, reply, pieces, text):
             await response.write(event)
+            sent += 1
+            if reply.drop_after is not None and sent > reply.drop_after:
+                request.transport.close()  # mid-stream, no proper end
+                return response
         await response.write_eof()
         return response
 
@@ -411,7 +432,8 @@ class FakeModel:
             await self._pause(reply)
         yield _sse({**base, "choices": [{"index": 0, "delta": {},
                                          "finish_reason": reply.finish_reason}]})
-        if ((recorded.body or {}).get("stream_options") or {}).get("include_usage"):
+        if self.stream_usage and \
+                ((recorded.body or {}).get("stream_options") or {}).get("include_usage"):
             yield _sse({**base, "choices": [],
                         "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                                   "total_tokens": prompt + completion}})

@@ -65,6 +65,20 @@ async def test_structured_output_sends_the_schema_and_returns_a_validated_value(
     assert fake_model.chats()[0].schema == json_schema(Mood)
 
 
+async def test_a_server_that_refuses_json_schema_is_asked_with_json_object(
+        fake_model, make_settings):
+    fake_model.refuse_json_schema = True
+    fake_model.always("perception", {"emotion": "neutral", "arousal": 0.5})
+    async with Gateway(make_settings(**fake_model.overrides())) as gateway:
+        for _ in range(2):
+            result = await gateway.complete("perception", HI, schema=Mood, max_tokens=64)
+            assert result.value == Mood("neutral", 0.5)
+    refused, asked, again = fake_model.chats()
+    assert refused.answered == "fault:json_schema_refused"
+    assert asked.body["response_format"] == {"type": "json_object", "schema": json_schema(Mood)}
+    assert again.body["response_format"]["type"] == "json_object"  # remembered
+
+
 async def test_invalid_output_gets_exactly_one_repair_retry_that_shows_the_error(
         gateway, fake_model):
     fake_model.script("perception", {"emotion": "wut", "arousal": 0.9},
