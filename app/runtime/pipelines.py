@@ -32,7 +32,9 @@ whether the turn is still open (a pipeline checks it before it writes, so a turn
 meanwhile — e.g. by a session reset — leaves no late write behind).
 
 A pipeline signals a model failure by raising `app.llm.ModelError`; the runtime fails the turn
-with the error's code as the reason. Any other exception fails it as `internal_error`.
+with the error's code as the reason. A pipeline that ends a turn on purpose (e.g. its answer
+was rejected) raises `TurnRejected(reason)`; the turn fails with that reason. Any other
+exception fails it as `internal_error`.
 
 The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there by `create_app`;
 the pipeline issue replaces the minimal ones of `app.runtime.minimal` in that one place.
@@ -51,6 +53,15 @@ from app.settings import Settings
 
 Stage = Callable[[str], Awaitable[None]]
 Alive = Callable[[], Awaitable[bool]]
+
+
+class TurnRejected(Exception):
+    """A pipeline ends its turn on purpose; `reason` (e.g. `tribunal_rejected`) is what the
+    user's `turn_failed` names."""
+
+    def __init__(self, reason: str, message: str = "") -> None:
+        super().__init__(f"{reason}: {message}" if message else reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,7 +52,8 @@ from app.runtime.events import (
 from app.runtime.hub import Hub
 from app.runtime.markers import Markers, marker_value
 from app.runtime.pipelines import (
-    AwaitUser, CharacterRun, Continue, PipelineContext, Pipelines, Path2Result, UserBlock,
+    AwaitUser, CharacterRun, Continue, PipelineContext, Pipelines, Path2Result, TurnRejected,
+    UserBlock,
 )
 from app.runtime.ratelimit import RateLimiter
 from app.runtime.records import Conflict, Records, TurnRecord
@@ -522,6 +523,10 @@ class Runtime:
             del self.markers[pair]
 
     def _reason(self, exc: BaseException) -> str:
+        if isinstance(exc, TurnRejected):
+            log.warning("turn rejected by its pipeline", extra=fields(reason=exc.reason,
+                                                                      error=str(exc)))
+            return exc.reason
         code = _model_error_code(exc)
         if code is not None:
             log.warning("model call failed", extra=fields(code=code, error=str(exc)))
