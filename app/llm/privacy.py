@@ -42,7 +42,7 @@ PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("IBAN", re.compile(r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){2,7}(?:\s?[A-Z0-9]{1,3})?\b")),
     ("PHONE", re.compile(
         r"(?<![\w+])(?:(?:\+|00)\d{1,3}[\s./-]?(?:\(0\)[\s./-]?)?\d{1,5}"
-        r"|\(0\d{1,5}\)|0\d{2,5})(?:[\s./-]?\d){4,12}(?!\w)")),
+        r"|\(0\d{1,5}\)|0\d{2,5})(?:[ ./-]{0,3}\d){4,12}(?!\w)")),
     ("ADDRESS", re.compile(
         r"(?:\b[A-ZÄÖÜ][\wäöüß-]*" + _STREET_WORDS +
         r"|\b[A-ZÄÖÜ][\wäöüß-]+\s+(?:Straße|Strasse|Str\.|Weg|Gasse|Allee|Platz|Ring|Damm)"
