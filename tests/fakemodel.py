@@ -287,6 +287,11 @@ class FakeModel:
         if self.metadata_fault is None:
             return None
         recorded.answered = f"fault:{self.metadata_fault.kind}"
+        if self.metadata_fault.kind == "hang":
+            while not _gone(request):
+                await asyncio.sleep(0.01)
+            recorded.disconnected = True
+            return web.Response(status=499)
         return _fault_response(self.metadata_fault, dialect)
 
     async def _ollama_tags(self, request: web.Request) -> web.Response:
