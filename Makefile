@@ -26,7 +26,7 @@ test: install
 # The real llama.cpp server as a peer of the model gateway (builds llama-cpp-python once).
 test-peer: install
 	$(PY) -m pip install -q 'llama-cpp-python[server]' gguf numpy
-	$(PYTEST) -q -o addopts='' -m peer tests/peer
+	$(PYTEST) -q -o addopts='' -m peer
 
 # The web UI in Debian's chromium, driven by Playwright.
 test-browser: install
