@@ -17,6 +17,7 @@ the test. Run with `make test-browser` (it installs chromium and the `browser` e
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,15 +45,20 @@ else:
 
     @pytest.fixture
     def start_nova(tmp_path: Path, fake: ThreadedFake) -> Iterator[Callable[..., Nova]]:
-        """`start_nova(offline=False, users={name: password}, **env)` → a started app."""
+        """`start_nova(offline=False, users={name: password}, **env)` → a started app,
+        its model the fake (or the offline model)."""
         started: list[Nova] = []
 
         def start(*, offline: bool = False, users: dict[str, str] | None = None,
                   **env: str) -> Nova:
             data_dir = tmp_path / f"data{len(started)}"
             data_dir.mkdir()
-            model_env = {"NOVABERG_LLM_PROVIDER": "offline"} if offline else fake.env()
-            nova = Nova(data_dir, token=TOKEN, env=clean_env(**{**model_env, **env}))
+            # The model goes into config.toml, where the settings panel saves its choice
+            # (a NOVABERG_LLM_* variable would fix it: the panel may not change it then).
+            model = {"llm_provider": "offline"} if offline else fake.config()
+            (data_dir / "config.toml").write_text(
+                "".join(f"{k} = {json.dumps(v)}\n" for k, v in model.items()))
+            nova = Nova(data_dir, token=TOKEN, env=clean_env(**env))
             for name, password in (users or {}).items():
                 nova.add_user(name, password)
             started.append(nova.start())

@@ -70,11 +70,10 @@ class ThreadedFake:
     def chats(self, purpose: str | None = None) -> list[Any]:
         return self.call(self.fake.chats, purpose)
 
-    def env(self) -> dict[str, str]:
-        """The app's environment pointing its model at this fake (fast retry backoff)."""
-        return {"NOVABERG_LLM_PROVIDER": "openai", "NOVABERG_LLM_URL": self.url,
-                "NOVABERG_LLM_MODEL": self.fake.models[0], "NOVABERG_LLM_CONTEXT": "8192",
-                "NOVABERG_MODEL_BACKOFF_SECONDS": "0.01"}
+    def config(self) -> dict[str, Any]:
+        """The app's settings pointing its model at this fake (fast retry backoff)."""
+        return {"llm_provider": "openai", "llm_url": self.url, "llm_model": self.fake.models[0],
+                "llm_context": 8192, "model_backoff_seconds": 0.01}
 
     def close(self) -> None:
         self.run(self.fake.close())
@@ -103,7 +102,7 @@ def wait_connected(page: Page) -> None:
 def screenshot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path))
+    page.screenshot(path=str(path), animations="disabled")
     return path
 
 

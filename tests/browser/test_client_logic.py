@@ -99,6 +99,26 @@ def test_the_broadcast_overtaking_the_202_is_shown_once(page):
     assert shown == ["user m1 pending mine: Schnell"]
 
 
+def test_an_answer_overtaking_the_202_is_still_this_tabs_answer(page):
+    shown = run(page, """
+        const a = c.beginSend('schnell');
+        c.apply(ws.accepted('m1', 'schnell', 10));   // broadcast first …
+        c.apply(ws.response('t1', ['m1'], 'Antwort', 11));   // … then a very fast answer …
+        c.sendAccepted(a, 'm1', 10);                 // … and only then the 202
+        const b = c.beginSend('noch schneller');
+        c.apply(ws.response('t2', ['m2'], 'vor allem', 12));   // the answer before everything
+        c.sendAccepted(b, 'm2', 11.5);
+        return [...shown(c), JSON.stringify(c.openIds())];
+    """)
+    assert shown == [
+        "user m1 answered mine: schnell",
+        "nova t1 reply: Antwort",
+        "user m2 answered mine: noch schneller",
+        "nova t2 reply: vor allem",
+        "[]",
+    ]
+
+
 def test_another_tabs_message_with_the_same_text_stays_apart(page):
     shown = run(page, """
         const key = c.beginSend('ja');

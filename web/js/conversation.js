@@ -111,7 +111,15 @@ export class Conversation {
   /** The server accepted it (202): the entry takes the server's id and time. */
   sendAccepted(localKey, messageId, receivedAt) {
     this.sentIds.add(messageId);
-    this.open.add(messageId);
+    // The answer may have overtaken the 202 (a fast model): it was for this tab after all.
+    const answered = this.isAnswered(messageId);
+    if (!answered) this.open.add(messageId);
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "character" && entry.answersOther && entry.messageIds.includes(messageId)) {
+        entry.answersOther = false;
+        this.touch(entry);
+      }
+    }
     const local = this.entries.get(localKey);
     const existing = this.userEntry(messageId);
     if (existing && existing !== local) {
@@ -277,7 +285,7 @@ export class Conversation {
     if (!this.entries.has(key) && !this.hasCharacterText(turnId, text)) {
       this.put({ key, kind: "character", turnId, origin, text, messageIds, emotion, arousal,
                  at: at || Date.now() / 1000, live: true,
-                 answersOther: messageIds.length > 0 && !messageIds.some((id) => this.sentIds.has(id)) });
+                 answersOther: messageIds.length > 0 && !messageIds.some((id) => this.isMine(id)) });
     }
     this.close(messageIds, "answered");
     this.persist();
@@ -423,6 +431,11 @@ export class Conversation {
   /** An entry changed: views redraw entries whose version moved. */
   touch(entry) {
     if (entry) entry.version += 1;
+  }
+
+  /** Did this tab send it? (Also true before its 202 arrived, once the broadcast named it.) */
+  isMine(messageId) {
+    return this.sentIds.has(messageId) || Boolean(this.userEntry(messageId)?.mine);
   }
 
   isAnswered(messageId) {

@@ -78,6 +78,11 @@ class App {
     });
     this.view.setCharacterName(this.name);
 
+    // Focus the box itself: a fragment link alone does not move the keyboard focus there.
+    $(".skip-link").addEventListener("click", (event) => {
+      event.preventDefault();
+      $("#composer-input").focus();
+    });
     bindComposer({ form: $("#composer"), textarea: $("#composer-input"), onSend: (text) => this.send(text) });
 
     this.panels = new Panels({
