@@ -28,8 +28,11 @@ test-peer: install
 	$(PY) -m pip install -q 'llama-cpp-python[server]' gguf numpy
 	$(PYTEST) -q -o addopts='' -m peer
 
-# The web UI in Debian's chromium, driven by Playwright.
+# The web UI in Debian's chromium (from apt; Playwright's own browser download is not used),
+# driven by Playwright.
 test-browser: install
+	@if [ ! -x /usr/bin/chromium ]; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
 	$(PY) -m pip install -q -e '.[browser]'
 	$(PYTEST) -q -o addopts='' -m browser
 
