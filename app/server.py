@@ -21,14 +21,14 @@ from app.auth import Auth, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.llm import Gateway
+from app.pipeline.service import install as install_pipelines
+from app.pipeline.service import reminder_clock_ctx
 from app.redis_server import EmbeddedRedis
-from app.runtime.characters import default_catalog
-from app.runtime.minimal import minimal_pipelines
 from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
 from app.storage.database import Database
 from app.typedefs import (
-    AUTH, CHARACTERS, DB, GATEWAY, LOCAL_TOKEN, PIPELINES, REDIS, REDIS_INFO, SETTINGS,
+    AUTH, DB, GATEWAY, LOCAL_TOKEN, REDIS, REDIS_INFO, SETTINGS,
     RedisInfo,
 )
 
@@ -127,10 +127,10 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
         app[LOCAL_TOKEN] = local_token
     # The one place the pipelines and characters in use are chosen (tests may replace them
     # before the app starts).
-    app[PIPELINES] = minimal_pipelines()
-    app[CHARACTERS] = default_catalog()
+    install_pipelines(app)
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
+    app.cleanup_ctx.append(reminder_clock_ctx)
     app.on_shutdown.append(close_websockets)
     setup_routes(app)
     return app

@@ -9,6 +9,8 @@ from aiohttp import web
 
 from app.auth import Auth
 from app.llm import Gateway
+from app.pipeline.characters import CharacterBook
+from app.pipeline.impulses import ReminderClock
 from app.runtime.characters import CharacterCatalog
 from app.runtime.hub import Hub
 from app.runtime.pipelines import Pipelines
@@ -35,3 +37,6 @@ PIPELINES = web.AppKey("pipelines", Pipelines)
 CHARACTERS = web.AppKey("characters", CharacterCatalog)
 HUB = web.AppKey("hub", Hub)
 RUNTIME = web.AppKey("runtime", Runtime)
+# the character's pipelines (app/pipeline)
+CHARACTER_BOOK = web.AppKey("character_book", CharacterBook)
+REMINDER_CLOCK = web.AppKey("reminder_clock", ReminderClock)

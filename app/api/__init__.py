@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from app.api import characters, health, llm, llm_settings, login, messages, pages, ws
+from app.api import (
+    characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
+)
 
 
 def setup_routes(app: web.Application) -> None:
@@ -16,3 +18,5 @@ def setup_routes(app: web.Application) -> None:
     ws.setup(app)
     llm.setup(app)
     llm_settings.setup(app)
+    reminders.setup(app)
+    lists.setup(app)

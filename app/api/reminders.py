@@ -1,0 +1,80 @@
+"""`GET/POST /api/characters/{cid}/reminders` (SPEC §9): a pair's reminders; a due reminder
+enters as the character's own impulse (the reminder clock, `app.pipeline.impulses`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from app.api.messages import known_character
+from app.api.validation import read_json
+from app.auth import USER_ID
+from app.errors import ApiError
+from app.pipeline.stores.reminders import Reminder, ReminderStore
+from app.typedefs import REDIS, REMINDER_CLOCK, SETTINGS
+
+
+class ReminderIn(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+    due_at: str | float  # ISO 8601 with offset, or epoch seconds
+
+
+def due_time(value: str | float) -> float:
+    """Epoch seconds from the body's `due_at`; 400 for anything else."""
+    if isinstance(value, str):
+        try:
+            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise ApiError(400, "invalid_due_at",
+                           f"due_at {value!r} is not an ISO 8601 time") from None
+        if moment.tzinfo is None:
+            raise ApiError(400, "invalid_due_at",
+                           f"due_at {value!r} has no UTC offset (e.g. +01:00 or Z)")
+        return moment.timestamp()
+    if not math.isfinite(value) or value <= 0:
+        raise ApiError(400, "invalid_due_at", f"due_at {value!r} is not a time")
+    return float(value)
+
+
+def describe(reminder: Reminder) -> dict[str, Any]:
+    return {
+        "id": reminder.id, "text": reminder.text, "due_at": reminder.due_at,
+        "due_at_iso": dt.datetime.fromtimestamp(reminder.due_at).astimezone().isoformat(),
+        "status": reminder.status, "created_at": reminder.created_at,
+        "fired_at": reminder.fired_at, "trigger_turn_id": reminder.trigger_turn_id,
+        "impulse_turn_id": reminder.impulse_turn_id,
+    }
+
+
+async def list_reminders(request: web.Request) -> web.Response:
+    character_id = known_character(request)
+    reminders = await ReminderStore(request.app[REDIS]).list(request[USER_ID], character_id)
+    return web.json_response([describe(r) for r in reminders])
+
+
+async def create_reminder(request: web.Request) -> web.Response:
+    character_id = known_character(request)
+    body = await read_json(request, ReminderIn)
+    text = body.text.strip()
+    if not text:
+        raise ApiError(400, "empty_text", "the reminder text is empty")
+    limit = request.app[SETTINGS].max_message_chars
+    if len(text) > limit:
+        raise ApiError(413, "text_too_long",
+                       f"the reminder text has {len(text)} characters; at most {limit}")
+    due_at = due_time(body.due_at)
+    reminder = await ReminderStore(request.app[REDIS]).add(request[USER_ID], character_id,
+                                                         text, due_at)
+    clock = request.app.get(REMINDER_CLOCK)
+    if clock is not None:
+        clock.wake()
+    return web.json_response(describe(reminder), status=201)
+
+
+def setup(app: web.Application) -> None:
+    app.router.add_get("/api/characters/{cid}/reminders", list_reminders)
+    app.router.add_post("/api/characters/{cid}/reminders", create_reminder)

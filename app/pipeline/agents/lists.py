@@ -1,0 +1,235 @@
+"""The notes/lists agent: add, remove, show and clear items in named lists (seed 001 §6.2).
+
+The model reads the task (`agent_lists`: which list, which items); the agent decides which
+list that is, deterministically:
+
+- a list of that name exists → that list;
+- a name is given and the user asked for a new list, or there are no lists yet → a new list;
+- no name and exactly one list → that list;
+- otherwise it asks "which list?" (outcome `follow_up`). The question is a normal chat
+  message; the agent's context travels in the `awaiting_user` event and the user's next
+  message resumes it: the answer names a list (or a new one), the original items stay.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+import msgspec
+
+from app.log import fields
+from app.pipeline.context import NodeContext
+from app.pipeline.prompts import frame, language_of
+from app.pipeline.schemas import ListCommand
+from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.stores.lists import ListChange, ListStore, NamedList, normalize
+
+log = logging.getLogger(__name__)
+
+AGENT = "lists"
+
+PHRASES: dict[str, dict[str, str]] = {
+    "de": {
+        "added": "{items} steht jetzt auf der Liste „{name}“.",
+        "added_many": "{items} stehen jetzt auf der Liste „{name}“.",
+        "already": "{items} stand schon auf der Liste „{name}“.",
+        "removed": "{items} ist von der Liste „{name}“ gestrichen.",
+        "missing": "{items} stand nicht auf der Liste „{name}“.",
+        "cleared": "Die Liste „{name}“ ist jetzt leer.",
+        "created": "Die Liste „{name}“ ist neu angelegt.",
+        "shows": "Auf der Liste „{name}“ steht: {items}.",
+        "empty": "Die Liste „{name}“ ist leer.",
+        "no_lists": "Es gibt noch keine Listen.",
+        "not_found": "Eine Liste „{name}“ gibt es nicht.",
+        "which": "Auf welche Liste? Du hast {names}.",
+        "which_new": "Eine Liste „{name}“ gibt es noch nicht. Meinst du {names}, oder soll ich "
+                     "„{name}“ neu anlegen?",
+        "name_it": "Wie soll die Liste heißen?",
+        "and": "und",
+        "quote": "„{name}“",
+        "none": "(leer)",
+    },
+    "en": {
+        "added": "{items} is now on the list “{name}”.",
+        "added_many": "{items} are now on the list “{name}”.",
+        "already": "{items} was already on the list “{name}”.",
+        "removed": "{items} is crossed off the list “{name}”.",
+        "missing": "{items} was not on the list “{name}”.",
+        "cleared": "The list “{name}” is empty now.",
+        "created": "The list “{name}” is new.",
+        "shows": "The list “{name}” has: {items}.",
+        "empty": "The list “{name}” is empty.",
+        "no_lists": "There are no lists yet.",
+        "not_found": "There is no list “{name}”.",
+        "which": "Which list? You have {names}.",
+        "which_new": "There is no list “{name}” yet. Do you mean {names}, or shall I start "
+                     "“{name}” as a new list?",
+        "name_it": "What should the list be called?",
+        "and": "and",
+        "quote": "“{name}”",
+        "none": "(empty)",
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    name: str
+    create: bool
+
+
+async def run(ctx: NodeContext, state: Path2State, task: str,
+              pending: dict[str, Any] | None) -> AgentResult:
+    store = ListStore(ctx.services.redis, state.user_id, state.character_id)
+    existing = await store.all()
+    b = ctx.blocks
+    command: ListCommand = await ctx.ask_struct("agent_lists", frame([
+        (b.lists, lists_text(existing, ctx.language)),
+        (b.pending, pending_text(pending)),
+        (b.task, task)]))
+    if pending is not None:
+        command = resumed(command, pending)
+    words = _phrases(ctx.language)
+    if not (command.add or command.remove or command.show or command.clear
+            or command.create_list):
+        return AgentResult(agent=AGENT, task=task, outcome="nothing")
+    if command.show and not (command.add or command.remove or command.clear
+                             or command.list_name):
+        return AgentResult(agent=AGENT, task=task, outcome="completed",
+                           said=show_all(existing, ctx.language))
+    answer = task if pending is not None else ""
+    target = resolve(command, existing, answer)
+    if target is None:
+        return _ask(ctx, state, task, command, existing, pending)
+    if not target.create and find(existing, target.name) is None:
+        return AgentResult(agent=AGENT, task=task, outcome="refused",
+                           said=[words["not_found"].format(name=target.name)])
+    change = await store.apply(target.name, add=command.add, remove=command.remove,
+                               clear=command.clear, create=target.create)
+    if change is None:  # removed meanwhile
+        return AgentResult(agent=AGENT, task=task, outcome="refused",
+                           said=[words["not_found"].format(name=target.name)])
+    log.info("list changed", extra=fields(
+        list=change.list.name, created=change.created, added=len(change.added),
+        removed=len(change.removed), cleared=change.cleared))
+    return AgentResult(agent=AGENT, task=task, outcome="completed",
+                       said=describe(change, command.show, ctx.language))
+
+
+def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -> Target | None:
+    """Which list the command means (see the module docstring); None: ask the user."""
+    named = find(existing, command.list_name) if command.list_name else None
+    if named is None and answer:
+        named = mentioned(existing, answer)
+    if named is not None:
+        return Target(named.name, create=False)
+    adds = bool(command.add) or command.create_list
+    if command.list_name and adds and (command.create_list or not existing):
+        return Target(" ".join(command.list_name.split()), create=True)
+    if not command.list_name and len(existing) == 1:
+        return Target(existing[0].name, create=False)
+    if command.list_name and not adds:
+        return Target(" ".join(command.list_name.split()), create=False)  # reported missing
+    return None
+
+
+def find(existing: list[NamedList], name: str) -> NamedList | None:
+    wanted = normalize(name)
+    return next((item for item in existing if normalize(item.name) == wanted), None)
+
+
+def mentioned(existing: list[NamedList], text: str) -> NamedList | None:
+    """The one existing list whose name the text mentions (None when none or several)."""
+    lowered = normalize(text)
+    hits = [item for item in existing if normalize(item.name) in lowered]
+    return hits[0] if len(hits) == 1 else None
+
+
+def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
+    """The original command with what the user's answer adds (a list name, "new list")."""
+    try:
+        original = msgspec.convert(pending.get("command", {}), ListCommand)
+    except msgspec.ValidationError:
+        log.warning("pending list command unreadable; the answer stands alone")
+        return answer
+    has_ops = answer.add or answer.remove or answer.show or answer.clear
+    base = answer if has_ops else original
+    return msgspec.structs.replace(
+        base, list_name=answer.list_name or original.list_name,
+        create_list=answer.create_list or (base.create_list and not answer.list_name))
+
+
+def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
+         existing: list[NamedList], pending: dict[str, Any] | None) -> AgentResult:
+    words = _phrases(ctx.language)
+    names = join([words["quote"].format(name=item.name) for item in existing], words["and"])
+    if not existing:
+        question = words["name_it"]
+    elif command.list_name:
+        question = words["which_new"].format(name=command.list_name, names=names)
+    else:
+        question = words["which"].format(names=names)
+    request_turn = (pending or {}).get("turn_id") or state.turn_id
+    context = {"agent": AGENT, "turn_id": request_turn, "task": task, "question": question,
+               "command": msgspec.to_builtins(command),
+               "candidates": [item.name for item in existing]}
+    return AgentResult(agent=AGENT, task=task, outcome="follow_up", question=question,
+                       context=context)
+
+
+def describe(change: ListChange, show: bool, language: str) -> list[str]:
+    words = _phrases(language)
+    name = change.list.name
+    said = []
+    if change.created and not change.added:
+        said.append(words["created"].format(name=name))
+    if change.cleared:
+        said.append(words["cleared"].format(name=name))
+    if change.removed:
+        said.append(words["removed"].format(items=join(change.removed, words["and"]), name=name))
+    if change.missing:
+        said.append(words["missing"].format(items=join(change.missing, words["and"]), name=name))
+    if change.added:
+        key = "added" if len(change.added) == 1 else "added_many"
+        said.append(words[key].format(items=join(change.added, words["and"]), name=name))
+    if change.already:
+        said.append(words["already"].format(items=join(change.already, words["and"]), name=name))
+    if show:
+        items = change.list.items
+        said.append(words["shows"].format(name=name, items=", ".join(items)) if items
+                    else words["empty"].format(name=name))
+    return said
+
+
+def show_all(existing: list[NamedList], language: str) -> list[str]:
+    words = _phrases(language)
+    if not existing:
+        return [words["no_lists"]]
+    return [words["shows"].format(name=item.name, items=", ".join(item.items)) if item.items
+            else words["empty"].format(name=item.name) for item in existing]
+
+
+def lists_text(existing: list[NamedList], language: str) -> str:
+    """The lists as the model sees them: every list whole, with every item."""
+    empty = _phrases(language)["none"]
+    return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
+                     for item in existing)
+
+
+def pending_text(pending: dict[str, Any] | None) -> str:
+    if not pending:
+        return ""
+    return "\n".join(part for part in (str(pending.get("question", "")),
+                                       str(pending.get("task", ""))) if part)
+
+
+def join(items: list[str], conjunction: str) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def _phrases(language: str) -> dict[str, str]:
+    return PHRASES[language_of(language)]

@@ -1,0 +1,161 @@
+"""The reminders agent: a reminder with a due time (seed 001 §6.3, the seed's TimelineAgent).
+
+The model reads the task (`agent_reminders`: what, and when as ISO 8601 counted from the
+"now" it is shown); the agent checks the time and stores the reminder, which the reminder
+clock later turns into an own impulse. No time, an unreadable time or a time in the past:
+it asks "when?" (outcome `follow_up`), and the user's next message resumes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from typing import Any
+
+import msgspec
+
+from app.log import fields
+from app.pipeline.context import NodeContext
+from app.pipeline.prompts import frame, language_of
+from app.pipeline.schemas import ReminderCommand
+from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.stores.reminders import Reminder
+
+log = logging.getLogger(__name__)
+
+AGENT = "reminders"
+PAST_GRACE_SECONDS = 60  # "now" said a moment ago is not the past
+
+WEEKDAYS = {
+    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+}
+PHRASES: dict[str, dict[str, str]] = {
+    "de": {
+        "set": "Ich erinnere dich {when} an „{text}“.",
+        "when": "am {date:%d.%m.%Y} um {date:%H:%M} Uhr",
+        "list": "Offene Erinnerungen: {items}.",
+        "item": "„{text}“ {when}",
+        "none": "Es gibt keine offenen Erinnerungen.",
+        "ask_when": "Wann soll ich dich an „{text}“ erinnern?",
+        "ask_what": "Woran soll ich dich erinnern?",
+        "past": "{when} ist schon vorbei. Wann soll ich dich an „{text}“ erinnern?",
+    },
+    "en": {
+        "set": "I'll remind you of “{text}” {when}.",
+        "when": "on {date:%Y-%m-%d} at {date:%H:%M}",
+        "list": "Open reminders: {items}.",
+        "item": "“{text}” {when}",
+        "none": "There are no open reminders.",
+        "ask_when": "When shall I remind you of “{text}”?",
+        "ask_what": "What shall I remind you of?",
+        "past": "{when} has passed already. When shall I remind you of “{text}”?",
+    },
+}
+
+
+def local_now(now: float) -> dt.datetime:
+    return dt.datetime.fromtimestamp(now).astimezone()
+
+
+def now_text(now: float, language: str) -> str:
+    """`2026-11-30T10:15:00+01:00 (Montag)`: what the model counts "tomorrow" from."""
+    moment = local_now(now).replace(microsecond=0)
+    return f"{moment.isoformat()} ({WEEKDAYS[language_of(language)][moment.weekday()]})"
+
+
+def parse_due(text: str) -> float | None:
+    """An ISO 8601 time as epoch seconds; a time without offset is local time; None when it
+    cannot be read."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.astimezone()  # local time, as the user lives it
+    return moment.timestamp()
+
+
+def when_text(due_at: float, language: str) -> str:
+    return _phrases(language)["when"].format(date=local_now(due_at))
+
+
+async def run(ctx: NodeContext, state: Path2State, task: str,
+              pending: dict[str, Any] | None) -> AgentResult:
+    now = ctx.services.clock()
+    b = ctx.blocks
+    command: ReminderCommand = await ctx.ask_struct("agent_reminders", frame([
+        (b.now, now_text(now, ctx.language)),
+        (b.pending, pending_text(pending)),
+        (b.task, task)]))
+    if pending is not None:
+        command = resumed(command, pending)
+    words = _phrases(ctx.language)
+    store = ctx.services.reminders
+    if command.show and not command.text:
+        waiting = await store.pending(state.user_id, state.character_id)
+        return AgentResult(agent=AGENT, task=task, outcome="completed",
+                           said=[list_text(waiting, ctx.language)])
+    if not command.text.strip() and not command.due_at.strip():
+        return AgentResult(agent=AGENT, task=task, outcome="nothing")
+    if not command.text.strip():
+        return _ask(state, task, command, pending, words["ask_what"])
+    due_at = parse_due(command.due_at)
+    if due_at is None:
+        if command.due_at.strip():
+            log.warning("reminder time unreadable; asking", extra=fields(due_at=command.due_at))
+        return _ask(state, task, command, pending, words["ask_when"].format(text=command.text))
+    if due_at < now - PAST_GRACE_SECONDS:
+        return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending,
+                    words["past"].format(when=when_text(due_at, ctx.language),
+                                         text=command.text))
+    request_turn = (pending or {}).get("turn_id") or state.turn_id
+    reminder = await store.add(state.user_id, state.character_id, command.text, due_at,
+                               trigger_turn_id=request_turn, now=now)
+    ctx.services.wake_clock()
+    log.info("reminder set", extra=fields(reminder_id=reminder.id, due_at=due_at))
+    return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
+        words["set"].format(text=reminder.text, when=when_text(due_at, ctx.language))])
+
+
+def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand:
+    try:
+        original = msgspec.convert(pending.get("command", {}), ReminderCommand)
+    except msgspec.ValidationError:
+        log.warning("pending reminder command unreadable; the answer stands alone")
+        return answer
+    return ReminderCommand(text=answer.text or original.text,
+                           due_at=answer.due_at or original.due_at,
+                           show=answer.show and not original.text)
+
+
+def _ask(state: Path2State, task: str, command: ReminderCommand,
+         pending: dict[str, Any] | None, question: str) -> AgentResult:
+    request_turn = (pending or {}).get("turn_id") or state.turn_id
+    context = {"agent": AGENT, "turn_id": request_turn, "task": task, "question": question,
+               "command": msgspec.to_builtins(command)}
+    return AgentResult(agent=AGENT, task=task, outcome="follow_up", question=question,
+                       context=context)
+
+
+def list_text(reminders: list[Reminder], language: str) -> str:
+    words = _phrases(language)
+    if not reminders:
+        return words["none"]
+    items = "; ".join(words["item"].format(text=r.text, when=when_text(r.due_at, language))
+                      for r in reminders)
+    return words["list"].format(items=items)
+
+
+def pending_text(pending: dict[str, Any] | None) -> str:
+    if not pending:
+        return ""
+    return "\n".join(part for part in (str(pending.get("question", "")),
+                                       str(pending.get("task", ""))) if part)
+
+
+def _phrases(language: str) -> dict[str, str]:
+    return PHRASES[language_of(language)]

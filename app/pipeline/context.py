@@ -1,0 +1,116 @@
+"""What every node gets besides its state: the services and the one way to call the model.
+
+`Services` is built once per app (Redis, SQLite, characters, prompts, stores). `NodeContext`
+is built per run: the character the run is for, the run's stage callback (`character_stage`
+to every tab), the runtime's `alive()`, and `ask()` — every model call of a node goes through
+it, so each call has its own purpose, its own prompt template and its output reserve from
+the `PURPOSES` table, and its duration is counted for the run's log line and the benchmark.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import redis.asyncio as aioredis
+
+from app.llm.types import Completion
+from app.memory.session import SessionMemory
+from app.pipeline.characters import CharacterBook, CharacterDefinition
+from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
+from app.pipeline.stores.message_log import MessageLog
+from app.pipeline.stores.reminders import ReminderStore
+from app.pipeline.stores.short_term import ShortTermMemory
+from app.settings import Settings
+from app.storage.database import Database
+
+Stage = Callable[[str], Awaitable[None]]
+Alive = Callable[[], Awaitable[bool]]
+
+
+@dataclass(slots=True)
+class Services:
+    """App-wide parts the pipelines use; built once when the app starts."""
+
+    settings: Settings
+    redis: aioredis.Redis
+    db: Database
+    characters: CharacterBook
+    prompts: PromptLibrary
+    wake_clock: Callable[[], None] = lambda: None  # a reminder was added: re-read the index
+    clock: Callable[[], float] = time.time  # wall-clock now (epoch seconds)
+
+    @property
+    def memory(self) -> SessionMemory:
+        return SessionMemory(self.redis, self.settings)
+
+    @property
+    def short_term(self) -> ShortTermMemory:
+        return ShortTermMemory(self.redis, self.settings)
+
+    @property
+    def reminders(self) -> ReminderStore:
+        return ReminderStore(self.redis)
+
+    @property
+    def message_log(self) -> MessageLog:
+        return MessageLog(self.db)
+
+
+@dataclass(frozen=True, slots=True)
+class ModelCall:
+    purpose: str
+    seconds: float
+
+
+@dataclass(slots=True)
+class NodeContext:
+    services: Services
+    character: CharacterDefinition
+    gateway: Any  # app.llm.Gateway, the one in use for this run
+    stage: Stage
+    alive: Alive
+    calls: list[ModelCall] = field(default_factory=list)
+
+    @property
+    def settings(self) -> Settings:
+        return self.services.settings
+
+    @property
+    def language(self) -> str:
+        return self.character.language
+
+    @property
+    def blocks(self) -> Blocks:
+        return blocks_for(self.character.language)
+
+    @property
+    def model_seconds(self) -> float:
+        return sum(call.seconds for call in self.calls)
+
+    async def ask(self, purpose: str, frame: str, *,
+                  max_tokens: int | None = None) -> Completion:
+        """One model call: the purpose's template as the system message, `frame` as the user
+        message, the purpose's schema and output reserve. Raises `ModelError`."""
+        spec = PURPOSES[purpose]
+        messages = self.services.prompts.messages(
+            purpose, self.language, frame, character_name=self.character.name,
+            persona=self.character.persona)
+        reserve = max_tokens or spec.max_tokens or self.settings.responder_max_tokens
+        started = time.perf_counter()
+        try:
+            return await self.gateway.complete(
+                purpose, messages, schema=spec.schema, max_tokens=reserve,
+                temperature=spec.temperature)
+        finally:
+            self.calls.append(ModelCall(purpose, time.perf_counter() - started))
+
+    async def ask_struct(self, purpose: str, frame: str) -> Any:
+        """A structured call's validated value (the purpose's schema instance)."""
+        completion = await self.ask(purpose, frame)
+        value = completion.value
+        assert isinstance(value, msgspec.Struct), f"{purpose} has no schema"
+        return value

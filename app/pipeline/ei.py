@@ -1,0 +1,113 @@
+"""EI calc: the user's perceived state (path 1) and the character's state (path 2).
+
+User (path 1): the perception's nine EI dimensions as one `UserEmotion`; it is stored in the
+user turn and travels to path 2 in the user event's payload (seed 001 §3.1.1).
+
+Character (path 2, seed 001 §4 — the empathy switch on `source`):
+- `user` event: decay toward the character's baseline, the arousal moves toward the user's
+  perceived arousal by `empathy_alpha`; the labels follow the user: the character's emotion
+  answers the user's (`EMPATHY`), mode, tone, style and dynamic are the conversation's.
+- `character` event (continue, impulse): decay only; labels stay.
+Then a thought's own arousal (`gedanke_arousal`) raises the arousal when it is higher.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from typing import Any
+
+import msgspec
+
+from app.log import fields
+from app.memory.state import CharacterState, empathy_switch, raise_arousal
+from app.pipeline.schemas import Perception
+from app.pipeline.state import UserEmotion
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# How the character's emotion answers the user's (labels are never blended).
+EMPATHY: dict[str, str] = {
+    "trauer": "mitgefuehl", "angst": "fuersorge", "stress": "ruhe", "erschoepfung": "fuersorge",
+    "wut": "ruhe", "ekel": "mitgefuehl", "freude": "freude", "begeisterung": "freude",
+    "liebe": "zuneigung", "dankbarkeit": "freude", "ueberraschung": "neugier",
+}
+_PAYLOAD_FIELDS = tuple(f.name for f in msgspec.structs.fields(UserEmotion))
+
+
+def user_emotion(perception: Perception) -> UserEmotion:
+    """EI calc (user): the perception's reading as the nine EI dimensions."""
+    return UserEmotion(
+        emotion=perception.emotion.strip().lower(),
+        arousal=perception.arousal,
+        emotions_vector=perception.emotions_vector.strip().lower(),
+        mode=perception.mode.strip().lower(),
+        language_style=perception.language_style.strip().lower(),
+        relationship_dynamic=perception.relationship_dynamic.strip().lower(),
+        tone=perception.tone.strip().lower(),
+        intent=perception.intentions[0].strip().lower() if perception.intentions else "",
+        prompt_topic=perception.topics[0].strip() if perception.topics else "")
+
+
+def to_payload(user: UserEmotion) -> dict[str, Any]:
+    return msgspec.to_builtins(user)
+
+
+def from_payload(payload: dict[str, Any]) -> UserEmotion | None:
+    """The user's EI dimensions from an event payload; None when the payload has none (a
+    character event). An unusable value is reported and left empty, never guessed."""
+    if not any(name in payload for name in _PAYLOAD_FIELDS):
+        return None
+    values: dict[str, Any] = {}
+    for name in _PAYLOAD_FIELDS:
+        value = payload.get(name)
+        if name == "arousal":
+            values[name] = _unit_float(value)
+        elif isinstance(value, str):
+            values[name] = value
+    return UserEmotion(**values)
+
+
+def _unit_float(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+        log.warning("user arousal in event payload unusable; left out",
+                    extra=fields(value=repr(value)))
+        return None
+    return float(value)
+
+
+def character_state(loaded: CharacterState, *, baseline: CharacterState, source: str,
+                    now: float, settings: Settings, user: UserEmotion | None,
+                    thought_level: float | None) -> CharacterState:
+    """EI calc (character): the empathy switch on `source`, then the thought's level."""
+    if loaded.turn_time is None and loaded.user_time is None:
+        loaded = baseline  # the first turn of the pair: the character starts from its baseline
+    state = empathy_switch(
+        loaded, "user" if source == "user" else "character", now,
+        alpha=settings.empathy_alpha, nullpunkt_seconds=settings.eigenzeit_nullpunkt_seconds,
+        user_arousal=user.arousal if (source == "user" and user is not None) else None,
+        baseline=baseline)
+    if source == "user" and user is not None:
+        state = _labels_follow_user(state, user)
+    state = raise_arousal(state, thought_level)
+    # Four decimals: beyond them the float arithmetic only adds noise to the stored state.
+    return msgspec.structs.replace(state, arousal=round(state.arousal, 4))
+
+
+def _labels_follow_user(state: CharacterState, user: UserEmotion) -> CharacterState:
+    changes: dict[str, Any] = {}
+    if user.emotion in EMPATHY:
+        changes["emotion"] = EMPATHY[user.emotion]
+    for name in ("mode", "tone", "language_style", "relationship_dynamic"):
+        value = getattr(user, name)
+        if value:
+            changes[name] = value
+    if user.intent:
+        changes["intent"] = user.intent
+    if user.prompt_topic:
+        changes["prompt_topic"] = user.prompt_topic
+    return msgspec.structs.replace(state, **changes)

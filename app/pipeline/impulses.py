@@ -1,0 +1,124 @@
+"""Own impulses: the reminder clock (SPEC §5, §6; seed 001 §3.1.1).
+
+One background task per process. It sleeps until the earliest due reminder (at most
+`reminder_poll_seconds`, so reminders added by another process are seen too; a reminder
+added in this process wakes it at once), claims what is due, and turns each reminder into
+an impulse event through the runtime (`Runtime.submit_impulse`): a new turn whose payload
+carries the thought in `eigener_gedanke`, `reiz_herkunft = eigener_impuls`,
+`gedanke_arousal` (None: a reminder has no measured level) and `ausloeser_turn_id` (the turn
+the reminder was asked for in, None when it came through the API), and no `user_prompt`.
+The answer is delivered with origin `own_impulse` and stored with `herkunft =
+eigener_impuls`.
+
+Reminders live in Redis, so the clock survives restarts: what fell due while the app was
+down fires at the next start, and a claim that was never delivered is put back after
+`reminder_claim_timeout`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from app import log as logctx
+from app.log import fields
+from app.memory import keys
+from app.pipeline.characters import CharacterBook
+from app.pipeline.prompts import language_of
+from app.pipeline.stores.reminders import Reminder, ReminderStore
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+ERROR_BACKOFF_SECONDS = 1.0
+DUE_BATCH = 50
+
+# The thought a due reminder becomes: the character's own, in its language.
+THOUGHTS = {
+    "de": "Ich wollte dich an „{text}“ erinnern – es ist so weit.",
+    "en": "I wanted to remind you of “{text}” – it is time.",
+}
+
+Submit = Callable[..., Awaitable[str]]  # Runtime.submit_impulse
+
+
+class ReminderClock:
+    def __init__(self, store: ReminderStore, settings: Settings, characters: CharacterBook,
+                 submit: Submit) -> None:
+        self.store = store
+        self.settings = settings
+        self.characters = characters
+        self.submit = submit
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self.fired = 0
+
+    def wake(self) -> None:
+        """A reminder was added: look at the due index again now."""
+        self._wake.set()
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="reminder-clock")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()  # before the tick: a wake during the tick is not lost
+            try:
+                delay = await self.tick()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - Redis down, a defect: log, back off, go on
+                log.exception("reminder clock tick failed")
+                delay = ERROR_BACKOFF_SECONDS
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), delay)
+
+    async def tick(self) -> float:
+        """Fire what is due; returns how long to sleep until the next look."""
+        now = time.time()
+        restored = await self.store.put_back_stale(now - self.settings.reminder_claim_timeout)
+        if restored:
+            log.warning("undelivered reminder claims put back", extra=fields(
+                members=restored, limit="reminder_claim_timeout",
+                seconds=self.settings.reminder_claim_timeout))
+        for member in await self.store.due_members(now, DUE_BATCH):
+            reminder = await self.store.claim(member, now)
+            if reminder is not None:
+                await self.fire(reminder)
+        poll = self.settings.reminder_poll_seconds
+        next_due = await self.store.next_due()
+        if next_due is None:
+            return poll
+        return min(max(next_due - time.time(), 0.0), poll)
+
+    async def fire(self, reminder: Reminder) -> str:
+        pair = keys.pair_id(reminder.user_id, reminder.character_id)
+        token = logctx.pair.set(pair)
+        try:
+            turn_id = await self.submit(reminder.user_id, reminder.character_id,
+                                        self.thought(reminder), arousal=None,
+                                        trigger_turn_id=reminder.trigger_turn_id)
+            await self.store.mark_fired(reminder, turn_id)
+            self.fired += 1
+            log.info("reminder fired as an own impulse", extra=fields(
+                reminder_id=reminder.id, turn_id=turn_id, pair=pair,
+                late_s=round(time.time() - reminder.due_at, 3)))
+            return turn_id
+        finally:
+            logctx.pair.reset(token)
+
+    def thought(self, reminder: Reminder) -> str:
+        definition = self.characters.get(reminder.character_id)
+        language = language_of(definition.language if definition is not None else "en")
+        return THOUGHTS[language].format(text=reminder.text)
+

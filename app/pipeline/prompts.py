@@ -1,0 +1,230 @@
+"""Prompts: one text template per model call and language, and the frame around the data.
+
+A call is two messages:
+
+- `system`: the purpose's instructions, a template shipped as package data
+  (`app/pipeline/prompts/{de,en}/<purpose>.txt`). A file `<data dir>/prompts/<lang>/<purpose>.txt`
+  replaces the shipped one (read again when it changes). Placeholders are `str.format`
+  fields (`{persona}`, `{character_name}`, …); `PURPOSES` names each template's fields and a
+  test renders every template with them.
+- `user`: the frame — the data of this run as titled blocks (`### Verlauf`, …) built by
+  `frame()`. The history block is the one renderer's text (SPEC §3), never a list of role
+  messages: the occasion of a line lives in its speaker line. Block titles are a
+  per-language table (`BLOCKS`), like the renderer's speaker labels; the offline model reads
+  the frame by them.
+
+The language of a call is the character's language (`de` or `en`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from app.llm.types import Message
+from app.pipeline import schemas
+from app.settings import Settings
+
+PACKAGE = "app.pipeline"
+FOLDER = "prompts"
+FALLBACK_LANGUAGE = "en"
+
+
+@dataclass(frozen=True, slots=True)
+class Purpose:
+    """One kind of model call: its template fields, answer schema and output reserve."""
+
+    name: str
+    fields: tuple[str, ...]
+    schema: type[msgspec.Struct] | None
+    max_tokens: int
+    temperature: float
+
+
+PURPOSES: dict[str, Purpose] = {p.name: p for p in (
+    Purpose("perception", ("character_name",), schemas.Perception, 400, 0.2),
+    Purpose("salience", ("character_name",), schemas.Salience, 300, 0.2),
+    Purpose("router", ("character_name",), schemas.Route, 120, 0.0),
+    Purpose("planner", ("character_name",), schemas.Plan, 300, 0.0),
+    Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
+    Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
+    # The responder's output reserve is the setting `responder_max_tokens`.
+    Purpose("responder", ("persona", "character_name"), None, 0, 0.7),
+    Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
+    Purpose("corrector", ("character_name",), None, 0, 0.3),
+    Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
+)}
+
+
+@dataclass(frozen=True, slots=True)
+class Blocks:
+    """Titles of the frame's blocks in one language."""
+
+    summary: str
+    memory: str
+    history: str
+    perceive: str
+    vector: str
+    mood: str
+    actions: str
+    question: str
+    pending: str
+    lists: str
+    now: str
+    task: str
+    thought: str
+    intent: str
+    retry: str
+    answer: str
+    previous: str
+    findings: str
+    request: str
+
+
+BLOCKS: dict[str, Blocks] = {
+    "de": Blocks(
+        summary="Zusammenfassung früherer Gespräche", memory="Aus deinem Kurzzeitgedächtnis",
+        history="Verlauf", perceive="Neue Nachricht", vector="Gesprächsrichtung",
+        mood="Deine Stimmung", actions="Was du gerade erledigt hast",
+        question="Deine Rückfrage", pending="Offene Rückfrage", lists="Vorhandene Listen",
+        now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
+        intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
+        answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
+        request="Worum es ging"),
+    "en": Blocks(
+        summary="Summary of earlier conversations", memory="From your short-term memory",
+        history="Conversation", perceive="New message", vector="Direction of the conversation",
+        mood="Your mood", actions="What you have just done", question="Your question",
+        pending="Open question", lists="Existing lists", now="Now", task="Task",
+        thought="Your own thought (nobody said anything)", intent="You wanted to say more",
+        retry="Your last attempt was not enough", answer="Answer",
+        previous="Your previous answer", findings="Findings", request="What it was about"),
+}
+BLOCK_PREFIX = "### "
+
+
+@dataclass(frozen=True, slots=True)
+class Tasks:
+    """The responder's task line, by what the run reacts to."""
+
+    reply: str
+    question: str
+    thought: str
+    continue_: str
+    retry: str
+    regenerate: str
+
+
+TASKS: dict[str, Tasks] = {
+    "de": Tasks(
+        reply="Antworte jetzt auf die letzte Nachricht des Menschen (die letzte USER-Zeile "
+              "im Verlauf).",
+        question="Stell dem Menschen jetzt deine Rückfrage.",
+        thought="Niemand hat etwas gesagt. Sprich den Menschen von dir aus auf deinen "
+                "eigenen Gedanken an.",
+        continue_="Der Mensch hat seit deiner letzten Antwort nichts gesagt. Schreib ihm von "
+                  "dir aus noch einmal: {intent}",
+        retry="Deine letzte Antwort hat nicht ganz getroffen, worum der Mensch gebeten hat. "
+              "Ergänze, was fehlt, ohne zu wiederholen, was du schon geschrieben hast.",
+        regenerate="Dein erster Entwurf hat nicht getroffen, worum der Mensch gebeten hat: "
+                   "{reason} Schreib die Antwort neu."),
+    "en": Tasks(
+        reply="Answer the person's last message now (the last USER line in the "
+              "conversation).",
+        question="Ask the person your question now.",
+        thought="Nobody said anything. Bring up your own thought with the person on your own.",
+        continue_="The person has said nothing since your last answer. Write to them once "
+                  "more on your own: {intent}",
+        retry="Your last answer did not quite meet what the person asked for. Add what is "
+              "missing without repeating what you have already written.",
+        regenerate="Your first draft did not meet what the person asked for: {reason} Write "
+                   "the answer again."),
+}
+
+
+def tasks_for(language: str) -> Tasks:
+    return TASKS[language_of(language)]
+
+
+def language_of(language: str) -> str:
+    """`de`/`en` for any `de-AT`, `en_GB`, …; English for a language without templates."""
+    code = language.replace("_", "-").split("-", 1)[0].lower()
+    return code if code in BLOCKS else FALLBACK_LANGUAGE
+
+
+def blocks_for(language: str) -> Blocks:
+    return BLOCKS[language_of(language)]
+
+
+def frame(parts: Sequence[tuple[str, str | None]]) -> str:
+    """Titled blocks in order; a block without content is left out (never an empty title)."""
+    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{body.strip()}"
+                       for title, body in parts if body and body.strip())
+
+
+def read_frame(text: str) -> dict[str, str]:
+    """The blocks of a frame by title (the inverse of `frame`, for the offline model)."""
+    found: dict[str, str] = {}
+    title: str | None = None
+    lines: list[str] = []
+    for line in text.split("\n"):
+        if line.startswith(BLOCK_PREFIX):
+            if title is not None:
+                found[title] = "\n".join(lines).strip()
+            title, lines = line[len(BLOCK_PREFIX):].strip(), []
+        elif title is not None:
+            lines.append(line)
+    if title is not None:
+        found[title] = "\n".join(lines).strip()
+    return found
+
+
+class PromptLibrary:
+    """The templates in use: shipped ones, each replaceable from the data dir."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.override_dir = Path(settings.data_dir) / FOLDER if settings.data_dir else None
+        self._shipped: dict[tuple[str, str], str] = {}
+        self._overrides: dict[Path, tuple[float, str]] = {}
+
+    def template(self, purpose: str, language: str) -> str:
+        lang = language_of(language)
+        override = self._override(purpose, lang)
+        if override is not None:
+            return override
+        key = (purpose, lang)
+        if key not in self._shipped:
+            self._shipped[key] = resources.files(PACKAGE).joinpath(
+                FOLDER, lang, f"{purpose}.txt").read_text(encoding="utf-8")
+        return self._shipped[key]
+
+    def _override(self, purpose: str, lang: str) -> str | None:
+        if self.override_dir is None:
+            return None
+        path = self.override_dir / lang / f"{purpose}.txt"
+        try:
+            mtime = path.stat().st_mtime
+        except OSError:
+            return None
+        cached = self._overrides.get(path)
+        if cached is None or cached[0] != mtime:
+            cached = (mtime, path.read_text(encoding="utf-8"))
+            self._overrides[path] = cached
+        return cached[1]
+
+    def system(self, purpose: str, language: str, **values: Any) -> str:
+        """The purpose's instructions with its fields filled in."""
+        expected = PURPOSES[purpose].fields
+        missing = [name for name in expected if name not in values]
+        if missing:
+            raise KeyError(f"prompt {purpose}: missing field(s) {', '.join(missing)}")
+        return self.template(purpose, language).format(**values).strip()
+
+    def messages(self, purpose: str, language: str, user: str, **values: Any) -> list[Message]:
+        return [{"role": "system", "content": self.system(purpose, language, **values)},
+                {"role": "user", "content": user}]

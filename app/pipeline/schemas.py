@@ -1,0 +1,125 @@
+"""The structured answers the pipelines ask the model for (SPEC §6), one struct per purpose.
+
+Every schema is shaped so that its minimal valid instance — false booleans, empty lists and
+strings, zero numbers, `None` where allowed — is the **neutral outcome**: no action, no
+retry, no follow-up, answer accepted, nothing remembered. A weak model that says little
+leads to a plain reply, never to a spurious action or loop. That is why there is no
+`Literal["none", …]` among them: `msgspec.json.schema` lists a Literal's values sorted, and
+its first value is what a neutral instance takes (`tests/test_pipeline_schemas.py` holds
+every schema to this).
+
+Labels (emotion, mode, …) are free strings: the prompts name the seeds' German vocabulary,
+and an empty string means "not perceived". `arousal` is `None` when not perceived, never a
+made-up middle value.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from app.llm.schema import model_schema
+
+UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
+AgentName = Literal["lists", "reminders"]
+AGENTS: tuple[AgentName, ...] = ("lists", "reminders")
+
+
+@model_schema("perception")
+class Perception(msgspec.Struct, kw_only=True):
+    """Path 1: how the user's block comes across (seed 000 §2.2: the nine EI dimensions,
+    the core summary, intentions and topics). The same schema perceives nothing else."""
+
+    emotion: str = ""
+    arousal: UnitFloat | None = None
+    intentions: list[str] = msgspec.field(default_factory=list)
+    mode: str = ""
+    core: str = ""
+    emotions_vector: str = ""
+    language_style: str = ""
+    relationship_dynamic: str = ""
+    tone: str = ""
+    topics: list[str] = msgspec.field(default_factory=list)
+    language: str = ""
+
+
+@model_schema("salience")
+class Salience(msgspec.Struct, kw_only=True):
+    """Path 1: how much the block matters and what of it is worth remembering for a while."""
+
+    importance: UnitFloat = 0.0
+    segments: list[str] = msgspec.field(default_factory=list)
+
+
+@model_schema("salience_character")
+class CharacterSalience(msgspec.Struct, kw_only=True):
+    """Path 2: the same for the character's own answer, plus how the character itself
+    feels after saying it (what the client shows with the answer)."""
+
+    importance: UnitFloat = 0.0
+    segments: list[str] = msgspec.field(default_factory=list)
+    emotion: str = ""
+    arousal: UnitFloat | None = None
+
+
+@model_schema("router")
+class Route(msgspec.Struct, kw_only=True):
+    """Path 2: does this need an action, and which agents? Does the user's message answer
+    the agent's open question (resume)?"""
+
+    needs_action: bool = False
+    agents: list[AgentName] = msgspec.field(default_factory=list)
+    answers_pending: bool = False
+
+
+class PlanStep(msgspec.Struct, kw_only=True):
+    agent: AgentName
+    task: str
+
+
+@model_schema("planner")
+class Plan(msgspec.Struct, kw_only=True):
+    """Path 2: the request split into agent tasks, in order (empty: nothing to do)."""
+
+    steps: list[PlanStep] = msgspec.field(default_factory=list)
+
+
+@model_schema("agent_lists")
+class ListCommand(msgspec.Struct, kw_only=True):
+    """The notes agent's reading of one task. `list_name` as the user said it ("" when
+    none); `create_list` only when the user asks for a new list explicitly."""
+
+    list_name: str = ""
+    add: list[str] = msgspec.field(default_factory=list)
+    remove: list[str] = msgspec.field(default_factory=list)
+    show: bool = False
+    clear: bool = False
+    create_list: bool = False
+
+
+@model_schema("agent_reminders")
+class ReminderCommand(msgspec.Struct, kw_only=True):
+    """The reminders agent's reading of one task. `due_at`: ISO 8601 with offset ("" when
+    the user named no time); `show`: list the pending reminders."""
+
+    text: str = ""
+    due_at: str = ""
+    show: bool = False
+
+
+@model_schema("thinker")
+class Verdict(msgspec.Struct, kw_only=True):
+    """Path 2: does the answer meet what was asked? Does the character want to write again
+    on its own (`follow_up`: e.g. ask how the user is; `commitment`: it promised to look
+    into something)? `intent` names what it wants to do then."""
+
+    misses_request: bool = False
+    reason: str = ""
+    follow_up: bool = False
+    commitment: bool = False
+    intent: str = ""
+
+
+SCHEMAS: tuple[type[msgspec.Struct], ...] = (
+    Perception, Salience, CharacterSalience, Route, Plan, ListCommand, ReminderCommand, Verdict)

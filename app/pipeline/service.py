@@ -1,0 +1,131 @@
+"""The character's pipelines in the app: what `create_app` installs (SPEC §6).
+
+- `install(app)`: the character book (built-in `nova` plus the data dir's definitions), the
+  catalog the API and the runtime consult, and path 1 / path 2 / after-delivery as the
+  runtime's `Pipelines` (`app.runtime.pipelines` is the contract).
+- `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
+  (it submits impulses through it) and stopped before it.
+
+The offline model learns this package's purposes when it is imported (`app.pipeline.offline`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from app.log import fields
+from app.pipeline import offline  # noqa: F401 - registers the offline model's handlers
+from app.pipeline.characters import CharacterBook, CharacterDefinition
+from app.pipeline.context import NodeContext, Services
+from app.pipeline.graph import run_graph
+from app.pipeline.impulses import ReminderClock
+from app.pipeline.path1 import PATH1, event_payload
+from app.pipeline.path2 import PATH2
+from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
+from app.pipeline.state import Path1State, Path2State
+from app.pipeline.stores.reminders import ReminderStore
+from app.memory.state import CharacterState
+from app.runtime.pipelines import (
+    CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
+)
+from app.typedefs import (
+    CHARACTER_BOOK, CHARACTERS, DB, PIPELINES, REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS,
+)
+
+log = logging.getLogger(__name__)
+
+NO_CHARACTER = "no_active_character"
+
+
+class PipelineHost:
+    """Path 1, path 2 and the after-delivery step over the app's services."""
+
+    def __init__(self, app: web.Application) -> None:
+        self.app = app
+        self._services: Services | None = None
+
+    @property
+    def services(self) -> Services:
+        # Built on first use: Redis and SQLite exist only once the app has started.
+        if self._services is None:
+            app = self.app
+            self._services = Services(
+                settings=app[SETTINGS], redis=app[REDIS], db=app[DB],
+                characters=app[CHARACTER_BOOK], prompts=PromptLibrary(app[SETTINGS]),
+                wake_clock=self._wake_clock)
+        return self._services
+
+    def _wake_clock(self) -> None:
+        clock = self.app.get(REMINDER_CLOCK)
+        if clock is not None:
+            clock.wake()
+
+    def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
+        return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
+                           stage=ctx.stage, alive=ctx.alive)
+
+    async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
+        # Without an active character the user's words are still perceived and kept
+        # (seed 001 §6.7): only path 2 needs the character.
+        character = (self.services.characters.get(block.character_id)
+                     or stand_in(block.character_id))
+        state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
+                           character_id=block.character_id, message_ids=list(block.message_ids),
+                           text=block.text, said_at=block.received_at[-1])
+        await run_graph("path1", PATH1, self.context(ctx, character), state)
+        return Path1Result(event_payload=event_payload(state))
+
+    async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
+        character = self.services.characters.get(run.character_id)
+        if character is None:
+            log.warning("no active character for the event; the turn ends with a notice",
+                        extra=fields(character_id=run.character_id, turn_id=run.turn_id))
+            raise TurnRejected(NO_CHARACTER, f"character {run.character_id!r} is not active")
+        state = Path2State(turn_id=run.turn_id, user_id=run.user_id,
+                           character_id=run.character_id, message_ids=list(run.message_ids),
+                           origin=run.origin, source=run.event.source,
+                           trigger_count=run.event.trigger_count, payload=dict(run.event.payload),
+                           pending=run.pending_agent)
+        await run_graph("path2", PATH2, self.context(ctx, character), state)
+        return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
+                           arousal=state.state.arousal, follow_up=state.follow_up)
+
+    async def after_delivery(self, ctx: PipelineContext, run: CharacterRun,
+                             result: Path2Result) -> None:
+        """The session summary check, outside the run lock (SPEC §3)."""
+        character = self.services.characters.get(run.character_id) or stand_in(run.character_id)
+        await self.services.memory.summarize_if_needed(
+            run.user_id, run.character_id, ctx.gateway, character_name=character.name,
+            language=character.language)
+
+    def pipelines(self) -> Pipelines:
+        return Pipelines(path1=self.path1, path2=self.path2, after_delivery=self.after_delivery)
+
+
+def stand_in(character_id: str) -> CharacterDefinition:
+    """Name and language for a character without a definition (path 1 only)."""
+    return CharacterDefinition(id=character_id, name=character_id.capitalize(),
+                               language=FALLBACK_LANGUAGE, persona="", description="",
+                               baseline=CharacterState(), source="stand-in")
+
+
+def install(app: web.Application) -> None:
+    """Characters, catalog and pipelines: the one place `create_app` chooses them."""
+    book = CharacterBook(app[SETTINGS])
+    app[CHARACTER_BOOK] = book
+    app[CHARACTERS] = book.catalog()
+    app[PIPELINES] = PipelineHost(app).pipelines()
+
+
+async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
+    clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
+                          app[RUNTIME].submit_impulse)
+    app[REMINDER_CLOCK] = clock
+    await clock.start()
+    try:
+        yield
+    finally:
+        await clock.stop()

@@ -1,0 +1,108 @@
+"""The typed states the nodes work on: one per path run, created at its start, dropped at
+its end (seed 001 §2: "State zerstört"). What must outlive a run is written by the
+dispatcher."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from app.memory.state import CharacterState
+from app.memory.turns import Turn
+from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
+from app.pipeline.stores.short_term import MemoryEntry
+
+StimulusKind = Literal["user", "thought", "continue", "retry"]
+Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
+
+
+class UserEmotion(msgspec.Struct, kw_only=True):
+    """The user's perceived state after EI calc (user): the nine EI dimensions of the seed.
+    It travels in the user event's payload under these names."""
+
+    emotion: str = ""
+    arousal: float | None = None
+    emotions_vector: str = ""
+    mode: str = ""
+    language_style: str = ""
+    relationship_dynamic: str = ""
+    tone: str = ""
+    intent: str = ""
+    prompt_topic: str = ""
+
+
+class Path1State(msgspec.Struct, kw_only=True):
+    turn_id: str
+    user_id: str
+    character_id: str
+    message_ids: list[str]
+    text: str                      # the block: its messages joined by newlines
+    said_at: float                 # received_at of the block's last message
+    turns: list[Turn] = msgspec.field(default_factory=list)
+    summary: str | None = None
+    memories: list[MemoryEntry] = msgspec.field(default_factory=list)
+    history: str = ""              # rendered, with the block as the newest USER line
+    perception: Perception = msgspec.field(default_factory=Perception)
+    user: UserEmotion = msgspec.field(default_factory=UserEmotion)
+    salience: Salience = msgspec.field(default_factory=Salience)
+    stored: Turn | None = None
+
+
+class Stimulus(msgspec.Struct, kw_only=True):
+    """What a character run reacts to (the seed's "Reiz"): the user's words, the character's
+    own thought, its wish to say more, or a retry of an answer that missed the request."""
+
+    kind: StimulusKind
+    text: str = ""      # the user's words (user, retry) or the thought (thought)
+    intent: str = ""    # continue: what the character wanted to do
+    commitment: bool = False  # continue: it had promised to do something (router may act)
+    reason: str = ""    # retry: what the last answer missed
+
+
+class AgentResult(msgspec.Struct, kw_only=True):
+    agent: str
+    task: str
+    outcome: Outcome
+    said: list[str] = msgspec.field(default_factory=list)  # facts for the responder
+    question: str = ""                                      # outcome follow_up
+    context: dict[str, Any] = msgspec.field(default_factory=dict)  # to resume from
+
+
+class Path2State(msgspec.Struct, kw_only=True):
+    turn_id: str
+    user_id: str
+    character_id: str
+    message_ids: list[str]
+    origin: Literal["reply", "continue", "own_impulse"]
+    source: Literal["user", "character"]
+    trigger_count: int
+    payload: dict[str, Any]
+    pending: dict[str, Any] | None = None
+    stimulus: Stimulus = msgspec.field(default_factory=lambda: Stimulus(kind="user"))
+    turns: list[Turn] = msgspec.field(default_factory=list)
+    summary: str | None = None
+    memories: list[MemoryEntry] = msgspec.field(default_factory=list)
+    request_turn: Turn | None = None   # the user turn this run answers, if any
+    previous_answer: str = ""          # the character's last answer before this run
+    history: str = ""
+    user: UserEmotion | None = None
+    expected_language: str = ""
+    thought_arousal: float | None = None
+    state: CharacterState = msgspec.field(default_factory=CharacterState)
+    route: Route = msgspec.field(default_factory=Route)
+    results: list[AgentResult] = msgspec.field(default_factory=list)
+    vector: str = ""
+    answer: str = ""
+    drafts: list[str] = msgspec.field(default_factory=list)
+    verdict: Verdict = msgspec.field(default_factory=Verdict)
+    retry: bool = False                # the thinker failed the answer twice
+    findings: list[str] = msgspec.field(default_factory=list)
+    salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
+    stored: Turn | None = None
+    follow_up: Any = None              # app.runtime.pipelines.Continue | AwaitUser | None
+
+    @property
+    def question(self) -> AgentResult | None:
+        """The agent question this run asks the user, if any (then: `awaiting_user`)."""
+        return next((r for r in self.results if r.outcome == "follow_up"), None)

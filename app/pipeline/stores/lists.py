@@ -1,0 +1,129 @@
+"""The notes agent's named lists, per pair: a Redis hash `lists:{user}:{character}` whose
+fields are normalized list names and whose values are list JSON.
+
+Changes are read-modify-write under `WATCH`, so two writers never lose each other's items.
+Items keep the user's spelling; matching (duplicates, removal, list names) ignores case and
+surrounding whitespace.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import msgspec
+import redis.asyncio as aioredis
+
+from app.memory import keys
+
+ATTEMPTS = 10
+
+
+class NamedList(msgspec.Struct, kw_only=True):
+    name: str
+    items: list[str] = msgspec.field(default_factory=list)
+    created_at: float = 0.0
+    updated_at: float = 0.0
+
+
+@dataclass(slots=True)
+class ListChange:
+    """What one `apply` did, for the agent's report."""
+
+    list: NamedList
+    created: bool = False
+    added: list[str] = field(default_factory=list)
+    already: list[str] = field(default_factory=list)   # asked to add, were there already
+    removed: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)   # asked to remove, were not there
+    cleared: int = 0
+
+
+_DECODER = msgspec.json.Decoder(NamedList)
+_ENCODER = msgspec.json.Encoder()
+
+
+def normalize(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+class ListStore:
+    def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str) -> None:
+        self.redis = redis
+        self.key = keys.lists(user_id, character_id)
+
+    async def all(self) -> list[NamedList]:
+        """Every list, oldest first."""
+        stored = await self.redis.hgetall(self.key)
+        lists = []
+        for raw in stored.values():
+            try:
+                lists.append(_DECODER.decode(raw))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+        return sorted(lists, key=lambda item: (item.created_at, item.name))
+
+    async def get(self, name: str) -> NamedList | None:
+        raw = await self.redis.hget(self.key, normalize(name))
+        return _DECODER.decode(raw) if raw is not None else None
+
+    async def apply(self, name: str, *, add: list[str] = (), remove: list[str] = (),
+                    clear: bool = False, create: bool = True) -> ListChange | None:
+        """Change the list `name` (created when `create` and it does not exist yet; else None
+        for a missing list). Order: clear, remove, add."""
+        field_name = normalize(name)
+        for _ in range(ATTEMPTS):
+            async with self.redis.pipeline(transaction=True) as pipe:
+                try:
+                    await pipe.watch(self.key)
+                    raw = await pipe.hget(self.key, field_name)
+                    if raw is None and not create:
+                        await pipe.unwatch()
+                        return None
+                    change = _change(_DECODER.decode(raw) if raw is not None else None,
+                                     name, add, remove, clear)
+                    pipe.multi()
+                    pipe.hset(self.key, field_name, _ENCODER.encode(change.list))
+                    await pipe.execute()
+                    return change
+                except aioredis.WatchError:
+                    continue
+        raise RuntimeError(f"list {name!r} kept changing; gave up after {ATTEMPTS} attempts")
+
+
+def _change(existing: NamedList | None, name: str, add: list[str], remove: list[str],
+            clear: bool) -> ListChange:
+    now = time.time()
+    created = existing is None
+    current = existing or NamedList(name=" ".join(name.split()), created_at=now)
+    items = list(current.items)
+    change = ListChange(list=current, created=created)
+    if clear:
+        change.cleared = len(items)
+        items = []
+    for item in remove:
+        match = _find(items, item)
+        if match is None:
+            change.missing.append(item)
+        else:
+            change.removed.append(items.pop(match))
+    for item in add:
+        text = " ".join(item.split())
+        if not text:
+            continue
+        if _find(items, text) is not None:
+            change.already.append(text)
+        else:
+            items.append(text)
+            change.added.append(text)
+    change.list = NamedList(name=current.name, items=items, created_at=current.created_at,
+                            updated_at=now)
+    return change
+
+
+def _find(items: list[str], item: str) -> int | None:
+    wanted = normalize(item)
+    for index, existing in enumerate(items):
+        if normalize(existing) == wanted:
+            return index
+    return None

@@ -1,0 +1,159 @@
+"""Reminders, per pair, and the due index the reminder clock watches (SPEC §9, §6).
+
+- `reminders:{user}:{character}` (hash): reminder id → reminder JSON.
+- `reminders:due` (sorted set): every pending reminder, scored by its due time.
+- `reminders:claimed` (sorted set): reminders a clock has taken, scored by claim time.
+
+A reminder goes pending → claimed → fired. Claiming is one atomic step (`ZREM` from the due
+index decides which clock gets it, when several processes share a Redis); the claimer then
+delivers the impulse and marks the reminder fired. A claim that was never marked fired (the
+process died in between) is put back after `reminder_claim_timeout`, so a due reminder is
+never lost — at worst, after a crash, it is delivered twice.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Literal
+
+import msgspec
+import redis.asyncio as aioredis
+
+from app.memory import keys
+
+Status = Literal["pending", "claimed", "fired"]
+
+# KEYS: due, claimed, pair hash · ARGV: member, reminder id, now → reminder JSON or nil
+_CLAIM = """
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return redis.call('HGET', KEYS[3], ARGV[2])
+"""
+
+# KEYS: due, claimed · ARGV: member, due time → 1 put back, 0 not claimed (any more)
+_PUT_BACK = """
+if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
+return 1
+"""
+
+
+class Reminder(msgspec.Struct, kw_only=True):
+    id: str
+    user_id: str
+    character_id: str
+    text: str
+    due_at: float
+    created_at: float
+    status: Status = "pending"
+    claimed_at: float | None = None
+    fired_at: float | None = None
+    # The turn the reminder was asked for in (None when made through the API): it becomes
+    # the impulse's `ausloeser_turn_id`.
+    trigger_turn_id: str | None = None
+    impulse_turn_id: str | None = None
+
+    @property
+    def member(self) -> str:
+        return keys.reminder_member(self.user_id, self.character_id, self.id)
+
+
+_DECODER = msgspec.json.Decoder(Reminder)
+_ENCODER = msgspec.json.Encoder()
+
+
+class ReminderStore:
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+        self._claim = redis.register_script(_CLAIM)
+        self._put_back = redis.register_script(_PUT_BACK)
+
+    async def add(self, user_id: str, character_id: str, text: str, due_at: float, *,
+                  trigger_turn_id: str | None = None, now: float | None = None) -> Reminder:
+        reminder = Reminder(id=uuid.uuid4().hex, user_id=user_id, character_id=character_id,
+                            text=text.strip(), due_at=due_at,
+                            created_at=time.time() if now is None else now,
+                            trigger_turn_id=trigger_turn_id)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(keys.reminders(user_id, character_id), reminder.id,
+                      _ENCODER.encode(reminder))
+            pipe.zadd(keys.reminders_due(), {reminder.member: due_at})
+            await pipe.execute()
+        return reminder
+
+    async def list(self, user_id: str, character_id: str) -> list[Reminder]:
+        """Every reminder of the pair (pending and past), by due time."""
+        stored = await self.redis.hgetall(keys.reminders(user_id, character_id))
+        found = []
+        for raw in stored.values():
+            try:
+                found.append(_DECODER.decode(raw))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue
+        return sorted(found, key=lambda r: (r.due_at, r.created_at))
+
+    async def pending(self, user_id: str, character_id: str) -> list[Reminder]:
+        return [r for r in await self.list(user_id, character_id) if r.status != "fired"]
+
+    # --- the clock's side ------------------------------------------------------------------
+
+    async def due_members(self, now: float, limit: int = 50) -> list[str]:
+        return list(await self.redis.zrangebyscore(keys.reminders_due(), "-inf", now,
+                                                   start=0, num=limit))
+
+    async def next_due(self) -> float | None:
+        first = await self.redis.zrange(keys.reminders_due(), 0, 0, withscores=True)
+        return float(first[0][1]) if first else None
+
+    async def claim(self, member: str, now: float | None = None) -> Reminder | None:
+        """Take a due reminder; None when another clock took it first (or it is unreadable)."""
+        now = time.time() if now is None else now
+        user_id, character_id, reminder_id = keys.split_reminder_member(member)
+        raw = await self._claim(keys=[keys.reminders_due(), keys.reminders_claimed(),
+                                      keys.reminders(user_id, character_id)],
+                                args=[member, reminder_id, now])
+        if raw is None:
+            return None
+        try:
+            reminder = _DECODER.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            await self.redis.zrem(keys.reminders_claimed(), member)
+            raise
+        reminder = msgspec.structs.replace(reminder, status="claimed", claimed_at=now)
+        await self._save(reminder)
+        return reminder
+
+    async def mark_fired(self, reminder: Reminder, impulse_turn_id: str,
+                         now: float | None = None) -> Reminder:
+        fired = msgspec.structs.replace(reminder, status="fired", impulse_turn_id=impulse_turn_id,
+                                        fired_at=time.time() if now is None else now)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.hset(keys.reminders(fired.user_id, fired.character_id), fired.id,
+                      _ENCODER.encode(fired))
+            pipe.zrem(keys.reminders_claimed(), fired.member)
+            await pipe.execute()
+        return fired
+
+    async def put_back_stale(self, older_than: float) -> list[str]:
+        """Claims made before `older_than` that were never delivered go back to the due
+        index; returns their members."""
+        stale = await self.redis.zrangebyscore(keys.reminders_claimed(), "-inf", older_than)
+        restored = []
+        for member in stale:
+            user_id, character_id, reminder_id = keys.split_reminder_member(member)
+            raw = await self.redis.hget(keys.reminders(user_id, character_id), reminder_id)
+            if raw is None:
+                await self.redis.zrem(keys.reminders_claimed(), member)
+                continue
+            reminder = _DECODER.decode(raw)
+            if await self._put_back(keys=[keys.reminders_due(), keys.reminders_claimed()],
+                                    args=[member, reminder.due_at]):
+                await self._save(msgspec.structs.replace(reminder, status="pending",
+                                                         claimed_at=None))
+                restored.append(member)
+        return restored
+
+    async def _save(self, reminder: Reminder) -> None:
+        await self.redis.hset(keys.reminders(reminder.user_id, reminder.character_id),
+                              reminder.id, _ENCODER.encode(reminder))

@@ -1,0 +1,75 @@
+"""Short-term memory (the seed's KZG): salient segments of recent turns, per pair.
+
+A sorted set `kzg:{user}:{character}` whose members are entry JSON and whose scores are the
+entries' expiry times: each entry lives `short_term_memory_ttl` seconds, and at most
+`short_term_memory_max_entries` are kept (the oldest go first). Reads drop what has expired.
+Entries are whole sentences; nothing is ever cut.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import msgspec
+import redis.asyncio as aioredis
+
+from app.memory import keys
+from app.settings import Settings
+
+
+class MemoryEntry(msgspec.Struct, kw_only=True):
+    id: str
+    text: str
+    turn_id: str
+    role: str  # "user" | "assistant": whose words it came from
+    importance: float
+    created_at: float
+
+
+_DECODER = msgspec.json.Decoder(MemoryEntry)
+_ENCODER = msgspec.json.Encoder()
+
+
+class ShortTermMemory:
+    def __init__(self, redis: aioredis.Redis, settings: Settings) -> None:
+        self.redis = redis
+        self.settings = settings
+
+    async def add(self, user_id: str, character_id: str, texts: list[str], *, turn_id: str,
+                  role: str, importance: float, now: float | None = None) -> list[MemoryEntry]:
+        """Store one entry per non-empty text; returns what was stored."""
+        now = time.time() if now is None else now
+        entries = [MemoryEntry(id=uuid.uuid4().hex, text=text.strip(), turn_id=turn_id,
+                               role=role, importance=importance, created_at=now)
+                   for text in texts if text.strip()]
+        if not entries:
+            return []
+        key = keys.short_term_memory(user_id, character_id)
+        ttl = self.settings.short_term_memory_ttl
+        # Same expiry for the whole batch: a tie in score orders by member, so the id keeps
+        # the order stable; `created_at` orders reads.
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.zadd(key, {_ENCODER.encode(e).decode(): now + ttl for e in entries})
+            pipe.zremrangebyscore(key, "-inf", now)
+            pipe.zremrangebyrank(key, 0, -self.settings.short_term_memory_max_entries - 1)
+            pipe.expire(key, ttl)
+            await pipe.execute()
+        return entries
+
+    async def recent(self, user_id: str, character_id: str, count: int,
+                     now: float | None = None) -> list[MemoryEntry]:
+        """The newest `count` live entries, oldest first."""
+        if count <= 0:
+            return []
+        now = time.time() if now is None else now
+        raws = await self.redis.zrangebyscore(keys.short_term_memory(user_id, character_id),
+                                              now, "+inf")
+        entries = []
+        for raw in raws:
+            try:
+                entries.append(_DECODER.decode(raw))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                continue  # a foreign member: not ours to read
+        entries.sort(key=lambda e: e.created_at)
+        return entries[-count:]
