@@ -13,17 +13,18 @@ what to leave out, in whole units.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from decimal import Decimal
+
+import msgspec
 
 from app.llm.errors import ModelError
 from app.llm.types import Message
 
 
-@dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(msgspec.Struct, frozen=True):
     """The arithmetic of one request, kept for the trace."""
 
     window: int
@@ -56,6 +57,7 @@ def estimate_tokens(messages: Sequence[Message], chars_per_token: float) -> int:
     return math.ceil(chars / chars_per_token)
 
 
+@functools.lru_cache(maxsize=64)
 def margin_tokens(window: int, margin: float) -> int:
     # Decimal: 8192 * 0.15 must be 1228.8 -> 1229, not a float that rounds either way.
     return math.ceil(Decimal(window) * Decimal(str(margin)))

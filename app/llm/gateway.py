@@ -76,7 +76,8 @@ class Gateway:
         self._identities = IdentityList(settings.data_path if settings.data_dir else None,
                                         settings.privacy_identities)
         self._slots: dict[int, asyncio.Semaphore] = {}
-        self._windows: dict[int, tuple[int, float]] = {}  # provider id -> (window, fetched)
+        # provider id -> (window or None when the provider does not say, fetched at)
+        self._windows: dict[int, tuple[int | None, float]] = {}
         self._window_locks: dict[int, asyncio.Lock] = {}
         self._detection: asyncio.Task[None] | None = None
 
@@ -378,30 +379,41 @@ class Gateway:
         call.window = window
 
     async def _window(self, provider: Provider) -> tuple[int, str]:
-        """The context window and where it came from: provider, cache, stale, setting."""
+        """The context window and where it came from: provider, cache, stale, setting.
+
+        What the provider said is cached for `model_metadata_ttl`, also when it said nothing
+        (a server that does not state its window is not asked again on every call).
+        """
         key = id(provider)
         cached = self._windows.get(key)
-        ttl = self.settings.model_metadata_ttl
-        if cached and time.monotonic() - cached[1] < ttl:
-            return cached[0], "cache"
+        if cached and self._fresh(cached):
+            return self._cached_window(provider, cached[0])
         lock = self._window_locks.setdefault(key, asyncio.Lock())
         async with lock:
             cached = self._windows.get(key)
-            if cached and time.monotonic() - cached[1] < ttl:
-                return cached[0], "cache"
+            if cached and self._fresh(cached):
+                return self._cached_window(provider, cached[0])
             try:
                 window = await provider.context_window()
             except ModelError as exc:
-                if cached:
+                if cached and cached[0]:
                     log.warning("model metadata unavailable; the stale cached window serves",
                                 extra=logctx.fields(provider=provider.name, window=cached[0],
                                                     error=exc.code))
                     return cached[0], "stale"
                 return self._window_fallback(provider, f"{exc.code}: {exc.message}")
+            self._windows[key] = (window or None, time.monotonic())
             if window:
-                self._windows[key] = (window, time.monotonic())
                 return window, "provider"
             return self._window_fallback(provider, "the provider does not state it")
+
+    def _fresh(self, cached: tuple[int | None, float]) -> bool:
+        return time.monotonic() - cached[1] < self.settings.model_metadata_ttl
+
+    def _cached_window(self, provider: Provider, window: int | None) -> tuple[int, str]:
+        if window:
+            return window, "cache"
+        return self._window_fallback(provider, "the provider does not state it")
 
     def _window_fallback(self, provider: Provider, why: str) -> tuple[int, str]:
         if self.settings.llm_context:

@@ -10,23 +10,26 @@ from __future__ import annotations
 
 import time
 from collections import deque
-from dataclasses import asdict, dataclass, field
 from typing import Any
+
+import msgspec
 
 from app import log as logctx
 from app.llm.budget import Budget
 
 
-@dataclass(slots=True)
-class Trace:
+class Trace(msgspec.Struct):
+    """One call's record (a msgspec struct: cheap to build and to turn into a dict, which
+    keeps the gateway's own cost per call small)."""
+
     purpose: str
     provider: str
     model: str | None
     stream: bool
-    at: float = field(default_factory=time.time)
-    turn_id: str | None = field(default_factory=logctx.turn_id.get)
-    pair: str | None = field(default_factory=logctx.pair.get)
-    started: float = field(default_factory=time.perf_counter)
+    at: float = msgspec.field(default_factory=time.time)
+    turn_id: str | None = msgspec.field(default_factory=logctx.turn_id.get)
+    pair: str | None = msgspec.field(default_factory=logctx.pair.get)
+    started: float = msgspec.field(default_factory=time.perf_counter)
     budget: dict[str, Any] | None = None
     window_source: str | None = None
     prompt_tokens: int | None = None
@@ -58,16 +61,17 @@ class Trace:
         self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
 
     def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = msgspec.structs.asdict(self)
         del data["started"]
         return data
 
     def log_fields(self) -> dict[str, Any]:
-        """The record for a log line; turn_id and pair come from the log context."""
-        data = self.as_dict()
-        for name in ("turn_id", "pair", "at"):
-            data.pop(name)
-        return data
+        """The record for a log line: fields without a value left out; turn_id and pair
+        come from the log context."""
+        data = msgspec.structs.asdict(self)
+        for name in ("turn_id", "pair", "at", "started"):
+            del data[name]
+        return {name: value for name, value in data.items() if value is not None}
 
 
 class TraceRing:

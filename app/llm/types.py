@@ -1,8 +1,10 @@
-"""The values that cross the gateway's interface, and the call a provider gets."""
+"""The values that cross the gateway's interface, and the call a provider gets.
+
+msgspec structs rather than dataclasses: they are built on every call, and msgspec builds
+them several times faster."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 import msgspec
@@ -18,8 +20,7 @@ class Message(TypedDict):
     content: str
 
 
-@dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(msgspec.Struct, frozen=True):
     """Tokens of one call as the provider counted them.
 
     `estimated` is true when the provider did not report them and the gateway's own
@@ -35,8 +36,7 @@ class Usage:
         return self.prompt_tokens + self.completion_tokens
 
 
-@dataclass(frozen=True, slots=True)
-class Completion:
+class Completion(msgspec.Struct, frozen=True):
     """The result of `Gateway.complete`.
 
     `text` is the answer (for a structured call: its JSON text); `value` is the validated
@@ -53,8 +53,7 @@ class Completion:
     finish_reason: str | None = None
 
 
-@dataclass(slots=True)
-class Call:
+class Call(msgspec.Struct):
     """One request as a provider sends it (already masked and budgeted)."""
 
     purpose: str
@@ -66,8 +65,7 @@ class Call:
     window: int | None = None  # the budgeted context window (Ollama gets it as num_ctx)
 
 
-@dataclass(slots=True)
-class Reply:
+class Reply(msgspec.Struct):
     """One provider answer to a non-streaming call."""
 
     text: str
@@ -77,8 +75,7 @@ class Reply:
     finish_reason: str | None = None
 
 
-@dataclass(slots=True)
-class Chunk:
+class Chunk(msgspec.Struct):
     """One piece of a streamed answer. The last chunk may carry only usage/finish."""
 
     text: str = ""
