@@ -45,6 +45,7 @@ binary-test: binary
 
 bench: install
 	$(PY) bench/startup.py
+	$(PY) bench/gateway.py
 
 clean:
 	rm -rf build dist .pytest_cache

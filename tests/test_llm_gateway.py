@@ -278,7 +278,10 @@ async def test_a_provider_that_does_not_state_its_window_uses_llm_context(
         assert "llm_context" in caught.value.message
     async with Gateway(make_settings(**fake_model.overrides(llm_context=2048))) as gateway:
         await gateway.complete("responder", HI, max_tokens=8)
+        asked = len(metadata_requests(fake_model))
+        await gateway.complete("responder", HI, max_tokens=8)
         assert gateway.traces.list()[0]["budget"]["window"] == 2048
+        assert len(metadata_requests(fake_model)) == asked  # "does not say" is cached too
 
 
 @pytest.mark.parametrize(("num_ctx", "llm_context", "trained", "expected"), [
