@@ -95,7 +95,7 @@ def instruction_sentences(instructions: Iterable[str]) -> list[str]:
     found = []
     for text in instructions:
         for part in re.split(r"(?<=[.!?:])\s+|\n\s*\n|\n(?=\s*[-•])", text):
-            sentence = _normalize(part.strip(" -•\t"))
+            sentence = _normalize(part.strip(" -•\t")).rstrip(".:;,!?")
             if len(sentence) >= LEAK_MIN_CHARS:
                 found.append(sentence)
     return found
