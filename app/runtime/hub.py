@@ -28,6 +28,7 @@ from aiohttp import web
 
 from app.log import fields
 from app.memory import keys
+from app.runtime.tasks import cancel_and_wait
 from app.runtime.wire import WsMessage, encode
 
 log = logging.getLogger(__name__)
@@ -103,9 +104,7 @@ class Hub:
             if not conns:
                 del self._by_user[conn.user_id]
         if conn.writer is not None:
-            conn.writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await conn.writer
+            await cancel_and_wait([conn.writer])
 
     def connections(self, user_id: str) -> int:
         return len(self._by_user.get(user_id, ()))
@@ -169,9 +168,7 @@ class Hub:
 
     async def stop(self) -> None:
         if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+            await cancel_and_wait([self._listener])
         await self.close_all()
 
     async def _listen(self, pubsub: aioredis.client.PubSub) -> None:

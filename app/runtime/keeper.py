@@ -21,6 +21,7 @@ import redis.asyncio as aioredis
 
 from app.memory import keys
 from app.runtime.recovery import recover
+from app.runtime.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from app.runtime.runtime import Runtime
@@ -43,9 +44,7 @@ class Keeper:
         self._tasks = [asyncio.create_task(fn(), name=name) for name, fn in loops]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         with contextlib.suppress(aioredis.RedisError, OSError):
             await self.runtime.redis.delete(keys.heartbeat(self.runtime.instance_id))
 

@@ -58,6 +58,7 @@ from app.runtime.pipelines import (
 from app.runtime.ratelimit import RateLimiter
 from app.runtime.records import Conflict, Records, TurnRecord
 from app.runtime.slots import LocalSlots, SlotTimeout
+from app.runtime.tasks import cancel_and_wait
 from app.runtime.wire import (
     P_AGENT_CONTEXT, P_THOUGHT, AcceptedMessage, CharacterResponse, CharacterStage, Event,
     MessageAccepted, TurnFailed, TurnState, WsMessage, decode_accepted, decode_event, encode,
@@ -641,9 +642,6 @@ class Runtime:
         """Stop consuming. Running turns are cancelled where they stand; the next start's
         recovery retries or fails them (their records and events are all in Redis)."""
         self._stopping = True
-        tasks = [*self._workers.values(), *self._background]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait([*self._workers.values(), *self._background])
         self._workers.clear()
         self._wakes.clear()
