@@ -26,6 +26,7 @@ ARTIFACTS = ROOT / "tests" / "artifacts"
 TOKEN = "browser-token-0123456789"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
+CONTEXT = 32768
 
 expect.set_options(timeout=15_000)
 
@@ -38,7 +39,8 @@ class ThreadedFake:
         self.thread = threading.Thread(target=self.loop.run_forever, name="fake-model",
                                        daemon=True)
         self.thread.start()
-        self.fake = FakeModel()
+        # A roomy window: the long-text tests must not hit the prompt budget.
+        self.fake = FakeModel(context_length=CONTEXT)
         self.run(self.fake.start())
 
     def run(self, coro: Any) -> Any:
@@ -73,7 +75,7 @@ class ThreadedFake:
     def config(self) -> dict[str, Any]:
         """The app's settings pointing its model at this fake (fast retry backoff)."""
         return {"llm_provider": "openai", "llm_url": self.url, "llm_model": self.fake.models[0],
-                "llm_context": 8192, "model_backoff_seconds": 0.01}
+                "llm_context": CONTEXT, "model_backoff_seconds": 0.01}
 
     def close(self) -> None:
         self.run(self.fake.close())

@@ -7,7 +7,8 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.helpers import (
-    character_bubbles, failure_notices, screenshot, send, user_bubbles, wait_connected,
+    TOKEN, Nova, character_bubbles, failure_notices, screenshot, send, user_bubbles,
+    wait_connected,
 )
 from tests.fakemodel import Fault, Reply
 from tests.procs import wait_for
@@ -184,3 +185,30 @@ def test_a_dropped_connection_loses_and_duplicates_nothing(nova, fake, open_chat
     wait_connected(page)
     expect(user_bubbles(page)).to_have_count(1)
     expect(character_bubbles(page)).to_have_count(1)
+
+
+def test_a_server_crash_mid_turn_ends_in_one_answer_after_the_restart(nova, fake, open_chat):
+    fake.script("responder", Reply("Nie zu sehen", delay=30))  # the crashed run's call
+    fake.always("responder", Reply("Nach dem Neustart"))
+    page = open_chat(nova)
+    send(page, "Gleich stürzt der Server ab")
+    question = user_bubbles(page)
+    expect(question).to_have_attribute("data-status", "pending")
+    assert wait_for(lambda: len(fake.chats("responder")) == 1, timeout=20)  # in path 2 now
+
+    nova.kill()  # SIGKILL: no goodbye to the browser, the turn is left in path 2
+    expect(page.locator("#connection")).to_have_attribute("data-state", "reconnecting")
+    restarted = Nova(nova.data_dir, token=TOKEN, port=nova.port, env=nova.env).start()
+    try:
+        wait_connected(page)
+        # Recovery runs the turn again; the tab, reconnected, shows its answer once.
+        expect(character_bubbles(page).locator(".text")).to_have_text("Nach dem Neustart")
+        expect(question).to_have_attribute("data-status", "answered")
+        expect(user_bubbles(page)).to_have_count(1)
+        expect(failure_notices(page)).to_have_count(0)
+        page.reload()
+        wait_connected(page)
+        expect(user_bubbles(page)).to_have_count(1)
+        expect(character_bubbles(page)).to_have_count(1)
+    finally:
+        restarted.stop()

@@ -303,7 +303,8 @@ def test_language_backoff_stage_and_time_helpers(page):
           stages: [stageKey({ state: 'queued' }), stageKey({ state: 'path1', stage: 'salience' }),
                    stageKey({ state: 'path2', stage: 'router' }), stageKey({ state: 'path2', stage: 'planner' }),
                    stageKey({ state: 'path2', stage: 'responder' }), stageKey({ state: 'path2', stage: 'tribunal' }),
-                   stageKey(null)],
+                   stageKey({ state: 'path2', stage: 'salience' }), stageKey({ state: null, stage: 'perception' }),
+                   stageKey({ state: 'path2', stage: 'lists' }), stageKey(null)],
           isoRoundTrip: Date.parse(isoWithOffset(date)) === date.getTime(),
           isoShape: /^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d[+-]\\d\\d:\\d\\d$/.test(isoWithOffset(date)),
         };
@@ -312,7 +313,8 @@ def test_language_backoff_stage_and_time_helpers(page):
         "languages": ["de", "en", "en", "de"],
         "delays": [250, 500, 4000, 15000],
         "stages": ["stage.queued", "stage.perceiving", "stage.thinking", "stage.acting",
-                   "stage.writing", "stage.checking", None],
+                   "stage.writing", "stage.checking", "stage.writing", "stage.perceiving",
+                   "stage.acting", None],
         "isoRoundTrip": True,
         "isoShape": True,
     }

@@ -124,19 +124,6 @@ def test_keyboard_and_screen_reader_basics(nova, open_chat):
     expect(page.locator("#composer-input")).to_be_focused()
 
 
-def test_state_panel_shows_how_the_character_feels(nova, fake, open_chat):
-    fake.always("responder", Reply("Mir geht es gut."))
-    page = open_chat(nova)
-    send(page, "Wie fühlst du dich?")
-    expect(character_bubbles(page)).to_have_count(1)
-    status, state = nova.api("GET", "/api/characters/nova/state")
-    assert status == 200
-    expect(page.locator("#state-emotion")).to_have_text(state["emotion"] or "—")
-    arousal = float(state["arousal"])
-    expect(page.locator("#state-arousal-text")).to_have_text(f"{arousal:.2f}")
-    assert page.locator("#state-arousal").evaluate("m => m.value") == pytest.approx(arousal)
-
-
 def test_session_reset_asks_first_and_then_forgets(nova, fake, open_chat):
     fake.always("responder", Reply("Ich merke mir das."))
     page = open_chat(nova)

@@ -10,7 +10,7 @@ const NEAR_BOTTOM_PX = 120;
 // always "perceiving"; in path 2 the node decides; an unknown node reads as "thinking".
 const PATH2_STAGES = [
   [/planner|agent|list|reminder|note|action/i, "stage.acting"],
-  [/respond|conversation|vector|writ/i, "stage.writing"],
+  [/respond|conversation|vector|writ|salien|dispatch/i, "stage.writing"],
   [/think|tribunal|correct|valid|check/i, "stage.checking"],
 ];
 

@@ -273,7 +273,8 @@ export class Conversation {
     if (turn) {
       turn.stage = stage;
     } else {
-      this.turns.set(turnId, { state: "path2", stage, messageIds: [], at: at || Date.now() / 1000 });
+      // Its turn_state has not come (yet): the stage name alone tells what runs.
+      this.turns.set(turnId, { state: null, stage, messageIds: [], at: at || Date.now() / 1000 });
     }
     this.emit({ kind: "turns" });
   }

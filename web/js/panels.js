@@ -168,7 +168,8 @@ export class Panels {
     const text = $("#reminder-text").value;
     const due = $("#reminder-due").value; // local time "YYYY-MM-DDTHH:MM"
     const date = new Date(due);
-    if (!text.trim() || Number.isNaN(date.getTime())) return;
+    // The text is the server's to judge (one place of validation); a date must exist.
+    if (Number.isNaN(date.getTime())) return;
     try {
       await api.addReminder(this.characterId, text, isoWithOffset(date));
     } catch (error) {
