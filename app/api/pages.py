@@ -28,10 +28,23 @@ async def get_index(request: web.Request) -> web.StreamResponse:
 
 async def get_login(request: web.Request) -> web.StreamResponse:
     page = web_root() / "login.html"
-    return web.FileResponse(page if page.exists() else web_root() / "index.html")
+    return web.FileResponse(page if page.exists() else web_root() / "index.html",
+                            headers={"Cache-Control": "no-cache"})
+
+
+async def revalidate_static(request: web.Request, response: web.StreamResponse) -> None:
+    """The UI's ES modules import each other by plain names (no build step, no hashes in
+    file names): after an upgrade a browser must ask again (a cheap 304) instead of
+    running a stale module next to a new one."""
+    if request.path.startswith(STATIC_PREFIX):
+        response.headers.setdefault("Cache-Control", "no-cache")
+
+
+STATIC_PREFIX = "/static/"
 
 
 def setup(app: web.Application) -> None:
     app.router.add_get("/", get_index)
     app.router.add_get("/login", get_login)
-    app.router.add_static("/static/", web_root(), append_version=False)
+    app.router.add_static(STATIC_PREFIX, web_root(), append_version=False)
+    app.on_response_prepare.append(revalidate_static)

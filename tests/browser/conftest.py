@@ -45,17 +45,19 @@ else:
 
     @pytest.fixture
     def start_nova(tmp_path: Path, fake: ThreadedFake) -> Iterator[Callable[..., Nova]]:
-        """`start_nova(offline=False, users={name: password}, **env)` → a started app,
-        its model the fake (or the offline model)."""
+        """`start_nova(offline=False, users={name: password}, config=None, **env)` → a
+        started app, its model the fake (or the offline model; or `config` as config.toml)."""
         started: list[Nova] = []
 
         def start(*, offline: bool = False, users: dict[str, str] | None = None,
-                  **env: str) -> Nova:
+                  config: dict[str, Any] | None = None, **env: str) -> Nova:
             data_dir = tmp_path / f"data{len(started)}"
             data_dir.mkdir()
             # The model goes into config.toml, where the settings panel saves its choice
             # (a NOVABERG_LLM_* variable would fix it: the panel may not change it then).
             model = {"llm_provider": "offline"} if offline else fake.config()
+            if config is not None:
+                model = config
             (data_dir / "config.toml").write_text(
                 "".join(f"{k} = {json.dumps(v)}\n" for k, v in model.items()))
             nova = Nova(data_dir, token=TOKEN, env=clean_env(**env))

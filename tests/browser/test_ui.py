@@ -254,3 +254,26 @@ def test_an_api_key_is_typed_in_but_never_shown_back(nova, open_chat):
     dialog.get_by_role("button", name="Close").click()
     expect(page.locator("#offline-banner")).to_be_visible()
     assert TOKEN not in page.content()
+
+
+def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, fake,
+                                                                    open_chat):
+    # No provider configured: auto-detection asks the usual local ports, here the fake's
+    # (as an OpenAI-style server) and a closed one (as Ollama).
+    nova = start_nova(config={"llm_probe_openai_url": fake.url,
+                              "llm_probe_ollama_url": "http://127.0.0.1:9",
+                              "model_backoff_seconds": 0.01})
+    page = open_chat(nova)
+    expect(page.locator("#offline-banner")).to_be_hidden()  # it found the fake and uses it
+    page.get_by_role("button", name="Settings").click()
+    dialog = page.get_by_role("dialog", name="Language model")
+    found = page.locator("#settings-detected li")
+    expect(found).to_have_count(1)
+    expect(found).to_contain_text(f"openai — {fake.url} (fake)")
+
+    dialog.get_by_label("Provider", exact=True).select_option("offline")
+    found.get_by_role("button", name="Use").click()
+    expect(dialog.get_by_label("Provider", exact=True)).to_have_value("openai")
+    expect(dialog.get_by_label("Server URL")).to_have_value(fake.url)
+    expect(dialog.get_by_label("Model", exact=True)).to_have_value("fake")
+    screenshot(page, "ui-settings-detected")
