@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from app.memory import keys
 from app.runtime.pipelines import Path1Result, Path2Result, Pipelines
 from app.typedefs import PIPELINES, REDIS
 from tests.conftest import AUTH, TOKEN
@@ -46,7 +47,7 @@ async def test_accept_answers_202_with_id_and_records_the_message(client):
     assert response.status == 202
     body = await response.json()
     assert set(body) == {"message_id", "received_at"}
-    record = await client.app[REDIS].hgetall(f"message:{body['message_id']}")
+    record = await client.app[REDIS].hgetall(keys.message_record(body["message_id"]))
     assert record["text"] == "Hallo Nova"  # trimmed, otherwise as sent
     assert record["user_id"] == "local" and record["character_id"] == "nova"
     status = await client.get(f"/api/messages/{body['message_id']}", headers=AUTH)
@@ -140,7 +141,7 @@ async def test_rate_limit_answers_429_beyond_the_burst_and_writes_nothing(
     assert (await refused.json())["error"]["code"] == "rate_limited"
     assert refused.headers["Retry-After"] == "1"
     assert await stored_keys(client) == before
-    assert await client.app[REDIS].llen("prompt_queue:local:nova") <= 2
+    assert await client.app[REDIS].llen(keys.prompt_queue("local", "nova")) <= 2
 
 
 async def test_unknown_message_and_turn_are_404(client):
