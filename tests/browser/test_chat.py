@@ -212,3 +212,26 @@ def test_a_server_crash_mid_turn_ends_in_one_answer_after_the_restart(nova, fake
         expect(character_bubbles(page)).to_have_count(1)
     finally:
         restarted.stop()
+
+
+def test_a_refused_message_keeps_its_text_says_why_and_can_be_retried(nova, fake, open_chat):
+    too_long = "x" * 20001  # MAX_MESSAGE_CHARS is 20000
+    page = open_chat(nova, locale="de-DE")
+    send(page, too_long)
+
+    refused = user_bubbles(page)
+    expect(refused).to_have_attribute("data-status", "unsent")
+    expect(refused.locator(".status")).to_have_text("nicht gesendet: die Nachricht ist zu lang")
+    assert refused.locator(".text").text_content() == too_long  # kept whole, nothing lost
+    expect(refused.get_by_role("button", name="Erneut senden")).to_be_visible()
+    assert fake.chats() == []
+    screenshot(page, "chat-refused")
+
+    # The server stays refusing; the retry says so again and still keeps the text.
+    refused.get_by_role("button", name="Erneut senden").click()
+    expect(refused).to_have_attribute("data-status", "unsent")
+    expect(user_bubbles(page)).to_have_count(1)
+    page.reload()
+    wait_connected(page)
+    expect(user_bubbles(page)).to_have_attribute("data-status", "unsent")
+    assert user_bubbles(page).locator(".text").text_content() == too_long

@@ -5,7 +5,7 @@ import { api } from "./api.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
-import { reasonText, t, translatePage } from "./i18n.js";
+import { t, translatePage } from "./i18n.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { ReconnectingSocket } from "./socket.js";
@@ -13,10 +13,11 @@ import { ReconnectingSocket } from "./socket.js";
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
 const SESSION_SYNC_DELAY_MS = 250;
 
+/** Why a POST of a message failed, for the "not sent" line of its bubble. */
 function sendErrorText(error) {
-  if (error.status === 0) return t("send.network");
-  const known = reasonText(error.code);
-  return known !== error.code ? known : error.message || error.code;
+  const key = error.status === 0 ? "send.network" : `send.${error.code}`;
+  const text = t(key);
+  return text !== key ? text : error.message || error.code;
 }
 
 async function whoAmI() {

@@ -55,6 +55,7 @@ export class Panels {
     this.side.addEventListener("keydown", (event) => {
       if (event.key === "Escape" && this.side.classList.contains("open")) this.setOpen(false);
     });
+    this.suggestDueTime();
     $("#reminder-form").addEventListener("submit", (event) => {
       event.preventDefault();
       this.addReminder();
@@ -163,6 +164,15 @@ export class Panels {
     }));
   }
 
+  /** An empty "when" field suggests the next full hour, in local time. */
+  suggestDueTime() {
+    const field = $("#reminder-due");
+    if (field.value) return;
+    const next = new Date();
+    next.setHours(next.getHours() + 1, 0, 0, 0);
+    field.value = isoWithOffset(next).slice(0, 19);
+  }
+
   async addReminder() {
     const status = $("#reminder-status");
     const text = $("#reminder-text").value;
@@ -177,6 +187,8 @@ export class Panels {
       return;
     }
     $("#reminder-text").value = "";
+    $("#reminder-due").value = "";
+    this.suggestDueTime();
     setStatus(status, t("reminders.added"), "ok");
     await this.refreshReminders();
   }
