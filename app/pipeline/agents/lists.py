@@ -43,11 +43,12 @@ PHRASES: dict[str, dict[str, str]] = {
         "empty": "Die Liste „{name}“ ist leer.",
         "no_lists": "Es gibt noch keine Listen.",
         "not_found": "Eine Liste „{name}“ gibt es nicht.",
-        "which": "Auf welche Liste? Du hast {names}.",
-        "which_new": "Eine Liste „{name}“ gibt es noch nicht. Meinst du {names}, oder soll ich "
-                     "„{name}“ neu anlegen?",
+        "which": "Auf welche Liste: {names}?",
+        "which_new": "Eine Liste „{name}“ gibt es noch nicht. Soll ich sie neu anlegen, oder "
+                     "meinst du {names}?",
         "name_it": "Wie soll die Liste heißen?",
         "and": "und",
+        "or": "oder",
         "quote": "„{name}“",
         "none": "(leer)",
     },
@@ -63,11 +64,12 @@ PHRASES: dict[str, dict[str, str]] = {
         "empty": "The list “{name}” is empty.",
         "no_lists": "There are no lists yet.",
         "not_found": "There is no list “{name}”.",
-        "which": "Which list? You have {names}.",
-        "which_new": "There is no list “{name}” yet. Do you mean {names}, or shall I start "
-                     "“{name}” as a new list?",
+        "which": "Which list: {names}?",
+        "which_new": "There is no list “{name}” yet. Shall I start it as a new list, or do you "
+                     "mean {names}?",
         "name_it": "What should the list be called?",
         "and": "and",
+        "or": "or",
         "quote": "“{name}”",
         "none": "(empty)",
     },
@@ -164,7 +166,7 @@ def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
 def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
          existing: list[NamedList], pending: dict[str, Any] | None) -> AgentResult:
     words = _phrases(ctx.language)
-    names = join([words["quote"].format(name=item.name) for item in existing], words["and"])
+    names = join([words["quote"].format(name=item.name) for item in existing], words["or"])
     if not existing:
         question = words["name_it"]
     elif command.list_name:
