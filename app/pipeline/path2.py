@@ -163,10 +163,18 @@ async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
         raise
     except Exception:  # noqa: BLE001 - an agent's defect is its error, not the turn's end
         log.exception("agent failed", extra=fields(agent=step.agent))
-        result = AgentResult(agent=step.agent, task=step.task, outcome="error")
+        result = AgentResult(agent=step.agent, task=step.task, outcome="error",
+                             said=[AGENT_FAILED[language_of(ctx.language)]])
     state.results.append(result)
     log.info("agent step", extra=fields(agent=step.agent, outcome=result.outcome))
     return result
+
+
+# What the responder is told when an agent broke down (so the character never claims success).
+AGENT_FAILED = {
+    "de": "Das hat nicht geklappt: Beim Ausführen ist ein Fehler passiert.",
+    "en": "That did not work: something went wrong while doing it.",
+}
 
 
 def _remaining(pending: dict) -> list[PlanStep]:

@@ -1,14 +1,17 @@
 """The notes agent's named lists, per pair: a Redis hash `lists:{user}:{character}` whose
 fields are normalized list names and whose values are list JSON.
 
-Changes are read-modify-write under `WATCH`, so two writers never lose each other's items.
+Changes are read-modify-write under `WATCH`, so two writers never lose each other's items;
+writers in the same process queue on a per-list lock first, so they do not spin on `WATCH`.
 Items keep the user's spelling; matching (duplicates, removal, list names) ignores case and
 surrounding whitespace.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
+import weakref
 from dataclasses import dataclass, field
 
 import msgspec
@@ -17,6 +20,7 @@ import redis.asyncio as aioredis
 from app.memory import keys
 
 ATTEMPTS = 10
+_LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
 
 class NamedList(msgspec.Struct, kw_only=True):
@@ -72,6 +76,12 @@ class ListStore:
         """Change the list `name` (created when `create` and it does not exist yet; else None
         for a missing list). Order: clear, remove, add."""
         field_name = normalize(name)
+        lock = _LOCKS.setdefault(f"{self.key}\n{field_name}", asyncio.Lock())
+        async with lock:
+            return await self._apply(name, field_name, add, remove, clear, create)
+
+    async def _apply(self, name: str, field_name: str, add: list[str], remove: list[str],
+                     clear: bool, create: bool) -> ListChange | None:
         for _ in range(ATTEMPTS):
             async with self.redis.pipeline(transaction=True) as pipe:
                 try:
