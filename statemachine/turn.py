@@ -56,14 +56,14 @@ TRIGGERS: tuple[str, ...] = ("perceive", "respond", "deliver", "follow_up", "fai
 
 # The whole lifecycle in one table; `build_machine` feeds it to `transitions`.
 TRANSITIONS: tuple[dict[str, Any], ...] = (
-    {"trigger": "perceive", "source": QUEUED, "dest": PATH1, "conditions": "may_perceive"},
+    {"trigger": "perceive", "source": QUEUED, "dest": PATH1, "conditions": "needs_perception"},
     {"trigger": "respond", "source": PATH1, "dest": PATH2, "after": "mark_perceived"},
-    {"trigger": "respond", "source": QUEUED, "dest": PATH2, "conditions": "may_skip_path1"},
+    {"trigger": "respond", "source": QUEUED, "dest": PATH2, "conditions": "answers_without_path1"},
     {"trigger": "deliver", "source": PATH2, "dest": DELIVERED},
     {"trigger": "follow_up", "source": DELIVERED, "dest": PATH2},
     {"trigger": "fail", "source": [QUEUED, PATH1, PATH2], "dest": FAILED},
     {"trigger": "requeue", "source": [PATH1, PATH2], "dest": QUEUED,
-     "conditions": "may_retry", "after": "count_attempt"},
+     "conditions": "has_attempts_left", "after": "count_attempt"},
 )
 
 
@@ -78,6 +78,8 @@ class IllegalTransition(Exception):
 
 class TurnLifecycle:
     """The model the machine drives: the turn's state plus what its guards need.
+
+    (Guards are not named `may_<trigger>`: `transitions` binds those names itself.)
 
     `perceived` is true once path 1 has finished for this turn; `attempts` counts the runs,
     the first included.
@@ -95,13 +97,13 @@ class TurnLifecycle:
         self.perceived = perceived
 
     # --- guards -------------------------------------------------------------------------
-    def may_perceive(self) -> bool:
+    def needs_perception(self) -> bool:
         return self.origin == "user" and not self.perceived
 
-    def may_skip_path1(self) -> bool:
+    def answers_without_path1(self) -> bool:
         return self.origin == "character" or self.perceived
 
-    def may_retry(self) -> bool:
+    def has_attempts_left(self) -> bool:
         return self.attempts < self.max_attempts
 
     # --- effects ------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from aiohttp import web
 from app.log import fields
 from app.memory import keys
 from app.runtime.tasks import cancel_and_wait
-from app.runtime.wire import WsMessage, encode
+from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, encode
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +40,26 @@ class _Envelope(msgspec.Struct):
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
+
+
+def _identity(message: WsMessage) -> tuple[str, str] | None:
+    if isinstance(message, MessageAccepted):
+        return ("message", message.message_id)
+    if isinstance(message, TurnState):
+        return ("turn", message.turn_id)
+    return None
+
+
+def _covered(held: list[str]) -> set[tuple[str, str]]:
+    covered: set[tuple[str, str]] = set()
+    for data in held:
+        try:
+            identity = _identity(WS_DECODER.decode(data))
+        except msgspec.DecodeError:
+            continue
+        if identity is not None:
+            covered.add(identity)
+    return covered
 
 
 class Connection:
@@ -68,10 +88,16 @@ class Connection:
             return False
         return True
 
-    def release(self, snapshot: Iterable[str]) -> bool:
-        """Queue the snapshot, then whatever was published meanwhile; start sending."""
+    def release(self, snapshot: Iterable[WsMessage]) -> bool:
+        """Queue the snapshot, then whatever was published meanwhile; start sending.
+
+        A snapshot entry that a live message published meanwhile already covers (the same
+        accepted message, a newer state of the same turn) is left out.
+        """
         held, self.held = self.held or [], None
-        for data in (*snapshot, *held):
+        covered = _covered(held)
+        fresh = [encode(m).decode() for m in snapshot if _identity(m) not in covered]
+        for data in (*fresh, *held):
             if not self.offer(data):
                 return False
         return True
@@ -110,7 +136,7 @@ class Hub:
         return len(self._by_user.get(user_id, ()))
 
     def start_sending(self, conn: Connection, snapshot: Iterable[WsMessage]) -> None:
-        if not conn.release(encode(m).decode() for m in snapshot):
+        if not conn.release(snapshot):
             self._drop(conn, "send queue full during snapshot")
 
     async def _write(self, conn: Connection) -> None:

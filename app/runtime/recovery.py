@@ -114,7 +114,7 @@ async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport
 async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryReport) -> None:
     if record.state in RUNNING_STATES:
         machine = record.machine(runtime.settings.max_turn_attempts)
-        if not machine.may_retry():
+        if not machine.has_attempts_left():
             if await runtime.fail_turn(record, "crashed"):
                 report.failed.append(record.turn_id)
             return
