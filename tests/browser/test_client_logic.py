@@ -108,6 +108,9 @@ def test_an_answer_overtaking_the_202_is_still_this_tabs_answer(page):
         const b = c.beginSend('noch schneller');
         c.apply(ws.response('t2', ['m2'], 'vor allem', 12));   // the answer before everything
         c.sendAccepted(b, 'm2', 11.5);
+        const d = c.beginSend('gleich kaputt');
+        c.apply(ws.failed('t3', ['m3'], 'model_unavailable', 14));   // a failure, likewise
+        c.sendAccepted(d, 'm3', 13);
         return [...shown(c), JSON.stringify(c.openIds())];
     """)
     assert shown == [
@@ -115,6 +118,8 @@ def test_an_answer_overtaking_the_202_is_still_this_tabs_answer(page):
         "nova t1 reply: Antwort",
         "user m2 answered mine: noch schneller",
         "nova t2 reply: vor allem",
+        "user m3 failed mine: gleich kaputt",
+        "failure t3 model_unavailable: m3",
         "[]",
     ]
 

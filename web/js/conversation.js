@@ -111,9 +111,9 @@ export class Conversation {
   /** The server accepted it (202): the entry takes the server's id and time. */
   sendAccepted(localKey, messageId, receivedAt) {
     this.sentIds.add(messageId);
-    // The answer may have overtaken the 202 (a fast model): it was for this tab after all.
-    const answered = this.isAnswered(messageId);
-    if (!answered) this.open.add(messageId);
+    // The answer (or failure) may have overtaken the 202: it was for this tab after all.
+    const outcome = this.outcome(messageId);
+    if (!outcome) this.open.add(messageId);
     for (const entry of this.entries.values()) {
       if (entry.kind === "character" && entry.answersOther && entry.messageIds.includes(messageId)) {
         entry.answersOther = false;
@@ -138,7 +138,7 @@ export class Conversation {
       }
       this.entries.delete(localKey);
       this.put({ ...local, key: `m:${messageId}`, ids: [messageId], at: receivedAt,
-                 status: this.isAnswered(messageId) ? "answered" : "pending", seq: local.seq });
+                 status: outcome || "pending", seq: local.seq });
     }
     this.persist();
     this.emit({ kind: "entries" });
@@ -437,6 +437,15 @@ export class Conversation {
   /** Did this tab send it? (Also true before its 202 arrived, once the broadcast named it.) */
   isMine(messageId) {
     return this.sentIds.has(messageId) || Boolean(this.userEntry(messageId)?.mine);
+  }
+
+  /** "answered" or "failed" when an answer or a failure notice names the id, else null. */
+  outcome(messageId) {
+    if (this.isAnswered(messageId)) return "answered";
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "failure" && entry.messageIds.includes(messageId)) return "failed";
+    }
+    return null;
   }
 
   isAnswered(messageId) {
