@@ -1,0 +1,85 @@
+"""`kill -9` during path 2, then a restart: the message is closed (SPEC §5 Lifecycle).
+
+The real entry point runs as a subprocess (`python -m app --headless …`) with its installed
+pipelines against the fake model server, which hangs on the first `responder` call. The
+process is killed with SIGKILL while it waits there and started again on the same data dir:
+the same turn runs again (attempt 2) and, the model answering now, the message is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+
+import pytest
+
+from tests.fakemodel import Fault
+from tests.procs import AppProcess, clean_env
+
+pytestmark = pytest.mark.slow
+
+WAIT = 30.0
+
+
+def app_env(fake_model) -> dict[str, str]:
+    return clean_env(NOVABERG_LLM_PROVIDER="openai", NOVABERG_LLM_URL=fake_model.url,
+                     NOVABERG_LLM_MODEL="fake", NOVABERG_LLM_CONTEXT="8192",
+                     NOVABERG_MODEL_BACKOFF_SECONDS="0.01")
+
+
+async def call(proc: AppProcess, method: str, path: str, body: object = None):
+    """The blocking HTTP helper in a thread: the fake model serves on this event loop."""
+    if method == "GET":
+        return await asyncio.to_thread(proc.get, path)
+    return await asyncio.to_thread(proc.post, path, body)
+
+
+async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, data_dir):
+    fake_model.script("responder", Fault.hang(), "Da bin ich wieder.")
+    proc = AppProcess(data_dir, env=app_env(fake_model))
+    await asyncio.to_thread(proc.start)
+    try:
+        status, body = await call(proc, "POST", "/api/characters/nova/messages",
+                                  {"text": "Bist du noch da?"})
+        assert status == 202, body
+        message_id = body["message_id"]
+        async with asyncio.timeout(WAIT):
+            while not fake_model.chats("responder"):
+                await asyncio.sleep(0.02)
+        status, before = await call(proc, "GET", f"/api/messages/{message_id}")
+        assert before["state"] == "path2"
+        proc.process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(proc.process.wait)
+    finally:
+        if proc.process is not None and proc.process.poll() is None:
+            proc.kill()
+
+    again = AppProcess(data_dir, port=proc.port, env=app_env(fake_model))
+    await asyncio.to_thread(again.start)
+    try:
+        async with asyncio.timeout(WAIT):
+            while True:
+                status, state = await call(again, "GET", f"/api/messages/{message_id}")
+                assert status == 200
+                if state["state"] in ("delivered", "failed"):
+                    break
+                await asyncio.sleep(0.05)
+        assert state["turn_id"] == before["turn_id"]  # the same turn, not a new one
+        assert state["state"] == "delivered", state
+        status, turn = await call(again, "GET", f"/api/turns/{state['turn_id']}")
+        assert turn["attempts"] == 2
+        assert [h["state"] for h in turn["history"]][:4] == ["queued", "path1", "path2", "queued"]
+        status, session = await call(again, "GET", "/api/characters/nova/session")
+        texts = [t["inhalt"] for t in session["turns"]]
+        assert texts.count("Bist du noch da?") == 1  # the user turn was kept once
+        assert "Da bin ich wieder." in texts
+        # Nothing open is left behind: a new message is taken and closed as well.
+        status, body = await call(again, "POST", "/api/characters/nova/messages",
+                                  {"text": "Und jetzt?"})
+        assert status == 202
+        async with asyncio.timeout(WAIT):
+            while (await call(again, "GET", f"/api/messages/{body['message_id']}"))[1][
+                    "state"] not in ("delivered", "failed"):
+                await asyncio.sleep(0.05)
+    finally:
+        await asyncio.to_thread(again.stop)
