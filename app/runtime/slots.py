@@ -7,8 +7,9 @@ when the run is cancelled.
 
 - `LocalSlots`: an `asyncio.Semaphore` (one process, the embedded Redis).
 - `RedisSlots`: with an external Redis several processes share one GPU budget. The slots are
-  a sorted set (holder → lease expiry) managed by a Lua script; a holder refreshes its lease
-  while it runs, and a crashed holder's lease simply runs out. A process first takes one of
+  a sorted set (holder → lease expiry) managed by a Lua script; the keeper refreshes a
+  holder's lease while it runs (`lease_seconds` is three refresh periods), and a crashed
+  holder's lease simply runs out. A process first takes one of
   its local permits (so its own waiters queue in the event loop, not in Redis), then polls
   the shared set every `POLL_SECONDS` (seed 001 §7.2: 0.05 s) until a slot is free.
 """
@@ -27,7 +28,6 @@ import redis.asyncio as aioredis
 from app.memory import keys
 
 POLL_SECONDS = 0.05
-LEASE_SECONDS = 30.0
 
 ACQUIRE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
@@ -75,9 +75,11 @@ class LocalSlots:
 
 
 class RedisSlots(LocalSlots):
-    def __init__(self, redis: aioredis.Redis, slots: int, timeout: float) -> None:
+    def __init__(self, redis: aioredis.Redis, slots: int, timeout: float,
+                 lease_seconds: float) -> None:
         super().__init__(slots, timeout)
         self.redis = redis
+        self.lease_seconds = lease_seconds
         self._acquire = redis.register_script(ACQUIRE)
         self._held: set[str] = set()
 
@@ -103,13 +105,13 @@ class RedisSlots(LocalSlots):
         while True:
             now = time.time()
             took = await self._acquire(keys=[keys.run_slots()],
-                                       args=[now, self.slots, now + LEASE_SECONDS, holder])
+                                       args=[now, self.slots, now + self.lease_seconds, holder])
             if took:
                 return
             await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))
 
     async def refresh(self) -> None:
         """Extend the leases of the slots this process holds (called by the keeper)."""
-        expiry = time.time() + LEASE_SECONDS
+        expiry = time.time() + self.lease_seconds
         for holder in list(self._held):
             await self.redis.zadd(keys.run_slots(), {holder: expiry}, xx=True)
