@@ -37,6 +37,7 @@ log = logging.getLogger(__name__)
 CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_DIR = "redis"
+REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
 
 
 @web.middleware
@@ -70,12 +71,17 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     embedded: EmbeddedRedis | None = None
     if settings.redis_url:
-        client = aioredis.Redis.from_url(settings.redis_url, decode_responses=True)
+        url = settings.redis_url
     else:
         embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
         embedded.start()
-        client = aioredis.Redis(unix_socket_path=str(embedded.socket_path),
-                                decode_responses=True)
+        url = embedded.url
+    # A blocking pool: with many pairs at once a command waits for a free connection instead
+    # of failing with "Too many connections" (redis-py's default pool raises at 100).
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, decode_responses=True, max_connections=settings.redis_max_connections,
+        timeout=REDIS_POOL_WAIT_SECONDS)
+    client = aioredis.Redis.from_pool(pool)
     try:
         info = await client.info("server")
         app[REDIS] = client

@@ -62,6 +62,8 @@ SETTINGS: tuple[Setting, ...] = (
             "embedded one.", nullable=True),
     Setting("redis_appendfsync", str, "always", "AOF fsync policy of the embedded Redis.",
             choices=("always", "everysec", "no")),
+    Setting("redis_max_connections", int, 64, "Redis connections the app opens at most; "
+            "more concurrent commands wait for a free one.", minimum=4),
     Setting("token", str, None, "Fixed API token of the user `local` (default: a new one per "
             "start in desktop mode).", nullable=True, secret=True),
     Setting("no_browser", bool, False, "Do not open a browser tab in desktop mode."),
