@@ -1,0 +1,413 @@
+"""The turn runtime's numbers (SPEC §10, issue 5), each against a floor measured in the same run.
+
+    .venv/bin/python bench/runtime.py [accept|overhead|stall|fanout|all] [--quick]
+
+1. accept — `POST /api/characters/nova/messages` on the real entry point (a subprocess,
+   `python -m app --headless`), sequential, keep-alive. Its model never answers, so the
+   first turn waits in path 1 and every later message only queues: this is the accept path
+   alone. Floor: a bare aiohttp handler (another subprocess) that decodes the same JSON body
+   and does one RPUSH to the same embedded Redis. Rounds alternate between the two servers.
+   Target: p50 ratio ≤ 1.5, p99 ≤ 10 ms.
+2. overhead — the app in this process with the runtime's minimal pipelines (one `responder`
+   call per turn) and the built-in offline model (zero latency). One message at a time; a
+   turn's total is POST → `character_response` on the WebSocket; its model time is the
+   gateway's own record of that turn's calls; overhead = total − model. Floor: POST →
+   `message_accepted` on the WebSocket (one trip through the server and back). Target:
+   overhead p50 ≤ 10 ms.
+3. stall — the same app with 200 characters; 200 pairs send 3 messages each, all at once,
+   and each waits for its answers. A ticker task (1 ms sleeps) records how late the event
+   loop wakes it (wall) and how much CPU the loop thread spent meanwhile (a stall our code
+   caused, as opposed to the OS running other processes on a shared machine). Floor: the
+   same ticker on the idle app, in the same run. The client runs in the same loop, so its
+   work counts against the server: the figure is conservative. Target: largest stall
+   ≤ 20 ms.
+4. fanout — 100 WebSockets of one user; one `character_response` published through the
+   hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import aiohttp  # noqa: E402
+from aiohttp import web  # noqa: E402
+from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
+
+from app.runtime.characters import Character, CharacterCatalog  # noqa: E402
+from app.runtime.minimal import minimal_pipelines  # noqa: E402
+from app.runtime.wire import CharacterResponse  # noqa: E402
+from app.server import create_app  # noqa: E402
+from app.settings import defaults  # noqa: E402
+from app.typedefs import CHARACTERS, GATEWAY, HUB, PIPELINES, RUNTIME  # noqa: E402
+
+TOKEN = "bench-token-0123456789"
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def line(name: str, values: list[float], floor: list[float] | None = None) -> str:
+    p50, p99 = statistics.median(values), pct(values, 0.99)
+    text = f"  {name:<34} p50 {p50:7.3f} ms   p99 {p99:7.3f} ms   max {max(values):7.3f} ms"
+    if floor:
+        text += f"   p50 ratio to floor {p50 / statistics.median(floor):5.2f}"
+    return text
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def wait_healthy(url: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.get(url) as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"{url} did not come up")
+
+
+# --- 1. accept ---------------------------------------------------------------------------------
+
+async def silent_model() -> tuple[web.AppRunner, str]:
+    """An OpenAI-style server that lists a model and never answers a chat."""
+    async def models(request: web.Request) -> web.Response:
+        return web.json_response({"data": [{"id": "silent", "context_length": 8192}]})
+
+    async def chat(request: web.Request) -> web.Response:
+        await asyncio.Event().wait()
+        raise AssertionError
+
+    app = web.Application()
+    app.router.add_get("/v1/models", models)
+    app.router.add_post("/v1/chat/completions", chat)
+    runner = web.AppRunner(app, handle_signals=False)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port, shutdown_timeout=0.1).start()
+    return runner, f"http://127.0.0.1:{port}"
+
+
+def floor_server(port: int, socket_path: str) -> None:
+    """The floor: a bare aiohttp handler, one RPUSH to the same Redis."""
+    import redis.asyncio as aioredis
+
+    async def main() -> None:
+        redis = aioredis.Redis(unix_socket_path=socket_path, decode_responses=True)
+
+        async def handler(request: web.Request) -> web.Response:
+            body = await request.json()
+            await redis.rpush("bench:floor", json.dumps({"text": body["text"],
+                                                         "received_at": time.time()}))
+            return web.json_response({"ok": True}, status=202)
+
+        async def health(request: web.Request) -> web.Response:
+            return web.json_response({"status": "ok"})
+
+        app = web.Application()
+        app.router.add_post("/floor", handler)
+        app.router.add_get("/health", health)
+        runner = web.AppRunner(app, access_log=None)
+        await runner.setup()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        await asyncio.Event().wait()
+
+    asyncio.run(main())
+
+
+async def bench_accept(samples: int) -> None:
+    print(f"accept: {samples} sequential POSTs each, rounds alternating with the floor")
+    runner, model_url = await silent_model()
+    with tempfile.TemporaryDirectory() as tmp:
+        port, floor_port = free_port(), free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("NOVABERG_")}
+        env.update(NOVABERG_LLM_PROVIDER="openai", NOVABERG_LLM_URL=model_url,
+                   NOVABERG_LLM_MODEL="silent", NOVABERG_LLM_CONTEXT="8192",
+                   NOVABERG_RATE_LIMIT_PER_SECOND="1000000", NOVABERG_LOG_LEVEL="warning")
+        app = subprocess.Popen(
+            [sys.executable, "-m", "app", "--headless", "--host", "127.0.0.1", "--port",
+             str(port), "--data-dir", tmp, "--token", TOKEN],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        floor = None
+        try:
+            await wait_healthy(f"http://127.0.0.1:{port}/api/health")
+            floor = subprocess.Popen(
+                [sys.executable, __file__, "floor-server", str(floor_port),
+                 str(Path(tmp) / "redis" / "redis.sock")], cwd=ROOT)
+            await wait_healthy(f"http://127.0.0.1:{floor_port}/health")
+            accept_ms, floor_ms = [], []
+            accept_url = f"http://127.0.0.1:{port}/api/characters/nova/messages"
+            floor_url = f"http://127.0.0.1:{floor_port}/floor"
+            async with aiohttp.ClientSession() as session:
+                async def post(url: str, into: list[float] | None, i: int) -> None:
+                    started = time.perf_counter()
+                    async with session.post(url, json={"text": f"Nachricht {i}"},
+                                            headers=AUTH) as response:
+                        await response.read()
+                        assert response.status == 202, response.status
+                    if into is not None:
+                        into.append((time.perf_counter() - started) * 1000)
+
+                for i in range(200):  # warm-up, both
+                    await post(accept_url, None, i)
+                    await post(floor_url, None, i)
+                for round_start in range(0, samples, 100):
+                    for i in range(round_start, round_start + 100):
+                        await post(floor_url, floor_ms, i)
+                    for i in range(round_start, round_start + 100):
+                        await post(accept_url, accept_ms, i)
+            print(line("floor (bare handler, one RPUSH)", floor_ms))
+            print(line("accept (POST → 202)", accept_ms, floor_ms))
+            ratio = statistics.median(accept_ms) / statistics.median(floor_ms)
+            print(f"  target: p50 ratio ≤ 1.5 ({'met' if ratio <= 1.5 else 'NOT met'}), "
+                  f"p99 ≤ 10 ms ({'met' if pct(accept_ms, 0.99) <= 10 else 'NOT met'})")
+        finally:
+            for proc in (app, floor):
+                if proc is not None:
+                    proc.send_signal(signal.SIGTERM)
+                    proc.wait(15)
+            await runner.cleanup()
+
+
+# --- shared in-process app ---------------------------------------------------------------------
+
+def in_process_app(tmp: str, characters: int = 1, **overrides: Any) -> web.Application:
+    settings = defaults(data_dir=tmp, llm_provider="offline", redis_appendfsync="no",
+                        rate_limit_per_second=1_000_000.0, **overrides)
+    app = create_app(settings, local_token=TOKEN)
+    app[PIPELINES] = minimal_pipelines()
+    names = ["nova"] + [f"c{i}" for i in range(1, characters)]
+    app[CHARACTERS] = CharacterCatalog([Character(id=n, name=n.capitalize()) for n in names])
+    return app
+
+
+class Inbox:
+    """One WebSocket's messages, with waiters by predicate."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[float]]] = []
+        self.task = asyncio.create_task(self._read())
+
+    def expect(self, predicate: Callable[[dict[str, Any]], bool]) -> asyncio.Future[float]:
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        self.waiters.append((predicate, future))
+        return future
+
+    async def _read(self) -> None:
+        async for message in self.ws:
+            data = json.loads(message.data)
+            now = time.perf_counter()
+            for waiter in list(self.waiters):
+                if waiter[0](data):
+                    self.waiters.remove(waiter)
+                    waiter[1].set_result(now)
+
+    async def close(self) -> None:
+        self.task.cancel()
+        await self.ws.close()
+
+
+def closes(message_id: str) -> Callable[[dict[str, Any]], bool]:
+    return lambda m: (m["type"] in ("character_response", "turn_failed")
+                      and message_id in m.get("message_ids", []))
+
+
+# --- 2. orchestration overhead ------------------------------------------------------------------
+
+async def bench_overhead(turns: int) -> None:
+    print(f"overhead: {turns} turns, one at a time, minimal pipelines, offline model")
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp, session_summarize_at=10_000)
+        async with TestClient(TestServer(app)) as client:
+            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+            totals, models, overheads, floor = [], [], [], []
+            for i in range(turns + 20):
+                accepted = inbox.expect(lambda m: m["type"] == "message_accepted")
+                started = time.perf_counter()
+                response = await client.post("/api/characters/nova/messages",
+                                             json={"text": f"Wie war dein Tag? ({i})"},
+                                             headers=AUTH)
+                message_id = (await response.json())["message_id"]
+                accepted_at = await accepted
+                done_at = await inbox.expect(closes(message_id))
+                await app[RUNTIME].idle()
+                if i < 20:
+                    continue  # warm-up
+                record = await app[RUNTIME].records.message(message_id)
+                turn_id = record["turn_id"] if record else None
+                model_ms = sum(t["duration_ms"] or 0.0 for t in app[GATEWAY].traces.list(50)
+                               if t["turn_id"] == turn_id)
+                total = (done_at - started) * 1000
+                totals.append(total)
+                models.append(model_ms)
+                overheads.append(total - model_ms)
+                floor.append((accepted_at - started) * 1000)
+            await inbox.close()
+    print(line("floor (POST → message_accepted)", floor))
+    print(line("turn total (POST → response)", totals))
+    print(line("model time (gateway records)", models))
+    print(line("orchestration overhead", overheads, floor))
+    p50 = statistics.median(overheads)
+    print(f"  target: overhead p50 ≤ 10 ms ({'met' if p50 <= 10 else 'NOT met'})")
+
+
+# --- 3. event-loop stall -----------------------------------------------------------------------
+
+class Ticks:
+    """How late the loop wakes a 1 ms sleeper: `wall` (what a client feels, including time
+    the OS gave our process's CPU to others on a shared machine) and `cpu` (the loop thread's
+    own CPU time in that interval: a stall our code caused)."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            started, cpu_started = time.perf_counter(), time.thread_time()
+            await asyncio.sleep(0.001)
+            self.wall.append((time.perf_counter() - started - 0.001) * 1000)
+            self.cpu.append((time.thread_time() - cpu_started) * 1000)
+
+
+async def bench_stall(pairs: int, messages: int) -> None:
+    print(f"stall: {pairs} pairs × {messages} messages at once, minimal pipelines, offline model")
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp, characters=pairs, session_summarize_at=10_000)
+        async with TestClient(TestServer(app)) as client:
+            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+            idle = Ticks()
+            stop = asyncio.Event()
+            tick = asyncio.create_task(idle.run(stop))
+            await asyncio.sleep(1.0)
+            stop.set()
+            await tick
+
+            async def chat(character: str) -> int:
+                closed = 0
+                for i in range(messages):
+                    response = await client.post(f"/api/characters/{character}/messages",
+                                                 json={"text": f"Hallo {character} {i}"},
+                                                 headers=AUTH)
+                    body = await response.json()
+                    assert response.status == 202, body
+                    await inbox.expect(closes(body["message_id"]))
+                    closed += 1
+                return closed
+
+            load = Ticks()
+            stop = asyncio.Event()
+            tick = asyncio.create_task(load.run(stop))
+            started = time.perf_counter()
+            names = ["nova"] + [f"c{i}" for i in range(1, pairs)]
+            closed = await asyncio.gather(*(chat(n) for n in names))
+            elapsed = time.perf_counter() - started
+            await app[RUNTIME].idle()
+            stop.set()
+            await tick
+            await inbox.close()
+    print(f"  {sum(closed)} messages closed in {elapsed:.1f} s "
+          f"({sum(closed) / elapsed:.0f}/s, graph_slots = 1)")
+    print(line("loop lag (wall), idle app (floor)", idle.wall))
+    print(line("loop lag (wall), 200 pairs", load.wall, idle.wall))
+    print(line("loop thread CPU per tick, idle", idle.cpu))
+    print(line("loop thread CPU per tick, 200 pairs", load.cpu, idle.cpu))
+    worst = max(load.cpu)
+    print(f"  target: largest stall ≤ 20 ms ({'met' if worst <= 20 else 'NOT met'}: "
+          f"{worst:.1f} ms of loop-thread CPU in one tick; the largest wall lag, "
+          f"{max(load.wall):.1f} ms, also holds time the machine gave to other processes)")
+
+
+# --- 4. fan-out --------------------------------------------------------------------------------
+
+async def bench_fanout(sockets: int, rounds: int) -> None:
+    print(f"fanout: one character_response to {sockets} WebSockets, {rounds} rounds")
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp)
+        async with TestClient(TestServer(app)) as client:
+            hub = app[HUB]
+
+            async def measure(inboxes: list[Inbox], n: int) -> list[float]:
+                times = []
+                for i in range(n):
+                    futures = [b.expect(lambda m, i=i: m.get("turn_id") == f"fan-{i}")
+                               for b in inboxes]
+                    started = time.perf_counter()
+                    await hub.publish("local", CharacterResponse(
+                        character_id="nova", at=time.time(), turn_id=f"fan-{i}",
+                        message_ids=["m"], text="Hallo " * 40, origin="reply",
+                        emotion="freude", arousal=0.6))
+                    arrived = await asyncio.gather(*futures)
+                    times.append((max(arrived) - started) * 1000)
+                return times
+
+            one = [Inbox(await client.ws_connect("/api/ws", headers=AUTH))]
+            await asyncio.sleep(0.2)
+            floor = await measure(one, rounds)
+            many = one + [Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+                          for _ in range(sockets - 1)]
+            await asyncio.sleep(0.5)
+            assert hub.connections("local") == sockets
+            fanned = await measure(many, rounds)
+            for inbox in many:
+                await inbox.close()
+    print(line("one WebSocket (floor)", floor))
+    print(line(f"{sockets} WebSockets, last one has it", fanned, floor))
+    p50 = statistics.median(fanned)
+    print(f"  target: ≤ 20 ms ({'met' if pct(fanned, 0.99) <= 20 else 'NOT met'} at p99, "
+          f"p50 {p50:.1f} ms)")
+
+
+async def main(which: str, quick: bool) -> None:
+    logging.basicConfig(level=logging.ERROR, stream=open(os.environ.get("BENCH_LOG", os.devnull), "w"))  # noqa: SIM115
+    scale = 0.25 if quick else 1.0
+    steps: dict[str, Callable[[], Awaitable[None]]] = {
+        "accept": lambda: bench_accept(int(2000 * scale) // 100 * 100 or 100),
+        "overhead": lambda: bench_overhead(int(300 * scale)),
+        "stall": lambda: bench_stall(200, 3),
+        "fanout": lambda: bench_fanout(100, int(100 * scale)),
+    }
+    for name, step in steps.items():
+        if which in (name, "all"):
+            await step()
+            print()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "floor-server":
+        floor_server(int(sys.argv[2]), sys.argv[3])
+        raise SystemExit(0)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("which", nargs="?", default="all",
+                        choices=("accept", "overhead", "stall", "fanout", "all"))
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    args = parser.parse_args()
+    asyncio.run(main(args.which, args.quick))
