@@ -46,6 +46,7 @@ binary-test: binary
 bench: install
 	$(PY) bench/startup.py
 	$(PY) bench/gateway.py
+	$(PY) bench/runtime.py
 
 clean:
 	rm -rf build dist .pytest_cache
