@@ -1,4 +1,8 @@
-"""Minimal real pipelines, so the whole loop runs end to end until the pipeline issue lands.
+"""Minimal real pipelines: the whole loop end to end with exactly one model call per turn.
+
+The product runs `app.pipeline`'s pipelines; these serve the runtime's own tests and
+benchmarks, which look at the runtime alone (one scripted answer per turn, and an
+orchestration overhead that is the runtime's, not the pipeline's).
 
 - path 1 stores the block's complete user turn (one turn, all message ids, texts joined by
   newlines) in the session memory;
@@ -7,8 +11,8 @@
   it answers and its occasion (`herkunft`);
 - after delivery: the session summary check (outside the run lock, SPEC §3).
 
-They follow the interface of `app.runtime.pipelines` and are replaced as a whole by setting
-`app[PIPELINES]`.
+They follow the interface of `app.runtime.pipelines` and are installed by setting
+`app[PIPELINES] = minimal_pipelines()`.
 """
 
 from __future__ import annotations

@@ -36,8 +36,10 @@ with the error's code as the reason. A pipeline that ends a turn on purpose (e.g
 was rejected) raises `TurnRejected(reason)`; the turn fails with that reason. Any other
 exception fails it as `internal_error`.
 
-The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there by `create_app`;
-the pipeline issue replaces the minimal ones of `app.runtime.minimal` in that one place.
+The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there in one place when
+the app is created (`app.pipeline.service.install`: the product's pipelines).
+`app.runtime.minimal` holds a minimal real pair (one model call per turn) that the runtime's
+own tests and benchmarks install instead, to look at the runtime alone.
 """
 
 from __future__ import annotations
