@@ -3,6 +3,7 @@ marker, the self-trigger cap, the parked agent question — through the real ser
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import msgspec
@@ -128,6 +129,35 @@ async def test_marker_and_waiting_event_both_hold_the_prompt_consumer(fake_model
     assert [user_prompt(r) for r in responders(fake_model)] == [
         "eins", "[EIGENER GEDANKE] Ein Gedanke", "zwei"]
     assert (await chat.get(f"/api/turns/{impulse_turn}"))["state"] == "delivered"
+    await chat.close()
+
+
+async def test_an_impulse_queued_while_a_turn_is_in_path1_waits_behind_that_turn(
+        fake_model, make_settings, aiohttp_client):
+    # The user turn holds the marker; the impulse's event is queued before the user event
+    # (which path 1 emits at its end). The running turn's event must go first, or the two
+    # would wait on each other for ever.
+    gate, entered = asyncio.Event(), asyncio.Event()
+
+    async def slow_path1(ctx, block):
+        entered.set()
+        await gate.wait()
+        return await store_user_turn(ctx, block)
+
+    fake_model.script("responder", "Antwort.", "Impuls.")
+    chat = await open_chat(aiohttp_client, runtime_app(
+        fake_model, make_settings, pipelines=Pipelines(path1=slow_path1, path2=respond_once)))
+    sent = await chat.send("Hallo")
+    await asyncio.wait_for(entered.wait(), 10)
+    impulse_turn = await chat.app[RUNTIME].submit_impulse("local", "nova", "Ein Gedanke")
+    gate.set()
+    reply = await chat.response(sent)
+    impulse = await chat.response(turn_id=impulse_turn)
+    await chat.settle()
+    assert (reply["text"], impulse["text"]) == ("Antwort.", "Impuls.")
+    assert [m["turn_id"] for m in chat.of_type("character_response")] == [
+        reply["turn_id"], impulse_turn]
+    assert await marker(chat.app) is None
     await chat.close()
 
 

@@ -145,15 +145,33 @@ class EventQueue:
             queued, taken = await pipe.execute()
         return int(queued) + int(taken)
 
-    async def take(self) -> str | None:
-        """Move the front event to the processing list (LMOVE); it stays there until `ack`."""
-        return await self.redis.lmove(self.queue, self.processing, "LEFT", "RIGHT")
+    async def find(self, turn_id: str) -> tuple[str, Event] | None:
+        """The first queued event of `turn_id`, wherever it waits in the queue."""
+        for raw in await self.redis.lrange(self.queue, 0, -1):
+            try:
+                event = decode_event(raw)
+            except Exception:  # noqa: BLE001 - the front-of-queue path reports broken records
+                continue
+            if event.turn_id == turn_id:
+                return raw, event
+        return None
+
+    async def take(self, raw: str) -> bool:
+        """Move the event `raw` to the processing list in one transaction; it stays there
+        until `ack`. False if it is no longer queued."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrem(self.queue, 1, raw)
+            pipe.rpush(self.processing, raw)
+            removed, _ = await pipe.execute()
+        if not removed:
+            await self.redis.lrem(self.processing, -1, raw)
+        return bool(removed)
 
     async def ack(self, raw: str) -> None:
         await self.redis.lrem(self.processing, 1, raw)
 
-    async def drop_front(self, raw: str) -> None:
-        """Remove an unreadable or obsolete front event without processing it."""
+    async def drop(self, raw: str) -> None:
+        """Remove an unreadable or obsolete queued event without processing it."""
         await self.redis.lrem(self.queue, 1, raw)
 
     async def park(self) -> list[str]:

@@ -50,7 +50,7 @@ from app.runtime.events import (
     EventQueue, awaiting_event, continue_event, impulse_event, new_id, user_event,
 )
 from app.runtime.hub import Hub
-from app.runtime.markers import Markers, marker_value
+from app.runtime.markers import Markers, marker_value, parse_marker
 from app.runtime.pipelines import (
     AwaitUser, CharacterRun, Continue, PipelineContext, Pipelines, Path2Result, TurnRejected,
     UserBlock,
@@ -318,7 +318,7 @@ class Runtime:
                              event: Event | None) -> bool:
         if event is None:
             log.error("unreadable event dropped", extra=fields(pair=pair, raw=raw))
-            await events.drop_front(raw)
+            await events.drop(raw)
             return True
         if event.typ == "awaiting_user":
             replaced = await events.park()
@@ -328,33 +328,32 @@ class Runtime:
         turn_id = event.turn_id
         if turn_id is None:
             log.error("event without turn_id dropped", extra=fields(pair=pair, raw=raw))
-            await events.drop_front(raw)
+            await events.drop(raw)
             return True
         marker = marker_value(self.instance_id, turn_id)
-        if not await self._hold_marker(pair, event, marker):
-            return False
+        if not await self._hold_marker(pair, marker):
+            own = await self._running_turns_event(pair, events)
+            if own is None:
+                return False  # another turn runs; its end loops back to this queue
+            (raw, event), marker = own
+            turn_id = event.turn_id or ""
         record = await self.records.turn(turn_id)
         if record is None or record.state == FAILED:
             log.warning("event of a missing or failed turn dropped",
                         extra=fields(pair=pair, turn_id=turn_id, typ=event.typ,
                                      state=record.state if record else None))
-            await events.drop_front(raw)
+            await events.drop(raw)
             await self._release_marker(pair, marker)
             return True
         parked = await events.take_parked() if event.source == "user" else None
-        taken = await events.take()
-        if taken != raw:  # cannot happen while we hold the marker; never lose what we took
-            log.error("event queue changed under the marker", extra=fields(pair=pair))
-            if taken is not None:
-                await self.redis.lmove(keys.event_processing(event.user_id, event.character_id),
-                                       keys.event_queue(event.user_id, event.character_id),
-                                       "RIGHT", "LEFT")
+        if not await events.take(raw):  # cannot happen while we hold the marker
+            log.error("event vanished under the marker", extra=fields(pair=pair))
             return True
         acks = (parked, raw) if parked is not None else (raw,)
         await self._run_path2(record, event, acks, self._pending_agent(parked), marker)
         return True
 
-    async def _hold_marker(self, pair: str, event: Event, marker: str) -> bool:
+    async def _hold_marker(self, pair: str, marker: str) -> bool:
         """Own the pair's marker for this event's turn: a user event finds the one its block
         set; a character event (impulse, continue) sets it when it is picked up."""
         user_id, character_id = keys.split_pair(pair)
@@ -364,11 +363,24 @@ class Runtime:
             self.markers[pair] = marker
             return True
         if current is not None:
-            return False  # another turn runs; its end wakes us (it loops back to this queue)
+            return False
         if not await self.redis.set(key, marker, nx=True, ex=self.settings.turn_marker_ttl):
             return False
         self.markers[pair] = marker
         return True
+
+    async def _running_turns_event(self, pair: str, events: EventQueue
+                                   ) -> tuple[tuple[str, Event], str] | None:
+        """The event of the turn that holds the pair's marker in this process, if it waits
+        behind another event (an impulse queued while that turn ran path 1, say): the marker
+        spans both halves of its turn, so that event goes first — else both would wait on
+        each other for ever."""
+        marker = self.markers.get(pair)
+        user_id, character_id = keys.split_pair(pair)
+        if marker is None or await self.redis.get(keys.turn_marker(user_id, character_id)) != marker:
+            return None
+        own = await events.find(parse_marker(marker)[1])
+        return (own, marker) if own is not None else None
 
     def _pending_agent(self, parked_raw: str | None) -> dict[str, Any] | None:
         if parked_raw is None:
