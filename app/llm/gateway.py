@@ -290,8 +290,9 @@ class Gateway:
             call = Call(purpose, sent, max_tokens, temperature)
             await self._plan(provider, call, trace)
             unmasker = StreamUnmasker(masker) if masker is not None else None
-            async with self._slot(provider):
-                async for piece in self._stream_attempts(provider, call, trace, unmasker):
+            async with self._slot(provider), contextlib.aclosing(
+                    self._stream_attempts(provider, call, trace, unmasker)) as pieces:
+                async for piece in pieces:
                     parts.append(piece)
                     yield piece
                 if unmasker is not None:
