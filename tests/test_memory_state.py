@@ -172,6 +172,17 @@ def test_empathy_switch_with_alpha_zero_and_one() -> None:
                                        user_arousal=0.1).arousal, 0.1)
 
 
+def test_empathy_switch_relaxes_toward_the_characters_own_baseline() -> None:
+    calm = CharacterState(emotion="gelassen", arousal=0.2, mode="ruhig", space_depth=0.6)
+    settled = empathy_switch(excited(), "character", T0 + N, alpha=0.3, nullpunkt_seconds=N,
+                             baseline=calm)
+    assert (settled.emotion, settled.arousal, settled.mode, settled.space_depth) == \
+        ("gelassen", 0.2, "ruhig", 0.6)
+    halfway = empathy_switch(excited(), "character", T0 + N / 2, alpha=0.3,
+                             nullpunkt_seconds=N, baseline=calm)
+    assert math.isclose(halfway.arousal, 0.55) and math.isclose(halfway.space_depth or 0, 0.7)
+
+
 def test_empathy_switch_rejects_an_unknown_source() -> None:
     with pytest.raises(ValueError, match="event source"):
         empathy_switch(excited(), "system", T0, alpha=0.3, nullpunkt_seconds=N)  # type: ignore[arg-type]
