@@ -247,7 +247,10 @@ def closes(message_id: str) -> Callable[[dict[str, Any]], bool]:
 async def bench_overhead(turns: int) -> None:
     print(f"overhead: {turns} turns, one at a time, minimal pipelines, offline model")
     with tempfile.TemporaryDirectory() as tmp:
-        app = in_process_app(tmp, session_summarize_at=10_000)
+        # Default session settings: past 25 turns the summary folds the oldest ones away
+        # (after delivery, outside the measured turn), so the session stays the size a
+        # real conversation has.
+        app = in_process_app(tmp)
         async with TestClient(TestServer(app)) as client:
             inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
             totals, models, overheads, floor = [], [], [], []
@@ -265,8 +268,10 @@ async def bench_overhead(turns: int) -> None:
                     continue  # warm-up
                 record = await app[RUNTIME].records.message(message_id)
                 turn_id = record["turn_id"] if record else None
+                # The turn's own model call; the summary check after delivery runs in the
+                # turn's context too but after the answer went out.
                 model_ms = sum(t["duration_ms"] or 0.0 for t in app[GATEWAY].traces.list(50)
-                               if t["turn_id"] == turn_id)
+                               if t["turn_id"] == turn_id and t["purpose"] == "responder")
                 total = (done_at - started) * 1000
                 totals.append(total)
                 models.append(model_ms)
@@ -336,7 +341,7 @@ class Callbacks:
 async def bench_stall(pairs: int, messages: int) -> None:
     print(f"stall: {pairs} pairs × {messages} messages at once, minimal pipelines, offline model")
     with tempfile.TemporaryDirectory() as tmp:
-        app = in_process_app(tmp, characters=pairs, session_summarize_at=10_000)
+        app = in_process_app(tmp, characters=pairs)
         async with TestClient(TestServer(app)) as client:
             inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
             idle = Ticks()

@@ -127,24 +127,6 @@ class EventQueue:
     async def push(self, event: Event) -> None:
         await self.redis.rpush(self.queue, encode(event))
 
-    async def peek(self) -> tuple[str, Event | None] | None:
-        """The front event without taking it: (raw, event or None if unreadable)."""
-        raw = await self.redis.lindex(self.queue, 0)
-        if raw is None:
-            return None
-        try:
-            return raw, decode_event(raw)
-        except Exception:  # noqa: BLE001 - a broken record is reported, not fatal
-            return raw, None
-
-    async def waiting(self) -> int:
-        """Events queued or taken but not acknowledged (the parked one does not count)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.llen(self.queue)
-            pipe.llen(self.processing)
-            queued, taken = await pipe.execute()
-        return int(queued) + int(taken)
-
     async def find(self, turn_id: str) -> tuple[str, Event] | None:
         """The first queued event of `turn_id`, wherever it waits in the queue."""
         for raw in await self.redis.lrange(self.queue, 0, -1):

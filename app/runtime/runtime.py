@@ -198,33 +198,41 @@ class Runtime:
             await self._resume_path1(resume)
             return True
         events = EventQueue(self.redis, user_id, character_id)
-        front = await events.peek()
+        # What the pair looks like now, in one round trip.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.lindex(events.queue, 0)
+            pipe.llen(events.processing)
+            pipe.get(keys.turn_marker(user_id, character_id))
+            pipe.llen(keys.prompt_queue(user_id, character_id))
+            front, taken, marker, queued = await pipe.execute()
         if front is not None:
-            return await self._consume_event(pair, events, *front)
+            return await self._consume_event(pair, events, front, marker)
+        if marker is not None or taken or not queued:
+            return False  # a turn runs (its end loops back here), or nothing waits
         return await self._consume_prompts(pair, user_id, character_id, events)
 
     # --- prompt consumer --------------------------------------------------------------------
     async def _consume_prompts(self, pair: str, user_id: str, character_id: str,
                                events: EventQueue) -> bool:
+        """The marker was free and no event waited: take the pair and cut the front block."""
         marker_key = keys.turn_marker(user_id, character_id)
         queue_key = keys.prompt_queue(user_id, character_id)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.exists(marker_key)
-            pipe.llen(queue_key)
-            marker_set, queued = await pipe.execute()
-        if marker_set or not queued or await events.waiting():
-            return False
         turn_id = new_id()
         marker = marker_value(self.instance_id, turn_id)
         if not await self.redis.set(marker_key, marker, nx=True,
                                     ex=self.settings.turn_marker_ttl):
             return False
         self.markers[pair] = marker
-        # Under the marker nobody else takes from this queue; check again what waits.
-        if await events.waiting():
+        # Under the marker nobody else takes from this queue; look again at what waits.
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.llen(events.queue)
+            pipe.llen(events.processing)
+            pipe.lrange(queue_key, 0, BLOCK_PAGE - 1)
+            queued_events, taken, first_page = await pipe.execute()
+        if queued_events or taken:
             await self._release_marker(pair, marker)
             return True
-        block, consumed = await self._read_front_block(queue_key)
+        block, consumed = await self._read_front_block(queue_key, first_page)
         if not block:
             if consumed:
                 await self.redis.ltrim(queue_key, consumed, -1)
@@ -241,8 +249,9 @@ class Runtime:
         await self._run_path1(record, block)
         return True
 
-    async def _read_front_block(self, queue_key: str) -> tuple[list[AcceptedMessage], int]:
-        """Read the queue page by page until the front block ends (gap > window).
+    async def _read_front_block(self, queue_key: str, page: list[str]
+                                ) -> tuple[list[AcceptedMessage], int]:
+        """Read the queue page by page (the first one given) until the front block ends.
 
         Returns the block and how many queue entries it spans (an unreadable entry, which
         only corruption makes, is consumed with an error line rather than stopping the pair).
@@ -251,8 +260,7 @@ class Runtime:
         block: list[AcceptedMessage] = []
         consumed = 0
         while True:
-            raws = await self.redis.lrange(queue_key, consumed, consumed + BLOCK_PAGE - 1)
-            for raw in raws:
+            for raw in page:
                 try:
                     message = decode_accepted(raw)
                 except (msgspec.DecodeError, msgspec.ValidationError):
@@ -263,8 +271,9 @@ class Runtime:
                     return block, consumed
                 block.append(message)
                 consumed += 1
-            if len(raws) < BLOCK_PAGE:
+            if len(page) < BLOCK_PAGE:
                 return block, consumed
+            page = await self.redis.lrange(queue_key, consumed, consumed + BLOCK_PAGE - 1)
 
     async def _resume_path1(self, turn_id: str) -> None:
         """Rerun path 1 of a recovered turn (its block was taken before the crash)."""
@@ -315,8 +324,10 @@ class Runtime:
 
     # --- event consumer ---------------------------------------------------------------------
     async def _consume_event(self, pair: str, events: EventQueue, raw: str,
-                             event: Event | None) -> bool:
-        if event is None:
+                             current_marker: str | None) -> bool:
+        try:
+            event = decode_event(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
             log.error("unreadable event dropped", extra=fields(pair=pair, raw=raw))
             await events.drop(raw)
             return True
@@ -331,8 +342,8 @@ class Runtime:
             await events.drop(raw)
             return True
         marker = marker_value(self.instance_id, turn_id)
-        if not await self._hold_marker(pair, marker):
-            own = await self._running_turns_event(pair, events)
+        if not await self._hold_marker(pair, marker, current_marker):
+            own = await self._running_turns_event(pair, events, current_marker)
             if own is None:
                 return False  # another turn runs; its end loops back to this queue
             (raw, event), marker = own
@@ -353,31 +364,30 @@ class Runtime:
         await self._run_path2(record, event, acks, self._pending_agent(parked), marker)
         return True
 
-    async def _hold_marker(self, pair: str, marker: str) -> bool:
-        """Own the pair's marker for this event's turn: a user event finds the one its block
-        set; a character event (impulse, continue) sets it when it is picked up."""
-        user_id, character_id = keys.split_pair(pair)
-        key = keys.turn_marker(user_id, character_id)
-        current = await self.redis.get(key)
+    async def _hold_marker(self, pair: str, marker: str, current: str | None) -> bool:
+        """Own the pair's marker (`current` is its value as just read) for this event's turn:
+        a user event finds the one its block set; a character event (impulse, continue)
+        sets it when it is picked up."""
         if current == marker:
             self.markers[pair] = marker
             return True
         if current is not None:
             return False
-        if not await self.redis.set(key, marker, nx=True, ex=self.settings.turn_marker_ttl):
+        user_id, character_id = keys.split_pair(pair)
+        if not await self.redis.set(keys.turn_marker(user_id, character_id), marker, nx=True,
+                                    ex=self.settings.turn_marker_ttl):
             return False
         self.markers[pair] = marker
         return True
 
-    async def _running_turns_event(self, pair: str, events: EventQueue
+    async def _running_turns_event(self, pair: str, events: EventQueue, current: str | None
                                    ) -> tuple[tuple[str, Event], str] | None:
         """The event of the turn that holds the pair's marker in this process, if it waits
         behind another event (an impulse queued while that turn ran path 1, say): the marker
         spans both halves of its turn, so that event goes first — else both would wait on
         each other for ever."""
         marker = self.markers.get(pair)
-        user_id, character_id = keys.split_pair(pair)
-        if marker is None or await self.redis.get(keys.turn_marker(user_id, character_id)) != marker:
+        if marker is None or current != marker:
             return None
         own = await events.find(parse_marker(marker)[1])
         return (own, marker) if own is not None else None
