@@ -19,7 +19,8 @@ a thought is a defect and raises `ImpulseWithoutThought`. `gedanke_arousal` is v
 it enters (`app.memory.state.validate_thought_arousal`, the one reader): a float in
 [0.0, 1.0] or None; anything else is rejected and reported, never clamped.
 
-The queue (`EventQueue`) is reliable: an event taken for processing is moved (LMOVE) to the
+The queue (`EventQueue`) is reliable: an event taken for processing is moved atomically (one
+MULTI: LREM from the queue, RPUSH to the processing list; LMOVE for the parked one) to the
 pair's processing list and stays there until it is acknowledged; recovery moves what is left
 there back to the front of the queue.
 """
