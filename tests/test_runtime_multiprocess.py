@@ -12,7 +12,7 @@ from app.runtime.minimal import minimal_pipelines
 from app.server import create_app
 from app.typedefs import CHARACTERS, PIPELINES, REDIS, RUNTIME
 from tests.conftest import AUTH, TOKEN
-from tests.fakemodel import Reply
+from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat
 from tests.runtime_support import CATALOG, responders
 
@@ -83,3 +83,46 @@ async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_cli
     await crashed._take("dead-holder")  # noqa: SLF001 - a holder that never releases
     async with second.hold():
         assert await redis_client.zscore(keys.run_slots(), "dead-holder") is None
+
+
+async def test_a_live_process_recovers_the_turn_of_a_process_that_died(
+        fake_model, redis_client, tmp_path):
+    """The orphan sweep: a process whose heartbeat is gone left a turn in path 2; another
+    process, running all along, retries it (same id, attempt 2) and answers it."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    fake_model.script("responder", Fault.hang(), "Übernommen.")
+    dying = TestClient(TestServer(process(fake_model, tmp_path / "b", redis_url,
+                                          heartbeat_seconds=1.0)))
+    await dying.start_server()
+    survivor = TestClient(TestServer(process(fake_model, tmp_path / "a", redis_url,
+                                             heartbeat_seconds=1.0)))
+    try:
+        response = await dying.post("/api/characters/luna/messages", json={"text": "Hallo"},
+                                    headers=AUTH)
+        message_id = (await response.json())["message_id"]
+        async with asyncio.timeout(20):
+            while not responders(fake_model):
+                await asyncio.sleep(0.02)
+        # The survivor starts while the other one runs the turn: its start-up recovery
+        # leaves a live process's turn alone.
+        await survivor.start_server()
+        tab = await Chat(client=survivor,
+                         ws=await survivor.ws_connect("/api/ws", headers=AUTH)).start()
+        turn_id = (await (await dying.get(f"/api/messages/{message_id}",
+                                          headers=AUTH)).json())["turn_id"]
+        owner = await redis_client.hget(keys.turn_record(turn_id), "owner")
+        assert owner == dying.app[RUNTIME].instance_id  # the dying process ran it
+        await dying.close()  # its runtime stops mid-turn; its heartbeat is gone
+
+        answer = await tab.response(message_id)  # the survivor's sweep picks it up
+        assert answer["text"] == "Übernommen." and answer["turn_id"] == turn_id
+        turn = await tab.get(f"/api/turns/{turn_id}")
+        assert turn["attempts"] == 2 and turn["state"] == "delivered"
+        assert await redis_client.hget(keys.turn_record(turn_id), "owner") == (
+            survivor.app[RUNTIME].instance_id)
+        await tab.close()
+    finally:
+        await dying.close()
+        await survivor.close()
