@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from aiohttp import web
 
 from app.api.validation import read_json
 from app.auth import USER_ID
 from app.errors import ApiError
+from app.log import fields
 from app.runtime.wire import MessageIn
 from app.typedefs import CHARACTERS, RUNTIME, SETTINGS
+
+log = logging.getLogger(__name__)
 
 
 def known_character(request: web.Request) -> str:
@@ -33,10 +38,14 @@ async def post_message(request: web.Request) -> web.Response:
         raise ApiError(400, "empty_message", "the message is empty")
     limit = request.app[SETTINGS].max_message_chars
     if len(text) > limit:
+        log.warning("message refused: too long", extra=fields(
+            user_id=user_id, chars=len(text), limit=limit, setting="max_message_chars"))
         raise ApiError(413, "message_too_long",
                        f"the message has {len(text)} characters; at most {limit} are accepted")
     runtime = request.app[RUNTIME]
     if not runtime.rate_limiter.allow(user_id):
+        log.warning("message refused: rate limit", extra=fields(
+            user_id=user_id, limit=runtime.rate_limiter.rate, setting="rate_limit_per_second"))
         raise ApiError(429, "rate_limited", "too many messages per second",
                        headers={"Retry-After": "1"})
     message = await runtime.accept(user_id, character_id, text)

@@ -115,6 +115,9 @@ async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryRe
     if record.state in RUNNING_STATES:
         machine = record.machine(runtime.settings.max_turn_attempts)
         if not machine.has_attempts_left():
+            log.warning("crashed turn out of attempts", extra=fields(
+                turn_id=record.turn_id, pair=record.pair, attempts=record.attempts,
+                limit=runtime.settings.max_turn_attempts, setting="max_turn_attempts"))
             if await runtime.fail_turn(record, "crashed"):
                 report.failed.append(record.turn_id)
             return
