@@ -53,6 +53,20 @@ return {1, ARGV[2]}
 """
 
 
+# The accept path in one call (one request, one reply; atomic like a MULTI, cheaper to send).
+# KEYS: prompt queue, message record, known pairs · ARGV: queue entry, ttl, message_id,
+# user_id, character_id, text, received_at, pair, wake channel ('' = none)
+ACCEPT = """
+redis.call('RPUSH', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'message_id', ARGV[3], 'user_id', ARGV[4], 'character_id', ARGV[5],
+           'text', ARGV[6], 'received_at', ARGV[7])
+redis.call('EXPIRE', KEYS[2], ARGV[2])
+redis.call('SADD', KEYS[3], ARGV[8])
+if ARGV[9] ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[8]) end
+return 1
+"""
+
+
 class TurnRecord(msgspec.Struct, kw_only=True):
     """A turn record as read back (lenient: absent fields take defaults)."""
 
@@ -104,14 +118,20 @@ class Records:
         self.ttl = ttl
         self.instance_id = instance_id
         self._transition = redis.register_script(TRANSITION)
+        self._accept = redis.register_script(ACCEPT)
+
+    # --- accept ---------------------------------------------------------------------------
+    async def accept(self, message: AcceptedMessage, entry: bytes, *, wake: str = "") -> None:
+        """Queue `entry` (the encoded message) on the pair's prompt queue and write the
+        message record, atomically; `wake` names a channel to tell other processes."""
+        pair = keys.pair_id(message.user_id, message.character_id)
+        await self._accept(
+            keys=[keys.prompt_queue(message.user_id, message.character_id),
+                  keys.message_record(message.message_id), keys.known_pairs()],
+            args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
+                  message.text, repr(message.received_at), pair, wake])
 
     # --- writes inside a caller's MULTI ---------------------------------------------------
-    def add_message(self, pipe: Any, message: AcceptedMessage) -> None:
-        key = keys.message_record(message.message_id)
-        pipe.hset(key, mapping={"message_id": message.message_id, "user_id": message.user_id,
-                                "character_id": message.character_id, "text": message.text,
-                                "received_at": repr(message.received_at)})
-        pipe.expire(key, self.ttl)
 
     def add_turn(self, pipe: Any, record: TurnRecord) -> None:
         """Create a turn record in `queued` and link its messages to it."""

@@ -113,13 +113,8 @@ class Runtime:
         message = AcceptedMessage(message_id=new_id(), user_id=user_id,
                                   character_id=character_id, text=text,
                                   received_at=time.time())
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.rpush(keys.prompt_queue(user_id, character_id), encode(message))
-            self.records.add_message(pipe, message)
-            pipe.sadd(keys.known_pairs(), pair)
-            if self.distributed:
-                pipe.publish(keys.wake_channel(), pair)
-            await pipe.execute()
+        await self.records.accept(message, encode(message),
+                                  wake=keys.wake_channel() if self.distributed else "")
         self.notify(pair)
         await self.hub.publish(user_id, MessageAccepted(
             character_id=character_id, at=message.received_at, message_id=message.message_id,
