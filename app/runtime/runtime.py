@@ -3,7 +3,7 @@
 One `Runtime` per process. Its pieces, in the order a message meets them:
 
 1. `accept` stamps `received_at`, pushes the message on the pair's prompt queue and writes
-   its message record in one MULTI, wakes the pair and tells every tab of the user
+   its message record in one atomic Redis call, wakes the pair and tells every tab of the user
    (`message_accepted`). No model call, no lock.
 2. The pair's **consumer** (`_pair_worker`, at most one task per pair and process) is woken
    by `notify` (an `asyncio.Event`; with an external Redis also by a pub/sub message) and
