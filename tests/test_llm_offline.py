@@ -145,7 +145,23 @@ def test_a_short_summary_drops_whole_sentences_and_keeps_facts_first():
 
 async def test_summary_through_the_gateway_as_text(offline):
     result = await offline.complete("summary", user(HISTORY), max_tokens=1000)
+    assert result.text == summarize(user(HISTORY), max_chars=2000)  # plain text, no JSON
     assert "Tante Gisela um 15:30" in result.text
+
+
+def test_a_sentence_said_twice_is_summarized_once():
+    text = summarize(user("[1] USER (neutral): Ich bin Anna.\n[2] USER (neutral): Ich bin Anna."),
+                     max_chars=500)
+    assert text == "USER: Ich bin Anna."
+
+
+class Summary(msgspec.Struct):
+    summary: str
+
+
+async def test_a_structured_summary_fills_the_text_field(offline):
+    result = await offline.complete("summary", user(HISTORY), schema=Summary, max_tokens=1000)
+    assert "Tante Gisela um 15:30" in result.value.summary
 
 
 # --- responder -------------------------------------------------------------------------------

@@ -105,7 +105,8 @@ async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(
     sent = "\n".join(m["content"] for m in request.messages)
     for identity in IDENTITIES:
         assert identity not in sent
-    assert request.messages[0]["content"] == "Du sprichst mit [PERSON_1]. Ihr Bruder ist [PERSON_2]."
+    assert request.messages[0]["content"] == \
+        "Du sprichst mit [PERSON_1]. Ihr Bruder ist [PERSON_2]."
     assert remote.traces.list()[0]["masked"] == 8  # 3 names, e-mail, 2 phones, address, IBAN
 
 

@@ -458,8 +458,9 @@ class Gateway:
         elapsed = time.monotonic() - first_try
         if elapsed + delay > settings.model_retry_max_seconds:
             log.warning("model call gives up: the next retry would pass the retry budget",
-                        extra=logctx.fields(error=exc.code, delay=round(delay, 3),
-                                            model_retry_max_seconds=settings.model_retry_max_seconds))
+                        extra=logctx.fields(
+                            error=exc.code, delay=round(delay, 3),
+                            model_retry_max_seconds=settings.model_retry_max_seconds))
             return None
         log.info("model call retry", extra=logctx.fields(error=exc.code, attempt=attempts,
                                                          delay=round(delay, 3)))

@@ -294,6 +294,7 @@ def summarize(messages: Sequence[Message], max_chars: int) -> str:
 
 
 def _pick_sentences(lines: list[tuple[str, str]], max_chars: int) -> str:
+    lines = list(dict.fromkeys(lines))  # a sentence said twice is summarized once
     rendered = [f"{prefix}: {sentence}" if prefix else sentence for prefix, sentence in lines]
     ranked = sorted(range(len(lines)), key=lambda i: (-_sentence_score(lines[i][1]), i))
     chosen: set[int] = set()
@@ -306,9 +307,8 @@ def _pick_sentences(lines: list[tuple[str, str]], max_chars: int) -> str:
     return "\n".join(rendered[i] for i in sorted(chosen))
 
 
-def summary(request: OfflineRequest) -> dict[str, Any]:
-    text = summarize(request.messages, request.max_chars)
-    return {"summary": text, "zusammenfassung": text, "text": text, "kern": text}
+def summary(request: OfflineRequest) -> str:
+    return summarize(request.messages, request.max_chars)
 
 
 # --- responder -------------------------------------------------------------------------------
