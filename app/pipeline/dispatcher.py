@@ -18,6 +18,7 @@ Before writing it asks the runtime whether the turn is still open: a turn failed
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 
@@ -53,11 +54,14 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
                 relationship_dynamic=user.relationship_dynamic, tone=user.tone,
                 topics=list(perception.topics))
     svc = ctx.services
-    await svc.memory.store(state.user_id, state.character_id, turn)
+    # Independent writes: they go out together (Redis connections and the SQLite writer
+    # overlap); each is complete on its own.
+    await asyncio.gather(
+        svc.memory.store(state.user_id, state.character_id, turn),
+        _remember(ctx, state.user_id, state.character_id, turn,
+                  state.salience.importance, state.salience.segments),
+        _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user"))
     state.stored = turn
-    await _remember(ctx, state.user_id, state.character_id, turn,
-                    state.salience.importance, state.salience.segments)
-    await _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
 
 
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
@@ -75,15 +79,16 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
                 relationship_dynamic=final.relationship_dynamic, tone=final.tone,
                 topics=[final.prompt_topic] if final.prompt_topic else [])
     svc = ctx.services
-    await svc.memory.store(state.user_id, state.character_id, turn)
+    await asyncio.gather(
+        svc.memory.store(state.user_id, state.character_id, turn),
+        _remember(ctx, state.user_id, state.character_id, turn,
+                  state.salience.importance, state.salience.segments),
+        _log(ctx, state.user_id, state.character_id, turn,
+             entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}"),
+        save_state(svc.redis, state.user_id, state.character_id, final),
+        _mark_actions(ctx, state))
     state.stored = turn
-    await _remember(ctx, state.user_id, state.character_id, turn,
-                    state.salience.importance, state.salience.segments)
-    await _log(ctx, state.user_id, state.character_id, turn,
-               entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}")
-    await save_state(svc.redis, state.user_id, state.character_id, final)
     state.state = final
-    await _mark_actions(ctx, state)
     state.follow_up = follow_up(state)
 
 

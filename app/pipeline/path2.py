@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -50,7 +51,9 @@ REJECTED = "tribunal_rejected"
 
 async def load(ctx: NodeContext, state: Path2State) -> None:
     svc = ctx.services
-    state.turns, state.summary = await svc.memory.retrieve(state.user_id, state.character_id)
+    (state.turns, state.summary), loaded = await asyncio.gather(
+        svc.memory.retrieve(state.user_id, state.character_id),
+        load_state(svc.redis, state.user_id, state.character_id))
     state.request_turn = next((t for t in reversed(state.turns)
                                if t.role == ROLE_USER and t.turn_id == state.turn_id), None)
     state.previous_answer = next((t.content for t in reversed(state.turns)
@@ -61,7 +64,7 @@ async def load(ctx: NodeContext, state: Path2State) -> None:
         state.user = ei.from_payload(state.payload) or _stored_emotion(state.request_turn)
     state.expected_language = str(state.payload.get("language") or "") or ctx.language
     state.thought_arousal = thought_level(state.payload)
-    state.state = await load_state(svc.redis, state.user_id, state.character_id)
+    state.state = loaded
 
 
 def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
