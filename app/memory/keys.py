@@ -153,3 +153,9 @@ def reminders_claimed() -> str:
     """Sorted set of reminders a clock has taken but not yet delivered (member as in
     `reminders_due`), scored by claim time; a claim that grows old is put back."""
     return "reminders:claimed"
+
+
+def idle_reflection(user_id: str, character_id: str) -> str:
+    """The `nutzer_zeit` of the quiet period the character last reflected on (one reflection
+    per quiet period)."""
+    return f"reflection:{user_id}:{character_id}"
