@@ -181,3 +181,28 @@ async def test_iso_with_offset_and_epoch_seconds_are_both_accepted(fake_model, m
     epoch = await post_reminder(chat, "C", 1893484800)
     assert iso["due_at"] == zulu["due_at"] == epoch["due_at"] == 1893484800.0
     assert msgspec.json.decode(msgspec.json.encode(iso))["status"] == "pending"
+
+
+async def test_idle_reflection_speaks_once_per_quiet_period(fake_model, make_settings,
+                                                           aiohttp_client):
+    from app.memory.state import load_state, save_state
+    app = fake_app(fake_model, make_settings, idle_reflection_minutes=1)
+    chat = await open_chat(aiohttp_client, app)
+    await chat.response(await chat.send("Hallo"))
+    await chat.settle()
+    clock = app[REMINDER_CLOCK]
+    assert await clock.reflect_when_idle(time.time()) == 0  # not quiet long enough yet
+
+    state = await load_state(app[REDIS], "local", "nova")
+    quiet_since = time.time() - 61
+    await save_state(app[REDIS], "local", "nova",
+                     msgspec.structs.replace(state, user_time=quiet_since))
+    assert await clock.reflect_when_idle(time.time()) == 1
+    impulse = await chat.response(origin="own_impulse")
+    await chat.settle()
+    assert await clock.reflect_when_idle(time.time()) == 0  # one per quiet period
+
+    prompt = last_user_message(fake_model.chats("responder")[-1])
+    assert "Mir geht unser letztes Gespräch noch durch den Kopf." in prompt
+    assert impulse["message_ids"] == []
+    assert [t["herkunft"] for t in await chat.session()][-1] == "eigener_impuls"

@@ -75,3 +75,21 @@ async def test_the_table_comes_from_an_append_only_migration(tmp_path):
 def test_the_calendar_day_is_the_local_day():
     moment = dt.datetime(2026, 11, 30, 23, 59).astimezone()
     assert calendar_date(moment.timestamp()) == "2026-11-30"
+
+
+async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops(
+        redis_client, make_settings, caplog):
+    from app.pipeline.stores.short_term import ShortTermMemory
+    settings = make_settings(short_term_memory_max_entries=3, short_term_memory_ttl=60)
+    memory = ShortTermMemory(redis_client, settings)
+    now = time.time()
+    await memory.add("local", "nova", ["alt"], turn_id="t0", role="user", importance=0.9,
+                     now=now - 120)  # expired a minute ago
+    for i in range(4):
+        await memory.add("local", "nova", [f"Satz {i}"], turn_id=f"t{i}", role="user",
+                         importance=0.9, now=now + i)
+    entries = await memory.recent("local", "nova", 10)
+    assert [e.text for e in entries] == ["Satz 1", "Satz 2", "Satz 3"]
+    assert await memory.recent("local", "nova", 2) == entries[1:]
+    assert any(r.fields.get("limit") == "short_term_memory_max_entries"
+               for r in caplog.records if hasattr(r, "fields"))

@@ -1,4 +1,4 @@
-"""Own impulses: the reminder clock (SPEC §5, §6; seed 001 §3.1.1).
+"""Own impulses: the reminder clock and idle reflection (SPEC §5, §6; seed 001 §3.1.1).
 
 One background task per process. It sleeps until the earliest due reminder (at most
 `reminder_poll_seconds`, so reminders added by another process are seen too; a reminder
@@ -13,6 +13,11 @@ eigener_impuls`.
 Reminders live in Redis, so the clock survives restarts: what fell due while the app was
 down fires at the next start, and a claim that was never delivered is put back after
 `reminder_claim_timeout`.
+
+Idle reflection (off by default: `idle_reflection_minutes` = 0): when a pair's user has been
+quiet that long and its session still holds turns, the character thinks back on the
+conversation once per quiet period (an impulse like a reminder's, with no trigger turn).
+The same task looks for it at most once a minute.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Awaitable, Callable
 from app import log as logctx
 from app.log import fields
 from app.memory import keys
+from app.memory.state import load_state
 from app.pipeline.characters import CharacterBook
 from app.pipeline.prompts import language_of
 from app.pipeline.stores.reminders import Reminder, ReminderStore
@@ -35,11 +41,17 @@ log = logging.getLogger(__name__)
 
 ERROR_BACKOFF_SECONDS = 1.0
 DUE_BATCH = 50
+REFLECTION_SCAN_SECONDS = 60.0
 
 # The thought a due reminder becomes: the character's own, in its language.
 THOUGHTS = {
     "de": "Ich wollte dich an „{text}“ erinnern – es ist so weit.",
     "en": "I wanted to remind you of “{text}” – it is time.",
+}
+
+REFLECTIONS = {
+    "de": "Mir geht unser letztes Gespräch noch durch den Kopf.",
+    "en": "Our last conversation is still on my mind.",
 }
 
 Submit = Callable[..., Awaitable[str]]  # Runtime.submit_impulse
@@ -54,7 +66,9 @@ class ReminderClock:
         self.submit = submit
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._next_scan = 0.0
         self.fired = 0
+        self.reflected = 0
 
     def wake(self) -> None:
         """A reminder was added: look at the due index again now."""
@@ -95,6 +109,9 @@ class ReminderClock:
             reminder = await self.store.claim(member, now)
             if reminder is not None:
                 await self.fire(reminder)
+        if self.settings.idle_reflection_minutes > 0 and now >= self._next_scan:
+            self._next_scan = now + REFLECTION_SCAN_SECONDS
+            await self.reflect_when_idle(now)
         poll = self.settings.reminder_poll_seconds
         next_due = await self.store.next_due()
         if next_due is None:
@@ -122,3 +139,30 @@ class ReminderClock:
         language = language_of(definition.language if definition is not None else "en")
         return THOUGHTS[language].format(text=reminder.text)
 
+    async def reflect_when_idle(self, now: float) -> int:
+        """One reflection impulse per quiet period of every pair quiet long enough."""
+        redis = self.store.redis
+        quiet = self.settings.idle_reflection_minutes * 60
+        started = 0
+        for pair in sorted(await redis.smembers(keys.known_pairs())):
+            user_id, character_id = keys.split_pair(pair)
+            definition = self.characters.get(character_id)
+            state = await load_state(redis, user_id, character_id)
+            since = state.user_time
+            if definition is None or since is None or now - since < quiet:
+                continue
+            if not await redis.exists(keys.session_turns(user_id, character_id)):
+                continue  # nothing left to think back on
+            marker = keys.idle_reflection(user_id, character_id)
+            if await redis.getset(marker, repr(since)) == repr(since):
+                continue  # this quiet period had its reflection
+            await redis.expire(marker, self.settings.session_ttl)
+            thought = REFLECTIONS[language_of(definition.language)]
+            turn_id = await self.submit(user_id, character_id, thought, arousal=None,
+                                        trigger_turn_id=None)
+            started += 1
+            self.reflected += 1
+            log.info("idle reflection as an own impulse", extra=fields(
+                pair=pair, turn_id=turn_id, quiet_s=round(now - since, 3),
+                setting="idle_reflection_minutes"))
+        return started

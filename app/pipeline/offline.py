@@ -297,7 +297,7 @@ def reminder_text(task: str) -> str:
             what = " ".join(what.split()).strip(" ,.!?")
             what = _ARTICLE.sub("", what)
             if what:
-                return what[:1].upper() + what[1:]
+                return what[0].upper() + what[1:]
     return ""
 
 

@@ -122,7 +122,7 @@ def leaks(text: str, instruction_parts: list[str]) -> str | None:
     body = _normalize(text)
     for sentence in instruction_parts:
         if sentence in body:
-            return f"instruction sentence {sentence[:60]!r}…"
+            return f"instruction sentence {sentence!r}"
     return None
 
 
@@ -158,7 +158,7 @@ def validate(text: str, *, character_name: str, previous: str, expected_language
 
 
 def wrong_language(text: str, expected: str) -> str | None:
-    expected = expected.strip().lower()[:2]
+    expected = expected.strip().lower().replace("_", "-").split("-", 1)[0]
     if expected not in ("de", "en") or len(words(text)) < LANGUAGE_MIN_WORDS:
         return None
     found = detect_language(text)

@@ -8,14 +8,18 @@ Entries are whole sentences; nothing is ever cut.
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 
 import msgspec
 import redis.asyncio as aioredis
 
+from app.log import fields
 from app.memory import keys
 from app.settings import Settings
+
+log = logging.getLogger(__name__)
 
 
 class MemoryEntry(msgspec.Struct, kw_only=True):
@@ -49,12 +53,17 @@ class ShortTermMemory:
         ttl = self.settings.short_term_memory_ttl
         # Same expiry for the whole batch: a tie in score orders by member, so the id keeps
         # the order stable; `created_at` orders reads.
+        limit = self.settings.short_term_memory_max_entries
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.zadd(key, {_ENCODER.encode(e).decode(): now + ttl for e in entries})
             pipe.zremrangebyscore(key, "-inf", now)
-            pipe.zremrangebyrank(key, 0, -self.settings.short_term_memory_max_entries - 1)
+            pipe.zremrangebyrank(key, 0, -limit - 1)
             pipe.expire(key, ttl)
-            await pipe.execute()
+            _, _, dropped, _ = await pipe.execute()
+        if dropped:
+            log.warning("short_term_memory_max_entries dropped the oldest entries", extra=fields(
+                limit="short_term_memory_max_entries", max_entries=limit, dropped=dropped,
+                pair=keys.pair_id(user_id, character_id)))
         return entries
 
     async def recent(self, user_id: str, character_id: str, count: int,
