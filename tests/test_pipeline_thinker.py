@@ -62,3 +62,37 @@ async def test_a_second_miss_delivers_and_retries_under_the_same_turn_id(
         ("assistant", "fortsetzung", first["turn_id"])]
     history = await chat.get(f"/api/turns/{first['turn_id']}")
     assert history["state"] == "delivered"
+
+
+async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
+        fake_model, make_settings, aiohttp_client):
+    from app.runtime.pipelines import Pipelines
+    from app.typedefs import PIPELINES, RUNTIME
+    app = fake_app(fake_model, make_settings)
+    real = app[PIPELINES]
+    events = []
+
+    async def observed_path2(ctx, run):  # sees each event, then runs the real path 2
+        events.append(run.event)
+        return await real.path2(ctx, run)
+
+    app[PIPELINES] = Pipelines(path1=real.path1, path2=observed_path2,
+                               after_delivery=real.after_delivery)
+    fake_model.script("thinker", MISS, MISS, {})
+    chat = await open_chat(aiohttp_client, app)
+
+    turn_id = await app[RUNTIME].submit_impulse("local", "nova", "Ich denke an den Garten.",
+                                                arousal=0.8, trigger_turn_id="t-earlier")
+    await chat.response(turn_id=turn_id, origin="continue")
+    await chat.settle()
+
+    impulse, retry = events
+    assert impulse.payload["eigener_gedanke"] == "Ich denke an den Garten."
+    assert impulse.payload["ausloeser_turn_id"] == "t-earlier"
+    assert (retry.typ, retry.source, retry.trigger_count) == ("continue", "character", 1)
+    assert retry.payload["turn_id"] == turn_id  # inherited, not new
+    assert retry.payload["retry"] == "thinker"
+    assert retry.payload["grund"] == "Die Frage nach der Uhrzeit fehlt."
+    assert retry.payload["gedanke_arousal"] == 0.8  # the level travels with the retry
+    for absent in ("eigener_gedanke", "reiz_herkunft", "ausloeser_turn_id", "user_prompt"):
+        assert absent not in retry.payload

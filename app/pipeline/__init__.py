@@ -1,0 +1,20 @@
+"""The character: path 1 and path 2 (SPEC §6, seed 001).
+
+    characters.py   character definitions (TOML): built-in `nova`, more from the data dir
+    schemas.py      the structured answers per purpose (neutral minimal instances)
+    prompts.py      templates per purpose and language, the frame of titled data blocks
+    context.py      Services (app-wide) and NodeContext (per run; `ask` = one model call)
+    state.py        the typed states the nodes work on
+    graph.py        a path = a list of nodes; stages pushed as `character_stage`
+    path1.py        perception → enricher → EI calc → salience → dispatcher
+    path2.py        state → … → router → planner ⇄ agents → … → tribunal → dispatcher
+    ei.py           EI calc: the user's reading, the character's empathy switch
+    stimulus.py     the one reader of what a run reacts to (user words, thought, continue)
+    agents/         the notes/lists agent and the reminders agent
+    tribunal.py     validators over an answer, and the label strip
+    dispatcher.py   the one writer: session turn, short-term memory, message log, state
+    impulses.py     the reminder clock (and idle reflection): due reminders become impulses
+    stores/         short-term memory, lists, reminders (Redis), the message log (SQLite)
+    offline.py      what the offline model answers for these purposes
+    service.py      what `create_app` installs: characters, pipelines, the clock
+"""
