@@ -103,12 +103,11 @@ async def run(turns: int, model: str) -> None:
     graph_log.addHandler(collector)
     fake = None
     with tempfile.TemporaryDirectory() as tmp:
-        # No rate limit (one client sends as fast as it is answered), no summary (it is
-        # outside the turn), no fsync per write (the disk is not what this measures).
+        # No rate limit (one client sends as fast as it is answered) and no fsync per write
+        # (the disk is not what this measures). The session summary runs as in the app
+        # (after delivery, outside the path runs), so the session stays as long as in use.
         overrides: dict[str, Any] = {"data_dir": tmp, "redis_appendfsync": "no",
-                                     "rate_limit_per_second": 1e6,
-                                     "session_summarize_at": 100_000,
-                                     "session_max_turns": 20}
+                                     "rate_limit_per_second": 1e6}
         if model == "fake":
             from tests.fakemodel import FakeModel
             fake = await FakeModel().start()

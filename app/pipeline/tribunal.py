@@ -19,6 +19,7 @@ turn (`tribunal_rejected`). Soft findings are logged and the answer is delivered
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -92,13 +93,19 @@ def _normalize(text: str) -> str:
 
 def instruction_sentences(instructions: Iterable[str]) -> list[str]:
     """The sentences of the instructions long enough that repeating one is a leak."""
+    return list(_sentences(tuple(instructions)))
+
+
+@functools.lru_cache(maxsize=64)
+def _sentences(instructions: tuple[str, ...]) -> tuple[str, ...]:
+    # Cached: the same rendered instructions come back on every run of a character.
     found = []
     for text in instructions:
         for part in re.split(r"(?<=[.!?:])\s+|\n\s*\n|\n(?=\s*[-•])", text):
             sentence = _normalize(part.strip(" -•\t")).rstrip(".:;,!?")
             if len(sentence) >= LEAK_MIN_CHARS:
                 found.append(sentence)
-    return found
+    return tuple(found)
 
 
 def has_label(text: str, character_name: str) -> bool:
