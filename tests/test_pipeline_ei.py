@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from app.memory.state import CharacterState, ThoughtArousalError, load_state, save_state
 from app.memory import keys
+from app.memory.state import CharacterState, ThoughtArousalError, load_state, save_state
 from app.pipeline import ei
 from app.pipeline.schemas import Perception
 from app.pipeline.stimulus import thought_level

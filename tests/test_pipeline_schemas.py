@@ -18,9 +18,9 @@ import pytest
 from app.llm.schema import PRODUCT_SCHEMAS, json_schema, neutral_instance
 from app.pipeline import schemas
 from app.pipeline.characters import CharacterBook, CharacterError, parse_character
+from app.pipeline.dispatcher import action_outcome, follow_up
 from app.pipeline.prompts import BLOCKS, PURPOSES, PromptLibrary, frame, read_frame
 from app.pipeline.state import Path2State
-from app.pipeline.dispatcher import action_outcome, follow_up
 from tests.pipeline_support import node_context
 
 

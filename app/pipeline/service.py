@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from app.log import fields
+from app.memory.state import CharacterState
 from app.pipeline import offline  # noqa: F401 - registers the offline model's handlers
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
@@ -27,7 +28,6 @@ from app.pipeline.path2 import PATH2
 from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.stores.reminders import ReminderStore
-from app.memory.state import CharacterState
 from app.runtime.pipelines import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )

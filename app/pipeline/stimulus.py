@@ -20,13 +20,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.memory.turns import Turn
 from app.memory.state import ThoughtArousalError, validate_thought_arousal
+from app.memory.turns import Turn
+from app.pipeline.state import Stimulus
 from app.runtime.events import ImpulseWithoutThought
 from app.runtime.wire import (
     OWN_IMPULSE, P_STIMULUS_ORIGIN, P_THOUGHT, P_THOUGHT_AROUSAL, P_USER_PROMPT,
 )
-from app.pipeline.state import Stimulus
 
 # Payload fields of a continue event this pipeline asks for (seed 001 §6.4, §6.6).
 INTENT = "absicht"
