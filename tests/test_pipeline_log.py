@@ -93,3 +93,44 @@ async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops
     assert await memory.recent("local", "nova", 2) == entries[1:]
     assert any(r.fields.get("limit") == "short_term_memory_max_entries"
                for r in caplog.records if hasattr(r, "fields"))
+
+
+async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_settings,
+                                                          aiohttp_client):
+    from app.runtime.pipelines import CharacterRun, PipelineContext, UserBlock
+    from app.runtime.wire import Event
+    from app.typedefs import GATEWAY, PIPELINES, REDIS, SETTINGS
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    fake_model.script("responder", "Erste Antwort.", "Zweite Antwort.")
+    sent = await chat.send("Hallo")
+    answer = await chat.response(sent)
+    await chat.settle()
+    turn_id = answer["turn_id"]
+
+    async def stage(name: str) -> None:
+        return None
+
+    async def alive() -> bool:
+        return True
+
+    # What recovery does after a crash between the dispatcher's writes and the delivery:
+    # the same block and the same event run again.
+    ctx = PipelineContext(settings=app[SETTINGS], redis=app[REDIS], gateway=app[GATEWAY],
+                          stage=stage, alive=alive)
+    pipelines = app[PIPELINES]
+    await pipelines.path1(ctx, UserBlock(turn_id=turn_id, user_id="local", character_id="nova",
+                                         message_ids=(sent,), texts=("Hallo",),
+                                         received_at=(time.time(),), attempt=2))
+    event = Event(event_id="e", user_id="local", character_id="nova", source="user",
+                  typ="message", payload={"turn_id": turn_id, "nachrichten_ids": [sent],
+                                          "user_prompt": "Hallo"})
+    result = await pipelines.path2(ctx, CharacterRun(
+        turn_id=turn_id, user_id="local", character_id="nova", event=event,
+        message_ids=(sent,), origin="reply", attempt=2))
+
+    assert result.text == "Erste Antwort."  # the user sees what was stored, not a second one
+    assert [(t["rolle"], t["inhalt"]) for t in await chat.session()] == [
+        ("user", "Hallo"), ("assistant", "Erste Antwort.")]
+    rows = await MessageLog(app[DB]).for_user("local")
+    assert [(r.role, r.text) for r in rows] == [("user", "Hallo"), ("assistant", "Erste Antwort.")]

@@ -54,6 +54,12 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
                 relationship_dynamic=user.relationship_dynamic, tone=user.tone,
                 topics=list(perception.topics))
     svc = ctx.services
+    if any(t.role == ROLE_USER and t.turn_id == turn.turn_id for t in state.turns):
+        # A rerun after a crash: the turn was stored by the first run; store it once.
+        log.info("user turn stored already (a rerun); not stored again",
+                 extra=fields(turn_id=turn.turn_id))
+        state.stored = turn
+        return
     # Independent writes: they go out together (Redis connections and the SQLite writer
     # overlap); each is complete on its own.
     await asyncio.gather(
@@ -79,6 +85,13 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
                 relationship_dynamic=final.relationship_dynamic, tone=final.tone,
                 topics=[final.prompt_topic] if final.prompt_topic else [])
     svc = ctx.services
+    if _stored_already(state):
+        log.info("answer of this run stored already (a rerun); not stored again",
+                 extra=fields(turn_id=turn.turn_id, trigger_count=state.trigger_count))
+        state.answer = _stored_answer(state)
+        state.state = final
+        state.follow_up = follow_up(state)
+        return
     await asyncio.gather(
         svc.memory.store(state.user_id, state.character_id, turn),
         _remember(ctx, state.user_id, state.character_id, turn,
@@ -90,6 +103,21 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     state.stored = turn
     state.state = final
     state.follow_up = follow_up(state)
+
+
+def _answers_of_turn(state: Path2State) -> list[Turn]:
+    return [t for t in state.turns if t.role == ROLE_ASSISTANT and t.turn_id == state.turn_id]
+
+
+def _stored_already(state: Path2State) -> bool:
+    """Run k of a turn (trigger_count k) writes its (k+1)-th answer; more already stored
+    means this run is a rerun after a crash."""
+    return len(_answers_of_turn(state)) > state.trigger_count
+
+
+def _stored_answer(state: Path2State) -> str:
+    """What the first run of this step stored: the user sees that answer, not a second one."""
+    return _answers_of_turn(state)[state.trigger_count].content
 
 
 def after_answer(state: Path2State) -> CharacterState:
