@@ -120,12 +120,13 @@ async def plan(ctx: NodeContext, state: Path2State) -> None:
     if resuming(state):
         assert state.pending is not None
         agent = str(state.pending.get("agent", ""))
-        if agent in AGENTS:
-            await _run_step(ctx, state, PlanStep(agent=agent, task=state.stimulus.text),
-                            state.pending)
         steps = _remaining(state.pending)
-        if state.question is not None:
-            return
+        if agent in AGENTS:
+            result = await _run_step(ctx, state, PlanStep(agent=agent, task=state.stimulus.text),
+                                     state.pending)
+            if result.outcome == "follow_up":  # asked again: the rest keeps waiting
+                result.context["remaining"] = msgspec.to_builtins(steps)
+                return
     if state.route.needs_action and state.route.agents and not steps:
         steps = await _plan_steps(ctx, state)
     limit = ctx.settings.planner_max_steps
