@@ -47,6 +47,7 @@ bench: install
 	$(PY) bench/startup.py
 	$(PY) bench/gateway.py
 	$(PY) bench/runtime.py
+	$(PY) bench/turn.py
 
 clean:
 	rm -rf build dist .pytest_cache
