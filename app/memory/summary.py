@@ -12,26 +12,20 @@ The instructions are a text template shipped as package data
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 from app.memory.render import labels_for, render_history
 from app.memory.turns import Turn
 from app.settings import Settings
+from app.templates import read_template
 
 PURPOSE = "summary"
 TEMPLATE = "summary.txt"
-PROMPTS_DIR = "prompts"  # in the data dir: user overrides of shipped prompt templates
 
 
 def load_template(settings: Settings) -> str:
     """The data dir's `prompts/summary.txt` if present, else the shipped one."""
-    override = Path(settings.data_dir) / PROMPTS_DIR / TEMPLATE
-    if override.is_file():
-        return override.read_text(encoding="utf-8")
-    return resources.files("app.memory").joinpath(PROMPTS_DIR, TEMPLATE).read_text(
-        encoding="utf-8")
+    return read_template(settings, "app.memory", TEMPLATE)
 
 
 def summary_messages(

@@ -20,8 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -29,9 +27,9 @@ import msgspec
 from app.llm.types import Message
 from app.pipeline import schemas
 from app.settings import Settings
+from app.templates import read_template
 
 PACKAGE = "app.pipeline"
-FOLDER = "prompts"
 FALLBACK_LANGUAGE = "en"
 
 
@@ -185,37 +183,14 @@ def read_frame(text: str) -> dict[str, str]:
 
 
 class PromptLibrary:
-    """The templates in use: shipped ones, each replaceable from the data dir."""
+    """The templates in use: shipped ones, each replaceable from the data dir
+    (`<data dir>/prompts/<lang>/<purpose>.txt`, read through `app.templates`)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.override_dir = Path(settings.data_dir) / FOLDER if settings.data_dir else None
-        self._shipped: dict[tuple[str, str], str] = {}
-        self._overrides: dict[Path, tuple[float, str]] = {}
+        self.settings = settings
 
     def template(self, purpose: str, language: str) -> str:
-        lang = language_of(language)
-        override = self._override(purpose, lang)
-        if override is not None:
-            return override
-        key = (purpose, lang)
-        if key not in self._shipped:
-            self._shipped[key] = resources.files(PACKAGE).joinpath(
-                FOLDER, lang, f"{purpose}.txt").read_text(encoding="utf-8")
-        return self._shipped[key]
-
-    def _override(self, purpose: str, lang: str) -> str | None:
-        if self.override_dir is None:
-            return None
-        path = self.override_dir / lang / f"{purpose}.txt"
-        try:
-            mtime = path.stat().st_mtime
-        except OSError:
-            return None
-        cached = self._overrides.get(path)
-        if cached is None or cached[0] != mtime:
-            cached = (mtime, path.read_text(encoding="utf-8"))
-            self._overrides[path] = cached
-        return cached[1]
+        return read_template(self.settings, PACKAGE, f"{language_of(language)}/{purpose}.txt")
 
     def system(self, purpose: str, language: str, **values: Any) -> str:
         """The purpose's instructions with its fields filled in."""
