@@ -1,8 +1,9 @@
-"""The characters a user can talk to: the one list the API and the runtime consult.
+"""The characters a user can talk to, as the API and the runtime see them.
 
-Until character definitions are loaded from TOML (the pipeline issue), `nova` is the one
-known character. Whoever adds definitions replaces `default_catalog()` (or the catalog put on
-`app[CHARACTERS]`); nothing else spells a character id.
+`app[CHARACTERS]` holds the catalog. In the running product it is the pipeline's catalog
+over the TOML character definitions (`app.pipeline.characters`: `nova` built in, more from
+`<data dir>/characters/`); `default_catalog()`, with `nova` alone, serves the runtime's own
+tests and benchmarks, which run without the pipeline.
 """
 
 from __future__ import annotations
