@@ -35,6 +35,7 @@ from app.memory.state import load_state
 from app.pipeline.characters import CharacterBook
 from app.pipeline.prompts import language_of
 from app.pipeline.stores.reminders import Reminder, ReminderStore
+from app.runtime.tasks import cancel_and_wait
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -79,9 +80,7 @@ class ReminderClock:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait([self._task])
             self._task = None
 
     async def _run(self) -> None:
@@ -94,8 +93,10 @@ class ReminderClock:
             except Exception:  # noqa: BLE001 - Redis down, a defect: log, back off, go on
                 log.exception("reminder clock tick failed")
                 delay = ERROR_BACKOFF_SECONDS
+            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the cancel of stop().
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), delay)
+                async with asyncio.timeout(delay):
+                    await self._wake.wait()
 
     async def tick(self) -> float:
         """Fire what is due; returns how long to sleep until the next look."""
