@@ -26,7 +26,7 @@ test: install
 # The real llama.cpp server as a peer of the model gateway (builds llama-cpp-python once).
 test-peer: install
 	$(PY) -m pip install -q 'llama-cpp-python[server]' gguf numpy
-	$(PYTEST) -q -o addopts='' -m peer
+	$(PYTEST) -q -o addopts='' tests/peer
 
 # The web UI in Debian's chromium (from apt; Playwright's own browser download is not used),
 # driven by Playwright.
@@ -34,14 +34,14 @@ test-browser: install
 	@if [ ! -x /usr/bin/chromium ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
 	$(PY) -m pip install -q -e '.[browser]'
-	$(PYTEST) -q -o addopts='' -m browser
+	$(PYTEST) -q -o addopts='' tests/browser
 
 binary: install
 	$(PY) -m pip install -q -e '.[build]'
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN build.spec
 
 binary-test: binary
-	$(PYTEST) -q -o addopts='' -m binary
+	$(PYTEST) -q -o addopts='' tests/test_binary.py
 
 bench: install
 	$(PY) bench/startup.py

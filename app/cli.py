@@ -16,6 +16,7 @@ import signal
 import socket
 import sqlite3
 import sys
+import threading
 import webbrowser
 from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
@@ -226,6 +227,7 @@ def bind_socket(settings: Settings) -> socket.socket:
 
 async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                token: str | None) -> int:
+    stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     try:
         await runner.setup()
@@ -240,22 +242,27 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                                                   data_dir=settings.data_dir))
         if not settings.headless:
             start_url = f"{base}/?token={token}"
-            print(f"Novaberg is running: {start_url}", file=sys.stderr, flush=True)
+            # One write call: the log listener thread writes to the same stream.
+            sys.stderr.write(f"Novaberg is running: {start_url}\n")
+            sys.stderr.flush()
             if not settings.no_browser:
-                await asyncio.get_running_loop().run_in_executor(None, webbrowser.open, start_url)
-        await _wait_for_stop_signal()
+                # A daemon thread: some browser commands block until the browser closes, and
+                # neither serving nor stopping may wait for that.
+                threading.Thread(target=webbrowser.open, args=(start_url,), daemon=True,
+                                 name="open-browser").start()
+        await stop.wait()
         log.info("stopping")
     finally:
         await runner.cleanup()
     return 0
 
 
-async def _wait_for_stop_signal() -> None:
+def _stop_on_signals() -> asyncio.Event:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop.set)
-    await stop.wait()
+    return stop
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,16 +4,26 @@ Every line is one JSON object with `ts`, `level`, `logger`, `msg`, the context o
 running request or turn (`request_id`, `turn_id`, `pair` = "user_id:character_id") when set,
 and the fields given with `extra=fields(...)`. Secrets never reach a log line: nothing here
 formats settings or headers on its own.
+
+Lines are formatted and written by a listener thread (`QueueHandler` → `QueueListener`):
+the event loop only hands over the record, so a slow or blocked stdout never stalls it.
+The request/turn context is read from the contextvars when the record is made, on the
+logging thread's caller, and travels on the record.
 """
 
 from __future__ import annotations
 
 import contextvars
 import json
+import atexit
 import logging
+import logging.handlers
+import queue
 import sys
 import time
 from typing import Any
+
+import msgspec
 
 request_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("request_id", default=None)
 turn_id: contextvars.ContextVar[str | None] = contextvars.ContextVar("turn_id", default=None)
@@ -27,6 +37,11 @@ def fields(**values: Any) -> dict[str, Any]:
     return {"fields": values}
 
 
+# msgspec, not json.dumps: a log line is written on every request and model call, and this
+# is several times faster; values of unknown types are logged as their str().
+_ENCODER = msgspec.json.Encoder(enc_hook=str)
+
+
 class JsonFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         line: dict[str, Any] = {
@@ -35,24 +50,63 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "msg": record.getMessage(),
         }
-        for name, var in _CONTEXT:
-            value = var.get()
+        for name, _ in _CONTEXT:
+            value = getattr(record, name, None)
             if value is not None:
                 line[name] = value
         line.update(getattr(record, "fields", None) or {})
         if record.exc_info:
             line["exc"] = self.formatException(record.exc_info)
-        return json.dumps(line, ensure_ascii=False, default=str)
+        try:
+            return _ENCODER.encode(line).decode()
+        except (TypeError, ValueError):  # e.g. a dict with non-string keys in the fields
+            return json.dumps(line, ensure_ascii=False, default=str)
+
+
+class _ContextFilter(logging.Filter):
+    """Copies the request/turn context onto the record while still in the caller's context."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        for name, var in _CONTEXT:
+            if getattr(record, name, None) is None:
+                setattr(record, name, var.get())
+        return True
+
+
+class _DeferredQueueHandler(logging.handlers.QueueHandler):
+    def prepare(self, record: logging.LogRecord) -> logging.LogRecord:
+        return record  # formatting happens in the listener thread, off the event loop
+
+
+_listener: logging.handlers.QueueListener | None = None
 
 
 def configure(level: str = "info", stream: Any = None) -> None:
+    global _listener
+    stop()
     handler = logging.StreamHandler(stream or sys.stderr)
     handler.setFormatter(JsonFormatter())
+    records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
+    _listener = logging.handlers.QueueListener(records, handler)
+    _listener.start()
+    deferred = _DeferredQueueHandler(records)
+    deferred.addFilter(_ContextFilter())
     root = logging.getLogger()
-    root.handlers[:] = [handler]
+    root.handlers[:] = [deferred]
     root.setLevel(level.upper())
     # aiohttp's access log duplicates our request log line.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+
+def stop() -> None:
+    """Write out every queued line and end the listener thread (also run at exit)."""
+    global _listener
+    if _listener is not None:
+        _listener.stop()
+        _listener = None
+
+
+atexit.register(stop)
 
 
 def monotonic_ms(start: float) -> float:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -40,7 +41,10 @@ def test_headless_serves_health_and_authenticated_calls_then_stops_cleanly(tmp_p
     assert redis_pids(data / "redis" / "redis.sock") == []
     # Headless logs go to stdout as JSON lines, and never carry the token.
     output = app.output()
-    assert '"msg": "listening"' in output
+    lines = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    listening = [line for line in lines if line["msg"] == "listening"]
+    assert listening and listening[0]["headless"] is True and listening[0]["level"] == "info"
+    assert any(line["msg"] == "request" and "request_id" in line for line in lines)
     assert app.token not in output
 
 
@@ -123,6 +127,7 @@ def test_explicit_port_taken_in_desktop_mode_is_refused(tmp_path):
 
 def test_desktop_default_port_taken_falls_back_to_a_free_port(tmp_path):
     busy = socket.socket()
+    busy.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # bind despite TIME_WAIT
     try:
         busy.bind(("127.0.0.1", 8765))
         busy.listen()
@@ -139,7 +144,8 @@ def test_desktop_default_port_taken_falls_back_to_a_free_port(tmp_path):
         url = line.split("Novaberg is running:", 1)[1].strip()
         base, _, token = url.partition("/?token=")
         assert not base.endswith(":8765") and token
-        assert http("GET", base + "/api/me", token=token)[1]["user_id"] == "local"
+        me = http("GET", base + "/api/me", token=token)
+        assert me[0] == 200 and me[1]["user_id"] == "local", me
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0
