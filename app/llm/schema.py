@@ -114,7 +114,7 @@ def strip_fence(text: str) -> str:
 
 def neutral_instance(schema: type[msgspec.Struct]) -> msgspec.Struct:
     """The minimal valid instance of `schema` (SPEC §6 "Neutral defaults")."""
-    return msgspec.convert(_neutral(mi.type_info(schema)), schema)
+    return msgspec.convert(_neutral(_type_info(schema)), schema)
 
 
 def fill(schema: type[msgspec.Struct], values: Mapping[str, Any]) -> msgspec.Struct:
@@ -125,8 +125,8 @@ def fill(schema: type[msgspec.Struct], values: Mapping[str, Any]) -> msgspec.Str
     whose Literal may be German or English). An invalid value leaves the neutral default;
     a list keeps its valid items.
     """
-    data = _neutral(mi.type_info(schema))
-    for info in msgspec.structs.fields(schema):
+    data = _neutral(_type_info(schema))
+    for info in _fields(schema):
         for key in (info.name, info.encode_name):
             if key in values:
                 coerced = _coerce(values[key], info.type)
@@ -137,6 +137,11 @@ def fill(schema: type[msgspec.Struct], values: Mapping[str, Any]) -> msgspec.Str
 
 
 _INVALID = object()
+
+# A struct's type info and fields never change; working them out resolves every annotation
+# (typing ForwardRefs, compiled each time) and cost about 0.3 ms per offline answer.
+_type_info = functools.cache(mi.type_info)
+_fields = functools.cache(msgspec.structs.fields)
 
 
 def _coerce(value: Any, annotation: Any) -> Any:

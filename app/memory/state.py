@@ -115,9 +115,12 @@ async def save_stance(redis: aioredis.Redis, user_id: str, character_id: str,
         await pipe.execute()
 
 
+_STATE_FIELDS = msgspec.structs.fields(CharacterState)  # resolved once, not per load
+
+
 def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
     values: dict[str, Any] = {}
-    for field in msgspec.structs.fields(CharacterState):
+    for field in _STATE_FIELDS:
         raw = stored.get(field.encode_name)
         if raw is None or (raw == "" and field.name not in _LABELS):
             continue  # absent (or an empty number): the default applies

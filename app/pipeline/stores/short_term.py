@@ -72,8 +72,11 @@ class ShortTermMemory:
         if count <= 0:
             return []
         now = time.time() if now is None else now
-        raws = await self.redis.zrangebyscore(keys.short_term_memory(user_id, character_id),
-                                              now, "+inf")
+        # The score is the expiry (created_at + ttl, one ttl for all), so the highest live
+        # scores are the newest entries: read just `count` of them, not the whole set.
+        raws = await self.redis.zrevrangebyscore(
+            keys.short_term_memory(user_id, character_id), "+inf", f"({now}", start=0,
+            num=count)
         entries = []
         for raw in raws:
             try:
