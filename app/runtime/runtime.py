@@ -496,12 +496,7 @@ class Runtime:
             await self._drop_late(record, exc, acks=acks, release=release)
             return
         self.markers.pop(record.pair, None)
-        log.warning("turn failed", extra=fields(turn_id=record.turn_id, pair=record.pair,
-                                                reason=reason, message_ids=record.message_ids))
-        await self._publish_state(record, at)
-        await self.hub.publish(record.user_id, TurnFailed(
-            character_id=record.character_id, at=at, turn_id=record.turn_id,
-            message_ids=list(record.message_ids), reason=reason))
+        await self._announce_failure(record, at, reason)
 
     async def fail_turn(self, record: TurnRecord, reason: str) -> bool:
         """Fail an open turn from outside its run (reset, recovery). False if it had ended."""
@@ -510,13 +505,17 @@ class Runtime:
             at = await self.records.transition(record, machine, "fail", reason=reason)
         except (Conflict, IllegalTransition):
             return False
+        await self._announce_failure(record, at, reason)
+        return True
+
+    async def _announce_failure(self, record: TurnRecord, at: float, reason: str) -> None:
+        """Log the failure and tell every tab: the new state, then the notice naming every id."""
         log.warning("turn failed", extra=fields(turn_id=record.turn_id, pair=record.pair,
                                                 reason=reason, message_ids=record.message_ids))
         await self._publish_state(record, at)
         await self.hub.publish(record.user_id, TurnFailed(
             character_id=record.character_id, at=at, turn_id=record.turn_id,
             message_ids=list(record.message_ids), reason=reason))
-        return True
 
     async def _drop_late(self, record: TurnRecord, exc: Exception, *,
                          acks: tuple[str, ...] = (), release: str = "") -> None:
