@@ -27,6 +27,7 @@ from app import __version__
 from app import log as logctx
 from app.auth import add_user_sync, count_users_sync, new_token, valid_user_name
 from app.datadir import DataDirError, check_writable
+from app.process import follow_bootloader
 from app.redis_server import RedisStartError
 from app.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
 
@@ -129,6 +130,7 @@ def _read_password(from_stdin: bool) -> str:
 # --- serve -----------------------------------------------------------------------------------
 
 def serve(settings: Settings) -> int:
+    follow_bootloader()
     logctx.configure(settings.log_level, sys.stdout if settings.headless else sys.stderr)
     _check_redis_url(settings.redis_url)
     check_writable(settings.data_path)

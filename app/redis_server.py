@@ -17,7 +17,6 @@ switched on over an RDB file. Instead:
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import logging
 import os
@@ -27,10 +26,10 @@ import sys
 import time
 from pathlib import Path
 
+from app.process import set_parent_death_signal
 
 log = logging.getLogger(__name__)
 
-_PR_SET_PDEATHSIG = 1
 START_TIMEOUT_SECONDS = 10.0
 STOP_TIMEOUT_SECONDS = 10.0
 
@@ -52,9 +51,7 @@ def redis_executable() -> str:
 
 
 def _die_with_parent() -> None:  # runs in the child between fork and exec
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    set_parent_death_signal(signal.SIGTERM)
     os.setpgrp()  # a Ctrl-C in the terminal reaches the app, which stops Redis in order
 
 

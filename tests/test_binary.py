@@ -51,3 +51,16 @@ def test_binary_serves_and_stops_without_leftovers(tmp_path):
     # It wrote into the data dir it was given, not into its bundle or the working dir.
     assert (data / "novaberg.sqlite3").exists() and (data / "redis" / "appendonly.aof").exists()
     assert BINARY.stat().st_mtime == bundle_before
+
+
+def test_kill_9_of_the_bootloader_ends_app_and_redis(tmp_path):
+    """The one-file bootloader runs the app as its child; killing it must not orphan it."""
+    data = tmp_path / "data"
+    app = AppProcess(data, command=[str(BINARY)]).start()
+    sock = data / "redis" / "redis.sock"
+    assert redis_pids(sock)
+    app.kill()  # SIGKILL to the bootloader only
+    assert wait_for(lambda: processes_running(BINARY.resolve()) == [] and redis_pids(sock) == [])
+    # The app shut down cleanly (SIGTERM from the death signal): the next start is healthy.
+    again = AppProcess(data, command=[str(BINARY)]).start()
+    assert again.stop() == 0
