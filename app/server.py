@@ -8,6 +8,7 @@ reminder clock) add their own cleanup contexts in `create_app`.
 from __future__ import annotations
 
 import logging
+import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -42,11 +43,16 @@ REDIS_DIR = "redis"
 REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
 
 
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
 @web.middleware
 async def request_log_middleware(
     request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
 ) -> web.StreamResponse:
-    rid = request.headers.get("X-Request-Id") or uuid.uuid4().hex[:12]
+    rid = request.headers.get("X-Request-Id", "")
+    if not _REQUEST_ID.fullmatch(rid):  # a caller's id is kept only when it is a sane token
+        rid = uuid.uuid4().hex[:12]
     token = logctx.request_id.set(rid)
     start = time.perf_counter()
     status = 500

@@ -62,3 +62,12 @@ async def test_500_hides_the_traceback(aiohttp_client, app, caplog):
 async def test_responses_carry_a_request_id(client):
     response = await client.get("/api/health")
     assert len(response.headers["X-Request-Id"]) >= 8
+
+
+async def test_a_callers_request_id_is_kept_only_when_sane(client):
+    kept = await client.get("/api/health", headers={"X-Request-Id": "trace-42.a_b"})
+    assert kept.headers["X-Request-Id"] == "trace-42.a_b"
+    for bad in ("x" * 65, "a b", "<script>", "ä"):
+        replaced = await client.get("/api/health", headers={"X-Request-Id": bad})
+        assert replaced.headers["X-Request-Id"] != bad
+        assert len(replaced.headers["X-Request-Id"]) == 12
