@@ -46,6 +46,23 @@ async def test_concurrent_changes_to_one_list_lose_nothing(redis_client):
     assert sorted(stored.items) == sorted(f"Ding {i}" for i in range(20))
 
 
+async def test_a_change_made_after_the_agent_read_the_lists_is_kept(redis_client):
+    # Another process changes the list between this store's read and its write (and
+    # another deletes a list it saw): the write starts again from what is stored now.
+    store, other = ListStore(redis_client, "local", "nova"), ListStore(redis_client, "local",
+                                                                        "nova")
+    await other.apply("Einkauf", add=["Milch"])
+    await other.apply("Drogerie", add=["Seife"])
+    await store.all()
+    await other.apply("Einkauf", add=["Brot"])
+    await redis_client.hdel(keys.lists("local", "nova"), "drogerie")
+    change = await store.apply("Einkauf", add=["Eier"])
+    assert change is not None and change.list.items == ["Milch", "Brot", "Eier"]
+    assert await store.apply("Drogerie", add=["Zahnpasta"], create=False) is None
+    assert [(item.name, item.items) for item in await store.all()] == [
+        ("Einkauf", ["Milch", "Brot", "Eier"])]
+
+
 async def test_list_changes_report_what_they_did(redis_client):
     store = ListStore(redis_client, "local", "nova")
     created = await store.apply("Einkauf", add=["Milch", " milch ", "Brot"])

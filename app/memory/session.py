@@ -11,7 +11,9 @@ Concurrency, and why each operation is shaped the way it is:
 - `mark_action` replaces one list element by compare-and-set: the script finds the element
   by the exact text that was read (wherever a summary or trim has moved it) and replaces
   it, so it can never overwrite the wrong turn; if that very element changed meanwhile
-  (another mark), it reads again.
+  (another mark), it reads again. A caller that read the session earlier in its run passes
+  those turns: the first attempt expects the turn as read there (one round trip instead of
+  a read and a write); a stale expectation only fails the compare and reads again.
 - `summarize_if_needed` holds a per-pair lock key (`SET NX` with a TTL, released only by its
   owner) so one summary runs at a time per pair, across processes. The model call runs
   outside any Redis transaction; the commit is one Lua script that checks the oldest turns
@@ -147,14 +149,22 @@ class SessionMemory:
                                      args=[encode_turn(turn), self.settings.session_ttl]))
 
     async def mark_action(self, user_id: str, character_id: str, turn_id: str,
-                          success: bool) -> bool:
+                          success: bool, *, seen: Sequence[Turn] = ()) -> bool:
         """Mark the user turn `turn_id` as done (and succeeded or failed); False if not found.
 
         Only a finished agent action is marked: completed → done + success, error → done +
         failed. A follow-up question or a refusal leaves the turn open: do not call this
-        (`record_action_outcome` maps an outcome for you).
+        (`record_action_outcome` maps an outcome for you). `seen`: the session's turns as
+        the caller read them in this run, if it did (the first compare expects that turn).
         """
         session_keys = _session_keys(user_id, character_id)
+        known = _find_seen_user_turn(seen, turn_id)
+        if known is not None:
+            index, turn = known
+            marked = msgspec.structs.replace(turn, action_done=True, action_succeeded=success)
+            if await self._mark(keys=session_keys, args=[
+                    index, encode_turn(turn), encode_turn(marked), self.settings.session_ttl]):
+                return True
         for _ in range(MARK_ATTEMPTS):
             raws = await self.redis.lrange(session_keys[0], 0, -1)
             found = _find_user_turn(raws, turn_id)
@@ -172,12 +182,12 @@ class SessionMemory:
         return False
 
     async def record_action_outcome(self, user_id: str, character_id: str, turn_id: str,
-                                    outcome: ActionOutcome) -> bool:
+                                    outcome: ActionOutcome, *, seen: Sequence[Turn] = ()) -> bool:
         """Mark the turn for a finished action; a follow-up question or refusal marks nothing."""
         if outcome == "completed":
-            return await self.mark_action(user_id, character_id, turn_id, True)
+            return await self.mark_action(user_id, character_id, turn_id, True, seen=seen)
         if outcome == "error":
-            return await self.mark_action(user_id, character_id, turn_id, False)
+            return await self.mark_action(user_id, character_id, turn_id, False, seen=seen)
         return False  # follow_up, refused: the request is still open
 
     async def reset(self, user_id: str, character_id: str) -> ResetReport:
@@ -309,6 +319,16 @@ def _decode_all(raws: Sequence[str], pair: str) -> list[Turn]:
             log.error("stored turn unreadable; left out", extra=fields(
                 pair=pair, index=index, error=str(exc)))
     return turns
+
+
+def _find_seen_user_turn(turns: Sequence[Turn], turn_id: str) -> tuple[int, Turn] | None:
+    """The newest user turn with this `turn_id` among turns read earlier, and its index
+    there (only a hint for the compare-and-set script, which looks the text up itself)."""
+    for index in range(len(turns) - 1, -1, -1):
+        turn = turns[index]
+        if turn.turn_id == turn_id and turn.role == ROLE_USER:
+            return index, turn
+    return None
 
 
 def _find_user_turn(raws: Sequence[str], turn_id: str) -> tuple[int, Turn] | None:

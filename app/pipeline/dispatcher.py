@@ -163,7 +163,8 @@ async def _mark_actions(ctx: NodeContext, state: Path2State) -> None:
     memory = ctx.services.memory
     for turn_id in turn_ids:
         await memory.record_action_outcome(state.user_id, state.character_id, turn_id,
-                                           outcome)  # type: ignore[arg-type]
+                                           outcome,  # type: ignore[arg-type]
+                                           seen=state.turns)
 
 
 async def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,

@@ -1,8 +1,12 @@
 """The notes agent's named lists, per pair: a Redis hash `lists:{user}:{character}` whose
 fields are normalized list names and whose values are list JSON.
 
-Changes are read-modify-write under `WATCH`, so two writers never lose each other's items;
-writers in the same process queue on a per-list lock first, so they do not spin on `WATCH`.
+Changes are read-modify-write with a compare-and-set script: the new list is written only
+if the field still holds exactly the text the change was computed from, so two writers never
+lose each other's items; on a mismatch the script answers the current text and the change is
+computed again. The first expectation is what this store's `all()` read (one round trip for
+the usual "read the lists, then change one" of an agent run); a stale one only costs a retry.
+Writers in the same process queue on a per-list lock first, so they do not spin.
 Items keep the user's spelling; matching (duplicates, removal, list names) ignores case and
 surrounding whitespace.
 """
@@ -46,6 +50,18 @@ class ListChange:
 _DECODER = msgspec.json.Decoder(NamedList)
 _ENCODER = msgspec.json.Encoder()
 
+# KEYS: lists hash · ARGV: field, expected present ("1"/"0"), expected text, new text
+# → {1} written, or {0, present, current text} when the field holds something else.
+_SET_IF_UNCHANGED = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+local present = current and '1' or '0'
+if present == ARGV[2] and (not current or current == ARGV[3]) then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+  return {1}
+end
+return {0, present, current or ''}
+"""
+
 
 def normalize(name: str) -> str:
     return " ".join(name.split()).casefold()
@@ -55,10 +71,13 @@ class ListStore:
     def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str) -> None:
         self.redis = redis
         self.key = keys.lists(user_id, character_id)
+        self._set_if_unchanged = redis.register_script(_SET_IF_UNCHANGED)
+        self._seen: dict[str, str] = {}  # field → text as `all()` read it: apply's first guess
 
     async def all(self) -> list[NamedList]:
         """Every list, oldest first."""
         stored = await self.redis.hgetall(self.key)
+        self._seen = dict(stored)
         lists = []
         for raw in stored.values():
             try:
@@ -82,22 +101,21 @@ class ListStore:
 
     async def _apply(self, name: str, field_name: str, add: list[str], remove: list[str],
                      clear: bool, create: bool) -> ListChange | None:
+        raw = self._seen.get(field_name)
+        if raw is None:  # not seen (or absent when seen): read it now
+            raw = await self.redis.hget(self.key, field_name)
         for _ in range(ATTEMPTS):
-            async with self.redis.pipeline(transaction=True) as pipe:
-                try:
-                    await pipe.watch(self.key)
-                    raw = await pipe.hget(self.key, field_name)
-                    if raw is None and not create:
-                        await pipe.unwatch()
-                        return None
-                    change = _change(_DECODER.decode(raw) if raw is not None else None,
-                                     name, add, remove, clear)
-                    pipe.multi()
-                    pipe.hset(self.key, field_name, _ENCODER.encode(change.list))
-                    await pipe.execute()
-                    return change
-                except aioredis.WatchError:
-                    continue
+            if raw is None and not create:
+                return None
+            change = _change(_DECODER.decode(raw) if raw is not None else None,
+                             name, add, remove, clear)
+            encoded = _ENCODER.encode(change.list).decode()
+            answer = await self._set_if_unchanged(keys=[self.key], args=[
+                field_name, "0" if raw is None else "1", raw or "", encoded])
+            if answer[0] == 1:
+                self._seen[field_name] = encoded
+                return change
+            raw = answer[2] if answer[1] == "1" else None  # changed meanwhile: again from it
         raise RuntimeError(f"list {name!r} kept changing; gave up after {ATTEMPTS} attempts")
 
 
