@@ -27,12 +27,13 @@ from __future__ import annotations
 import logging
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from app.llm.errors import ModelError
 from app.log import fields
@@ -216,12 +217,25 @@ class SessionMemory:
         A record that cannot be read at all is left out with an error log line naming its
         position; everything else loads leniently (see `app.memory.turns`).
         """
-        turns_key, summary_key = _session_keys(user_id, character_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.lrange(turns_key, 0, -1)
-            pipe.get(summary_key)
-            raws, summary = await pipe.execute()
-        return _decode_all(raws, keys.pair_id(user_id, character_id)), summary
+            retrieved = self.queue_retrieve(pipe, user_id, character_id)
+            return retrieved(await pipe.execute())
+
+    def queue_retrieve(self, pipe: Pipeline, user_id: str, character_id: str
+                       ) -> Callable[[list[Any]], tuple[list[Turn], str | None]]:
+        """`retrieve`'s reads queued on a transaction pipeline the caller executes, so that
+        more of the pair is read in the same snapshot and round trip; the returned function
+        picks turns and summary out of the pipeline's results."""
+        start = len(pipe)
+        turns_key, summary_key = _session_keys(user_id, character_id)
+        pipe.lrange(turns_key, 0, -1)
+        pipe.get(summary_key)
+        pair = keys.pair_id(user_id, character_id)
+
+        def retrieved(results: list[Any]) -> tuple[list[Turn], str | None]:
+            raws, summary = results[start:start + 2]
+            return _decode_all(raws, pair), summary
+        return retrieved
 
     async def length(self, user_id: str, character_id: str) -> int:
         return int(await self.redis.llen(keys.session_turns(user_id, character_id)))

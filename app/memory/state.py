@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from app.log import fields
 from app.memory import keys
@@ -92,6 +94,17 @@ async def load_state(redis: aioredis.Redis, user_id: str, character_id: str) -> 
     """The stored state; the seed's defaults for missing fields (or a first turn)."""
     stored = await redis.hgetall(keys.nova_state(user_id, character_id))
     return _state_from_hash(stored, keys.pair_id(user_id, character_id))
+
+
+def queue_load_state(pipe: Pipeline, user_id: str, character_id: str
+                     ) -> Callable[[list[Any]], CharacterState]:
+    """`load_state`'s read queued on a pipeline the caller executes (one snapshot and round
+    trip with other reads of the pair); the returned function picks the state out of the
+    pipeline's results."""
+    index = len(pipe)
+    pipe.hgetall(keys.nova_state(user_id, character_id))
+    pair = keys.pair_id(user_id, character_id)
+    return lambda results: _state_from_hash(results[index], pair)
 
 
 async def save_state(redis: aioredis.Redis, user_id: str, character_id: str,

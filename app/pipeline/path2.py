@@ -20,7 +20,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 
@@ -29,7 +28,7 @@ import msgspec
 from app.llm.errors import ModelError
 from app.log import fields
 from app.memory.render import render_history
-from app.memory.state import load_state
+from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline import dispatcher, ei, tribunal
 from app.pipeline.agents import AGENTS
@@ -50,10 +49,20 @@ REJECTED = "tribunal_rejected"
 # --- state, enricher, EI calc ------------------------------------------------------------------
 
 async def load(ctx: NodeContext, state: Path2State) -> None:
+    """The run's state from the event and one snapshot of the pair: turns, summary, the
+    character's state and the newest short-term memory entries (for the enricher, which
+    runs next), read in one transaction — one round trip."""
     svc = ctx.services
-    (state.turns, state.summary), loaded = await asyncio.gather(
-        svc.memory.retrieve(state.user_id, state.character_id),
-        load_state(svc.redis, state.user_id, state.character_id))
+    user_id, character_id = state.user_id, state.character_id
+    async with svc.redis.pipeline(transaction=True) as pipe:
+        retrieved = svc.memory.queue_retrieve(pipe, user_id, character_id)
+        stored_state = queue_load_state(pipe, user_id, character_id)
+        newest = svc.short_term.queue_recent(pipe, user_id, character_id,
+                                             ctx.settings.short_term_memory_recent)
+        results = await pipe.execute()
+    state.turns, state.summary = retrieved(results)
+    state.memories = newest(results)
+    loaded = stored_state(results)
     state.request_turn = next((t for t in reversed(state.turns)
                                if t.role == ROLE_USER and t.turn_id == state.turn_id), None)
     state.previous_answer = next((t.content for t in reversed(state.turns)
@@ -77,11 +86,10 @@ def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
 
 
 async def enrich(ctx: NodeContext, state: Path2State) -> None:
-    """The session context: history through the one renderer, summary, short-term memory."""
+    """The session context: history through the one renderer (summary and short-term memory
+    came with the state node's snapshot)."""
     state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
                                    language=ctx.language)
-    state.memories = await ctx.services.short_term.recent(
-        state.user_id, state.character_id, ctx.settings.short_term_memory_recent)
 
 
 async def ei_calc(ctx: NodeContext, state: Path2State) -> None:

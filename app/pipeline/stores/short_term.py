@@ -11,9 +11,12 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
+from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from app.log import fields
 from app.memory import keys
@@ -71,17 +74,35 @@ class ShortTermMemory:
         """The newest `count` live entries, oldest first."""
         if count <= 0:
             return []
-        now = time.time() if now is None else now
-        # The score is the expiry (created_at + ttl, one ttl for all), so the highest live
-        # scores are the newest entries: read just `count` of them, not the whole set.
-        raws = await self.redis.zrevrangebyscore(
-            keys.short_term_memory(user_id, character_id), "+inf", f"({now}", start=0,
-            num=count)
-        entries = []
-        for raw in raws:
-            try:
-                entries.append(_DECODER.decode(raw))
-            except (msgspec.DecodeError, msgspec.ValidationError):
-                continue  # a foreign member: not ours to read
-        entries.sort(key=lambda e: e.created_at)
-        return entries[-count:]
+        return _newest(await self.redis.zrevrangebyscore(
+            *_live_range(user_id, character_id, now), start=0, num=count), count)
+
+    def queue_recent(self, pipe: Pipeline, user_id: str, character_id: str, count: int,
+                     now: float | None = None) -> Callable[[list[Any]], list[MemoryEntry]]:
+        """`recent`'s read queued on a pipeline the caller executes (one snapshot and round
+        trip with other reads of the pair); the returned function picks the entries out of
+        the pipeline's results."""
+        if count <= 0:
+            return lambda results: []
+        index = len(pipe)
+        pipe.zrevrangebyscore(*_live_range(user_id, character_id, now), start=0, num=count)
+        return lambda results: _newest(results[index], count)
+
+
+def _live_range(user_id: str, character_id: str, now: float | None) -> tuple[str, str, str]:
+    """Key, max and min score of the live entries, newest first. The score is the expiry
+    (created_at + ttl, one ttl for all), so the highest live scores are the newest entries:
+    a read takes just the `count` it needs, not the whole set."""
+    now = time.time() if now is None else now
+    return keys.short_term_memory(user_id, character_id), "+inf", f"({now}"
+
+
+def _newest(raws: list[str], count: int) -> list[MemoryEntry]:
+    entries = []
+    for raw in raws:
+        try:
+            entries.append(_DECODER.decode(raw))
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue  # a foreign member: not ours to read
+    entries.sort(key=lambda e: e.created_at)
+    return entries[-count:]
