@@ -6,7 +6,7 @@ import logging
 
 from aiohttp import web
 
-from app.api.validation import read_json
+from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError
 from app.log import fields
@@ -33,15 +33,9 @@ async def post_message(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     character_id = known_character(request)
     body = await read_json(request, MessageIn)
-    text = body.text.strip()
-    if not text:
-        raise ApiError(400, "empty_message", "the message is empty")
-    limit = request.app[SETTINGS].max_message_chars
-    if len(text) > limit:
-        log.warning("message refused: too long", extra=fields(
-            user_id=user_id, chars=len(text), limit=limit, setting="max_message_chars"))
-        raise ApiError(413, "message_too_long",
-                       f"the message has {len(text)} characters; at most {limit} are accepted")
+    text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
+                        noun="message", empty_code="empty_message", long_code="message_too_long",
+                        user_id=user_id)
     runtime = request.app[RUNTIME]
     if not runtime.rate_limiter.allow(user_id):
         log.warning("message refused: rate limit", extra=fields(

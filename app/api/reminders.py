@@ -11,7 +11,7 @@ import msgspec
 from aiohttp import web
 
 from app.api.messages import known_character
-from app.api.validation import read_json
+from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError
 from app.pipeline.stores.reminders import Reminder, ReminderStore
@@ -59,13 +59,9 @@ async def list_reminders(request: web.Request) -> web.Response:
 async def create_reminder(request: web.Request) -> web.Response:
     character_id = known_character(request)
     body = await read_json(request, ReminderIn)
-    text = body.text.strip()
-    if not text:
-        raise ApiError(400, "empty_text", "the reminder text is empty")
-    limit = request.app[SETTINGS].max_message_chars
-    if len(text) > limit:
-        raise ApiError(413, "text_too_long",
-                       f"the reminder text has {len(text)} characters; at most {limit}")
+    text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
+                        noun="reminder text", empty_code="empty_text", long_code="text_too_long",
+                        user_id=request[USER_ID])
     due_at = due_time(body.due_at)
     reminder = await ReminderStore(request.app[REDIS]).add(request[USER_ID], character_id,
                                                          text, due_at)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TypeVar
 
 import msgspec
 from aiohttp import web
 
 from app.errors import ApiError
+from app.log import fields
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 async def read_json(request: web.Request, type_: type[T]) -> T:
@@ -25,3 +28,19 @@ async def read_json(request: web.Request, type_: type[T]) -> T:
         raise ApiError(400, "invalid_request", f"invalid body: {exc}") from None
     except msgspec.DecodeError as exc:
         raise ApiError(400, "invalid_request", f"body is not valid JSON: {exc}") from None
+
+
+def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
+                 user_id: str) -> str:
+    """`raw` trimmed, or the error: empty → 400 `empty_code`; over `limit` characters
+    (the `max_message_chars` setting) → 413 `long_code`, with a warning naming the limit.
+    Nothing is ever cut: a text is taken whole or refused."""
+    text = raw.strip()
+    if not text:
+        raise ApiError(400, empty_code, f"the {noun} is empty")
+    if len(text) > limit:
+        log.warning(f"{noun} refused: too long", extra=fields(
+            user_id=user_id, chars=len(text), limit=limit, setting="max_message_chars"))
+        raise ApiError(413, long_code,
+                       f"the {noun} has {len(text)} characters; at most {limit} are accepted")
+    return text
