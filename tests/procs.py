@@ -18,6 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,8 +129,9 @@ class AppProcess:
         self._log.close()
 
 
-def redis_pids(socket_path: Path) -> list[int]:
-    """Live (non-zombie) redis-server processes serving `socket_path`."""
+def live_pids(matches: Callable[[Path, bytes], bool]) -> list[int]:
+    """Pids of live (non-zombie) processes for which `matches(/proc/PID, cmdline)` holds;
+    the cmdline has its NULs replaced by spaces."""
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -137,11 +139,17 @@ def redis_pids(socket_path: Path) -> list[int]:
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
             state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+            if state != "Z" and matches(entry, cmdline):
+                pids.append(int(entry.name))
         except OSError:
             continue
-        if b"redis-server" in cmdline and str(socket_path).encode() in cmdline and state != "Z":
-            pids.append(int(entry.name))
     return pids
+
+
+def redis_pids(socket_path: Path) -> list[int]:
+    """Live redis-server processes serving `socket_path`."""
+    return live_pids(lambda _, cmdline: b"redis-server" in cmdline
+                     and str(socket_path).encode() in cmdline)
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> bool:  # noqa: ANN001

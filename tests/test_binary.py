@@ -7,25 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.procs import ROOT, AppProcess, http, redis_pids, wait_for
+from tests.procs import ROOT, AppProcess, http, live_pids, redis_pids, wait_for
 
 pytestmark = pytest.mark.binary
 BINARY = ROOT / "dist" / "novaberg"
 
 
 def processes_running(executable: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            if Path(os.readlink(entry / "exe")) == executable:
-                state = (entry / "stat").read_text().rsplit(")", 1)[-1].split()[0]
-                if state != "Z":
-                    found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
+    return live_pids(lambda proc, _: Path(os.readlink(proc / "exe")) == executable)
 
 
 def test_binary_serves_and_stops_without_leftovers(tmp_path):

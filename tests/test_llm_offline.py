@@ -12,6 +12,7 @@ import pytest
 from app.llm import Gateway
 from app.llm.offline import handlers
 from app.llm.offline.handlers import perceive_text, reflective_reply, summarize
+from app.pipeline.schemas import Perception  # the product's own schema, not a copy
 from app.llm.schema import decode, discover_product_schemas, fill, neutral_instance
 
 
@@ -61,22 +62,6 @@ def test_perception_reads_arousal_intentions_mode_style_and_topics():
         "bello", "bellt"]
     assert perceive_text("I feel lonely tonight.").language == "en"
     assert perceive_text("Ich fühle mich einsam.").relationship_dynamic == "vertrauen"
-
-
-class Perception(msgspec.Struct, kw_only=True):
-    """Shaped like the pipeline's perception schema: English names, free-string labels."""
-
-    emotion: str = ""
-    arousal: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None = None
-    intentions: list[str] = msgspec.field(default_factory=list)
-    mode: str = ""
-    core: str = ""
-    emotions_vector: str = ""
-    language_style: str = ""
-    relationship_dynamic: str = ""
-    tone: str = ""
-    topics: list[str] = msgspec.field(default_factory=list)
-    language: str = ""
 
 
 async def test_perception_fills_the_schema_from_the_last_user_contribution(offline):
