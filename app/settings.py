@@ -23,6 +23,8 @@ from typing import Any
 
 import platformdirs
 
+from app.clock import UnknownZone, zone_named
+
 ENV_PREFIX = "NOVABERG_"
 CONFIG_FILE = "config.toml"
 SECRETS_FILE = "secrets.toml"
@@ -70,6 +72,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("log_level", str, "info", "Log level.", choices=("debug", "info", "warning", "error")),
     Setting("public_origin", str, None, "An extra Origin (scheme://host[:port]) accepted on "
             "state-changing requests, e.g. behind a reverse proxy.", nullable=True),
+    Setting("timezone", str, None, "The user's IANA time zone (e.g. Europe/Berlin) for calendar "
+            "days and local times; unset = the machine's zone.", nullable=True),
     Setting("rate_limit_per_second", float, 10.0, "Messages one user may send per second "
             "(burst of twice that); beyond it: 429.", minimum=0.1),
     # --- model gateway (SPEC §7) ------------------------------------------------------------
@@ -384,6 +388,10 @@ def _validate(setting: Setting, value: Any, source: str) -> Any:
 
 
 def _check_together(values: Mapping[str, Any]) -> None:
+    try:
+        zone_named(values["timezone"])
+    except UnknownZone as exc:
+        raise SettingsError(f"setting timezone: {exc}") from None
     # Seed 000 §6: the history must never vanish before the mood has settled.
     if values["session_ttl"] <= values["eigenzeit_nullpunkt_seconds"]:
         raise SettingsError(

@@ -7,7 +7,8 @@ import datetime as dt
 import sqlite3
 import time
 
-from app.pipeline.stores.message_log import LoggedMessage, MessageLog, calendar_date
+from app.clock import calendar_date
+from app.pipeline.stores.message_log import LoggedMessage, MessageLog
 from app.storage.database import Database
 from app.typedefs import DB, RUNTIME
 from tests.pipeline_support import fake_app, open_chat

@@ -24,6 +24,7 @@ import time
 
 import msgspec
 
+from app.clock import calendar_date, zone_named
 from app.log import fields
 from app.memory.state import CharacterState, save_state
 from app.memory.turns import (
@@ -32,7 +33,7 @@ from app.memory.turns import (
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_payload, retry_payload
-from app.pipeline.stores.message_log import LoggedMessage, calendar_date
+from app.pipeline.stores.message_log import LoggedMessage
 from app.runtime.pipelines import AwaitUser, Continue
 
 log = logging.getLogger(__name__)
@@ -184,7 +185,8 @@ async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
         entry_key=entry_key, user_id=user_id, character_id=character_id,
         turn_id=turn.turn_id, message_ids=list(turn.message_ids), role=turn.role,
         origin=turn.origin, text=turn.content, created=turn.time or time.time(),
-        calendar_date=calendar_date(turn.time or time.time())))
+        calendar_date=calendar_date(turn.time or time.time(),
+                                    zone_named(ctx.settings.timezone))))
     if not written:
         log.info("message log row existed already (a rerun)",
                  extra=fields(turn_id=turn.turn_id, entry_key=entry_key))

@@ -7,7 +7,6 @@ same turn twice (a rerun after a crash) a no-op.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -27,11 +26,6 @@ class LoggedMessage:
     text: str
     created: float
     calendar_date: str
-
-
-def calendar_date(created: float) -> str:
-    """The local calendar day of a moment, as the user lives it (YYYY-MM-DD)."""
-    return dt.datetime.fromtimestamp(created).astimezone().date().isoformat()
 
 
 class MessageLog:
