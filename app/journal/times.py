@@ -2,7 +2,7 @@
 
 A token is a clock time (`6:00`, `06:00`, `6:00 Uhr`, `6.30 Uhr`, `9 Uhr`, `7:30 am`) or a
 spoken German time (`halb acht`, `viertel nach zehn`, `viertel vor zehn`, `dreiviertel acht`,
-`gegen 9`, `gegen neun Uhr`). `minutes` turns a token into minutes after midnight, for the
+`gegen 9`, `gegen neun Uhr`; capitalised at the start of a sentence too). `parse` turns a token into minutes after midnight, for the
 rule that a justified reorder never goes backwards in time.
 """
 
@@ -24,10 +24,10 @@ _HOUR_ANY = rf"(?:{_HOUR}|{_WORD})"
 _CLOCK = re.compile(rf"(?P<h>{_HOUR})[:.](?P<m>[0-5]\d)(?:\s?(?P<ampm>am|pm|a\.m\.|p\.m\.)"
                     rf"|\s(?:Uhr|h))?")
 _FULL_HOUR = re.compile(rf"(?P<h>{_HOUR})\s?(?:Uhr|h|(?P<ampm>am|pm))")
-_HALF = re.compile(rf"halb (?P<h>{_HOUR_ANY})")
-_QUARTER = re.compile(rf"viertel (?P<dir>nach|vor) (?P<h>{_HOUR_ANY})")
-_THREE_QUARTERS = re.compile(rf"dreiviertel (?P<h>{_HOUR_ANY})")
-_ABOUT = re.compile(rf"gegen (?P<h>{_HOUR_ANY})(?: Uhr)?")
+_HALF = re.compile(rf"[Hh]alb (?P<h>{_HOUR_ANY})")
+_QUARTER = re.compile(rf"[Vv]iertel (?P<dir>nach|vor) (?P<h>{_HOUR_ANY})")
+_THREE_QUARTERS = re.compile(rf"[Dd]reiviertel (?P<h>{_HOUR_ANY})")
+_ABOUT = re.compile(rf"[Gg]egen (?P<h>{_HOUR_ANY})(?: Uhr)?")
 
 _FORMS = (_CLOCK, _FULL_HOUR, _HALF, _QUARTER, _THREE_QUARTERS, _ABOUT)
 _WHITESPACE = re.compile(r"\s+")

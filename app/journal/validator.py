@@ -109,7 +109,8 @@ def _check_id(source_id: Any, users: Mapping[str, Source], assistants: set[str],
     """The user source an id names, or None (and the code: assistant or unknown)."""
     if isinstance(source_id, str) and source_id in users:
         return users[source_id]
-    found.add("assistant_source" if source_id in assistants else "unknown_source")
+    found.add("assistant_source" if isinstance(source_id, str) and source_id in assistants
+              else "unknown_source")
     return None
 
 
