@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api import (
-    characters, health, journal, lists, llm, llm_settings, login, messages, pages, reminders, ws,
+    characters, health, journal, lists, llm, llm_settings, login, messages, pages, profile,
+    reminders, ws,
 )
 
 
@@ -21,3 +22,4 @@ def setup_routes(app: web.Application) -> None:
     reminders.setup(app)
     lists.setup(app)
     journal.setup(app)
+    profile.setup(app)

@@ -24,6 +24,7 @@ from app import log as logctx
 from app.journal import budget, stages
 from app.journal.artifact import build_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
+from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
@@ -123,11 +124,13 @@ class JournalJobs:
         budget.check_day(messages, settings)
         window, window_source = await self.gateway.context_window()
         fallback = build_artifact(sources, None, None)
+        # The writing profile's compiled brief (the default brief until it is confirmed).
+        brief = await ProfileService(self.store.db, settings).journal_brief(user_id)
         planned = budget.plan(window, [stages.reconstruct_prompt(date, sources),
-                                       stages.narrate_prompt(fallback)], settings)
+                                       stages.narrate_prompt(fallback, brief)], settings)
         first = await stages.reconstruct(self.gateway, date, sources, reserve)
         await self._state(user_id, job_id, date, "narrate")
-        second = await stages.narrate(self.gateway, date, first.artifact, reserve)
+        second = await stages.narrate(self.gateway, date, first.artifact, reserve, brief)
         info = self.gateway.info()
         records = [first.record, second.record]
         trace: dict[str, Any] = {

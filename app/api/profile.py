@@ -1,0 +1,210 @@
+"""`/api/profile/…` (issue 16): the writing profile, its review, the interaction profile and
+their portability. Handlers validate, call `app.journal.profile` and answer; every input is
+checked before anything is written, and a refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import msgspec
+from aiohttp import web
+
+from app.api.validation import bounded_text, read_json
+from app.auth import USER_ID
+from app.errors import ApiError
+from app.journal.profile import model
+from app.journal.profile.model import Change
+from app.journal.profile.service import ProfileService
+from app.journal.profile.store import Conflict, Missing
+from app.journal.stages import DEFAULT_BRIEF
+from app.typedefs import DB, SETTINGS
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+MAX_KEY_CHARS = 80
+
+
+class TextIn(msgspec.Struct, forbid_unknown_fields=True):
+    value: str
+
+
+class TraitIn(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+    scope: str = model.CORE_SCOPE
+
+
+class TraitEditIn(msgspec.Struct, forbid_unknown_fields=True):
+    value: str | None = None
+    scope: str | None = None
+
+
+class LockIn(msgspec.Struct, forbid_unknown_fields=True):
+    target: Literal["core", "facet", "trait"]
+    locked: bool
+    name: str = ""
+
+
+class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
+    governance: Literal["learning", "advising", "frozen"]
+
+
+def service(request: web.Request) -> ProfileService:
+    return ProfileService(request.app[DB], request.app[SETTINGS])
+
+
+def _text(request: web.Request, raw: str, noun: str) -> str:
+    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
+                        empty_code="empty_value", long_code="value_too_long",
+                        user_id=request[USER_ID])
+
+
+def facet_name(raw: str) -> str:
+    if not _NAME.fullmatch(raw):
+        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
+                       "letters, digits, _; at most 64)")
+    return raw
+
+
+def trait_key(raw: str) -> str:
+    key = " ".join(raw.split())
+    if not key or len(key) > MAX_KEY_CHARS:
+        raise ApiError(400, "invalid_key", f"a trait key has 1 to {MAX_KEY_CHARS} characters")
+    return key
+
+
+def scope_name(raw: str) -> str:
+    return raw if raw == model.CORE_SCOPE else facet_name(raw)
+
+
+def mapped(handler: Handler) -> Handler:
+    """The store's `Missing`/`Conflict` as the SPEC §9 error shape."""
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except Missing as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except Conflict as exc:
+            raise ApiError(409, exc.code, exc.message) from None
+
+    return wrapped
+
+
+async def _overview(request: web.Request, status: int = 200) -> web.Response:
+    return web.json_response(await service(request).overview(request[USER_ID]), status=status)
+
+
+# --- the writing profile ------------------------------------------------------------------------
+
+async def get_profile(request: web.Request) -> web.Response:
+    return await _overview(request)
+
+
+async def put_core(request: web.Request) -> web.Response:
+    body = await read_json(request, TextIn)
+    change = Change("update", "core", value=_text(request, body.value, "core"))
+    await service(request).edit(request[USER_ID], change, "edited the core")
+    return await _overview(request)
+
+
+async def put_facet(request: web.Request) -> web.Response:
+    name = facet_name(request.match_info["name"])
+    body = await read_json(request, TextIn)
+    state = await service(request).store.state(request[USER_ID])
+    action = "update" if name in state.profile.facets else "add"
+    change = Change(action, "facet", key=name, value=_text(request, body.value, "facet"))
+    await service(request).edit(request[USER_ID], change, f"edited facet {name}")
+    return await _overview(request)
+
+
+async def delete_facet(request: web.Request) -> web.Response:
+    name = facet_name(request.match_info["name"])
+    await service(request).edit(request[USER_ID], Change("remove", "facet", key=name),
+                                f"removed facet {name}")
+    return await _overview(request)
+
+
+async def add_trait(request: web.Request) -> web.Response:
+    body = await read_json(request, TraitIn)
+    change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
+                    value=_text(request, body.value, "trait value"))
+    await service(request).edit(request[USER_ID], change, f"added trait {change.key}")
+    return await _overview(request, 201)
+
+
+async def edit_trait(request: web.Request) -> web.Response:
+    trait_id = request.match_info["trait_id"]
+    body = await read_json(request, TraitEditIn)
+    if body.value is None and body.scope is None:
+        raise ApiError(400, "invalid_request", "give a new value, a new scope or both")
+    svc = service(request)
+    if (await svc.store.state(request[USER_ID])).profile.trait(trait_id) is None:
+        raise ApiError(404, "not_found", f"no trait {trait_id!r}")
+    if body.value is not None:
+        value = _text(request, body.value, "trait value")
+        if body.scope is not None:
+            scope_name(body.scope)
+        await svc.edit(request[USER_ID], Change("update", "trait", trait_id=trait_id,
+                                                value=value), f"edited trait {trait_id}")
+    if body.scope is not None:
+        await svc.edit(request[USER_ID], Change("reclassify", "trait", trait_id=trait_id,
+                                                scope=scope_name(body.scope)),
+                       f"moved trait {trait_id} to {body.scope}")
+    return await _overview(request)
+
+
+async def delete_trait(request: web.Request) -> web.Response:
+    trait_id = request.match_info["trait_id"]
+    await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
+                                f"removed trait {trait_id}")
+    return await _overview(request)
+
+
+async def put_lock(request: web.Request) -> web.Response:
+    body = await read_json(request, LockIn)
+    await service(request).set_lock(request[USER_ID], body.target, body.name, body.locked)
+    return await _overview(request)
+
+
+async def put_governance(request: web.Request) -> web.Response:
+    body = await read_json(request, GovernanceIn)
+    await service(request).set_governance(request[USER_ID], body.governance)
+    return await _overview(request)
+
+
+async def list_versions(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.versions(request[USER_ID]))
+
+
+async def get_brief(request: web.Request) -> web.Response:
+    svc = service(request)
+    text = await svc.journal_brief(request[USER_ID])
+    return web.json_response({"brief": text, "chars": len(text),
+                              "compiled": text != DEFAULT_BRIEF})
+
+
+def routes() -> list[tuple[str, str, Handler]]:
+    return [
+        ("GET", "/api/profile", get_profile),
+        ("PUT", "/api/profile/core", put_core),
+        ("PUT", "/api/profile/facets/{name}", put_facet),
+        ("DELETE", "/api/profile/facets/{name}", delete_facet),
+        ("POST", "/api/profile/traits", add_trait),
+        ("PUT", "/api/profile/traits/{trait_id}", edit_trait),
+        ("DELETE", "/api/profile/traits/{trait_id}", delete_trait),
+        ("PUT", "/api/profile/locks", put_lock),
+        ("PUT", "/api/profile/governance", put_governance),
+        ("GET", "/api/profile/versions", list_versions),
+        ("GET", "/api/profile/brief", get_brief),
+    ]
+
+
+def setup(app: web.Application) -> None:
+    for method, path, handler in routes():
+        app.router.add_route(method, path, mapped(handler))
+
+
+__all__: list[Any] = ["setup"]

@@ -1,0 +1,85 @@
+"""The user's own texts as the profile sees them (read-only over the journal's tables and the
+message log; seed 004 §12–§14).
+
+- *Voiced entries*: live journal entries whose current text the user wrote or changed. An
+  entry saved unchanged from a generated draft is not the user's voice and never a style
+  source.
+- *Dialog samples*: long user messages from the chat log. Dialog is a weaker voice and drops
+  out as soon as voiced entries exist.
+
+Every text carries where it came from (`ref`), when it was written (`occurred_at`) and a
+`context_hint`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusText:
+    ref: str
+    kind: str  # "entry" | "dialog"
+    text: str
+    occurred_at: float
+    context_hint: str
+    edit_share: float | None = None  # for an entry made from a draft: how much the user changed
+
+
+def edit_share(draft: str, final: str) -> float:
+    """The share of the text the user changed (0 = unchanged, 1 = all new)."""
+    return round(1.0 - difflib.SequenceMatcher(None, draft, final, autojunk=False).ratio(), 3)
+
+
+def voiced_entries(conn: sqlite3.Connection, user_id: str) -> list[CorpusText]:
+    """The user's live entries in their current version, newest day first, without those
+    saved unchanged from a draft."""
+    found = []
+    for row in conn.execute(
+            "SELECT e.entry_id, d.calendar_date, v.version_id, v.origin, v.text, v.created_at, "
+            "r.text AS draft_text FROM journal_entries e "
+            "JOIN journal_days d ON d.day_id = e.journal_day_id "
+            "JOIN journal_spaces s ON s.space_id = d.space_id "
+            "JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
+            "LEFT JOIN journal_entry_versions first ON first.entry_id = e.entry_id "
+            "AND first.seq = 1 "
+            "LEFT JOIN journal_drafts r ON r.draft_id = first.draft_id "
+            "WHERE s.user_id = ? AND e.deleted_at IS NULL ORDER BY d.calendar_date DESC",
+            (user_id,)):
+        draft = row["draft_text"]
+        share = edit_share(draft, row["text"]) if draft is not None else None
+        if share == 0.0:
+            continue  # an unedited draft: not the user's voice
+        found.append(CorpusText(f"entry:{row['entry_id']}:{row['version_id']}", "entry",
+                                row["text"], row["created_at"],
+                                f"journal entry of {row['calendar_date']}", share))
+    return found
+
+
+def dialog_samples(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
+                   cooldown: float) -> list[CorpusText]:
+    """Long user messages of the chat log, at most one per `cooldown` seconds, newest
+    first."""
+    picked: list[CorpusText] = []
+    last: float | None = None
+    for row in conn.execute(
+            "SELECT id, character_id, text, created, calendar_date FROM messages "
+            "WHERE user_id = ? AND role = 'user' AND length(text) >= ? ORDER BY created",
+            (user_id, min_chars)):
+        if last is not None and row["created"] - last < cooldown:
+            continue
+        last = row["created"]
+        picked.append(CorpusText(f"message:{row['id']}", "dialog", row["text"], row["created"],
+                                 f"chat with {row['character_id']} on {row['calendar_date']}"))
+    picked.reverse()
+    return picked
+
+
+def user_voice(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
+               cooldown: float) -> list[CorpusText]:
+    """The voice to learn from: the voiced entries, or (only while there are none) dialog
+    samples."""
+    entries = voiced_entries(conn, user_id)
+    return entries or dialog_samples(conn, user_id, min_chars=min_chars, cooldown=cooldown)

@@ -1,0 +1,121 @@
+"""The profile's operations: what the API and the journal call (seed 004 §12–§15).
+
+Manual edits are the user's own (origin `manual`) and work in every governance mode; each
+content edit is one version. Automatic paths (the AI review's result under governance
+`learning`, evidence collection) run only on a confirmed profile, never under `frozen`, and
+never overwrite a locked field or one the user wrote or accepted (`model.automatic_allowed`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from app import log as logctx
+from app.journal.profile import brief as briefs
+from app.journal.profile import corpus, model
+from app.journal.profile.model import Change, NotApplicable, Trait
+from app.journal.profile.store import Conflict, EvidenceRow, Missing, ProfileState, ProfileStore
+from app.journal.stages import DEFAULT_BRIEF
+from app.settings import Settings
+from app.storage.database import Database
+from statemachine.profile import CONFIRMED
+
+log = logging.getLogger(__name__)
+
+
+class ProfileService:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self.store = ProfileStore(db)
+
+    # --- the brief for stage 2 of the journal --------------------------------------------------
+
+    async def journal_brief(self, user_id: str) -> str:
+        """The compiled brief, or the journal's default brief while the profile is not
+        confirmed."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.profile.empty:
+            return DEFAULT_BRIEF
+        entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(conn, user_id))
+        exemplars = [briefs.Exemplar(e.context_hint.rsplit(" ", 1)[-1], e.text)
+                     for e in entries[:briefs.MAX_EXEMPLARS]]
+        return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
+                                    max_chars=self.settings.profile_brief_chars)
+
+    # --- manual edits --------------------------------------------------------------------------
+
+    async def edit(self, user_id: str, change: Change, reason: str) -> ProfileState:
+        """Apply the user's own change (origin `manual`): one version; a profile edited by
+        hand counts as confirmed."""
+        def fn(state: ProfileState) -> str:
+            try:
+                state.profile = model.apply_change(state.profile, change, "manual", time.time())
+            except NotApplicable as exc:
+                raise Conflict("change_not_applicable", str(exc)) from None
+            if state.lifecycle != CONFIRMED:
+                state.lifecycle = CONFIRMED
+            return reason
+
+        return await self.store.edit(user_id, fn)
+
+    async def set_lock(self, user_id: str, target: str, name: str, locked: bool) -> ProfileState:
+        """Lock or unlock the core, a facet or a trait (a version: the lock is part of the
+        profile's state that automatic paths obey)."""
+        def fn(state: ProfileState) -> str:
+            item: model.Field | Trait | None
+            if target == "core":
+                item = state.profile.core
+            elif target == "facet":
+                item = state.profile.facets.get(name)
+            else:
+                item = state.profile.trait(name)
+            if item is None:
+                raise Missing(f"no {target} {name!r}")
+            item.locked = locked
+            return f"{'locked' if locked else 'unlocked'} {target} {name}".strip()
+
+        return await self.store.edit(user_id, fn)
+
+    async def set_governance(self, user_id: str, governance: str) -> ProfileState:
+        def fn(state: ProfileState) -> None:
+            state.governance = governance
+
+        return await self.store.edit(user_id, fn)
+
+    # --- evidence (local, no model) ------------------------------------------------------------
+
+    async def collect_evidence(self, user_id: str) -> int:
+        """Store new review candidates from the user's texts: a saved entry, a strong edit of
+        a generated draft, a long dialog sample (cooldown; only while no entries exist).
+        Only on a confirmed profile and never under `frozen`."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.governance == "frozen":
+            return 0
+        settings = self.settings
+        texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
+            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
+            cooldown=settings.profile_dialog_sample_cooldown))
+        rows = []
+        for text in texts:
+            if text.kind == "dialog":
+                signal = "dialog_sample"
+            elif text.edit_share is not None and \
+                    text.edit_share >= settings.profile_strong_edit_share:
+                signal = "strong_edit"
+            else:
+                signal = "entry_saved"
+            rows.append(EvidenceRow(signal, text.ref, text.text, text.occurred_at,
+                                    text.context_hint,
+                                    {"edit_share": text.edit_share, "chars": len(text.text)}))
+        added = await self.store.add_evidence(user_id, rows)
+        log.info("profile evidence collected", extra=logctx.fields(
+            user_id=user_id, seen=len(rows), added=added))
+        return added
+
+    async def overview(self, user_id: str) -> dict[str, Any]:
+        state = await self.store.state(user_id)
+        return {**state.as_dict(), "seed_catalog": list(model.SEED_CATALOG),
+                "journal_facet": model.JOURNAL_FACET}
