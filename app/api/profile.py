@@ -16,6 +16,7 @@ from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError
 from app.journal.profile import model
+from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
 from app.journal.profile.store import Conflict, Missing
@@ -186,6 +187,68 @@ async def get_brief(request: web.Request) -> web.Response:
                               "compiled": text != DEFAULT_BRIEF})
 
 
+# --- review: package out, result in, decisions -----------------------------------------------
+
+class DecisionIn(msgspec.Struct, forbid_unknown_fields=True):
+    change_ids: list[str] | None = None  # None: every pending change
+
+
+def _mode(raw: str) -> str:
+    if raw not in pkg.MODES:
+        raise ApiError(400, "invalid_mode", f"mode must be one of {', '.join(pkg.MODES)}")
+    return raw
+
+
+async def get_package(request: web.Request) -> web.Response:
+    mode = _mode(request.query.get("mode", "review"))
+    package = await service(request).package(request[USER_ID], mode)
+    return web.json_response({"package": package, "prompt": pkg.prompt(package),
+                              "chars": len(pkg.dumps(package)),
+                              "max_chars": request.app[SETTINGS].profile_package_chars})
+
+
+async def import_result(request: web.Request) -> web.Response:
+    """The pasted result: the JSON itself as the body (or `{"text": "<pasted text>"}`)."""
+    body = await request.read()
+    if not body.strip():
+        raise ApiError(400, "invalid_json", "paste the model's answer")
+    try:
+        raw: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raw = body  # let the result reader say what is wrong
+    if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):
+        raw = raw["text"]
+    try:
+        proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
+    except pkg.ResultInvalid as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    return web.json_response(proposal, status=201)
+
+
+async def list_proposals(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.proposals(request[USER_ID]))
+
+
+async def get_proposal(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.proposal(
+        request[USER_ID], request.match_info["proposal_id"]))
+
+
+async def _decide(request: web.Request, accept: bool) -> web.Response:
+    body = (await read_json(request, DecisionIn) if await request.read() else DecisionIn())
+    proposal = await service(request).store.decide(
+        request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept)
+    return web.json_response(proposal)
+
+
+async def accept_changes(request: web.Request) -> web.Response:
+    return await _decide(request, True)
+
+
+async def reject_changes(request: web.Request) -> web.Response:
+    return await _decide(request, False)
+
+
 def routes() -> list[tuple[str, str, Handler]]:
     return [
         ("GET", "/api/profile", get_profile),
@@ -199,6 +262,12 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("PUT", "/api/profile/governance", put_governance),
         ("GET", "/api/profile/versions", list_versions),
         ("GET", "/api/profile/brief", get_brief),
+        ("GET", "/api/profile/package", get_package),
+        ("POST", "/api/profile/results", import_result),
+        ("GET", "/api/profile/proposals", list_proposals),
+        ("GET", "/api/profile/proposals/{proposal_id}", get_proposal),
+        ("POST", "/api/profile/proposals/{proposal_id}/accept", accept_changes),
+        ("POST", "/api/profile/proposals/{proposal_id}/reject", reject_changes),
     ]
 
 

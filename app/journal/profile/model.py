@@ -83,7 +83,7 @@ class TraitSpec(msgspec.Struct, forbid_unknown_fields=False):
     scope: str = CORE_SCOPE
 
 
-class Change(msgspec.Struct, omit_defaults=True):
+class Change(msgspec.Struct):
     """One proposed change, the same for the AI review and the copy/paste result.
 
     - `core`: `update` with `value`;

@@ -15,7 +15,8 @@ from typing import Any
 from app import log as logctx
 from app.journal.profile import brief as briefs
 from app.journal.profile import corpus, model
-from app.journal.profile.model import Change, NotApplicable, Trait
+from app.journal.profile import package as pkg
+from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import Conflict, EvidenceRow, Missing, ProfileState, ProfileStore
 from app.journal.stages import DEFAULT_BRIEF
 from app.settings import Settings
@@ -119,3 +120,67 @@ class ProfileService:
         state = await self.store.state(user_id)
         return {**state.as_dict(), "seed_catalog": list(model.SEED_CATALOG),
                 "journal_facet": model.JOURNAL_FACET}
+
+    # --- review: the package out, the result in ------------------------------------------------
+
+    async def _evidence_texts(self, user_id: str, mode: str) -> tuple[list[pkg.EvidenceText],
+                                                                        dict[str, Source]]:
+        """What a package may carry, and every ref a result may cite (with its source).
+
+        `initial_build` reads the historical corpus (voiced entries, or dialog samples while
+        there are none); `review` the stored review candidates, or the corpus while there are
+        none yet."""
+        settings = self.settings
+        corpus_texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
+            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
+            cooldown=settings.profile_dialog_sample_cooldown))
+        candidates = await self.store.evidence(user_id)
+        known: dict[str, Source] = {}
+        for text in corpus_texts:
+            known[text.ref] = Source(text.ref, text.occurred_at, text.context_hint)
+        for row in candidates:
+            source = Source(row["ref"], row["occurred_at"], row["context_hint"])
+            known[row["ref"]] = known[row["evidence_id"]] = source
+        if mode == "review" and candidates:
+            texts = [pkg.EvidenceText(row["evidence_id"], row["signal"], row["text"],
+                                      row["occurred_at"], row["context_hint"])
+                     for row in candidates]
+        else:
+            texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint)
+                     for t in corpus_texts]
+        return texts, known
+
+    async def package(self, user_id: str, mode: str) -> dict[str, Any]:
+        await self.collect_evidence(user_id)
+        state = await self.store.state(user_id)
+        texts, _ = await self._evidence_texts(user_id, mode)
+        signals = {"evidence_texts": len(texts),
+                   "kinds": {k: sum(t.kind == k for t in texts)
+                             for k in sorted({t.kind for t in texts})},
+                   "note": "local counts; hints only, not evidence"}
+        return pkg.build_package(state.profile, governance=state.governance,
+                                 lifecycle=state.lifecycle, mode=mode, evidence=texts,
+                                 signals=signals,
+                                 max_chars=self.settings.profile_package_chars)
+
+    async def import_result(self, user_id: str, raw: str | bytes | dict[str, Any], *,
+                            via: str = "paste") -> dict[str, Any]:
+        """A result (pasted, or the AI review's) → a stored proposal. Raises
+        `pkg.ResultInvalid`; nothing is stored then. A pasted result is never applied; the
+        AI review's is governed (`learning` applies what an automatic path may)."""
+        result = pkg.read_result(raw)
+        state = await self.store.state(user_id)
+        _, known = await self._evidence_texts(user_id, result.mode)
+        parsed = pkg.resolve(result, state.profile, known)
+        automatic = (via == "api" and state.governance == "learning"
+                     and state.lifecycle == CONFIRMED and result.mode == "review")
+        proposal = await self.store.create_proposal(
+            user_id, mode=parsed.mode, via=via, summary=parsed.summary,
+            evidence_basis=parsed.evidence_basis, unknown_refs=parsed.unknown_refs,
+            changes=parsed.changes, apply_automatic=automatic)
+        proposal["dropped"] = parsed.dropped
+        proposal["kept"] = parsed.kept
+        log.info("profile proposal stored", extra=logctx.fields(
+            user_id=user_id, via=via, mode=parsed.mode, changes=len(parsed.changes),
+            unknown_refs=len(parsed.unknown_refs), automatic=automatic))
+        return proposal
