@@ -17,11 +17,13 @@ from app.auth import USER_ID
 from app.errors import ApiError
 from app.journal.profile import model
 from app.journal.profile import package as pkg
+from app.journal.profile import review
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
 from app.journal.profile.store import Conflict, Missing
 from app.journal.stages import DEFAULT_BRIEF
-from app.typedefs import DB, SETTINGS
+from app.llm.errors import ModelError
+from app.typedefs import DB, GATEWAY, SETTINGS
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
@@ -249,6 +251,35 @@ async def reject_changes(request: web.Request) -> web.Response:
     return await _decide(request, False)
 
 
+class ReviewIn(msgspec.Struct, forbid_unknown_fields=True):
+    mode: Literal["initial_build", "review"] = "review"
+
+
+async def ai_review(request: web.Request) -> web.Response:
+    """The explicit AI review: 201 with the proposal, or 200 with `proposal: null` and the
+    reason when the model proposed nothing to apply."""
+    body = (await read_json(request, ReviewIn) if await request.read() else ReviewIn())
+    try:
+        proposal = await review.run_review(service(request), request.app[GATEWAY],
+                                           request[USER_ID], body.mode)
+    except ModelError as exc:
+        raise ApiError(exc.http_status, exc.code, exc.message) from None
+    except pkg.ResultInvalid as exc:
+        if exc.code != "nothing_to_apply":
+            raise ApiError(exc.status, exc.code, exc.message) from None
+        return web.json_response({"proposal": None, "message": exc.message})
+    return web.json_response({"proposal": proposal, "message": proposal["summary"]},
+                             status=201)
+
+
+async def list_evidence(request: web.Request) -> web.Response:
+    """Review candidates, after collecting new ones from the user's texts."""
+    svc = service(request)
+    added = await svc.collect_evidence(request[USER_ID])
+    return web.json_response({"added": added,
+                              "evidence": await svc.store.evidence(request[USER_ID])})
+
+
 def routes() -> list[tuple[str, str, Handler]]:
     return [
         ("GET", "/api/profile", get_profile),
@@ -264,6 +295,8 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("GET", "/api/profile/brief", get_brief),
         ("GET", "/api/profile/package", get_package),
         ("POST", "/api/profile/results", import_result),
+        ("POST", "/api/profile/review", ai_review),
+        ("GET", "/api/profile/evidence", list_evidence),
         ("GET", "/api/profile/proposals", list_proposals),
         ("GET", "/api/profile/proposals/{proposal_id}", get_proposal),
         ("POST", "/api/profile/proposals/{proposal_id}/accept", accept_changes),

@@ -208,10 +208,12 @@ class ProfileStore:
                              (new_id("chg"), proposal_id, position,
                               msgspec.json.encode(change).decode(), status, seq,
                               now if seq else None))
+            lifecycle = state.lifecycle
             if mode == "initial_build":
                 _step(state, "propose")
-            _save(conn, user_id, state, f"learning applied {applied} change(s) of a review"
-                  if applied else None)
+            if applied or state.lifecycle != lifecycle:
+                _save(conn, user_id, state, f"learning applied {applied} change(s) of a "
+                      "review" if applied else None)
             return _proposal_dict(_proposal_row(conn, user_id, proposal_id),
                                   _changes(conn, proposal_id))
 
