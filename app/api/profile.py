@@ -16,6 +16,7 @@ from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError
 from app.journal.profile import model
+from app.journal.profile import interaction
 from app.journal.profile import package as pkg
 from app.journal.profile import review
 from app.journal.profile.model import Change
@@ -280,6 +281,87 @@ async def list_evidence(request: web.Request) -> web.Response:
                               "evidence": await svc.store.evidence(request[USER_ID])})
 
 
+# --- the interaction profile --------------------------------------------------------------------
+
+class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+    note: str = ""
+
+
+def _language(request: web.Request) -> str:
+    return request.query.get("lang", "en")
+
+
+async def _interaction_response(request: web.Request, status: int = 200,
+                                **extra: Any) -> web.Response:
+    current = await service(request).store.interaction(request[USER_ID])
+    return web.json_response({**interaction.describe(current, _language(request)), **extra},
+                             status=status)
+
+
+async def get_interaction(request: web.Request) -> web.Response:
+    return await _interaction_response(request)
+
+
+async def put_interaction_pref(request: web.Request) -> web.Response:
+    key = facet_name(request.match_info["key"])
+    body = await read_json(request, TextIn)
+    value = _text(request, body.value, "preference")
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual"))
+    return await _interaction_response(request)
+
+
+async def delete_interaction_pref(request: web.Request) -> web.Response:
+    key = facet_name(request.match_info["key"])
+
+    def drop(profile: dict[str, Any]) -> None:
+        if profile["prefs"].pop(key, None) is None:
+            raise Missing(f"no preference {key!r}")
+
+    await service(request).store.edit_interaction(request[USER_ID], drop)
+    return await _interaction_response(request)
+
+
+async def put_interaction_governance(request: web.Request) -> web.Response:
+    body = await read_json(request, GovernanceIn)
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: p.update(governance=body.governance))
+    return await _interaction_response(request)
+
+
+async def post_observation(request: web.Request) -> web.Response:
+    """An observed preference (an explicit one, never silence), under governance."""
+    body = await read_json(request, ObservationIn)
+    key = facet_name(body.key)
+    value = _text(request, body.value, "observation")
+    outcome: list[str] = []
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
+                                                                       body.note[:500])))
+    return await _interaction_response(request, outcome=outcome[0])
+
+
+async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response:
+    suggestion_id = request.match_info["suggestion_id"]
+
+    def decide(profile: dict[str, Any]) -> None:
+        if not interaction.decide(profile, suggestion_id, accept):
+            raise Missing(f"no suggestion {suggestion_id!r}")
+
+    await service(request).store.edit_interaction(request[USER_ID], decide)
+    return await _interaction_response(request)
+
+
+async def accept_suggestion(request: web.Request) -> web.Response:
+    return await _decide_suggestion(request, True)
+
+
+async def reject_suggestion(request: web.Request) -> web.Response:
+    return await _decide_suggestion(request, False)
+
+
 def routes() -> list[tuple[str, str, Handler]]:
     return [
         ("GET", "/api/profile", get_profile),
@@ -297,6 +379,15 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("POST", "/api/profile/results", import_result),
         ("POST", "/api/profile/review", ai_review),
         ("GET", "/api/profile/evidence", list_evidence),
+        ("GET", "/api/profile/interaction", get_interaction),
+        ("PUT", "/api/profile/interaction/prefs/{key}", put_interaction_pref),
+        ("DELETE", "/api/profile/interaction/prefs/{key}", delete_interaction_pref),
+        ("PUT", "/api/profile/interaction/governance", put_interaction_governance),
+        ("POST", "/api/profile/interaction/observations", post_observation),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/accept",
+         accept_suggestion),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/reject",
+         reject_suggestion),
         ("GET", "/api/profile/proposals", list_proposals),
         ("GET", "/api/profile/proposals/{proposal_id}", get_proposal),
         ("POST", "/api/profile/proposals/{proposal_id}/accept", accept_changes),

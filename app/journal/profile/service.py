@@ -14,7 +14,7 @@ from typing import Any
 
 from app import log as logctx
 from app.journal.profile import brief as briefs
-from app.journal.profile import corpus, model
+from app.journal.profile import corpus, interaction, model
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import Conflict, EvidenceRow, Missing, ProfileState, ProfileStore
@@ -184,3 +184,9 @@ class ProfileService:
             user_id=user_id, via=via, mode=parsed.mode, changes=len(parsed.changes),
             unknown_refs=len(parsed.unknown_refs), automatic=automatic))
         return proposal
+
+    # --- the interaction profile ---------------------------------------------------------------
+
+    async def interaction_hint(self, user_id: str, language: str) -> str:
+        """The responder's `interaction_hint` for this user."""
+        return interaction.hint(await self.store.interaction(user_id), language)
