@@ -5,7 +5,6 @@ checked before anything is written, and a refused request writes nothing.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
@@ -18,6 +17,7 @@ from app.errors import ApiError
 from app.journal.profile import model
 from app.journal.profile import interaction
 from app.journal.profile import package as pkg
+from app.journal.profile import portability
 from app.journal.profile import review
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
@@ -27,7 +27,6 @@ from app.llm.errors import ModelError
 from app.typedefs import DB, GATEWAY, SETTINGS
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 MAX_KEY_CHARS = 80
 
 
@@ -67,7 +66,7 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 
 
 def facet_name(raw: str) -> str:
-    if not _NAME.fullmatch(raw):
+    if not model.NAME.fullmatch(raw):
         raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
                        "letters, digits, _; at most 64)")
     return raw
@@ -362,6 +361,28 @@ async def reject_suggestion(request: web.Request) -> web.Response:
     return await _decide_suggestion(request, False)
 
 
+# --- portability --------------------------------------------------------------------------------
+
+EXPORT_KINDS = ("writing", "interaction", "all")
+
+
+async def export_profiles(request: web.Request) -> web.Response:
+    kind = request.query.get("kind", "all")
+    if kind not in EXPORT_KINDS:
+        raise ApiError(400, "invalid_kind", "kind must be writing, interaction or all")
+    document = await service(request).export(request[USER_ID], kind)
+    return web.json_response(document, headers={
+        "Content-Disposition": f'attachment; filename="novaberg-profile-{kind}.json"'})
+
+
+async def import_profiles(request: web.Request) -> web.Response:
+    try:
+        await service(request).import_document(request[USER_ID], await request.read())
+    except portability.PortableError as exc:
+        raise ApiError(400, "invalid_document", str(exc)) from None
+    return await _overview(request)
+
+
 def routes() -> list[tuple[str, str, Handler]]:
     return [
         ("GET", "/api/profile", get_profile),
@@ -379,6 +400,8 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("POST", "/api/profile/results", import_result),
         ("POST", "/api/profile/review", ai_review),
         ("GET", "/api/profile/evidence", list_evidence),
+        ("GET", "/api/profile/export", export_profiles),
+        ("POST", "/api/profile/import", import_profiles),
         ("GET", "/api/profile/interaction", get_interaction),
         ("PUT", "/api/profile/interaction/prefs/{key}", put_interaction_pref),
         ("DELETE", "/api/profile/interaction/prefs/{key}", delete_interaction_pref),

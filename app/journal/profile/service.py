@@ -14,7 +14,7 @@ from typing import Any
 
 from app import log as logctx
 from app.journal.profile import brief as briefs
-from app.journal.profile import corpus, interaction, model
+from app.journal.profile import corpus, interaction, model, portability
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import Conflict, EvidenceRow, Missing, ProfileState, ProfileStore
@@ -190,3 +190,27 @@ class ProfileService:
     async def interaction_hint(self, user_id: str, language: str) -> str:
         """The responder's `interaction_hint` for this user."""
         return interaction.hint(await self.store.interaction(user_id), language)
+
+    # --- portability ---------------------------------------------------------------------------
+
+    async def export(self, user_id: str, kind: str) -> dict[str, Any]:
+        state = await self.store.state(user_id)
+        writing = portability.export_writing(state.profile, state.governance)
+        current = portability.export_interaction(await self.store.interaction(user_id))
+        return {"writing": writing, "interaction": current,
+                "all": portability.export_both(writing, current)}[kind]
+
+    async def import_document(self, user_id: str, raw: bytes) -> None:
+        """Replace what the document carries; raises `portability.PortableError`."""
+        writing, current = portability.read(raw, self.settings.max_message_chars)
+        interaction_profile = None
+        if current is not None:
+            interaction_profile = {"governance": current.governance,
+                                   "prefs": portability.interaction_prefs(current),
+                                   "suggestions": []}
+        await self.store.replace(
+            user_id, profile=portability.writing_profile(writing) if writing else None,
+            governance=writing.governance if writing else None,
+            interaction=interaction_profile)
+        log.info("profiles imported", extra=logctx.fields(
+            user_id=user_id, writing=writing is not None, interaction=current is not None))

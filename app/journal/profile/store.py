@@ -319,6 +319,22 @@ class ProfileStore:
 
         return await self._read(read)
 
+    async def replace(self, user_id: str, *, profile: Profile | None, governance: str | None,
+                      interaction: dict[str, Any] | None) -> None:
+        """A portability import in one transaction: the writing profile (one version; the
+        user chose it, so it counts as confirmed) and/or the interaction profile."""
+        def write(conn: sqlite3.Connection) -> None:
+            if profile is not None and governance is not None:
+                state = _load(conn, user_id)
+                state.profile, state.governance = profile, governance
+                if not profile.empty:
+                    _step(state, "confirm")
+                _save(conn, user_id, state, "imported a writing profile")
+            if interaction is not None:
+                _save_interaction(conn, user_id, interaction)
+
+        await self._write(write)
+
     # --- the interaction profile ---------------------------------------------------------------
 
     async def interaction(self, user_id: str) -> dict[str, Any]:
@@ -332,17 +348,21 @@ class ProfileStore:
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             current = _interaction(conn, user_id)
             fn(current)
-            conn.execute("INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
-                         "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
-                         "(user_id) DO UPDATE SET governance = excluded.governance, "
-                         "prefs_json = excluded.prefs_json, "
-                         "suggestions_json = excluded.suggestions_json, "
-                         "updated_at = excluded.updated_at",
-                         (user_id, current["governance"], json.dumps(current["prefs"]),
-                          json.dumps(current["suggestions"]), time.time()))
+            _save_interaction(conn, user_id, current)
             return current
 
         return await self._write(write)
+
+
+def _save_interaction(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> None:
+    conn.execute("INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
+                 "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
+                 "(user_id) DO UPDATE SET governance = excluded.governance, "
+                 "prefs_json = excluded.prefs_json, "
+                 "suggestions_json = excluded.suggestions_json, "
+                 "updated_at = excluded.updated_at",
+                 (user_id, current["governance"], json.dumps(current["prefs"]),
+                  json.dumps(current["suggestions"]), time.time()))
 
 
 def _interaction(conn: sqlite3.Connection, user_id: str) -> dict[str, Any]:
