@@ -81,7 +81,7 @@ async def test_each_manual_edit_is_one_version_and_confirms_the_profile(client):
     assert len(await versions(client)) == 4
 
 
-@pytest.mark.parametrize("method,path,body,status,code", [
+BAD_INPUT = [
     ("PUT", "/api/profile/core", {"value": "   "}, 400, "empty_value"),
     ("PUT", "/api/profile/core", {"value": "x", "extra": 1}, 400, "invalid_request"),
     ("PUT", "/api/profile/core", {"value": "x" * 20001}, 413, "value_too_long"),
@@ -103,15 +103,17 @@ async def test_each_manual_edit_is_one_version_and_confirms_the_profile(client):
     ("PUT", "/api/profile/governance", {"governance": "anarchy"}, 400, "invalid_request"),
     ("GET", "/api/profile/package?mode=everything", None, 400, "invalid_mode"),
     ("POST", "/api/profile/proposals/prop_nope/accept", None, 404, "not_found"),
-])
-async def test_bad_input_gets_the_error_shape_and_writes_nothing(client, method, path, body,
-                                                                   status, code):
+]
+
+
+async def test_bad_input_gets_the_error_shape_and_writes_nothing(client):
     before = await profile(client)
-    response = await client.request(method, path, headers=AUTH, json=body)
-    assert response.status == status, await response.text()
-    assert (await response.json())["error"]["code"] == code
-    assert await profile(client) == before
-    assert await versions(client) == []
+    for method, path, body, status, code in BAD_INPUT:
+        response = await client.request(method, path, headers=AUTH, json=body)
+        assert response.status == status, (method, path, await response.text())
+        assert (await response.json())["error"]["code"] == code, (method, path)
+        assert await profile(client) == before, (method, path)
+        assert await versions(client) == [], (method, path)
 
 
 async def _entries(client, count: int, words: int) -> None:
@@ -154,7 +156,7 @@ async def test_the_package_stays_within_profile_package_chars_and_cuts_at_word_b
     assert "2026-01-12" in dates and "2026-01-01" in dates
 
 
-@pytest.mark.parametrize("payload,status,code", [
+BAD_RESULTS = [
     ("not json at all", 400, "invalid_json"),
     ("[1, 2]", 400, "schema_error"),
     (json.dumps({"kind": "something.else", "format_version": 1, "mode": "review"}), 400,
@@ -172,13 +174,16 @@ async def test_the_package_stays_within_profile_package_chars_and_cuts_at_word_b
      "nothing_to_apply"),
     (json.dumps(result(changes=[{"action": "update", "key": "nonexistent", "value": "x"}])),
      422, "nothing_to_apply"),
-])
-async def test_a_bad_result_is_refused_and_nothing_is_stored(client, payload, status, code):
+]
+
+
+async def test_a_bad_result_is_refused_and_nothing_is_stored(client):
     before = await profile(client)
-    body = await paste(client, payload, status)
-    assert body["error"]["code"] == code
-    assert await (await client.get("/api/profile/proposals", headers=AUTH)).json() == []
-    assert await profile(client) == before
+    for payload, status, code in BAD_RESULTS:
+        body = await paste(client, payload, status)
+        assert body["error"]["code"] == code, payload
+        assert await (await client.get("/api/profile/proposals", headers=AUTH)).json() == []
+        assert await profile(client) == before, payload
 
 
 async def test_unknown_references_are_listed_and_the_rest_becomes_a_proposal(client):
@@ -292,3 +297,21 @@ async def test_initial_build_moves_the_lifecycle_and_legacy_kinds_are_read(clien
     body = await profile(client)
     assert body["lifecycle"] == "confirmed" and body["traits"][0]["origin"] == "accepted"
     assert (await (await client.get("/api/profile/brief", headers=AUTH)).json())["compiled"]
+
+
+async def test_accepting_a_change_to_a_locked_trait_is_refused_until_it_is_unlocked(client):
+    humor = await add_trait(client, "humor", "trocken")
+    await client.put("/api/profile/locks", headers=AUTH, json={
+        "target": "trait", "name": humor["trait_id"], "locked": True})
+    proposal = await paste(client, result(changes=[
+        {"action": "update", "key": "humor", "value": "albern"}]))
+    start = len(await versions(client))
+    url = f"/api/profile/proposals/{proposal['proposal_id']}/accept"
+    response = await client.post(url, headers=AUTH)
+    assert response.status == 409
+    assert (await response.json())["error"]["code"] == "field_locked"
+    assert len(await versions(client)) == start
+    await client.put("/api/profile/locks", headers=AUTH, json={
+        "target": "trait", "name": humor["trait_id"], "locked": False})
+    assert (await client.post(url, headers=AUTH)).status == 200
+    assert (await profile(client))["traits"][0]["value"] == "albern"

@@ -238,7 +238,8 @@ class ProfileStore:
                      accept: bool) -> dict[str, Any]:
         """Accept or reject pending changes (`change_ids`, or every pending one). Accepting
         applies them in order as the user's (`accepted`) and appends exactly one version;
-        a change that no longer applies fails the whole decision (409, nothing written).
+        a change that no longer applies or touches a locked field (a review honours locks)
+        fails the whole decision (409, nothing written).
         Accepting part of an initial build confirms the profile; rejecting all of it
         returns the profile to `uninitialized`."""
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -263,10 +264,13 @@ class ProfileStore:
             now = time.time()
             if accept:
                 for change_row in chosen:
+                    change = decode_change(change_row["change_json"])
+                    if any(item.locked for item in model.touched(state.profile, change)):
+                        raise Conflict("field_locked", "a change touches a locked field; "
+                                       "unlock it first or reject the change")
                     try:
-                        state.profile = model.apply_change(
-                            state.profile, decode_change(change_row["change_json"]),
-                            "accepted", now)
+                        state.profile = model.apply_change(state.profile, change, "accepted",
+                                                           now)
                     except NotApplicable as exc:
                         raise Conflict("change_not_applicable", str(exc)) from None
                 if row["mode"] == "initial_build":
