@@ -27,7 +27,8 @@ from app.llm.errors import ModelError
 from app.typedefs import DB, GATEWAY, SETTINGS
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-MAX_KEY_CHARS = 80
+MAX_KEY_CHARS = model.MAX_KEY_CHARS
+MAX_NOTE_CHARS = 500
 
 
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -335,10 +336,12 @@ async def post_observation(request: web.Request) -> web.Response:
     body = await read_json(request, ObservationIn)
     key = facet_name(body.key)
     value = _text(request, body.value, "observation")
+    if len(body.note) > MAX_NOTE_CHARS:
+        raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
     outcome: list[str] = []
     await service(request).store.edit_interaction(
         request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
-                                                                       body.note[:500])))
+                                                                       body.note.strip())))
     return await _interaction_response(request, outcome=outcome[0])
 
 

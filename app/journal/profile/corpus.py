@@ -26,6 +26,7 @@ class CorpusText:
     occurred_at: float
     context_hint: str
     edit_share: float | None = None  # for an entry made from a draft: how much the user changed
+    date: str = ""  # the calendar day of an entry
 
 
 def edit_share(draft: str, final: str) -> float:
@@ -54,7 +55,8 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str) -> list[CorpusText]:
             continue  # an unedited draft: not the user's voice
         found.append(CorpusText(f"entry:{row['entry_id']}:{row['version_id']}", "entry",
                                 row["text"], row["created_at"],
-                                f"journal entry of {row['calendar_date']}", share))
+                                f"journal entry of {row['calendar_date']}", share,
+                                row["calendar_date"]))
     return found
 
 

@@ -29,6 +29,7 @@ USER_ORIGINS = frozenset(("manual", "accepted"))
 # The seed's style keys: hints for the UI's "add a trait" list, not a schema (seed 004 §14).
 SEED_CATALOG: tuple[str, ...] = ("rhythm", "humor", "detail", "chronology", "tone",
                                  "perspective", "sentence_length", "vocabulary")
+MAX_KEY_CHARS = 80  # a trait's key
 NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a facet's or an interaction preference's name
 ACTIONS: tuple[str, ...] = ("keep", "update", "add", "remove", "reclassify", "merge", "split")
 

@@ -303,14 +303,40 @@ def _top_level_changes(result: ResultIn, profile: Profile) -> list[ChangeIn]:
     return found
 
 
-def resolve(result: ResultIn, profile: Profile,
-            known_sources: Mapping[str, Source]) -> Parsed:
+MAX_KEY_CHARS = model.MAX_KEY_CHARS
+
+
+def _check_change(change: ChangeIn, max_value_chars: int) -> None:
+    """Names and sizes a stored profile can hold; a schema error otherwise."""
+    def fail(why: str) -> ResultInvalid:
+        return ResultInvalid(400, "schema_error", f"a {change.action} of a {change.target}: {why}")
+
+    texts = [change.value, change.summary, *(s.value for s in change.into)]
+    if any(text is not None and len(text) > max_value_chars for text in texts):
+        raise fail(f"a value longer than {max_value_chars} characters")
+    keys = [change.key, *change.keys, *(s.key for s in change.into)]
+    if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
+        raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
+    if change.target == "facet" and change.key is not None and \
+            not model.NAME.fullmatch(change.key):
+        raise fail(f"facet name {change.key[:80]!r} is not valid")
+    scopes = [change.scope, *(s.scope for s in change.into)]
+    if any(scope is not None and scope != model.CORE_SCOPE and not model.NAME.fullmatch(scope)
+           for scope in scopes):
+        raise fail("a scope is neither core nor a facet name")
+
+
+def resolve(result: ResultIn, profile: Profile, known_sources: Mapping[str, Source], *,
+            max_value_chars: int) -> Parsed:
     """The result's changes checked against the profile (see the module's docstring);
     raises `ResultInvalid("nothing_to_apply")` when none is left."""
     parsed = Parsed(result.mode, result.summary.strip(), list(dict.fromkeys(
         result.evidence_basis)), [])
     scratch = profile
-    for change_in in [*result.changes, *_top_level_changes(result, profile)]:
+    candidates = [*result.changes, *_top_level_changes(result, profile)]
+    for change_in in candidates:
+        _check_change(change_in, max_value_chars)
+    for change_in in candidates:
         if change_in.action == "keep":
             parsed.kept += 1
             continue

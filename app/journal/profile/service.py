@@ -41,8 +41,7 @@ class ProfileService:
         if state.lifecycle != CONFIRMED or state.profile.empty:
             return DEFAULT_BRIEF
         entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(conn, user_id))
-        exemplars = [briefs.Exemplar(e.context_hint.rsplit(" ", 1)[-1], e.text)
-                     for e in entries[:briefs.MAX_EXEMPLARS]]
+        exemplars = [briefs.Exemplar(e.date, e.text) for e in entries[:briefs.MAX_EXEMPLARS]]
         return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
                                     max_chars=self.settings.profile_brief_chars)
 
@@ -171,7 +170,8 @@ class ProfileService:
         result = pkg.read_result(raw)
         state = await self.store.state(user_id)
         _, known = await self._evidence_texts(user_id, result.mode)
-        parsed = pkg.resolve(result, state.profile, known)
+        parsed = pkg.resolve(result, state.profile, known,
+                             max_value_chars=self.settings.max_message_chars)
         automatic = (via == "api" and state.governance == "learning"
                      and state.lifecycle == CONFIRMED and result.mode == "review")
         proposal = await self.store.create_proposal(
