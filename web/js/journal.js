@@ -167,11 +167,11 @@ export class JournalView {
       class: index < reached || job.state === "done" ? "done" : index === reached ? "current" : "",
       text: t(`journal.stage.${step}`),
     }));
-    const error = job.state === "failed"
-      ? h("p", { class: "journal-error", role: "alert",
-        text: t("journal.failed", { reason: reasonText(job.error && job.error.code) }) })
-      : null;
-    node.replaceChildren(h("ol", { class: "journal-steps" }, list), error);
+    node.replaceChildren(h("ol", { class: "journal-steps" }, list));
+    if (job.state === "failed") {
+      node.append(h("p", { class: "journal-error", role: "alert",
+        text: t("journal.failed", { reason: reasonText(job.error && job.error.code) }) }));
+    }
   }
 
   renderDraft(draft) {

@@ -166,6 +166,7 @@ class App {
     const journal = name === "journal";
     $("#chat-layout").hidden = journal;
     $("#journal-view").hidden = !journal;
+    $("#panel-toggle").hidden = journal; // the chat's side panels are not part of the journal
     $("#view-chat").setAttribute("aria-pressed", String(!journal));
     $("#view-journal").setAttribute("aria-pressed", String(journal));
     if (journal) this.journal.show();
