@@ -67,6 +67,12 @@ class JournalJobs:
             log.warning("journal job found open at start-up; marked failed",
                         extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]))
 
+    async def wait(self, job_id: str) -> None:
+        """Until the job has ended, if it runs in this process (tools, benchmarks)."""
+        task = self._tasks.get(job_id)
+        if task is not None:
+            await asyncio.shield(task)
+
     async def close(self) -> None:
         await cancel_and_wait(list(self._tasks.values()))
 
@@ -88,8 +94,11 @@ class JournalJobs:
         return job_id
 
     async def _state(self, user_id: str, job_id: str, date: str, state: str, *,
-                     draft_id: str | None = None, error: tuple[str, str] | None = None) -> None:
-        await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
+                     draft_id: str | None = None, error: tuple[str, str] | None = None,
+                     written: bool = False) -> None:
+        """Write the job's new state (unless `written` already) and tell the user's tabs."""
+        if not written:
+            await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
         log.info("journal job state", extra=logctx.fields(
             job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
         if self.hub is not None:
@@ -114,7 +123,7 @@ class JournalJobs:
             await self._state(user_id, job_id, date, "failed",
                               error=("internal_error", f"the job crashed ({type(exc).__name__})"))
         else:
-            await self._state(user_id, job_id, date, "done", draft_id=draft_id)
+            await self._state(user_id, job_id, date, "done", draft_id=draft_id, written=True)
 
     async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
                         messages: int) -> str:
@@ -141,7 +150,7 @@ class JournalJobs:
             user_id, date, text=second.text,
             reconstruction_status=first.artifact["reconstruction_status"],
             narration=second.narration, validation=first.validation, trace=trace,
-            sources=user_sources(sources))
+            sources=user_sources(sources), job_id=job_id)
 
 
 def _total(values: Any) -> int | None:

@@ -227,8 +227,10 @@ class JournalStore:
 
     async def save_draft(self, user_id: str, date: str, *, text: str, reconstruction_status: str,
                          narration: str, validation: Sequence[str], trace: dict[str, Any],
-                         sources: Sequence[Source]) -> str:
-        """Store a new current draft with its source refs; the previous one is superseded."""
+                         sources: Sequence[Source], job_id: str | None = None) -> str:
+        """Store a new current draft with its source refs; the previous one is superseded.
+        With `job_id`, that job is marked done with it in the same transaction: a job is
+        done exactly when its draft exists."""
         def write(conn: sqlite3.Connection) -> str:
             day_id = _day(conn, user_id, date)
             conn.execute("UPDATE journal_drafts SET status = 'superseded' "
@@ -243,6 +245,9 @@ class JournalStore:
                              "source_id, conversation_id, message_id) VALUES (?, ?, ?, ?, ?)",
                              [(draft_id, i, s.source_id, s.conversation_id, s.message_id)
                               for i, s in enumerate(sources)])
+            if job_id is not None:
+                conn.execute("UPDATE journal_jobs SET state = 'done', draft_id = ?, "
+                             "updated_at = ? WHERE job_id = ?", (draft_id, time.time(), job_id))
             return draft_id
 
         return await self._write(write)

@@ -97,7 +97,9 @@ def m003_journal(db: sqlite3.Connection) -> None:
     with versions and soft delete, the relational source refs, and generation jobs.
 
     The chat log (`messages`) is read as conversations of source `chat` and is not copied;
-    a ref names its message as `chat-<messages.id>` or by the imported message's id.
+    a ref names its message as `chat-<messages.id>` or by the imported message's id. The
+    index `messages_day_roles` lets the list of days count a user's messages per day from
+    the index alone.
     """
     # One statement at a time: `executescript` would commit the migration's transaction.
     for statement in """
@@ -145,6 +147,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
             created_at REAL NOT NULL
         );
         CREATE INDEX journal_drafts_by_day ON journal_drafts (journal_day_id, created_at);
+        CREATE INDEX journal_drafts_current ON journal_drafts (journal_day_id, draft_id)
+            WHERE status = 'current';
         CREATE TABLE journal_draft_source_refs (
             draft_id TEXT NOT NULL REFERENCES journal_drafts(draft_id),
             position INTEGER NOT NULL,
@@ -191,6 +195,7 @@ def m003_journal(db: sqlite3.Connection) -> None:
             updated_at REAL NOT NULL
         );
         CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state);
+        CREATE INDEX messages_day_roles ON messages (user_id, calendar_date, role);
         """.split(";"):
         if statement.strip():
             db.execute(statement)
