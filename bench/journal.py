@@ -53,13 +53,14 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
 def report(name: str, samples: list[float], target: float) -> None:
     p50, p99 = percentiles(samples)
     verdict = "ok" if p50 <= target else "MISSED"
-    print(f"{name:<44} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  target p50 <= {target:g} ms  {verdict}")
+    print(f"{name:<44} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+          f"target p50 <= {target:g} ms  {verdict}")
 
 
 def day_lines(messages: int) -> list[tuple[str, str]]:
     lines = []
     for index in range(messages // 2):
-        lines.append(("assistant", f"Wie ging es weiter nach Punkt {index}? Erzähl mir mehr davon."))
+        lines.append(("assistant", f"Wie ging es weiter nach Punkt {index}? Erzähl mehr."))
         lines.append(("user", f"Um {index % 24}:{index % 60:02d} Uhr habe ich Punkt {index} "
                               f"erledigt, danach kurz Pause gemacht und Tee getrunken."))
     return lines

@@ -18,7 +18,7 @@ from app.pipeline.stores.message_log import LoggedMessage, MessageLog
 from app.server import DATABASE_FILE, create_app
 from app.typedefs import DB
 from tests.conftest import AUTH, TOKEN
-from tests.fakemodel import Fault, Reply
+from tests.fakemodel import Fault
 
 DATE = "2026-03-01"
 LINES = [

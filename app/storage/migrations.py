@@ -140,7 +140,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
             journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
             text TEXT NOT NULL,
             status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
-            reconstruction_status TEXT NOT NULL CHECK (reconstruction_status IN ('valid', 'fallback')),
+            reconstruction_status TEXT NOT NULL
+                CHECK (reconstruction_status IN ('valid', 'fallback')),
             narration TEXT NOT NULL CHECK (narration IN ('model', 'local')),
             validation_json TEXT NOT NULL DEFAULT '[]',
             trace_json TEXT NOT NULL DEFAULT '{}',
@@ -187,7 +188,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
             job_id TEXT PRIMARY KEY,
             user_id TEXT NOT NULL,
             calendar_date TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
+            state TEXT NOT NULL
+                CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
             draft_id TEXT,
             error_code TEXT,
             error_message TEXT,
