@@ -260,7 +260,7 @@ async def test_progress_reaches_every_socket(jclient, fake_model):
             message = await ws.receive_json(timeout=5)
             if message["type"] == "journal_progress":
                 seen.append(message)
-        assert [m["state"] for m in seen] == ["reconstruct", "narrate", "done"]
+        assert [m["state"] for m in seen] == ["queued", "reconstruct", "narrate", "done"]
         assert {m["job_id"] for m in seen} == {job["job_id"]}
         assert seen[-1]["draft_id"] == job["draft_id"] and seen[-1]["date"] == DATE
         await ws.close()
@@ -448,3 +448,41 @@ async def test_bad_journal_requests_get_the_error_shape(client, method, path, bo
 async def test_the_journal_needs_auth(client):
     response = await client.get("/api/journal/days")
     assert response.status == 401
+
+
+async def test_another_user_sees_and_touches_nothing_of_my_journal(aiohttp_client, settings):
+    from app.auth import add_user_sync
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+    anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
+    conn.close()
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    await import_day(client)
+    job = await generate(client)
+    entry = await call(client, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": "Meins.", "draft_id": job["draft_id"]})
+
+    async def as_anna(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        response = await client.request(method, path, headers=anna, json=body)
+        return response.status, await response.json() if response.content_type == \
+            "application/json" else None
+
+    assert await as_anna("GET", "/api/journal/days") == (200, [])
+    status, day = await as_anna("GET", f"/api/journal/days/{DATE}")
+    assert status == 200 and day["conversations"] == [] and day["entry"] is None
+    for method, path, body in [
+            ("GET", f"/api/journal/jobs/{job['job_id']}", None),
+            ("GET", f"/api/journal/drafts/{job['draft_id']}", None),
+            ("GET", f"/api/journal/entries/{entry['entry_id']}", None),
+            ("PUT", f"/api/journal/entries/{entry['entry_id']}", {"text": "Ihres."}),
+            ("DELETE", f"/api/journal/entries/{entry['entry_id']}", None),
+            ("POST", "/api/journal/entries", {"date": DATE, "text": "x",
+                                              "draft_id": job["draft_id"]})]:
+        assert (await as_anna(method, path, body))[0] == 404, (method, path)
+    assert (await as_anna("POST", f"/api/journal/days/{DATE}/drafts", {}))[0] == 422
+    assert (await as_anna("GET", "/api/journal/export?format=json"))[1]["entries"] == []
+    mine = await call(client, "GET", f"/api/journal/entries/{entry['entry_id']}")
+    assert mine["text"] == "Meins." and len(mine["versions"]) == 1

@@ -84,6 +84,7 @@ class JournalJobs:
         if not user_sources(sources):
             raise NoUserSources(f"the selected conversations of {date} hold no text of yours")
         job_id = await self.store.create_job(user_id, date)
+        await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
         task = asyncio.create_task(self._run(user_id, job_id, date, sources, messages),
                                    name=f"journal-job:{job_id}")
