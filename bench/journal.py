@@ -105,7 +105,7 @@ async def bench_generation(iterations: int, directory: Path) -> None:
     fake.always("journal_reconstruct", reconstruction(sources))
     fake.always("journal_generate", "Ich habe viel erledigt und Tee getrunken.")
     gateway = await Gateway(settings).start()
-    jobs = JournalJobs(store, gateway, settings, hub=None)
+    jobs = JournalJobs(store, gateway, settings, publish=None)
     overhead, floors = [], []
     async with aiohttp.ClientSession() as session:
         for _ in range(iterations):

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+
+import msgspec
 
 from app import log as logctx
 from app.journal import budget, stages
@@ -27,9 +29,7 @@ from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.runtime.hub import Hub
 from app.runtime.tasks import cancel_and_wait
-from app.runtime.wire import WsMessage
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -37,10 +37,13 @@ log = logging.getLogger(__name__)
 INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it again")
 
 
-class JournalProgress(WsMessage, tag="journal_progress"):
-    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`; the journal
-    belongs to no character, so `character_id` is empty."""
+class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
+    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
+    `character_id` and `at` every WebSocket message has; the journal belongs to no
+    character, so `character_id` is empty."""
 
+    character_id: str
+    at: float
     job_id: str
     date: str
     state: str
@@ -52,13 +55,17 @@ class NoUserSources(Exception):
     """The selected conversations hold no user text (422 `no_user_sources`)."""
 
 
+# Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).
+Publish = Callable[[str, Any], Awaitable[None]]
+
+
 class JournalJobs:
     def __init__(self, store: JournalStore, gateway: Gateway, settings: Settings,
-                 hub: Hub | None) -> None:
+                 publish: Publish | None) -> None:
         self.store = store
         self.gateway = gateway
         self.settings = settings
-        self.hub = hub
+        self.publish = publish
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     async def recover(self) -> None:
@@ -102,8 +109,8 @@ class JournalJobs:
             await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
         log.info("journal job state", extra=logctx.fields(
             job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
-        if self.hub is not None:
-            await self.hub.publish(user_id, JournalProgress(
+        if self.publish is not None:
+            await self.publish(user_id, JournalProgress(
                 character_id="", at=time.time(), job_id=job_id, date=date, state=state,
                 draft_id=draft_id,
                 error={"code": error[0], "message": error[1]} if error else None))
