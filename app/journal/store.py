@@ -141,12 +141,16 @@ class JournalStore:
                 return days.setdefault(date, {"date": date, "messages": 0, "user_messages": 0,
                                               "entry_id": None, "draft_id": None})
 
-            for date, total, users in conn.execute(
-                    "SELECT calendar_date, COUNT(*), SUM(role = 'user') FROM messages "
-                    "WHERE user_id = ? GROUP BY calendar_date", (user_id,)):
-                entry = day(date)
-                entry["messages"] += total
-                entry["user_messages"] += users or 0
+            # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
+            # one scan that reads each row's role.
+            for date, total in conn.execute(
+                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? "
+                    "GROUP BY calendar_date", (user_id,)):
+                day(date)["messages"] += total
+            for date, users in conn.execute(
+                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
+                    "role = 'user' GROUP BY calendar_date", (user_id,)):
+                day(date)["user_messages"] += users
             scoped = ("FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
                       "AND s.user_id = ? ")
             for date, total, users in conn.execute(

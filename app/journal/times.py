@@ -9,6 +9,7 @@ backwards in time.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -34,9 +35,11 @@ _FORMS = (_CLOCK, _FULL_HOUR, _HALF, _QUARTER, _THREE_QUARTERS, _ABOUT)
 _WHITESPACE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     """NFKC, and every run of whitespace one space, trimmed — nothing else (no case
-    folding, no punctuation stripping)."""
+    folding, no punctuation stripping). Cached: a day's lines are normalized once per
+    claim that cites them otherwise."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 

@@ -129,8 +129,8 @@ def _check_item(item: Mapping[str, Any], users: Mapping[str, Source], assistants
 
 
 def _check_evidence(evidence: Any, source: Source, found: _Findings) -> None:
-    if not isinstance(evidence, str) or not times.normalize(evidence) \
-            or times.normalize(evidence) not in times.normalize(source.text):
+    quoted = times.normalize(evidence) if isinstance(evidence, str) else ""
+    if not quoted or quoted not in times.normalize(source.text):
         found.add("evidence_not_verbatim")
 
 

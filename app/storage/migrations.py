@@ -98,8 +98,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
 
     The chat log (`messages`) is read as conversations of source `chat` and is not copied;
     a ref names its message as `chat-<messages.id>` or by the imported message's id. The
-    index `messages_day_roles` lets the list of days count a user's messages per day from
-    the index alone.
+    index `messages_user_lines` lets the list of days count a user's own lines per day from
+    the index alone (all lines: `messages_by_day`).
     """
     # One statement at a time: `executescript` would commit the migration's transaction.
     for statement in """
@@ -167,6 +167,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
         );
         CREATE UNIQUE INDEX journal_entries_live_per_day ON journal_entries (journal_day_id)
             WHERE deleted_at IS NULL;
+        CREATE INDEX journal_entries_live ON journal_entries (journal_day_id, entry_id)
+            WHERE deleted_at IS NULL;
         CREATE TABLE journal_entry_versions (
             version_id TEXT PRIMARY KEY,
             entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
@@ -197,7 +199,7 @@ def m003_journal(db: sqlite3.Connection) -> None:
             updated_at REAL NOT NULL
         );
         CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state);
-        CREATE INDEX messages_day_roles ON messages (user_id, calendar_date, role);
+        CREATE INDEX messages_user_lines ON messages (user_id, role, calendar_date);
         """.split(";"):
         if statement.strip():
             db.execute(statement)
