@@ -486,3 +486,12 @@ async def test_another_user_sees_and_touches_nothing_of_my_journal(aiohttp_clien
     assert (await as_anna("GET", "/api/journal/export?format=json"))[1]["entries"] == []
     mine = await call(client, "GET", f"/api/journal/entries/{entry['entry_id']}")
     assert mine["text"] == "Meins." and len(mine["versions"]) == 1
+
+
+async def test_a_provider_refusing_the_length_fails_the_job_with_its_code(jclient, fake_model):
+    fake_model.script("journal_reconstruct", Fault.context_length())
+    await import_day(jclient)
+    job = await generate(jclient)
+    assert job["state"] == "failed"
+    assert job["error"]["code"] == "provider_context_length_rejected"
+    assert (await call(jclient, "GET", "/api/journal/days"))[0]["draft_id"] is None
