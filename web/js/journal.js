@@ -144,8 +144,14 @@ export class JournalView {
     }, JOB_POLL_MS);
   }
 
-  /** A `journal_progress` message or a polled job. */
+  /** A `journal_progress` message or a polled job. A job started in another tab is
+   * followed too, once it concerns the open day. */
   onProgress(message) {
+    const other = !this.job || message.job_id !== this.job.job_id;
+    if (other && message.date === this.date && (!this.job || FINAL.has(this.job.state))) {
+      this.job = { job_id: message.job_id, date: message.date, state: "queued" };
+      $("#journal-write", this.root).disabled = true;
+    }
     if (!this.job || message.job_id !== this.job.job_id || FINAL.has(this.job.state)) return;
     this.job = { ...this.job, ...message };
     this.showProgress(this.job);
