@@ -8,7 +8,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.helpers import PHONE, screenshot
-from tests.fakemodel import Reply
+from tests.fakemodel import Fault, Reply
 
 pytestmark = pytest.mark.browser
 
@@ -116,3 +116,16 @@ def test_the_fallback_is_explained_in_german_on_a_dark_phone(nova, fake, open_ch
     background = page.evaluate("getComputedStyle(document.body).backgroundColor")
     assert background == "rgb(21, 23, 27)"  # the dark palette
     screenshot(page, "journal-fallback-de-dark-phone")
+
+
+def test_a_failed_job_says_why_and_keeps_the_day(nova, fake, open_chat):
+    import_day(nova)
+    fake.script("journal_reconstruct", Fault.context_length())
+    page = open_chat(nova)
+    page.locator("#view-journal").click()
+    page.locator("#journal-write").click()
+    expect(page.locator(".journal-error")).to_have_text(
+        "No draft: the model server refused the day as too long")
+    expect(page.locator("#journal-write")).to_be_enabled()
+    expect(page.locator("#journal-draft")).to_be_hidden()
+    expect(page.locator(".journal-line")).to_have_count(4)

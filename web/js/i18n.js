@@ -176,6 +176,8 @@ const STRINGS = {
     "reason.journal_busy": "an entry is being written already",
     "reason.no_user_sources": "this day has no lines of yours",
     "reason.entry_exists": "this day has an entry already",
+    "reason.provider_context_length_rejected": "the model server refused the day as too long",
+    "reason.output_limit_unsupported": "the model's window is too small for the reserved answer",
   },
   de: {
     "app.title": "Novaberg",
@@ -350,6 +352,8 @@ const STRINGS = {
     "reason.journal_busy": "es wird bereits ein Eintrag geschrieben",
     "reason.no_user_sources": "an diesem Tag gibt es keine Zeilen von dir",
     "reason.entry_exists": "dieser Tag hat schon einen Eintrag",
+    "reason.provider_context_length_rejected": "der Modellserver hat den Tag als zu lang abgelehnt",
+    "reason.output_limit_unsupported": "das Fenster des Modells ist zu klein für die reservierte Antwort",
   },
 };
 
