@@ -109,11 +109,16 @@ class JournalJobs:
             await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
         log.info("journal job state", extra=logctx.fields(
             job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
-        if self.publish is not None:
-            await self.publish(user_id, JournalProgress(
-                character_id="", at=time.time(), job_id=job_id, date=date, state=state,
-                draft_id=draft_id,
-                error={"code": error[0], "message": error[1]} if error else None))
+        if self.publish is None:
+            return
+        progress = JournalProgress(
+            character_id="", at=time.time(), job_id=job_id, date=date, state=state,
+            draft_id=draft_id, error={"code": error[0], "message": error[1]} if error else None)
+        try:
+            await self.publish(user_id, progress)
+        except Exception as exc:  # noqa: BLE001 - the state is stored; the page polls the job
+            log.warning("journal progress not sent", extra=logctx.fields(
+                job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__))
 
     async def _run(self, user_id: str, job_id: str, date: str, sources: list[Source],
                    messages: int) -> None:
