@@ -133,3 +133,9 @@ def test_stage_two_gets_every_user_line_whole_and_no_assistant_line(data):
     users = [s.text for s in sources if s.role == "user"]
     assert sorted(s["text"] for s in sent["sources"]) == sorted(users)
     assert "§" not in content
+
+
+def test_an_output_reserve_beyond_the_usable_window_is_unsupported():
+    with pytest.raises(ModelError) as caught:
+        budget.plan(WINDOW, [prompt(10)], SETTINGS.replace(journal_output_tokens=27853))
+    assert caught.value.code == "output_limit_unsupported"

@@ -5,9 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api import (
-    characters, health, journal, lists, llm, llm_settings, login, messages, pages, profile,
-    reminders, ws,
+    characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
 )
+from app.api import journal
+from app.api import profile
 
 
 def setup_routes(app: web.Application) -> None:

@@ -9,7 +9,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from aiohttp import web

@@ -17,8 +17,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
+
+import msgspec
 
 from app import log as logctx
 from app.journal import budget, stages
@@ -28,9 +30,7 @@ from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.runtime.hub import Hub
 from app.runtime.tasks import cancel_and_wait
-from app.runtime.wire import WsMessage
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -38,10 +38,13 @@ log = logging.getLogger(__name__)
 INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it again")
 
 
-class JournalProgress(WsMessage, tag="journal_progress"):
-    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`; the journal
-    belongs to no character, so `character_id` is empty."""
+class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
+    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
+    `character_id` and `at` every WebSocket message has; the journal belongs to no
+    character, so `character_id` is empty."""
 
+    character_id: str
+    at: float
     job_id: str
     date: str
     state: str
@@ -53,13 +56,17 @@ class NoUserSources(Exception):
     """The selected conversations hold no user text (422 `no_user_sources`)."""
 
 
+# Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).
+Publish = Callable[[str, Any], Awaitable[None]]
+
+
 class JournalJobs:
     def __init__(self, store: JournalStore, gateway: Gateway, settings: Settings,
-                 hub: Hub | None) -> None:
+                 publish: Publish | None) -> None:
         self.store = store
         self.gateway = gateway
         self.settings = settings
-        self.hub = hub
+        self.publish = publish
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
     async def recover(self) -> None:
@@ -67,6 +74,12 @@ class JournalJobs:
         for job in await self.store.fail_open_jobs(*INTERRUPTED):
             log.warning("journal job found open at start-up; marked failed",
                         extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]))
+
+    async def wait(self, job_id: str) -> None:
+        """Until the job has ended, if it runs in this process (tools, benchmarks)."""
+        task = self._tasks.get(job_id)
+        if task is not None:
+            await asyncio.shield(task)
 
     async def close(self) -> None:
         await cancel_and_wait(list(self._tasks.values()))
@@ -79,6 +92,7 @@ class JournalJobs:
         if not user_sources(sources):
             raise NoUserSources(f"the selected conversations of {date} hold no text of yours")
         job_id = await self.store.create_job(user_id, date)
+        await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
         task = asyncio.create_task(self._run(user_id, job_id, date, sources, messages),
                                    name=f"journal-job:{job_id}")
@@ -89,15 +103,23 @@ class JournalJobs:
         return job_id
 
     async def _state(self, user_id: str, job_id: str, date: str, state: str, *,
-                     draft_id: str | None = None, error: tuple[str, str] | None = None) -> None:
-        await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
+                     draft_id: str | None = None, error: tuple[str, str] | None = None,
+                     written: bool = False) -> None:
+        """Write the job's new state (unless `written` already) and tell the user's tabs."""
+        if not written:
+            await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
         log.info("journal job state", extra=logctx.fields(
             job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
-        if self.hub is not None:
-            await self.hub.publish(user_id, JournalProgress(
-                character_id="", at=time.time(), job_id=job_id, date=date, state=state,
-                draft_id=draft_id,
-                error={"code": error[0], "message": error[1]} if error else None))
+        if self.publish is None:
+            return
+        progress = JournalProgress(
+            character_id="", at=time.time(), job_id=job_id, date=date, state=state,
+            draft_id=draft_id, error={"code": error[0], "message": error[1]} if error else None)
+        try:
+            await self.publish(user_id, progress)
+        except Exception as exc:  # noqa: BLE001 - the state is stored; the page polls the job
+            log.warning("journal progress not sent", extra=logctx.fields(
+                job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__))
 
     async def _run(self, user_id: str, job_id: str, date: str, sources: list[Source],
                    messages: int) -> None:
@@ -115,7 +137,7 @@ class JournalJobs:
             await self._state(user_id, job_id, date, "failed",
                               error=("internal_error", f"the job crashed ({type(exc).__name__})"))
         else:
-            await self._state(user_id, job_id, date, "done", draft_id=draft_id)
+            await self._state(user_id, job_id, date, "done", draft_id=draft_id, written=True)
 
     async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
                         messages: int) -> str:
@@ -144,7 +166,7 @@ class JournalJobs:
             user_id, date, text=second.text,
             reconstruction_status=first.artifact["reconstruction_status"],
             narration=second.narration, validation=first.validation, trace=trace,
-            sources=user_sources(sources))
+            sources=user_sources(sources), job_id=job_id)
 
 
 def _total(values: Any) -> int | None:

@@ -16,7 +16,9 @@ from app.typedefs import DB, GATEWAY, HUB, JOURNAL, SETTINGS
 
 
 async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
-    jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS], app.get(HUB))
+    hub = app.get(HUB)
+    jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS],
+                       hub.publish if hub is not None else None)
     await jobs.recover()
     app[JOURNAL] = jobs
     try:

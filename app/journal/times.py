@@ -2,8 +2,9 @@
 
 A token is a clock time (`6:00`, `06:00`, `6:00 Uhr`, `6.30 Uhr`, `9 Uhr`, `7:30 am`) or a
 spoken German time (`halb acht`, `viertel nach zehn`, `viertel vor zehn`, `dreiviertel acht`,
-`gegen 9`, `gegen neun Uhr`; capitalised at the start of a sentence too). `parse` turns a token into minutes after midnight, for the
-rule that a justified reorder never goes backwards in time.
+`gegen 9`, `gegen neun Uhr`; capitalised at the start of a sentence too). `parse` turns a
+token into minutes after midnight, for the rule that a justified reorder never goes
+backwards in time.
 """
 
 from __future__ import annotations

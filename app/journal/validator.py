@@ -30,8 +30,17 @@ CODES = (
 
 
 class _Findings:
+    """The codes found so far, and each cited line normalized once per validation."""
+
     def __init__(self) -> None:
         self.codes: set[str] = set()
+        self._lines: dict[str, str] = {}
+
+    def line(self, source: Source) -> str:
+        normalized = self._lines.get(source.source_id)
+        if normalized is None:
+            normalized = self._lines[source.source_id] = times.normalize(source.text)
+        return normalized
 
     def add(self, code: str) -> None:
         self.codes.add(code)
@@ -129,8 +138,8 @@ def _check_item(item: Mapping[str, Any], users: Mapping[str, Source], assistants
 
 
 def _check_evidence(evidence: Any, source: Source, found: _Findings) -> None:
-    if not isinstance(evidence, str) or not times.normalize(evidence) \
-            or times.normalize(evidence) not in times.normalize(source.text):
+    quoted = times.normalize(evidence) if isinstance(evidence, str) else ""
+    if not quoted or quoted not in found.line(source):
         found.add("evidence_not_verbatim")
 
 
@@ -141,7 +150,7 @@ def _confirmed_time(token: Any, source: Source, found: _Findings) -> str | None:
     if not times.is_pure(token):
         found.add("time_not_pure")
         return None
-    if not times.occurs_in(token, source.text):
+    if not times.occurs_in(token, found.line(source)):
         found.add("time_source_mismatch")
         return None
     return token

@@ -97,7 +97,9 @@ def m003_journal(db: sqlite3.Connection) -> None:
     with versions and soft delete, the relational source refs, and generation jobs.
 
     The chat log (`messages`) is read as conversations of source `chat` and is not copied;
-    a ref names its message as `chat-<messages.id>` or by the imported message's id.
+    a ref names its message as `chat-<messages.id>` or by the imported message's id. The
+    index `messages_user_lines` lets the list of days count a user's own lines per day from
+    the index alone (all lines: `messages_by_day`).
     """
     # One statement at a time: `executescript` would commit the migration's transaction.
     for statement in """
@@ -138,13 +140,16 @@ def m003_journal(db: sqlite3.Connection) -> None:
             journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
             text TEXT NOT NULL,
             status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
-            reconstruction_status TEXT NOT NULL CHECK (reconstruction_status IN ('valid', 'fallback')),
+            reconstruction_status TEXT NOT NULL
+                CHECK (reconstruction_status IN ('valid', 'fallback')),
             narration TEXT NOT NULL CHECK (narration IN ('model', 'local')),
             validation_json TEXT NOT NULL DEFAULT '[]',
             trace_json TEXT NOT NULL DEFAULT '{}',
             created_at REAL NOT NULL
         );
         CREATE INDEX journal_drafts_by_day ON journal_drafts (journal_day_id, created_at);
+        CREATE INDEX journal_drafts_current ON journal_drafts (journal_day_id, draft_id)
+            WHERE status = 'current';
         CREATE TABLE journal_draft_source_refs (
             draft_id TEXT NOT NULL REFERENCES journal_drafts(draft_id),
             position INTEGER NOT NULL,
@@ -161,6 +166,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
             deleted_at REAL
         );
         CREATE UNIQUE INDEX journal_entries_live_per_day ON journal_entries (journal_day_id)
+            WHERE deleted_at IS NULL;
+        CREATE INDEX journal_entries_live ON journal_entries (journal_day_id, entry_id)
             WHERE deleted_at IS NULL;
         CREATE TABLE journal_entry_versions (
             version_id TEXT PRIMARY KEY,
@@ -183,7 +190,8 @@ def m003_journal(db: sqlite3.Connection) -> None:
             job_id TEXT PRIMARY KEY,
             user_id TEXT NOT NULL,
             calendar_date TEXT NOT NULL,
-            state TEXT NOT NULL CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
+            state TEXT NOT NULL
+                CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
             draft_id TEXT,
             error_code TEXT,
             error_message TEXT,
@@ -191,6 +199,7 @@ def m003_journal(db: sqlite3.Connection) -> None:
             updated_at REAL NOT NULL
         );
         CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state);
+        CREATE INDEX messages_user_lines ON messages (user_id, role, calendar_date);
         """.split(";"):
         if statement.strip():
             db.execute(statement)
