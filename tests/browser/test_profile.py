@@ -107,4 +107,16 @@ def test_the_profile_page_speaks_german_and_follows_dark_mode(start_nova, new_co
     page.fill("#core-value", "   ")
     page.get_by_role("button", name="Speichern").first.click()
     expect(page.locator("#profile-status")).to_contain_text("Nicht gespeichert")
+    # An initial build from a pasted answer is adopted as a whole, as the new baseline.
+    page.select_option("#review-mode", "initial_build")
+    page.fill("#result-text", json.dumps({
+        "kind": "kansho.profile_analysis_result", "format_version": 1,
+        "mode": "initial_build", "core": {"summary": "Schreibt knapp."},
+        "traits": [{"key": "humor", "value": "trocken"}]}))
+    page.get_by_role("button", name="Als Vorschlag übernehmen").click()
+    expect(page.locator("#profile-lifecycle")).to_have_text("Erster Aufbau wartet auf dich")
+    page.get_by_role("button", name="Als neue Profil-Baseline übernehmen").click()
+    expect(page.locator("#profile-lifecycle")).to_have_text("Bestätigt")
+    expect(page.locator("#traits tr[data-trait=humor]")).to_contain_text("angenommen")
+    expect(page.locator("#versions li")).to_have_count(1)
     screenshot(page, "profile-dark-de")

@@ -123,7 +123,8 @@ function renderProposals(profile, proposals) {
           ) : h("span", { class: "muted small", text: change.status }));
       })),
       h("div", { class: "row" },
-        h("button", { type: "button", class: "button", text: t("proposal.acceptAll"), onclick: () => decide("accept") }),
+        h("button", { type: "button", class: "button", onclick: () => decide("accept"),
+          text: proposal.mode === "initial_build" ? t("proposal.adoptBaseline") : t("proposal.acceptAll") }),
         h("button", { type: "button", class: "button", text: t("proposal.rejectAll"), onclick: () => decide("reject") })));
   }) : [h("p", { class: "muted", text: t("profile.noPending") })]));
 }
