@@ -30,14 +30,18 @@ class CorpusText:
 
 
 def edit_share(draft: str, final: str) -> float:
-    """The share of the text the user changed (0 = unchanged, 1 = all new)."""
-    return round(1.0 - difflib.SequenceMatcher(None, draft, final, autojunk=False).ratio(), 3)
+    """The share of the text the user changed (0 = unchanged, 1 = all new); a measure, not
+    an exact diff (difflib's junk heuristic keeps it fast on long entries)."""
+    if draft == final:
+        return 0.0
+    return round(1.0 - difflib.SequenceMatcher(None, draft, final).ratio(), 3)
 
 
-def voiced_entries(conn: sqlite3.Connection, user_id: str) -> list[CorpusText]:
+def voiced_entries(conn: sqlite3.Connection, user_id: str,
+                   limit: int | None = None) -> list[CorpusText]:
     """The user's live entries in their current version, newest day first, without those
-    saved unchanged from a draft."""
-    found = []
+    saved unchanged from a draft; at most `limit`."""
+    found: list[CorpusText] = []
     for row in conn.execute(
             "SELECT e.entry_id, d.calendar_date, v.version_id, v.origin, v.text, v.created_at, "
             "r.text AS draft_text FROM journal_entries e "
@@ -57,6 +61,8 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str) -> list[CorpusText]:
                                 row["text"], row["created_at"],
                                 f"journal entry of {row['calendar_date']}", share,
                                 row["calendar_date"]))
+        if limit is not None and len(found) >= limit:
+            break
     return found
 
 

@@ -122,14 +122,17 @@ def representative(texts: Sequence[EvidenceText]) -> list[EvidenceText]:
     """Newest and oldest in turn (current voice and baseline), one context before its
     repeats."""
     newest = sorted(texts, key=lambda t: -t.occurred_at)
-    order: list[EvidenceText] = []
+    order: dict[str, EvidenceText] = {}
     for pair in zip(newest, reversed(newest)):
         for text in pair:
-            if text not in order:
-                order.append(text)
-    seen: set[str] = set()
-    first = [t for t in order if not (t.context_hint in seen or seen.add(t.context_hint))]
-    return first + [t for t in order if t not in first]
+            order.setdefault(text.ref, text)
+    contexts: set[str] = set()
+    first: dict[str, EvidenceText] = {}
+    for ref, text in order.items():
+        if text.context_hint not in contexts:
+            contexts.add(text.context_hint)
+            first[ref] = text
+    return [*first.values(), *(t for ref, t in order.items() if ref not in first)]
 
 
 def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: str,

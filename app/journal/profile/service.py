@@ -40,7 +40,8 @@ class ProfileService:
         state = await self.store.state(user_id)
         if state.lifecycle != CONFIRMED or state.profile.empty:
             return DEFAULT_BRIEF
-        entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(conn, user_id))
+        entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(
+            conn, user_id, limit=briefs.MAX_EXEMPLARS))
         exemplars = [briefs.Exemplar(e.date, e.text) for e in entries[:briefs.MAX_EXEMPLARS]]
         return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
                                     max_chars=self.settings.profile_brief_chars)
