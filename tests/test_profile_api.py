@@ -8,7 +8,11 @@ import random
 
 import pytest
 
-from tests.conftest import AUTH
+from app.auth import add_user_sync
+from app.server import DATABASE_FILE, create_app
+from app.storage.database import connect
+from app.storage.migrations import apply_migrations
+from tests.conftest import AUTH, TOKEN
 
 RESULT = "kansho.profile_analysis_result"
 WORDS = "Morgens Fahrrad Markt Sauerteigbrot Suppe Nachbarin regnete leise ich wir und".split()
@@ -321,3 +325,24 @@ async def test_accepting_a_change_to_a_locked_trait_is_refused_until_it_is_unloc
         "target": "trait", "name": humor["trait_id"], "locked": False})
     assert (await client.post(url, headers=AUTH)).status == 200
     assert (await profile(client))["traits"][0]["value"] == "albern"
+
+
+async def test_profiles_are_per_user(aiohttp_client, make_settings):
+    """In headless mode each user has their own profile, proposals and versions."""
+    settings = make_settings(headless=True, llm_provider="offline")
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+    anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
+    conn.close()
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    await client.put("/api/profile/core", headers=anna, json={"value": "Annas Stil."})
+    proposal = await (await client.post("/api/profile/results", headers=anna, data=json.dumps(
+        result(changes=[{"action": "add", "key": "humor", "value": "x"}])))).json()
+    assert (await profile(client))["core"]["value"] == ""  # local sees nothing of anna's
+    assert await versions(client) == []
+    response = await client.post(f"/api/profile/proposals/{proposal['proposal_id']}/accept",
+                                 headers=AUTH)
+    assert response.status == 404  # nor can local decide anna's proposal
+    body = await (await client.get("/api/profile", headers=anna)).json()
+    assert body["core"]["value"] == "Annas Stil." and body["traits"] == []
