@@ -197,6 +197,8 @@ SETTINGS: tuple[Setting, ...] = (
             "sample of the user's voice (only while no entries exist).", minimum=1),
     Setting("profile_dialog_sample_cooldown", int, DAY, "Seconds between two dialog samples.",
             minimum=0),
+    Setting("profile_review_ready_evidence", int, 5, "New review candidates since the last "
+            "review after which the profile page says a review is due.", minimum=1),
     Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
             "of the writing profile.", minimum=256),
 )

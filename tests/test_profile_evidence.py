@@ -91,3 +91,17 @@ async def test_dialog_samples_have_a_cooldown_and_drop_out_once_entries_exist(cl
     package = (await (await client.get("/api/profile/package?mode=initial_build",
                                        headers=AUTH)).json())["package"]
     assert [e["kind"] for e in package["evidence"]] == ["entry"]
+
+
+async def test_a_review_is_due_after_enough_new_candidates_and_not_after_a_review(client):
+    await _confirm(client)
+    for day in range(1, 6):
+        await client.post("/api/journal/entries", headers=AUTH, json={
+            "date": f"2026-02-0{day}", "text": f"Eigener Eintrag Nummer {day}."})
+    body = await (await client.get("/api/profile/evidence", headers=AUTH)).json()
+    assert (body["new_since_review"], body["review_due"]) == (5, True)
+    await client.post("/api/profile/results", headers=AUTH, json={
+        "kind": "kansho.profile_analysis_result", "format_version": 1, "mode": "review",
+        "changes": [{"action": "add", "key": "humor", "value": "trocken"}]})
+    body = await (await client.get("/api/profile/evidence", headers=AUTH)).json()
+    assert (body["new_since_review"], body["review_due"]) == (0, False)

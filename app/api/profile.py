@@ -275,10 +275,13 @@ async def ai_review(request: web.Request) -> web.Response:
 
 async def list_evidence(request: web.Request) -> web.Response:
     """Review candidates, after collecting new ones from the user's texts."""
-    svc = service(request)
-    added = await svc.collect_evidence(request[USER_ID])
-    return web.json_response({"added": added,
-                              "evidence": await svc.store.evidence(request[USER_ID])})
+    svc, user_id = service(request), request[USER_ID]
+    added = await svc.collect_evidence(user_id)
+    fresh = await svc.store.new_since_review(user_id)
+    return web.json_response({
+        "added": added, "evidence": await svc.store.evidence(user_id),
+        "new_since_review": fresh,
+        "review_due": fresh >= request.app[SETTINGS].profile_review_ready_evidence})
 
 
 # --- the interaction profile --------------------------------------------------------------------

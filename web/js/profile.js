@@ -161,9 +161,12 @@ function renderInteraction(current) {
 
 async function render() {
   try {
-    const [profile, proposals, versions, current] = await Promise.all([
-      request("GET", P), request("GET", `${P}/proposals`), request("GET", `${P}/versions`),
-      request("GET", `${P}/interaction?lang=${lang}`)]);
+    const [evidence, profile, proposals, versions, current] = await Promise.all([
+      request("GET", `${P}/evidence`), request("GET", P), request("GET", `${P}/proposals`),
+      request("GET", `${P}/versions`), request("GET", `${P}/interaction?lang=${lang}`)]);
+    $("#review-due").hidden = !evidence.new_since_review;
+    $("#review-due").textContent = t(evidence.review_due ? "review.due" : "review.newTexts",
+      { count: evidence.new_since_review });
     renderProfile(profile);
     renderProposals(profile, proposals);
     renderVersions(versions);

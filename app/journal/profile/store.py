@@ -312,6 +312,16 @@ class ProfileStore:
 
         return await self._write(write) if rows else 0
 
+    async def new_since_review(self, user_id: str) -> int:
+        """Review candidates stored after the newest proposal (all of them before one)."""
+        def read(conn: sqlite3.Connection) -> int:
+            return conn.execute(
+                "SELECT COUNT(*) FROM writing_profile_evidence WHERE user_id = ? AND "
+                "created_at > COALESCE((SELECT MAX(created_at) FROM writing_profile_proposals "
+                "WHERE user_id = ?), 0)", (user_id, user_id)).fetchone()[0]
+
+        return await self._read(read)
+
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             return [{"evidence_id": r["evidence_id"], "signal": r["signal"], "ref": r["ref"],
