@@ -105,3 +105,16 @@ async def test_a_review_is_due_after_enough_new_candidates_and_not_after_a_revie
         "changes": [{"action": "add", "key": "humor", "value": "trocken"}]})
     body = await (await client.get("/api/profile/evidence", headers=AUTH)).json()
     assert (body["new_since_review"], body["review_due"]) == (0, False)
+
+
+async def test_imported_conversations_are_dialog_samples_too(client):
+    await _confirm(client)
+    long_text = "Im Urlaub habe ich jeden Abend lange Tagebuch geschrieben, am Meer. " * 8
+    response = await client.post("/api/journal/import", headers=AUTH, json={
+        "date": "2025-08-10", "messages": [{"role": "user", "text": long_text},
+                                           {"role": "assistant", "text": long_text}]})
+    assert response.status == 201
+    found = await _evidence(client)
+    assert [(e["signal"], e["context_hint"]) for e in found] == [
+        ("dialog_sample", "imported conversation of 2025-08-10")]
+    assert found[0]["ref"].startswith("message:msg_")

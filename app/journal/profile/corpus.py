@@ -4,8 +4,8 @@ message log; seed 004 §12–§14).
 - *Voiced entries*: live journal entries whose current text the user wrote or changed. An
   entry saved unchanged from a generated draft is not the user's voice and never a style
   source.
-- *Dialog samples*: long user messages from the chat log. Dialog is a weaker voice and drops
-  out as soon as voiced entries exist.
+- *Dialog samples*: long user messages from the chat log and from imported conversations.
+  Dialog is a weaker voice and drops out as soon as voiced entries exist.
 
 Every text carries where it came from (`ref`), when it was written (`occurred_at`) and a
 `context_hint`.
@@ -68,19 +68,28 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str,
 
 def dialog_samples(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
                    cooldown: float) -> list[CorpusText]:
-    """Long user messages of the chat log, at most one per `cooldown` seconds, newest
-    first."""
+    """Long user messages of the chat log and of imported conversations, at most one per
+    `cooldown` seconds, newest first."""
+    rows = [(r["created"], f"message:{r['id']}", r["text"],
+             f"chat with {r['character_id']} on {r['calendar_date']}") for r in conn.execute(
+        "SELECT id, character_id, text, created, calendar_date FROM messages "
+        "WHERE user_id = ? AND role = 'user' AND length(text) >= ?", (user_id, min_chars))]
+    rows += [(r["at"] if r["at"] is not None else r["created_at"], f"message:{r['message_id']}",
+              r["text"], f"imported conversation of {r['calendar_date']}") for r in conn.execute(
+        "SELECT m.message_id, m.text, m.at, c.created_at, d.calendar_date "
+        "FROM journal_messages m "
+        "JOIN journal_conversations c ON c.conversation_id = m.conversation_id "
+        "JOIN journal_days d ON d.day_id = c.journal_day_id "
+        "JOIN journal_spaces s ON s.space_id = d.space_id "
+        "WHERE s.user_id = ? AND m.role = 'user' AND length(m.text) >= ?",
+        (user_id, min_chars))]
     picked: list[CorpusText] = []
     last: float | None = None
-    for row in conn.execute(
-            "SELECT id, character_id, text, created, calendar_date FROM messages "
-            "WHERE user_id = ? AND role = 'user' AND length(text) >= ? ORDER BY created",
-            (user_id, min_chars)):
-        if last is not None and row["created"] - last < cooldown:
+    for created, ref, text, hint in sorted(rows):
+        if last is not None and created - last < cooldown:
             continue
-        last = row["created"]
-        picked.append(CorpusText(f"message:{row['id']}", "dialog", row["text"], row["created"],
-                                 f"chat with {row['character_id']} on {row['calendar_date']}"))
+        last = created
+        picked.append(CorpusText(ref, "dialog", text, created, hint))
     picked.reverse()
     return picked
 
