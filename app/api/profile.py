@@ -126,6 +126,8 @@ async def put_facet(request: web.Request) -> web.Response:
 
 async def delete_facet(request: web.Request) -> web.Response:
     name = facet_name(request.match_info["name"])
+    if name not in (await service(request).store.state(request[USER_ID])).profile.facets:
+        raise ApiError(404, "not_found", f"no facet {name!r}")
     await service(request).edit(request[USER_ID], Change("remove", "facet", key=name),
                                 f"removed facet {name}")
     return await _overview(request)
@@ -162,6 +164,8 @@ async def edit_trait(request: web.Request) -> web.Response:
 
 async def delete_trait(request: web.Request) -> web.Response:
     trait_id = request.match_info["trait_id"]
+    if (await service(request).store.state(request[USER_ID])).profile.trait(trait_id) is None:
+        raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
                                 f"removed trait {trait_id}")
     return await _overview(request)

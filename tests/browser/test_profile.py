@@ -55,7 +55,7 @@ def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_conte
     expect(page.locator("#prompt-size")).to_contain_text("of at most 12000 characters")
     page.fill("#result-text", json.dumps({
         "kind": "kansho.profile_analysis_result", "format_version": 1, "mode": "review",
-        "summary": "Mehr Rhythmus.", "changes": [
+        "summary": "Mehr Rhythmus.", "evidence_basis": ["external_chat_history"], "changes": [
             {"action": "add", "key": "rhythm", "value": "kurze Sätze"},
             {"action": "update", "key": "humor", "value": "albern"},
             {"action": "remove", "key": "ghost"}]}))
@@ -63,6 +63,7 @@ def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_conte
     expect(page.locator("#profile-status")).to_have_text("Imported: 2 change(s) wait for you.")
     proposal = page.locator(".proposal")
     expect(proposal).to_contain_text("Unknown references (left out): trait:ghost")
+    expect(proposal).to_contain_text("external chat history")
     expect(proposal.locator(".change")).to_have_count(2)
     expect(proposal.locator(".change").nth(1)).to_contain_text("Now: selbstironisch")
 

@@ -111,6 +111,7 @@ function renderProposals(profile, proposals) {
     return h("div", { class: "proposal", dataset: { proposal: proposal.proposal_id } },
       h("p", { text: t("proposal.title", { mode, via: t(`via.${proposal.via}`), summary: proposal.summary || "—" }) }),
       proposal.unknown_refs.length ? h("p", { class: "unknown", text: t("proposal.unknown", { refs: proposal.unknown_refs.join(", ") }) }) : null,
+      proposal.evidence_basis.includes("external_chat_history") ? h("p", { class: "muted small", text: t("proposal.external") }) : null,
       h("ul", {}, proposal.changes.map((change) => {
         const was = currentValue(profile, change);
         return h("li", { class: "change", dataset: { status: change.status, change: change.change_id } },
