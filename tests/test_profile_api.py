@@ -346,3 +346,19 @@ async def test_profiles_are_per_user(aiohttp_client, make_settings):
     assert response.status == 404  # nor can local decide anna's proposal
     body = await (await client.get("/api/profile", headers=anna)).json()
     assert body["core"]["value"] == "Annas Stil." and body["traits"] == []
+
+
+async def test_a_trait_edit_with_a_bad_scope_writes_nothing(client):
+    humor = await add_trait(client, "humor", "trocken")
+    start = len(await versions(client))
+    response = await client.put(f"/api/profile/traits/{humor['trait_id']}", headers=AUTH,
+                                json={"value": "albern", "scope": "letters"})
+    assert response.status == 409
+    assert (await profile(client))["traits"][0]["value"] == "trocken"
+    assert len(await versions(client)) == start
+    await client.put("/api/profile/facets/letters", headers=AUTH, json={"value": "Briefe"})
+    response = await client.put(f"/api/profile/traits/{humor['trait_id']}", headers=AUTH,
+                                json={"value": "albern", "scope": "letters"})
+    trait = (await response.json())["traits"][0]
+    assert (trait["value"], trait["scope"]) == ("albern", "letters")
+    assert len(await versions(client)) == start + 2  # the facet, then the trait: one each

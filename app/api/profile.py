@@ -149,16 +149,14 @@ async def edit_trait(request: web.Request) -> web.Response:
     svc = service(request)
     if (await svc.store.state(request[USER_ID])).profile.trait(trait_id) is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
+    changes = []
     if body.value is not None:
-        value = _text(request, body.value, "trait value")
-        if body.scope is not None:
-            scope_name(body.scope)
-        await svc.edit(request[USER_ID], Change("update", "trait", trait_id=trait_id,
-                                                value=value), f"edited trait {trait_id}")
+        changes.append(Change("update", "trait", trait_id=trait_id,
+                              value=_text(request, body.value, "trait value")))
     if body.scope is not None:
-        await svc.edit(request[USER_ID], Change("reclassify", "trait", trait_id=trait_id,
-                                                scope=scope_name(body.scope)),
-                       f"moved trait {trait_id} to {body.scope}")
+        changes.append(Change("reclassify", "trait", trait_id=trait_id,
+                              scope=scope_name(body.scope)))
+    await svc.edit(request[USER_ID], changes, f"edited trait {trait_id}")
     return await _overview(request)
 
 

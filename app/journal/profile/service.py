@@ -48,12 +48,18 @@ class ProfileService:
 
     # --- manual edits --------------------------------------------------------------------------
 
-    async def edit(self, user_id: str, change: Change, reason: str) -> ProfileState:
-        """Apply the user's own change (origin `manual`): one version; a profile edited by
-        hand counts as confirmed."""
+    async def edit(self, user_id: str, change: Change | list[Change],
+                   reason: str) -> ProfileState:
+        """Apply the user's own change(s) (origin `manual`) in one transaction: one version;
+        a profile edited by hand counts as confirmed. A change that does not apply writes
+        nothing."""
+        changes = change if isinstance(change, list) else [change]
+
         def fn(state: ProfileState) -> str:
             try:
-                state.profile = model.apply_change(state.profile, change, "manual", time.time())
+                for one in changes:
+                    state.profile = model.apply_change(state.profile, one, "manual",
+                                                       time.time())
             except NotApplicable as exc:
                 raise Conflict("change_not_applicable", str(exc)) from None
             if state.lifecycle != CONFIRMED:
