@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import random
 
-import pytest
 
 from app.auth import add_user_sync
 from app.server import DATABASE_FILE, create_app

@@ -14,11 +14,8 @@ from aiohttp import web
 from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError
-from app.journal.profile import model
-from app.journal.profile import interaction
+from app.journal.profile import interaction, model, portability, review
 from app.journal.profile import package as pkg
-from app.journal.profile import portability
-from app.journal.profile import review
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
 from app.journal.profile.store import Conflict, Missing
@@ -430,5 +427,3 @@ def setup(app: web.Application) -> None:
     for method, path, handler in routes():
         app.router.add_route(method, path, mapped(handler))
 
-
-__all__: list[Any] = ["setup"]

@@ -23,9 +23,7 @@ import msgspec
 from app.journal.profile import model
 from app.journal.profile.model import Change, NotApplicable, Profile
 from app.storage.database import Database
-from statemachine.profile import (
-    CONFIRMED, INITIAL_PENDING, IllegalProfileTransition, build_profile_machine,
-)
+from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
 T = TypeVar("T")
 
@@ -387,6 +385,3 @@ def _interaction(conn: sqlite3.Connection, user_id: str) -> dict[str, Any]:
     return {"governance": row["governance"], "prefs": json.loads(row["prefs_json"]),
             "suggestions": json.loads(row["suggestions_json"])}
 
-
-__all__ = ["CONFIRMED", "Conflict", "EvidenceRow", "IllegalProfileTransition", "Missing",
-           "ProfileState", "ProfileStore"]
