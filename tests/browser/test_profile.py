@@ -119,5 +119,7 @@ def test_the_profile_page_speaks_german_and_follows_dark_mode(start_nova, new_co
     page.get_by_role("button", name="Als neue Profil-Baseline übernehmen").click()
     expect(page.locator("#profile-lifecycle")).to_have_text("Bestätigt")
     expect(page.locator("#traits tr[data-trait=humor]")).to_contain_text("angenommen")
+    page.locator("#traits-title").scroll_into_view_if_needed()
+    screenshot(page, "profile-dark-de-traits")
     expect(page.locator("#versions li")).to_have_count(1)
     screenshot(page, "profile-dark-de")
