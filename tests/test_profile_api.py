@@ -361,3 +361,12 @@ async def test_a_trait_edit_with_a_bad_scope_writes_nothing(client):
     trait = (await response.json())["traits"][0]
     assert (trait["value"], trait["scope"]) == ("albern", "letters")
     assert len(await versions(client)) == start + 2  # the facet, then the trait: one each
+
+
+async def test_accepting_a_review_change_on_an_empty_profile_confirms_it(client):
+    proposal = await paste(client, result(changes=[{"action": "add", "key": "humor",
+                                                     "value": "trocken"}]))
+    assert (await profile(client))["lifecycle"] == "uninitialized"  # a review proposes nothing
+    await client.post(f"/api/profile/proposals/{proposal['proposal_id']}/accept", headers=AUTH)
+    assert (await profile(client))["lifecycle"] == "confirmed"
+    assert (await (await client.get("/api/profile/brief", headers=AUTH)).json())["compiled"]

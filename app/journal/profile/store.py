@@ -238,8 +238,8 @@ class ProfileStore:
         applies them in order as the user's (`accepted`) and appends exactly one version;
         a change that no longer applies or touches a locked field (a review honours locks)
         fails the whole decision (409, nothing written).
-        Accepting part of an initial build confirms the profile; rejecting all of it
-        returns the profile to `uninitialized`."""
+        Accepting anything confirms the profile (the user chose its content); rejecting all
+        of an initial build returns a pending profile to `uninitialized`."""
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             row = _proposal_row(conn, user_id, proposal_id)
             rows = _changes(conn, proposal_id)
@@ -271,8 +271,7 @@ class ProfileStore:
                                                            now)
                     except NotApplicable as exc:
                         raise Conflict("change_not_applicable", str(exc)) from None
-                if row["mode"] == "initial_build":
-                    _step(state, "confirm")
+                _step(state, "confirm")  # content the user accepted is theirs
                 _save(conn, user_id, state,
                       f"accepted {len(chosen)} change(s) of proposal {proposal_id}")
             conn.executemany("UPDATE writing_profile_changes SET status = ?, decided_at = ?, "
