@@ -105,6 +105,16 @@ async def test_a_review_is_due_after_enough_new_candidates_and_not_after_a_revie
         "changes": [{"action": "add", "key": "humor", "value": "trocken"}]})
     body = await (await client.get("/api/profile/evidence", headers=AUTH)).json()
     assert (body["new_since_review"], body["review_due"]) == (0, False)
+    # A review carries what is new since the last one (all candidates while none is).
+    package = (await (await client.get("/api/profile/package?mode=review",
+                                       headers=AUTH)).json())["package"]
+    assert len(package["evidence"]) == 5
+    await client.post("/api/journal/entries", headers=AUTH, json={
+        "date": "2026-02-09", "text": "Ganz neuer eigener Eintrag."})
+    package = (await (await client.get("/api/profile/package?mode=review",
+                                       headers=AUTH)).json())["package"]
+    assert [e["text"] for e in package["evidence"]] == ["Ganz neuer eigener Eintrag."]
+    assert package["evidence"][0]["ref"].startswith("ev_")
 
 
 async def test_imported_conversations_are_dialog_samples_too(client):

@@ -134,8 +134,8 @@ class ProfileService:
         """What a package may carry, and every ref a result may cite (with its source).
 
         `initial_build` reads the historical corpus (voiced entries, or dialog samples while
-        there are none); `review` the stored review candidates, or the corpus while there are
-        none yet."""
+        there are none); `review` the review candidates new since the last review (all of
+        them when none is new), or the corpus while there are none yet."""
         settings = self.settings
         corpus_texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
             conn, user_id, min_chars=settings.profile_dialog_sample_chars,
@@ -148,9 +148,10 @@ class ProfileService:
             source = Source(row["ref"], row["occurred_at"], row["context_hint"])
             known[row["ref"]] = known[row["evidence_id"]] = source
         if mode == "review" and candidates:
+            fresh = [row for row in candidates if row["new"]] or candidates
             texts = [pkg.EvidenceText(row["evidence_id"], row["signal"], row["text"],
                                       row["occurred_at"], row["context_hint"])
-                     for row in candidates]
+                     for row in fresh]
         else:
             texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint)
                      for t in corpus_texts]

@@ -311,19 +311,16 @@ class ProfileStore:
 
     async def new_since_review(self, user_id: str) -> int:
         """Review candidates stored after the newest proposal (all of them before one)."""
-        def read(conn: sqlite3.Connection) -> int:
-            return conn.execute(
-                "SELECT COUNT(*) FROM writing_profile_evidence WHERE user_id = ? AND "
-                "created_at > COALESCE((SELECT MAX(created_at) FROM writing_profile_proposals "
-                "WHERE user_id = ?), 0)", (user_id, user_id)).fetchone()[0]
-
-        return await self._read(read)
+        return sum(row["new"] for row in await self.evidence(user_id))
 
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
+        """Review candidates, newest text first; `new`: stored after the newest proposal."""
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            reviewed = conn.execute("SELECT MAX(created_at) FROM writing_profile_proposals "
+                                    "WHERE user_id = ?", (user_id,)).fetchone()[0] or 0.0
             return [{"evidence_id": r["evidence_id"], "signal": r["signal"], "ref": r["ref"],
                      "text": r["text"], "occurred_at": r["occurred_at"],
-                     "context_hint": r["context_hint"],
+                     "context_hint": r["context_hint"], "new": r["created_at"] > reviewed,
                      "measure": json.loads(r["measure_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                 "ORDER BY occurred_at DESC", (user_id,))]
