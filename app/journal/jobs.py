@@ -124,7 +124,6 @@ class JournalJobs:
     async def _run(self, user_id: str, job_id: str, date: str, sources: list[Source],
                    messages: int) -> None:
         try:
-            await self._state(user_id, job_id, date, "reconstruct")
             draft_id = await self._generate(user_id, job_id, date, sources, messages)
         except ModelError as exc:
             await self._state(user_id, job_id, date, "failed", error=(exc.code, exc.message))
@@ -141,18 +140,17 @@ class JournalJobs:
 
     async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
                         messages: int) -> str:
-        settings = self.settings
-        reserve = settings.journal_output_tokens
-        budget.check_day(messages, settings)
-        window, window_source = await self.gateway.context_window()
-        fallback = build_artifact(sources, None, None)
         # The writing profile's compiled brief (the default brief until it is confirmed).
-        brief = await ProfileService(self.store.db, settings).journal_brief(user_id)
-        planned = budget.plan(window, [stages.reconstruct_prompt(date, sources),
-                                       stages.narrate_prompt(fallback, brief)], settings)
-        first = await stages.reconstruct(self.gateway, date, sources, reserve)
-        await self._state(user_id, job_id, date, "narrate")
-        second = await stages.narrate(self.gateway, date, first.artifact, reserve, brief)
+        brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
+        # Each state is written while its stage runs: the one writer keeps the order of the
+        # writes (the state is submitted first), and a stage never waits for a disk sync.
+        (_, (first, planned, window_source)) = await asyncio.gather(
+            self._state(user_id, job_id, date, "reconstruct"),
+            self._reconstruct(date, sources, messages, brief))
+        _, second = await asyncio.gather(
+            self._state(user_id, job_id, date, "narrate"),
+            stages.narrate(self.gateway, date, first.artifact,
+                           self.settings.journal_output_tokens, brief))
         info = self.gateway.info()
         records = [first.record, second.record]
         trace: dict[str, Any] = {
@@ -167,6 +165,20 @@ class JournalJobs:
             reconstruction_status=first.artifact["reconstruction_status"],
             narration=second.narration, validation=first.validation, trace=trace,
             sources=user_sources(sources), job_id=job_id)
+
+
+    async def _reconstruct(self, date: str, sources: list[Source], messages: int,
+                           brief: str) -> tuple[stages.Reconstructed, dict[str, Any], str]:
+        """The budget of the whole job (before any model call), then stage 1."""
+        settings = self.settings
+        budget.check_day(messages, settings)
+        window, window_source = await self.gateway.context_window()
+        fallback = build_artifact(sources, None, None)
+        planned = budget.plan(window, [stages.reconstruct_prompt(date, sources),
+                                       stages.narrate_prompt(fallback, brief)], settings)
+        first = await stages.reconstruct(self.gateway, date, sources,
+                                         settings.journal_output_tokens)
+        return first, planned, window_source
 
 
 def _total(values: Any) -> int | None:

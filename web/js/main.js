@@ -122,7 +122,7 @@ class App {
     this.panels.refreshAll();
     this.refreshLlm();
     // For tests and the curious: the live objects of this page.
-    window.novaberg = { app: this, conversation: this.conversation, socket: this.socket, journal: this.journal };
+    window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
     $("#composer-input").focus();
   }
 
