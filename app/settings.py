@@ -189,7 +189,7 @@ SETTINGS: tuple[Setting, ...] = (
             "gets from the writing profile; fields are cut at word bounds.", minimum=500),
     Setting("profile_package_chars", int, 12000, "Longest profile analysis package (the JSON "
             "exported for a review); evidence is chosen to fit, never cut mid-word.",
-            minimum=2000),
+            minimum=4000),
     Setting("profile_strong_edit_share", float, 0.3, "Share of a generated draft the user must "
             "change before the saved entry counts as a strong edit (review candidate).",
             minimum=0.0),

@@ -90,19 +90,43 @@ def iso(moment: float | None) -> str | None:
     return dt.datetime.fromtimestamp(moment, dt.timezone.utc).isoformat(timespec="seconds")
 
 
-def _profile_part(profile: Profile, governance: str, lifecycle: str) -> dict[str, Any]:
-    def field(f: model.Field, share: int) -> dict[str, Any]:
-        return {"value": cut_at_word(f.value, share), "origin": f.origin, "locked": f.locked}
+def _profile_part(profile: Profile, governance: str, lifecycle: str,
+                  scale: float = 1.0) -> dict[str, Any]:
+    """The profile as the package shows it; every value cut at a word bound to its share
+    (`PROFILE_FIELD_CHARS` times `scale`)."""
+    def share(kind: str) -> int:
+        return int(PROFILE_FIELD_CHARS[kind] * scale)
+
+    def field(f: model.Field, kind: str) -> dict[str, Any]:
+        return {"value": cut_at_word(f.value, share(kind)), "origin": f.origin,
+                "locked": f.locked}
 
     return {
         "lifecycle": lifecycle, "governance": governance,
-        "core": field(profile.core, PROFILE_FIELD_CHARS["core"]),
-        "facets": {name: field(f, PROFILE_FIELD_CHARS["facet"])
-                   for name, f in profile.facets.items()},
+        "core": field(profile.core, "core"),
+        "facets": {name: field(f, "facet") for name, f in profile.facets.items()},
         "traits": [{"trait_id": t.trait_id, "key": t.key, "scope": t.scope,
-                    "value": cut_at_word(t.value, PROFILE_FIELD_CHARS["trait"]),
+                    "value": cut_at_word(t.value, share("trait")),
                     "origin": t.origin, "locked": t.locked} for t in profile.traits],
     }
+
+
+def _fit_profile(package: dict[str, Any], profile: Profile, governance: str, lifecycle: str,
+                 max_chars: int) -> None:
+    """Make the profile part fit (leaving room for evidence): shorter values first, then
+    traits and facets left out from the end, each counted."""
+    for scale in (1.0, 0.5, 0.25, 0.1):
+        package["profile"] = _profile_part(profile, governance, lifecycle, scale)
+        if len(dumps(package)) <= max_chars * 0.6:
+            return
+    part = package["profile"]
+    for name in ("traits", "facets"):
+        while len(dumps(package)) > max_chars * 0.6 and part[name]:
+            if name == "traits":
+                part["traits"].pop()
+            else:
+                part["facets"].pop(next(reversed(part["facets"])))
+            part[f"{name}_left_out"] = part.get(f"{name}_left_out", 0) + 1
 
 
 def _expected(mode: str) -> dict[str, Any]:
@@ -141,17 +165,15 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
     """The package as a dict whose JSON (`dumps`) has at most `max_chars` characters."""
     package: dict[str, Any] = {
         "kind": PACKAGE_KIND, "format_version": FORMAT_VERSION, "mode": mode,
-        "target": "writing", "profile": _profile_part(profile, governance, lifecycle),
-        "evidence": [], "left_out": 0, "signals": dict(signals),
-        "task": f"{TASK[mode]} {RULES}", "expected_result": _expected(mode)}
-    while len(dumps(package)) > max_chars and package["profile"]["traits"]:
-        package["profile"]["traits"].pop()
-        package["profile"]["traits_left_out"] = package["profile"].get("traits_left_out", 0) + 1
+        "target": "writing", "profile": {}, "evidence": [], "left_out": 0,
+        "signals": dict(signals), "task": f"{TASK[mode]} {RULES}",
+        "expected_result": _expected(mode)}
+    _fit_profile(package, profile, governance, lifecycle, max_chars)
     chosen = representative(evidence)
     for index, text in enumerate(chosen):
         room = max_chars - len(dumps(package)) - 200  # the item's own keys and quoting
         if room < 200:
-            package["left_out"] = len(chosen) - index
+            package["left_out"] += len(chosen) - index
             break
         body = cut_at_word(text.text, min(room, max_chars // 4))
         if not body:
@@ -164,7 +186,7 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
         package["evidence"].append(item)
         if len(dumps(package)) > max_chars:  # JSON escaping made it longer than measured
             package["evidence"].pop()
-            package["left_out"] = len(chosen) - index
+            package["left_out"] += len(chosen) - index
             break
     return package
 
