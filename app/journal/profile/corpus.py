@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass
 
 
@@ -30,17 +31,20 @@ class CorpusText:
 
 
 def edit_share(draft: str, final: str) -> float:
-    """The share of the text the user changed (0 = unchanged, 1 = all new); a measure, not
-    an exact diff (difflib's junk heuristic keeps it fast on long entries)."""
+    """The share of the text the user changed, by words (0 = unchanged, 1 = all new); a
+    measure, not an exact diff (words, not characters, keep it fast on long entries)."""
     if draft == final:
         return 0.0
-    return round(1.0 - difflib.SequenceMatcher(None, draft, final).ratio(), 3)
+    return round(1.0 - difflib.SequenceMatcher(None, draft.split(), final.split()).ratio(), 3)
 
 
-def voiced_entries(conn: sqlite3.Connection, user_id: str,
-                   limit: int | None = None) -> list[CorpusText]:
+def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = None,
+                   measure: bool = False,
+                   measured: Collection[str] = ()) -> list[CorpusText]:
     """The user's live entries in their current version, newest day first, without those
-    saved unchanged from a draft; at most `limit`."""
+    saved unchanged from a draft; at most `limit`. With `measure`, each entry made from a
+    draft says how much of it the user changed (`edit_share`), except those whose ref is in
+    `measured` (already known)."""
     found: list[CorpusText] = []
     for row in conn.execute(
             "SELECT e.entry_id, d.calendar_date, v.version_id, v.origin, v.text, v.created_at, "
@@ -54,10 +58,12 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str,
             "WHERE s.user_id = ? AND e.deleted_at IS NULL ORDER BY d.calendar_date DESC",
             (user_id,)):
         draft = row["draft_text"]
-        share = edit_share(draft, row["text"]) if draft is not None else None
-        if share == 0.0:
+        if draft is not None and draft == row["text"]:
             continue  # an unedited draft: not the user's voice
-        found.append(CorpusText(f"entry:{row['entry_id']}:{row['version_id']}", "entry",
+        ref = f"entry:{row['entry_id']}:{row['version_id']}"
+        share = (edit_share(draft, row["text"])
+                 if draft is not None and measure and ref not in measured else None)
+        found.append(CorpusText(ref, "entry",
                                 row["text"], row["created_at"],
                                 f"journal entry of {row['calendar_date']}", share,
                                 row["calendar_date"]))
@@ -94,9 +100,9 @@ def dialog_samples(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
     return picked
 
 
-def user_voice(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
-               cooldown: float) -> list[CorpusText]:
+def user_voice(conn: sqlite3.Connection, user_id: str, *, min_chars: int, cooldown: float,
+               measure: bool = False, measured: Collection[str] = ()) -> list[CorpusText]:
     """The voice to learn from: the voiced entries, or (only while there are none) dialog
     samples."""
-    entries = voiced_entries(conn, user_id)
+    entries = voiced_entries(conn, user_id, measure=measure, measured=measured)
     return entries or dialog_samples(conn, user_id, min_chars=min_chars, cooldown=cooldown)

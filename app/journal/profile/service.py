@@ -102,11 +102,14 @@ class ProfileService:
         if state.lifecycle != CONFIRMED or state.governance == "frozen":
             return 0
         settings = self.settings
+        stored = {row["ref"] for row in await self.store.evidence(user_id)}
         texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
             conn, user_id, min_chars=settings.profile_dialog_sample_chars,
-            cooldown=settings.profile_dialog_sample_cooldown))
+            cooldown=settings.profile_dialog_sample_cooldown, measure=True, measured=stored))
         rows = []
         for text in texts:
+            if text.ref in stored:
+                continue
             if text.kind == "dialog":
                 signal = "dialog_sample"
             elif text.edit_share is not None and \
@@ -119,7 +122,7 @@ class ProfileService:
                                     {"edit_share": text.edit_share, "chars": len(text.text)}))
         added = await self.store.add_evidence(user_id, rows)
         log.info("profile evidence collected", extra=logctx.fields(
-            user_id=user_id, seen=len(rows), added=added))
+            user_id=user_id, seen=len(texts), added=added))
         return added
 
     async def overview(self, user_id: str) -> dict[str, Any]:
