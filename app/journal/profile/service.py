@@ -102,7 +102,7 @@ class ProfileService:
         if state.lifecycle != CONFIRMED or state.governance == "frozen":
             return 0
         settings = self.settings
-        stored = {row["ref"] for row in await self.store.evidence(user_id)}
+        stored = await self.store.evidence_refs(user_id)
         texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
             conn, user_id, min_chars=settings.profile_dialog_sample_chars,
             cooldown=settings.profile_dialog_sample_cooldown, measure=True, measured=stored))

@@ -313,6 +313,13 @@ class ProfileStore:
         """Review candidates stored after the newest proposal (all of them before one)."""
         return sum(row["new"] for row in await self.evidence(user_id))
 
+    async def evidence_refs(self, user_id: str) -> set[str]:
+        def read(conn: sqlite3.Connection) -> set[str]:
+            return {r[0] for r in conn.execute(
+                "SELECT ref FROM writing_profile_evidence WHERE user_id = ?", (user_id,))}
+
+        return await self._read(read)
+
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
