@@ -170,10 +170,10 @@ class JournalJobs:
         settings = self.settings
         budget.check_day(messages, settings)
         window, window_source = await self.gateway.context_window()
+        prompt = stages.reconstruct_prompt(date, sources)
         fallback = build_artifact(sources, None, None)
-        planned = budget.plan(window, [stages.reconstruct_prompt(date, sources),
-                                       stages.narrate_prompt(fallback)], settings)
-        first = await stages.reconstruct(self.gateway, date, sources,
+        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback)], settings)
+        first = await stages.reconstruct(self.gateway, prompt, sources,
                                          settings.journal_output_tokens)
         return first, planned, window_source
 
