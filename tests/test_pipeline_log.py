@@ -112,13 +112,10 @@ async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_sett
     async def stage(name: str) -> None:
         return None
 
-    async def alive() -> bool:
-        return True
-
     # What recovery does after a crash between the dispatcher's writes and the delivery:
     # the same block and the same event run again.
     ctx = PipelineContext(settings=app[SETTINGS], redis=app[REDIS], gateway=app[GATEWAY],
-                          stage=stage, alive=alive)
+                          stage=stage, guard=None)
     pipelines = app[PIPELINES]
     await pipelines.path1(ctx, UserBlock(turn_id=turn_id, user_id="local", character_id="nova",
                                          message_ids=(sent,), texts=("Hallo",),

@@ -37,6 +37,7 @@ from redis.asyncio.client import Pipeline
 
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import Blind, Write
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,15 @@ async def save_state(redis: aioredis.Redis, user_id: str, character_id: str,
                      state: CharacterState) -> None:
     """Write every field (None as an empty string); no TTL."""
     await redis.hset(keys.nova_state(user_id, character_id), mapping=_state_to_hash(state))
+
+
+def save_state_write(user_id: str, character_id: str, state: CharacterState) -> Write:
+    """`save_state` as one part of a turn's commit (`app.memory.commit`)."""
+    key, mapping = keys.nova_state(user_id, character_id), _state_to_hash(state)
+
+    def queue(pipe: Pipeline) -> None:
+        pipe.hset(key, mapping=mapping)
+    return Blind(queue)
 
 
 async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) -> Stance:

@@ -65,7 +65,7 @@ class PipelineHost:
 
     def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, alive=ctx.alive)
+                           stage=ctx.stage, guard=ctx.guard)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept

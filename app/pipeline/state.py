@@ -11,6 +11,8 @@ import msgspec
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
+from app.pipeline.stores.lists import ListEdit
+from app.pipeline.stores.reminders import ReminderToAdd
 from app.pipeline.stores.short_term import MemoryEntry
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
@@ -67,6 +69,9 @@ class AgentResult(msgspec.Struct, kw_only=True):
     said: list[str] = msgspec.field(default_factory=list)  # facts for the responder
     question: str = ""                                      # outcome follow_up
     context: dict[str, Any] = msgspec.field(default_factory=dict)  # to resume from
+    # What the agent would change; the dispatcher applies it with the turn, after the
+    # tribunal (an agent never writes: a rejected turn changes nothing).
+    effects: list[ListEdit | ReminderToAdd] = msgspec.field(default_factory=list)
 
 
 class Path2State(msgspec.Struct, kw_only=True):

@@ -21,6 +21,7 @@ import time
 
 from app.llm import ModelError
 from app.llm.types import Message
+from app.memory.commit import commit
 from app.memory.render import render_history
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
@@ -43,9 +44,8 @@ async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result
     await ctx.stage("path1")
     turn = Turn(turn_id=block.turn_id, role=ROLE_USER, content=block.text,
                 time=block.received_at[-1], message_ids=list(block.message_ids))
-    if await ctx.alive():
-        await SessionMemory(ctx.redis, ctx.settings).store(block.user_id, block.character_id,
-                                                           turn)
+    await commit(ctx.redis, ctx.guard, [SessionMemory(ctx.redis, ctx.settings).store_write(
+        block.user_id, block.character_id, turn)])
     return Path1Result()
 
 
@@ -81,8 +81,8 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
                 origin=_HERKUNFT[run.origin], message_ids=list(run.message_ids),
                 emotion=state.emotion, arousal=state.arousal)
-    if await ctx.alive():
-        await memory.store(run.user_id, run.character_id, turn)
+    await commit(ctx.redis, ctx.guard,
+                 [memory.store_write(run.user_id, run.character_id, turn)])
     return Path2Result(text=text, origin=run.origin, emotion=state.emotion,
                        arousal=state.arousal)
 

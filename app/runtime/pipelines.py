@@ -27,9 +27,10 @@ a pipeline owns *what* happens in a run. They meet here, in small typed values:
     turn's.
 
 `ctx` (`PipelineContext`) gives the services (settings, Redis, the model gateway), a `stage`
-callback that pushes `character_stage` to every tab of the user, and `alive()`, which says
-whether the turn is still open (a pipeline checks it before it writes, so a turn failed
-meanwhile — e.g. by a session reset — leaves no late write behind).
+callback that pushes `character_stage` to every tab of the user, and the turn's `guard`: a
+pipeline writes its turn through `app.memory.commit.commit(redis, guard, writes)`, one
+transaction that lands only while the turn is open and holds the pair's marker, so a turn
+failed meanwhile — e.g. by a session reset — leaves no late write behind.
 
 A pipeline signals a model failure by raising `app.llm.ModelError`; the runtime fails the turn
 with the error's code as the reason. A pipeline that ends a turn on purpose (e.g. its answer
@@ -50,11 +51,11 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from app.memory.commit import TurnGuard
 from app.runtime.wire import Event, ResponseOrigin
 from app.settings import Settings
 
 Stage = Callable[[str], Awaitable[None]]
-Alive = Callable[[], Awaitable[bool]]
 
 
 class TurnRejected(Exception):
@@ -72,7 +73,7 @@ class PipelineContext:
     redis: aioredis.Redis
     gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
     stage: Stage
-    alive: Alive
+    guard: TurnGuard | None  # what the turn's commit checks; None outside a running turn
 
 
 @dataclass(frozen=True, slots=True)

@@ -44,6 +44,7 @@ import redis.asyncio as aioredis
 from app import log as logctx
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import GuardFailed, TurnGuard
 from app.memory.session import SessionMemory
 from app.runtime.blocks import joins_block
 from app.runtime.events import (
@@ -70,6 +71,7 @@ log = logging.getLogger(__name__)
 
 BLOCK_PAGE = 64  # prompt-queue entries read per round trip while cutting a block
 ERROR_BACKOFF_SECONDS = 1.0
+TURN_ENDED = "turn_ended"  # a turn whose marker was gone when it came to write
 
 
 def _model_error_code(exc: BaseException) -> str | None:
@@ -302,7 +304,8 @@ class Runtime:
                     texts=tuple(m.text for m in block),
                     received_at=tuple(m.received_at for m in block),
                     attempt=record.attempts)
-                result = await self.pipelines.path1(self._context(record), user_block)
+                result = await self.pipelines.path1(self._context(record, marker),
+                                                    user_block)
                 event = user_event(record.user_id, record.character_id, record.turn_id,
                                    list(user_block.message_ids), user_block.text,
                                    result.event_payload)
@@ -418,7 +421,7 @@ class Runtime:
                                message_ids=tuple(record.message_ids), origin=event.origin,
                                pending_agent=pending_agent, attempt=record.attempts)
             async with self.slots.hold():
-                result = await self.pipelines.path2(self._context(record), run)
+                result = await self.pipelines.path2(self._context(record, marker), run)
             await self._deliver(record, machine, run, result, acks, marker)
         except SlotTimeout as exc:
             self._warn_slot_timeout(record, exc)
@@ -540,6 +543,12 @@ class Runtime:
             del self.markers[pair]
 
     def _reason(self, exc: BaseException) -> str:
+        if isinstance(exc, GuardFailed):
+            # Ended by a reset or a recovery (then `_fail` finds it failed and drops the
+            # result), or its marker expired: the turn wrote nothing and ends here.
+            log.warning("turn ended before its writes landed; nothing written",
+                        extra=fields(error=str(exc)))
+            return TURN_ENDED
         if isinstance(exc, TurnRejected):
             log.warning("turn rejected by its pipeline", extra=fields(reason=exc.reason,
                                                                       error=str(exc)))
@@ -561,18 +570,20 @@ class Runtime:
             character_id=record.character_id, at=at or time.time(), turn_id=record.turn_id,
             state=record.state, message_ids=list(record.message_ids)))
 
-    def _context(self, record: TurnRecord) -> PipelineContext:
+    def _context(self, record: TurnRecord, marker: str | None = None) -> PipelineContext:
+        """What a pipeline run gets; `marker`: the pair's marker the running turn holds (its
+        commit is guarded by it), None after the turn (after-delivery steps write no turn)."""
         async def stage(name: str) -> None:
             await self.hub.publish(record.user_id, CharacterStage(
                 character_id=record.character_id, at=time.time(), turn_id=record.turn_id,
                 stage=name))
 
-        async def alive() -> bool:
-            state = await self.redis.hget(keys.turn_record(record.turn_id), "state")
-            return state is not None and state not in (FAILED,)
-
+        guard = None if marker is None else TurnGuard(
+            record_key=keys.turn_record(record.turn_id),
+            marker_key=keys.turn_marker(record.user_id, record.character_id),
+            marker=marker, ended_states=(FAILED,))
         return PipelineContext(settings=self.settings, redis=self.redis, gateway=self.gateway(),
-                               stage=stage, alive=alive)
+                               stage=stage, guard=guard)
 
     # ======================================================================================
     # reads for the API and the WebSocket
