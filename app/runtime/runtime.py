@@ -62,7 +62,8 @@ from app.runtime.slots import LocalSlots, SlotTimeout
 from app.runtime.tasks import cancel_and_wait
 from app.runtime.wire import (
     P_AGENT_CONTEXT, P_THOUGHT, AcceptedMessage, CharacterResponse, CharacterStage, Event,
-    MessageAccepted, TurnFailed, TurnState, WsMessage, decode_accepted, decode_event, encode,
+    MessageAccepted, SessionReset, TurnFailed, TurnState, WsMessage, decode_accepted,
+    decode_event, encode,
 )
 from app.settings import Settings
 from statemachine import DELIVERED, FAILED, PATH2, QUEUED, IllegalTransition, TurnLifecycle
@@ -617,17 +618,17 @@ class Runtime:
     # session reset
     # ======================================================================================
     async def reset_pair(self, user_id: str, character_id: str) -> None:
-        """Reset the pair's session (turns, summary, queues, parked agent question), failing
-        every open turn and every queued message with `session_reset`, so nothing accepted
-        is left without a notice. New messages for the pair wait until the reset is done."""
+        """Reset the pair's session (turns, summary, queues, parked agent question, marker),
+        failing every open turn and every queued message with `session_reset`, so nothing
+        accepted is left without a notice, then tell every tab (`session_reset`). New
+        messages for the pair wait until the reset is done; a second reset of the pair waits
+        for the first and then runs on its own."""
         pair = keys.pair_id(user_id, character_id)
-        done = self._resets.setdefault(pair, asyncio.Event())
+        while (running := self._resets.get(pair)) is not None:
+            await running.wait()
+        done = self._resets[pair] = asyncio.Event()
         try:
             report = await SessionMemory(self.redis, self.settings).reset(user_id, character_id)
-            async with self.redis.pipeline(transaction=True) as pipe:
-                pipe.delete(keys.event_awaiting(user_id, character_id),
-                            keys.turn_marker(user_id, character_id))
-                await pipe.execute()
             self.markers.pop(pair, None)
             self.resume_path1.pop(pair, None)
             open_ids = sorted(await self.redis.smembers(keys.user_open_turns(user_id)))
@@ -647,9 +648,12 @@ class Runtime:
                     self.records.add_turn(pipe, record)
                     await pipe.execute()
                 await self.fail_turn(record, "session_reset")
+            await self.hub.publish(user_id, SessionReset(character_id=character_id,
+                                                         at=time.time()))
         finally:
             done.set()
-            del self._resets[pair]
+            if self._resets.get(pair) is done:
+                del self._resets[pair]
 
     # ======================================================================================
     # life cycle

@@ -125,7 +125,12 @@ class TurnFailed(WsMessage, tag="turn_failed"):
     reason: str
 
 
-WsAny = MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
+class SessionReset(WsMessage, tag="session_reset"):
+    """The pair's session was reset: every tab clears its conversation."""
+
+
+WsAny = (MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
+         | SessionReset)
 
 _ENCODER = msgspec.json.Encoder()
 _EVENT_DECODER = msgspec.json.Decoder(Event)
