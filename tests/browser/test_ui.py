@@ -292,3 +292,14 @@ def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, 
     expect(dialog.get_by_label("Server URL")).to_have_value(fake.url)
     expect(dialog.get_by_label("Model", exact=True)).to_have_value("fake")
     screenshot(page, "ui-settings-detected")
+
+
+def test_a_normal_page_exposes_no_live_objects(nova, browser):
+    context = browser.new_context()  # without the tests' flag
+    try:
+        page = context.new_page()
+        page.goto(f"{nova.url}/?token={TOKEN}")
+        wait_connected(page)
+        assert page.evaluate("typeof window.novaberg") == "undefined"
+    finally:
+        context.close()

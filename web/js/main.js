@@ -117,8 +117,11 @@ class App {
     this.conversation.emit({ kind: "entries" });
     this.panels.refreshAll();
     this.refreshLlm();
-    // For tests and the curious: the live objects of this page.
-    window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
+    // For the browser tests only (they set the flag before the page loads): the live
+    // objects of this page. A normal page exposes nothing.
+    if (window.NOVABERG_TEST === true) {
+      window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
+    }
     $("#composer-input").focus();
   }
 
