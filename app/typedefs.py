@@ -11,9 +11,9 @@ from app.auth import Auth
 from app.llm import Gateway
 from app.pipeline.characters import CharacterBook
 from app.pipeline.impulses import ReminderClock
-from app.runtime.characters import CharacterCatalog
+from app.pipeline.catalog import CharacterCatalog
 from app.runtime.hub import Hub
-from app.runtime.pipelines import Pipelines
+from app.pipeline.vocabulary import Pipelines
 from app.runtime.runtime import Runtime
 from app.settings import Settings
 from app.storage.database import Database

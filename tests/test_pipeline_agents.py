@@ -12,7 +12,7 @@ import pytest
 from app.memory import keys
 from app.pipeline.agents.lists import Target, resolve
 from app.pipeline.schemas import ListCommand
-from app.pipeline.stores.lists import ListStore, NamedList
+from app.memory.lists import ListStore, NamedList
 from app.typedefs import REDIS
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 

@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from app.memory import keys
-from app.pipeline.stores.reminders import DueTimeError, ReminderStore, parse_due
+from app.memory.reminders import DueTimeError, ReminderStore, parse_due
 from app.runtime.wire import decode_event
 from app.server import create_app
 from app.typedefs import REDIS, REMINDER_CLOCK

@@ -14,7 +14,7 @@ from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
 from app.clock import local_moment, zone_named
 from app.errors import ApiError
-from app.pipeline.stores.reminders import DueTimeError, Reminder, ReminderStore, parse_due
+from app.memory.reminders import DueTimeError, Reminder, ReminderStore, parse_due
 from app.typedefs import REDIS, REMINDER_CLOCK, SETTINGS
 
 

@@ -11,7 +11,7 @@ file that cannot be read is left out with an error line naming the file and the 
 one broken file never keeps the others (or the app) from starting.
 
 `CharacterBook(settings)` holds them; `book.catalog()` is the list the API and the runtime
-consult (`app.runtime.characters.CharacterCatalog`).
+consult (`app.pipeline.catalog.CharacterCatalog`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import msgspec
 
 from app.log import fields
 from app.memory.state import CharacterState
-from app.runtime.characters import Character, CharacterCatalog
+from app.pipeline.catalog import Character, CharacterCatalog
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class CharacterBook:
 
 
 class LiveCatalog(CharacterCatalog):
-    """`app.runtime.characters.CharacterCatalog` over a `CharacterBook`."""
+    """`app.pipeline.catalog.CharacterCatalog` over a `CharacterBook`."""
 
     def __init__(self, book: CharacterBook) -> None:
         super().__init__([])

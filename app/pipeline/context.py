@@ -22,9 +22,9 @@ from app.memory.commit import TurnGuard
 from app.memory.session import SessionMemory
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
-from app.pipeline.stores.message_log import MessageLog
-from app.pipeline.stores.reminders import ReminderStore
-from app.pipeline.stores.short_term import ShortTermMemory
+from app.memory.message_log import MessageLog
+from app.memory.reminders import ReminderStore
+from app.memory.short_term import ShortTermMemory
 from app.settings import Settings
 from app.storage.database import Database
 

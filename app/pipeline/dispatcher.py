@@ -36,11 +36,11 @@ from app.memory.turns import (
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_payload, retry_payload
-from app.pipeline.stores.lists import EditWrite, ListEdit, ListStore
-from app.pipeline.stores.message_log import LoggedMessage
-from app.pipeline.stores.reminders import ReminderToAdd
-from app.pipeline.stores.short_term import MemoryEntry
-from app.runtime.pipelines import AwaitUser, Continue
+from app.memory.lists import EditWrite, ListEdit, ListStore
+from app.memory.message_log import LoggedMessage
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
+from app.pipeline.vocabulary import AwaitUser, Continue
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 
 - `install(app)`: the character book (built-in `nova` plus the data dir's definitions), the
   catalog the API and the runtime consult, and path 1 / path 2 / after-delivery as the
-  runtime's `Pipelines` (`app.runtime.pipelines` is the contract).
+  runtime's `Pipelines` (`app.pipeline.vocabulary` is the contract).
 - `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
   (it submits impulses through it) and stopped before it.
 
@@ -27,8 +27,8 @@ from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
 from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
 from app.pipeline.state import Path1State, Path2State
-from app.pipeline.stores.reminders import ReminderStore
-from app.runtime.pipelines import (
+from app.memory.reminders import ReminderStore
+from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
 from app.typedefs import (

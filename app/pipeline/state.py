@@ -11,9 +11,9 @@ import msgspec
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
-from app.pipeline.stores.lists import ListEdit
-from app.pipeline.stores.reminders import ReminderToAdd
-from app.pipeline.stores.short_term import MemoryEntry
+from app.memory.lists import ListEdit
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
 Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
@@ -105,7 +105,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     findings: list[str] = msgspec.field(default_factory=list)
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
-    follow_up: Any = None              # app.runtime.pipelines.Continue | AwaitUser | None
+    follow_up: Any = None              # app.pipeline.vocabulary.Continue | AwaitUser | None
 
     @property
     def question(self) -> AgentResult | None:

@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 
 from app.memory import keys
 from app.runtime.recovery import recover
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from app.runtime.runtime import Runtime

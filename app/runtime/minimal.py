@@ -11,7 +11,7 @@ orchestration overhead that is the runtime's, not the pipeline's).
   it answers and its occasion (`herkunft`);
 - after delivery: the session summary check (outside the run lock, SPEC §3).
 
-They follow the interface of `app.runtime.pipelines` and are installed by setting
+They follow the interface of `app.pipeline.vocabulary` and are installed by setting
 `app[PIPELINES] = minimal_pipelines()`.
 """
 
@@ -28,10 +28,10 @@ from app.memory.state import load_state
 from app.memory.turns import (
     ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
 )
-from app.runtime.pipelines import (
-    CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, UserBlock,
+from app.pipeline.vocabulary import (
+    P_THOUGHT, P_USER_PROMPT, CharacterRun, Path1Result, Path2Result, PipelineContext,
+    Pipelines, UserBlock,
 )
-from app.runtime.wire import P_THOUGHT, P_USER_PROMPT
 
 RESPONDER_MAX_TOKENS = 600
 RESPONDER_TEMPERATURE = 0.7

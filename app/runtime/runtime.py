@@ -52,18 +52,17 @@ from app.runtime.events import (
 )
 from app.runtime.hub import Hub
 from app.runtime.markers import Markers, marker_value, parse_marker
-from app.runtime.pipelines import (
-    AwaitUser, CharacterRun, Continue, PipelineContext, Pipelines, Path2Result, TurnRejected,
-    UserBlock,
+from app.pipeline.vocabulary import (
+    P_AGENT_CONTEXT, P_THOUGHT, AwaitUser, CharacterRun, Continue, Event, Path2Result,
+    PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
 from app.runtime.ratelimit import RateLimiter
 from app.runtime.records import Conflict, Records, TurnRecord
 from app.runtime.slots import LocalSlots, SlotTimeout
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 from app.runtime.wire import (
-    P_AGENT_CONTEXT, P_THOUGHT, AcceptedMessage, CharacterResponse, CharacterStage, Event,
-    MessageAccepted, SessionReset, TurnFailed, TurnState, WsMessage, decode_accepted,
-    decode_event, encode,
+    AcceptedMessage, CharacterResponse, CharacterStage, MessageAccepted, SessionReset,
+    TurnFailed, TurnState, WsMessage, decode_accepted, decode_event, encode,
 )
 from app.settings import Settings
 from statemachine import DELIVERED, FAILED, PATH2, QUEUED, IllegalTransition, TurnLifecycle

@@ -27,7 +27,7 @@ from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ListCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.pipeline.stores.lists import (
+from app.memory.lists import (
     ListChange, ListEdit, ListStore, NamedList, normalize, preview,
 )
 

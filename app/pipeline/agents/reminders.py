@@ -21,7 +21,7 @@ from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.pipeline.stores.reminders import (
+from app.memory.reminders import (
     DueTimeError, Reminder, ReminderToAdd, new_reminder, parse_due,
 )
 

@@ -1,4 +1,10 @@
-"""The pipeline interface: what the runtime calls for path 1 and path 2 (SPEC §5–§6).
+"""The vocabulary runtime and pipeline share (SPEC §5–§6): the event and its payload keys,
+and the pipeline interface the runtime calls. Runtime and pipeline both import it from here;
+the pipeline imports nothing of the runtime.
+
+`Event`: one entry of `event_queue:{user}:{character}`, the seed's field names exactly
+(seed 001 §3.1): `event_id, user_id, character_id, source, typ, payload, trigger_count,
+erstellt_am`; the payload keys `P_*` are the seed's (German where the seed is German).
 
 The runtime owns *when* a pipeline runs (blocks, markers, the run lock, lifecycle, delivery);
 a pipeline owns *what* happens in a run. They meet here, in small typed values:
@@ -47,13 +53,79 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 import redis.asyncio as aioredis
 
 from app.memory.commit import TurnGuard
-from app.runtime.wire import Event, ResponseOrigin
 from app.settings import Settings
+
+EventSource = Literal["user", "character"]
+EventType = Literal["message", "continue", "awaiting_user"]
+ResponseOrigin = Literal["reply", "continue", "own_impulse"]
+
+# Payload field names of seed 001 §3.1.1 (German where the seed is German).
+P_TURN_ID = "turn_id"
+P_MESSAGE_IDS = "nachrichten_ids"
+P_USER_PROMPT = "user_prompt"
+P_THOUGHT = "eigener_gedanke"
+P_STIMULUS_ORIGIN = "reiz_herkunft"
+P_THOUGHT_AROUSAL = "gedanke_arousal"
+P_TRIGGER_TURN_ID = "ausloeser_turn_id"
+P_AGENT_CONTEXT = "pending_agent"
+OWN_IMPULSE = "eigener_impuls"
+
+
+# Payload fields of a continue event the character pipeline asks for (seed 001 §6.4, §6.6).
+P_INTENT = "absicht"
+P_COMMITMENT = "commitment"
+P_RETRY = "retry"
+P_REASON = "grund"
+RETRY_BY_THINKER = "thinker"
+
+
+class Event(msgspec.Struct, kw_only=True):
+    """One event of a pair's event queue (seed 001 §3.1)."""
+
+    event_id: str
+    user_id: str
+    character_id: str
+    source: EventSource
+    typ: EventType
+    payload: dict[str, Any] = msgspec.field(default_factory=dict)
+    trigger_count: int = 0
+    erstellt_am: float = 0.0
+
+    @property
+    def turn_id(self) -> str | None:
+        value = self.payload.get(P_TURN_ID)
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def message_ids(self) -> list[str]:
+        value = self.payload.get(P_MESSAGE_IDS)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    @property
+    def is_impulse(self) -> bool:
+        return self.payload.get(P_STIMULUS_ORIGIN) == OWN_IMPULSE
+
+    @property
+    def origin(self) -> ResponseOrigin:
+        """What a response to this event is, for the client (SPEC §5 Delivery)."""
+        if self.typ == "continue":
+            return "continue"
+        if self.source == "character":
+            return "own_impulse"
+        return "reply"
+
+
+class ImpulseWithoutThought(ValueError):
+    """An own impulse must carry its thought; there is no fallback to the stimulus slot."""
+
+
+# --- the pipeline interface ----------------------------------------------------------------
 
 Stage = Callable[[str], Awaitable[None]]
 
