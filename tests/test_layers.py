@@ -1,5 +1,5 @@
-"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline → memory/llm →
-storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
+"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline →
+memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
 fresh interpreter, and must not have loaded a module of a higher layer."""
 
 from __future__ import annotations

@@ -27,7 +27,6 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
 from app.memory import keys
-from app.memory.commit import Write
 
 ATTEMPTS = 10
 _LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()

@@ -131,7 +131,8 @@ class ReminderStore:
 
     def add_write(self, reminder: Reminder) -> Write:
         """Storing `reminder` (pending, in the due index) as one part of a turn's commit."""
-        key, raw = keys.reminders(reminder.user_id, reminder.character_id), _ENCODER.encode(reminder)
+        key = keys.reminders(reminder.user_id, reminder.character_id)
+        raw = _ENCODER.encode(reminder)
 
         def queue(pipe: Pipeline) -> None:
             pipe.hset(key, reminder.id, raw)
