@@ -162,10 +162,7 @@ class PairConsumer:
             return consumed > 0
         record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
                             origin="user", message_ids=[m.message_id for m in block])
-        async with self.redis.pipeline(transaction=True) as pipe:
-            self.records.add_turn(pipe, record)
-            pipe.ltrim(queue_key, consumed, -1)
-            await pipe.execute()
+        await self.records.create(record, also=lambda pipe: pipe.ltrim(queue_key, consumed, -1))
         log.info("block taken", extra=fields(turn_id=turn_id, pair=pair, messages=len(block)))
         await self.turns.publish_state(record)
         await self.turns.run_path1(record, block)

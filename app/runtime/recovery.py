@@ -74,6 +74,8 @@ async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport
     # 3–5: queues and markers of every pair nobody alive is working on.
     for pair in sorted(await redis.smembers(keys.known_pairs())):
         user_id, character_id = keys.split_pair(pair)
+        # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
+        await redis.sadd(keys.user_pairs(user_id), character_id)
         marker = await redis.get(keys.turn_marker(user_id, character_id))
         if marker is not None:
             owner, _ = parse_marker(marker)

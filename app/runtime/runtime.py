@@ -103,13 +103,14 @@ class Runtime:
         record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
                             origin="character", message_ids=[])
         pair = keys.pair_id(user_id, character_id)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            self.records.add_turn(pipe, record)
+
+        def queue_event(pipe: Any) -> None:
             pipe.rpush(keys.event_queue(user_id, character_id), encode(event))
             pipe.sadd(keys.known_pairs(), pair)
+            pipe.sadd(keys.user_pairs(user_id), character_id)
             if self.distributed:
                 pipe.publish(keys.wake_channel(), pair)
-            await pipe.execute()
+        await self.records.create(record, also=queue_event)
         log.info("impulse queued", extra=fields(turn_id=turn_id, pair=pair))
         await self.turns.publish_state(record)
         self.notify(pair)
@@ -138,11 +139,13 @@ class Runtime:
         if stale:
             await self.redis.srem(keys.user_open_turns(user_id), *stale)
         messages: list[WsMessage] = []
-        for pair in sorted(await self.redis.smembers(keys.known_pairs())):
-            owner, character_id = keys.split_pair(pair)
-            if owner != user_id:
-                continue
-            for raw in await self.redis.lrange(keys.prompt_queue(user_id, character_id), 0, -1):
+        characters = sorted(await self.redis.smembers(keys.user_pairs(user_id)))
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for character_id in characters:
+                pipe.lrange(keys.prompt_queue(user_id, character_id), 0, -1)
+            queues = await pipe.execute()
+        for character_id, queued in zip(characters, queues, strict=True):
+            for raw in queued:
                 with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                     m = decode_accepted(raw)
                     messages.append(MessageAccepted(
@@ -183,9 +186,7 @@ class Runtime:
                 record = TurnRecord(turn_id=new_id(), user_id=user_id,
                                     character_id=character_id, origin="user",
                                     message_ids=[m.message_id for m in queued])
-                async with self.redis.pipeline(transaction=True) as pipe:
-                    self.records.add_turn(pipe, record)
-                    await pipe.execute()
+                await self.records.create(record)
                 await self.turns.fail_turn(record, "session_reset")
             await self.hub.publish(user_id, SessionReset(character_id=character_id,
                                                          at=time.time()))

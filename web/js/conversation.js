@@ -53,6 +53,7 @@ export class Conversation {
     this.open = new Set(); // this tab's open message ids
     this.sentIds = new Set(); // every id this tab sent (and the restored open ones)
     this.endedByReset = new Set(); // ids a session reset ended: never opened again
+    this.heldAccepted = []; // broadcasts of unknown ids that wait for this tab's POSTs
     this.turns = new Map(); // running turn_id -> {state, stage, messageIds, at}
     this.summary = null;
     this.seq = 0;
@@ -117,6 +118,7 @@ export class Conversation {
       this.entries.delete(localKey);
       this.persist();
       this.emit({ kind: "entries" });
+      this.releaseHeld();
       return;
     }
     this.sentIds.add(messageId);
@@ -145,6 +147,7 @@ export class Conversation {
     }
     this.persist();
     this.emit({ kind: "entries" });
+    this.releaseHeld();
   }
 
   /** The POST failed (network, 4xx, 5xx): the text stays, with a retry button. */
@@ -156,6 +159,22 @@ export class Conversation {
     this.touch(local);
     this.persist();
     this.emit({ kind: "entries" });
+    this.releaseHeld();
+  }
+
+  hasSending() {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "user" && entry.status === "sending") return true;
+    }
+    return false;
+  }
+
+  /** No POST of this tab is in flight any more: the held broadcasts are shown now. */
+  releaseHeld() {
+    if (this.hasSending() || !this.heldAccepted.length) return;
+    const held = this.heldAccepted;
+    this.heldAccepted = [];
+    for (const message of held) this.onAccepted(message);
   }
 
   /** A retry of an unsent message starts: its entry goes back to "sending". */
@@ -224,6 +243,7 @@ export class Conversation {
   }
 
   onAccepted({ message_id: id, text, received_at: receivedAt }) {
+    if (this.endedByReset.has(id)) return; // a message of the session that was reset
     const existing = this.userEntry(id);
     if (existing) {
       if (existing.placeholder && text) {
@@ -234,8 +254,13 @@ export class Conversation {
       }
       return;
     }
-    // Matched by id only: our own broadcast may overtake the 202, and then it stands here
-    // until the 202 names the id and `sendAccepted` folds the "sending" entry into it.
+    // Matched by id only. Our own broadcast may overtake the 202: while a POST of this tab
+    // is in flight, an id it does not know waits until the POSTs are answered (then it is
+    // either ours, named by the 202, or another tab's).
+    if (this.hasSending()) {
+      this.heldAccepted.push({ message_id: id, text, received_at: receivedAt });
+      return;
+    }
     this.put({ key: `m:${id}`, kind: "user", ids: [id], text, at: receivedAt,
                mine: this.sentIds.has(id), live: true,
                status: this.isAnswered(id) ? "answered" : "pending" });
@@ -415,6 +440,8 @@ export class Conversation {
       for (const id of entry.kind === "user" ? entry.ids : entry.messageIds || []) this.endedByReset.add(id);
     }
     for (const id of this.open) this.endedByReset.add(id);
+    for (const held of this.heldAccepted) this.endedByReset.add(held.message_id);
+    this.heldAccepted = [];
     const sending = [...this.entries.values()].filter((e) => e.kind === "user" && e.status === "sending");
     this.entries.clear();
     this.keyById.clear();
