@@ -30,6 +30,13 @@ log = logging.getLogger(__name__)
 
 ATTEMPTS = 10
 
+# A key held by an owner token (a lock, a turn marker) is deleted only by its owner.
+# KEYS: the key · ARGV: owner token → 1 deleted, 0 not ours (expired and taken over)
+DELETE_IF_OWNER = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
 
 @dataclass(frozen=True, slots=True)
 class TurnGuard:
@@ -93,11 +100,16 @@ async def commit(redis: aioredis.Redis, guard: TurnGuard | None, writes: Sequenc
     raise RuntimeError(f"turn commit kept being interrupted; gave up after {ATTEMPTS} attempts")
 
 
+# KEYS: turn record, pair marker → {state, marker} (false where absent): both in one round trip
+_READ_GUARD = """
+return {redis.call('HGET', KEYS[1], 'state'), redis.call('GET', KEYS[2])}
+"""
+
+
 async def _check(pipe: Pipeline, guard: TurnGuard) -> None:
-    state = await pipe.hget(guard.record_key, "state")
+    state, marker = await pipe.eval(_READ_GUARD, 2, guard.record_key, guard.marker_key)
     if state is None or state in guard.ended_states:
         raise GuardFailed(f"the turn has ended (state {state!r})")
-    marker = await pipe.get(guard.marker_key)
     if marker != guard.marker:
         raise GuardFailed("the pair's turn marker is no longer this turn's "
                           "(a session reset, or the marker expired)")

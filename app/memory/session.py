@@ -38,7 +38,7 @@ from redis.asyncio.client import Pipeline
 from app.llm.errors import ModelError
 from app.log import fields
 from app.memory import keys
-from app.memory.commit import Blind, Write
+from app.memory.commit import DELETE_IF_OWNER, Blind, Write
 from app.memory.summary import PURPOSE as SUMMARY_PURPOSE
 from app.memory.summary import summary_messages
 from app.memory.turns import ROLE_USER, Turn, TurnDecodeError, decode_turn, encode_turn
@@ -101,12 +101,6 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 return before - keep
 """
 
-# KEYS: lock · ARGV: owner token → 1 released, 0 not ours (expired and taken over)
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
 
 class SummaryGateway(Protocol):
     """What the summary needs of the model gateway (`app.llm`)."""
@@ -140,7 +134,7 @@ class SessionMemory:
         self._mark = redis.register_script(_MARK)
         self._commit_summary = redis.register_script(_COMMIT_SUMMARY)
         self._trim = redis.register_script(_TRIM)
-        self._release = redis.register_script(_RELEASE)
+        self._release = redis.register_script(DELETE_IF_OWNER)
 
     # --- write ------------------------------------------------------------------------------
 

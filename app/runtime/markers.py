@@ -18,13 +18,9 @@ import redis.asyncio as aioredis
 
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import DELETE_IF_OWNER
 
 log = logging.getLogger(__name__)
-
-RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
 
 REFRESH = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('EXPIRE', KEYS[1], ARGV[2]) end
@@ -54,7 +50,7 @@ class PairLocks:
         self.instance_id = instance_id
         self.ttl = ttl
         self.held: dict[str, str] = {}  # pair → marker value this process holds
-        self._release = redis.register_script(RELEASE)
+        self._release = redis.register_script(DELETE_IF_OWNER)
         self._refresh = redis.register_script(REFRESH)
 
     def marker_for(self, turn_id: str) -> str:
