@@ -152,7 +152,7 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
         except msgspec.ValidationError:
             _warn_unreadable(pair, field.encode_name, raw)
             continue
-        if field.name == "arousal" and not _in_unit_range(value):
+        if field.name == "arousal" and not in_unit_range(value):
             _warn_unreadable(pair, field.encode_name, raw)
             continue
         values[field.name] = value
@@ -279,7 +279,7 @@ def validate_thought_arousal(value: object) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         problem = f"is a {type(value).__name__}, not a float"
-    elif not _in_unit_range(float(value)):
+    elif not in_unit_range(float(value)):
         problem = "is outside [0.0, 1.0]"
     else:
         return float(value)
@@ -294,5 +294,6 @@ def raise_arousal(state: CharacterState, level: float | None) -> CharacterState:
     return msgspec.structs.replace(state, arousal=level)
 
 
-def _in_unit_range(value: float) -> bool:
+def in_unit_range(value: float) -> bool:
+    """A finite float in [0.0, 1.0] (arousal and every other level): the one check."""
     return math.isfinite(value) and 0.0 <= value <= 1.0

@@ -27,7 +27,7 @@ from typing import Any
 import msgspec
 
 from app.log import fields
-from app.memory.state import CharacterState
+from app.memory.state import CharacterState, in_unit_range
 from app.pipeline.catalog import Character, CharacterCatalog
 from app.settings import Settings
 
@@ -174,7 +174,7 @@ def _baseline(table: Any) -> CharacterState:
         state = msgspec.convert(table, CharacterState, strict=True)
     except msgspec.ValidationError as exc:
         raise CharacterError(f"[baseline]: {exc}") from None
-    if not 0.0 <= state.arousal <= 1.0:
+    if not in_unit_range(state.arousal):
         raise CharacterError(f"[baseline] arousal {state.arousal} is outside [0.0, 1.0]")
     if state.turn_time is not None or state.user_time is not None:
         raise CharacterError("[baseline] must not set turn_zeit or nutzer_zeit")

@@ -33,7 +33,6 @@ from app.pipeline.vocabulary import (
     Pipelines, UserBlock,
 )
 
-RESPONDER_MAX_TOKENS = 600
 RESPONDER_TEMPERATURE = 0.7
 CHARACTER_NAME = "Nova"
 
@@ -73,7 +72,7 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
     completion = await ctx.gateway.complete(
         "responder", responder_messages(history, summary, run),
-        max_tokens=RESPONDER_MAX_TOKENS, temperature=RESPONDER_TEMPERATURE)
+        max_tokens=ctx.settings.responder_max_tokens, temperature=RESPONDER_TEMPERATURE)
     text = completion.text.strip()
     if not text:
         raise ModelError("model_bad_output", "the responder answered nothing")

@@ -23,6 +23,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from app import log as logctx
+from app.llm.errors import ModelError
 from app.log import fields
 from app.memory import keys
 from app.memory.commit import GuardFailed, TurnGuard
@@ -47,9 +48,8 @@ TURN_ENDED = "turn_ended"  # a turn whose marker was gone when it came to write
 
 
 def _model_error_code(exc: BaseException) -> str | None:
-    """The gateway's error code, without importing the gateway here (it may be absent)."""
-    code = getattr(exc, "code", None)
-    return code if type(exc).__name__ == "ModelError" and isinstance(code, str) else None
+    """The model gateway's error code, for a `ModelError`."""
+    return exc.code if isinstance(exc, ModelError) else None
 
 
 class TurnRunner:
