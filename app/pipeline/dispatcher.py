@@ -31,7 +31,7 @@ from app.log import fields
 from app.memory.commit import Write, commit
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
-    ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
+    HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn,
 )
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
@@ -44,7 +44,6 @@ from app.pipeline.vocabulary import AwaitUser, Continue
 
 log = logging.getLogger(__name__)
 
-HERKUNFT = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE, "own_impulse": ORIGIN_IMPULSE}
 
 
 async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
@@ -75,7 +74,7 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     final = after_answer(state)
     turn = Turn(turn_id=state.turn_id, role=ROLE_ASSISTANT, content=state.answer,
-                time=ctx.services.clock(), origin=HERKUNFT[state.origin],
+                time=ctx.services.clock(), origin=HERKUNFT_OF_RESPONSE[state.origin],
                 message_ids=list(state.message_ids),
                 intentions=[final.intent] if final.intent else [],
                 emotion=final.emotion, mode=final.mode, arousal=final.arousal,

@@ -6,7 +6,7 @@
 - `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
   (it submits impulses through it) and stopped before it.
 
-The offline model learns this package's purposes when it is imported (`app.pipeline.offline`).
+`install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from aiohttp import web
 
 from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline import offline  # noqa: F401 - registers the offline model's handlers
+from app.pipeline import offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import run_graph
@@ -114,6 +114,7 @@ def stand_in(character_id: str) -> CharacterDefinition:
 
 def install(app: web.Application) -> None:
     """Characters, catalog and pipelines: the one place `create_app` chooses them."""
+    offline.register_handlers()
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()

@@ -25,9 +25,7 @@ from app.memory.commit import commit
 from app.memory.render import render_history
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
-from app.memory.turns import (
-    ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
-)
+from app.memory.turns import HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline.vocabulary import (
     P_THOUGHT, P_USER_PROMPT, CharacterRun, Path1Result, Path2Result, PipelineContext,
     Pipelines, UserBlock,
@@ -36,7 +34,6 @@ from app.pipeline.vocabulary import (
 RESPONDER_TEMPERATURE = 0.7
 CHARACTER_NAME = "Nova"
 
-_HERKUNFT = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE, "own_impulse": ORIGIN_IMPULSE}
 
 
 async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result:
@@ -78,7 +75,7 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
         raise ModelError("model_bad_output", "the responder answered nothing")
     state = await load_state(ctx.redis, run.user_id, run.character_id)
     turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
-                origin=_HERKUNFT[run.origin], message_ids=list(run.message_ids),
+                origin=HERKUNFT_OF_RESPONSE[run.origin], message_ids=list(run.message_ids),
                 emotion=state.emotion, arousal=state.arousal)
     await commit(ctx.redis, ctx.guard,
                  [memory.store_write(run.user_id, run.character_id, turn)])
