@@ -137,3 +137,32 @@ async def test_a_summary_trim_meanwhile_moves_the_mark_with_the_turn(
     turns, _ = await memory.retrieve(U, C)
     assert [(t.turn_id, t.action_done, t.action_succeeded) for t in turns] == [
         ("old2", None, None), ("t2", True, False)]
+
+
+async def test_writes_that_read_nothing_go_in_one_guarded_call(redis_client, settings,
+                                                                running) -> None:
+    memory = SessionMemory(redis_client, settings)
+    blind = [memory.store_write(U, C, turn("t2", "assistant", "Antwort")),
+             save_state_write(U, C, CharacterState(emotion="froh", arousal=0.7))]
+
+    await commit(redis_client, running, blind)
+
+    assert [t.content for t in (await memory.retrieve(U, C))[0]] == ["Antwort"]
+    assert (await load_state(redis_client, U, C)).emotion == "froh"
+    assert await redis_client.ttl(keys.session_turns(U, C)) > 0
+
+
+@pytest.mark.parametrize("meanwhile", ["reset", "failed"])
+async def test_writes_that_read_nothing_land_nowhere_after_a_reset_or_failure(
+        redis_client, settings, running, meanwhile) -> None:
+    memory = SessionMemory(redis_client, settings)
+    if meanwhile == "reset":
+        await memory.reset(U, C)
+    else:
+        await redis_client.hset(keys.turn_record("t2"), "state", "failed")
+
+    with pytest.raises(GuardFailed):
+        await commit(redis_client, running, [memory.store_write(U, C, turn("t2", "assistant",
+                                                                           "zu spät"))])
+
+    assert await redis_client.llen(keys.session_turns(U, C)) == 0

@@ -72,6 +72,9 @@ async def commit(redis: aioredis.Redis, guard: TurnGuard | None, writes: Sequenc
     running turn). Raises `GuardFailed` when the guard no longer holds."""
     if not writes:
         return
+    if guard is not None and all(isinstance(write, Blind) for write in writes):
+        await _commit_blind(redis, guard, writes)  # the common case: one round trip
+        return
     watch = [key for write in writes for key in write.watch]
     if guard is not None:
         watch = [guard.record_key, guard.marker_key, *watch]
@@ -104,6 +107,57 @@ async def commit(redis: aioredis.Redis, guard: TurnGuard | None, writes: Sequenc
 _READ_GUARD = """
 return {redis.call('HGET', KEYS[1], 'state'), redis.call('GET', KEYS[2])}
 """
+
+
+# KEYS: turn record, pair marker · ARGV: marker, ended states count, ended states…, command
+# count, then per command its argument count and arguments → {1, results…} written, or
+# {0, state, marker} when the guard does not hold (nothing written).
+_GUARDED_BATCH = """
+local state = redis.call('HGET', KEYS[1], 'state')
+local marker = redis.call('GET', KEYS[2])
+local i = 2
+local ended = false
+for _ = 1, tonumber(ARGV[i]) do
+  i = i + 1
+  if state == ARGV[i] then ended = true end
+end
+if not state or ended or marker ~= ARGV[1] then return {0, state, marker} end
+i = i + 1
+local results = {1}
+for _ = 1, tonumber(ARGV[i]) do
+  i = i + 1
+  local count = tonumber(ARGV[i])
+  local command = {}
+  for j = 1, count do command[j] = ARGV[i + j] end
+  i = i + count
+  results[#results + 1] = redis.call(unpack(command))
+end
+return results
+"""
+
+
+async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard,
+                        writes: Sequence[Write]) -> None:
+    """Writes that read nothing: the guard's check and the writes in one Lua call (atomic,
+    like the transaction, and one round trip instead of three)."""
+    recorder = redis.pipeline(transaction=False)  # only records commands; never executed
+    pickers = []
+    for write in writes:
+        start = len(recorder)
+        picker = write.queue(recorder)
+        if picker is not None:
+            pickers.append((start, len(recorder), picker))
+    args: list[Any] = [guard.marker, len(guard.ended_states), *guard.ended_states,
+                       len(recorder.command_stack)]
+    for command_args, _options in recorder.command_stack:
+        args += [len(command_args), *command_args]
+    await recorder.reset()
+    answer = await redis.eval(_GUARDED_BATCH, 2, guard.record_key, guard.marker_key, *args)
+    if answer[0] != 1:
+        raise GuardFailed(f"the turn has ended or lost its marker (state {answer[1]!r})")
+    results = answer[1:]
+    for start, end, picker in pickers:
+        picker(results[start:end])
 
 
 async def _check(pipe: Pipeline, guard: TurnGuard) -> None:
