@@ -29,7 +29,7 @@ from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
