@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from app.pipeline.stores.message_log import LoggedMessage, MessageLog
+from app.memory.message_log import LoggedMessage, MessageLog
 from app.server import DATABASE_FILE, create_app
 from app.typedefs import DB
 from tests.conftest import AUTH, TOKEN

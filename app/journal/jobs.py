@@ -30,7 +30,7 @@ from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -173,10 +173,11 @@ class JournalJobs:
         settings = self.settings
         budget.check_day(messages, settings)
         window, window_source = await self.gateway.context_window()
+        prompt = stages.reconstruct_prompt(date, sources)
         fallback = build_artifact(sources, None, None)
-        planned = budget.plan(window, [stages.reconstruct_prompt(date, sources),
-                                       stages.narrate_prompt(fallback, brief)], settings)
-        first = await stages.reconstruct(self.gateway, date, sources,
+        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback, brief)],
+                              settings)
+        first = await stages.reconstruct(self.gateway, prompt, sources,
                                          settings.journal_output_tokens)
         return first, planned, window_source
 

@@ -1,7 +1,8 @@
 """What the offline model answers for the journal's two stages (SPEC §8, issue 13 item 11).
 
-Registered in the offline provider's purpose table when this module is imported, so the
-journal works with no model server: stage 1 answers a valid reconstruction of the day built
+Registered in the offline provider's purpose table by `register_handlers()`, which
+`app.journal.service.install` calls when the app is built, so the journal works with no
+model server: stage 1 answers a valid reconstruction of the day built
 from its own lines (every user line in order, its whole text as the one claim's evidence,
 a time token when the line holds one), stage 2 a plain entry made of the artifact's lines.
 """
@@ -47,5 +48,7 @@ def narrate(request: OfflineRequest) -> str:
                        if isinstance(source, dict))
 
 
-handlers.register(PURPOSE_RECONSTRUCT, reconstruct)
-handlers.register(PURPOSE_NARRATE, narrate)
+def register_handlers() -> None:
+    """Teach the offline provider the journal's two purposes."""
+    handlers.register(PURPOSE_RECONSTRUCT, reconstruct)
+    handlers.register(PURPOSE_NARRATE, narrate)

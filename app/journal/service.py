@@ -1,6 +1,8 @@
-"""The journal's wiring: its cleanup context (job runner: recovery at start, cancel on stop).
+"""The journal in the app: what `create_app` installs.
 
-The offline model learns the journal's purposes when this module is imported.
+- `install(app)`: teaches the offline model the journal's purposes (`app.journal.offline`);
+- `journal_ctx`: the job runner, one cleanup context (recovery of jobs a dead process left
+  open at start, running jobs cancelled and marked failed on stop).
 """
 
 from __future__ import annotations
@@ -9,10 +11,16 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from app.journal import offline  # noqa: F401 - registers the offline model's handlers
+from app.journal import offline
+from app.journal.profile import review
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.typedefs import DB, GATEWAY, HUB, JOURNAL, SETTINGS
+
+
+def install(app: web.Application) -> None:
+    offline.register_handlers()
+    review.register_handlers()  # the writing profile's AI review
 
 
 async def journal_ctx(app: web.Application) -> AsyncIterator[None]:

@@ -13,7 +13,6 @@ never invents a draft it could not make honestly.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -86,26 +85,31 @@ class Narrated:
     record: StageRecord
 
 
+def _readable_json(value: Any) -> str:
+    """JSON with one field a line (models read it more reliably); non-ASCII kept as is."""
+    return msgspec.json.format(msgspec.json.encode(value), indent=1).decode()
+
+
 def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
     payload = {"date": date, "sources": [{"id": s.source_id, "role": s.role, "text": s.text}
                                          for s in sources]}
     return [{"role": "system", "content": RECONSTRUCT_SYSTEM},
-            {"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)}]
+            {"role": "user", "content": _readable_json(payload)}]
 
 
 def narrate_prompt(artifact: dict[str, Any], brief: str = DEFAULT_BRIEF) -> list[Message]:
     return [{"role": "system", "content": brief},
-            {"role": "user", "content": json.dumps(artifact, ensure_ascii=False, indent=1)}]
+            {"role": "user", "content": _readable_json(artifact)}]
 
 
-async def reconstruct(gateway: Gateway, date: str, sources: Sequence[Source],
+async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
                       max_tokens: int) -> Reconstructed:
+    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`)."""
     record = StageRecord("reconstruct")
     started = time.perf_counter()
     model_json: Any = None
     try:
-        completion = await gateway.complete(PURPOSE_RECONSTRUCT,
-                                            reconstruct_prompt(date, sources),
+        completion = await gateway.complete(PURPOSE_RECONSTRUCT, prompt,
                                             schema=Reconstruction, max_tokens=max_tokens,
                                             temperature=0.0)
     except ModelError as exc:

@@ -56,4 +56,7 @@ def offline_review(request: OfflineRequest) -> dict[str, Any]:
     return {"summary": OFFLINE_SUMMARY, "evidence_basis": [], "changes": []}
 
 
-handlers.register(pkg.PURPOSE_REVIEW, offline_review)
+def register_handlers() -> None:
+    """Teach the offline model the review's purpose (`app.journal.service.install` calls it
+    when the app is built)."""
+    handlers.register(pkg.PURPOSE_REVIEW, offline_review)
