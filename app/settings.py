@@ -178,6 +178,12 @@ SETTINGS: tuple[Setting, ...] = (
             "wakes when a reminder is added in this process).", minimum=0.05),
     Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
             "clock that never delivered it is put back.", minimum=1.0),
+    # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
+    Setting("journal_day_max_messages", int, 500, "Messages of one day journal generation "
+            "takes at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
+            minimum=1),
+    Setting("journal_output_tokens", int, 4096, "Output tokens reserved for each journal "
+            "stage (reconstruct, narrate).", minimum=256),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

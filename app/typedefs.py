@@ -17,6 +17,7 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     from app.auth import Auth
+    from app.journal.jobs import JournalJobs
     from app.llm import Gateway
     from app.pipeline.catalog import CharacterCatalog
     from app.pipeline.characters import CharacterBook
@@ -48,3 +49,5 @@ RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
+# the journal (app/journal)
+JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
