@@ -52,6 +52,7 @@ bench: install
 	$(PY) bench/gateway.py
 	$(PY) bench/runtime.py
 	$(PY) bench/turn.py
+	$(PY) bench/profile.py
 	$(PY) bench/journal.py
 
 clean:

@@ -184,6 +184,23 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=1),
     Setting("journal_output_tokens", int, 4096, "Output tokens reserved for each journal "
             "stage (reconstruct, narrate).", minimum=256),
+    # --- writing profile (seed 004 §12–§15, issue 16) -----------------------------------------
+    Setting("profile_brief_chars", int, 4000, "Longest compiled brief the journal's stage 2 "
+            "gets from the writing profile; fields are cut at word bounds.", minimum=500),
+    Setting("profile_package_chars", int, 12000, "Longest profile analysis package (the JSON "
+            "exported for a review); evidence is chosen to fit, never cut mid-word.",
+            minimum=4000),
+    Setting("profile_strong_edit_share", float, 0.3, "Share of a generated draft the user must "
+            "change before the saved entry counts as a strong edit (review candidate).",
+            minimum=0.0),
+    Setting("profile_dialog_sample_chars", int, 400, "Shortest chat message taken as a dialog "
+            "sample of the user's voice (only while no entries exist).", minimum=1),
+    Setting("profile_dialog_sample_cooldown", int, DAY, "Seconds between two dialog samples.",
+            minimum=0),
+    Setting("profile_review_ready_evidence", int, 5, "New review candidates since the last "
+            "review after which the profile page says a review is due.", minimum=1),
+    Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
+            "of the writing profile.", minimum=256),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

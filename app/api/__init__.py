@@ -8,6 +8,7 @@ from app.api import (
     characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
 )
 from app.api import journal
+from app.api import profile
 
 
 def setup_routes(app: web.Application) -> None:
@@ -22,3 +23,4 @@ def setup_routes(app: web.Application) -> None:
     reminders.setup(app)
     lists.setup(app)
     journal.setup(app)
+    profile.setup(app)

@@ -26,6 +26,7 @@ from app import log as logctx
 from app.journal import budget, stages
 from app.journal.artifact import build_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
+from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
@@ -139,15 +140,17 @@ class JournalJobs:
 
     async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
                         messages: int) -> str:
+        # The writing profile's compiled brief (the default brief until it is confirmed).
+        brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
         (_, (first, planned, window_source)) = await asyncio.gather(
             self._state(user_id, job_id, date, "reconstruct"),
-            self._reconstruct(date, sources, messages))
+            self._reconstruct(date, sources, messages, brief))
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
             stages.narrate(self.gateway, date, first.artifact,
-                           self.settings.journal_output_tokens))
+                           self.settings.journal_output_tokens, brief))
         info = self.gateway.info()
         records = [first.record, second.record]
         trace: dict[str, Any] = {
@@ -164,15 +167,16 @@ class JournalJobs:
             sources=user_sources(sources), job_id=job_id)
 
 
-    async def _reconstruct(self, date: str, sources: list[Source],
-                           messages: int) -> tuple[stages.Reconstructed, dict[str, Any], str]:
+    async def _reconstruct(self, date: str, sources: list[Source], messages: int,
+                           brief: str) -> tuple[stages.Reconstructed, dict[str, Any], str]:
         """The budget of the whole job (before any model call), then stage 1."""
         settings = self.settings
         budget.check_day(messages, settings)
         window, window_source = await self.gateway.context_window()
         prompt = stages.reconstruct_prompt(date, sources)
         fallback = build_artifact(sources, None, None)
-        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback)], settings)
+        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback, brief)],
+                              settings)
         first = await stages.reconstruct(self.gateway, prompt, sources,
                                          settings.journal_output_tokens)
         return first, planned, window_source

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from app.journal import offline
+from app.journal.profile import review
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.typedefs import DB, GATEWAY, HUB, JOURNAL, SETTINGS
@@ -19,6 +20,7 @@ from app.typedefs import DB, GATEWAY, HUB, JOURNAL, SETTINGS
 
 def install(app: web.Application) -> None:
     offline.register_handlers()
+    review.register_handlers()  # the writing profile's AI review
 
 
 async def journal_ctx(app: web.Application) -> AsyncIterator[None]:

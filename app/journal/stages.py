@@ -136,12 +136,12 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
 
 
 async def narrate(gateway: Gateway, date: str, artifact: dict[str, Any],
-                  max_tokens: int) -> Narrated:
+                  max_tokens: int, brief: str = DEFAULT_BRIEF) -> Narrated:
     record = StageRecord("narrate")
     started = time.perf_counter()
     narration = "model"
     try:
-        completion = await gateway.complete(PURPOSE_NARRATE, narrate_prompt(artifact),
+        completion = await gateway.complete(PURPOSE_NARRATE, narrate_prompt(artifact, brief),
                                             max_tokens=max_tokens, temperature=0.7)
     except ModelError as exc:
         if exc.code != "privacy_blocked":

@@ -203,3 +203,78 @@ def m003_journal(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m006_profile(db: sqlite3.Connection) -> None:
+    """The writing profile and the interaction profile (seed 004 §12–§15, issue 16).
+
+    `writing_profiles` holds one current profile per user (core, facets, traits as one JSON
+    document, lifecycle, governance); every accepted change appends the whole document to
+    `writing_profile_versions`. `writing_profile_evidence` holds local review candidates
+    (`ref` names their source once); a review result becomes a proposal whose changes wait in
+    `writing_profile_changes` until the user accepts or rejects each one.
+    """
+    for statement in """
+        CREATE TABLE writing_profiles (
+            user_id TEXT PRIMARY KEY,
+            governance TEXT NOT NULL DEFAULT 'advising'
+                CHECK (governance IN ('learning', 'advising', 'frozen')),
+            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'
+                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),
+            profile_json TEXT NOT NULL,
+            version_seq INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE writing_profile_versions (
+            version_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            profile_json TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, seq)
+        );
+        CREATE TABLE writing_profile_evidence (
+            evidence_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),
+            ref TEXT NOT NULL,
+            text TEXT NOT NULL,
+            occurred_at REAL NOT NULL,
+            context_hint TEXT NOT NULL DEFAULT '',
+            measure_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, ref)
+        );
+        CREATE TABLE writing_profile_proposals (
+            proposal_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),
+            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),
+            summary TEXT NOT NULL DEFAULT '',
+            evidence_basis_json TEXT NOT NULL DEFAULT '[]',
+            unknown_refs_json TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE writing_profile_changes (
+            change_id TEXT PRIMARY KEY,
+            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),
+            position INTEGER NOT NULL,
+            change_json TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),
+            version_seq INTEGER,
+            decided_at REAL,
+            UNIQUE (proposal_id, position)
+        );
+        CREATE TABLE interaction_profiles (
+            user_id TEXT PRIMARY KEY,
+            governance TEXT NOT NULL DEFAULT 'advising'
+                CHECK (governance IN ('learning', 'advising', 'frozen')),
+            prefs_json TEXT NOT NULL DEFAULT '{}',
+            suggestions_json TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL
+        )
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)

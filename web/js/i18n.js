@@ -126,6 +126,7 @@ const STRINGS = {
     "login.submit": "Log in",
     "login.failed": "Unknown user or wrong password.",
     "login.error": "Login failed: {reason}",
+    "profile.open": "Writing profile",
     "login.desktopHint": "Running Novaberg on your own computer? Open the address it printed when it started.",
     "views.label": "Views",
     "views.chat": "Chat",
@@ -302,6 +303,7 @@ const STRINGS = {
     "login.submit": "Anmelden",
     "login.failed": "Unbekannter Benutzer oder falsches Passwort.",
     "login.error": "Anmeldung fehlgeschlagen: {reason}",
+    "profile.open": "Schreibprofil",
     "login.desktopHint": "Läuft Novaberg auf deinem eigenen Rechner? Öffne die Adresse, die es beim Start ausgegeben hat.",
     "views.label": "Ansichten",
     "views.chat": "Chat",
@@ -407,4 +409,9 @@ export function formatTime(epochSeconds) {
 
 export function formatDateTime(epochSeconds) {
   return dateTimeFormat.format(new Date(epochSeconds * 1000));
+}
+
+/** Add a page's own strings (`{en: {…}, de: {…}}`), e.g. those of the profile page. */
+export function addStrings(table) {
+  for (const [language, strings] of Object.entries(table)) Object.assign(STRINGS[language] ??= {}, strings);
 }
