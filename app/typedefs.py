@@ -9,6 +9,7 @@ from aiohttp import web
 
 from app.auth import Auth
 from app.llm import Gateway
+from app.llm.privacy import IdentityRegistry
 from app.pipeline.characters import CharacterBook
 from app.pipeline.impulses import ReminderClock
 from app.runtime.characters import CharacterCatalog
@@ -32,6 +33,7 @@ DB = web.AppKey("db", Database)
 AUTH = web.AppKey("auth", Auth)
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY = web.AppKey("gateway", Gateway)
+PRIVACY = web.AppKey("privacy", IdentityRegistry)  # the users' identity registries (§7a)
 # turn runtime (app/runtime)
 PIPELINES = web.AppKey("pipelines", Pipelines)
 CHARACTERS = web.AppKey("characters", CharacterCatalog)

@@ -73,6 +73,7 @@ class NodeContext:
     gateway: Any  # app.llm.Gateway, the one in use for this run
     stage: Stage
     alive: Alive
+    user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
 
     @property
@@ -104,7 +105,7 @@ class NodeContext:
         try:
             return await self.gateway.complete(
                 purpose, messages, schema=spec.schema, max_tokens=reserve,
-                temperature=spec.temperature)
+                temperature=spec.temperature, user_id=self.user_id)
         finally:
             self.calls.append(ModelCall(purpose, time.perf_counter() - started))
 

@@ -63,9 +63,10 @@ class PipelineHost:
         if clock is not None:
             clock.wake()
 
-    def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
+    def context(self, ctx: PipelineContext, character: CharacterDefinition,
+                user_id: str) -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, alive=ctx.alive)
+                           stage=ctx.stage, alive=ctx.alive, user_id=user_id)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
@@ -75,7 +76,7 @@ class PipelineHost:
         state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
                            character_id=block.character_id, message_ids=list(block.message_ids),
                            text=block.text, said_at=block.received_at[-1])
-        await run_graph("path1", PATH1, self.context(ctx, character), state)
+        await run_graph("path1", PATH1, self.context(ctx, character, block.user_id), state)
         return Path1Result(event_payload=event_payload(state))
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
@@ -89,7 +90,7 @@ class PipelineHost:
                            origin=run.origin, source=run.event.source,
                            trigger_count=run.event.trigger_count, payload=dict(run.event.payload),
                            pending=run.pending_agent)
-        await run_graph("path2", PATH2, self.context(ctx, character), state)
+        await run_graph("path2", PATH2, self.context(ctx, character, run.user_id), state)
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)
 

@@ -89,3 +89,30 @@ def m002_messages(db: sqlite3.Connection) -> None:
     )
     db.execute("CREATE INDEX messages_by_day ON messages (user_id, calendar_date, created)")
     db.execute("CREATE INDEX messages_by_turn ON messages (turn_id)")
+
+
+@migration
+def m004_privacy_identities(db: sqlite3.Connection) -> None:
+    """The privacy gateway's identity registry (SPEC §7a): the people each user names, in
+    the order they were given, and which deprecated sources were imported once."""
+    db.execute(
+        """
+        CREATE TABLE privacy_identities (
+            user_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, position)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE privacy_legacy_imports (
+            source TEXT PRIMARY KEY,
+            imported_at REAL NOT NULL,
+            names INTEGER NOT NULL
+        )
+        """
+    )

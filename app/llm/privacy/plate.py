@@ -1,0 +1,16 @@
+"""German car plates: district (1–3 letters), letters (1–2), number (1–4, no leading 0),
+an optional `E` (electric) or `H` (historic): `B-XY 1234`, `HH-JK 4711E`, `K LM 456`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.llm.privacy.spans import Span
+
+_PLATE = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")
+
+
+def find(text: str) -> Iterator[Span]:
+    for match in _PLATE.finditer(text):
+        yield Span(match.start(), match.end(), "PLATE", match.group(0))

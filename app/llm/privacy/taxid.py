@@ -1,0 +1,19 @@
+"""The German tax id (Steuer-ID), checksum-valid by `python-stdnum` (`stdnum.de.idnr`),
+written as eleven digits or in groups (`12 345 678 901`, `12/345/678/901`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from stdnum.de import idnr
+
+from app.llm.privacy.spans import Span
+
+_CANDIDATE = re.compile(r"(?<![\w+/.-])[1-9]\d(?:[ \u00a0/.-]?\d{3}){3}(?![\w/-])")
+
+
+def find(text: str) -> Iterator[Span]:
+    for match in _CANDIDATE.finditer(text):
+        if idnr.is_valid(re.sub(r"\D", "", match.group(0))):
+            yield Span(match.start(), match.end(), "TAXID", match.group(0))
