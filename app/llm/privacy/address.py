@@ -30,7 +30,7 @@ _ADDRESS = re.compile(
     rf"(?:\b[{_UPPER}][\w{_LOWER}-]*(?i:{_STREET_SUFFIX})"
     rf"|\b[{_UPPER}][\w{_LOWER}-]+[ ]+{_STREET_WORD}"
     rf"|\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|In[ ]den|Zum|Zur|Unter[ ]den|Hinter[ ]der)"
-    rf"[ ]+[{_UPPER}][\w{_LOWER}-]+)"
+    rf"(?:[ ]+[{_UPPER}][\w{_LOWER}-]+){{1,2}})"
     rf"[ ]+{_HOUSE_NUMBER}\b{_DE_POSTCODE_CITY}"
     rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
 

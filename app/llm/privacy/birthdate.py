@@ -1,4 +1,5 @@
 """Birth dates: a date *with a year* near a birthday word (`geboren am 12.03.1985`,
+`am 2.4.2019 geboren`,
 `Geburtstag: 3. Mai 1990`, `born on 4 July 1976`, `DOB 1985-03-12`). A date without a year
 ("Geburtstag am 12. März") and a date with a year elsewhere (an appointment) stay."""
 
@@ -7,7 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.llm.privacy.rules import BIRTHDAY_REACH, BIRTHDAY_WORDS
+from app.llm.privacy.rules import (
+    BIRTHDAY_AFTER, BIRTHDAY_AFTER_REACH, BIRTHDAY_REACH, BIRTHDAY_WORDS,
+)
 from app.llm.privacy.spans import Span
 
 _MONTHS = (r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
@@ -22,10 +25,12 @@ _DATE = re.compile(
     rf"|{_MONTHS}[ ]+\d{{1,2}}(?:st|nd|rd|th)?,?[ ]+{_YEAR})(?![\w])",    # March 3, 1990
     re.IGNORECASE)
 _CONTEXT = re.compile("|".join(re.escape(word) for word in BIRTHDAY_WORDS), re.IGNORECASE)
+_CONTEXT_AFTER = re.compile("|".join(re.escape(word) for word in BIRTHDAY_AFTER), re.IGNORECASE)
 
 
 def find(text: str) -> Iterator[Span]:
     for match in _DATE.finditer(text):
         before = text[max(0, match.start() - BIRTHDAY_REACH):match.start()]
-        if _CONTEXT.search(before):
+        after = text[match.end():match.end() + BIRTHDAY_AFTER_REACH]
+        if _CONTEXT.search(before) or _CONTEXT_AFTER.search(after):
             yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))

@@ -68,9 +68,11 @@ def name_terms(names: Iterable[str]) -> tuple[str, ...]:
         parts = [p for p in name.split(" ") if len(p.strip(".")) >= 2
                  and p.casefold() not in HONORIFICS and p.casefold().rstrip(".") not in
                  {"dr", "prof", "dipl"}]
-        if parts:  # "Frau Dr. Özdemir" → "Özdemir": the honorific stays visible
-            terms.add(" ".join(parts))
-            terms.update(parts)
+        # Every run of consecutive parts: "Hans Peter Krüger" → "Hans Peter", "Peter
+        # Krüger", "Krüger" …; "Frau Dr. Özdemir" → "Özdemir" (the honorific stays visible).
+        for first in range(len(parts)):
+            for last in range(first + 1, len(parts) + 1):
+                terms.add(" ".join(parts[first:last]))
     return tuple(sorted(terms, key=lambda t: (-len(t), t.casefold())))
 
 

@@ -20,7 +20,7 @@ REGION = "DE"
 _CANDIDATE = re.compile(
     r"(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}(?![\w/])")
 _DIGITS = re.compile(r"\d")
-_DATE = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|\d{4})")
+_DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
 
 
 def find(text: str) -> Iterator[Span]:

@@ -79,6 +79,8 @@ FAMILIES: dict[str, Family] = {family.name: family for family in (
                             "night", "morning", "afternoon", "evening", "war", "ist"})),
     Family("month", before=frozenset(_TIME_WORDS), lower=True, number_after=True,
            after=frozenset({"war", "ist", "wird", "was", "is"})),
+    Family("season", before=frozenset(_TIME_WORDS | {"diesen", "diesem", "im", "den"}),
+           lower=True, after=frozenset({"ist", "war", "kommt", "is", "was"})),
     Family("flower", before=frozenset(_ARTICLES | {"rote", "roten", "weiße", "gelbe",
                                                    "schöne", "frische", "paar", "strauß",
                                                    "keine", "viele", "red", "white", "some",
@@ -109,7 +111,7 @@ HOMONYMS: dict[str, tuple[str, ...]] = {
     "berliner": ("food",), "hamburger": ("food",),
     "frank": ("word",), "mark": ("word",), "bill": ("word",), "will": ("word",),
     "hope": ("word",), "grace": ("word",), "faith": ("word",), "joy": ("word",),
-    "summer": ("word",), "sommer": ("word",), "winter": ("word",), "koch": ("word",),
+    "summer": ("season",), "sommer": ("season",), "winter": ("season",), "koch": ("word",),
     "fischer": ("word",), "bauer": ("word",), "wolf": ("word",), "fuchs": ("word",),
     "vogel": ("word",), "braun": ("word",), "schwarz": ("word",), "weiß": ("word",),
     "klein": ("word",), "lange": ("word",), "groß": ("word",), "jung": ("word",),
@@ -138,3 +140,5 @@ PRIVATE_URLS: tuple[tuple[str, str], ...] = (
 BIRTHDAY_WORDS = ("geboren", "geb.", "geburtstag", "geburtsdatum", "geburtstags", "born",
                   "birthday", "birth date", "date of birth", "dob", "b.", "jahrgang")
 BIRTHDAY_REACH = 40  # characters before the date searched for a birthday word
+BIRTHDAY_AFTER = ("geboren", "zur welt", "born")  # "am 2.4.2019 geboren"
+BIRTHDAY_AFTER_REACH = 25  # characters after the date searched for those
