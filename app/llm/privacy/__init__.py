@@ -11,6 +11,7 @@ remote provider carries no identity.
 
 from __future__ import annotations
 
+from app.llm.privacy import address, birthdate, email, iban, names, phone, plate, taxid, url
 from app.llm.privacy.detectors import detect, warm_up
 from app.llm.privacy.masking import Masker, StreamUnmasker
 from app.llm.privacy.names import NameIndex

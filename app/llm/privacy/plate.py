@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.llm.privacy.rules import NOT_PLATES
 from app.llm.privacy.spans import Span
 
 _PLATE = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")
@@ -13,4 +14,6 @@ _PLATE = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?[1-9
 
 def find(text: str) -> Iterator[Span]:
     for match in _PLATE.finditer(text):
+        if match.group(0).replace("-", " ").startswith(NOT_PLATES):
+            continue
         yield Span(match.start(), match.end(), "PLATE", match.group(0))

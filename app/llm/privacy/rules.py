@@ -136,6 +136,9 @@ PRIVATE_URLS: tuple[tuple[str, str], ...] = (
     ("", "/s/"),  # Nextcloud / ownCloud shares on any host: …/index.php/s/<token>
 )
 
+# Plate-shaped text that is no plate: paper sizes ("DIN A4"), norms.
+NOT_PLATES = ("DIN A", "DIN EN", "ISO A")
+
 # Words near a date with a year that make it a birth date (lower case, may hold a space).
 BIRTHDAY_WORDS = ("geboren", "geb.", "geburtstag", "geburtsdatum", "geburtstags", "born",
                   "birthday", "birth date", "date of birth", "dob", "b.", "jahrgang")
