@@ -145,7 +145,7 @@ async def test_a_leaking_reply_is_retried_once_then_the_turn_fails_with_privacy_
     first, retry = responders(fake_model)
     assert "Anna" not in json.dumps(first.body) + json.dumps(retry.body)
     assert len(retry.messages) == len(first.messages) + 1
-    assert not any("Anna" in json.dumps(m) for m in chat.seen)  # the notice names no one
+    assert not any("Hallo Anna" in json.dumps(m) for m in chat.seen)  # nothing of the reply
     stats = await chat.get("/api/privacy/stats")
     assert (stats["replies_blocked"], stats["retries"], stats["calls_blocked"]) == (2, 1, 1)
     await chat.close()
