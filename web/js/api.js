@@ -59,4 +59,7 @@ export const api = {
   llm: () => request("GET", "/api/llm"),
   saveLlm: (config) => request("PUT", "/api/llm", config),
   testLlm: (config) => request("POST", "/api/llm/test", config),
+  identities: () => request("GET", "/api/privacy/identities"),
+  saveIdentities: (people) => request("PUT", "/api/privacy/identities", { people }),
+  previewPrivacy: (text) => request("POST", "/api/privacy/preview", { text }),
 };

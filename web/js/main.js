@@ -8,6 +8,7 @@ import { $ } from "./dom.js";
 import { t, translatePage } from "./i18n.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
+import { PrivacyPanel } from "./privacy.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
@@ -99,8 +100,12 @@ class App {
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
     });
+    this.privacy = new PrivacyPanel();
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
+    for (const id of ["#settings-open", "#offline-settings"]) {
+      $(id).addEventListener("click", () => this.privacy.load());
+    }
 
     this.conversation.subscribe((change) => this.onChange(change));
 
