@@ -35,7 +35,51 @@ _ADDRESS = re.compile(
     rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
 
 
+_DIGITS = re.compile(r"\d+")
+_WORDS_BACK = 4  # "In der Alten Gasse 3": the street starts at most four words back
+
+
 def find(text: str) -> Iterator[Span]:
-    for match in _ADDRESS.finditer(text):
-        value = match.group(0).rstrip()
-        yield Span(match.start(), match.start() + len(value), "ADDRESS", value)
+    # Every address has a house number: the pattern is only tried, anchored, at the few
+    # word starts before each (and at the number itself, for the English order).
+    done = 0
+    for number in _DIGITS.finditer(text):
+        if number.start() < done or not _house_number(text, number.start(), number.end()):
+            continue
+        for start in (*_word_starts_before(text, number.start()), number.start()):
+            match = _ADDRESS.match(text, start)
+            if match is not None and match.end() > number.start():
+                value = match.group(0).rstrip()
+                yield Span(start, start + len(value), "ADDRESS", value)
+                done = match.end()
+                break
+
+
+def _house_number(text: str, start: int, end: int) -> bool:
+    """A number of its own (not part of a date, an amount, a phone number) that follows a
+    word and a space ("Hafen 12"), or (English order) comes before a capitalised word."""
+    if end - start > 5 or (end < len(text) - 1 and text[end] in ".,:/" and text[end + 1].isdigit()):
+        return False
+    before = text[max(0, start - 2):start]
+    if len(before) == 2 and before[1] == " " and (before[0].isalpha() or before[0] == "."):
+        return True
+    after = text[end:end + 3]
+    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in ".,/-"))
+            and (after[:2].startswith(" ") and after[1:2].isupper()
+                 or after[:1].isalpha() and after[1:3].startswith(" ")))
+
+
+def _word_starts_before(text: str, position: int) -> list[int]:
+    """Where the words before `position` start, farthest first (up to `_WORDS_BACK`)."""
+    starts: list[int] = []
+    pos = position
+    while len(starts) < _WORDS_BACK:
+        while pos > 0 and text[pos - 1] == " ":
+            pos -= 1
+        end = pos
+        while pos > 0 and (text[pos - 1].isalpha() or text[pos - 1] in ".-"):
+            pos -= 1
+        if pos == end:
+            break
+        starts.append(pos)
+    return starts[::-1]

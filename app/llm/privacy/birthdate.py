@@ -26,11 +26,39 @@ _DATE = re.compile(
     re.IGNORECASE)
 _CONTEXT = re.compile("|".join(re.escape(word) for word in BIRTHDAY_WORDS), re.IGNORECASE)
 _CONTEXT_AFTER = re.compile("|".join(re.escape(word) for word in BIRTHDAY_AFTER), re.IGNORECASE)
+# Cheap first test (str.find on the lower-cased text): words without which no birth date is.
+_STEMS = ("geb", "born", "birth", "dob", "jahrgang", "zur welt")
+
+
+_LONGEST_DATE = 25  # "30. September 1985" and the like
 
 
 def find(text: str) -> Iterator[Span]:
-    for match in _DATE.finditer(text):
-        before = text[max(0, match.start() - BIRTHDAY_REACH):match.start()]
-        after = text[match.end():match.end() + BIRTHDAY_AFTER_REACH]
-        if _CONTEXT.search(before) or _CONTEXT_AFTER.search(after):
+    # Only near a birthday word: the date pattern runs in those windows alone.
+    lowered = text.lower()
+    if not any(stem in lowered for stem in _STEMS):
+        return
+    windows = [(at + len(word), at + len(word) + BIRTHDAY_REACH + _LONGEST_DATE)
+               for word in BIRTHDAY_WORDS for at in _positions(lowered, word)]
+    windows += [(at - BIRTHDAY_AFTER_REACH - _LONGEST_DATE, at)
+                for word in BIRTHDAY_AFTER for at in _positions(lowered, word)]
+    seen: set[int] = set()
+    for start, end in sorted(windows):
+        for match in _DATE.finditer(text, max(0, start), end):
+            if match.start() in seen or not _near_birthday(text, match):
+                continue
+            seen.add(match.start())
             yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))
+
+
+def _positions(lowered: str, word: str) -> Iterator[int]:
+    at = lowered.find(word)
+    while at != -1:
+        yield at
+        at = lowered.find(word, at + 1)
+
+
+def _near_birthday(text: str, match: re.Match[str]) -> bool:
+    before = text[max(0, match.start() - BIRTHDAY_REACH):match.start()]
+    after = text[match.end():match.end() + BIRTHDAY_AFTER_REACH]
+    return bool(_CONTEXT.search(before) or _CONTEXT_AFTER.search(after))

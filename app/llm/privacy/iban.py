@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -10,7 +11,7 @@ from schwifty.exceptions import SchwiftyException
 
 from app.llm.privacy.spans import Span
 
-_CANDIDATE = re.compile(r"\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){11,30}\b")
+_CANDIDATE = re.compile(r"(?=[A-Z])\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){11,30}\b")
 _GROUP_END = re.compile(r"[ \u00a0][A-Z0-9]+$")
 
 
@@ -29,6 +30,7 @@ def find(text: str) -> Iterator[Span]:
             candidate = shorter
 
 
+@functools.lru_cache(maxsize=1024)  # a user's IBAN recurs in every prompt of a conversation
 def _valid(candidate: str) -> bool:
     try:
         IBAN(candidate)

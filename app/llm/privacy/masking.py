@@ -12,6 +12,7 @@ their ordinary reading ("am Freitag" after "Herr Freitag" was masked) are no lea
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -32,6 +33,7 @@ _SPACE = re.compile(r"\s+")
 _NUMBER_KINDS = ("PHONE", "IBAN", "TAXID")
 
 
+@functools.lru_cache(maxsize=4096)
 def value_key(kind: str, value: str) -> str:
     """What makes two spellings the same value: the number for phones (`+49 171 …` is
     `0171 …`), digits for other numbers, case-folded text else."""
@@ -96,7 +98,8 @@ class Masker:
     def leaks(self, raw: str) -> list[str]:
         """Kinds of plaintext identities in a raw reply (empty: clean)."""
         found: list[str] = []
-        if self._leak_names().pattern is not None and next(self._leak_names().find(raw), None):
+        names = self._leak_names()
+        if not names.empty and next(names.find(raw), None):
             found.append("PERSON")
         folded = raw.casefold()
         masked_keys = self._by_key.keys()

@@ -1,17 +1,22 @@
 """Person names: the user's registered people, and unregistered names in a person context.
 
-Registered (`NameIndex`, one compiled pattern per registry): a name or alias matches in any
-case at word bounds, also before a genitive `s` ("Annas"; the `s` stays outside the mask),
-and each part of a full name that is a name matches on its own ("Özdemir" of
-"Frau Dr. Özdemir"; never "Frau", "Dr.", "Onkel"). A registered name that is also an
-ordinary word (`rules.HOMONYMS`) is decided by its context, by the rules in `rules.py`:
-a person word before it or a verb of speaking after it makes it a person; its family's
-words ("am Freitag", "Rosen aus dem Garten", "pizza Margherita") make it the ordinary word.
+The finders never walk the whole text in Python: they look up their anchor words (the
+registered names' first words, honorifics, verbs) with `str.find` on the lower-cased text
+and read only the few neighbouring words of each hit, so their cost grows little with the
+text and not with the size of the registry.
+
+Registered (`NameIndex`): a name or alias matches in any case at word bounds, also before a
+genitive `s` ("Annas"; the `s` stays outside the mask), and every run of parts of a full name
+matches on its own ("Özdemir" of "Frau Dr. Özdemir", "Hans Peter" of "Hans Peter Krüger";
+never "Frau", "Dr.", "Onkel"). A registered name that is also an ordinary word
+(`rules.HOMONYMS`) is decided by its context (`is_person`, rules in `rules.py`): a person word
+before it or a verb after it makes it a person; its family's words ("am Freitag", "Rosen
+aus dem Garten", "pizza Margherita") make it the ordinary word.
 
 Unregistered: a capitalised name after an honorific or role (`Herr`, `Frau`, `Dr.`, `Mr`,
-`Onkel`, `Familie` …), after "klingel bei" and the like, and English capitalised words
-mid-sentence in a person context ("met Priya", "Jonathan said") that are no dictionary word
-(the `english-words` list).
+`Onkel`, `Familie` …) or after "klingel bei" and the like; and English capitalised words in
+a person context ("met Priya", "Jonathan said") that are no dictionary word (the
+`english-words` list).
 """
 
 from __future__ import annotations
@@ -21,31 +26,98 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from app.llm.privacy.rules import (
-    BELL_WORDS, EN_PERSON_AFTER, EN_PERSON_BEFORE, FAMILIES, HOMONYMS, HONORIFICS, PERSON_AFTER,
+    BELL_WORDS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_BEFORE, FAMILIES, HOMONYMS,
+    HONORIFICS, PERSON_AFTER, TITLES,
 )
-from app.llm.privacy.spans import Span, word_after, words_before
+from app.llm.privacy.spans import Span
 
-_CAP = r"[A-ZÄÖÜ][a-zäöüßéèáàóòíìúùçñ'’-]+"
-_NAME = rf"{_CAP}(?:-{_CAP})*"
-_TITLES = r"(?:(?:Dr|Prof|Dipl)\.?[ \u00a0]+)*"
-_HONORIFIC_WORDS = "|".join(sorted((re.escape(w) for w in HONORIFICS), key=len, reverse=True))
-_AFTER_HONORIFIC = re.compile(
-    rf"(?<![\w.])(?i:{_HONORIFIC_WORDS})(?<=[\w.])[ \u00a0]+{_TITLES}(?P<name>{_NAME}(?:[ \u00a0]+{_NAME})?)")
-_AFTER_BELL = re.compile(
-    rf"(?<!\w)(?i:{'|'.join(sorted(BELL_WORDS))})[ \u00a0]+(?i:bei)[ \u00a0]+(?P<name>{_NAME})")
-_EN_CANDIDATE = re.compile(rf"(?<![\w.'’-])(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?![\w'’-])")
-_NOT_A_NAME = frozenset(HONORIFICS) | frozenset(FAMILIES["weekday"].before)
-# Capitalised words that are never a person in an English sentence: weekdays, months,
-# languages, holidays, big brands (public names stay).
-EN_NOT_NAMES = frozenset({
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
-    "february", "march", "april", "may", "june", "july", "august", "september", "october",
-    "november", "december", "english", "german", "french", "spanish", "italian", "christmas",
-    "easter", "google", "facebook", "instagram", "whatsapp", "netflix", "spotify", "youtube",
-    "microsoft", "amazon", "tesla", "uber", "ikea", "lidl", "aldi", "zoom", "iphone", "ipad",
-    "chatgpt", "openai", "tiktok", "linkedin", "paypal", "ebay", "dhl", "berlin", "london",
-    "paris", "munich", "hamburg", "vienna", "europe", "germany", "america", "england",
-})
+_SPACES = " \t\u00a0"
+_REST_OF_WORD = re.compile(r"(?:[^\W\d_]|['’](?=[^\W\d_]))*")
+_APOSTROPHES = "'’"
+_HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
+_NOT_A_NAME = _HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
+_GENITIVES = ("'s", "’s", "s")
+
+
+@functools.lru_cache(maxsize=16)
+def lowered(text: str) -> str:
+    """`text` in lower case, position for position (cached: one mask call reads it often)."""
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer ("İ"): keep it as is
+        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+    return low
+
+
+_ALL_WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_NEXT_WORD = re.compile(r"(\.)?[ \t\u00a0]+([^\W\d_]+(?:['’][^\W\d_]+)*)")
+
+
+@functools.lru_cache(maxsize=16)
+def present(text: str) -> frozenset[str]:
+    """The lower-case words of `text`: the anchors not among them need no search at all."""
+    return frozenset(_ALL_WORDS.findall(lowered(text)))
+
+
+def _word_end(text: str, i: int) -> int:
+    return _REST_OF_WORD.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _word_start(text: str, i: int) -> int:
+    while i > 0 and (text[i - 1].isalpha() or (text[i - 1] in _APOSTROPHES and i > 1
+                                              and text[i - 2].isalpha())):
+        i -= 1
+    return i
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    """Is `text[start:end]` a whole word (not a piece of a word, an address or a code)?"""
+    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "@._-'’"))
+            and (end == len(text) or not (text[end].isalnum() or text[end] in "@_")))
+
+
+def next_word(text: str, end: int) -> tuple[int, int] | None:
+    """The word after the one ending at `end`, when only spaces (or a title's dot) part them."""
+    match = _NEXT_WORD.match(text, end)
+    if match is None:
+        return None
+    if match.group(1) and lowered(text)[_word_start(text, end):end] not in TITLES:
+        return None
+    return match.start(2), match.end(2)
+
+
+def previous_words(text: str, start: int, count: int = 2) -> list[str]:
+    """Up to `count` words before `start` in the same phrase, nearest first, lower case."""
+    found: list[str] = []
+    low = lowered(text)
+    while len(found) < count:
+        i = start
+        while i > 0 and text[i - 1] in _SPACES:
+            i -= 1
+        if i == start or i == 0:
+            break
+        end = i - 1 if text[i - 1] == "." else i
+        begin = _word_start(text, end)
+        if begin == end or (end < i and low[begin:end] not in TITLES):
+            break
+        found.append(low[begin:end])
+        start = begin
+    return found
+
+
+def _occurrences(text: str, words: Iterable[str]) -> Iterator[tuple[int, int, str]]:
+    """Where each of `words` (lower case) stands as a whole word."""
+    low = lowered(text)
+    for word in present(text).intersection(words):
+        at = low.find(word)
+        while at != -1:
+            if _alone(text, at, at + len(word)):
+                yield at, at + len(word), word
+            at = low.find(word, at + 1)
+
+
+def _capitalised(text: str, start: int, end: int) -> bool:
+    return (end - start > 1 and text[start].isupper()
+            and lowered(text)[start:end] not in _NOT_A_NAME)
 
 
 @functools.cache
@@ -58,95 +130,143 @@ def dictionary() -> frozenset[str]:
 
 
 def name_terms(names: Iterable[str]) -> tuple[str, ...]:
-    """Every term a registry entry matches by: the entry itself, and its parts that are
-    names (no honorifics, no titles, at least two letters); longest first."""
+    """Every term a registry entry matches by: each run of its parts that are names (no
+    honorifics, no titles, at least two letters); longest first."""
     terms: set[str] = set()
     for name in names:
-        name = " ".join(name.split())
-        if len(name) < 2:
-            continue
-        parts = [p for p in name.split(" ") if len(p.strip(".")) >= 2
-                 and p.casefold() not in HONORIFICS and p.casefold().rstrip(".") not in
-                 {"dr", "prof", "dipl"}]
-        # Every run of consecutive parts: "Hans Peter Krüger" → "Hans Peter", "Peter
-        # Krüger", "Krüger" …; "Frau Dr. Özdemir" → "Özdemir" (the honorific stays visible).
+        parts = [p for p in name.split() if len(p.strip(".")) >= 2
+                 and p.lower().rstrip(".") not in _HONORIFIC_WORDS | TITLES]
         for first in range(len(parts)):
             for last in range(first + 1, len(parts) + 1):
                 terms.add(" ".join(parts[first:last]))
-    return tuple(sorted(terms, key=lambda t: (-len(t), t.casefold())))
+    return tuple(sorted(terms, key=lambda t: (-len(t), t.lower())))
 
 
 class NameIndex:
-    """The compiled pattern of one registry (built once per registry change)."""
+    """The registered names of one registry, by their first word (built once per change)."""
 
     def __init__(self, names: Sequence[str]) -> None:
         self.terms = name_terms(names)
-        self.folded = frozenset(t.casefold() for t in self.terms)
-        self.pattern = (re.compile(
-            r"(?<![\w@.])(?:" + "|".join(re.escape(t) for t in self.terms) + r")(?=s?(?![\w@]))",
-            re.IGNORECASE) if self.terms else None)
+        self._by_first: dict[str, list[str]] = {}
+        for term in self.terms:  # longest first, so a full name wins over its first part
+            first = term.split()[0].lower()
+            self._by_first.setdefault(first, []).append(term.lower())
+        # A first word as it may stand in a text: as is, or with a genitive ending.
+        self._spellings = {first + ending: first for first in self._by_first
+                           for ending in ("", *_GENITIVES)}
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
 
     def find(self, text: str) -> Iterator[Span]:
-        if self.pattern is None:
-            return
-        for match in self.pattern.finditer(text):
-            if is_person(text, match.start(), match.end()):
-                yield Span(match.start(), match.end(), "PERSON", match.group(0))
+        low = lowered(text)
+        found = []
+        firsts = {self._spellings[w] for w in present(text).intersection(self._spellings)}
+        for first in firsts:
+            terms = self._by_first[first]
+            at = low.find(first)
+            while at != -1:
+                if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "@._-'’"):
+                    span = _match(text, low, at, terms)
+                    if span is not None and is_person(text, span.start, span.end):
+                        found.append(span)
+                at = low.find(first, at + 1)
+        yield from sorted(found, key=lambda s: s.start)
+
+
+def _match(text: str, low: str, at: int, terms: list[str]) -> Span | None:
+    for term in terms:
+        if not low.startswith(term, at):
+            continue
+        end = at + len(term)
+        rest = end
+        for ending in _GENITIVES:  # "Annas", "Gisela's": the ending stays outside
+            if low.startswith(ending, end):
+                rest = end + len(ending)
+                break
+        for stop in dict.fromkeys((end, rest)):
+            if stop == len(text) or not (text[stop].isalnum() or text[stop] in "_@"):
+                return Span(at, end, "PERSON", text[at:end])
+    return None
 
 
 def is_person(text: str, start: int, end: int) -> bool:
-    """Is the name at `text[start:end]` a person here, or the ordinary word it also is?"""
+    """Is the registered name at `text[start:end]` a person here, or the ordinary word it
+    also is?"""
     value = text[start:end]
-    families = HOMONYMS.get(value.casefold())
+    families = HOMONYMS.get(value.lower())
     if not families:
         return True
-    before = [w.casefold() for w in words_before(text, start, 2)]
+    before = previous_words(text, start)
     previous = before[0] if before else ""
-    after = word_after(text, end).casefold()
+    following = next_word(text, end)
+    after = lowered(text)[following[0]:following[1]] if following else ""
     # The order is the rule: a person word before it is strongest, then the family's word
     # before it ("am Freitag kommt …"), then a verb after it, then the rest of the family.
-    if previous in HONORIFICS or (previous == "bei" and len(before) > 1
-                                  and before[1] in BELL_WORDS):
+    if previous in _HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
+                                        and before[1] in BELL_WORDS):
         return True
     rows = [FAMILIES[name] for name in families]
     if any(previous in family.before for family in rows):
         return False
     if after in PERSON_AFTER:
         return True
+    number_next = text[end:end + 2].lstrip()[:1].isdigit()
     for family in rows:
         if family.lower and value.islower():
             return False
-        if after in family.after or (family.number_after and after[:1].isdigit()):
+        if after in family.after or (family.number_after and number_next):
             return False
     return True
 
 
 def find_in_context(text: str) -> Iterator[Span]:
-    """Unregistered names after an honorific, role or bell word."""
-    for pattern in (_AFTER_HONORIFIC, _AFTER_BELL):
-        for match in pattern.finditer(text):
-            start, end = match.span("name")
-            words = match.group("name").split()
-            if words[0].casefold() in _NOT_A_NAME:
+    """Unregistered names after an honorific or role ("Herr Kowalski", "Frau Dr. Kühn")
+    or after a bell word and "bei" ("klingel bei Brenner")."""
+    low = lowered(text)
+    starts: dict[int, Span] = {}
+    for _, end, word in _occurrences(text, _HONORIFIC_WORDS | BELL_WORDS):
+        here = next_word(text, end)
+        if word in BELL_WORDS:
+            if here is None or low[here[0]:here[1]] != "bei":
                 continue
-            if len(words) > 1 and words[1].casefold() in _NOT_A_NAME:
-                end = start + len(words[0])
-            yield Span(start, end, "PERSON", text[start:end])
+            here = next_word(text, here[1])
+        while here is not None and low[here[0]:here[1]] in TITLES:
+            here = next_word(text, here[1])
+        if here is None or not _capitalised(text, *here) or here[0] in starts:
+            continue
+        start, stop = here
+        while stop < len(text) - 1 and text[stop] == "-" and text[stop + 1].isupper():
+            stop = _word_end(text, stop + 1)  # "Müller-Lüdenscheidt"
+        second = next_word(text, stop)
+        if (second is not None and _capitalised(text, *second)
+                and low[second[0]:second[1]] not in PERSON_AFTER):
+            stop = second[1]  # "Herr Jürgen Albers"
+        starts[start] = Span(start, stop, "PERSON", text[start:stop])
+    yield from sorted(starts.values(), key=lambda s: s.start)
 
 
 def find_english(text: str) -> Iterator[Span]:
-    """English capitalised non-dictionary words mid-sentence in a person context."""
-    words = None
-    for match in _EN_CANDIDATE.finditer(text):
-        name = match.group("name")
-        folded = name.casefold()
-        if folded in EN_NOT_NAMES:
+    """English capitalised non-dictionary words in a person context ("met Priya")."""
+    candidates: set[tuple[int, int]] = set()
+    for _, end, _word in _occurrences(text, EN_PERSON_BEFORE):
+        following = next_word(text, end)
+        if following is not None:
+            candidates.add(following)
+    for start, _, _word in _occurrences(text, EN_PERSON_AFTER):
+        i = start
+        while i > 0 and text[i - 1] in _SPACES:
+            i -= 1
+        if i < start and i > 0 and text[i - 1].isalpha():
+            candidates.add((_word_start(text, i), i))
+    low = lowered(text)
+    for start, end in sorted(candidates):
+        token = text[start:end]
+        if not (token[0].isupper() and token[1:].islower() and token.isascii()
+                and len(token) > 1 and low[start:end] not in EN_NOT_NAMES):
             continue
-        before = words_before(text, match.start(), 1)
-        after = word_after(text, match.end())
-        if not ((before and before[0].casefold() in EN_PERSON_BEFORE) or after in EN_PERSON_AFTER):
+        vocabulary = dictionary()
+        if low[start:end] in vocabulary or low[start:end].rstrip("s") in vocabulary:
             continue
-        words = words if words is not None else dictionary()
-        if folded in words or folded.rstrip("s") in words:
-            continue
-        yield Span(match.start(), match.end(), "PERSON", name)
+        yield Span(start, end, "PERSON", token)

@@ -9,6 +9,7 @@ fail that test and stay; a date shape (`01.03.2024`) is never a number.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -18,7 +19,7 @@ from app.llm.privacy.spans import Span
 
 REGION = "DE"
 _CANDIDATE = re.compile(
-    r"(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}(?![\w/])")
+    r"(?=[+(\d])(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}(?![\w/])")
 _DIGITS = re.compile(r"\d")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
 
@@ -36,6 +37,7 @@ def find(text: str) -> Iterator[Span]:
             yield Span(match.start(), match.end(), "PHONE", candidate)
 
 
+@functools.lru_cache(maxsize=4096)  # the same numbers recur in every prompt of a conversation
 def _valid(candidate: str) -> bool:
     try:
         number = phonenumbers.parse(candidate, REGION)

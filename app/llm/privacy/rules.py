@@ -27,6 +27,21 @@ EN_PERSON_AFTER = frozenset({
     "thinks", "thought", "laughed", "smiled", "cried", "replied", "promised", "wants",
     "wanted", "came", "visited", "emailed", "messaged", "hugged", "loves", "feels", "felt",
 })
+# Titles between an honorific and the name ("Frau Dr. Prof. Kühn"): skipped, never names.
+TITLES = frozenset({"dr", "prof", "dipl", "mr", "mrs", "ms", "mx", "med", "ing"})
+
+# Capitalised words that are never a person in an English sentence: weekdays, months,
+# languages, holidays, big brands and places (public names stay).
+EN_NOT_NAMES = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january",
+    "february", "march", "april", "may", "june", "july", "august", "september", "october",
+    "november", "december", "english", "german", "french", "spanish", "italian", "christmas",
+    "easter", "google", "facebook", "instagram", "whatsapp", "netflix", "spotify", "youtube",
+    "microsoft", "amazon", "tesla", "uber", "ikea", "lidl", "aldi", "zoom", "iphone", "ipad",
+    "chatgpt", "openai", "tiktok", "linkedin", "paypal", "ebay", "dhl", "berlin", "london",
+    "paris", "munich", "hamburg", "vienna", "europe", "germany", "america", "england",
+})
+
 # Words after a name that make it a person (German and English).
 PERSON_AFTER = EN_PERSON_AFTER | frozenset({
     "sagt", "sagte", "meint", "meinte", "fragt", "fragte", "schreibt", "schrieb", "ruft",
@@ -38,8 +53,7 @@ PERSON_AFTER = EN_PERSON_AFTER | frozenset({
 EN_PERSON_BEFORE = frozenset({
     "met", "meet", "meeting", "with", "told", "tell", "asked", "ask", "called", "call",
     "texted", "text", "emailed", "email", "visited", "visit", "saw", "see", "hugged", "thanked",
-    "love", "loves", "miss", "missed", "married", "dating", "named", "from", "to", "and",
-    "for", "like", "invited", "helped", "friend", "sister", "brother", "mom", "mum", "dad",
+    "love", "loves", "miss", "missed", "married", "dating", "named", "invited", "helped", "friend", "sister", "brother", "mom", "mum", "dad",
     "wife", "husband", "son", "daughter", "cousin", "boyfriend", "girlfriend", "partner",
     "colleague", "coworker", "roommate", "neighbour", "neighbor", "boss", "teacher", "nurse",
     "doctor", "therapist", "baby", "kid", "uncle", "aunt",
@@ -141,7 +155,7 @@ NOT_PLATES = ("DIN A", "DIN EN", "ISO A")
 
 # Words near a date with a year that make it a birth date (lower case, may hold a space).
 BIRTHDAY_WORDS = ("geboren", "geb.", "geburtstag", "geburtsdatum", "geburtstags", "born",
-                  "birthday", "birth date", "date of birth", "dob", "b.", "jahrgang")
+                  "birthday", "birth date", "date of birth", "dob", "jahrgang")
 BIRTHDAY_REACH = 40  # characters before the date searched for a birthday word
 BIRTHDAY_AFTER = ("geboren", "zur welt", "born")  # "am 2.4.2019 geboren"
 BIRTHDAY_AFTER_REACH = 25  # characters after the date searched for those

@@ -10,10 +10,11 @@ from stdnum.de import idnr
 
 from app.llm.privacy.spans import Span
 
-_CANDIDATE = re.compile(r"(?<![\w+/.-])[1-9]\d(?:[ \u00a0/.-]?\d{3}){3}(?![\w/-])")
+_NOT_DIGIT = re.compile(r"\D")
+_CANDIDATE = re.compile(r"(?=[1-9])(?<![\w+/.-])[1-9]\d(?:[ \u00a0/.-]?\d{3}){3}(?![\w/-])")
 
 
 def find(text: str) -> Iterator[Span]:
     for match in _CANDIDATE.finditer(text):
-        if idnr.is_valid(re.sub(r"\D", "", match.group(0))):
+        if idnr.is_valid(_NOT_DIGIT.sub("", match.group(0))):
             yield Span(match.start(), match.end(), "TAXID", match.group(0))

@@ -13,12 +13,31 @@ from app.llm.privacy.spans import Span
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+[^\s<>\"'\].,;:!?)]", re.IGNORECASE)
 
 
+_START = re.compile(r"https?://|www\.", re.IGNORECASE)
+
+
 def find(text: str) -> Iterator[Span]:
-    if "http" not in text and "www." not in text and "HTTP" not in text:
-        return
-    for match in _URL.finditer(text):
+    # Anchored where a link can start ("http", "www."), found with str.find.
+    lowered = text.lower()
+    starts = sorted({*_positions(lowered, "http"), *_positions(lowered, "www.")})
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        match = _URL.match(text, at)
+        if match is None:
+            continue
+        done = match.end()
         if is_private(match.group(0)):
             yield Span(match.start(), match.end(), "URL", match.group(0))
+
+
+def _positions(lowered: str, marker: str) -> Iterator[int]:
+    at = lowered.find(marker)
+    while at != -1:
+        if at == 0 or not lowered[at - 1].isalnum():
+            yield at
+        at = lowered.find(marker, at + 1)
 
 
 def is_private(url: str) -> bool:
