@@ -114,9 +114,9 @@ SETTINGS: tuple[Setting, ...] = (
             "servers (in the background; start-up never waits).", minimum=0.01),
     Setting("llm_trace_size", int, 200, "Model call records kept in memory for the admin "
             "trace.", minimum=1),
-    Setting("privacy_identities", str, None, "Names the privacy gateway masks for a remote "
-            "provider, comma-separated (also: identities.txt in the data dir).",
-            nullable=True),
+    Setting("privacy_identities", str, None, "Deprecated: names, comma-separated, imported "
+            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
+            "edit people in the settings.", nullable=True),
     # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
     Setting("session_ttl", int, 4 * HOUR, "Seconds of quiet after which a session expires; "
             "must stay above eigenzeit_nullpunkt_seconds.", minimum=60),
