@@ -34,6 +34,7 @@ def test_iban_needs_a_valid_checksum_and_stops_at_the_next_word():
         ["DE89 3704 0044 0532 0130 00"]
     assert values(iban.find, "DE89370400440532013000") == ["DE89370400440532013000"]
     assert values(iban.find, "DE89 3704 0044 0532 0130 01") == []  # checksum broken
+    assert values(iban.find, "iban de89 3704 0044 0532 0130 00") == ["de89 3704 0044 0532 0130 00"]
 
 
 def test_the_german_tax_id_needs_its_check_digit():
@@ -108,7 +109,8 @@ def test_registered_names_match_in_any_case_inflected_and_by_their_parts():
     ("Frank", "frank und frei", False), ("Frank", "Frank sagt", True),
     ("Mark", "mark my words", False), ("Bill", "pay the bill", False),
     ("Margherita", "pizza Margherita", False), ("Müller", "bei Müller gekauft", False),
-    ("Müller", "Herr Müller", True), ("Müller", "klingel bei Müller", True)])
+    ("Müller", "Herr Müller", True), ("Müller", "klingel bei Müller", True),
+    ("Freitag", "Freitags gehe ich laufen", False), ("Freitag", "Herrn Freitags Auto", True)])
 def test_homonyms_are_decided_by_their_context(name, text, masked):
     assert bool(values(NameIndex([name]).find, text)) is masked
 
@@ -117,6 +119,8 @@ def test_homonyms_are_decided_by_their_context(name, text, masked):
     ("Herr Kowalski hat", ["Kowalski"]), ("bei Frau Dr. Kühn", ["Kühn"]),
     ("Oma Gerda kommt", ["Gerda"]), ("klingel bei Brenner", ["Brenner"]),
     ("Mr Pemberton called", ["Pemberton"]), ("Herr Jürgen Albers kam", ["Jürgen Albers"]),
+    ("Meine Mutter Ingeborg ruft", ["Ingeborg"]), ("Ich heiße Lisa.", ["Lisa"]),
+    ("My colleague Mr. O'Brien", ["O'Brien"]),
     ("Herr und Frau kommen", []), ("bei Müller gekauft", [])])
 def test_unregistered_names_in_a_person_context(text, found):
     assert values(names.find_in_context, text) == found
@@ -127,7 +131,8 @@ def test_unregistered_names_in_a_person_context(text, found):
     ("Then Jonathan said no.", ["Jonathan"]),
     ("I met Frank", []),  # a dictionary word: only the registry knows this Frank
     ("We flew with Lufthansa to London.", ["Lufthansa"]),  # a brand the list lacks
-    ("I called Google support", []), ("We met on Monday", [])])
+    ("I called Google support", []), ("We met on Monday", []),
+    ("My colleague Mr. O'Brien", [])])  # a title is no name; O'Brien is the context finder's
 def test_english_capitalised_non_dictionary_words_in_a_person_context(text, found):
     assert values(names.find_english, text) == found
 

@@ -11,8 +11,8 @@ from schwifty.exceptions import SchwiftyException
 
 from app.llm.privacy.spans import Span
 
-_CANDIDATE = re.compile(r"(?=[A-Z])\b[A-Z]{2}\d{2}(?:[ \u00a0]?[A-Z0-9]){11,30}\b")
-_GROUP_END = re.compile(r"[ \u00a0][A-Z0-9]+$")
+_CANDIDATE = re.compile(r"(?=[A-Za-z])\b[A-Za-z]{2}\d{2}(?:[ \u00a0]?[A-Za-z0-9]){11,30}\b")
+_GROUP_END = re.compile(r"[ \u00a0][A-Za-z0-9]+$")
 
 
 def find(text: str) -> Iterator[Span]:
@@ -33,7 +33,7 @@ def find(text: str) -> Iterator[Span]:
 @functools.lru_cache(maxsize=1024)  # a user's IBAN recurs in every prompt of a conversation
 def _valid(candidate: str) -> bool:
     try:
-        IBAN(candidate)
+        IBAN(candidate.upper())  # written in lower case, it is the same account
     except (SchwiftyException, ValueError):
         return False
     return True

@@ -213,8 +213,9 @@ def is_person(text: str, start: int, end: int) -> bool:
     if after in PERSON_AFTER:
         return True
     number_next = text[end:end + 2].lstrip()[:1].isdigit()
+    adverb = text[end:end + 1] in ("s", "S")
     for family in rows:
-        if family.lower and value.islower():
+        if (family.lower and value.islower()) or (family.adverb_s and adverb):
             return False
         if after in family.after or (family.number_after and number_next):
             return False
@@ -264,7 +265,8 @@ def find_english(text: str) -> Iterator[Span]:
     for start, end in sorted(candidates):
         token = text[start:end]
         if not (token[0].isupper() and token[1:].islower() and token.isascii()
-                and len(token) > 1 and low[start:end] not in EN_NOT_NAMES):
+                and len(token) > 1 and low[start:end] not in EN_NOT_NAMES
+                and low[start:end] not in _NOT_A_NAME):
             continue
         vocabulary = dictionary()
         if low[start:end] in vocabulary or low[start:end].rstrip("s") in vocabulary:

@@ -19,6 +19,10 @@ HONORIFICS = frozenset({
     "sister", "brother", "nephew", "niece", "colleague", "neighbour", "neighbor", "boss",
     "friend", "schwager", "schwägerin", "schwiegermutter", "schwiegervater", "sohn", "tochter",
     "son", "daughter", "husband", "wife", "mann", "papa", "mama", "mutti", "vati",
+    "mutter", "vater", "großmutter", "großvater", "enkel", "enkelin", "ehemann", "ehefrau",
+    "partner", "partnerin", "verlobter", "verlobte", "patenkind", "pate", "patin",
+    # words that introduce a name
+    "heiße", "heißt", "hieß", "namens", "named",
 })
 
 # English words after a capitalised word that make it a person: verbs of speaking and doing.
@@ -71,6 +75,7 @@ class Family:
     `lower`: the lower-case spelling is the ordinary word ("frank und frei"); a name written
     in lower case is still a name unless its family says so.
     `number_after`: a following number means the non-person reading ("August 2024").
+    `adverb_s`: the word with an `s` is the adverb ("Freitags gehe ich …", "montags").
     """
 
     name: str
@@ -78,6 +83,7 @@ class Family:
     after: frozenset[str] = frozenset()
     lower: bool = False
     number_after: bool = False
+    adverb_s: bool = False
 
 
 _ARTICLES = {"der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem",
@@ -88,7 +94,7 @@ _TIME_WORDS = {"am", "im", "jeden", "jeder", "nächsten", "nächster", "letzten"
                "by", "early", "late", "mid", "der", "den", "des", "dem"}
 
 FAMILIES: dict[str, Family] = {family.name: family for family in (
-    Family("weekday", before=frozenset(_TIME_WORDS), lower=True,
+    Family("weekday", before=frozenset(_TIME_WORDS), lower=True, adverb_s=True,
            after=frozenset({"abend", "morgen", "nachmittag", "mittag", "vormittag", "nacht",
                             "night", "morning", "afternoon", "evening", "war", "ist"})),
     Family("month", before=frozenset(_TIME_WORDS), lower=True, number_after=True,
