@@ -11,7 +11,7 @@ from app.llm import Gateway, ModelError
 from app.llm.gateway import PRIVACY_RETRY_PROMPT, is_local
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
 from app.storage.database import Database
-from tests.fakemodel import Reply
+from tests.fakemodel import Fault, Reply
 
 PERSONAL = ("Ich bin Anna Schmidt (anna.schmidt@example.org), Tel. +49 171 1234567 oder "
             "030 / 12 34 56 78. Annas Bruder Paul wohnt in der Hauptstraße 12a, 10115 Berlin. "
@@ -204,3 +204,35 @@ async def test_a_local_provider_gets_the_prompt_as_it_is(fake_model, make_settin
         assert not gateway.remote
         await gateway.complete("responder", PROMPT, max_tokens=200)
     assert fake_model.chats()[0].messages == PROMPT
+
+
+async def test_the_local_detect_role_adds_names_to_mask(fake_model, make_settings, registry):
+    # The fake serves both: the remote provider (llm_remote) and the local detect server.
+    fake_model.script("privacy_detect", {"names": ["Zoltan", "Erfunden"]})
+    fake_model.script("responder", "Grüß [PERSON_1]!")
+    settings = make_settings(**fake_model.overrides(llm_remote=True,
+                                                    privacy_detect_url=fake_model.url))
+    async with Gateway(settings, registry) as gateway:
+        result = await gateway.complete(
+            "responder", [{"role": "user", "content": "Zoltan war heute hier."}],
+            max_tokens=100, user_id="local")
+    assert result.text == "Grüß Zoltan!"
+    [asked] = fake_model.chats("privacy_detect")
+    assert "Zoltan war heute hier." in asked.messages[-1]["content"]  # local: plain text
+    [sent] = fake_model.chats("responder")
+    assert sent.messages[0]["content"] == "[PERSON_1] war heute hier."
+
+
+async def test_a_failing_detect_role_leaves_the_detectors_and_a_remote_one_is_refused(
+        fake_model, make_settings, registry):
+    fake_model.always("privacy_detect", Fault.status(500))
+    settings = make_settings(**fake_model.overrides(llm_remote=True, model_retries=0,
+                                                    privacy_detect_url=fake_model.url))
+    async with Gateway(settings, registry) as gateway:
+        await gateway.complete("responder", [{"role": "user", "content": "Anna, 0170/1234567"}],
+                               max_tokens=100, user_id="local")
+    assert fake_model.chats("responder")[0].messages[0]["content"] == "[PERSON_1], [PHONE_1]"
+    remote_detect = make_settings(**fake_model.overrides(
+        llm_remote=True, privacy_detect_url="https://names.example.com/v1"))
+    async with Gateway(remote_detect, registry) as gateway:
+        assert gateway.name_detector is None

@@ -48,6 +48,7 @@ from app.llm import budget as budgeting
 from app.llm import detect
 from app.llm.errors import ModelError
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats, StreamUnmasker
+from app.llm.privacy import local_model
 from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.schema import decode, json_schema
@@ -89,6 +90,7 @@ class Gateway:
         # The users' people (none without a database: then only the detectors mask).
         self.identities = identities
         self.privacy_stats = PrivacyStats()
+        self.name_detector: Provider | None = None  # the optional local `detect` role
         self._slots: dict[int, asyncio.Semaphore] = {}
         # provider id -> (window or None when the provider does not say, fetched at)
         self._windows: dict[int, tuple[int | None, float]] = {}
@@ -109,7 +111,22 @@ class Gateway:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
         if self.settings.llm_remote:
             await asyncio.to_thread(warm_up_privacy)  # the first masked call need not wait
+        self._start_name_detector()
         return self
+
+    def _start_name_detector(self) -> None:
+        url = self.settings.privacy_detect_url
+        if not url:
+            return
+        if not is_local(url):
+            # The detect role reads the plain text: never a server off this network.
+            log.warning("privacy_detect_url is not on this machine or the local network; "
+                        "the detect role stays off", extra=logctx.fields(
+                            setting="privacy_detect_url"))
+            return
+        self.name_detector = PROVIDERS["openai"](settings=self.settings, session=self.session,
+                                                 url=url, model=self.settings.privacy_detect_model,
+                                                 api_key=None)
 
     async def aclose(self) -> None:
         if self._detection is not None:
@@ -435,11 +452,27 @@ class Gateway:
                              "whose people to mask (user_id); nothing was sent")
         registered = (await self.identities.index(user_id) if self.identities is not None
                       else NameIndex(()))
+        proposed = await self._names_from_local_model(messages)
+        if proposed:
+            registered = NameIndex([*registered.terms, *proposed])
         masker = Masker(registered)
         masked = masker.mask_messages(messages)
         trace.masked = masker.masked_count
         self.privacy_stats.masked(user_id, masker.counts)
         return masker, masked
+
+    async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
+        """The detect role's further names; none when it is off or fails (then the
+        detectors mask alone — the local model adds, it does not gate)."""
+        if self.name_detector is None:
+            return []
+        try:
+            reply = await self.name_detector.complete(local_model.detect_call(list(messages)))
+            return local_model.proposed_names(reply.text, list(messages))
+        except (ModelError, msgspec.ValidationError, msgspec.DecodeError) as exc:
+            log.warning("privacy detect role failed; the detectors mask alone",
+                        extra=logctx.fields(error=getattr(exc, "code", type(exc).__name__)))
+            return []
 
     async def _plan(self, provider: Provider, call: Call, trace: Trace) -> None:
         """Window, minimum window and budget — all before any network call of the answer."""
