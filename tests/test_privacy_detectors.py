@@ -132,7 +132,10 @@ def test_unregistered_names_in_a_person_context(text, found):
     ("I met Frank", []),  # a dictionary word: only the registry knows this Frank
     ("We flew with Lufthansa to London.", ["Lufthansa"]),  # a brand the list lacks
     ("I called Google support", []), ("We met on Monday", []),
-    ("My colleague Mr. O'Brien", [])])  # a title is no name; O'Brien is the context finder's
+    ("My colleague Mr. O'Brien", []),
+    ("Priya and I went out.", ["Priya"]), ("lunch with Aiyana and Bartholomew", ["Aiyana",
+                                                                            "Bartholomew"]),
+    ("Salt and Pepper and I", []), ("flew to London and Paris", [])])  # a title is no name; O'Brien is the context finder's
 def test_english_capitalised_non_dictionary_words_in_a_person_context(text, found):
     assert values(names.find_english, text) == found
 

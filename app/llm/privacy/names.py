@@ -26,8 +26,8 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from app.llm.privacy.rules import (
-    BELL_WORDS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_BEFORE, FAMILIES, HOMONYMS,
-    HONORIFICS, PERSON_AFTER, TITLES,
+    BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
+    EN_PERSON_BEFORE, FAMILIES, HOMONYMS, HONORIFICS, PERSON_AFTER, TITLES,
 )
 from app.llm.privacy.spans import Span
 
@@ -249,7 +249,47 @@ def find_in_context(text: str) -> Iterator[Span]:
 
 
 def find_english(text: str) -> Iterator[Span]:
-    """English capitalised non-dictionary words in a person context ("met Priya")."""
+    """English capitalised non-dictionary words in a person context ("met Priya", "Priya
+    and I"), and such words joined to a name found so ("Aiyana and Bartholomew")."""
+    found = {span.start: span for span in _english_in_context(text)}
+    for span in list(found.values()):
+        for joined in _joined_names(text, span):
+            found.setdefault(joined.start, joined)
+    yield from sorted(found.values(), key=lambda s: s.start)
+
+
+def _joined_names(text: str, span: Span) -> Iterator[Span]:
+    low = lowered(text)
+    joiner = next_word(text, span.end)
+    if joiner is not None and low[joiner[0]:joiner[1]] in EN_NAME_JOINERS:
+        other = next_word(text, joiner[1])
+        if other is not None and _english_name(text, *other):
+            yield Span(other[0], other[1], "PERSON", text[other[0]:other[1]])
+    before = previous_words(text, span.start, 2)
+    if len(before) == 2 and before[0] in EN_NAME_JOINERS:
+        end = span.start
+        while end > 0 and not text[end - 1].isalpha():
+            end -= 1
+        end = _word_start(text, end)  # the joiner
+        while end > 0 and text[end - 1] in _SPACES:
+            end -= 1
+        start = _word_start(text, end)
+        if start < end and _english_name(text, start, end):
+            yield Span(start, end, "PERSON", text[start:end])
+
+
+def _english_name(text: str, start: int, end: int) -> bool:
+    """A capitalised ASCII word that is no dictionary word, no title, no known public name."""
+    token = text[start:end]
+    low = token.lower()
+    if not (len(token) > 1 and token[0].isupper() and token[1:].islower() and token.isascii()
+            and low not in EN_NOT_NAMES and low not in _NOT_A_NAME):
+        return False
+    vocabulary = dictionary()
+    return low not in vocabulary and low.rstrip("s") not in vocabulary
+
+
+def _english_in_context(text: str) -> Iterator[Span]:
     candidates: set[tuple[int, int]] = set()
     for _, end, _word in _occurrences(text, EN_PERSON_BEFORE):
         following = next_word(text, end)
@@ -262,13 +302,16 @@ def find_english(text: str) -> Iterator[Span]:
         if i < start and i > 0 and text[i - 1].isalpha():
             candidates.add((_word_start(text, i), i))
     low = lowered(text)
+    for first, second in EN_PERSON_AFTER_PAIRS:
+        for start, end, _word in _occurrences(text, (first,)):
+            following = next_word(text, end)
+            if following is None or low[following[0]:following[1]] != second:
+                continue
+            i = start
+            while i > 0 and text[i - 1] in _SPACES:
+                i -= 1
+            if i < start and i > 0 and text[i - 1].isalpha():
+                candidates.add((_word_start(text, i), i))
     for start, end in sorted(candidates):
-        token = text[start:end]
-        if not (token[0].isupper() and token[1:].islower() and token.isascii()
-                and len(token) > 1 and low[start:end] not in EN_NOT_NAMES
-                and low[start:end] not in _NOT_A_NAME):
-            continue
-        vocabulary = dictionary()
-        if low[start:end] in vocabulary or low[start:end].rstrip("s") in vocabulary:
-            continue
-        yield Span(start, end, "PERSON", token)
+        if _english_name(text, start, end):
+            yield Span(start, end, "PERSON", text[start:end])

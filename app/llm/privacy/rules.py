@@ -46,6 +46,12 @@ EN_NOT_NAMES = frozenset({
     "paris", "munich", "hamburg", "vienna", "europe", "germany", "america", "england",
 })
 
+# English: "Priya and I", "Priya and me" — two words after a name that make it a person.
+EN_PERSON_AFTER_PAIRS = frozenset({("and", "i"), ("and", "me"), ("or", "i"), ("or", "me")})
+# English: a word joining two names ("Aiyana and Bartholomew"): a capitalised non-dictionary
+# word next to a found name through one of these is a name too.
+EN_NAME_JOINERS = frozenset({"and", "or", "&"})
+
 # Words after a name that make it a person (German and English).
 PERSON_AFTER = EN_PERSON_AFTER | frozenset({
     "sagt", "sagte", "meint", "meinte", "fragt", "fragte", "schreibt", "schrieb", "ruft",
