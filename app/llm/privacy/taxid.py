@@ -3,6 +3,7 @@ written as eleven digits or in groups (`12 345 678 901`, `12/345/678/901`)."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -16,5 +17,10 @@ _CANDIDATE = re.compile(r"(?=[1-9])(?<![\w+/.-])[1-9]\d(?:[ \u00a0/.-]?\d{3}){3}
 
 def find(text: str) -> Iterator[Span]:
     for match in _CANDIDATE.finditer(text):
-        if idnr.is_valid(_NOT_DIGIT.sub("", match.group(0))):
+        if _valid(_NOT_DIGIT.sub("", match.group(0))):
             yield Span(match.start(), match.end(), "TAXID", match.group(0))
+
+
+@functools.lru_cache(maxsize=1024)  # the same ids recur in every prompt of a conversation
+def _valid(digits: str) -> bool:
+    return idnr.is_valid(digits)
