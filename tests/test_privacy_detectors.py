@@ -119,7 +119,8 @@ def test_homonyms_are_decided_by_their_context(name, text, masked):
     ("Herr Kowalski hat", ["Kowalski"]), ("bei Frau Dr. Kühn", ["Kühn"]),
     ("Oma Gerda kommt", ["Gerda"]), ("klingel bei Brenner", ["Brenner"]),
     ("Mr Pemberton called", ["Pemberton"]), ("Herr Jürgen Albers kam", ["Jürgen Albers"]),
-    ("Meine Mutter Ingeborg ruft", ["Ingeborg"]), ("Ich heiße Lisa.", ["Lisa"]),
+    ("Meine Mutter Ingeborg ruft", ["Ingeborg"]), ("Frau von der Leyen sagt", ["von der Leyen"]),
+    ("Prof. Dr. med. Weber", ["Weber"]), ("Frau Schmidt-Lehmann kam", ["Schmidt-Lehmann"]), ("Ich heiße Lisa.", ["Lisa"]),
     ("My colleague Mr. O'Brien", ["O'Brien"]),
     ("Herr und Frau kommen", []), ("bei Müller gekauft", [])])
 def test_unregistered_names_in_a_person_context(text, found):

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from app.llm.privacy.rules import (
     BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
-    EN_PERSON_BEFORE, FAMILIES, HOMONYMS, HONORIFICS, PERSON_AFTER, TITLES,
+    EN_PERSON_BEFORE, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
 )
 from app.llm.privacy.spans import Span
 
@@ -235,9 +235,14 @@ def find_in_context(text: str) -> Iterator[Span]:
             here = next_word(text, here[1])
         while here is not None and low[here[0]:here[1]] in TITLES:
             here = next_word(text, here[1])
+        particle = here
+        while here is not None and text[here[0]].islower() and low[here[0]:here[1]] in PARTICLES:
+            here = next_word(text, here[1])  # "Frau von der Leyen": the particles go along
         if here is None or not _capitalised(text, *here) or here[0] in starts:
             continue
-        start, stop = here
+        start, stop = (particle[0] if particle is not None else here[0]), here[1]
+        if particle is not None and particle[0] in starts:
+            continue
         while stop < len(text) - 1 and text[stop] == "-" and text[stop + 1].isupper():
             stop = _word_end(text, stop + 1)  # "Müller-Lüdenscheidt"
         second = next_word(text, stop)

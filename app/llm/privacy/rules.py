@@ -31,6 +31,10 @@ EN_PERSON_AFTER = frozenset({
     "thinks", "thought", "laughed", "smiled", "cried", "replied", "promised", "wants",
     "wanted", "came", "visited", "emailed", "messaged", "hugged", "loves", "feels", "felt",
 })
+# Lower-case name particles between an honorific and the surname ("Frau von der Leyen").
+PARTICLES = frozenset({"von", "van", "de", "der", "den", "zu", "vom", "zum", "ten", "ter",
+                       "di", "da", "del", "della", "la", "le", "du", "al", "el", "bin"})
+
 # Titles between an honorific and the name ("Frau Dr. Prof. Kühn"): skipped, never names.
 TITLES = frozenset({"dr", "prof", "dipl", "mr", "mrs", "ms", "mx", "med", "ing"})
 
