@@ -236,3 +236,16 @@ async def test_a_failing_detect_role_leaves_the_detectors_and_a_remote_one_is_re
         llm_remote=True, privacy_detect_url="https://names.example.com/v1"))
     async with Gateway(remote_detect, registry) as gateway:
         assert gateway.name_detector is None
+
+
+async def test_a_long_stream_is_checked_piece_by_piece_up_to_its_end(remote, fake_model):
+    filler = "Das ist ein ruhiger Satz ohne Namen. " * 12
+    chunks = [filler[i:i + 40] for i in range(0, len(filler), 40)] + ["Grüß An", "na von mir."]
+    leak = Reply(filler + "Grüß Anna von mir.", chunks=chunks)
+    fake_model.script("responder", leak, leak)
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=400, user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    assert shown and "Anna" not in "".join(shown)

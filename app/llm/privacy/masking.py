@@ -28,6 +28,7 @@ from app.llm.types import Message
 
 PLACEHOLDER = re.compile(r"\[?\b(" + "|".join(KINDS) + r")_(\d+)\b\]?")
 _LONGEST_PLACEHOLDER = len("[BIRTHDATE_9999]")
+_CHECK_CONTEXT = 80  # characters before new stream text that decide a name's reading
 _NOT_DIGIT = re.compile(r"\D")
 _SPACE = re.compile(r"\s+")
 _NUMBER_KINDS = ("PHONE", "IBAN", "TAXID")
@@ -154,6 +155,7 @@ class StreamUnmasker:
         self.masker = masker
         self._raw = ""
         self._emitted = 0  # raw characters already released
+        self._checked = 0  # raw characters already checked for leaks
 
     @property
     def released(self) -> bool:
@@ -161,14 +163,23 @@ class StreamUnmasker:
 
     def feed(self, delta: str) -> str:
         self._raw += delta
-        self.masker.check(self._raw)
+        self._check()
         cut = max(self._emitted, len(self._raw) - self.masker.hold_back)
         cut = self._not_inside_placeholder(cut)
         return self._release(cut)
 
     def finish(self) -> str:
-        self.masker.check(self._raw)
+        self._check()
         return self._release(len(self._raw))
+
+    def _check(self) -> None:
+        # Only the new text and enough before it for any value and its context: a long
+        # stream is not checked again from the start on every piece.
+        start = max(0, self._checked - self.masker.hold_back - _CHECK_CONTEXT)
+        while start > 0 and not self._raw[start - 1].isspace():
+            start -= 1  # never from the middle of a word ("Johanna" is no "anna")
+        self.masker.check(self._raw[start:])
+        self._checked = len(self._raw)
 
     def _not_inside_placeholder(self, cut: int) -> int:
         for match in PLACEHOLDER.finditer(self._raw, max(0, cut - _LONGEST_PLACEHOLDER)):
