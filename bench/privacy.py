@@ -2,10 +2,11 @@
 
     .venv/bin/python bench/privacy.py [--iterations 2000]
 
-Two prompts: "dense", German and English chat text with a mix of identities in every line (registered names,
-unregistered names after honorifics, phone numbers, an e-mail address, an IBAN, a Steuer-ID,
-an address, a birth date, a car plate, a private link) and homonyms; the registry holds 25
-people; and "typical", one such paragraph to three plain ones. Measured, alternating so that drift hits all alike:
+Two prompts: "dense", German and English chat text with identities in every line
+(registered names, unregistered names after honorifics, phone numbers, an e-mail address,
+an IBAN, a Steuer-ID, an address, a birth date, a car plate, a private link) and homonyms;
+and "typical", one such paragraph to three plain ones. The registry holds 25 people.
+Measured, alternating so that drift hits all alike:
 
 - floor: one pass of a compiled word pattern over the same text (`re.findall(r"\\w+")`) —
   the least any detector that reads every word must do;

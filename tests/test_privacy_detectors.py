@@ -120,7 +120,8 @@ def test_homonyms_are_decided_by_their_context(name, text, masked):
     ("Oma Gerda kommt", ["Gerda"]), ("klingel bei Brenner", ["Brenner"]),
     ("Mr Pemberton called", ["Pemberton"]), ("Herr Jürgen Albers kam", ["Jürgen Albers"]),
     ("Meine Mutter Ingeborg ruft", ["Ingeborg"]), ("Frau von der Leyen sagt", ["von der Leyen"]),
-    ("Prof. Dr. med. Weber", ["Weber"]), ("Frau Schmidt-Lehmann kam", ["Schmidt-Lehmann"]), ("Ich heiße Lisa.", ["Lisa"]),
+    ("Prof. Dr. med. Weber", ["Weber"]), ("Frau Schmidt-Lehmann kam", ["Schmidt-Lehmann"]),
+    ("Ich heiße Lisa.", ["Lisa"]),
     ("My colleague Mr. O'Brien", ["O'Brien"]),
     ("Herr und Frau kommen", []), ("bei Müller gekauft", [])])
 def test_unregistered_names_in_a_person_context(text, found):
@@ -133,10 +134,10 @@ def test_unregistered_names_in_a_person_context(text, found):
     ("I met Frank", []),  # a dictionary word: only the registry knows this Frank
     ("We flew with Lufthansa to London.", ["Lufthansa"]),  # a brand the list lacks
     ("I called Google support", []), ("We met on Monday", []),
-    ("My colleague Mr. O'Brien", []),
+    ("My colleague Mr. O'Brien", []),  # a title is no name (O'Brien: the context finder)
     ("Priya and I went out.", ["Priya"]), ("lunch with Aiyana and Bartholomew", ["Aiyana",
                                                                             "Bartholomew"]),
-    ("Salt and Pepper and I", []), ("flew to London and Paris", [])])  # a title is no name; O'Brien is the context finder's
+    ("Salt and Pepper and I", []), ("flew to London and Paris", [])])
 def test_english_capitalised_non_dictionary_words_in_a_person_context(text, found):
     assert values(names.find_english, text) == found
 

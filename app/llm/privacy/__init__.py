@@ -20,4 +20,5 @@ from app.llm.privacy.spans import KINDS, Span
 from app.llm.privacy.stats import PrivacyStats
 
 __all__ = ["KINDS", "LEGACY_FILE", "IdentityRegistry", "Masker", "NameIndex", "Person",
-           "PrivacyStats", "Span", "StreamUnmasker", "detect", "warm_up"]
+           "PrivacyStats", "Span", "StreamUnmasker", "address", "birthdate", "detect", "email",
+           "iban", "names", "phone", "plate", "taxid", "url", "warm_up"]

@@ -41,7 +41,8 @@ def value_key(kind: str, value: str) -> str:
     if kind == "PHONE":
         try:
             number = phonenumbers.parse(value, phone.REGION)
-            return "PHONE:" + phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+            e164 = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+            return "PHONE:" + e164
         except phonenumbers.NumberParseException:
             pass
     if kind in _NUMBER_KINDS:

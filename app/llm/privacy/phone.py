@@ -19,7 +19,9 @@ from app.llm.privacy.spans import Span
 
 REGION = "DE"
 _CANDIDATE = re.compile(
-    r"(?=[+(\d])(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}(?![\w/])")
+    r"(?=[+(\d])(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*"  # a start: +49, 0049, (0151), 0170
+    r"(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}"  # groups: / - . space
+    r"(?![\w/])")
 _DIGITS = re.compile(r"\d")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
 

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from app.llm.privacy.rules import NOT_PLATES
 from app.llm.privacy.spans import Span
 
-_PLATE = re.compile(r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")
+_PLATE = re.compile(r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])"  # district
+                    r"[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")  # letters, number, E/H
 
 
 def find(text: str) -> Iterator[Span]:
