@@ -103,9 +103,6 @@ class App {
     this.privacy = new PrivacyPanel();
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
-    for (const id of ["#settings-open", "#offline-settings"]) {
-      $(id).addEventListener("click", () => this.privacy.load());
-    }
 
     this.conversation.subscribe((change) => this.onChange(change));
 

@@ -1,6 +1,6 @@
-// The privacy panel in the settings: the people the user names (identity registry, SPEC
-// §7a) — add, edit, remove, save — and a preview box that shows what would leave this
-// machine for a remote model (POST /api/privacy/preview).
+// The privacy dialog, opened from the settings: the people the user names (identity
+// registry, SPEC §7a) — add, edit, remove, save — and a preview box that shows what would
+// leave this machine for a remote model (POST /api/privacy/preview).
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
@@ -17,11 +17,19 @@ function splitAliases(text) {
 
 export class PrivacyPanel {
   constructor() {
+    this.dialog = $("#privacy-dialog");
     this.list = $("#privacy-people");
     this.status = $("#privacy-status");
+    $("#privacy-open").addEventListener("click", () => this.open());
+    $("#privacy-close").addEventListener("click", () => this.dialog.close());
     $("#privacy-add").addEventListener("click", () => this.addRow({ name: "", aliases: [] }, true));
     $("#privacy-save").addEventListener("click", () => this.save());
     $("#privacy-preview-run").addEventListener("click", () => this.preview());
+  }
+
+  open() {
+    this.dialog.showModal();
+    this.load();
   }
 
   async load() {
