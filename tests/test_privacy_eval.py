@@ -1,5 +1,5 @@
 """The privacy detectors against our own annotated set (issue 12's bar): recall ≥ 0.98 for
-every kind, look-alikes kept ≥ 0.95. The figures are printed (`pytest -s`) and named in
+every kind, look-alikes kept ≥ 0.95. The figures are printed in every run and named in
 the failure message."""
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ def test_the_set_is_annotated_consistently():
     assert {"weekday", "month", "flower", "food", "word", "shop", "season"} <= families
 
 
-def test_recall_per_kind_and_look_alikes_kept_reach_the_bar():
+def test_recall_per_kind_and_look_alikes_kept_reach_the_bar(capsys):
     result = score(load())
-    print("\n" + result.report())
+    with capsys.disabled():  # the figures show in every run, not only on failure
+        print("\nprivacy evaluation set:\n" + result.report())
     below = [kind for kind in result.total if result.recall(kind) < RECALL_BAR]
     assert not below and result.kept_ratio >= KEPT_BAR, result.report()

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from app.llm.privacy.rules import (
     BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
-    EN_PERSON_BEFORE, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
+    EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
 )
 from app.llm.privacy.spans import Span
 
@@ -37,6 +37,7 @@ _APOSTROPHES = "'’"
 _HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
 _NOT_A_NAME = _HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
 _GENITIVES = ("'s", "’s", "s")
+_PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
 
 
 @functools.lru_cache(maxsize=16)
@@ -307,6 +308,12 @@ def _english_in_context(text: str) -> Iterator[Span]:
         if i < start and i > 0 and text[i - 1].isalpha():
             candidates.add((_word_start(text, i), i))
     low = lowered(text)
+    for start, end, second in _occurrences(text, _PAIR_SECONDS):
+        before = previous_words(text, start, 1)
+        if before and (before[0], second) in EN_PERSON_BEFORE_PAIRS:
+            following = next_word(text, end)
+            if following is not None:
+                candidates.add(following)
     for first, second in EN_PERSON_AFTER_PAIRS:
         for start, end, _word in _occurrences(text, (first,)):
             following = next_word(text, end)

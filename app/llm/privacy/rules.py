@@ -50,6 +50,12 @@ EN_NOT_NAMES = frozenset({
     "paris", "munich", "hamburg", "vienna", "europe", "germany", "america", "england",
 })
 
+# English: two words before a name that make it a person ("married to Declan").
+EN_PERSON_BEFORE_PAIRS = frozenset({
+    ("married", "to"), ("engaged", "to"), ("talked", "to"), ("spoke", "to"), ("talking", "to"),
+    ("speak", "to"), ("wrote", "to"), ("said", "to"), ("listen", "to"), ("listened", "to"),
+    ("went", "with"), ("out", "with"), ("date", "with"), ("lives", "with"), ("live", "with"),
+})
 # English: "Priya and I", "Priya and me" — two words after a name that make it a person.
 EN_PERSON_AFTER_PAIRS = frozenset({("and", "i"), ("and", "me"), ("or", "i"), ("or", "me")})
 # English: a word joining two names ("Aiyana and Bartholomew"): a capitalised non-dictionary
