@@ -177,18 +177,18 @@ class NameIndex:
 
 
 def _match(text: str, low: str, at: int, terms: list[str]) -> Span | None:
+    size = len(text)
     for term in terms:
         if not low.startswith(term, at):
             continue
         end = at + len(term)
-        rest = end
-        for ending in _GENITIVES:  # "Annas", "Gisela's": the ending stays outside
-            if low.startswith(ending, end):
-                rest = end + len(ending)
-                break
-        for stop in dict.fromkeys((end, rest)):
-            if stop == len(text) or not (text[stop].isalnum() or text[stop] in "_@"):
-                return Span(at, end, "PERSON", text[at:end])
+        if end == size or not (text[end].isalnum() or text[end] in "_@"):
+            return Span(at, end, "PERSON", text[at:end])
+        # A genitive ending stays outside the mask: "Annas", "Gisela's".
+        rest = end + 1 if low[end] == "s" else (
+            end + 2 if low[end] in "'’" and low[end + 1:end + 2] == "s" else end)
+        if rest > end and (rest == size or not (text[rest].isalnum() or text[rest] in "_@")):
+            return Span(at, end, "PERSON", text[at:end])
     return None
 
 
