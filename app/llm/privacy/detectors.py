@@ -2,7 +2,7 @@
 
 Each kind has its own module; the table says which function finds it. The patterns are
 compiled when the modules are imported, once per process; the registered names of a user
-are one compiled `NameIndex`, rebuilt only when the registry changes.
+are one `NameIndex` (names by their first word), built only when the registry changes.
 """
 
 from __future__ import annotations
