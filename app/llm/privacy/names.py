@@ -37,6 +37,7 @@ _APOSTROPHES = "'’"
 _HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
 _NOT_A_NAME = _HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
 _GENITIVES = ("'s", "’s", "s")
+_CONTEXT_ANCHORS = _HONORIFIC_WORDS | BELL_WORDS
 _PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
 
 
@@ -228,7 +229,7 @@ def find_in_context(text: str) -> Iterator[Span]:
     or after a bell word and "bei" ("klingel bei Brenner")."""
     low = lowered(text)
     starts: dict[int, Span] = {}
-    for _, end, word in _occurrences(text, _HONORIFIC_WORDS | BELL_WORDS):
+    for _, end, word in _occurrences(text, _CONTEXT_ANCHORS):
         here = next_word(text, end)
         if word in BELL_WORDS:
             if here is None or low[here[0]:here[1]] != "bei":
