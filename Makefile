@@ -54,6 +54,7 @@ bench: install
 	$(PY) bench/turn.py
 	$(PY) bench/profile.py
 	$(PY) bench/journal.py
+	$(PY) bench/privacy.py
 
 clean:
 	rm -rf build dist .pytest_cache

@@ -26,6 +26,7 @@ from app.errors import error_middleware
 from app.journal.service import install as install_journal
 from app.journal.service import journal_ctx
 from app.llm import Gateway
+from app.llm.privacy import IdentityRegistry
 from app.pipeline.service import install as install_pipelines
 from app.pipeline.service import reminder_clock_ctx
 from app.redis_server import EmbeddedRedis
@@ -33,7 +34,7 @@ from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
 from app.storage.database import Database
 from app.typedefs import (
-    AUTH, DB, GATEWAY, LOCAL_TOKEN, REDIS, REDIS_INFO, SETTINGS,
+    AUTH, DB, GATEWAY, LOCAL_TOKEN, PRIVACY, REDIS, REDIS_INFO, SETTINGS,
     RedisInfo,
 )
 
@@ -125,7 +126,13 @@ async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     """The model gateway; auto-detection of a local model server runs in its background."""
-    gateway = Gateway(app[SETTINGS])
+    settings = app[SETTINGS]
+    identities = IdentityRegistry(app[DB])
+    # The deprecated identity list (setting, identities.txt) moves into the registry once.
+    await identities.import_legacy(settings.data_path if settings.data_dir else None,
+                                   settings.privacy_identities)
+    app[PRIVACY] = identities
+    gateway = Gateway(settings, identities)
     await gateway.start()
     app[GATEWAY] = gateway
     try:

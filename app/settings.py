@@ -114,9 +114,15 @@ SETTINGS: tuple[Setting, ...] = (
             "servers (in the background; start-up never waits).", minimum=0.01),
     Setting("llm_trace_size", int, 200, "Model call records kept in memory for the admin "
             "trace.", minimum=1),
-    Setting("privacy_identities", str, None, "Names the privacy gateway masks for a remote "
-            "provider, comma-separated (also: identities.txt in the data dir).",
+    Setting("privacy_identities", str, None, "Deprecated: names, comma-separated, imported "
+            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
+            "edit people in the settings.", nullable=True),
+    Setting("privacy_detect_url", str, None, "A LOCAL OpenAI-compatible model server the "
+            "privacy gateway asks for further names before a remote call (the detect role); "
+            "off when unset; refused unless on this machine or the local network.",
             nullable=True),
+    Setting("privacy_detect_model", str, None, "The model of privacy_detect_url (unset: the "
+            "server's first).", nullable=True),
     # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
     Setting("session_ttl", int, 4 * HOUR, "Seconds of quiet after which a session expires; "
             "must stay above eigenzeit_nullpunkt_seconds.", minimum=60),

@@ -73,6 +73,7 @@ class NodeContext:
     gateway: Any  # app.llm.Gateway, the one in use for this run
     stage: Stage
     guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
+    user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
     interaction_hint: str = ""  # the user's interaction profile (app.journal.profile)
 
@@ -105,7 +106,7 @@ class NodeContext:
         try:
             return await self.gateway.complete(
                 purpose, messages, schema=spec.schema, max_tokens=reserve,
-                temperature=spec.temperature)
+                temperature=spec.temperature, user_id=self.user_id)
         finally:
             self.calls.append(ModelCall(purpose, time.perf_counter() - started))
 

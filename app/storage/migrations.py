@@ -278,3 +278,30 @@ def m006_profile(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m004_privacy_identities(db: sqlite3.Connection) -> None:
+    """The privacy gateway's identity registry (SPEC §7a): the people each user names, in
+    the order they were given, and which deprecated sources were imported once."""
+    db.execute(
+        """
+        CREATE TABLE privacy_identities (
+            user_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, position)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE privacy_legacy_imports (
+            source TEXT PRIMARY KEY,
+            imported_at REAL NOT NULL,
+            names INTEGER NOT NULL
+        )
+        """
+    )

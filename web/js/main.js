@@ -9,6 +9,7 @@ import { t, translatePage } from "./i18n.js";
 import { JournalView } from "./journal.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
+import { PrivacyPanel } from "./privacy.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
@@ -100,6 +101,7 @@ class App {
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
     });
+    this.privacy = new PrivacyPanel();
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
 
