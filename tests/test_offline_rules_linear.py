@@ -4,6 +4,8 @@ The offline model's rules run on user messages of up to `max_message_chars` (20 
 that backtracks quadratically on such a message stalls every user of the server. Each
 module-level pattern of the offline model and the tribunal is run against worst-case inputs
 built from its own cue words and from characters that make unbounded quantifiers backtrack.
+Times are the test thread's CPU time: on a shared machine wall time also counts other
+processes, and a quadratic rule misses the limit by orders of magnitude either way.
 """
 
 from __future__ import annotations
@@ -52,9 +54,9 @@ def slowest(pattern: re.Pattern[str]) -> tuple[float, str]:
     worst = (0.0, "")
     for text in worst_inputs(pattern):
         for run in (pattern.search, pattern.findall):
-            start = time.perf_counter()
+            start = time.thread_time()
             run(text)
-            took = time.perf_counter() - start
+            took = time.thread_time() - start
             if took > worst[0]:
                 worst = (took, text[:12])
     return worst
@@ -75,9 +77,9 @@ def test_list_phrases_are_found_in_linear_time() -> None:
     for phrase in (offline._ADD, offline._ADD_HINZU, offline._REMOVE):
         for unit in ("setz ", "put (", "füg der ", "nimm ", "nimm von ", "a "):
             text = (unit * (LENGTH // len(unit) + 1))[:LENGTH]
-            start = time.perf_counter()
+            start = time.thread_time()
             phrase.search(text)
-            assert time.perf_counter() - start <= 2 * LIMIT_SECONDS, unit
+            assert time.thread_time() - start <= 2 * LIMIT_SECONDS, unit
 
 
 def test_reminder_cue_is_found_in_linear_time() -> None:
@@ -87,6 +89,6 @@ def test_reminder_cue_is_found_in_linear_time() -> None:
     assert not wants_reminder("Frag mich. Erinnern ist schwer.")
     for unit in ("mich ", "erinnern ", "mich (", "mich erinnern. "):
         text = (unit * (LENGTH // len(unit) + 1))[:LENGTH]
-        start = time.perf_counter()
+        start = time.thread_time()
         wants_reminder(text)
-        assert time.perf_counter() - start <= LIMIT_SECONDS, unit
+        assert time.thread_time() - start <= LIMIT_SECONDS, unit
