@@ -17,10 +17,12 @@ read from the connection's local socket, so the check is right whatever port was
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
 import logging
+import math
 import secrets
 import sqlite3
 import time
@@ -38,6 +40,7 @@ log = logging.getLogger(__name__)
 LOCAL_USER = "local"
 SESSION_COOKIE = "novaberg_session"
 SESSION_TTL_SECONDS = 30 * 24 * 3600
+LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico"})
@@ -99,12 +102,68 @@ def count_users_sync(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
 
 
+class LoginThrottle:
+    """Backoff after failed logins, per user name and per client address, kept in Redis so
+    that it holds across processes: after `free_failures` failures in a row each further
+    try must wait 1 s, doubling per failure up to `max_delay` (429 with Retry-After). A
+    success clears the name's count; the client's count only expires (a guesser who also
+    owns an account cannot reset it). A failure is logged with the name, never the password.
+    """
+
+    def __init__(self, redis: aioredis.Redis, free_failures: int = 5, max_delay: int = 900) -> None:
+        self.redis = redis
+        self.free_failures = free_failures
+        self.max_delay = max_delay
+
+    @staticmethod
+    def _subjects(name: str, client: str) -> tuple[tuple[str, str], ...]:
+        # A name that cannot exist still counts, under a bounded key.
+        return (("name", name if len(name) <= 64 else token_hash(name)), ("client", client))
+
+    async def check(self, name: str, client: str) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for kind, who in self._subjects(name, client):
+                pipe.pttl(keys.login_blocked(kind, who))
+            waits = await pipe.execute()
+        wait_ms = max(waits)
+        if wait_ms > 0:
+            retry_after = str(math.ceil(wait_ms / 1000))
+            log.warning("login refused: backoff after failed logins", extra={"fields": {
+                "name": name[:64], "client": client, "retry_after": retry_after,
+                "setting": "login_free_failures"}})
+            raise ApiError(429, "login_backoff",
+                           f"too many failed logins; try again in {retry_after} s",
+                           headers={"Retry-After": retry_after})
+
+    async def failed(self, name: str, client: str) -> None:
+        subjects = self._subjects(name, client)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for kind, who in subjects:
+                pipe.incr(keys.login_failures(kind, who))
+                pipe.expire(keys.login_failures(kind, who), LOGIN_FAILURES_MEMORY_SECONDS)
+            counts = (await pipe.execute())[::2]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for (kind, who), count in zip(subjects, counts, strict=True):
+                if count >= self.free_failures:
+                    delay = min(2 ** (count - self.free_failures), self.max_delay)
+                    pipe.set(keys.login_blocked(kind, who), count, ex=delay)
+            await pipe.execute()
+        log.warning("login failed", extra={"fields": {
+            "name": name[:64], "client": client, "failures": max(counts)}})
+
+    async def succeeded(self, name: str) -> None:
+        await self.redis.delete(keys.login_failures("name", name),
+                                keys.login_blocked("name", name))
+
+
 class Auth:
     """Resolves a request to a user id, or refuses it."""
 
     def __init__(self, db: Database, redis: aioredis.Redis, local_token: str | None,
-                 public_origin: str | None, host: str) -> None:
+                 public_origin: str | None, host: str, *,
+                 throttle: LoginThrottle | None = None) -> None:
         self.db = db
+        self.throttle = throttle or LoginThrottle(redis)
         self.redis = redis
         self.local_token = local_token
         self.public_origin = public_origin.rstrip("/") if public_origin else None
@@ -122,7 +181,11 @@ class Auth:
 
         return await self.db.execute_fn(_find)
 
-    async def login(self, name: str, password: str) -> str | None:
+    async def login(self, name: str, password: str, client: str) -> str | None:
+        """The user for a right name and password, else None. A name or client that failed
+        too often must wait first (429, `LoginThrottle`); the hash runs off the event loop."""
+        await self.throttle.check(name, client)
+
         def _find(conn: sqlite3.Connection) -> str | None:
             row = conn.execute("SELECT password_hash FROM users WHERE user_id = ?",
                                (name,)).fetchone()
@@ -130,8 +193,12 @@ class Auth:
 
         stored = await self.db.execute_fn(_find)
         # Verify against a dummy hash for unknown names, so timing does not reveal them.
-        ok = verify_password(password, stored or _DUMMY_HASH)
-        return name if stored and ok else None
+        ok = await asyncio.to_thread(verify_password, password, stored or _DUMMY_HASH)
+        if stored and ok:
+            await self.throttle.succeeded(name)
+            return name
+        await self.throttle.failed(name, client)
+        return None
 
     async def new_session(self, user_id: str) -> str:
         session_id = new_token()

@@ -20,7 +20,7 @@ from aiohttp import web
 
 from app import log as logctx
 from app.api import setup_routes
-from app.auth import Auth, auth_middleware_factory
+from app.auth import Auth, LoginThrottle, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.llm import Gateway
@@ -116,8 +116,10 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
+    throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
+                             settings.login_max_delay_seconds)
     app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
-                     settings.host)
+                     settings.host, throttle=throttle)
     yield
 
 

@@ -178,6 +178,12 @@ SETTINGS: tuple[Setting, ...] = (
             "wakes when a reminder is added in this process).", minimum=0.05),
     Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
             "clock that never delivered it is put back.", minimum=1.0),
+    # --- hardening (issue 11) -------------------------------------------------------------------
+    Setting("login_free_failures", int, 5, "Failed logins per name and per client before each "
+            "further try must wait (1 s, doubling per failure): 429 with Retry-After.",
+            minimum=1),
+    Setting("login_max_delay_seconds", int, 900, "Longest wait imposed after failed logins.",
+            minimum=1),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -24,7 +24,7 @@ def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
 async def post_login(request: web.Request) -> web.Response:
     body = await read_json(request, LoginBody)
     auth = request.app[AUTH]
-    user_id = await auth.login(body.name, body.password)
+    user_id = await auth.login(body.name, body.password, request.remote or "-")
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})

@@ -1,0 +1,92 @@
+"""Issue 11: login backoff and hashing off the loop, start-token exchange, Host header,
+security headers."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from app.auth import SESSION_COOKIE, add_user_sync, verify_password
+from app.memory import keys
+from app.server import DATABASE_FILE, create_app
+from app.typedefs import REDIS
+
+PASSWORD = "correct horse battery"
+
+
+@pytest.fixture
+def anna(settings):
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+    token = add_user_sync(conn, "anna", PASSWORD)
+    conn.close()
+    return token
+
+
+@pytest.fixture
+async def headless(aiohttp_client, make_settings, anna):
+    return await aiohttp_client(create_app(make_settings(headless=True)))
+
+
+async def login(client, name, password):
+    return await client.post("/api/login", json={"name": name, "password": password})
+
+
+# --- item 2: login ----------------------------------------------------------------------------
+
+async def test_failed_logins_back_off_with_429_and_retry_after(headless, caplog):
+    caplog.set_level(logging.WARNING)
+    for i in range(5):
+        response = await login(headless, "anna", f"guess-{i}")
+        assert response.status == 401, i
+    refused = await login(headless, "anna", PASSWORD)  # even the right one must wait now
+    assert refused.status == 429
+    assert int(refused.headers["Retry-After"]) >= 1
+    assert (await refused.json())["error"]["code"] == "login_backoff"
+    assert SESSION_COOKIE not in refused.cookies
+    # The state lives in Redis (shared by every process on it), under the one key builder.
+    redis = headless.app[REDIS]
+    assert await redis.pttl(keys.login_blocked("name", "anna")) > 0
+    failed = [r for r in caplog.records if r.getMessage() == "login failed"]
+    assert len(failed) == 5 and all(r.fields["name"] == "anna" for r in failed)
+    assert not any("guess-" in r.getMessage() or "guess-" in str(getattr(r, "fields", ""))
+                   for r in caplog.records)
+    await asyncio.sleep(float(refused.headers["Retry-After"]) + 0.1)
+    ok = await login(headless, "anna", PASSWORD)
+    assert ok.status == 200
+
+
+async def test_backoff_also_counts_per_client_across_names(headless):
+    for i in range(5):
+        assert (await login(headless, f"nobody{i}", "x" * 12)).status == 401
+    response = await login(headless, "someone-else", "x" * 12)
+    assert response.status == 429
+
+
+async def test_password_hash_does_not_stall_the_event_loop(headless):
+    """While logins hash, the loop keeps ticking: no gap near one scrypt's duration."""
+    started = time.perf_counter()
+    verify_password(PASSWORD, "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$" + "A" * 44)
+    one_hash = time.perf_counter() - started
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        while not done.is_set():
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            gaps.append(time.perf_counter() - before)
+
+    ticker = asyncio.create_task(tick())
+    await asyncio.gather(login(headless, "anna", PASSWORD), login(headless, "anna", PASSWORD),
+                         login(headless, "anna", PASSWORD))
+    done.set()
+    await ticker
+    assert max(gaps) < one_hash, (max(gaps), one_hash)
