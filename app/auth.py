@@ -2,8 +2,11 @@
 
 Identities:
 - `local` always exists. Its token is `--token`/`NOVABERG_TOKEN`, else (desktop mode) a new
-  random one per start. The browser is opened once at `/?token=…`; that visit becomes a
-  session cookie (HttpOnly, SameSite=Strict) and the token leaves the address bar.
+  random one per start. The API token is never put in a URL: the desktop app opens the
+  browser at `/?token=<start code>`, a single-use value distinct from the API token
+  (`StartCodes`); that visit becomes a session cookie (HttpOnly, SameSite=Strict) for
+  `local` and the code leaves the address bar. Only in desktop mode, never from a
+  cross-site link (`Sec-Fetch-Site: cross-site`): a link cannot switch who you are.
 - Headless users (`novaberg user add NAME`) have a scrypt password hash and API tokens in
   SQLite (only the SHA-256 of a token is stored). `POST /api/login` sets the session cookie.
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
@@ -40,6 +43,7 @@ log = logging.getLogger(__name__)
 LOCAL_USER = "local"
 SESSION_COOKIE = "novaberg_session"
 SESSION_TTL_SECONDS = 30 * 24 * 3600
+MAX_START_CODES = 16
 LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -100,6 +104,33 @@ def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
 
 def count_users_sync(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+
+
+class StartCodes:
+    """Single-use values that the desktop start link carries instead of the API token.
+
+    Desktop mode is one process, so they live in memory. A code opens one browser session
+    for `local` and is gone; at most `MAX_START_CODES` are outstanding (the oldest go first).
+    Codes are shown on the terminal and in the command line that opens the browser, where
+    other local users may read them: by the time they could, the browser has used it.
+    """
+
+    def __init__(self) -> None:
+        self._codes: dict[str, float] = {}
+
+    def issue(self) -> str:
+        code = new_token()
+        self._codes[code] = time.time()
+        while len(self._codes) > MAX_START_CODES:
+            del self._codes[next(iter(self._codes))]
+        return code
+
+    def redeem(self, code: str) -> bool:
+        for known in list(self._codes):
+            if hmac.compare_digest(known.encode(), code.encode()):
+                del self._codes[known]
+                return True
+        return False
 
 
 class LoginThrottle:
@@ -164,6 +195,7 @@ class Auth:
                  throttle: LoginThrottle | None = None) -> None:
         self.db = db
         self.throttle = throttle or LoginThrottle(redis)
+        self.start_codes = StartCodes()
         self.redis = redis
         self.local_token = local_token
         self.public_origin = public_origin.rstrip("/") if public_origin else None

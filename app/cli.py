@@ -229,6 +229,8 @@ def bind_socket(settings: Settings) -> socket.socket:
 
 async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                token: str | None) -> int:
+    from app.typedefs import AUTH
+
     stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     try:
@@ -243,15 +245,19 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
         log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
                                                   data_dir=settings.data_dir))
         if not settings.headless:
-            start_url = f"{base}/?token={token}"
+            # Start links carry single-use codes, never the API token: the browser's command
+            # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
+            codes = app[AUTH].start_codes
+            start_url = f"{base}/?token={codes.issue()}"
             # One write call: the log listener thread writes to the same stream.
-            sys.stderr.write(f"Novaberg is running: {start_url}\n")
+            sys.stderr.write(f"Novaberg is running: {start_url}\n"
+                             f"API token for scripts (Authorization: Bearer …): {token}\n")
             sys.stderr.flush()
             if not settings.no_browser:
                 # A daemon thread: some browser commands block until the browser closes, and
                 # neither serving nor stopping may wait for that.
-                threading.Thread(target=webbrowser.open, args=(start_url,), daemon=True,
-                                 name="open-browser").start()
+                threading.Thread(target=webbrowser.open, args=(f"{base}/?token={codes.issue()}",),
+                                 daemon=True, name="open-browser").start()
         await stop.wait()
         log.info("stopping")
     finally:

@@ -12,7 +12,8 @@ import pytest
 from app.auth import SESSION_COOKIE, add_user_sync, verify_password
 from app.memory import keys
 from app.server import DATABASE_FILE, create_app
-from app.typedefs import REDIS
+from app.typedefs import AUTH, REDIS
+from tests.conftest import AUTH as BEARER, TOKEN
 
 PASSWORD = "correct horse battery"
 
@@ -90,3 +91,52 @@ async def test_password_hash_does_not_stall_the_event_loop(headless):
     done.set()
     await ticker
     assert max(gaps) < one_hash, (max(gaps), one_hash)
+
+
+# --- item 3: the start link cannot switch who you are -----------------------------------------
+
+async def test_api_token_is_not_a_start_link(client, anna):
+    for token in (TOKEN, anna):  # the local API token, another user's API token
+        response = await client.get(f"/?token={token}", allow_redirects=False)
+        assert response.status == 401
+        assert SESSION_COOKIE not in response.cookies
+        assert (await response.json())["error"]["code"] == "invalid_start_link"
+
+
+async def test_start_code_works_once(client):
+    code = client.app[AUTH].start_codes.issue()
+    first = await client.get(f"/?token={code}", allow_redirects=False)
+    assert first.status == 302 and SESSION_COOKIE in first.cookies
+    second = await client.get(f"/?token={code}", allow_redirects=False)
+    assert second.status == 401 and SESSION_COOKIE not in second.cookies
+
+
+async def test_cross_site_start_link_is_refused_and_not_used_up(client):
+    code = client.app[AUTH].start_codes.issue()
+    refused = await client.get(f"/?token={code}", allow_redirects=False,
+                               headers={"Sec-Fetch-Site": "cross-site"})
+    assert refused.status == 403 and SESSION_COOKIE not in refused.cookies
+    assert (await refused.json())["error"]["code"] == "cross_site_start_link"
+    direct = await client.get(f"/?token={code}", allow_redirects=False,
+                              headers={"Sec-Fetch-Site": "none"})
+    assert direct.status == 302
+
+
+async def test_no_start_link_in_headless_mode(aiohttp_client, make_settings):
+    client = await aiohttp_client(create_app(make_settings(headless=True), local_token=TOKEN))
+    code = client.app[AUTH].start_codes.issue()
+    response = await client.get(f"/?token={code}", allow_redirects=False)
+    assert response.status == 403 and SESSION_COOKIE not in response.cookies
+    minted = await client.post("/api/start-link", headers=BEARER)
+    assert minted.status == 403
+
+
+async def test_local_user_can_mint_a_start_link_for_another_browser(client):
+    minted = await client.post("/api/start-link", headers=BEARER)
+    assert minted.status == 201
+    url = (await minted.json())["url"]
+    assert TOKEN not in url
+    response = await client.get(url, allow_redirects=False)
+    assert response.status == 302 and SESSION_COOKIE in response.cookies
+    client.session.cookie_jar.clear()
+    assert (await client.post("/api/start-link")).status == 401  # not without auth
