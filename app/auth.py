@@ -24,12 +24,14 @@ import asyncio
 import base64
 import hashlib
 import hmac
+import ipaddress
 import logging
 import math
 import secrets
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from aiohttp import web
@@ -283,6 +285,42 @@ class Auth:
 _DUMMY_HASH = hash_password(secrets.token_hex(8))
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def host_name(host: str) -> str:
+    """The name part of a `Host` value (`[::1]:8765` → `::1`, `Example.org.` → `example.org`)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name.rstrip(".")
+
+
+def is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(request: web.Request, bound_host: str, public_origin: str | None) -> bool:
+    """DNS rebinding: a page of a foreign name that resolves to this server must not be
+    served. Allowed: loopback names, the bound host, the public origin's host, and — when
+    bound to every interface — IP literals (a rebinding attack needs a name it controls)."""
+    raw = request.headers.get("Host")
+    if raw is None:
+        return True  # HTTP/1.0 without Host: nothing a browser sends
+    name = host_name(raw)
+    if name in LOOPBACK_HOSTS or name == host_name(bound_host):
+        return True
+    if public_origin and name == host_name(urlsplit(public_origin).netloc):
+        return True
+    return bound_host in WILDCARD_HOSTS and is_ip_literal(name)
+
+
 def is_public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
@@ -296,6 +334,11 @@ def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable
     @web.middleware
     async def auth_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         auth = get_auth(request)
+        if not host_allowed(request, auth.host, auth.public_origin):
+            log.warning("foreign Host refused", extra={"fields": {
+                "path": request.path, "host": request.headers.get("Host", "")[:200]}})
+            raise ApiError(421, "misdirected_request",
+                           "this server does not answer for that host name")
         if needs_origin_check(request) and not auth.origin_allowed(request):
             log.warning("foreign origin refused", extra={"fields": {
                 "path": request.path, "origin": request.headers.get("Origin")}})

@@ -140,3 +140,62 @@ async def test_local_user_can_mint_a_start_link_for_another_browser(client):
     assert response.status == 302 and SESSION_COOKIE in response.cookies
     client.session.cookie_jar.clear()
     assert (await client.post("/api/start-link")).status == 401  # not without auth
+
+
+# --- item 4: Host header (DNS rebinding) -----------------------------------------------------
+
+@pytest.mark.parametrize("host", ["evil.example", "evil.example:8765", "127.0.0.1.evil.example",
+                                  "localhost.evil.example"])
+async def test_foreign_host_gets_421(client, host):
+    for path in ("/", "/api/health", "/api/me", "/static/js/main.js"):
+        response = await client.get(path, headers={**BEARER, "Host": host})
+        assert response.status == 421, (path, response.status)
+        assert (await response.json())["error"]["code"] == "misdirected_request"
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost:1234", "[::1]:8765", "LOCALHOST."])
+async def test_loopback_hosts_are_served(client, host):
+    response = await client.get("/api/me", headers={**BEARER, "Host": host})
+    assert response.status == 200
+
+
+async def test_bound_and_public_hosts_are_served(aiohttp_client, make_settings):
+    settings = make_settings(headless=True, host="nova.lan",
+                             public_origin="https://nova.example.org")
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    for host in ("nova.lan:8765", "nova.example.org", "127.0.0.1"):
+        assert (await client.get("/api/me", headers={**BEARER, "Host": host})).status == 200
+    assert (await client.get("/api/me", headers={**BEARER, "Host": "other.lan"})).status == 421
+
+
+async def test_wildcard_bind_serves_ip_literals_but_not_foreign_names(aiohttp_client,
+                                                                      make_settings):
+    client = await aiohttp_client(create_app(make_settings(headless=True, host="0.0.0.0"),
+                                             local_token=TOKEN))
+    ok = await client.get("/api/me", headers={**BEARER, "Host": "192.168.1.20:8765"})
+    assert ok.status == 200
+    bad = await client.get("/api/me", headers={**BEARER, "Host": "attacker.example:8765"})
+    assert bad.status == 421
+
+
+# --- item 10: security headers, invisible messages ---------------------------------------------
+
+@pytest.mark.parametrize("path", ["/", "/login", "/static/js/main.js", "/api/health",
+                                  "/api/nothing-here"])
+async def test_security_headers(client, path):
+    response = await client.get(path)
+    csp = response.headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    assert response.headers["Referrer-Policy"] == "no-referrer"
+
+
+@pytest.mark.parametrize("text", ["\u200b", "\u200b\u200d \ufeff", " \u2060\n"])
+async def test_invisible_only_message_is_empty(client, text):
+    response = await client.post("/api/characters/nova/messages", json={"text": text},
+                                 headers=BEARER)
+    assert response.status == 400
+    assert (await response.json())["error"]["code"] == "empty_message"
+    reminder = await client.post("/api/characters/nova/reminders",
+                                 json={"text": text, "due_at": time.time() + 60}, headers=BEARER)
+    assert reminder.status == 400

@@ -70,6 +70,20 @@ async def revalidate_static(request: web.Request, response: web.StreamResponse) 
 
 
 STATIC_PREFIX = "/static/"
+SECURITY_HEADERS = {
+    # Scripts, styles, images and sockets only from this server; no page may frame the UI.
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+                               "form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """On every answer, pages, static files, API and errors alike."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
 
 
 def setup(app: web.Application) -> None:
@@ -78,3 +92,4 @@ def setup(app: web.Application) -> None:
     app.router.add_post("/api/start-link", post_start_link)
     app.router.add_static(STATIC_PREFIX, web_root(), append_version=False)
     app.on_response_prepare.append(revalidate_static)
+    app.on_response_prepare.append(security_headers)

@@ -12,6 +12,8 @@ from app.errors import ApiError
 from app.log import fields
 
 T = TypeVar("T")
+# Characters that show nothing: a text of only these (and whitespace) is empty.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"))
 log = logging.getLogger(__name__)
 
 
@@ -32,11 +34,12 @@ async def read_json(request: web.Request, type_: type[T]) -> T:
 
 def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
                  user_id: str) -> str:
-    """`raw` trimmed, or the error: empty → 400 `empty_code`; over `limit` characters
+    """`raw` trimmed, or the error: empty (or only invisible characters such as zero-width
+    spaces) → 400 `empty_code`; over `limit` characters
     (the `max_message_chars` setting) → 413 `long_code`, with a warning naming the limit.
     Nothing is ever cut: a text is taken whole or refused."""
     text = raw.strip()
-    if not text:
+    if not text.translate(_INVISIBLE).strip():
         raise ApiError(400, empty_code, f"the {noun} is empty")
     if len(text) > limit:
         log.warning(f"{noun} refused: too long", extra=fields(
