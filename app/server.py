@@ -138,6 +138,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     """Build the application. `local_token` is the API token of the user `local`."""
     app = web.Application(
         client_max_size=CLIENT_MAX_SIZE,
+        # Bodies are decoded by `read_json` (app/api/validation.py), where a body that is not
+        # what its Content-Encoding says is a clean 400 instead of an error inside aiohttp.
+        handler_args={"auto_decompress": False},
         middlewares=[request_log_middleware, error_middleware,
                      auth_middleware_factory(lambda request: request.app[AUTH])],
     )

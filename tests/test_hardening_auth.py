@@ -199,3 +199,45 @@ async def test_invisible_only_message_is_empty(client, text):
     reminder = await client.post("/api/characters/nova/reminders",
                                  json={"text": text, "due_at": time.time() + 60}, headers=BEARER)
     assert reminder.status == 400
+
+
+# --- item 8: odd requests ------------------------------------------------------------------------
+
+async def test_gzip_header_on_a_plain_body_is_400(client, caplog):
+    for path in ("/api/characters/nova/messages", "/api/characters/nova/reminders"):
+        response = await client.post(path, data=b'{"text": "hallo"}', headers={
+            **BEARER, "Content-Encoding": "gzip", "Content-Type": "application/json"})
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "invalid_body"
+    assert not any(r.exc_info for r in caplog.records)  # no traceback per request
+    assert (await (await client.get("/api/characters/nova/session", headers=BEARER)).json())[
+        "turns"] == []
+
+
+@pytest.mark.parametrize("path", ["/static/nope.js", "/static/js/nope.js", "/static/js",
+                                  "/static/js/", "/static/../app/server.py",
+                                  "/static/%2e%2e/app/server.py", "/nothing", "/api/nothing"])
+async def test_every_404_is_in_the_error_shape(client, path):
+    response = await client.get(path, headers=BEARER)
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "not_found"
+
+
+async def test_static_files_are_still_served(client):
+    response = await client.get("/static/js/main.js")
+    assert response.status == 200 and "javascript" in response.headers["Content-Type"]
+    assert response.headers["Cache-Control"] == "no-cache"
+
+
+async def test_a_real_gzip_body_is_read(client):
+    import gzip
+    import json
+
+    body = gzip.compress(json.dumps({"text": "hallo gzip"}).encode())
+    response = await client.post("/api/characters/nova/messages", data=body, headers={
+        **BEARER, "Content-Encoding": "gzip", "Content-Type": "application/json"})
+    assert response.status == 202
+    bomb = gzip.compress(b'{"text": "' + b"a" * 3_000_000 + b'"}')
+    too_big = await client.post("/api/characters/nova/messages", data=bomb, headers={
+        **BEARER, "Content-Encoding": "gzip", "Content-Type": "application/json"})
+    assert too_big.status == 413

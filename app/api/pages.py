@@ -61,6 +61,16 @@ async def get_login(request: web.Request) -> web.StreamResponse:
                             headers={"Cache-Control": "no-cache"})
 
 
+async def get_static(request: web.Request) -> web.StreamResponse:
+    """A file under `web/`. Missing files and folders are a 404 in the error shape (aiohttp's
+    own static route answers an empty octet-stream 404), and nothing outside `web/` is served."""
+    root = web_root().resolve()
+    target = (root / request.match_info["path"]).resolve()
+    if not target.is_relative_to(root) or not target.is_file():
+        raise ApiError(404, "not_found", f"no file {request.path}")
+    return web.FileResponse(target)
+
+
 async def revalidate_static(request: web.Request, response: web.StreamResponse) -> None:
     """The UI's ES modules import each other by plain names (no build step, no hashes in
     file names): after an upgrade a browser must ask again (a cheap 304) instead of
@@ -90,6 +100,6 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/", get_index)
     app.router.add_get("/login", get_login)
     app.router.add_post("/api/start-link", post_start_link)
-    app.router.add_static(STATIC_PREFIX, web_root(), append_version=False)
+    app.router.add_get(STATIC_PREFIX + "{path:.+}", get_static)
     app.on_response_prepare.append(revalidate_static)
     app.on_response_prepare.append(security_headers)
