@@ -54,6 +54,8 @@ PUBLIC_PREFIXES = ("/static/",)
 USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 USER_ID = web.RequestKey("user_id", str)
+# The login session (cookie) that authenticated the request, when it was one.
+SESSION_ID = web.RequestKey("session_id", str)
 
 
 # --- secrets -------------------------------------------------------------------------------
@@ -257,6 +259,7 @@ class Auth:
         if session_id:
             user = await self.user_for_session(session_id)
             if user:
+                request[SESSION_ID] = session_id
                 return user
         query_token = request.query.get("token")
         if query_token and request.path == "/api/ws":

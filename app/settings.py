@@ -184,6 +184,8 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=1),
     Setting("login_max_delay_seconds", int, 900, "Longest wait imposed after failed logins.",
             minimum=1),
+    Setting("max_sockets_per_user", int, 20, "Open WebSockets per user; a new one beyond it "
+            "closes that user's oldest.", minimum=1),
     Setting("max_reminders_per_pair", int, 200, "Pending reminders one user may have with one "
             "character; beyond it: 429 too_many_reminders.", minimum=1),
     Setting("reminder_max_days_ahead", int, 3650, "How far ahead a reminder may be due, in "

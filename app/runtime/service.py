@@ -31,7 +31,8 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     redis = app[REDIS]
     distributed = settings.redis_url is not None
-    hub = Hub(settings.ws_send_queue, redis if distributed else None)
+    hub = Hub(settings.ws_send_queue, redis if distributed else None,
+              max_per_user=settings.max_sockets_per_user)
     slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
                         lease_seconds=3 * settings.turn_marker_refresh_seconds) if distributed
              else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
