@@ -106,6 +106,45 @@ def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
     return token
 
 
+TOKEN_ID_CHARS = 12  # a token is named by the head of its hash: safe to show, enough to pick
+
+
+def list_tokens_sync(conn: sqlite3.Connection, name: str | None = None) -> list[tuple[str, str, float]]:
+    """(token id, user, created_at) of the stored API tokens, oldest first."""
+    rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
+                        "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
+    return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
+
+
+def revoke_token_sync(conn: sqlite3.Connection, token_id: str) -> int:
+    """Remove the token whose id is `token_id` (at least 6 characters of it); returns how many
+    matched — only exactly one is removed."""
+    if len(token_id) < 6 or not all(c in "0123456789abcdef" for c in token_id):
+        return 0
+    with conn:
+        rows = conn.execute("SELECT token_hash FROM api_tokens WHERE token_hash LIKE ?",
+                            (token_id + "%",)).fetchall()
+        if len(rows) == 1:
+            conn.execute("DELETE FROM api_tokens WHERE token_hash = ?", (rows[0][0],))
+    return len(rows)
+
+
+def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
+    """Delete a user and every row of theirs: each table with a `user_id` column (so tables
+    added by later migrations are covered), the `users` row last. False: no such user."""
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+    with conn:
+        if conn.execute("SELECT 1 FROM users WHERE user_id = ?", (name,)).fetchone() is None:
+            return False
+        for table in tables:
+            columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+            if table != "users" and "user_id" in columns:
+                conn.execute(f'DELETE FROM "{table}" WHERE user_id = ?', (name,))
+        conn.execute("DELETE FROM users WHERE user_id = ?", (name,))
+    return True
+
+
 def count_users_sync(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
 

@@ -17,6 +17,7 @@ import socket
 import sqlite3
 import sys
 import threading
+import time
 import webbrowser
 from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
@@ -25,7 +26,10 @@ from aiohttp import web
 
 from app import __version__
 from app import log as logctx
-from app.auth import add_user_sync, count_users_sync, new_token, valid_user_name
+from app.auth import (
+    add_user_sync, count_users_sync, delete_user_sync, list_tokens_sync, new_token,
+    revoke_token_sync, valid_user_name,
+)
 from app.datadir import DataDirError, check_writable
 from app.process import follow_bootloader
 from app.redis_server import RedisStartError
@@ -73,6 +77,15 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from the first line of stdin")
+    delete = user_commands.add_parser("delete", help="delete a user with all their data "
+                                      "(the app must be stopped)")
+    delete.add_argument("name", help="user name")
+    token = commands.add_parser("token", help="list or revoke API tokens")
+    token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    listing = token_commands.add_parser("list", help="list API tokens: id, user, created")
+    listing.add_argument("name", nargs="?", help="only this user's tokens")
+    revoke = token_commands.add_parser("revoke", help="revoke an API token by its id")
+    revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     return parser
 
 
@@ -82,8 +95,13 @@ def main(argv: list[str] | None = None) -> int:
              if name in SETTINGS_BY_NAME and value is not None}
     try:
         settings = load_settings(flags)
+        if args.command == "user" and args.user_command == "delete":
+            return delete_user(settings, args.name)
         if args.command == "user":
             return add_user(settings, args.name, args.password_stdin)
+        if args.command == "token":
+            return manage_tokens(settings, args.token_command, getattr(args, "name", None),
+                                 getattr(args, "token_id", None))
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)
@@ -112,6 +130,84 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     finally:
         conn.close()
     print(f"user {name} added; API token (shown once): {token}")
+    return 0
+
+
+def _open_database(settings: Settings) -> sqlite3.Connection:
+    from app.server import DATABASE_FILE
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    path = settings.data_path / DATABASE_FILE
+    if not path.exists():
+        raise UsageError(f"no database in {settings.data_path} (no users yet)")
+    conn = connect(path)
+    apply_migrations(conn)
+    return conn
+
+
+def manage_tokens(settings: Settings, action: str, name: str | None,
+                  token_id: str | None) -> int:
+    conn = _open_database(settings)
+    try:
+        if action == "list":
+            for tid, user, created in list_tokens_sync(conn, name):
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+                print(f"{tid}  {user}  {stamp}")
+            return 0
+        assert token_id is not None
+        matched = revoke_token_sync(conn, token_id)
+    finally:
+        conn.close()
+    if matched != 1:
+        raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
+                         "from 'novaberg token list'" if matched else
+                         f"no token with id {token_id!r} (see 'novaberg token list')")
+    print(f"token {token_id} revoked")
+    return 0
+
+
+def delete_user(settings: Settings, name: str) -> int:
+    """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
+    must be stopped (the data dir lock says so): its embedded Redis is started here."""
+    from app.datadir import DataDirLock
+    from app.memory.purge import purge_user
+    from app.server import REDIS_DIR
+
+    lock = DataDirLock(settings.data_path)
+    try:
+        lock.acquire()
+    except DataDirError as exc:
+        raise UsageError(f"{exc}: stop the app first") from None
+    try:
+        conn = _open_database(settings)
+        try:
+            if not delete_user_sync(conn, name):
+                raise UsageError(f"no user {name!r}")
+        finally:
+            conn.close()
+        import redis
+
+        if settings.redis_url:
+            client = redis.Redis.from_url(settings.redis_url)
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+        else:
+            from app.redis_server import EmbeddedRedis
+
+            embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
+            embedded.start()
+            client = redis.Redis(unix_socket_path=str(embedded.socket_path))
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+                embedded.stop()
+    finally:
+        lock.release()
+    print(f"user {name} deleted ({keys_removed} Redis keys of theirs removed)")
     return 0
 
 
