@@ -59,6 +59,10 @@ class Frame:
         users = [c for c in tx.contributions(self.get("history")) if c.is_user]
         return users[-1].text if users else ""
 
+    def last_character_words(self) -> str:
+        said = [c for c in tx.contributions(self.get("history")) if not c.is_user]
+        return said[-1].text if said else ""
+
 
 def vars_of(blocks: object) -> list[str]:
     return [getattr(blocks, name) for name in blocks.__dataclass_fields__]  # type: ignore[attr-defined]
@@ -242,9 +246,14 @@ def list_name(text: str) -> str:
     return ""
 
 
+_FILLERS = re.compile(r"\b(?:wieder|bitte|noch|auch|mal|doch|gleich|please|again|too)\b", re.I)
+
+
 def items(text: str) -> list[str]:
     found = []
     for part in _ITEM_SPLIT.split(text.strip(" .!?")):
+        # "Nimm Milch wieder von der Liste": the filler words are no part of the item.
+        part = " ".join(_FILLERS.sub(" ", part).split())
         item = _ARTICLE.sub("", part.strip(" „“\"'”.")).strip()
         if item:
             found.append(item)
@@ -359,13 +368,26 @@ def parse_when(text: str, now: dt.datetime) -> dt.datetime | None:
     return when
 
 
+_SEPARABLE_ZU = re.compile(r"\b(ab|an|auf|aus|ein|fest|her|hin|los|mit|nach|vor|weg|zurück|zusammen)"
+                           r"zu(\w+en)\b", re.I)
+_ZU_INFINITIVE = re.compile(r"\bzu\s+(\w+en)$", re.I)
+
+
+def base_form(what: str) -> str:
+    """A reminder's text as a to-do, in the infinitive: "die Wäsche aufzuhängen" →
+    "Wäsche aufhängen", "den Arzt anzurufen" → "Arzt anrufen", "Oma zu besuchen" →
+    "Oma besuchen"."""
+    what = _SEPARABLE_ZU.sub(r"\1\2", what)
+    return _ZU_INFINITIVE.sub(r"\1", what)
+
+
 def reminder_text(task: str) -> str:
     for pattern in _REMIND_WHAT:
         match = pattern.search(task)
         if match:
             what = _TIME_WORDS.sub(" ", match.group("what"))
             what = " ".join(what.split()).strip(" ,.!?")
-            what = _ARTICLE.sub("", what)
+            what = base_form(_ARTICLE.sub("", what))
             if what:
                 return what[0].upper() + what[1:]
     return ""
@@ -437,7 +459,8 @@ def responder(request: OfflineRequest) -> str:
     if task and (BLOCKS[frame.language].intent in task or "noch einmal" in task
                  or "once more" in task):
         return words["continue"]
-    return handlers.reflective_reply(frame.last_user_words(), request.max_chars)
+    return handlers.reflective_reply(frame.last_user_words(), request.max_chars,
+                                     previous=frame.last_character_words())
 
 
 def thinker(request: OfflineRequest) -> dict[str, Any]:

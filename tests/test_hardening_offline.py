@@ -1,0 +1,44 @@
+"""Issue 11, item 16: the offline model removes an item said with "wieder", keeps reminder
+texts in their base form, and answers without quoting the user back — through the real
+app with the default offline model."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.pipeline.offline import parse_list_task, reminder_text
+from app.server import create_app
+from tests.conftest import TOKEN
+from tests.pipeline_support import open_chat
+
+
+@pytest.mark.parametrize("task, expected", [
+    ("Nimm Milch wieder von der Einkaufsliste", ["Milch"]),
+    ("Streich bitte die Eier und den Käse von der Einkaufsliste", ["Eier", "Käse"]),
+])
+def test_removal_without_filler_words(task, expected):
+    assert parse_list_task(task)["remove"] == expected
+
+
+@pytest.mark.parametrize("task, expected", [
+    ("Erinnere mich morgen daran, die Wäsche aufzuhängen", "Wäsche aufhängen"),
+    ("Erinnere mich um 9 daran, den Arzt anzurufen", "Arzt anrufen"),
+    ("Erinnere mich übermorgen daran, Oma zu besuchen", "Oma besuchen"),
+    ("Erinnere mich morgen an den Zahnarzt", "Zahnarzt"),
+])
+def test_reminder_text_is_in_its_base_form(task, expected):
+    assert reminder_text(task) == expected
+
+
+async def test_milch_comes_off_the_list_again_with_the_offline_model(aiohttp_client,
+                                                                     make_settings):
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    await chat.response(await chat.send("Setz Milch und Brot auf die Einkaufsliste"))
+    lists = await chat.get("/api/characters/nova/lists")
+    assert sorted(lists[0]["items"]) == ["Brot", "Milch"]
+    answer = await chat.response(await chat.send("Nimm Milch wieder von der Einkaufsliste"))
+    lists = await chat.get("/api/characters/nova/lists")
+    assert lists[0]["items"] == ["Brot"], (lists, answer["text"])
+    chatter = await chat.response(await chat.send("Ich war heute lange im Park spazieren."))
+    assert "Du schreibst" not in chatter["text"] and "im Park spazieren" not in chatter["text"]
