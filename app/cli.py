@@ -69,22 +69,31 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
     parser.add_argument("--log-level", help=SETTINGS_BY_NAME["log_level"].help)
+    parser.add_argument("--log-format", choices=SETTINGS_BY_NAME["log_format"].choices,
+                        help=SETTINGS_BY_NAME["log_format"].help)
+    # The data options also after the subcommand ("novaberg user add anna --data-dir D");
+    # SUPPRESS: given only before it, the value from before stays.
+    data_options = argparse.ArgumentParser(add_help=False)
+    data_options.add_argument("--data-dir", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["data_dir"].help)
+    data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["redis_url"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
-    add = user_commands.add_parser("add", help="add a user: asks for a password twice, "
+    add = user_commands.add_parser("add", parents=[data_options], help="add a user: asks for a password twice, "
                                    "prints an API token")
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from the first line of stdin")
-    delete = user_commands.add_parser("delete", help="delete a user with all their data "
+    delete = user_commands.add_parser("delete", parents=[data_options], help="delete a user with all their data "
                                       "(the app must be stopped)")
     delete.add_argument("name", help="user name")
     token = commands.add_parser("token", help="list or revoke API tokens")
     token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
-    listing = token_commands.add_parser("list", help="list API tokens: id, user, created")
+    listing = token_commands.add_parser("list", parents=[data_options], help="list API tokens: id, user, created")
     listing.add_argument("name", nargs="?", help="only this user's tokens")
-    revoke = token_commands.add_parser("revoke", help="revoke an API token by its id")
+    revoke = token_commands.add_parser("revoke", parents=[data_options], help="revoke an API token by its id")
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     return parser
 
@@ -227,7 +236,12 @@ def _read_password(from_stdin: bool) -> str:
 
 def serve(settings: Settings) -> int:
     follow_bootloader()
-    logctx.configure(settings.log_level, sys.stdout if settings.headless else sys.stderr)
+    text = settings.log_format == "text" or (settings.log_format == "auto"
+                                            and not settings.headless)
+    level = settings.log_level
+    if text and settings.source("log_level") == "default":
+        level = "warning"  # the desktop terminal stays quiet: the start URL and what is wrong
+    logctx.configure(level, sys.stdout if settings.headless else sys.stderr, text=text)
     _check_redis_url(settings.redis_url)
     check_writable(settings.data_path)
     if not settings.headless and settings.host != "127.0.0.1":

@@ -184,6 +184,9 @@ SETTINGS: tuple[Setting, ...] = (
             minimum=1),
     Setting("login_max_delay_seconds", int, 900, "Longest wait imposed after failed logins.",
             minimum=1),
+    Setting("log_format", str, "auto", "Log lines as JSON (the headless default) or short "
+            "text (the desktop default: quiet, warnings and the start URL).",
+            choices=("auto", "json", "text")),
     Setting("max_sockets_per_user", int, 20, "Open WebSockets per user; a new one beyond it "
             "closes that user's oldest.", minimum=1),
     Setting("max_reminders_per_pair", int, 200, "Pending reminders one user may have with one "

@@ -91,3 +91,62 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
 async def test_the_database_file_is_owner_only(client, settings):
     mode = stat.S_IMODE((settings.data_path / DATABASE_FILE).stat().st_mode)
     assert mode == 0o600
+
+
+# --- item 13: a quiet, readable desktop terminal; JSON for headless -----------------------------
+
+def run_desktop(data: Path, *extra: str) -> str:
+    """Start the desktop app, send one message through it, stop it; its whole stderr."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.procs import ROOT, clean_env, free_port, http, wait_for
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--no-browser", "--data-dir", str(data),
+                             "--port", str(port), "--token", "tok-0123456789", *extra],
+                            cwd=ROOT, env=clean_env(NOVABERG_LLM_PROVIDER="offline"),
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def healthy() -> bool:
+            try:
+                return http("GET", url + "/api/health")[0] == 200
+            except OSError:
+                return False
+
+        assert wait_for(healthy, timeout=30)
+        status, body = http("POST", url + "/api/characters/nova/messages", token="tok-0123456789",
+                            body={"text": "Hallo"})
+        assert status == 202
+        assert wait_for(lambda: http("GET", f"{url}/api/messages/{body['message_id']}",
+                                     token="tok-0123456789")[1]["state"] == "delivered",
+                        timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    return err
+
+
+def test_desktop_terminal_is_quiet_and_readable(data_dir):
+    err = run_desktop(data_dir)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[0].startswith("Novaberg is running: http://127.0.0.1:")
+    assert not [line for line in lines if line.lstrip().startswith("{")], lines  # no JSON
+    assert "transitions" not in err and "Finished processing" not in err
+    assert len(lines) <= 4, lines  # the URL, the token, nothing per request or turn
+
+
+def test_log_format_json_on_request(data_dir):
+    err = run_desktop(data_dir, "--log-format", "json", "--log-level", "info")
+    assert any(line.startswith('{"ts"') for line in err.splitlines())
+
+
+def test_data_dir_may_follow_the_subcommand(tmp_path):
+    data = tmp_path / "after"
+    result = run_cli("user", "add", "anna", "--password-stdin", "--data-dir", str(data),
+                     stdin=PASSWORD + "\n")
+    assert result.returncode == 0, result.stderr
+    assert (data / DATABASE_FILE).exists()
