@@ -9,6 +9,7 @@ import pytest
 from app.pipeline.offline import parse_list_task, reminder_text
 from app.server import create_app
 from tests.conftest import TOKEN
+from app.typedefs import RUNTIME
 from tests.pipeline_support import open_chat
 
 
@@ -42,3 +43,21 @@ async def test_milch_comes_off_the_list_again_with_the_offline_model(aiohttp_cli
     assert lists[0]["items"] == ["Brot"], (lists, answer["text"])
     chatter = await chat.response(await chat.send("Ich war heute lange im Park spazieren."))
     assert "Du schreibst" not in chatter["text"] and "im Park spazieren" not in chatter["text"]
+
+
+async def test_older_turns_after_a_reload_have_no_raw_speaker_labels(aiohttp_client,
+                                                                     make_settings):
+    """Item 14: what a reloaded tab shows of older turns (the session summary) reads as a
+    conversation, not as the renderer's `USER:`/`NOVA:` lines."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(
+        llm_provider="offline", session_summarize_at=3, session_summarize_batch=2,
+        session_max_turns=2), local_token=TOKEN))
+    for text in ("Hallo", "Ich war heute mit Anna im Park.", "Wie geht es dir?",
+                 "Morgen fahre ich nach Berlin."):
+        await chat.response(await chat.send(text))
+    await chat.client.app[RUNTIME].idle()
+    session = await chat.get("/api/characters/nova/session")
+    summary = session["summary"]
+    assert summary and "Anna" in summary
+    assert "USER" not in summary and "NOVA" not in summary, summary
+    assert "Du: " in summary and "Nova: " in summary

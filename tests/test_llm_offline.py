@@ -108,24 +108,25 @@ Conversation excerpt:
 def test_the_summary_keeps_names_numbers_and_impulse_labels_in_whole_sentences():
     text = summarize(user(HISTORY), max_chars=2000)
     for kept in ("Anna wohnt seit 2019 in Leipzig.", "Paul nach Dresden",
-                 "NOVA (von sich aus): Denk an die Tickets für 14 Uhr.",
+                 "Nova (von sich aus): Denk an die Tickets für 14 Uhr.",
                  "Tante Gisela um 15:30."):
         assert kept in text
+    assert "USER:" not in text and "NOVA" not in text  # no raw renderer labels
     assert "Previous summary" not in text and "Conversation excerpt" not in text
 
 
 def test_a_short_summary_drops_whole_sentences_and_keeps_facts_first():
-    text = summarize(user(HISTORY), max_chars=180)
-    assert len(text) <= 180
+    text = summarize(user(HISTORY), max_chars=160)
+    assert len(text) <= 160
     lines = text.splitlines()
     sentences = ["Anna wohnt seit 2019 in Leipzig.",
-                 "USER: Ja.", "USER: Das Wetter ist egal.", "NOVA: Wie schön!",
-                 "USER: Morgen fahre ich mit Paul nach Dresden.",
-                 "NOVA (von sich aus): Denk an die Tickets für 14 Uhr.",
-                 "USER: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30."]
+                 "Du: Ja.", "Du: Das Wetter ist egal.", "Nova: Wie schön!",
+                 "Du: Morgen fahre ich mit Paul nach Dresden.",
+                 "Nova (von sich aus): Denk an die Tickets für 14 Uhr.",
+                 "Du: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30."]
     assert all(line in sentences for line in lines)  # nothing cut inside a sentence
-    assert "USER: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30." in lines
-    assert "USER: Das Wetter ist egal." not in lines
+    assert "Du: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30." in lines
+    assert "Du: Das Wetter ist egal." not in lines
 
 
 async def test_summary_through_the_gateway_as_text(offline):
@@ -137,7 +138,7 @@ async def test_summary_through_the_gateway_as_text(offline):
 def test_a_sentence_said_twice_is_summarized_once():
     text = summarize(user("[1] USER (neutral): Ich bin Anna.\n[2] USER (neutral): Ich bin Anna."),
                      max_chars=500)
-    assert text == "USER: Ich bin Anna."
+    assert text == "Du: Ich bin Anna."
 
 
 class Summary(msgspec.Struct):

@@ -269,13 +269,17 @@ _PREVIOUS_SUMMARY = re.compile(
     r"(?=\n\s*\n|\n\[\d+\]|\Z)", re.I | re.M | re.S)
 
 
+_YOU = {"de": "Du", "en": "You"}
+
+
 def summarize(messages: Sequence[Message], max_chars: int) -> str:
     """An extractive summary of the user-side text: whole sentences only, those with names,
     numbers and places first, in their original order, as many as fit `max_chars`.
 
     Reads the previous summary after a line `Bisherige Zusammenfassung:` / `Previous
     summary:` and the contributions of a rendered history (a contribution's sentences keep
-    its speaker label, so an own impulse stays named as such).
+    its speaker, named as a person would — "Du"/"You", "Nova" — not with the renderer's
+    `USER`/`NOVA` labels; an own impulse stays named as such).
     """
     lines: list[tuple[str, str]] = []  # (prefix, sentence)
     for content in (m["content"] for m in messages if m["role"] == "user"):
@@ -284,9 +288,12 @@ def summarize(messages: Sequence[Message], max_chars: int) -> str:
             lines.extend(("", s) for s in tx.sentences(previous.group(1)))
         found = tx.contributions(content)
         if found:
+            you = _YOU[tx.language(" ".join(c.text for c in found))]
             for contribution in found:
-                label = contribution.label + (" (von sich aus)" if "von sich aus" in
-                                              contribution.meta else "")
+                # Natural names, not the renderer's labels: the summary is shown in the chat.
+                speaker = you if contribution.is_user else contribution.label.strip().title()
+                label = speaker + (" (von sich aus)" if "von sich aus" in
+                                   contribution.meta else "")
                 lines.extend((label, s) for s in tx.sentences(contribution.text))
         elif not previous:
             lines.extend(("", s) for s in tx.sentences(content))
