@@ -85,7 +85,13 @@ export class ChatView {
     }
     this.renderSummary();
     this.renderStage();
-    if (nearBottom || appendedMine) scroller.scrollTop = scroller.scrollHeight;
+    if (nearBottom || appendedMine || this.followOnce) scroller.scrollTop = scroller.scrollHeight;
+    this.followOnce = false;
+  }
+
+  /** The next render scrolls to the newest message, wherever the reader was (a resend). */
+  followNext() {
+    this.followOnce = true;
   }
 
   renderSummary() {

@@ -149,6 +149,7 @@ class App {
   /** A failure notice's resend: its messages go out again as new messages, in order. */
   async resend(failureKey) {
     const texts = this.conversation.resendTexts(failureKey);
+    this.view.followNext(); // the resent messages appear at the end: show them
     this.conversation.markResent(failureKey);
     for (const text of texts) {
       const key = this.conversation.beginSend(text);
