@@ -61,3 +61,16 @@ async def test_older_turns_after_a_reload_have_no_raw_speaker_labels(aiohttp_cli
     assert summary and "Anna" in summary
     assert "USER" not in summary and "NOVA" not in summary, summary
     assert "Du: " in summary and "Nova: " in summary
+
+
+async def test_auch_noch_drauf_adds_to_the_list_changed_last(aiohttp_client, make_settings):
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    for text in ("Setz Milch auf die Einkaufsliste", "Setz Shampoo auf die Drogerieliste",
+                 "Ja, leg sie neu an",
+                 "Setz Käse auf die Einkaufsliste", "Brot und Eier auch noch drauf"):
+        await chat.response(await chat.send(text))
+    lists = {item["name"]: item["items"] for item in await chat.get(
+        "/api/characters/nova/lists")}
+    assert lists["Einkaufsliste"] == ["Milch", "Käse", "Brot", "Eier"], lists
+    assert lists["Drogerieliste"] == ["Shampoo"]

@@ -80,8 +80,13 @@ REMINDER_CUE = re.compile(
     r"\berinnerung(?:en)?\b|\bremind\b|\breminders?\b", re.I)
 
 
+# "Brot und Eier auch noch drauf": onto the list just talked about.
+ONTO_IT = re.compile(r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
+                     r"[\s.!]*$", re.I)
+
+
 def wants_list(text: str) -> bool:
-    return bool(LIST_WORD.search(text) and LIST_VERB.search(text))
+    return bool(LIST_WORD.search(text) and LIST_VERB.search(text) or ONTO_IT.search(text))
 
 
 _ERINNERN = re.compile(r"\berinnern\b", re.I)
@@ -238,6 +243,13 @@ _ARTICLE = re.compile(r"^(?:noch\s+|bitte\s+)?(?:ein|eine|einen|die|der|das|den|
                       r"\s+", re.I)
 
 
+def last_list(block: str) -> str:
+    """The list changed last: the last line of the lists block ("- Name: items")."""
+    names = [line[2:].split(":", 1)[0].strip() for line in block.splitlines()
+             if line.startswith("- ")]
+    return names[-1] if names else ""
+
+
 def list_name(text: str) -> str:
     for pattern in (_NAMED_LIST, _COMPOUND_LIST, _EN_LIST):
         match = pattern.search(text)
@@ -268,6 +280,8 @@ def parse_list_task(text: str) -> dict[str, Any]:
         command["remove"] = items(removed.items)
     elif added and LIST_WORD.search(added.target or text):
         command["add"] = items(added.items)
+    elif ONTO_IT.search(text):
+        command["add"] = items(text[:ONTO_IT.search(text).start()])
     elif _CLEAR.search(text):
         command["clear"] = True
     if _SHOW.search(text):
@@ -281,7 +295,10 @@ def agent_lists(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
     task = frame.get("task")
     if not frame.get("pending"):
-        return parse_list_task(task)
+        command = parse_list_task(task)
+        if not command["list_name"] and ONTO_IT.search(task):
+            command["list_name"] = last_list(frame.get("lists"))
+        return command
     # Resuming: the task is the user's answer to "which list?".
     command = parse_list_task(task)
     if command.get("add") or command.get("remove") or command.get("show") or \

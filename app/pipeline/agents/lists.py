@@ -214,10 +214,12 @@ def show_all(existing: list[NamedList], language: str) -> list[str]:
 
 
 def lists_text(existing: list[NamedList], language: str) -> str:
-    """The lists as the model sees them: every list whole, with every item."""
+    """The lists as the model sees them: every list whole, with every item; the one changed
+    last comes last ("put it on there too" means that one)."""
     empty = _phrases(language)["none"]
+    ordered = sorted(existing, key=lambda item: item.updated_at)
     return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
-                     for item in existing)
+                     for item in ordered)
 
 
 def pending_text(pending: dict[str, Any] | None) -> str:
