@@ -99,6 +99,7 @@ const STRINGS = {
     "label.ueberraschung": "surprise",
     "label.ekel": "disgust",
     "label.mitgefuehl": "compassion",
+    "label.zuneigung": "affection",
     "label.fuersorge": "care",
     "label.neugier": "curiosity",
     "label.ruhe": "calm",
@@ -261,6 +262,7 @@ const STRINGS = {
     "label.ueberraschung": "Überraschung",
     "label.ekel": "Ekel",
     "label.mitgefuehl": "Mitgefühl",
+    "label.zuneigung": "Zuneigung",
     "label.fuersorge": "Fürsorge",
     "label.neugier": "Neugier",
     "label.ruhe": "Ruhe",
@@ -346,6 +348,14 @@ export const lang = pickLanguage(
 export function t(key, params = {}) {
   const template = STRINGS[lang][key] ?? STRINGS.en[key] ?? key;
   return template.replace(/\{(\w+)\}/g, (match, name) => (name in params ? String(params[name]) : match));
+}
+
+/** A state label of the seeds' vocabulary ("mitgefuehl", "alltag") in the UI's language;
+ * an unknown label is shown as it is. */
+export function labelText(value) {
+  const key = `label.${value}`;
+  const text = t(key);
+  return text === key ? value : text;
 }
 
 /** A reason code as a person reads it; an unknown code is shown as it is. */

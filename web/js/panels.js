@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, reasonText, t } from "./i18n.js";
+import { formatDateTime, labelText, reasonText, t } from "./i18n.js";
 
 /** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
 export function isoWithOffset(date) {
@@ -97,11 +97,7 @@ export class Panels {
     if (!state) return;
     const none = t("state.none");
     // The seeds' German vocabulary ("mitgefuehl", "alltag") shown in the UI's language.
-    const label = (value) => {
-      if (!value) return none;
-      const text = t(`label.${value}`);
-      return text === `label.${value}` ? value : text;
-    };
+    const label = (value) => (value ? labelText(value) : none);
     if ("emotion" in state) $("#state-emotion").textContent = label(state.emotion);
     if ("mode" in state) $("#state-mode").textContent = label(state.mode);
     if ("tone" in state) $("#state-tone").textContent = label(state.tone);
