@@ -74,3 +74,12 @@ async def test_auch_noch_drauf_adds_to_the_list_changed_last(aiohttp_client, mak
         "/api/characters/nova/lists")}
     assert lists["Einkaufsliste"] == ["Milch", "Käse", "Brot", "Eier"], lists
     assert lists["Drogerieliste"] == ["Shampoo"]
+
+
+async def test_list_replies_come_in_the_users_language(aiohttp_client, make_settings):
+    """Item 15: English to the German-speaking Nova: the list agent's sentence is English."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    answer = await chat.response(await chat.send("Please put milk on the shopping list"))
+    assert "is now on the list" in answer["text"], answer["text"]
+    assert "steht jetzt" not in answer["text"]

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from app.log import fields
-from app.pipeline.context import NodeContext
+from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
@@ -97,12 +97,13 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         (b.task, task)]))
     if pending is not None:
         command = resumed(command, pending)
-    words = _phrases(ctx.language)
+    language = reply_language(ctx, state)
+    words = _phrases(language)
     store = ctx.services.reminders
     if command.show and not command.text:
         waiting = await store.pending(state.user_id, state.character_id)
         return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=[list_text(waiting, ctx.language)])
+                           said=[list_text(waiting, language)])
     if not command.text.strip() and not command.due_at.strip():
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
     if not command.text.strip():
@@ -120,7 +121,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         question = words["ask_when"].format(text=command.text)
         if refused.problem == "past":
             try:
-                question = words["past"].format(when=when_text(due_at, ctx.language),
+                question = words["past"].format(when=when_text(due_at, language),
                                                 text=command.text)
             except (OverflowError, OSError, ValueError):
                 pass  # year 1 and the like: not worth naming
@@ -138,7 +139,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     ctx.services.wake_clock()
     log.info("reminder set", extra=fields(reminder_id=reminder.id, due_at=due_at))
     return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
-        words["set"].format(text=reminder.text, when=when_text(due_at, ctx.language))])
+        words["set"].format(text=reminder.text, when=when_text(due_at, language))])
 
 
 def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand:
