@@ -9,13 +9,11 @@ import asyncio
 import signal
 import time
 
-import pytest
 
 from app.memory import keys
 from tests.fakemodel import Fault
 from tests.procs import AppProcess, clean_env
 
-pytestmark = pytest.mark.slow
 
 HEARTBEAT = 1.0  # expiry: three periods; the orphan sweep runs every three periods too
 LOCK_WAIT = 20.0  # the old lease (90 s) would fail the turn at this

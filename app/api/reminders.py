@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import math
 import time
 from typing import Any
 
@@ -15,10 +14,11 @@ from aiohttp import web
 from app.api.messages import known_character
 from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
+from app.clock import local_moment, zone_named
 from app.errors import ApiError
 from app.log import fields
+from app.memory.reminders import DueTimeError, Reminder, ReminderStore, parse_due
 from app.reminder_limits import DueTimeRefused, TooManyReminders, check_due_at
-from app.pipeline.stores.reminders import Reminder, ReminderStore
 from app.typedefs import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
 
 log = logging.getLogger(__name__)
@@ -26,39 +26,31 @@ log = logging.getLogger(__name__)
 
 class ReminderIn(msgspec.Struct, forbid_unknown_fields=True):
     text: str
-    due_at: str | float  # ISO 8601 with offset, or epoch seconds
+    due_at: str | float  # ISO 8601 (without an offset: the user's time zone), or epoch seconds
 
 
-def due_time(value: str | float) -> float:
-    """Epoch seconds from the body's `due_at`; 400 for anything else."""
-    if isinstance(value, str):
-        try:
-            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ApiError(400, "invalid_due_at",
-                           f"due_at {value!r} is not an ISO 8601 time") from None
-        if moment.tzinfo is None:
-            raise ApiError(400, "invalid_due_at",
-                           f"due_at {value!r} has no UTC offset (e.g. +01:00 or Z)")
-        return moment.timestamp()
-    if not math.isfinite(value) or value <= 0:
-        raise ApiError(400, "invalid_due_at", f"due_at {value!r} is not a time")
-    return float(value)
+def due_time(value: str | float, zone: dt.tzinfo | None) -> float:
+    """Epoch seconds from the body's `due_at` (the one due-time parser); 400 for anything
+    else."""
+    try:
+        return parse_due(value, zone=zone)
+    except DueTimeError as exc:
+        raise ApiError(400, "invalid_due_at", str(exc)) from None
 
 
-def iso_or_none(epoch: float) -> str | None:
+def iso_or_none(epoch: float, zone: dt.tzinfo | None) -> str | None:
     """Local ISO 8601 of a stored time; None where a time stored before validation existed
     cannot be shown (it must not make the whole list fail)."""
     try:
-        return dt.datetime.fromtimestamp(epoch).astimezone().isoformat()
+        return local_moment(epoch, zone).isoformat()
     except (OverflowError, OSError, ValueError):
         return None
 
 
-def describe(reminder: Reminder) -> dict[str, Any]:
+def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
     return {
         "id": reminder.id, "text": reminder.text, "due_at": reminder.due_at,
-        "due_at_iso": iso_or_none(reminder.due_at),
+        "due_at_iso": iso_or_none(reminder.due_at, zone),
         "status": reminder.status, "created_at": reminder.created_at,
         "fired_at": reminder.fired_at, "trigger_turn_id": reminder.trigger_turn_id,
         "impulse_turn_id": reminder.impulse_turn_id,
@@ -68,7 +60,8 @@ def describe(reminder: Reminder) -> dict[str, Any]:
 async def list_reminders(request: web.Request) -> web.Response:
     character_id = known_character(request)
     reminders = await ReminderStore(request.app[REDIS]).list(request[USER_ID], character_id)
-    return web.json_response([describe(r) for r in reminders])
+    zone = zone_named(request.app[SETTINGS].timezone)
+    return web.json_response([describe(r, zone) for r in reminders])
 
 
 async def create_reminder(request: web.Request) -> web.Response:
@@ -78,7 +71,8 @@ async def create_reminder(request: web.Request) -> web.Response:
                         noun="reminder text", empty_code="empty_text", long_code="text_too_long",
                         user_id=request[USER_ID])
     settings = request.app[SETTINGS]
-    due_at = due_time(body.due_at)
+    zone = zone_named(settings.timezone)
+    due_at = due_time(body.due_at, zone)
     try:
         check_due_at(due_at, time.time(), settings.reminder_max_days_ahead)
     except DueTimeRefused as exc:
@@ -103,7 +97,7 @@ async def create_reminder(request: web.Request) -> web.Response:
     clock = request.app.get(REMINDER_CLOCK)
     if clock is not None:
         clock.wake()
-    return web.json_response(describe(reminder), status=201)
+    return web.json_response(describe(reminder, zone), status=201)
 
 
 def setup(app: web.Application) -> None:

@@ -2,7 +2,8 @@
 
 Only this package knows key names, so the purge is built from the key builder itself:
 every per-pair key function `f(user_id, character_id)` is scanned with the character as a
-glob, so a key added to `app.memory.keys` later is purged without a change here. Shared
+glob and every per-user one `f(user_id)` deleted, so a key added to `app.memory.keys` later
+is purged without a change here. Shared
 sets lose the user's members; login sessions of the user end. Turn and message records
 (`record_ttl`) are left to expire: they are keyed by random ids.
 """
@@ -18,15 +19,19 @@ from app.memory import keys
 SCAN_BATCH = 500
 
 
+def _builders(params: list[str]) -> list[object]:
+    return [builder for name, builder in vars(keys).items()
+            if not name.startswith("_") and inspect.isfunction(builder)
+            and list(inspect.signature(builder).parameters) == params]
+
+
 def per_pair_patterns(user_id: str) -> list[str]:
-    patterns = []
-    for name, builder in vars(keys).items():
-        if name.startswith("_") or not inspect.isfunction(builder):
-            continue
-        params = list(inspect.signature(builder).parameters)
-        if params == ["user_id", "character_id"]:
-            patterns.append(builder(user_id, "*"))
-    return patterns
+    return [builder(user_id, "*") for builder in _builders(["user_id", "character_id"])]
+
+
+def per_user_keys(user_id: str) -> list[str]:
+    """Keys of the user alone (their open turns, their pair index, …)."""
+    return [builder(user_id) for builder in _builders(["user_id"])]
 
 
 def purge_user(client: redis.Redis, user_id: str) -> int:
@@ -36,7 +41,7 @@ def purge_user(client: redis.Redis, user_id: str) -> int:
         batch = list(client.scan_iter(match=pattern, count=SCAN_BATCH))
         if batch:
             removed += client.delete(*batch)
-    removed += client.delete(keys.user_open_turns(user_id),
+    removed += client.delete(*per_user_keys(user_id),
                              keys.login_failures("name", user_id),
                              keys.login_blocked("name", user_id))
     prefix = keys.pair_id(user_id, "")
