@@ -9,7 +9,6 @@ import asyncio
 import signal
 import time
 
-
 from app.memory import keys
 from tests.fakemodel import Fault
 from tests.procs import AppProcess, clean_env
