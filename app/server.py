@@ -20,7 +20,7 @@ from aiohttp import web
 
 from app import log as logctx
 from app.api import setup_routes
-from app.auth import Auth, auth_middleware_factory
+from app.auth import Auth, LoginThrottle, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.journal.service import install as install_journal
@@ -119,8 +119,10 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
+    throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
+                             settings.login_max_delay_seconds)
     app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
-                     settings.host)
+                     settings.host, throttle=throttle)
     yield
 
 
@@ -145,6 +147,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     """Build the application. `local_token` is the API token of the user `local`."""
     app = web.Application(
         client_max_size=CLIENT_MAX_SIZE,
+        # Bodies are decoded by `read_json` (app/api/validation.py), where a body that is not
+        # what its Content-Encoding says is a clean 400 instead of an error inside aiohttp.
+        handler_args={"auto_decompress": False},
         middlewares=[request_log_middleware, error_middleware,
                      auth_middleware_factory(lambda request: request.app[AUTH])],
     )

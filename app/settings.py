@@ -207,6 +207,21 @@ SETTINGS: tuple[Setting, ...] = (
             "review after which the profile page says a review is due.", minimum=1),
     Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
             "of the writing profile.", minimum=256),
+    # --- hardening (issue 11) -------------------------------------------------------------------
+    Setting("login_free_failures", int, 5, "Failed logins per name and per client before each "
+            "further try must wait (1 s, doubling per failure): 429 with Retry-After.",
+            minimum=1),
+    Setting("login_max_delay_seconds", int, 900, "Longest wait imposed after failed logins.",
+            minimum=1),
+    Setting("log_format", str, "auto", "Log lines as JSON (the headless default) or short "
+            "text (the desktop default: quiet, warnings and the start URL).",
+            choices=("auto", "json", "text")),
+    Setting("max_sockets_per_user", int, 20, "Open WebSockets per user; a new one beyond it "
+            "closes that user's oldest.", minimum=1),
+    Setting("max_reminders_per_pair", int, 200, "Pending reminders one user may have with one "
+            "character; beyond it: 429 too_many_reminders.", minimum=1),
+    Setting("reminder_max_days_ahead", int, 3650, "How far ahead a reminder may be due, in "
+            "days; later (or more than a minute past) is 400 invalid_due_at.", minimum=1),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -176,8 +176,9 @@ class Gateway:
         reads the configured URL's API key from them."""
         await self.ready()
         self.settings = settings
-        self.auto_detect = False
-        if settings.llm_provider == "offline":
+        # No provider (Offline chosen in the UI): offline now, auto-detection at the next start.
+        self.auto_detect = settings.llm_provider is None
+        if settings.llm_provider in (None, "offline"):
             self.use("offline", None, None)
         else:
             self.use(settings.llm_provider, settings.llm_url, settings.llm_model)
@@ -207,6 +208,7 @@ class Gateway:
             "context_window": cached[0] if cached else None,
             "concurrency": self.settings.model_concurrency,
             "api_key": "set" if self.settings.llm_api_key else None,
+            "message_limit": self.message_limit(),
         }
 
     async def context_window(self) -> tuple[int, str]:
@@ -215,6 +217,25 @@ class Gateway:
         whole job before its first call (the journal)."""
         await self.ready()
         return await self._window(self.provider)
+    def known_window(self) -> int | None:
+        """The current model's window as far as known without asking it (cache, offline
+        provider, `llm_context`); None when unknown (nothing is refused then)."""
+        cached = self._windows.get(id(self.provider))
+        if cached and cached[0]:
+            return cached[0]
+        if self.provider.offline:
+            return self.settings.llm_offline_context
+        return self.settings.llm_context
+
+    def message_limit(self) -> int | None:
+        """Longest message the current model can take at all (`budget.message_chars_limit`)."""
+        window = self.known_window()
+        if window is None:
+            return None
+        return budgeting.message_chars_limit(
+            window=window, reserved_output=self.settings.responder_max_tokens,
+            chars_per_token=self.settings.chars_per_token,
+            margin=self.settings.budget_safety_margin)
 
     def require_context(self, purpose: str, tokens: int) -> None:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""

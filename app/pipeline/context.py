@@ -116,3 +116,10 @@ class NodeContext:
         value = completion.value
         assert isinstance(value, msgspec.Struct), f"{purpose} has no schema"
         return value
+
+
+def reply_language(ctx: NodeContext, state: Any) -> str:
+    """What an agent's own sentences are said in: the user's language as perceived (a user
+    writing English to a German character gets "Milk is now on the list"), else the
+    character's."""
+    return getattr(state, "expected_language", "") or ctx.language
