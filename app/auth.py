@@ -131,19 +131,49 @@ def revoke_token_sync(conn: sqlite3.Connection, token_id: str) -> int:
 
 
 def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
-    """Delete a user and every row of theirs: each table with a `user_id` column (so tables
-    added by later migrations are covered), the `users` row last. False: no such user."""
+    """Delete a user and every row of theirs; False: no such user.
+
+    The user's rows are those of each table with a `user_id` column, and every row that
+    reaches one of them through foreign keys (a journal day through its space, a version
+    through its entry, …), children first. Tables added by later migrations are covered
+    without touching this code. The `users` row goes last, all in one transaction.
+    """
     tables = [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")]
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
+    children = _foreign_key_children(conn, tables)
     with conn:
         if conn.execute("SELECT 1 FROM users WHERE user_id = ?", (name,)).fetchone() is None:
             return False
         for table in tables:
             columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
             if table != "users" and "user_id" in columns:
-                conn.execute(f'DELETE FROM "{table}" WHERE user_id = ?', (name,))
-        conn.execute("DELETE FROM users WHERE user_id = ?", (name,))
+                _delete_with_children(conn, children, table, '"user_id" = ?', (name,))
+        _delete_with_children(conn, children, "users", '"user_id" = ?', (name,))
     return True
+
+
+ForeignKeyChild = tuple[str, str, str]  # (child table, its column, the parent's column)
+
+
+def _foreign_key_children(conn: sqlite3.Connection,
+                          tables: list[str]) -> dict[str, list[ForeignKeyChild]]:
+    children: dict[str, list[ForeignKeyChild]] = {}
+    for table in tables:
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
+            parent, column, parent_column = fk[2], fk[3], fk[4]
+            if parent != table:
+                children.setdefault(parent, []).append((table, column, parent_column or "rowid"))
+    return children
+
+
+def _delete_with_children(conn: sqlite3.Connection, children: dict[str, list[ForeignKeyChild]],
+                          table: str, where: str, params: tuple[object, ...]) -> None:
+    for child, column, parent_column in children.get(table, []):
+        _delete_with_children(
+            conn, children, child,
+            f'"{column}" IN (SELECT "{parent_column}" FROM "{table}" WHERE {where})', params)
+    conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
 
 
 def count_users_sync(conn: sqlite3.Connection) -> int:

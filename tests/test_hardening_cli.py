@@ -55,6 +55,13 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
                                   headers=auth)).status == 202
         assert (await client.post("/api/characters/nova/reminders", json={
             "text": "Zahnarzt", "due_at": time.time() + 86400}, headers=auth)).status == 201
+        # Journal rows reach the user only through foreign keys (day → space → user_id).
+        imported = await client.post("/api/journal/import", headers=auth, json={
+            "date": "2026-11-30", "messages": [{"role": "user", "text": "Tagebuchzeile"}]})
+        assert imported.status == 201
+        entry = await client.post("/api/journal/entries", headers=auth, json={
+            "date": "2026-11-30", "text": "Eintrag"})
+        assert entry.status == 201
     assert (await client.post("/api/login", json={"name": "anna", "password": PASSWORD})).status == 200
     from app.typedefs import RUNTIME
 
@@ -66,9 +73,12 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
     result = await asyncio.to_thread(run_cli, "--data-dir", str(data), "user", "delete", "anna")
     assert result.returncode == 0, result.stderr
     conn = sqlite3.connect(data / DATABASE_FILE)
-    for table in ("users", "api_tokens", "messages"):
+    for table in ("users", "api_tokens", "messages", "journal_spaces"):
         users = {row[0] for row in conn.execute(f"SELECT user_id FROM {table}")}
         assert "anna" not in users and "bob" in users, table
+    for table in ("journal_days", "journal_conversations", "journal_messages",
+                  "journal_entries", "journal_entry_versions"):
+        assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 1, table
     conn.close()
     server = EmbeddedRedis(data / REDIS_DIR, appendfsync="no")
     server.start()
