@@ -1,4 +1,5 @@
-"""The `novaberg` command: start the app (desktop or headless) or manage users.
+"""The `novaberg` command: start the app (desktop or headless), manage users, or back up,
+restore, export and import (`app.backup.cli`).
 
 Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
 a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
@@ -26,6 +27,7 @@ from aiohttp import web
 from app import __version__
 from app import log as logctx
 from app.auth import add_user_sync, count_users_sync, new_token, valid_user_name
+from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_command
 from app.datadir import DataDirError, check_writable
 from app.process import follow_bootloader
 from app.redis_server import RedisStartError
@@ -73,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from the first line of stdin")
+    add_backup_commands(commands)
     return parser
 
 
@@ -84,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = load_settings(flags)
         if args.command == "user":
             return add_user(settings, args.name, args.password_stdin)
+        if args.command in BACKUP_COMMANDS:
+            return run_backup_command(settings, args)
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 
 from app.auth import Auth
+from app.backup.service import BackupService
 from app.llm import Gateway
 from app.pipeline.characters import CharacterBook
 from app.pipeline.impulses import ReminderClock
@@ -40,3 +41,5 @@ RUNTIME = web.AppKey("runtime", Runtime)
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK = web.AppKey("character_book", CharacterBook)
 REMINDER_CLOCK = web.AppKey("reminder_clock", ReminderClock)
+# backup, restore, export (app/backup)
+BACKUPS = web.AppKey("backups", BackupService)

@@ -7,6 +7,7 @@ from aiohttp import web
 from app.api import (
     characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
 )
+from app.api import backups
 
 
 def setup_routes(app: web.Application) -> None:
@@ -20,3 +21,4 @@ def setup_routes(app: web.Application) -> None:
     llm_settings.setup(app)
     reminders.setup(app)
     lists.setup(app)
+    backups.setup(app)
