@@ -59,4 +59,7 @@ export const api = {
   llm: () => request("GET", "/api/llm"),
   saveLlm: (config) => request("PUT", "/api/llm", config),
   testLlm: (config) => request("POST", "/api/llm/test", config),
+  backups: () => request("GET", "/api/backups"),
+  createBackup: () => request("POST", "/api/backups"),
+  importExport: (document) => request("POST", "/api/imports", document),
 };

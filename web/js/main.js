@@ -8,6 +8,7 @@ import { $ } from "./dom.js";
 import { t, translatePage } from "./i18n.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
+import { BackupSection } from "./backup.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
@@ -101,6 +102,8 @@ class App {
     });
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
+    this.backups = new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id });
+    for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
 
     this.conversation.subscribe((change) => this.onChange(change));
 
