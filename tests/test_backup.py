@@ -311,21 +311,23 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path):
     await redis_client.set("future:key:nobody:knows:yet", "kept too")
     url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
     client = redis_snapshot.connect(url)
+    client.rpush("bytes:not:utf8", b"\xff\xfe ok", "Grüße")  # read back raw, kept exactly
     out = tmp_path / "snap.jsonl"
     with out.open("w") as handle:
         written = redis_snapshot.write_snapshot(client, handle)
     records = {r["key"]: r for r in redis_snapshot.read_records(out)}
-    assert written == 5 and set(records) == {
+    assert written == 6 and set(records) == {
         keys.session_turns("local", "nova"), keys.nova_state("local", "nova"), keys.open_turns(),
-        keys.reminders_due(), "future:key:nobody:knows:yet"}
+        keys.reminders_due(), "future:key:nobody:knows:yet", "bytes:not:utf8"}
     assert 990 < records[keys.session_turns("local", "nova")]["ttl_ms"] / 1000 <= 1000
     assert records[keys.reminders_due()]["value"] == [["local:nova:r1", 12.5]]
 
     # Loading it into an empty server gives the same keys, values and TTLs.
     await redis_client.flushdb()
     loaded = redis_snapshot.load_snapshot(client, redis_snapshot.read_records(out))
+    assert client.lrange("bytes:not:utf8", 0, -1) == [b"\xff\xfe ok", "Grüße".encode()]
     client.close()
-    assert loaded == 5
+    assert loaded == 6
     assert await redis_client.lrange(keys.session_turns("local", "nova"), 0, -1) == ["a", "b"]
     assert 990 < await redis_client.ttl(keys.session_turns("local", "nova")) <= 1000
     assert await redis_client.ttl(keys.nova_state("local", "nova")) == -1
@@ -335,8 +337,9 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path):
 
 def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_dir, tmp_path,
                                                              capsys):
-    """An external Redis that refuses writes (out of memory) stops the restore after the
-    current data was moved aside; the printed command brings it back."""
+    """An external Redis that refuses writes (an ACL without @write, as an admin might set it)
+    stops the restore after the current data was moved aside; the printed command brings it
+    back."""
     directory = Path(tempfile.mkdtemp(prefix="nb-ext-"))
     server = EmbeddedRedis(directory, appendfsync="no")
     server.start()
@@ -356,7 +359,17 @@ def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_
         client.rpush(keys.session_turns("local", "nova"), "nachher")
         capsys.readouterr()
 
-        client.config_set("maxmemory", "1")
+        # A Redis that cannot even be read for the safety backup: refused, nothing changed.
+        before = tree_digest(data_dir)
+        client.execute_command("ACL", "SETUSER", "default", "-@scripting")
+        code = main(["--data-dir", str(data_dir), "--redis-url", url, "restore", str(folder),
+                     "--yes"])
+        assert code == 2 and "nothing was changed" in capsys.readouterr().err
+        assert tree_digest(data_dir) == before
+        assert not list(data_dir.glob(SAFETY_PREFIX + "*"))
+        client.execute_command("ACL", "SETUSER", "default", "+@all")
+
+        client.execute_command("ACL", "SETUSER", "default", "-@write")
         code = main(["--data-dir", str(data_dir), "--redis-url", url, "restore", str(folder),
                      "--yes"])
         err = capsys.readouterr().err
@@ -365,7 +378,7 @@ def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_
         assert f"restore {safety} --yes" in err
         verify(safety)
 
-        client.config_set("maxmemory", "0")
+        client.execute_command("ACL", "SETUSER", "default", "+@all")
         assert main(["--data-dir", str(data_dir), "--redis-url", url, "restore", str(safety),
                      "--yes"]) == 0
         assert client.lrange(keys.session_turns("local", "nova"), 0, -1) == [b"vorher",

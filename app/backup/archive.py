@@ -150,7 +150,9 @@ def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: b
 
 
 def database_counts(database: Path) -> dict[str, int]:
-    conn = sqlite3.connect(database)
+    # immutable: a WAL-mode file is read without creating -wal/-shm files beside it (the
+    # folder is a backup: every file in it is listed in its manifest)
+    conn = sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
     try:
         return count_contents(conn)
     finally:

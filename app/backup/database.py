@@ -36,24 +36,26 @@ def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None
 
 
 def drop_accounts(conn: sqlite3.Connection) -> None:
-    """Delete every account row; freed pages are zeroed so no hash survives in the file."""
+    """Delete every account row. `secure_delete` overwrites the deleted content (cells and
+    freed pages) with zeros, so no hash survives in the file — without a VACUUM, which would
+    rewrite the whole database."""
     conn.execute("PRAGMA foreign_keys=OFF")  # rows of other tables may name a user
     conn.execute("PRAGMA secure_delete=ON")
     with conn:
         for table in ACCOUNT_TABLES:
             if table_exists(conn, table):
                 conn.execute(f"DELETE FROM {table}")  # noqa: S608 - names from our constant
-    conn.execute("VACUUM")
 
 
 def carry_accounts(target: Path, source: Path) -> int:
     """Copy the accounts of the database `source` into `target` where `target` has none of
     that name (a restore of a backup without accounts keeps the install's users); returns the
     number of users carried over."""
-    conn = sqlite3.connect(target)
+    conn = sqlite3.connect(f"file:{target}", uri=True)  # uri: ATTACH below takes a URI too
     try:
         conn.execute("PRAGMA foreign_keys=OFF")
-        conn.execute("ATTACH DATABASE ? AS previous", (f"file:{source}?mode=ro",))
+        # immutable: nothing is written beside `source` (a backup folder lists every file)
+        conn.execute("ATTACH DATABASE ? AS previous", (f"file:{source}?mode=ro&immutable=1",))
         with conn:
             carried = 0
             for table in reversed(ACCOUNT_TABLES):  # parent first

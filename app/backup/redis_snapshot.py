@@ -1,4 +1,4 @@
-"""The Redis part of a backup: every Novaberg key as typed JSON lines, TTLs kept.
+r"""The Redis part of a backup: every Novaberg key as typed JSON lines, TTLs kept.
 
 Format (`redis.jsonl`, one key per line, UTF-8):
 
@@ -7,7 +7,8 @@ Format (`redis.jsonl`, one key per line, UTF-8):
 `type` is one of string (value: str), list (list of str), hash (object), set (sorted list of
 str), zset (list of [member, score]). `ttl_ms` is the time the key had left when it was read
 (null: no expiry); a restore gives it the same time again. Values are the stored bytes as
-UTF-8; a byte that is not UTF-8 is kept through `surrogateescape`.
+UTF-8; a byte that is not UTF-8 is kept through `surrogateescape` (written as a `\udcXX`
+escape, so every line stays valid UTF-8).
 
 Why not DUMP/RESTORE: its payload is tied to the server's RDB version, so a snapshot from a
 newer external Redis or Valkey would not load into the older embedded one. Plain commands load
@@ -37,9 +38,12 @@ from app.memory import keys
 
 BATCH = 500
 LOAD_BATCH = 1000
-CHUNK = 1000  # list/set elements per command on load
 
-_READ_BATCH = """
+# One batch of keys, read in one step of the server. The answer is one JSON text made by the
+# server's own cjson: parsing a reply of many small elements in Python would be the slowest
+# part of a backup by far. Values that are not UTF-8 cannot travel as JSON; such a batch is
+# read again with the same script answering in plain Redis replies (`_READ_BATCH_RAW`).
+_READ_BODY = """
 local out = {}
 for i, key in ipairs(KEYS) do
   local kind = redis.call('TYPE', key)['ok']
@@ -52,7 +56,31 @@ for i, key in ipairs(KEYS) do
   end
   out[i] = {kind, redis.call('PTTL', key), value}
 end
-return out
+"""
+_READ_BATCH_JSON = _READ_BODY + "return cjson.encode(out)\n"
+_READ_BATCH_RAW = _READ_BODY + "return out\n"
+
+# Writes one batch of records (ARGV[1]: a JSON list of [key, type, ttl_ms, value], zset
+# scores as strings so that no digit is lost) in one step of the server.
+_WRITE_BATCH = """
+local function push(command, key, items)
+  for i = 1, #items, 1000 do
+    redis.call(command, key, unpack(items, i, math.min(i + 999, #items)))
+  end
+end
+for _, record in ipairs(cjson.decode(ARGV[1])) do
+  local key, kind, ttl, value = record[1], record[2], record[3], record[4]
+  redis.call('DEL', key)
+  if kind == 'string' then redis.call('SET', key, value)
+  elseif kind == 'list' then push('RPUSH', key, value)
+  elseif kind == 'set' then push('SADD', key, value)
+  elseif kind == 'hash' or kind == 'zset' then push(kind == 'hash' and 'HSET' or 'ZADD', key, value)
+  end
+  if ttl ~= cjson.null and ttl > 0 and redis.call('EXISTS', key) == 1 then
+    redis.call('PEXPIRE', key, ttl)
+  end
+end
+return 0
 """
 
 TYPES = ("string", "list", "hash", "set", "zset")
@@ -70,10 +98,6 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
-def _raw(text: str) -> bytes:
-    return text.encode("utf-8", "surrogateescape")
-
-
 def connect(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, decode_responses=False, socket_timeout=60)
 
@@ -85,9 +109,14 @@ def backed_up_keys(client: redis.Redis) -> Iterator[str]:
             yield key
 
 
-def _record(key: str, kind: str, ttl: int, value: Any) -> dict[str, Any] | None:
+def _record(key: str, kind: str, ttl: int, value: Any,
+            _text: Callable[[Any], str] = _text) -> dict[str, Any] | None:
+    """A snapshot record from what the read script answered (bytes from the plain reply;
+    str from the JSON one, where an empty list arrives as `{}`)."""
     if kind == "none":  # expired or deleted between SCAN and the read
         return None
+    if value == {}:
+        value = []
     if kind not in TYPES:
         raise SnapshotError(f"key {key!r} has type {kind!r}, which a backup cannot hold")
     if kind == "string":
@@ -106,17 +135,25 @@ def _record(key: str, kind: str, ttl: int, value: Any) -> dict[str, Any] | None:
 def write_snapshot(client: redis.Redis, out: IO[str],
                    should_stop: Callable[[], bool] = lambda: False) -> int:
     """Write every backed-up key to `out`; returns how many were written."""
-    script = client.register_script(_READ_BATCH)
+    read_json = client.register_script(_READ_BATCH_JSON)
+    read_raw = client.register_script(_READ_BATCH_RAW)
     written = 0
     batch: list[str] = []
 
     def flush() -> int:
-        rows = script(keys=batch)
+        try:
+            rows = json.loads(read_json(keys=batch))
+            records = [_record(key, kind, int(ttl), value, str)
+                       for key, (kind, ttl, value) in zip(batch, rows)]
+            plain = False
+        except UnicodeDecodeError:  # a value that is not UTF-8: read this batch raw
+            records = [_record(key, _text(kind), int(ttl), value)
+                       for key, (kind, ttl, value) in zip(batch, read_raw(keys=batch))]
+            plain = True  # escaped (\udcff): the line stays valid UTF-8 and loads back exactly
         count = 0
-        for key, (kind, ttl, value) in zip(batch, rows):
-            record = _record(key, _text(kind), int(ttl), value)
+        for record in records:
             if record is not None:
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+                out.write(json.dumps(record, ensure_ascii=plain) + "\n")
                 count += 1
         batch.clear()
         return count
@@ -177,36 +214,34 @@ def delete_backed_up_keys(client: redis.Redis) -> int:
 
 
 def load_snapshot(client: redis.Redis, records: Iterable[dict[str, Any]]) -> int:
-    """Write the records (replacing keys of the same name); returns how many."""
-    pipe = client.pipeline(transaction=False)
-    loaded = pending = 0
+    """Write the records (replacing keys of the same name), a batch per server step; returns
+    how many."""
+    write = client.register_script(_WRITE_BATCH)
+    loaded = 0
+    batch: list[list[Any]] = []
     for record in records:
         if keys.transient(record["key"]):
             continue
-        _write(pipe, record)
+        batch.append(_wire(record))
         loaded += 1
-        pending += 1
-        if pending >= LOAD_BATCH:
-            pipe.execute()
-            pending = 0
-    pipe.execute()
+        if len(batch) >= LOAD_BATCH:
+            write(args=[_batch_json(batch)])
+            batch.clear()
+    if batch:
+        write(args=[_batch_json(batch)])
     return loaded
 
 
-def _write(pipe: Any, record: dict[str, Any]) -> None:
-    key, kind, value = _raw(record["key"]), record["type"], record["value"]
-    pipe.delete(key)
-    if kind == "string":
-        pipe.set(key, _raw(value))
-    elif kind == "hash":
-        if value:
-            pipe.hset(key, mapping={_raw(k): _raw(v) for k, v in value.items()})
-    elif kind == "zset":
-        for start in range(0, len(value), CHUNK):
-            pipe.zadd(key, {_raw(m): float(s) for m, s in value[start:start + CHUNK]})
-    else:
-        push = pipe.rpush if kind == "list" else pipe.sadd
-        for start in range(0, len(value), CHUNK):
-            push(key, *[_raw(v) for v in value[start:start + CHUNK]])
-    if record.get("ttl_ms"):
-        pipe.pexpire(key, record["ttl_ms"])
+def _wire(record: dict[str, Any]) -> list[Any]:
+    """[key, type, ttl_ms, flat value] as the write script takes it."""
+    kind, value = record["type"], record["value"]
+    if kind == "hash":
+        value = [part for pair in value.items() for part in pair]
+    elif kind == "zset":  # ZADD wants score, member; the score as text keeps every digit
+        value = [part for member, score in value for part in (repr(float(score)), member)]
+    return [record["key"], kind, record.get("ttl_ms"), value]
+
+
+def _batch_json(batch: list[list[Any]]) -> bytes:
+    # surrogateescape brings back the original bytes of a value that was not UTF-8
+    return json.dumps(batch, ensure_ascii=False).encode("utf-8", "surrogateescape")

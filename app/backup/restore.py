@@ -29,7 +29,7 @@ from pathlib import Path
 from app.backup import redis_snapshot
 from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
-    DATA_FILES, DATABASE_FILE, REDIS_FILE, Backup, BackupInvalid, database_counts,
+    DATA_FILES, DATABASE_FILE, REDIS_FILE, Backup, BackupError, BackupInvalid, database_counts,
     database_path, utc_stamp, verify, write_manifest,
 )
 from app.backup.database import carry_accounts, count_contents
@@ -126,25 +126,42 @@ def _move_aside(settings: Settings) -> Path:
         n += 1
         safety = data_path / f"{SAFETY_PREFIX}{utc_stamp(now)}-{n}"
     safety.mkdir(mode=0o700)
+    moved: list[tuple[Path, Path]] = []
+    try:
+        _save_current(settings, safety, moved)
+    except Exception as exc:
+        for original, kept in reversed(moved):  # put back what was moved: nothing changed
+            kept.rename(original)
+        shutil.rmtree(safety, ignore_errors=True)
+        raise BackupError(f"could not keep the current data first ({exc}); nothing was "
+                          "changed") from exc
+    if not settings.redis_url:  # its keys are in the safety folder; the restore starts afresh
+        shutil.rmtree(redis_dir(data_path), ignore_errors=True)
+    return safety
+
+
+def _save_current(settings: Settings, safety: Path, moved: list[tuple[Path, Path]]) -> None:
+    """Fill the safety folder: Redis dumped, files moved (each move recorded in `moved`)."""
+    now = time.time()
+    data_path = settings.data_path
     database = database_path(data_path)
     if database.exists():  # fold the WAL into the file: the safety copy is one file
         conn = sqlite3.connect(database)
         try:
-            conn.execute("PRAGMA journal_mode=DELETE")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             conn.close()
     with redis_of(settings, app_running=False) as client, \
             (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
         redis_snapshot.write_snapshot(client, out)
     for item in _moved_items(settings):
-        item.rename(safety / item.name.replace(database.name, DATABASE_FILE, 1))
+        kept = safety / item.name.replace(database.name, DATABASE_FILE, 1)
+        item.rename(kept)
+        moved.append((item, kept))
     if not (safety / DATABASE_FILE).exists():
         sqlite3.connect(safety / DATABASE_FILE).close()  # nothing was there: an empty one
     counts = database_counts(safety / DATABASE_FILE)
     write_manifest(safety, counts, accounts_included=True, now=now)
-    if not settings.redis_url:  # its keys are in the safety folder; the restore starts afresh
-        shutil.rmtree(redis_dir(data_path), ignore_errors=True)
-    return safety
 
 
 def _install(settings: Settings, backup: Backup, safety: Path) -> None:
@@ -152,7 +169,7 @@ def _install(settings: Settings, backup: Backup, safety: Path) -> None:
     target = database_path(data_path)
     shutil.copyfile(backup.path / DATABASE_FILE, target)
     target.chmod(0o600)
-    previous = safety / target.name
+    previous = safety / DATABASE_FILE
     if not backup.manifest.get("accounts_included") and previous.exists():
         carry_accounts(target, previous)
     for name in DATA_FILES:
