@@ -5,7 +5,8 @@ Format (`redis.jsonl`, one key per line, UTF-8):
     {"key": "session:local:nova:turns", "type": "list", "ttl_ms": 14395000, "value": ["…", …]}
 
 `type` is one of string (value: str), list (list of str), hash (object), set (sorted list of
-str), zset (list of [member, score]). `ttl_ms` is the time the key had left when it was read
+str), zset (list of [member, score]; the score a number or, as the server writes it, its
+text). `ttl_ms` is the time the key had left when it was read
 (null: no expiry); a restore gives it the same time again. Values are the stored bytes as
 UTF-8; a byte that is not UTF-8 is kept through `surrogateescape` (written as a `\udcXX`
 escape, so every line stays valid UTF-8).
@@ -39,11 +40,39 @@ from app.memory import keys
 BATCH = 500
 LOAD_BATCH = 1000
 
-# One batch of keys, read in one step of the server. The answer is one JSON text made by the
-# server's own cjson: parsing a reply of many small elements in Python would be the slowest
-# part of a backup by far. Values that are not UTF-8 cannot travel as JSON; such a batch is
-# read again with the same script answering in plain Redis replies (`_READ_BATCH_RAW`).
-_READ_BODY = """
+# One batch of keys, read in one step of the server, answered as the snapshot's own lines
+# (made by the server's cjson): parsing many small reply elements and encoding them again in
+# Python would be the slowest part of a backup by far. Zset scores travel as the server's
+# text (cjson would round them to 14 digits) and are read back as numbers. Values that are
+# not UTF-8 make the answer undecodable; such a batch is read again with `_READ_BATCH_RAW`.
+_READ_BATCH_LINES = """
+local lines = {}
+for _, key in ipairs(KEYS) do
+  local kind = redis.call('TYPE', key)['ok']
+  local value
+  if kind == 'string' then value = redis.call('GET', key)
+  elseif kind == 'list' then value = redis.call('LRANGE', key, 0, -1)
+  elseif kind == 'set' then value = redis.call('SMEMBERS', key); table.sort(value)
+  elseif kind == 'hash' then
+    local flat = redis.call('HGETALL', key)
+    value = {}
+    for i = 1, #flat, 2 do value[flat[i]] = flat[i + 1] end
+  elseif kind == 'zset' then
+    local flat = redis.call('ZRANGE', key, 0, -1, 'WITHSCORES')
+    value = {}
+    for i = 1, #flat, 2 do value[#value + 1] = {flat[i], flat[i + 1]} end
+  elseif kind ~= 'none' then
+    return redis.error_reply('key ' .. key .. ' has type ' .. kind .. ', which a backup cannot hold')
+  end
+  if value ~= nil then
+    local ttl = redis.call('PTTL', key)
+    if ttl < 0 then ttl = cjson.null end
+    lines[#lines + 1] = cjson.encode({key = key, type = kind, ttl_ms = ttl, value = value})
+  end
+end
+return table.concat(lines, '\\n')
+"""
+_READ_BATCH_RAW = """
 local out = {}
 for i, key in ipairs(KEYS) do
   local kind = redis.call('TYPE', key)['ok']
@@ -56,9 +85,8 @@ for i, key in ipairs(KEYS) do
   end
   out[i] = {kind, redis.call('PTTL', key), value}
 end
+return out
 """
-_READ_BATCH_JSON = _READ_BODY + "return cjson.encode(out)\n"
-_READ_BATCH_RAW = _READ_BODY + "return out\n"
 
 # Writes one batch of records (ARGV[1]: a JSON list of [key, type, ttl_ms, value], zset
 # scores as strings so that no digit is lost) in one step of the server.
@@ -109,14 +137,10 @@ def backed_up_keys(client: redis.Redis) -> Iterator[str]:
             yield key
 
 
-def _record(key: str, kind: str, ttl: int, value: Any,
-            _text: Callable[[Any], str] = _text) -> dict[str, Any] | None:
-    """A snapshot record from what the read script answered (bytes from the plain reply;
-    str from the JSON one, where an empty list arrives as `{}`)."""
+def _record(key: str, kind: str, ttl: int, value: Any) -> dict[str, Any] | None:
+    """A snapshot record from the raw read script's answer (bytes)."""
     if kind == "none":  # expired or deleted between SCAN and the read
         return None
-    if value == {}:
-        value = []
     if kind not in TYPES:
         raise SnapshotError(f"key {key!r} has type {kind!r}, which a backup cannot hold")
     if kind == "string":
@@ -135,28 +159,30 @@ def _record(key: str, kind: str, ttl: int, value: Any,
 def write_snapshot(client: redis.Redis, out: IO[str],
                    should_stop: Callable[[], bool] = lambda: False) -> int:
     """Write every backed-up key to `out`; returns how many were written."""
-    read_json = client.register_script(_READ_BATCH_JSON)
+    read_lines = client.register_script(_READ_BATCH_LINES)
     read_raw = client.register_script(_READ_BATCH_RAW)
     written = 0
     batch: list[str] = []
 
     def flush() -> int:
         try:
-            rows = json.loads(read_json(keys=batch))
-            records = [_record(key, kind, int(ttl), value, str)
-                       for key, (kind, ttl, value) in zip(batch, rows)]
-            plain = False
+            reply = read_lines(keys=batch)
+        except redis.ResponseError as exc:
+            raise SnapshotError(str(exc)) from None
+        try:
+            text = reply.decode("utf-8")
+            lines = text.count("\n") + 1 if text else 0
+            if text:
+                out.write(text + "\n")
         except UnicodeDecodeError:  # a value that is not UTF-8: read this batch raw
-            records = [_record(key, _text(kind), int(ttl), value)
-                       for key, (kind, ttl, value) in zip(batch, read_raw(keys=batch))]
-            plain = True  # escaped (\udcff): the line stays valid UTF-8 and loads back exactly
-        count = 0
-        for record in records:
-            if record is not None:
-                out.write(json.dumps(record, ensure_ascii=plain) + "\n")
-                count += 1
+            lines = 0
+            for key, (kind, ttl, value) in zip(batch, read_raw(keys=batch)):
+                record = _record(key, _text(kind), int(ttl), value)
+                if record is not None:  # escaped (\udcff): the line stays valid UTF-8
+                    out.write(json.dumps(record) + "\n")
+                    lines += 1
         batch.clear()
-        return count
+        return lines
 
     for key in backed_up_keys(client):
         batch.append(key)
@@ -180,6 +206,8 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
             problem = _problem(record)
             if problem:
                 raise SnapshotError(f"{path.name} line {number}: {problem}")
+            if record["type"] == "zset":  # the score as the server wrote it, as a number
+                record["value"] = [[member, float(score)] for member, score in record["value"]]
             yield record
 
 
@@ -194,9 +222,26 @@ def _problem(record: Any) -> str | None:
     expected = {"string": str, "list": list, "hash": dict, "set": list, "zset": list}[kind]
     if not isinstance(value, expected):
         return f"key {record['key']!r}: a {kind} needs a {expected.__name__} value"
-    if kind == "zset" and not all(isinstance(p, list) and len(p) == 2 for p in value):
+    if kind == "zset" and not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                                  and _is_score(p[1]) for p in value):
         return f"key {record['key']!r}: a zset needs [member, score] pairs"
+    if kind == "hash" and not all(isinstance(v, str) for v in value.values()):
+        return f"key {record['key']!r}: a hash needs text values"
+    if kind in ("list", "set") and not all(isinstance(v, str) for v in value):
+        return f"key {record['key']!r}: a {kind} needs text items"
     return None
+
+
+def _is_score(score: Any) -> bool:
+    if isinstance(score, bool):
+        return False
+    if isinstance(score, (int, float)):
+        return True
+    try:
+        float(score)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def delete_backed_up_keys(client: redis.Redis) -> int:

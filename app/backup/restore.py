@@ -25,6 +25,7 @@ import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from app.backup import redis_snapshot
 from app.backup.access import open_data_dir, redis_dir, redis_of
@@ -49,15 +50,15 @@ class RestoreFailed(RuntimeError):
     get back."""
 
 
-def check(folder: Path) -> Backup:
-    """Step 1: the whole folder, then every Redis record (`BackupInvalid` names problems)."""
+def check(folder: Path) -> tuple[Backup, list[dict[str, Any]]]:
+    """Step 1: the whole folder, then every Redis record (`BackupInvalid` names problems).
+    The records are kept for step 5: the file is read once."""
     backup = verify(folder)
     try:
-        for _ in redis_snapshot.read_records(folder / REDIS_FILE):
-            pass
+        records = list(redis_snapshot.read_records(folder / REDIS_FILE))
     except redis_snapshot.SnapshotError as exc:
         raise BackupInvalid(folder, [str(exc)]) from None
-    return backup
+    return backup, records
 
 
 def current_counts(data_path: Path) -> dict[str, int] | None:
@@ -90,7 +91,7 @@ def describe_change(current: dict[str, int] | None, backup: Backup) -> str:
 def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
             say: Callable[[str], None] = print) -> Path:
     """Restore `folder` into the settings' data dir; returns the safety folder."""
-    backup = check(folder)
+    backup, records = check(folder)
     data_path = settings.data_path
     with open_data_dir(data_path) as busy:
         if busy:
@@ -101,7 +102,7 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
         safety = _move_aside(settings)
         say(f"The current data was moved to {safety}.")
         try:
-            _install(settings, backup, safety)
+            _install(settings, backup, records, safety)
         except Exception as exc:
             raise RestoreFailed(f"restore failed half-way: {exc}\n" + _go_back(settings, safety)) from exc
     say(f"Restored {backup.path.name}. Your previous data is in {safety}.")
@@ -164,7 +165,8 @@ def _save_current(settings: Settings, safety: Path, moved: list[tuple[Path, Path
     write_manifest(safety, counts, accounts_included=True, now=now)
 
 
-def _install(settings: Settings, backup: Backup, safety: Path) -> None:
+def _install(settings: Settings, backup: Backup, records: list[dict[str, Any]],
+             safety: Path) -> None:
     data_path = settings.data_path
     target = database_path(data_path)
     shutil.copyfile(backup.path / DATABASE_FILE, target)
@@ -180,7 +182,7 @@ def _install(settings: Settings, backup: Backup, safety: Path) -> None:
     with redis_of(settings, app_running=False, appendfsync="no") as client:
         if settings.redis_url:
             redis_snapshot.delete_backed_up_keys(client)
-        redis_snapshot.load_snapshot(client, redis_snapshot.read_records(backup.path / REDIS_FILE))
+        redis_snapshot.load_snapshot(client, records)
 
 
 def _go_back(settings: Settings, safety: Path) -> str:
