@@ -7,6 +7,10 @@ of calendar days, texts of 60–400 characters) and, in the embedded Redis, what
 holds: per pair a full session (25 turns), state, lists, reminders; `--records` turn records
 with their histories and message records (the 7-day window of the runtime).
 
+Every duration is also printed as a ratio to an I/O floor from the same run (copy the
+database file, SCAN every key), and with the load average: on a shared machine the seconds
+alone say little.
+
 1. backup — the app serves in this process (the real app over a real embedded Redis and
    SQLite); a client keeps sending `GET /api/characters/nova/lists` while
    `POST /api/backups` takes the backup. Printed: the backup's duration, and the longest
@@ -27,6 +31,7 @@ import argparse
 import asyncio
 import json
 import logging
+import os
 import random
 import sqlite3
 import sys
@@ -139,6 +144,25 @@ async def measure(client: TestClient, seconds: float | None, action=None):
     return took, worst, latencies, result
 
 
+def io_floor(data: Path, settings) -> float:
+    """What any backup must at least do: copy the database file and visit every key."""
+    import shutil
+
+    from app.backup import redis_snapshot
+    from app.backup.access import redis_dir
+    from app.redis_server import EmbeddedRedis
+
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copyfile(data / DATABASE_FILE, Path(tmp) / DATABASE_FILE)
+    client = redis_snapshot.connect(EmbeddedRedis(redis_dir(data)).url)
+    try:
+        sum(1 for _ in client.scan_iter(count=1000))
+    finally:
+        client.close()
+    return time.perf_counter() - started
+
+
 def pct(values: list[float], q: float) -> float:
     values = sorted(values)
     return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
@@ -169,8 +193,12 @@ async def main(args: argparse.Namespace) -> None:
                     return await response.json()
 
             took, worst, lat, made = await measure(client, None, take)
+            floor_s = await asyncio.to_thread(io_floor, data, settings)
+        print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"1. backup: {took:.2f} s  (target ≤ 5 s: {'met' if took <= 5 else 'NOT met'}); "
               f"{made['bytes'] / 1e6:.0f} MB, {made['counts']['redis_keys']} keys")
+        print(f"   floor (copy the database file + SCAN every key, same run): {floor_s:.2f} s "
+              f"→ ratio {took / floor_s:.1f}")
         print(f"   largest event-loop callback during the backup: {worst[0]:.1f} ms CPU, "
               f"{worst[1]:.1f} ms wall ({worst[2]})")
         print(f"   floor (serving, no backup): {floor[0]:.1f} ms CPU, {floor[1]:.1f} ms wall "
@@ -186,7 +214,8 @@ async def main(args: argparse.Namespace) -> None:
                 say=lambda line: None)
         took = time.perf_counter() - started
         print(f"2. restore: {took:.2f} s  (target ≤ 10 s: {'met' if took <= 10 else 'NOT met'}; "
-              "check + safety backup of the current data + install + Redis load)")
+              "check + safety backup of the current data + install + Redis load); "
+              f"ratio to the floor {took / floor_s:.1f}")
         conn = sqlite3.connect(data / DATABASE_FILE)
         restored = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
         conn.close()

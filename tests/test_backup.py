@@ -129,7 +129,7 @@ async def test_round_trip_gives_identical_api_answers(fake_model, make_settings,
 
 async def test_backup_while_twenty_messages_are_answered_is_consistent(
         fake_model, make_settings, aiohttp_client, data_dir, tmp_path):
-    fake_model.always("responder", Reply("Okay.", delay=0.04))
+    fake_model.always("responder", Reply("Okay.", delay=0.08))
     app = fake_app(fake_model, make_settings, input_window_seconds=0.0)
     chat = await open_chat(aiohttp_client, app)
     sent = [await chat.send(f"Nachricht {n}") for n in range(20)]

@@ -102,11 +102,12 @@ def sha256_of(path: Path) -> str:
 
 
 def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
-                  include_accounts: bool = False,
+                  embedded_redis_dir: Path | None, include_accounts: bool = False,
                   should_stop: Callable[[], bool] = lambda: False) -> Backup:
     """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
-    it from a worker thread. The database is copied before Redis is read (see
-    `app.backup.redis_snapshot` on why that order keeps the two consistent)."""
+    it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
+    `client` talks to (its snapshot is then one moment), None for an external Redis. The
+    database is copied before Redis is read (see `app.backup.redis_snapshot` on why)."""
     database = database_path(data_path)
     if not database.exists():
         raise BackupError(f"no database at {database}: nothing to back up")
@@ -119,7 +120,11 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
         copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
         counts = database_counts(partial / DATABASE_FILE)
         with (partial / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
-            counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
+            if embedded_redis_dir is not None:
+                counts["redis_keys"] = redis_snapshot.write_point_in_time(
+                    client, embedded_redis_dir, out, should_stop)
+            else:
+                counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
         for name in DATA_FILES:
             if (data_path / name).is_file():
                 shutil.copyfile(data_path / name, partial / name)

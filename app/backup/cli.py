@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.backup.access import open_data_dir, redis_of
+from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
     BACKUPS_DIR, BackupError, BackupInvalid, create_backup, database_path, prune,
 )
@@ -115,6 +115,8 @@ def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
     with open_data_dir(settings.data_path) as busy, \
             redis_of(settings, app_running=busy is not None) as client:
         backup = create_backup(settings.data_path, client, target,
+                               embedded_redis_dir=None if settings.redis_url
+                               else redis_dir(settings.data_path),
                                include_accounts=include_accounts)
     if to is None:
         prune(target, settings.backup_keep)

@@ -20,15 +20,22 @@ Which keys: everything in Novaberg's Redis database except what `keys.transient`
 backed up without a change here. An external Redis is expected to hold only Novaberg's keys
 in its database (use a database number of its own).
 
-Consistency: keys are read in batches by one Lua script each, so every batch is one moment
-of the server; the app's writes go on between batches. The SQLite copy is taken first, so a
-message in its log has its turn record in the snapshot (the record is written before the log
-row, and lives longer).
+Consistency: with the embedded Redis (the default) the snapshot is one moment of the server:
+`write_point_in_time` has it save a background snapshot (a fork; the app is not held up) and
+reads that. With an external Redis, whose files are not ours to read, keys are read live in
+batches of `BATCH`, each one moment of the server; what belongs together across batches can
+be torn by a write in between (an open turn whose event is missing, say), which the
+runtime's recovery does not repair: back up an external Redis with its own tools
+(RDB/AOF) as well. The SQLite copy is taken first, so a message in its log has its turn
+record in the snapshot (the record is written before the log row, and lives longer).
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -38,6 +45,8 @@ import redis
 from app.memory import keys
 
 BATCH = 500
+RDB_FILE = "dump.rdb"  # the embedded server's --dbfilename (app.redis_server)
+SAVE_TIMEOUT_SECONDS = 120.0
 LOAD_BATCH = 1000
 
 # One batch of keys, read in one step of the server, answered as the snapshot's own lines
@@ -193,6 +202,39 @@ def write_snapshot(client: redis.Redis, out: IO[str],
     if batch:
         written += flush()
     return written
+
+
+def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
+                        should_stop: Callable[[], bool] = lambda: False) -> int:
+    """Write every backed-up key of the embedded Redis whose files are in `directory`, as of
+    one moment: the server saves a snapshot in the background (BGSAVE: a fork, so the app's
+    commands are not held up), and a private server started on that file is read at leisure.
+    Reading the live server batch by batch could tear what belongs together (a turn record
+    from after, its event queue from before a step), and a restore would carry that on."""
+    from app.redis_server import EmbeddedRedis  # the backup reads with the same binary
+
+    saved = directory / RDB_FILE
+    saved.unlink(missing_ok=True)  # the save is done when the file is there (renamed at the end)
+    client.bgsave(schedule=True)
+    deadline = time.monotonic() + SAVE_TIMEOUT_SECONDS
+    while not saved.exists() or client.info("persistence")["rdb_bgsave_in_progress"]:
+        if time.monotonic() > deadline:
+            raise SnapshotError(f"Redis did not save a snapshot within {SAVE_TIMEOUT_SECONDS} s")
+        if should_stop():
+            raise Cancelled
+        time.sleep(0.01)
+    if client.info("persistence")["rdb_last_bgsave_status"] != "ok":
+        raise SnapshotError(f"Redis could not save a snapshot (see {directory}/redis.log)")
+    with tempfile.TemporaryDirectory(prefix="nb-snap-") as tmp:  # short: a socket path is ≤ 107 bytes
+        shutil.move(saved, Path(tmp) / RDB_FILE)
+        server = EmbeddedRedis(Path(tmp), appendfsync="no", appendonly=False)
+        server.start()
+        private = connect(server.url)
+        try:
+            return write_snapshot(private, out, should_stop)
+        finally:
+            private.close()
+            server.stop()
 
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:

@@ -41,6 +41,7 @@ class BackupService:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.directory = settings.data_path / BACKUPS_DIR
+        self.embedded_redis_dir = None if settings.redis_url else redis_dir(settings.data_path)
         self.redis_url = settings.redis_url or EmbeddedRedis(redis_dir(settings.data_path)).url
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
@@ -70,6 +71,7 @@ class BackupService:
         client = redis_snapshot.connect(self.redis_url)
         try:
             backup = create_backup(self.settings.data_path, client, self.directory,
+                                   embedded_redis_dir=self.embedded_redis_dir,
                                    should_stop=self._stopping.is_set)
         finally:
             client.close()
