@@ -167,3 +167,6 @@ async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tm
     assert main(["--data-dir", str(other), "import", str(bad)]) == 2
     assert "not a Novaberg export" in capsys.readouterr().err
     assert main(["--data-dir", str(other), "import", str(Path(tmp_path / "missing.json"))]) == 2
+    # A folder as --out: one file per item is a journal matter; a chat is refused clearly.
+    assert main(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err

@@ -66,7 +66,8 @@ def add_backup_commands(commands: Any) -> None:
     export.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
                         help="last calendar day (default: the last)")
     export.add_argument("--format", choices=("md", "json"), default="md")
-    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout)")
+    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout); for a "
+                        "Markdown journal export an existing folder gets one file per entry")
     import_cmd = commands.add_parser(
         "import", help="import a JSON export (the app must not be running)",
         description="Import a JSON export of Novaberg into this data dir. Items keep their ids; "
@@ -155,6 +156,8 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
         document = exporter.collect(conn, query)
     finally:
         conn.close()
+    if args.out and Path(args.out).is_dir():
+        return _export_files(exporter, document, Path(args.out), args.format)
     if args.format == "md":
         text = exporter.markdown(document, zone)
     else:
@@ -164,6 +167,19 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
         print(f"export written to {args.out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str) -> int:
+    """`--out` names a folder: one Markdown file per item, where the exporter offers that."""
+    split = getattr(exporter, "markdown_files", None)
+    if fmt != "md" or split is None:
+        raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
+                          "Markdown journal exports; give a file name")
+    files = split(document)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    print(f"{len(files)} files written to {folder}", file=sys.stderr)
     return EXIT_OK
 
 
