@@ -100,6 +100,7 @@ async def test_round_trip_gives_identical_api_answers(fake_model, make_settings,
     made = await response.json()
     assert made["counts"]["messages"] == 4 and made["counts"]["users"] == 1
     assert made["accounts_included"] is False
+    assert not (data_dir / "redis" / "dump.rdb").exists()  # the background save was taken away
     listed = await (await chat.client.get("/api/backups", headers=AUTH)).json()
     assert [b["name"] for b in listed["backups"]] == [made["name"]]
 

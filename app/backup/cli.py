@@ -32,7 +32,8 @@ EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
 def add_backup_commands(commands: Any) -> None:
     backup = commands.add_parser(
-        "backup", help="back up the data (works while the app runs)",
+        "backup", help="back up the data (works while the app runs); never secrets: no "
+                       "passwords, tokens or API keys unless --include-accounts",
         description="Write a backup folder novaberg-backup-<UTC time>/ with the database "
                     "(SQLite backup API), a snapshot of the Redis keys (sessions, state, "
                     "queues, lists, reminders, turn records) and manifest.json with checksums. "
