@@ -84,8 +84,8 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
 
 def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
     """What a backup holds, for the manifest and the restore question: users with data or an
-    account, their calendar days with messages, journal entries (once the journal exists),
-    messages. A table that does not exist counts 0."""
+    account, their calendar days with messages or a journal day, journal entries not in the
+    trash, messages. A table that does not exist (yet) counts 0."""
     def scalar(sql: str) -> int:
         try:
             return int(conn.execute(sql).fetchone()[0])
@@ -96,10 +96,13 @@ def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
     if table_exists(conn, "users"):
         user_sources.append("SELECT user_id FROM users")
     users = scalar(f"SELECT COUNT(*) FROM ({' UNION '.join(user_sources)})")
+    day_sources = ["SELECT user_id, calendar_date FROM messages"]
+    if table_exists(conn, "journal_days") and table_exists(conn, "journal_spaces"):
+        day_sources.append("SELECT s.user_id, d.calendar_date FROM journal_days d "
+                           "JOIN journal_spaces s ON s.space_id = d.space_id")
     return {
         "users": users,
-        "days": scalar("SELECT COUNT(*) FROM (SELECT DISTINCT user_id, calendar_date "
-                       "FROM messages)"),
+        "days": scalar(f"SELECT COUNT(*) FROM ({' UNION '.join(day_sources)})"),
         "entries": scalar("SELECT COUNT(*) FROM journal_entries WHERE deleted_at IS NULL"),
         "messages": scalar("SELECT COUNT(*) FROM messages"),
     }
