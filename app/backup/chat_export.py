@@ -1,5 +1,5 @@
 """The conversation exporter: a user's messages with one character (or all) over a range of
-calendar days, from the durable message log (table `messages`, `app.pipeline.stores.message_log`).
+calendar days, from the durable message log (table `messages`, written by the dispatcher).
 
 JSON document (`kind` "novaberg.chat", `format_version` 1): the head of
 `exports.document_head` and `messages`, each a log row with its ids kept —
@@ -47,6 +47,7 @@ class ChatDocument(msgspec.Struct):
 class ChatExporter:
     name = "chat"
     document_kind = KIND
+    also_reads: tuple[str, ...] = ()
 
     def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
         sql = ("SELECT entry_key, turn_id, message_ids, character_id, role, origin, text, "

@@ -51,6 +51,7 @@ class ImportResult:
 class Exporter(Protocol):
     name: str  # the CLI/API word: "chat", "journal"
     document_kind: str  # the document's "kind": "novaberg.chat"
+    also_reads: tuple[str, ...]  # other kinds its import takes (older or narrower exports)
 
     def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]: ...
 
@@ -82,14 +83,23 @@ class _Head(msgspec.Struct):
     format_version: int = 0
 
 
-def exporter_for_document(raw: bytes) -> Exporter:
-    """The exporter whose document `raw` is (by its `kind` and `format_version`)."""
+def _head(raw: bytes) -> _Head:
     try:
-        head = msgspec.json.decode(raw, type=_Head)
+        return msgspec.json.decode(raw, type=_Head)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
         raise ExportError(f"not a Novaberg export: {exc}") from None
+
+
+def document_kind(raw: bytes) -> str:
+    """The `kind` a JSON export says it is."""
+    return _head(raw).kind
+
+
+def exporter_for_document(raw: bytes) -> Exporter:
+    """The exporter that reads the document `raw` (by its `kind` and `format_version`)."""
+    head = _head(raw)
     for exporter in EXPORTERS.values():
-        if exporter.document_kind == head.kind:
+        if head.kind in (exporter.document_kind, *exporter.also_reads):
             if head.format_version != FORMAT_VERSION:
                 raise ExportError(f"format_version {head.format_version} of {head.kind} is "
                                   f"not supported (this version reads {FORMAT_VERSION})")
