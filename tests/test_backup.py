@@ -434,3 +434,15 @@ async def test_daily_backup_once_per_day(make_settings, aiohttp_client, data_dir
     await asyncio.sleep(0.5)
     assert len(list_backups(data_dir / "backups")) == 1  # today's exists: no second one
     await again.close()
+
+
+async def test_a_second_backup_while_one_runs_is_refused(make_settings, aiohttp_client):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    first, second = await asyncio.gather(client.post("/api/backups", headers=AUTH),
+                                         client.post("/api/backups", headers=AUTH))
+    assert sorted([first.status, second.status]) == [201, 409]
+    refused = first if first.status == 409 else second
+    assert (await refused.json())["error"]["code"] == "backup_running"
+    listed = await (await client.get("/api/backups", headers=AUTH)).json()
+    assert len(listed["backups"]) == 1
