@@ -25,7 +25,7 @@ from app.backup.archive import MANIFEST, REDIS_FILE, list_backups, verify
 from app.backup.restore import SAFETY_PREFIX
 from app.cli import main
 from app.memory import keys
-from app.pipeline.stores.lists import ListStore
+from app.memory.lists import ListStore
 from app.redis_server import EmbeddedRedis
 from app.server import create_app
 from app.typedefs import REDIS, RUNTIME, SETTINGS

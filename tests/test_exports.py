@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
-from app.pipeline.stores.message_log import LoggedMessage, MessageLog
+from app.memory.message_log import LoggedMessage, MessageLog
 from app.server import create_app
 from app.settings import defaults
 from app.typedefs import DB

@@ -2,11 +2,11 @@
 
 - `install(app)`: the character book (built-in `nova` plus the data dir's definitions), the
   catalog the API and the runtime consult, and path 1 / path 2 / after-delivery as the
-  runtime's `Pipelines` (`app.runtime.pipelines` is the contract).
+  runtime's `Pipelines` (`app.pipeline.vocabulary` is the contract).
 - `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
   (it submits impulses through it) and stopped before it.
 
-The offline model learns this package's purposes when it is imported (`app.pipeline.offline`).
+`install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from aiohttp import web
 
 from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline import offline  # noqa: F401 - registers the offline model's handlers
+from app.pipeline import offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import run_graph
@@ -27,8 +27,8 @@ from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
 from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
 from app.pipeline.state import Path1State, Path2State
-from app.pipeline.stores.reminders import ReminderStore
-from app.runtime.pipelines import (
+from app.memory.reminders import ReminderStore
+from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
 from app.typedefs import (
@@ -65,7 +65,7 @@ class PipelineHost:
 
     def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, alive=ctx.alive)
+                           stage=ctx.stage, guard=ctx.guard)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
@@ -114,6 +114,7 @@ def stand_in(character_id: str) -> CharacterDefinition:
 
 def install(app: web.Application) -> None:
     """Characters, catalog and pipelines: the one place `create_app` chooses them."""
+    offline.register_handlers()
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()
