@@ -18,6 +18,7 @@ from app.settings import Settings
 if TYPE_CHECKING:
     from app.auth import Auth
     from app.backup.service import BackupService
+    from app.journal.jobs import JournalJobs
     from app.llm import Gateway
     from app.pipeline.catalog import CharacterCatalog
     from app.pipeline.characters import CharacterBook
@@ -51,3 +52,5 @@ CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
 # backup, restore, export (app/backup)
 BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")
+# the journal (app/journal)
+JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")

@@ -8,6 +8,8 @@ from app.api import (
     characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
 )
 from app.api import backups
+from app.api import journal
+from app.api import profile
 
 
 def setup_routes(app: web.Application) -> None:
@@ -22,3 +24,5 @@ def setup_routes(app: web.Application) -> None:
     reminders.setup(app)
     lists.setup(app)
     backups.setup(app)
+    journal.setup(app)
+    profile.setup(app)

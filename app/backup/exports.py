@@ -127,8 +127,9 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
 
 def _registry() -> dict[str, Exporter]:
     from app.backup.chat_export import CHAT
+    from app.backup.journal_export import JOURNAL
 
-    return {exporter.name: exporter for exporter in (CHAT,)}
+    return {exporter.name: exporter for exporter in (CHAT, JOURNAL)}
 
 
 EXPORTERS: dict[str, Exporter] = _registry()
