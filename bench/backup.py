@@ -1,6 +1,7 @@
 """Backup and restore of a large data dir (issue 15), with the event loop watched meanwhile.
 
-    .venv/bin/python bench/backup.py [--messages 100000] [--pairs 100] [--records 20000]
+    .venv/bin/python bench/backup.py [--messages 100000] [--entries 1000] [--pairs 100]
+                                     [--records 20000]
 
 The data dir: `--messages` rows in the durable message log (two per turn, spread over a year
 of calendar days, texts of 60–400 characters) and, in the embedded Redis, what a busy install
@@ -21,8 +22,7 @@ alone say little.
    current Redis —, install the database, load the keys into the embedded Redis).
    Target ≤ 10 s.
 
-The journal's 1 000 entries are not part of the data until the journal is merged: its
-tables are backed up by the same SQLite copy, without a change here.
+Plus `--entries` journal entries (1 000 by default), each with two versions.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def text(rng: random.Random) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(10, 60)))
 
 
-def fill_database(path: Path, messages: int, rng: random.Random) -> None:
+def fill_database(path: Path, messages: int, entries: int, rng: random.Random) -> None:
     conn = connect(path)
     apply_migrations(conn)
     start = time.time() - 365 * 86400
@@ -79,7 +79,27 @@ def fill_database(path: Path, messages: int, rng: random.Random) -> None:
         conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                          "message_ids, role, origin, text, created, calendar_date) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        fill_journal(conn, entries, rng)
     conn.close()
+
+
+def fill_journal(conn: sqlite3.Connection, entries: int, rng: random.Random) -> None:
+    """`entries` journal entries on as many days, each with a draft version and an edit."""
+    now = time.time()
+    conn.execute("INSERT INTO journal_spaces (space_id, user_id, created_at) "
+                 "VALUES ('space-local', 'local', ?)", (now,))
+    for n in range(entries):
+        date = time.strftime("%Y-%m-%d", time.localtime(now - n * 86400))
+        conn.execute("INSERT INTO journal_days (day_id, space_id, calendar_date, created_at) "
+                     "VALUES (?, 'space-local', ?, ?)", (f"day-{n}", date, now))
+        conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, current_version_id, "
+                     "created_at) VALUES (?, ?, ?, ?)", (f"entry-{n}", f"day-{n}", f"ver-{n}-2",
+                                                         now))
+        for seq in (1, 2):
+            conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, "
+                         "text, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                         (f"ver-{n}-{seq}", f"entry-{n}", seq, "draft" if seq == 1 else "edit",
+                          " ".join(text(rng) for _ in range(8)), now))
 
 
 async def fill_redis(redis, pairs: int, records: int, rng: random.Random) -> None:
@@ -174,7 +194,7 @@ async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="nb-bench-") as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
-        fill_database(data / DATABASE_FILE, args.messages, rng)
+        fill_database(data / DATABASE_FILE, args.messages, args.entries, rng)
         settings = defaults(data_dir=str(data), llm_provider="offline", backup_daily=False,
                             redis_appendfsync="no")
         app = create_app(settings, local_token=TOKEN)
@@ -182,7 +202,8 @@ async def main(args: argparse.Namespace) -> None:
             await fill_redis(app[REDIS], args.pairs, args.records, rng)
             key_count = await app[REDIS].dbsize()
             size_mb = (data / DATABASE_FILE).stat().st_size / 1e6
-            print(f"data dir: {args.messages} messages ({size_mb:.0f} MB SQLite), "
+            print(f"data dir: {args.messages} messages, {args.entries} journal entries "
+                  f"({size_mb:.0f} MB SQLite), "
                   f"{key_count} Redis keys ({args.pairs} pairs, {args.records} turn records)")
 
             _, floor, floor_lat, _ = await measure(client, 2.0)
@@ -199,7 +220,8 @@ async def main(args: argparse.Namespace) -> None:
             took_alone = time.perf_counter() - started
         print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print(f"1. backup: {took:.2f} s  (target ≤ 5 s: {'met' if took <= 5 else 'NOT met'}); "
-              f"{made['bytes'] / 1e6:.0f} MB, {made['counts']['redis_keys']} keys")
+              f"{made['bytes'] / 1e6:.0f} MB, {made['counts']['redis_keys']} keys, "
+              f"{made['counts']['entries']} entries")
         print(f"   the same backup with the app idle: {took_alone:.2f} s "
               f"(target: {'met' if took_alone <= 5 else 'NOT met'})")
         print(f"   floor (copy the database file + SCAN every key, same run): {floor_s:.2f} s "
@@ -230,6 +252,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
+    parser.add_argument("--entries", type=int, default=1_000)
     parser.add_argument("--pairs", type=int, default=100)
     parser.add_argument("--records", type=int, default=20_000)
     asyncio.run(main(parser.parse_args()))
