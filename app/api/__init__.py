@@ -7,6 +7,7 @@ from aiohttp import web
 from app.api import (
     characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
 )
+from app.api import backups
 from app.api import journal
 from app.api import profile
 from app.api import privacy
@@ -23,6 +24,7 @@ def setup_routes(app: web.Application) -> None:
     llm_settings.setup(app)
     reminders.setup(app)
     lists.setup(app)
+    backups.setup(app)
     journal.setup(app)
     profile.setup(app)
     privacy.setup(app)
