@@ -14,6 +14,7 @@ import json
 import shutil
 import sqlite3
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,10 @@ def tree_digest(path: Path) -> dict[str, str]:
             for p in sorted(path.rglob("*")) if p.is_file() and counts(p)}
 
 
+# A due time within reminder_max_days_ahead (the year 2100 is refused now).
+IN_A_MONTH = time.time() + 30 * 86400
+
+
 def run_cli(data_dir: Path, *args: str) -> int:
     return main(["--data-dir", str(data_dir), *args])
 
@@ -90,7 +95,7 @@ async def test_round_trip_gives_identical_api_answers(fake_model, make_settings,
                                                   ["Guten Morgen!", "Ich war heute joggen."])
     await ListStore(app[REDIS], "local", "nova").apply("Einkauf", add=["Milch", "Brot"])
     created = await chat.client.post("/api/characters/nova/reminders", headers=AUTH,
-                                     json={"text": "Zahnarzt", "due_at": 4102444800})
+                                     json={"text": "Zahnarzt", "due_at": IN_A_MONTH})
     assert created.status == 201
     before = await api_view(chat.client, turn_ids, message_ids)
     ttl_before = await app[REDIS].ttl(keys.session_turns("local", "nova"))
@@ -253,7 +258,7 @@ def test_restore_is_refused_while_the_app_runs(tmp_path, backup_folder, capsys):
     proc = AppProcess(data, port=free_port()).start()
     try:
         assert proc.post("/api/characters/nova/reminders",
-                         {"text": "Blumen gießen", "due_at": 4102444800})[0] == 201
+                         {"text": "Blumen gießen", "due_at": IN_A_MONTH})[0] == 201
         # A backup from the command line works while the app runs (its Redis, its database).
         assert run_cli(data, "backup") == 0
         made = list_backups(data / "backups")
