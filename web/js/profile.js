@@ -25,18 +25,22 @@ async function rawPost(path, text) {
 }
 
 /** Run a change; show "saved" or the server's reason; then redraw everything. */
+// The page is rendered again before the status says "saved": a status seen first, then a
+// re-render, would replace a field the user (or a test) already started typing into.
 async function act(fn, okText = t("profile.saved")) {
+  let message, kind;
   try {
     const result = await fn();
-    setStatus(status(), typeof okText === "function" ? okText(result) : okText, "ok");
+    [message, kind] = [typeof okText === "function" ? okText(result) : okText, "ok"];
   } catch (error) {
     if (error.status === 401) {
       window.location.replace("/login");
       return;
     }
-    setStatus(status(), t("profile.error", { reason: error.message || error.code }), "error");
+    [message, kind] = [t("profile.error", { reason: error.message || error.code }), "error"];
   }
   await render();
+  setStatus(status(), message, kind);
 }
 
 function lockBox(checked, label, onChange) {
