@@ -25,7 +25,7 @@ from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.llm import Gateway
 from app.pipeline.service import install as install_pipelines
-from app.pipeline.service import reminder_clock_ctx
+from app.pipeline.service import pixie_ctx, reminder_clock_ctx
 from app.redis_server import EmbeddedRedis
 from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
@@ -148,6 +148,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
+    app.cleanup_ctx.append(pixie_ctx)
     app.on_shutdown.append(close_websockets)
     setup_routes(app)
     return app

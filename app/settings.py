@@ -178,6 +178,19 @@ SETTINGS: tuple[Setting, ...] = (
             "wakes when a reminder is added in this process).", minimum=0.05),
     Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
             "clock that never delivered it is put back.", minimum=1.0),
+    # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
+    Setting("promotion_threshold", float, 0.7, "User salience from which a block is queued "
+            "for long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0),
+    Setting("memory_top_k", int, 5, "Long-term memories shown to the model per run, at most.",
+            minimum=0),
+    Setting("memory_budget_chars", int, 1500, "Characters the long-term memory block may use; "
+            "whole memories only, the rest is left out with a warning.", minimum=0),
+    Setting("memory_candidates", int, 8, "Existing memories shown to consolidation, so it can "
+            "refresh or correct them instead of adding a duplicate.", minimum=0),
+    Setting("pixie_poll_seconds", float, 5.0, "Longest sleep of the Pixie worker (it also wakes "
+            "when this process queues a trigger).", minimum=0.05),
+    Setting("pixie_max_attempts", int, 3, "Consolidations of one promotion trigger that may "
+            "fail on a model error before it is dropped with a warning.", minimum=1),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import redis.asyncio as aioredis
 from aiohttp import web
@@ -11,6 +12,7 @@ from app.auth import Auth
 from app.llm import Gateway
 from app.pipeline.characters import CharacterBook
 from app.pipeline.impulses import ReminderClock
+from app.pipeline.pixie.worker import PixieWorker
 from app.runtime.characters import CharacterCatalog
 from app.runtime.hub import Hub
 from app.runtime.pipelines import Pipelines
@@ -40,3 +42,6 @@ RUNTIME = web.AppKey("runtime", Runtime)
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK = web.AppKey("character_book", CharacterBook)
 REMINDER_CLOCK = web.AppKey("reminder_clock", ReminderClock)
+# long-term memory (app/pipeline/pixie)
+PIXIE = web.AppKey("pixie", PixieWorker)
+PIPELINE_HOST = web.AppKey("pipeline_host", Any)

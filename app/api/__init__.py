@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api import (
-    characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
+    characters, health, lists, llm, llm_settings, login, memories, messages, pages, reminders,
+    ws,
 )
 
 
@@ -20,3 +21,4 @@ def setup_routes(app: web.Application) -> None:
     llm_settings.setup(app)
     reminders.setup(app)
     lists.setup(app)
+    memories.setup(app)

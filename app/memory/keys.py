@@ -159,3 +159,20 @@ def idle_reflection(user_id: str, character_id: str) -> str:
     """The `nutzer_zeit` of the quiet period the character last reflected on (one reflection
     per quiet period)."""
     return f"reflection:{user_id}:{character_id}"
+
+
+# --- long-term memory: the Pixie queue (app/memory/pixie_queue.py) ------------------------
+
+def pixie_queue(user_id: str, character_id: str) -> str:
+    """List of the pair's promotion triggers waiting for the Pixie worker (seed 001 §5)."""
+    return f"pixie_queue:{user_id}:{character_id}"
+
+
+def pixie_processing(user_id: str, character_id: str) -> str:
+    """Triggers the Pixie worker has taken but not yet acknowledged (reliable queue)."""
+    return f"pixie_queue:{user_id}:{character_id}:processing"
+
+
+def pixie_pairs() -> str:
+    """Set of the pairs that may have promotion triggers waiting (the worker walks it)."""
+    return "pixie_queue:pairs"

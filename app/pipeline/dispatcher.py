@@ -5,6 +5,9 @@ At the end of each path, and only here, a run leaves its traces, each complete a
 - the session turn (user or character), with every field at once — no later annotation;
 - short-term memory entries from the salient segments (when the importance reaches
   `salience_memory_threshold`);
+- path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
+  reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
+  Pixie worker, `app.pipeline.pixie`);
 - one row of the durable message log in SQLite (through the database's single writer);
 - path 2 only: the character's state (`nova_state`), the action mark on the user turn an
   agent action belonged to (completed → done + succeeded, error → done + failed, a question
@@ -26,6 +29,7 @@ import msgspec
 
 from app.clock import calendar_date, zone_named
 from app.log import fields
+from app.memory.pixie_queue import PixieQueue, new_trigger
 from app.memory.state import CharacterState, save_state
 from app.memory.turns import (
     ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
@@ -67,7 +71,8 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
         svc.memory.store(state.user_id, state.character_id, turn),
         _remember(ctx, state.user_id, state.character_id, turn,
                   state.salience.importance, state.salience.segments),
-        _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user"))
+        _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user"),
+        _promote(ctx, state, turn))
     state.stored = turn
 
 
@@ -177,6 +182,23 @@ async def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Tur
         importance=importance, now=turn.time)
     log.info("short-term memory entries stored",
              extra=fields(turn_id=turn.turn_id, entries=len(stored), importance=importance))
+
+
+async def _promote(ctx: NodeContext, state: Path1State, turn: Turn) -> None:
+    """The promotion trigger: the user's block, its message ids and salient segments, for
+    the Pixie worker to consolidate into long-term memory."""
+    importance = state.salience.importance
+    if importance < ctx.settings.promotion_threshold:
+        return
+    trigger = new_trigger(state.user_id, state.character_id, turn_id=turn.turn_id,
+                          message_ids=list(turn.message_ids), text=turn.content,
+                          segments=list(state.salience.segments), importance=importance,
+                          now=turn.time)
+    await PixieQueue(ctx.services.redis, state.user_id, state.character_id).push(trigger)
+    ctx.services.wake_pixie()
+    log.info("promotion trigger queued", extra=fields(
+        turn_id=turn.turn_id, trigger_id=trigger.trigger_id, importance=importance,
+        threshold=ctx.settings.promotion_threshold))
 
 
 async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,

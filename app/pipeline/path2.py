@@ -27,6 +27,8 @@ import msgspec
 
 from app.llm.errors import ModelError
 from app.log import fields
+from app.clock import zone_named
+from app.memory.long_term import Memory, memory_line, within_budget
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn
@@ -87,9 +89,39 @@ def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
 
 async def enrich(ctx: NodeContext, state: Path2State) -> None:
     """The session context: history through the one renderer (summary and short-term memory
-    came with the state node's snapshot)."""
+    came with the state node's snapshot), and what the character knows about the user from
+    long-term memory, relevant to this run's words."""
     state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
                                    language=ctx.language)
+    state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
+
+
+def recall_text(state: Path2State) -> str:
+    """The words long-term memory is searched with: the user's block, the character's own
+    thought, or what it wanted to say."""
+    stimulus = state.stimulus
+    parts = [stimulus.text, stimulus.intent]
+    if state.request_turn is not None and stimulus.kind != "user":
+        parts.append(state.request_turn.content)
+    return "\n".join(part for part in parts if part)
+
+
+async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -> list[Memory]:
+    """The `memory_top_k` most relevant live memories within `memory_budget_chars` (whole
+    memories only); their `last_used_at` is set."""
+    settings = ctx.settings
+    long_term = ctx.services.long_term
+    now = ctx.services.clock()
+    ranked = await long_term.relevant(user_id, character_id, text,
+                                      top_k=settings.memory_top_k, now=now)
+    known = within_budget(ranked, zone_named(settings.timezone), settings.memory_budget_chars)
+    await long_term.touch([m.memory_id for m in known], now)
+    return known
+
+
+def known_text(ctx: NodeContext, state: Path2State) -> str:
+    zone = zone_named(ctx.settings.timezone)
+    return "\n".join(memory_line(m, zone) for m in state.known)
 
 
 async def ei_calc(ctx: NodeContext, state: Path2State) -> None:
@@ -251,6 +283,7 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         task = f"{task}\n{tasks.regenerate.format(reason=regenerate)}"
     return frame([
         (b.summary, state.summary),
+        (b.known, known_text(ctx, state)),
         (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
         (b.history, state.history),
         (b.vector, state.vector),
@@ -303,6 +336,7 @@ async def _verdict(ctx: NodeContext, state: Path2State) -> Verdict:
     stimulus = state.stimulus
     request = stimulus.text if stimulus.kind in ("user", "retry") else ""
     return await ctx.ask_struct("thinker", frame([
+        (b.known, known_text(ctx, state)),
         (b.history, state.history),
         (b.request, request),
         (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
