@@ -4,9 +4,7 @@
 A content word is a word of at least three letters that is not a function word of German or
 English (the offline lexicon's `STOPWORDS`, plus the words a model uses to speak *about* the
 user: "Mensch", "Nutzer", "user", …). Words compare casefolded, with umlauts folded, and two
-words match when one is a prefix of the other up to a short inflection ending — "Leipzig"
-matches "Leipziger", "Schwester" matches "Schwestern" — never across a shorter stem than
-`MIN_STEM` letters.
+words match when they share a stem up to short inflection endings (`same_word`).
 """
 
 from __future__ import annotations
@@ -65,12 +63,17 @@ def _numbers(text: str) -> list[str]:
 
 
 def same_word(a: str, b: str) -> bool:
-    """Two folded words are the same word, allowing a short inflection ending."""
+    """Two folded words are the same word: equal, or sharing a stem of at least `MIN_STEM`
+    letters after which each has at most `MAX_ENDING` letters of its own ("wohnt" and
+    "wohnen", "Leipzig" and "Leipziger"; not "Schwester" and "Schweiz")."""
     if a == b:
         return True
-    short, long = (a, b) if len(a) <= len(b) else (b, a)
-    return (len(short) >= MIN_STEM and long.startswith(short)
-            and len(long) - len(short) <= MAX_ENDING)
+    stem = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        stem += 1
+    return stem >= MIN_STEM and len(a) - stem <= MAX_ENDING and len(b) - stem <= MAX_ENDING
 
 
 def unsupported_words(claim: str, source: str) -> list[str]:
