@@ -7,16 +7,16 @@ most one model call."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 
-import pytest
-from aiohttp import web
-
 from app.memory import keys
+from app.memory.pixie_queue import PixieQueue, new_trigger
+from app.server import create_app
 from app.typedefs import PIXIE, REDIS
 from tests.conftest import AUTH, TOKEN
+from tests.fakemodel import Reply
 from tests.pipeline_support import WAIT, Chat, fake_app, last_user_message, open_chat
-from app.server import create_app
 
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."
 
@@ -63,3 +63,107 @@ async def test_offline_nova_knows_tomorrow_what_she_was_told_today(aiohttp_clien
     assert "Jana" in answer["text"]
     assert (await memories(chat))[0]["last_used_at"] is not None
     await chat.close()
+
+
+def promote(fake_model, importance: float = 0.9, *memories: dict) -> None:
+    """The next salience is `importance`; the next consolidation keeps `memories`."""
+    fake_model.script("salience", {"importance": importance, "segments": []})
+    if memories:
+        fake_model.script("consolidation", {"memories": list(memories)})
+
+
+async def test_the_responder_prompt_holds_the_fact_after_a_session_reset(
+        aiohttp_client, fake_model, make_settings):
+    promote(fake_model, 0.9, {"action": "remember", "kind": "person",
+                              "text": "Schwester heißt Jana und wohnt in Leipzig"})
+    fake_model.script("responder", "Schön, dass du von ihr erzählst!")
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings,
+                                                    pixie_poll_seconds=0.05))
+    sent = await chat.send(FACT)
+    await chat.response(sent)
+    await drained(chat)
+    [consolidation] = fake_model.chats("consolidation")
+    frame = last_user_message(consolidation)
+    assert FACT in frame
+    assert "Schön, dass du" not in str(consolidation.messages)  # no assistant text in it
+    [memory] = await memories(chat)
+    assert memory["source_message_ids"] == [sent]
+
+    await reset_session(chat)
+    await chat.response(await chat.send("Weißt du noch, wo meine Schwester wohnt?"))
+    responder = fake_model.chats("responder")[-1]
+    prompt = last_user_message(responder)
+    day = dt.datetime.fromtimestamp(memory["created_at"]).date().isoformat()
+    assert (f"### Was du über den Menschen weißt\n- ({day}) "
+            "Schwester heißt Jana und wohnt in Leipzig") in prompt
+    assert FACT not in prompt  # the session is gone: only long-term memory knows it
+    assert "Schwester heißt Jana" in last_user_message(fake_model.chats("thinker")[-1])
+    await chat.close()
+
+
+async def test_promotion_at_the_threshold_and_not_below(aiohttp_client, fake_model,
+                                                       make_settings):
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings,
+                                                    pixie_poll_seconds=0.05))
+    promote(fake_model, 0.69)
+    await chat.response(await chat.send("Ich mag Tee."))
+    await drained(chat)
+    assert fake_model.chats("consolidation") == []
+    promote(fake_model, 0.7, {"action": "remember", "text": "Ich mag Kaffee"})
+    await chat.response(await chat.send("Ich mag Kaffee."))
+    await drained(chat)
+    assert len(fake_model.chats("consolidation")) == 1
+    assert [m["text"] for m in await memories(chat)] == ["Ich mag Kaffee"]
+    await chat.close()
+
+
+async def test_what_only_the_character_said_never_becomes_a_fact_about_the_user(
+        aiohttp_client, fake_model, make_settings):
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings,
+                                                    pixie_poll_seconds=0.05))
+    fake_model.script("responder", "Deine Schwester heißt bestimmt Anna und lebt in Rom.")
+    await chat.response(await chat.send("Rate mal, wie meine Schwester heißt."))
+    promote(fake_model, 0.9,
+            {"action": "remember", "text": "Schwester heißt Anna und lebt in Rom"},
+            {"action": "remember", "text": "Hat eine Schwester"})
+    await chat.response(await chat.send("Ja, das stimmt, meine Schwester!"))
+    await drained(chat)
+    assert [m["text"] for m in await memories(chat)] == ["Hat eine Schwester"]
+    await chat.close()
+
+
+async def test_a_turn_arriving_while_pixie_consolidates_waits_at_most_one_model_call(
+        aiohttp_client, fake_model, make_settings):
+    model_call = 0.8
+    fake_model.always("consolidation", Reply({"memories": []}, delay=model_call))
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings,
+                                                    pixie_poll_seconds=0.05))
+    queue = PixieQueue(chat.app[REDIS], "someone", "nova")
+    for text in ("Ich mag Tee.", "Ich mag Kaffee.", "Ich mag Kakao."):
+        await queue.push(new_trigger("someone", "nova", turn_id="t", message_ids=["m"],
+                                     text=text, segments=[], importance=0.9))
+    chat.app[PIXIE].wake()
+    async with asyncio.timeout(WAIT):
+        while not fake_model.chats("consolidation"):
+            await asyncio.sleep(0.01)
+    sent_at = time.monotonic()
+    await chat.response(await chat.send("Hallo, bist du da?"))
+    [perception] = fake_model.chats("perception")
+    waited = perception.at - sent_at
+    assert waited < 2 * model_call, f"the turn waited {waited:.2f} s (one call: {model_call} s)"
+    # The background work went on afterwards, and the turn went first where both waited.
+    await drained_pair(chat, "someone")
+    purposes = [r.purpose for r in fake_model.chats()]
+    assert purposes.count("consolidation") == 3
+    assert purposes.index("perception") < len(purposes) - 1 - purposes[::-1].index(
+        "consolidation")
+    await chat.close()
+
+
+async def drained_pair(chat: Chat, user_id: str) -> None:
+    redis = chat.app[REDIS]
+    async with asyncio.timeout(WAIT):
+        while await redis.llen(keys.pixie_queue(user_id, "nova")) or \
+                await redis.llen(keys.pixie_processing(user_id, "nova")) or chat.app[PIXIE].busy:
+            chat.app[PIXIE].wake()
+            await asyncio.sleep(0.02)
