@@ -6,6 +6,7 @@ import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
 import { t, translatePage } from "./i18n.js";
+import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { ReconnectingSocket } from "./socket.js";
@@ -95,6 +96,7 @@ class App {
       },
       onError: (text) => this.notice(text),
     });
+    this.memories = new MemoryPanel({ characterId: this.character.id, getName: () => this.name });
     this.settings = new SettingsDialog({
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
@@ -116,6 +118,7 @@ class App {
     window.addEventListener("online", () => this.socket.connect());
     this.conversation.emit({ kind: "entries" });
     this.panels.refreshAll();
+    this.memories.refresh();
     this.refreshLlm();
     // For tests and the curious: the live objects of this page.
     window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
@@ -174,6 +177,7 @@ class App {
       // An answer may have come from an agent that changed lists or reminders.
       this.panels.refreshLists();
       this.panels.refreshReminders();
+      this.memories.refreshSoon();
     }
     if (change.kind === "entries" && change.unknownIds && change.unknownIds.length) {
       this.scheduleSessionSync();
