@@ -167,3 +167,46 @@ async def drained_pair(chat: Chat, user_id: str) -> None:
                 await redis.llen(keys.pixie_processing(user_id, "nova")) or chat.app[PIXIE].busy:
             chat.app[PIXIE].wake()
             await asyncio.sleep(0.02)
+
+
+async def test_a_plan_told_yesterday_becomes_a_reflection_the_next_day(
+        aiohttp_client, fake_model, make_settings):
+    """"Morgen hab ich das Vorstellungsgespräch" → the next day, after a quiet hour, Nova asks
+    how it went — once; the impulse's prompt names the plan."""
+    import msgspec
+
+    from app.memory.long_term import Change, LongTermMemory
+    from app.memory.state import load_state, save_state
+    from app.typedefs import DB, REMINDER_CLOCK
+
+    app = fake_app(fake_model, make_settings, idle_reflection_minutes=60,
+                   pixie_poll_seconds=0.05)
+    chat = await open_chat(aiohttp_client, app)
+    await chat.response(await chat.send("Hallo"))
+    await chat.settle()
+    await reset_session(chat)  # a day later the session is long gone
+    now = time.time()
+    yesterday = now - 26 * 3600
+    store = LongTermMemory(app[DB])
+    await store.apply("plan", "local", "nova",
+                      [Change("remember", "Morgen hab ich das Vorstellungsgespräch.", "plan")],
+                      ["m1"], yesterday)
+    await store.apply("today", "local", "nova",
+                      [Change("remember", "Morgen fahre ich nach Köln.", "plan")], ["m2"],
+                      now - 2 * 3600)
+    state = await load_state(app[REDIS], "local", "nova")
+    await save_state(app[REDIS], "local", "nova",
+                     msgspec.structs.replace(state, user_time=now - 61 * 60))
+    clock = app[REMINDER_CLOCK]
+    assert await clock.reflect_when_idle(now) == 1
+    impulse = await chat.response(origin="own_impulse")
+    await chat.settle()
+    prompt = last_user_message(fake_model.chats("responder")[-1])
+    assert "Morgen hab ich das Vorstellungsgespräch." in prompt
+    assert "wie es gelaufen ist" in prompt
+    assert impulse["message_ids"] == []
+    # Capped: once per quiet period, and the plan is not brought up again.
+    assert await clock.reflect_when_idle(now + 1) == 0
+    [plan] = [m for m in await store.list("local", "nova") if "Vorstellungs" in m.text]
+    assert plan.reflected_at is not None
+    await chat.close()

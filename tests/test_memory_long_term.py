@@ -185,7 +185,8 @@ async def test_last_used_and_reflection_marks(store):
     await store.touch([memory_id], 5000.0)
     [memory] = await store.list("u", "nova")
     assert memory.last_used_at == 5000.0
-    assert (await store.to_reflect_on("u", "nova", before=2000.0)).memory_id == memory_id
-    assert await store.to_reflect_on("u", "nova", before=500.0) is None
+    assert [m.memory_id for m in await store.to_reflect_on("u", "nova", before=2000.0)] == [
+        memory_id]
+    assert await store.to_reflect_on("u", "nova", before=500.0) == []
     await store.mark_reflected(memory_id, 6000.0)
-    assert await store.to_reflect_on("u", "nova", before=9000.0) is None
+    assert await store.to_reflect_on("u", "nova", before=9000.0) == []

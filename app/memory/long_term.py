@@ -6,9 +6,16 @@ across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
   promotion trigger is one transaction (`apply`): its new, refreshed and superseded memories
   and the record that the trigger is done — a trigger consolidated again after a crash
   changes nothing.
-- **Retrieval** (`relevant`): FTS5 BM25 over the words of a block (trigram tokenizer, see the
-  migration), live memories only, weighted by importance and recency; `within_budget` then
+- **Retrieval** (`relevant`): the block's words searched in the pair's FTS5 index (trigram
+  tokenizer, see the migration), live memories only, ranked by a BM25-style relevance —
+  each matching word weighs by its inverse document frequency, so a rare word ("Jana")
+  counts far more than a common one — times importance and recency; `within_budget` then
   keeps whole memories in rank order up to `memory_budget_chars` (never a cut text).
+  The work is bounded whatever the number of memories: at most `MAX_TERMS` words (the
+  longest) are looked up, and per word the index yields its newest `TERM_POOL` matches
+  of the pair (the index is walked newest first and the walk stops there; FTS5's own
+  `bm25()` would score every match of every word — tens of milliseconds for a common word
+  in 10 000 memories). The document frequency is counted within that pool.
 - **The user is in charge**: list/search, edit, forget one, forget all. Forgetting is real:
   the row goes, the FTS index is merged so no segment keeps the old terms, the writer runs
   with `secure_delete` (freed pages are zeroed) and the WAL is checkpointed, so the text is
@@ -23,6 +30,7 @@ import json
 import logging
 import math
 import sqlite3
+import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,7 +45,8 @@ log = logging.getLogger(__name__)
 
 KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feeling")
 DEFAULT_KIND = "fact"
-RANK_POOL = 50          # BM25 candidates re-ranked by importance and recency
+MAX_TERMS = 12          # words of a block looked up, the longest first
+TERM_POOL = 100         # newest matches read per word
 RECENCY_HALF_LIFE_DAYS = 30.0
 DAY = 86400.0
 
@@ -107,18 +116,23 @@ def normalized(text: str) -> str:
     return " ".join(text.casefold().split()).rstrip(".!? ")
 
 
-def match_query(text: str) -> str:
-    """The FTS5 MATCH expression for `text` ("" when it has no usable words)."""
-    return " OR ".join(query_terms(text))
+def match_query(terms: Sequence[str]) -> str:
+    """The FTS5 MATCH expression for any of `terms` ("" when there are none)."""
+    return " OR ".join(terms)
 
 
-def score(bm25: float, memory: Memory, now: float) -> float:
-    """Relevance (BM25, higher is better) weighted by importance and recency: a memory
-    loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so an old
-    memory that matches the block well still beats a new one that barely matches."""
-    age_days = max(0.0, now - memory.refreshed_at) / DAY
+def lookup_terms(text: str) -> list[str]:
+    """At most `MAX_TERMS` query terms of `text`, the longest (most telling) first."""
+    return sorted(query_terms(text), key=len, reverse=True)[:MAX_TERMS]
+
+
+def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
+    """Relevance (summed IDF of the matching words) weighted by importance and recency: a
+    memory loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so
+    an old memory that matches the block well still beats a new one that barely matches."""
+    age_days = max(0.0, now - refreshed_at) / DAY
     recency = 0.5 + 0.5 * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
-    return -bm25 * (0.5 + memory.importance) * recency
+    return relevance * (0.5 + importance) * recency
 
 
 def memory_line(memory: Memory, zone: Any) -> str:
@@ -173,33 +187,42 @@ class LongTermMemory:
                          limit: int) -> list[Memory]:
         """Live memories of the pair related to `text`, best first (what consolidation may
         refresh or supersede)."""
-        ranked = await self._ranked(user_id, character_id, text, limit)
-        return [memory for memory, _ in ranked]
+        return await self.relevant(user_id, character_id, text, top_k=limit,
+                                   now=time.time())
 
     # --- retrieval -------------------------------------------------------------------------
 
     async def relevant(self, user_id: str, character_id: str, text: str, *, top_k: int,
                        now: float) -> list[Memory]:
-        """The `top_k` live memories most relevant to `text` (BM25 × importance × recency)."""
-        if top_k <= 0:
+        """The `top_k` live memories most relevant to `text` (IDF × importance × recency)."""
+        terms = lookup_terms(text)
+        if top_k <= 0 or not terms:
             return []
-        ranked = await self._ranked(user_id, character_id, text, RANK_POOL)
-        ranked.sort(key=lambda pair: score(pair[1], pair[0], now), reverse=True)
-        return [memory for memory, _ in ranked[:top_k]]
 
-    async def _ranked(self, user_id: str, character_id: str, text: str,
-                      limit: int) -> list[tuple[Memory, float]]:
-        query = match_query(text)
-        if not query:
-            return []
-        sql = (f"SELECT {_COLUMNS_M}, bm25(memories_fts) AS rank FROM memories_fts "
-               "JOIN memories m ON m.id = memories_fts.rowid "
-               "WHERE memories_fts MATCH ? AND m.user_id = ? AND m.character_id = ? "
-               "AND m.superseded_by IS NULL ORDER BY rank LIMIT ?")
-
-        def read(conn: sqlite3.Connection) -> list[tuple[Memory, float]]:
-            return [(_row(row), row[12])
-                    for row in conn.execute(sql, (query, user_id, character_id, limit))]
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            relevance: dict[int, float] = {}
+            weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
+            for term in terms:
+                # Newest first, and only the pair's live memories: SQLite walks the word's
+                # matches from the end and stops at the pool's size.
+                rows = conn.execute(
+                    "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+                    "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+                    "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
+                    "ORDER BY f.rowid DESC LIMIT ?",
+                    (term, user_id, character_id, TERM_POOL)).fetchall()
+                idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
+                for rowid, importance, refreshed_at in rows:
+                    relevance[rowid] = relevance.get(rowid, 0.0) + idf
+                    weights[rowid] = (importance, refreshed_at)
+            best = sorted(relevance, key=lambda rowid: score(
+                relevance[rowid], *weights[rowid], now), reverse=True)[:top_k]
+            if not best:
+                return []
+            found = {row[12]: _row(row) for row in conn.execute(
+                f"SELECT {_COLUMNS}, id FROM memories WHERE id IN "
+                f"({','.join('?' * len(best))})", best)}
+            return [found[rowid] for rowid in best if rowid in found]
 
         return await self.db.execute_fn(read)
 
@@ -222,7 +245,7 @@ class LongTermMemory:
         """The pair's memories, newest first; `query` searches them (FTS5)."""
         live = "" if include_superseded else " AND m.superseded_by IS NULL"
         if query.strip():
-            match = match_query(query)
+            match = match_query(query_terms(query))
             if not match:
                 return []
             sql = (f"SELECT {_COLUMNS_M} FROM memories_fts JOIN memories m "
@@ -302,17 +325,16 @@ class LongTermMemory:
 
     # --- reflection ------------------------------------------------------------------------
 
-    async def to_reflect_on(self, user_id: str, character_id: str, *, before: float
-                            ) -> Memory | None:
-        """The newest live plan or feeling told before `before` that the character has not
-        yet come back to (reflection impulses, SPEC §3a)."""
-        def read(conn: sqlite3.Connection) -> Memory | None:
-            row = conn.execute(
+    async def to_reflect_on(self, user_id: str, character_id: str, *, before: float,
+                            limit: int = 20) -> list[Memory]:
+        """Live plans and feelings told before `before` that the character has not yet come
+        back to, newest first (reflection impulses, SPEC §3a)."""
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            return [_row(row) for row in conn.execute(
                 f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND character_id = ? "
                 "AND superseded_by IS NULL AND reflected_at IS NULL "
                 "AND kind IN ('plan', 'feeling') AND created_at < ? "
-                "ORDER BY created_at DESC LIMIT 1", (user_id, character_id, before)).fetchone()
-            return _row(row) if row is not None else None
+                "ORDER BY created_at DESC LIMIT ?", (user_id, character_id, before, limit))]
 
         return await self.db.execute_fn(read)
 
@@ -368,7 +390,7 @@ def _live_by_id(conn: sqlite3.Connection, user_id: str, character_id: str,
 def _live_same_text(conn: sqlite3.Connection, user_id: str, character_id: str,
                     text: str) -> Memory | None:
     wanted = normalized(text)
-    query = match_query(text)
+    query = match_query(query_terms(text))
     if not query:
         return None
     for row in conn.execute(

@@ -197,11 +197,10 @@ class ReminderClock:
         plan only from an earlier calendar day (it is about "tomorrow")."""
         if self.long_term is None:
             return None
-        memory = await self.long_term.to_reflect_on(user_id, character_id, before=since + 1e-6)
-        if memory is None:
-            return None
         zone = zone_named(self.settings.timezone)
-        if memory.kind == "plan" and calendar_date(memory.created_at, zone) >= \
-                calendar_date(now, zone):
-            return None
-        return memory
+        today = calendar_date(now, zone)
+        for memory in await self.long_term.to_reflect_on(user_id, character_id,
+                                                         before=since + 1e-6):
+            if memory.kind != "plan" or calendar_date(memory.created_at, zone) < today:
+                return memory
+        return None
