@@ -48,6 +48,7 @@ bench: install
 	$(PY) bench/gateway.py
 	$(PY) bench/runtime.py
 	$(PY) bench/turn.py
+	$(PY) bench/memory.py
 
 clean:
 	rm -rf build dist .pytest_cache

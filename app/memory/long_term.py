@@ -47,6 +47,7 @@ KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feel
 DEFAULT_KIND = "fact"
 MAX_TERMS = 12          # words of a block looked up, the longest first
 TERM_POOL = 100         # newest matches read per word
+SAME_TEXT_POOL = 20     # best matches compared when looking for a duplicate
 RECENCY_HALF_LIFE_DAYS = 30.0
 DAY = 86400.0
 
@@ -200,29 +201,7 @@ class LongTermMemory:
             return []
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
-            relevance: dict[int, float] = {}
-            weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
-            for term in terms:
-                # Newest first, and only the pair's live memories: SQLite walks the word's
-                # matches from the end and stops at the pool's size.
-                rows = conn.execute(
-                    "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
-                    "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-                    "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
-                    "ORDER BY f.rowid DESC LIMIT ?",
-                    (term, user_id, character_id, TERM_POOL)).fetchall()
-                idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
-                for rowid, importance, refreshed_at in rows:
-                    relevance[rowid] = relevance.get(rowid, 0.0) + idf
-                    weights[rowid] = (importance, refreshed_at)
-            best = sorted(relevance, key=lambda rowid: score(
-                relevance[rowid], *weights[rowid], now), reverse=True)[:top_k]
-            if not best:
-                return []
-            found = {row[12]: _row(row) for row in conn.execute(
-                f"SELECT {_COLUMNS}, id FROM memories WHERE id IN "
-                f"({','.join('?' * len(best))})", best)}
-            return [found[rowid] for rowid in best if rowid in found]
+            return _ranked(conn, user_id, character_id, terms, top_k, now)
 
         return await self.db.execute_fn(read)
 
@@ -248,8 +227,8 @@ class LongTermMemory:
             match = match_query(query_terms(query))
             if not match:
                 return []
-            sql = (f"SELECT {_COLUMNS_M} FROM memories_fts JOIN memories m "
-                   "ON m.id = memories_fts.rowid WHERE memories_fts MATCH ? "
+            sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.id IN "
+                   "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
                    f"AND m.user_id = ? AND m.character_id = ?{live} "
                    "ORDER BY m.created_at DESC, m.id DESC")
             params: tuple[Any, ...] = (match, user_id, character_id)
@@ -379,6 +358,35 @@ def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, charact
     applied.added.append(new_id)
 
 
+def _ranked(conn: sqlite3.Connection, user_id: str, character_id: str, terms: Sequence[str],
+            top_k: int, now: float) -> list[Memory]:
+    """The ranking of `relevant` on a connection (a reader's, or the writer's inside its
+    transaction)."""
+    relevance: dict[int, float] = {}
+    weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
+    for term in terms:
+        # Newest first, and only the pair's live memories: SQLite walks the word's matches
+        # from the end and stops at the pool's size.
+        rows = conn.execute(
+            "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+            "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
+            "ORDER BY f.rowid DESC LIMIT ?",
+            (term, user_id, character_id, TERM_POOL)).fetchall()
+        idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
+        for rowid, importance, refreshed_at in rows:
+            relevance[rowid] = relevance.get(rowid, 0.0) + idf
+            weights[rowid] = (importance, refreshed_at)
+    best = sorted(relevance, key=lambda rowid: score(relevance[rowid], *weights[rowid], now),
+                  reverse=True)[:top_k]
+    if not best:
+        return []
+    found = {row[12]: _row(row) for row in conn.execute(
+        f"SELECT {_COLUMNS}, id FROM memories WHERE id IN ({','.join('?' * len(best))})",
+        best)}
+    return [found[rowid] for rowid in best if rowid in found]
+
+
 def _live_by_id(conn: sqlite3.Connection, user_id: str, character_id: str,
                 memory_id: str) -> Memory | None:
     row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE memory_id = ? AND user_id = ? "
@@ -389,16 +397,13 @@ def _live_by_id(conn: sqlite3.Connection, user_id: str, character_id: str,
 
 def _live_same_text(conn: sqlite3.Connection, user_id: str, character_id: str,
                     text: str) -> Memory | None:
+    """A live memory with the same text (a duplicate shares all its words, so it ranks at
+    the top of a search for them)."""
     wanted = normalized(text)
-    query = match_query(query_terms(text))
-    if not query:
-        return None
-    for row in conn.execute(
-            f"SELECT {_COLUMNS_M} FROM memories_fts JOIN memories m ON m.id = memories_fts.rowid "
-            "WHERE memories_fts MATCH ? AND m.user_id = ? AND m.character_id = ? "
-            "AND m.superseded_by IS NULL", (query, user_id, character_id)):
-        if normalized(row[3]) == wanted:
-            return _row(row)
+    for memory in _ranked(conn, user_id, character_id, lookup_terms(text), SAME_TEXT_POOL,
+                          time.time()):
+        if normalized(memory.text) == wanted:
+            return memory
     return None
 
 
