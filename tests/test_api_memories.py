@@ -62,7 +62,7 @@ async def test_search_and_superseded_only_when_asked(client):
 
 async def test_edit_and_forget(client):
     [memory_id] = await seed(client, "Ich arbeite bei Siemens.")
-    response = await client.put(f"{BASE}/{memory_id}", json={"text": "  Ich arbeite bei Bosch. "},
+    response = await client.put(f"{BASE}/{memory_id}", json={"text": "  Ich arbeite\n bei Bosch. "},
                                 headers=AUTH)
     assert response.status == 200
     assert (await response.json())["text"] == "Ich arbeite bei Bosch."

@@ -15,7 +15,7 @@ from app.memory import keys
 from app.memory.long_term import Memory
 from app.memory.pixie_queue import PixieQueue, decode_trigger, new_trigger
 from app.pipeline.pixie import offline as pixie_offline
-from app.pipeline.pixie.consolidate import check
+from app.pipeline.pixie.consolidate import check as check_change
 from app.pipeline.pixie.worker import PixieWorker
 from app.pipeline.schemas import Consolidation, MemoryChange
 from app.runtime.slots import LocalSlots
@@ -32,6 +32,10 @@ def known(text: str, memory_id: str = "a" * 32) -> Memory:
     return Memory(memory_id=memory_id, user_id="u", character_id="nova", text=text, kind="person",
                   importance=0.8, created_at=1.0, refreshed_at=1.0, last_used_at=None,
                   reflected_at=None, source_message_ids=["m0"], superseded_by=None)
+
+
+def check(answer, trigger, known, max_chars: int = 1500):
+    return check_change(answer, trigger, known, max_chars=max_chars)
 
 
 def answer(*changes: dict) -> Consolidation:
@@ -243,3 +247,10 @@ async def test_the_worker_takes_the_slot_only_when_nobody_waits():
 def test_words_match_across_inflection_only(a, b, same):
     from app.memory.words import same_word
     assert same_word(a, b) is same and same_word(b, a) is same
+
+
+def test_a_memory_too_long_to_ever_be_shown_is_dropped():
+    words = "Ich mag " + " ".join(["Tee"] * 40)
+    changes, dropped = check(answer({"action": "remember", "text": words}), trigger(words), [],
+                             max_chars=100)
+    assert changes == [] and dropped[0].reason == "too_long"

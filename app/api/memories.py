@@ -73,6 +73,8 @@ async def edit_memory(request: web.Request) -> web.Response:
     text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
                         noun="memory text", empty_code="empty_text", long_code="text_too_long",
                         user_id=request[USER_ID])
+    # One line in every prompt it goes into: line breaks become spaces.
+    text = " ".join(text.split())
     memory = await _store(request).edit(request[USER_ID], character_id, memory_id, text)
     if memory is None:
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")

@@ -15,6 +15,7 @@ Then local checks, per proposed change (`check`):
   a statement the character (or the model) made up never becomes a fact about the user;
 - `refresh`/`supersede` must name a memory that was shown; otherwise it counts as new (the
   store still refreshes an identical live memory instead of duplicating it);
+- a text longer than `memory_budget_chars` is dropped (it could never be shown whole);
 - `kind` outside the known kinds becomes `fact`.
 """
 
@@ -43,6 +44,12 @@ class Dropped:
     missing: tuple[str, ...] = ()
 
 
+DROPPED = {
+    "unsupported": "memory dropped: not supported by the user's own words",
+    "too_long": "memory dropped: longer than memory_budget_chars, it could never be shown",
+}
+
+
 def consolidation_frame(blocks: Blocks, trigger: Trigger, known: Sequence[Memory],
                         zone: object) -> str:
     return frame([
@@ -51,8 +58,8 @@ def consolidation_frame(blocks: Blocks, trigger: Trigger, known: Sequence[Memory
         (blocks.known, "\n".join(f"[{m.memory_id}] {memory_line(m, zone)[2:]}" for m in known))])
 
 
-def check(answer: Consolidation, trigger: Trigger, known: Sequence[Memory]
-          ) -> tuple[list[Change], list[Dropped]]:
+def check(answer: Consolidation, trigger: Trigger, known: Sequence[Memory], *,
+          max_chars: int) -> tuple[list[Change], list[Dropped]]:
     """The proposed changes that pass the local checks, and the dropped ones with why."""
     by_id = {m.memory_id: m for m in known}
     changes: list[Change] = []
@@ -60,6 +67,9 @@ def check(answer: Consolidation, trigger: Trigger, known: Sequence[Memory]
     for proposal in answer.memories:
         text = " ".join(proposal.text.split())
         if proposal.action == "none" or not text:
+            continue
+        if len(text) > max_chars:  # it could never be shown (memory_budget_chars)
+            dropped.append(Dropped(text, "too_long"))
             continue
         target = by_id.get(proposal.memory_id.strip())
         action = proposal.action
@@ -89,9 +99,10 @@ async def consolidate(ctx: NodeContext, trigger: Trigger, known: Sequence[Memory
     zone = zone_named(ctx.settings.timezone)
     answer: Consolidation = await ctx.ask_struct(
         "consolidation", consolidation_frame(ctx.blocks, trigger, known, zone))
-    changes, dropped = check(answer, trigger, known)
+    changes, dropped = check(answer, trigger, known, max_chars=ctx.settings.memory_budget_chars)
     for item in dropped:
-        log.warning("memory dropped: not supported by the user's own words", extra=fields(
+        log.warning(DROPPED[item.reason], extra=fields(
             trigger_id=trigger.trigger_id, turn_id=trigger.turn_id, text=item.text,
-            missing=list(item.missing)))
+            reason=item.reason, missing=list(item.missing), limit="memory_budget_chars"
+            if item.reason == "too_long" else None))
     return changes
