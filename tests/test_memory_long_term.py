@@ -182,7 +182,7 @@ async def test_forget_all_clears_the_pair_only(store):
 async def test_last_used_and_reflection_marks(store):
     memory_id = await remember(store, "Morgen hab ich das Vorstellungsgespräch.", kind="plan",
                                at=1000.0)
-    await store.touch([memory_id], 5000.0)
+    await store.touch({memory_id: 5000.0})
     [memory] = await store.list("u", "nova")
     assert memory.last_used_at == 5000.0
     assert [m.memory_id for m in await store.to_reflect_on("u", "nova", before=2000.0)] == [

@@ -32,7 +32,7 @@ import math
 import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -205,15 +205,15 @@ class LongTermMemory:
 
         return await self.db.execute_fn(read)
 
-    async def touch(self, memory_ids: Sequence[str], now: float) -> None:
-        """`last_used_at` of memories a prompt used."""
-        if not memory_ids:
+    async def touch(self, used: Mapping[str, float]) -> None:
+        """Set `last_used_at` of memories a prompt used (memory id → when)."""
+        if not used:
             return
-        ids = list(memory_ids)
+        rows = [(at, memory_id) for memory_id, at in used.items()]
 
         def write(conn: sqlite3.Connection) -> None:
-            conn.executemany("UPDATE memories SET last_used_at = ? WHERE memory_id = ?",
-                             [(now, memory_id) for memory_id in ids])
+            conn.executemany("UPDATE memories SET last_used_at = max(coalesce(last_used_at, 0), ?) "
+                             "WHERE memory_id = ?", rows)
 
         await self.db.execute_write_fn(write)
 

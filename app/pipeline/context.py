@@ -43,6 +43,8 @@ class Services:
     prompts: PromptLibrary
     wake_clock: Callable[[], None] = lambda: None  # a reminder was added: re-read the index
     wake_pixie: Callable[[], None] = lambda: None  # a promotion trigger waits
+    # long-term memories a prompt used (ids, when): the Pixie worker marks them
+    memories_used: Callable[[list[str], float], None] = lambda ids, at: None
     clock: Callable[[], float] = time.time  # wall-clock now (epoch seconds)
 
     @property

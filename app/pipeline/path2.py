@@ -108,14 +108,14 @@ def recall_text(state: Path2State) -> str:
 
 async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -> list[Memory]:
     """The `memory_top_k` most relevant live memories within `memory_budget_chars` (whole
-    memories only); their `last_used_at` is set."""
+    memories only). Their `last_used_at` is written by the Pixie worker, off the turn's
+    path (a usage mark is not worth a disk sync while the user waits)."""
     settings = ctx.settings
-    long_term = ctx.services.long_term
     now = ctx.services.clock()
-    ranked = await long_term.relevant(user_id, character_id, text,
-                                      top_k=settings.memory_top_k, now=now)
+    ranked = await ctx.services.long_term.relevant(user_id, character_id, text,
+                                                   top_k=settings.memory_top_k, now=now)
     known = within_budget(ranked, zone_named(settings.timezone), settings.memory_budget_chars)
-    await long_term.touch([m.memory_id for m in known], now)
+    ctx.services.memories_used([m.memory_id for m in known], now)
     return known
 
 

@@ -60,7 +60,8 @@ class PipelineHost:
             self._services = Services(
                 settings=app[SETTINGS], redis=app[REDIS], db=app[DB],
                 characters=app[CHARACTER_BOOK], prompts=PromptLibrary(app[SETTINGS]),
-                wake_clock=self._wake_clock, wake_pixie=self._wake_pixie)
+                wake_clock=self._wake_clock, wake_pixie=self._wake_pixie,
+                memories_used=self._memories_used)
         return self._services
 
     def _wake_clock(self) -> None:
@@ -72,6 +73,11 @@ class PipelineHost:
         worker = self.app.get(PIXIE)
         if worker is not None:
             worker.wake()
+
+    def _memories_used(self, memory_ids: list[str], at: float) -> None:
+        worker = self.app.get(PIXIE)
+        if worker is not None:
+            worker.note_used(memory_ids, at)
 
     def background_context(self, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,

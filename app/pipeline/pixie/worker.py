@@ -10,6 +10,10 @@ Lowest priority, by three rules:
    arrives meanwhile waits at most for that one call, then gets the slot first;
 3. SQLite writes and the queue acknowledgement happen after the slot is released.
 
+The worker also writes the `last_used_at` marks of memories a prompt used (`note_used`),
+batched, off the turns' path; marks not yet written when the process ends are lost (they
+only weigh recency).
+
 Each trigger is taken into the pair's processing list (reliable queue,
 `app.memory.pixie_queue`), consolidated (`consolidate`: one model call plus local checks),
 written in one transaction (`LongTermMemory.apply`, idempotent per trigger) and only then
@@ -60,10 +64,29 @@ class PixieWorker:
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.consolidated = 0
+        self._used: dict[str, float] = {}  # memory id → when a prompt last used it
         self.busy = False  # a consolidation is running (tests and the bench look)
 
     def wake(self) -> None:
         self._wake.set()
+
+    def note_used(self, memory_ids: list[str], at: float) -> None:
+        """Memories a prompt used: their `last_used_at` is written at the next tick."""
+        if not memory_ids:
+            return
+        for memory_id in memory_ids:
+            self._used[memory_id] = max(at, self._used.get(memory_id, 0.0))
+        self.wake()
+
+    async def flush_used(self) -> int:
+        used, self._used = self._used, {}
+        try:
+            await self.long_term.touch(used)
+        except BaseException:
+            for memory_id, at in used.items():  # kept for the next tick
+                self._used[memory_id] = max(at, self._used.get(memory_id, 0.0))
+            raise
+        return len(used)
 
     async def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="pixie-worker")
@@ -91,6 +114,7 @@ class PixieWorker:
     async def tick(self) -> int:
         """Consolidate what waits for every idle pair; returns how many triggers were
         handled."""
+        await self.flush_used()
         handled = 0
         for pair in sorted(await self.redis.smembers(keys.pixie_pairs())):
             user_id, character_id = keys.split_pair(pair)
