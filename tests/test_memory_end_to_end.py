@@ -213,3 +213,28 @@ async def test_a_plan_told_yesterday_becomes_a_reflection_the_next_day(
     [plan] = [m for m in await store.list("local", "nova") if "Vorstellungs" in m.text]
     assert plan.reflected_at is not None
     await chat.close()
+
+
+async def test_offline_the_same_fact_refreshes_and_a_correction_supersedes(aiohttp_client,
+                                                                          make_settings):
+    app = create_app(make_settings(llm_provider="offline", pixie_poll_seconds=0.05),
+                     local_token=TOKEN)
+    chat = await open_chat(aiohttp_client, app)
+    first = await chat.send(FACT)
+    await chat.response(first)
+    await drained(chat)
+    again = await chat.send(FACT)
+    await chat.response(again)
+    await drained(chat)
+    [memory] = await memories(chat)
+    assert memory["source_message_ids"] == [first, again]  # refreshed, no duplicate
+    await chat.response(await chat.send("Nein, nicht Leipzig, Dresden!"))
+    await drained(chat)
+    assert [m["text"] for m in await memories(chat)] == [
+        "Meine Schwester heißt Jana und wohnt in Dresden."]
+    every = await memories(chat, include_superseded="true")
+    old = next(m for m in every if m["memory_id"] == memory["memory_id"])
+    assert old["superseded_by"] == (await memories(chat))[0]["memory_id"]
+    answer = await chat.response(await chat.send("Wo wohnt meine Schwester?"))
+    assert "Dresden" in answer["text"] and "Leipzig" not in answer["text"]
+    await chat.close()

@@ -254,3 +254,26 @@ def test_a_memory_too_long_to_ever_be_shown_is_dropped():
     changes, dropped = check(answer({"action": "remember", "text": words}), trigger(words), [],
                              max_chars=100)
     assert changes == [] and dropped[0].reason == "too_long"
+
+
+@pytest.mark.parametrize(("said", "old", "new"), [
+    ("Nein, nicht Leipzig, Dresden!", "Leipzig", "Dresden"),
+    ("Sie wohnt nicht in Leipzig, sondern in Dresden.", "Leipzig", "Dresden"),
+    ("Not Leipzig but Dresden.", "Leipzig", "Dresden"),
+    ("Das ist nicht schlimm, danke.", None, None),
+    ("Ich weiß nicht, ob sie kommt.", None, None),
+])
+def test_offline_corrections_supersede_only_what_was_corrected(said, old, new):
+    from app.llm.offline.handlers import OfflineRequest
+    from app.pipeline.prompts import BLOCKS, frame
+    b = BLOCKS["de"]
+    content = frame([(b.said, said),
+                     (b.known, f"[{'a' * 32}] (2026-11-30) Meine Schwester wohnt in Leipzig.")])
+    answer = pixie_offline.consolidation(OfflineRequest(
+        "consolidation", [{"role": "user", "content": content}], None, 400, 2.0))
+    supersedes = [m for m in answer["memories"] if m["action"] == "supersede"]
+    if old is None:
+        assert supersedes == []
+    else:
+        assert supersedes == [{"action": "supersede", "memory_id": "a" * 32, "kind": "",
+                               "text": f"Meine Schwester wohnt in {new}."}]

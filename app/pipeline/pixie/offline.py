@@ -15,7 +15,7 @@ cue                                                kind
 
 - `consolidation`: each cue sentence becomes a memory in the user's own words (so it passes
   the support check); a sentence equal to a known memory refreshes it; a correction
-  ("nicht Leipzig, sondern Dresden", "nicht Leipzig, Dresden", "not X but Y") supersedes
+  ("nicht Leipzig, sondern Dresden", "nicht Leipzig, Dresden", "not Leeds but York") supersedes
   the known memory that names X, with X replaced by Y.
 - `salience`: a block with a cue sentence is important (at the promotion threshold and
   above) and its cue sentences are the segments.
@@ -47,10 +47,12 @@ CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), kind
     (r"\bmorgen\b|\bübermorgen\b|\bnächste woche\b|\bnaechste woche\b|\btomorrow\b|"
      r"\bnext week\b", "plan"),
 ))
+# A correction: "nicht Leipzig, sondern Dresden" / "not Leeds but York", or two names
+# side by side ("nicht Leipzig, Dresden"; capitalized, so "nicht schlimm, danke" is none).
+_PREP = r"(?:(?:in|bei|mit|at|with) )?"
 CORRECTION = re.compile(
-    r"\bnicht (?:in |bei |mit )?([\wÄÖÜäöüß-]+),? (?:sondern (?:in |bei |mit )?)?"
-    r"([\wÄÖÜäöüß-]+)|\bnot (?:in |at |with )?([\w-]+),? (?:but (?:in |at |with )?)?([\w-]+)",
-    re.I)
+    rf"\b(?:[Nn]icht|[Nn]ot) {_PREP}([\wÄÖÜäöüß-]+),? (?:sondern|but) {_PREP}([\wÄÖÜäöüß-]+)|"
+    rf"\b(?:[Nn]icht|[Nn]ot) {_PREP}([A-ZÄÖÜ][\wÄÖÜäöüß-]*), ?([A-ZÄÖÜ][\wÄÖÜäöüß-]*)")
 KNOWN_LINE = re.compile(r"^\[([0-9a-f]+)\]\s+\(([^)]*)\)\s+(.*)$")
 QUESTION = re.compile(r"\?|^(?:wie|was|wo|wer|wann|weißt|weisst|kennst|erinnerst|what|where|"
                       r"who|when|do you (?:know|remember))\b", re.I)
