@@ -277,3 +277,22 @@ def test_offline_corrections_supersede_only_what_was_corrected(said, old, new):
     else:
         assert supersedes == [{"action": "supersede", "memory_id": "a" * 32, "kind": "",
                                "text": f"Meine Schwester wohnt in {new}."}]
+
+
+async def test_recovery_puts_back_only_what_a_dead_process_had_taken(redis_client):
+    alive = PixieQueue(redis_client, "u", "nova", owner="alive")
+    dead = PixieQueue(redis_client, "u", "nova", owner="dead")
+    for text in ("Ich mag Tee.", "Ich mag Kaffee."):
+        await alive.push(trigger(text))
+    held = await alive.take()
+    lost = await dead.take()
+
+    async def owner_dead(owner: str) -> bool:
+        return owner == "dead"
+
+    assert await alive.restore(owner_dead) == 1
+    assert await redis_client.lrange(alive.queue, 0, -1) == [lost]
+    assert await redis_client.lrange(alive.processing, 0, -1) == [held]
+    assert await redis_client.hgetall(alive.taken) == {held: "alive"}
+    await alive.ack(held)
+    assert await redis_client.hgetall(alive.taken) == {}

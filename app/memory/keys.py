@@ -173,6 +173,12 @@ def pixie_processing(user_id: str, character_id: str) -> str:
     return f"pixie_queue:{user_id}:{character_id}:processing"
 
 
+def pixie_taken(user_id: str, character_id: str) -> str:
+    """Hash: a taken trigger's raw record → the process instance that took it (recovery puts
+    back what a dead process held)."""
+    return f"pixie_queue:{user_id}:{character_id}:taken"
+
+
 def pixie_pairs() -> str:
     """Set of the pairs that may have promotion triggers waiting (the worker walks it)."""
     return "pixie_queue:pairs"

@@ -2,9 +2,10 @@
 (SPEC §3a; seed 001 §5: "Promotion-Trigger → Pixie-Queue, bei hoher Salienz").
 
 The dispatcher writes a trigger when the user's salience reaches `promotion_threshold`. The
-queue is reliable like the event queue: the Pixie worker moves a trigger (LMOVE, atomic) to
-the pair's processing list and removes it from there only once its memories are written
-(`ack`); recovery puts what is left there back at the front (`restore`). The pair is kept in
+queue is reliable like the event queue: the Pixie worker moves a trigger (one script: LMOVE,
+and the taking process noted in the `taken` hash) to the pair's processing list and removes
+it from there only once its memories are written (`ack`); recovery puts back at the front
+what a dead process had taken (`restore`). The pair is kept in
 `pixie_queue:pairs` while it may have triggers, so the worker finds them without scanning.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 
 import msgspec
 import redis.asyncio as aioredis
@@ -65,11 +67,14 @@ def queue_push(pipe: Pipeline, trigger: Trigger) -> None:
 class PixieQueue:
     """The reliable trigger queue of one pair."""
 
-    def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str) -> None:
+    def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str,
+                 owner: str = "") -> None:
         self.redis = redis
+        self.owner = owner  # the instance id of the process that takes triggers
         self.pair = keys.pair_id(user_id, character_id)
         self.queue = keys.pixie_queue(user_id, character_id)
         self.processing = keys.pixie_processing(user_id, character_id)
+        self.taken = keys.pixie_taken(user_id, character_id)
 
     async def push(self, trigger: Trigger) -> None:
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -77,16 +82,22 @@ class PixieQueue:
             await pipe.execute()
 
     async def take(self) -> str | None:
-        """Move the front trigger to the processing list; its raw record, None if empty."""
-        return await self.redis.lmove(self.queue, self.processing, "LEFT", "RIGHT")
+        """Move the front trigger to the processing list, noting who took it; its raw
+        record, None if empty."""
+        return await self.redis.eval(_TAKE, 3, self.queue, self.processing, self.taken,
+                                     self.owner)
 
     async def ack(self, raw: str) -> None:
-        await self.redis.lrem(self.processing, 1, raw)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.lrem(self.processing, 1, raw)
+            pipe.hdel(self.taken, raw)
+            await pipe.execute()
 
     async def requeue(self, raw: str, again: Trigger) -> None:
         """A taken trigger back at the end of the queue (as `again`), in one transaction."""
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.lrem(self.processing, 1, raw)
+            pipe.hdel(self.taken, raw)
             pipe.rpush(self.queue, _ENCODER.encode(again))
             await pipe.execute()
 
@@ -101,18 +112,32 @@ class PixieQueue:
 
     async def clear(self) -> None:
         """Drop every waiting and taken trigger ("Alles vergessen")."""
-        await self.redis.delete(self.queue, self.processing)
+        await self.redis.delete(self.queue, self.processing, self.taken)
 
-    async def restore(self) -> int:
-        """Recovery: every taken-but-unacknowledged trigger back at the front, in order."""
+    async def restore(self, owner_dead: Callable[[str], Awaitable[bool]] | None = None) -> int:
+        """Recovery: the triggers taken by a dead process (every taken one when `owner_dead`
+        is None) back at the front of the queue, in their order."""
         moved = 0
-        while await self.redis.lmove(self.processing, self.queue, "RIGHT", "LEFT") is not None:
+        for raw in reversed(await self.redis.lrange(self.processing, 0, -1)):
+            owner = await self.redis.hget(self.taken, raw) or ""
+            if owner_dead is not None and not await owner_dead(owner):
+                continue
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.lrem(self.processing, -1, raw)
+                pipe.hdel(self.taken, raw)
+                pipe.lpush(self.queue, raw)
+                await pipe.execute()
             moved += 1
         if moved:
             await self.redis.sadd(keys.pixie_pairs(), self.pair)
         return moved
 
 
+_TAKE = """
+local raw = redis.call('LMOVE', KEYS[1], KEYS[2], 'LEFT', 'RIGHT')
+if raw then redis.call('HSET', KEYS[3], raw, ARGV[1]) end
+return raw
+"""
 _DROP_IF_EMPTY = """
 if redis.call('LLEN', KEYS[1]) == 0 and redis.call('LLEN', KEYS[2]) == 0 then
   redis.call('SREM', KEYS[3], ARGV[1])

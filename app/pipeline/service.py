@@ -166,9 +166,10 @@ async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
     host = app[PIPELINE_HOST]
-    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=app[RUNTIME].slots,
+    runtime = app[RUNTIME]
+    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
                          long_term=host.services.long_term,
-                         context_for=host.background_context)
+                         context_for=host.background_context, instance_id=runtime.instance_id)
     app[PIXIE] = worker
     await worker.start()
     try:

@@ -11,9 +11,8 @@ whose owning process has lost its heartbeat):
 3. events taken but not acknowledged go back to the front of their queue, in order;
 4. a stale marker is cleared (or handed to the turn that reruns path 1);
 5. every pair with queued input is woken;
-6. promotion triggers the Pixie worker had taken but not consolidated go back to the front
-   of their Pixie queue (at start-up only: with an external Redis, a live process's worker
-   may be holding one; its own next start restores it).
+6. promotion triggers a dead process's Pixie worker had taken but not consolidated go back
+   to the front of their Pixie queue.
 
 With the embedded Redis one process owns the data dir (the data-dir lock), so every owner
 but this process is dead. With an external Redis only owners without a heartbeat are.
@@ -108,9 +107,9 @@ async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport
             report.woken_pairs += 1
 
     # 6: promotion triggers taken but not consolidated.
-    if not only_dead_owners:
-        for pair in sorted(await redis.smembers(keys.pixie_pairs())):
-            report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore()
+    for pair in sorted(await redis.smembers(keys.pixie_pairs())):
+        report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
+            owner_dead)
 
     if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
             report.cleared_markers, report.restored_triggers)):

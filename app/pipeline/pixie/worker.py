@@ -55,8 +55,10 @@ ContextFor = Callable[[str], NodeContext]  # character id → a context for its 
 
 class PixieWorker:
     def __init__(self, *, redis: aioredis.Redis, settings: Settings, slots: LocalSlots,
-                 long_term: LongTermMemory, context_for: ContextFor) -> None:
+                 long_term: LongTermMemory, context_for: ContextFor,
+                 instance_id: str = "") -> None:
         self.redis = redis
+        self.instance_id = instance_id  # noted on every trigger it takes (recovery)
         self.settings = settings
         self.slots = slots
         self.long_term = long_term
@@ -118,7 +120,7 @@ class PixieWorker:
         handled = 0
         for pair in sorted(await self.redis.smembers(keys.pixie_pairs())):
             user_id, character_id = keys.split_pair(pair)
-            queue = PixieQueue(self.redis, user_id, character_id)
+            queue = PixieQueue(self.redis, user_id, character_id, owner=self.instance_id)
             while await self.pair_idle(user_id, character_id):
                 raw = await queue.take()
                 if raw is None:
