@@ -30,6 +30,8 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
 import msgspec
 import redis.asyncio as aioredis
@@ -42,7 +44,6 @@ from app.memory.long_term import LongTermMemory
 from app.memory.pixie_queue import PixieQueue, Trigger, decode_trigger
 from app.pipeline.context import NodeContext
 from app.pipeline.pixie.consolidate import consolidate
-from app.runtime.slots import LocalSlots
 from app.runtime.tasks import cancel_and_wait
 from app.settings import Settings
 
@@ -53,8 +54,14 @@ ERROR_BACKOFF_SECONDS = 1.0
 ContextFor = Callable[[str], NodeContext]  # character id → a context for its model calls
 
 
+class Slots(Protocol):
+    """The runtime's run slots, as the worker uses them (`app.runtime.slots`)."""
+
+    def hold_when_free(self) -> AbstractAsyncContextManager[None]: ...
+
+
 class PixieWorker:
-    def __init__(self, *, redis: aioredis.Redis, settings: Settings, slots: LocalSlots,
+    def __init__(self, *, redis: aioredis.Redis, settings: Settings, slots: Slots,
                  long_term: LongTermMemory, context_for: ContextFor,
                  instance_id: str = "") -> None:
         self.redis = redis
