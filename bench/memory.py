@@ -245,7 +245,7 @@ async def bench_long_term(iterations: int) -> None:
         floor_p50 = percentiles(floor)[0]
         print(line("floor: one memory by primary key", floor))
         print(line("retrieve top 5 + budget", retrieved, floor_p50)
-              + f"  | target p50 ≤ 5000 µs: "
+              + "  | target p50 ≤ 5000 µs: "
               + ("ok" if percentiles(retrieved)[0] <= 5000 else "MISSED"))
         print(f"  block: {BLOCK!r}\n  top: {shown[0].text!r}")
 
