@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -90,10 +91,12 @@ def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
 async def enrich(ctx: NodeContext, state: Path2State) -> None:
     """The session context: history through the one renderer (summary and short-term memory
     came with the state node's snapshot), and what the character knows about the user from
-    long-term memory, relevant to this run's words."""
+    long-term memory, relevant to this run's words (searched here when no router runs, else
+    beside the router's model call)."""
     state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
                                    language=ctx.language)
-    state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
+    if not wants_router(state):  # otherwise the router's node searches beside its call
+        state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
 
 
 def recall_text(state: Path2State) -> str:
@@ -138,12 +141,21 @@ def wants_router(state: Path2State) -> bool:
 
 
 async def route(ctx: NodeContext, state: Path2State) -> None:
+    """The router's call, with the long-term memory search beside it (the search runs on a
+    database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
-    state.route = await ctx.ask_struct("router", frame([
-        (b.summary, state.summary),
-        (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
-        (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
-        (b.history, state.history)]))
+    routed, known = await asyncio.gather(
+        ctx.ask_struct("router", frame([
+            (b.summary, state.summary),
+            (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
+            (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+            (b.history, state.history)])),
+        recall(ctx, state.user_id, state.character_id, recall_text(state)),
+        return_exceptions=True)  # both finish; then the first failure counts
+    for outcome in (routed, known):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    state.route, state.known = routed, known
 
 
 def resuming(state: Path2State) -> bool:
