@@ -19,7 +19,10 @@
    acknowledgement) minus the time inside the model call. Floor: one one-row SQLite write
    transaction (the writer syncs to disk, `synchronous=FULL`). Target: p50 ≤ 5 ms.
 5. Turn overhead (everything but model time, as bench/turn.py measures it) of chat turns
-   with 0 and with 10 000 memories in the pair. Target: the difference of the p50s ≤ 1 ms.
+   with 0 and with 10 000 memories in the pair, against the test suite's fake model server
+   answering every call after `--latency` seconds (default 0.02: a fast local model; the
+   memory search runs beside the router's call, so a model that answers at all hides it).
+   Target: the difference of the p50s ≤ 1 ms.
 """
 
 from __future__ import annotations
@@ -287,9 +290,11 @@ async def bench_long_term(iterations: int) -> None:
           + f"  | target p50 ≤ 5000 µs: {'ok' if p50 <= 5000 else 'MISSED'}")
 
 
-async def bench_turn_overhead(turns: int) -> None:
+async def bench_turn_overhead(turns: int, latency: float) -> None:
     """bench/turn.py's measurement, chat turns, with 0 and with 10 000 memories."""
     from aiohttp.test_utils import TestClient, TestServer
+
+    from tests.fakemodel import FakeModel, Reply, minimal_instance
 
     from app.server import create_app
     from app.typedefs import DB, RUNTIME
@@ -303,9 +308,14 @@ async def bench_turn_overhead(turns: int) -> None:
         graph_log = logging.getLogger("app.pipeline.graph")
         graph_log.setLevel(logging.INFO)
         graph_log.addHandler(collector)
+        fake = await FakeModel().start()
+        fake.default = lambda request: Reply(
+            minimal_instance(request.schema) if request.schema else "Schön.", delay=latency)
+        model = fake.overrides()
+        model.pop("model_backoff_seconds", None)
         with tempfile.TemporaryDirectory() as tmp:
             app = create_app(defaults(data_dir=tmp, redis_appendfsync="no",
-                                      rate_limit_per_second=1e6, llm_provider="offline"),
+                                      rate_limit_per_second=1e6, **model),
                              local_token=TOKEN)
             async with TestClient(TestServer(app)) as client:
                 if seeded:
@@ -321,13 +331,15 @@ async def bench_turn_overhead(turns: int) -> None:
                         pass
                 await app[RUNTIME].idle()
                 await ws.close()
+        await fake.close()
         graph_log.removeHandler(collector)
         per_turn: dict[str, float] = {}
         for record in collector.runs:
             per_turn[record["turn_id"]] = per_turn.get(record["turn_id"], 0.0) + \
                 record["total_ms"] - record["model_ms"]
         results[seeded] = sorted(per_turn.values())
-    print(f"turn overhead (offline model, {turns} chat turns, everything but model time)")
+    print(f"turn overhead (fake model answering after {latency * 1000:.0f} ms, {turns} chat "
+          "turns, everything but model time)")
     for seeded, values in results.items():
         print(f"  {seeded:>6} memories: p50 {statistics.median(values):7.3f} ms  "
               f"p99 {values[min(len(values) - 1, int(len(values) * 0.99))]:7.3f} ms")
@@ -340,6 +352,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=2000)
     parser.add_argument("--turns", type=int, default=100, help="chat turns per run of part 5")
+    parser.add_argument("--latency", type=float, default=0.02,
+                        help="seconds the fake model takes per call in part 5")
     parser.add_argument("--parts", default="session,long_term,turn",
                         help="comma-separated: session (1-2), long_term (3-4), turn (5)")
     args = parser.parse_args()
@@ -354,7 +368,7 @@ def main() -> None:
     if "long_term" in parts:
         asyncio.run(bench_long_term(min(args.iterations, 1000)))
     if "turn" in parts:
-        asyncio.run(bench_turn_overhead(args.turns))
+        asyncio.run(bench_turn_overhead(args.turns, args.latency))
 
 
 if __name__ == "__main__":
