@@ -295,3 +295,18 @@ async def test_recovery_puts_back_only_what_a_dead_process_had_taken(redis_clien
     assert await redis_client.hgetall(alive.taken) == {held: "alive"}
     await alive.ack(held)
     assert await redis_client.hgetall(alive.taken) == {}
+
+
+async def test_a_storage_failure_puts_the_trigger_back_for_another_attempt(
+        make_settings, redis_client, tmp_path, caplog):
+    settings = make_settings(llm_provider="offline")
+    async with node_context(settings, redis_client, tmp_path) as (ctx, _):
+        queue = PixieQueue(redis_client, "u", "nova")
+        await queue.push(trigger("Ich mag Tee."))
+        await ctx.services.db.execute_write_fn(
+            lambda conn: conn.execute("DROP TABLE memory_triggers"))
+        assert await worker_for(ctx, redis_client).tick() == 1
+        [raw] = await redis_client.lrange(queue.queue, 0, -1)
+        assert decode_trigger(raw).attempts == 1
+        assert await redis_client.llen(queue.processing) == 0
+        assert "consolidation failed" in caplog.text

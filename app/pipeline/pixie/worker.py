@@ -18,8 +18,8 @@ Each trigger is taken into the pair's processing list (reliable queue,
 `app.memory.pixie_queue`), consolidated (`consolidate`: one model call plus local checks),
 written in one transaction (`LongTermMemory.apply`, idempotent per trigger) and only then
 acknowledged. A crash in between leaves it in the processing list; recovery puts it back. A
-model error puts the trigger back at the end of the queue with one more attempt; after
-`pixie_max_attempts` it is dropped with a warning that names the limit. The worker sleeps
+model error (or any other failure) puts the trigger back at the end of the queue with one
+more attempt; after `pixie_max_attempts` it is dropped with a warning that names the limit. The worker sleeps
 until a trigger is queued in this process (`wake`) or `pixie_poll_seconds` have passed.
 """
 
@@ -40,7 +40,7 @@ from app import log as logctx
 from app.llm.errors import ModelError
 from app.log import fields
 from app.memory import keys
-from app.memory.long_term import LongTermMemory
+from app.memory.long_term import Applied, LongTermMemory
 from app.memory.pixie_queue import PixieQueue, Trigger, decode_trigger
 from app.pipeline.context import NodeContext
 from app.pipeline.pixie.consolidate import consolidate
@@ -104,6 +104,10 @@ class PixieWorker:
         if self._task is not None:
             await cancel_and_wait([self._task])
             self._task = None
+        try:
+            await self.flush_used()  # the usage marks noted since the last tick
+        except Exception:  # noqa: BLE001 - on the way down: say so, lose only recency hints
+            log.exception("last_used_at marks not written at stop")
 
     async def _run(self) -> None:
         while True:
@@ -153,7 +157,8 @@ class PixieWorker:
         return not (marker or prompts or events)
 
     async def process(self, queue: PixieQueue, raw: str) -> bool:
-        """Consolidate one taken trigger; False when the model failed (it waits again)."""
+        """Consolidate one taken trigger; False when that failed (it waits for another
+        attempt)."""
         try:
             trigger = decode_trigger(raw)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -165,24 +170,16 @@ class PixieWorker:
             trigger_id=trigger.trigger_id, turn_id=trigger.turn_id,
             message_ids=trigger.message_ids, importance=trigger.importance,
             attempts=trigger.attempts))
-        known = await self.long_term.candidates(
-            trigger.user_id, trigger.character_id,
-            "\n".join([trigger.text, *trigger.segments]), self.settings.memory_candidates)
-        ctx = self.context_for(trigger.character_id)
         started = time.perf_counter()
         try:
-            async with self.slots.hold_when_free():
-                self.busy = True
-                try:
-                    changes = await consolidate(ctx, trigger, known)
-                finally:
-                    self.busy = False
+            applied = await self._consolidate(trigger)
         except ModelError as exc:
-            await self._retry_later(queue, raw, trigger, exc)
+            await self._retry_later(queue, raw, trigger, exc.code)
             return False
-        applied = await self.long_term.apply(trigger.trigger_id, trigger.user_id,
-                                             trigger.character_id, changes,
-                                             trigger.message_ids, time.time())
+        except Exception:  # noqa: BLE001 - a defect or a storage error: retried, then dropped
+            log.exception("consolidation failed", extra=fields(trigger_id=trigger.trigger_id))
+            await self._retry_later(queue, raw, trigger, "internal_error")
+            return False
         await queue.ack(raw)
         self.consolidated += 1
         if applied is None:
@@ -192,19 +189,35 @@ class PixieWorker:
         log.info("promotion trigger consolidated", extra=fields(
             trigger_id=trigger.trigger_id, turn_id=trigger.turn_id, added=applied.added,
             refreshed=applied.refreshed, superseded=applied.superseded,
-            model_ms=round((time.perf_counter() - started) * 1000, 1)))
+            ms=round((time.perf_counter() - started) * 1000, 1)))
         return True
 
+    async def _consolidate(self, trigger: Trigger) -> Applied | None:
+        """Candidates, the one model call under the run slot, the one write transaction."""
+        known = await self.long_term.candidates(
+            trigger.user_id, trigger.character_id,
+            "\n".join([trigger.text, *trigger.segments]), self.settings.memory_candidates)
+        ctx = self.context_for(trigger.character_id)
+        async with self.slots.hold_when_free():
+            self.busy = True
+            try:
+                changes = await consolidate(ctx, trigger, known)
+            finally:
+                self.busy = False
+        return await self.long_term.apply(trigger.trigger_id, trigger.user_id,
+                                          trigger.character_id, changes, trigger.message_ids,
+                                          time.time())
+
     async def _retry_later(self, queue: PixieQueue, raw: str, trigger: Trigger,
-                           exc: ModelError) -> None:
+                           code: str) -> None:
         attempts = trigger.attempts + 1
         limit = self.settings.pixie_max_attempts
         if attempts >= limit:
-            log.warning("promotion trigger dropped after model errors", extra=fields(
+            log.warning("promotion trigger dropped after failed consolidations", extra=fields(
                 trigger_id=trigger.trigger_id, attempts=attempts, limit="pixie_max_attempts",
-                max_attempts=limit, code=exc.code))
+                max_attempts=limit, code=code))
             await queue.ack(raw)
             return
         await queue.requeue(raw, msgspec.structs.replace(trigger, attempts=attempts))
         log.warning("consolidation failed; the trigger waits for another attempt", extra=fields(
-            trigger_id=trigger.trigger_id, attempts=attempts, code=exc.code))
+            trigger_id=trigger.trigger_id, attempts=attempts, code=code))
