@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 PYTEST := $(PY) -m pytest
 
-.PHONY: run install test test-peer test-browser binary binary-test bench clean
+.PHONY: run install node test test-peer test-browser binary binary-test bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -20,8 +20,12 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/novaberg $(ARGS)
 
-test: install
+test: install node
 	$(PYTEST) -q
+
+# node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/test_js.py).
+node:
+	@command -v node >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs; }
 
 # The real llama.cpp server as a peer of the model gateway (builds llama-cpp-python once).
 test-peer: install

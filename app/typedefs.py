@@ -1,24 +1,32 @@
-"""Typed keys for everything the app object carries (no bare string keys)."""
+"""Typed keys for everything the app object carries (no bare string keys).
+
+A protocol module: it names the types of the services `app.server` builds and wires, but
+imports none of the layers at run time (only for type checkers), so any layer may read a key
+without pulling in the layers above it (tests/test_layers.py).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from app.auth import Auth
-from app.llm import Gateway
-from app.pipeline.characters import CharacterBook
-from app.pipeline.impulses import ReminderClock
-from app.pipeline.pixie.worker import PixieWorker
-from app.runtime.characters import CharacterCatalog
-from app.runtime.hub import Hub
-from app.runtime.pipelines import Pipelines
-from app.runtime.runtime import Runtime
 from app.settings import Settings
-from app.storage.database import Database
+
+if TYPE_CHECKING:
+    from app.auth import Auth
+    from app.llm import Gateway
+    from app.pipeline.catalog import CharacterCatalog
+    from app.pipeline.characters import CharacterBook
+    from app.pipeline.impulses import ReminderClock
+    from app.pipeline.pixie.worker import PixieWorker
+    from app.pipeline.service import PipelineHost
+    from app.pipeline.vocabulary import Pipelines
+    from app.runtime.hub import Hub
+    from app.runtime.runtime import Runtime
+    from app.storage.database import Database
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,18 +38,18 @@ class RedisInfo:
 SETTINGS = web.AppKey("settings", Settings)
 REDIS = web.AppKey("redis", aioredis.Redis)
 REDIS_INFO = web.AppKey("redis_info", RedisInfo)
-DB = web.AppKey("db", Database)
-AUTH = web.AppKey("auth", Auth)
+DB: web.AppKey[Database] = web.AppKey("db")
+AUTH: web.AppKey[Auth] = web.AppKey("auth")
 LOCAL_TOKEN = web.AppKey("local_token", str)
-GATEWAY = web.AppKey("gateway", Gateway)
+GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 # turn runtime (app/runtime)
-PIPELINES = web.AppKey("pipelines", Pipelines)
-CHARACTERS = web.AppKey("characters", CharacterCatalog)
-HUB = web.AppKey("hub", Hub)
-RUNTIME = web.AppKey("runtime", Runtime)
+PIPELINES: web.AppKey[Pipelines] = web.AppKey("pipelines")
+CHARACTERS: web.AppKey[CharacterCatalog] = web.AppKey("characters")
+HUB: web.AppKey[Hub] = web.AppKey("hub")
+RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 # the character's pipelines (app/pipeline)
-CHARACTER_BOOK = web.AppKey("character_book", CharacterBook)
-REMINDER_CLOCK = web.AppKey("reminder_clock", ReminderClock)
+CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
+REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
 # long-term memory (app/pipeline/pixie)
-PIXIE = web.AppKey("pixie", PixieWorker)
-PIPELINE_HOST = web.AppKey("pipeline_host", Any)
+PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
+PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")

@@ -50,7 +50,7 @@ import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from app.runtime.characters import Character, CharacterCatalog  # noqa: E402
+from app.pipeline.catalog import Character, CharacterCatalog  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
 from app.runtime.wire import CharacterResponse  # noqa: E402
 from app.server import create_app  # noqa: E402

@@ -174,13 +174,10 @@ async def node_context(settings: Settings, redis: Any, tmp_path: Path, *,
     async def stage(name: str) -> None:
         stages.append(name)
 
-    async def alive() -> bool:
-        return True
-
     services = Services(settings=settings, redis=redis, db=db, characters=book,
                         prompts=PromptLibrary(settings))
     ctx = NodeContext(services=services, character=character, gateway=gateway, stage=stage,
-                      alive=alive)
+                      guard=None)
     try:
         yield ctx, stages
     finally:

@@ -14,9 +14,9 @@ from typing import Any
 from aiohttp import web
 
 from app.memory import keys
-from app.runtime.characters import Character, CharacterCatalog
+from app.pipeline.catalog import Character, CharacterCatalog
 from app.runtime.minimal import minimal_pipelines
-from app.runtime.pipelines import Pipelines
+from app.pipeline.vocabulary import Pipelines
 from app.server import create_app
 from app.settings import Settings
 from app.typedefs import CHARACTERS, PIPELINES, REDIS

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from app.memory import keys
-from app.runtime.pipelines import Path1Result, Path2Result, Pipelines
+from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
 from app.typedefs import PIPELINES, REDIS
 from tests.conftest import AUTH, TOKEN
 

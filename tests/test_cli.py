@@ -14,7 +14,6 @@ import pytest
 from app.cli import redact_url
 from tests.procs import ROOT, AppProcess, clean_env, free_port, http, redis_pids, wait_for
 
-pytestmark = pytest.mark.slow
 
 
 def run_cli(*args: str, stdin: str | None = None, timeout: float = 30) -> subprocess.CompletedProcess[str]:

@@ -12,12 +12,8 @@ from __future__ import annotations
 import asyncio
 import signal
 
-import pytest
-
 from tests.fakemodel import Fault
 from tests.procs import AppProcess, clean_env
-
-pytestmark = pytest.mark.slow
 
 WAIT = 30.0
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."

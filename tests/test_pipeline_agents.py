@@ -12,7 +12,7 @@ import pytest
 from app.memory import keys
 from app.pipeline.agents.lists import Target, resolve
 from app.pipeline.schemas import ListCommand
-from app.pipeline.stores.lists import ListStore, NamedList
+from app.memory.lists import ListStore, NamedList
 from app.typedefs import REDIS
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 
@@ -184,3 +184,50 @@ async def test_a_question_leaves_the_rest_of_the_plan_for_the_resume(fake_model,
     [reminder] = await chat.get("/api/characters/nova/reminders")
     assert reminder["text"] == "Zahnarzt"
     assert purposes(fake_model).count("planner") == 1
+
+
+async def test_a_rejected_turn_changes_no_list_no_reminder_and_marks_nothing(
+        fake_model, make_settings, aiohttp_client):
+    # Agents return what they intend; the dispatcher applies it with the turn, after the
+    # tribunal. An answer the tribunal rejects must leave every store as it was.
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    lists = ListStore(app[REDIS], "local", "nova")
+    await lists.apply("Einkauf", add=["Brot"])
+    due = (dt.datetime.now().astimezone() + dt.timedelta(days=1)).isoformat()
+    fake_model.script("router", {"needs_action": True, "agents": ["lists", "reminders"]})
+    fake_model.script("planner", {"steps": [
+        {"agent": "lists", "task": "Milch auf Einkauf"},
+        {"agent": "reminders", "task": "morgen Zahnarzt"}]})
+    fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
+    fake_model.script("agent_reminders", {"text": "Zahnarzt", "due_at": due})
+    fake_model.script("responder", "   ")
+    fake_model.script("corrector", "")
+
+    failed = await chat.failure(await chat.send("Milch auf Einkauf und erinnere mich morgen"))
+    await chat.settle()
+
+    assert failed["reason"] == "tribunal_rejected"
+    assert [item.items for item in await lists.all()] == [["Brot"]]
+    assert await chat.get("/api/characters/nova/reminders") == []
+    assert await app[REDIS].zcard(keys.reminders_due()) == 0
+    [request] = await chat.session()
+    assert not request["aktion_erledigt"] and not request["aktion_erfolgreich"]
+
+
+async def test_an_accepted_turn_applies_its_agents_changes_with_the_turn(
+        fake_model, make_settings, aiohttp_client):
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    fake_model.script("router", {"needs_action": True, "agents": ["lists"]})
+    fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
+    fake_model.script("responder", "Steht drauf.")
+
+    await chat.response(await chat.send("Setz Milch auf die Liste Einkauf"))
+    await chat.settle()
+
+    [einkauf] = await ListStore(app[REDIS], "local", "nova").all()
+    assert (einkauf.name, einkauf.items) == ("Einkauf", ["Milch"])
+    request, answer = await chat.session()
+    assert (request["aktion_erledigt"], request["aktion_erfolgreich"]) == (True, True)
+    assert answer["inhalt"] == "Steht drauf."

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
 
 from app.memory import keys
-from app.pipeline.stores.reminders import ReminderStore
+from app.memory.reminders import DueTimeError, ReminderStore, parse_due
 from app.runtime.wire import decode_event
 from app.server import create_app
 from app.typedefs import REDIS, REMINDER_CLOCK
@@ -140,7 +141,8 @@ async def test_the_clock_wakes_when_a_reminder_is_added(fake_model, make_setting
     ({"text": "   ", "due_at": 1e10}, 400, "empty_text"),
     ({"text": "Zahnarzt"}, 400, "invalid_request"),
     ({"text": "Zahnarzt", "due_at": "morgen"}, 400, "invalid_due_at"),
-    ({"text": "Zahnarzt", "due_at": "2030-01-01T09:00:00"}, 400, "invalid_due_at"),
+    ({"text": "Zahnarzt", "due_at": ""}, 400, "invalid_due_at"),
+    ({"text": "Zahnarzt", "due_at": "2030-13-01T09:00:00"}, 400, "invalid_due_at"),
     ({"text": "Zahnarzt", "due_at": True}, 400, "invalid_request"),
     ({"text": "Zahnarzt", "due_at": -5}, 400, "invalid_due_at"),
     ({"text": "Zahnarzt", "due_at": None}, 400, "invalid_request"),
@@ -206,3 +208,51 @@ async def test_idle_reflection_speaks_once_per_quiet_period(fake_model, make_set
     assert "Mir geht unser letztes Gespräch noch durch den Kopf." in prompt
     assert impulse["message_ids"] == []
     assert [t["herkunft"] for t in await chat.session()][-1] == "eigener_impuls"
+
+
+# --- the one due-time parser: the API and the reminders agent read a time alike ------------
+
+BERLIN = ZoneInfo("Europe/Berlin")
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+@pytest.mark.parametrize("value, zone, expected", [
+    ("2030-01-01T09:00:00+01:00", NEW_YORK, 1893484800.0),   # an offset wins over the zone
+    ("2030-01-01T08:00:00Z", BERLIN, 1893484800.0),
+    ("2030-01-01T09:00:00", BERLIN, 1893484800.0),           # local: the user's zone
+    ("2030-01-01T03:00:00", NEW_YORK, 1893484800.0),
+    ("2030-07-01T10:00:00", BERLIN, 1909123200.0),           # summer time in that zone
+    (1893484800, BERLIN, 1893484800.0),
+    (1893484800.5, None, 1893484800.5),
+])
+def test_parse_due_reads_offsets_local_times_and_epoch_seconds(value, zone, expected):
+    assert parse_due(value, zone=zone) == expected
+
+
+def test_parse_due_without_a_zone_reads_local_time_as_the_machines():
+    naive = dt.datetime(2030, 1, 1, 9, 0)
+    assert parse_due(naive.isoformat(), zone=None) == naive.astimezone().timestamp()
+
+
+@pytest.mark.parametrize("value", ["", "   ", "morgen", "2030-02-30T09:00", True, 0, -5,
+                                   float("nan"), float("inf")])
+def test_parse_due_rejects_what_is_not_a_moment(value):
+    with pytest.raises(DueTimeError):
+        parse_due(value, zone=BERLIN)
+
+
+async def test_api_and_agent_read_a_time_without_offset_in_the_users_zone(
+        fake_model, make_settings, aiohttp_client):
+    # Before: the API refused such a time and the agent read it in the machine's zone.
+    app = fake_app(fake_model, make_settings, timezone="America/New_York")
+    chat = await open_chat(aiohttp_client, app)
+    by_api = await post_reminder(chat, "API", "2030-01-01T03:00:00")
+    fake_model.script("router", {"needs_action": True, "agents": ["reminders"]})
+    fake_model.script("agent_reminders", {"text": "Agent", "due_at": "2030-01-01T03:00:00"})
+
+    await chat.response(await chat.send("Erinnere mich am 1.1.2030 um 3 Uhr"))
+    await chat.settle()
+
+    reminders = {r["text"]: r for r in await chat.get(URL)}
+    assert by_api["due_at"] == reminders["Agent"]["due_at"] == 1893484800.0
+    assert reminders["Agent"]["due_at_iso"] == "2030-01-01T03:00:00-05:00"

@@ -8,7 +8,7 @@ import sqlite3
 import time
 
 from app.clock import calendar_date
-from app.pipeline.stores.message_log import LoggedMessage, MessageLog
+from app.memory.message_log import LoggedMessage, MessageLog
 from app.storage.database import Database
 from app.typedefs import DB, RUNTIME
 from tests.pipeline_support import fake_app, open_chat
@@ -80,7 +80,7 @@ def test_the_calendar_day_is_the_local_day():
 
 async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops(
         redis_client, make_settings, caplog):
-    from app.pipeline.stores.short_term import ShortTermMemory
+    from app.memory.short_term import ShortTermMemory
     settings = make_settings(short_term_memory_max_entries=3, short_term_memory_ttl=60)
     memory = ShortTermMemory(redis_client, settings)
     now = time.time()
@@ -98,8 +98,7 @@ async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops
 
 async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_settings,
                                                           aiohttp_client):
-    from app.runtime.pipelines import CharacterRun, PipelineContext, UserBlock
-    from app.runtime.wire import Event
+    from app.pipeline.vocabulary import CharacterRun, Event, PipelineContext, UserBlock
     from app.typedefs import GATEWAY, PIPELINES, REDIS, SETTINGS
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
@@ -112,13 +111,10 @@ async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_sett
     async def stage(name: str) -> None:
         return None
 
-    async def alive() -> bool:
-        return True
-
     # What recovery does after a crash between the dispatcher's writes and the delivery:
     # the same block and the same event run again.
     ctx = PipelineContext(settings=app[SETTINGS], redis=app[REDIS], gateway=app[GATEWAY],
-                          stage=stage, alive=alive)
+                          stage=stage, guard=None)
     pipelines = app[PIPELINES]
     await pipelines.path1(ctx, UserBlock(turn_id=turn_id, user_id="local", character_id="nova",
                                          message_ids=(sent,), texts=("Hallo",),

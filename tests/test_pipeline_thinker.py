@@ -3,7 +3,7 @@ the answer and asks for a `continue` retry that inherits the turn id (seed 001 Â
 
 from __future__ import annotations
 
-from app.pipeline.stores.message_log import MessageLog
+from app.memory.message_log import MessageLog
 from app.typedefs import DB
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 
@@ -66,7 +66,7 @@ async def test_a_second_miss_delivers_and_retries_under_the_same_turn_id(
 
 async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
         fake_model, make_settings, aiohttp_client):
-    from app.runtime.pipelines import Pipelines
+    from app.pipeline.vocabulary import Pipelines
     from app.typedefs import PIPELINES, RUNTIME
     app = fake_app(fake_model, make_settings)
     real = app[PIPELINES]

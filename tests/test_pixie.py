@@ -22,6 +22,14 @@ from tests.fakemodel import Fault
 from tests.pipeline_support import node_context
 
 
+@pytest.fixture(autouse=True)
+def _offline_rules() -> None:
+    """The offline model's pipeline and memory rules, as `service.install` teaches them."""
+    from app.pipeline import offline
+    offline.register_handlers()
+    pixie_offline.register_handlers()
+
+
 def trigger(text: str, **more):
     return new_trigger("u", "nova", turn_id="t1", message_ids=["m1"], text=text,
                        segments=more.pop("segments", []), importance=more.pop("importance", 0.8))

@@ -9,7 +9,7 @@ import socket
 
 import aiohttp
 
-from app.runtime.pipelines import Pipelines
+from app.pipeline.vocabulary import Pipelines
 from app.typedefs import HUB
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Reply

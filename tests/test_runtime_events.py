@@ -11,11 +11,9 @@ import pytest
 
 from app.memory import keys
 from app.memory.state import ThoughtArousalError
-from app.runtime.events import (
-    ImpulseWithoutThought, awaiting_event, continue_event, impulse_event, user_event,
-)
+from app.runtime.events import awaiting_event, continue_event, impulse_event, user_event
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
-from app.runtime.pipelines import AwaitUser, Continue, Pipelines
+from app.pipeline.vocabulary import AwaitUser, Continue, ImpulseWithoutThought, Pipelines
 from app.typedefs import REDIS, RUNTIME
 from tests.fakemodel import Reply
 from tests.pipeline_support import open_chat

@@ -3,13 +3,14 @@ run slot in time, a session reset, a late result — through the real server."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from app.memory import keys
 from app.typedefs import REDIS
 from tests.conftest import AUTH
 from tests.fakemodel import Fault, Reply
-from tests.pipeline_support import open_chat
+from tests.pipeline_support import Chat, open_chat
 from tests.runtime_support import marker, responders, runtime_app, wait_responder_calls
 
 
@@ -114,4 +115,31 @@ async def test_a_reset_fails_the_running_turn_and_drops_its_late_result(
     assert fresh["text"] == "Neu hier."
     turns = await chat.session()
     assert [t["inhalt"] for t in turns] == ["Neu", "Neu hier."]
+    await chat.close()
+
+
+async def test_two_overlapping_resets_both_succeed_and_every_tab_is_told(
+        fake_model, make_settings, aiohttp_client):
+    # Before: the second reset's clean-up raised KeyError (a 500), and tabs got only the
+    # turn_failed notices, never `session_reset` (SPEC §9).
+    fake_model.script("responder", Reply("Zu spät.", delay=0.5))
+    app = runtime_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    other_tab = await Chat(client=chat.client,
+                           ws=await chat.client.ws_connect("/api/ws", headers=AUTH)).start()
+    running = await chat.send("Eins")
+    await wait_responder_calls(fake_model, 1)
+
+    resets = await asyncio.gather(*(
+        chat.client.delete("/api/characters/nova/session", headers=AUTH) for _ in range(2)))
+
+    assert [r.status for r in resets] == [204, 204]
+    for tab in (chat, other_tab):
+        told = await tab.wait_for(lambda m: m["type"] == "session_reset", count=2)
+        assert [m["character_id"] for m in told] == ["nova", "nova"]
+        failed = await tab.failure(running)
+        assert failed["reason"] == "session_reset"
+    await chat.settle()
+    assert len([m for m in chat.of_type("turn_failed") if running in m["message_ids"]]) == 1
+    await other_tab.close()
     await chat.close()

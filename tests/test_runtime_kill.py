@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import signal
 
-import pytest
 
 from tests.fakemodel import Fault
 from tests.procs import AppProcess, clean_env
 
-pytestmark = pytest.mark.slow
 
 WAIT = 30.0
 

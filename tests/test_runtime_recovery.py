@@ -18,7 +18,7 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from app.memory import keys
 from app.runtime.minimal import respond_once, store_user_turn
-from app.runtime.pipelines import Pipelines
+from app.pipeline.vocabulary import Pipelines
 from app.typedefs import REDIS
 from tests.conftest import AUTH
 from tests.fakemodel import Fault

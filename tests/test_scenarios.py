@@ -12,9 +12,9 @@ import logging
 
 from app.memory import keys
 from app.memory.session import SessionMemory
-from app.pipeline.stores.lists import ListStore
-from app.pipeline.stores.message_log import MessageLog
-from app.pipeline.stores.short_term import ShortTermMemory
+from app.memory.lists import ListStore
+from app.memory.message_log import MessageLog
+from app.memory.short_term import ShortTermMemory
 from app.typedefs import DB, REDIS, RUNTIME, SETTINGS
 from tests.pipeline_support import (
     fake_app, hold_pair, last_user_message, open_chat, purposes, system_message,

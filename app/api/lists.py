@@ -6,7 +6,7 @@ from aiohttp import web
 
 from app.api.messages import known_character
 from app.auth import USER_ID
-from app.pipeline.stores.lists import ListStore
+from app.memory.lists import ListStore
 from app.typedefs import REDIS
 
 

@@ -166,14 +166,7 @@ async def put_llm(request: web.Request) -> web.Response:
     except SettingsError as exc:
         raise ApiError(400, "invalid_setting", str(exc)) from None
     persist(updated.data_path, changes)
-    # Let a running auto-detection finish first, so it cannot switch back afterwards.
-    await gateway.ready()
-    gateway.settings = updated  # the gateway reads the URL's API key from its settings
-    gateway.auto_detect = False
-    if updated.llm_provider == "offline":
-        gateway.use("offline", None, None)
-    else:
-        gateway.use(updated.llm_provider, updated.llm_url, updated.llm_model)
+    await gateway.switch(updated)
     log.info("model provider chosen in the UI", extra=fields(
         provider=updated.llm_provider, model=updated.llm_model, url=updated.llm_url,
         api_key="set" if updated.llm_api_key else None))

@@ -4,7 +4,6 @@ enters as the character's own impulse (the reminder clock, `app.pipeline.impulse
 from __future__ import annotations
 
 import datetime as dt
-import math
 from typing import Any
 
 import msgspec
@@ -13,37 +12,30 @@ from aiohttp import web
 from app.api.messages import known_character
 from app.api.validation import bounded_text, read_json
 from app.auth import USER_ID
+from app.clock import local_moment, zone_named
 from app.errors import ApiError
-from app.pipeline.stores.reminders import Reminder, ReminderStore
+from app.memory.reminders import DueTimeError, Reminder, ReminderStore, parse_due
 from app.typedefs import REDIS, REMINDER_CLOCK, SETTINGS
 
 
 class ReminderIn(msgspec.Struct, forbid_unknown_fields=True):
     text: str
-    due_at: str | float  # ISO 8601 with offset, or epoch seconds
+    due_at: str | float  # ISO 8601 (without an offset: the user's time zone), or epoch seconds
 
 
-def due_time(value: str | float) -> float:
-    """Epoch seconds from the body's `due_at`; 400 for anything else."""
-    if isinstance(value, str):
-        try:
-            moment = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-        except ValueError:
-            raise ApiError(400, "invalid_due_at",
-                           f"due_at {value!r} is not an ISO 8601 time") from None
-        if moment.tzinfo is None:
-            raise ApiError(400, "invalid_due_at",
-                           f"due_at {value!r} has no UTC offset (e.g. +01:00 or Z)")
-        return moment.timestamp()
-    if not math.isfinite(value) or value <= 0:
-        raise ApiError(400, "invalid_due_at", f"due_at {value!r} is not a time")
-    return float(value)
+def due_time(value: str | float, zone: dt.tzinfo | None) -> float:
+    """Epoch seconds from the body's `due_at` (the one due-time parser); 400 for anything
+    else."""
+    try:
+        return parse_due(value, zone=zone)
+    except DueTimeError as exc:
+        raise ApiError(400, "invalid_due_at", str(exc)) from None
 
 
-def describe(reminder: Reminder) -> dict[str, Any]:
+def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
     return {
         "id": reminder.id, "text": reminder.text, "due_at": reminder.due_at,
-        "due_at_iso": dt.datetime.fromtimestamp(reminder.due_at).astimezone().isoformat(),
+        "due_at_iso": local_moment(reminder.due_at, zone).isoformat(),
         "status": reminder.status, "created_at": reminder.created_at,
         "fired_at": reminder.fired_at, "trigger_turn_id": reminder.trigger_turn_id,
         "impulse_turn_id": reminder.impulse_turn_id,
@@ -53,7 +45,8 @@ def describe(reminder: Reminder) -> dict[str, Any]:
 async def list_reminders(request: web.Request) -> web.Response:
     character_id = known_character(request)
     reminders = await ReminderStore(request.app[REDIS]).list(request[USER_ID], character_id)
-    return web.json_response([describe(r) for r in reminders])
+    zone = zone_named(request.app[SETTINGS].timezone)
+    return web.json_response([describe(r, zone) for r in reminders])
 
 
 async def create_reminder(request: web.Request) -> web.Response:
@@ -62,13 +55,14 @@ async def create_reminder(request: web.Request) -> web.Response:
     text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
                         noun="reminder text", empty_code="empty_text", long_code="text_too_long",
                         user_id=request[USER_ID])
-    due_at = due_time(body.due_at)
+    zone = zone_named(request.app[SETTINGS].timezone)
+    due_at = due_time(body.due_at, zone)
     reminder = await ReminderStore(request.app[REDIS]).add(request[USER_ID], character_id,
                                                          text, due_at)
     clock = request.app.get(REMINDER_CLOCK)
     if clock is not None:
         clock.wake()
-    return web.json_response(describe(reminder), status=201)
+    return web.json_response(describe(reminder, zone), status=201)
 
 
 def setup(app: web.Application) -> None:

@@ -110,7 +110,7 @@ class Gateway:
         await self.aclose()
 
     def use(self, provider: str, url: str | None, model: str | None) -> None:
-        """Switch to a provider (start-up, auto-detection)."""
+        """Switch to a provider (start-up, auto-detection; a choice in the UI: `switch`)."""
         if provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
         if provider != "offline" and not url:
@@ -135,6 +135,19 @@ class Gateway:
         log.info("model provider detected" if chosen else "no model server found; offline",
                  extra=logctx.fields(**self.info(),
                                      found=[d.as_dict() for d in self.detected]))
+
+    async def switch(self, settings: Settings) -> None:
+        """Use the model `settings` name from now on (a choice made in the UI), without a
+        restart. A running auto-detection finishes first, so it cannot switch back after;
+        from then on it no longer overrides the choice. The gateway keeps `settings`: it
+        reads the configured URL's API key from them."""
+        await self.ready()
+        self.settings = settings
+        self.auto_detect = False
+        if settings.llm_provider == "offline":
+            self.use("offline", None, None)
+        else:
+            self.use(settings.llm_provider, settings.llm_url, settings.llm_model)
 
     async def ready(self) -> None:
         """Wait for auto-detection (bounded by `llm_probe_timeout`)."""

@@ -79,6 +79,12 @@ def known_pairs() -> str:
     return "pairs:known"
 
 
+def user_pairs(user_id: str) -> str:
+    """Set of the character ids one user has talked to (a reconnecting tab's snapshot reads
+    their queues without walking every pair of every user)."""
+    return f"pairs:user:{user_id}"
+
+
 def event_awaiting(user_id: str, character_id: str) -> str:
     """The parked `awaiting_user` event whose agent context the next user turn resumes."""
     return f"event_queue:{user_id}:{character_id}:awaiting"

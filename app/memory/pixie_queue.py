@@ -20,6 +20,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
 from app.memory import keys
+from app.memory.commit import Blind, Write
 
 
 class Trigger(msgspec.Struct, kw_only=True):
@@ -57,11 +58,16 @@ def decode_trigger(raw: str | bytes) -> Trigger:
 
 
 def queue_push(pipe: Pipeline, trigger: Trigger) -> None:
-    """The trigger's write queued on a pipeline the caller executes (the dispatcher: in the
-    same round trip as the turn's other writes)."""
+    """The trigger's write queued on a pipeline the caller executes."""
     pipe.rpush(keys.pixie_queue(trigger.user_id, trigger.character_id),
-               _ENCODER.encode(trigger))
+               _ENCODER.encode(trigger).decode())
     pipe.sadd(keys.pixie_pairs(), keys.pair_id(trigger.user_id, trigger.character_id))
+
+
+def push_write(trigger: Trigger) -> Write:
+    """The push as one part of a turn's commit (`app.memory.commit`): the dispatcher writes
+    the trigger in the same atomic step as the turn."""
+    return Blind(lambda pipe: queue_push(pipe, trigger))
 
 
 class PixieQueue:

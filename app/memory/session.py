@@ -38,6 +38,7 @@ from redis.asyncio.client import Pipeline
 from app.llm.errors import ModelError
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import DELETE_IF_OWNER, Blind, Write
 from app.memory.summary import PURPOSE as SUMMARY_PURPOSE
 from app.memory.summary import summary_messages
 from app.memory.turns import ROLE_USER, Turn, TurnDecodeError, decode_turn, encode_turn
@@ -100,12 +101,6 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 return before - keep
 """
 
-# KEYS: lock · ARGV: owner token → 1 released, 0 not ours (expired and taken over)
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-"""
-
 
 class SummaryGateway(Protocol):
     """What the summary needs of the model gateway (`app.llm`)."""
@@ -139,7 +134,7 @@ class SessionMemory:
         self._mark = redis.register_script(_MARK)
         self._commit_summary = redis.register_script(_COMMIT_SUMMARY)
         self._trim = redis.register_script(_TRIM)
-        self._release = redis.register_script(_RELEASE)
+        self._release = redis.register_script(DELETE_IF_OWNER)
 
     # --- write ------------------------------------------------------------------------------
 
@@ -182,6 +177,24 @@ class SessionMemory:
             pair=keys.pair_id(user_id, character_id), turn_id=turn_id, attempts=MARK_ATTEMPTS))
         return False
 
+    def store_write(self, user_id: str, character_id: str, turn: Turn) -> Write:
+        """`store` as one part of a turn's commit (`app.memory.commit`)."""
+        turns_key, summary_key = _session_keys(user_id, character_id)
+        ttl = self.settings.session_ttl
+        raw = encode_turn(turn)
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.rpush(turns_key, raw)
+            pipe.expire(turns_key, ttl)
+            pipe.expire(summary_key, ttl)
+        return Blind(queue)
+
+    def mark_write(self, user_id: str, character_id: str, turn_ids: Sequence[str],
+                   success: bool) -> Write:
+        """`mark_action` for each of `turn_ids` as one part of a turn's commit: the session
+        list is read under `WATCH`, so the marks land on the turns as they are then."""
+        return _MarkWrite(self, user_id, character_id, tuple(turn_ids), success)
+
     async def record_action_outcome(self, user_id: str, character_id: str, turn_id: str,
                                     outcome: ActionOutcome, *, seen: Sequence[Turn] = ()) -> bool:
         """Mark the turn for a finished action; a follow-up question or refusal marks nothing."""
@@ -192,8 +205,10 @@ class SessionMemory:
         return False  # follow_up, refused: the request is still open
 
     async def reset(self, user_id: str, character_id: str) -> ResetReport:
-        """Delete turns, summary, queued messages and events (pending agent context travels in
-        `awaiting_user` events) of the pair, atomically. The character's state stays."""
+        """Delete turns, summary, queued messages and events, the parked agent question (its
+        context travels in an `awaiting_user` event) and the pair's turn marker, in one atomic
+        step. The marker goes with them so that a running turn's commit (guarded by it, see
+        `app.memory.commit`) cannot land in the erased session. The character's state stays."""
         prompt_key = keys.prompt_queue(user_id, character_id)
         event_keys = (keys.event_queue(user_id, character_id),
                       keys.event_processing(user_id, character_id))
@@ -201,7 +216,9 @@ class SessionMemory:
             pipe.lrange(prompt_key, 0, -1)
             for key in event_keys:
                 pipe.lrange(key, 0, -1)
-            pipe.delete(*_session_keys(user_id, character_id), prompt_key, *event_keys)
+            pipe.delete(*_session_keys(user_id, character_id), prompt_key, *event_keys,
+                        keys.event_awaiting(user_id, character_id),
+                        keys.turn_marker(user_id, character_id))
             prompts, events, processing, _ = await pipe.execute()
         report = ResetReport(prompt_entries=list(prompts), event_entries=[*processing, *events])
         log.info("session reset", extra=fields(
@@ -318,6 +335,39 @@ class SessionMemory:
         settings = self.settings
         worst = settings.model_timeout * (settings.model_retries + 1)
         return math.ceil(worst) + LOCK_GRACE_SECONDS
+
+
+class _MarkWrite:
+    def __init__(self, memory: SessionMemory, user_id: str, character_id: str,
+                 turn_ids: tuple[str, ...], success: bool) -> None:
+        self.keys = _session_keys(user_id, character_id)
+        self.watch = (self.keys[0],)
+        self.ttl = memory.settings.session_ttl
+        self.pair = keys.pair_id(user_id, character_id)
+        self.turn_ids = turn_ids
+        self.success = success
+        self.marks: list[tuple[int, str]] = []
+
+    async def read(self, pipe: Pipeline) -> None:
+        raws = await pipe.lrange(self.keys[0], 0, -1)
+        self.marks = []
+        for turn_id in self.turn_ids:
+            found = _find_user_turn(raws, turn_id)
+            if found is None:
+                log.warning("mark_action found no user turn",
+                            extra=fields(pair=self.pair, turn_id=turn_id))
+                continue
+            index, turn = found
+            marked = msgspec.structs.replace(turn, action_done=True,
+                                             action_succeeded=self.success)
+            self.marks.append((index, encode_turn(marked)))
+
+    def queue(self, pipe: Pipeline) -> None:
+        for index, raw in self.marks:
+            pipe.lset(self.keys[0], index, raw)
+        if self.marks:
+            pipe.expire(self.keys[0], self.ttl)
+            pipe.expire(self.keys[1], self.ttl)
 
 
 def _session_keys(user_id: str, character_id: str) -> list[str]:

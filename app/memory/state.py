@@ -37,6 +37,7 @@ from redis.asyncio.client import Pipeline
 
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import Blind, Write
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,15 @@ async def save_state(redis: aioredis.Redis, user_id: str, character_id: str,
     await redis.hset(keys.nova_state(user_id, character_id), mapping=_state_to_hash(state))
 
 
+def save_state_write(user_id: str, character_id: str, state: CharacterState) -> Write:
+    """`save_state` as one part of a turn's commit (`app.memory.commit`)."""
+    key, mapping = keys.nova_state(user_id, character_id), _state_to_hash(state)
+
+    def queue(pipe: Pipeline) -> None:
+        pipe.hset(key, mapping=mapping)
+    return Blind(queue)
+
+
 async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) -> Stance:
     stored = await redis.hgetall(keys.haltung(user_id, character_id))
     return _stance_from_hash(stored, keys.pair_id(user_id, character_id))
@@ -142,7 +152,7 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
         except msgspec.ValidationError:
             _warn_unreadable(pair, field.encode_name, raw)
             continue
-        if field.name == "arousal" and not _in_unit_range(value):
+        if field.name == "arousal" and not in_unit_range(value):
             _warn_unreadable(pair, field.encode_name, raw)
             continue
         values[field.name] = value
@@ -269,7 +279,7 @@ def validate_thought_arousal(value: object) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         problem = f"is a {type(value).__name__}, not a float"
-    elif not _in_unit_range(float(value)):
+    elif not in_unit_range(float(value)):
         problem = "is outside [0.0, 1.0]"
     else:
         return float(value)
@@ -284,5 +294,6 @@ def raise_arousal(state: CharacterState, level: float | None) -> CharacterState:
     return msgspec.structs.replace(state, arousal=level)
 
 
-def _in_unit_range(value: float) -> bool:
+def in_unit_range(value: float) -> bool:
+    """A finite float in [0.0, 1.0] (arousal and every other level): the one check."""
     return math.isfinite(value) and 0.0 <= value <= 1.0

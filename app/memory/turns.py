@@ -31,6 +31,9 @@ ORIGIN_CONTINUE: Origin = "fortsetzung"     # a continue run (self-trigger or th
 ORIGIN_IMPULSE: Origin = "eigener_impuls"   # the character spoke on its own
 ORIGIN_UNKNOWN: Origin = ""                 # old data: the occasion was not recorded
 ORIGINS: frozenset[str] = frozenset({ORIGIN_REPLY, ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_UNKNOWN})
+# A response's origin on the wire (SPEC §5 Delivery) → the stored turn's `herkunft`.
+HERKUNFT_OF_RESPONSE = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE,
+                        "own_impulse": ORIGIN_IMPULSE}
 
 
 class TurnDecodeError(ValueError):

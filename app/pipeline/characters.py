@@ -11,7 +11,7 @@ file that cannot be read is left out with an error line naming the file and the 
 one broken file never keeps the others (or the app) from starting.
 
 `CharacterBook(settings)` holds them; `book.catalog()` is the list the API and the runtime
-consult (`app.runtime.characters.CharacterCatalog`).
+consult (`app.pipeline.catalog.CharacterCatalog`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from typing import Any
 import msgspec
 
 from app.log import fields
-from app.memory.state import CharacterState
-from app.runtime.characters import Character, CharacterCatalog
+from app.memory.state import CharacterState, in_unit_range
+from app.pipeline.catalog import Character, CharacterCatalog
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -117,7 +117,7 @@ class CharacterBook:
 
 
 class LiveCatalog(CharacterCatalog):
-    """`app.runtime.characters.CharacterCatalog` over a `CharacterBook`."""
+    """`app.pipeline.catalog.CharacterCatalog` over a `CharacterBook`."""
 
     def __init__(self, book: CharacterBook) -> None:
         super().__init__([])
@@ -174,7 +174,7 @@ def _baseline(table: Any) -> CharacterState:
         state = msgspec.convert(table, CharacterState, strict=True)
     except msgspec.ValidationError as exc:
         raise CharacterError(f"[baseline]: {exc}") from None
-    if not 0.0 <= state.arousal <= 1.0:
+    if not in_unit_range(state.arousal):
         raise CharacterError(f"[baseline] arousal {state.arousal} is outside [0.0, 1.0]")
     if state.turn_time is not None or state.user_time is not None:
         raise CharacterError("[baseline] must not set turn_zeit or nutzer_zeit")

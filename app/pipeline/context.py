@@ -2,7 +2,7 @@
 
 `Services` is built once per app (Redis, SQLite, characters, prompts, stores). `NodeContext`
 is built per run: the character the run is for, the run's stage callback (`character_stage`
-to every tab), the runtime's `alive()`, and `ask()` — every model call of a node goes through
+to every tab), the turn's commit guard, and `ask()` — every model call of a node goes through
 it, so each call has its own purpose, its own prompt template and its output reserve from
 the `PURPOSES` table, and its duration is counted for the run's log line and the benchmark.
 """
@@ -18,18 +18,18 @@ import msgspec
 import redis.asyncio as aioredis
 
 from app.llm.types import Completion
+from app.memory.commit import TurnGuard
 from app.memory.long_term import LongTermMemory
 from app.memory.session import SessionMemory
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
-from app.pipeline.stores.message_log import MessageLog
-from app.pipeline.stores.reminders import ReminderStore
-from app.pipeline.stores.short_term import ShortTermMemory
+from app.memory.message_log import MessageLog
+from app.memory.reminders import ReminderStore
+from app.memory.short_term import ShortTermMemory
 from app.settings import Settings
 from app.storage.database import Database
 
 Stage = Callable[[str], Awaitable[None]]
-Alive = Callable[[], Awaitable[bool]]
 
 
 @dataclass(slots=True)
@@ -80,7 +80,7 @@ class NodeContext:
     character: CharacterDefinition
     gateway: Any  # app.llm.Gateway, the one in use for this run
     stage: Stage
-    alive: Alive
+    guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
     calls: list[ModelCall] = field(default_factory=list)
 
     @property

@@ -15,13 +15,15 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   agent's question, else a `continue`: the thinker's retry, a commitment, or the wish to
   write again).
 
-Before writing it asks the runtime whether the turn is still open: a turn failed meanwhile
-(a session reset, a recovery) leaves no late write behind.
+The Redis writes of a turn — the turn, the state, the short-term entries, the action mark
+and the changes its agents intended (list edits, reminders) — are one guarded transaction
+(`app.memory.commit`), made after the tribunal: a rejected answer changes nothing, and a turn
+failed meanwhile (a session reset, a recovery) leaves no late write behind. The message-log
+row in SQLite follows the committed turn (a rerun finds it there and adds none).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 
@@ -29,27 +31,26 @@ import msgspec
 
 from app.clock import calendar_date, zone_named
 from app.log import fields
-from app.memory.pixie_queue import PixieQueue, new_trigger
-from app.memory.state import CharacterState, save_state
+from app.memory.commit import Write, commit
+from app.memory.pixie_queue import Trigger, new_trigger, push_write
+from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
-    ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
+    HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn,
 )
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_payload, retry_payload
-from app.pipeline.stores.message_log import LoggedMessage
-from app.runtime.pipelines import AwaitUser, Continue
+from app.memory.lists import EditWrite, ListEdit, ListStore
+from app.memory.message_log import LoggedMessage
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
+from app.pipeline.vocabulary import AwaitUser, Continue
 
 log = logging.getLogger(__name__)
 
-HERKUNFT = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE, "own_impulse": ORIGIN_IMPULSE}
 
 
 async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
-    if not await ctx.alive():
-        log.warning("turn ended meanwhile; path 1 writes nothing",
-                    extra=fields(turn_id=state.turn_id))
-        return
     perception, user = state.perception, state.user
     turn = Turn(turn_id=state.turn_id, role=ROLE_USER, content=state.text, time=state.said_at,
                 message_ids=list(state.message_ids), intentions=list(perception.intentions),
@@ -65,25 +66,23 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
                  extra=fields(turn_id=turn.turn_id))
         state.stored = turn
         return
-    # Independent writes: they go out together (Redis connections and the SQLite writer
-    # overlap); each is complete on its own.
-    await asyncio.gather(
-        svc.memory.store(state.user_id, state.character_id, turn),
-        _remember(ctx, state.user_id, state.character_id, turn,
-                  state.salience.importance, state.salience.segments),
-        _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user"),
-        _promote(ctx, state, turn))
+    remember, entries = _remember(ctx, state.user_id, state.character_id, turn,
+                                  state.salience.importance, state.salience.segments)
+    promotion = _promotion(ctx, state, turn)
+    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember]
+    if promotion is not None:
+        writes.append(push_write(promotion))  # in the turn's own atomic step
+    await commit(svc.redis, ctx.guard, writes)
+    _log_remembered(turn, entries, state.salience.importance)
+    _promoted(ctx, promotion)
     state.stored = turn
+    await _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
 
 
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
-    if not await ctx.alive():
-        log.warning("turn ended meanwhile; path 2 writes nothing",
-                    extra=fields(turn_id=state.turn_id))
-        return
     final = after_answer(state)
     turn = Turn(turn_id=state.turn_id, role=ROLE_ASSISTANT, content=state.answer,
-                time=ctx.services.clock(), origin=HERKUNFT[state.origin],
+                time=ctx.services.clock(), origin=HERKUNFT_OF_RESPONSE[state.origin],
                 message_ids=list(state.message_ids),
                 intentions=[final.intent] if final.intent else [],
                 emotion=final.emotion, mode=final.mode, arousal=final.arousal,
@@ -92,23 +91,30 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
                 topics=[final.prompt_topic] if final.prompt_topic else [])
     svc = ctx.services
     if _stored_already(state):
+        # The first run committed the turn, its state, its mark and its agents' changes.
         log.info("answer of this run stored already (a rerun); not stored again",
                  extra=fields(turn_id=turn.turn_id, trigger_count=state.trigger_count))
         state.answer = _stored_answer(state)
         state.state = final
         state.follow_up = follow_up(state)
         return
-    await asyncio.gather(
-        svc.memory.store(state.user_id, state.character_id, turn),
-        _remember(ctx, state.user_id, state.character_id, turn,
-                  state.salience.importance, state.salience.segments),
-        _log(ctx, state.user_id, state.character_id, turn,
-             entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}"),
-        save_state(svc.redis, state.user_id, state.character_id, final),
-        _mark_actions(ctx, state))
+    user_id, character_id = state.user_id, state.character_id
+    remember, entries = _remember(ctx, user_id, character_id, turn,
+                                  state.salience.importance, state.salience.segments)
+    effects = _effect_writes(ctx, state)
+    writes: list[Write] = [svc.memory.store_write(user_id, character_id, turn),
+                           save_state_write(user_id, character_id, final), remember,
+                           *_mark_writes(ctx, state), *effects]
+    await commit(svc.redis, ctx.guard, writes)
+    _log_remembered(turn, entries, state.salience.importance)
+    _log_effects(effects)
+    if any(isinstance(e, ReminderToAdd) for r in state.results for e in r.effects):
+        svc.wake_clock()
     state.stored = turn
     state.state = final
     state.follow_up = follow_up(state)
+    await _log(ctx, user_id, character_id, turn,
+               entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}")
 
 
 def _answers_of_turn(state: Path2State) -> list[Turn]:
@@ -159,45 +165,81 @@ def action_outcome(results: list[AgentResult]) -> str | None:
     return None
 
 
-async def _mark_actions(ctx: NodeContext, state: Path2State) -> None:
+def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
+    """The action mark on the user turn an agent action belonged to (and on the request an
+    agent's question was about, when this run answers it)."""
     outcome = action_outcome(state.results)
     if outcome is None:
-        return
+        return []
     turn_ids = [state.turn_id]
     if state.pending is not None and state.pending.get("turn_id") not in (None, state.turn_id):
         turn_ids.insert(0, str(state.pending["turn_id"]))  # the request the question was about
-    memory = ctx.services.memory
-    for turn_id in turn_ids:
-        await memory.record_action_outcome(state.user_id, state.character_id, turn_id,
-                                           outcome,  # type: ignore[arg-type]
-                                           seen=state.turns)
+    return [ctx.services.memory.mark_write(state.user_id, state.character_id, turn_ids,
+                                           success=outcome == "completed")]
 
 
-async def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
-                    importance: float, segments: list[str]) -> None:
-    if importance < ctx.settings.salience_memory_threshold or not segments:
-        return
-    stored = await ctx.services.short_term.add(
-        user_id, character_id, segments, turn_id=turn.turn_id, role=turn.role,
-        importance=importance, now=turn.time)
-    log.info("short-term memory entries stored",
-             extra=fields(turn_id=turn.turn_id, entries=len(stored), importance=importance))
+def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
+    """The changes the run's agents intended, as parts of the turn's commit."""
+    writes: list[Write] = []
+    for result in state.results:
+        for effect in result.effects:
+            if isinstance(effect, ListEdit):
+                store = ListStore(ctx.services.redis, state.user_id, state.character_id)
+                writes.append(store.edit_write(effect))
+            else:
+                writes.append(ctx.services.reminders.add_write(effect.reminder))
+    return writes
 
 
-async def _promote(ctx: NodeContext, state: Path1State, turn: Turn) -> None:
-    """The promotion trigger: the user's block, its message ids and salient segments, for
-    the Pixie worker to consolidate into long-term memory."""
+def _log_effects(writes: list[Write]) -> None:
+    for write in writes:
+        if not isinstance(write, EditWrite):
+            continue
+        change = write.change
+        if change is None:
+            log.warning("list removed meanwhile; the edit changed nothing",
+                        extra=fields(list=write.edit.list_name))
+        else:
+            log.info("list changed", extra=fields(
+                list=change.list.name, created=change.created, added=len(change.added),
+                removed=len(change.removed), cleared=change.cleared))
+
+
+def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
+              importance: float, segments: list[str]) -> tuple[Write, list[MemoryEntry]]:
+    """Short-term memory entries of the salient segments (none below the threshold)."""
+    if importance < ctx.settings.salience_memory_threshold:
+        segments = []
+    return ctx.services.short_term.add_write(user_id, character_id, segments,
+                                             turn_id=turn.turn_id, role=turn.role,
+                                             importance=importance, now=turn.time)
+
+
+def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -> None:
+    if entries:
+        log.info("short-term memory entries stored",
+                 extra=fields(turn_id=turn.turn_id, entries=len(entries), importance=importance))
+
+
+def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | None:
+    """The promotion trigger when the user's salience reaches `promotion_threshold`: the
+    user's block, its message ids and salient segments, for the Pixie worker to consolidate
+    into long-term memory."""
     importance = state.salience.importance
     if importance < ctx.settings.promotion_threshold:
+        return None
+    return new_trigger(state.user_id, state.character_id, turn_id=turn.turn_id,
+                       message_ids=list(turn.message_ids), text=turn.content,
+                       segments=list(state.salience.segments), importance=importance,
+                       now=turn.time)
+
+
+def _promoted(ctx: NodeContext, trigger: Trigger | None) -> None:
+    if trigger is None:
         return
-    trigger = new_trigger(state.user_id, state.character_id, turn_id=turn.turn_id,
-                          message_ids=list(turn.message_ids), text=turn.content,
-                          segments=list(state.salience.segments), importance=importance,
-                          now=turn.time)
-    await PixieQueue(ctx.services.redis, state.user_id, state.character_id).push(trigger)
     ctx.services.wake_pixie()
     log.info("promotion trigger queued", extra=fields(
-        turn_id=turn.turn_id, trigger_id=trigger.trigger_id, importance=importance,
+        turn_id=trigger.turn_id, trigger_id=trigger.trigger_id, importance=trigger.importance,
         threshold=ctx.settings.promotion_threshold))
 
 

@@ -14,13 +14,12 @@ Then a thought's own arousal (`gedanke_arousal`) raises the arousal when it is h
 from __future__ import annotations
 
 import logging
-import math
 from typing import Any
 
 import msgspec
 
 from app.log import fields
-from app.memory.state import CharacterState, empathy_switch, raise_arousal
+from app.memory.state import CharacterState, empathy_switch, in_unit_range, raise_arousal
 from app.pipeline.schemas import Perception
 from app.pipeline.state import UserEmotion
 from app.settings import Settings
@@ -73,7 +72,7 @@ def _unit_float(value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            or not in_unit_range(value):
         log.warning("user arousal in event payload unusable; left out",
                     extra=fields(value=repr(value)))
         return None

@@ -39,8 +39,8 @@ from app.memory.long_term import LongTermMemory, Memory
 from app.memory.state import load_state
 from app.pipeline.characters import CharacterBook
 from app.pipeline.prompts import language_of
-from app.pipeline.stores.reminders import Reminder, ReminderStore
-from app.runtime.tasks import cancel_and_wait
+from app.memory.reminders import Reminder, ReminderStore
+from app.tasks import cancel_and_wait
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -42,7 +42,7 @@ from app.pipeline.schemas import AGENTS as AGENT_NAMES
 from app.pipeline.schemas import Plan, PlanStep, Verdict
 from app.pipeline.state import AgentResult, Path2State
 from app.pipeline.stimulus import read_stimulus, thought_level
-from app.runtime.pipelines import TurnRejected
+from app.pipeline.vocabulary import TurnRejected
 
 log = logging.getLogger(__name__)
 

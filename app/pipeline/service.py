@@ -2,13 +2,13 @@
 
 - `install(app)`: the character book (built-in `nova` plus the data dir's definitions), the
   catalog the API and the runtime consult, and path 1 / path 2 / after-delivery as the
-  runtime's `Pipelines` (`app.runtime.pipelines` is the contract).
+  runtime's `Pipelines` (`app.pipeline.vocabulary` is the contract).
 - `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
   (it submits impulses through it) and stopped before it.
 - `pixie_ctx`: the Pixie worker (long-term memory), one background task, started after the
   runtime (it shares the runtime's run slots, at the lowest priority) and stopped before it.
 
-The offline model learns this package's purposes when it is imported (`app.pipeline.offline`).
+`install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from aiohttp import web
 
 from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline import offline  # noqa: F401 - registers the offline model's handlers
-from app.pipeline.pixie import offline as pixie_offline  # noqa: F401 - and its memory rules
+from app.pipeline import offline
+from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import run_graph
@@ -31,8 +31,8 @@ from app.pipeline.path2 import PATH2
 from app.pipeline.pixie.worker import PixieWorker
 from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
 from app.pipeline.state import Path1State, Path2State
-from app.pipeline.stores.reminders import ReminderStore
-from app.runtime.pipelines import (
+from app.memory.reminders import ReminderStore
+from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
 from app.typedefs import (
@@ -81,21 +81,18 @@ class PipelineHost:
 
     def background_context(self, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,
-        always alive, the gateway in use now."""
+        no turn to guard, the gateway in use now."""
         character = self.services.characters.get(character_id) or stand_in(character_id)
 
         async def no_stage(name: str) -> None:
             return None
 
-        async def alive() -> bool:
-            return True
-
         return NodeContext(services=self.services, character=character,
-                           gateway=self.app[GATEWAY], stage=no_stage, alive=alive)
+                           gateway=self.app[GATEWAY], stage=no_stage, guard=None)
 
     def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, alive=ctx.alive)
+                           stage=ctx.stage, guard=ctx.guard)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
@@ -144,6 +141,8 @@ def stand_in(character_id: str) -> CharacterDefinition:
 
 def install(app: web.Application) -> None:
     """Characters, catalog and pipelines: the one place `create_app` chooses them."""
+    offline.register_handlers()
+    pixie_offline.register_handlers()
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()

@@ -12,7 +12,9 @@ from app.memory.long_term import Memory
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
-from app.pipeline.stores.short_term import MemoryEntry
+from app.memory.lists import ListEdit
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
 Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
@@ -68,6 +70,9 @@ class AgentResult(msgspec.Struct, kw_only=True):
     said: list[str] = msgspec.field(default_factory=list)  # facts for the responder
     question: str = ""                                      # outcome follow_up
     context: dict[str, Any] = msgspec.field(default_factory=dict)  # to resume from
+    # What the agent would change; the dispatcher applies it with the turn, after the
+    # tribunal (an agent never writes: a rejected turn changes nothing).
+    effects: list[ListEdit | ReminderToAdd] = msgspec.field(default_factory=list)
 
 
 class Path2State(msgspec.Struct, kw_only=True):
@@ -102,7 +107,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     findings: list[str] = msgspec.field(default_factory=list)
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
-    follow_up: Any = None              # app.runtime.pipelines.Continue | AwaitUser | None
+    follow_up: Any = None              # app.pipeline.vocabulary.Continue | AwaitUser | None
 
     @property
     def question(self) -> AgentResult | None:

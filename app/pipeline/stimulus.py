@@ -23,18 +23,10 @@ from typing import Any
 from app.memory.state import ThoughtArousalError, validate_thought_arousal
 from app.memory.turns import Turn
 from app.pipeline.state import Stimulus
-from app.runtime.events import ImpulseWithoutThought
-from app.runtime.wire import (
-    OWN_IMPULSE, P_STIMULUS_ORIGIN, P_THOUGHT, P_THOUGHT_AROUSAL, P_USER_PROMPT,
+from app.pipeline.vocabulary import (
+    OWN_IMPULSE, P_COMMITMENT, P_INTENT, P_REASON, P_RETRY, P_STIMULUS_ORIGIN, P_THOUGHT,
+    P_THOUGHT_AROUSAL, P_USER_PROMPT, RETRY_BY_THINKER, ImpulseWithoutThought,
 )
-
-# Payload fields of a continue event this pipeline asks for (seed 001 §6.4, §6.6).
-INTENT = "absicht"
-COMMITMENT = "commitment"
-RETRY = "retry"
-REASON = "grund"
-RETRY_BY_THINKER = "thinker"
-
 
 def read_stimulus(typ: str, payload: dict[str, Any], request_turn: Turn | None) -> Stimulus:
     if payload.get(P_STIMULUS_ORIGIN) == OWN_IMPULSE and typ != "continue":
@@ -44,13 +36,13 @@ def read_stimulus(typ: str, payload: dict[str, Any], request_turn: Turn | None) 
         return Stimulus(kind="thought", text=thought.strip())
     request = request_turn.content if request_turn is not None else ""
     if typ == "continue":
-        if payload.get(RETRY):
-            return Stimulus(kind="retry", text=request, reason=str(payload.get(REASON) or ""))
-        commitment = payload.get(COMMITMENT)
+        if payload.get(P_RETRY):
+            return Stimulus(kind="retry", text=request, reason=str(payload.get(P_REASON) or ""))
+        commitment = payload.get(P_COMMITMENT)
         if isinstance(commitment, str) and commitment.strip():
             return Stimulus(kind="continue", intent=commitment.strip(), commitment=True,
                             text=request)
-        intent = payload.get(INTENT)
+        intent = payload.get(P_INTENT)
         return Stimulus(kind="continue", text=request,
                         intent=intent.strip() if isinstance(intent, str) else "")
     words = payload.get(P_USER_PROMPT)
@@ -66,8 +58,8 @@ def thought_level(payload: dict[str, Any]) -> float | None:
 
 
 def retry_payload(reason: str) -> dict[str, Any]:
-    return {RETRY: RETRY_BY_THINKER, REASON: reason}
+    return {P_RETRY: RETRY_BY_THINKER, P_REASON: reason}
 
 
 def follow_up_payload(*, commitment: bool, intent: str) -> dict[str, Any]:
-    return {COMMITMENT: intent or "1"} if commitment else {INTENT: intent}
+    return {P_COMMITMENT: intent or "1"} if commitment else {P_INTENT: intent}

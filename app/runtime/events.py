@@ -35,14 +35,11 @@ import redis.asyncio as aioredis
 
 from app.memory import keys
 from app.memory.state import ThoughtArousalError, validate_thought_arousal
-from app.runtime.wire import (
+from app.pipeline.vocabulary import (
     OWN_IMPULSE, P_AGENT_CONTEXT, P_MESSAGE_IDS, P_STIMULUS_ORIGIN, P_THOUGHT,
-    P_THOUGHT_AROUSAL, P_TRIGGER_TURN_ID, P_TURN_ID, P_USER_PROMPT, Event, decode_event, encode,
+    P_THOUGHT_AROUSAL, P_TRIGGER_TURN_ID, P_TURN_ID, P_USER_PROMPT, Event, ImpulseWithoutThought,
 )
-
-
-class ImpulseWithoutThought(ValueError):
-    """An own impulse must carry its thought; there is no fallback to the stimulus slot."""
+from app.runtime.wire import decode_event, encode
 
 
 def new_id() -> str:

@@ -28,7 +28,7 @@ from aiohttp import web
 
 from app.log import fields
 from app.memory import keys
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, encode
 
 log = logging.getLogger(__name__)

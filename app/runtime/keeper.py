@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 
 from app.memory import keys
 from app.runtime.recovery import recover
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from app.runtime.runtime import Runtime
@@ -54,15 +54,8 @@ class Keeper:
         await self.runtime.redis.set(keys.heartbeat(self.runtime.instance_id), "alive", ex=ttl)
 
     async def refresh_markers(self) -> None:
-        runtime = self.runtime
-        for pair, value in list(runtime.markers.items()):
-            user_id, character_id = keys.split_pair(pair)
-            kept = await runtime.marker_ops.refresh(keys.turn_marker(user_id, character_id),
-                                                    value, runtime.settings.turn_marker_ttl)
-            if not kept and runtime.markers.get(pair) == value:
-                log.warning("turn marker lost while its turn runs", extra={"fields": {
-                    "pair": pair, "marker": value, "setting": "turn_marker_ttl"}})
-        await runtime.slots.refresh()
+        await self.runtime.locks.refresh_held()
+        await self.runtime.slots.refresh()
 
     async def _heartbeat_loop(self) -> None:
         await self._every(self.runtime.settings.heartbeat_seconds, self.beat)

@@ -11,7 +11,7 @@ orchestration overhead that is the runtime's, not the pipeline's).
   it answers and its occasion (`herkunft`);
 - after delivery: the session summary check (outside the run lock, SPEC §3).
 
-They follow the interface of `app.runtime.pipelines` and are installed by setting
+They follow the interface of `app.pipeline.vocabulary` and are installed by setting
 `app[PIPELINES] = minimal_pipelines()`.
 """
 
@@ -21,31 +21,27 @@ import time
 
 from app.llm import ModelError
 from app.llm.types import Message
+from app.memory.commit import commit
 from app.memory.render import render_history
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
-from app.memory.turns import (
-    ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_REPLY, ROLE_ASSISTANT, ROLE_USER, Turn,
+from app.memory.turns import HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn
+from app.pipeline.vocabulary import (
+    P_THOUGHT, P_USER_PROMPT, CharacterRun, Path1Result, Path2Result, PipelineContext,
+    Pipelines, UserBlock,
 )
-from app.runtime.pipelines import (
-    CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, UserBlock,
-)
-from app.runtime.wire import P_THOUGHT, P_USER_PROMPT
 
-RESPONDER_MAX_TOKENS = 600
 RESPONDER_TEMPERATURE = 0.7
 CHARACTER_NAME = "Nova"
 
-_HERKUNFT = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE, "own_impulse": ORIGIN_IMPULSE}
 
 
 async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result:
     await ctx.stage("path1")
     turn = Turn(turn_id=block.turn_id, role=ROLE_USER, content=block.text,
                 time=block.received_at[-1], message_ids=list(block.message_ids))
-    if await ctx.alive():
-        await SessionMemory(ctx.redis, ctx.settings).store(block.user_id, block.character_id,
-                                                           turn)
+    await commit(ctx.redis, ctx.guard, [SessionMemory(ctx.redis, ctx.settings).store_write(
+        block.user_id, block.character_id, turn)])
     return Path1Result()
 
 
@@ -73,16 +69,16 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
     completion = await ctx.gateway.complete(
         "responder", responder_messages(history, summary, run),
-        max_tokens=RESPONDER_MAX_TOKENS, temperature=RESPONDER_TEMPERATURE)
+        max_tokens=ctx.settings.responder_max_tokens, temperature=RESPONDER_TEMPERATURE)
     text = completion.text.strip()
     if not text:
         raise ModelError("model_bad_output", "the responder answered nothing")
     state = await load_state(ctx.redis, run.user_id, run.character_id)
     turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
-                origin=_HERKUNFT[run.origin], message_ids=list(run.message_ids),
+                origin=HERKUNFT_OF_RESPONSE[run.origin], message_ids=list(run.message_ids),
                 emotion=state.emotion, arousal=state.arousal)
-    if await ctx.alive():
-        await memory.store(run.user_id, run.character_id, turn)
+    await commit(ctx.redis, ctx.guard,
+                 [memory.store_write(run.user_id, run.character_id, turn)])
     return Path2Result(text=text, origin=run.origin, emotion=state.emotion,
                        arousal=state.arousal)
 

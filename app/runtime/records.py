@@ -20,6 +20,7 @@ leaves a turn in path 2 without its event, or delivered with its event still pen
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -54,14 +55,15 @@ return {1, ARGV[2]}
 
 
 # The accept path in one call (one request, one reply; atomic like a MULTI, cheaper to send).
-# KEYS: prompt queue, message record, known pairs · ARGV: queue entry, ttl, message_id,
-# user_id, character_id, text, received_at, pair, wake channel ('' = none)
+# KEYS: prompt queue, message record, known pairs, the user's pairs · ARGV: queue entry, ttl,
+# message_id, user_id, character_id, text, received_at, pair, wake channel ('' = none)
 ACCEPT = """
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'message_id', ARGV[3], 'user_id', ARGV[4], 'character_id', ARGV[5],
            'text', ARGV[6], 'received_at', ARGV[7])
 redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[8])
+redis.call('SADD', KEYS[4], ARGV[5])
 if ARGV[9] ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[8]) end
 return 1
 """
@@ -127,11 +129,22 @@ class Records:
         pair = keys.pair_id(message.user_id, message.character_id)
         await self._accept(
             keys=[keys.prompt_queue(message.user_id, message.character_id),
-                  keys.message_record(message.message_id), keys.known_pairs()],
+                  keys.message_record(message.message_id), keys.known_pairs(),
+                  keys.user_pairs(message.user_id)],
             args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
                   message.text, repr(message.received_at), pair, wake])
 
     # --- writes inside a caller's MULTI ---------------------------------------------------
+
+    async def create(self, record: TurnRecord,
+                     also: Callable[[Any], None] | None = None) -> None:
+        """Create a turn record (`add_turn`) in one transaction, with whatever `also` queues
+        on the same pipeline (taking the block off the queue, pushing the impulse event)."""
+        async with self.redis.pipeline(transaction=True) as pipe:
+            self.add_turn(pipe, record)
+            if also is not None:
+                also(pipe)
+            await pipe.execute()
 
     def add_turn(self, pipe: Any, record: TurnRecord) -> None:
         """Create a turn record in `queued` and link its messages to it."""

@@ -28,7 +28,7 @@ from app.log import fields
 from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
-from app.runtime.markers import marker_value, parse_marker
+from app.runtime.markers import parse_marker
 from app.runtime.records import Conflict, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
 
@@ -78,31 +78,29 @@ async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport
     # 3–5: queues and markers of every pair nobody alive is working on.
     for pair in sorted(await redis.smembers(keys.known_pairs())):
         user_id, character_id = keys.split_pair(pair)
-        marker_key = keys.turn_marker(user_id, character_id)
-        marker = await redis.get(marker_key)
+        # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
+        await redis.sadd(keys.user_pairs(user_id), character_id)
+        marker = await redis.get(keys.turn_marker(user_id, character_id))
         if marker is not None:
             owner, _ = parse_marker(marker)
             if not await owner_dead(owner):
                 continue
-            await runtime.marker_ops.release(marker_key, marker)
+            await runtime.locks.release_foreign(pair, marker)
             report.cleared_markers += 1
         elif only_dead_owners and pair not in orphan_pairs:
             # A live process may be between two steps of this pair; leave its lists alone.
             if await redis.llen(keys.event_processing(user_id, character_id)):
                 continue
         report.restored_events += await EventQueue(redis, user_id, character_id).restore()
-        resume = runtime.resume_path1.get(pair)
-        if resume is not None:
-            value = marker_value(runtime.instance_id, resume)
-            if await redis.set(marker_key, value, nx=True, ex=runtime.settings.turn_marker_ttl):
-                runtime.markers[pair] = value
-            else:
-                runtime.resume_path1.pop(pair, None)  # someone else holds the pair now
+        resume = runtime.consumer.resuming(pair)
+        if resume is not None and not await runtime.locks.take(
+                pair, runtime.locks.marker_for(resume)):
+            runtime.consumer.forget_resume(pair)  # someone else holds the pair now
         async with redis.pipeline(transaction=False) as pipe:
             pipe.llen(keys.prompt_queue(user_id, character_id))
             pipe.llen(keys.event_queue(user_id, character_id))
             queued, events = await pipe.execute()
-        if queued or events or pair in runtime.resume_path1:
+        if queued or events or runtime.consumer.resuming(pair) is not None:
             runtime.notify(pair)
             report.woken_pairs += 1
 
@@ -139,7 +137,7 @@ async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryRe
             return
         report.requeued.append(record.turn_id)
     if record.state == QUEUED and record.origin == "user" and not record.perceived:
-        runtime.resume_path1[record.pair] = record.turn_id
+        runtime.consumer.resume(record.pair, record.turn_id)
         report.resumed_path1.append(record.turn_id)
 
 

@@ -1,9 +1,8 @@
 """What the runtime stores and sends: accepted messages, events, WebSocket messages.
 
 - `AcceptedMessage`: one entry of `prompt_queue:{user}:{character}` (SPEC §2, seed 001 §3.0).
-- `Event`: one entry of `event_queue:{user}:{character}`, the seed's field names exactly
-  (seed 001 §3.1): `event_id, user_id, character_id, source, typ, payload, trigger_count,
-  erstellt_am`.
+- `Event` and its payload keys are the vocabulary runtime and pipeline share
+  (`app.pipeline.vocabulary`).
 - The WebSocket messages of SPEC §9 as one tagged union: every one carries `type`,
   `character_id` and `at`.
 
@@ -14,24 +13,11 @@ forbids unknown fields.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-EventSource = Literal["user", "character"]
-EventType = Literal["message", "continue", "awaiting_user"]
-ResponseOrigin = Literal["reply", "continue", "own_impulse"]
-
-# Payload field names of seed 001 §3.1.1 (German where the seed is German).
-P_TURN_ID = "turn_id"
-P_MESSAGE_IDS = "nachrichten_ids"
-P_USER_PROMPT = "user_prompt"
-P_THOUGHT = "eigener_gedanke"
-P_STIMULUS_ORIGIN = "reiz_herkunft"
-P_THOUGHT_AROUSAL = "gedanke_arousal"
-P_TRIGGER_TURN_ID = "ausloeser_turn_id"
-P_AGENT_CONTEXT = "pending_agent"
-OWN_IMPULSE = "eigener_impuls"
+from app.pipeline.vocabulary import Event, ResponseOrigin
 
 
 class MessageIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -48,42 +34,6 @@ class AcceptedMessage(msgspec.Struct, kw_only=True):
     character_id: str
     text: str
     received_at: float
-
-
-class Event(msgspec.Struct, kw_only=True):
-    """One event of a pair's event queue (seed 001 §3.1)."""
-
-    event_id: str
-    user_id: str
-    character_id: str
-    source: EventSource
-    typ: EventType
-    payload: dict[str, Any] = msgspec.field(default_factory=dict)
-    trigger_count: int = 0
-    erstellt_am: float = 0.0
-
-    @property
-    def turn_id(self) -> str | None:
-        value = self.payload.get(P_TURN_ID)
-        return value if isinstance(value, str) and value else None
-
-    @property
-    def message_ids(self) -> list[str]:
-        value = self.payload.get(P_MESSAGE_IDS)
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-
-    @property
-    def is_impulse(self) -> bool:
-        return self.payload.get(P_STIMULUS_ORIGIN) == OWN_IMPULSE
-
-    @property
-    def origin(self) -> ResponseOrigin:
-        """What a response to this event is, for the client (SPEC §5 Delivery)."""
-        if self.typ == "continue":
-            return "continue"
-        if self.source == "character":
-            return "own_impulse"
-        return "reply"
 
 
 # --- WebSocket messages (SPEC §9) ---------------------------------------------------------
@@ -125,7 +75,12 @@ class TurnFailed(WsMessage, tag="turn_failed"):
     reason: str
 
 
-WsAny = MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
+class SessionReset(WsMessage, tag="session_reset"):
+    """The pair's session was reset: every tab clears its conversation."""
+
+
+WsAny = (MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
+         | SessionReset)
 
 _ENCODER = msgspec.json.Encoder()
 _EVENT_DECODER = msgspec.json.Decoder(Event)

@@ -106,6 +106,9 @@ else:
                                           viewport=viewport or DESKTOP)
             context.on("page", lambda page: page.on(
                 "pageerror", lambda error: errors_append(page, error)))
+            # The tests' window into the page (web/js/main.js exposes `window.novaberg`
+            # only under this flag).
+            context.add_init_script("window.NOVABERG_TEST = true;")
             contexts.append(context)
             return context
 

@@ -323,3 +323,59 @@ def test_language_backoff_stage_and_time_helpers(page):
         "isoRoundTrip": True,
         "isoShape": True,
     }
+
+
+def test_a_session_reset_clears_the_tab_and_a_late_202_does_not_reopen_its_id(page):
+    result = run(page, """
+        const a = c.beginSend('vor dem Reset');
+        c.apply(ws.accepted('m1', 'vor dem Reset', 10));
+        c.apply(ws.failed('t0', ['m1'], 'session_reset', 11));   // the reset ended it …
+        const b = c.beginSend('während des Resets');             // … this POST is in flight
+        c.apply({ type: 'session_reset', character_id: 'nova', at: 12 });
+        const afterReset = shown(c);
+        c.sendAccepted(a, 'm1', 10);                              // a late 202 for the ended id
+        c.sendAccepted(b, 'm2', 13);                              // accepted after the reset
+        return { afterReset, shown: shown(c), open: c.openIds() };
+    """)
+    assert result == {
+        # Both POSTs are still in flight as far as this tab knows: it cannot tell yet.
+        "afterReset": ["user local sending mine: vor dem Reset",
+                       "user local sending mine: während des Resets"],
+        "shown": ["user m2 pending mine: während des Resets"],
+        "open": ["m2"],
+    }
+
+
+def test_the_socket_keeps_one_connection_and_ignores_a_replaced_ones_events(page):
+    result = page.evaluate("""async () => {
+        const { ReconnectingSocket } = await import('/static/js/socket.js');
+        const made = [];
+        class FakeSocket extends EventTarget {
+          constructor(url) { super(); this.url = url; this.readyState = 0; made.push(this); }
+          close() { this.readyState = 3; this.dispatchEvent(new Event('close')); }
+        }
+        Object.assign(FakeSocket, { CONNECTING: 0, OPEN: 1, CLOSING: 2, CLOSED: 3 });
+        const real = window.WebSocket;
+        window.WebSocket = FakeSocket;
+        const got = [], opened = [];
+        const message = (n) => Object.assign(new Event('message'), { data: JSON.stringify({ n }) });
+        const open = (ws) => { ws.readyState = 1; ws.dispatchEvent(new Event('open')); };
+        try {
+          const socket = new ReconnectingSocket({ url: 'ws://x', onMessage: (m) => got.push(m.n),
+                                                  onOpen: () => opened.push(made.length) });
+          socket.start();
+          socket.reconnectNow();          // `online` while connecting: no second socket
+          open(made[0]);
+          socket.reconnectNow();          // `online` while open: none either
+          const before = made.length;
+          socket.connect();               // an explicit reconnect replaces the socket
+          made[0].dispatchEvent(message(1));   // a late message of the replaced one
+          open(made[1]);
+          made[1].dispatchEvent(message(2));
+          socket.stop();
+          return { before, made: made.length, states: made.map((w) => w.readyState), got, opened };
+        } finally {
+          window.WebSocket = real;
+        }
+    }""")
+    assert result == {"before": 1, "made": 2, "states": [3, 3], "got": [2], "opened": [1, 2]}

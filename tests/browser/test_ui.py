@@ -151,6 +151,21 @@ def test_session_reset_asks_first_and_then_forgets(nova, fake, open_chat):
     expect(user_bubbles(page)).to_have_count(0)
 
 
+def test_a_reset_elsewhere_clears_every_open_tab(nova, fake, open_chat):
+    # The reset comes from another tab or device: this page learns it from `session_reset`.
+    fake.always("responder", Reply("Ich merke mir das."))
+    page = open_chat(nova)
+    send(page, "Merk dir: Kaffee")
+    expect(character_bubbles(page)).to_have_count(1)
+
+    status, _ = nova.api("DELETE", "/api/characters/nova/session")
+
+    assert status == 204
+    expect(user_bubbles(page)).to_have_count(0)
+    expect(character_bubbles(page)).to_have_count(0)
+    expect(page.locator("#notice")).to_have_text("The conversation was reset.")
+
+
 def test_headless_login_page(start_nova, new_context):
     nova = start_nova(users={"anna": "anna-passwort-1"})
     page = new_context(locale="de-DE").new_page()
@@ -277,3 +292,14 @@ def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, 
     expect(dialog.get_by_label("Server URL")).to_have_value(fake.url)
     expect(dialog.get_by_label("Model", exact=True)).to_have_value("fake")
     screenshot(page, "ui-settings-detected")
+
+
+def test_a_normal_page_exposes_no_live_objects(nova, browser):
+    context = browser.new_context()  # without the tests' flag
+    try:
+        page = context.new_page()
+        page.goto(f"{nova.url}/?token={TOKEN}")
+        wait_connected(page)
+        assert page.evaluate("typeof window.novaberg") == "undefined"
+    finally:
+        context.close()

@@ -6,23 +6,32 @@ import { formatTime, reasonText, t } from "./i18n.js";
 
 const NEAR_BOTTOM_PX = 120;
 
-// What a stage name means to a person, by the pipeline node it names (SPEC §6). Path 1 is
-// always "perceiving"; in path 2 the node decides; an unknown node reads as "thinking".
-const PATH2_STAGES = [
-  [/planner|agent|list|reminder|note|action/i, "stage.acting"],
-  [/respond|conversation|vector|writ|salien|dispatch/i, "stage.writing"],
-  [/think|tribunal|correct|valid|check/i, "stage.checking"],
-];
+// What a stage id means to a person. The ids are the server's table (app/pipeline/stages.py,
+// SPEC §9 `character_stage`); tests/test_stages.py keeps this map in step with it. Path 1 is
+// always "perceiving"; an id this map does not know (a newer server) reads as "thinking".
+const STAGE_KEYS = Object.freeze({
+  perception: "stage.perceiving",
+  path1: "stage.perceiving",
+  state: "stage.thinking",
+  enricher: "stage.thinking",
+  ei_calc: "stage.thinking",
+  router: "stage.thinking",
+  planner: "stage.acting",
+  lists: "stage.acting",
+  reminders: "stage.acting",
+  conversation_vector: "stage.writing",
+  responder: "stage.writing",
+  thinker: "stage.checking",
+  tribunal: "stage.checking",
+  salience: "stage.writing",
+  dispatcher: "stage.writing",
+});
 
 export function stageKey(turn) {
   if (!turn) return null;
   if (turn.state === "queued" && !turn.stage) return "stage.queued";
   if (turn.state === "path1") return "stage.perceiving";
-  if (turn.stage && /percep|wahrnehm/i.test(turn.stage) && turn.state !== "path2") return "stage.perceiving";
-  for (const [pattern, key] of PATH2_STAGES) {
-    if (turn.stage && pattern.test(turn.stage)) return key;
-  }
-  return "stage.thinking";
+  return (turn.stage && Object.hasOwn(STAGE_KEYS, turn.stage) && STAGE_KEYS[turn.stage]) || "stage.thinking";
 }
 
 export class ChatView {

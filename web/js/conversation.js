@@ -52,6 +52,8 @@ export class Conversation {
     this.keyById = new Map(); // message_id -> key of the user entry that shows it
     this.open = new Set(); // this tab's open message ids
     this.sentIds = new Set(); // every id this tab sent (and the restored open ones)
+    this.endedByReset = new Set(); // ids a session reset ended: never opened again
+    this.heldAccepted = []; // broadcasts of unknown ids that wait for this tab's POSTs
     this.turns = new Map(); // running turn_id -> {state, stage, messageIds, at}
     this.summary = null;
     this.seq = 0;
@@ -110,6 +112,15 @@ export class Conversation {
 
   /** The server accepted it (202): the entry takes the server's id and time. */
   sendAccepted(localKey, messageId, receivedAt) {
+    if (this.endedByReset.has(messageId)) {
+      // Accepted before a reset that already ended it (its 202 came late): gone with the
+      // rest of the session.
+      this.entries.delete(localKey);
+      this.persist();
+      this.emit({ kind: "entries" });
+      this.releaseHeld();
+      return;
+    }
     this.sentIds.add(messageId);
     // The answer (or failure) may have overtaken the 202: it was for this tab after all.
     const outcome = this.outcome(messageId);
@@ -130,18 +141,13 @@ export class Conversation {
       if (existing.status !== "answered" && existing.status !== "failed") existing.status = "pending";
       this.touch(existing);
     } else if (local) {
-      if (local.ids.length && local.ids[0] !== messageId) {
-        // The local entry had adopted a broadcast of the same text that was not ours.
-        const theirs = local.ids[0];
-        this.put({ ...local, key: `m:${theirs}`, mine: false, seq: undefined,
-                   status: this.isAnswered(theirs) ? "answered" : "pending" });
-      }
       this.entries.delete(localKey);
       this.put({ ...local, key: `m:${messageId}`, ids: [messageId], at: receivedAt,
                  status: outcome || "pending", seq: local.seq });
     }
     this.persist();
     this.emit({ kind: "entries" });
+    this.releaseHeld();
   }
 
   /** The POST failed (network, 4xx, 5xx): the text stays, with a retry button. */
@@ -153,6 +159,22 @@ export class Conversation {
     this.touch(local);
     this.persist();
     this.emit({ kind: "entries" });
+    this.releaseHeld();
+  }
+
+  hasSending() {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "user" && entry.status === "sending") return true;
+    }
+    return false;
+  }
+
+  /** No POST of this tab is in flight any more: the held broadcasts are shown now. */
+  releaseHeld() {
+    if (this.hasSending() || !this.heldAccepted.length) return;
+    const held = this.heldAccepted;
+    this.heldAccepted = [];
+    for (const message of held) this.onAccepted(message);
   }
 
   /** A retry of an unsent message starts: its entry goes back to "sending". */
@@ -213,12 +235,15 @@ export class Conversation {
         return this.onResponse(message);
       case "turn_failed":
         return this.onFailed(message);
+      case "session_reset":
+        return this.reset();
       default:
         return undefined; // a newer server may send more; an old client ignores it
     }
   }
 
   onAccepted({ message_id: id, text, received_at: receivedAt }) {
+    if (this.endedByReset.has(id)) return; // a message of the session that was reset
     const existing = this.userEntry(id);
     if (existing) {
       if (existing.placeholder && text) {
@@ -229,19 +254,16 @@ export class Conversation {
       }
       return;
     }
-    // Our own broadcast may overtake the 202: adopt a "sending" entry of the same text.
-    const sending = [...this.entries.values()].find(
-      (e) => e.kind === "user" && e.status === "sending" && !e.ids.length && sameText(e.text, text));
-    if (sending) {
-      sending.ids = [id];
-      sending.at = receivedAt;
-      this.keyById.set(id, sending.key);
-      this.touch(sending);
-    } else {
-      this.put({ key: `m:${id}`, kind: "user", ids: [id], text, at: receivedAt,
-                 mine: this.sentIds.has(id), live: true,
-                 status: this.isAnswered(id) ? "answered" : "pending" });
+    // Matched by id only. Our own broadcast may overtake the 202: while a POST of this tab
+    // is in flight, an id it does not know waits until the POSTs are answered (then it is
+    // either ours, named by the 202, or another tab's).
+    if (this.hasSending()) {
+      this.heldAccepted.push({ message_id: id, text, received_at: receivedAt });
+      return;
     }
+    this.put({ key: `m:${id}`, kind: "user", ids: [id], text, at: receivedAt,
+               mine: this.sentIds.has(id), live: true,
+               status: this.isAnswered(id) ? "answered" : "pending" });
     this.dropMaybeSent(text);
     this.emit({ kind: "entries" });
   }
@@ -385,7 +407,7 @@ export class Conversation {
     } else if (record.state === "failed") {
       const turnId = record.turn_id || `lost:${messageId}`;
       const ids = turn && Array.isArray(turn.message_ids) && turn.message_ids.length ? turn.message_ids : [messageId];
-      const reason = (turn && (turn.reason || turn.failure_reason)) || "unknown";
+      const reason = (turn && turn.reason) || "unknown";
       this.addFailure(turnId, ids, reason, this.failureTime(turn, ids));
     } else if (record.state === "delivered") {
       // Answered while this tab was away; the answer came with the session (or was
@@ -408,10 +430,22 @@ export class Conversation {
     this.emit({ kind: "turns" });
   }
 
-  /** The session was reset: nothing of it is shown any more. */
+  /**
+   * The session was reset: nothing of it is shown any more. A message still being sent
+   * stays (it may be accepted after the reset, into the new session); the ids the reset
+   * ended are remembered, so that a 202 arriving late for one does not open it again.
+   */
   reset() {
+    for (const entry of this.entries.values()) {
+      for (const id of entry.kind === "user" ? entry.ids : entry.messageIds || []) this.endedByReset.add(id);
+    }
+    for (const id of this.open) this.endedByReset.add(id);
+    for (const held of this.heldAccepted) this.endedByReset.add(held.message_id);
+    this.heldAccepted = [];
+    const sending = [...this.entries.values()].filter((e) => e.kind === "user" && e.status === "sending");
     this.entries.clear();
     this.keyById.clear();
+    for (const entry of sending) this.put(entry);
     this.open.clear();
     this.turns.clear();
     this.summary = null;

@@ -115,13 +115,16 @@ class App {
       onRepeatedFailure: () => this.checkLogin(),
     });
     this.socket.start();
-    window.addEventListener("online", () => this.socket.connect());
+    window.addEventListener("online", () => this.socket.reconnectNow());
     this.conversation.emit({ kind: "entries" });
     this.panels.refreshAll();
     this.memories.refresh();
     this.refreshLlm();
-    // For tests and the curious: the live objects of this page.
-    window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
+    // For the browser tests only (they set the flag before the page loads): the live
+    // objects of this page. A normal page exposes nothing.
+    if (window.NOVABERG_TEST === true) {
+      window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
+    }
     $("#composer-input").focus();
   }
 
@@ -163,6 +166,11 @@ class App {
   onSocketMessage(message) {
     if (message.character_id && message.character_id !== this.character.id) return;
     this.conversation.apply(message);
+    if (message.type === "session_reset") {
+      // Reset here or in another tab: every tab clears its conversation and says so.
+      this.notice(t("session.wasReset"));
+      this.panels.refreshAll();
+    }
     if (message.type === "turn_state" && message.state === "path2"
         && (message.message_ids || []).some((id) => !this.conversation.userEntry(id))) {
       // A turn of messages this tab has not seen (sent elsewhere while it was away): its

@@ -15,27 +15,8 @@ export function isoWithOffset(date) {
     + `${sign}${pad(offset / 60)}:${pad(offset % 60)}`;
 }
 
-/** A time from the server (epoch seconds or ISO text) as epoch seconds, or null. */
-export function toEpoch(value) {
-  if (typeof value === "number") return value;
-  if (typeof value === "string" && value) {
-    const ms = Date.parse(value);
-    return Number.isNaN(ms) ? null : ms / 1000;
-  }
-  return null;
-}
-
-function firstOf(object, names, fallback = undefined) {
-  for (const name of names) {
-    if (object && object[name] !== undefined && object[name] !== null) return object[name];
-  }
-  return fallback;
-}
-
-function asArray(data, field) {
-  if (Array.isArray(data)) return data;
-  if (data && Array.isArray(data[field])) return data[field];
-  return [];
+function textOf(value) {
+  return typeof value === "string" ? value : "";
 }
 
 export class Panels {
@@ -118,21 +99,15 @@ export class Panels {
       root.replaceChildren(h("p", { class: "muted", text: error.status === 404 ? t("lists.unavailable") : t("error.generic", { reason: error.message }) }));
       return;
     }
-    const lists = asArray(data, "lists");
+    // `GET …/lists`: [{name, items: [str], created_at, updated_at}] (app/api/lists.py).
+    const lists = Array.isArray(data) ? data : [];
     if (!lists.length) {
       root.replaceChildren(h("p", { class: "muted", text: t("lists.empty") }));
       return;
     }
-    root.replaceChildren(...lists.map((list) => {
-      const items = asArray(list, "items");
-      return h("section", { class: "list" },
-        h("h3", { text: String(firstOf(list, ["name", "title", "list_name"], "")) }),
-        h("ul", {}, items.map((item) => {
-          const text = typeof item === "string" ? item : String(firstOf(item, ["text", "content", "name", "inhalt"], ""));
-          const done = typeof item === "object" && Boolean(firstOf(item, ["done", "checked", "erledigt"], false));
-          return h("li", { class: done ? "done" : "" }, text);
-        })));
-    }));
+    root.replaceChildren(...lists.map((list) => h("section", { class: "list" },
+      h("h3", { text: textOf(list.name) }),
+      h("ul", {}, (Array.isArray(list.items) ? list.items : []).map((item) => h("li", {}, textOf(item)))))));
   }
 
   // --- reminders ----------------------------------------------------------------------
@@ -149,17 +124,18 @@ export class Panels {
       return;
     }
     $("#reminder-form").hidden = false;
-    const reminders = asArray(data, "reminders");
+    // `GET …/reminders`: [{id, text, due_at (epoch s), status: pending|claimed|fired, …}]
+    // (app/api/reminders.py).
+    const reminders = Array.isArray(data) ? data : [];
     if (!reminders.length) {
       root.replaceChildren(h("li", { class: "muted", text: t("reminders.empty") }));
       return;
     }
     root.replaceChildren(...reminders.map((reminder) => {
-      const due = toEpoch(firstOf(reminder, ["due_at", "due"]));
-      const state = String(firstOf(reminder, ["state", "status"], ""));
-      const done = Boolean(firstOf(reminder, ["done", "fired"], false)) || ["done", "fired", "delivered"].includes(state);
-      return h("li", { class: done ? "done" : "", dataset: { id: String(firstOf(reminder, ["id", "reminder_id"], "")) } },
-        String(firstOf(reminder, ["text", "inhalt"], "")),
+      const due = typeof reminder.due_at === "number" ? reminder.due_at : null;
+      const done = reminder.status === "fired";
+      return h("li", { class: done ? "done" : "", dataset: { id: textOf(reminder.id) } },
+        textOf(reminder.text),
         due ? h("time", { datetime: new Date(due * 1000).toISOString(), text: formatDateTime(due) + (done ? ` · ${t("reminders.done")}` : "") }) : null);
     }));
   }

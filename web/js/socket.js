@@ -16,8 +16,8 @@ export function backoffDelay(attempt, random = Math.random) {
 export class ReconnectingSocket {
   /**
    * `onMessage(object)`: each JSON message. `onStatus("connecting"|"online"|"reconnecting")`.
-   * `onOpen(isReconnect)`: after each successful handshake. `onGiveUp()` is asked after
-   * repeated failures whether to keep trying (it may check the login and navigate away).
+   * `onOpen(isReconnect)`: after each successful handshake. `onRepeatedFailure(attempt)` is
+   * called after repeated failures (it may check the login and navigate away).
    */
   constructor({ url, onMessage, onStatus = () => {}, onOpen = () => {}, onRepeatedFailure = () => {} }) {
     this.url = url;
@@ -49,12 +49,29 @@ export class ReconnectingSocket {
     if (this.ws) this.ws.close(4000, "dropped by the client");
   }
 
+  /** The network is back (`online`): reconnect now unless a socket is open or opening. */
+  reconnectNow() {
+    if (this.stopped) return;
+    const state = this.ws ? this.ws.readyState : WebSocket.CLOSED;
+    if (state === WebSocket.OPEN || state === WebSocket.CONNECTING) return;
+    this.connect();
+  }
+
+  /**
+   * Open a new socket. One socket at a time: a previous one is closed first, and events of
+   * a socket that is no longer `this.ws` are ignored (a late message or open of a replaced
+   * socket must not reach the owner).
+   */
   connect() {
     clearTimeout(this.timer);
+    const previous = this.ws;
+    this.ws = null;
+    if (previous) previous.close(1000, "replaced");
     this.onStatus(this.everOpened ? "reconnecting" : "connecting");
     const ws = new WebSocket(this.url);
     this.ws = ws;
     ws.addEventListener("open", () => {
+      if (this.ws !== ws) return;
       const isReconnect = this.everOpened;
       this.everOpened = true;
       this.openedAt = Date.now();
@@ -62,6 +79,7 @@ export class ReconnectingSocket {
       this.onOpen(isReconnect);
     });
     ws.addEventListener("message", (event) => {
+      if (this.ws !== ws) return;
       let data;
       try {
         data = JSON.parse(event.data);

@@ -1,5 +1,8 @@
 """The notes/lists agent: add, remove, show and clear items in named lists (seed 001 §6.2).
 
+The agent does not write: it returns the intended `ListEdit`, which the dispatcher applies
+with the turn once the tribunal has accepted the answer.
+
 The model reads the task (`agent_lists`: which list, which items); the agent decides which
 list that is, deterministically:
 
@@ -24,7 +27,9 @@ from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ListCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.pipeline.stores.lists import ListChange, ListStore, NamedList, normalize
+from app.memory.lists import (
+    ListChange, ListEdit, ListStore, NamedList, normalize, preview,
+)
 
 log = logging.getLogger(__name__)
 
@@ -108,16 +113,14 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     if not target.create and find(existing, target.name) is None:
         return AgentResult(agent=AGENT, task=task, outcome="refused",
                            said=[words["not_found"].format(name=target.name)])
-    change = await store.apply(target.name, add=command.add, remove=command.remove,
-                               clear=command.clear, create=target.create)
-    if change is None:  # removed meanwhile
-        return AgentResult(agent=AGENT, task=task, outcome="refused",
-                           said=[words["not_found"].format(name=target.name)])
-    log.info("list changed", extra=fields(
+    edit = ListEdit(list_name=target.name, add=list(command.add), remove=list(command.remove),
+                    clear=command.clear, create=target.create)
+    change = preview(store.as_read(target.name), edit)
+    log.info("list change intended", extra=fields(
         list=change.list.name, created=change.created, added=len(change.added),
         removed=len(change.removed), cleared=change.cleared))
     return AgentResult(agent=AGENT, task=task, outcome="completed",
-                       said=describe(change, command.show, ctx.language))
+                       said=describe(change, command.show, ctx.language), effects=[edit])
 
 
 def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -> Target | None:

@@ -1,8 +1,9 @@
 """The reminders agent: a reminder with a due time (seed 001 §6.3, the seed's TimelineAgent).
 
 The model reads the task (`agent_reminders`: what, and when as ISO 8601 counted from the
-"now" it is shown); the agent checks the time and stores the reminder, which the reminder
-clock later turns into an own impulse. No time, an unreadable time or a time in the past:
+"now" it is shown, in the user's time zone); the agent reads the time with the one due-time
+parser and returns the reminder it intends, which the dispatcher stores with the turn and the
+reminder clock later turns into an own impulse. No time, an unreadable time or a time in the past:
 it asks "when?" (outcome `follow_up`), and the user's next message resumes it.
 """
 
@@ -14,12 +15,15 @@ from typing import Any
 
 import msgspec
 
+from app.clock import local_moment, zone_named
 from app.log import fields
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.pipeline.stores.reminders import Reminder
+from app.memory.reminders import (
+    DueTimeError, Reminder, ReminderToAdd, new_reminder, parse_due,
+)
 
 log = logging.getLogger(__name__)
 
@@ -54,41 +58,24 @@ PHRASES: dict[str, dict[str, str]] = {
 }
 
 
-def local_now(now: float) -> dt.datetime:
-    return dt.datetime.fromtimestamp(now).astimezone()
-
-
-def now_text(now: float, language: str) -> str:
-    """`2026-11-30T10:15:00+01:00 (Montag)`: what the model counts "tomorrow" from."""
-    moment = local_now(now).replace(microsecond=0)
+def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:
+    """`2026-11-30T10:15:00+01:00 (Montag)`: what the model counts "tomorrow" from, in the
+    user's time zone."""
+    moment = local_moment(now, zone).replace(microsecond=0)
     return f"{moment.isoformat()} ({WEEKDAYS[language_of(language)][moment.weekday()]})"
 
 
-def parse_due(text: str) -> float | None:
-    """An ISO 8601 time as epoch seconds; a time without offset is local time; None when it
-    cannot be read."""
-    text = text.strip()
-    if not text:
-        return None
-    try:
-        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.astimezone()  # local time, as the user lives it
-    return moment.timestamp()
-
-
-def when_text(due_at: float, language: str) -> str:
-    return _phrases(language)["when"].format(date=local_now(due_at))
+def when_text(due_at: float, zone: dt.tzinfo | None, language: str) -> str:
+    return _phrases(language)["when"].format(date=local_moment(due_at, zone))
 
 
 async def run(ctx: NodeContext, state: Path2State, task: str,
               pending: dict[str, Any] | None) -> AgentResult:
     now = ctx.services.clock()
+    zone = zone_named(ctx.settings.timezone)
     b = ctx.blocks
     command: ReminderCommand = await ctx.ask_struct("agent_reminders", frame([
-        (b.now, now_text(now, ctx.language)),
+        (b.now, now_text(now, zone, ctx.language)),
         (b.pending, pending_text(pending)),
         (b.task, task)]))
     if pending is not None:
@@ -98,27 +85,28 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     if command.show and not command.text:
         waiting = await store.pending(state.user_id, state.character_id)
         return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=[list_text(waiting, ctx.language)])
+                           said=[list_text(waiting, zone, ctx.language)])
     if not command.text.strip() and not command.due_at.strip():
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
     if not command.text.strip():
         return _ask(state, task, command, pending, words["ask_what"])
-    due_at = parse_due(command.due_at)
-    if due_at is None:
+    try:
+        due_at = parse_due(command.due_at, zone=zone)
+    except DueTimeError:
         if command.due_at.strip():
             log.warning("reminder time unreadable; asking", extra=fields(due_at=command.due_at))
         return _ask(state, task, command, pending, words["ask_when"].format(text=command.text))
     if due_at < now - PAST_GRACE_SECONDS:
         return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending,
-                    words["past"].format(when=when_text(due_at, ctx.language),
+                    words["past"].format(when=when_text(due_at, zone, ctx.language),
                                          text=command.text))
     request_turn = (pending or {}).get("turn_id") or state.turn_id
-    reminder = await store.add(state.user_id, state.character_id, command.text, due_at,
-                               trigger_turn_id=request_turn, now=now)
-    ctx.services.wake_clock()
-    log.info("reminder set", extra=fields(reminder_id=reminder.id, due_at=due_at))
+    reminder = new_reminder(state.user_id, state.character_id, command.text, due_at,
+                            trigger_turn_id=request_turn, now=now)
+    log.info("reminder intended", extra=fields(reminder_id=reminder.id, due_at=due_at))
     return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
-        words["set"].format(text=reminder.text, when=when_text(due_at, ctx.language))])
+        words["set"].format(text=reminder.text, when=when_text(due_at, zone, ctx.language))],
+        effects=[ReminderToAdd(reminder=reminder)])
 
 
 def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand:
@@ -141,11 +129,11 @@ def _ask(state: Path2State, task: str, command: ReminderCommand,
                        context=context)
 
 
-def list_text(reminders: list[Reminder], language: str) -> str:
+def list_text(reminders: list[Reminder], zone: dt.tzinfo | None, language: str) -> str:
     words = _phrases(language)
     if not reminders:
         return words["none"]
-    items = "; ".join(words["item"].format(text=r.text, when=when_text(r.due_at, language))
+    items = "; ".join(words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
                       for r in reminders)
     return words["list"].format(items=items)
 

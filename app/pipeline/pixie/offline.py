@@ -128,12 +128,10 @@ def consolidation(request: OfflineRequest) -> dict[str, Any]:
     return {"memories": memories}
 
 
-_PLAIN_SALIENCE = handlers.HANDLERS["salience"]
-_PLAIN_RESPONDER = handlers.HANDLERS["responder"]
 
 
 def salience(request: OfflineRequest) -> dict[str, Any]:
-    answer = dict(_PLAIN_SALIENCE(request))  # type: ignore[arg-type]
+    answer = dict(offline.salience(request))
     words = Frame(request).last_user_words()
     cues = cue_sentences(words)
     if cues or CORRECTION.search(words):
@@ -151,11 +149,14 @@ def responder(request: OfflineRequest) -> str:
         for text in known:
             if any(same_word(a, w) for a in asked for w in content_words(text)):
                 return TOLD[frame.language].format(text=text)
-    return str(_PLAIN_RESPONDER(request))
+    return str(offline.responder(request))
 
 
-for _purpose, _handler in (("consolidation", consolidation), ("salience", salience),
-                           ("responder", responder)):
-    handlers.register(_purpose, _handler)
+PURPOSE_HANDLERS = {"consolidation": consolidation, "salience": salience, "responder": responder}
 
-__all__ = ["offline"]
+
+def register_handlers() -> None:
+    """Teach the offline provider the memory rules (called by `service.install`, after the
+    pipeline's own handlers, which `salience` and `responder` extend)."""
+    for purpose, handler in PURPOSE_HANDLERS.items():
+        handlers.register(purpose, handler)

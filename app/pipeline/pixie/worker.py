@@ -44,7 +44,7 @@ from app.memory.long_term import Applied, LongTermMemory
 from app.memory.pixie_queue import PixieQueue, Trigger, decode_trigger
 from app.pipeline.context import NodeContext
 from app.pipeline.pixie.consolidate import consolidate
-from app.runtime.tasks import cancel_and_wait
+from app.tasks import cancel_and_wait
 from app.settings import Settings
 
 log = logging.getLogger(__name__)

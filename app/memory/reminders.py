@@ -9,18 +9,31 @@ index decides which clock gets it, when several processes share a Redis); the cl
 delivers the impulse and marks the reminder fired. A claim that was never marked fired (the
 process died in between) is put back after `reminder_claim_timeout`, so a due reminder is
 never lost — at worst, after a crash, it is delivered twice.
+
+`parse_due` is the one reader of a due time (the API's `due_at`, the reminders agent's
+model output): ISO 8601 with an offset, or without one as the user's local time (setting
+`timezone`), or epoch seconds. Whether the time is sensible (not past, not absurdly far) is
+the caller's check, not the parser's.
+
+The reminders agent does not write: it returns a `ReminderToAdd`, which the dispatcher
+stores with the turn (`add_write`, one part of the turn's commit, `app.memory.commit`).
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import math
 import time
 import uuid
 from typing import Literal
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
+from app.clock import attach_zone
 from app.memory import keys
+from app.memory.commit import Blind, Write
 
 Status = Literal["pending", "claimed", "fired"]
 
@@ -59,6 +72,44 @@ class Reminder(msgspec.Struct, kw_only=True):
         return keys.reminder_member(self.user_id, self.character_id, self.id)
 
 
+class ReminderToAdd(msgspec.Struct, kw_only=True, tag="reminder"):
+    """A reminder an agent intends; the dispatcher stores it with the turn."""
+
+    reminder: Reminder
+
+
+class DueTimeError(ValueError):
+    """A due time that cannot be read as a moment."""
+
+
+def parse_due(value: str | float, *, zone: dt.tzinfo | None) -> float:
+    """Epoch seconds of a due time: ISO 8601 with an offset (or `Z`), ISO 8601 without one
+    read as wall-clock time in `zone` (the user's, `app.clock.zone_named`; None: the
+    machine's), or epoch seconds. Raises `DueTimeError`."""
+    if isinstance(value, bool):
+        raise DueTimeError(f"due time {value!r} is not a time")
+    if isinstance(value, (int, float)):
+        if not math.isfinite(value) or value <= 0:
+            raise DueTimeError(f"due time {value!r} is not a time")
+        return float(value)
+    text = value.strip()
+    try:
+        moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise DueTimeError(f"due time {value!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        moment = attach_zone(moment, zone)
+    return moment.timestamp()
+
+
+def new_reminder(user_id: str, character_id: str, text: str, due_at: float, *,
+                 trigger_turn_id: str | None = None, now: float | None = None) -> Reminder:
+    return Reminder(id=uuid.uuid4().hex, user_id=user_id, character_id=character_id,
+                    text=text.strip(), due_at=due_at,
+                    created_at=time.time() if now is None else now,
+                    trigger_turn_id=trigger_turn_id)
+
+
 _DECODER = msgspec.json.Decoder(Reminder)
 _ENCODER = msgspec.json.Encoder()
 
@@ -71,16 +122,22 @@ class ReminderStore:
 
     async def add(self, user_id: str, character_id: str, text: str, due_at: float, *,
                   trigger_turn_id: str | None = None, now: float | None = None) -> Reminder:
-        reminder = Reminder(id=uuid.uuid4().hex, user_id=user_id, character_id=character_id,
-                            text=text.strip(), due_at=due_at,
-                            created_at=time.time() if now is None else now,
-                            trigger_turn_id=trigger_turn_id)
+        reminder = new_reminder(user_id, character_id, text, due_at,
+                                trigger_turn_id=trigger_turn_id, now=now)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.reminders(user_id, character_id), reminder.id,
-                      _ENCODER.encode(reminder))
-            pipe.zadd(keys.reminders_due(), {reminder.member: due_at})
+            self.add_write(reminder).queue(pipe)
             await pipe.execute()
         return reminder
+
+    def add_write(self, reminder: Reminder) -> Write:
+        """Storing `reminder` (pending, in the due index) as one part of a turn's commit."""
+        key = keys.reminders(reminder.user_id, reminder.character_id)
+        raw = _ENCODER.encode(reminder)
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.hset(key, reminder.id, raw)
+            pipe.zadd(keys.reminders_due(), {reminder.member: reminder.due_at})
+        return Blind(queue)
 
     async def list(self, user_id: str, character_id: str) -> list[Reminder]:
         """Every reminder of the pair (pending and past), by due time."""

@@ -7,6 +7,10 @@ lose each other's items; on a mismatch the script answers the current text and t
 computed again. The first expectation is what this store's `all()` read (one round trip for
 the usual "read the lists, then change one" of an agent run); a stale one only costs a retry.
 Writers in the same process queue on a per-list lock first, so they do not spin.
+
+An agent does not write: it computes what its command would do (`preview`) and returns the
+intended `ListEdit`; the dispatcher applies it with the turn (`edit_write`, one part of the
+turn's commit, `app.memory.commit`), so a turn the tribunal rejects changes no list.
 Items keep the user's spelling; matching (duplicates, removal, list names) ignores case and
 surrounding whitespace.
 """
@@ -20,6 +24,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 import redis.asyncio as aioredis
+from redis.asyncio.client import Pipeline
 
 from app.memory import keys
 
@@ -45,6 +50,16 @@ class ListChange:
     removed: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)   # asked to remove, were not there
     cleared: int = 0
+
+
+class ListEdit(msgspec.Struct, kw_only=True, tag="list_edit"):
+    """A change an agent intends; the dispatcher applies it (order: clear, remove, add)."""
+
+    list_name: str
+    add: list[str] = msgspec.field(default_factory=list)
+    remove: list[str] = msgspec.field(default_factory=list)
+    clear: bool = False
+    create: bool = True
 
 
 _DECODER = msgspec.json.Decoder(NamedList)
@@ -86,6 +101,13 @@ class ListStore:
                 continue
         return sorted(lists, key=lambda item: (item.created_at, item.name))
 
+    def as_read(self, name: str) -> NamedList | None:
+        """The list `name` as the last `all()` read it (None: it was not there). Raises
+        `msgspec.DecodeError`/`ValidationError` for a stored list that cannot be read, which
+        `all()` leaves out."""
+        raw = self._seen.get(normalize(name))
+        return _DECODER.decode(raw) if raw is not None else None
+
     async def get(self, name: str) -> NamedList | None:
         raw = await self.redis.hget(self.key, normalize(name))
         return _DECODER.decode(raw) if raw is not None else None
@@ -98,6 +120,11 @@ class ListStore:
         lock = _LOCKS.setdefault(f"{self.key}\n{field_name}", asyncio.Lock())
         async with lock:
             return await self._apply(name, field_name, add, remove, clear, create)
+
+    def edit_write(self, edit: ListEdit) -> EditWrite:
+        """`edit` as one part of a turn's commit; after it, `.change` says what it did (None:
+        the list was not there and the edit does not create it)."""
+        return EditWrite(self, edit)
 
     async def _apply(self, name: str, field_name: str, add: list[str], remove: list[str],
                      clear: bool, create: bool) -> ListChange | None:
@@ -117,6 +144,40 @@ class ListStore:
                 return change
             raw = answer[2] if answer[1] == "1" else None  # changed meanwhile: again from it
         raise RuntimeError(f"list {name!r} kept changing; gave up after {ATTEMPTS} attempts")
+
+
+def preview(existing: NamedList | None, edit: ListEdit) -> ListChange:
+    """What `edit` does to `existing` (None: the list does not exist yet), without writing."""
+    return _change(existing, edit.list_name, edit.add, edit.remove, edit.clear)
+
+
+class EditWrite:
+    """One list edit inside a turn's commit: the list is read under `WATCH` and the edit
+    computed from it, so a change made meanwhile is neither lost nor overwritten."""
+
+    def __init__(self, store: ListStore, edit: ListEdit) -> None:
+        self.key = store.key
+        self.watch = (store.key,)
+        self.edit = edit
+        self.field = normalize(edit.list_name)
+        self.change: ListChange | None = None
+        self._encoded = ""
+
+    async def read(self, pipe: Pipeline) -> None:
+        raw = await pipe.hget(self.key, self.field)
+        self.change = None
+        if raw is None and not self.edit.create:
+            return  # removed meanwhile: nothing to change
+        try:
+            existing = _DECODER.decode(raw) if raw is not None else None
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return  # overwritten with something unreadable meanwhile: not ours to replace
+        self.change = preview(existing, self.edit)
+        self._encoded = _ENCODER.encode(self.change.list).decode()
+
+    def queue(self, pipe: Pipeline) -> None:
+        if self.change is not None:
+            pipe.hset(self.key, self.field, self._encoded)
 
 
 def _change(existing: NamedList | None, name: str, add: list[str], remove: list[str],

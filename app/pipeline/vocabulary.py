@@ -1,4 +1,10 @@
-"""The pipeline interface: what the runtime calls for path 1 and path 2 (SPEC §5–§6).
+"""The vocabulary runtime and pipeline share (SPEC §5–§6): the event and its payload keys,
+and the pipeline interface the runtime calls. Runtime and pipeline both import it from here;
+the pipeline imports nothing of the runtime.
+
+`Event`: one entry of `event_queue:{user}:{character}`, the seed's field names exactly
+(seed 001 §3.1): `event_id, user_id, character_id, source, typ, payload, trigger_count,
+erstellt_am`; the payload keys `P_*` are the seed's (German where the seed is German).
 
 The runtime owns *when* a pipeline runs (blocks, markers, the run lock, lifecycle, delivery);
 a pipeline owns *what* happens in a run. They meet here, in small typed values:
@@ -27,9 +33,10 @@ a pipeline owns *what* happens in a run. They meet here, in small typed values:
     turn's.
 
 `ctx` (`PipelineContext`) gives the services (settings, Redis, the model gateway), a `stage`
-callback that pushes `character_stage` to every tab of the user, and `alive()`, which says
-whether the turn is still open (a pipeline checks it before it writes, so a turn failed
-meanwhile — e.g. by a session reset — leaves no late write behind).
+callback that pushes `character_stage` to every tab of the user, and the turn's `guard`: a
+pipeline writes its turn through `app.memory.commit.commit(redis, guard, writes)`, one
+transaction that lands only while the turn is open and holds the pair's marker, so a turn
+failed meanwhile — e.g. by a session reset — leaves no late write behind.
 
 A pipeline signals a model failure by raising `app.llm.ModelError`; the runtime fails the turn
 with the error's code as the reason. A pipeline that ends a turn on purpose (e.g. its answer
@@ -46,15 +53,81 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
+import msgspec
 import redis.asyncio as aioredis
 
-from app.runtime.wire import Event, ResponseOrigin
+from app.memory.commit import TurnGuard
 from app.settings import Settings
 
+EventSource = Literal["user", "character"]
+EventType = Literal["message", "continue", "awaiting_user"]
+ResponseOrigin = Literal["reply", "continue", "own_impulse"]
+
+# Payload field names of seed 001 §3.1.1 (German where the seed is German).
+P_TURN_ID = "turn_id"
+P_MESSAGE_IDS = "nachrichten_ids"
+P_USER_PROMPT = "user_prompt"
+P_THOUGHT = "eigener_gedanke"
+P_STIMULUS_ORIGIN = "reiz_herkunft"
+P_THOUGHT_AROUSAL = "gedanke_arousal"
+P_TRIGGER_TURN_ID = "ausloeser_turn_id"
+P_AGENT_CONTEXT = "pending_agent"
+OWN_IMPULSE = "eigener_impuls"
+
+
+# Payload fields of a continue event the character pipeline asks for (seed 001 §6.4, §6.6).
+P_INTENT = "absicht"
+P_COMMITMENT = "commitment"
+P_RETRY = "retry"
+P_REASON = "grund"
+RETRY_BY_THINKER = "thinker"
+
+
+class Event(msgspec.Struct, kw_only=True):
+    """One event of a pair's event queue (seed 001 §3.1)."""
+
+    event_id: str
+    user_id: str
+    character_id: str
+    source: EventSource
+    typ: EventType
+    payload: dict[str, Any] = msgspec.field(default_factory=dict)
+    trigger_count: int = 0
+    erstellt_am: float = 0.0
+
+    @property
+    def turn_id(self) -> str | None:
+        value = self.payload.get(P_TURN_ID)
+        return value if isinstance(value, str) and value else None
+
+    @property
+    def message_ids(self) -> list[str]:
+        value = self.payload.get(P_MESSAGE_IDS)
+        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+    @property
+    def is_impulse(self) -> bool:
+        return self.payload.get(P_STIMULUS_ORIGIN) == OWN_IMPULSE
+
+    @property
+    def origin(self) -> ResponseOrigin:
+        """What a response to this event is, for the client (SPEC §5 Delivery)."""
+        if self.typ == "continue":
+            return "continue"
+        if self.source == "character":
+            return "own_impulse"
+        return "reply"
+
+
+class ImpulseWithoutThought(ValueError):
+    """An own impulse must carry its thought; there is no fallback to the stimulus slot."""
+
+
+# --- the pipeline interface ----------------------------------------------------------------
+
 Stage = Callable[[str], Awaitable[None]]
-Alive = Callable[[], Awaitable[bool]]
 
 
 class TurnRejected(Exception):
@@ -72,7 +145,7 @@ class PipelineContext:
     redis: aioredis.Redis
     gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
     stage: Stage
-    alive: Alive
+    guard: TurnGuard | None  # what the turn's commit checks; None outside a running turn
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from redis.asyncio.client import Pipeline
 
 from app.log import fields
 from app.memory import keys
+from app.memory.commit import Blind, Write
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -46,28 +47,46 @@ class ShortTermMemory:
     async def add(self, user_id: str, character_id: str, texts: list[str], *, turn_id: str,
                   role: str, importance: float, now: float | None = None) -> list[MemoryEntry]:
         """Store one entry per non-empty text; returns what was stored."""
+        write, entries = self.add_write(user_id, character_id, texts, turn_id=turn_id,
+                                        role=role, importance=importance, now=now)
+        if entries:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                picker = write.queue(pipe)
+                results = await pipe.execute()
+            if picker is not None:
+                picker(results)
+        return entries
+
+    def add_write(self, user_id: str, character_id: str, texts: list[str], *, turn_id: str,
+                  role: str, importance: float, now: float | None = None
+                  ) -> tuple[Write, list[MemoryEntry]]:
+        """`add` as one part of a turn's commit (`app.memory.commit`), and its entries."""
         now = time.time() if now is None else now
         entries = [MemoryEntry(id=uuid.uuid4().hex, text=text.strip(), turn_id=turn_id,
                                role=role, importance=importance, created_at=now)
                    for text in texts if text.strip()]
-        if not entries:
-            return []
         key = keys.short_term_memory(user_id, character_id)
         ttl = self.settings.short_term_memory_ttl
-        # Same expiry for the whole batch: a tie in score orders by member, so the id keeps
-        # the order stable; `created_at` orders reads.
         limit = self.settings.short_term_memory_max_entries
-        async with self.redis.pipeline(transaction=True) as pipe:
+        pair = keys.pair_id(user_id, character_id)
+
+        def queue(pipe: Pipeline) -> Callable[[list[Any]], None] | None:
+            if not entries:
+                return None
+            # Same expiry for the whole batch: a tie in score orders by member, so the id
+            # keeps the order stable; `created_at` orders reads.
             pipe.zadd(key, {_ENCODER.encode(e).decode(): now + ttl for e in entries})
             pipe.zremrangebyscore(key, "-inf", now)
             pipe.zremrangebyrank(key, 0, -limit - 1)
             pipe.expire(key, ttl)
-            _, _, dropped, _ = await pipe.execute()
-        if dropped:
-            log.warning("short_term_memory_max_entries dropped the oldest entries", extra=fields(
-                limit="short_term_memory_max_entries", max_entries=limit, dropped=dropped,
-                pair=keys.pair_id(user_id, character_id)))
-        return entries
+
+            def dropped(results: list[Any]) -> None:
+                if results[2]:
+                    log.warning("short_term_memory_max_entries dropped the oldest entries",
+                                extra=fields(limit="short_term_memory_max_entries",
+                                             max_entries=limit, dropped=results[2], pair=pair))
+            return dropped
+        return Blind(queue), entries
 
     async def recent(self, user_id: str, character_id: str, count: int,
                      now: float | None = None) -> list[MemoryEntry]:

@@ -1,0 +1,60 @@
+"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline →
+memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
+fresh interpreter, and must not have loaded a module of a higher layer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Higher number = higher layer. Of two layers of one rank only the named direction is
+# allowed (the summary in memory calls the model gateway), so there is no package cycle.
+RANK = {"storage": 1, "llm": 2, "memory": 2, "pipeline": 3, "runtime": 4, "api": 5}
+SIBLING_USES = {("memory", "llm")}
+# The wiring above every layer: only `app.server` (and the entry points around it) builds
+# and connects services.
+WIRING = ("app.server", "app.cli", "app.__main__")
+
+PROBE = """
+import importlib, json, pkgutil, sys
+import app.{layer} as package
+for info in pkgutil.walk_packages(package.__path__, "app.{layer}."):
+    importlib.import_module(info.name)
+print(json.dumps(sorted(name for name in sys.modules if name.startswith("app."))))
+"""
+
+
+def loaded_by(layer: str) -> list[str]:
+    done = subprocess.run([sys.executable, "-c", PROBE.format(layer=layer)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(done.stdout)
+
+
+def layer_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in RANK else None
+
+
+@pytest.mark.parametrize("layer", sorted(RANK, key=RANK.__getitem__))
+def test_a_layer_imports_no_higher_one(layer: str) -> None:
+    loaded = loaded_by(layer)
+    above = [m for m in loaded
+             if (other := layer_of(m)) is not None and other != layer
+             and RANK[other] >= RANK[layer] and (layer, other) not in SIBLING_USES]
+    wiring = [m for m in loaded if m in WIRING]
+    assert not above, f"app.{layer} loads higher or sibling layers: {above}"
+    assert not wiring, f"app.{layer} loads the wiring: {wiring}"
+
+
+def test_statemachine_imports_nothing_of_app() -> None:
+    probe = "import json, sys, statemachine; " \
+            "print(json.dumps([m for m in sys.modules if m.startswith('app')]))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == []
