@@ -83,9 +83,10 @@ class PixieWorker:
         """Memories a prompt used: their `last_used_at` is written at the next tick."""
         if not memory_ids:
             return
+        # No wake: the marks wait for the next tick (at most `pixie_poll_seconds`), so their
+        # disk write does not queue before the running turn's own writes on the one writer.
         for memory_id in memory_ids:
             self._used[memory_id] = max(at, self._used.get(memory_id, 0.0))
-        self.wake()
 
     async def flush_used(self) -> int:
         used, self._used = self._used, {}
