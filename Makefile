@@ -52,6 +52,8 @@ bench: install
 	$(PY) bench/gateway.py
 	$(PY) bench/runtime.py
 	$(PY) bench/turn.py
+	$(PY) bench/profile.py
+	$(PY) bench/journal.py
 	$(PY) bench/memory.py
 
 clean:

@@ -40,7 +40,8 @@ SESSION_COOKIE = "novaberg_session"
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico"})
+PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
+                          "/profile"})
 PUBLIC_PREFIXES = ("/static/",)
 USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 

@@ -23,6 +23,8 @@ from app.api import setup_routes
 from app.auth import Auth, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
+from app.journal.service import install as install_journal
+from app.journal.service import journal_ctx
 from app.llm import Gateway
 from app.pipeline.service import install as install_pipelines
 from app.pipeline.service import pixie_ctx, reminder_clock_ctx
@@ -145,9 +147,11 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # The one place the pipelines and characters in use are chosen (tests may replace them
     # before the app starts).
     install_pipelines(app)
+    install_journal(app)
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
+    app.cleanup_ctx.append(journal_ctx)
     app.cleanup_ctx.append(pixie_ctx)
     app.on_shutdown.append(close_websockets)
     setup_routes(app)

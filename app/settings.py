@@ -178,6 +178,29 @@ SETTINGS: tuple[Setting, ...] = (
             "wakes when a reminder is added in this process).", minimum=0.05),
     Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
             "clock that never delivered it is put back.", minimum=1.0),
+    # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
+    Setting("journal_day_max_messages", int, 500, "Messages of one day journal generation "
+            "takes at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
+            minimum=1),
+    Setting("journal_output_tokens", int, 4096, "Output tokens reserved for each journal "
+            "stage (reconstruct, narrate).", minimum=256),
+    # --- writing profile (seed 004 §12–§15, issue 16) -----------------------------------------
+    Setting("profile_brief_chars", int, 4000, "Longest compiled brief the journal's stage 2 "
+            "gets from the writing profile; fields are cut at word bounds.", minimum=500),
+    Setting("profile_package_chars", int, 12000, "Longest profile analysis package (the JSON "
+            "exported for a review); evidence is chosen to fit, never cut mid-word.",
+            minimum=4000),
+    Setting("profile_strong_edit_share", float, 0.3, "Share of a generated draft the user must "
+            "change before the saved entry counts as a strong edit (review candidate).",
+            minimum=0.0),
+    Setting("profile_dialog_sample_chars", int, 400, "Shortest chat message taken as a dialog "
+            "sample of the user's voice (only while no entries exist).", minimum=1),
+    Setting("profile_dialog_sample_cooldown", int, DAY, "Seconds between two dialog samples.",
+            minimum=0),
+    Setting("profile_review_ready_evidence", int, 5, "New review candidates since the last "
+            "review after which the profile page says a review is due.", minimum=1),
+    Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
+            "of the writing profile.", minimum=256),
     # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
     Setting("promotion_threshold", float, 0.7, "User salience from which a block is queued "
             "for long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0),

@@ -17,6 +17,7 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     from app.auth import Auth
+    from app.journal.jobs import JournalJobs
     from app.llm import Gateway
     from app.pipeline.catalog import CharacterCatalog
     from app.pipeline.characters import CharacterBook
@@ -50,6 +51,8 @@ RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
+# the journal (app/journal)
+JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
 # long-term memory (app/pipeline/pixie)
 PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
 PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")

@@ -63,7 +63,7 @@ def test_empty_is_hard_and_nothing_else_is_checked():
 def test_a_frame_title_or_an_instruction_sentence_is_a_prompt_leak():
     settings = defaults(data_dir="/nonexistent")
     system = PromptLibrary(settings).system("responder", "de", persona="Du bist Nova.",
-                                            character_name="Nova")
+                                            character_name="Nova", interaction_hint="")
     sentences = tribunal.instruction_sentences([system])
     leaked = "Klar! Was im Block „Was du gerade erledigt hast“ steht, ist wirklich geschehen"
     assert "prompt_leak" in check(leaked, instructions=sentences)

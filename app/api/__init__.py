@@ -8,6 +8,8 @@ from app.api import (
     characters, health, lists, llm, llm_settings, login, memories, messages, pages, reminders,
     ws,
 )
+from app.api import journal
+from app.api import profile
 
 
 def setup_routes(app: web.Application) -> None:
@@ -21,4 +23,6 @@ def setup_routes(app: web.Application) -> None:
     llm_settings.setup(app)
     reminders.setup(app)
     lists.setup(app)
+    journal.setup(app)
+    profile.setup(app)
     memories.setup(app)

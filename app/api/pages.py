@@ -43,8 +43,14 @@ async def revalidate_static(request: web.Request, response: web.StreamResponse) 
 STATIC_PREFIX = "/static/"
 
 
+async def get_profile_page(request: web.Request) -> web.StreamResponse:
+    """The writing profile page (its data comes from `/api/profile/…`, which needs auth)."""
+    return web.FileResponse(web_root() / "profile.html", headers={"Cache-Control": "no-cache"})
+
+
 def setup(app: web.Application) -> None:
     app.router.add_get("/", get_index)
     app.router.add_get("/login", get_login)
+    app.router.add_get("/profile", get_profile_page)
     app.router.add_static(STATIC_PREFIX, web_root(), append_version=False)
     app.on_response_prepare.append(revalidate_static)

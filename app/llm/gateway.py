@@ -176,6 +176,13 @@ class Gateway:
             "api_key": "set" if self.settings.llm_api_key else None,
         }
 
+    async def context_window(self) -> tuple[int, str]:
+        """The current provider's window and where it came from (as a call would budget
+        it); `model_metadata_unknown` when nobody says. For callers that must plan a
+        whole job before its first call (the journal)."""
+        await self.ready()
+        return await self._window(self.provider)
+
     def require_context(self, purpose: str, tokens: int) -> None:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""
         self.min_context[purpose] = tokens

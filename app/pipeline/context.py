@@ -82,6 +82,7 @@ class NodeContext:
     stage: Stage
     guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
     calls: list[ModelCall] = field(default_factory=list)
+    interaction_hint: str = ""  # the user's interaction profile (app.journal.profile)
 
     @property
     def settings(self) -> Settings:
@@ -106,7 +107,7 @@ class NodeContext:
         spec = PURPOSES[purpose]
         messages = self.services.prompts.messages(
             purpose, self.language, frame, character_name=self.character.name,
-            persona=self.character.persona)
+            persona=self.character.persona, interaction_hint=self.interaction_hint)
         reserve = max_tokens or spec.max_tokens or self.settings.responder_max_tokens
         started = time.perf_counter()
         try:

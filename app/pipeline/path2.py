@@ -383,7 +383,7 @@ def _checker(ctx: NodeContext,
              state: Path2State) -> Callable[[str], list[tribunal.Finding]]:
     instructions = tribunal.instruction_sentences([ctx.services.prompts.system(
         "responder", ctx.language, persona=ctx.character.persona,
-        character_name=ctx.character.name)])
+        character_name=ctx.character.name, interaction_hint=ctx.interaction_hint)])
 
     def check(text: str) -> list[tribunal.Finding]:
         return tribunal.validate(text, character_name=ctx.character.name,

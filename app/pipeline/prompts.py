@@ -52,7 +52,7 @@ PURPOSES: dict[str, Purpose] = {p.name: p for p in (
     Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
     Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
     # The responder's output reserve is the setting `responder_max_tokens`.
-    Purpose("responder", ("persona", "character_name"), None, 0, 0.7),
+    Purpose("responder", ("persona", "character_name", "interaction_hint"), None, 0, 0.7),
     Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
     Purpose("corrector", ("character_name",), None, 0, 0.3),
     Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),

@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from app.journal.profile.service import ProfileService
 from app.log import fields
 from app.memory.state import CharacterState
 from app.pipeline import offline
@@ -116,7 +117,11 @@ class PipelineHost:
                            origin=run.origin, source=run.event.source,
                            trigger_count=run.event.trigger_count, payload=dict(run.event.payload),
                            pending=run.pending_agent)
-        await run_graph("path2", PATH2, self.context(ctx, character), state)
+        node_ctx = self.context(ctx, character)
+        node_ctx.interaction_hint = await ProfileService(
+            self.services.db, self.services.settings).interaction_hint(run.user_id,
+                                                                       character.language)
+        await run_graph("path2", PATH2, node_ctx, state)
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)
 

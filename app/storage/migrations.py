@@ -92,6 +92,192 @@ def m002_messages(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m003_journal(db: sqlite3.Connection) -> None:
+    """The journal (SPEC §8, seed 004): spaces, days, imported conversations, drafts, entries
+    with versions and soft delete, the relational source refs, and generation jobs.
+
+    The chat log (`messages`) is read as conversations of source `chat` and is not copied;
+    a ref names its message as `chat-<messages.id>` or by the imported message's id. The
+    index `messages_user_lines` lets the list of days count a user's own lines per day from
+    the index alone (all lines: `messages_by_day`).
+    """
+    # One statement at a time: `executescript` would commit the migration's transaction.
+    for statement in """
+        CREATE TABLE journal_spaces (
+            space_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL UNIQUE,
+            visibility TEXT NOT NULL DEFAULT 'user',
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE journal_days (
+            day_id TEXT PRIMARY KEY,
+            space_id TEXT NOT NULL REFERENCES journal_spaces(space_id),
+            calendar_date TEXT NOT NULL,
+            scratch_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (space_id, calendar_date)
+        );
+        CREATE TABLE journal_conversations (
+            conversation_id TEXT PRIMARY KEY,
+            space_id TEXT NOT NULL,
+            journal_day_id TEXT REFERENCES journal_days(day_id),
+            source TEXT NOT NULL CHECK (source IN ('chat', 'import')),
+            character_id TEXT,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX journal_conversations_by_day ON journal_conversations (journal_day_id);
+        CREATE TABLE journal_messages (
+            message_id TEXT PRIMARY KEY,
+            conversation_id TEXT NOT NULL REFERENCES journal_conversations(conversation_id),
+            position INTEGER NOT NULL,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+            text TEXT NOT NULL,
+            at REAL,
+            UNIQUE (conversation_id, position)
+        );
+        CREATE TABLE journal_drafts (
+            draft_id TEXT PRIMARY KEY,
+            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
+            text TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
+            reconstruction_status TEXT NOT NULL
+                CHECK (reconstruction_status IN ('valid', 'fallback')),
+            narration TEXT NOT NULL CHECK (narration IN ('model', 'local')),
+            validation_json TEXT NOT NULL DEFAULT '[]',
+            trace_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX journal_drafts_by_day ON journal_drafts (journal_day_id, created_at);
+        CREATE INDEX journal_drafts_current ON journal_drafts (journal_day_id, draft_id)
+            WHERE status = 'current';
+        CREATE TABLE journal_draft_source_refs (
+            draft_id TEXT NOT NULL REFERENCES journal_drafts(draft_id),
+            position INTEGER NOT NULL,
+            source_id TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            PRIMARY KEY (draft_id, position)
+        );
+        CREATE TABLE journal_entries (
+            entry_id TEXT PRIMARY KEY,
+            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
+            current_version_id TEXT,
+            created_at REAL NOT NULL,
+            deleted_at REAL
+        );
+        CREATE UNIQUE INDEX journal_entries_live_per_day ON journal_entries (journal_day_id)
+            WHERE deleted_at IS NULL;
+        CREATE INDEX journal_entries_live ON journal_entries (journal_day_id, entry_id)
+            WHERE deleted_at IS NULL;
+        CREATE TABLE journal_entry_versions (
+            version_id TEXT PRIMARY KEY,
+            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
+            seq INTEGER NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('draft', 'edit', 'restore')),
+            text TEXT NOT NULL,
+            draft_id TEXT,
+            created_at REAL NOT NULL,
+            UNIQUE (entry_id, seq)
+        );
+        CREATE TABLE journal_entry_version_source_refs (
+            version_id TEXT NOT NULL REFERENCES journal_entry_versions(version_id),
+            position INTEGER NOT NULL,
+            conversation_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            PRIMARY KEY (version_id, position)
+        );
+        CREATE TABLE journal_jobs (
+            job_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            calendar_date TEXT NOT NULL,
+            state TEXT NOT NULL
+                CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
+            draft_id TEXT,
+            error_code TEXT,
+            error_message TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state);
+        CREATE INDEX messages_user_lines ON messages (user_id, role, calendar_date);
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migration
+def m006_profile(db: sqlite3.Connection) -> None:
+    """The writing profile and the interaction profile (seed 004 §12–§15, issue 16).
+
+    `writing_profiles` holds one current profile per user (core, facets, traits as one JSON
+    document, lifecycle, governance); every accepted change appends the whole document to
+    `writing_profile_versions`. `writing_profile_evidence` holds local review candidates
+    (`ref` names their source once); a review result becomes a proposal whose changes wait in
+    `writing_profile_changes` until the user accepts or rejects each one.
+    """
+    for statement in """
+        CREATE TABLE writing_profiles (
+            user_id TEXT PRIMARY KEY,
+            governance TEXT NOT NULL DEFAULT 'advising'
+                CHECK (governance IN ('learning', 'advising', 'frozen')),
+            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'
+                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),
+            profile_json TEXT NOT NULL,
+            version_seq INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL
+        );
+        CREATE TABLE writing_profile_versions (
+            version_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            reason TEXT NOT NULL,
+            profile_json TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, seq)
+        );
+        CREATE TABLE writing_profile_evidence (
+            evidence_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),
+            ref TEXT NOT NULL,
+            text TEXT NOT NULL,
+            occurred_at REAL NOT NULL,
+            context_hint TEXT NOT NULL DEFAULT '',
+            measure_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, ref)
+        );
+        CREATE TABLE writing_profile_proposals (
+            proposal_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),
+            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),
+            summary TEXT NOT NULL DEFAULT '',
+            evidence_basis_json TEXT NOT NULL DEFAULT '[]',
+            unknown_refs_json TEXT NOT NULL DEFAULT '[]',
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE writing_profile_changes (
+            change_id TEXT PRIMARY KEY,
+            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),
+            position INTEGER NOT NULL,
+            change_json TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),
+            version_seq INTEGER,
+            decided_at REAL,
+            UNIQUE (proposal_id, position)
+        );
+        CREATE TABLE interaction_profiles (
+            user_id TEXT PRIMARY KEY,
+            governance TEXT NOT NULL DEFAULT 'advising'
+                CHECK (governance IN ('learning', 'advising', 'frozen')),
+            prefs_json TEXT NOT NULL DEFAULT '{}',
+            suggestions_json TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL
+        )
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)
 def m005_memories(db: sqlite3.Connection) -> None:
     """Long-term memory (SPEC §3a): what the character knows about its user across days.
 

@@ -63,4 +63,16 @@ export const api = {
   llm: () => request("GET", "/api/llm"),
   saveLlm: (config) => request("PUT", "/api/llm", config),
   testLlm: (config) => request("POST", "/api/llm/test", config),
+  // the journal (SPEC §9 /api/journal/…)
+  journalDays: () => request("GET", "/api/journal/days"),
+  journalDay: (date) => request("GET", `/api/journal/days/${enc(date)}`),
+  journalWrite: (date) => request("POST", `/api/journal/days/${enc(date)}/drafts`, {}),
+  journalJob: (id) => request("GET", `/api/journal/jobs/${enc(id)}`),
+  journalCreate: (date, text, draftId) => request("POST", "/api/journal/entries", { date, text, draft_id: draftId || null }),
+  journalEdit: (id, text) => request("PUT", `/api/journal/entries/${enc(id)}`, { text }),
+  journalRestore: (id, versionId) => request("POST", `/api/journal/entries/${enc(id)}/restore`, { version_id: versionId }),
+  journalDelete: (id) => request("DELETE", `/api/journal/entries/${enc(id)}`),
+  journalUndelete: (id) => request("POST", `/api/journal/entries/${enc(id)}/undelete`),
+  journalTrash: () => request("GET", "/api/journal/trash"),
+  journalPurge: (id) => request("DELETE", `/api/journal/trash/${enc(id)}`),
 };

@@ -6,6 +6,7 @@ import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
 import { t, translatePage } from "./i18n.js";
+import { JournalView } from "./journal.js";
 import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
@@ -105,6 +106,9 @@ class App {
     $("#offline-settings").addEventListener("click", () => this.settings.open());
 
     this.conversation.subscribe((change) => this.onChange(change));
+    this.journal = new JournalView({ root: $("#journal-view"), onError: (text) => this.notice(text) });
+    $("#view-chat").addEventListener("click", () => this.showView("chat"));
+    $("#view-journal").addEventListener("click", () => this.showView("journal"));
 
     const scheme = window.location.protocol === "https:" ? "wss" : "ws";
     this.socket = new ReconnectingSocket({
@@ -163,7 +167,22 @@ class App {
 
   // --- receiving ----------------------------------------------------------------------
 
+  /** The chat or the journal; the other one is hidden, not torn down. */
+  showView(name) {
+    const journal = name === "journal";
+    $("#chat-layout").hidden = journal;
+    $("#journal-view").hidden = !journal;
+    $("#panel-toggle").hidden = journal; // the chat's side panels are not part of the journal
+    $("#view-chat").setAttribute("aria-pressed", String(!journal));
+    $("#view-journal").setAttribute("aria-pressed", String(journal));
+    if (journal) this.journal.show();
+  }
+
   onSocketMessage(message) {
+    if (message.type === "journal_progress") {
+      this.journal.onProgress(message);
+      return;
+    }
     if (message.character_id && message.character_id !== this.character.id) return;
     this.conversation.apply(message);
     if (message.type === "session_reset") {

@@ -1,0 +1,266 @@
+"""`/api/journal/…` (SPEC §9): days, imports, generation jobs, drafts, entries, trash, export.
+
+Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+from aiohttp import web
+
+from app.api.validation import bounded_text, read_json
+from app.auth import USER_ID
+from app.clock import calendar_date, zone_named
+from app.errors import ApiError
+from app.journal import export
+from app.journal.jobs import NoUserSources
+from app.journal.store import Conflict, ImportedMessage, JournalStore, Missing
+from app.typedefs import DB, JOURNAL, SETTINGS
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+class ImportMessageIn(msgspec.Struct, forbid_unknown_fields=True):
+    role: str
+    text: str
+    at: str | float | None = None
+
+
+class ImportIn(msgspec.Struct, forbid_unknown_fields=True):
+    date: str
+    messages: list[ImportMessageIn]
+
+
+class DraftRequestIn(msgspec.Struct, forbid_unknown_fields=True):
+    conversation_ids: list[str] | None = None
+
+
+class EntryIn(msgspec.Struct, forbid_unknown_fields=True):
+    date: str
+    text: str
+    draft_id: str | None = None
+
+
+class EntryTextIn(msgspec.Struct, forbid_unknown_fields=True):
+    text: str
+
+
+class RestoreIn(msgspec.Struct, forbid_unknown_fields=True):
+    version_id: str
+
+
+def valid_date(raw: str) -> str:
+    """A calendar date `YYYY-MM-DD` that exists; 400 `invalid_date` otherwise."""
+    try:
+        if not _DATE.fullmatch(raw):
+            raise ValueError
+        return dt.date.fromisoformat(raw).isoformat()
+    except ValueError:
+        raise ApiError(400, "invalid_date", f"{raw!r} is not a date (YYYY-MM-DD)") from None
+
+
+def _moment(raw: str | float, index: int) -> float:
+    if isinstance(raw, str):
+        try:
+            moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not an ISO 8601 "
+                           "time with offset")
+        return moment.timestamp()
+    if isinstance(raw, bool) or not math.isfinite(raw) or raw <= 0:
+        raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not a time")
+    return float(raw)
+
+
+def _store(request: web.Request) -> JournalStore:
+    return JournalStore(request.app[DB])
+
+
+def _text(request: web.Request, raw: str, noun: str) -> str:
+    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
+                        empty_code="empty_text", long_code="text_too_long",
+                        user_id=request[USER_ID])
+
+
+def _mapped(handler: Handler) -> Handler:
+    """The store's `Missing`/`Conflict` as the SPEC §9 error shape."""
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except Missing as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except Conflict as exc:
+            raise ApiError(409, exc.code, exc.message) from None
+
+    return wrapped
+
+
+# --- days and imports ---------------------------------------------------------------------------
+
+async def list_days(request: web.Request) -> web.Response:
+    return web.json_response(await _store(request).days(request[USER_ID]))
+
+
+async def get_day(request: web.Request) -> web.Response:
+    date = valid_date(request.match_info["date"])
+    store, user_id = _store(request), request[USER_ID]
+    conversations = await store.conversations(user_id, date)
+    return web.json_response({
+        "date": date, "conversations": [c.as_dict() for c in conversations],
+        "entry": await store.day_entry(user_id, date),
+        "drafts": await store.drafts_of_day(user_id, date)})
+
+
+async def import_day(request: web.Request) -> web.Response:
+    body = await read_json(request, ImportIn)
+    date = valid_date(body.date)
+    settings = request.app[SETTINGS]
+    if not body.messages:
+        raise ApiError(400, "empty_import", "an import needs at least one message")
+    if len(body.messages) > settings.journal_day_max_messages:
+        raise ApiError(413, "import_too_large",
+                       f"{len(body.messages)} messages; a day takes at most "
+                       f"{settings.journal_day_max_messages} (journal_day_max_messages)")
+    zone = zone_named(settings.timezone)
+    messages = []
+    for index, message in enumerate(body.messages):
+        if message.role not in ("user", "assistant"):
+            raise ApiError(400, "invalid_role", f"messages[{index}].role {message.role!r} is "
+                           "not user or assistant")
+        text = _text(request, message.text, f"text of messages[{index}]")
+        at = _moment(message.at, index) if message.at is not None else None
+        if at is not None and calendar_date(at, zone) != date:
+            raise ApiError(400, "invalid_at", f"messages[{index}].at falls on "
+                           f"{calendar_date(at, zone)} in your time zone, not on {date}")
+        messages.append(ImportedMessage(message.role, text, at))
+    conversation_id, ids = await _store(request).import_conversation(request[USER_ID], date,
+                                                                     messages)
+    return web.json_response({"conversation_id": conversation_id, "message_ids": ids},
+                             status=201)
+
+
+# --- generation ---------------------------------------------------------------------------------
+
+async def request_draft(request: web.Request) -> web.Response:
+    date = valid_date(request.match_info["date"])
+    body = (await read_json(request, DraftRequestIn) if await request.read()
+            else DraftRequestIn())
+    user_id = request[USER_ID]
+    conversations = await _store(request).conversations(user_id, date)
+    if body.conversation_ids is not None:
+        known = {c.conversation_id for c in conversations}
+        unknown = [c for c in body.conversation_ids if c not in known]
+        if unknown or not body.conversation_ids:
+            raise ApiError(400, "unknown_conversation",
+                           f"not conversations of {date}: {unknown or 'none selected'}")
+        chosen = set(body.conversation_ids)
+        conversations = [c for c in conversations if c.conversation_id in chosen]
+    try:
+        job_id = await request.app[JOURNAL].start(user_id, date, conversations)
+    except NoUserSources as exc:
+        raise ApiError(422, "no_user_sources", str(exc)) from None
+    return web.json_response({"job_id": job_id}, status=202)
+
+
+async def get_job(request: web.Request) -> web.Response:
+    job = await _store(request).job(request[USER_ID], request.match_info["job_id"])
+    job.pop("user_id")
+    return web.json_response(job)
+
+
+async def get_draft(request: web.Request) -> web.Response:
+    return web.json_response(await _store(request).draft(request[USER_ID],
+                                                         request.match_info["draft_id"]))
+
+
+# --- entries ------------------------------------------------------------------------------------
+
+async def _entry_response(request: web.Request, entry_id: str, status: int = 200) -> web.Response:
+    return web.json_response(await _store(request).entry(request[USER_ID], entry_id),
+                             status=status)
+
+
+async def create_entry(request: web.Request) -> web.Response:
+    body = await read_json(request, EntryIn)
+    date = valid_date(body.date)
+    text = _text(request, body.text, "entry text")
+    entry_id = await _store(request).create_entry(request[USER_ID], date, text, body.draft_id)
+    return await _entry_response(request, entry_id, 201)
+
+
+async def get_entry(request: web.Request) -> web.Response:
+    return await _entry_response(request, request.match_info["entry_id"])
+
+
+async def edit_entry(request: web.Request) -> web.Response:
+    body = await read_json(request, EntryTextIn)
+    entry_id = request.match_info["entry_id"]
+    await _store(request).edit_entry(request[USER_ID], entry_id,
+                                     _text(request, body.text, "entry text"))
+    return await _entry_response(request, entry_id)
+
+
+async def restore_entry(request: web.Request) -> web.Response:
+    body = await read_json(request, RestoreIn)
+    entry_id = request.match_info["entry_id"]
+    await _store(request).restore_entry(request[USER_ID], entry_id, body.version_id)
+    return await _entry_response(request, entry_id)
+
+
+async def delete_entry(request: web.Request) -> web.Response:
+    await _store(request).delete_entry(request[USER_ID], request.match_info["entry_id"])
+    return web.Response(status=204)
+
+
+async def undelete_entry(request: web.Request) -> web.Response:
+    entry_id = request.match_info["entry_id"]
+    await _store(request).undelete_entry(request[USER_ID], entry_id)
+    return await _entry_response(request, entry_id)
+
+
+async def list_trash(request: web.Request) -> web.Response:
+    return web.json_response(await _store(request).entries(request[USER_ID], deleted=True))
+
+
+async def purge_entry(request: web.Request) -> web.Response:
+    await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    return web.Response(status=204)
+
+
+async def export_entries(request: web.Request) -> web.Response:
+    fmt: Any = request.query.get("format", "md")
+    if fmt not in ("md", "json"):
+        raise ApiError(400, "invalid_format", "format must be md or json")
+    entries = await _store(request).entries(request[USER_ID], deleted=False)
+    return export.response(entries, fmt)
+
+
+def setup(app: web.Application) -> None:
+    routes: list[tuple[str, str, Handler]] = [
+        ("GET", "/api/journal/days", list_days),
+        ("GET", "/api/journal/days/{date}", get_day),
+        ("POST", "/api/journal/days/{date}/drafts", request_draft),
+        ("POST", "/api/journal/import", import_day),
+        ("GET", "/api/journal/jobs/{job_id}", get_job),
+        ("GET", "/api/journal/drafts/{draft_id}", get_draft),
+        ("POST", "/api/journal/entries", create_entry),
+        ("GET", "/api/journal/entries/{entry_id}", get_entry),
+        ("PUT", "/api/journal/entries/{entry_id}", edit_entry),
+        ("DELETE", "/api/journal/entries/{entry_id}", delete_entry),
+        ("POST", "/api/journal/entries/{entry_id}/restore", restore_entry),
+        ("POST", "/api/journal/entries/{entry_id}/undelete", undelete_entry),
+        ("GET", "/api/journal/trash", list_trash),
+        ("DELETE", "/api/journal/trash/{entry_id}", purge_entry),
+        ("GET", "/api/journal/export", export_entries),
+    ]
+    for method, path, handler in routes:
+        app.router.add_route(method, path, _mapped(handler))

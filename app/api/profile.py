@@ -1,0 +1,429 @@
+"""`/api/profile/…` (issue 16): the writing profile, its review, the interaction profile and
+their portability. Handlers validate, call `app.journal.profile` and answer; every input is
+checked before anything is written, and a refused request writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+import msgspec
+from aiohttp import web
+
+from app.api.validation import bounded_text, read_json
+from app.auth import USER_ID
+from app.errors import ApiError
+from app.journal.profile import interaction, model, portability, review
+from app.journal.profile import package as pkg
+from app.journal.profile.model import Change
+from app.journal.profile.service import ProfileService
+from app.journal.profile.store import Conflict, Missing
+from app.journal.stages import DEFAULT_BRIEF
+from app.llm.errors import ModelError
+from app.typedefs import DB, GATEWAY, SETTINGS
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+MAX_KEY_CHARS = model.MAX_KEY_CHARS
+MAX_NOTE_CHARS = 500
+
+
+class TextIn(msgspec.Struct, forbid_unknown_fields=True):
+    value: str
+
+
+class TraitIn(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+    scope: str = model.CORE_SCOPE
+
+
+class TraitEditIn(msgspec.Struct, forbid_unknown_fields=True):
+    value: str | None = None
+    scope: str | None = None
+
+
+class LockIn(msgspec.Struct, forbid_unknown_fields=True):
+    target: Literal["core", "facet", "trait"]
+    locked: bool
+    name: str = ""
+
+
+class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
+    governance: Literal["learning", "advising", "frozen"]
+
+
+def service(request: web.Request) -> ProfileService:
+    return ProfileService(request.app[DB], request.app[SETTINGS])
+
+
+def _text(request: web.Request, raw: str, noun: str) -> str:
+    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
+                        empty_code="empty_value", long_code="value_too_long",
+                        user_id=request[USER_ID])
+
+
+def facet_name(raw: str) -> str:
+    if not model.NAME.fullmatch(raw):
+        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
+                       "letters, digits, _; at most 64)")
+    return raw
+
+
+def trait_key(raw: str) -> str:
+    key = " ".join(raw.split())
+    if not key or len(key) > MAX_KEY_CHARS:
+        raise ApiError(400, "invalid_key", f"a trait key has 1 to {MAX_KEY_CHARS} characters")
+    return key
+
+
+def scope_name(raw: str) -> str:
+    return raw if raw == model.CORE_SCOPE else facet_name(raw)
+
+
+def mapped(handler: Handler) -> Handler:
+    """The store's `Missing`/`Conflict` as the SPEC §9 error shape."""
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except Missing as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except Conflict as exc:
+            raise ApiError(409, exc.code, exc.message) from None
+
+    return wrapped
+
+
+async def _overview(request: web.Request, status: int = 200) -> web.Response:
+    return web.json_response(await service(request).overview(request[USER_ID]), status=status)
+
+
+# --- the writing profile ------------------------------------------------------------------------
+
+async def get_profile(request: web.Request) -> web.Response:
+    return await _overview(request)
+
+
+async def put_core(request: web.Request) -> web.Response:
+    body = await read_json(request, TextIn)
+    change = Change("update", "core", value=_text(request, body.value, "core"))
+    await service(request).edit(request[USER_ID], change, "edited the core")
+    return await _overview(request)
+
+
+async def put_facet(request: web.Request) -> web.Response:
+    name = facet_name(request.match_info["name"])
+    body = await read_json(request, TextIn)
+    state = await service(request).store.state(request[USER_ID])
+    action = "update" if name in state.profile.facets else "add"
+    change = Change(action, "facet", key=name, value=_text(request, body.value, "facet"))
+    await service(request).edit(request[USER_ID], change, f"edited facet {name}")
+    return await _overview(request)
+
+
+async def delete_facet(request: web.Request) -> web.Response:
+    name = facet_name(request.match_info["name"])
+    if name not in (await service(request).store.state(request[USER_ID])).profile.facets:
+        raise ApiError(404, "not_found", f"no facet {name!r}")
+    await service(request).edit(request[USER_ID], Change("remove", "facet", key=name),
+                                f"removed facet {name}")
+    return await _overview(request)
+
+
+async def add_trait(request: web.Request) -> web.Response:
+    body = await read_json(request, TraitIn)
+    change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
+                    value=_text(request, body.value, "trait value"))
+    await service(request).edit(request[USER_ID], change, f"added trait {change.key}")
+    return await _overview(request, 201)
+
+
+async def edit_trait(request: web.Request) -> web.Response:
+    trait_id = request.match_info["trait_id"]
+    body = await read_json(request, TraitEditIn)
+    if body.value is None and body.scope is None:
+        raise ApiError(400, "invalid_request", "give a new value, a new scope or both")
+    svc = service(request)
+    if (await svc.store.state(request[USER_ID])).profile.trait(trait_id) is None:
+        raise ApiError(404, "not_found", f"no trait {trait_id!r}")
+    changes = []
+    if body.value is not None:
+        changes.append(Change("update", "trait", trait_id=trait_id,
+                              value=_text(request, body.value, "trait value")))
+    if body.scope is not None:
+        changes.append(Change("reclassify", "trait", trait_id=trait_id,
+                              scope=scope_name(body.scope)))
+    await svc.edit(request[USER_ID], changes, f"edited trait {trait_id}")
+    return await _overview(request)
+
+
+async def delete_trait(request: web.Request) -> web.Response:
+    trait_id = request.match_info["trait_id"]
+    if (await service(request).store.state(request[USER_ID])).profile.trait(trait_id) is None:
+        raise ApiError(404, "not_found", f"no trait {trait_id!r}")
+    await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
+                                f"removed trait {trait_id}")
+    return await _overview(request)
+
+
+async def put_lock(request: web.Request) -> web.Response:
+    body = await read_json(request, LockIn)
+    await service(request).set_lock(request[USER_ID], body.target, body.name, body.locked)
+    return await _overview(request)
+
+
+async def put_governance(request: web.Request) -> web.Response:
+    body = await read_json(request, GovernanceIn)
+    await service(request).set_governance(request[USER_ID], body.governance)
+    return await _overview(request)
+
+
+async def list_versions(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.versions(request[USER_ID]))
+
+
+async def get_brief(request: web.Request) -> web.Response:
+    svc = service(request)
+    text = await svc.journal_brief(request[USER_ID])
+    return web.json_response({"brief": text, "chars": len(text),
+                              "compiled": text != DEFAULT_BRIEF})
+
+
+# --- review: package out, result in, decisions -----------------------------------------------
+
+class DecisionIn(msgspec.Struct, forbid_unknown_fields=True):
+    change_ids: list[str] | None = None  # None: every pending change
+
+
+def _mode(raw: str) -> str:
+    if raw not in pkg.MODES:
+        raise ApiError(400, "invalid_mode", f"mode must be one of {', '.join(pkg.MODES)}")
+    return raw
+
+
+async def get_package(request: web.Request) -> web.Response:
+    mode = _mode(request.query.get("mode", "review"))
+    package = await service(request).package(request[USER_ID], mode)
+    return web.json_response({"package": package, "prompt": pkg.prompt(package),
+                              "chars": len(pkg.dumps(package)),
+                              "max_chars": request.app[SETTINGS].profile_package_chars})
+
+
+async def import_result(request: web.Request) -> web.Response:
+    """The pasted result: the JSON itself as the body (or `{"text": "<pasted text>"}`)."""
+    body = await request.read()
+    if not body.strip():
+        raise ApiError(400, "invalid_json", "paste the model's answer")
+    try:
+        raw: Any = msgspec.json.decode(body)
+    except msgspec.DecodeError:
+        raw = body  # let the result reader say what is wrong
+    if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):
+        raw = raw["text"]
+    try:
+        proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
+    except pkg.ResultInvalid as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    return web.json_response(proposal, status=201)
+
+
+async def list_proposals(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.proposals(request[USER_ID]))
+
+
+async def get_proposal(request: web.Request) -> web.Response:
+    return web.json_response(await service(request).store.proposal(
+        request[USER_ID], request.match_info["proposal_id"]))
+
+
+async def _decide(request: web.Request, accept: bool) -> web.Response:
+    body = (await read_json(request, DecisionIn) if await request.read() else DecisionIn())
+    proposal = await service(request).store.decide(
+        request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept)
+    return web.json_response(proposal)
+
+
+async def accept_changes(request: web.Request) -> web.Response:
+    return await _decide(request, True)
+
+
+async def reject_changes(request: web.Request) -> web.Response:
+    return await _decide(request, False)
+
+
+class ReviewIn(msgspec.Struct, forbid_unknown_fields=True):
+    mode: Literal["initial_build", "review"] = "review"
+
+
+async def ai_review(request: web.Request) -> web.Response:
+    """The explicit AI review: 201 with the proposal, or 200 with `proposal: null` and the
+    reason when the model proposed nothing to apply."""
+    body = (await read_json(request, ReviewIn) if await request.read() else ReviewIn())
+    try:
+        proposal = await review.run_review(service(request), request.app[GATEWAY],
+                                           request[USER_ID], body.mode)
+    except ModelError as exc:
+        raise ApiError(exc.http_status, exc.code, exc.message) from None
+    except pkg.ResultInvalid as exc:
+        if exc.code != "nothing_to_apply":
+            raise ApiError(exc.status, exc.code, exc.message) from None
+        return web.json_response({"proposal": None, "message": exc.message})
+    return web.json_response({"proposal": proposal, "message": proposal["summary"]},
+                             status=201)
+
+
+async def list_evidence(request: web.Request) -> web.Response:
+    """Review candidates, after collecting new ones from the user's texts."""
+    svc, user_id = service(request), request[USER_ID]
+    added = await svc.collect_evidence(user_id)
+    fresh = await svc.store.new_since_review(user_id)
+    return web.json_response({
+        "added": added, "evidence": await svc.store.evidence(user_id),
+        "new_since_review": fresh,
+        "review_due": fresh >= request.app[SETTINGS].profile_review_ready_evidence})
+
+
+# --- the interaction profile --------------------------------------------------------------------
+
+class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
+    key: str
+    value: str
+    note: str = ""
+
+
+def _language(request: web.Request) -> str:
+    return request.query.get("lang", "en")
+
+
+async def _interaction_response(request: web.Request, status: int = 200,
+                                **extra: Any) -> web.Response:
+    current = await service(request).store.interaction(request[USER_ID])
+    return web.json_response({**interaction.describe(current, _language(request)), **extra},
+                             status=status)
+
+
+async def get_interaction(request: web.Request) -> web.Response:
+    return await _interaction_response(request)
+
+
+async def put_interaction_pref(request: web.Request) -> web.Response:
+    key = facet_name(request.match_info["key"])
+    body = await read_json(request, TextIn)
+    value = _text(request, body.value, "preference")
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual"))
+    return await _interaction_response(request)
+
+
+async def delete_interaction_pref(request: web.Request) -> web.Response:
+    key = facet_name(request.match_info["key"])
+
+    def drop(profile: dict[str, Any]) -> None:
+        if profile["prefs"].pop(key, None) is None:
+            raise Missing(f"no preference {key!r}")
+
+    await service(request).store.edit_interaction(request[USER_ID], drop)
+    return await _interaction_response(request)
+
+
+async def put_interaction_governance(request: web.Request) -> web.Response:
+    body = await read_json(request, GovernanceIn)
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: p.update(governance=body.governance))
+    return await _interaction_response(request)
+
+
+async def post_observation(request: web.Request) -> web.Response:
+    """An observed preference (an explicit one, never silence), under governance."""
+    body = await read_json(request, ObservationIn)
+    key = facet_name(body.key)
+    value = _text(request, body.value, "observation")
+    if len(body.note) > MAX_NOTE_CHARS:
+        raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
+    outcome: list[str] = []
+    await service(request).store.edit_interaction(
+        request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
+                                                                       body.note.strip())))
+    return await _interaction_response(request, outcome=outcome[0])
+
+
+async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response:
+    suggestion_id = request.match_info["suggestion_id"]
+
+    def decide(profile: dict[str, Any]) -> None:
+        if not interaction.decide(profile, suggestion_id, accept):
+            raise Missing(f"no suggestion {suggestion_id!r}")
+
+    await service(request).store.edit_interaction(request[USER_ID], decide)
+    return await _interaction_response(request)
+
+
+async def accept_suggestion(request: web.Request) -> web.Response:
+    return await _decide_suggestion(request, True)
+
+
+async def reject_suggestion(request: web.Request) -> web.Response:
+    return await _decide_suggestion(request, False)
+
+
+# --- portability --------------------------------------------------------------------------------
+
+EXPORT_KINDS = ("writing", "interaction", "all")
+
+
+async def export_profiles(request: web.Request) -> web.Response:
+    kind = request.query.get("kind", "all")
+    if kind not in EXPORT_KINDS:
+        raise ApiError(400, "invalid_kind", "kind must be writing, interaction or all")
+    document = await service(request).export(request[USER_ID], kind)
+    return web.json_response(document, headers={
+        "Content-Disposition": f'attachment; filename="novaberg-profile-{kind}.json"'})
+
+
+async def import_profiles(request: web.Request) -> web.Response:
+    try:
+        await service(request).import_document(request[USER_ID], await request.read())
+    except portability.PortableError as exc:
+        raise ApiError(400, "invalid_document", str(exc)) from None
+    return await _overview(request)
+
+
+def routes() -> list[tuple[str, str, Handler]]:
+    return [
+        ("GET", "/api/profile", get_profile),
+        ("PUT", "/api/profile/core", put_core),
+        ("PUT", "/api/profile/facets/{name}", put_facet),
+        ("DELETE", "/api/profile/facets/{name}", delete_facet),
+        ("POST", "/api/profile/traits", add_trait),
+        ("PUT", "/api/profile/traits/{trait_id}", edit_trait),
+        ("DELETE", "/api/profile/traits/{trait_id}", delete_trait),
+        ("PUT", "/api/profile/locks", put_lock),
+        ("PUT", "/api/profile/governance", put_governance),
+        ("GET", "/api/profile/versions", list_versions),
+        ("GET", "/api/profile/brief", get_brief),
+        ("GET", "/api/profile/package", get_package),
+        ("POST", "/api/profile/results", import_result),
+        ("POST", "/api/profile/review", ai_review),
+        ("GET", "/api/profile/evidence", list_evidence),
+        ("GET", "/api/profile/export", export_profiles),
+        ("POST", "/api/profile/import", import_profiles),
+        ("GET", "/api/profile/interaction", get_interaction),
+        ("PUT", "/api/profile/interaction/prefs/{key}", put_interaction_pref),
+        ("DELETE", "/api/profile/interaction/prefs/{key}", delete_interaction_pref),
+        ("PUT", "/api/profile/interaction/governance", put_interaction_governance),
+        ("POST", "/api/profile/interaction/observations", post_observation),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/accept",
+         accept_suggestion),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/reject",
+         reject_suggestion),
+        ("GET", "/api/profile/proposals", list_proposals),
+        ("GET", "/api/profile/proposals/{proposal_id}", get_proposal),
+        ("POST", "/api/profile/proposals/{proposal_id}/accept", accept_changes),
+        ("POST", "/api/profile/proposals/{proposal_id}/reject", reject_changes),
+    ]
+
+
+def setup(app: web.Application) -> None:
+    for method, path, handler in routes():
+        app.router.add_route(method, path, mapped(handler))
+

@@ -1,0 +1,52 @@
+"""The journal's budget (SPEC §8, seed 004 §16.2), checked for the whole job before any call.
+
+The journal needs a window of `journal_min_context` (32 768) tokens. A day with more than
+`journal_day_max_messages` messages is refused, and so is a day whose stage-1 prompt (or the
+stage-2 prompt of its fallback artifact, the largest stage 2 can get but for the model's own
+sourced notes) does not fit with `journal_output_tokens` reserved — `prompt_budget_exceeded`,
+nothing is cut. The arithmetic is the gateway's (`app.llm.budget.plan`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from app import log as logctx
+from app.llm import budget as budgeting
+from app.llm.errors import ModelError
+from app.llm.types import Message
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+def check_day(messages: int, settings: Settings) -> None:
+    """The day cap: counted over every message of the selected conversations."""
+    if messages > settings.journal_day_max_messages:
+        log.warning("journal day over the message cap", extra=logctx.fields(
+            messages=messages, limit=settings.journal_day_max_messages,
+            setting="journal_day_max_messages"))
+        raise ModelError("prompt_budget_exceeded",
+                         f"the day has {messages} messages; journal generation takes at most "
+                         f"{settings.journal_day_max_messages} (journal_day_max_messages); "
+                         f"nothing was cut")
+
+
+def plan(window: int, prompts: Sequence[Sequence[Message]],
+         settings: Settings) -> dict[str, Any]:
+    """The budget of the job's prompts in `window`; raises `ModelError` when one does not
+    fit or the window is too small. Returns the trace's budget fields."""
+    if window < settings.journal_min_context:
+        raise ModelError("model_context_too_small",
+                         f"journal generation needs a window of {settings.journal_min_context} "
+                         f"tokens (journal_min_context); the model has {window}")
+    budgets = [budgeting.plan(prompt, window=window, max_tokens=settings.journal_output_tokens,
+                              chars_per_token=settings.chars_per_token,
+                              margin=settings.budget_safety_margin)
+               for prompt in prompts]
+    biggest = max(budgets, key=lambda b: b.estimated_input)
+    return {"window": window, "margin": settings.budget_safety_margin,
+            "margin_tokens": biggest.margin_tokens, "reserved_output": biggest.reserved_output,
+            "estimated_input": [b.estimated_input for b in budgets], "budget_ok": True}

@@ -1,0 +1,187 @@
+"""Journal generation jobs (SPEC §8, §9): one per user at a time, progress at every state
+change, and nothing left running.
+
+    queued → reconstruct → narrate → done
+         ↘            ↘          ↘ failed (with a code and a reason)
+
+The job row lives in SQLite (`journal_jobs`), so `GET /api/journal/jobs/{id}` answers after
+the job and after a restart. Every state change is written, then sent to all of the user's
+WebSockets as `journal_progress`. A job that ends in an exception is marked failed with the
+error's code; one cancelled at shutdown is marked failed (`interrupted`) before the process
+goes; one found open at start-up (the process died) is marked failed (`interrupted`) too.
+The job's tasks are kept and cancelled and awaited on shutdown (one cleanup context).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import msgspec
+
+from app import log as logctx
+from app.journal import budget, stages
+from app.journal.artifact import build_artifact
+from app.journal.day import Conversation, Source, number_sources, user_sources
+from app.journal.profile.service import ProfileService
+from app.journal.store import JournalStore
+from app.llm.errors import ModelError
+from app.llm.gateway import Gateway
+from app.tasks import cancel_and_wait
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it again")
+
+
+class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
+    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
+    `character_id` and `at` every WebSocket message has; the journal belongs to no
+    character, so `character_id` is empty."""
+
+    character_id: str
+    at: float
+    job_id: str
+    date: str
+    state: str
+    draft_id: str | None = None
+    error: dict[str, str] | None = None
+
+
+class NoUserSources(Exception):
+    """The selected conversations hold no user text (422 `no_user_sources`)."""
+
+
+# Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).
+Publish = Callable[[str, Any], Awaitable[None]]
+
+
+class JournalJobs:
+    def __init__(self, store: JournalStore, gateway: Gateway, settings: Settings,
+                 publish: Publish | None) -> None:
+        self.store = store
+        self.gateway = gateway
+        self.settings = settings
+        self.publish = publish
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    async def recover(self) -> None:
+        """Start-up: a job still open was running in a process that is gone."""
+        for job in await self.store.fail_open_jobs(*INTERRUPTED):
+            log.warning("journal job found open at start-up; marked failed",
+                        extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]))
+
+    async def wait(self, job_id: str) -> None:
+        """Until the job has ended, if it runs in this process (tools, benchmarks)."""
+        task = self._tasks.get(job_id)
+        if task is not None:
+            await asyncio.shield(task)
+
+    async def close(self) -> None:
+        await cancel_and_wait(list(self._tasks.values()))
+
+    async def start(self, user_id: str, date: str,
+                    conversations: Sequence[Conversation]) -> str:
+        """Queue a job for the day's `conversations`; raises `NoUserSources` or the store's
+        `Conflict("journal_busy")`."""
+        sources = number_sources(conversations)
+        if not user_sources(sources):
+            raise NoUserSources(f"the selected conversations of {date} hold no text of yours")
+        job_id = await self.store.create_job(user_id, date)
+        await self._state(user_id, job_id, date, "queued", written=True)
+        messages = sum(len(c.messages) for c in conversations)
+        task = asyncio.create_task(self._run(user_id, job_id, date, sources, messages),
+                                   name=f"journal-job:{job_id}")
+        self._tasks[job_id] = task
+        task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
+        log.info("journal job queued", extra=logctx.fields(
+            job_id=job_id, user_id=user_id, date=date, sources=len(sources)))
+        return job_id
+
+    async def _state(self, user_id: str, job_id: str, date: str, state: str, *,
+                     draft_id: str | None = None, error: tuple[str, str] | None = None,
+                     written: bool = False) -> None:
+        """Write the job's new state (unless `written` already) and tell the user's tabs."""
+        if not written:
+            await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
+        log.info("journal job state", extra=logctx.fields(
+            job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
+        if self.publish is None:
+            return
+        progress = JournalProgress(
+            character_id="", at=time.time(), job_id=job_id, date=date, state=state,
+            draft_id=draft_id, error={"code": error[0], "message": error[1]} if error else None)
+        try:
+            await self.publish(user_id, progress)
+        except Exception as exc:  # noqa: BLE001 - the state is stored; the page polls the job
+            log.warning("journal progress not sent", extra=logctx.fields(
+                job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__))
+
+    async def _run(self, user_id: str, job_id: str, date: str, sources: list[Source],
+                   messages: int) -> None:
+        try:
+            draft_id = await self._generate(user_id, job_id, date, sources, messages)
+        except ModelError as exc:
+            await self._state(user_id, job_id, date, "failed", error=(exc.code, exc.message))
+        except asyncio.CancelledError:
+            await self._state(user_id, job_id, date, "failed", error=INTERRUPTED)
+            raise
+        except Exception as exc:
+            log.exception("journal job crashed", extra=logctx.fields(job_id=job_id,
+                                                                     user_id=user_id))
+            await self._state(user_id, job_id, date, "failed",
+                              error=("internal_error", f"the job crashed ({type(exc).__name__})"))
+        else:
+            await self._state(user_id, job_id, date, "done", draft_id=draft_id, written=True)
+
+    async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
+                        messages: int) -> str:
+        # The writing profile's compiled brief (the default brief until it is confirmed).
+        brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
+        # Each state is written while its stage runs: the one writer keeps the order of the
+        # writes (the state is submitted first), and a stage never waits for a disk sync.
+        (_, (first, planned, window_source)) = await asyncio.gather(
+            self._state(user_id, job_id, date, "reconstruct"),
+            self._reconstruct(date, sources, messages, brief))
+        _, second = await asyncio.gather(
+            self._state(user_id, job_id, date, "narrate"),
+            stages.narrate(self.gateway, date, first.artifact,
+                           self.settings.journal_output_tokens, brief))
+        info = self.gateway.info()
+        records = [first.record, second.record]
+        trace: dict[str, Any] = {
+            "provider": info["provider"], "model": info["model"],
+            "window_source": window_source, **planned,
+            "prompt_tokens": _total(r.prompt_tokens for r in records),
+            "completion_tokens": _total(r.completion_tokens for r in records),
+            "stages": [r.as_dict() for r in records],
+        }
+        return await self.store.save_draft(
+            user_id, date, text=second.text,
+            reconstruction_status=first.artifact["reconstruction_status"],
+            narration=second.narration, validation=first.validation, trace=trace,
+            sources=user_sources(sources), job_id=job_id)
+
+
+    async def _reconstruct(self, date: str, sources: list[Source], messages: int,
+                           brief: str) -> tuple[stages.Reconstructed, dict[str, Any], str]:
+        """The budget of the whole job (before any model call), then stage 1."""
+        settings = self.settings
+        budget.check_day(messages, settings)
+        window, window_source = await self.gateway.context_window()
+        prompt = stages.reconstruct_prompt(date, sources)
+        fallback = build_artifact(sources, None, None)
+        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback, brief)],
+                              settings)
+        first = await stages.reconstruct(self.gateway, prompt, sources,
+                                         settings.journal_output_tokens)
+        return first, planned, window_source
+
+
+def _total(values: Any) -> int | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None

@@ -1,0 +1,108 @@
+"""The user's own texts as the profile sees them (read-only over the journal's tables and the
+message log; seed 004 §12–§14).
+
+- *Voiced entries*: live journal entries whose current text the user wrote or changed. An
+  entry saved unchanged from a generated draft is not the user's voice and never a style
+  source.
+- *Dialog samples*: long user messages from the chat log and from imported conversations.
+  Dialog is a weaker voice and drops out as soon as voiced entries exist.
+
+Every text carries where it came from (`ref`), when it was written (`occurred_at`) and a
+`context_hint`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from collections.abc import Collection
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusText:
+    ref: str
+    kind: str  # "entry" | "dialog"
+    text: str
+    occurred_at: float
+    context_hint: str
+    edit_share: float | None = None  # for an entry made from a draft: how much the user changed
+    date: str = ""  # the calendar day of an entry
+
+
+def edit_share(draft: str, final: str) -> float:
+    """The share of the text the user changed, by words (0 = unchanged, 1 = all new); a
+    measure, not an exact diff (words, not characters, keep it fast on long entries)."""
+    if draft == final:
+        return 0.0
+    return round(1.0 - difflib.SequenceMatcher(None, draft.split(), final.split()).ratio(), 3)
+
+
+def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = None,
+                   measure: bool = False,
+                   measured: Collection[str] = ()) -> list[CorpusText]:
+    """The user's live entries in their current version, newest day first, without those
+    saved unchanged from a draft; at most `limit`. With `measure`, each entry made from a
+    draft says how much of it the user changed (`edit_share`), except those whose ref is in
+    `measured` (already known)."""
+    found: list[CorpusText] = []
+    for row in conn.execute(
+            "SELECT e.entry_id, d.calendar_date, v.version_id, v.origin, v.text, v.created_at, "
+            "r.text AS draft_text FROM journal_entries e "
+            "JOIN journal_days d ON d.day_id = e.journal_day_id "
+            "JOIN journal_spaces s ON s.space_id = d.space_id "
+            "JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
+            "LEFT JOIN journal_entry_versions first ON first.entry_id = e.entry_id "
+            "AND first.seq = 1 "
+            "LEFT JOIN journal_drafts r ON r.draft_id = first.draft_id "
+            "WHERE s.user_id = ? AND e.deleted_at IS NULL ORDER BY d.calendar_date DESC",
+            (user_id,)):
+        draft = row["draft_text"]
+        if draft is not None and draft == row["text"]:
+            continue  # an unedited draft: not the user's voice
+        ref = f"entry:{row['entry_id']}:{row['version_id']}"
+        share = (edit_share(draft, row["text"])
+                 if draft is not None and measure and ref not in measured else None)
+        found.append(CorpusText(ref, "entry",
+                                row["text"], row["created_at"],
+                                f"journal entry of {row['calendar_date']}", share,
+                                row["calendar_date"]))
+        if limit is not None and len(found) >= limit:
+            break
+    return found
+
+
+def dialog_samples(conn: sqlite3.Connection, user_id: str, *, min_chars: int,
+                   cooldown: float) -> list[CorpusText]:
+    """Long user messages of the chat log and of imported conversations, at most one per
+    `cooldown` seconds, newest first."""
+    rows = [(r["created"], f"message:{r['id']}", r["text"],
+             f"chat with {r['character_id']} on {r['calendar_date']}") for r in conn.execute(
+        "SELECT id, character_id, text, created, calendar_date FROM messages "
+        "WHERE user_id = ? AND role = 'user' AND length(text) >= ?", (user_id, min_chars))]
+    rows += [(r["at"] if r["at"] is not None else r["created_at"], f"message:{r['message_id']}",
+              r["text"], f"imported conversation of {r['calendar_date']}") for r in conn.execute(
+        "SELECT m.message_id, m.text, m.at, c.created_at, d.calendar_date "
+        "FROM journal_messages m "
+        "JOIN journal_conversations c ON c.conversation_id = m.conversation_id "
+        "JOIN journal_days d ON d.day_id = c.journal_day_id "
+        "JOIN journal_spaces s ON s.space_id = d.space_id "
+        "WHERE s.user_id = ? AND m.role = 'user' AND length(m.text) >= ?",
+        (user_id, min_chars))]
+    picked: list[CorpusText] = []
+    last: float | None = None
+    for created, ref, text, hint in sorted(rows):
+        if last is not None and created - last < cooldown:
+            continue
+        last = created
+        picked.append(CorpusText(ref, "dialog", text, created, hint))
+    picked.reverse()
+    return picked
+
+
+def user_voice(conn: sqlite3.Connection, user_id: str, *, min_chars: int, cooldown: float,
+               measure: bool = False, measured: Collection[str] = ()) -> list[CorpusText]:
+    """The voice to learn from: the voiced entries, or (only while there are none) dialog
+    samples."""
+    entries = voiced_entries(conn, user_id, measure=measure, measured=measured)
+    return entries or dialog_samples(conn, user_id, min_chars=min_chars, cooldown=cooldown)

@@ -1,0 +1,297 @@
+"""The writing profile as data, and the pure rules that change it (seed 004 §12–§15).
+
+A profile is a shell: a core brief, optional facets (`autobiographical_journal`, …) and
+dynamic traits. Traits are not a fixed grid: `key` is free text (`SEED_CATALOG` lists the
+seed's hints for the UI, nothing binds to it). Every field knows its origin — `manual` (the
+user wrote it), `accepted` (the user accepted a proposed change), `automatic` (governance
+`learning` applied it) — and can be locked.
+
+`apply_change` applies one proposed change to a copy of the profile; `automatic_allowed`
+is the governance rule for automatic paths: they never touch a locked field, never one the
+user wrote or accepted. Everything here is pure (no I/O): the store persists the result.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any, Literal
+
+import msgspec
+
+Origin = Literal["manual", "accepted", "automatic"]
+Governance = Literal["learning", "advising", "frozen"]
+GOVERNANCE: tuple[str, ...] = ("learning", "advising", "frozen")
+DEFAULT_GOVERNANCE = "advising"
+JOURNAL_FACET = "autobiographical_journal"
+CORE_SCOPE = "core"
+USER_ORIGINS = frozenset(("manual", "accepted"))
+# The seed's style keys: hints for the UI's "add a trait" list, not a schema (seed 004 §14).
+SEED_CATALOG: tuple[str, ...] = ("rhythm", "humor", "detail", "chronology", "tone",
+                                 "perspective", "sentence_length", "vocabulary")
+MAX_KEY_CHARS = 80  # a trait's key
+NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a facet's or an interaction preference's name
+ACTIONS: tuple[str, ...] = ("keep", "update", "add", "remove", "reclassify", "merge", "split")
+
+
+class Source(msgspec.Struct, omit_defaults=True):
+    """Where a trait was seen: a Novaberg ref (`entry:…`, an evidence id) or external
+    context (`external_context`), with when it was written and in which context."""
+
+    ref: str
+    occurred_at: float | None = None
+    context_hint: str = ""
+
+
+class Field(msgspec.Struct):
+    value: str = ""
+    origin: Origin | None = None
+    locked: bool = False
+    updated_at: float | None = None
+
+
+class Trait(msgspec.Struct):
+    trait_id: str
+    key: str
+    value: str
+    scope: str = CORE_SCOPE  # "core" or a facet name
+    locked: bool = False
+    origin: Origin = "manual"
+    sources: list[Source] = []
+    updated_at: float | None = None
+
+
+class Profile(msgspec.Struct):
+    core: Field = msgspec.field(default_factory=Field)
+    facets: dict[str, Field] = {}
+    traits: list[Trait] = []
+
+    def trait(self, trait_id: str) -> Trait | None:
+        return next((t for t in self.traits if t.trait_id == trait_id), None)
+
+    def find(self, key: str, scope: str | None = None) -> Trait | None:
+        """The trait with `key` (case-insensitive) in `scope`, or in any scope."""
+        wanted = key.strip().lower()
+        return next((t for t in self.traits if t.key.lower() == wanted
+                     and (scope is None or t.scope == scope)), None)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.core.value or self.facets or self.traits)
+
+
+class TraitSpec(msgspec.Struct, forbid_unknown_fields=False):
+    key: str
+    value: str = ""
+    scope: str = CORE_SCOPE
+
+
+class Change(msgspec.Struct):
+    """One proposed change, the same for the AI review and the copy/paste result.
+
+    - `core`: `update` with `value`;
+    - `facet`: `add`/`update`/`remove` of facet `key` (`value` is the facet's delta);
+    - `trait`: `add` (`key`, `value`, `scope`), `update` (`value`), `remove`,
+      `reclassify` (new `scope`), `merge` (`keys` → one trait `key` with `value`),
+      `split` (`key` → `into`); an existing trait is named by `trait_id` or `key`.
+    `keep` confirms what is there and changes nothing.
+    """
+
+    action: str
+    target: str = "trait"
+    key: str | None = None
+    trait_id: str | None = None
+    scope: str | None = None
+    value: str | None = None
+    keys: list[str] = []
+    into: list[TraitSpec] = []
+    rationale: str = ""
+    source_refs: list[str] = []
+    sources: list[Source] = []  # resolved locally from `source_refs`
+
+
+class NotApplicable(Exception):
+    """The change cannot be applied to this profile (names a missing trait, …)."""
+
+
+def new_trait_id() -> str:
+    return f"trait_{uuid.uuid4().hex[:16]}"
+
+
+def copy(profile: Profile) -> Profile:
+    return msgspec.convert(msgspec.to_builtins(profile), Profile)
+
+
+def decode_profile(raw: str | bytes) -> Profile:
+    """A stored profile (lenient: old documents keep reading)."""
+    return msgspec.json.decode(raw, type=Profile)
+
+
+def encode_profile(profile: Profile) -> str:
+    return msgspec.json.encode(profile).decode()
+
+
+# --- what a change touches, and whether an automatic path may ----------------------------------
+
+def _existing(profile: Profile, change: Change, key: str | None = None) -> Trait | None:
+    """The trait a change names: by `trait_id`, else by `key` (within `scope` where the
+    scope names where it is, not where it goes)."""
+    if key is not None:
+        return profile.find(key)
+    if change.trait_id:
+        return profile.trait(change.trait_id)
+    if not change.key:
+        return None
+    scope = change.scope if change.action in ("update", "remove", "split") else None
+    return profile.find(change.key, scope)
+
+
+def touched(profile: Profile, change: Change) -> list[Field | Trait]:
+    """The existing fields and traits `change` would overwrite or remove."""
+    if change.target == "core":
+        return [profile.core] if change.action != "keep" else []
+    if change.target == "facet":
+        facet = profile.facets.get(change.key or "")
+        return [facet] if facet is not None and change.action != "keep" else []
+    if change.action == "merge":
+        return [t for k in change.keys if (t := profile.find(k)) is not None]
+    if change.action in ("add", "keep"):
+        return []
+    found = _existing(profile, change)
+    return [found] if found is not None else []
+
+
+def automatic_allowed(profile: Profile, change: Change) -> bool:
+    """An automatic path may apply `change` only if it overwrites nothing locked and nothing
+    the user wrote or accepted."""
+    return all(not item.locked and item.origin not in USER_ORIGINS
+               for item in touched(profile, change))
+
+
+def is_noop(change: Change) -> bool:
+    return change.action == "keep"
+
+
+# --- applying -------------------------------------------------------------------------------
+
+def apply_change(profile: Profile, change: Change, origin: Origin, now: float) -> Profile:
+    """A new profile with `change` applied; raises `NotApplicable`."""
+    result = copy(profile)
+    if change.action == "keep":
+        return result
+    if change.target == "core":
+        _apply_core(result, change, origin, now)
+    elif change.target == "facet":
+        _apply_facet(result, change, origin, now)
+    elif change.target == "trait":
+        _apply_trait(result, change, origin, now)
+    else:
+        raise NotApplicable(f"unknown target {change.target!r}")
+    return result
+
+
+def _text(value: str | None, what: str) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise NotApplicable(f"{what} needs a value")
+    return text
+
+
+def _apply_core(profile: Profile, change: Change, origin: Origin, now: float) -> None:
+    if change.action == "remove":
+        profile.core = Field(origin=origin, updated_at=now, locked=profile.core.locked)
+        return
+    if change.action not in ("update", "add"):
+        raise NotApplicable(f"the core cannot {change.action}")
+    profile.core = Field(_text(change.value, "the core"), origin, profile.core.locked, now)
+
+
+def _apply_facet(profile: Profile, change: Change, origin: Origin, now: float) -> None:
+    name = (change.key or "").strip()
+    if not name:
+        raise NotApplicable("a facet change needs the facet's name in `key`")
+    current = profile.facets.get(name)
+    if change.action == "remove":
+        if current is None:
+            raise NotApplicable(f"no facet {name!r}")
+        del profile.facets[name]
+        profile.traits = [t for t in profile.traits if t.scope != name]
+        return
+    if change.action not in ("add", "update"):
+        raise NotApplicable(f"a facet cannot {change.action}")
+    if change.action == "update" and current is None:
+        raise NotApplicable(f"no facet {name!r}")
+    profile.facets[name] = Field(_text(change.value, f"facet {name!r}"), origin,
+                                 current.locked if current else False, now)
+
+
+def _require(profile: Profile, change: Change, key: str | None = None) -> Trait:
+    found = _existing(profile, change, key)
+    if found is None:
+        raise NotApplicable(f"no trait {key or change.trait_id or change.key!r}")
+    return found
+
+
+def _scope(profile: Profile, scope: str | None) -> str:
+    name = (scope or CORE_SCOPE).strip() or CORE_SCOPE
+    if name != CORE_SCOPE and name not in profile.facets and name != JOURNAL_FACET:
+        raise NotApplicable(f"scope {name!r} is neither core nor a facet")
+    return name
+
+
+def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -> None:
+    action = change.action
+    if action == "add":
+        key = _text(change.key, "a new trait's key")
+        scope = _scope(profile, change.scope)
+        if profile.find(key, scope) is not None:
+            raise NotApplicable(f"trait {key!r} exists in {scope!r}; update it instead")
+        profile.traits.append(Trait(new_trait_id(), key, _text(change.value, key), scope,
+                                    False, origin, list(change.sources), now))
+    elif action == "update":
+        trait = _require(profile, change)
+        trait.value = _text(change.value, trait.key)
+        trait.origin, trait.updated_at = origin, now
+        trait.sources = _merged(trait.sources, change.sources)
+    elif action == "remove":
+        trait = _require(profile, change)
+        profile.traits.remove(trait)
+    elif action == "reclassify":
+        trait = _require(profile, change)
+        trait.scope = _scope(profile, change.scope)
+        trait.origin, trait.updated_at = origin, now
+    elif action == "merge":
+        if len(change.keys) < 2:
+            raise NotApplicable("a merge names at least two traits in `keys`")
+        merged = [_require(profile, change, k) for k in change.keys]
+        key = _text(change.key, "the merged trait's key")
+        sources = [s for t in merged for s in t.sources]
+        for trait in merged:
+            profile.traits.remove(trait)
+        profile.traits.append(Trait(new_trait_id(), key, _text(change.value, key),
+                                    _scope(profile, change.scope or merged[0].scope), False,
+                                    origin, _merged(sources, change.sources), now))
+    elif action == "split":
+        trait = _require(profile, change)
+        if len(change.into) < 2:
+            raise NotApplicable("a split names at least two traits in `into`")
+        profile.traits.remove(trait)
+        for spec in change.into:
+            if profile.find(spec.key, spec.scope) is not None:
+                raise NotApplicable(f"trait {spec.key!r} exists in {spec.scope!r}")
+            profile.traits.append(Trait(new_trait_id(), _text(spec.key, "a split trait's key"),
+                                        _text(spec.value, spec.key),
+                                        _scope(profile, spec.scope), False, origin,
+                                        _merged(trait.sources, change.sources), now))
+    else:
+        raise NotApplicable(f"unknown action {action!r}")
+
+
+def _merged(old: list[Source], new: list[Source]) -> list[Source]:
+    seen = {s.ref for s in old}
+    return [*old, *(s for s in new if s.ref not in seen)]
+
+
+def describe(profile: Profile) -> dict[str, Any]:
+    """The profile as JSON-ready builtins."""
+    return msgspec.to_builtins(profile)

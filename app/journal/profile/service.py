@@ -1,0 +1,227 @@
+"""The profile's operations: what the API and the journal call (seed 004 §12–§15).
+
+Manual edits are the user's own (origin `manual`) and work in every governance mode; each
+content edit is one version. Automatic paths (the AI review's result under governance
+`learning`, evidence collection) run only on a confirmed profile, never under `frozen`, and
+never overwrite a locked field or one the user wrote or accepted (`model.automatic_allowed`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from app import log as logctx
+from app.journal.profile import brief as briefs
+from app.journal.profile import corpus, interaction, model, portability
+from app.journal.profile import package as pkg
+from app.journal.profile.model import Change, NotApplicable, Source, Trait
+from app.journal.profile.store import Conflict, EvidenceRow, Missing, ProfileState, ProfileStore
+from app.journal.stages import DEFAULT_BRIEF
+from app.settings import Settings
+from app.storage.database import Database
+from statemachine.profile import CONFIRMED
+
+log = logging.getLogger(__name__)
+
+
+class ProfileService:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self.store = ProfileStore(db)
+
+    # --- the brief for stage 2 of the journal --------------------------------------------------
+
+    async def journal_brief(self, user_id: str) -> str:
+        """The compiled brief, or the journal's default brief while the profile is not
+        confirmed."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.profile.empty:
+            return DEFAULT_BRIEF
+        entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(
+            conn, user_id, limit=briefs.MAX_EXEMPLARS))
+        exemplars = [briefs.Exemplar(e.date, e.text) for e in entries[:briefs.MAX_EXEMPLARS]]
+        return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
+                                    max_chars=self.settings.profile_brief_chars)
+
+    # --- manual edits --------------------------------------------------------------------------
+
+    async def edit(self, user_id: str, change: Change | list[Change],
+                   reason: str) -> ProfileState:
+        """Apply the user's own change(s) (origin `manual`) in one transaction: one version;
+        a profile edited by hand counts as confirmed. A change that does not apply writes
+        nothing."""
+        changes = change if isinstance(change, list) else [change]
+
+        def fn(state: ProfileState) -> str:
+            try:
+                for one in changes:
+                    state.profile = model.apply_change(state.profile, one, "manual",
+                                                       time.time())
+            except NotApplicable as exc:
+                raise Conflict("change_not_applicable", str(exc)) from None
+            if state.lifecycle != CONFIRMED:
+                state.lifecycle = CONFIRMED
+            return reason
+
+        return await self.store.edit(user_id, fn)
+
+    async def set_lock(self, user_id: str, target: str, name: str, locked: bool) -> ProfileState:
+        """Lock or unlock the core, a facet or a trait (a version: the lock is part of the
+        profile's state that automatic paths obey)."""
+        def fn(state: ProfileState) -> str:
+            item: model.Field | Trait | None
+            if target == "core":
+                item = state.profile.core
+            elif target == "facet":
+                item = state.profile.facets.get(name)
+            else:
+                item = state.profile.trait(name)
+            if item is None:
+                raise Missing(f"no {target} {name!r}")
+            item.locked = locked
+            return f"{'locked' if locked else 'unlocked'} {target} {name}".strip()
+
+        return await self.store.edit(user_id, fn)
+
+    async def set_governance(self, user_id: str, governance: str) -> ProfileState:
+        def fn(state: ProfileState) -> None:
+            state.governance = governance
+
+        return await self.store.edit(user_id, fn)
+
+    # --- evidence (local, no model) ------------------------------------------------------------
+
+    async def collect_evidence(self, user_id: str) -> int:
+        """Store new review candidates from the user's texts: a saved entry, a strong edit of
+        a generated draft, a long dialog sample (cooldown; only while no entries exist).
+        Only on a confirmed profile and never under `frozen`."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.governance == "frozen":
+            return 0
+        settings = self.settings
+        stored = await self.store.evidence_refs(user_id)
+        texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
+            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
+            cooldown=settings.profile_dialog_sample_cooldown, measure=True, measured=stored))
+        rows = []
+        for text in texts:
+            if text.ref in stored:
+                continue
+            if text.kind == "dialog":
+                signal = "dialog_sample"
+            elif text.edit_share is not None and \
+                    text.edit_share >= settings.profile_strong_edit_share:
+                signal = "strong_edit"
+            else:
+                signal = "entry_saved"
+            rows.append(EvidenceRow(signal, text.ref, text.text, text.occurred_at,
+                                    text.context_hint,
+                                    {"edit_share": text.edit_share, "chars": len(text.text)}))
+        added = await self.store.add_evidence(user_id, rows)
+        log.info("profile evidence collected", extra=logctx.fields(
+            user_id=user_id, seen=len(texts), added=added))
+        return added
+
+    async def overview(self, user_id: str) -> dict[str, Any]:
+        state = await self.store.state(user_id)
+        return {**state.as_dict(), "seed_catalog": list(model.SEED_CATALOG),
+                "journal_facet": model.JOURNAL_FACET}
+
+    # --- review: the package out, the result in ------------------------------------------------
+
+    async def _evidence_texts(self, user_id: str, mode: str) -> tuple[list[pkg.EvidenceText],
+                                                                        dict[str, Source]]:
+        """What a package may carry, and every ref a result may cite (with its source).
+
+        `initial_build` reads the historical corpus (voiced entries, or dialog samples while
+        there are none); `review` the review candidates new since the last review (all of
+        them when none is new), or the corpus while there are none yet."""
+        settings = self.settings
+        corpus_texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
+            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
+            cooldown=settings.profile_dialog_sample_cooldown))
+        candidates = await self.store.evidence(user_id)
+        known: dict[str, Source] = {}
+        for text in corpus_texts:
+            known[text.ref] = Source(text.ref, text.occurred_at, text.context_hint)
+        for row in candidates:
+            source = Source(row["ref"], row["occurred_at"], row["context_hint"])
+            known[row["ref"]] = known[row["evidence_id"]] = source
+        if mode == "review" and candidates:
+            fresh = [row for row in candidates if row["new"]] or candidates
+            texts = [pkg.EvidenceText(row["evidence_id"], row["signal"], row["text"],
+                                      row["occurred_at"], row["context_hint"])
+                     for row in fresh]
+        else:
+            texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint)
+                     for t in corpus_texts]
+        return texts, known
+
+    async def package(self, user_id: str, mode: str) -> dict[str, Any]:
+        await self.collect_evidence(user_id)
+        state = await self.store.state(user_id)
+        texts, _ = await self._evidence_texts(user_id, mode)
+        signals = {"evidence_texts": len(texts),
+                   "kinds": {k: sum(t.kind == k for t in texts)
+                             for k in sorted({t.kind for t in texts})},
+                   "note": "local counts; hints only, not evidence"}
+        return pkg.build_package(state.profile, governance=state.governance,
+                                 lifecycle=state.lifecycle, mode=mode, evidence=texts,
+                                 signals=signals,
+                                 max_chars=self.settings.profile_package_chars)
+
+    async def import_result(self, user_id: str, raw: str | bytes | dict[str, Any], *,
+                            via: str = "paste") -> dict[str, Any]:
+        """A result (pasted, or the AI review's) → a stored proposal. Raises
+        `pkg.ResultInvalid`; nothing is stored then. A pasted result is never applied; the
+        AI review's is governed (`learning` applies what an automatic path may)."""
+        result = pkg.read_result(raw)
+        state = await self.store.state(user_id)
+        _, known = await self._evidence_texts(user_id, result.mode)
+        parsed = pkg.resolve(result, state.profile, known,
+                             max_value_chars=self.settings.max_message_chars)
+        automatic = (via == "api" and state.governance == "learning"
+                     and state.lifecycle == CONFIRMED and result.mode == "review")
+        proposal = await self.store.create_proposal(
+            user_id, mode=parsed.mode, via=via, summary=parsed.summary,
+            evidence_basis=parsed.evidence_basis, unknown_refs=parsed.unknown_refs,
+            changes=parsed.changes, apply_automatic=automatic)
+        proposal["dropped"] = parsed.dropped
+        proposal["kept"] = parsed.kept
+        log.info("profile proposal stored", extra=logctx.fields(
+            user_id=user_id, via=via, mode=parsed.mode, changes=len(parsed.changes),
+            unknown_refs=len(parsed.unknown_refs), automatic=automatic))
+        return proposal
+
+    # --- the interaction profile ---------------------------------------------------------------
+
+    async def interaction_hint(self, user_id: str, language: str) -> str:
+        """The responder's `interaction_hint` for this user."""
+        return interaction.hint(await self.store.interaction(user_id), language)
+
+    # --- portability ---------------------------------------------------------------------------
+
+    async def export(self, user_id: str, kind: str) -> dict[str, Any]:
+        state = await self.store.state(user_id)
+        writing = portability.export_writing(state.profile, state.governance)
+        current = portability.export_interaction(await self.store.interaction(user_id))
+        return {"writing": writing, "interaction": current,
+                "all": portability.export_both(writing, current)}[kind]
+
+    async def import_document(self, user_id: str, raw: bytes) -> None:
+        """Replace what the document carries; raises `portability.PortableError`."""
+        writing, current = portability.read(raw, self.settings.max_message_chars)
+        interaction_profile = None
+        if current is not None:
+            interaction_profile = {"governance": current.governance,
+                                   "prefs": portability.interaction_prefs(current),
+                                   "suggestions": []}
+        await self.store.replace(
+            user_id, profile=portability.writing_profile(writing) if writing else None,
+            governance=writing.governance if writing else None,
+            interaction=interaction_profile)
+        log.info("profiles imported", extra=logctx.fields(
+            user_id=user_id, writing=writing is not None, interaction=current is not None))

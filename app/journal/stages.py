@@ -1,0 +1,158 @@
+"""The two model calls of a journal draft (SPEC §8) and their local fallbacks.
+
+1. *Reconstruct* (`journal_reconstruct`, structured): the day's sources → the model's JSON,
+   validated by `app.journal.validator`. Invalid JSON, a bad structured answer or a privacy
+   block (after the gateway's one corrective retry) → the fallback artifact; the model's JSON
+   is then neither repaired nor used.
+2. *Narrate* (`journal_generate`, plain text): the writing brief and ONLY the verified
+   artifact. A privacy block or an empty answer → a local draft made from the artifact.
+
+Other model errors (server down, timeout, budget) end the job with their code: the journal
+never invents a draft it could not make honestly.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from app.journal.artifact import build_artifact, local_draft
+from app.journal.day import Source
+from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT, Reconstruction
+from app.journal.validator import validate
+from app.llm.errors import ModelError
+from app.llm.gateway import Gateway
+from app.llm.schema import strip_fence
+from app.llm.types import Message
+
+# Stage-1 errors that mean "the answer is unusable", not "no model": take the fallback.
+FALLBACK_ERRORS = frozenset(("model_bad_output", "privacy_blocked"))
+
+RECONSTRUCT_SYSTEM = """\
+You reconstruct a diary day from the user's own lines. You get JSON with `sources`: user
+lines (`u1`, `u2`, …) and, as context only, the assistant line before a user line (`a1`, …).
+Answer with one JSON object of the schema `journal_reconstruct`:
+- `source_order`: every user id, in the order given.
+- `chronology`: one item per user id: `{"source_id", "source": "user", "time", "claims"}`.
+  Keep the given order unless every item has a clock time written in its own line and the
+  times ascend. `time` is only a bare time token copied from that same line (`6:00`,
+  `6:00 Uhr`, `halb acht`) or null.
+  `claims`: `[{"kind", "evidence"}]`, each `evidence` an exact copy of a part of that line.
+- `contradictions`, `uncertainties`, `plan_changes`, `corrections`: lists of
+  `{"source_id", "evidence"}` with evidence copied exactly from the named user line.
+Never cite assistant lines as facts. No other keys. Empty lists when there is nothing.
+"""
+
+DEFAULT_BRIEF = """\
+Write the user's diary entry for this day from the verified artifact you get as JSON.
+First person, past tense, in the language of the user's lines. Keep quotes attributed as
+they are. Keep every uncertainty and every unresolved contradiction as uncertain or
+unresolved. Use the given times. Invent nothing: no fact, feeling, person, place or time
+that is not in the artifact's `sources`. Answer with the entry's text only.
+"""
+
+
+@dataclass(slots=True)
+class StageRecord:
+    stage: str
+    outcome: str = "running"
+    codes: list[str] = field(default_factory=list)
+    ms: float = 0.0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"stage": self.stage, "outcome": self.outcome, "codes": self.codes,
+                "ms": self.ms, "prompt_tokens": self.prompt_tokens,
+                "completion_tokens": self.completion_tokens}
+
+
+@dataclass(slots=True)
+class Reconstructed:
+    artifact: dict[str, Any]
+    validation: list[str]
+    record: StageRecord
+
+
+@dataclass(slots=True)
+class Narrated:
+    text: str
+    narration: str  # "model" | "local"
+    record: StageRecord
+
+
+def _readable_json(value: Any) -> str:
+    """JSON with one field a line (models read it more reliably); non-ASCII kept as is."""
+    return msgspec.json.format(msgspec.json.encode(value), indent=1).decode()
+
+
+def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
+    payload = {"date": date, "sources": [{"id": s.source_id, "role": s.role, "text": s.text}
+                                         for s in sources]}
+    return [{"role": "system", "content": RECONSTRUCT_SYSTEM},
+            {"role": "user", "content": _readable_json(payload)}]
+
+
+def narrate_prompt(artifact: dict[str, Any], brief: str = DEFAULT_BRIEF) -> list[Message]:
+    return [{"role": "system", "content": brief},
+            {"role": "user", "content": _readable_json(artifact)}]
+
+
+async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
+                      max_tokens: int) -> Reconstructed:
+    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`)."""
+    record = StageRecord("reconstruct")
+    started = time.perf_counter()
+    model_json: Any = None
+    try:
+        completion = await gateway.complete(PURPOSE_RECONSTRUCT, prompt,
+                                            schema=Reconstruction, max_tokens=max_tokens,
+                                            temperature=0.0)
+    except ModelError as exc:
+        if exc.code not in FALLBACK_ERRORS:
+            raise
+        codes = ["reconstruction_invalid", exc.code]
+        record.outcome = "fallback"
+    else:
+        record.prompt_tokens = completion.usage.prompt_tokens
+        record.completion_tokens = completion.usage.completion_tokens
+        # The raw JSON, not the decoded struct: unknown keys and bad `source` values are
+        # the validator's to find (the struct would drop or accept them silently).
+        try:
+            model_json = msgspec.json.decode(strip_fence(completion.text))
+        except msgspec.DecodeError:
+            model_json = msgspec.to_builtins(completion.value)
+        found = validate(sources, model_json)
+        codes = ["reconstruction_invalid", *found] if found else []
+        record.outcome = "fallback" if found else "valid"
+    record.codes = codes
+    record.ms = round((time.perf_counter() - started) * 1000, 3)
+    artifact = build_artifact(sources, model_json, codes)
+    return Reconstructed(artifact, codes, record)
+
+
+async def narrate(gateway: Gateway, date: str, artifact: dict[str, Any],
+                  max_tokens: int, brief: str = DEFAULT_BRIEF) -> Narrated:
+    record = StageRecord("narrate")
+    started = time.perf_counter()
+    narration = "model"
+    try:
+        completion = await gateway.complete(PURPOSE_NARRATE, narrate_prompt(artifact, brief),
+                                            max_tokens=max_tokens, temperature=0.7)
+    except ModelError as exc:
+        if exc.code != "privacy_blocked":
+            raise
+        text, narration, record.codes = local_draft(date, artifact), "local", [exc.code]
+    else:
+        record.prompt_tokens = completion.usage.prompt_tokens
+        record.completion_tokens = completion.usage.completion_tokens
+        text = completion.text.strip()
+        if not text:
+            text, narration, record.codes = local_draft(date, artifact), "local", ["empty_reply"]
+    record.outcome = "model" if narration == "model" else "local_draft"
+    record.ms = round((time.perf_counter() - started) * 1000, 3)
+    return Narrated(text, narration, record)

@@ -1,0 +1,478 @@
+"""The journal's tables (migration `m003_journal`): reads on the reader pool, every write
+through the database's one writer (`Database.execute_write_fn`), each a single transaction.
+
+A user's journal lives in their space (one per user, made on the first write). A journal day
+is `(space_id, calendar_date)`; the calendar date is the user's, as the message log recorded
+it (`messages.calendar_date`, `app.clock`). Chat conversations are read from the message log
+(one per character per day) and never copied; imported conversations are stored here.
+Nothing is updated in place but pointers and marks: a new draft supersedes the current one,
+an edit or restore appends a version, a delete sets `deleted_at`; only a purge from the trash
+removes rows.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from app.journal.day import Conversation, DayMessage, Source
+from app.storage.database import Database
+
+T = TypeVar("T")
+CHAT_PREFIX = "chat-"
+OPEN_JOB_STATES = ("queued", "reconstruct", "narrate")
+
+
+class Missing(LookupError):
+    """No such thing for this user (404)."""
+
+
+class Conflict(Exception):
+    """The change contradicts what is stored (409); `code` says which rule."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMessage:
+    role: str
+    text: str
+    at: float | None
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def chat_conversation_id(character_id: str, date: str) -> str:
+    return f"{CHAT_PREFIX}{character_id}-{date}"
+
+
+# --- helpers running inside the writer's transaction ------------------------------------------
+
+def _space(conn: sqlite3.Connection, user_id: str) -> str:
+    conn.execute("INSERT OR IGNORE INTO journal_spaces (space_id, user_id, created_at) "
+                 "VALUES (?, ?, ?)", (new_id("space"), user_id, time.time()))
+    return conn.execute("SELECT space_id FROM journal_spaces WHERE user_id = ?",
+                        (user_id,)).fetchone()[0]
+
+
+def _day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
+    space_id = _space(conn, user_id)
+    conn.execute("INSERT OR IGNORE INTO journal_days (day_id, space_id, calendar_date, "
+                 "created_at) VALUES (?, ?, ?, ?)", (new_id("day"), space_id, date, time.time()))
+    return conn.execute("SELECT day_id FROM journal_days WHERE space_id = ? AND "
+                        "calendar_date = ?", (space_id, date)).fetchone()[0]
+
+
+_ENTRY_OF_USER = ("SELECT e.entry_id, d.calendar_date, e.current_version_id, e.created_at, "
+                  "e.deleted_at, e.journal_day_id FROM journal_entries e "
+                  "JOIN journal_days d ON d.day_id = e.journal_day_id "
+                  "JOIN journal_spaces s ON s.space_id = d.space_id "
+                  "WHERE s.user_id = ? AND e.entry_id = ?")
+
+
+def _entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.Row:
+    row = conn.execute(_ENTRY_OF_USER, (user_id, entry_id)).fetchone()
+    if row is None:
+        raise Missing(f"no journal entry {entry_id!r}")
+    return row
+
+
+def _append_version(conn: sqlite3.Connection, entry_id: str, origin: str, text: str,
+                    refs: Iterable[tuple[str, str]], draft_id: str | None = None) -> str:
+    version_id = new_id("ver")
+    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions "
+                       "WHERE entry_id = ?", (entry_id,)).fetchone()[0]
+    conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, text, "
+                 "draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                 (version_id, entry_id, seq, origin, text, draft_id, time.time()))
+    conn.executemany("INSERT INTO journal_entry_version_source_refs (version_id, position, "
+                     "conversation_id, message_id) VALUES (?, ?, ?, ?)",
+                     [(version_id, i, c, m) for i, (c, m) in enumerate(refs)])
+    conn.execute("UPDATE journal_entries SET current_version_id = ? WHERE entry_id = ?",
+                 (version_id, entry_id))
+    return version_id
+
+
+def _version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, str]]:
+    return [(r[0], r[1]) for r in conn.execute(
+        "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
+        "WHERE version_id = ? ORDER BY position", (version_id,))]
+
+
+def _draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
+    return conn.execute("SELECT source_id, conversation_id, message_id FROM "
+                        "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
+                        (draft_id,)).fetchall()
+
+
+def _live(row: sqlite3.Row) -> None:
+    if row["deleted_at"] is not None:
+        raise Conflict("entry_deleted", "the entry is in the trash; undelete it first")
+
+
+class JournalStore:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await self.db.execute_write_fn(fn)
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await self.db.execute_fn(fn)
+
+    # --- days ----------------------------------------------------------------------------------
+
+    async def days(self, user_id: str) -> list[dict[str, Any]]:
+        """Every day with messages, an entry or a draft, newest first."""
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            days: dict[str, dict[str, Any]] = {}
+
+            def day(date: str) -> dict[str, Any]:
+                return days.setdefault(date, {"date": date, "messages": 0, "user_messages": 0,
+                                              "entry_id": None, "draft_id": None})
+
+            # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
+            # one scan that reads each row's role.
+            for date, total in conn.execute(
+                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? "
+                    "GROUP BY calendar_date", (user_id,)):
+                day(date)["messages"] += total
+            for date, users in conn.execute(
+                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
+                    "role = 'user' GROUP BY calendar_date", (user_id,)):
+                day(date)["user_messages"] += users
+            scoped = ("FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
+                      "AND s.user_id = ? ")
+            for date, total, users in conn.execute(
+                    "SELECT d.calendar_date, COUNT(m.message_id), SUM(m.role = 'user') " + scoped
+                    + "JOIN journal_conversations c ON c.journal_day_id = d.day_id "
+                    "JOIN journal_messages m ON m.conversation_id = c.conversation_id "
+                    "GROUP BY d.calendar_date", (user_id,)):
+                entry = day(date)
+                entry["messages"] += total
+                entry["user_messages"] += users or 0
+            for date, entry_id in conn.execute(
+                    "SELECT d.calendar_date, e.entry_id " + scoped + "JOIN journal_entries e "
+                    "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL", (user_id,)):
+                day(date)["entry_id"] = entry_id
+            for date, draft_id in conn.execute(
+                    "SELECT d.calendar_date, r.draft_id " + scoped + "JOIN journal_drafts r "
+                    "ON r.journal_day_id = d.day_id AND r.status = 'current'", (user_id,)):
+                day(date)["draft_id"] = draft_id
+            return sorted(days.values(), key=lambda d: d["date"], reverse=True)
+
+        return await self._read(read)
+
+    async def conversations(self, user_id: str, date: str) -> list[Conversation]:
+        """The day's conversations in the order they began: one per character from the chat
+        log, and every import."""
+        def read(conn: sqlite3.Connection) -> list[Conversation]:
+            found: list[tuple[float, Conversation]] = []
+            chats: dict[str, list[DayMessage]] = {}
+            started: dict[str, float] = {}
+            for row_id, character_id, role, text, created in conn.execute(
+                    "SELECT id, character_id, role, text, created FROM messages "
+                    "WHERE user_id = ? AND calendar_date = ? ORDER BY created, id",
+                    (user_id, date)):
+                chats.setdefault(character_id, []).append(
+                    DayMessage(f"{CHAT_PREFIX}{row_id}", role, text, created))
+                started.setdefault(character_id, created)
+            for character_id, messages in chats.items():
+                found.append((started[character_id], Conversation(
+                    chat_conversation_id(character_id, date), "chat", character_id, messages)))
+            for conversation_id, created_at in conn.execute(
+                    "SELECT c.conversation_id, c.created_at FROM journal_conversations c "
+                    "JOIN journal_days d ON d.day_id = c.journal_day_id "
+                    "JOIN journal_spaces s ON s.space_id = d.space_id "
+                    "WHERE s.user_id = ? AND d.calendar_date = ? ORDER BY c.created_at",
+                    (user_id, date)).fetchall():
+                messages = [DayMessage(r[0], r[1], r[2], r[3]) for r in conn.execute(
+                    "SELECT message_id, role, text, at FROM journal_messages "
+                    "WHERE conversation_id = ? ORDER BY position", (conversation_id,))]
+                first = next((m.at for m in messages if m.at is not None), created_at)
+                found.append((first, Conversation(conversation_id, "import", None, messages)))
+            found.sort(key=lambda pair: pair[0])
+            return [conversation for _, conversation in found]
+
+        return await self._read(read)
+
+    async def import_conversation(self, user_id: str, date: str,
+                                  messages: Sequence[ImportedMessage]) -> tuple[str, list[str]]:
+        """Store one imported conversation, all or nothing."""
+        def write(conn: sqlite3.Connection) -> tuple[str, list[str]]:
+            day_id = _day(conn, user_id, date)
+            space_id = conn.execute("SELECT space_id FROM journal_days WHERE day_id = ?",
+                                    (day_id,)).fetchone()[0]
+            conversation_id = new_id("conv")
+            conn.execute("INSERT INTO journal_conversations (conversation_id, space_id, "
+                         "journal_day_id, source, character_id, created_at) "
+                         "VALUES (?, ?, ?, 'import', NULL, ?)",
+                         (conversation_id, space_id, day_id, time.time()))
+            ids = [new_id("msg") for _ in messages]
+            conn.executemany("INSERT INTO journal_messages (message_id, conversation_id, "
+                             "position, role, text, at) VALUES (?, ?, ?, ?, ?, ?)",
+                             [(mid, conversation_id, i, m.role, m.text, m.at)
+                              for i, (mid, m) in enumerate(zip(ids, messages))])
+            return conversation_id, ids
+
+        return await self._write(write)
+
+    # --- drafts --------------------------------------------------------------------------------
+
+    async def save_draft(self, user_id: str, date: str, *, text: str, reconstruction_status: str,
+                         narration: str, validation: Sequence[str], trace: dict[str, Any],
+                         sources: Sequence[Source], job_id: str | None = None) -> str:
+        """Store a new current draft with its source refs; the previous one is superseded.
+        With `job_id`, that job is marked done with it in the same transaction: a job is
+        done exactly when its draft exists."""
+        def write(conn: sqlite3.Connection) -> str:
+            day_id = _day(conn, user_id, date)
+            conn.execute("UPDATE journal_drafts SET status = 'superseded' "
+                         "WHERE journal_day_id = ? AND status = 'current'", (day_id,))
+            draft_id = new_id("draft")
+            conn.execute("INSERT INTO journal_drafts (draft_id, journal_day_id, text, status, "
+                         "reconstruction_status, narration, validation_json, trace_json, "
+                         "created_at) VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?)",
+                         (draft_id, day_id, text, reconstruction_status, narration,
+                          json.dumps(list(validation)), json.dumps(trace), time.time()))
+            conn.executemany("INSERT INTO journal_draft_source_refs (draft_id, position, "
+                             "source_id, conversation_id, message_id) VALUES (?, ?, ?, ?, ?)",
+                             [(draft_id, i, s.source_id, s.conversation_id, s.message_id)
+                              for i, s in enumerate(sources)])
+            if job_id is not None:
+                conn.execute("UPDATE journal_jobs SET state = 'done', draft_id = ?, "
+                             "updated_at = ? WHERE job_id = ?", (draft_id, time.time(), job_id))
+            return draft_id
+
+        return await self._write(write)
+
+    async def draft(self, user_id: str, draft_id: str) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = conn.execute(
+                "SELECT r.*, d.calendar_date FROM journal_drafts r "
+                "JOIN journal_days d ON d.day_id = r.journal_day_id "
+                "JOIN journal_spaces s ON s.space_id = d.space_id "
+                "WHERE s.user_id = ? AND r.draft_id = ?", (user_id, draft_id)).fetchone()
+            if row is None:
+                raise Missing(f"no journal draft {draft_id!r}")
+            return _draft_dict(row, _draft_refs(conn, draft_id))
+
+        return await self._read(read)
+
+    async def drafts_of_day(self, user_id: str, date: str) -> list[dict[str, Any]]:
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                "SELECT r.*, d.calendar_date FROM journal_drafts r "
+                "JOIN journal_days d ON d.day_id = r.journal_day_id "
+                "JOIN journal_spaces s ON s.space_id = d.space_id "
+                "WHERE s.user_id = ? AND d.calendar_date = ? ORDER BY r.created_at DESC",
+                (user_id, date)).fetchall()
+            return [_draft_dict(row, _draft_refs(conn, row["draft_id"])) for row in rows]
+
+        return await self._read(read)
+
+    # --- entries -------------------------------------------------------------------------------
+
+    async def create_entry(self, user_id: str, date: str, text: str,
+                           draft_id: str | None) -> str:
+        """A new entry for the day, from a draft (its refs come along) or from scratch."""
+        def write(conn: sqlite3.Connection) -> str:
+            day_id = _day(conn, user_id, date)
+            refs: list[tuple[str, str]] = []
+            if draft_id is not None:
+                row = conn.execute("SELECT journal_day_id FROM journal_drafts WHERE "
+                                   "draft_id = ?", (draft_id,)).fetchone()
+                if row is None or row[0] != day_id:
+                    raise Missing(f"no journal draft {draft_id!r} for {date}")
+                refs = [(r["conversation_id"], r["message_id"])
+                        for r in _draft_refs(conn, draft_id)]
+            if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
+                            "deleted_at IS NULL", (day_id,)).fetchone():
+                raise Conflict("entry_exists", f"{date} has an entry already; edit it")
+            entry_id = new_id("entry")
+            conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
+                         "VALUES (?, ?, ?)", (entry_id, day_id, time.time()))
+            _append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs,
+                            draft_id)
+            return entry_id
+
+        return await self._write(write)
+
+    async def edit_entry(self, user_id: str, entry_id: str, text: str) -> None:
+        """A new version with `text`; it keeps the sources of the version it edits."""
+        def write(conn: sqlite3.Connection) -> None:
+            row = _entry_row(conn, user_id, entry_id)
+            _live(row)
+            _append_version(conn, entry_id, "edit", text,
+                            _version_refs(conn, row["current_version_id"]))
+
+        await self._write(write)
+
+    async def restore_entry(self, user_id: str, entry_id: str, version_id: str) -> None:
+        """A new version with the text and sources of an older one (history stays)."""
+        def write(conn: sqlite3.Connection) -> None:
+            _live(_entry_row(conn, user_id, entry_id))
+            old = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? "
+                               "AND version_id = ?", (entry_id, version_id)).fetchone()
+            if old is None:
+                raise Missing(f"entry {entry_id!r} has no version {version_id!r}")
+            _append_version(conn, entry_id, "restore", old[0], _version_refs(conn, version_id))
+
+        await self._write(write)
+
+    async def delete_entry(self, user_id: str, entry_id: str) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            _live(_entry_row(conn, user_id, entry_id))
+            conn.execute("UPDATE journal_entries SET deleted_at = ? WHERE entry_id = ?",
+                         (time.time(), entry_id))
+
+        await self._write(write)
+
+    async def undelete_entry(self, user_id: str, entry_id: str) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            row = _entry_row(conn, user_id, entry_id)
+            if row["deleted_at"] is None:
+                return
+            if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
+                            "deleted_at IS NULL", (row["journal_day_id"],)).fetchone():
+                raise Conflict("entry_exists", f"{row['calendar_date']} has another entry now")
+            conn.execute("UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?",
+                         (entry_id,))
+
+        await self._write(write)
+
+    async def purge_entry(self, user_id: str, entry_id: str) -> None:
+        """Remove an entry for good — only one that is in the trash."""
+        def write(conn: sqlite3.Connection) -> None:
+            row = _entry_row(conn, user_id, entry_id)
+            if row["deleted_at"] is None:
+                raise Conflict("not_in_trash", "only an entry in the trash can be purged")
+            conn.execute("DELETE FROM journal_entry_version_source_refs WHERE version_id IN "
+                         "(SELECT version_id FROM journal_entry_versions WHERE entry_id = ?)",
+                         (entry_id,))
+            conn.execute("DELETE FROM journal_entry_versions WHERE entry_id = ?", (entry_id,))
+            conn.execute("DELETE FROM journal_entries WHERE entry_id = ?", (entry_id,))
+
+        await self._write(write)
+
+    async def entry(self, user_id: str, entry_id: str) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            return _entry_dict(conn, _entry_row(conn, user_id, entry_id))
+
+        return await self._read(read)
+
+    async def entries(self, user_id: str, *, deleted: bool) -> list[dict[str, Any]]:
+        """Live entries (oldest day first) or the trash (newest deletion first)."""
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute(
+                _ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND e.deleted_at IS ")
+                + ("NOT NULL ORDER BY e.deleted_at DESC" if deleted
+                   else "NULL ORDER BY d.calendar_date"), (user_id,)).fetchall()
+            return [_entry_dict(conn, row) for row in rows]
+
+        return await self._read(read)
+
+    async def day_entry(self, user_id: str, date: str) -> dict[str, Any] | None:
+        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+            row = conn.execute(
+                _ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND d.calendar_date = ? "
+                                       "AND e.deleted_at IS NULL"), (user_id, date)).fetchone()
+            return _entry_dict(conn, row) if row is not None else None
+
+        return await self._read(read)
+
+    # --- jobs ----------------------------------------------------------------------------------
+
+    async def create_job(self, user_id: str, date: str) -> str:
+        """A queued job; `journal_busy` while another of the user's jobs is open."""
+        def write(conn: sqlite3.Connection) -> str:
+            busy = conn.execute(
+                "SELECT job_id FROM journal_jobs WHERE user_id = ? AND state IN (?, ?, ?)",
+                (user_id, *OPEN_JOB_STATES)).fetchone()
+            if busy is not None:
+                raise Conflict("journal_busy", f"journal job {busy[0]} is still running; "
+                               "one at a time")
+            job_id = new_id("job")
+            now = time.time()
+            conn.execute("INSERT INTO journal_jobs (job_id, user_id, calendar_date, state, "
+                         "created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?)",
+                         (job_id, user_id, date, now, now))
+            return job_id
+
+        return await self._write(write)
+
+    async def set_job(self, job_id: str, state: str, *, draft_id: str | None = None,
+                      error: tuple[str, str] | None = None) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE journal_jobs SET state = ?, draft_id = ?, error_code = ?, "
+                         "error_message = ?, updated_at = ? WHERE job_id = ?",
+                         (state, draft_id, error[0] if error else None,
+                          error[1] if error else None, time.time(), job_id))
+
+        await self._write(write)
+
+    async def job(self, user_id: str, job_id: str) -> dict[str, Any]:
+        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+            row = conn.execute("SELECT * FROM journal_jobs WHERE user_id = ? AND job_id = ?",
+                               (user_id, job_id)).fetchone()
+            if row is None:
+                raise Missing(f"no journal job {job_id!r}")
+            return job_dict(row)
+
+        return await self._read(read)
+
+    async def fail_open_jobs(self, code: str, message: str) -> list[dict[str, Any]]:
+        """Mark every open job failed (start-up after a crash); returns them as they are now."""
+        def write(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            rows = conn.execute("SELECT job_id FROM journal_jobs WHERE state IN (?, ?, ?)",
+                                OPEN_JOB_STATES).fetchall()
+            conn.execute("UPDATE journal_jobs SET state = 'failed', error_code = ?, "
+                         "error_message = ?, updated_at = ? WHERE state IN (?, ?, ?)",
+                         (code, message, time.time(), *OPEN_JOB_STATES))
+            return [job_dict(conn.execute("SELECT * FROM journal_jobs WHERE job_id = ?",
+                                          (r[0],)).fetchone()) for r in rows]
+
+        return await self._write(write)
+
+
+def job_dict(row: sqlite3.Row) -> dict[str, Any]:
+    error = ({"code": row["error_code"], "message": row["error_message"]}
+             if row["error_code"] else None)
+    return {"job_id": row["job_id"], "date": row["calendar_date"], "state": row["state"],
+            "draft_id": row["draft_id"], "error": error, "user_id": row["user_id"]}
+
+
+def _draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
+    return {"draft_id": row["draft_id"], "date": row["calendar_date"], "text": row["text"],
+            "status": row["status"], "reconstruction_status": row["reconstruction_status"],
+            "narration": row["narration"], "validation": json.loads(row["validation_json"]),
+            "sources": [{"message_id": r["message_id"], "source_id": r["source_id"],
+                         "conversation_id": r["conversation_id"]} for r in refs],
+            "trace": json.loads(row["trace_json"]), "created_at": row["created_at"]}
+
+
+def _entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
+    versions = []
+    for version in conn.execute(
+            "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
+            "WHERE entry_id = ? ORDER BY seq", (row["entry_id"],)).fetchall():
+        versions.append({"version_id": version["version_id"],
+                         "created_at": version["created_at"], "origin": version["origin"],
+                         "text": version["text"], "draft_id": version["draft_id"],
+                         "sources": [{"conversation_id": c, "message_id": m}
+                                     for c, m in _version_refs(conn, version["version_id"])]})
+    current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
+    return {"entry_id": row["entry_id"], "date": row["calendar_date"],
+            "text": current["text"] if current else "",
+            "current_version_id": row["current_version_id"], "created_at": row["created_at"],
+            "deleted_at": row["deleted_at"], "versions": versions}

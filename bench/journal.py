@@ -1,0 +1,181 @@
+"""Journal costs on the CPU (issue 13), with the fake model at zero latency.
+
+    .venv/bin/python bench/journal.py [--iterations 200]
+
+- Validation + artifact: `validate` and `build_artifact` for a 500-message day (250 user
+  lines, each with its assistant line before it) and a valid model JSON. Target p50 <= 20 ms.
+- Generation overhead for a 40-message day: a whole job (budget, stage 1 with schema
+  validation, validator, artifact, stage 2, the draft and its refs written through the one
+  writer, every job state written) against the zero-latency fake model over HTTP, minus the
+  floor: the same two chat requests sent directly with aiohttp. Target p50 <= 30 ms.
+- Listing 3 years of days: `GET /api/journal/days`' query over 1 100 days (10 chat messages a
+  day, an entry and a draft on every day). Target p50 <= 50 ms.
+
+Printed: p50/p99 in milliseconds per figure, and whether it holds its target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+import json
+import logging
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from app.journal.artifact import build_artifact  # noqa: E402
+from app.journal.day import Conversation, DayMessage, number_sources  # noqa: E402
+from app.journal.jobs import JournalJobs  # noqa: E402
+from app.journal.store import ImportedMessage, JournalStore  # noqa: E402
+from app.journal.validator import validate  # noqa: E402
+from app.llm import Gateway  # noqa: E402
+from app.settings import defaults  # noqa: E402
+from app.storage.database import Database  # noqa: E402
+from tests.fakemodel import FakeModel  # noqa: E402
+
+USER = "local"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+
+
+def report(name: str, samples: list[float], target: float) -> None:
+    p50, p99 = percentiles(samples)
+    verdict = "ok" if p50 <= target else "MISSED"
+    print(f"{name:<44} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
+          f"target p50 <= {target:g} ms  {verdict}")
+
+
+def day_lines(messages: int) -> list[tuple[str, str]]:
+    lines = []
+    for index in range(messages // 2):
+        lines.append(("assistant", f"Wie ging es weiter nach Punkt {index}? Erzähl mehr."))
+        lines.append(("user", f"Um {index % 24}:{index % 60:02d} Uhr habe ich Punkt {index} "
+                              f"erledigt, danach kurz Pause gemacht und Tee getrunken."))
+    return lines
+
+
+def reconstruction(sources) -> dict:
+    users = [s for s in sources if s.role == "user"]
+    return {"source_order": [s.source_id for s in users],
+            "chronology": [{"source_id": s.source_id, "source": "user", "time": None,
+                            "claims": [{"kind": "event", "evidence": "Tee getrunken"}]}
+                           for s in users],
+            "uncertainties": [], "contradictions": [], "plan_changes": [], "corrections": []}
+
+
+def bench_validation(iterations: int) -> None:
+    messages = [DayMessage(f"m{i}", role, text, None) for i, (role, text) in
+                enumerate(day_lines(500))]
+    sources = number_sources([Conversation("c", "import", None, messages)])
+    answer = reconstruction(sources)
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        codes = validate(sources, answer)
+        build_artifact(sources, answer, codes)
+        samples.append((time.perf_counter() - started) * 1000)
+    assert codes == [], codes
+    report("validation + artifact, 500-message day", samples, 20)
+
+
+async def bench_generation(iterations: int, directory: Path) -> None:
+    fake = await FakeModel(context_length=32768).start()
+    settings = defaults(data_dir=str(directory), llm_provider="openai", llm_url=fake.url,
+                        llm_model="fake", llm_context=32768)
+    db = Database(directory / "generation.sqlite3")
+    await db.open()
+    store = JournalStore(db)
+    lines = day_lines(40)
+    await store.import_conversation(USER, "2026-03-01", [ImportedMessage(r, t, None)
+                                                        for r, t in lines])
+    conversations = await store.conversations(USER, "2026-03-01")
+    sources = number_sources(conversations)
+    fake.always("journal_reconstruct", reconstruction(sources))
+    fake.always("journal_generate", "Ich habe viel erledigt und Tee getrunken.")
+    gateway = await Gateway(settings).start()
+    jobs = JournalJobs(store, gateway, settings, publish=None)
+    overhead, floors = [], []
+    async with aiohttp.ClientSession() as session:
+        for _ in range(iterations):
+            fake.requests.clear()
+            started = time.perf_counter()
+            job_id = await jobs.start(USER, "2026-03-01", conversations)
+            await jobs.wait(job_id)
+            job_ms = (time.perf_counter() - started) * 1000
+            job = await store.job(USER, job_id)
+            assert job["state"] == "done", job
+            bodies = [r.body for r in fake.chats()]
+            started = time.perf_counter()
+            for body in bodies:  # the floor: the same requests, straight to the server
+                async with session.post(f"{fake.url}/v1/chat/completions", json=body,
+                                        headers={"X-Novaberg-Purpose": "floor"}) as response:
+                    json.loads(await response.read())
+            floor_ms = (time.perf_counter() - started) * 1000
+            floors.append(floor_ms)
+            overhead.append(job_ms - floor_ms)
+    await gateway.aclose()
+    await db.close()
+    await fake.close()
+    report("generation overhead, 40-message day", overhead, 30)
+    p50, _ = percentiles(floors)
+    print(f"{'  (floor: the two model requests alone)':<44} p50 {p50:7.2f} ms")
+
+
+async def bench_listing(iterations: int, directory: Path) -> None:
+    db = Database(directory / "listing.sqlite3")
+    await db.open()
+    store = JournalStore(db)
+    first = dt.date(2023, 1, 1)
+    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(1100)]
+
+    def fill(conn) -> None:
+        rows = []
+        for n, date in enumerate(dates):
+            for k in range(10):
+                rows.append((f"{date}-{k}", USER, "nova", f"t{n}-{k}", "[]",
+                             "user" if k % 2 == 0 else "assistant", "reply", f"Zeile {k}",
+                             1_672_531_200.0 + n * 86400 + k, date))
+        conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+                         "message_ids, role, origin, text, created, calendar_date) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    await db.execute_write_fn(fill)
+    for date in dates:
+        await store.save_draft(USER, date, text="Ein Tag.", reconstruction_status="valid",
+                               narration="model", validation=[], trace={}, sources=[])
+        await store.create_entry(USER, date, "Ein Tag.", None)
+    samples = []
+    for _ in range(iterations):
+        started = time.perf_counter()
+        days = await store.days(USER)
+        samples.append((time.perf_counter() - started) * 1000)
+    assert len(days) == 1100 and days[0]["entry_id"] and days[0]["messages"] == 10
+    await db.close()
+    report("listing 1 100 days", samples, 50)
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--iterations", type=int, default=200)
+    args = parser.parse_args()
+    logging.disable(logging.CRITICAL)  # the figures, not the per-call log lines
+    bench_validation(args.iterations)
+    with tempfile.TemporaryDirectory() as tmp:
+        await bench_generation(max(20, args.iterations // 4), Path(tmp))
+        await bench_listing(max(20, args.iterations // 4), Path(tmp))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

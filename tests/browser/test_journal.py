@@ -1,0 +1,131 @@
+"""The Journal view in a real browser (issue 13): write an entry for a day with progress for
+both stages, see the sources, edit, restore an old version, delete and undo; the fallback
+note in German on a phone-sized dark page."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.helpers import PHONE, screenshot
+from tests.fakemodel import Fault, Reply
+
+pytestmark = pytest.mark.browser
+
+DATE = "2026-03-01"
+LINES = [
+    {"role": "assistant", "text": "Guten Morgen! Wie hast du geschlafen?"},
+    {"role": "user", "text": "Um 6:00 Uhr bin ich aufgestanden, müde."},
+    {"role": "user", "text": "Zum Frühstück gab es Brot mit Anna."},
+    {"role": "user", "text": "Abends habe ich gelesen."},
+]
+RECONSTRUCTION = {
+    "source_order": ["u1", "u2", "u3"],
+    "chronology": [{"source_id": f"u{i}", "source": "user", "time": None, "claims": []}
+                   for i in (1, 2, 3)],
+}
+DRAFT = "Ich bin um 6:00 Uhr müde aufgestanden, habe mit Anna Brot gegessen und abends gelesen."
+STAGE_SECONDS = 1.5
+
+
+def import_day(nova) -> None:
+    status, body = nova.api("POST", "/api/journal/import", {"date": DATE, "messages": LINES})
+    assert status == 201, body
+
+
+def test_write_an_entry_edit_restore_delete_and_undo(nova, fake, open_chat):
+    import_day(nova)
+    fake.script("journal_reconstruct", Reply(RECONSTRUCTION, delay=STAGE_SECONDS))
+    fake.script("journal_generate", Reply(DRAFT, delay=STAGE_SECONDS))
+    page = open_chat(nova)
+
+    page.locator("#view-journal").click()
+    expect(page.locator("#chat-layout")).to_be_hidden()
+    day = page.locator(".journal-day-button", has_text=DATE)
+    expect(day).to_contain_text("3 of your messages")
+    expect(day).to_have_attribute("aria-current", "date")
+    expect(page.locator(".journal-line")).to_have_count(4)
+
+    page.locator("#journal-write").click()
+    progress = page.locator("#journal-progress")
+    expect(progress.locator("li.current")).to_have_text("Reconstructing the day")
+    screenshot(page, "journal-reconstruct")
+    expect(progress.locator("li.current")).to_have_text("Writing the entry")
+    expect(page.locator("#journal-draft-text")).to_have_text(DRAFT)
+    expect(progress.locator("li.done")).to_have_count(3)
+    expect(page.locator("#journal-fallback")).to_be_hidden()
+    expect(progress).to_have_text("Reconstructing the dayWriting the entryDraft ready")
+
+    sources = page.locator(".journal-source")
+    expect(sources).to_have_text(["u1", "u2", "u3"])
+    sources.nth(1).hover()
+    expect(sources.nth(1)).to_have_attribute("title", "Zum Frühstück gab es Brot mit Anna.")
+    highlighted = page.locator(".journal-line.highlight")
+    expect(highlighted).to_have_count(1)
+    expect(highlighted).to_contain_text("Zum Frühstück gab es Brot mit Anna.")
+    screenshot(page, "journal-draft")
+
+    page.locator("#journal-draft-accept").click()
+    entry = page.locator("#journal-entry-text")
+    expect(entry).to_have_value(DRAFT)
+    expect(page.locator("#journal-versions li")).to_have_count(1)
+    expect(day).to_contain_text("entry")
+
+    entry.fill("Zweite Fassung, von Hand.")
+    page.locator("#journal-entry-save").click()
+    expect(page.locator("#journal-entry-status")).to_have_text("Saved.")
+    expect(page.locator("#journal-versions li")).to_have_count(2)
+
+    page.locator(".journal-restore").click()  # the only other version: the draft's
+    expect(entry).to_have_value(DRAFT)
+    versions = page.locator("#journal-versions li")
+    expect(versions).to_have_count(3)
+    expect(versions.first).to_contain_text("restored")
+    screenshot(page, "journal-versions")
+
+    page.locator("#journal-entry-delete").click()
+    expect(page.locator("#journal-undo")).to_be_visible()
+    expect(entry).to_have_value("")
+    status, trash = nova.api("GET", "/api/journal/trash")
+    assert status == 200 and len(trash) == 1
+    page.locator("#journal-undo-button").click()
+    expect(entry).to_have_value(DRAFT)
+    expect(page.locator("#journal-undo")).to_be_hidden()
+    status, trash = nova.api("GET", "/api/journal/trash")
+    assert trash == []
+
+    page.locator("#view-chat").click()
+    expect(page.locator("#chat-layout")).to_be_visible()
+    expect(page.locator("#journal-view")).to_be_hidden()
+
+
+def test_the_fallback_is_explained_in_german_on_a_dark_phone(nova, fake, open_chat):
+    import_day(nova)
+    invalid = {**RECONSTRUCTION, "source_order": ["u2", "u1", "u3"]}
+    fake.script("journal_reconstruct", invalid)
+    fake.script("journal_generate", DRAFT)
+    page = open_chat(nova, locale="de-DE", color_scheme="dark", viewport=PHONE)
+    page.locator("#view-journal").click()
+    expect(page.locator("#view-journal")).to_have_text("Tagebuch")
+    expect(page.locator(".journal-day-button")).to_contain_text("3 deiner Nachrichten")
+    page.locator("#journal-write").click()
+    note = page.locator("#journal-fallback")
+    expect(note).to_be_visible()
+    expect(note).to_contain_text("Rekonstruktion")
+    expect(note).to_contain_text("order_changed")
+    background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+    assert background == "rgb(21, 23, 27)"  # the dark palette
+    screenshot(page, "journal-fallback-de-dark-phone")
+
+
+def test_a_failed_job_says_why_and_keeps_the_day(nova, fake, open_chat):
+    import_day(nova)
+    fake.script("journal_reconstruct", Fault.context_length())
+    page = open_chat(nova)
+    page.locator("#view-journal").click()
+    page.locator("#journal-write").click()
+    expect(page.locator(".journal-error")).to_have_text(
+        "No draft: the model server refused the day as too long")
+    expect(page.locator("#journal-write")).to_be_enabled()
+    expect(page.locator("#journal-draft")).to_be_hidden()
+    expect(page.locator(".journal-line")).to_have_count(4)

@@ -1,0 +1,253 @@
+"""The stage-1 validator (SPEC §8): every code with a failing and a passing case, the time
+tokens, and the artifact built from what passed."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from app.journal import times
+from app.journal.artifact import build_artifact, local_draft
+from app.journal.day import Conversation, DayMessage, number_sources
+from app.journal.validator import CODES, validate
+
+
+def day(*lines: tuple[str, str]) -> list:
+    messages = [DayMessage(f"m{i}", role, text, None) for i, (role, text) in enumerate(lines)]
+    return number_sources([Conversation("c1", "import", None, messages)])
+
+
+SOURCES = day(
+    ("assistant", "Guten Morgen! Wie hast du geschlafen?"),
+    ("user", "Um 6:00 Uhr bin ich aufgestanden,  müde."),
+    ("user", "Zum Frühstück gab es Brot mit Anna."),
+    ("assistant", "Klingt schön. Und am Abend?"),
+    ("user", "Gegen 9 habe ich gelesen. Vielleicht war es auch später."),
+)
+
+
+def valid_json() -> dict:
+    return {
+        "source_order": ["u1", "u2", "u3"],
+        "chronology": [
+            {"source_id": "u1", "source": "user", "time": "6:00 Uhr",
+             "claims": [{"kind": "event", "evidence": "bin ich aufgestanden, müde"}]},
+            {"source_id": "u2", "source": "user", "time": None,
+             "claims": [{"kind": "event", "evidence": "Brot mit Anna"}]},
+            {"source_id": "u3", "source": "user", "time": "Gegen 9",
+             "claims": [{"kind": "event", "evidence": "habe ich gelesen"}]},
+        ],
+        "uncertainties": [{"source_id": "u3", "evidence": "Vielleicht war es auch später."}],
+        "contradictions": [], "plan_changes": [], "corrections": [],
+    }
+
+
+def with_change(change) -> dict:
+    data = valid_json()
+    change(data)
+    return data
+
+
+def test_numbering_takes_the_assistant_line_before_a_user_line_as_context():
+    assert [(s.source_id, s.role) for s in SOURCES] == [
+        ("a1", "assistant"), ("u1", "user"), ("u2", "user"), ("a2", "assistant"), ("u3", "user")]
+
+
+def test_a_valid_reconstruction_has_no_codes():
+    assert validate(SOURCES, valid_json()) == []
+
+
+# --- one failing case per code; each is the valid JSON with one change ------------------------
+
+FAILING = {
+    "coverage_incomplete": [
+        lambda d: d["source_order"].remove("u3") or d["chronology"].pop(),
+        lambda d: d["chronology"].pop(1),  # u2 only in source_order
+    ],
+    "order_changed": [lambda d: d.update(source_order=["u2", "u1", "u3"])],
+    "unknown_source": [lambda d: d["uncertainties"].append({"source_id": "u9",
+                                                           "evidence": "x"})],
+    "assistant_source": [
+        lambda d: d["chronology"][1].update(source="assistant"),
+        lambda d: d["chronology"][1].update(source="User"),  # exactly `user`, nothing else
+        lambda d: d["corrections"].append({"source_id": "a1", "evidence": "Guten Morgen!"}),
+    ],
+    "evidence_not_verbatim": [
+        lambda d: d["chronology"][1]["claims"][0].update(evidence="brot mit Anna"),  # case
+        lambda d: d["chronology"][1]["claims"][0].update(evidence="Brot mit Anna!"),
+        lambda d: d["chronology"][0]["claims"][0].update(evidence="bin ich aufgestanden müde"),
+        lambda d: d["chronology"][1]["claims"][0].update(evidence="Wie hast du geschlafen"),
+        lambda d: d["chronology"][1]["claims"][0].update(evidence="   "),
+        lambda d: d["uncertainties"][0].update(evidence="Vielleicht später."),
+    ],
+    "time_not_pure": [
+        lambda d: d["chronology"][0].update(time="um 6:00 Uhr morgens"),
+        lambda d: d["chronology"][0].update(time="morgens"),
+        lambda d: d["chronology"][0].update(time="25:00"),
+    ],
+    "time_source_mismatch": [
+        lambda d: d["chronology"][1].update(time="6:00 Uhr"),  # another line's time
+        lambda d: d["chronology"][2].update(time="gegen 9"),  # the line says "Gegen 9"
+    ],
+    "reorder_unjustified": [
+        # u3 before u2: u2 has no time at all
+        lambda d: d.update(chronology=[d["chronology"][0], d["chronology"][2],
+                                       d["chronology"][1]]),
+    ],
+    "legacy_field": [
+        lambda d: d.update(events=[]),
+        lambda d: d["chronology"][0].update(evidence="bin ich aufgestanden"),
+        lambda d: d["chronology"][0]["claims"][0].update(confidence=0.9),
+        lambda d: d["uncertainties"][0].update(kind="doubt"),
+    ],
+}
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_code_has_failing_cases(code):
+    assert code in FAILING, f"no failing case for {code}"
+    for change in FAILING[code]:
+        data = with_change(change)
+        assert code in validate(SOURCES, data), (code, data)
+
+
+def test_a_time_without_its_uhr_still_stands_in_its_line():
+    # "6:00" stands in "Um 6:00 Uhr" as a token of its own (the `Uhr` is optional).
+    assert validate(SOURCES, with_change(lambda d: d["chronology"][0].update(time="6:00"))) == []
+
+
+PASSING = {
+    "coverage_incomplete": lambda d: None,
+    "order_changed": lambda d: None,
+    "unknown_source": lambda d: d["corrections"].append({"source_id": "u2",
+                                                        "evidence": "Frühstück"}),
+    "assistant_source": lambda d: d["chronology"][1].update(source="user"),
+    # NFKC and whitespace only: a doubled space in the line, a full-width colon in evidence
+    "evidence_not_verbatim": lambda d: d["chronology"][0]["claims"][0].update(
+        evidence="Um 6\uff1a00 Uhr bin ich\naufgestanden, müde."),
+    "time_not_pure": lambda d: d["chronology"][0].update(time="6:00 Uhr"),
+    "time_source_mismatch": lambda d: d["chronology"][2].update(time="Gegen 9"),
+    "reorder_unjustified": lambda d: None,
+    "legacy_field": lambda d: None,
+}
+
+
+@pytest.mark.parametrize("code", CODES)
+def test_every_code_has_a_passing_case(code):
+    assert code not in validate(SOURCES, with_change(PASSING[code]))
+    assert validate(SOURCES, with_change(PASSING[code])) == []
+
+
+TIMED = day(
+    ("user", "Abends um 20:15 Kino."),
+    ("user", "Morgens um halb acht gejoggt."),
+    ("user", "Mittags gegen 12 gegessen."),
+    ("user", "Um viertel nach zehn im Büro."),
+)
+
+
+def chronology(order, times_by_id):
+    return {"source_order": ["u1", "u2", "u3", "u4"],
+            "chronology": [{"source_id": sid, "source": "user", "time": times_by_id.get(sid),
+                            "claims": []} for sid in order]}
+
+
+def test_a_reorder_is_justified_by_source_local_times_that_ascend():
+    data = chronology(["u2", "u4", "u3", "u1"], {"u1": "20:15", "u2": "halb acht",
+                                                 "u3": "gegen 12", "u4": "viertel nach zehn"})
+    assert validate(TIMED, data) == []
+    artifact = build_artifact(TIMED, data, [])
+    assert [s["source_id"] for s in artifact["sources"]] == ["u2", "u4", "u3", "u1"]
+    assert artifact["sources"][0] == {"source_id": "u2", "text": "Morgens um halb acht gejoggt.",
+                                      "time": "halb acht"}
+
+
+def test_a_reorder_with_a_missing_time_or_backwards_minutes_is_unjustified():
+    missing = chronology(["u2", "u4", "u3", "u1"], {"u1": "20:15", "u2": "halb acht",
+                                                    "u4": "viertel nach zehn"})
+    backwards = chronology(["u2", "u3", "u4", "u1"], {"u1": "20:15", "u2": "halb acht",
+                                                      "u3": "gegen 12",
+                                                      "u4": "viertel nach zehn"})
+    assert validate(TIMED, missing) == ["reorder_unjustified"]
+    assert validate(TIMED, backwards) == ["reorder_unjustified"]
+
+
+def test_equal_times_keep_the_source_order():
+    lines = day(("user", "Um 9 Uhr Kaffee."), ("user", "Um 9 Uhr Zeitung."))
+    swapped = {"source_order": ["u1", "u2"], "chronology": [
+        {"source_id": "u2", "source": "user", "time": "9 Uhr", "claims": []},
+        {"source_id": "u1", "source": "user", "time": "9 Uhr", "claims": []}]}
+    assert validate(lines, swapped) == ["reorder_unjustified"]
+
+
+@pytest.mark.parametrize("token,minutes", [
+    ("6:00", 360), ("06:00", 360), ("6:00 Uhr", 360), ("6.30 Uhr", 390), ("9 Uhr", 540),
+    ("halb acht", 450), ("viertel nach zehn", 615), ("viertel vor zehn", 585),
+    ("dreiviertel acht", 465), ("gegen 9", 540), ("gegen neun Uhr", 540), ("Gegen 9", None),
+    ("7:30 pm", 1170), ("halb eins", 30),
+])
+def test_time_tokens(token, minutes):
+    if token == "Gegen 9":  # a capitalised spoken time is read as the same token
+        minutes = 540
+    assert times.parse(token) == minutes
+
+
+@pytest.mark.parametrize("token", ["morgens", "um 6", "6", "später", "25:00", "halb", "",
+                                   "6:00 Uhr morgens", "nach dem Essen"])
+def test_not_time_tokens(token):
+    assert times.parse(token) is None
+
+
+def test_a_spoken_time_occurs_only_as_a_token_of_its_own_line():
+    assert times.occurs_in("halb acht", "Ich bin um halb acht los.")
+    assert not times.occurs_in("halb acht", "Ich bin um halb achtzehn los.")
+    assert not times.occurs_in("6:00", "Es war 16:00.")
+    assert times.find("Um viertel nach zehn und gegen 12 Uhr") == ["viertel nach zehn",
+                                                                   "gegen 12 Uhr"]
+
+
+def test_the_validator_does_not_change_its_input_and_survives_any_shape():
+    data = valid_json()
+    frozen = copy.deepcopy(data)
+    validate(SOURCES, data)
+    assert data == frozen
+    for junk in (None, [], "x", 3, {"chronology": "x"}, {"chronology": [1, None]},
+                 {"source_order": [1, 2]}, {"chronology": [{"source_id": ["u1"]}]}):
+        assert validate(SOURCES, junk), junk
+
+
+# --- the artifact ---------------------------------------------------------------------------------
+
+def test_the_artifact_rehydrates_full_lines_and_drops_labels_and_assistant_text():
+    data = valid_json()
+    artifact = build_artifact(SOURCES, data, validate(SOURCES, data))
+    assert artifact["reconstruction_status"] == "valid"
+    assert [s["text"] for s in artifact["sources"]] == [
+        "Um 6:00 Uhr bin ich aufgestanden,  müde.", "Zum Frühstück gab es Brot mit Anna.",
+        "Gegen 9 habe ich gelesen. Vielleicht war es auch später."]
+    assert artifact["sources"][0]["time"] == "6:00 Uhr"
+    assert "time" not in artifact["sources"][1]
+    assert artifact["uncertainties"] == [{"source_id": "u3",
+                                          "evidence": "Vielleicht war es auch später."}]
+    flat = repr(artifact)
+    assert "event" not in flat and "Guten Morgen" not in flat and "Klingt schön" not in flat
+
+
+def test_an_invalid_reconstruction_gives_the_fallback_in_source_order():
+    data = with_change(lambda d: d.update(chronology=list(reversed(d["chronology"])),
+                                          source_order=["u3", "u2", "u1"]))
+    codes = validate(SOURCES, data)
+    artifact = build_artifact(SOURCES, data, codes)
+    assert codes and artifact["reconstruction_status"] == "fallback"
+    assert [s["source_id"] for s in artifact["sources"]] == ["u1", "u2", "u3"]
+    assert all("time" not in s for s in artifact["sources"])
+    assert artifact["uncertainties"] == [] and artifact["corrections"] == []
+
+
+def test_the_local_draft_lists_every_line_whole_under_the_date():
+    artifact = build_artifact(SOURCES, None, None)
+    text = local_draft("2026-03-01", artifact)
+    assert text.splitlines()[0] == "2026-03-01"
+    for source in SOURCES:
+        assert (source.text in text) == (source.role == "user")
