@@ -278,6 +278,9 @@ def m006_profile(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
 def m005_memories(db: sqlite3.Connection) -> None:
     """Long-term memory (SPEC §3a): what the character knows about its user across days.
 
