@@ -54,6 +54,7 @@ bench: install
 	$(PY) bench/turn.py
 	$(PY) bench/profile.py
 	$(PY) bench/journal.py
+	$(PY) bench/privacy.py
 	$(PY) bench/memory.py
 
 clean:

@@ -2,8 +2,11 @@
 
 Identities:
 - `local` always exists. Its token is `--token`/`NOVABERG_TOKEN`, else (desktop mode) a new
-  random one per start. The browser is opened once at `/?token=…`; that visit becomes a
-  session cookie (HttpOnly, SameSite=Strict) and the token leaves the address bar.
+  random one per start. The API token is never put in a URL: the desktop app opens the
+  browser at `/?token=<start code>`, a single-use value distinct from the API token
+  (`StartCodes`); that visit becomes a session cookie (HttpOnly, SameSite=Strict) for
+  `local` and the code leaves the address bar. Only in desktop mode, never from a
+  cross-site link (`Sec-Fetch-Site: cross-site`): a link cannot switch who you are.
 - Headless users (`novaberg user add NAME`) have a scrypt password hash and API tokens in
   SQLite (only the SHA-256 of a token is stored). `POST /api/login` sets the session cookie.
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
@@ -17,14 +20,18 @@ read from the connection's local socket, so the check is right whatever port was
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import hmac
+import ipaddress
 import logging
+import math
 import secrets
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 import redis.asyncio as aioredis
 from aiohttp import web
@@ -38,6 +45,8 @@ log = logging.getLogger(__name__)
 LOCAL_USER = "local"
 SESSION_COOKIE = "novaberg_session"
 SESSION_TTL_SECONDS = 30 * 24 * 3600
+MAX_START_CODES = 16
+LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
@@ -46,6 +55,8 @@ PUBLIC_PREFIXES = ("/static/",)
 USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 USER_ID = web.RequestKey("user_id", str)
+# The login session (cookie) that authenticated the request, when it was one.
+SESSION_ID = web.RequestKey("session_id", str)
 
 
 # --- secrets -------------------------------------------------------------------------------
@@ -96,16 +107,169 @@ def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
     return token
 
 
+TOKEN_ID_CHARS = 12  # a token is named by the head of its hash: safe to show, enough to pick
+
+
+def list_tokens_sync(conn: sqlite3.Connection, name: str | None = None) -> list[tuple[str, str, float]]:
+    """(token id, user, created_at) of the stored API tokens, oldest first."""
+    rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
+                        "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
+    return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
+
+
+def revoke_token_sync(conn: sqlite3.Connection, token_id: str) -> int:
+    """Remove the token whose id is `token_id` (at least 6 characters of it); returns how many
+    matched — only exactly one is removed."""
+    if len(token_id) < 6 or not all(c in "0123456789abcdef" for c in token_id):
+        return 0
+    with conn:
+        rows = conn.execute("SELECT token_hash FROM api_tokens WHERE token_hash LIKE ?",
+                            (token_id + "%",)).fetchall()
+        if len(rows) == 1:
+            conn.execute("DELETE FROM api_tokens WHERE token_hash = ?", (rows[0][0],))
+    return len(rows)
+
+
+def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
+    """Delete a user and every row of theirs; False: no such user.
+
+    The user's rows are those of each table with a `user_id` column, and every row that
+    reaches one of them through foreign keys (a journal day through its space, a version
+    through its entry, …), children first. Tables added by later migrations are covered
+    without touching this code. The `users` row goes last, all in one transaction.
+    """
+    tables = [row[0] for row in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
+    children = _foreign_key_children(conn, tables)
+    with conn:
+        if conn.execute("SELECT 1 FROM users WHERE user_id = ?", (name,)).fetchone() is None:
+            return False
+        for table in tables:
+            columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+            if table != "users" and "user_id" in columns:
+                _delete_with_children(conn, children, table, '"user_id" = ?', (name,))
+        _delete_with_children(conn, children, "users", '"user_id" = ?', (name,))
+    return True
+
+
+ForeignKeyChild = tuple[str, str, str]  # (child table, its column, the parent's column)
+
+
+def _foreign_key_children(conn: sqlite3.Connection,
+                          tables: list[str]) -> dict[str, list[ForeignKeyChild]]:
+    children: dict[str, list[ForeignKeyChild]] = {}
+    for table in tables:
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
+            parent, column, parent_column = fk[2], fk[3], fk[4]
+            if parent != table:
+                children.setdefault(parent, []).append((table, column, parent_column or "rowid"))
+    return children
+
+
+def _delete_with_children(conn: sqlite3.Connection, children: dict[str, list[ForeignKeyChild]],
+                          table: str, where: str, params: tuple[object, ...]) -> None:
+    for child, column, parent_column in children.get(table, []):
+        _delete_with_children(
+            conn, children, child,
+            f'"{column}" IN (SELECT "{parent_column}" FROM "{table}" WHERE {where})', params)
+    conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
+
+
 def count_users_sync(conn: sqlite3.Connection) -> int:
     return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
+
+
+class StartCodes:
+    """Single-use values that the desktop start link carries instead of the API token.
+
+    Desktop mode is one process, so they live in memory. A code opens one browser session
+    for `local` and is gone; at most `MAX_START_CODES` are outstanding (the oldest go first).
+    Codes are shown on the terminal and in the command line that opens the browser, where
+    other local users may read them: by the time they could, the browser has used it.
+    """
+
+    def __init__(self) -> None:
+        self._codes: dict[str, float] = {}
+
+    def issue(self) -> str:
+        code = new_token()
+        self._codes[code] = time.time()
+        while len(self._codes) > MAX_START_CODES:
+            del self._codes[next(iter(self._codes))]
+        return code
+
+    def redeem(self, code: str) -> bool:
+        for known in list(self._codes):
+            if hmac.compare_digest(known.encode(), code.encode()):
+                del self._codes[known]
+                return True
+        return False
+
+
+class LoginThrottle:
+    """Backoff after failed logins, per user name and per client address, kept in Redis so
+    that it holds across processes: after `free_failures` failures in a row each further
+    try must wait 1 s, doubling per failure up to `max_delay` (429 with Retry-After). A
+    success clears the name's count; the client's count only expires (a guesser who also
+    owns an account cannot reset it). A failure is logged with the name, never the password.
+    """
+
+    def __init__(self, redis: aioredis.Redis, free_failures: int = 5, max_delay: int = 900) -> None:
+        self.redis = redis
+        self.free_failures = free_failures
+        self.max_delay = max_delay
+
+    @staticmethod
+    def _subjects(name: str, client: str) -> tuple[tuple[str, str], ...]:
+        # A name that cannot exist still counts, under a bounded key.
+        return (("name", name if len(name) <= 64 else token_hash(name)), ("client", client))
+
+    async def check(self, name: str, client: str) -> None:
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for kind, who in self._subjects(name, client):
+                pipe.pttl(keys.login_blocked(kind, who))
+            waits = await pipe.execute()
+        wait_ms = max(waits)
+        if wait_ms > 0:
+            retry_after = str(math.ceil(wait_ms / 1000))
+            log.warning("login refused: backoff after failed logins", extra={"fields": {
+                "name": name[:64], "client": client, "retry_after": retry_after,
+                "setting": "login_free_failures"}})
+            raise ApiError(429, "login_backoff",
+                           f"too many failed logins; try again in {retry_after} s",
+                           headers={"Retry-After": retry_after})
+
+    async def failed(self, name: str, client: str) -> None:
+        subjects = self._subjects(name, client)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for kind, who in subjects:
+                pipe.incr(keys.login_failures(kind, who))
+                pipe.expire(keys.login_failures(kind, who), LOGIN_FAILURES_MEMORY_SECONDS)
+            counts = (await pipe.execute())[::2]
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for (kind, who), count in zip(subjects, counts, strict=True):
+                if count >= self.free_failures:
+                    delay = min(2 ** (count - self.free_failures), self.max_delay)
+                    pipe.set(keys.login_blocked(kind, who), count, ex=delay)
+            await pipe.execute()
+        log.warning("login failed", extra={"fields": {
+            "name": name[:64], "client": client, "failures": max(counts)}})
+
+    async def succeeded(self, name: str) -> None:
+        await self.redis.delete(keys.login_failures("name", name),
+                                keys.login_blocked("name", name))
 
 
 class Auth:
     """Resolves a request to a user id, or refuses it."""
 
     def __init__(self, db: Database, redis: aioredis.Redis, local_token: str | None,
-                 public_origin: str | None, host: str) -> None:
+                 public_origin: str | None, host: str, *,
+                 throttle: LoginThrottle | None = None) -> None:
         self.db = db
+        self.throttle = throttle or LoginThrottle(redis)
+        self.start_codes = StartCodes()
         self.redis = redis
         self.local_token = local_token
         self.public_origin = public_origin.rstrip("/") if public_origin else None
@@ -123,7 +287,11 @@ class Auth:
 
         return await self.db.execute_fn(_find)
 
-    async def login(self, name: str, password: str) -> str | None:
+    async def login(self, name: str, password: str, client: str) -> str | None:
+        """The user for a right name and password, else None. A name or client that failed
+        too often must wait first (429, `LoginThrottle`); the hash runs off the event loop."""
+        await self.throttle.check(name, client)
+
         def _find(conn: sqlite3.Connection) -> str | None:
             row = conn.execute("SELECT password_hash FROM users WHERE user_id = ?",
                                (name,)).fetchone()
@@ -131,8 +299,12 @@ class Auth:
 
         stored = await self.db.execute_fn(_find)
         # Verify against a dummy hash for unknown names, so timing does not reveal them.
-        ok = verify_password(password, stored or _DUMMY_HASH)
-        return name if stored and ok else None
+        ok = await asyncio.to_thread(verify_password, password, stored or _DUMMY_HASH)
+        if stored and ok:
+            await self.throttle.succeeded(name)
+            return name
+        await self.throttle.failed(name, client)
+        return None
 
     async def new_session(self, user_id: str) -> str:
         session_id = new_token()
@@ -157,6 +329,7 @@ class Auth:
         if session_id:
             user = await self.user_for_session(session_id)
             if user:
+                request[SESSION_ID] = session_id
                 return user
         query_token = request.query.get("token")
         if query_token and request.path == "/api/ws":
@@ -185,6 +358,42 @@ class Auth:
 _DUMMY_HASH = hash_password(secrets.token_hex(8))
 
 
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+
+
+def host_name(host: str) -> str:
+    """The name part of a `Host` value (`[::1]:8765` → `::1`, `Example.org.` → `example.org`)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    return name.rstrip(".")
+
+
+def is_ip_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def host_allowed(request: web.Request, bound_host: str, public_origin: str | None) -> bool:
+    """DNS rebinding: a page of a foreign name that resolves to this server must not be
+    served. Allowed: loopback names, the bound host, the public origin's host, and — when
+    bound to every interface — IP literals (a rebinding attack needs a name it controls)."""
+    raw = request.headers.get("Host")
+    if raw is None:
+        return True  # HTTP/1.0 without Host: nothing a browser sends
+    name = host_name(raw)
+    if name in LOOPBACK_HOSTS or name == host_name(bound_host):
+        return True
+    if public_origin and name == host_name(urlsplit(public_origin).netloc):
+        return True
+    return bound_host in WILDCARD_HOSTS and is_ip_literal(name)
+
+
 def is_public(path: str) -> bool:
     return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
 
@@ -198,6 +407,11 @@ def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable
     @web.middleware
     async def auth_middleware(request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
         auth = get_auth(request)
+        if not host_allowed(request, auth.host, auth.public_origin):
+            log.warning("foreign Host refused", extra={"fields": {
+                "path": request.path, "host": request.headers.get("Host", "")[:200]}})
+            raise ApiError(421, "misdirected_request",
+                           "this server does not answer for that host name")
         if needs_origin_check(request) and not auth.origin_allowed(request):
             log.warning("foreign origin refused", extra={"fields": {
                 "path": request.path, "origin": request.headers.get("Origin")}})

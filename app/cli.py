@@ -17,6 +17,7 @@ import socket
 import sqlite3
 import sys
 import threading
+import time
 import webbrowser
 from typing import NoReturn
 from urllib.parse import urlsplit, urlunsplit
@@ -25,7 +26,10 @@ from aiohttp import web
 
 from app import __version__
 from app import log as logctx
-from app.auth import add_user_sync, count_users_sync, new_token, valid_user_name
+from app.auth import (
+    add_user_sync, count_users_sync, delete_user_sync, list_tokens_sync, new_token,
+    revoke_token_sync, valid_user_name,
+)
 from app.datadir import DataDirError, check_writable
 from app.process import follow_bootloader
 from app.redis_server import RedisStartError
@@ -65,14 +69,32 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
     parser.add_argument("--log-level", help=SETTINGS_BY_NAME["log_level"].help)
+    parser.add_argument("--log-format", choices=SETTINGS_BY_NAME["log_format"].choices,
+                        help=SETTINGS_BY_NAME["log_format"].help)
+    # The data options also after the subcommand ("novaberg user add anna --data-dir D");
+    # SUPPRESS: given only before it, the value from before stays.
+    data_options = argparse.ArgumentParser(add_help=False)
+    data_options.add_argument("--data-dir", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["data_dir"].help)
+    data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["redis_url"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
-    add = user_commands.add_parser("add", help="add a user: asks for a password twice, "
+    add = user_commands.add_parser("add", parents=[data_options], help="add a user: asks for a password twice, "
                                    "prints an API token")
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from the first line of stdin")
+    delete = user_commands.add_parser("delete", parents=[data_options], help="delete a user with all their data "
+                                      "(the app must be stopped)")
+    delete.add_argument("name", help="user name")
+    token = commands.add_parser("token", help="list or revoke API tokens")
+    token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    listing = token_commands.add_parser("list", parents=[data_options], help="list API tokens: id, user, created")
+    listing.add_argument("name", nargs="?", help="only this user's tokens")
+    revoke = token_commands.add_parser("revoke", parents=[data_options], help="revoke an API token by its id")
+    revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     return parser
 
 
@@ -82,8 +104,13 @@ def main(argv: list[str] | None = None) -> int:
              if name in SETTINGS_BY_NAME and value is not None}
     try:
         settings = load_settings(flags)
+        if args.command == "user" and args.user_command == "delete":
+            return delete_user(settings, args.name)
         if args.command == "user":
             return add_user(settings, args.name, args.password_stdin)
+        if args.command == "token":
+            return manage_tokens(settings, args.token_command, getattr(args, "name", None),
+                                 getattr(args, "token_id", None))
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)
@@ -115,6 +142,84 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     return 0
 
 
+def _open_database(settings: Settings) -> sqlite3.Connection:
+    from app.server import DATABASE_FILE
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    path = settings.data_path / DATABASE_FILE
+    if not path.exists():
+        raise UsageError(f"no database in {settings.data_path} (no users yet)")
+    conn = connect(path)
+    apply_migrations(conn)
+    return conn
+
+
+def manage_tokens(settings: Settings, action: str, name: str | None,
+                  token_id: str | None) -> int:
+    conn = _open_database(settings)
+    try:
+        if action == "list":
+            for tid, user, created in list_tokens_sync(conn, name):
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+                print(f"{tid}  {user}  {stamp}")
+            return 0
+        assert token_id is not None
+        matched = revoke_token_sync(conn, token_id)
+    finally:
+        conn.close()
+    if matched != 1:
+        raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
+                         "from 'novaberg token list'" if matched else
+                         f"no token with id {token_id!r} (see 'novaberg token list')")
+    print(f"token {token_id} revoked")
+    return 0
+
+
+def delete_user(settings: Settings, name: str) -> int:
+    """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
+    must be stopped (the data dir lock says so): its embedded Redis is started here."""
+    from app.datadir import DataDirLock
+    from app.memory.purge import purge_user
+    from app.server import REDIS_DIR
+
+    lock = DataDirLock(settings.data_path)
+    try:
+        lock.acquire()
+    except DataDirError as exc:
+        raise UsageError(f"{exc}: stop the app first") from None
+    try:
+        conn = _open_database(settings)
+        try:
+            if not delete_user_sync(conn, name):
+                raise UsageError(f"no user {name!r}")
+        finally:
+            conn.close()
+        import redis
+
+        if settings.redis_url:
+            client = redis.Redis.from_url(settings.redis_url)
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+        else:
+            from app.redis_server import EmbeddedRedis
+
+            embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
+            embedded.start()
+            client = redis.Redis(unix_socket_path=str(embedded.socket_path))
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+                embedded.stop()
+    finally:
+        lock.release()
+    print(f"user {name} deleted ({keys_removed} Redis keys of theirs removed)")
+    return 0
+
+
 def _read_password(from_stdin: bool) -> str:
     if from_stdin:
         password = sys.stdin.readline().rstrip("\n")
@@ -131,7 +236,12 @@ def _read_password(from_stdin: bool) -> str:
 
 def serve(settings: Settings) -> int:
     follow_bootloader()
-    logctx.configure(settings.log_level, sys.stdout if settings.headless else sys.stderr)
+    text = settings.log_format == "text" or (settings.log_format == "auto"
+                                            and not settings.headless)
+    level = settings.log_level
+    if text and settings.source("log_level") == "default":
+        level = "warning"  # the desktop terminal stays quiet: the start URL and what is wrong
+    logctx.configure(level, sys.stdout if settings.headless else sys.stderr, text=text)
     _check_redis_url(settings.redis_url)
     check_writable(settings.data_path)
     if not settings.headless and settings.host != "127.0.0.1":
@@ -229,6 +339,8 @@ def bind_socket(settings: Settings) -> socket.socket:
 
 async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                token: str | None) -> int:
+    from app.typedefs import AUTH
+
     stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
     runner = web.AppRunner(app, handle_signals=False, access_log=None)
     try:
@@ -243,15 +355,19 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
         log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
                                                   data_dir=settings.data_dir))
         if not settings.headless:
-            start_url = f"{base}/?token={token}"
+            # Start links carry single-use codes, never the API token: the browser's command
+            # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
+            codes = app[AUTH].start_codes
+            start_url = f"{base}/?token={codes.issue()}"
             # One write call: the log listener thread writes to the same stream.
-            sys.stderr.write(f"Novaberg is running: {start_url}\n")
+            sys.stderr.write(f"Novaberg is running: {start_url}\n"
+                             f"API token for scripts (Authorization: Bearer …): {token}\n")
             sys.stderr.flush()
             if not settings.no_browser:
                 # A daemon thread: some browser commands block until the browser closes, and
                 # neither serving nor stopping may wait for that.
-                threading.Thread(target=webbrowser.open, args=(start_url,), daemon=True,
-                                 name="open-browser").start()
+                threading.Thread(target=webbrowser.open, args=(f"{base}/?token={codes.issue()}",),
+                                 daemon=True, name="open-browser").start()
         await stop.wait()
         log.info("stopping")
     finally:

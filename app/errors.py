@@ -25,6 +25,7 @@ _DEFAULT_CODES = {
     409: "conflict",
     413: "too_large",
     415: "unsupported_media_type",
+    421: "misdirected_request",
     429: "rate_limited",
     500: "internal_error",
     503: "not_ready",

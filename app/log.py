@@ -63,6 +63,24 @@ class JsonFormatter(logging.Formatter):
             return json.dumps(line, ensure_ascii=False, default=str)
 
 
+class TextFormatter(logging.Formatter):
+    """One short human-readable line (desktop terminal): time, level, message, fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        extra = dict(getattr(record, "fields", None) or {})
+        for name, _ in _CONTEXT:
+            value = getattr(record, name, None)
+            if value is not None:
+                extra[name] = value
+        shown = " ".join(f"{k}={v}" for k, v in extra.items() if v is not None)
+        level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
+        line = f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {level}" \
+               f"{record.getMessage()}{'  ' + shown if shown else ''}"
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line
+
+
 class _ContextFilter(logging.Filter):
     """Copies the request/turn context onto the record while still in the caller's context."""
 
@@ -81,11 +99,12 @@ class _DeferredQueueHandler(logging.handlers.QueueHandler):
 _listener: logging.handlers.QueueListener | None = None
 
 
-def configure(level: str = "info", stream: Any = None) -> None:
+def configure(level: str = "info", stream: Any = None, text: bool = False) -> None:
+    """JSON lines (headless default), or short text lines (`text`, the desktop terminal)."""
     global _listener
     stop()
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(JsonFormatter())
+    handler.setFormatter(TextFormatter() if text else JsonFormatter())
     records: queue.SimpleQueue[logging.LogRecord] = queue.SimpleQueue()
     _listener = logging.handlers.QueueListener(records, handler)
     _listener.start()
@@ -96,6 +115,9 @@ def configure(level: str = "info", stream: Any = None) -> None:
     root.setLevel(level.upper())
     # aiohttp's access log duplicates our request log line.
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+    # The state machine library reports every transition at info: that is debug chatter.
+    logging.getLogger("transitions").setLevel(
+        logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
 
 
 def stop() -> None:

@@ -20,12 +20,13 @@ from aiohttp import web
 
 from app import log as logctx
 from app.api import setup_routes
-from app.auth import Auth, auth_middleware_factory
+from app.auth import Auth, LoginThrottle, auth_middleware_factory
 from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.journal.service import install as install_journal
 from app.journal.service import journal_ctx
 from app.llm import Gateway
+from app.llm.privacy import IdentityRegistry
 from app.pipeline.service import install as install_pipelines
 from app.pipeline.service import pixie_ctx, reminder_clock_ctx
 from app.redis_server import EmbeddedRedis
@@ -33,7 +34,7 @@ from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
 from app.storage.database import Database
 from app.typedefs import (
-    AUTH, DB, GATEWAY, LOCAL_TOKEN, REDIS, REDIS_INFO, SETTINGS,
+    AUTH, DB, GATEWAY, LOCAL_TOKEN, PRIVACY, REDIS, REDIS_INFO, SETTINGS,
     RedisInfo,
 )
 
@@ -118,14 +119,22 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
+    throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
+                             settings.login_max_delay_seconds)
     app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
-                     settings.host)
+                     settings.host, throttle=throttle)
     yield
 
 
 async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     """The model gateway; auto-detection of a local model server runs in its background."""
-    gateway = Gateway(app[SETTINGS])
+    settings = app[SETTINGS]
+    identities = IdentityRegistry(app[DB])
+    # The deprecated identity list (setting, identities.txt) moves into the registry once.
+    await identities.import_legacy(settings.data_path if settings.data_dir else None,
+                                   settings.privacy_identities)
+    app[PRIVACY] = identities
+    gateway = Gateway(settings, identities)
     await gateway.start()
     app[GATEWAY] = gateway
     try:
@@ -138,6 +147,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     """Build the application. `local_token` is the API token of the user `local`."""
     app = web.Application(
         client_max_size=CLIENT_MAX_SIZE,
+        # Bodies are decoded by `read_json` (app/api/validation.py), where a body that is not
+        # what its Content-Encoding says is a clean 400 instead of an error inside aiohttp.
+        handler_args={"auto_decompress": False},
         middlewares=[request_log_middleware, error_middleware,
                      auth_middleware_factory(lambda request: request.app[AUTH])],
     )

@@ -114,9 +114,15 @@ SETTINGS: tuple[Setting, ...] = (
             "servers (in the background; start-up never waits).", minimum=0.01),
     Setting("llm_trace_size", int, 200, "Model call records kept in memory for the admin "
             "trace.", minimum=1),
-    Setting("privacy_identities", str, None, "Names the privacy gateway masks for a remote "
-            "provider, comma-separated (also: identities.txt in the data dir).",
+    Setting("privacy_identities", str, None, "Deprecated: names, comma-separated, imported "
+            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
+            "edit people in the settings.", nullable=True),
+    Setting("privacy_detect_url", str, None, "A LOCAL OpenAI-compatible model server the "
+            "privacy gateway asks for further names before a remote call (the detect role); "
+            "off when unset; refused unless on this machine or the local network.",
             nullable=True),
+    Setting("privacy_detect_model", str, None, "The model of privacy_detect_url (unset: the "
+            "server's first).", nullable=True),
     # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
     Setting("session_ttl", int, 4 * HOUR, "Seconds of quiet after which a session expires; "
             "must stay above eigenzeit_nullpunkt_seconds.", minimum=60),
@@ -201,6 +207,21 @@ SETTINGS: tuple[Setting, ...] = (
             "review after which the profile page says a review is due.", minimum=1),
     Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
             "of the writing profile.", minimum=256),
+    # --- hardening (issue 11) -------------------------------------------------------------------
+    Setting("login_free_failures", int, 5, "Failed logins per name and per client before each "
+            "further try must wait (1 s, doubling per failure): 429 with Retry-After.",
+            minimum=1),
+    Setting("login_max_delay_seconds", int, 900, "Longest wait imposed after failed logins.",
+            minimum=1),
+    Setting("log_format", str, "auto", "Log lines as JSON (the headless default) or short "
+            "text (the desktop default: quiet, warnings and the start URL).",
+            choices=("auto", "json", "text")),
+    Setting("max_sockets_per_user", int, 20, "Open WebSockets per user; a new one beyond it "
+            "closes that user's oldest.", minimum=1),
+    Setting("max_reminders_per_pair", int, 200, "Pending reminders one user may have with one "
+            "character; beyond it: 429 too_many_reminders.", minimum=1),
+    Setting("reminder_max_days_ahead", int, 3650, "How far ahead a reminder may be due, in "
+            "days; later (or more than a minute past) is 400 invalid_due_at.", minimum=1),
     # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
     Setting("promotion_threshold", float, 0.7, "User salience from which a block is queued "
             "for long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0),

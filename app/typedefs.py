@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from app.auth import Auth
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway
+    from app.llm.privacy import IdentityRegistry
     from app.pipeline.catalog import CharacterCatalog
     from app.pipeline.characters import CharacterBook
     from app.pipeline.impulses import ReminderClock
@@ -43,6 +44,7 @@ DB: web.AppKey[Database] = web.AppKey("db")
 AUTH: web.AppKey[Auth] = web.AppKey("auth")
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
+PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
 # turn runtime (app/runtime)
 PIPELINES: web.AppKey[Pipelines] = web.AppKey("pipelines")
 CHARACTERS: web.AppKey[CharacterCatalog] = web.AppKey("characters")

@@ -266,7 +266,7 @@ async def bench_long_term(iterations: int) -> None:
                 await seed_memories(ctx.services.db, "u", MEMORIES, now)
                 worker = PixieWorker(redis=client, settings=settings, slots=LocalSlots(1, 5.0),
                                      long_term=ctx.services.long_term,
-                                     context_for=lambda _cid: ctx)
+                                     context_for=lambda *_: ctx)
                 queue = PixieQueue(client, "u", "nova")
 
                 async def one_write() -> None:

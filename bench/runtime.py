@@ -1,13 +1,14 @@
 """The turn runtime's numbers (SPEC §10, issue 5), each against a floor measured in the same run.
 
-    .venv/bin/python bench/runtime.py [accept|overhead|stall|fanout|all] [--quick]
+    .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|fanout|all] [--quick]
 
 1. accept — `POST /api/characters/nova/messages` on the real entry point (a subprocess,
    `python -m app --headless`), sequential, keep-alive. Its model never answers, so the
    first turn waits in path 1 and every later message only queues: this is the accept path
    alone. Floor: a bare aiohttp handler (another subprocess) that decodes the same JSON body
    and does one RPUSH to the same embedded Redis. Rounds alternate between the two servers.
-   Target: p50 ratio ≤ 1.5, p99 ≤ 10 ms.
+   Target: p50 ratio ≤ 1.5, p99 ≤ 10 ms. Then the same at concurrency 10 (ten clients at
+   once against each server; target p50 ratio ≤ 1.5).
 2. overhead — the app in this process with the runtime's minimal pipelines (one `responder`
    call per turn) and the built-in offline model (zero latency). One message at a time; a
    turn's total is POST → `character_response` on the WebSocket; its model time is the
@@ -21,6 +22,8 @@
    queueing delay behind everything else that is ready), against the same ticker on the
    idle app as floor. The client runs in the same loop, so its work counts against the
    server: the figures are conservative. Target: largest stall ≤ 20 ms.
+3b. stall-long — messages of 20 000 characters through the installed pipelines and the
+   offline model (its rules read the whole text); the longest single callback. Target ≤ 20 ms.
 4. fanout — 100 WebSockets of one user; one `character_response` published through the
    hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
 """
@@ -142,6 +145,9 @@ def floor_server(port: int, socket_path: str) -> None:
     asyncio.run(main())
 
 
+CONCURRENCY = 10
+
+
 async def bench_accept(samples: int) -> None:
     print(f"accept: {samples} sequential POSTs each, rounds alternating with the floor")
     runner, model_url = await silent_model()
@@ -165,7 +171,9 @@ async def bench_accept(samples: int) -> None:
             accept_ms, floor_ms = [], []
             accept_url = f"http://127.0.0.1:{port}/api/characters/nova/messages"
             floor_url = f"http://127.0.0.1:{floor_port}/floor"
-            async with aiohttp.ClientSession() as session:
+            # Ten connections: the concurrency-10 rounds must not queue in the client.
+            async with aiohttp.ClientSession(
+                    connector=aiohttp.TCPConnector(limit_per_host=CONCURRENCY)) as session:
                 async def post(url: str, into: list[float] | None, i: int) -> None:
                     started = time.perf_counter()
                     async with session.post(url, json={"text": f"Nachricht {i}"},
@@ -183,11 +191,30 @@ async def bench_accept(samples: int) -> None:
                         await post(floor_url, floor_ms, i)
                     for i in range(round_start, round_start + 100):
                         await post(accept_url, accept_ms, i)
+                # Concurrency 10: ten clients, each sending one after the other, rounds
+                # alternating as above.
+                accept_c: list[float] = []
+                floor_c: list[float] = []
+
+                async def client_loop(url: str, into: list[float], first: int) -> None:
+                    for i in range(first, first + 100 // CONCURRENCY):
+                        await post(url, into, i)
+
+                for round_start in range(0, samples, 100):
+                    for url, into in ((floor_url, floor_c), (accept_url, accept_c)):
+                        await asyncio.gather(*(
+                            client_loop(url, into, round_start + k * (100 // CONCURRENCY))
+                            for k in range(CONCURRENCY)))
             print(line("floor (bare handler, one RPUSH)", floor_ms))
             print(line("accept (POST → 202)", accept_ms, floor_ms))
             ratio = statistics.median(accept_ms) / statistics.median(floor_ms)
             print(f"  target: p50 ratio ≤ 1.5 ({'met' if ratio <= 1.5 else 'NOT met'}), "
                   f"p99 ≤ 10 ms ({'met' if pct(accept_ms, 0.99) <= 10 else 'NOT met'})")
+            print(line("floor, concurrency 10", floor_c))
+            print(line("accept, concurrency 10", accept_c, floor_c))
+            ratio_c = statistics.median(accept_c) / statistics.median(floor_c)
+            print(f"  target at concurrency 10: p50 ratio ≤ 1.5 "
+                  f"({'met' if ratio_c <= 1.5 else 'NOT met'})")
         finally:
             for proc in (app, floor):
                 if proc is not None:
@@ -395,6 +422,39 @@ async def bench_stall(pairs: int, messages: int) -> None:
           "steps in one loop round), plus, on a shared machine, other processes' time.")
 
 
+async def bench_stall_long(messages: int, chars: int) -> None:
+    """The stall with messages of `max_message_chars`: the installed pipelines and the
+    offline model's rules read the whole text (issue 11: a 20 000-character message used to
+    hold the loop for seconds)."""
+    print(f"stall-long: {messages} messages of {chars} characters, installed pipelines, "
+          "offline model")
+    words = "Setz Milch auf die Einkaufsliste und erinnere mich morgen daran, mich zu melden. "
+    text = (words * (chars // len(words) + 1))[:chars]
+    with tempfile.TemporaryDirectory() as tmp:
+        settings = defaults(data_dir=tmp, llm_provider="offline", redis_appendfsync="no",
+                            rate_limit_per_second=1_000_000.0)
+        app = create_app(settings, local_token=TOKEN)
+        async with TestClient(TestServer(app)) as client:
+            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+            started = time.perf_counter()
+            with Callbacks() as callbacks:
+                for _ in range(messages):
+                    response = await client.post("/api/characters/nova/messages",
+                                                 json={"text": text}, headers=AUTH)
+                    body = await response.json()
+                    assert response.status == 202, body
+                    await inbox.expect(closes(body["message_id"]))
+                await app[RUNTIME].idle()
+            elapsed = time.perf_counter() - started
+            await inbox.close()
+    worst_cpu, worst_wall, worst_what = callbacks.longest[0] if callbacks.longest else (0, 0, "-")
+    for cpu, wall, what in callbacks.longest[:int(os.environ.get("BENCH_SHOW", "0"))]:
+        print(f"    {wall:6.1f} ms wall {cpu:6.1f} ms cpu  {what}")
+    print(f"  {messages} turns in {elapsed:.1f} s; longest single callback: {worst_wall:.1f} ms "
+          f"wall, {worst_cpu:.1f} ms loop-thread CPU ({worst_what})")
+    print(f"  target: largest stall ≤ 20 ms ({'met' if worst_cpu <= 20 else 'NOT met'})")
+
+
 # --- 4. fan-out --------------------------------------------------------------------------------
 
 async def bench_fanout(sockets: int, rounds: int) -> None:
@@ -442,6 +502,7 @@ async def main(which: str, quick: bool) -> None:
         "accept": lambda: bench_accept(int(2000 * scale) // 100 * 100 or 100),
         "overhead": lambda: bench_overhead(int(300 * scale)),
         "stall": lambda: bench_stall(200, 3),
+        "stall-long": lambda: bench_stall_long(3 if quick else 10, 20_000),
         "fanout": lambda: bench_fanout(100, int(100 * scale)),
     }
     for name, step in steps.items():
@@ -456,7 +517,7 @@ if __name__ == "__main__":
         raise SystemExit(0)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("which", nargs="?", default="all",
-                        choices=("accept", "overhead", "stall", "fanout", "all"))
+                        choices=("accept", "overhead", "stall", "stall-long", "fanout", "all"))
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     args = parser.parse_args()
     asyncio.run(main(args.which, args.quick))

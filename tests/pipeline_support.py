@@ -177,7 +177,7 @@ async def node_context(settings: Settings, redis: Any, tmp_path: Path, *,
     services = Services(settings=settings, redis=redis, db=db, characters=book,
                         prompts=PromptLibrary(settings))
     ctx = NodeContext(services=services, character=character, gateway=gateway, stage=stage,
-                      guard=None)
+                      guard=None, user_id="local")
     try:
         yield ctx, stages
     finally:

@@ -50,17 +50,19 @@ async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_mo
     assert chats[0].headers.get("Authorization") == f"Bearer {KEY}"
 
 
-async def test_an_empty_key_removes_it_and_offline_keeps_the_server_for_later(client, settings,
-                                                                          fake_model):
+async def test_an_empty_key_removes_it_and_offline_restores_auto_detection(client, settings,
+                                                                            fake_model):
     await client.put("/api/llm", headers=AUTH, json={
         "provider": "openai", "url": fake_model.url, "model": "fake", "api_key": KEY})
     response = await client.put("/api/llm", headers=AUTH, json={"provider": "offline",
                                                                 "api_key": ""})
     info = await response.json()
     assert response.status == 200 and info["offline"] is True and info["api_key"] is None
+    assert info["auto_detect"] is True
     reloaded = load_settings({"data_dir": str(settings.data_path)}, env={})
-    assert reloaded.llm_provider == "offline" and reloaded.llm_api_key is None
-    assert reloaded.llm_url == fake_model.url  # kept for switching back
+    # Nothing pinned: the next start auto-detects a local server again (issue 11 item 7).
+    assert reloaded.llm_provider is None and reloaded.llm_api_key is None
+    assert reloaded.llm_url is None and reloaded.llm_model is None
     assert KEY not in (settings.data_path / "secrets.toml").read_text()
 
 

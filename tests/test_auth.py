@@ -8,6 +8,7 @@ import pytest
 
 from app.auth import SESSION_COOKIE, add_user_sync, hash_password, verify_password
 from app.server import DATABASE_FILE, create_app
+from app.typedefs import AUTH as AUTH_KEY
 from tests.conftest import AUTH, TOKEN
 
 
@@ -29,20 +30,21 @@ async def test_bad_authorization_header_is_refused(client, header):
     assert response.status == 401
 
 
-async def test_start_token_becomes_httponly_strict_cookie(client):
-    response = await client.get(f"/?token={TOKEN}", allow_redirects=False)
+async def test_start_code_becomes_httponly_strict_cookie(client):
+    code = client.app[AUTH_KEY].start_codes.issue()
+    response = await client.get(f"/?token={code}", allow_redirects=False)
     assert response.status == 302
     assert response.headers["Location"] == "/"
     cookie = response.cookies[SESSION_COOKIE]
     assert cookie["httponly"] and cookie["samesite"] == "Strict"
-    assert TOKEN not in cookie.value
+    assert code not in cookie.value and TOKEN not in cookie.value
     # The cookie alone now authenticates.
     client.session.cookie_jar.update_cookies({SESSION_COOKIE: cookie.value})
     me = await client.get("/api/me")
     assert me.status == 200 and (await me.json())["user_id"] == "local"
 
 
-async def test_wrong_start_token_sets_no_cookie(client):
+async def test_wrong_start_code_sets_no_cookie(client):
     response = await client.get("/?token=nope", allow_redirects=False)
     assert response.status == 401
     assert SESSION_COOKIE not in response.cookies

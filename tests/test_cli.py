@@ -141,8 +141,9 @@ def test_desktop_default_port_taken_falls_back_to_a_free_port(tmp_path):
             line = proc.stderr.readline()
             assert line, "the app ended before printing its URL"
         url = line.split("Novaberg is running:", 1)[1].strip()
-        base, _, token = url.partition("/?token=")
-        assert not base.endswith(":8765") and token
+        base, _, code = url.partition("/?token=")
+        token = proc.stderr.readline().rsplit(" ", 1)[1].strip()  # "API token for scripts …: T"
+        assert not base.endswith(":8765") and code and token and code != token
         me = http("GET", base + "/api/me", token=token)
         assert me[0] == 200 and me[1]["user_id"] == "local", me
     finally:
@@ -282,6 +283,10 @@ def test_desktop_mode_opens_the_browser_at_the_start_url(tmp_path):
         assert redirect.value.code == 302
         assert "novaberg_session=" in redirect.value.headers["Set-Cookie"]
         assert "HttpOnly" in redirect.value.headers["Set-Cookie"]
+        # Single use: the same link (e.g. read from `ps` by another local user) opens nothing.
+        with pytest.raises(urllib.error.HTTPError) as again:
+            opener.open(url, timeout=5)
+        assert again.value.code == 401
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(15) == 0

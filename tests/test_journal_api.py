@@ -335,6 +335,8 @@ async def test_a_leaking_reply_is_never_used(aiohttp_client, journal_app, fake_m
     assert draft["text"].splitlines()[0] == DATE
     assert all(line in draft["text"] for line in USER_LINES)
     assert draft["trace"]["stages"][1]["codes"] == ["privacy_blocked"]
+    stats = await call(client, "GET", "/api/privacy/stats")
+    assert stats["fallbacks"] == 2  # both stages took their local fallback, and said so
 
 
 async def test_the_chat_log_is_read_as_a_conversation_per_character(jclient, fake_model):

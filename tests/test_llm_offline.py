@@ -108,24 +108,25 @@ Conversation excerpt:
 def test_the_summary_keeps_names_numbers_and_impulse_labels_in_whole_sentences():
     text = summarize(user(HISTORY), max_chars=2000)
     for kept in ("Anna wohnt seit 2019 in Leipzig.", "Paul nach Dresden",
-                 "NOVA (von sich aus): Denk an die Tickets für 14 Uhr.",
+                 "Nova (von sich aus): Denk an die Tickets für 14 Uhr.",
                  "Tante Gisela um 15:30."):
         assert kept in text
+    assert "USER:" not in text and "NOVA" not in text  # no raw renderer labels
     assert "Previous summary" not in text and "Conversation excerpt" not in text
 
 
 def test_a_short_summary_drops_whole_sentences_and_keeps_facts_first():
-    text = summarize(user(HISTORY), max_chars=180)
-    assert len(text) <= 180
+    text = summarize(user(HISTORY), max_chars=160)
+    assert len(text) <= 160
     lines = text.splitlines()
     sentences = ["Anna wohnt seit 2019 in Leipzig.",
-                 "USER: Ja.", "USER: Das Wetter ist egal.", "NOVA: Wie schön!",
-                 "USER: Morgen fahre ich mit Paul nach Dresden.",
-                 "NOVA (von sich aus): Denk an die Tickets für 14 Uhr.",
-                 "USER: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30."]
+                 "Du: Ja.", "Du: Das Wetter ist egal.", "Nova: Wie schön!",
+                 "Du: Morgen fahre ich mit Paul nach Dresden.",
+                 "Nova (von sich aus): Denk an die Tickets für 14 Uhr.",
+                 "Du: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30."]
     assert all(line in sentences for line in lines)  # nothing cut inside a sentence
-    assert "USER: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30." in lines
-    assert "USER: Das Wetter ist egal." not in lines
+    assert "Du: Wir besuchen die Frauenkirche und treffen Tante Gisela um 15:30." in lines
+    assert "Du: Das Wetter ist egal." not in lines
 
 
 async def test_summary_through_the_gateway_as_text(offline):
@@ -137,7 +138,7 @@ async def test_summary_through_the_gateway_as_text(offline):
 def test_a_sentence_said_twice_is_summarized_once():
     text = summarize(user("[1] USER (neutral): Ich bin Anna.\n[2] USER (neutral): Ich bin Anna."),
                      max_chars=500)
-    assert text == "USER: Ich bin Anna."
+    assert text == "Du: Ich bin Anna."
 
 
 class Summary(msgspec.Struct):
@@ -154,20 +155,38 @@ async def test_a_structured_summary_fills_the_text_field(offline):
 async def test_the_reply_reflects_the_users_words_in_the_users_language(offline):
     german = await offline.complete(
         "responder", user("Ich bin traurig. Mein Fahrrad wurde gestohlen."), max_tokens=300)
-    assert "Mein Fahrrad wurde gestohlen" in german.text and "Du schreibst" in german.text
+    assert "traurig" in german.text and "Du schreibst" not in german.text
     english = await offline.complete(
         "responder", user("I'm so tired. Work was endless today."), max_tokens=300)
-    assert "You wrote" in english.text and "exhausting" in english.text
+    assert "exhausting" in english.text and "You wrote" not in english.text
     hello = await offline.complete("responder", user("Hallo!"), max_tokens=100)
     assert hello.text.startswith("Hallo!")
 
 
-def test_a_reply_that_does_not_fit_leaves_the_quote_out_rather_than_cutting_it():
+def test_a_reply_never_quotes_the_user_and_fits():
     words = "Ich war heute im Park und habe dort sehr lange mit meiner Nachbarin gesprochen"
     full = reflective_reply(words + ".", max_chars=1000)
-    assert words in full
+    assert words not in full and "Du schreibst" not in full
     short = reflective_reply(words + ".", max_chars=60)
-    assert words not in short and len(short) <= 60 and short.endswith("?")
+    assert len(short) <= 60 and short.endswith("?")
+
+
+@pytest.mark.parametrize("words, expected", [
+    ("Hallo", "Hallo!"), ("Hallo Nova", "Hallo!"), ("Wie geht es dir?", "Mir geht es gut"),
+    ("wie geht's", "Mir geht es gut"), ("Hallo, wie geht's dir?", "Mir geht es gut"),
+    ("How are you?", "I'm doing well"),
+])
+def test_greetings_and_how_are_you_get_a_proper_answer(words, expected):
+    assert reflective_reply(words, max_chars=300).startswith(expected)
+
+
+def test_the_same_fallback_never_comes_twice_in_a_row():
+    previous = ""
+    for words in ("Ich war im Park.", "Ich war im Park.", "Und dann bin ich heim.",
+                  "Ich war im Park.", "Was soll ich tun?", "Was soll ich tun?"):
+        reply = reflective_reply(words, max_chars=300, previous=previous)
+        assert reply != previous, words
+        previous = reply
 
 
 async def test_the_offline_stream_yields_the_same_answer_piecewise(offline):

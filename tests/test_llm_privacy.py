@@ -1,17 +1,17 @@
-"""The privacy gateway (SPEC §7): for a remote provider the whole prompt goes out masked, the
-reply is demasked, and a reply with a plaintext identity is blocked (fail closed)."""
+"""The privacy gateway (SPEC §7a) inside the model gateway: for a remote provider the whole
+prompt goes out masked with the user's registry and the detectors, the reply is checked
+before demasking, one corrective retry, then `privacy_blocked` (fail closed)."""
 
 from __future__ import annotations
-
-import os
 
 import msgspec
 import pytest
 
 from app.llm import Gateway, ModelError
-from app.llm.gateway import is_local
-from app.llm.privacy import IDENTITY_FILE, IdentityList, Masker
-from tests.fakemodel import Reply
+from app.llm.gateway import PRIVACY_RETRY_PROMPT, is_local
+from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
+from app.storage.database import Database
+from tests.fakemodel import Fault, Reply
 
 PERSONAL = ("Ich bin Anna Schmidt (anna.schmidt@example.org), Tel. +49 171 1234567 oder "
             "030 / 12 34 56 78. Annas Bruder Paul wohnt in der Hauptstraße 12a, 10115 Berlin. "
@@ -21,7 +21,7 @@ IDENTITIES = ("anna.schmidt@example.org", "+49 171 1234567", "030 / 12 34 56 78"
 
 
 def test_every_kind_of_identity_is_masked_and_comes_back_exactly():
-    masker = Masker(["Anna Schmidt", "Anna", "Paul"])
+    masker = Masker(NameIndex(["Anna Schmidt", "Anna", "Paul"]))
     masked = masker.mask(PERSONAL)
     for identity in IDENTITIES:
         assert identity not in masked
@@ -32,7 +32,7 @@ def test_every_kind_of_identity_is_masked_and_comes_back_exactly():
 
 
 def test_the_same_value_gets_the_same_placeholder_across_messages():
-    masker = Masker(["Paul"])
+    masker = Masker(NameIndex(["Paul"]))
     first, second = masker.mask_messages([
         {"role": "system", "content": "Der Nutzer heißt Paul."},
         {"role": "user", "content": "paul hier, schreib an paul@example.org"}])
@@ -41,11 +41,11 @@ def test_the_same_value_gets_the_same_placeholder_across_messages():
 
 
 def test_a_reply_with_a_plaintext_identity_is_a_leak():
-    masker = Masker(["Anna"])
+    masker = Masker(NameIndex(["Anna"]))
     masker.mask("Anna schreibt von anna@example.org")
     assert masker.leaks("Hallo [PERSON_1]!") == []
     assert masker.leaks("Hallo ANNA!") == ["PERSON"]
-    assert masker.leaks("Schreib an Anna@Example.org") == ["PERSON", "EMAIL"]
+    assert masker.leaks("Schreib an Anna@Example.org") == ["EMAIL"]  # the name is its part
     with pytest.raises(ModelError) as caught:
         masker.check("Liebe Anna")
     assert caught.value.code == "privacy_blocked"
@@ -53,23 +53,10 @@ def test_a_reply_with_a_plaintext_identity_is_a_leak():
 
 
 def test_demasking_json_escapes_what_it_puts_back():
-    masker = Masker(['Ben "Benny" Baum'])
+    masker = Masker(NameIndex(['Ben "Benny" Baum']))
     masker.mask('Ben "Benny" Baum')
     assert msgspec.json.decode(masker.unmask('{"name": "[PERSON_1]"}', json_string=True)) == \
         {"name": 'Ben "Benny" Baum'}
-
-
-def test_the_identity_list_comes_from_the_setting_and_the_file(tmp_path):
-    identities = IdentityList(tmp_path, "Anna, Paul ,,")
-    assert identities.names() == ("Anna", "Paul")
-    path = tmp_path / IDENTITY_FILE
-    path.write_text("# family\nGisela Meier\nX  # too short\n", encoding="utf-8")
-    assert identities.names() == ("Anna", "Paul", "Gisela Meier")
-    path.write_text("Kurt\n", encoding="utf-8")
-    os.utime(path, (1, 1))  # a changed file is read again, whatever its mtime
-    assert identities.names() == ("Anna", "Paul", "Kurt")
-    path.unlink()
-    assert identities.names() == ("Anna", "Paul")
 
 
 @pytest.mark.parametrize(("url", "local"), [
@@ -82,11 +69,19 @@ def test_only_servers_on_this_machine_or_network_count_as_local(url, local):
 
 
 @pytest.fixture
-async def remote(fake_model, make_settings, data_dir):
-    (data_dir / IDENTITY_FILE).write_text("Paul\n", encoding="utf-8")
-    settings = make_settings(**fake_model.overrides(llm_remote=True,
-                                                    privacy_identities="Anna Schmidt, Anna"))
-    async with Gateway(settings) as gateway:
+async def registry(data_dir):
+    db = Database(data_dir / "registry.db")
+    await db.open()
+    registry = IdentityRegistry(db)
+    await registry.replace("local", [Person("Anna Schmidt", ["Anna"]), Person("Paul")])
+    yield registry
+    await db.close()
+
+
+@pytest.fixture
+async def remote(fake_model, make_settings, registry):
+    settings = make_settings(**fake_model.overrides(llm_remote=True))
+    async with Gateway(settings, registry) as gateway:
         assert gateway.remote
         yield gateway
 
@@ -99,7 +94,7 @@ async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(
                                                                                fake_model):
     # The system prompt comes first: Anna is [PERSON_1], Paul [PERSON_2].
     fake_model.script("responder", "Hallo [PERSON_1]! Grüß [PERSON_2] und schreib an [EMAIL_1].")
-    result = await remote.complete("responder", PROMPT, max_tokens=200)
+    result = await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
     assert result.text == "Hallo Anna! Grüß Paul und schreib an anna.schmidt@example.org."
     [request] = fake_model.chats()
     sent = "\n".join(m["content"] for m in request.messages)
@@ -110,12 +105,48 @@ async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(
     assert remote.traces.list()[0]["masked"] == 8  # 3 names, e-mail, 2 phones, address, IBAN
 
 
-async def test_a_reply_with_a_plaintext_identity_is_blocked(remote, fake_model):
-    fake_model.script("responder", "Hallo Anna!")
+async def test_a_leaking_reply_gets_one_corrective_retry(remote, fake_model):
+    fake_model.script("responder", "Hallo Anna!", "Hallo [PERSON_1]!")
+    result = await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
+    assert result.text == "Hallo Anna!"
+    first, retry = fake_model.chats()
+    assert retry.messages[:-1] == first.messages  # the leaking reply is not sent back
+    assert retry.messages[-1] == {"role": "user", "content": PRIVACY_RETRY_PROMPT}
+    assert remote.traces.list()[0]["privacy_retry"] is True
+    counters = remote.privacy_stats.of("local").as_dict()
+    assert (counters["replies_blocked"], counters["retries"], counters["calls_blocked"]) == \
+        (1, 1, 0)
+
+
+async def test_a_reply_that_leaks_also_after_the_retry_is_blocked(remote, fake_model):
+    fake_model.script("responder", "Hallo Anna!", "Liebe anna, hallo")
+    with pytest.raises(ModelError) as caught:
+        await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
+    assert caught.value.code == "privacy_blocked"
+    assert "anna" not in caught.value.message.casefold()  # the error never repeats it
+    assert len(fake_model.chats()) == 2
+    assert remote.traces.list()[0]["error_code"] == "privacy_blocked"
+    counters = remote.privacy_stats.of("local").as_dict()
+    assert (counters["replies_blocked"], counters["calls_blocked"]) == (2, 1)
+
+
+async def test_a_homonym_in_the_reply_is_no_leak(fake_model, make_settings, registry):
+    await registry.replace("local", [Person("Herr Freitag")])
+    async with Gateway(make_settings(**fake_model.overrides(llm_remote=True)),
+                       registry) as gateway:
+        fake_model.script("responder", "Dann sehen wir [PERSON_1] am Freitag.")
+        result = await gateway.complete(
+            "responder", [{"role": "user", "content": "Herr Freitag kommt am Freitag."}],
+            max_tokens=100, user_id="local")
+    assert result.text == "Dann sehen wir Freitag am Freitag."
+    assert fake_model.chats()[0].messages[0]["content"] == "Herr [PERSON_1] kommt am Freitag."
+
+
+async def test_a_remote_call_without_its_user_sends_nothing(remote, fake_model):
     with pytest.raises(ModelError) as caught:
         await remote.complete("responder", PROMPT, max_tokens=200)
     assert caught.value.code == "privacy_blocked"
-    assert remote.traces.list()[0]["error_code"] == "privacy_blocked"
+    assert fake_model.chats() == []
 
 
 class Note(msgspec.Struct):
@@ -124,12 +155,13 @@ class Note(msgspec.Struct):
 
 
 async def test_structured_replies_are_checked_and_demasked_too(remote, fake_model):
-    fake_model.script("agent", {"person": "[PERSON_2]", "text": "Ruf [PHONE_1] an"},
-                      {"person": "Paul", "text": ""})
-    result = await remote.complete("agent", PROMPT, schema=Note, max_tokens=200)
+    fake_model.script("agent", {"person": "[PERSON_2]", "text": "Ruf [PHONE_1] an"})
+    result = await remote.complete("agent", PROMPT, schema=Note, max_tokens=200,
+                                   user_id="local")
     assert result.value == Note("Paul", "Ruf +49 171 1234567 an")
+    fake_model.script("agent", {"person": "Paul", "text": ""}, {"person": "Paul", "text": ""})
     with pytest.raises(ModelError) as caught:
-        await remote.complete("agent", PROMPT, schema=Note, max_tokens=200)
+        await remote.complete("agent", PROMPT, schema=Note, max_tokens=200, user_id="local")
     assert caught.value.code == "privacy_blocked"
 
 
@@ -137,25 +169,83 @@ async def test_a_streamed_reply_is_demasked_across_piece_boundaries(remote, fake
     fake_model.script("responder", Reply("Hallo [PERSON_1], wie geht es [PERSON_2]?",
                                          chunks=["Hallo [PER", "SON_1], wie g", "eht es [",
                                                  "PERSON_2]?"]))
-    pieces = [piece async for piece in remote.stream("responder", PROMPT, max_tokens=200)]
+    pieces = [piece async for piece in remote.stream("responder", PROMPT, max_tokens=200,
+                                                     user_id="local")]
     assert "".join(pieces) == "Hallo Anna, wie geht es Paul?"
     assert not any("[" in piece for piece in pieces)
 
 
 async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote, fake_model):
-    fake_model.script("responder", Reply("Also, liebe Anna, das war so.",
-                                         chunks=["Also, liebe A", "nna, das war so."]))
+    leak = Reply("Also, liebe Anna, das war so.", chunks=["Also, liebe A", "nna, das war so."])
+    fake_model.script("responder", leak, leak)  # the retry leaks as well
     shown = []
     with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=200):
+        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
             shown.append(piece)
     assert caught.value.code == "privacy_blocked"
     assert "Anna" not in "".join(shown)
+    assert len(fake_model.chats()) == 2
+
+
+async def test_a_streamed_leak_after_shown_pieces_is_not_retried(remote, fake_model):
+    fake_model.script("responder", Reply("Hallo du, wie geht es dir heute? Anna!",
+                                         chunks=["Hallo du, wie geht es dir heute? ", "Anna!"]))
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    assert shown and "Anna" not in "".join(shown)
+    assert len(fake_model.chats()) == 1
 
 
 async def test_a_local_provider_gets_the_prompt_as_it_is(fake_model, make_settings):
-    async with Gateway(make_settings(**fake_model.overrides(
-            privacy_identities="Anna"))) as gateway:
+    async with Gateway(make_settings(**fake_model.overrides())) as gateway:
         assert not gateway.remote
         await gateway.complete("responder", PROMPT, max_tokens=200)
     assert fake_model.chats()[0].messages == PROMPT
+
+
+async def test_the_local_detect_role_adds_names_to_mask(fake_model, make_settings, registry):
+    # The fake serves both: the remote provider (llm_remote) and the local detect server.
+    fake_model.script("privacy_detect", {"names": ["Zoltan", "Erfunden"]})
+    fake_model.script("responder", "Grüß [PERSON_1]!")
+    settings = make_settings(**fake_model.overrides(llm_remote=True,
+                                                    privacy_detect_url=fake_model.url))
+    async with Gateway(settings, registry) as gateway:
+        result = await gateway.complete(
+            "responder", [{"role": "user", "content": "Zoltan war heute hier."}],
+            max_tokens=100, user_id="local")
+    assert result.text == "Grüß Zoltan!"
+    [asked] = fake_model.chats("privacy_detect")
+    assert "Zoltan war heute hier." in asked.messages[-1]["content"]  # local: plain text
+    [sent] = fake_model.chats("responder")
+    assert sent.messages[0]["content"] == "[PERSON_1] war heute hier."
+
+
+async def test_a_failing_detect_role_leaves_the_detectors_and_a_remote_one_is_refused(
+        fake_model, make_settings, registry):
+    fake_model.always("privacy_detect", Fault.status(500))
+    settings = make_settings(**fake_model.overrides(llm_remote=True, model_retries=0,
+                                                    privacy_detect_url=fake_model.url))
+    async with Gateway(settings, registry) as gateway:
+        await gateway.complete("responder", [{"role": "user", "content": "Anna, 0170/1234567"}],
+                               max_tokens=100, user_id="local")
+    assert fake_model.chats("responder")[0].messages[0]["content"] == "[PERSON_1], [PHONE_1]"
+    remote_detect = make_settings(**fake_model.overrides(
+        llm_remote=True, privacy_detect_url="https://names.example.com/v1"))
+    async with Gateway(remote_detect, registry) as gateway:
+        assert gateway.name_detector is None
+
+
+async def test_a_long_stream_is_checked_piece_by_piece_up_to_its_end(remote, fake_model):
+    filler = "Das ist ein ruhiger Satz ohne Namen. " * 12
+    chunks = [filler[i:i + 40] for i in range(0, len(filler), 40)] + ["Grüß An", "na von mir."]
+    leak = Reply(filler + "Grüß Anna von mir.", chunks=chunks)
+    fake_model.script("responder", leak, leak)
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=400, user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    assert shown and "Anna" not in "".join(shown)

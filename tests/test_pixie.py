@@ -144,7 +144,7 @@ def test_offline_salience_promotes_cue_sentences_only():
 
 def worker_for(ctx, redis, slots=None) -> PixieWorker:
     return PixieWorker(redis=redis, settings=ctx.settings, slots=slots or LocalSlots(1, 5.0),
-                       long_term=ctx.services.long_term, context_for=lambda _cid: ctx)
+                       long_term=ctx.services.long_term, context_for=lambda *_: ctx)
 
 
 async def test_a_trigger_is_consolidated_then_acknowledged(make_settings, redis_client, tmp_path):

@@ -63,7 +63,7 @@ async def test_a_stalled_websocket_is_dropped_and_never_delays_the_others(
     # The turn stays in path 1: this test is about fan-out only, not about the model.
     chat = await open_chat(aiohttp_client, runtime_app(
         fake_model, make_settings, pipelines=Pipelines(path1=_hold, path2=_hold),
-        ws_send_queue=4, rate_limit_per_second=1000.0))
+        ws_send_queue=4, rate_limit_per_second=1000.0, llm_context=65536))
     hub = chat.app[HUB]
     stalled = await stalled_websocket(chat.client.port)
     try:

@@ -10,6 +10,7 @@ from app.api import (
 )
 from app.api import journal
 from app.api import profile
+from app.api import privacy
 
 
 def setup_routes(app: web.Application) -> None:
@@ -25,4 +26,5 @@ def setup_routes(app: web.Application) -> None:
     lists.setup(app)
     journal.setup(app)
     profile.setup(app)
+    privacy.setup(app)
     memories.setup(app)

@@ -15,6 +15,7 @@ token is it).
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -38,6 +39,26 @@ def require_admin(request: web.Request) -> None:
         raise ApiError(403, "forbidden", "only the admin (user `local`) may do this")
 
 
+def check_model_url(url: str) -> None:
+    """400 unless `url` is a plain http(s) URL with a valid host and port. Credentials in the
+    URL are refused: `GET /api/llm` shows the URL to every user and the log records it (the
+    key belongs in `api_key`, which is kept in secrets.toml and never shown)."""
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port  # .port raises on a port out of range
+        if "[" in parts.netloc and host is not None:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+    except ValueError as exc:
+        raise ApiError(400, "invalid_url", f"url is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+    if port == 0:
+        raise ApiError(400, "invalid_url", "url: port 0 is not a server port")
+    if parts.username is not None or parts.password is not None:
+        raise ApiError(400, "url_has_credentials", "put the API key in api_key, not in the URL "
+                       "(a URL is shown to every user and logged)")
+
+
 async def get_llm(request: web.Request) -> web.Response:
     return web.json_response(request.app[GATEWAY].describe())
 
@@ -45,9 +66,7 @@ async def get_llm(request: web.Request) -> web.Response:
 async def post_llm_test(request: web.Request) -> web.Response:
     require_admin(request)
     body = await read_json(request, ConnectionTest)
-    parts = urlsplit(body.url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+    check_model_url(body.url)
     result = await request.app[GATEWAY].test_connection(body.provider, body.url, body.model)
     return web.json_response(result)
 

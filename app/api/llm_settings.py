@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
-from app.api.llm import require_admin
+from app.api.llm import check_model_url, require_admin
 from app.api.validation import read_json
 from app.errors import ApiError
 from app.log import fields
@@ -56,23 +56,33 @@ def _clean(value: str | None) -> str | None:
     return value or None
 
 
-def _check_url(url: str | None) -> None:
-    if url is None:
-        return
+def _server(url: str | None) -> tuple[str, str | None, int | None] | None:
+    """Where a key would be sent: scheme, host and port."""
+    if not url:
+        return None
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+    return parts.scheme, parts.hostname, parts.port
 
 
-def changes_for(choice: LlmChoice) -> dict[str, Any]:
-    """The settings a choice changes, by setting name (None removes a value)."""
-    changes: dict[str, Any] = {"llm_provider": choice.provider}
-    # For `offline` the URL and model of a real server stay stored for the next switch back.
-    if choice.provider != "offline":
+def changes_for(choice: LlmChoice, current: Any) -> dict[str, Any]:
+    """The settings a valid choice changes, by setting name (None removes a value); 400 for
+    an invalid one. `current` is the settings in force.
+
+    - Offline restores auto-detection: provider, URL and model are removed, not pinned.
+    - A stored API key is dropped when the server (scheme, host, port) changes, unless a
+      new key comes with it: a key is never sent to a server it was not given for.
+    """
+    changes: dict[str, Any] = {}
+    if choice.provider == "offline":
+        changes.update(llm_provider=None, llm_url=None, llm_model=None)
+    else:
         url, model = _clean(choice.url), _clean(choice.model)
-        _check_url(url)
-        changes["llm_url"] = url
-        changes["llm_model"] = model
+        if url is not None:
+            check_model_url(url)
+        changes.update(llm_provider=choice.provider, llm_url=url, llm_model=model)
+        moved = _server(url) != _server(current.llm_url)
+        if moved and choice.api_key is UNSET and current.llm_api_key:
+            changes["llm_api_key"] = None
     if choice.remote is not UNSET:
         changes["llm_remote"] = choice.remote
     if choice.api_key is not UNSET:
@@ -99,8 +109,9 @@ def _toml_value(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, (int, float)):
         return repr(value)
-    # A JSON string is a valid TOML basic string (same escapes).
-    return msgspec.json.encode(str(value)).decode()
+    # A JSON string is a TOML basic string with the same escapes, except that TOML also
+    # forbids a raw DEL (JSON leaves it as it is: the next start would fail to read the file).
+    return msgspec.json.encode(str(value)).decode().replace("\x7f", "\\u007f")
 
 
 def update_toml_lines(text: str, changes: dict[str, Any]) -> str:
@@ -156,7 +167,7 @@ async def put_llm(request: web.Request) -> web.Response:
     require_admin(request)
     choice = await read_json(request, LlmChoice)
     gateway = request.app[GATEWAY]
-    changes = changes_for(choice)
+    changes = changes_for(choice, gateway.settings)
     locked = _locked(gateway.settings, changes)
     if locked:
         raise ApiError(409, "setting_locked",
@@ -168,9 +179,24 @@ async def put_llm(request: web.Request) -> web.Response:
     persist(updated.data_path, changes)
     await gateway.switch(updated)
     log.info("model provider chosen in the UI", extra=fields(
-        provider=updated.llm_provider, model=updated.llm_model, url=updated.llm_url,
-        api_key="set" if updated.llm_api_key else None))
-    return web.json_response(gateway.describe())
+        provider=updated.llm_provider or "offline", model=updated.llm_model,
+        url=updated.llm_url, api_key="set" if updated.llm_api_key else None))
+    body = gateway.describe()
+    if not gateway.provider.offline:
+        body["warning"] = await connection_warning(gateway)
+    return web.json_response(body)
+
+
+async def connection_warning(gateway: Any) -> dict[str, str] | None:
+    """Saved, but can the server be reached? The real cause when not (`model_unavailable`
+    for a server that does not answer), instead of a later `model_metadata_unknown`."""
+    provider = gateway.provider
+    result = await gateway.test_connection(provider.name, provider.url, provider.model)
+    if result["ok"]:
+        return None
+    log.warning("saved model server does not answer", extra=fields(
+        provider=provider.name, url=provider.url, error=result["error"]["code"]))
+    return result["error"]
 
 
 def setup(app: web.Application) -> None:

@@ -8,7 +8,7 @@ from aiohttp import web
 from app.api.validation import read_json
 from app.auth import SESSION_COOKIE, SESSION_TTL_SECONDS, USER_ID
 from app.errors import ApiError
-from app.typedefs import AUTH, SETTINGS
+from app.typedefs import AUTH, HUB, SETTINGS
 
 
 class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -24,7 +24,7 @@ def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
 async def post_login(request: web.Request) -> web.Response:
     body = await read_json(request, LoginBody)
     auth = request.app[AUTH]
-    user_id = await auth.login(body.name, body.password)
+    user_id = await auth.login(body.name, body.password, request.remote or "-")
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})
@@ -35,7 +35,10 @@ async def post_login(request: web.Request) -> web.Response:
 async def post_logout(request: web.Request) -> web.Response:
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
+        user_id = await request.app[AUTH].user_for_session(session_id)
         await request.app[AUTH].end_session(session_id)
+        if user_id is not None:  # that session's open tabs stop receiving at once
+            await request.app[HUB].close_session(user_id, session_id)
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response

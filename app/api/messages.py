@@ -11,7 +11,7 @@ from app.auth import USER_ID
 from app.errors import ApiError
 from app.log import fields
 from app.runtime.wire import MessageIn
-from app.typedefs import CHARACTERS, RUNTIME, SETTINGS
+from app.typedefs import CHARACTERS, GATEWAY, RUNTIME, SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,7 @@ async def post_message(request: web.Request) -> web.Response:
     text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
                         noun="message", empty_code="empty_message", long_code="message_too_long",
                         user_id=user_id)
+    check_fits_model(request, text, user_id)
     runtime = request.app[RUNTIME]
     if not runtime.rate_limiter.allow(user_id):
         log.warning("message refused: rate limit", extra=fields(
@@ -45,6 +46,20 @@ async def post_message(request: web.Request) -> web.Response:
     message = await runtime.accept(user_id, character_id, text)
     return web.json_response({"message_id": message.message_id,
                               "received_at": message.received_at}, status=202)
+
+
+def check_fits_model(request: web.Request, text: str, user_id: str) -> None:
+    """413 `message_too_long_for_model` for a message the current model cannot take at all
+    (it would be accepted and then always fail with `prompt_budget_exceeded`)."""
+    gateway = request.app.get(GATEWAY)
+    limit = gateway.message_limit() if gateway is not None else None
+    if limit is not None and len(text) > limit:
+        log.warning("message refused: too long for the model", extra=fields(
+            user_id=user_id, chars=len(text), limit=limit, window=gateway.known_window()))
+        raise ApiError(413, "message_too_long_for_model",
+                       f"the message has {len(text)} characters; the current model "
+                       f"(context window {gateway.known_window()} tokens) takes at most "
+                       f"{limit}")
 
 
 async def get_message(request: web.Request) -> web.Response:

@@ -4,32 +4,71 @@ from __future__ import annotations
 
 from aiohttp import web
 
+import logging
+
 from app.api.login import set_session_cookie
+from app.auth import LOCAL_USER, USER_ID
 from app.errors import ApiError
+from app.log import fields
 from app.resources import web_root
-from app.typedefs import AUTH
+from app.typedefs import AUTH, SETTINGS
+
+log = logging.getLogger(__name__)
 
 
 async def get_index(request: web.Request) -> web.StreamResponse:
-    """Serve the UI. A visit with `?token=` (the URL the desktop app opens) turns the token
-    into a session cookie and redirects, so the token does not stay in the address bar."""
-    token = request.query.get("token")
-    if token is not None:
-        auth = request.app[AUTH]
-        user_id = await auth.user_for_token(token)
-        if user_id is None:
-            raise ApiError(401, "unauthorized", "the start token is not valid")
-        response = web.Response(status=302, headers={"Location": "/"})
-        set_session_cookie(response, await auth.new_session(user_id))
-        return response
+    """Serve the UI. A visit with `?token=<start code>` (the URL the desktop app opens)
+    becomes a session cookie for `local` and redirects, so the code leaves the address bar."""
+    code = request.query.get("token")
+    if code is not None:
+        return await exchange_start_code(request, code)
     return web.FileResponse(web_root() / "index.html",
                             headers={"Cache-Control": "no-cache"})
+
+
+async def exchange_start_code(request: web.Request, code: str) -> web.Response:
+    """The desktop start link: only a single-use start code (never an API token), only in
+    desktop mode, never from another site — a link must not switch who you are."""
+    if request.app[SETTINGS].headless:
+        raise ApiError(403, "start_link_desktop_only",
+                       "start links exist in desktop mode only; log in at /login")
+    if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
+        log.warning("start link from another site refused", extra=fields(
+            referer_present="Referer" in request.headers))
+        raise ApiError(403, "cross_site_start_link", "a start link must be opened directly, "
+                       "not from another site")
+    auth = request.app[AUTH]
+    if not auth.start_codes.redeem(code):
+        raise ApiError(401, "invalid_start_link",
+                       "the start link is not valid or was used already")
+    response = web.Response(status=302, headers={"Location": "/"})
+    set_session_cookie(response, await auth.new_session(LOCAL_USER))
+    return response
+
+
+async def post_start_link(request: web.Request) -> web.Response:
+    """`POST /api/start-link` (desktop mode, user `local`) → `201 {"url"}`: a new
+    single-use start link, e.g. for a second browser; the API token stays out of URLs."""
+    if request.app[SETTINGS].headless or request[USER_ID] != LOCAL_USER:
+        raise ApiError(403, "start_link_desktop_only", "start links exist in desktop mode only")
+    code = request.app[AUTH].start_codes.issue()
+    return web.json_response({"url": f"/?token={code}"}, status=201)
 
 
 async def get_login(request: web.Request) -> web.StreamResponse:
     page = web_root() / "login.html"
     return web.FileResponse(page if page.exists() else web_root() / "index.html",
                             headers={"Cache-Control": "no-cache"})
+
+
+async def get_static(request: web.Request) -> web.StreamResponse:
+    """A file under `web/`. Missing files and folders are a 404 in the error shape (aiohttp's
+    own static route answers an empty octet-stream 404), and nothing outside `web/` is served."""
+    root = web_root().resolve()
+    target = (root / request.match_info["path"]).resolve()
+    if not target.is_relative_to(root) or not target.is_file():
+        raise ApiError(404, "not_found", f"no file {request.path}")
+    return web.FileResponse(target)
 
 
 async def revalidate_static(request: web.Request, response: web.StreamResponse) -> None:
@@ -41,6 +80,20 @@ async def revalidate_static(request: web.Request, response: web.StreamResponse) 
 
 
 STATIC_PREFIX = "/static/"
+SECURITY_HEADERS = {
+    # Scripts, styles, images and sockets only from this server; no page may frame the UI.
+    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
+                               "form-action 'self'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+
+
+async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
+    """On every answer, pages, static files, API and errors alike."""
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)
 
 
 async def get_profile_page(request: web.Request) -> web.StreamResponse:
@@ -52,5 +105,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/", get_index)
     app.router.add_get("/login", get_login)
     app.router.add_get("/profile", get_profile_page)
-    app.router.add_static(STATIC_PREFIX, web_root(), append_version=False)
+    app.router.add_post("/api/start-link", post_start_link)
+    app.router.add_get(STATIC_PREFIX + "{path:.+}", get_static)
     app.on_response_prepare.append(revalidate_static)
+    app.on_response_prepare.append(security_headers)

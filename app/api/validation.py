@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import zlib
 from typing import TypeVar
 
 import msgspec
@@ -12,6 +13,8 @@ from app.errors import ApiError
 from app.log import fields
 
 T = TypeVar("T")
+# Characters that show nothing: a text of only these (and whitespace) is empty.
+_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"))
 log = logging.getLogger(__name__)
 
 
@@ -21,7 +24,7 @@ async def read_json(request: web.Request, type_: type[T]) -> T:
     Invalid JSON or wrong types → 400 `invalid_request`; a body over the app's
     `client_max_size` → 413 (raised by aiohttp, shaped by the error middleware).
     """
-    body = await request.read()
+    body = decoded_body(request, await request.read())
     try:
         return msgspec.json.decode(body, type=type_)
     except msgspec.ValidationError as exc:
@@ -30,13 +33,44 @@ async def read_json(request: web.Request, type_: type[T]) -> T:
         raise ApiError(400, "invalid_request", f"body is not valid JSON: {exc}") from None
 
 
+def decoded_body(request: web.Request, raw: bytes) -> bytes:
+    """The body with its `Content-Encoding` undone. The server does not decode bodies itself
+    (`auto_decompress=False` in `create_app`): a body that is not what its header says would
+    break inside aiohttp, with a 500 and a traceback per request. Here it is a 400
+    `invalid_body`; an unknown encoding is 415; inflating beyond `client_max_size` is 413."""
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding == "identity":
+        return raw
+    if encoding not in _WBITS:
+        raise ApiError(415, "unsupported_content_encoding",
+                       f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
+    limit = request.app._client_max_size  # noqa: SLF001 — the one body limit of the app
+    inflater = zlib.decompressobj(_WBITS[encoding])
+    try:
+        body = inflater.decompress(raw, limit + 1)
+    except zlib.error:
+        log.warning("request body unreadable", extra=fields(
+            path=request.path, content_encoding=encoding))
+        raise ApiError(400, "invalid_body",
+                       f"the body is not {encoding} data as Content-Encoding says") from None
+    if len(body) > limit:
+        raise ApiError(413, "too_large", f"the decoded body exceeds {limit} bytes")
+    if not inflater.eof:
+        raise ApiError(400, "invalid_body", f"the {encoding} body is cut short")
+    return body
+
+
+_WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
 def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
                  user_id: str) -> str:
-    """`raw` trimmed, or the error: empty → 400 `empty_code`; over `limit` characters
+    """`raw` trimmed, or the error: empty (or only invisible characters such as zero-width
+    spaces) → 400 `empty_code`; over `limit` characters
     (the `max_message_chars` setting) → 413 `long_code`, with a warning naming the limit.
     Nothing is ever cut: a text is taken whole or refused."""
     text = raw.strip()
-    if not text:
+    if not text.translate(_INVISIBLE).strip():
         raise ApiError(400, empty_code, f"the {noun} is empty")
     if len(text) > limit:
         log.warning(f"{noun} refused: too long", extra=fields(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from aiohttp import WSMsgType, web
 
-from app.auth import USER_ID
+from app.auth import SESSION_ID, USER_ID
 from app.typedefs import HUB, RUNTIME, SETTINGS
 
 
@@ -20,7 +20,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(heartbeat=request.app[SETTINGS].ws_heartbeat_seconds)
     await ws.prepare(request)
     hub = request.app[HUB]
-    conn = hub.register(user_id, ws, request.transport)
+    conn = hub.register(user_id, ws, request.transport, request.get(SESSION_ID))
     try:
         hub.start_sending(conn, await request.app[RUNTIME].snapshot(user_id))
         async for message in ws:

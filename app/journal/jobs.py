@@ -146,11 +146,11 @@ class JournalJobs:
         # writes (the state is submitted first), and a stage never waits for a disk sync.
         (_, (first, planned, window_source)) = await asyncio.gather(
             self._state(user_id, job_id, date, "reconstruct"),
-            self._reconstruct(date, sources, messages, brief))
+            self._reconstruct(user_id, date, sources, messages, brief))
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
             stages.narrate(self.gateway, date, first.artifact,
-                           self.settings.journal_output_tokens, brief))
+                           self.settings.journal_output_tokens, brief, user_id=user_id))
         info = self.gateway.info()
         records = [first.record, second.record]
         trace: dict[str, Any] = {
@@ -167,7 +167,7 @@ class JournalJobs:
             sources=user_sources(sources), job_id=job_id)
 
 
-    async def _reconstruct(self, date: str, sources: list[Source], messages: int,
+    async def _reconstruct(self, user_id: str, date: str, sources: list[Source], messages: int,
                            brief: str) -> tuple[stages.Reconstructed, dict[str, Any], str]:
         """The budget of the whole job (before any model call), then stage 1."""
         settings = self.settings
@@ -178,7 +178,7 @@ class JournalJobs:
         planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback, brief)],
                               settings)
         first = await stages.reconstruct(self.gateway, prompt, sources,
-                                         settings.journal_output_tokens)
+                                         settings.journal_output_tokens, user_id=user_id)
         return first, planned, window_source
 
 

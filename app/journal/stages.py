@@ -103,18 +103,22 @@ def narrate_prompt(artifact: dict[str, Any], brief: str = DEFAULT_BRIEF) -> list
 
 
 async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
-                      max_tokens: int) -> Reconstructed:
-    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`)."""
+                      max_tokens: int, *, user_id: str) -> Reconstructed:
+    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`).
+
+    `user_id` goes with the call: a remote provider gets the prompt masked with that user's
+    identity registry (a remote call without it is refused as `privacy_blocked`)."""
     record = StageRecord("reconstruct")
     started = time.perf_counter()
     model_json: Any = None
     try:
         completion = await gateway.complete(PURPOSE_RECONSTRUCT, prompt,
                                             schema=Reconstruction, max_tokens=max_tokens,
-                                            temperature=0.0)
+                                            temperature=0.0, user_id=user_id)
     except ModelError as exc:
         if exc.code not in FALLBACK_ERRORS:
             raise
+        _count_privacy_fallback(gateway, user_id, exc)
         codes = ["reconstruction_invalid", exc.code]
         record.outcome = "fallback"
     else:
@@ -136,16 +140,18 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
 
 
 async def narrate(gateway: Gateway, date: str, artifact: dict[str, Any],
-                  max_tokens: int, brief: str = DEFAULT_BRIEF) -> Narrated:
+                  max_tokens: int, brief: str = DEFAULT_BRIEF, *, user_id: str) -> Narrated:
     record = StageRecord("narrate")
     started = time.perf_counter()
     narration = "model"
     try:
         completion = await gateway.complete(PURPOSE_NARRATE, narrate_prompt(artifact, brief),
-                                            max_tokens=max_tokens, temperature=0.7)
+                                            max_tokens=max_tokens, temperature=0.7,
+                                            user_id=user_id)
     except ModelError as exc:
         if exc.code != "privacy_blocked":
             raise
+        _count_privacy_fallback(gateway, user_id, exc)
         text, narration, record.codes = local_draft(date, artifact), "local", [exc.code]
     else:
         record.prompt_tokens = completion.usage.prompt_tokens
@@ -156,3 +162,9 @@ async def narrate(gateway: Gateway, date: str, artifact: dict[str, Any],
     record.outcome = "model" if narration == "model" else "local_draft"
     record.ms = round((time.perf_counter() - started) * 1000, 3)
     return Narrated(text, narration, record)
+
+
+def _count_privacy_fallback(gateway: Gateway, user_id: str, exc: ModelError) -> None:
+    """A stage that takes its local fallback after a privacy block counts it (§7a counters)."""
+    if exc.code == "privacy_blocked":
+        gateway.privacy_stats.fallback(user_id)

@@ -1,13 +1,16 @@
 """The model gateway: every model call of the product goes through here (SPEC §7).
 
     from app.llm import Gateway, ModelError, Completion, Message
-    result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400)
-    async for delta in gateway.stream("responder", messages, max_tokens=600): ...
+    result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400,
+                                    user_id=user_id)
+    async for delta in gateway.stream("responder", messages, max_tokens=600, user_id=...): ...
+
+`user_id` is whose call it is: a remote provider's prompt is masked with that user's people.
 
 Layout: `gateway` (the one interface: budget, retries, concurrency, privacy, trace),
 `providers/` (ollama, openai, offline — one table), `offline/` (what the offline model
 answers per purpose), `budget`, `schema` (structured output, neutral instances),
-`privacy`, `detect` (auto-detection), `trace`, `errors`.
+`privacy/` (detectors, masking, the identity registry), `detect` (auto-detection), `trace`, `errors`.
 """
 
 from app.llm.errors import CODES, ModelError

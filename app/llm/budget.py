@@ -82,3 +82,18 @@ def plan(messages: Sequence[Message], *, window: int, max_tokens: int,
             f"(budget_safety_margin {margin}, chars_per_token {chars_per_token}); "
             f"nothing was cut")
     return budget
+
+
+# A user message appears up to twice in one prompt of the pipelines (salience: the history
+# and the request; thinker: the request and the answer), next to the character's system
+# prompt and the frame's other blocks.
+MESSAGE_COPIES_PER_PROMPT = 2
+PROMPT_OVERHEAD_TOKENS = 1000
+
+
+def message_chars_limit(*, window: int, reserved_output: int, chars_per_token: float,
+                        margin: float) -> int:
+    """The longest message whose prompts can fit `window` at all: beyond it every turn would
+    fail with `prompt_budget_exceeded`, so the message is refused when it is sent."""
+    room = (window - margin_tokens(window, margin) - reserved_output - PROMPT_OVERHEAD_TOKENS)
+    return max(0, math.floor(room / MESSAGE_COPIES_PER_PROMPT * chars_per_token))

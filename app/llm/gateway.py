@@ -1,10 +1,16 @@
 """The model gateway: every model call of the product goes through `Gateway` (SPEC §7).
 
-    result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400)
-    async for delta in gateway.stream("responder", messages, max_tokens=600): ...
+    result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400,
+                                    user_id=user_id)
+    async for delta in gateway.stream("responder", messages, max_tokens=600, user_id=...): ...
+
+`user_id` names whose call it is: for a remote provider the prompt is masked with that
+user's identity registry, and a remote call without it is refused (`privacy_blocked`,
+nothing is sent) — fail closed.
 
 One call, in order:
-1. privacy: for a remote provider the whole prompt is masked (`app.llm.privacy`);
+1. privacy: for a remote provider the whole prompt is masked (`app.llm.privacy`) with the
+   detectors and the user's registered people;
 2. budget: the context window (provider, cached `model_metadata_ttl`; a stale cache serves
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
    purpose's minimum window, then `app.llm.budget` — all before any network call;
@@ -14,7 +20,9 @@ One call, in order:
    within `model_retry_max_seconds`);
 5. structured output: decode and validate with msgspec; invalid output gets exactly one
    repair retry that shows the model the validation error, then `model_bad_output`;
-6. privacy: a reply with a plaintext identity is blocked (`privacy_blocked`), else demasked;
+6. privacy: a reply with a plaintext identity is blocked before demasking; one corrective
+   retry (the same prompt and a reminder to use the placeholders), then `privacy_blocked`;
+   else the reply is demasked;
 7. trace: one record in the ring and one log line, whatever the outcome.
 
 Cancelling the caller cancels the HTTP request; the server sees the connection close.
@@ -39,7 +47,9 @@ from app import log as logctx
 from app.llm import budget as budgeting
 from app.llm import detect
 from app.llm.errors import ModelError
-from app.llm.privacy import IdentityList, Masker, StreamUnmasker
+from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats, StreamUnmasker
+from app.llm.privacy import local_model
+from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.schema import decode, json_schema
 from app.llm.trace import Trace, TraceRing
@@ -53,6 +63,10 @@ T = TypeVar("T")
 REPAIR_PROMPT = (
     "Your previous answer was not valid for the required JSON schema: {error}\n"
     "Answer again with only the corrected JSON object, nothing else.")
+PRIVACY_RETRY_PROMPT = (
+    "Your previous answer wrote a personal name or identifier in plain text. Answer again; "
+    "refer to people and personal data only by the placeholders in square brackets exactly "
+    "as given (for example [PERSON_1], [PHONE_1]).")
 # Purposes that need a large window (seed 004 §16.2: journal generation needs 32K).
 JOURNAL_PURPOSES = ("journal_reconstruct", "journal_generate")
 _LOCAL_HOSTS = ("localhost",)
@@ -63,7 +77,7 @@ class Gateway:
     """The one way to a model. Create with `Gateway(settings)`, then `await start()`
     (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None) -> None:
         self.settings = settings
         self.session: aiohttp.ClientSession | None = None
         self.provider: Provider = self._build("offline", None, None)
@@ -73,8 +87,10 @@ class Gateway:
         self.traces = TraceRing(settings.llm_trace_size)
         self.min_context: dict[str, int] = dict.fromkeys(JOURNAL_PURPOSES,
                                                          settings.journal_min_context)
-        self._identities = IdentityList(settings.data_path if settings.data_dir else None,
-                                        settings.privacy_identities)
+        # The users' people (none without a database: then only the detectors mask).
+        self.identities = identities
+        self.privacy_stats = PrivacyStats()
+        self.name_detector: Provider | None = None  # the optional local `detect` role
         self._slots: dict[int, asyncio.Semaphore] = {}
         # provider id -> (window or None when the provider does not say, fetched at)
         self._windows: dict[int, tuple[int | None, float]] = {}
@@ -93,7 +109,24 @@ class Gateway:
             log.info("model provider configured", extra=logctx.fields(**self.info()))
         else:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
+        if self.settings.llm_remote:
+            await asyncio.to_thread(warm_up_privacy)  # the first masked call need not wait
+        self._start_name_detector()
         return self
+
+    def _start_name_detector(self) -> None:
+        url = self.settings.privacy_detect_url
+        if not url:
+            return
+        if not is_local(url):
+            # The detect role reads the plain text: never a server off this network.
+            log.warning("privacy_detect_url is not on this machine or the local network; "
+                        "the detect role stays off", extra=logctx.fields(
+                            setting="privacy_detect_url"))
+            return
+        self.name_detector = PROVIDERS["openai"](settings=self.settings, session=self.session,
+                                                 url=url, model=self.settings.privacy_detect_model,
+                                                 api_key=None)
 
     async def aclose(self) -> None:
         if self._detection is not None:
@@ -143,8 +176,9 @@ class Gateway:
         reads the configured URL's API key from them."""
         await self.ready()
         self.settings = settings
-        self.auto_detect = False
-        if settings.llm_provider == "offline":
+        # No provider (Offline chosen in the UI): offline now, auto-detection at the next start.
+        self.auto_detect = settings.llm_provider is None
+        if settings.llm_provider in (None, "offline"):
             self.use("offline", None, None)
         else:
             self.use(settings.llm_provider, settings.llm_url, settings.llm_model)
@@ -174,6 +208,7 @@ class Gateway:
             "context_window": cached[0] if cached else None,
             "concurrency": self.settings.model_concurrency,
             "api_key": "set" if self.settings.llm_api_key else None,
+            "message_limit": self.message_limit(),
         }
 
     async def context_window(self) -> tuple[int, str]:
@@ -182,6 +217,25 @@ class Gateway:
         whole job before its first call (the journal)."""
         await self.ready()
         return await self._window(self.provider)
+    def known_window(self) -> int | None:
+        """The current model's window as far as known without asking it (cache, offline
+        provider, `llm_context`); None when unknown (nothing is refused then)."""
+        cached = self._windows.get(id(self.provider))
+        if cached and cached[0]:
+            return cached[0]
+        if self.provider.offline:
+            return self.settings.llm_offline_context
+        return self.settings.llm_context
+
+    def message_limit(self) -> int | None:
+        """Longest message the current model can take at all (`budget.message_chars_limit`)."""
+        window = self.known_window()
+        if window is None:
+            return None
+        return budgeting.message_chars_limit(
+            window=window, reserved_output=self.settings.responder_max_tokens,
+            chars_per_token=self.settings.chars_per_token,
+            margin=self.settings.budget_safety_margin)
 
     def require_context(self, purpose: str, tokens: int) -> None:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""
@@ -205,15 +259,16 @@ class Gateway:
 
     async def complete(self, purpose: str, messages: Sequence[Message], *,
                        schema: type[msgspec.Struct] | None = None, max_tokens: int,
-                       temperature: float = 0.7) -> Completion:
-        """One model answer: text, or a validated `schema` instance in `.value`."""
+                       temperature: float = 0.7, user_id: str | None = None) -> Completion:
+        """One model answer: text, or a validated `schema` instance in `.value`.
+        `user_id`: whose call (the privacy gateway masks with that user's registry)."""
         _check_call(purpose, messages, max_tokens, temperature)
         await self.ready()
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=False)
         try:
             completion = await self._complete(provider, trace, purpose, messages, schema,
-                                              max_tokens, temperature)
+                                              max_tokens, temperature, user_id)
         except ModelError as exc:
             trace.finish("error", code=exc.code, error=exc.message)
             raise
@@ -231,20 +286,13 @@ class Gateway:
 
     async def _complete(self, provider: Provider, trace: Trace, purpose: str,
                         messages: Sequence[Message], schema: type[msgspec.Struct] | None,
-                        max_tokens: int, temperature: float) -> Completion:
-        masker, sent = self._mask(messages, trace)
+                        max_tokens: int, temperature: float, user_id: str | None) -> Completion:
+        masker, sent = await self._mask(messages, trace, user_id)
         call = Call(purpose, sent, max_tokens, temperature, schema,
                     json_schema(schema) if schema is not None else None)
         await self._plan(provider, call, trace)
         async with self._slot(provider):
-            reply = await self._attempts(lambda: provider.complete(call), trace)
-            trace.add_usage(reply.prompt_tokens, reply.completion_tokens)
-            value = None
-            if schema is not None:
-                value, reply = await self._validated(provider, call, reply, trace)
-        text = reply.text
-        if masker is not None:
-            text, value = _demask(masker, text, schema)
+            text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
         trace.finish_reason = reply.finish_reason
         self._debug_text(trace, call, text)
@@ -253,6 +301,58 @@ class Gateway:
                           model=trace.model or provider.name, provider=provider.name,
                           duration_s=time.perf_counter() - trace.started, purpose=purpose,
                           finish_reason=reply.finish_reason)
+
+    async def _answer(self, provider: Provider, call: Call, trace: Trace, masker: Masker | None,
+                      user_id: str | None) -> tuple[str, msgspec.Struct | None, Reply]:
+        """The reply's text and value; a masked call's reply checked and demasked, with one
+        corrective retry when it carried a plaintext identity."""
+        attempt = call
+        while True:
+            reply = await self._attempts(lambda: provider.complete(attempt), trace)
+            trace.add_usage(reply.prompt_tokens, reply.completion_tokens)
+            value = None
+            if call.schema is not None:
+                value, reply = await self._validated(provider, attempt, reply, trace)
+            if masker is None:
+                return reply.text, value, reply
+            try:
+                text, value = _demask(masker, reply.text, call.schema)
+                return text, value, reply
+            except ModelError as exc:
+                if exc.code != "privacy_blocked":
+                    raise
+                attempt = self._privacy_retry(call, attempt, trace, user_id)
+
+    def _privacy_retry(self, call: Call, attempt: Call, trace: Trace,
+                       user_id: str | None) -> Call:
+        """Count a blocked reply; the corrective call, or `privacy_blocked` after it."""
+        counters = self.privacy_stats.of(user_id or "")
+        counters.replies_blocked += 1
+        if attempt is not call:
+            counters.calls_blocked += 1
+            log.warning("privacy: the reply carried a plaintext identity also after the "
+                        "corrective retry; blocked", extra=logctx.fields(purpose=call.purpose))
+            raise ModelError("privacy_blocked",
+                             "the reply carried a plaintext identity, also after one "
+                             "corrective retry; blocked, nothing of it is used")
+        counters.retries += 1
+        trace.privacy_retry = True
+        log.warning("privacy: the reply carried a plaintext identity; one corrective retry",
+                    extra=logctx.fields(purpose=call.purpose))
+        corrected = Call(call.purpose, [*call.messages,
+                                        {"role": "user", "content": PRIVACY_RETRY_PROMPT}],
+                         call.max_tokens, call.temperature, call.schema, call.json_schema,
+                         call.window)
+        try:
+            budgeting.plan(corrected.messages, window=call.window or 0,
+                           max_tokens=call.max_tokens,
+                           chars_per_token=self.settings.chars_per_token,
+                           margin=self.settings.budget_safety_margin)
+        except ModelError:
+            counters.calls_blocked += 1
+            raise ModelError("privacy_blocked", "the reply carried a plaintext identity and "
+                             "the corrective retry does not fit the window; blocked") from None
+        return corrected
 
     async def _validated(self, provider: Provider, call: Call, reply: Reply,
                          trace: Trace) -> tuple[msgspec.Struct, Reply]:
@@ -287,7 +387,7 @@ class Gateway:
                              f"{exc}") from None
 
     def stream(self, purpose: str, messages: Sequence[Message], *, max_tokens: int,
-               temperature: float = 0.7) -> TextStream:
+               temperature: float = 0.7, user_id: str | None = None) -> TextStream:
         """Text deltas of one answer: `async for delta in gateway.stream(…)`.
 
         Retries happen only before the first delta. Stop early with `await stream.aclose()`
@@ -296,30 +396,44 @@ class Gateway:
         """
         _check_call(purpose, messages, max_tokens, temperature)
         result = TextStream()
-        result._generator = self._stream(result, purpose, messages, max_tokens, temperature)
+        result._generator = self._stream(result, purpose, messages, max_tokens, temperature,
+                                         user_id)
         return result
 
     async def _stream(self, result: TextStream, purpose: str, messages: Sequence[Message],
-                      max_tokens: int, temperature: float) -> AsyncIterator[str]:
+                      max_tokens: int, temperature: float,
+                      user_id: str | None) -> AsyncIterator[str]:
         await self.ready()
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=True)
         parts: list[str] = []
         try:
-            masker, sent = self._mask(messages, trace)
-            call = Call(purpose, sent, max_tokens, temperature)
+            masker, sent = await self._mask(messages, trace, user_id)
+            call = attempt = Call(purpose, sent, max_tokens, temperature)
             await self._plan(provider, call, trace)
-            unmasker = StreamUnmasker(masker) if masker is not None else None
-            async with self._slot(provider), contextlib.aclosing(
-                    self._stream_attempts(provider, call, trace, unmasker)) as pieces:
-                async for piece in pieces:
-                    parts.append(piece)
-                    yield piece
-                if unmasker is not None:
-                    rest = unmasker.finish()
-                    if rest:
-                        parts.append(rest)
-                        yield rest
+            async with self._slot(provider):
+                while True:
+                    unmasker = StreamUnmasker(masker) if masker is not None else None
+                    try:
+                        async with contextlib.aclosing(self._stream_attempts(
+                                provider, attempt, trace, unmasker)) as pieces:
+                            async for piece in pieces:
+                                parts.append(piece)
+                                yield piece
+                        if unmasker is not None:
+                            rest = unmasker.finish()
+                            if rest:
+                                parts.append(rest)
+                                yield rest
+                        break
+                    except ModelError as exc:
+                        # A leak before anything was shown gets the one corrective retry;
+                        # once pieces are out, the stream can only stop.
+                        if exc.code != "privacy_blocked" or unmasker is None or parts:
+                            if exc.code == "privacy_blocked":
+                                self.privacy_stats.of(user_id or "").calls_blocked += 1
+                            raise
+                        attempt = self._privacy_retry(call, attempt, trace, user_id)
         except ModelError as exc:
             trace.finish("error", code=exc.code, error=exc.message)
             raise
@@ -368,15 +482,38 @@ class Gateway:
 
     # --- the steps -------------------------------------------------------------------------
 
-    def _mask(self, messages: Sequence[Message],
-              trace: Trace) -> tuple[Masker | None, list[Message]]:
+    async def _mask(self, messages: Sequence[Message], trace: Trace,
+                    user_id: str | None) -> tuple[Masker | None, list[Message]]:
         """For a remote provider: the masker of this call and the masked prompt."""
         if not self.remote:
             return None, list(messages)
-        masker = Masker(self._identities.names())
+        if user_id is None:
+            # Fail closed: without the user, their registered people cannot be masked.
+            raise ModelError("privacy_blocked", "a call to a remote provider needs the user "
+                             "whose people to mask (user_id); nothing was sent")
+        registered = (await self.identities.index(user_id) if self.identities is not None
+                      else NameIndex(()))
+        proposed = await self._names_from_local_model(messages)
+        if proposed:
+            registered = NameIndex([*registered.terms, *proposed])
+        masker = Masker(registered)
         masked = masker.mask_messages(messages)
         trace.masked = masker.masked_count
+        self.privacy_stats.masked(user_id, masker.counts)
         return masker, masked
+
+    async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
+        """The detect role's further names; none when it is off or fails (then the
+        detectors mask alone — the local model adds, it does not gate)."""
+        if self.name_detector is None:
+            return []
+        try:
+            reply = await self.name_detector.complete(local_model.detect_call(list(messages)))
+            return local_model.proposed_names(reply.text, list(messages))
+        except (ModelError, msgspec.ValidationError, msgspec.DecodeError) as exc:
+            log.warning("privacy detect role failed; the detectors mask alone",
+                        extra=logctx.fields(error=getattr(exc, "code", type(exc).__name__)))
+            return []
 
     async def _plan(self, provider: Provider, call: Call, trace: Trace) -> None:
         """Window, minimum window and budget — all before any network call of the answer."""

@@ -39,6 +39,7 @@ class Trace(msgspec.Struct):
     attempts: int = 0
     repaired: bool = False
     masked: int = 0
+    privacy_retry: bool = False  # a reply was blocked and the one corrective retry ran
     finish_reason: str | None = None
     outcome: str = "running"
     error_code: str | None = None

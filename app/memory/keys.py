@@ -62,6 +62,16 @@ def auth_session(session_id: str) -> str:
     return f"auth_session:{session_id}"
 
 
+def login_failures(kind: str, who: str) -> str:
+    """Failed logins of a user name (`kind` "name") or a client address ("client")."""
+    return f"login_failures:{kind}:{who}"
+
+
+def login_blocked(kind: str, who: str) -> str:
+    """Present (with a TTL) while `who` must wait before the next login attempt."""
+    return f"login_blocked:{kind}:{who}"
+
+
 def heartbeat(instance_id: str) -> str:
     return f"heartbeat:{instance_id}"
 

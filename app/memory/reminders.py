@@ -34,6 +34,7 @@ from redis.asyncio.client import Pipeline
 from app.clock import attach_zone
 from app.memory import keys
 from app.memory.commit import Blind, Write
+from app.reminder_limits import TooManyReminders
 
 Status = Literal["pending", "claimed", "fired"]
 
@@ -42,6 +43,21 @@ _CLAIM = """
 if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return redis.call('HGET', KEYS[3], ARGV[2])
+"""
+
+# KEYS: pair hash, due · ARGV: id, JSON, due time, member, cap (-1: none) → 1 added, 0 at cap
+_ADD = """
+local cap = tonumber(ARGV[5])
+if cap >= 0 then
+  local pending = 0
+  for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
+    if not string.find(raw, '"status":"fired"', 1, true) then pending = pending + 1 end
+  end
+  if pending >= cap then return 0 end
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
 """
 
 # KEYS: due, claimed · ARGV: member, due time → 1 put back, 0 not claimed (any more)
@@ -119,14 +135,25 @@ class ReminderStore:
         self.redis = redis
         self._claim = redis.register_script(_CLAIM)
         self._put_back = redis.register_script(_PUT_BACK)
+        self._add = redis.register_script(_ADD)
 
     async def add(self, user_id: str, character_id: str, text: str, due_at: float, *,
-                  trigger_turn_id: str | None = None, now: float | None = None) -> Reminder:
+                  trigger_turn_id: str | None = None, now: float | None = None,
+                  cap: int | None = None) -> Reminder:
+        """Store a pending reminder; with `cap`, `TooManyReminders` (nothing written) when
+        the pair already has that many pending — counted and added in one atomic step."""
         reminder = new_reminder(user_id, character_id, text, due_at,
                                 trigger_turn_id=trigger_turn_id, now=now)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            self.add_write(reminder).queue(pipe)
-            await pipe.execute()
+        if cap is None:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                self.add_write(reminder).queue(pipe)
+                await pipe.execute()
+            return reminder
+        added = await self._add(keys=[keys.reminders(user_id, character_id), keys.reminders_due()],
+                                args=[reminder.id, _ENCODER.encode(reminder), due_at,
+                                      reminder.member, cap])
+        if not added:
+            raise TooManyReminders(f"{cap} reminders are pending already")
         return reminder
 
     def add_write(self, reminder: Reminder) -> Write:

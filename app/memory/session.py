@@ -106,7 +106,7 @@ class SummaryGateway(Protocol):
     """What the summary needs of the model gateway (`app.llm`)."""
 
     async def complete(self, purpose: str, messages: list[dict[str, Any]], *,
-                       max_tokens: int) -> Any: ...
+                       max_tokens: int, user_id: str | None = None) -> Any: ...
 
 
 ActionOutcome = Literal["completed", "error", "follow_up", "refused"]
@@ -308,7 +308,8 @@ class SessionMemory:
                                     character_name=character_name, language=language)
         try:
             result = await gateway.complete(SUMMARY_PURPOSE, messages,
-                                            max_tokens=settings.session_summary_max_tokens)
+                                            max_tokens=settings.session_summary_max_tokens,
+                                            user_id=user_id)
             summary = result.text.strip()
             if not summary:
                 raise ModelError("model_bad_output", "the summary came back empty")

@@ -81,6 +81,7 @@ class NodeContext:
     gateway: Any  # app.llm.Gateway, the one in use for this run
     stage: Stage
     guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
+    user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
     interaction_hint: str = ""  # the user's interaction profile (app.journal.profile)
 
@@ -113,7 +114,7 @@ class NodeContext:
         try:
             return await self.gateway.complete(
                 purpose, messages, schema=spec.schema, max_tokens=reserve,
-                temperature=spec.temperature)
+                temperature=spec.temperature, user_id=self.user_id)
         finally:
             self.calls.append(ModelCall(purpose, time.perf_counter() - started))
 
@@ -123,3 +124,10 @@ class NodeContext:
         value = completion.value
         assert isinstance(value, msgspec.Struct), f"{purpose} has no schema"
         return value
+
+
+def reply_language(ctx: NodeContext, state: Any) -> str:
+    """What an agent's own sentences are said in: the user's language as perceived (a user
+    writing English to a German character gets "Milk is now on the list"), else the
+    character's."""
+    return getattr(state, "expected_language", "") or ctx.language

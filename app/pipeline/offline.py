@@ -13,9 +13,10 @@ schema (a value the schema does not accept leaves the neutral default), or text.
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from app.llm.offline import handlers
 from app.llm.offline import text as tx
@@ -24,6 +25,12 @@ from app.pipeline.prompts import BLOCKS, read_frame
 from app.pipeline.tribunal import strip_labels
 
 _W = r"[\wÄÖÜäöüß]"
+# Every rule here runs on user text of up to `max_message_chars` (20 000): quantifiers are
+# bounded, and whitespace runs and word-internal matches are entered only at their start, so
+# that each rule stays linear in the text (tests/test_offline_rules_linear.py: worst cases).
+_GAP = 200        # the most characters a rule looks across between two cue words
+_WORD_START = rf"(?<!{_W})"
+_STEM = rf"{_W}{{0,40}}"  # the head of a compound noun ("Einkaufs" in "Einkaufsliste")
 HEAVY_EMOTIONS = frozenset({"trauer", "angst", "stress", "erschoepfung", "wut"})
 DEFAULT_HOUR = 9
 
@@ -52,6 +59,10 @@ class Frame:
         users = [c for c in tx.contributions(self.get("history")) if c.is_user]
         return users[-1].text if users else ""
 
+    def last_character_words(self) -> str:
+        said = [c for c in tx.contributions(self.get("history")) if not c.is_user]
+        return said[-1].text if said else ""
+
 
 def vars_of(blocks: object) -> list[str]:
     return [getattr(blocks, name) for name in blocks.__dataclass_fields__]  # type: ignore[attr-defined]
@@ -59,22 +70,47 @@ def vars_of(blocks: object) -> list[str]:
 
 # --- cues ------------------------------------------------------------------------------------
 
-LIST_WORD = re.compile(rf"(?:{_W}+liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I)
+LIST_WORD = re.compile(rf"(?:{_WORD_START}{_STEM}{_W}liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I)
 LIST_VERB = re.compile(
     r"\b(?:setz\w*|schreib\w*|pack\w*|füg\w*|trag\w*|notier\w*|streich\w*|nimm|lösch\w*|"
     r"entfern\w*|zeig\w*|leer\w*|was steht|put|add|write|note|remove|cross|take|show|clear|"
     r"empty|what'?s on|what is on)\b", re.I)
 REMINDER_CUE = re.compile(
-    r"(?<!ich )\berinner(?:e|n|st)?\s+(?:mich|uns)\b|\bmich\b[^.?!]*\berinnern\b|"
+    r"(?<!ich )\berinner(?:e|n|st)?\s{1,20}(?:mich|uns)\b|"
     r"\berinnerung(?:en)?\b|\bremind\b|\breminders?\b", re.I)
 
 
+# "Brot und Eier auch noch drauf": onto the list just talked about.
+ONTO_IT = re.compile(r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
+                     r"[\s.!]*$", re.I)
+
+
 def wants_list(text: str) -> bool:
-    return bool(LIST_WORD.search(text) and LIST_VERB.search(text))
+    return bool(LIST_WORD.search(text) and LIST_VERB.search(text) or ONTO_IT.search(text))
+
+
+_ERINNERN = re.compile(r"\berinnern\b", re.I)
+_MICH = re.compile(r"\bmich\b", re.I)
+_SENTENCE_END = re.compile(r"[.?!]")
 
 
 def wants_reminder(text: str) -> bool:
-    return bool(REMINDER_CUE.search(text))
+    return bool(REMINDER_CUE.search(text) or _mich_then_erinnern(text))
+
+
+def _mich_then_erinnern(text: str) -> bool:
+    """"…mich morgen an X erinnern": a "mich" before an "erinnern" in the same sentence,
+    at most `_GAP` characters apart (paired by bisection: linear in the text)."""
+    mich = [m.start() for m in _MICH.finditer(text)]
+    ends = [m.start() for m in _SENTENCE_END.finditer(text)]
+    for erinnern in _ERINNERN.finditer(text):
+        before = bisect.bisect_left(mich, erinnern.start()) - 1
+        if before < 0 or erinnern.start() - mich[before] > _GAP:
+            continue
+        end_between = bisect.bisect_left(ends, mich[before])
+        if end_between == len(ends) or ends[end_between] > erinnern.start():
+            return True
+    return False
 
 
 def agents_for(text: str) -> list[str]:
@@ -106,7 +142,7 @@ def answers_question(words: str, question: str) -> bool:
     return len(tx.words(words)) <= 6 and not agents_for(words)
 
 
-_CLAUSE_SPLIT = re.compile(r"(\s*(?:[,;]|\bund\b|\band\b|\bdann\b|\bthen\b)\s*)", re.I)
+_CLAUSE_SPLIT = re.compile(r"((?<!\s)\s*(?:[,;]|\bund\b|\band\b|\bdann\b|\bthen\b)\s*)", re.I)
 
 
 def planner(request: OfflineRequest) -> dict[str, Any]:
@@ -141,27 +177,77 @@ def _agent(text: str) -> str:
 
 # --- the lists agent -------------------------------------------------------------------------
 
-_ADD = re.compile(
-    r"\b(?:setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?)\s+"
-    r"(?:bitte\s+|please\s+|noch\s+)?(?P<items>.+?)\s+(?:auf|in|zu|zur|on|onto|to|in)\s+"
-    r"(?:die|meine|unsere|der|den|the|my|our)?\s*(?P<target>[^.!?]*)", re.I)
-_ADD_HINZU = re.compile(r"\bfüg\w*\s+(?P<items>.+?)\s+(?:zur|zu der|der)\s+(?P<target>.+?)"
-                        r"\s+hinzu\b", re.I)
-_REMOVE = re.compile(
-    r"\b(?:streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take)\s+(?P<items>.+?)\s+"
-    r"(?:von|aus|from|off)\s+(?:der|meiner|unserer|dem|the|my|our)?\s*(?P<target>[^.!?]*)",
-    re.I)
+class Phrase(NamedTuple):
+    items: str
+    target: str
+
+
+class VerbPhrase:
+    """`<verb> <items> <joint> <target>` ("Setz Milch auf die Liste"), found in linear time.
+
+    A single regex with a lazy `items` group rescans up to `_GAP` characters from every verb
+    it meets; here verbs and joints are each found in one pass and paired by bisection, the
+    first joint within `_GAP` characters after a verb (and for a target closed by a word,
+    "Füg Milch der Liste hinzu", the first closing word within `_GAP` after the joint).
+    """
+
+    def __init__(self, verb: str, joint: str, closing: str | None = None) -> None:
+        self.verb = re.compile(rf"\b(?:{verb})\s+", re.I)
+        self.joint = re.compile(rf"(?<=\s)(?:{joint})(?=\s)", re.I)
+        self.closing = re.compile(rf"(?<=\s)(?:{closing})\b", re.I) if closing else None
+
+    def search(self, text: str) -> Phrase | None:
+        joints = list(self.joint.finditer(text))
+        joint_starts = [m.start() for m in joints]
+        closing_starts = [m.start() for m in self.closing.finditer(text)] if self.closing else []
+        for verb in self.verb.finditer(text):
+            index = bisect.bisect_left(joint_starts, verb.end() + 1)
+            if index == len(joints) or joint_starts[index] - verb.end() > _GAP:
+                continue
+            joint = joints[index]
+            found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
+                text[verb.end():joint.start()].strip()
+            if "\n" in found:
+                continue
+            target = self._target(text, joint.end(), closing_starts)
+            if target is not None:
+                return Phrase(found, target)
+        return None
+
+    def _target(self, text: str, start: int, closing_starts: list[int]) -> str | None:
+        if self.closing is None:
+            return _SENTENCE_REST.match(text, start).group().strip()
+        index = bisect.bisect_left(closing_starts, start + 1)
+        if index == len(closing_starts) or closing_starts[index] - start > _GAP:
+            return None
+        return text[start:closing_starts[index]].strip()
+
+
+_POLITE = re.compile(r"^(?:bitte|please|noch)\s+(?=\S)", re.I)
+_SENTENCE_REST = re.compile(rf"[^.!?]{{0,{_GAP}}}")
+_ADD = VerbPhrase(r"setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?",
+                  r"auf|in|zu|zur|on|onto|to")
+_ADD_HINZU = VerbPhrase(r"füg\w*", r"zur|zu der|der", closing="hinzu")
+_REMOVE = VerbPhrase(r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take",
+                     r"von|aus|from|off")
 _SHOW = re.compile(r"\b(?:zeig\w*|was steht|show|what'?s on|what is on|lies)\b", re.I)
 _CLEAR = re.compile(r"\b(?:leer\w*|clear|empty)\b|\blösch\w*\s+(?:die|meine)\s+(?:ganze\s+)?"
-                    rf"{_W}*liste\b", re.I)
-_CREATE = re.compile(r"\bneue\w*\s+liste\b|\bnew list\b|\banleg\w*|\bleg\w*\b.*\ban\b|"
+                    rf"{_W}{{0,40}}liste\b", re.I)
+_CREATE = re.compile(r"\bneue\w*\s+liste\b|\bnew list\b|\banleg\w*|\bleg\w*\b.{0,200}?\ban\b|"
                      r"\bcreate\b|\bneu\b|\bnew\b", re.I)
 _NAMED_LIST = re.compile(rf"\b(?i:liste|list)\s+[„\"“']?(?P<name>[A-ZÄÖÜ]{_W}*)", re.U)
-_COMPOUND_LIST = re.compile(rf"(?P<name>{_W}+liste)\b", re.I)
+_COMPOUND_LIST = re.compile(rf"{_WORD_START}(?P<name>{_STEM}{_W}liste)\b", re.I)
 _EN_LIST = re.compile(r"\b(?:the|my|our)\s+(?P<name>[\w-]+(?:\s[\w-]+)?\s+list)\b", re.I)
-_ITEM_SPLIT = re.compile(r"\s*,\s*|\s+und\s+|\s+and\s+|\s*&\s*", re.I)
+_ITEM_SPLIT = re.compile(r"(?<!\s)\s*[,&]\s*|(?<!\s)\s+(?:und|and)\s+", re.I)
 _ARTICLE = re.compile(r"^(?:noch\s+|bitte\s+)?(?:ein|eine|einen|die|der|das|den|the|a|an|some)"
                       r"\s+", re.I)
+
+
+def last_list(block: str) -> str:
+    """The list changed last: the last line of the lists block ("- Name: items")."""
+    names = [line[2:].split(":", 1)[0].strip() for line in block.splitlines()
+             if line.startswith("- ")]
+    return names[-1] if names else ""
 
 
 def list_name(text: str) -> str:
@@ -172,9 +258,14 @@ def list_name(text: str) -> str:
     return ""
 
 
+_FILLERS = re.compile(r"\b(?:wieder|bitte|noch|auch|mal|doch|gleich|please|again|too)\b", re.I)
+
+
 def items(text: str) -> list[str]:
     found = []
     for part in _ITEM_SPLIT.split(text.strip(" .!?")):
+        # "Nimm Milch wieder von der Liste": the filler words are no part of the item.
+        part = " ".join(_FILLERS.sub(" ", part).split())
         item = _ARTICLE.sub("", part.strip(" „“\"'”.")).strip()
         if item:
             found.append(item)
@@ -186,9 +277,11 @@ def parse_list_task(text: str) -> dict[str, Any]:
     removed = _REMOVE.search(text)
     added = _ADD_HINZU.search(text) or _ADD.search(text)
     if removed:
-        command["remove"] = items(removed.group("items"))
-    elif added and LIST_WORD.search(added.group("target") or text):
-        command["add"] = items(added.group("items"))
+        command["remove"] = items(removed.items)
+    elif added and LIST_WORD.search(added.target or text):
+        command["add"] = items(added.items)
+    elif ONTO_IT.search(text):
+        command["add"] = items(text[:ONTO_IT.search(text).start()])
     elif _CLEAR.search(text):
         command["clear"] = True
     if _SHOW.search(text):
@@ -202,7 +295,10 @@ def agent_lists(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
     task = frame.get("task")
     if not frame.get("pending"):
-        return parse_list_task(task)
+        command = parse_list_task(task)
+        if not command["list_name"] and ONTO_IT.search(task):
+            command["list_name"] = last_list(frame.get("lists"))
+        return command
     # Resuming: the task is the user's answer to "which list?".
     command = parse_list_task(task)
     if command.get("add") or command.get("remove") or command.get("show") or \
@@ -289,13 +385,26 @@ def parse_when(text: str, now: dt.datetime) -> dt.datetime | None:
     return when
 
 
+_SEPARABLE_ZU = re.compile(r"\b(ab|an|auf|aus|ein|fest|her|hin|los|mit|nach|vor|weg|zurück|zusammen)"
+                           r"zu(\w+en)\b", re.I)
+_ZU_INFINITIVE = re.compile(r"\bzu\s+(\w+en)$", re.I)
+
+
+def base_form(what: str) -> str:
+    """A reminder's text as a to-do, in the infinitive: "die Wäsche aufzuhängen" →
+    "Wäsche aufhängen", "den Arzt anzurufen" → "Arzt anrufen", "Oma zu besuchen" →
+    "Oma besuchen"."""
+    what = _SEPARABLE_ZU.sub(r"\1\2", what)
+    return _ZU_INFINITIVE.sub(r"\1", what)
+
+
 def reminder_text(task: str) -> str:
     for pattern in _REMIND_WHAT:
         match = pattern.search(task)
         if match:
             what = _TIME_WORDS.sub(" ", match.group("what"))
             what = " ".join(what.split()).strip(" ,.!?")
-            what = _ARTICLE.sub("", what)
+            what = base_form(_ARTICLE.sub("", what))
             if what:
                 return what[0].upper() + what[1:]
     return ""
@@ -367,7 +476,8 @@ def responder(request: OfflineRequest) -> str:
     if task and (BLOCKS[frame.language].intent in task or "noch einmal" in task
                  or "once more" in task):
         return words["continue"]
-    return handlers.reflective_reply(frame.last_user_words(), request.max_chars)
+    return handlers.reflective_reply(frame.last_user_words(), request.max_chars,
+                                     previous=frame.last_character_words())
 
 
 def thinker(request: OfflineRequest) -> dict[str, Any]:

@@ -80,7 +80,7 @@ class PipelineHost:
         if worker is not None:
             worker.note_used(memory_ids, at)
 
-    def background_context(self, character_id: str) -> NodeContext:
+    def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,
         no turn to guard, the gateway in use now."""
         character = self.services.characters.get(character_id) or stand_in(character_id)
@@ -89,11 +89,13 @@ class PipelineHost:
             return None
 
         return NodeContext(services=self.services, character=character,
-                           gateway=self.app[GATEWAY], stage=no_stage, guard=None)
+                           gateway=self.app[GATEWAY], stage=no_stage, guard=None,
+                           user_id=user_id)
 
-    def context(self, ctx: PipelineContext, character: CharacterDefinition) -> NodeContext:
+    def context(self, ctx: PipelineContext, character: CharacterDefinition,
+                user_id: str) -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, guard=ctx.guard)
+                           stage=ctx.stage, guard=ctx.guard, user_id=user_id)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
@@ -103,7 +105,7 @@ class PipelineHost:
         state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
                            character_id=block.character_id, message_ids=list(block.message_ids),
                            text=block.text, said_at=block.received_at[-1])
-        await run_graph("path1", PATH1, self.context(ctx, character), state)
+        await run_graph("path1", PATH1, self.context(ctx, character, block.user_id), state)
         return Path1Result(event_payload=event_payload(state))
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
@@ -117,7 +119,7 @@ class PipelineHost:
                            origin=run.origin, source=run.event.source,
                            trigger_count=run.event.trigger_count, payload=dict(run.event.payload),
                            pending=run.pending_agent)
-        node_ctx = self.context(ctx, character)
+        node_ctx = self.context(ctx, character, run.user_id)
         node_ctx.interaction_hint = await ProfileService(
             self.services.db, self.services.settings).interaction_hint(run.user_id,
                                                                        character.language)

@@ -68,11 +68,11 @@ def speaker_prefix(character_name: str) -> re.Pattern[str]:
 
 
 _OCCASION = re.compile(
-    r"[ \t]*\([^)\n]*\b(?:" + "|".join(re.escape(w) for w in _occasion_words()) +
-    r")\b[^)\n]*\)", re.IGNORECASE)
+    r"(?:(?<![ \t])[ \t]+)?\([^()\n]{0,200}?\b(?:" +
+    "|".join(re.escape(w) for w in _occasion_words()) + r")\b[^()\n]{0,200}\)", re.IGNORECASE)
 _MARKER = re.compile(
-    r"[ \t]*[(\[][^)\]\n]*\b(?:" + "|".join(re.escape(w) for w in _marker_words()) +
-    r")\b[^)\]\n]*[)\]]")
+    r"(?:(?<![ \t])[ \t]+)?[(\[][^()\[\]\n]{0,200}?\b(?:" +
+    "|".join(re.escape(w) for w in _marker_words()) + r")\b[^()\[\]\n]{0,200}[)\]]")
 
 
 def _titles() -> list[str]:

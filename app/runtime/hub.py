@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Iterable
 
 import msgspec
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 class _Envelope(msgspec.Struct):
     user_id: str
     data: str
+    close_session: str | None = None  # set: close that login session's sockets, send nothing
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
@@ -66,8 +68,11 @@ class Connection:
     """One open WebSocket and its send queue."""
 
     def __init__(self, user_id: str, ws: web.WebSocketResponse,
-                 transport: asyncio.BaseTransport | None, maxsize: int) -> None:
+                 transport: asyncio.BaseTransport | None, maxsize: int,
+                 session_id: str | None = None) -> None:
         self.user_id = user_id
+        self.session_id = session_id  # the login session that opened it (cookie), if any
+        self.opened_at = time.monotonic()
         self.ws = ws
         self.transport = transport
         self.queue: asyncio.Queue[str] = asyncio.Queue(maxsize)
@@ -109,17 +114,28 @@ class Connection:
 
 
 class Hub:
-    def __init__(self, send_queue: int, redis: aioredis.Redis | None = None) -> None:
+    def __init__(self, send_queue: int, redis: aioredis.Redis | None = None,
+                 max_per_user: int | None = None) -> None:
         self.send_queue = send_queue
+        self.max_per_user = max_per_user
         self.redis = redis  # set: multi-process mode, fan out through a Redis channel
         self._by_user: dict[str, set[Connection]] = {}
         self._listener: asyncio.Task[None] | None = None
+        self._closing: set[asyncio.Task[None]] = set()
 
     # --- connections ----------------------------------------------------------------------
     def register(self, user_id: str, ws: web.WebSocketResponse,
-                 transport: asyncio.BaseTransport | None) -> Connection:
-        conn = Connection(user_id, ws, transport, self.send_queue)
-        self._by_user.setdefault(user_id, set()).add(conn)
+                 transport: asyncio.BaseTransport | None,
+                 session_id: str | None = None) -> Connection:
+        conn = Connection(user_id, ws, transport, self.send_queue, session_id)
+        conns = self._by_user.setdefault(user_id, set())
+        while self.max_per_user is not None and len(conns) >= self.max_per_user:
+            oldest = min(conns, key=lambda c: c.opened_at)
+            log.warning("websocket closed: too many per user", extra=fields(
+                user_id=user_id, limit=self.max_per_user, setting="max_sockets_per_user"))
+            conns.discard(oldest)
+            self._close_soon(oldest, 1008, b"too many open sockets")
+        conns.add(conn)
         conn.writer = asyncio.create_task(self._write(conn), name=f"ws-writer:{user_id}")
         return conn
 
@@ -162,6 +178,36 @@ class Hub:
         if isinstance(conn.transport, asyncio.Transport):
             conn.transport.abort()
 
+    def _close_soon(self, conn: Connection, code: int, message: bytes) -> None:
+        """Close a socket with a reason the client can read; a client that does not finish
+        the close handshake within a second is cut off."""
+        task = asyncio.create_task(self._close(conn, code, message),
+                                   name=f"ws-close:{conn.user_id}")
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _close(self, conn: Connection, code: int, message: bytes) -> None:
+        try:
+            await asyncio.wait_for(conn.ws.close(code=code, message=message), timeout=1.0)
+        except (asyncio.TimeoutError, ConnectionError, RuntimeError):
+            if isinstance(conn.transport, asyncio.Transport):
+                conn.transport.abort()
+        await self.unregister(conn)
+
+    async def close_session(self, user_id: str, session_id: str) -> None:
+        """Logout: close every socket that login session opened, in every process."""
+        if self.redis is not None:
+            await self.redis.publish(keys.hub_channel(), encode(_Envelope(
+                user_id=user_id, data="", close_session=session_id)))
+        else:
+            self._close_session_here(user_id, session_id)
+
+    def _close_session_here(self, user_id: str, session_id: str) -> None:
+        for conn in list(self._by_user.get(user_id, ())):
+            if conn.session_id == session_id:
+                log.info("websocket closed: logged out", extra=fields(user_id=user_id))
+                self._close_soon(conn, 4401, b"logged out")
+
     # --- publishing -----------------------------------------------------------------------
     async def publish(self, user_id: str, message: WsMessage) -> None:
         data = encode(message).decode()
@@ -195,6 +241,7 @@ class Hub:
     async def stop(self) -> None:
         if self._listener is not None:
             await cancel_and_wait([self._listener])
+        await cancel_and_wait(list(self._closing))
         await self.close_all()
 
     async def _listen(self, pubsub: aioredis.client.PubSub) -> None:
@@ -204,6 +251,9 @@ class Hub:
                     envelope = _ENVELOPE.decode(item["data"])
                 except msgspec.DecodeError:
                     log.error("unreadable hub message dropped")
+                    continue
+                if envelope.close_session is not None:
+                    self._close_session_here(envelope.user_id, envelope.close_session)
                     continue
                 self.fan_out(envelope.user_id, envelope.data)
         finally:

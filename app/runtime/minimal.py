@@ -69,7 +69,8 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
     completion = await ctx.gateway.complete(
         "responder", responder_messages(history, summary, run),
-        max_tokens=ctx.settings.responder_max_tokens, temperature=RESPONDER_TEMPERATURE)
+        max_tokens=ctx.settings.responder_max_tokens, temperature=RESPONDER_TEMPERATURE,
+        user_id=run.user_id)
     text = completion.text.strip()
     if not text:
         raise ModelError("model_bad_output", "the responder answered nothing")

@@ -31,13 +31,16 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     redis = app[REDIS]
     distributed = settings.redis_url is not None
-    hub = Hub(settings.ws_send_queue, redis if distributed else None)
+    hub = Hub(settings.ws_send_queue, redis if distributed else None,
+              max_per_user=settings.max_sockets_per_user)
+    instance_id = uuid.uuid4().hex[:12]
     slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
-                        lease_seconds=3 * settings.turn_marker_refresh_seconds) if distributed
+                        lease_seconds=3 * settings.turn_marker_refresh_seconds,
+                        instance_id=instance_id) if distributed
              else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
     runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots,
                       pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
-                      instance_id=uuid.uuid4().hex[:12])
+                      instance_id=instance_id)
     keeper = Keeper(runtime)
     app[HUB] = hub
     app[RUNTIME] = runtime

@@ -8,8 +8,9 @@ when the run is cancelled.
 - `LocalSlots`: an `asyncio.Semaphore` (one process, the embedded Redis).
 - `RedisSlots`: with an external Redis several processes share one GPU budget. The slots are
   a sorted set (holder → lease expiry) managed by a Lua script; the keeper refreshes a
-  holder's lease while it runs (`lease_seconds` is three refresh periods), and a crashed
-  holder's lease simply runs out. A process first takes one of
+  holder's lease while it runs (`lease_seconds` is three refresh periods). A holder names
+  its process instance, and a slot whose process has no heartbeat left is free: after a
+  crash the slot frees with the heartbeat (≈ 3 heartbeat periods), not with the lease. A process first takes one of
   its local permits (so its own waiters queue in the event loop, not in Redis), then polls
   the shared set every `POLL_SECONDS` (seed 001 §7.2: 0.05 s) until a slot is free.
 """
@@ -29,8 +30,19 @@ from app.memory import keys
 
 POLL_SECONDS = 0.05
 
+# KEYS: slots · ARGV: now, slots, lease expiry, holder, heartbeat key prefix ('' = none).
+# A holder is "<instance>/<id>"; one whose instance has no heartbeat left is free at once
+# (its process died: waiting out its lease would hold the GPU budget for nothing).
 ACQUIRE = """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+if ARGV[5] ~= '' then
+  for _, holder in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+    local instance = string.match(holder, '^(.-)/')
+    if instance and redis.call('EXISTS', ARGV[5] .. instance) == 0 then
+      redis.call('ZREM', KEYS[1], holder)
+    end
+  end
+end
 if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
   return 1
@@ -92,10 +104,14 @@ class LocalSlots:
 
 class RedisSlots(LocalSlots):
     def __init__(self, redis: aioredis.Redis, slots: int, timeout: float,
-                 lease_seconds: float) -> None:
+                 lease_seconds: float, instance_id: str | None = None) -> None:
         super().__init__(slots, timeout)
         self.redis = redis
         self.lease_seconds = lease_seconds
+        # Bound to this process's heartbeat (`keys.heartbeat`), a slot is free as soon as the
+        # heartbeat of the process holding it has expired, not only when its lease runs out.
+        self.instance_id = instance_id
+        self._heartbeat_prefix = keys.heartbeat("") if instance_id else ""
         self._acquire = redis.register_script(ACQUIRE)
         self._held: set[str] = set()
 
@@ -103,7 +119,8 @@ class RedisSlots(LocalSlots):
     async def hold(self) -> AsyncIterator[None]:
         start = time.monotonic()
         async with super().hold():
-            holder = uuid.uuid4().hex
+            holder = (f"{self.instance_id}/{uuid.uuid4().hex}" if self.instance_id
+                      else uuid.uuid4().hex)
             remaining = self.timeout - (time.monotonic() - start)
             try:
                 async with asyncio.timeout(max(remaining, 0.001)):
@@ -121,7 +138,8 @@ class RedisSlots(LocalSlots):
         while True:
             now = time.time()
             took = await self._acquire(keys=[keys.run_slots()],
-                                       args=[now, self.slots, now + self.lease_seconds, holder])
+                                       args=[now, self.slots, now + self.lease_seconds, holder,
+                                             self._heartbeat_prefix])
             if took:
                 return
             await asyncio.sleep(POLL_SECONDS * (0.5 + random.random()))

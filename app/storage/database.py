@@ -9,6 +9,7 @@ while a write is in flight).
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -26,6 +27,9 @@ def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
     if readonly:
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, check_same_thread=False)
     else:
+        # Owner-only, like the rest of the data dir: it holds password hashes and messages.
+        path.touch(mode=0o600, exist_ok=True)
+        os.chmod(path, 0o600)
         conn = sqlite3.connect(path, check_same_thread=False)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=FULL")

@@ -281,6 +281,33 @@ def m006_profile(db: sqlite3.Connection) -> None:
 
 
 @migration
+def m004_privacy_identities(db: sqlite3.Connection) -> None:
+    """The privacy gateway's identity registry (SPEC §7a): the people each user names, in
+    the order they were given, and which deprecated sources were imported once."""
+    db.execute(
+        """
+        CREATE TABLE privacy_identities (
+            user_id TEXT NOT NULL,
+            position INTEGER NOT NULL,
+            name TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (user_id, position)
+        )
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE privacy_legacy_imports (
+            source TEXT PRIMARY KEY,
+            imported_at REAL NOT NULL,
+            names INTEGER NOT NULL
+        )
+        """
+    )
+
+
+@migration
 def m005_memories(db: sqlite3.Connection) -> None:
     """Long-term memory (SPEC §3a): what the character knows about its user across days.
 

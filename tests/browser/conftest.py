@@ -6,8 +6,9 @@ Every test gets
 - `nova`: the real app (`python -m app --headless …`) as a subprocess on a free port with
   its own data dir and embedded Redis, its model pointed at `fake`; `start_nova(...)`
   starts one with other settings (the offline model, headless users, env);
-- `open_chat(nova)`: a new browser context (fresh cookies and storage) that visits
-  `/?token=T` as the desktop app does and waits until the WebSocket is connected.
+- `open_chat(nova)`: a new browser context (fresh cookies and storage) holding a session
+  cookie of `local` (what the desktop start link gives) and waits until the WebSocket is
+  connected.
 
 One chromium runs for the whole session; Playwright gives it a fresh temporary profile.
 Screenshots go to `tests/artifacts/` (ignored by git). An uncaught exception in a page fails
@@ -127,8 +128,9 @@ else:
 
         def open_(nova: Nova, context: BrowserContext | None = None, **options: Any) -> Page:
             context = context or new_context(**options)
+            context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
             page = context.new_page()
-            page.goto(f"{nova.url}/?token={TOKEN}")
+            page.goto(nova.url)
             wait_connected(page)
             return page
 

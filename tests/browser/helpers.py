@@ -96,6 +96,26 @@ class Nova(AppProcess):
     def api(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
         return http(method, self.url + path, token=self.token, body=body)
 
+    def session_cookie(self) -> dict[str, Any]:
+        """A browser session of `local`, as the desktop start link makes one. These apps run
+        headless (where start links do not exist), so the session is written into the app's
+        Redis by the product's own key builder."""
+        import secrets
+
+        import redis
+
+        from app.auth import SESSION_COOKIE, SESSION_TTL_SECONDS
+        from app.memory import keys
+
+        session_id = secrets.token_urlsafe(32)
+        client = redis.Redis(unix_socket_path=str(self.data_dir / "redis" / "redis.sock"))
+        try:
+            client.set(keys.auth_session(session_id), "local", ex=SESSION_TTL_SECONDS)
+        finally:
+            client.close()
+        return {"name": SESSION_COOKIE, "value": session_id, "url": self.url,
+                "httpOnly": True, "sameSite": "Strict"}
+
 
 def wait_connected(page: Page) -> None:
     expect(page.locator("#connection")).to_have_attribute("data-state", "online")

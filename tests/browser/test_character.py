@@ -96,8 +96,9 @@ def test_the_state_panel_shows_how_the_character_feels_after_its_answer(nova, fa
 
     answer = character_bubbles(page)
     expect(answer.locator(".text")).to_have_text("Wie schön, das freut mich!")
-    expect(answer.locator(".emotion")).to_have_text("zuneigung")
-    expect(page.locator("#state-emotion")).to_have_text("zuneigung")
+    # Shown in the UI's language (en-US here), not as the stored German label.
+    expect(answer.locator(".emotion")).to_have_text("affection")
+    expect(page.locator("#state-emotion")).to_have_text("affection")
     # The panel shows the state the server keeps after the answer (arousal blended from
     # the character's own perception and its mood before).
     status, state = nova.api("GET", "/api/characters/nova/state")
@@ -107,5 +108,5 @@ def test_the_state_panel_shows_how_the_character_feels_after_its_answer(nova, fa
     expect(page.locator("#state-arousal-text")).to_have_text(f"{arousal:.2f}")
     assert page.locator("#state-arousal").evaluate("m => m.value") == pytest.approx(arousal)
     page.reload()
-    expect(page.locator("#state-emotion")).to_have_text("zuneigung")
+    expect(page.locator("#state-emotion")).to_have_text("affection")
     expect(page.locator("#state-arousal-text")).to_have_text(f"{arousal:.2f}")

@@ -9,14 +9,15 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import TOKEN, screenshot
+from tests.browser.helpers import screenshot
 
 pytestmark = pytest.mark.browser
 
 
 def open_profile(nova, new_context, **options) -> Page:
-    page = new_context(**options).new_page()
-    page.goto(f"{nova.url}/?token={TOKEN}")  # the desktop start: the token becomes a cookie
+    context = new_context(**options)
+    context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
+    page = context.new_page()
     page.goto(f"{nova.url}/profile")
     expect(page.locator("body")).to_have_attribute("data-ready", "true")
     return page

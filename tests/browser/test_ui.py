@@ -297,8 +297,9 @@ def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, 
 def test_a_normal_page_exposes_no_live_objects(nova, browser):
     context = browser.new_context()  # without the tests' flag
     try:
+        context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
         page = context.new_page()
-        page.goto(f"{nova.url}/?token={TOKEN}")
+        page.goto(nova.url)
         wait_connected(page)
         assert page.evaluate("typeof window.novaberg") == "undefined"
     finally:

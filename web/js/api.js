@@ -75,4 +75,7 @@ export const api = {
   journalUndelete: (id) => request("POST", `/api/journal/entries/${enc(id)}/undelete`),
   journalTrash: () => request("GET", "/api/journal/trash"),
   journalPurge: (id) => request("DELETE", `/api/journal/trash/${enc(id)}`),
+  identities: () => request("GET", "/api/privacy/identities"),
+  saveIdentities: (people) => request("PUT", "/api/privacy/identities", { people }),
+  previewPrivacy: (text) => request("POST", "/api/privacy/preview", { text }),
 };

@@ -2,7 +2,7 @@
 // the stage indicator and the composer. Texts are shown whole: CSS wraps them, nothing cuts.
 
 import { h } from "./dom.js";
-import { formatTime, reasonText, t } from "./i18n.js";
+import { formatTime, labelText, reasonText, t } from "./i18n.js";
 
 const NEAR_BOTTOM_PX = 120;
 
@@ -94,7 +94,13 @@ export class ChatView {
     }
     this.renderSummary();
     this.renderStage();
-    if (nearBottom || appendedMine) scroller.scrollTop = scroller.scrollHeight;
+    if (nearBottom || appendedMine || this.followOnce) scroller.scrollTop = scroller.scrollHeight;
+    this.followOnce = false;
+  }
+
+  /** The next render scrolls to the newest message, wherever the reader was (a resend). */
+  followNext() {
+    this.followOnce = true;
   }
 
   renderSummary() {
@@ -154,7 +160,7 @@ export class ChatView {
     h("div", { class: "meta" },
       h("span", { class: "who", text: this.name }),
       badges.map(([text, cls]) => h("span", { class: `badge ${cls}`, text })),
-      entry.emotion ? h("span", { class: "emotion", text: entry.emotion }) : null,
+      entry.emotion ? h("span", { class: "emotion", text: labelText(entry.emotion) }) : null,
       this.time(entry.at)),
     h("p", { class: "text", text: entry.text }));
   }

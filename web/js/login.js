@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import { $ } from "./dom.js";
-import { t, translatePage } from "./i18n.js";
+import { reasonText, t, translatePage } from "./i18n.js";
 
 translatePage();
 
@@ -24,7 +24,9 @@ form.addEventListener("submit", async (event) => {
     await api.login(name, password);
     window.location.replace("/");
   } catch (error) {
-    status.textContent = error.status === 401 ? t("login.failed") : t("login.error", { reason: error.message });
+    // 429 after repeated failures: the server's wait, said in the UI's language.
+    const reason = reasonText(error.code) === error.code ? error.message : reasonText(error.code);
+    status.textContent = error.status === 401 ? t("login.failed") : t("login.error", { reason });
     $("#login-password").select();
   } finally {
     button.disabled = false;

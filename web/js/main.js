@@ -10,6 +10,7 @@ import { JournalView } from "./journal.js";
 import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
+import { PrivacyPanel } from "./privacy.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
@@ -87,6 +88,7 @@ class App {
       $("#composer-input").focus();
     });
     bindComposer({ form: $("#composer"), textarea: $("#composer-input"), onSend: (text) => this.send(text) });
+    $("#composer-input").addEventListener("input", () => this.showLimit());
 
     this.panels = new Panels({
       characterId: this.character.id,
@@ -102,6 +104,7 @@ class App {
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
     });
+    this.privacy = new PrivacyPanel();
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
 
@@ -158,6 +161,7 @@ class App {
   /** A failure notice's resend: its messages go out again as new messages, in order. */
   async resend(failureKey) {
     const texts = this.conversation.resendTexts(failureKey);
+    this.view.followNext(); // the resent messages appear at the end: show them
     this.conversation.markResent(failureKey);
     for (const text of texts) {
       const key = this.conversation.beginSend(text);
@@ -292,6 +296,19 @@ class App {
     const banner = $("#offline-banner");
     banner.hidden = !info.offline;
     $("#offline-text").textContent = t("offline.banner", { name: this.name });
+    this.messageLimit = info.message_limit || null;
+    this.showLimit();
+  }
+
+  /** The current model's message limit, shown before sending once a message nears it. */
+  showLimit() {
+    const node = $("#composer-limit");
+    const count = $("#composer-input").value.length;
+    const limit = this.messageLimit;
+    node.hidden = !limit || count < limit * 0.8;
+    if (node.hidden) return;
+    node.dataset.over = String(count > limit);
+    node.textContent = t(count > limit ? "composer.overLimit" : "composer.limit", { count, limit });
   }
 
   notice(text) {

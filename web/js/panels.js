@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, reasonText, t } from "./i18n.js";
+import { formatDateTime, labelText, reasonText, t } from "./i18n.js";
 
 /** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
 export function isoWithOffset(date) {
@@ -77,9 +77,11 @@ export class Panels {
   showState(state) {
     if (!state) return;
     const none = t("state.none");
-    if ("emotion" in state) $("#state-emotion").textContent = state.emotion || none;
-    if ("mode" in state) $("#state-mode").textContent = state.mode || none;
-    if ("tone" in state) $("#state-tone").textContent = state.tone || none;
+    // The seeds' German vocabulary ("mitgefuehl", "alltag") shown in the UI's language.
+    const label = (value) => (value ? labelText(value) : none);
+    if ("emotion" in state) $("#state-emotion").textContent = label(state.emotion);
+    if ("mode" in state) $("#state-mode").textContent = label(state.mode);
+    if ("tone" in state) $("#state-tone").textContent = label(state.tone);
     if ("arousal" in state) {
       const value = Number.parseFloat(state.arousal);
       const known = Number.isFinite(value);
@@ -154,8 +156,13 @@ export class Panels {
     const text = $("#reminder-text").value;
     const due = $("#reminder-due").value; // local time "YYYY-MM-DDTHH:MM"
     const date = new Date(due);
-    // The text is the server's to judge (one place of validation); a date must exist.
+    // The text is the server's to judge (one place of validation); a date must exist and
+    // must not lie in the past (the server refuses more than a minute back, too).
     if (Number.isNaN(date.getTime())) return;
+    if (date.getTime() < Date.now() - 60_000) {
+      setStatus(status, t("reminders.past"), "error");
+      return;
+    }
     try {
       await api.addReminder(this.characterId, text, isoWithOffset(date));
     } catch (error) {
@@ -166,6 +173,8 @@ export class Panels {
     $("#reminder-due").value = "";
     this.suggestDueTime();
     setStatus(status, t("reminders.added"), "ok");
+    clearTimeout(this.reminderStatusTimer);  // a status line that stays would go stale
+    this.reminderStatusTimer = setTimeout(() => setStatus(status, ""), 4000);
     await this.refreshReminders();
   }
 

@@ -142,7 +142,12 @@ export class SettingsDialog {
     }
     $("#settings-api-key").value = ""; // typed in once, never kept in the page
     this.fill(info);
-    setStatus(this.status, t("settings.saved"), "ok");
+    if (info.warning) {
+      // Saved, but the server does not answer: say why (e.g. model_unavailable).
+      setStatus(this.status, t("settings.savedUnreachable", { reason: errorText(info.warning) }), "error");
+    } else {
+      setStatus(this.status, t("settings.saved"), "ok");
+    }
     this.onChanged(info);
   }
 }

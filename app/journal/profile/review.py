@@ -45,7 +45,8 @@ async def run_review(profiles: ProfileService, gateway: Gateway, user_id: str,
     package = await profiles.package(user_id, mode)
     completion = await gateway.complete(
         pkg.PURPOSE_REVIEW, review_messages(package), schema=pkg.ReviewAnswer,
-        max_tokens=profiles.settings.profile_review_max_tokens, temperature=0.2)
+        max_tokens=profiles.settings.profile_review_max_tokens, temperature=0.2,
+        user_id=user_id)
     answer = msgspec.to_builtins(completion.value)
     result = {"kind": pkg.RESULT_KIND, "format_version": pkg.FORMAT_VERSION, "mode": mode,
               "target": "writing", **answer}

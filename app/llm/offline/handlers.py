@@ -269,13 +269,17 @@ _PREVIOUS_SUMMARY = re.compile(
     r"(?=\n\s*\n|\n\[\d+\]|\Z)", re.I | re.M | re.S)
 
 
+_YOU = {"de": "Du", "en": "You"}
+
+
 def summarize(messages: Sequence[Message], max_chars: int) -> str:
     """An extractive summary of the user-side text: whole sentences only, those with names,
     numbers and places first, in their original order, as many as fit `max_chars`.
 
     Reads the previous summary after a line `Bisherige Zusammenfassung:` / `Previous
     summary:` and the contributions of a rendered history (a contribution's sentences keep
-    its speaker label, so an own impulse stays named as such).
+    its speaker, named as a person would — "Du"/"You", "Nova" — not with the renderer's
+    `USER`/`NOVA` labels; an own impulse stays named as such).
     """
     lines: list[tuple[str, str]] = []  # (prefix, sentence)
     for content in (m["content"] for m in messages if m["role"] == "user"):
@@ -284,9 +288,12 @@ def summarize(messages: Sequence[Message], max_chars: int) -> str:
             lines.extend(("", s) for s in tx.sentences(previous.group(1)))
         found = tx.contributions(content)
         if found:
+            you = _YOU[tx.language(" ".join(c.text for c in found))]
             for contribution in found:
-                label = contribution.label + (" (von sich aus)" if "von sich aus" in
-                                              contribution.meta else "")
+                # Natural names, not the renderer's labels: the summary is shown in the chat.
+                speaker = you if contribution.is_user else contribution.label.strip().title()
+                label = speaker + (" (von sich aus)" if "von sich aus" in
+                                   contribution.meta else "")
                 lines.extend((label, s) for s in tx.sentences(contribution.text))
         elif not previous:
             lines.extend(("", s) for s in tx.sentences(content))
@@ -334,30 +341,45 @@ _REFLECT = {
     },
 }
 _PHRASES = {
-    "de": {"quote": "Du schreibst: „{0}“", "ask_topic": "Was bedeutet {0} für dich?",
-           "ask": "Magst du mir mehr darüber erzählen?",
-           "question": "Das ist eine gute Frage. Was denkst du selbst darüber?",
+    "de": {"ask_topic": "Was bedeutet {0} für dich?",
+           "ask": ("Magst du mir mehr darüber erzählen?",
+                   "Erzähl ruhig weiter – was beschäftigt dich daran am meisten?",
+                   "Wie ging es dir damit?",
+                   "Und was hast du jetzt vor?"),
+           "question": ("Gute Frage – was denkst du selbst darüber?",
+                        "Da bin ich mir nicht sicher. Wie siehst du es?",
+                        "Hm, schwer zu sagen. Was spricht für dich dafür, was dagegen?"),
            "greet": "Hallo! Schön, dass du da bist. Wie geht es dir gerade?",
+           "how": "Mir geht es gut, danke der Nachfrage! Und wie geht es dir?",
            "bye": "Bis bald! Pass auf dich auf.",
            "crisis": "Ich höre dich, und ich nehme das ernst. Bitte sprich mit jemandem, "
                      "der jetzt für dich da sein kann – in Deutschland erreichst du die "
                      "Telefonseelsorge rund um die Uhr unter 0800 111 0 111.",
            "empty": "Ich bin da. Was möchtest du erzählen?"},
-    "en": {"quote": "You wrote: “{0}”", "ask_topic": "What does {0} mean to you?",
-           "ask": "Would you like to tell me more about it?",
-           "question": "That's a good question. What do you think yourself?",
+    "en": {"ask_topic": "What does {0} mean to you?",
+           "ask": ("Would you like to tell me more about it?",
+                   "Go on – what about it is on your mind most?",
+                   "How did that feel?",
+                   "And what are you going to do now?"),
+           "question": ("Good question – what do you think yourself?",
+                        "I'm not sure about that. How do you see it?",
+                        "Hm, hard to say. What speaks for it, what against?"),
            "greet": "Hello! Good to have you here. How are you right now?",
+           "how": "I'm doing well, thanks for asking! And how are you?",
            "bye": "See you soon! Take care.",
            "crisis": "I hear you, and I take this seriously. Please reach out to someone "
                      "who can be there for you right now, such as a local crisis line or "
                      "emergency services.",
            "empty": "I'm here. What would you like to talk about?"},
 }
+_HOW_ARE_YOU = re.compile(r"\bwie geht(?:'?s|\s+es\s+(?:dir|ihnen|euch))\b|\bwie läuft'?s\b|"
+                          r"\bhow are you\b|\bhow'?s it going\b", re.IGNORECASE)
 
 
-def reflective_reply(user_words: str, max_chars: int) -> str:
-    """A reply built from the user's own words, in the user's language, that fits
-    `max_chars`: the quote of a whole sentence is left out rather than cut."""
+def reflective_reply(user_words: str, max_chars: int, previous: str = "") -> str:
+    """A reply to the user's words in the user's language that fits `max_chars`. It never
+    quotes the user back, and never repeats `previous` (the character's last answer): a
+    fallback has variants, picked by the words and rotated past the last one."""
     language = tx.language(user_words)
     phrases, reflect = _PHRASES[language], _REFLECT[language]
     if not user_words.strip():
@@ -365,26 +387,29 @@ def reflective_reply(user_words: str, max_chars: int) -> str:
     seen = perceive_text(user_words)
     if seen.mode == "krise":
         return phrases["crisis"]
-    if set(seen.intentions) & {"begruessung"} and "smalltalk" in seen.intentions:
+    if _HOW_ARE_YOU.search(user_words):
+        return phrases["how"]
+    if "begruessung" in seen.intentions and ("smalltalk" in seen.intentions
+                                            or len(tx.words(user_words)) <= 3):
         return phrases["greet"]
     if "abschied" in seen.intentions and "smalltalk" in seen.intentions:
         return phrases["bye"]
     opening = reflect.get(seen.emotion, "")
-    follow_up = (phrases["question"] if "frage" in seen.intentions else
-                 phrases["ask_topic"].format(seen.topics[0]) if seen.topics and
-                 seen.emotion == "neutral" else phrases["ask"])
-    quote = phrases["quote"].format(_quotable_sentence(user_words))
-    for parts in ((opening, quote, follow_up), (opening, follow_up), (follow_up,)):
-        reply = " ".join(p for p in parts if p)
-        if len(reply) <= max_chars:
-            return reply
-    return follow_up
-
-
-def _quotable_sentence(text: str) -> str:
-    parts = tx.sentences(text)
-    best = max(range(len(parts)), key=lambda i: (_sentence_score(parts[i]), -i))
-    return parts[best].rstrip(".")
+    if "frage" in seen.intentions:
+        follow_ups = list(phrases["question"])
+    else:
+        follow_ups = list(phrases["ask"])
+        if seen.topics and seen.emotion == "neutral":
+            follow_ups.insert(0, phrases["ask_topic"].format(seen.topics[0]))
+    start = sum(map(ord, user_words)) % len(follow_ups)
+    ordered = follow_ups[start:] + follow_ups[:start]
+    said_before = " ".join(previous.split())
+    for follow_up in ordered:
+        for parts in ((opening, follow_up), (follow_up,)):
+            reply = " ".join(p for p in parts if p)
+            if len(reply) <= max_chars and reply != said_before:
+                return reply
+    return ordered[0]
 
 
 def responder(request: OfflineRequest) -> str:

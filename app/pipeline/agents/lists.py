@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from app.log import fields
-from app.pipeline.context import NodeContext
+from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ListCommand
 from app.pipeline.state import AgentResult, Path2State
@@ -98,14 +98,15 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         (b.task, task)]))
     if pending is not None:
         command = resumed(command, pending)
-    words = _phrases(ctx.language)
+    language = reply_language(ctx, state)
+    words = _phrases(language)
     if not (command.add or command.remove or command.show or command.clear
             or command.create_list):
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
     if command.show and not (command.add or command.remove or command.clear
                              or command.list_name):
         return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=show_all(existing, ctx.language))
+                           said=show_all(existing, language))
     answer = task if pending is not None else ""
     target = resolve(command, existing, answer)
     if target is None:
@@ -120,7 +121,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         list=change.list.name, created=change.created, added=len(change.added),
         removed=len(change.removed), cleared=change.cleared))
     return AgentResult(agent=AGENT, task=task, outcome="completed",
-                       said=describe(change, command.show, ctx.language), effects=[edit])
+                       said=describe(change, command.show, language), effects=[edit])
 
 
 def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -> Target | None:
@@ -168,7 +169,7 @@ def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
 
 def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
          existing: list[NamedList], pending: dict[str, Any] | None) -> AgentResult:
-    words = _phrases(ctx.language)
+    words = _phrases(reply_language(ctx, state))
     names = join([words["quote"].format(name=item.name) for item in existing], words["or"])
     if not existing:
         question = words["name_it"]
@@ -217,10 +218,12 @@ def show_all(existing: list[NamedList], language: str) -> list[str]:
 
 
 def lists_text(existing: list[NamedList], language: str) -> str:
-    """The lists as the model sees them: every list whole, with every item."""
+    """The lists as the model sees them: every list whole, with every item; the one changed
+    last comes last ("put it on there too" means that one)."""
     empty = _phrases(language)["none"]
+    ordered = sorted(existing, key=lambda item: item.updated_at)
     return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
-                     for item in existing)
+                     for item in ordered)
 
 
 def pending_text(pending: dict[str, Any] | None) -> str:

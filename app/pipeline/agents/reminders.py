@@ -17,18 +17,18 @@ import msgspec
 
 from app.clock import local_moment, zone_named
 from app.log import fields
-from app.pipeline.context import NodeContext
+from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame, language_of
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
 from app.memory.reminders import (
     DueTimeError, Reminder, ReminderToAdd, new_reminder, parse_due,
 )
+from app.reminder_limits import DueTimeRefused, check_due_at
 
 log = logging.getLogger(__name__)
 
 AGENT = "reminders"
-PAST_GRACE_SECONDS = 60  # "now" said a moment ago is not the past
 
 WEEKDAYS = {
     "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
@@ -44,6 +44,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "ask_when": "Wann soll ich dich an „{text}“ erinnern?",
         "ask_what": "Woran soll ich dich erinnern?",
         "past": "{when} ist schon vorbei. Wann soll ich dich an „{text}“ erinnern?",
+        "too_many": "Ich habe schon {count} offene Erinnerungen für dich – mehr merke ich mir "
+                    "nicht. Soll ich eine davon löschen?",
     },
     "en": {
         "set": "I'll remind you of “{text}” {when}.",
@@ -54,6 +56,8 @@ PHRASES: dict[str, dict[str, str]] = {
         "ask_when": "When shall I remind you of “{text}”?",
         "ask_what": "What shall I remind you of?",
         "past": "{when} has passed already. When shall I remind you of “{text}”?",
+        "too_many": "You have {count} open reminders already; I can't keep more. Shall I "
+                    "drop one of them?",
     },
 }
 
@@ -80,12 +84,13 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         (b.task, task)]))
     if pending is not None:
         command = resumed(command, pending)
-    words = _phrases(ctx.language)
+    language = reply_language(ctx, state)
+    words = _phrases(language)
     store = ctx.services.reminders
     if command.show and not command.text:
         waiting = await store.pending(state.user_id, state.character_id)
         return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=[list_text(waiting, zone, ctx.language)])
+                           said=[list_text(waiting, zone, language)])
     if not command.text.strip() and not command.due_at.strip():
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
     if not command.text.strip():
@@ -96,16 +101,31 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         if command.due_at.strip():
             log.warning("reminder time unreadable; asking", extra=fields(due_at=command.due_at))
         return _ask(state, task, command, pending, words["ask_when"].format(text=command.text))
-    if due_at < now - PAST_GRACE_SECONDS:
-        return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending,
-                    words["past"].format(when=when_text(due_at, zone, ctx.language),
-                                         text=command.text))
+    try:
+        check_due_at(due_at, now, ctx.settings.reminder_max_days_ahead)
+    except DueTimeRefused as refused:
+        log.warning("reminder time refused; asking", extra=fields(
+            due_at=command.due_at, problem=refused.problem))
+        question = words["ask_when"].format(text=command.text)
+        if refused.problem == "past":
+            try:
+                question = words["past"].format(when=when_text(due_at, zone, language),
+                                                text=command.text)
+            except (OverflowError, OSError, ValueError):
+                pass  # year 1 and the like: not worth naming
+        return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending, question)
+    cap = ctx.settings.max_reminders_per_pair
+    if len(await store.pending(state.user_id, state.character_id)) >= cap:
+        log.warning("reminder refused: cap", extra=fields(limit=cap,
+                                                          setting="max_reminders_per_pair"))
+        return AgentResult(agent=AGENT, task=task, outcome="refused",
+                           said=[words["too_many"].format(count=cap)])
     request_turn = (pending or {}).get("turn_id") or state.turn_id
     reminder = new_reminder(state.user_id, state.character_id, command.text, due_at,
                             trigger_turn_id=request_turn, now=now)
     log.info("reminder intended", extra=fields(reminder_id=reminder.id, due_at=due_at))
     return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
-        words["set"].format(text=reminder.text, when=when_text(due_at, zone, ctx.language))],
+        words["set"].format(text=reminder.text, when=when_text(due_at, zone, language))],
         effects=[ReminderToAdd(reminder=reminder)])
 
 

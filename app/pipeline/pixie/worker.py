@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 ERROR_BACKOFF_SECONDS = 1.0
 
-ContextFor = Callable[[str], NodeContext]  # character id → a context for its model calls
+ContextFor = Callable[[str, str], NodeContext]  # (user, character) → a model-call context
 
 
 class Slots(Protocol):
@@ -198,7 +198,7 @@ class PixieWorker:
         known = await self.long_term.candidates(
             trigger.user_id, trigger.character_id,
             "\n".join([trigger.text, *trigger.segments]), self.settings.memory_candidates)
-        ctx = self.context_for(trigger.character_id)
+        ctx = self.context_for(trigger.user_id, trigger.character_id)
         async with self.slots.hold_when_free():
             self.busy = True
             try:

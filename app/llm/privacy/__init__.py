@@ -1,0 +1,24 @@
+"""The privacy gateway (SPEC §7a, seed 004 §2/§9/§16.1): what leaves the machine for a
+remote provider carries no identity.
+
+- `detectors`: one module per kind (`email`, `url`, `iban` (schwifty), `taxid`
+  (python-stdnum), `phone` (phonenumbers), `address`, `birthdate`, `plate`, `names`), all
+  compiled once; `rules` holds their context rules as data tables.
+- `masking`: `Masker` (per call: placeholders, reply check, demasking), `StreamUnmasker`.
+- `registry`: the user's people in SQLite (`IdentityRegistry`).
+- `stats`: counters without content.
+"""
+
+from __future__ import annotations
+
+from app.llm.privacy import address, birthdate, email, iban, names, phone, plate, taxid, url
+from app.llm.privacy.detectors import detect, warm_up
+from app.llm.privacy.masking import Masker, StreamUnmasker
+from app.llm.privacy.names import NameIndex
+from app.llm.privacy.registry import LEGACY_FILE, IdentityRegistry, Person
+from app.llm.privacy.spans import KINDS, Span
+from app.llm.privacy.stats import PrivacyStats
+
+__all__ = ["KINDS", "LEGACY_FILE", "IdentityRegistry", "Masker", "NameIndex", "Person",
+           "PrivacyStats", "Span", "StreamUnmasker", "address", "birthdate", "detect", "email",
+           "iban", "names", "phone", "plate", "taxid", "url", "warm_up"]

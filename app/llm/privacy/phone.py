@@ -1,0 +1,50 @@
+"""Phone numbers as people write them, validated by `phonenumbers`.
+
+A cheap pattern finds candidates — a `+`, `00`, `0` or `(0` start and digit groups with the
+separators people use (`0170/1234567`, `(0151) 2345-678`, `+49 30 1234567`,
+`0221 / 47 11 08 15`); `phonenumbers` decides whether a candidate is a real number (German
+region by default, any region with a country code). Dates, times, order and parcel numbers
+fail that test and stay; a date shape (`01.03.2024`) is never a number.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator
+
+import phonenumbers
+
+from app.llm.privacy.spans import Span
+
+REGION = "DE"
+_CANDIDATE = re.compile(
+    r"(?=[+(\d])(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*"  # a start: +49, 0049, (0151), 0170
+    r"(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}"  # groups: / - . space
+    r"(?![\w/])")
+_DIGITS = re.compile(r"\d")
+_DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
+
+
+def find(text: str) -> Iterator[Span]:
+    for match in _CANDIDATE.finditer(text):
+        candidate = match.group(0)
+        digits = len(_DIGITS.findall(candidate))
+        if digits < 6 or digits > 16:
+            continue
+        head = candidate.lstrip("(")
+        if not (head.startswith(("+", "00", "0"))):
+            continue
+        if not _DATE.fullmatch(candidate) and _valid(candidate):
+            yield Span(match.start(), match.end(), "PHONE", candidate)
+
+
+@functools.lru_cache(maxsize=4096)  # the same numbers recur in every prompt of a conversation
+def _valid(candidate: str) -> bool:
+    try:
+        number = phonenumbers.parse(candidate, REGION)
+    except phonenumbers.NumberParseException:
+        return False
+    # "Possible" (the right length for its region) and not only "valid" (an allocated
+    # range): people write new mobile ranges and short extensions that the metadata lags.
+    return phonenumbers.is_possible_number(number)

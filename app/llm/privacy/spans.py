@@ -1,0 +1,34 @@
+"""What a detector finds: a `Span` of the text, and the one way overlapping finds are settled."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# The kinds, in the order a tie between two overlapping finds of equal length is settled.
+KINDS = ("EMAIL", "URL", "IBAN", "TAXID", "PHONE", "ADDRESS", "BIRTHDATE", "PLATE", "PERSON")
+_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    start: int
+    end: int
+    kind: str
+    value: str
+
+
+def settle(spans: Iterable[Span]) -> list[Span]:
+    """Non-overlapping spans in text order: of overlapping finds the longer one wins (an
+    e-mail address beats the name inside it), on a tie the kind ranked first in `KINDS`."""
+    ordered = sorted(spans, key=lambda s: (-(s.end - s.start), _RANK[s.kind], s.start))
+    starts: list[int] = []  # the taken spans, kept in text order
+    taken: list[Span] = []
+    for span in ordered:
+        i = bisect.bisect_left(starts, span.start)
+        if (i < len(taken) and taken[i].start < span.end) or (i and taken[i - 1].end > span.start):
+            continue
+        starts.insert(i, span.start)
+        taken.insert(i, span)
+    return taken

@@ -1,0 +1,52 @@
+"""Private URLs: shared albums, cloud shares, meeting links, payment links — by host and
+path (the table `rules.PRIVATE_URLS`). Public sites stay."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from urllib.parse import urlsplit
+
+from app.llm.privacy.rules import PRIVATE_URLS
+from app.llm.privacy.spans import Span
+
+_URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+[^\s<>\"'\].,;:!?)]", re.IGNORECASE)
+
+
+_START = re.compile(r"https?://|www\.", re.IGNORECASE)
+
+
+def find(text: str) -> Iterator[Span]:
+    # Anchored where a link can start ("http", "www."), found with str.find.
+    lowered = text.lower()
+    starts = sorted({*_positions(lowered, "http"), *_positions(lowered, "www.")})
+    done = 0
+    for at in starts:
+        if at < done:
+            continue
+        match = _URL.match(text, at)
+        if match is None:
+            continue
+        done = match.end()
+        if is_private(match.group(0)):
+            yield Span(match.start(), match.end(), "URL", match.group(0))
+
+
+def _positions(lowered: str, marker: str) -> Iterator[int]:
+    at = lowered.find(marker)
+    while at != -1:
+        if at == 0 or not lowered[at - 1].isalnum():
+            yield at
+        at = lowered.find(marker, at + 1)
+
+
+def is_private(url: str) -> bool:
+    parts = urlsplit(url if "://" in url else "https://" + url)
+    host = (parts.hostname or "").lower().removeprefix("www.")
+    path = parts.path or "/"
+    for known_host, prefix in PRIVATE_URLS:
+        host_fits = (not known_host or host == known_host.lstrip(".")
+                     or (known_host.startswith(".") and host.endswith(known_host)))
+        if host_fits and (path.startswith(prefix) if known_host else prefix in path):
+            return True
+    return False

@@ -1,0 +1,104 @@
+// The privacy dialog, opened from the settings: the people the user names (identity
+// registry, SPEC §7a) — add, edit, remove, save — and a preview box that shows what would
+// leave this machine for a remote model (POST /api/privacy/preview).
+
+import { api } from "./api.js";
+import { $, h, setStatus } from "./dom.js";
+import { reasonText, t } from "./i18n.js";
+
+function errorText(error) {
+  const known = reasonText(error.code);
+  return known !== error.code ? known : error.message || error.code;
+}
+
+function splitAliases(text) {
+  return text.split(",").map((alias) => alias.trim()).filter(Boolean);
+}
+
+export class PrivacyPanel {
+  constructor() {
+    this.dialog = $("#privacy-dialog");
+    this.list = $("#privacy-people");
+    this.status = $("#privacy-status");
+    $("#privacy-open").addEventListener("click", () => this.open());
+    $("#privacy-close").addEventListener("click", () => this.dialog.close());
+    $("#privacy-add").addEventListener("click", () => this.addRow({ name: "", aliases: [] }, true));
+    $("#privacy-save").addEventListener("click", () => this.save());
+    $("#privacy-preview-run").addEventListener("click", () => this.preview());
+  }
+
+  open() {
+    this.dialog.showModal();
+    this.load();
+  }
+
+  async load() {
+    setStatus(this.status, "");
+    $("#privacy-preview-out").textContent = "";
+    try {
+      this.show((await api.identities()).people);
+    } catch (error) {
+      setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
+    }
+  }
+
+  show(people) {
+    this.list.replaceChildren();
+    for (const person of people) this.addRow(person, false);
+    this.syncEmpty();
+  }
+
+  addRow(person, focus) {
+    const index = this.list.children.length + 1;
+    const name = h("input", { class: "privacy-name", value: person.name, maxlength: 100,
+                              "aria-label": t("privacy.nameOf", { n: index }), placeholder: t("privacy.namePlaceholder") });
+    const aliases = h("input", { class: "privacy-aliases", value: person.aliases.join(", "),
+                                 "aria-label": t("privacy.aliasesOf", { n: index }), placeholder: t("privacy.aliasesPlaceholder") });
+    const row = h("li", { class: "privacy-person" }, name, aliases,
+      h("button", { type: "button", class: "button button-small", text: t("privacy.remove"),
+                    "aria-label": t("privacy.removeOf", { n: index }),
+                    onclick: () => { row.remove(); this.syncEmpty(); } }));
+    this.list.append(row);
+    this.syncEmpty();
+    if (focus) name.focus();
+  }
+
+  syncEmpty() {
+    $("#privacy-empty").hidden = this.list.children.length > 0;
+  }
+
+  people() {
+    return [...this.list.querySelectorAll(".privacy-person")]
+      .map((row) => ({ name: $(".privacy-name", row).value.trim(), aliases: splitAliases($(".privacy-aliases", row).value) }))
+      .filter((person) => person.name || person.aliases.length);
+  }
+
+  async save() {
+    let stored;
+    try {
+      stored = await api.saveIdentities(this.people());
+    } catch (error) {
+      setStatus(this.status, t("privacy.saveFailed", { reason: error.message || errorText(error) }), "error");
+      return;
+    }
+    this.show(stored.people);
+    setStatus(this.status, t("privacy.saved", { count: stored.people.length }), "ok");
+  }
+
+  async preview() {
+    const text = $("#privacy-preview-text").value;
+    const out = $("#privacy-preview-out");
+    if (!text.trim()) {
+      out.textContent = "";
+      return;
+    }
+    try {
+      const result = await api.previewPrivacy(text);
+      out.textContent = result.masked;
+      $("#privacy-preview-count").textContent = t("privacy.previewCount", { count: result.spans.length });
+    } catch (error) {
+      out.textContent = "";
+      $("#privacy-preview-count").textContent = t("error.generic", { reason: errorText(error) });
+    }
+  }
+}
