@@ -1,4 +1,5 @@
-"""The `novaberg` command: start the app (desktop or headless) or manage users.
+"""The `novaberg` command: start the app (desktop or headless), manage users, or back up,
+restore, export and import (`app.backup.cli`).
 
 Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
 a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
@@ -30,6 +31,7 @@ from app.auth import (
     add_user_sync, count_users_sync, delete_user_sync, list_tokens_sync, new_token,
     revoke_token_sync, valid_user_name,
 )
+from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_command
 from app.datadir import DataDirError, check_writable
 from app.process import follow_bootloader
 from app.redis_server import RedisStartError
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     listing.add_argument("name", nargs="?", help="only this user's tokens")
     revoke = token_commands.add_parser("revoke", parents=[data_options], help="revoke an API token by its id")
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
+    add_backup_commands(commands, parents=[data_options])
     return parser
 
 
@@ -111,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "token":
             return manage_tokens(settings, args.token_command, getattr(args, "name", None),
                                  getattr(args, "token_id", None))
+        if args.command in BACKUP_COMMANDS:
+            return run_backup_command(settings, args)
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)

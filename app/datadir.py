@@ -18,6 +18,10 @@ class DataDirError(RuntimeError):
     pass
 
 
+class DataDirInUse(DataDirError):
+    """Another live process holds the data dir's lock."""
+
+
 def check_writable(path: Path) -> None:
     """Fail with a one-line message if `path` cannot be created or written; writes nothing
     when the answer is no."""
@@ -44,7 +48,7 @@ class DataDirLock:
         except BlockingIOError:
             holder = os.read(fd, 32).decode(errors="replace").strip() or "another process"
             os.close(fd)
-            raise DataDirError(f"data dir {self.path} is in use by pid {holder}") from None
+            raise DataDirInUse(f"data dir {self.path} is in use by pid {holder}") from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd

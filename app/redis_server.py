@@ -58,9 +58,13 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 class EmbeddedRedis:
     """Start, watch and stop one redis-server that keeps its files in `directory`."""
 
-    def __init__(self, directory: Path, appendfsync: str = "always") -> None:
+    def __init__(self, directory: Path, appendfsync: str = "always", *,
+                 appendonly: bool = True) -> None:
+        """`appendonly=False` serves the `dump.rdb` in `directory` instead of the AOF (a
+        backup reads a point-in-time snapshot that way; the app always uses the AOF)."""
         self.directory = directory
         self.appendfsync = appendfsync
+        self.appendonly = appendonly
         self.socket_path = directory / "redis.sock"
         self.pidfile = directory / "redis.pid"
         self.logfile = directory / "redis.log"
@@ -81,7 +85,7 @@ class EmbeddedRedis:
             "--unixsocket", str(self.socket_path),
             "--unixsocketperm", "700",
             "--dir", str(self.directory),
-            "--appendonly", "yes",
+            "--appendonly", "yes" if self.appendonly else "no",
             "--appendfilename", "appendonly.aof",
             "--appendfsync", self.appendfsync,
             "--dbfilename", "dump.rdb",

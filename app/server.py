@@ -21,6 +21,7 @@ from aiohttp import web
 from app import log as logctx
 from app.api import setup_routes
 from app.auth import Auth, LoginThrottle, auth_middleware_factory
+from app.backup.service import backup_ctx
 from app.datadir import DataDirLock
 from app.errors import error_middleware
 from app.journal.service import install as install_journal
@@ -163,6 +164,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
+    app.cleanup_ctx.append(backup_ctx)
     app.cleanup_ctx.append(journal_ctx)
     app.cleanup_ctx.append(pixie_ctx)
     app.on_shutdown.append(close_websockets)

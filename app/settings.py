@@ -184,6 +184,15 @@ SETTINGS: tuple[Setting, ...] = (
             "wakes when a reminder is added in this process).", minimum=0.05),
     Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
             "clock that never delivered it is put back.", minimum=1.0),
+    # --- backup, restore, export (SPEC §8a) ------------------------------------------------
+    Setting("backup_keep", int, 10, "Backups kept in the data dir's backups/ folder; the oldest "
+            "beyond this are removed after a new one.", minimum=1),
+    Setting("backup_daily", bool, True, "Take a backup into the data dir once a day (the first "
+            "time the app runs that day)."),
+    Setting("backup_daily_delay", float, 60.0, "Seconds after start before the daily backup "
+            "is taken, so that start-up stays quick.", minimum=0.0),
+    Setting("import_max_bytes", int, 64 * 1024 * 1024, "Largest export file accepted by "
+            "POST /api/imports, in bytes.", minimum=1024),
     # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
     Setting("journal_day_max_messages", int, 500, "Messages of one day journal generation "
             "takes at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",

@@ -17,6 +17,7 @@ from app.settings import Settings
 
 if TYPE_CHECKING:
     from app.auth import Auth
+    from app.backup.service import BackupService
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway
     from app.llm.privacy import IdentityRegistry
@@ -53,6 +54,8 @@ RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
+# backup, restore, export (app/backup)
+BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")
 # the journal (app/journal)
 JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
 # long-term memory (app/pipeline/pixie)

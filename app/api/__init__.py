@@ -8,6 +8,7 @@ from app.api import (
     characters, health, lists, llm, llm_settings, login, memories, messages, pages, reminders,
     ws,
 )
+from app.api import backups
 from app.api import journal
 from app.api import profile
 from app.api import privacy
@@ -24,6 +25,7 @@ def setup_routes(app: web.Application) -> None:
     llm_settings.setup(app)
     reminders.setup(app)
     lists.setup(app)
+    backups.setup(app)
     journal.setup(app)
     profile.setup(app)
     privacy.setup(app)

@@ -177,6 +177,24 @@ def idle_reflection(user_id: str, character_id: str) -> str:
     return f"reflection:{user_id}:{character_id}"
 
 
+# --- backup (app/backup) ------------------------------------------------------------------
+
+# Keys that describe this moment of one running process, not the user's data: a backup
+# leaves them out and a restore never writes them. Everything else in Novaberg's Redis
+# database is backed up, so a key added later is included without a change here. Login
+# sessions are credentials (and a restored one would outlive its logout); heartbeats, run
+# slots, turn markers and the summary lock belong to processes that are gone after a restore.
+_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "turn_laeuft:")
+_TRANSIENT_KEYS = ("run_slots",)
+_TRANSIENT_SUFFIXES = (":summary_lock",)
+
+
+def transient(key: str) -> bool:
+    """True for a key that a backup leaves out (see above)."""
+    return (key.startswith(_TRANSIENT_PREFIXES) or key in _TRANSIENT_KEYS
+            or key.endswith(_TRANSIENT_SUFFIXES))
+
+
 # --- long-term memory: the Pixie queue (app/memory/pixie_queue.py) ------------------------
 
 def pixie_queue(user_id: str, character_id: str) -> str:

@@ -63,6 +63,9 @@ export const api = {
   llm: () => request("GET", "/api/llm"),
   saveLlm: (config) => request("PUT", "/api/llm", config),
   testLlm: (config) => request("POST", "/api/llm/test", config),
+  backups: () => request("GET", "/api/backups"),
+  createBackup: () => request("POST", "/api/backups"),
+  importExport: (document) => request("POST", "/api/imports", document),
   // the journal (SPEC §9 /api/journal/…)
   journalDays: () => request("GET", "/api/journal/days"),
   journalDay: (date) => request("GET", `/api/journal/days/${enc(date)}`),

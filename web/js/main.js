@@ -11,6 +11,7 @@ import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { PrivacyPanel } from "./privacy.js";
+import { BackupSection } from "./backup.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
@@ -107,6 +108,8 @@ class App {
     this.privacy = new PrivacyPanel();
     $("#settings-open").addEventListener("click", () => this.settings.open());
     $("#offline-settings").addEventListener("click", () => this.settings.open());
+    this.backups = new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id });
+    for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
 
     this.conversation.subscribe((change) => this.onChange(change));
     this.journal = new JournalView({ root: $("#journal-view"), onError: (text) => this.notice(text) });

@@ -1,0 +1,9 @@
+"""Backup, restore and export (SPEC §8a, seed 004 §11).
+
+- `archive`: backup folders — create, verify (manifest + checksums), list, prune;
+- `database` / `redis_snapshot`: the two parts of a backup;
+- `restore`: the checked, confirmed restore with its safety backup;
+- `access`: the data dir and its Redis for the command line, with or without a running app;
+- `service`: backups from the running app (API, daily backup);
+- `exports` + one module per exporter (`chat_export`): JSON/Markdown exports and their import.
+"""

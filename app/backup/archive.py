@@ -1,0 +1,282 @@
+"""Backup folders: create one, check one, list and prune those in the data dir.
+
+A backup is a folder `novaberg-backup-<UTC stamp>/` holding
+
+- `novaberg.sqlite3`: the database, copied through SQLite's online backup API
+  (`app.backup.database`): every table, without accounts unless asked for;
+- `redis.jsonl`: every Novaberg key with its TTL (`app.backup.redis_snapshot`);
+- `identities.txt` when the data dir has one (the names the privacy gateway masks);
+- `manifest.json`: `format_version`, `app_version`, `created_at`, `accounts_included`,
+  per file `name`, `bytes`, `sha256`, and `counts` (users, days, entries, messages,
+  redis_keys).
+
+Never in a backup: `secrets.toml` (API keys), `config.toml` (this machine's settings: model
+server, Redis URL, port), login sessions, and — unless `include_accounts` — the `users` and
+`api_tokens` tables (password and token hashes).
+
+A backup is written into a hidden `.…partial` folder and renamed when complete, so a crash
+never leaves something that looks like a backup.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import shutil
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from app import __version__
+from app.backup import redis_snapshot
+from app.clock import local_moment
+from app.backup.database import copy_database, count_contents
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DATABASE_FILE = "novaberg.sqlite3"
+REDIS_FILE = "redis.jsonl"
+DATA_FILES = ("identities.txt",)  # plain files of the data dir that are user data
+REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
+BACKUP_PREFIX = "novaberg-backup-"
+BACKUPS_DIR = "backups"  # inside the data dir
+PARTIAL_MAX_AGE_SECONDS = 3600
+
+
+class BackupError(RuntimeError):
+    """A backup could not be made; the message says why."""
+
+
+class BackupInvalid(BackupError):
+    """A backup folder failed its checks; `problems` names each one."""
+
+    def __init__(self, folder: Path, problems: list[str]) -> None:
+        super().__init__(f"{folder} is not a usable backup: " + "; ".join(problems))
+        self.folder = folder
+        self.problems = problems
+
+
+@dataclass(frozen=True, slots=True)
+class Backup:
+    path: Path
+    manifest: dict[str, Any]
+
+    def summary(self) -> dict[str, Any]:
+        """What the API and the CLI show of a backup."""
+        return {
+            "name": self.path.name,
+            "path": str(self.path),
+            "created_at": self.manifest.get("created_at"),
+            "app_version": self.manifest.get("app_version"),
+            "bytes": sum(f.get("bytes", 0) for f in self.manifest.get("files", [])),
+            "accounts_included": bool(self.manifest.get("accounts_included")),
+            "counts": self.manifest.get("counts", {}),
+        }
+
+
+def database_path(data_path: Path) -> Path:
+    """The live database of a data dir (its name is app.server's; imported late because the
+    server imports the API, which imports this module)."""
+    from app.server import DATABASE_FILE as LIVE_DATABASE
+
+    return data_path / LIVE_DATABASE
+
+
+def utc_stamp(now: float) -> str:
+    return dt.datetime.fromtimestamp(now, dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
+                  embedded_redis_dir: Path | None, include_accounts: bool = False,
+                  should_stop: Callable[[], bool] = lambda: False) -> Backup:
+    """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
+    it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
+    `client` talks to (its snapshot is then one moment), None for an external Redis. The
+    database is copied before Redis is read (see `app.backup.redis_snapshot` on why)."""
+    database = database_path(data_path)
+    if not database.exists():
+        raise BackupError(f"no database at {database}: nothing to back up")
+    target_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    now = time.time()
+    final = _free_name(target_dir, BACKUP_PREFIX + utc_stamp(now))
+    partial = target_dir / f".{final.name}.partial"
+    partial.mkdir(mode=0o700)
+    try:
+        copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
+        counts = database_counts(partial / DATABASE_FILE)
+        with (partial / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
+            if embedded_redis_dir is not None:
+                counts["redis_keys"] = redis_snapshot.write_point_in_time(
+                    client, embedded_redis_dir, out, should_stop)
+            else:
+                counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
+        for name in DATA_FILES:
+            if (data_path / name).is_file():
+                shutil.copyfile(data_path / name, partial / name)
+        manifest = write_manifest(partial, counts, accounts_included=include_accounts, now=now)
+        os.replace(partial, final)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return Backup(final, manifest)
+
+
+def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: bool,
+                   now: float) -> dict[str, Any]:
+    """Describe the files now in `folder` in its `manifest.json` (and make them private)."""
+    manifest = {
+        "kind": "novaberg.backup",
+        "format_version": FORMAT_VERSION,
+        "app_version": __version__,
+        "created_at": dt.datetime.fromtimestamp(now, dt.UTC).isoformat(timespec="seconds"),
+        "accounts_included": accounts_included,
+        "files": [_file_entry(path) for path in sorted(folder.iterdir()) if path.name != MANIFEST],
+        "counts": counts,
+    }
+    for path in folder.iterdir():
+        path.chmod(0o600)
+    _write_json(folder / MANIFEST, manifest)
+    return manifest
+
+
+def database_counts(database: Path) -> dict[str, int]:
+    # immutable: a WAL-mode file is read without creating -wal/-shm files beside it (the
+    # folder is a backup: every file in it is listed in its manifest)
+    conn = sqlite3.connect(f"file:{database}?mode=ro&immutable=1", uri=True)
+    try:
+        return count_contents(conn)
+    finally:
+        conn.close()
+
+
+def _free_name(directory: Path, name: str) -> Path:
+    candidate, n = directory / name, 1
+    while candidate.exists() or (directory / f".{candidate.name}.partial").exists():
+        n += 1
+        candidate = directory / f"{name}-{n}"
+    return candidate
+
+
+def _file_entry(path: Path) -> dict[str, Any]:
+    return {"name": path.name, "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+
+
+def _write_json(path: Path, document: dict[str, Any]) -> None:
+    with path.open("w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    path.chmod(0o600)
+
+
+# --- checking a backup -----------------------------------------------------------------------
+
+def verify(folder: Path) -> Backup:
+    """Check a backup folder completely before anything is restored: the manifest, the
+    format version, every file's size and checksum, no file missing and none extra. Raises
+    `BackupInvalid` naming every problem found."""
+    if not folder.is_dir():
+        raise BackupInvalid(folder, [f"{folder} is not a folder"])
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BackupInvalid(folder, [f"{MANIFEST} is missing"]) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BackupInvalid(folder, [f"{MANIFEST} is not valid JSON ({exc})"]) from None
+    if not isinstance(manifest, dict):
+        raise BackupInvalid(folder, [f"{MANIFEST} is not a JSON object"])
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise BackupInvalid(folder, [f"format_version {version!r} is not supported "
+                                     f"(this version of Novaberg reads {FORMAT_VERSION})"])
+    files = manifest.get("files")
+    if not isinstance(files, list) or not all(_valid_entry(e) for e in files):
+        raise BackupInvalid(folder, [f"{MANIFEST} has no valid file list"])
+    problems = []
+    listed = {entry["name"] for entry in files}
+    for name in REQUIRED_FILES:
+        if name not in listed:
+            problems.append(f"{name} is not in the manifest")
+    for entry in files:
+        path = folder / entry["name"]
+        if not path.is_file():
+            problems.append(f"{entry['name']} is missing")
+        elif path.stat().st_size != entry["bytes"]:
+            problems.append(f"{entry['name']} has {path.stat().st_size} bytes, the manifest "
+                            f"says {entry['bytes']} (changed or cut short)")
+        elif sha256_of(path) != entry["sha256"]:
+            problems.append(f"{entry['name']}: checksum differs from the manifest "
+                            "(the file was changed or is damaged)")
+    for path in sorted(folder.iterdir()):
+        if path.name != MANIFEST and path.name not in listed:
+            problems.append(f"{path.name} is not in the manifest (extra file)")
+    if problems:
+        raise BackupInvalid(folder, problems)
+    return Backup(folder, manifest)
+
+
+def _valid_entry(entry: Any) -> bool:
+    return (isinstance(entry, dict) and isinstance(entry.get("name"), str)
+            and entry["name"] not in ("", ".", "..", MANIFEST) and "/" not in entry["name"]
+            and "\\" not in entry["name"]
+            and isinstance(entry.get("bytes"), int) and isinstance(entry.get("sha256"), str))
+
+
+# --- the backups in the data dir -------------------------------------------------------------
+
+def list_backups(directory: Path) -> list[Backup]:
+    """Complete backups in `directory`, newest first (a folder without a readable manifest
+    is not listed)."""
+    found = []
+    if not directory.is_dir():
+        return found
+    for path in directory.iterdir():
+        if not path.name.startswith(BACKUP_PREFIX) or not path.is_dir():
+            continue
+        try:
+            manifest = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(manifest, dict):
+            found.append(Backup(path, manifest))
+    found.sort(key=lambda b: (str(b.manifest.get("created_at", "")), b.path.name), reverse=True)
+    return found
+
+
+def prune(directory: Path, keep: int) -> list[Path]:
+    """Remove the oldest backups beyond `keep`, and partial folders left by a crash; returns
+    what was removed."""
+    removed = [b.path for b in list_backups(directory)[keep:]]
+    cutoff = time.time() - PARTIAL_MAX_AGE_SECONDS
+    if directory.is_dir():
+        removed += [p for p in directory.iterdir()
+                    if p.name.startswith("." + BACKUP_PREFIX) and p.name.endswith(".partial")
+                    and p.stat().st_mtime < cutoff]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
+
+
+def made_on(backup: Backup, day: dt.date, zone: dt.tzinfo | None) -> bool:
+    """True when the backup was made on the user's calendar `day` (zone None: the machine's)."""
+    try:
+        created = dt.datetime.fromisoformat(str(backup.manifest.get("created_at")))
+    except ValueError:
+        return False
+    return local_moment(created.timestamp(), zone).date() == day

@@ -1,0 +1,122 @@
+"""The conversation exporter: a user's messages with one character (or all) over a range of
+calendar days, from the durable message log (table `messages`, written by the dispatcher).
+
+JSON document (`kind` "novaberg.chat", `format_version` 1): the head of
+`exports.document_head` and `messages`, each a log row with its ids kept —
+`entry_key` (the log's unique key: importing the same row again is a no-op), `turn_id`,
+`message_ids`, `character_id`, `role` ("user" | "assistant"), `origin`, `text`, `created`
+(epoch seconds), `at` (ISO 8601, UTC) and `calendar_date`.
+
+Markdown: one heading per calendar day, each message with its local time and speaker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from typing import Any, Literal
+
+import msgspec
+
+from app.backup.exports import ExportError, ExportQuery, ImportResult, document_head
+from app.clock import local_moment
+
+KIND = "novaberg.chat"
+
+
+class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
+    entry_key: str
+    turn_id: str
+    character_id: str
+    role: Literal["user", "assistant"]
+    text: str
+    created: float
+    calendar_date: str
+    message_ids: list[str] = []
+    origin: str = ""
+    at: str | None = None
+
+
+class ChatDocument(msgspec.Struct):
+    kind: Literal["novaberg.chat"]
+    format_version: Literal[1]
+    messages: list[ChatMessage]
+
+
+class ChatExporter:
+    name = "chat"
+    document_kind = KIND
+    also_reads: tuple[str, ...] = ()
+
+    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
+        sql = ("SELECT entry_key, turn_id, message_ids, character_id, role, origin, text, "
+               "created, calendar_date FROM messages WHERE user_id = ?")
+        params: list[Any] = [query.user_id]
+        if query.character_id:
+            sql += " AND character_id = ?"
+            params.append(query.character_id)
+        if query.start:
+            sql += " AND calendar_date >= ?"
+            params.append(query.start)
+        if query.end:
+            sql += " AND calendar_date <= ?"
+            params.append(query.end)
+        sql += " ORDER BY created, id"
+        messages = [{
+            "entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
+            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
+            "created": row[7],
+            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
+            "calendar_date": row[8],
+        } for row in conn.execute(sql, params)]
+        return {**document_head(KIND, query), "messages": messages}
+
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
+        who = document.get("character_id") or "all characters"
+        span = " – ".join(d for d in (document.get("from"), document.get("to")) if d)
+        messages = document["messages"]
+        lines = [f"# Conversation with {who}", "",
+                 f"Exported {document['exported_at']} from Novaberg {document['app_version']}"
+                 f"{' · ' + span if span else ''} · {len(messages)} messages", ""]
+        day = None
+        for message in messages:
+            if message["calendar_date"] != day:
+                day = message["calendar_date"]
+                lines += [f"## {day}", ""]
+            speaker = "You" if message["role"] == "user" else message["character_id"]
+            time = local_moment(message["created"], zone).strftime("%H:%M")
+            lines += [f"**{speaker}** · {time}", "", _quote_free(message["text"]), ""]
+        return "\n".join(lines).rstrip() + "\n"
+
+    def import_document(self, conn: sqlite3.Connection, user_id: str,
+                        raw: bytes) -> ImportResult:
+        try:
+            document = msgspec.json.decode(raw, type=ChatDocument)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ExportError(f"not a valid conversation export: {exc}") from None
+        for message in document.messages:
+            try:
+                dt.date.fromisoformat(message.calendar_date)
+            except ValueError:
+                raise ExportError(f"message {message.entry_key!r}: calendar_date "
+                                  f"{message.calendar_date!r} is not a date") from None
+        imported = 0
+        for message in document.messages:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
+                "message_ids, role, origin, text, created, calendar_date) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (message.entry_key, user_id, message.character_id, message.turn_id,
+                 json.dumps(message.message_ids), message.role, message.origin, message.text,
+                 message.created, message.calendar_date))
+            imported += cursor.rowcount
+        return ImportResult(KIND, imported, len(document.messages) - imported)
+
+
+def _quote_free(text: str) -> str:
+    """The text as Markdown paragraphs: a line that would read as a heading is escaped."""
+    return "\n".join("\\" + line if line.startswith("#") else line for line in text.splitlines())
+
+
+CHAT = ChatExporter()

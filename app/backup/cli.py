@@ -1,0 +1,210 @@
+"""`novaberg backup | restore | export | import`: the command-line side of app/backup.
+
+Exit codes: 0 done; 1 the restore was declined or failed half-way (the message says how to
+get back); 2 refused before anything changed (a damaged or foreign backup, an app running on
+the data dir for restore/import, a bad argument).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from app.backup.access import open_data_dir, redis_dir, redis_of
+from app.backup.archive import (
+    BACKUPS_DIR, BackupError, BackupInvalid, create_backup, database_path, prune,
+)
+from app.backup.exports import (
+    EXPORTERS, ExportError, exporter_for_document, exporter_named, make_query,
+)
+from app.backup.restore import RestoreDeclined, RestoreFailed, restore
+from app.clock import zone_named
+from app.datadir import DataDirInUse
+from app.settings import Settings
+
+BACKUP_COMMANDS = ("backup", "restore", "export", "import")
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
+
+
+def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
+    """`parents`: the data options, so they may also follow the subcommand."""
+    backup = commands.add_parser(
+        "backup", parents=list(parents), help="back up the data (works while the app runs); never secrets: no "
+                       "passwords, tokens or API keys unless --include-accounts",
+        description="Write a backup folder novaberg-backup-<UTC time>/ with the database "
+                    "(SQLite backup API), a snapshot of the Redis keys (sessions, state, "
+                    "queues, lists, reminders, turn records) and manifest.json with checksums. "
+                    "A backup NEVER holds secrets: no API keys, no settings file, no login "
+                    "sessions, and no accounts (password hashes and API tokens) unless you "
+                    "give --include-accounts.")
+    backup.add_argument("--to", metavar="DIR",
+                        help="folder to write the backup into (default: backups/ in the data "
+                             "dir, where only the newest backup_keep are kept)")
+    backup.add_argument("--include-accounts", action="store_true",
+                        help="a full backup: ALSO the user accounts with their password "
+                             "hashes and API token hashes. Keep such a backup private.")
+    restore_cmd = commands.add_parser(
+        "restore", parents=list(parents), help="replace the data with a backup (the app must not be running)",
+        description="Check the backup (manifest, format version, every checksum), then show "
+                    "what will be replaced and ask. The current data is first moved into a "
+                    "safety backup restore-safety-<UTC time>/ in the data dir; going back is "
+                    "another restore of that folder. Refused while an app runs on the data "
+                    "dir (exit 2).")
+    restore_cmd.add_argument("folder", metavar="DIR", help="the backup folder")
+    restore_cmd.add_argument("--yes", action="store_true", help="do not ask")
+    export = commands.add_parser(
+        "export", parents=list(parents), help="export a conversation (or other data) as Markdown or JSON",
+        description="Export from the data dir (also while the app runs). A JSON export can be "
+                    "imported into another install with 'novaberg import'.")
+    export.add_argument("kind", choices=sorted(EXPORTERS), help="what to export")
+    export.add_argument("--user", default="local", help="whose data (default: local)")
+    export.add_argument("--character", help="only this character (default: all)")
+    export.add_argument("--from", dest="start", metavar="YYYY-MM-DD",
+                        help="first calendar day (default: the first)")
+    export.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
+                        help="last calendar day (default: the last)")
+    export.add_argument("--format", choices=("md", "json"), default="md")
+    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout); for a "
+                        "Markdown journal export an existing folder gets one file per entry")
+    import_cmd = commands.add_parser(
+        "import", parents=list(parents), help="import a JSON export (the app must not be running)",
+        description="Import a JSON export of Novaberg into this data dir. Items keep their ids; "
+                    "an item already here is skipped, so importing twice adds nothing. While "
+                    "the app runs, import from its settings (Backup) instead.")
+    import_cmd.add_argument("file", metavar="FILE", help="the JSON export")
+    import_cmd.add_argument("--user", default="local", help="whose data (default: local)")
+
+
+def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
+    try:
+        if args.command == "backup":
+            return _backup(settings, args.to, args.include_accounts)
+        if args.command == "restore":
+            return _restore(settings, Path(args.folder), args.yes)
+        if args.command == "export":
+            return _export(settings, args)
+        return _import(settings, Path(args.file), args.user)
+    except BackupInvalid as exc:
+        _err(f"{exc.folder} cannot be restored, nothing was changed:")
+        for problem in exc.problems:
+            _err(f"  - {problem}")
+        return EXIT_REFUSED
+    except DataDirInUse as exc:
+        _err(str(exc))
+        return EXIT_REFUSED
+    except (BackupError, ExportError) as exc:
+        _err(str(exc))
+        return EXIT_REFUSED
+    except RestoreDeclined as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    except RestoreFailed as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+
+
+def _err(line: str) -> None:
+    print(f"novaberg: {line}", file=sys.stderr)
+
+
+def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
+    if not database_path(settings.data_path).exists():
+        raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to back up")
+    target = Path(to).expanduser().resolve() if to else settings.data_path / BACKUPS_DIR
+    with open_data_dir(settings.data_path) as busy, \
+            redis_of(settings, app_running=busy is not None) as client:
+        backup = create_backup(settings.data_path, client, target,
+                               embedded_redis_dir=None if settings.redis_url
+                               else redis_dir(settings.data_path),
+                               include_accounts=include_accounts)
+    if to is None:
+        prune(target, settings.backup_keep)
+    counts = backup.manifest["counts"]
+    print(f"backup written: {backup.path}")
+    print("  " + ", ".join(f"{name} {value}" for name, value in counts.items()))
+    if include_accounts:
+        print("  it holds the accounts (password and token hashes): keep it private")
+    return EXIT_OK
+
+
+def _restore(settings: Settings, folder: Path, yes: bool) -> int:
+    def confirm(question: str) -> bool:
+        print(question, end=" " if yes else " [y/N] ")
+        if yes:
+            print("yes (--yes)")
+            return True
+        try:
+            return input().strip().lower() in ("y", "yes", "j", "ja")
+        except EOFError:
+            return False
+
+    restore(settings, folder.expanduser().resolve(), confirm=confirm)
+    return EXIT_OK
+
+
+def _export(settings: Settings, args: argparse.Namespace) -> int:
+    path = database_path(settings.data_path)
+    if not path.exists():
+        raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to export")
+    zone = zone_named(settings.timezone)
+    exporter = exporter_named(args.kind)
+    query = make_query(args.user, args.character, args.start, args.end, zone)
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        document = exporter.collect(conn, query)
+    finally:
+        conn.close()
+    if args.out and Path(args.out).is_dir():
+        return _export_files(exporter, document, Path(args.out), args.format)
+    if args.format == "md":
+        text = exporter.markdown(document, zone)
+    else:
+        text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        print(f"export written to {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return EXIT_OK
+
+
+def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str) -> int:
+    """`--out` names a folder: one Markdown file per item, where the exporter offers that."""
+    split = getattr(exporter, "markdown_files", None)
+    if fmt != "md" or split is None:
+        raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
+                          "Markdown journal exports; give a file name")
+    files = split(document)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    print(f"{len(files)} files written to {folder}", file=sys.stderr)
+    return EXIT_OK
+
+
+def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    try:
+        raw = file.read_bytes()
+    except OSError as exc:
+        raise ExportError(f"cannot read {file}: {exc.strerror}") from None
+    exporter = exporter_for_document(raw)
+    with open_data_dir(settings.data_path) as busy:
+        if busy:
+            raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
+                               "the app first")
+        conn = connect(database_path(settings.data_path))
+        try:
+            apply_migrations(conn)
+            with conn:
+                result = exporter.import_document(conn, user_id, raw)
+        finally:
+            conn.close()
+    print(f"imported {result.imported}, skipped {result.skipped} already present ({result.kind})")
+    return EXIT_OK

@@ -1,0 +1,135 @@
+"""Exports and their import: a small registry of exporters, one per kind of document.
+
+An exporter turns a user's data into a JSON document (`kind`, `format_version`, its items
+with their ids) and that document into Markdown, and imports such a document into another
+install without duplicates (the ids are kept, an item already present is skipped). Each
+exporter is a module of this package registered in `EXPORTERS`; the CLI
+(`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
+`POST /api/imports`) serve whatever is registered.
+
+Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
+of its database's connections (the one writer for imports), the CLI its own.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import msgspec
+
+FORMAT_VERSION = 1
+
+
+class ExportError(ValueError):
+    """A bad query or document; the message says what is wrong. Nothing was written."""
+
+
+@dataclass(frozen=True, slots=True)
+class ExportQuery:
+    """What to export. Dates are the user's calendar days, inclusive; None: no bound."""
+
+    user_id: str
+    character_id: str | None = None
+    start: str | None = None
+    end: str | None = None
+    zone: dt.tzinfo | None = None  # for the local times in Markdown
+
+
+@dataclass(frozen=True, slots=True)
+class ImportResult:
+    kind: str
+    imported: int
+    skipped: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "imported": self.imported, "skipped": self.skipped}
+
+
+class Exporter(Protocol):
+    name: str  # the CLI/API word: "chat", "journal"
+    document_kind: str  # the document's "kind": "novaberg.chat"
+    also_reads: tuple[str, ...]  # other kinds its import takes (older or narrower exports)
+
+    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]: ...
+
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str: ...
+
+    def import_document(self, conn: sqlite3.Connection, user_id: str,
+                        raw: bytes) -> ImportResult: ...
+
+
+def check_date(value: str | None, name: str) -> str | None:
+    if value in (None, ""):
+        return None
+    try:
+        return dt.date.fromisoformat(value).isoformat()
+    except (TypeError, ValueError):
+        raise ExportError(f"{name} {value!r} is not a date (YYYY-MM-DD)") from None
+
+
+def make_query(user_id: str, character_id: str | None = None, start: str | None = None,
+               end: str | None = None, zone: dt.tzinfo | None = None) -> ExportQuery:
+    start, end = check_date(start, "from"), check_date(end, "to")
+    if start and end and start > end:
+        raise ExportError(f"from {start} is after to {end}")
+    return ExportQuery(user_id, character_id or None, start, end, zone)
+
+
+class _Head(msgspec.Struct):
+    kind: str = ""
+    format_version: int = 0
+
+
+def _head(raw: bytes) -> _Head:
+    try:
+        return msgspec.json.decode(raw, type=_Head)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise ExportError(f"not a Novaberg export: {exc}") from None
+
+
+def document_kind(raw: bytes) -> str:
+    """The `kind` a JSON export says it is."""
+    return _head(raw).kind
+
+
+def exporter_for_document(raw: bytes) -> Exporter:
+    """The exporter that reads the document `raw` (by its `kind` and `format_version`)."""
+    head = _head(raw)
+    for exporter in EXPORTERS.values():
+        if head.kind in (exporter.document_kind, *exporter.also_reads):
+            if head.format_version != FORMAT_VERSION:
+                raise ExportError(f"format_version {head.format_version} of {head.kind} is "
+                                  f"not supported (this version reads {FORMAT_VERSION})")
+            return exporter
+    known = ", ".join(e.document_kind for e in EXPORTERS.values())
+    raise ExportError(f"not a Novaberg export: kind {head.kind!r} (known: {known})")
+
+
+def exporter_named(name: str) -> Exporter:
+    try:
+        return EXPORTERS[name]
+    except KeyError:
+        raise ExportError(f"unknown export {name!r} (known: {', '.join(EXPORTERS)})") from None
+
+
+def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
+    """The fields every export document starts with."""
+    from app import __version__
+
+    return {"kind": kind, "format_version": FORMAT_VERSION, "app_version": __version__,
+            "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "user_id": query.user_id, "character_id": query.character_id,
+            "from": query.start, "to": query.end}
+
+
+def _registry() -> dict[str, Exporter]:
+    from app.backup.chat_export import CHAT
+    from app.backup.journal_export import JOURNAL
+
+    return {exporter.name: exporter for exporter in (CHAT, JOURNAL)}
+
+
+EXPORTERS: dict[str, Exporter] = _registry()

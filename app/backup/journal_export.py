@@ -1,0 +1,183 @@
+"""The journal exporter: a user's journal entries with every version, over a range of days.
+
+JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
+`exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
+current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
+sources: [{conversation_id, message_id}]}]}` — ids kept, so an import into another install
+adds what is missing and skips what is there. Entries in the trash are not exported.
+
+Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
+or one file per entry titled with its date (`markdown_files`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import time
+from typing import Any, Literal
+
+import msgspec
+
+from app.backup.exports import (
+    ExportError, ExportQuery, ImportResult, document_head, document_kind,
+)
+from app.journal.store import _day  # the journal's own: its space and day, made on first use
+
+KIND = "novaberg.journal"
+# What `GET /api/journal/export?format=json` writes (app.journal.export): entries with their
+# current text only. Imported as entries with that one version, ids kept.
+CURRENT_ONLY_KIND = "novaberg.journal_export"
+
+
+class SourceRef(msgspec.Struct, forbid_unknown_fields=True):
+    conversation_id: str
+    message_id: str
+
+
+class Version(msgspec.Struct, forbid_unknown_fields=True):
+    version_id: str
+    seq: int
+    origin: Literal["draft", "edit", "restore"]
+    text: str
+    created_at: float
+    draft_id: str | None = None
+    sources: list[SourceRef] = []
+
+
+class Entry(msgspec.Struct, forbid_unknown_fields=True):
+    entry_id: str
+    date: str
+    created_at: float
+    current_version_id: str
+    versions: list[Version]
+    deleted_at: float | None = None
+
+
+class JournalDocument(msgspec.Struct):
+    kind: Literal["novaberg.journal"]
+    format_version: Literal[1]
+    entries: list[Entry]
+
+
+class CurrentEntry(msgspec.Struct, forbid_unknown_fields=True):
+    entry_id: str
+    date: str
+    text: str
+    version_id: str
+
+
+class CurrentOnlyDocument(msgspec.Struct):
+    kind: Literal["novaberg.journal_export"]
+    format_version: Literal[1]
+    entries: list[CurrentEntry]
+
+
+def _as_entry(current: CurrentEntry) -> Entry:
+    now = time.time()
+    return Entry(entry_id=current.entry_id, date=current.date, created_at=now,
+                 current_version_id=current.version_id,
+                 versions=[Version(version_id=current.version_id, seq=1, origin="restore",
+                                   text=current.text, created_at=now)])
+
+
+class JournalExporter:
+    name = "journal"
+    document_kind = KIND
+    also_reads = (CURRENT_ONLY_KIND,)
+
+    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
+        sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
+               "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
+               "JOIN journal_spaces s ON s.space_id = d.space_id "
+               "WHERE s.user_id = ? AND e.deleted_at IS NULL")
+        params: list[Any] = [query.user_id]
+        if query.start:
+            sql += " AND d.calendar_date >= ?"
+            params.append(query.start)
+        if query.end:
+            sql += " AND d.calendar_date <= ?"
+            params.append(query.end)
+        sql += " ORDER BY d.calendar_date"
+        entries = []
+        for entry_id, date, created_at, current in conn.execute(sql, params).fetchall():
+            versions = []
+            for row in conn.execute(
+                    "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+                    "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
+                sources = [{"conversation_id": c, "message_id": m} for c, m in conn.execute(
+                    "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
+                    "WHERE version_id = ? ORDER BY position", (row[0],))]
+                versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
+                                 "text": row[3], "draft_id": row[4], "created_at": row[5],
+                                 "sources": sources})
+            entries.append({"entry_id": entry_id, "date": date, "created_at": created_at,
+                            "deleted_at": None, "current_version_id": current,
+                            "versions": versions})
+        return {**document_head(KIND, query), "entries": entries}
+
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
+        parts = [f"## {date}\n\n{text}\n" for date, text in _current_texts(document)]
+        return "# Journal\n\n" + "\n".join(parts)
+
+    def markdown_files(self, document: dict[str, Any]) -> dict[str, str]:
+        """One file per entry, named and titled with its date."""
+        return {f"{date}.md": f"# {date}\n\n{text}\n" for date, text in _current_texts(document)}
+
+    def import_document(self, conn: sqlite3.Connection, user_id: str,
+                        raw: bytes) -> ImportResult:
+        shape = CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
+        try:
+            document = msgspec.json.decode(raw, type=shape)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ExportError(f"not a valid journal export: {exc}") from None
+        entries = (document.entries if isinstance(document, JournalDocument)
+                   else [_as_entry(e) for e in document.entries])
+        for entry in entries:
+            _check(entry)
+        imported = 0
+        for entry in entries:
+            if conn.execute("SELECT 1 FROM journal_entries WHERE entry_id = ?",
+                            (entry.entry_id,)).fetchone():
+                continue  # there already: same id
+            day_id = _day(conn, user_id, entry.date)
+            if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
+                            "deleted_at IS NULL", (day_id,)).fetchone():
+                continue  # the day has another entry here: never two, never overwritten
+            conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, "
+                         "current_version_id, created_at, deleted_at) VALUES (?, ?, ?, ?, NULL)",
+                         (entry.entry_id, day_id, entry.current_version_id, entry.created_at))
+            for version in entry.versions:
+                conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, "
+                             "origin, text, draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (version.version_id, entry.entry_id, version.seq, version.origin,
+                              version.text, version.draft_id, version.created_at))
+                conn.executemany(
+                    "INSERT INTO journal_entry_version_source_refs (version_id, position, "
+                    "conversation_id, message_id) VALUES (?, ?, ?, ?)",
+                    [(version.version_id, i, s.conversation_id, s.message_id)
+                     for i, s in enumerate(version.sources)])
+            imported += 1
+        return ImportResult(KIND, imported, len(entries) - imported)
+
+
+def _current_texts(document: dict[str, Any]) -> list[tuple[str, str]]:
+    out = []
+    for entry in document["entries"]:
+        current = next(v for v in entry["versions"]
+                       if v["version_id"] == entry["current_version_id"])
+        out.append((entry["date"], current["text"].strip()))
+    return out
+
+
+def _check(entry: Entry) -> None:
+    try:
+        dt.date.fromisoformat(entry.date)
+    except ValueError:
+        raise ExportError(f"entry {entry.entry_id!r}: date {entry.date!r} is not a date") from None
+    if not entry.versions or entry.current_version_id not in {v.version_id for v in entry.versions}:
+        raise ExportError(f"entry {entry.entry_id!r}: its current version is not among its "
+                          "versions")
+
+
+JOURNAL = JournalExporter()

@@ -1,0 +1,134 @@
+"""Backups from the running app: one at a time, off the event loop, and once a day.
+
+`BackupService.create` runs `archive.create_backup` on a worker thread with a Redis
+connection of its own (the app's asyncio client stays free) and the SQLite backup API (which
+releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
+`daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
+start and then hourly it looks whether the data dir has a backup from today (the user's
+calendar day) and takes one if not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from app import log as logctx
+from app.backup import redis_snapshot
+from app.backup.access import redis_dir
+from app.backup.archive import (
+    BACKUPS_DIR, Backup, BackupError, create_backup, list_backups, made_on, prune,
+)
+from app.clock import local_moment, zone_named
+from app.redis_server import EmbeddedRedis
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+DAILY_CHECK_SECONDS = 3600.0
+
+
+class BackupBusy(BackupError):
+    """A backup is being taken already."""
+
+
+class BackupService:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.directory = settings.data_path / BACKUPS_DIR
+        self.embedded_redis_dir = None if settings.redis_url else redis_dir(settings.data_path)
+        self.redis_url = settings.redis_url or EmbeddedRedis(redis_dir(settings.data_path)).url
+        self._lock = asyncio.Lock()
+        self._stopping = threading.Event()
+        self._running: asyncio.Future[Backup] | None = None
+
+    async def create(self, *, reason: str) -> Backup:
+        """Take a backup into the data dir and prune old ones; `BackupBusy` while one runs."""
+        if self._lock.locked():
+            raise BackupBusy("a backup is being taken right now; try again when it is done")
+        async with self._lock:
+            start = time.perf_counter()
+            self._running = asyncio.ensure_future(asyncio.to_thread(self._create_sync))
+            try:
+                backup = await asyncio.shield(self._running)
+            except Exception as exc:
+                log.warning("backup failed", extra=logctx.fields(reason=reason, error=str(exc)))
+                raise
+            finally:
+                self._running = None
+            summary = backup.summary()
+            log.info("backup made", extra=logctx.fields(
+                reason=reason, name=summary["name"], bytes=summary["bytes"],
+                ms=logctx.monotonic_ms(start), **summary["counts"]))
+            return backup
+
+    def _create_sync(self) -> Backup:
+        client = redis_snapshot.connect(self.redis_url)
+        try:
+            backup = create_backup(self.settings.data_path, client, self.directory,
+                                   embedded_redis_dir=self.embedded_redis_dir,
+                                   should_stop=self._stopping.is_set)
+        finally:
+            client.close()
+        for path in prune(self.directory, self.settings.backup_keep):
+            log.info("old backup removed", extra=logctx.fields(
+                name=path.name, setting="backup_keep", keep=self.settings.backup_keep))
+        return backup
+
+    async def list(self) -> list[Backup]:
+        return await asyncio.to_thread(list_backups, self.directory)
+
+    async def has_backup_of_today(self) -> bool:
+        zone = zone_named(self.settings.timezone)
+        today = local_moment(time.time(), zone).date()
+        return any(made_on(b, today, zone) for b in await self.list())
+
+    async def daily_loop(self) -> None:
+        await asyncio.sleep(self.settings.backup_daily_delay)
+        while True:
+            try:
+                if await self.has_backup_of_today():
+                    log.debug("daily backup: today's exists")
+                else:
+                    await self.create(reason="daily")
+            except BackupBusy:
+                pass  # someone is taking one right now: that is today's
+            except Exception:  # logged by create(); the next check tries again
+                log.warning("daily backup: will try again", extra=logctx.fields(
+                    in_seconds=DAILY_CHECK_SECONDS))
+            await asyncio.sleep(DAILY_CHECK_SECONDS)
+
+    async def close(self) -> None:
+        """Stop a backup in flight (it removes its partial folder) and wait for its thread."""
+        self._stopping.set()
+        running = self._running
+        if running is not None:
+            try:
+                await running
+            except Exception:  # noqa: BLE001 - cancelled or failed: its folder is gone
+                pass
+
+
+async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
+    from app.typedefs import BACKUPS, SETTINGS
+
+    service = BackupService(app[SETTINGS])
+    app[BACKUPS] = service
+    task = asyncio.create_task(service.daily_loop(), name="daily-backup") \
+        if app[SETTINGS].backup_daily else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        await service.close()
