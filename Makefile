@@ -55,6 +55,7 @@ bench: install
 	$(PY) bench/profile.py
 	$(PY) bench/journal.py
 	$(PY) bench/privacy.py
+	$(PY) bench/memory.py
 
 clean:
 	rm -rf build dist .pytest_cache

@@ -29,7 +29,7 @@ from app.journal.service import journal_ctx
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
 from app.pipeline.service import install as install_pipelines
-from app.pipeline.service import reminder_clock_ctx
+from app.pipeline.service import pixie_ctx, reminder_clock_ctx
 from app.redis_server import EmbeddedRedis
 from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
@@ -166,6 +166,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)
     app.cleanup_ctx.append(journal_ctx)
+    app.cleanup_ctx.append(pixie_ctx)
     app.on_shutdown.append(close_websockets)
     setup_routes(app)
     return app

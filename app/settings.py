@@ -231,6 +231,19 @@ SETTINGS: tuple[Setting, ...] = (
             "character; beyond it: 429 too_many_reminders.", minimum=1),
     Setting("reminder_max_days_ahead", int, 3650, "How far ahead a reminder may be due, in "
             "days; later (or more than a minute past) is 400 invalid_due_at.", minimum=1),
+    # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
+    Setting("promotion_threshold", float, 0.7, "User salience from which a block is queued "
+            "for long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0),
+    Setting("memory_top_k", int, 5, "Long-term memories shown to the model per run, at most.",
+            minimum=0),
+    Setting("memory_budget_chars", int, 1500, "Characters the long-term memory block may use; "
+            "whole memories only, the rest is left out with a warning.", minimum=0),
+    Setting("memory_candidates", int, 8, "Existing memories shown to consolidation, so it can "
+            "refresh or correct them instead of adding a duplicate.", minimum=0),
+    Setting("pixie_poll_seconds", float, 5.0, "Longest sleep of the Pixie worker (it also wakes "
+            "when this process queues a trigger).", minimum=0.05),
+    Setting("pixie_max_attempts", int, 3, "Consolidations of one promotion trigger that may "
+            "fail on a model error before it is dropped with a warning.", minimum=1),
 )
 
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

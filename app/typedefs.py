@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from app.pipeline.catalog import CharacterCatalog
     from app.pipeline.characters import CharacterBook
     from app.pipeline.impulses import ReminderClock
+    from app.pipeline.pixie.worker import PixieWorker
+    from app.pipeline.service import PipelineHost
     from app.pipeline.vocabulary import Pipelines
     from app.runtime.hub import Hub
     from app.runtime.runtime import Runtime
@@ -56,3 +58,6 @@ REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
 BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")
 # the journal (app/journal)
 JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
+# long-term memory (app/pipeline/pixie)
+PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
+PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api import (
-    characters, health, lists, llm, llm_settings, login, messages, pages, reminders, ws,
+    characters, health, lists, llm, llm_settings, login, memories, messages, pages, reminders,
+    ws,
 )
 from app.api import backups
 from app.api import journal
@@ -28,3 +29,4 @@ def setup_routes(app: web.Application) -> None:
     journal.setup(app)
     profile.setup(app)
     privacy.setup(app)
+    memories.setup(app)

@@ -193,3 +193,26 @@ def transient(key: str) -> bool:
     """True for a key that a backup leaves out (see above)."""
     return (key.startswith(_TRANSIENT_PREFIXES) or key in _TRANSIENT_KEYS
             or key.endswith(_TRANSIENT_SUFFIXES))
+
+
+# --- long-term memory: the Pixie queue (app/memory/pixie_queue.py) ------------------------
+
+def pixie_queue(user_id: str, character_id: str) -> str:
+    """List of the pair's promotion triggers waiting for the Pixie worker (seed 001 §5)."""
+    return f"pixie_queue:{user_id}:{character_id}"
+
+
+def pixie_processing(user_id: str, character_id: str) -> str:
+    """Triggers the Pixie worker has taken but not yet acknowledged (reliable queue)."""
+    return f"pixie_queue:{user_id}:{character_id}:processing"
+
+
+def pixie_taken(user_id: str, character_id: str) -> str:
+    """Hash: a taken trigger's raw record → the process instance that took it (recovery puts
+    back what a dead process held)."""
+    return f"pixie_queue:{user_id}:{character_id}:taken"
+
+
+def pixie_pairs() -> str:
+    """Set of the pairs that may have promotion triggers waiting (the worker walks it)."""
+    return "pixie_queue:pairs"

@@ -19,6 +19,7 @@ import redis.asyncio as aioredis
 
 from app.llm.types import Completion
 from app.memory.commit import TurnGuard
+from app.memory.long_term import LongTermMemory
 from app.memory.session import SessionMemory
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
@@ -41,6 +42,9 @@ class Services:
     characters: CharacterBook
     prompts: PromptLibrary
     wake_clock: Callable[[], None] = lambda: None  # a reminder was added: re-read the index
+    wake_pixie: Callable[[], None] = lambda: None  # a promotion trigger waits
+    # long-term memories a prompt used (ids, when): the Pixie worker marks them
+    memories_used: Callable[[list[str], float], None] = lambda ids, at: None
     clock: Callable[[], float] = time.time  # wall-clock now (epoch seconds)
 
     @property
@@ -58,6 +62,10 @@ class Services:
     @property
     def message_log(self) -> MessageLog:
         return MessageLog(self.db)
+
+    @property
+    def long_term(self) -> LongTermMemory:
+        return LongTermMemory(self.db)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,9 @@ At the end of each path, and only here, a run leaves its traces, each complete a
 - the session turn (user or character), with every field at once — no later annotation;
 - short-term memory entries from the salient segments (when the importance reaches
   `salience_memory_threshold`);
+- path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
+  reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
+  Pixie worker, `app.pipeline.pixie`);
 - one row of the durable message log in SQLite (through the database's single writer);
 - path 2 only: the character's state (`nova_state`), the action mark on the user turn an
   agent action belonged to (completed → done + succeeded, error → done + failed, a question
@@ -29,6 +32,7 @@ import msgspec
 from app.clock import calendar_date, zone_named
 from app.log import fields
 from app.memory.commit import Write, commit
+from app.memory.pixie_queue import Trigger, new_trigger, push_write
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
     HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn,
@@ -64,9 +68,13 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
         return
     remember, entries = _remember(ctx, state.user_id, state.character_id, turn,
                                   state.salience.importance, state.salience.segments)
-    await commit(svc.redis, ctx.guard,
-                 [svc.memory.store_write(state.user_id, state.character_id, turn), remember])
+    promotion = _promotion(ctx, state, turn)
+    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember]
+    if promotion is not None:
+        writes.append(push_write(promotion))  # in the turn's own atomic step
+    await commit(svc.redis, ctx.guard, writes)
     _log_remembered(turn, entries, state.salience.importance)
+    _promoted(ctx, promotion)
     state.stored = turn
     await _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
 
@@ -211,6 +219,28 @@ def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -
     if entries:
         log.info("short-term memory entries stored",
                  extra=fields(turn_id=turn.turn_id, entries=len(entries), importance=importance))
+
+
+def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | None:
+    """The promotion trigger when the user's salience reaches `promotion_threshold`: the
+    user's block, its message ids and salient segments, for the Pixie worker to consolidate
+    into long-term memory."""
+    importance = state.salience.importance
+    if importance < ctx.settings.promotion_threshold:
+        return None
+    return new_trigger(state.user_id, state.character_id, turn_id=turn.turn_id,
+                       message_ids=list(turn.message_ids), text=turn.content,
+                       segments=list(state.salience.segments), importance=importance,
+                       now=turn.time)
+
+
+def _promoted(ctx: NodeContext, trigger: Trigger | None) -> None:
+    if trigger is None:
+        return
+    ctx.services.wake_pixie()
+    log.info("promotion trigger queued", extra=fields(
+        turn_id=trigger.turn_id, trigger_id=trigger.trigger_id, importance=trigger.importance,
+        threshold=ctx.settings.promotion_threshold))
 
 
 async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,

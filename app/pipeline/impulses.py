@@ -15,9 +15,12 @@ down fires at the next start, and a claim that was never delivered is put back a
 `reminder_claim_timeout`.
 
 Idle reflection (off by default: `idle_reflection_minutes` = 0): when a pair's user has been
-quiet that long and its session still holds turns, the character thinks back on the
-conversation once per quiet period (an impulse like a reminder's, with no trigger turn).
-The same task looks for it at most once a minute.
+quiet that long, the character thinks back once per quiet period (an impulse like a
+reminder's, with no trigger turn). With a long-term memory to come back to (SPEC §3a) — a
+plan told on an earlier day ("Morgen hab ich das Vorstellungsgespräch"), an open feeling —
+the thought is about it ("…, wie ist es gelaufen?"), and that memory is marked so it is
+brought up once; otherwise, while the session still holds turns, it is about the last
+conversation. The same task looks for it at most once a minute.
 """
 
 from __future__ import annotations
@@ -29,8 +32,10 @@ import time
 from collections.abc import Awaitable, Callable
 
 from app import log as logctx
+from app.clock import calendar_date, zone_named
 from app.log import fields
 from app.memory import keys
+from app.memory.long_term import LongTermMemory, Memory
 from app.memory.state import load_state
 from app.pipeline.characters import CharacterBook
 from app.pipeline.prompts import language_of
@@ -55,13 +60,23 @@ REFLECTIONS = {
     "en": "Our last conversation is still on my mind.",
 }
 
+# Coming back to a long-term memory, by its kind.
+REFLECT_ON = {
+    "de": {"plan": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es gelaufen ist.",
+           "feeling": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es dir jetzt "
+                      "damit geht."},
+    "en": {"plan": "You told me: “{text}” – I wonder how it went.",
+           "feeling": "You told me: “{text}” – I wonder how you feel about it now."},
+}
+
 Submit = Callable[..., Awaitable[str]]  # Runtime.submit_impulse
 
 
 class ReminderClock:
     def __init__(self, store: ReminderStore, settings: Settings, characters: CharacterBook,
-                 submit: Submit) -> None:
+                 submit: Submit, long_term: LongTermMemory | None = None) -> None:
         self.store = store
+        self.long_term = long_term
         self.settings = settings
         self.characters = characters
         self.submit = submit
@@ -152,18 +167,40 @@ class ReminderClock:
             since = state.user_time
             if definition is None or since is None or now - since < quiet:
                 continue
-            if not await redis.exists(keys.session_turns(user_id, character_id)):
+            language = language_of(definition.language)
+            memory = await self.memory_to_reflect_on(user_id, character_id, since, now)
+            if memory is None and not await redis.exists(
+                    keys.session_turns(user_id, character_id)):
                 continue  # nothing left to think back on
             marker = keys.idle_reflection(user_id, character_id)
             if await redis.getset(marker, repr(since)) == repr(since):
                 continue  # this quiet period had its reflection
             await redis.expire(marker, self.settings.session_ttl)
-            thought = REFLECTIONS[language_of(definition.language)]
+            if memory is not None and self.long_term is not None:
+                thought = REFLECT_ON[language][memory.kind].format(text=memory.text)
+                await self.long_term.mark_reflected(memory.memory_id, now)
+            else:
+                thought = REFLECTIONS[language]
             turn_id = await self.submit(user_id, character_id, thought, arousal=None,
                                         trigger_turn_id=None)
             started += 1
             self.reflected += 1
             log.info("idle reflection as an own impulse", extra=fields(
                 pair=pair, turn_id=turn_id, quiet_s=round(now - since, 3),
-                setting="idle_reflection_minutes"))
+                setting="idle_reflection_minutes",
+                memory_id=memory.memory_id if memory is not None else None))
         return started
+
+    async def memory_to_reflect_on(self, user_id: str, character_id: str, since: float,
+                                   now: float) -> Memory | None:
+        """A plan or feeling told before the quiet period began and not yet brought up; a
+        plan only from an earlier calendar day (it is about "tomorrow")."""
+        if self.long_term is None:
+            return None
+        zone = zone_named(self.settings.timezone)
+        today = calendar_date(now, zone)
+        for memory in await self.long_term.to_reflect_on(user_id, character_id,
+                                                         before=since + 1e-6):
+            if memory.kind != "plan" or calendar_date(memory.created_at, zone) < today:
+                return memory
+        return None

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 
@@ -27,6 +28,8 @@ import msgspec
 
 from app.llm.errors import ModelError
 from app.log import fields
+from app.clock import zone_named
+from app.memory.long_term import Memory, memory_line, within_budget
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn
@@ -87,9 +90,41 @@ def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
 
 async def enrich(ctx: NodeContext, state: Path2State) -> None:
     """The session context: history through the one renderer (summary and short-term memory
-    came with the state node's snapshot)."""
+    came with the state node's snapshot), and what the character knows about the user from
+    long-term memory, relevant to this run's words (searched here when no router runs, else
+    beside the router's model call)."""
     state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
                                    language=ctx.language)
+    if not wants_router(state):  # otherwise the router's node searches beside its call
+        state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
+
+
+def recall_text(state: Path2State) -> str:
+    """The words long-term memory is searched with: the user's block, the character's own
+    thought, or what it wanted to say."""
+    stimulus = state.stimulus
+    parts = [stimulus.text, stimulus.intent]
+    if state.request_turn is not None and stimulus.kind != "user":
+        parts.append(state.request_turn.content)
+    return "\n".join(part for part in parts if part)
+
+
+async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -> list[Memory]:
+    """The `memory_top_k` most relevant live memories within `memory_budget_chars` (whole
+    memories only). Their `last_used_at` is written by the Pixie worker, off the turn's
+    path (a usage mark is not worth a disk sync while the user waits)."""
+    settings = ctx.settings
+    now = ctx.services.clock()
+    ranked = await ctx.services.long_term.relevant(user_id, character_id, text,
+                                                   top_k=settings.memory_top_k, now=now)
+    known = within_budget(ranked, zone_named(settings.timezone), settings.memory_budget_chars)
+    ctx.services.memories_used([m.memory_id for m in known], now)
+    return known
+
+
+def known_text(ctx: NodeContext, state: Path2State) -> str:
+    zone = zone_named(ctx.settings.timezone)
+    return "\n".join(memory_line(m, zone) for m in state.known)
 
 
 async def ei_calc(ctx: NodeContext, state: Path2State) -> None:
@@ -106,12 +141,21 @@ def wants_router(state: Path2State) -> bool:
 
 
 async def route(ctx: NodeContext, state: Path2State) -> None:
+    """The router's call, with the long-term memory search beside it (the search runs on a
+    database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
-    state.route = await ctx.ask_struct("router", frame([
-        (b.summary, state.summary),
-        (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
-        (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
-        (b.history, state.history)]))
+    routed, known = await asyncio.gather(
+        ctx.ask_struct("router", frame([
+            (b.summary, state.summary),
+            (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
+            (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+            (b.history, state.history)])),
+        recall(ctx, state.user_id, state.character_id, recall_text(state)),
+        return_exceptions=True)  # both finish; then the first failure counts
+    for outcome in (routed, known):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    state.route, state.known = routed, known
 
 
 def resuming(state: Path2State) -> bool:
@@ -251,6 +295,7 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         task = f"{task}\n{tasks.regenerate.format(reason=regenerate)}"
     return frame([
         (b.summary, state.summary),
+        (b.known, known_text(ctx, state)),
         (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
         (b.history, state.history),
         (b.vector, state.vector),
@@ -303,6 +348,7 @@ async def _verdict(ctx: NodeContext, state: Path2State) -> Verdict:
     stimulus = state.stimulus
     request = stimulus.text if stimulus.kind in ("user", "retry") else ""
     return await ctx.ask_struct("thinker", frame([
+        (b.known, known_text(ctx, state)),
         (b.history, state.history),
         (b.request, request),
         (b.thought, stimulus.text if stimulus.kind == "thought" else ""),

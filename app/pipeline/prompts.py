@@ -56,6 +56,7 @@ PURPOSES: dict[str, Purpose] = {p.name: p for p in (
     Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
     Purpose("corrector", ("character_name",), None, 0, 0.3),
     Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
+    Purpose("consolidation", ("character_name",), schemas.Consolidation, 400, 0.0),
 )}
 
 
@@ -82,6 +83,9 @@ class Blocks:
     previous: str
     findings: str
     request: str
+    known: str       # long-term memory (SPEC §3a)
+    said: str        # consolidation: the user's own words
+    salient: str     # consolidation: what the salience singled out
 
 
 BLOCKS: dict[str, Blocks] = {
@@ -93,7 +97,8 @@ BLOCKS: dict[str, Blocks] = {
         now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
         intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
         answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
-        request="Worum es ging"),
+        request="Worum es ging", known="Was du über den Menschen weißt",
+        said="Was der Mensch gesagt hat", salient="Was davon wichtig schien"),
     "en": Blocks(
         summary="Summary of earlier conversations", memory="From your short-term memory",
         history="Conversation", perceive="New message", vector="Direction of the conversation",
@@ -101,7 +106,9 @@ BLOCKS: dict[str, Blocks] = {
         pending="Open question", lists="Existing lists", now="Now", task="Task",
         thought="Your own thought (nobody said anything)", intent="You wanted to say more",
         retry="Your last attempt was not enough", answer="Answer",
-        previous="Your previous answer", findings="Findings", request="What it was about"),
+        previous="Your previous answer", findings="Findings", request="What it was about",
+        known="What you know about the person", said="What the person said",
+        salient="What of it seemed to matter"),
 }
 BLOCK_PREFIX = "### "
 

@@ -3,10 +3,10 @@
 Every schema is shaped so that its minimal valid instance — false booleans, empty lists and
 strings, zero numbers, `None` where allowed — is the **neutral outcome**: no action, no
 retry, no follow-up, answer accepted, nothing remembered. A weak model that says little
-leads to a plain reply, never to a spurious action or loop. That is why there is no
-`Literal["none", …]` among them: `msgspec.json.schema` lists a Literal's values sorted, and
-its first value is what a neutral instance takes (`tests/test_pipeline_schemas.py` holds
-every schema to this).
+leads to a plain reply, never to a spurious action or loop. `msgspec.json.schema` lists a
+Literal's values sorted, and its first value is what a neutral instance takes, so a Literal
+appears only where its neutral value is `"none"` and every other value sorts after it
+(`tests/test_pipeline_schemas.py` holds every schema to this).
 
 Labels (emotion, mode, …) are free strings: the prompts name the seeds' German vocabulary,
 and an empty string means "not perceived". `arousal` is `None` when not perceived, never a
@@ -121,5 +121,31 @@ class Verdict(msgspec.Struct, kw_only=True):
     intent: str = ""
 
 
+# Long-term memory (SPEC §3a). The action's values are named so that the neutral one sorts
+# first ("none" < "refresh" < "remember" < "supersede"): a new memory is `remember`, not
+# `add`, which would sort before "none" and make a memory the minimal answer.
+MemoryAction = Literal["none", "refresh", "remember", "supersede"]
+
+
+class MemoryChange(msgspec.Struct, kw_only=True):
+    """One thing to keep: `remember` a new memory, `refresh` the known memory `memory_id`
+    (the same fact again), `supersede` it with `text` (a correction). `kind`: fact, person,
+    preference, event, plan or feeling ("" = fact)."""
+
+    action: MemoryAction = "none"
+    memory_id: str = ""
+    text: str = ""
+    kind: str = ""
+
+
+@model_schema("consolidation")
+class Consolidation(msgspec.Struct, kw_only=True):
+    """The Pixie worker: what of the user's words to keep in long-term memory (empty:
+    nothing)."""
+
+    memories: list[MemoryChange] = msgspec.field(default_factory=list)
+
+
 SCHEMAS: tuple[type[msgspec.Struct], ...] = (
-    Perception, Salience, CharacterSalience, Route, Plan, ListCommand, ReminderCommand, Verdict)
+    Perception, Salience, CharacterSalience, Route, Plan, ListCommand, ReminderCommand, Verdict,
+    Consolidation)

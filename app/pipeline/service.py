@@ -5,6 +5,8 @@
   runtime's `Pipelines` (`app.pipeline.vocabulary` is the contract).
 - `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
   (it submits impulses through it) and stopped before it.
+- `pixie_ctx`: the Pixie worker (long-term memory), one background task, started after the
+  runtime (it shares the runtime's run slots, at the lowest priority) and stopped before it.
 
 `install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
 """
@@ -20,12 +22,14 @@ from app.journal.profile.service import ProfileService
 from app.log import fields
 from app.memory.state import CharacterState
 from app.pipeline import offline
+from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import run_graph
 from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
+from app.pipeline.pixie.worker import PixieWorker
 from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.memory.reminders import ReminderStore
@@ -33,7 +37,8 @@ from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
 from app.typedefs import (
-    CHARACTER_BOOK, CHARACTERS, DB, PIPELINES, REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS,
+    CHARACTER_BOOK, CHARACTERS, DB, GATEWAY, PIPELINE_HOST, PIPELINES, PIXIE, REDIS, REMINDER_CLOCK, RUNTIME,
+    SETTINGS,
 )
 
 log = logging.getLogger(__name__)
@@ -56,13 +61,36 @@ class PipelineHost:
             self._services = Services(
                 settings=app[SETTINGS], redis=app[REDIS], db=app[DB],
                 characters=app[CHARACTER_BOOK], prompts=PromptLibrary(app[SETTINGS]),
-                wake_clock=self._wake_clock)
+                wake_clock=self._wake_clock, wake_pixie=self._wake_pixie,
+                memories_used=self._memories_used)
         return self._services
 
     def _wake_clock(self) -> None:
         clock = self.app.get(REMINDER_CLOCK)
         if clock is not None:
             clock.wake()
+
+    def _wake_pixie(self) -> None:
+        worker = self.app.get(PIXIE)
+        if worker is not None:
+            worker.wake()
+
+    def _memories_used(self, memory_ids: list[str], at: float) -> None:
+        worker = self.app.get(PIXIE)
+        if worker is not None:
+            worker.note_used(memory_ids, at)
+
+    def background_context(self, user_id: str, character_id: str) -> NodeContext:
+        """A context for model calls outside a turn (the Pixie worker): no stages to push,
+        no turn to guard, the gateway in use now."""
+        character = self.services.characters.get(character_id) or stand_in(character_id)
+
+        async def no_stage(name: str) -> None:
+            return None
+
+        return NodeContext(services=self.services, character=character,
+                           gateway=self.app[GATEWAY], stage=no_stage, guard=None,
+                           user_id=user_id)
 
     def context(self, ctx: PipelineContext, character: CharacterDefinition,
                 user_id: str) -> NodeContext:
@@ -121,18 +149,36 @@ def stand_in(character_id: str) -> CharacterDefinition:
 def install(app: web.Application) -> None:
     """Characters, catalog and pipelines: the one place `create_app` chooses them."""
     offline.register_handlers()
+    pixie_offline.register_handlers()
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()
-    app[PIPELINES] = PipelineHost(app).pipelines()
+    host = PipelineHost(app)
+    app[PIPELINE_HOST] = host
+    app[PIPELINES] = host.pipelines()
 
 
 async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
     clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
-                          app[RUNTIME].submit_impulse)
+                          app[RUNTIME].submit_impulse,
+                          long_term=app[PIPELINE_HOST].services.long_term)
     app[REMINDER_CLOCK] = clock
     await clock.start()
     try:
         yield
     finally:
         await clock.stop()
+
+
+async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
+    host = app[PIPELINE_HOST]
+    runtime = app[RUNTIME]
+    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
+                         long_term=host.services.long_term,
+                         context_for=host.background_context, instance_id=runtime.instance_id)
+    app[PIXIE] = worker
+    await worker.start()
+    try:
+        yield
+    finally:
+        await worker.stop()

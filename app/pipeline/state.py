@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.memory.long_term import Memory
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
@@ -88,6 +89,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     turns: list[Turn] = msgspec.field(default_factory=list)
     summary: str | None = None
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
+    known: list[Memory] = msgspec.field(default_factory=list)  # long-term memory, ranked
     request_turn: Turn | None = None   # the user turn this run answers, if any
     previous_answer: str = ""          # the character's last answer before this run
     history: str = ""

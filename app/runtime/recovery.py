@@ -10,7 +10,9 @@ whose owning process has lost its heartbeat):
    block had already left the prompt queue);
 3. events taken but not acknowledged go back to the front of their queue, in order;
 4. a stale marker is cleared (or handed to the turn that reruns path 1);
-5. every pair with queued input is woken.
+5. every pair with queued input is woken;
+6. promotion triggers a dead process's Pixie worker had taken but not consolidated go back
+   to the front of their Pixie queue.
 
 With the embedded Redis one process owns the data dir (the data-dir lock), so every owner
 but this process is dead. With an external Redis only owners without a heartbeat are.
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from app.log import fields
 from app.memory import keys
+from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
 from app.runtime.markers import parse_marker
 from app.runtime.records import Conflict, TurnRecord
@@ -41,6 +44,7 @@ class RecoveryReport:
     failed: list[str] = field(default_factory=list)
     resumed_path1: list[str] = field(default_factory=list)
     restored_events: int = 0
+    restored_triggers: int = 0
     cleared_markers: int = 0
     woken_pairs: int = 0
 
@@ -100,12 +104,18 @@ async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport
             runtime.notify(pair)
             report.woken_pairs += 1
 
+    # 6: promotion triggers taken but not consolidated.
+    for pair in sorted(await redis.smembers(keys.pixie_pairs())):
+        report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
+            owner_dead)
+
     if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
-            report.cleared_markers)):
+            report.cleared_markers, report.restored_triggers)):
         log.warning("recovered after a crash", extra=fields(
             requeued=report.requeued, failed=report.failed,
             resumed_path1=report.resumed_path1, restored_events=report.restored_events,
-            cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs))
+            cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,
+            restored_triggers=report.restored_triggers))
     return report
 
 

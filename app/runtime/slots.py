@@ -78,6 +78,22 @@ class LocalSlots:
         finally:
             self._semaphore.release()
 
+    @contextlib.asynccontextmanager
+    async def hold_when_free(self) -> AsyncIterator[None]:
+        """Lowest priority (the Pixie worker): wait, without a time limit, until a slot is
+        free and no run waits for one, then hold it like `hold`. A run that starts waiting
+        meanwhile gets the next free slot; it waits at most for what the holder does."""
+        while self._semaphore.locked() or self.waiting:
+            await asyncio.sleep(POLL_SECONDS)
+        # No await between the check and the acquire: nobody can slip in between.
+        async with self.hold():
+            yield
+
+    @property
+    def waiting(self) -> int:
+        """Runs waiting for a local slot now."""
+        return len(self._semaphore._waiters or ())  # noqa: SLF001 - read-only gauge
+
     async def refresh(self) -> None:
         """Local permits have no lease."""
 

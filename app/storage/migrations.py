@@ -305,3 +305,81 @@ def m004_privacy_identities(db: sqlite3.Connection) -> None:
         )
         """
     )
+
+
+@migration
+def m005_memories(db: sqlite3.Connection) -> None:
+    """Long-term memory (SPEC §3a): what the character knows about its user across days.
+
+    One row per memory of a pair. `memory_id` is the public id; the integer `id` is the FTS
+    row id. A corrected memory stays, with `superseded_by` naming its successor; "live"
+    memories have none. `source_message_ids` (JSON) names the user messages it came from.
+    `memory_triggers` records every promotion trigger consolidated, in the same transaction
+    as its memories, so a trigger run again after a crash changes nothing.
+
+    The FTS5 index uses the **trigram** tokenizer (case-insensitive): a word matches inside
+    longer words, so "Leipzig" finds "Leipziger" and "Schwester" finds "Zwillingsschwester" —
+    what German compounds and inflection need, in English too, without a stemmer per
+    language. Query terms shorter than three letters match nothing (the query builder drops
+    them). The index is external-content (it stores no second copy of the text); triggers
+    keep it in step with the table.
+    """
+    db.execute(
+        """
+        CREATE TABLE memories (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_id TEXT NOT NULL UNIQUE,
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN
+                ('fact', 'person', 'preference', 'event', 'plan', 'feeling')),
+            importance REAL NOT NULL DEFAULT 0.5,
+            created_at REAL NOT NULL,
+            refreshed_at REAL NOT NULL,
+            last_used_at REAL,
+            reflected_at REAL,
+            source_message_ids TEXT NOT NULL DEFAULT '[]',
+            superseded_by TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX memories_by_pair ON memories (user_id, character_id, created_at)")
+    db.execute(
+        """
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            text, content='memories', content_rowid='id', tokenize='trigram')
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+            INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
+        END
+        """
+    )
+    db.execute(
+        """
+        CREATE TABLE memory_triggers (
+            trigger_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            consolidated_at REAL NOT NULL
+        )
+        """
+    )

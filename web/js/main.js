@@ -7,6 +7,7 @@ import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
 import { t, translatePage } from "./i18n.js";
 import { JournalView } from "./journal.js";
+import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { PrivacyPanel } from "./privacy.js";
@@ -99,6 +100,7 @@ class App {
       },
       onError: (text) => this.notice(text),
     });
+    this.memories = new MemoryPanel({ characterId: this.character.id, getName: () => this.name });
     this.settings = new SettingsDialog({
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
@@ -126,6 +128,7 @@ class App {
     window.addEventListener("online", () => this.socket.reconnectNow());
     this.conversation.emit({ kind: "entries" });
     this.panels.refreshAll();
+    this.memories.refresh();
     this.refreshLlm();
     // For the browser tests only (they set the flag before the page loads): the live
     // objects of this page. A normal page exposes nothing.
@@ -208,6 +211,7 @@ class App {
       // An answer may have come from an agent that changed lists or reminders.
       this.panels.refreshLists();
       this.panels.refreshReminders();
+      this.memories.refreshSoon();
     }
     if (change.kind === "entries" && change.unknownIds && change.unknownIds.length) {
       this.scheduleSessionSync();

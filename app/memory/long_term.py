@@ -1,0 +1,420 @@
+"""Long-term memory (the seeds' LZG; SPEC §3a): what the character knows about its user
+across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
+`m005_memories`).
+
+- **Writes** go through the database's one writer. The Pixie worker's consolidation of one
+  promotion trigger is one transaction (`apply`): its new, refreshed and superseded memories
+  and the record that the trigger is done — a trigger consolidated again after a crash
+  changes nothing.
+- **Retrieval** (`relevant`): the block's words searched in the pair's FTS5 index (trigram
+  tokenizer, see the migration), live memories only, ranked by a BM25-style relevance —
+  each matching word weighs by its inverse document frequency, so a rare word ("Jana")
+  counts far more than a common one — times importance and recency; `within_budget` then
+  keeps whole memories in rank order up to `memory_budget_chars` (never a cut text).
+  The work is bounded whatever the number of memories: at most `MAX_TERMS` words (the
+  longest) are looked up, and per word the index yields its newest `TERM_POOL` matches
+  of the pair (the index is walked newest first and the walk stops there; FTS5's own
+  `bm25()` would score every match of every word — tens of milliseconds for a common word
+  in 10 000 memories). The document frequency is counted within that pool.
+- **The user is in charge**: list/search, edit, forget one, forget all. Forgetting is real:
+  the row goes, the FTS index is merged so no segment keeps the old terms, the writer runs
+  with `secure_delete` (freed pages are zeroed) and the WAL is checkpointed, so the text is
+  gone from the database files.
+
+Memories of one pair never reach another pair: every query names user and character.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import sqlite3
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from app.clock import calendar_date
+from app.log import fields
+from app.memory.words import query_terms
+from app.storage.database import Database
+
+log = logging.getLogger(__name__)
+
+KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feeling")
+DEFAULT_KIND = "fact"
+MAX_TERMS = 12          # words of a block looked up, the longest first
+TERM_POOL = 100         # newest matches read per word
+SAME_TEXT_POOL = 20     # best matches compared when looking for a duplicate
+RECENCY_HALF_LIFE_DAYS = 30.0
+DAY = 86400.0
+
+_COLUMNS = ("memory_id, user_id, character_id, text, kind, importance, created_at, "
+            "refreshed_at, last_used_at, reflected_at, source_message_ids, superseded_by")
+_COLUMNS_M = ", ".join(f"m.{c.strip()}" for c in _COLUMNS.split(","))
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    memory_id: str
+    user_id: str
+    character_id: str
+    text: str
+    kind: str
+    importance: float
+    created_at: float
+    refreshed_at: float
+    last_used_at: float | None
+    reflected_at: float | None
+    source_message_ids: list[str]
+    superseded_by: str | None
+
+    @property
+    def live(self) -> bool:
+        return self.superseded_by is None
+
+    def wire(self) -> dict[str, Any]:
+        """The API shape (SPEC §9)."""
+        return {"memory_id": self.memory_id, "text": self.text, "kind": self.kind,
+                "importance": self.importance, "created_at": self.created_at,
+                "last_used_at": self.last_used_at,
+                "source_message_ids": list(self.source_message_ids),
+                "superseded_by": self.superseded_by}
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One consolidation outcome, checked: a new memory (`remember`), the same fact again
+    (`refresh` of `memory_id`), or a correction (`supersede` of `memory_id`)."""
+
+    action: Literal["remember", "refresh", "supersede"]
+    text: str = ""
+    kind: str = DEFAULT_KIND
+    importance: float = 0.5
+    memory_id: str = ""
+
+
+@dataclass(slots=True)
+class Applied:
+    """What `apply` did, per change: the memory written or refreshed."""
+
+    added: list[str] = field(default_factory=list)
+    refreshed: list[str] = field(default_factory=list)
+    superseded: list[tuple[str, str]] = field(default_factory=list)  # (old, new)
+
+
+def _row(row: sqlite3.Row | Sequence[Any]) -> Memory:
+    return Memory(memory_id=row[0], user_id=row[1], character_id=row[2], text=row[3],
+                  kind=row[4], importance=row[5], created_at=row[6], refreshed_at=row[7],
+                  last_used_at=row[8], reflected_at=row[9],
+                  source_message_ids=json.loads(row[10] or "[]"), superseded_by=row[11])
+
+
+def normalized(text: str) -> str:
+    """Text as duplicates compare: casefolded, whitespace and end punctuation ignored."""
+    return " ".join(text.casefold().split()).rstrip(".!? ")
+
+
+def match_query(terms: Sequence[str]) -> str:
+    """The FTS5 MATCH expression for any of `terms` ("" when there are none)."""
+    return " OR ".join(terms)
+
+
+def lookup_terms(text: str) -> list[str]:
+    """At most `MAX_TERMS` query terms of `text`, the longest (most telling) first."""
+    return sorted(query_terms(text), key=len, reverse=True)[:MAX_TERMS]
+
+
+def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
+    """Relevance (summed IDF of the matching words) weighted by importance and recency: a
+    memory loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so
+    an old memory that matches the block well still beats a new one that barely matches."""
+    age_days = max(0.0, now - refreshed_at) / DAY
+    recency = 0.5 + 0.5 * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
+    return relevance * (0.5 + importance) * recency
+
+
+def memory_line(memory: Memory, zone: Any) -> str:
+    """How one memory stands in a prompt: its date (the user's calendar day), its text."""
+    return f"- ({calendar_date(memory.created_at, zone)}) {memory.text}"
+
+
+def within_budget(memories: Sequence[Memory], zone: Any, budget_chars: int) -> list[Memory]:
+    """Whole memories in rank order while their lines fit `budget_chars`; one that does not
+    fit is left out whole (a later, shorter one may still fit)."""
+    kept, used = [], 0
+    for memory in memories:
+        size = len(memory_line(memory, zone)) + 1
+        if used + size > budget_chars:
+            continue
+        kept.append(memory)
+        used += size
+    if len(kept) < len(memories):
+        log.warning("memory_budget_chars left memories out", extra=fields(
+            limit="memory_budget_chars", budget_chars=budget_chars, kept=len(kept),
+            left_out=[m.memory_id for m in memories if m not in kept]))
+    return kept
+
+
+class LongTermMemory:
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    # --- consolidation ---------------------------------------------------------------------
+
+    async def apply(self, trigger_id: str, user_id: str, character_id: str,
+                    changes: Sequence[Change], source_message_ids: Sequence[str],
+                    now: float) -> Applied | None:
+        """Apply one trigger's checked changes in one transaction; None when the trigger
+        was consolidated before (a rerun after a crash)."""
+        sources = list(source_message_ids)
+
+        def write(conn: sqlite3.Connection) -> Applied | None:
+            done = conn.execute(
+                "INSERT OR IGNORE INTO memory_triggers (trigger_id, user_id, character_id, "
+                "consolidated_at) VALUES (?, ?, ?, ?)", (trigger_id, user_id, character_id, now))
+            if done.rowcount == 0:
+                return None
+            applied = Applied()
+            for change in changes:
+                _apply_one(conn, applied, user_id, character_id, change, sources, now)
+            return applied
+
+        return await self.db.execute_write_fn(write)
+
+    async def candidates(self, user_id: str, character_id: str, text: str,
+                         limit: int) -> list[Memory]:
+        """Live memories of the pair related to `text`, best first (what consolidation may
+        refresh or supersede)."""
+        return await self.relevant(user_id, character_id, text, top_k=limit,
+                                   now=time.time())
+
+    # --- retrieval -------------------------------------------------------------------------
+
+    async def relevant(self, user_id: str, character_id: str, text: str, *, top_k: int,
+                       now: float) -> list[Memory]:
+        """The `top_k` live memories most relevant to `text` (IDF × importance × recency)."""
+        terms = lookup_terms(text)
+        if top_k <= 0 or not terms:
+            return []
+
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            return _ranked(conn, user_id, character_id, terms, top_k, now)
+
+        return await self.db.execute_fn(read)
+
+    async def touch(self, used: Mapping[str, float]) -> None:
+        """Set `last_used_at` of memories a prompt used (memory id → when)."""
+        if not used:
+            return
+        rows = [(at, memory_id) for memory_id, at in used.items()]
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany("UPDATE memories SET last_used_at = max(coalesce(last_used_at, 0), ?) "
+                             "WHERE memory_id = ?", rows)
+
+        await self.db.execute_write_fn(write)
+
+    # --- the user's view -------------------------------------------------------------------
+
+    async def list(self, user_id: str, character_id: str, *, query: str = "",
+                   include_superseded: bool = False) -> list[Memory]:
+        """The pair's memories, newest first; `query` searches them (FTS5)."""
+        live = "" if include_superseded else " AND m.superseded_by IS NULL"
+        if query.strip():
+            match = match_query(query_terms(query))
+            if not match:
+                return []
+            sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.id IN "
+                   "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
+                   f"AND m.user_id = ? AND m.character_id = ?{live} "
+                   "ORDER BY m.created_at DESC, m.id DESC")
+            params: tuple[Any, ...] = (match, user_id, character_id)
+        else:
+            sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.user_id = ? "
+                   f"AND m.character_id = ?{live} ORDER BY m.created_at DESC, m.id DESC")
+            params = (user_id, character_id)
+
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            return [_row(row) for row in conn.execute(sql, params)]
+
+        return await self.db.execute_fn(read)
+
+    async def get(self, user_id: str, character_id: str, memory_id: str) -> Memory | None:
+        def read(conn: sqlite3.Connection) -> Memory | None:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE memory_id = ? "
+                               "AND user_id = ? AND character_id = ?",
+                               (memory_id, user_id, character_id)).fetchone()
+            return _row(row) if row is not None else None
+
+        return await self.db.execute_fn(read)
+
+    async def edit(self, user_id: str, character_id: str, memory_id: str,
+                   text: str) -> Memory | None:
+        """Replace a memory's text (the user corrects it); None when it does not exist. The
+        old text leaves the index and, with `secure_delete`, the file."""
+        def write(conn: sqlite3.Connection) -> bool:
+            cursor = conn.execute("UPDATE memories SET text = ? WHERE memory_id = ? "
+                                  "AND user_id = ? AND character_id = ?",
+                                  (text, memory_id, user_id, character_id))
+            if cursor.rowcount:
+                _merge_index(conn)
+            return cursor.rowcount == 1
+
+        if not await self.db.execute_write_fn(write):
+            return None
+        await self._checkpoint()
+        return await self.get(user_id, character_id, memory_id)
+
+    async def forget(self, user_id: str, character_id: str, memory_id: str) -> bool:
+        """Delete one memory for real; a memory it had superseded becomes live again only if
+        the user edits it — it stays marked, pointing at nothing. False when unknown."""
+        def write(conn: sqlite3.Connection) -> int:
+            return _delete(conn, "memory_id = ? AND user_id = ? AND character_id = ?",
+                           (memory_id, user_id, character_id))
+
+        deleted = await self.db.execute_write_fn(write)
+        if deleted:
+            await self._checkpoint()
+        return bool(deleted)
+
+    async def forget_all(self, user_id: str, character_id: str) -> int:
+        """"Alles vergessen": every memory of the pair, for real; the number deleted."""
+        def write(conn: sqlite3.Connection) -> int:
+            conn.execute("DELETE FROM memory_triggers WHERE user_id = ? AND character_id = ?",
+                         (user_id, character_id))
+            return _delete(conn, "user_id = ? AND character_id = ?", (user_id, character_id))
+
+        deleted = await self.db.execute_write_fn(write)
+        await self._checkpoint()
+        return deleted
+
+    async def _checkpoint(self) -> None:
+        """Move the WAL into the main file and truncate it: the deleted text lived on in the
+        WAL's page images until then."""
+        def run(conn: sqlite3.Connection) -> tuple[int, int, int]:
+            return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
+
+        busy, _, _ = await self.db.execute_write_fn(run)
+        if busy:
+            log.warning("WAL checkpoint after forgetting was blocked by a reader; the next "
+                        "checkpoint completes it")
+
+    # --- reflection ------------------------------------------------------------------------
+
+    async def to_reflect_on(self, user_id: str, character_id: str, *, before: float,
+                            limit: int = 20) -> list[Memory]:
+        """Live plans and feelings told before `before` that the character has not yet come
+        back to, newest first (reflection impulses, SPEC §3a)."""
+        def read(conn: sqlite3.Connection) -> list[Memory]:
+            return [_row(row) for row in conn.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? AND character_id = ? "
+                "AND superseded_by IS NULL AND reflected_at IS NULL "
+                "AND kind IN ('plan', 'feeling') AND created_at < ? "
+                "ORDER BY created_at DESC LIMIT ?", (user_id, character_id, before, limit))]
+
+        return await self.db.execute_fn(read)
+
+    async def mark_reflected(self, memory_id: str, now: float) -> None:
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("UPDATE memories SET reflected_at = ? WHERE memory_id = ?",
+                         (now, memory_id))
+
+        await self.db.execute_write_fn(write)
+
+
+def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, character_id: str,
+               change: Change, sources: list[str], now: float) -> None:
+    target = _live_by_id(conn, user_id, character_id, change.memory_id) \
+        if change.memory_id else None
+    if change.action == "refresh" and target is None or change.action == "remember":
+        target = _live_same_text(conn, user_id, character_id, change.text)
+        if target is not None:  # the same fact again: refresh it, no duplicate
+            change = Change("refresh", change.text, change.kind, change.importance,
+                            target.memory_id)
+    if change.action == "supersede" and target is not None \
+            and normalized(target.text) == normalized(change.text):
+        change = Change("refresh", change.text, change.kind, change.importance,
+                        target.memory_id)
+    if change.action == "refresh" and target is not None:
+        merged = list(dict.fromkeys([*target.source_message_ids, *sources]))
+        conn.execute("UPDATE memories SET refreshed_at = ?, importance = max(importance, ?), "
+                     "source_message_ids = ? WHERE memory_id = ?",
+                     (now, change.importance, json.dumps(merged), target.memory_id))
+        applied.refreshed.append(target.memory_id)
+        return
+    new_id = uuid.uuid4().hex
+    conn.execute(
+        "INSERT INTO memories (memory_id, user_id, character_id, text, kind, importance, "
+        "created_at, refreshed_at, source_message_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (new_id, user_id, character_id, change.text, change.kind, change.importance, now, now,
+         json.dumps(sources)))
+    if change.action == "supersede" and target is not None:
+        conn.execute("UPDATE memories SET superseded_by = ? WHERE memory_id = ?",
+                     (new_id, target.memory_id))
+        applied.superseded.append((target.memory_id, new_id))
+    applied.added.append(new_id)
+
+
+def _ranked(conn: sqlite3.Connection, user_id: str, character_id: str, terms: Sequence[str],
+            top_k: int, now: float) -> list[Memory]:
+    """The ranking of `relevant` on a connection (a reader's, or the writer's inside its
+    transaction)."""
+    relevance: dict[int, float] = {}
+    weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
+    for term in terms:
+        # Newest first, and only the pair's live memories: SQLite walks the word's matches
+        # from the end and stops at the pool's size.
+        rows = conn.execute(
+            "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+            "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
+            "ORDER BY f.rowid DESC LIMIT ?",
+            (term, user_id, character_id, TERM_POOL)).fetchall()
+        idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
+        for rowid, importance, refreshed_at in rows:
+            relevance[rowid] = relevance.get(rowid, 0.0) + idf
+            weights[rowid] = (importance, refreshed_at)
+    best = sorted(relevance, key=lambda rowid: score(relevance[rowid], *weights[rowid], now),
+                  reverse=True)[:top_k]
+    if not best:
+        return []
+    found = {row[12]: _row(row) for row in conn.execute(
+        f"SELECT {_COLUMNS}, id FROM memories WHERE id IN ({','.join('?' * len(best))})",
+        best)}
+    return [found[rowid] for rowid in best if rowid in found]
+
+
+def _live_by_id(conn: sqlite3.Connection, user_id: str, character_id: str,
+                memory_id: str) -> Memory | None:
+    row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE memory_id = ? AND user_id = ? "
+                       "AND character_id = ? AND superseded_by IS NULL",
+                       (memory_id, user_id, character_id)).fetchone()
+    return _row(row) if row is not None else None
+
+
+def _live_same_text(conn: sqlite3.Connection, user_id: str, character_id: str,
+                    text: str) -> Memory | None:
+    """A live memory with the same text (a duplicate shares all its words, so it ranks at
+    the top of a search for them)."""
+    wanted = normalized(text)
+    for memory in _ranked(conn, user_id, character_id, lookup_terms(text), SAME_TEXT_POOL,
+                          time.time()):
+        if normalized(memory.text) == wanted:
+            return memory
+    return None
+
+
+def _delete(conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> int:
+    cursor = conn.execute(f"DELETE FROM memories WHERE {where}", params)
+    if cursor.rowcount:
+        _merge_index(conn)
+    return cursor.rowcount
+
+
+def _merge_index(conn: sqlite3.Connection) -> None:
+    """Rewrite the FTS index into one segment: a deleted entry's terms otherwise live on in
+    older segments until an automatic merge reaches them."""
+    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")

@@ -1,0 +1,84 @@
+"""The panel "Was Nova sich merkt" in a real browser (SPEC §3a): a fact told in the chat
+appears there (offline model, real Pixie worker), search finds it across inflection, edit
+and forget work and reach the server, a session reset leaves it alone, and "Alles
+vergessen" asks first and then forgets everything."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.browser.helpers import character_bubbles, screenshot, send
+
+pytestmark = pytest.mark.browser
+
+FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."
+
+
+def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat):
+    nova = start_nova(offline=True, NOVABERG_PIXIE_POLL_SECONDS="0.05")
+    page = open_chat(nova, locale="de-DE")
+    panel = page.get_by_role("region", name="Was Nova sich merkt")
+    expect(panel).to_contain_text("Nova hat sich noch nichts über dich gemerkt.")
+
+    send(page, FACT)
+    expect(character_bubbles(page)).to_have_count(1)
+    memory = panel.locator("li.memory")
+    expect(memory).to_have_count(1)
+    expect(memory).to_contain_text(FACT)
+    expect(memory).to_contain_text("Person")
+    screenshot(page, "memories-panel")
+
+    search = panel.get_by_role("searchbox", name="Erinnerungen durchsuchen")
+    search.fill("Leipziger")
+    expect(memory).to_have_count(1)
+    search.fill("Hamburg")
+    expect(panel).to_contain_text("Keine Erinnerung passt.")
+    search.fill("")
+    expect(memory).to_have_count(1)
+
+    # A session reset leaves long-term memory alone.
+    page.get_by_role("button", name="Gespräch zurücksetzen…").click()
+    page.get_by_role("dialog").get_by_role("button", name="Zurücksetzen").click()
+    expect(character_bubbles(page)).to_have_count(0)
+    page.reload()
+    expect(panel.locator("li.memory")).to_have_count(1)
+
+    panel.get_by_role("button", name=f"Bearbeiten: {FACT}").click()
+    field = panel.get_by_role("textbox", name="Text der Erinnerung")
+    expect(field).to_be_focused()
+    field.fill("Meine Schwester heißt Jana und wohnt in Dresden.")
+    panel.get_by_role("button", name="Speichern").click()
+    expect(panel).to_contain_text("Erinnerung geändert.")
+    expect(memory).to_contain_text("wohnt in Dresden")
+    status, stored = nova.api("GET", "/api/characters/nova/memories")
+    assert status == 200 and [m["text"] for m in stored] == [
+        "Meine Schwester heißt Jana und wohnt in Dresden."]
+
+    panel.get_by_role("button", name="Vergessen: Meine Schwester heißt Jana und wohnt in Dresden.").click()
+    expect(memory).to_have_count(0)
+    expect(panel).to_contain_text("Vergessen.")
+    assert nova.api("GET", "/api/characters/nova/memories") == (200, [])
+
+
+def test_forget_everything_asks_first(start_nova, open_chat):
+    nova = start_nova(offline=True, NOVABERG_PIXIE_POLL_SECONDS="0.05")
+    page = open_chat(nova)
+    send(page, "I work at the bakery.")
+    expect(character_bubbles(page)).to_have_count(1)
+    send(page, "My brother is called Tom.")
+    expect(character_bubbles(page)).to_have_count(2)
+    panel = page.get_by_role("region", name="What Nova remembers")
+    expect(panel.locator("li.memory")).to_have_count(2)
+
+    panel.get_by_role("button", name="Forget everything…").click()
+    dialog = page.get_by_role("dialog", name="Forget everything?")
+    expect(dialog).to_contain_text("Nova forgets everything she has kept about you")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(panel.locator("li.memory")).to_have_count(2)
+
+    panel.get_by_role("button", name="Forget everything…").click()
+    dialog.get_by_role("button", name="Forget everything").click()
+    expect(panel).to_contain_text("Forgot 2 memories.")
+    expect(panel.locator("li.memory")).to_have_count(0)
+    assert nova.api("GET", "/api/characters/nova/memories") == (200, [])
