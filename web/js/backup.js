@@ -4,12 +4,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, reasonText, t } from "./i18n.js";
-
-function errorText(error) {
-  const known = reasonText(error.code);
-  return known !== error.code ? known : error.message || error.code;
-}
+import { formatDateTime, errorText, t } from "./i18n.js";
 
 function size(bytes) {
   if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;

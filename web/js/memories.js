@@ -4,16 +4,11 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, reasonText, t } from "./i18n.js";
+import { formatDateTime, errorText, t } from "./i18n.js";
 
 const SEARCH_DELAY_MS = 250;
 // A memory is written by the background worker a moment after the answer that prompted it.
 const AFTER_ANSWER_MS = [1500, 5000];
-
-function errorText(error) {
-  const reason = reasonText(error.code);
-  return t("error.generic", { reason: reason === error.code ? error.message : reason });
-}
 
 export class MemoryPanel {
   constructor({ characterId, getName }) {
@@ -61,7 +56,7 @@ export class MemoryPanel {
     try {
       memories = await api.memories(this.characterId, query);
     } catch (error) {
-      this.list.replaceChildren(h("li", { class: "muted", text: errorText(error) }));
+      this.list.replaceChildren(h("li", { class: "muted", text: t("error.generic", { reason: errorText(error) }) }));
       return;
     }
     if (this.editing) return; // an edit began while the list was on its way
@@ -106,7 +101,7 @@ export class MemoryPanel {
       try {
         await api.editMemory(this.characterId, memory.memory_id, field.value);
       } catch (error) {
-        setStatus(this.status, errorText(error), "error");
+        setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
         return;
       }
       setStatus(this.status, t("memories.saved"), "ok");
@@ -123,7 +118,7 @@ export class MemoryPanel {
     try {
       await api.forgetMemory(this.characterId, memory.memory_id);
     } catch (error) {
-      setStatus(this.status, errorText(error), "error");
+      setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
       return;
     }
     setStatus(this.status, t("memories.forgotten"), "ok");
@@ -135,7 +130,7 @@ export class MemoryPanel {
       const result = await api.forgetAllMemories(this.characterId);
       setStatus(this.status, t("memories.allForgotten", { count: result.forgotten }), "ok");
     } catch (error) {
-      setStatus(this.status, errorText(error), "error");
+      setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
       return;
     }
     await this.refresh();

@@ -4,12 +4,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { reasonText, t } from "./i18n.js";
-
-function errorText(error) {
-  const known = reasonText(error.code);
-  return known !== error.code ? known : error.message || error.code;
-}
+import { errorText, t } from "./i18n.js";
 
 function splitAliases(text) {
   return text.split(",").map((alias) => alias.trim()).filter(Boolean);
@@ -78,7 +73,7 @@ export class PrivacyPanel {
     try {
       stored = await api.saveIdentities(this.people());
     } catch (error) {
-      setStatus(this.status, t("privacy.saveFailed", { reason: error.message || errorText(error) }), "error");
+      setStatus(this.status, t("privacy.saveFailed", { reason: errorText(error) }), "error");
       return;
     }
     this.show(stored.people);

@@ -4,12 +4,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { reasonText, t } from "./i18n.js";
-
-function errorText(error) {
-  const known = reasonText(error.code);
-  return known !== error.code ? known : error.message || error.code;
-}
+import { errorText, t } from "./i18n.js";
 
 export class SettingsDialog {
   constructor({ isAdmin, onChanged }) {
