@@ -8,23 +8,21 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 from aiohttp import web
 
-from app.api.validation import bounded_text, read_json
+from app.api.validation import bounded_text, read_json, store_errors_as_api
 from app.auth import USER_ID
 from app.clock import calendar_date, zone_named
-from app.errors import ApiError
+from app.errors import ApiError, Handler
 from app.journal import export
 from app.journal.jobs import NoUserSources
-from app.journal.store import Conflict, ImportedMessage, JournalStore, Missing
+from app.journal.store import ImportedMessage, JournalStore
 from app.typedefs import DB, JOURNAL, SETTINGS
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class ImportMessageIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -89,19 +87,6 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
     return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
                         empty_code="empty_text", long_code="text_too_long",
                         user_id=request[USER_ID])
-
-
-def _mapped(handler: Handler) -> Handler:
-    """The store's `Missing`/`Conflict` as the SPEC §9 error shape."""
-    async def wrapped(request: web.Request) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except Missing as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except Conflict as exc:
-            raise ApiError(409, exc.code, exc.message) from None
-
-    return wrapped
 
 
 # --- days and imports ---------------------------------------------------------------------------
@@ -263,4 +248,4 @@ def setup(app: web.Application) -> None:
         ("GET", "/api/journal/export", export_entries),
     ]
     for method, path, handler in routes:
-        app.router.add_route(method, path, _mapped(handler))
+        app.router.add_route(method, path, store_errors_as_api(handler))

@@ -5,25 +5,23 @@ checked before anything is written, and a refused request writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 import msgspec
 from aiohttp import web
 
-from app.api.validation import bounded_text, read_json
+from app.api.validation import bounded_text, read_json, store_errors_as_api
 from app.auth import USER_ID
-from app.errors import ApiError
+from app.errors import ApiError, Handler
 from app.journal.profile import interaction, model, portability, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
-from app.journal.profile.store import Conflict, Missing
+from app.storage.errors import Missing
 from app.journal.stages import DEFAULT_BRIEF
 from app.llm.errors import ModelError
 from app.typedefs import DB, GATEWAY, SETTINGS
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 MAX_KEY_CHARS = model.MAX_KEY_CHARS
 MAX_NOTE_CHARS = 500
 
@@ -79,19 +77,6 @@ def trait_key(raw: str) -> str:
 
 def scope_name(raw: str) -> str:
     return raw if raw == model.CORE_SCOPE else facet_name(raw)
-
-
-def mapped(handler: Handler) -> Handler:
-    """The store's `Missing`/`Conflict` as the SPEC §9 error shape."""
-    async def wrapped(request: web.Request) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except Missing as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except Conflict as exc:
-            raise ApiError(409, exc.code, exc.message) from None
-
-    return wrapped
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
@@ -425,5 +410,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 def setup(app: web.Application) -> None:
     for method, path, handler in routes():
-        app.router.add_route(method, path, mapped(handler))
+        app.router.add_route(method, path, store_errors_as_api(handler))
 

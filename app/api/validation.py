@@ -9,8 +9,9 @@ from typing import TypeVar
 import msgspec
 from aiohttp import web
 
-from app.errors import ApiError
+from app.errors import ApiError, Handler
 from app.log import fields
+from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")
 # Characters that show nothing: a text of only these (and whitespace) is empty.
@@ -78,3 +79,16 @@ def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code:
         raise ApiError(413, long_code,
                        f"the {noun} has {len(text)} characters; at most {limit} are accepted")
     return text
+
+
+def store_errors_as_api(handler: Handler) -> Handler:
+    """A store's `Missing`/`Conflict` answered in the SPEC §9 error shape (404/409)."""
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except Missing as exc:
+            raise ApiError(404, "not_found", str(exc)) from None
+        except Conflict as exc:
+            raise ApiError(409, exc.code, exc.message) from None
+
+    return wrapped

@@ -22,23 +22,11 @@ from typing import Any, TypeVar
 
 from app.journal.day import Conversation, DayMessage, Source
 from app.storage.database import Database
+from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")
 CHAT_PREFIX = "chat-"
 OPEN_JOB_STATES = ("queued", "reconstruct", "narrate")
-
-
-class Missing(LookupError):
-    """No such thing for this user (404)."""
-
-
-class Conflict(Exception):
-    """The change contradicts what is stored (409); `code` says which rule."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

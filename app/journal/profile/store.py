@@ -23,22 +23,10 @@ import msgspec
 from app.journal.profile import model
 from app.journal.profile.model import Change, NotApplicable, Profile
 from app.storage.database import Database
+from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
 T = TypeVar("T")
-
-
-class Missing(LookupError):
-    """No such thing for this user (404)."""
-
-
-class Conflict(Exception):
-    """The request contradicts what is stored (409); `code` says which rule."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(slots=True)
