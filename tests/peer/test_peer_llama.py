@@ -41,8 +41,11 @@ class Representative(msgspec.Struct, forbid_unknown_fields=True):
 
 @pytest.fixture
 async def gateway(peer, make_settings):
+    # The tiny peer's window is below the journal's real minimum; this suite tests the wire
+    # (every schema, the journal's included, as a grammar), not the journal's budget.
     settings = make_settings(llm_provider="openai", llm_url=peer.url, llm_model=None,
                              llm_context=peer.n_ctx, chars_per_token=1.0,
+                             journal_min_context=peer.n_ctx,
                              model_backoff_seconds=0.01, model_timeout=60.0)
     async with Gateway(settings) as gateway:
         yield gateway
