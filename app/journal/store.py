@@ -16,15 +16,14 @@ import json
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from app.journal.day import Conversation, DayMessage, Source
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 
-T = TypeVar("T")
 CHAT_PREFIX = "chat-"
 OPEN_JOB_STATES = ("queued", "reconstruct", "narrate")
 
@@ -112,12 +111,6 @@ class JournalStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self.db.execute_write_fn(fn)
-
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self.db.execute_fn(fn)
-
     # --- days ----------------------------------------------------------------------------------
 
     async def days(self, user_id: str) -> list[dict[str, Any]]:
@@ -159,7 +152,7 @@ class JournalStore:
                 day(date)["draft_id"] = draft_id
             return sorted(days.values(), key=lambda d: d["date"], reverse=True)
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def conversations(self, user_id: str, date: str) -> list[Conversation]:
         """The day's conversations in the order they began: one per character from the chat
@@ -192,7 +185,7 @@ class JournalStore:
             found.sort(key=lambda pair: pair[0])
             return [conversation for _, conversation in found]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def import_conversation(self, user_id: str, date: str,
                                   messages: Sequence[ImportedMessage]) -> tuple[str, list[str]]:
@@ -213,7 +206,7 @@ class JournalStore:
                               for i, (mid, m) in enumerate(zip(ids, messages))])
             return conversation_id, ids
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     # --- drafts --------------------------------------------------------------------------------
 
@@ -242,7 +235,7 @@ class JournalStore:
                              "updated_at = ? WHERE job_id = ?", (draft_id, time.time(), job_id))
             return draft_id
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     async def draft(self, user_id: str, draft_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -255,7 +248,7 @@ class JournalStore:
                 raise Missing(f"no journal draft {draft_id!r}")
             return _draft_dict(row, _draft_refs(conn, draft_id))
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def drafts_of_day(self, user_id: str, date: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -267,7 +260,7 @@ class JournalStore:
                 (user_id, date)).fetchall()
             return [_draft_dict(row, _draft_refs(conn, row["draft_id"])) for row in rows]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     # --- entries -------------------------------------------------------------------------------
 
@@ -294,7 +287,7 @@ class JournalStore:
                             draft_id)
             return entry_id
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     async def edit_entry(self, user_id: str, entry_id: str, text: str) -> None:
         """A new version with `text`; it keeps the sources of the version it edits."""
@@ -304,7 +297,7 @@ class JournalStore:
             _append_version(conn, entry_id, "edit", text,
                             _version_refs(conn, row["current_version_id"]))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def restore_entry(self, user_id: str, entry_id: str, version_id: str) -> None:
         """A new version with the text and sources of an older one (history stays)."""
@@ -316,7 +309,7 @@ class JournalStore:
                 raise Missing(f"entry {entry_id!r} has no version {version_id!r}")
             _append_version(conn, entry_id, "restore", old[0], _version_refs(conn, version_id))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def delete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
@@ -324,7 +317,7 @@ class JournalStore:
             conn.execute("UPDATE journal_entries SET deleted_at = ? WHERE entry_id = ?",
                          (time.time(), entry_id))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def undelete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
@@ -337,7 +330,7 @@ class JournalStore:
             conn.execute("UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?",
                          (entry_id,))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def purge_entry(self, user_id: str, entry_id: str) -> None:
         """Remove an entry for good — only one that is in the trash."""
@@ -351,13 +344,13 @@ class JournalStore:
             conn.execute("DELETE FROM journal_entry_versions WHERE entry_id = ?", (entry_id,))
             conn.execute("DELETE FROM journal_entries WHERE entry_id = ?", (entry_id,))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def entry(self, user_id: str, entry_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             return _entry_dict(conn, _entry_row(conn, user_id, entry_id))
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def entries(self, user_id: str, *, deleted: bool) -> list[dict[str, Any]]:
         """Live entries (oldest day first) or the trash (newest deletion first)."""
@@ -368,7 +361,7 @@ class JournalStore:
                    else "NULL ORDER BY d.calendar_date"), (user_id,)).fetchall()
             return [_entry_dict(conn, row) for row in rows]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def day_entry(self, user_id: str, date: str) -> dict[str, Any] | None:
         def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
@@ -377,7 +370,7 @@ class JournalStore:
                                        "AND e.deleted_at IS NULL"), (user_id, date)).fetchone()
             return _entry_dict(conn, row) if row is not None else None
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     # --- jobs ----------------------------------------------------------------------------------
 
@@ -397,7 +390,7 @@ class JournalStore:
                          (job_id, user_id, date, now, now))
             return job_id
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     async def set_job(self, job_id: str, state: str, *, draft_id: str | None = None,
                       error: tuple[str, str] | None = None) -> None:
@@ -407,7 +400,7 @@ class JournalStore:
                          (state, draft_id, error[0] if error else None,
                           error[1] if error else None, time.time(), job_id))
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     async def job(self, user_id: str, job_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
@@ -417,7 +410,7 @@ class JournalStore:
                 raise Missing(f"no journal job {job_id!r}")
             return job_dict(row)
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def fail_open_jobs(self, code: str, message: str) -> list[dict[str, Any]]:
         """Mark every open job failed (start-up after a crash); returns them as they are now."""
@@ -430,7 +423,7 @@ class JournalStore:
             return [job_dict(conn.execute("SELECT * FROM journal_jobs WHERE job_id = ?",
                                           (r[0],)).fetchone()) for r in rows]
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
 
 def job_dict(row: sqlite3.Row) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import msgspec
 
@@ -26,7 +26,6 @@ from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
-T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -126,16 +125,10 @@ class ProfileStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self.db.execute_write_fn(fn)
-
-    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        return await self.db.execute_fn(fn)
-
     # --- the profile ---------------------------------------------------------------------------
 
     async def state(self, user_id: str) -> ProfileState:
-        return await self._read(lambda conn: _load(conn, user_id))
+        return await self.db.execute_fn(lambda conn: _load(conn, user_id))
 
     async def edit(self, user_id: str,
                    fn: Callable[[ProfileState], str | None]) -> ProfileState:
@@ -146,7 +139,7 @@ class ProfileStore:
             _save(conn, user_id, state, fn(state))
             return state
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     async def versions(self, user_id: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -155,7 +148,7 @@ class ProfileStore:
                 "SELECT * FROM writing_profile_versions WHERE user_id = ? ORDER BY seq DESC",
                 (user_id,))]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     # --- proposals -----------------------------------------------------------------------------
 
@@ -203,7 +196,7 @@ class ProfileStore:
             return _proposal_dict(_proposal_row(conn, user_id, proposal_id),
                                   _changes(conn, proposal_id))
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     async def proposals(self, user_id: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -211,14 +204,14 @@ class ProfileStore:
                                 "ORDER BY created_at DESC", (user_id,)).fetchall()
             return [_proposal_dict(r, _changes(conn, r["proposal_id"])) for r in rows]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def proposal(self, user_id: str, proposal_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             return _proposal_dict(_proposal_row(conn, user_id, proposal_id),
                                   _changes(conn, proposal_id))
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def decide(self, user_id: str, proposal_id: str, change_ids: Iterable[str] | None,
                      accept: bool) -> dict[str, Any]:
@@ -279,7 +272,7 @@ class ProfileStore:
                     _save(conn, user_id, state, None)
             return _proposal_dict(row, _changes(conn, proposal_id))
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
     # --- evidence ------------------------------------------------------------------------------
 
@@ -295,7 +288,7 @@ class ProfileStore:
                   r.context_hint, json.dumps(r.measure or {}), time.time()) for r in rows])
             return conn.total_changes - before
 
-        return await self._write(write) if rows else 0
+        return await self.db.execute_write_fn(write) if rows else 0
 
     async def new_since_review(self, user_id: str) -> int:
         """Review candidates stored after the newest proposal (all of them before one)."""
@@ -306,7 +299,7 @@ class ProfileStore:
             return {r[0] for r in conn.execute(
                 "SELECT ref FROM writing_profile_evidence WHERE user_id = ?", (user_id,))}
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
@@ -320,7 +313,7 @@ class ProfileStore:
                 "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                 "ORDER BY occurred_at DESC", (user_id,))]
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def replace(self, user_id: str, *, profile: Profile | None, governance: str | None,
                       interaction: dict[str, Any] | None) -> None:
@@ -336,7 +329,7 @@ class ProfileStore:
             if interaction is not None:
                 _save_interaction(conn, user_id, interaction)
 
-        await self._write(write)
+        await self.db.execute_write_fn(write)
 
     # --- the interaction profile ---------------------------------------------------------------
 
@@ -344,7 +337,7 @@ class ProfileStore:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
             return _interaction(conn, user_id)
 
-        return await self._read(read)
+        return await self.db.execute_fn(read)
 
     async def edit_interaction(self, user_id: str,
                                fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
@@ -354,7 +347,7 @@ class ProfileStore:
             _save_interaction(conn, user_id, current)
             return current
 
-        return await self._write(write)
+        return await self.db.execute_write_fn(write)
 
 
 def _save_interaction(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> None:
