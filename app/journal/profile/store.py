@@ -27,7 +27,6 @@ from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
 
-
 @dataclass(slots=True)
 class ProfileState:
     profile: Profile
