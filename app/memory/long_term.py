@@ -6,16 +6,9 @@ across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
   promotion trigger is one transaction (`apply`): its new, refreshed and superseded memories
   and the record that the trigger is done — a trigger consolidated again after a crash
   changes nothing.
-- **Retrieval** (`relevant`): the block's words searched in the pair's FTS5 index (trigram
-  tokenizer, see the migration), live memories only, ranked by a BM25-style relevance —
-  each matching word weighs by its inverse document frequency, so a rare word ("Jana")
-  counts far more than a common one — times importance and recency; `within_budget` then
-  keeps whole memories in rank order up to `memory_budget_chars` (never a cut text).
-  The work is bounded whatever the number of memories: at most `MAX_TERMS` words (the
-  longest) are looked up, and per word the index yields its newest `TERM_POOL` matches
-  of the pair (the index is walked newest first and the walk stops there; FTS5's own
-  `bm25()` would score every match of every word — tens of milliseconds for a common word
-  in 10 000 memories). The document frequency is counted within that pool.
+- **Retrieval** (`relevant`): the ranking lives in `app.memory.recall` (FTS5 over the
+  block's words, IDF × importance × recency, bounded work); `within_budget` then keeps whole
+  memories in rank order up to `memory_budget_chars` (never a cut text).
 - **The user is in charge**: list/search, edit, forget one, forget all. Forgetting is real:
   the row goes, the FTS index is merged so no segment keeps the old terms, the writer runs
   with `secure_delete` (freed pages are zeroed) and the WAL is checkpointed, so the text is
@@ -28,7 +21,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import sqlite3
 import time
 import uuid
@@ -38,6 +30,7 @@ from typing import Any, Literal
 
 from app.clock import calendar_date
 from app.log import fields
+from app.memory.recall import lookup_terms, match_query, ranked_ids
 from app.memory.words import query_terms
 from app.storage.database import Database
 
@@ -45,11 +38,7 @@ log = logging.getLogger(__name__)
 
 KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feeling")
 DEFAULT_KIND = "fact"
-MAX_TERMS = 12          # words of a block looked up, the longest first
-TERM_POOL = 100         # newest matches read per word
 SAME_TEXT_POOL = 20     # best matches compared when looking for a duplicate
-RECENCY_HALF_LIFE_DAYS = 30.0
-DAY = 86400.0
 
 _COLUMNS = ("memory_id, user_id, character_id, text, kind, importance, created_at, "
             "refreshed_at, last_used_at, reflected_at, source_message_ids, superseded_by")
@@ -115,25 +104,6 @@ def _row(row: sqlite3.Row | Sequence[Any]) -> Memory:
 def normalized(text: str) -> str:
     """Text as duplicates compare: casefolded, whitespace and end punctuation ignored."""
     return " ".join(text.casefold().split()).rstrip(".!? ")
-
-
-def match_query(terms: Sequence[str]) -> str:
-    """The FTS5 MATCH expression for any of `terms` ("" when there are none)."""
-    return " OR ".join(terms)
-
-
-def lookup_terms(text: str) -> list[str]:
-    """At most `MAX_TERMS` query terms of `text`, the longest (most telling) first."""
-    return sorted(query_terms(text), key=len, reverse=True)[:MAX_TERMS]
-
-
-def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
-    """Relevance (summed IDF of the matching words) weighted by importance and recency: a
-    memory loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so
-    an old memory that matches the block well still beats a new one that barely matches."""
-    age_days = max(0.0, now - refreshed_at) / DAY
-    recency = 0.5 + 0.5 * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
-    return relevance * (0.5 + importance) * recency
 
 
 def memory_line(memory: Memory, zone: Any) -> str:
@@ -360,25 +330,8 @@ def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, charact
 
 def _ranked(conn: sqlite3.Connection, user_id: str, character_id: str, terms: Sequence[str],
             top_k: int, now: float) -> list[Memory]:
-    """The ranking of `relevant` on a connection (a reader's, or the writer's inside its
-    transaction)."""
-    relevance: dict[int, float] = {}
-    weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
-    for term in terms:
-        # Newest first, and only the pair's live memories: SQLite walks the word's matches
-        # from the end and stops at the pool's size.
-        rows = conn.execute(
-            "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
-            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-            "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
-            "ORDER BY f.rowid DESC LIMIT ?",
-            (term, user_id, character_id, TERM_POOL)).fetchall()
-        idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
-        for rowid, importance, refreshed_at in rows:
-            relevance[rowid] = relevance.get(rowid, 0.0) + idf
-            weights[rowid] = (importance, refreshed_at)
-    best = sorted(relevance, key=lambda rowid: score(relevance[rowid], *weights[rowid], now),
-                  reverse=True)[:top_k]
+    """The memories `recall.ranked_ids` names, in its order."""
+    best = ranked_ids(conn, user_id, character_id, terms, top_k, now)
     if not best:
         return []
     found = {row[12]: _row(row) for row in conn.execute(

@@ -1,0 +1,71 @@
+"""Which long-term memories are relevant to a text (SPEC §3a, retrieval): the ranking behind
+`LongTermMemory.relevant`, on a connection the store hands in.
+
+The block's words are searched in the pair's FTS5 index (trigram tokenizer, see migration
+`m005_memories`), live memories only, ranked by a BM25-style relevance — each matching word
+weighs by its inverse document frequency, so a rare word ("Jana") counts far more than a
+common one — times importance and recency.
+
+The work is bounded whatever the number of memories: at most `MAX_TERMS` words (the longest)
+are looked up, and per word the index yields its newest `TERM_POOL` matches of the pair (the
+index is walked newest first and the walk stops there; FTS5's own `bm25()` would score every
+match of every word — tens of milliseconds for a common word in 10 000 memories). The
+document frequency is counted within that pool.
+
+This module knows rows by their integer id only; the store reads the memories themselves.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+from collections.abc import Sequence
+
+from app.memory.words import query_terms
+
+MAX_TERMS = 12          # words of a block looked up, the longest first
+TERM_POOL = 100         # newest matches read per word
+RECENCY_HALF_LIFE_DAYS = 30.0
+DAY = 86400.0
+
+
+def match_query(terms: Sequence[str]) -> str:
+    """The FTS5 MATCH expression for any of `terms` ("" when there are none)."""
+    return " OR ".join(terms)
+
+
+def lookup_terms(text: str) -> list[str]:
+    """At most `MAX_TERMS` query terms of `text`, the longest (most telling) first."""
+    return sorted(query_terms(text), key=len, reverse=True)[:MAX_TERMS]
+
+
+def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
+    """Relevance (summed IDF of the matching words) weighted by importance and recency: a
+    memory loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so
+    an old memory that matches the block well still beats a new one that barely matches."""
+    age_days = max(0.0, now - refreshed_at) / DAY
+    recency = 0.5 + 0.5 * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
+    return relevance * (0.5 + importance) * recency
+
+
+def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
+               terms: Sequence[str], top_k: int, now: float) -> list[int]:
+    """The row ids of the pair's `top_k` live memories most relevant to `terms`, best first
+    (on a reader's connection, or the writer's inside its transaction)."""
+    relevance: dict[int, float] = {}
+    weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
+    for term in terms:
+        # Newest first, and only the pair's live memories: SQLite walks the word's matches
+        # from the end and stops at the pool's size.
+        rows = conn.execute(
+            "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+            "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
+            "ORDER BY f.rowid DESC LIMIT ?",
+            (term, user_id, character_id, TERM_POOL)).fetchall()
+        idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
+        for rowid, importance, refreshed_at in rows:
+            relevance[rowid] = relevance.get(rowid, 0.0) + idf
+            weights[rowid] = (importance, refreshed_at)
+    return sorted(relevance, key=lambda rowid: score(relevance[rowid], *weights[rowid], now),
+                  reverse=True)[:top_k]
