@@ -466,3 +466,52 @@ def test_the_data_dir_may_also_follow_the_backup_subcommand(tmp_path: Path) -> N
     [folder] = (tmp_path / "out").iterdir()
     assert (folder / "manifest.json").exists()
     assert not (Path.cwd() / "out").exists()
+
+
+async def test_memories_come_back_with_their_index_and_forgotten_ones_stay_gone(
+        make_settings, aiohttp_client, data_dir, capsys):
+    """Long-term memory is in the backup (SPEC §3a, issue 14 item 7): the rows and their FTS
+    entries — search finds them after the restore — and a memory forgotten before the
+    backup is in neither the backup nor the restored database."""
+    from app.memory.long_term import Change, LongTermMemory
+    from app.typedefs import DB
+
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    store = LongTermMemory(app[DB])
+    ids = {}
+    for n, text in enumerate(("Meine Schwester Jana wohnt in Leipzig.",
+                              "Mein Passwort ist Zebrastreifen77.", "Ich mag Erdbeereis.")):
+        applied = await store.apply(f"t{n}", "local", "nova", [Change("remember", text)],
+                                    [f"m{n}"], 1000.0 + n)
+        ids[text.split()[1]] = applied.added[0]
+    base = "/api/characters/nova/memories"
+    assert (await client.delete(f"{base}/{ids['Passwort']}", headers=AUTH)).status == 204
+    before = await (await client.get(base, headers=AUTH)).json()
+    assert len(before) == 2
+
+    response = await client.post("/api/backups", headers=AUTH)
+    assert response.status == 201, await response.text()
+    made = await response.json()
+    assert b"Zebrastreifen" not in (Path(made["path"]) / "novaberg.sqlite3").read_bytes()
+    # After the backup: one forgotten, one learnt — the restore takes both back.
+    assert (await client.delete(f"{base}/{ids['Schwester']}", headers=AUTH)).status == 204
+    await store.apply("t9", "local", "nova", [Change("remember", "Ich spiele Cello.")],
+                      ["m9"], 2000.0)
+    await client.close()
+
+    assert run_cli(data_dir, "restore", made["path"], "--yes") == 0
+    capsys.readouterr()
+    restarted = create_app(app[SETTINGS], local_token=TOKEN)
+    client = await aiohttp_client(restarted)
+    assert await (await client.get(base, headers=AUTH)).json() == before
+    found = await (await client.get(base, params={"q": "Leipziger"}, headers=AUTH)).json()
+    assert [m["memory_id"] for m in found] == [ids["Schwester"]]
+    assert await (await client.get(base, params={"q": "Cello"}, headers=AUTH)).json() == []
+    assert await (await client.get(base, params={"q": "Zebrastreifen"}, headers=AUTH)).json() == []
+    ranked = await LongTermMemory(restarted[DB]).relevant("local", "nova", "Wie geht es Jana?",
+                                                          top_k=5, now=3000.0)
+    assert [m.memory_id for m in ranked] == [ids["Schwester"]]
+    await client.close()
+    database = b"".join(p.read_bytes() for p in data_dir.glob("novaberg.sqlite3*"))
+    assert b"Zebrastreifen" not in database

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.cli import main
+from app.memory.long_term import Change, LongTermMemory
 from app.memory.message_log import LoggedMessage, MessageLog
 from app.server import create_app
 from app.settings import defaults
@@ -170,3 +171,121 @@ async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tm
     # A folder as --out: one file per item is a journal matter; a chat is refused clearly.
     assert main(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+async def remember_days(app) -> dict[str, str]:
+    """Memories of two characters told at noon on the three days, one of them corrected,
+    written through the real long-term store."""
+    store = LongTermMemory(app[DB])
+    ids = {}
+    for n, (character, text) in enumerate((("nova", "Jana wohnt in Leipzig."),
+                                           ("luna", "Ich mag Tee."),
+                                           ("nova", "# Ich spiele Cello."))):
+        applied = await store.apply(f"t{n}", "local", character, [Change("remember", text)],
+                                    [f"m{n}"], 1772323200.0 + 43200 + n * 86400)
+        ids[text] = applied.added[0]
+    fixed = await store.apply("t3", "local", "nova", [Change(
+        "supersede", "Jana wohnt in Dresden.", "person", 0.9, ids["Jana wohnt in Leipzig."])],
+        ["m3"], 1772323200.0 + 43200 + 2 * 86400 + 60)
+    ids["Jana wohnt in Dresden."] = fixed.added[0]
+    return ids
+
+
+async def test_memory_export_as_json_and_markdown(make_settings, aiohttp_client):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    ids = await remember_days(app)
+
+    response = await client.get("/api/exports/memories?character=nova&format=json",
+                                headers=AUTH)
+    assert response.status == 200
+    document = json.loads(await response.text())
+    assert document["kind"] == "novaberg.memories" and document["format_version"] == 1
+    memories = {m["text"]: m for m in document["memories"]}
+    assert set(memories) == {"Jana wohnt in Leipzig.", "# Ich spiele Cello.",
+                             "Jana wohnt in Dresden."}
+    old = memories["Jana wohnt in Leipzig."]
+    assert old["memory_id"] == ids[old["text"]] and old["calendar_date"] == "2026-03-01"
+    assert old["superseded_by"] == ids["Jana wohnt in Dresden."]
+    assert old["source_message_ids"] == ["m0"] and old["character_id"] == "nova"
+    dated = await client.get("/api/exports/memories?from=2026-03-02&to=2026-03-02&format=json",
+                             headers=AUTH)
+    assert [m["text"] for m in json.loads(await dated.text())["memories"]] == ["Ich mag Tee."]
+
+    response = await client.get("/api/exports/memories?format=md", headers=AUTH)
+    assert response.status == 200 and response.content_type == "text/markdown"
+    text = await response.text()
+    assert text.startswith("# What the characters remember\n")
+    assert text.index("## luna") < text.index("## nova")
+    assert "- (2026-03-02, fact) Ich mag Tee." in text
+    assert f"Jana wohnt in Leipzig. — corrected by {ids['Jana wohnt in Dresden.']}" in text
+    assert "\n- (2026-03-03, fact) # Ich spiele Cello." in text  # no heading of its own
+
+
+async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
+        make_settings, aiohttp_client, tmp_path):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    ids = await remember_days(app)
+    exported = await (await client.get("/api/exports/memories", headers=AUTH)).read()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    first = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert await first.json() == {"kind": "novaberg.memories", "imported": 4, "skipped": 0}
+    again = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert await again.json() == {"kind": "novaberg.memories", "imported": 0, "skipped": 4}
+    reexported = json.loads(await (await second.get("/api/exports/memories", headers=AUTH)).read())
+    assert reexported["memories"] == json.loads(exported)["memories"]
+    # The FTS index took them: search and the enricher's ranking find them, live ones only.
+    found = await (await second.get("/api/characters/nova/memories", params={"q": "Jana"},
+                                    headers=AUTH)).json()
+    assert [m["memory_id"] for m in found] == [ids["Jana wohnt in Dresden."]]
+    ranked = await LongTermMemory(second.app[DB]).relevant("local", "luna", "Trinkst du Tee?",
+                                                           top_k=5, now=1.8e9)
+    assert [m.memory_id for m in ranked] == [ids["Ich mag Tee."]]
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"kind": "secret"}, "kind 'secret'"),
+    ({"importance": 7.0}, "importance 7.0"),
+    ({"text": "  "}, "text is empty"),
+    ({"memory_id": ""}, "must not be empty"),
+    ({"owner": "x"}, "owner"),
+])
+async def test_a_bad_memory_import_is_refused_and_writes_nothing(
+        make_settings, aiohttp_client, data_dir, change, expected):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    good = {"memory_id": "a1", "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
+            "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0}
+    body = json.dumps({"kind": "novaberg.memories", "format_version": 1,
+                       "memories": [good, {**good, "memory_id": "a2", **change}]}).encode()
+    response = await client.post("/api/imports", data=body, headers=AUTH)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "invalid_import" and expected in error["message"]
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    conn.close()
+
+
+async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, data_dir,
+                                                 tmp_path, capsys):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    await remember_days(app)
+    await client.close()
+
+    out = tmp_path / "memories.json"
+    assert main(["--data-dir", str(data_dir), "export", "memories", "--character", "luna",
+                 "--format", "json", "--out", str(out)]) == 0
+    assert [m["text"] for m in json.loads(out.read_text())["memories"]] == ["Ich mag Tee."]
+    assert main(["--data-dir", str(data_dir), "export", "memories"]) == 0
+    assert capsys.readouterr().out.count("\n- (") == 4
+    other = tmp_path / "other"
+    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert "imported 1, skipped 0" in capsys.readouterr().out

@@ -128,8 +128,9 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
 def _registry() -> dict[str, Exporter]:
     from app.backup.chat_export import CHAT
     from app.backup.journal_export import JOURNAL
+    from app.backup.memory_export import MEMORIES
 
-    return {exporter.name: exporter for exporter in (CHAT, JOURNAL)}
+    return {exporter.name: exporter for exporter in (CHAT, JOURNAL, MEMORIES)}
 
 
 EXPORTERS: dict[str, Exporter] = _registry()

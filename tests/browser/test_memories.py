@@ -5,6 +5,9 @@ vergessen" asks first and then forgets everything."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from playwright.sync_api import expect
 
@@ -36,6 +39,13 @@ def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat
     expect(panel).to_contain_text("Keine Erinnerung passt.")
     search.fill("")
     expect(memory).to_have_count(1)
+
+    # Download what Nova remembers (the memory export, SPEC §3a / issue 14 item 7).
+    with page.expect_download() as info:
+        panel.get_by_role("link", name="JSON").click()
+    exported = json.loads(Path(info.value.path()).read_text())
+    assert exported["kind"] == "novaberg.memories" and exported["character_id"] == "nova"
+    assert [m["text"] for m in exported["memories"]] == [FACT]
 
     # A session reset leaves long-term memory alone.
     page.get_by_role("button", name="Gespräch zurücksetzen…").click()

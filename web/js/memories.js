@@ -19,6 +19,10 @@ export class MemoryPanel {
     this.status = $("#memory-status");
     this.editing = null; // memory_id being edited: a refresh leaves that row alone
     this.timers = [];
+    for (const format of ["md", "json"]) {
+      const params = new URLSearchParams({ character: characterId, format });
+      $(`#memory-export-${format}`).href = `/api/exports/memories?${params}`;
+    }
     this.bind();
   }
 

@@ -1,0 +1,133 @@
+"""The long-term memory exporter: what a character remembers about its user (SPEC §3a), per
+character, corrected memories included.
+
+JSON document (`kind` "novaberg.memories", `format_version` 1): the head of
+`exports.document_head` and `memories`, each a row of table `memories` with its public id
+kept — `memory_id`, `character_id`, `text`, `kind`, `importance`, `created_at`,
+`refreshed_at`, `last_used_at`, `reflected_at`, `source_message_ids`, `superseded_by` (the
+memory that corrected it, or null) and `calendar_date` (the day it was first told, in the
+user's zone). `from`/`to` select by that day. An import adds the memories whose id is not
+there yet (the FTS index follows through the table's triggers) and skips the others; a
+memory forgotten here comes back only if an export that holds it is imported.
+
+Markdown: one heading per character, each memory with its date and kind; a corrected one
+names its correction.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+from typing import Any, Literal
+
+import msgspec
+
+from app.backup.exports import ExportError, ExportQuery, ImportResult, document_head
+from app.clock import calendar_date
+from app.memory.long_term import KINDS
+
+KIND = "novaberg.memories"
+
+_COLUMNS = ("memory_id", "character_id", "text", "kind", "importance", "created_at",
+            "refreshed_at", "last_used_at", "reflected_at", "source_message_ids",
+            "superseded_by")
+
+
+class ExportedMemory(msgspec.Struct, forbid_unknown_fields=True):
+    memory_id: str
+    character_id: str
+    text: str
+    kind: str
+    importance: float
+    created_at: float
+    refreshed_at: float
+    calendar_date: str = ""
+    last_used_at: float | None = None
+    reflected_at: float | None = None
+    source_message_ids: list[str] = []
+    superseded_by: str | None = None
+
+
+class MemoryDocument(msgspec.Struct):
+    kind: Literal["novaberg.memories"]
+    format_version: Literal[1]
+    memories: list[ExportedMemory]
+
+
+class MemoryExporter:
+    name = "memories"
+    document_kind = KIND
+    also_reads: tuple[str, ...] = ()
+
+    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE user_id = ?"
+        params: list[Any] = [query.user_id]
+        if query.character_id:
+            sql += " AND character_id = ?"
+            params.append(query.character_id)
+        sql += " ORDER BY character_id, created_at, id"
+        memories = []
+        for row in conn.execute(sql, params):
+            memory = dict(zip(_COLUMNS, row, strict=True))
+            memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
+            memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)
+            if (query.start and day < query.start) or (query.end and day > query.end):
+                continue
+            memories.append(memory)
+        return {**document_head(KIND, query), "memories": memories}
+
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
+        memories = document["memories"]
+        who = document.get("character_id")
+        lines = [f"# What {who} remembers" if who else "# What the characters remember", "",
+                 f"Exported {document['exported_at']} from Novaberg {document['app_version']}"
+                 f" · {len(memories)} memories", ""]
+        character = None
+        for memory in memories:
+            if memory["character_id"] != character:
+                character = memory["character_id"]
+                lines += [f"## {character}", ""]
+            line = (f"- ({calendar_date(memory['created_at'], zone)}, {memory['kind']}) "
+                    f"{' '.join(memory['text'].split())}")
+            if memory["superseded_by"]:
+                line += f" — corrected by {memory['superseded_by']}"
+            lines.append(line)
+        return "\n".join(lines).rstrip() + "\n"
+
+    def import_document(self, conn: sqlite3.Connection, user_id: str,
+                        raw: bytes) -> ImportResult:
+        try:
+            document = msgspec.json.decode(raw, type=MemoryDocument)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ExportError(f"not a valid memory export: {exc}") from None
+        for memory in document.memories:
+            _check(memory)
+        imported = 0
+        for memory in document.memories:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO memories (memory_id, user_id, character_id, text, kind, "
+                "importance, created_at, refreshed_at, last_used_at, reflected_at, "
+                "source_message_ids, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (memory.memory_id, user_id, memory.character_id, memory.text, memory.kind,
+                 memory.importance, memory.created_at, memory.refreshed_at,
+                 memory.last_used_at, memory.reflected_at,
+                 json.dumps(memory.source_message_ids), memory.superseded_by))
+            imported += cursor.rowcount
+        return ImportResult(KIND, imported, len(document.memories) - imported)
+
+
+def _check(memory: ExportedMemory) -> None:
+    where = f"memory {memory.memory_id!r}"
+    if not memory.memory_id.strip() or not memory.character_id.strip():
+        raise ExportError(f"{where}: memory_id and character_id must not be empty")
+    if not memory.text.strip():
+        raise ExportError(f"{where}: text is empty")
+    if memory.kind not in KINDS:
+        raise ExportError(f"{where}: kind {memory.kind!r} is not one of "
+                          f"{', '.join(KINDS)}")
+    if not 0.0 <= memory.importance <= 1.0:
+        raise ExportError(f"{where}: importance {memory.importance} is not in [0, 1]")
+
+
+MEMORIES = MemoryExporter()
