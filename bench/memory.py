@@ -196,17 +196,20 @@ def memory_text(index: int) -> str:
 
 
 async def seed_memories(db: Any, user_id: str, count: int, now: float) -> None:
-    """Bulk rows through the one writer (the FTS triggers index them as the app's do)."""
+    """Bulk rows through the one writer, as the app adds them (`insert_memory`: the pair's
+    next row id; the FTS triggers index them)."""
     import json
     import uuid
 
+    from app.memory.long_term import insert_memory
+
     def write(conn: Any) -> None:
-        conn.executemany(
-            "INSERT INTO memories (memory_id, user_id, character_id, text, kind, importance, "
-            "created_at, refreshed_at, source_message_ids) VALUES (?, ?, 'nova', ?, ?, ?, ?, ?, ?)",
-            [(uuid.uuid4().hex, user_id, memory_text(i), "person", 0.3 + (i % 7) / 10,
-              now - (i % 400) * 86400.0, now - (i % 400) * 86400.0, json.dumps([f"m{i}"]))
-             for i in range(count)])
+        for i in range(count):
+            at = now - (i % 400) * 86400.0
+            insert_memory(conn, {
+                "memory_id": uuid.uuid4().hex, "user_id": user_id, "character_id": "nova",
+                "text": memory_text(i), "kind": "person", "importance": 0.3 + (i % 7) / 10,
+                "created_at": at, "refreshed_at": at, "source_message_ids": json.dumps([f"m{i}"])})
 
     await db.execute_write_fn(write)
 

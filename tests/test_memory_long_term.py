@@ -190,3 +190,60 @@ async def test_last_used_and_reflection_marks(store):
     assert await store.to_reflect_on("u", "nova", before=500.0) == []
     await store.mark_reflected(memory_id, 6000.0)
     assert await store.to_reflect_on("u", "nova", before=9000.0) == []
+
+
+async def test_a_pairs_search_reads_only_its_own_rows_newest_first(store):
+    """Every pair owns a range of row ids (m007): a word common in another pair's newer
+    memories neither crowds out this pair's matches nor is walked through."""
+    from app.memory.recall import TERM_POOL, pair_range
+
+    old = await remember(store, "Meine Schwester Jana wohnt in Leipzig.", user="a", at=1000.0)
+    for n in range(TERM_POOL + 5):  # newer, the same words, another pair
+        await remember(store, f"Meine Schwester Nr{n} wohnt in Leipzig.", user="b", at=2000.0)
+    [found] = await store.relevant("a", "nova", "Leipzig", top_k=5, now=3000.0)
+    assert found.memory_id == old
+
+    def ranges(conn):
+        return pair_range(conn, "a", "nova"), pair_range(conn, "b", "nova"), [
+            (row[0], row[1]) for row in conn.execute("SELECT user_id, id FROM memories")]
+
+    range_a, range_b, rows = await store.db.execute_fn(ranges)
+    assert range_a[1] < range_b[0]
+    assert all(range_a[0] < rowid <= range_a[1] for user, rowid in rows if user == "a")
+    assert all(range_b[0] < rowid <= range_b[1] for user, rowid in rows if user == "b")
+    assert await store.db.execute_fn(lambda conn: pair_range(conn, "c", "nova")) is None
+    assert await store.relevant("c", "nova", "Leipzig", top_k=5, now=3000.0) == []
+
+
+def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_path):
+    """A database from before m007 (ids of all pairs interleaved) keeps every memory, its
+    order and its search."""
+    from app.memory.recall import pair_range, ranked_ids
+    from app.storage.database import connect
+    from app.storage.migrations import MIGRATIONS, apply_migrations
+
+    conn = connect(tmp_path / "old.sqlite3")
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for fn in MIGRATIONS[:MIGRATIONS.index(next(f for f in MIGRATIONS
+                                                if f.__name__ == "m007_memories_by_pair"))]:
+        with conn:
+            fn(conn)
+            conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
+    with conn:
+        for n, (user, text) in enumerate([("a", "Jana wohnt in Leipzig."), ("b", "Tom mag Tee."),
+                                          ("a", "Ich mag Jazz."), ("b", "Tom wohnt in Kassel.")]):
+            conn.execute("INSERT INTO memories (memory_id, user_id, character_id, text, kind, "
+                         "created_at, refreshed_at) VALUES (?, ?, 'nova', ?, 'fact', ?, ?)",
+                         (f"id{n}", user, text, n, n))
+    assert apply_migrations(conn) == ["m007_memories_by_pair"]
+    conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    first, last = pair_range(conn, "a", "nova")
+    rows = conn.execute("SELECT memory_id, id FROM memories WHERE user_id = 'a' ORDER BY id")
+    assert [(memory_id, rowid - first) for memory_id, rowid in rows] == [("id0", 1), ("id2", 2)]
+    assert [row[0] for row in conn.execute(
+        "SELECT memory_id FROM memories WHERE id IN (SELECT rowid FROM memories_fts "
+        "WHERE memories_fts MATCH 'wohnt') ORDER BY id")] == ["id0", "id3"]
+    best = ranked_ids(conn, "b", "nova", ['"kassel"', '"wohnt"'], 5, 10.0)
+    assert conn.execute("SELECT memory_id FROM memories WHERE id = ?",
+                        best[:1]).fetchone()[0] == "id3"
+    conn.close()

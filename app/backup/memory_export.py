@@ -25,7 +25,7 @@ import msgspec
 
 from app.backup.exports import ExportError, ExportQuery, ImportResult, document_head
 from app.clock import calendar_date
-from app.memory.long_term import KINDS
+from app.memory.long_term import KINDS, insert_memory
 
 KIND = "novaberg.memories"
 
@@ -105,15 +105,14 @@ class MemoryExporter:
             _check(memory)
         imported = 0
         for memory in document.memories:
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO memories (memory_id, user_id, character_id, text, kind, "
-                "importance, created_at, refreshed_at, last_used_at, reflected_at, "
-                "source_message_ids, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (memory.memory_id, user_id, memory.character_id, memory.text, memory.kind,
-                 memory.importance, memory.created_at, memory.refreshed_at,
-                 memory.last_used_at, memory.reflected_at,
-                 json.dumps(memory.source_message_ids), memory.superseded_by))
-            imported += cursor.rowcount
+            imported += insert_memory(conn, {
+                "memory_id": memory.memory_id, "user_id": user_id,
+                "character_id": memory.character_id, "text": memory.text, "kind": memory.kind,
+                "importance": memory.importance, "created_at": memory.created_at,
+                "refreshed_at": memory.refreshed_at, "last_used_at": memory.last_used_at,
+                "reflected_at": memory.reflected_at,
+                "source_message_ids": json.dumps(memory.source_message_ids),
+                "superseded_by": memory.superseded_by})
         return ImportResult(KIND, imported, len(document.memories) - imported)
 
 

@@ -30,7 +30,7 @@ from typing import Any, Literal
 
 from app.clock import calendar_date
 from app.log import fields
-from app.memory.recall import lookup_terms, match_query, ranked_ids
+from app.memory.recall import lookup_terms, match_query, pair_range, ranked_ids
 from app.memory.words import query_terms
 from app.storage.database import Database
 
@@ -316,16 +316,35 @@ def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, charact
         applied.refreshed.append(target.memory_id)
         return
     new_id = uuid.uuid4().hex
-    conn.execute(
-        "INSERT INTO memories (memory_id, user_id, character_id, text, kind, importance, "
-        "created_at, refreshed_at, source_message_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (new_id, user_id, character_id, change.text, change.kind, change.importance, now, now,
-         json.dumps(sources)))
+    insert_memory(conn, {"memory_id": new_id, "user_id": user_id, "character_id": character_id,
+                         "text": change.text, "kind": change.kind,
+                         "importance": change.importance, "created_at": now,
+                         "refreshed_at": now, "source_message_ids": json.dumps(sources)})
     if change.action == "supersede" and target is not None:
         conn.execute("UPDATE memories SET superseded_by = ? WHERE memory_id = ?",
                      (new_id, target.memory_id))
         applied.superseded.append((target.memory_id, new_id))
     applied.added.append(new_id)
+
+
+def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
+    """Write one memory (columns of `memories` by name, `memory_id`, `user_id` and
+    `character_id` among them) with the next row id of its pair (migration
+    `m007_memories_by_pair`); False when its `memory_id` is there already. The one way a
+    memory is added: consolidation, imports and the bench."""
+    if conn.execute("SELECT 1 FROM memories WHERE memory_id = ?",
+                    (row["memory_id"],)).fetchone():
+        return False
+    conn.execute("INSERT OR IGNORE INTO memory_pairs (user_id, character_id) VALUES (?, ?)",
+                 (row["user_id"], row["character_id"]))
+    first, last = pair_range(conn, row["user_id"], row["character_id"]) or (0, 0)
+    newest = conn.execute("SELECT max(id) FROM memories WHERE id BETWEEN ? AND ?",
+                          (first, last)).fetchone()[0]
+    names = ["id", *row]
+    conn.execute(f"INSERT INTO memories ({', '.join(names)}) "
+                 f"VALUES ({', '.join('?' * len(names))})",
+                 (first + 1 if newest is None else newest + 1, *row.values()))
+    return True
 
 
 def _ranked(conn: sqlite3.Connection, user_id: str, character_id: str, terms: Sequence[str],

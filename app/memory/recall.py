@@ -7,10 +7,13 @@ weighs by its inverse document frequency, so a rare word ("Jana") counts far mor
 common one — times importance and recency.
 
 The work is bounded whatever the number of memories: at most `MAX_TERMS` words (the longest)
-are looked up, and per word the index yields its newest `TERM_POOL` matches of the pair (the
-index is walked newest first and the walk stops there; FTS5's own `bm25()` would score every
-match of every word — tens of milliseconds for a common word in 10 000 memories). The
-document frequency is counted within that pool.
+are looked up, and per word the index yields its newest `TERM_POOL` matches of the pair: the
+pair's memories own a range of row ids (migration `m007_memories_by_pair`), the index is
+walked newest first within that range and the walk stops at the pool's size, so other pairs'
+memories cost nothing. The document frequency is counted within that pool. FTS5's own
+`bm25()` would instead count every match of every word in the whole index before it scores
+one (measured at 10 000 memories: 6–17 ms for one common word, 14 ms for a block's words
+with the walk limited to 300 rows, against about 1 ms for the pooled walk).
 
 This module knows rows by their integer id only; the store reads the memories themselves.
 """
@@ -22,6 +25,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from app.memory.words import query_terms
+from app.storage.migrations import PAIR_ROWS
 
 MAX_TERMS = 12          # words of a block looked up, the longest first
 TERM_POOL = 100         # newest matches read per word
@@ -48,21 +52,33 @@ def score(relevance: float, importance: float, refreshed_at: float, now: float) 
     return relevance * (0.5 + importance) * recency
 
 
+def pair_range(conn: sqlite3.Connection, user_id: str,
+               character_id: str) -> tuple[int, int] | None:
+    """The row ids the pair's memories own (first, last), or None: it has none."""
+    row = conn.execute("SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?",
+                       (user_id, character_id)).fetchone()
+    return None if row is None else (row[0] * PAIR_ROWS, (row[0] + 1) * PAIR_ROWS - 1)
+
+
 def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
                terms: Sequence[str], top_k: int, now: float) -> list[int]:
     """The row ids of the pair's `top_k` live memories most relevant to `terms`, best first
     (on a reader's connection, or the writer's inside its transaction)."""
+    rows_of_pair = pair_range(conn, user_id, character_id)
+    if rows_of_pair is None:
+        return []
     relevance: dict[int, float] = {}
     weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
     for term in terms:
-        # Newest first, and only the pair's live memories: SQLite walks the word's matches
-        # from the end and stops at the pool's size.
+        # The index first (CROSS JOIN keeps SQLite from looking the word up once per row of
+        # the pair), only the pair's row ids, newest first: FTS5 walks the word's matches
+        # from the end of the pair's range and stops at the pool's size.
         rows = conn.execute(
             "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
-            "JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-            "AND m.user_id = ? AND m.character_id = ? AND m.superseded_by IS NULL "
+            "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+            "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
             "ORDER BY f.rowid DESC LIMIT ?",
-            (term, user_id, character_id, TERM_POOL)).fetchall()
+            (term, *rows_of_pair, TERM_POOL)).fetchall()
         idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
         for rowid, importance, refreshed_at in rows:
             relevance[rowid] = relevance.get(rowid, 0.0) + idf

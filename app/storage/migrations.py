@@ -383,3 +383,43 @@ def m005_memories(db: sqlite3.Connection) -> None:
         )
         """
     )
+
+
+PAIR_ROWS = 1 << 32  # row ids one pair of `memories` may use (m007)
+
+
+@migration
+def m007_memories_by_pair(db: sqlite3.Connection) -> None:
+    """Long-term memory's row ids grouped by pair, so a search reads only the pair's part of
+    the FTS index (SPEC §3a; issue 14's retrieval budget).
+
+    `memory_pairs` numbers every (user, character) pair that has memories; the pair numbered
+    n owns the row ids [n·2³², (n+1)·2³²) and its memories are numbered upward in the order
+    they are written (`app.memory.long_term.insert_memory`). The FTS index is ordered by row
+    id, so a search names the pair's id range and FTS5 never walks another pair's matches
+    (before: a common word newer in another pair's 10 000 memories took 30 ms). Existing
+    memories are renumbered in their order and the index is rebuilt from the table.
+    """
+    db.execute(
+        """
+        CREATE TABLE memory_pairs (
+            pair_no INTEGER PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            UNIQUE (user_id, character_id)
+        )
+        """
+    )
+    db.execute("INSERT INTO memory_pairs (user_id, character_id) SELECT user_id, character_id "
+               "FROM memories GROUP BY user_id, character_id ORDER BY min(id)")
+    db.execute(
+        f"""
+        UPDATE memories SET id = renumbered.new_id FROM (
+            SELECT m.id AS old_id, p.pair_no * {PAIR_ROWS} + row_number() OVER (
+                PARTITION BY m.user_id, m.character_id ORDER BY m.id) AS new_id
+            FROM memories m JOIN memory_pairs p
+              ON p.user_id = m.user_id AND p.character_id = m.character_id) AS renumbered
+        WHERE memories.id = renumbered.old_id
+        """
+    )
+    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
