@@ -237,6 +237,8 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
                          (f"id{n}", user, text, n, n))
     assert apply_migrations(conn) == ["m007_memories_by_pair"]
     conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
+    assert conn.execute("SELECT text_key FROM memories WHERE memory_id = 'id0'").fetchone()[
+        0] == "jana wohnt in leipzig"
     first, last = pair_range(conn, "a", "nova")
     rows = conn.execute("SELECT memory_id, id FROM memories WHERE user_id = 'a' ORDER BY id")
     assert [(memory_id, rowid - first) for memory_id, rowid in rows] == [("id0", 1), ("id2", 2)]
@@ -247,3 +249,15 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
     assert conn.execute("SELECT memory_id FROM memories WHERE id = ?",
                         best[:1]).fetchone()[0] == "id3"
     conn.close()
+
+
+async def test_an_edited_memory_is_the_one_the_same_fact_refreshes(store):
+    """The duplicate check compares the stored text key, kept in step by an edit."""
+    memory_id = await remember(store, "Ich arbeite bei Siemens.", at=1000.0)
+    await store.edit("u", "nova", memory_id, "Ich arbeite bei  Bosch")
+    applied = await store.apply("t-again", "u", "nova",
+                                [Change("remember", "ich arbeite bei Bosch!")], ["m5"], 2000.0)
+    assert applied.refreshed == [memory_id] and not applied.added
+    applied = await store.apply("t-old", "u", "nova",
+                                [Change("remember", "Ich arbeite bei Siemens.")], ["m6"], 3000.0)
+    assert applied.added and not applied.refreshed

@@ -33,12 +33,12 @@ from app.log import fields
 from app.memory.recall import lookup_terms, match_query, pair_range, ranked_ids
 from app.memory.words import query_terms
 from app.storage.database import Database
+from app.storage.migrations import memory_text_key
 
 log = logging.getLogger(__name__)
 
 KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feeling")
 DEFAULT_KIND = "fact"
-SAME_TEXT_POOL = 20     # best matches compared when looking for a duplicate
 
 _COLUMNS = ("memory_id, user_id, character_id, text, kind, importance, created_at, "
             "refreshed_at, last_used_at, reflected_at, source_message_ids, superseded_by")
@@ -102,8 +102,8 @@ def _row(row: sqlite3.Row | Sequence[Any]) -> Memory:
 
 
 def normalized(text: str) -> str:
-    """Text as duplicates compare: casefolded, whitespace and end punctuation ignored."""
-    return " ".join(text.casefold().split()).rstrip(".!? ")
+    """Text as duplicates compare (stored as `text_key`)."""
+    return memory_text_key(text)
 
 
 def memory_line(memory: Memory, zone: Any) -> str:
@@ -226,9 +226,9 @@ class LongTermMemory:
         """Replace a memory's text (the user corrects it); None when it does not exist. The
         old text leaves the index and, with `secure_delete`, the file."""
         def write(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute("UPDATE memories SET text = ? WHERE memory_id = ? "
-                                  "AND user_id = ? AND character_id = ?",
-                                  (text, memory_id, user_id, character_id))
+            cursor = conn.execute("UPDATE memories SET text = ?, text_key = ? "
+                                  "WHERE memory_id = ? AND user_id = ? AND character_id = ?",
+                                  (text, normalized(text), memory_id, user_id, character_id))
             if cursor.rowcount:
                 _merge_index(conn)
             return cursor.rowcount == 1
@@ -340,10 +340,11 @@ def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     first, last = pair_range(conn, row["user_id"], row["character_id"]) or (0, 0)
     newest = conn.execute("SELECT max(id) FROM memories WHERE id BETWEEN ? AND ?",
                           (first, last)).fetchone()[0]
-    names = ["id", *row]
+    names = ["id", "text_key", *row]
     conn.execute(f"INSERT INTO memories ({', '.join(names)}) "
                  f"VALUES ({', '.join('?' * len(names))})",
-                 (first + 1 if newest is None else newest + 1, *row.values()))
+                 (first + 1 if newest is None else newest + 1, normalized(row["text"]),
+                  *row.values()))
     return True
 
 
@@ -369,14 +370,12 @@ def _live_by_id(conn: sqlite3.Connection, user_id: str, character_id: str,
 
 def _live_same_text(conn: sqlite3.Connection, user_id: str, character_id: str,
                     text: str) -> Memory | None:
-    """A live memory with the same text (a duplicate shares all its words, so it ranks at
-    the top of a search for them)."""
-    wanted = normalized(text)
-    for memory in _ranked(conn, user_id, character_id, lookup_terms(text), SAME_TEXT_POOL,
-                          time.time()):
-        if normalized(memory.text) == wanted:
-            return memory
-    return None
+    """A live memory of the pair with the same text (`normalized`), by its `text_key`."""
+    row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
+                       "AND character_id = ? AND text_key = ? AND superseded_by IS NULL "
+                       "ORDER BY id DESC LIMIT 1",
+                       (user_id, character_id, normalized(text))).fetchone()
+    return _row(row) if row is not None else None
 
 
 def _delete(conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> int:

@@ -388,6 +388,12 @@ def m005_memories(db: sqlite3.Connection) -> None:
 PAIR_ROWS = 1 << 32  # row ids one pair of `memories` may use (m007)
 
 
+def memory_text_key(text: str) -> str:
+    """Column `memories.text_key` (m007): the text as duplicates compare — casefolded,
+    whitespace and end punctuation ignored."""
+    return " ".join(text.casefold().split()).rstrip(".!? ")
+
+
 @migration
 def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     """Long-term memory's row ids grouped by pair, so a search reads only the pair's part of
@@ -399,6 +405,10 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     id, so a search names the pair's id range and FTS5 never walks another pair's matches
     (before: a common word newer in another pair's 10 000 memories took 30 ms). Existing
     memories are renumbered in their order and the index is rebuilt from the table.
+
+    `text_key` (`memory_text_key` of the text, indexed per pair) finds a live memory with the
+    same text in one index lookup: consolidation's duplicate check, which searched the index
+    before.
     """
     db.execute(
         """
@@ -423,3 +433,8 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
         """
     )
     db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+    db.execute("ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT ''")
+    db.executemany("UPDATE memories SET text_key = ? WHERE id = ?",
+                   [(memory_text_key(text), rowid)
+                    for rowid, text in db.execute("SELECT id, text FROM memories").fetchall()])
+    db.execute("CREATE INDEX memories_by_text ON memories (user_id, character_id, text_key)")
