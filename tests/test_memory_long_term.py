@@ -241,7 +241,7 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
         0] == "jana wohnt in leipzig"
     first, last = pair_range(conn, "a", "nova")
     rows = conn.execute("SELECT memory_id, id FROM memories WHERE user_id = 'a' ORDER BY id")
-    assert [(memory_id, rowid - first) for memory_id, rowid in rows] == [("id0", 1), ("id2", 2)]
+    assert [(memory_id, last - rowid) for memory_id, rowid in rows] == [("id2", 1), ("id0", 0)]
     assert [row[0] for row in conn.execute(
         "SELECT memory_id FROM memories WHERE id IN (SELECT rowid FROM memories_fts "
         "WHERE memories_fts MATCH 'wohnt') ORDER BY id")] == ["id0", "id3"]
@@ -261,3 +261,12 @@ async def test_an_edited_memory_is_the_one_the_same_fact_refreshes(store):
     applied = await store.apply("t-old", "u", "nova",
                                 [Change("remember", "Ich arbeite bei Siemens.")], ["m6"], 3000.0)
     assert applied.added and not applied.refreshed
+
+
+async def test_the_pool_of_a_word_is_its_newest_matches(store):
+    from app.memory.recall import TERM_POOL
+
+    ids = [await remember(store, f"Ausflug Nr{n} nach Leipzig.", at=1000.0 + n)
+           for n in range(TERM_POOL + 5)]
+    found = await store.relevant("u", "nova", "Leipzig", top_k=TERM_POOL + 5, now=5000.0)
+    assert {m.memory_id for m in found} == set(ids[5:])

@@ -66,7 +66,7 @@ class MemoryExporter:
         if query.character_id:
             sql += " AND character_id = ?"
             params.append(query.character_id)
-        sql += " ORDER BY character_id, created_at, id"
+        sql += " ORDER BY character_id, created_at, id DESC"
         memories = []
         for row in conn.execute(sql, params):
             memory = dict(zip(_COLUMNS, row, strict=True))

@@ -200,11 +200,11 @@ class LongTermMemory:
             sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.id IN "
                    "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
                    f"AND m.user_id = ? AND m.character_id = ?{live} "
-                   "ORDER BY m.created_at DESC, m.id DESC")
+                   "ORDER BY m.created_at DESC, m.id")
             params: tuple[Any, ...] = (match, user_id, character_id)
         else:
             sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.user_id = ? "
-                   f"AND m.character_id = ?{live} ORDER BY m.created_at DESC, m.id DESC")
+                   f"AND m.character_id = ?{live} ORDER BY m.created_at DESC, m.id")
             params = (user_id, character_id)
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
@@ -329,7 +329,8 @@ def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, charact
 
 def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     """Write one memory (columns of `memories` by name, `memory_id`, `user_id` and
-    `character_id` among them) with the next row id of its pair (migration
+    `character_id` among them) with the next row id of its pair — one below the pair's
+    newest, so within a pair a newer memory has a smaller id (migration
     `m007_memories_by_pair`); False when its `memory_id` is there already. The one way a
     memory is added: consolidation, imports and the bench."""
     if conn.execute("SELECT 1 FROM memories WHERE memory_id = ?",
@@ -338,12 +339,12 @@ def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     conn.execute("INSERT OR IGNORE INTO memory_pairs (user_id, character_id) VALUES (?, ?)",
                  (row["user_id"], row["character_id"]))
     first, last = pair_range(conn, row["user_id"], row["character_id"]) or (0, 0)
-    newest = conn.execute("SELECT max(id) FROM memories WHERE id BETWEEN ? AND ?",
+    newest = conn.execute("SELECT min(id) FROM memories WHERE id BETWEEN ? AND ?",
                           (first, last)).fetchone()[0]
     names = ["id", "text_key", *row]
     conn.execute(f"INSERT INTO memories ({', '.join(names)}) "
                  f"VALUES ({', '.join('?' * len(names))})",
-                 (first + 1 if newest is None else newest + 1, normalized(row["text"]),
+                 (last if newest is None else newest - 1, normalized(row["text"]),
                   *row.values()))
     return True
 
@@ -373,7 +374,7 @@ def _live_same_text(conn: sqlite3.Connection, user_id: str, character_id: str,
     """A live memory of the pair with the same text (`normalized`), by its `text_key`."""
     row = conn.execute(f"SELECT {_COLUMNS} FROM memories WHERE user_id = ? "
                        "AND character_id = ? AND text_key = ? AND superseded_by IS NULL "
-                       "ORDER BY id DESC LIMIT 1",
+                       "ORDER BY id LIMIT 1",
                        (user_id, character_id, normalized(text))).fetchone()
     return _row(row) if row is not None else None
 

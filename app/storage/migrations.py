@@ -400,11 +400,13 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     the FTS index (SPEC §3a; issue 14's retrieval budget).
 
     `memory_pairs` numbers every (user, character) pair that has memories; the pair numbered
-    n owns the row ids [n·2³², (n+1)·2³²) and its memories are numbered upward in the order
-    they are written (`app.memory.long_term.insert_memory`). The FTS index is ordered by row
-    id, so a search names the pair's id range and FTS5 never walks another pair's matches
-    (before: a common word newer in another pair's 10 000 memories took 30 ms). Existing
-    memories are renumbered in their order and the index is rebuilt from the table.
+    n owns the row ids [n·2³², (n+1)·2³²) and its memories are numbered *downward* from the
+    top of that range in the order they are written (`app.memory.long_term.insert_memory`).
+    The FTS index is ordered by row id, so a search names the pair's id range and FTS5 never
+    walks another pair's matches (before: a common word newer in another pair's 10 000
+    memories took 30 ms), and "newest first" is the index's forward direction (FTS5 reads a
+    doclist backward at about half the speed). Existing memories are renumbered in their
+    order and the index is rebuilt from the table.
 
     `text_key` (`memory_text_key` of the text, indexed per pair) finds a live memory with the
     same text in one index lookup: consolidation's duplicate check, which searched the index
@@ -425,7 +427,7 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     db.execute(
         f"""
         UPDATE memories SET id = renumbered.new_id FROM (
-            SELECT m.id AS old_id, p.pair_no * {PAIR_ROWS} + row_number() OVER (
+            SELECT m.id AS old_id, (p.pair_no + 1) * {PAIR_ROWS} - row_number() OVER (
                 PARTITION BY m.user_id, m.character_id ORDER BY m.id) AS new_id
             FROM memories m JOIN memory_pairs p
               ON p.user_id = m.user_id AND p.character_id = m.character_id) AS renumbered
