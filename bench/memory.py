@@ -61,12 +61,12 @@ def session_turns() -> list[Turn]:
         body = (f"Beitrag {index}: " + "Wort " * TURN_CHARS)[:TURN_CHARS]
         if index % 5 == 4:
             turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index,
-                              origin="eigener_impuls", emotion="neugier"))
+                              occasion="eigener_impuls", emotion="neugier"))
         elif index % 2 == 0:
             turns.append(Turn(f"t{index}", "user", body, 1.0e9 + index, emotion="neutral",
                               message_ids=[f"m{index}"]))
         else:
-            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, origin="antwort",
+            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, occasion="antwort",
                               emotion="freude", message_ids=[f"m{index - 1}"]))
     return turns
 

@@ -37,7 +37,7 @@ SEED_TURN = {
 
 
 def full_turn() -> Turn:
-    return Turn("t1", "assistant", "Hallo\nzweite Zeile", 1700000000.25, origin="eigener_impuls",
+    return Turn("t1", "assistant", "Hallo\nzweite Zeile", 1700000000.25, occasion="eigener_impuls",
                 message_ids=["m1", "m2"], intentions=["gruss"], emotion="freude",
                 mode="alltag", core="begrüßt", arousal=0.6, emotions_vector="steigend",
                 language_style="locker", relationship_dynamic="vertrauen", tone="warm",
@@ -66,7 +66,7 @@ def test_round_trip_is_exact() -> None:
 
 def test_the_seeds_turn_without_herkunft_loads_as_unknown_occasion() -> None:
     turn = decode_turn(json.dumps(SEED_TURN))
-    assert turn.origin == ""  # unknown, not "a reply"
+    assert turn.occasion == ""  # unknown, not "a reply"
     assert turn.content == "Der Wortlaut des Turns" and turn.arousal == 0.7
     assert turn.intentions == ["information_teilen", "emotionaler_ausdruck"]
     assert turn.action_done is True and turn.message_ids == []
@@ -74,14 +74,14 @@ def test_the_seeds_turn_without_herkunft_loads_as_unknown_occasion() -> None:
 
 def test_extra_fields_of_other_versions_are_ignored() -> None:
     record = dict(SEED_TURN, herkunft="antwort", zukunft={"x": 1}, salienz=0.9)
-    assert decode_turn(json.dumps(record)).origin == "antwort"
+    assert decode_turn(json.dumps(record)).occasion == "antwort"
 
 
 def test_nulls_and_numbers_as_strings_load() -> None:
     record = dict(SEED_TURN, emotion=None, kern=None, herkunft=None, arousal="0.25",
                   zeit="1711234567.5", intentionen=None)
     turn = decode_turn(json.dumps(record))
-    assert (turn.emotion, turn.core, turn.origin) == ("", "", "")
+    assert (turn.emotion, turn.core, turn.occasion) == ("", "", "")
     assert turn.arousal == 0.25 and turn.time == 1711234567.5 and turn.intentions == []
 
 
@@ -95,7 +95,7 @@ def test_unreadable_fields_fall_back_with_a_warning(caplog: pytest.LogCaptureFix
     record = dict(SEED_TURN, herkunft="pixie", intentionen="nicht eine liste", arousal="hoch")
     with caplog.at_level(logging.WARNING):
         turn = decode_turn(json.dumps(record))
-    assert turn.origin == "" and turn.intentions == [] and turn.arousal is None
+    assert turn.occasion == "" and turn.intentions == [] and turn.arousal is None
     assert turn.content == SEED_TURN["inhalt"]  # the turn itself is kept
     dropped = {r.fields["field"] for r in caplog.records if r.msg == "stored turn field dropped"}
     assert dropped == {"herkunft", "intentionen", "arousal"}

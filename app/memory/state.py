@@ -35,6 +35,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
+from app.emotion import LABELS, Emotion
 from app.log import fields
 from app.memory import keys
 from app.memory.commit import Blind, Write
@@ -44,18 +45,14 @@ log = logging.getLogger(__name__)
 EventSource = Literal["user", "character"]
 
 
-class CharacterState(msgspec.Struct):
-    """`nova_state`: English attributes, the seed's hash field names on the wire."""
+class CharacterState(Emotion, kw_only=True):
+    """`nova_state`: the nine EI dimensions with the seed's first-turn defaults (the character
+    always has an arousal), the space axes and the clocks; English attributes, the seed's
+    hash field names on the wire."""
 
     emotion: str = "neutral"
     arousal: float = 0.5
-    emotions_vector: str = ""
     mode: str = "alltag"
-    language_style: str = ""
-    relationship_dynamic: str = ""
-    tone: str = ""
-    intent: str = ""
-    prompt_topic: str = ""
     space_depth: float | None = msgspec.field(default=None, name="raum_tiefe")
     space_closeness: float | None = msgspec.field(default=None, name="raum_naehe")
     turn_time: float | None = msgspec.field(default=None, name="turn_zeit")
@@ -64,8 +61,6 @@ class CharacterState(msgspec.Struct):
 
 BASELINE = CharacterState()
 _NUMBERS = ("arousal", "space_depth", "space_closeness")
-_LABELS = ("emotion", "emotions_vector", "mode", "language_style", "relationship_dynamic",
-           "tone", "intent", "prompt_topic")
 
 
 class Stance(msgspec.Struct):
@@ -145,7 +140,7 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
     values: dict[str, Any] = {}
     for field in _STATE_FIELDS:
         raw = stored.get(field.encode_name)
-        if raw is None or (raw == "" and field.name not in _LABELS):
+        if raw is None or (raw == "" and field.name not in LABELS):
             continue  # absent (or an empty number): the default applies
         try:
             value = msgspec.convert(raw, field.type, strict=False)
@@ -236,7 +231,7 @@ def decay(state: CharacterState, now: float, nullpunkt_seconds: float,
         elif value is not None and base is not None:
             changes[name] = base + (value - base) * left
     if left == 0.0:
-        changes.update({name: getattr(baseline, name) for name in _LABELS})
+        changes.update({name: getattr(baseline, name) for name in LABELS})
     return msgspec.structs.replace(state, **changes)
 
 

@@ -35,7 +35,7 @@ from app.memory.commit import Write, commit
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
-    HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn,
+    OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn, emotion_fields,
 )
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
@@ -51,14 +51,11 @@ log = logging.getLogger(__name__)
 
 
 async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
-    perception, user = state.perception, state.user
+    perception = state.perception
     turn = Turn(turn_id=state.turn_id, role=ROLE_USER, content=state.text, time=state.said_at,
-                message_ids=list(state.message_ids), intentions=list(perception.intentions),
-                emotion=user.emotion, mode=user.mode, core=perception.core.strip(),
-                arousal=user.arousal, emotions_vector=user.emotions_vector,
-                language_style=user.language_style,
-                relationship_dynamic=user.relationship_dynamic, tone=user.tone,
-                topics=list(perception.topics))
+                message_ids=list(state.message_ids), core=perception.core.strip(),
+                **emotion_fields(state.user, intentions=list(perception.intentions),
+                                 topics=list(perception.topics)))
     svc = ctx.services
     if any(t.role == ROLE_USER and t.turn_id == turn.turn_id for t in state.turns):
         # A rerun after a crash: the turn was stored by the first run; store it once.
@@ -82,13 +79,8 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     final = after_answer(state)
     turn = Turn(turn_id=state.turn_id, role=ROLE_ASSISTANT, content=state.answer,
-                time=ctx.services.clock(), origin=HERKUNFT_OF_RESPONSE[state.origin],
-                message_ids=list(state.message_ids),
-                intentions=[final.intent] if final.intent else [],
-                emotion=final.emotion, mode=final.mode, arousal=final.arousal,
-                emotions_vector=final.emotions_vector, language_style=final.language_style,
-                relationship_dynamic=final.relationship_dynamic, tone=final.tone,
-                topics=[final.prompt_topic] if final.prompt_topic else [])
+                time=ctx.services.clock(), occasion=OCCASION_OF_ORIGIN[state.origin],
+                message_ids=list(state.message_ids), **emotion_fields(final))
     svc = ctx.services
     if _stored_already(state):
         # The first run committed the turn, its state, its mark and its agents' changes.
@@ -248,7 +240,7 @@ async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
     written = await ctx.services.message_log.append(LoggedMessage(
         entry_key=entry_key, user_id=user_id, character_id=character_id,
         turn_id=turn.turn_id, message_ids=list(turn.message_ids), role=turn.role,
-        origin=turn.origin, text=turn.content, created=turn.time or time.time(),
+        occasion=turn.occasion, text=turn.content, created=turn.time or time.time(),
         calendar_date=calendar_date(turn.time or time.time(),
                                     zone_named(ctx.settings.timezone))))
     if not written:

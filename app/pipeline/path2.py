@@ -26,6 +26,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from app.emotion import Emotion, copy_emotion
 from app.llm.errors import ModelError
 from app.log import fields
 from app.clock import zone_named
@@ -79,13 +80,9 @@ async def load(ctx: NodeContext, state: Path2State) -> None:
     state.state = loaded
 
 
-def _stored_emotion(turn: Turn | None) -> ei.UserEmotion | None:
-    if turn is None:
-        return None
-    return ei.UserEmotion(emotion=turn.emotion, arousal=turn.arousal, mode=turn.mode,
-                          emotions_vector=turn.emotions_vector, tone=turn.tone,
-                          language_style=turn.language_style,
-                          relationship_dynamic=turn.relationship_dynamic)
+def _stored_emotion(turn: Turn | None) -> Emotion | None:
+    """The user's perceived state as the user turn stored it (an event without one)."""
+    return None if turn is None else copy_emotion(turn, Emotion())
 
 
 async def enrich(ctx: NodeContext, state: Path2State) -> None:

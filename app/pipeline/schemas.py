@@ -43,6 +43,16 @@ class Perception(msgspec.Struct, kw_only=True):
     topics: list[str] = msgspec.field(default_factory=list)
     language: str = ""
 
+    # The two dimensions the model names as lists, read as EI calc's single values
+    # (`app.emotion.copy_emotion` reads the nine from here).
+    @property
+    def intent(self) -> str:
+        return self.intentions[0] if self.intentions else ""
+
+    @property
+    def prompt_topic(self) -> str:
+        return self.topics[0] if self.topics else ""
+
 
 @model_schema("salience")
 class Salience(msgspec.Struct, kw_only=True):
