@@ -36,6 +36,23 @@ class Emotion(msgspec.Struct, kw_only=True):
     prompt_topic: str = ""
 
 
+class ListedEmotion(msgspec.Struct):
+    """A base for what names intentions and topics as lists (the model's perception, a
+    stored turn): their first entries are the dimensions `intent` and `prompt_topic`, so
+    `copy_emotion` reads the nine from it. A subclass declares `intentions` and `topics`
+    itself, where its wire shape puts them (fields declared here would come first)."""
+
+    @property
+    def intent(self) -> str:
+        intentions: list[str] = self.intentions  # type: ignore[attr-defined]
+        return intentions[0] if intentions else ""
+
+    @property
+    def prompt_topic(self) -> str:
+        topics: list[str] = self.topics  # type: ignore[attr-defined]
+        return topics[0] if topics else ""
+
+
 EI_FIELDS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(Emotion))
 LABELS: tuple[str, ...] = tuple(name for name in EI_FIELDS if name != "arousal")
 

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.emotion import EI_FIELDS, Emotion
+from app.emotion import EI_FIELDS, Emotion, ListedEmotion
 from app.emotion import STORED_NAMES as EI_STORED_NAMES
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class TurnDecodeError(ValueError):
     """A stored record cannot be read as a Turn at all."""
 
 
-class Turn(msgspec.Struct, rename=STORED_NAMES):
+class Turn(ListedEmotion, rename=STORED_NAMES):
     """One stored turn. Attribute = English name, wire name = the seed's German name
     (`STORED_NAMES`). It carries the nine EI dimensions of who spoke: seven as fields,
     `intent` and `prompt_topic` as the lists `intentions` and `topics` (`emotion_fields`)."""
@@ -85,14 +85,6 @@ class Turn(msgspec.Struct, rename=STORED_NAMES):
     def has_content(self) -> bool:
         """A turn contributes to the history only when it says something."""
         return bool(self.content.strip())
-
-    @property
-    def intent(self) -> str:
-        return self.intentions[0] if self.intentions else ""
-
-    @property
-    def prompt_topic(self) -> str:
-        return self.topics[0] if self.topics else ""
 
 
 _LISTED = {"intent": "intentions", "prompt_topic": "topics"}

@@ -19,6 +19,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
+from app.emotion import ListedEmotion
 from app.llm.schema import model_schema
 
 UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
@@ -27,7 +28,7 @@ AGENTS: tuple[AgentName, ...] = ("lists", "reminders")
 
 
 @model_schema("perception")
-class Perception(msgspec.Struct, kw_only=True):
+class Perception(ListedEmotion, kw_only=True):
     """Path 1: how the user's block comes across (seed 000 §2.2: the nine EI dimensions,
     the core summary, intentions and topics). The same schema perceives nothing else."""
 
@@ -42,17 +43,6 @@ class Perception(msgspec.Struct, kw_only=True):
     tone: str = ""
     topics: list[str] = msgspec.field(default_factory=list)
     language: str = ""
-
-    # The two dimensions the model names as lists, read as EI calc's single values
-    # (`app.emotion.copy_emotion` reads the nine from here).
-    @property
-    def intent(self) -> str:
-        return self.intentions[0] if self.intentions else ""
-
-    @property
-    def prompt_topic(self) -> str:
-        return self.topics[0] if self.topics else ""
-
 
 @model_schema("salience")
 class Salience(msgspec.Struct, kw_only=True):
