@@ -9,13 +9,15 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
   Pixie worker, `app.pipeline.pixie`);
 - one row of the durable message log in SQLite (through the database's single writer);
-- path 2 only: the character's state (`nova_state`), the action mark on the user turn an
+- path 2 only: the character's state (`nova_state`) and the stance computed from it
+  (`haltung`, written every run — marked `gerechnet` = 0 when nothing could be computed),
+  the action mark on the user turn an
   agent action belonged to (completed → done + succeeded, error → done + failed, a question
   or a refusal → nothing), and the follow-up the run asks for (`awaiting_user` for an
   agent's question, else a `continue`: the thinker's retry, a commitment, or the wish to
   write again).
 
-The Redis writes of a turn — the turn, the state, the short-term entries, the action mark
+The Redis writes of a turn — the turn, the state and stance, the short-term entries, the action mark
 and the changes its agents intended (list edits, reminders) — are one guarded transaction
 (`app.memory.commit`), made after the tribunal: a rejected answer changes nothing, and a turn
 failed meanwhile (a session reset, a recovery) leaves no late write behind. The message-log
@@ -33,6 +35,7 @@ from app.clock import calendar_date, zone_named
 from app.log import fields
 from app.memory.commit import Write, commit
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
+from app.memory.stance import Stance, compute_stance, save_stance_write
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
     OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn, emotion_fields,
@@ -94,10 +97,14 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     remember, entries = _remember(ctx, user_id, character_id, turn,
                                   state.salience.importance, state.salience.segments)
     effects = _effect_writes(ctx, state)
+    stance = compute_stance(final, turn_id=state.turn_id, now=turn.time)
     writes: list[Write] = [svc.memory.store_write(user_id, character_id, turn),
-                           save_state_write(user_id, character_id, final), remember,
+                           save_state_write(user_id, character_id, final),
+                           save_stance_write(user_id, character_id, stance), remember,
                            *_mark_writes(ctx, state), *effects]
     await commit(svc.redis, ctx.guard, writes)
+    state.stance = stance
+    _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
     _log_effects(effects)
     if any(isinstance(e, ReminderToAdd) for r in state.results for e in r.effects):
@@ -205,6 +212,15 @@ def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
     return ctx.services.short_term.add_write(user_id, character_id, segments,
                                              turn_id=turn.turn_id, role=turn.role,
                                              importance=importance, now=turn.time)
+
+
+def _log_stance(stance: Stance) -> None:
+    if stance.computed:
+        log.info("stance computed", extra=fields(turn_id=stance.turn_id, cluster=stance.cluster,
+                                                 reason=stance.reason))
+    else:
+        log.warning("stance not computed; stored as such",
+                    extra=fields(turn_id=stance.turn_id, reason=stance.reason))
 
 
 def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -> None:

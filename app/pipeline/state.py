@@ -10,6 +10,7 @@ import msgspec
 
 from app.emotion import Emotion
 from app.memory.long_term import Memory
+from app.memory.stance import Stance
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
@@ -93,6 +94,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     findings: list[str] = msgspec.field(default_factory=list)
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
+    stance: Stance | None = None       # `haltung` as the dispatcher wrote it
     follow_up: Any = None              # app.pipeline.vocabulary.Continue | AwaitUser | None
 
     @property
