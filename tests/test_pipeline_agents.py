@@ -127,7 +127,7 @@ async def test_the_planner_runs_at_most_planner_max_steps(fake_model, make_setti
         {"agent": "lists", "task": "Setz Milch auf die Liste"},
         {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"}]})
     fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
-    caplog.set_level(logging.WARNING, logger="app.pipeline.path2")
+    caplog.set_level(logging.WARNING, logger="app.pipeline.planning")
 
     await chat.response(await chat.send("Setz Milch auf die Liste und erinnere mich morgen "
                                         "an den Zahnarzt"))
