@@ -15,6 +15,7 @@ only a record that is not a JSON object or has no valid `rolle` is refused
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -125,6 +126,18 @@ def decode_turn(raw: str | bytes) -> Turn:
         return _DECODER.decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return _decode_salvaging(raw)
+
+
+def decode_stored(raws: Sequence[str | bytes], pair: str) -> list[Turn]:
+    """A stored list of turns; a record nobody can read is left out and logged as an error."""
+    turns: list[Turn] = []
+    for index, raw in enumerate(raws):
+        try:
+            turns.append(decode_turn(raw))
+        except TurnDecodeError as exc:
+            log.error("stored turn unreadable; left out", extra={"fields": {
+                "pair": pair, "index": index, "error": str(exc)}})
+    return turns
 
 
 def _decode_salvaging(raw: str | bytes) -> Turn:
