@@ -95,12 +95,13 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         (b.task, task)])
 
 
+_MOOD_LABELS = ("mode", "tone", "language_style", "relationship_dynamic")
+
+
 def mood_text(state: Path2State) -> str:
     s = state.state
     parts = [f"emotion: {s.emotion}", f"arousal: {s.arousal:.2f}"]
-    parts += [f"{name}: {value}" for name, value in (
-        ("mode", s.mode), ("tone", s.tone), ("language_style", s.language_style),
-        ("relationship_dynamic", s.relationship_dynamic)) if value]
+    parts += [f"{name}: {getattr(s, name)}" for name in _MOOD_LABELS if getattr(s, name)]
     return ", ".join(parts)
 
 
