@@ -8,7 +8,8 @@ import logging
 import msgspec
 import pytest
 
-from app.memory.turns import Turn, TurnDecodeError, decode_turn, encode_turn
+from app.emotion import Emotion, copy_emotion
+from app.memory.turns import Turn, TurnDecodeError, decode_turn, emotion_fields, encode_turn
 
 WIRE_NAMES = [
     "turn_id", "rolle", "inhalt", "zeit", "herkunft", "nachrichten_ids", "intentionen",
@@ -37,8 +38,8 @@ SEED_TURN = {
 
 
 def full_turn() -> Turn:
-    return Turn("t1", "assistant", "Hallo\nzweite Zeile", 1700000000.25, occasion="eigener_impuls",
-                message_ids=["m1", "m2"], intentions=["gruss"], emotion="freude",
+    return Turn("t1", "assistant", "Hallo\nzweite Zeile", 1700000000.25,
+                occasion="eigener_impuls", message_ids=["m1", "m2"], intentions=["gruss"], emotion="freude",
                 mode="alltag", core="begrüßt", arousal=0.6, emotions_vector="steigend",
                 language_style="locker", relationship_dynamic="vertrauen", tone="warm",
                 topics=["wetter"], action_done=True, action_succeeded=False)
@@ -50,6 +51,21 @@ def test_encoding_writes_every_field_under_its_german_name() -> None:
     assert wire["rolle"] == "assistant" and wire["inhalt"] == "Hallo\nzweite Zeile"
     assert wire["herkunft"] == "eigener_impuls" and wire["nachrichten_ids"] == ["m1", "m2"]
     assert wire["aktion_erledigt"] is True and wire["aktion_erfolgreich"] is False
+
+
+def test_a_turn_carries_the_nine_ei_dimensions_two_of_them_as_lists() -> None:
+    feeling = Emotion(emotion="freude", arousal=0.6, emotions_vector="steigend", mode="alltag",
+                      language_style="locker", relationship_dynamic="vertrauen", tone="warm",
+                      intent="gruss", prompt_topic="wetter")
+    turn = Turn("t1", "assistant", "Hallo", 1.0, **emotion_fields(feeling))
+    assert (turn.intentions, turn.topics) == (["gruss"], ["wetter"])
+    assert copy_emotion(turn, Emotion()) == feeling  # and back: nothing lost, nothing added
+    wire = json.loads(encode_turn(turn))
+    assert (wire["modus"], wire["sprach_stil"], wire["themen"]) == ("alltag", "locker", ["wetter"])
+    # "Not perceived" stays empty: no one-element list of an empty string.
+    empty = Turn("t2", "user", "hi", 1.0, **emotion_fields(Emotion()))
+    assert (empty.intentions, empty.topics, empty.arousal) == ([], [], None)
+    assert copy_emotion(empty, Emotion()) == Emotion()
 
 
 def test_a_minimal_turn_is_still_written_complete() -> None:

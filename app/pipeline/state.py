@@ -17,6 +17,7 @@ from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience,
 from app.memory.lists import ListEdit
 from app.memory.reminders import ReminderToAdd
 from app.memory.short_term import MemoryEntry
+from app.pipeline.vocabulary import ResponseOrigin
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
 Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
@@ -67,7 +68,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     user_id: str
     character_id: str
     message_ids: list[str]
-    origin: Literal["reply", "continue", "own_impulse"]
+    origin: ResponseOrigin             # the wire origin the answer is delivered with
     source: Literal["user", "character"]
     trigger_count: int
     payload: dict[str, Any]
