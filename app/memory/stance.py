@@ -2,9 +2,11 @@
 
 Every character run computes the stance from the state it ends with and the dispatcher writes
 it with that state, in the turn's one commit: the five behaviour quantities, the `cluster`
-they fall in, the run's `turn_id` and `zeit`, the flag `gerechnet` and a `grund`. It is
-written **even when nothing could be computed** (`gerechnet` = 0, the `grund` says why, no
-quantity): an old stance never stands unmarked.
+they fall in, the run's `turn_id` and `zeit` (when the answer was stored), the flag
+`gerechnet` and a `grund`. It is written **even when nothing could be computed**
+(`gerechnet` = 0, the `grund` says why, no quantity): an old stance never stands unmarked.
+A run that ends without an answer (a rejected answer, a failed model call) writes neither
+state nor stance — like everything else of that run.
 
 The stance space (`haltungsraum`) has two axes, depth (`raum_tiefe`) and closeness
 (`raum_naehe`). They are `nova_state`'s own when set; otherwise they are derived from the
