@@ -11,17 +11,17 @@ At the end of each path, and only here, a run leaves its traces, each complete a
 - one row of the durable message log in SQLite (through the database's single writer);
 - path 2 only: the character's state (`nova_state`) and the stance computed from it
   (`haltung`, written every run — marked `gerechnet` = 0 when nothing could be computed),
-  the action mark on the user turn an
-  agent action belonged to (completed → done + succeeded, error → done + failed, a question
-  or a refusal → nothing), and the follow-up the run asks for (`awaiting_user` for an
-  agent's question, else a `continue`: the thinker's retry, a commitment, or the wish to
-  write again).
+  the action mark on the user turn an agent action belonged to (completed → done +
+  succeeded, error → done + failed, a question or a refusal → nothing), and the follow-up
+  the run asks for (`awaiting_user` for an agent's question, else a `continue`: the
+  thinker's retry, a commitment, or the wish to write again).
 
-The Redis writes of a turn — the turn, the state and stance, the short-term entries, the action mark
-and the changes its agents intended (list edits, reminders) — are one guarded transaction
-(`app.memory.commit`), made after the tribunal: a rejected answer changes nothing, and a turn
-failed meanwhile (a session reset, a recovery) leaves no late write behind. The message-log
-row in SQLite follows the committed turn (a rerun finds it there and adds none).
+The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
+action mark and the changes its agents intended (list edits, reminders) — are one guarded
+transaction (`app.memory.commit`), made after the tribunal: a rejected answer changes
+nothing, and a turn failed meanwhile (a session reset, a recovery) leaves no late write
+behind. The message-log row in SQLite follows the committed turn (a rerun finds it there and
+adds none).
 """
 
 from __future__ import annotations
@@ -215,12 +215,8 @@ def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
 
 
 def _log_stance(stance: Stance) -> None:
-    if stance.computed:
-        log.info("stance computed", extra=fields(turn_id=stance.turn_id, cluster=stance.cluster,
-                                                 reason=stance.reason))
-    else:
-        log.warning("stance not computed; stored as such",
-                    extra=fields(turn_id=stance.turn_id, reason=stance.reason))
+    log.info("stance written", extra=fields(turn_id=stance.turn_id, computed=stance.computed,
+                                            cluster=stance.cluster, reason=stance.reason))
 
 
 def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -> None:
