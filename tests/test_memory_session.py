@@ -33,7 +33,8 @@ def user(turn_id: str, text: str = "hallo", **extra: object) -> Turn:
 
 
 def reply(turn_id: str, text: str = "hi", origin: str = "antwort") -> Turn:
-    return Turn(turn_id, "assistant", text, 1700000001.0, occasion=origin)  # type: ignore[arg-type]
+    return Turn(turn_id, "assistant", text, 1700000001.0,
+                occasion=origin)  # type: ignore[arg-type]
 
 
 async def test_store_appends_in_order_and_retrieve_reads_back(memory: SessionMemory) -> None:

@@ -39,8 +39,8 @@ SEED_TURN = {
 
 def full_turn() -> Turn:
     return Turn("t1", "assistant", "Hallo\nzweite Zeile", 1700000000.25,
-                occasion="eigener_impuls", message_ids=["m1", "m2"], intentions=["gruss"], emotion="freude",
-                mode="alltag", core="begrüßt", arousal=0.6, emotions_vector="steigend",
+                occasion="eigener_impuls", message_ids=["m1", "m2"], intentions=["gruss"],
+                emotion="freude", mode="alltag", core="begrüßt", arousal=0.6, emotions_vector="steigend",
                 language_style="locker", relationship_dynamic="vertrauen", tone="warm",
                 topics=["wetter"], action_done=True, action_succeeded=False)
 

@@ -108,7 +108,8 @@ async def test_a_reset_fails_the_running_turn_and_drops_its_late_result(
     assert any(r.getMessage() == "late result for an ended turn dropped" for r in caplog.records)
     assert (await chat.get("/api/characters/nova/session")) == {
         "turns": [], "summary": None,
-        "origins": {"antwort": "reply", "fortsetzung": "continue", "eigener_impuls": "own_impulse"}}
+        "origins": {"antwort": "reply", "fortsetzung": "continue",
+                    "eigener_impuls": "own_impulse"}}
     for message_id in (running, *queued):
         assert (await chat.get(f"/api/messages/{message_id}"))["state"] == "failed"
     assert await marker(chat.app) is None
