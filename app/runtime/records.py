@@ -1,11 +1,12 @@
 """Lifecycle records in Redis: one hash per turn, one hash per accepted message (SPEC §2).
 
-Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character:
-who started it; the attribute is `initiator`), message_ids (JSON list), state, attempts,
-perceived (0|1), owner (the process instance running it), created_at, updated_at,
-``at_<state>`` (time it last entered that state), reason (why it failed). Beside it
-``turn:{id}:history``: one ``{"state", "at"}`` JSON entry per transition. Both expire after ``record_ttl``. Open turns (not delivered/failed) are also
-listed in ``turns:open`` and ``turns:open:{user}`` for recovery and for a reconnecting tab.
+Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character: who
+started it; the attribute is `initiator`), message_ids (JSON list), state, attempts, perceived
+(0|1), owner (the process instance running it), created_at, updated_at, ``at_<state>`` (time it
+last entered that state), reason (why it failed). Beside it ``turn:{id}:history``: one
+``{"state", "at"}`` JSON entry per transition. Both expire after ``record_ttl``. Open turns
+(not delivered/failed) are also listed in ``turns:open`` and ``turns:open:{user}`` for recovery
+and for a reconnecting tab.
 
 Message record ``message:{id}`` (hash): message_id, user_id, character_id, text,
 received_at, turn_id (once a turn took it). Expires after ``record_ttl``.
