@@ -35,6 +35,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
+from app.emotion import STORED_NAMES
 from app.log import fields
 from app.memory import keys
 from app.memory.commit import Blind, Write
@@ -84,10 +85,10 @@ _TRUE = frozenset({"1", "true", "True", "yes"})
 def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance:
     """The stance of `state` (the state a character run ends with), stamped with the run."""
     depth, depth_from = _axis(state.space_depth, "raum_tiefe",
-                              (DEPTH_OF_MODE, "modus", state.mode))
+                              (DEPTH_OF_MODE, "mode", state.mode))
     closeness, closeness_from = _axis(
         state.space_closeness, "raum_naehe",
-        (CLOSENESS_OF_DYNAMIC, "beziehungs_dynamik", state.relationship_dynamic),
+        (CLOSENESS_OF_DYNAMIC, "relationship_dynamic", state.relationship_dynamic),
         (CLOSENESS_OF_TONE, "tone", state.tone))
     if depth is None or closeness is None:
         missing = [why for value, why in ((depth, depth_from), (closeness, closeness_from))
@@ -111,11 +112,13 @@ def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance
 def _axis(stored: float | None, name: str,
           *labels: tuple[dict[str, float], str, str]) -> tuple[float | None, str]:
     """An axis and where it came from: `nova_state`'s own value, else the first register
-    label (table, field name, label) that the vocabulary knows."""
+    label (table, attribute, label) that the vocabulary knows; the reason names the label by
+    its stored German name."""
     if stored is not None:
         return stored, name
     tried = []
-    for table, field, label in labels:
+    for table, attribute, label in labels:
+        field = STORED_NAMES.get(attribute, attribute)
         if label in table:
             return table[label], f"{field}={label}"
         tried.append(f"{field}={label!r}")
