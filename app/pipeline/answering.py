@@ -15,12 +15,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from app.i18n import language_of
 from app.llm.errors import ModelError
 from app.log import fields
 from app.memory.turns import ROLE_USER
 from app.pipeline import tribunal
 from app.pipeline.context import NodeContext
-from app.pipeline.prompts import frame, language_of, tasks_for
+from app.pipeline.prompts import frame, tasks_for
 from app.pipeline.recall import known_text
 from app.pipeline.schemas import Verdict
 from app.pipeline.state import Path2State

@@ -16,11 +16,12 @@ import logging
 
 import msgspec
 
+from app.i18n import texts
 from app.llm.errors import ModelError
 from app.log import fields
 from app.pipeline.agents import AGENTS
 from app.pipeline.context import NodeContext
-from app.pipeline.prompts import frame, language_of
+from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
 from app.pipeline.schemas import AGENTS as AGENT_NAMES
 from app.pipeline.schemas import Plan, PlanStep
@@ -113,17 +114,10 @@ async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
     except Exception:  # noqa: BLE001 - an agent's defect is its error, not the turn's end
         log.exception("agent failed", extra=fields(agent=step.agent))
         result = AgentResult(agent=step.agent, task=step.task, outcome="error",
-                             said=[AGENT_FAILED[language_of(ctx.language)]])
+                             said=[texts("agents", ctx.language)["failed"]])
     state.results.append(result)
     log.info("agent step", extra=fields(agent=step.agent, outcome=result.outcome))
     return result
-
-
-# What the responder is told when an agent broke down (so the character never claims success).
-AGENT_FAILED = {
-    "de": "Das hat nicht geklappt: Beim Ausführen ist ein Fehler passiert.",
-    "en": "That did not work: something went wrong while doing it.",
-}
 
 
 def _remaining(pending: dict) -> list[PlanStep]:
