@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 from aiohttp import web
 
@@ -25,7 +25,7 @@ from app.pipeline import offline
 from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
-from app.pipeline.graph import run_graph
+from app.pipeline.graph import GraphRun, run_graph
 from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
@@ -47,11 +47,15 @@ NO_CHARACTER = "no_active_character"
 
 
 class PipelineHost:
-    """Path 1, path 2 and the after-delivery step over the app's services."""
+    """Path 1, path 2 and the after-delivery step over the app's services.
+
+    `on_path_run`, when set, is told what each completed path run took (bench/turn.py
+    reads its figures there)."""
 
     def __init__(self, app: web.Application) -> None:
         self.app = app
         self._services: Services | None = None
+        self.on_path_run: Callable[[GraphRun], None] | None = None
 
     @property
     def services(self) -> Services:
@@ -105,7 +109,8 @@ class PipelineHost:
         state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
                            character_id=block.character_id, message_ids=list(block.message_ids),
                            text=block.text, said_at=block.received_at[-1])
-        await run_graph("path1", PATH1, self.context(ctx, character, block.user_id), state)
+        self._ran(await run_graph("path1", PATH1, self.context(ctx, character, block.user_id),
+                                  state, turn_id=block.turn_id))
         return Path1Result(event_payload=event_payload(state))
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
@@ -123,9 +128,13 @@ class PipelineHost:
         node_ctx.interaction_hint = await ProfileService(
             self.services.db, self.services.settings).interaction_hint(run.user_id,
                                                                        character.language)
-        await run_graph("path2", PATH2, node_ctx, state)
+        self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)
+
+    def _ran(self, run: GraphRun) -> None:
+        if self.on_path_run is not None:
+            self.on_path_run(run)
 
     async def after_delivery(self, ctx: PipelineContext, run: CharacterRun,
                              result: Path2Result) -> None:
