@@ -17,7 +17,7 @@ export class ReconnectingSocket {
   /**
    * `onMessage(object)`: each JSON message. `onStatus("connecting"|"online"|"reconnecting")`.
    * `onOpen(isReconnect)`: after each successful handshake. `onRepeatedFailure(attempt)`:
-   * after every drop from the third in a row on (a connection that stayed up
+   * after each closed or failed connection from the third in a row on (one that stayed up
    * `STABLE_AFTER_MS` resets the count); it may check the login and navigate away.
    */
   constructor({ url, onMessage, onStatus = () => {}, onOpen = () => {}, onRepeatedFailure = () => {} }) {
