@@ -69,6 +69,8 @@ PRIVACY_RETRY_PROMPT = (
     "as given (for example [PERSON_1], [PHONE_1]).")
 # Purposes that need a large window (seed 004 §16.2: journal generation needs 32K).
 JOURNAL_PURPOSES = ("journal_reconstruct", "journal_generate")
+# The settings a choice in the UI changes at run time (`Gateway.switch`, `PUT /api/llm`).
+MODEL_CHOICE = frozenset({"llm_provider", "llm_url", "llm_model", "llm_remote", "llm_api_key"})
 _LOCAL_HOSTS = ("localhost",)
 _LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".home.arpa", ".internal")
 
@@ -169,13 +171,18 @@ class Gateway:
                  extra=logctx.fields(**self.info(),
                                      found=[d.as_dict() for d in self.detected]))
 
-    async def switch(self, settings: Settings) -> None:
-        """Use the model `settings` name from now on (a choice made in the UI), without a
-        restart. A running auto-detection finishes first, so it cannot switch back after;
-        from then on it no longer overrides the choice. The gateway keeps `settings`: it
-        reads the configured URL's API key from them."""
+    async def switch(self, **changes: Any) -> None:
+        """Use the model the UI chose (`MODEL_CHOICE` settings) from now on, without a
+        restart. The settings in force are changed in place (`Settings.update`), so
+        `app[SETTINGS]` and the gateway keep reading one truth. A running auto-detection
+        finishes first, so it cannot switch back after; from then on it no longer overrides
+        the choice."""
+        other = sorted(set(changes) - MODEL_CHOICE)
+        if other:
+            raise ValueError(f"switch changes only the model choice, not {', '.join(other)}")
         await self.ready()
-        self.settings = settings
+        settings = self.settings
+        settings.update(**changes)
         # No provider (Offline chosen in the UI): offline now, auto-detection at the next start.
         self.auto_detect = settings.llm_provider is None
         if settings.llm_provider in (None, "offline"):
