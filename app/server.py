@@ -24,12 +24,12 @@ from app.auth import Auth, LoginThrottle, auth_middleware_factory
 from app.backup.service import backup_ctx
 from app.datadir import DataDirLock
 from app.errors import error_middleware
-from app.journal.service import install as install_journal
 from app.journal.service import journal_ctx
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
 from app.pipeline.service import install as install_pipelines
 from app.pipeline.service import pixie_ctx, reminder_clock_ctx
+from app.purposes import register_offline_answers
 from app.redis_server import EmbeddedRedis
 from app.runtime.service import close_websockets, runtime_ctx
 from app.settings import Settings
@@ -159,8 +159,8 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
         app[LOCAL_TOKEN] = local_token
     # The one place the pipelines and characters in use are chosen (tests may replace them
     # before the app starts).
+    register_offline_answers()
     install_pipelines(app)
-    install_journal(app)
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)

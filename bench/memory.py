@@ -220,10 +220,8 @@ async def bench_long_term(iterations: int) -> None:
     from app.storage.database import Database
     from tests.pipeline_support import node_context
 
-    from app.pipeline import offline
-    from app.pipeline.pixie import offline as pixie_offline
-    offline.register_handlers()
-    pixie_offline.register_handlers()
+    from app.purposes import register_offline_answers
+    register_offline_answers()
     settings = defaults(llm_provider="offline")
     zone = zone_named(settings.timezone)
     now = time.time()

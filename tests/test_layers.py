@@ -19,7 +19,7 @@ RANK = {"storage": 1, "llm": 2, "memory": 2, "pipeline": 3, "runtime": 4, "api":
 SIBLING_USES = {("memory", "llm")}
 # The wiring above every layer: only `app.server` (and the entry points around it) builds
 # and connects services.
-WIRING = ("app.server", "app.cli", "app.__main__")
+WIRING = ("app.server", "app.purposes", "app.cli", "app.__main__")
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -58,3 +58,30 @@ def test_statemachine_imports_nothing_of_app() -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_importing_the_product_registers_nothing() -> None:
+    """Offline answers are registered by the wiring (`app.purposes`), never as a side effect
+    of importing the module that defines them."""
+    probe = """
+import importlib, json, pkgutil
+import app
+for info in pkgutil.walk_packages(app.__path__, "app."):
+    if info.name != "app.__main__":
+        importlib.import_module(info.name)
+from app.llm.offline import handlers
+from app.purposes import OFFLINE_ANSWERS, register_offline_answers
+expected = {}
+for table in OFFLINE_ANSWERS:
+    expected.update(table)  # a later table wins, as in the registration
+def in_place():
+    return sorted(p for p, h in expected.items() if handlers.HANDLERS.get(p) is h)
+before = in_place()
+register_offline_answers()
+print(json.dumps([before, in_place(), sorted(expected)]))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True)
+    before, after, listed = json.loads(done.stdout)
+    assert before == [], f"registered by an import: {before}"
+    assert after == listed and "router" in listed and "journal_reconstruct" in listed

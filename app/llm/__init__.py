@@ -15,8 +15,6 @@ answers per purpose), `budget`, `schema` (structured output, neutral instances),
 
 from app.llm.errors import CODES, ModelError
 from app.llm.gateway import Gateway
-from app.llm.schema import PRODUCT_SCHEMAS, model_schema
 from app.llm.types import Completion, Message, TextStream, Usage
 
-__all__ = ["CODES", "PRODUCT_SCHEMAS", "Completion", "Gateway", "Message", "ModelError",
-           "TextStream", "Usage", "model_schema"]
+__all__ = ["CODES", "Completion", "Gateway", "Message", "ModelError", "TextStream", "Usage"]

@@ -7,8 +7,6 @@
   (it submits impulses through it) and stopped before it.
 - `pixie_ctx`: the Pixie worker (long-term memory), one background task, started after the
   runtime (it shares the runtime's run slots, at the lowest priority) and stopped before it.
-
-`install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
 """
 
 from __future__ import annotations
@@ -21,8 +19,6 @@ from aiohttp import web
 from app.journal.profile.service import ProfileService
 from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline import offline
-from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
@@ -157,8 +153,6 @@ def stand_in(character_id: str) -> CharacterDefinition:
 
 def install(app: web.Application) -> None:
     """Characters, catalog and pipelines: the one place `create_app` chooses them."""
-    offline.register_handlers()
-    pixie_offline.register_handlers()
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()
