@@ -52,6 +52,24 @@ def test_a_layer_imports_no_higher_one(layer: str) -> None:
     assert not wiring, f"app.{layer} loads the wiring: {wiring}"
 
 
+# The app object's keys (`app.typedefs`) are read by the wiring and the API only: the layers
+# below get what they use handed in, and the backup and journal packages too.
+BELOW_THE_API = ("storage", "llm", "memory", "pipeline", "runtime", "journal", "backup")
+
+
+@pytest.mark.parametrize("package", BELOW_THE_API)
+def test_no_package_below_the_api_reads_the_app_keys(package: str) -> None:
+    assert "app.typedefs" not in loaded_by(package)
+
+
+def test_the_app_keys_import_no_layer() -> None:
+    probe = "import json, sys, app.typedefs; " \
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('app.'))))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == ["app.settings", "app.typedefs"]
+
+
 def test_statemachine_imports_nothing_of_app() -> None:
     probe = "import json, sys, statemachine; " \
             "print(json.dumps([m for m in sys.modules if m.startswith('app')]))"
