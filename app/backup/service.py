@@ -110,4 +110,3 @@ class BackupService:
                 await running
             except Exception:  # noqa: BLE001 - cancelled or failed: its folder is gone
                 pass
-

@@ -298,7 +298,6 @@ class Gateway:
                     raise
                 attempt = self.privacy.retry(call, attempt, trace, user_id)
 
-
     def stream(self, purpose: str, messages: Sequence[Message], *, max_tokens: int,
                temperature: float = 0.7, user_id: str | None = None) -> TextStream:
         """Text deltas of one answer: `async for delta in gateway.stream(…)`.
@@ -397,5 +396,3 @@ class Gateway:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("model call text", extra=logctx.fields(
                 purpose=trace.purpose, prompt=call.messages, answer=answer))
-
-
