@@ -5,7 +5,7 @@ characters and the pipelines, which tests may replace before the app starts) and
 cleanup context per resource. They come up in order and go down in reverse: data-dir lock →
 Redis (embedded or external) → SQLite → auth → model gateway → the pipelines' services →
 runtime (hub, run slots, keeper, recovery) → reminder clock → backups → journal jobs →
-Pixie worker. The layers below build no service of their own and read no app key.
+Pixie worker. The layers below read no app key: what a service uses is handed to it here.
 """
 
 from __future__ import annotations
