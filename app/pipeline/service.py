@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
+from app.i18n import FALLBACK_LANGUAGE
 from app.journal.profile.service import ProfileService
 from app.llm import Gateway
 from app.log import fields
@@ -26,7 +27,7 @@ from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
 from app.pipeline.pixie.worker import PixieWorker
-from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
+from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
