@@ -27,7 +27,7 @@ from app import log as logctx
 from app.api import setup_routes
 from app.auth import Auth, LoginThrottle, auth_middleware_factory
 from app.backup.service import BackupService
-from app.datadir import DataDirLock
+from app.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.errors import error_middleware
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
@@ -56,8 +56,6 @@ from app.typedefs import (
 log = logging.getLogger(__name__)
 
 CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
-DATABASE_FILE = "novaberg.sqlite3"
-REDIS_DIR = "redis"
 REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
 
 

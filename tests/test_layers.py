@@ -5,6 +5,7 @@ fresh interpreter, and must not have loaded a module of a higher layer."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,23 @@ def test_the_app_keys_import_no_layer() -> None:
     loaded = json.loads(done.stdout)
     assert "app.settings" in loaded
     assert [m for m in loaded if layer_of(m) is not None or m in WIRING] == []
+
+
+_REACHES_THE_WIRING = re.compile(
+    r"^\s*(from ({0}) import|import ({0})\b)".format("|".join(re.escape(m) for m in WIRING)),
+    re.MULTILINE)
+
+
+def test_no_module_reaches_up_to_the_wiring_not_even_late() -> None:
+    """An import inside a function escapes the probes above; the source does not."""
+    reaching = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if module in WIRING:
+            continue
+        if _REACHES_THE_WIRING.search(path.read_text(encoding="utf-8")):
+            reaching.append(module)
+    assert reaching == []
 
 
 def test_statemachine_imports_nothing_of_app() -> None:
