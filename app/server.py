@@ -11,12 +11,14 @@ Pixie worker. The layers below read no app key: what a service uses is handed to
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import logging
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 import redis
 import redis.asyncio as aioredis
@@ -235,6 +237,21 @@ async def close_websockets(app: web.Application) -> None:
         await hub.close_all()
 
 
+class BackgroundTask(Protocol):
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+@contextlib.asynccontextmanager
+async def running(task: BackgroundTask) -> AsyncIterator[None]:
+    """A background task started on entry and stopped on the way out, whatever happens."""
+    await task.start()
+    try:
+        yield
+    finally:
+        await task.stop()
+
+
 async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
     """The reminder clock, one background task, started after the runtime (it submits
     impulses through it) and stopped before it."""
@@ -242,11 +259,8 @@ async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
     clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
                           app[RUNTIME].submit_impulse, long_term=host.services.long_term)
     app[REMINDER_CLOCK] = host.clock = clock
-    await clock.start()
-    try:
+    async with running(clock):
         yield
-    finally:
-        await clock.stop()
 
 
 async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
@@ -290,11 +304,8 @@ async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
                          long_term=host.services.long_term,
                          context_for=host.background_context, instance_id=runtime.instance_id)
     app[PIXIE] = host.pixie = worker
-    await worker.start()
-    try:
+    async with running(worker):
         yield
-    finally:
-        await worker.stop()
 
 
 def create_app(settings: Settings, *, local_token: str | None = None) -> web.Application:
