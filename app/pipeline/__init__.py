@@ -19,5 +19,5 @@
                     stance (`haltung`, `app.memory.stance`)
     impulses.py     the reminder clock (and idle reflection): due reminders become impulses
     offline.py      what the offline model answers for these purposes
-    service.py      what `create_app` installs: characters, pipelines, the clock
+    service.py      PipelineHost: path 1 / path 2 / after-delivery over the app's services
 """
