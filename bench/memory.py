@@ -54,6 +54,7 @@ from app.memory.session import SessionMemory  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
 from app.redis_server import EmbeddedRedis  # noqa: E402
 from app.settings import defaults  # noqa: E402
+from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TURN_CHARS = 2000
 SESSION_TURNS = 25
@@ -67,19 +68,18 @@ def session_turns() -> list[Turn]:
         body = (f"Beitrag {index}: " + "Wort " * TURN_CHARS)[:TURN_CHARS]
         if index % 5 == 4:
             turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index,
-                              origin="eigener_impuls", emotion="neugier"))
+                              occasion="eigener_impuls", emotion="neugier"))
         elif index % 2 == 0:
             turns.append(Turn(f"t{index}", "user", body, 1.0e9 + index, emotion="neutral",
                               message_ids=[f"m{index}"]))
         else:
-            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, origin="antwort",
+            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, occasion="antwort",
                               emotion="freude", message_ids=[f"m{index - 1}"]))
     return turns
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return p50_p99(samples)
 
 
 def time_sync(function: Callable[[], object], iterations: int) -> list[float]:
@@ -229,10 +229,8 @@ async def bench_long_term(iterations: int) -> None:
     from app.storage.database import Database
     from tests.pipeline_support import node_context
 
-    from app.pipeline import offline
-    from app.pipeline.pixie import offline as pixie_offline
-    offline.register_handlers()
-    pixie_offline.register_handlers()
+    from app.purposes import register_offline_answers
+    register_offline_answers()
     settings = defaults(llm_provider="offline")
     zone = zone_named(settings.timezone)
     now = time.time()
@@ -355,15 +353,12 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
     from tests.fakemodel import FakeModel, Reply, minimal_instance
 
     from app.server import create_app
-    from app.typedefs import DB, RUNTIME
+    from app.typedefs import DB, PIPELINE_HOST, RUNTIME
     sys.path.insert(0, str(ROOT / "bench"))
     from turn import AUTH, TOKEN, PathRuns  # noqa: PLC0415 - a sibling script
 
     logging.basicConfig(level=logging.WARNING, stream=open("/dev/null", "w"))  # noqa: SIM115
     collector = PathRuns()
-    graph_log = logging.getLogger("app.pipeline.graph")
-    graph_log.setLevel(logging.INFO)
-    graph_log.addHandler(collector)
     fake = await FakeModel().start()
     fake.default = lambda request: Reply(
         minimal_instance(request.schema) if request.schema else "Schön.", delay=latency)
@@ -378,6 +373,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
             apps[seeded] = create_app(defaults(data_dir=str(data), redis_appendfsync="no",
                                                rate_limit_per_second=1e6, **model),
                                       local_token=TOKEN)
+            apps[seeded][PIPELINE_HOST].on_path_run = collector.add
             clients[seeded] = TestClient(TestServer(apps[seeded]))
             await clients[seeded].start_server()
             if seeded:
@@ -394,8 +390,8 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
                 if event["type"] in ("character_response", "turn_failed"):
                     break
             await apps[seeded][RUNTIME].idle()
-            runs = [r for r in collector.runs if r["turn_id"] == event.get("turn_id")]
-            return sum(r["total_ms"] - r["model_ms"] for r in runs)
+            return sum(run.overhead_ms for run in collector.runs
+                       if run.turn_id == event.get("turn_id"))
 
         try:
             for i in range(turns):
@@ -407,14 +403,13 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
                 await sockets[seeded].close()
                 await clients[seeded].close()
             await fake.close()
-            graph_log.removeHandler(collector)
     warm = slice(min(5, turns // 10), None)  # the first turns load code and caches
     without, with_memories = overhead[0][warm], overhead[MEMORIES][warm]
     print(f"turn overhead (fake model answering after {latency * 1000:.0f} ms, {turns} chat "
           "turns per app, interleaved, everything but model time)")
     for seeded, values in ((0, without), (MEMORIES, with_memories)):
         print(f"  {seeded:>6} memories: p50 {statistics.median(values):7.3f} ms  "
-              f"p99 {sorted(values)[min(len(values) - 1, int(len(values) * 0.99))]:7.3f} ms")
+              f"p99 {percentile(values, 0.99):7.3f} ms")
     delta, low, high = median_ci([b - a for a, b in zip(without, with_memories, strict=True)])
     print(f"  difference per pair of turns: median {delta:+.3f} ms, 95 % interval "
           f"[{low:+.3f}, {high:+.3f}] ms over {len(without)} pairs (target within ±1 ms: "
