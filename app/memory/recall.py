@@ -20,6 +20,7 @@ This module knows rows by their integer id only; the store reads the memories th
 
 from __future__ import annotations
 
+import heapq
 import math
 import sqlite3
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ MAX_TERMS = 12          # words of a block looked up, the longest first
 TERM_POOL = 100         # newest matches read per word
 RECENCY_HALF_LIFE_DAYS = 30.0
 DAY = 86400.0
+_DECAY_PER_DAY = math.log(2) / RECENCY_HALF_LIFE_DAYS
 
 
 def match_query(terms: Sequence[str]) -> str:
@@ -43,13 +45,17 @@ def lookup_terms(text: str) -> list[str]:
     return sorted(query_terms(text), key=len, reverse=True)[:MAX_TERMS]
 
 
-def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
-    """Relevance (summed IDF of the matching words) weighted by importance and recency: a
-    memory loses at most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so
-    an old memory that matches the block well still beats a new one that barely matches."""
+def weight(importance: float, refreshed_at: float, now: float) -> float:
+    """What a memory's relevance is multiplied by: importance and recency. A memory loses at
+    most half its weight with age (half-life `RECENCY_HALF_LIFE_DAYS`), so an old memory
+    that matches the block well still beats a new one that barely matches."""
     age_days = max(0.0, now - refreshed_at) / DAY
-    recency = 0.5 + 0.5 * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
-    return relevance * (0.5 + importance) * recency
+    return (0.5 + importance) * (0.5 + 0.5 * math.exp(-age_days * _DECAY_PER_DAY))
+
+
+def score(relevance: float, importance: float, refreshed_at: float, now: float) -> float:
+    """Relevance (summed IDF of the matching words) times the memory's `weight`."""
+    return relevance * weight(importance, refreshed_at, now)
 
 
 def pair_range(conn: sqlite3.Connection, user_id: str,
@@ -68,7 +74,7 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
     if rows_of_pair is None:
         return []
     relevance: dict[int, float] = {}
-    weights: dict[int, tuple[float, float]] = {}  # id → (importance, refreshed_at)
+    weights: dict[int, float] = {}  # id → weight, computed once per memory
     for term in terms:
         # The index first (CROSS JOIN keeps SQLite from looking the word up once per row of
         # the pair), only the pair's row ids, newest first — the smallest ids, so FTS5 walks
@@ -81,7 +87,9 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
             (term, *rows_of_pair, TERM_POOL)).fetchall()
         idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
         for rowid, importance, refreshed_at in rows:
-            relevance[rowid] = relevance.get(rowid, 0.0) + idf
-            weights[rowid] = (importance, refreshed_at)
-    return sorted(relevance, key=lambda rowid: score(relevance[rowid], *weights[rowid], now),
-                  reverse=True)[:top_k]
+            if rowid in relevance:
+                relevance[rowid] += idf
+            else:
+                relevance[rowid] = idf
+                weights[rowid] = weight(importance, refreshed_at, now)
+    return heapq.nlargest(top_k, relevance, key=lambda rowid: relevance[rowid] * weights[rowid])
