@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.llm.privacy.scan import digit_runs
 from app.llm.privacy.spans import Span
 
 _UPPER = "A-ZÄÖÜ"
@@ -38,7 +39,6 @@ _ADDRESS = re.compile(
     rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
 
 
-_DIGITS = re.compile(r"\d+")
 _WORDS_BACK = 4  # "In der Alten Gasse 3": the street starts at most four words back
 
 
@@ -46,12 +46,12 @@ def find(text: str) -> Iterator[Span]:
     # Every address has a house number: the pattern is only tried, anchored, at the few
     # word starts before each (and at the number itself, for the English order).
     done = 0
-    for number in _DIGITS.finditer(text):
-        if number.start() < done or not _house_number(text, number.start(), number.end()):
+    for number_start, number_end in digit_runs(text):
+        if number_start < done or not _house_number(text, number_start, number_end):
             continue
-        for start in (*_word_starts_before(text, number.start()), number.start()):
+        for start in (*_word_starts_before(text, number_start), number_start):
             match = _ADDRESS.match(text, start)
-            if match is not None and match.end() > number.start():
+            if match is not None and match.end() > number_start:
                 value = match.group(0).rstrip()
                 yield Span(start, start + len(value), "ADDRESS", value)
                 done = match.end()

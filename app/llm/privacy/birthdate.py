@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from app.llm.privacy.rules import (
     BIRTHDAY_AFTER, BIRTHDAY_AFTER_REACH, BIRTHDAY_REACH, BIRTHDAY_WORDS,
 )
+from app.llm.privacy.scan import has_digits, lowered, positions
 from app.llm.privacy.spans import Span
 
 _MONTHS = (r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
@@ -18,6 +19,8 @@ _MONTHS = (r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|Septembe
            r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Okt|Nov|Dec|Dez)\.?")
 _YEAR = r"(?:19|20)\d{2}"
 _DATE = re.compile(
+    # A cheap first test: a date starts with a digit or with the first letters of a month.
+    r"(?=\d|(?i:j[aäu]n|jul|feb|m[aä]r|apr|ma[iy]|aug|sep|o[ck]t|nov|de[cz]))"
     rf"\b(?:\d{{1,2}}\.[ ]?\d{{1,2}}\.[ ]?(?:{_YEAR}|\d{{2}})"      # 12.03.1985, 12.3.85
     rf"|\d{{1,2}}/\d{{1,2}}/{_YEAR}"                                # 03/12/1985
     rf"|{_YEAR}-\d{{2}}-\d{{2}}"                                    # 1985-03-12
@@ -35,27 +38,22 @@ _LONGEST_DATE = 25  # "30. September 1985" and the like
 
 def find(text: str) -> Iterator[Span]:
     # Only near a birthday word: the date pattern runs in those windows alone.
-    lowered = text.lower()
-    if not any(stem in lowered for stem in _STEMS):
+    low = lowered(text)
+    if not any(stem in low for stem in _STEMS):
         return
     windows = [(at + len(word), at + len(word) + BIRTHDAY_REACH + _LONGEST_DATE)
-               for word in BIRTHDAY_WORDS for at in _positions(lowered, word)]
+               for word in BIRTHDAY_WORDS for at in positions(low, word)]
     windows += [(at - BIRTHDAY_AFTER_REACH - _LONGEST_DATE, at)
-                for word in BIRTHDAY_AFTER for at in _positions(lowered, word)]
+                for word in BIRTHDAY_AFTER for at in positions(low, word)]
     seen: set[int] = set()
     for start, end in sorted(windows):
+        if not has_digits(text, start, end):  # every date has a year
+            continue
         for match in _DATE.finditer(text, max(0, start), end):
             if match.start() in seen or not _near_birthday(text, match):
                 continue
             seen.add(match.start())
             yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))
-
-
-def _positions(lowered: str, word: str) -> Iterator[int]:
-    at = lowered.find(word)
-    while at != -1:
-        yield at
-        at = lowered.find(word, at + 1)
 
 
 def _near_birthday(text: str, match: re.Match[str]) -> bool:

@@ -29,6 +29,7 @@ from app.llm.privacy.rules import (
     BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
     EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
 )
+from app.llm.privacy.scan import lowered, present
 from app.llm.privacy.spans import Span
 
 _SPACES = " \t\u00a0"
@@ -41,23 +42,9 @@ _CONTEXT_ANCHORS = _HONORIFIC_WORDS | BELL_WORDS
 _PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
 
 
-@functools.lru_cache(maxsize=16)
-def lowered(text: str) -> str:
-    """`text` in lower case, position for position (cached: one mask call reads it often)."""
-    low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer ("İ"): keep it as is
-        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    return low
-
-
-_ALL_WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _NEXT_WORD = re.compile(r"(\.)?[ \t\u00a0]+([^\W\d_]+(?:['’][^\W\d_]+)*)")
-
-
-@functools.lru_cache(maxsize=16)
-def present(text: str) -> frozenset[str]:
-    """The lower-case words of `text`: the anchors not among them need no search at all."""
-    return frozenset(_ALL_WORDS.findall(lowered(text)))
+# The word before a place, in the text read backwards: spaces, a title's dot, the word.
+_PREVIOUS_WORD = re.compile(r"[ \t\u00a0]+(\.?)((?:[^\W\d_]|['’](?=[^\W\d_]))+)")
 
 
 def _word_end(text: str, i: int) -> int:
@@ -90,20 +77,23 @@ def next_word(text: str, end: int) -> tuple[int, int] | None:
 def previous_words(text: str, start: int, count: int = 2) -> list[str]:
     """Up to `count` words before `start` in the same phrase, nearest first, lower case."""
     found: list[str] = []
-    low = lowered(text)
+    backwards = _backwards(text)  # read forwards from `start`, a pattern finds them
+    at = len(text) - start
     while len(found) < count:
-        i = start
-        while i > 0 and text[i - 1] in _SPACES:
-            i -= 1
-        if i == start or i == 0:
+        match = _PREVIOUS_WORD.match(backwards, at)
+        if match is None:
             break
-        end = i - 1 if text[i - 1] == "." else i
-        begin = _word_start(text, end)
-        if begin == end or (end < i and low[begin:end] not in TITLES):
+        word = match.group(2)[::-1]
+        if match.group(1) and word not in TITLES:  # only a title ends with a dot
             break
-        found.append(low[begin:end])
-        start = begin
+        found.append(word)
+        at = match.end()
     return found
+
+
+@functools.lru_cache(maxsize=16)
+def _backwards(text: str) -> str:
+    return lowered(text)[::-1]
 
 
 def _occurrences(text: str, words: Iterable[str]) -> Iterator[tuple[int, int, str]]:
@@ -162,35 +152,38 @@ class NameIndex:
         return not self.terms
 
     def find(self, text: str) -> Iterator[Span]:
+        spellings = present(text).intersection(self._spellings)
+        if not spellings:
+            return
         low = lowered(text)
         found = []
-        firsts = {self._spellings[w] for w in present(text).intersection(self._spellings)}
-        for first in firsts:
+        for first in {self._spellings[w] for w in spellings}:
             terms = self._by_first[first]
             at = low.find(first)
             while at != -1:
                 if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "@._-'’"):
-                    span = _match(text, low, at, terms)
-                    if span is not None and is_person(text, span.start, span.end):
-                        found.append(span)
+                    end = _term_end(text, low, at, terms)
+                    if end and is_person(text, at, end):
+                        found.append(Span(at, end, "PERSON", text[at:end]))
                 at = low.find(first, at + 1)
-        yield from sorted(found, key=lambda s: s.start)
+        yield from sorted(found)
 
 
-def _match(text: str, low: str, at: int, terms: list[str]) -> Span | None:
+def _term_end(text: str, low: str, at: int, terms: list[str]) -> int:
+    """Where the longest of `terms` standing as a word at `at` ends (0: none does)."""
     size = len(text)
     for term in terms:
         if not low.startswith(term, at):
             continue
         end = at + len(term)
         if end == size or not (text[end].isalnum() or text[end] in "_@"):
-            return Span(at, end, "PERSON", text[at:end])
+            return end
         # A genitive ending stays outside the mask: "Annas", "Gisela's".
         rest = end + 1 if low[end] == "s" else (
             end + 2 if low[end] in "'’" and low[end + 1:end + 2] == "s" else end)
         if rest > end and (rest == size or not (text[rest].isalnum() or text[rest] in "_@")):
-            return Span(at, end, "PERSON", text[at:end])
-    return None
+            return end
+    return 0
 
 
 def is_person(text: str, start: int, end: int) -> bool:
@@ -202,8 +195,6 @@ def is_person(text: str, start: int, end: int) -> bool:
         return True
     before = previous_words(text, start)
     previous = before[0] if before else ""
-    following = next_word(text, end)
-    after = lowered(text)[following[0]:following[1]] if following else ""
     # The order is the rule: a person word before it is strongest, then the family's word
     # before it ("am Freitag kommt …"), then a verb after it, then the rest of the family.
     if previous in _HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
@@ -212,6 +203,8 @@ def is_person(text: str, start: int, end: int) -> bool:
     rows = [FAMILIES[name] for name in families]
     if any(previous in family.before for family in rows):
         return False
+    following = next_word(text, end)
+    after = lowered(text)[following[0]:following[1]] if following else ""
     if after in PERSON_AFTER:
         return True
     number_next = text[end:end + 2].lstrip()[:1].isdigit()

@@ -7,14 +7,30 @@ import re
 from collections.abc import Iterator
 
 from app.llm.privacy.rules import NOT_PLATES
+from app.llm.privacy.scan import digit_runs
 from app.llm.privacy.spans import Span
 
 _PLATE = re.compile(r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])"  # district
                     r"[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")  # letters, number, E/H
 
 
+# A plate up to its number, ending where the number starts ("HH-JK " of "HH-JK 4711E").
+_HEAD = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?\Z")
+_REACH = 8  # the longest head: "HH-" + " " + "JK" + " "
+
+
 def find(text: str) -> Iterator[Span]:
-    for match in _PLATE.finditer(text):
-        if match.group(0).replace("-", " ").startswith(NOT_PLATES):
+    # A plate's number is a whole digit run of one to four digits: the pattern is only
+    # tried where a plate's head ends right before such a run (what `finditer` would find,
+    # without scanning every character).
+    done = 0
+    for start, end in digit_runs(text):
+        if end - start > 4 or text[start] == "0" or start - 2 < done:
             continue
-        yield Span(match.start(), match.end(), "PLATE", match.group(0))
+        head = _HEAD.search(text, max(done, start - _REACH), start)
+        match = head and _PLATE.match(text, head.start())
+        if not match:
+            continue
+        done = match.end()
+        if not match.group(0).replace("-", " ").startswith(NOT_PLATES):
+            yield Span(match.start(), match.end(), "PLATE", match.group(0))

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 from app.llm.privacy.rules import PRIVATE_URLS
+from app.llm.privacy.scan import lowered, positions
 from app.llm.privacy.spans import Span
 
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+[^\s<>\"'\].,;:!?)]", re.IGNORECASE)
@@ -18,8 +19,8 @@ _START = re.compile(r"https?://|www\.", re.IGNORECASE)
 
 def find(text: str) -> Iterator[Span]:
     # Anchored where a link can start ("http", "www."), found with str.find.
-    lowered = text.lower()
-    starts = sorted({*_positions(lowered, "http"), *_positions(lowered, "www.")})
+    low = lowered(text)
+    starts = sorted({*_positions(low, "http"), *_positions(low, "www.")})
     done = 0
     for at in starts:
         if at < done:
@@ -32,12 +33,10 @@ def find(text: str) -> Iterator[Span]:
             yield Span(match.start(), match.end(), "URL", match.group(0))
 
 
-def _positions(lowered: str, marker: str) -> Iterator[int]:
-    at = lowered.find(marker)
-    while at != -1:
-        if at == 0 or not lowered[at - 1].isalnum():
+def _positions(low: str, marker: str) -> Iterator[int]:
+    for at in positions(low, marker):
+        if at == 0 or not low[at - 1].isalnum():
             yield at
-        at = lowered.find(marker, at + 1)
 
 
 def is_private(url: str) -> bool:
