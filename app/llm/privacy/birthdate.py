@@ -30,7 +30,7 @@ _DATE = re.compile(
 _CONTEXT = re.compile("|".join(re.escape(word) for word in BIRTHDAY_WORDS), re.IGNORECASE)
 _CONTEXT_AFTER = re.compile("|".join(re.escape(word) for word in BIRTHDAY_AFTER), re.IGNORECASE)
 # Cheap first test (str.find on the lower-cased text): words without which no birth date is.
-_STEMS = ("geb", "born", "birth", "dob", "jahrgang", "zur welt")
+_STEMS = ("geb", "born", "birth", "bday", "b-day", "dob", "jahrgang", "welt")
 
 
 _LONGEST_DATE = 25  # "30. September 1985" and the like

@@ -24,6 +24,7 @@ _CANDIDATE = re.compile(
     r"(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}"  # groups: / - . space
     r"(?![\w/])")
 _DIGITS = re.compile(r"\d")
+_NANP = re.compile(r"\(\d{3}\)[ \u00a0]?\d{3}[-.]\d{4}")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
 
 
@@ -40,12 +41,15 @@ def find(text: str) -> Iterator[Span]:
             continue
         done = match.end()
         candidate = match.group(0)
-        if not candidate.lstrip("(").startswith(("+", "0")):  # "+49", "0049", "0170"
+        region = REGION
+        if _NANP.fullmatch(candidate):  # "(206) 555-0187": written the North American way
+            region = "US"
+        elif not candidate.lstrip("(").startswith(("+", "0")):  # "+49", "0049", "0170"
             continue
         digits = len(_DIGITS.findall(candidate))
         if digits < 6 or digits > 16:
             continue
-        if not _DATE.fullmatch(candidate) and _valid(candidate):
+        if not _DATE.fullmatch(candidate) and _valid(candidate, region):
             yield Span(match.start(), match.end(), "PHONE", candidate)
 
 
@@ -59,9 +63,9 @@ def _starts(text: str) -> Iterator[int]:
 
 
 @functools.lru_cache(maxsize=4096)  # the same numbers recur in every prompt of a conversation
-def _valid(candidate: str) -> bool:
+def _valid(candidate: str, region: str = REGION) -> bool:
     try:
-        number = phonenumbers.parse(candidate, REGION)
+        number = phonenumbers.parse(candidate, region)
     except phonenumbers.NumberParseException:
         return False
     # "Possible" (the right length for its region) and not only "valid" (an allocated

@@ -6,14 +6,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from app.llm.privacy.rules import NOT_PLATES
-from app.llm.privacy.scan import digit_runs
+from app.llm.privacy.rules import NOT_PLATES, PLATE_WORDS, PLATE_WORDS_REACH
+from app.llm.privacy.scan import digit_runs, lowered, positions
 from app.llm.privacy.spans import Span
 
 _PLATE = re.compile(r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])"  # district
                     r"[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")  # letters, number, E/H
 
 
+# After a plate word, a plate may be written in lower case ("kennzeichen ist m-ks 482").
+_ANY_CASE = re.compile(r"(?<![\w-])[a-zäöü]{1,3}(?:-[ ]?|[ ])[a-z]{1,2}[ -]?[1-9]\d{0,3}[eh]?(?![\w-])",
+                       re.IGNORECASE)
 # A plate up to its number, ending where the number starts ("HH-JK " of "HH-JK 4711E").
 _HEAD = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?\Z")
 _REACH = 8  # the longest head: "HH-" + " " + "JK" + " "
@@ -34,3 +37,16 @@ def find(text: str) -> Iterator[Span]:
         done = match.end()
         if not match.group(0).replace("-", " ").startswith(NOT_PLATES):
             yield Span(match.start(), match.end(), "PLATE", match.group(0))
+    yield from _after_plate_words(text)
+
+
+def _after_plate_words(text: str) -> Iterator[Span]:
+    low = lowered(text)
+    for word in PLATE_WORDS:
+        for at in positions(low, word):
+            start = at + len(word)
+            match = _ANY_CASE.search(text, start, start + PLATE_WORDS_REACH)
+            if (match is not None and not match.group(0).isupper()  # upper case: found above
+                    and not (text[match.end():match.end() + 1].isalnum()
+                             or text[match.end():match.end() + 1] in "_-")):
+                yield Span(match.start(), match.end(), "PLATE", match.group(0))

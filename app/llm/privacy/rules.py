@@ -171,15 +171,22 @@ PRIVATE_URLS: tuple[tuple[str, str], ...] = (
     ("paypal.com", "/paypalme"), ("revolut.me", ""), ("wise.com", "/pay"),
     ("flickr.com", "/photos"), ("imgur.com", "/a"), ("chat.whatsapp.com", ""),
     ("t.me", "/+"), ("t.me", "/joinchat"), ("calendly.com", ""), ("doodle.com", "/poll"),
+    ("doodle.com", "/meeting"),
     ("", "/s/"),  # Nextcloud / ownCloud shares on any host: …/index.php/s/<token>
 )
+
+# Words after which a plate may be written in lower case ("mein kennzeichen ist m-ks 482").
+PLATE_WORDS = ("kennzeichen", "nummernschild", "autonummer", "number plate", "license plate",
+               "licence plate", "registration")
+PLATE_WORDS_REACH = 40  # characters after such a word searched for a plate
 
 # Plate-shaped text that is no plate: paper sizes ("DIN A4"), norms.
 NOT_PLATES = ("DIN A", "DIN EN", "ISO A")
 
 # Words near a date with a year that make it a birth date (lower case, may hold a space).
 BIRTHDAY_WORDS = ("geboren", "geb.", "geburtstag", "geburtsdatum", "geburtstags", "born",
-                  "birthday", "birth date", "date of birth", "dob", "jahrgang")
+                  "birthday", "bday", "b-day", "birth date", "date of birth", "dob", "jahrgang")
 BIRTHDAY_REACH = 40  # characters before the date searched for a birthday word
-BIRTHDAY_AFTER = ("geboren", "zur welt", "born")  # "am 2.4.2019 geboren"
+# "am 2.4.2019 geboren", "kam am 9.11.2021 auf die welt", "hat am 11.11.1971 geburtstag"
+BIRTHDAY_AFTER = ("geboren", "zur welt", "auf die welt", "born", "geburtstag")
 BIRTHDAY_AFTER_REACH = 25  # characters after the date searched for those

@@ -12,20 +12,24 @@ from app.llm.privacy.scan import lowered, positions
 from app.llm.privacy.spans import Span
 
 _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+[^\s<>\"'\].,;:!?)]", re.IGNORECASE)
-
-
-_START = re.compile(r"https?://|www\.", re.IGNORECASE)
+# A known private host written without "https://" ("meet.google.com/qvx-tkdr-mhe"): only
+# with a path, the part that makes it private.
+_BARE = re.compile(r"[\w.-]+/[^\s<>\"'\]]*[^\s<>\"'\].,;:!?)]")
+_BARE_HOSTS = tuple(sorted({host for host, _ in PRIVATE_URLS if host and not host.startswith(".")}))
 
 
 def find(text: str) -> Iterator[Span]:
-    # Anchored where a link can start ("http", "www."), found with str.find.
+    # Anchored where a link can start ("http", "www.", a known private host), found with
+    # str.find.
     low = lowered(text)
     starts = sorted({*_positions(low, "http"), *_positions(low, "www.")})
+    bare = {at for host in _BARE_HOSTS if host in low for at in positions(low, host)
+            if at == 0 or not (low[at - 1].isalnum() or low[at - 1] in "./@-_")}
     done = 0
-    for at in starts:
+    for at in sorted({*starts, *bare}):
         if at < done:
             continue
-        match = _URL.match(text, at)
+        match = _URL.match(text, at) or (_BARE.match(text, at) if at in bare else None)
         if match is None:
             continue
         done = match.end()
