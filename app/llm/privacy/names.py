@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
 
 from app.llm.privacy.rules import (
-    BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
-    EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
+    BEI_PERSON_AFTER, BEI_REACH, BELL_WORDS, CLAUSE_JOINERS, CLAUSE_VERBS, DETERMINERS,
+    EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS, EN_PERSON_BEFORE,
+    EN_PERSON_BEFORE_PAIRS, EN_PROGRESSIVE, EN_THING_BEFORE_PAIRS, EN_WORD_BEFORE, FAMILIES,
+    HOMONYMS, HONORIFICS, IDIOMS, NOT_VERBS, PARTICLES, PERSON_AFTER, SPEAKING_AFTER,
+    SPEAKING_AFTER_PAIRS, TITLES,
 )
 from app.llm.privacy.scan import lowered, present
 from app.llm.privacy.spans import Span
@@ -163,7 +166,7 @@ class NameIndex:
             while at != -1:
                 if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "@._-'’"):
                     end = _term_end(text, low, at, terms)
-                    if end and is_person(text, at, end):
+                    if end and is_person(text, at, end, self._spellings):
                         found.append(Span(at, end, "PERSON", text[at:end]))
                 at = low.find(first, at + 1)
         yield from sorted(found)
@@ -186,40 +189,142 @@ def _term_end(text: str, low: str, at: int, terms: list[str]) -> int:
     return 0
 
 
-def is_person(text: str, start: int, end: int) -> bool:
+def is_person(text: str, start: int, end: int, names: Container[str] = frozenset()) -> bool:
     """Is the registered name at `text[start:end]` a person here, or the ordinary word it
-    also is?"""
+    also is? (`names`: the registered names' first words, lower case.)
+
+    A name is an ordinary word when `rules.HOMONYMS` lists it or the English word list
+    holds it in lower case. The first rule that applies decides; the rules are in this
+    order, their words in `rules.py`:
+
+    1. a person word before it ("Frau Rosen", "klingel bei Brenner"): person;
+    2. a genitive ("Olive's birthday", "Freitags Tochter"): person;
+    3. a set phrase ("frank und frei", "durch Mark und Bein"): word;
+    4. its family's word before it ("am Freitag", "pizza Margherita"): word;
+    5. an article, possessive or number before it, or two words before with an adjective
+       between ("die alte Kiefer"): word, unless a verb of speaking follows;
+    6. a verb of speaking after it, or any verb after it at the start of a clause or when
+       capitalised ("Heide kommt mit", "Summer is going"): person; its family's word after
+       it ("Wiener Würstchen", "Rosen aus dem Garten"): word;
+    7. capitalised in mid-sentence, as English writes names ("Miles did ten"): person;
+    8. in lower case: the subject of a clause ("bill forgot his wallet", "heide und jassi
+       fahren") is a person; else the word (table words; English words after "at", "made" …);
+    9. the rest of its family ("Freitags gehe ich", "August 2024"): word.
+    """
     value = text[start:end]
-    families = HOMONYMS.get(value.lower())
-    if not families:
+    key = value.lower()
+    families = HOMONYMS.get(key)
+    if not families and not _english_word(key):
         return True
+    rows = [FAMILIES[name] for name in families or ("word",)]
     before = previous_words(text, start)
     previous = before[0] if before else ""
-    # The order is the rule: a person word before it is strongest, then the family's word
-    # before it ("am Freitag kommt …"), then a verb after it, then the rest of the family.
     if previous in _HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
                                         and before[1] in BELL_WORDS):
         return True
-    rows = [FAMILIES[name] for name in families]
+    genitive = text[end:end + 1] in ("s", "S")
+    if text[end:end + 2] in ("'s", "’s"):
+        return True
+    low = lowered(text)
+    following = next_word(text, end + 1 if genitive else end)
+    after = low[following[0]:following[1]] if following else ""
+    if genitive and after in _HONORIFIC_WORDS:
+        return True
+    if genitive:
+        following, after = None, ""
+    after2 = ""
+    if following is not None:
+        second = next_word(text, following[1])
+        after2 = low[second[0]:second[1]] if second else ""
+    if _idiom(before, key, after, after2):
+        return False
     if any(previous in family.before for family in rows):
         return False
-    following = next_word(text, end)
-    after = lowered(text)[following[0]:following[1]] if following else ""
-    if after in PERSON_AFTER:
+    speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
+    if _determined(text, start, before) and not speaking:
+        return False
+    lower = value.islower()
+    clause_start = _clause_start(text, start, previous)
+    progressive = after in EN_PROGRESSIVE and after2.endswith("ing")  # "Summer is going"
+    if speaking or progressive or (after in PERSON_AFTER and (not lower or clause_start)):
         return True
-    number_next = text[end:end + 2].lstrip()[:1].isdigit()
-    adverb = text[end:end + 1] in ("s", "S")
-    for family in rows:
-        if (family.lower and value.islower()) or (family.adverb_s and adverb):
+    if any(after in family.after for family in rows):
+        return False
+    calendar = any(family.name in ("weekday", "month") for family in rows)
+    if not lower and not calendar and not clause_start and _english_word(key):
+        return True
+    if lower:
+        if clause_start and (_verb(after) or (after in CLAUSE_JOINERS
+                                              and (after2 in names or after2 in _SELF))):
+            return True
+        if families:
+            if any(family.lower for family in rows):
+                return False
+        elif previous in EN_WORD_BEFORE:
             return False
-        if after in family.after or (family.number_after and number_next):
+    number_next = text[end:end + 2].lstrip()[:1].isdigit()
+    for family in rows:
+        if (family.adverb_s and genitive) or (family.number_after and number_next):
             return False
     return True
 
 
+_SELF = frozenset({"i", "ich", "me", "mir"})
+
+
+def _english_word(word: str) -> bool:
+    """An ordinary English word (the word list, lower case; also its plural)."""
+    if not word.isascii() or not word.isalpha():
+        return False
+    vocabulary = dictionary()
+    return word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary)
+
+
+def _idiom(before: list[str], word: str, after: str, after2: str) -> bool:
+    around = {-2: before[1] if len(before) > 1 else "", -1: before[0] if before else "",
+              1: after, 2: after2}
+    return any(all(around.get(i - idiom.index("*")) == part
+                   for i, part in enumerate(idiom) if part != "*") for idiom in IDIOMS)
+
+
+def _determined(text: str, start: int, before: list[str]) -> bool:
+    """An article, possessive or number right before, or two words before with one word
+    between ("die alte Kiefer", "a christmas carol")."""
+    if (before and before[0] in DETERMINERS) or (len(before) > 1 and before[1] in DETERMINERS):
+        return True
+    i = start
+    while i > 0 and text[i - 1] in _SPACES:
+        i -= 1
+    return i < start and i > 0 and text[i - 1].isdigit()  # "300 miles"
+
+
+def _clause_start(text: str, start: int, previous: str) -> bool:
+    """Does a clause start at `start` (text start, punctuation, "und"/"and" before)?"""
+    if previous in CLAUSE_JOINERS:
+        return True
+    i = start
+    while i > 0 and text[i - 1] in _SPACES:
+        i -= 1
+    return i == 0 or text[i - 1] in ".,;:!?…–—-(\n\"“”„"
+
+
+def _verb(word: str) -> bool:
+    """Does `word`, after a name at a clause start, look like the clause's verb?"""
+    if not word or word in NOT_VERBS:
+        return False
+    if word in CLAUSE_VERBS:
+        return True
+    if word.isascii() and len(word) > 3 and word.endswith("ed"):
+        return True
+    if word.endswith("s") and _english_word(word[:-1]) and word[:-1] not in _SELF:
+        return True  # "keeps", "disagrees"
+    return len(word) > 3 and word.endswith("t") and not _english_word(word)  # "bringt"
+
+
 def find_in_context(text: str) -> Iterator[Span]:
-    """Unregistered names after an honorific or role ("Herr Kowalski", "Frau Dr. Kühn")
-    or after a bell word and "bei" ("klingel bei Brenner")."""
+    """Unregistered names after an honorific or role ("Herr Kowalski", "Frau Dr. Kühn"),
+    after a bell word and "bei" ("klingel bei Brenner"), or between "bei" and such a word
+    ("bei Szymanski klingeln")."""
     low = lowered(text)
     starts: dict[int, Span] = {}
     for _, end, word in _occurrences(text, _CONTEXT_ANCHORS):
@@ -245,7 +350,29 @@ def find_in_context(text: str) -> Iterator[Span]:
                 and low[second[0]:second[1]] not in PERSON_AFTER):
             stop = second[1]  # "Herr Jürgen Albers"
         starts[start] = Span(start, stop, "PERSON", text[start:stop])
+    for span in _bei_person(text):
+        starts.setdefault(span.start, span)
     yield from sorted(starts.values(), key=lambda s: s.start)
+
+
+def _bei_person(text: str) -> Iterator[Span]:
+    """"bei" + a capitalised word + a verb of staying or ringing within a few words ("bei
+    Szymanski klingeln", "bei Rautenberg im Erdgeschoss abgeben"); "bei Müller gekauft"
+    (the shop) stays."""
+    low = lowered(text)
+    for _, end, _word in _occurrences(text, ("bei",)):
+        here = next_word(text, end)
+        if here is None or not _capitalised(text, *here):
+            continue
+        at = here[1]
+        for _ in range(BEI_REACH):
+            following = next_word(text, at)
+            if following is None:
+                break
+            if low[following[0]:following[1]] in BEI_PERSON_AFTER:
+                yield Span(here[0], here[1], "PERSON", text[here[0]:here[1]])
+                break
+            at = following[1]
 
 
 def find_english(text: str) -> Iterator[Span]:
@@ -291,9 +418,11 @@ def _english_name(text: str, start: int, end: int) -> bool:
 
 def _english_in_context(text: str) -> Iterator[Span]:
     candidates: set[tuple[int, int]] = set()
-    for _, end, _word in _occurrences(text, EN_PERSON_BEFORE):
+    for start, end, word in _occurrences(text, EN_PERSON_BEFORE):
         following = next_word(text, end)
-        if following is not None:
+        if following is not None and not any(
+                (before, word) in EN_THING_BEFORE_PAIRS
+                for before in previous_words(text, start, 1)):  # "paid with Klarna"
             candidates.add(following)
     for start, _, _word in _occurrences(text, EN_PERSON_AFTER):
         i = start
@@ -318,6 +447,15 @@ def _english_in_context(text: str) -> Iterator[Span]:
                 i -= 1
             if i < start and i > 0 and text[i - 1].isalpha():
                 candidates.add((_word_start(text, i), i))
+    for start, end, _word in _occurrences(text, EN_PROGRESSIVE):  # "Kwabena is driving"
+        following = next_word(text, end)
+        if following is None or not low[following[0]:following[1]].endswith("ing"):
+            continue
+        i = start
+        while i > 0 and text[i - 1] in _SPACES:
+            i -= 1
+        if i < start and i > 0 and text[i - 1].isalpha():
+            candidates.add((_word_start(text, i), i))
     for start, end in sorted(candidates):
         if _english_name(text, start, end):
             yield Span(start, end, "PERSON", text[start:end])
