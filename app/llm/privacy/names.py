@@ -202,7 +202,8 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     3. a set phrase ("frank und frei", "durch Mark und Bein"): word;
     4. its family's word before it ("am Freitag", "pizza Margherita"): word;
     5. an article, possessive or number before it, or two words before with an adjective
-       between ("die alte Kiefer"): word, unless a verb of speaking follows;
+       between ("die alte Kiefer", "the dev server"): word, unless a verb of speaking
+       follows (for a word of the English list alone: only in lower case);
     6. a verb of speaking after it, or any verb after it at the start of a clause or when
        capitalised ("Heide kommt mit", "Summer is going"): person; its family's word after
        it ("Wiener Würstchen", "Rosen aus dem Garten"): word;
@@ -241,9 +242,11 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if any(previous in family.before for family in rows):
         return False
     speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
-    if _determined(text, start, before) and not speaking:
-        return False
     lower = value.islower()
+    # A capitalised word of the English list alone (no table row) after an article is a
+    # name ("die Anna kommt auch"): English writes its ordinary words in lower case.
+    if (families or lower) and _determined(text, start, before) and not speaking:
+        return False
     clause_start = _clause_start(text, start, previous)
     progressive = after in EN_PROGRESSIVE and after2.endswith("ing")  # "Summer is going"
     if speaking or progressive or (after in PERSON_AFTER and (not lower or clause_start)):
