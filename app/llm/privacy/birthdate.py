@@ -5,13 +5,14 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
 from app.llm.privacy.rules import (
     BIRTHDAY_AFTER, BIRTHDAY_AFTER_REACH, BIRTHDAY_REACH, BIRTHDAY_WORDS,
 )
-from app.llm.privacy.scan import has_digits, lowered, positions
+from app.llm.privacy.scan import digit_runs, lowered, positions
 from app.llm.privacy.spans import Span
 
 _MONTHS = (r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
@@ -47,13 +48,43 @@ def find(text: str) -> Iterator[Span]:
                 for word in BIRTHDAY_AFTER for at in positions(low, word)]
     seen: set[int] = set()
     for start, end in sorted(windows):
-        if not has_digits(text, start, end):  # every date has a year
-            continue
-        for match in _DATE.finditer(text, max(0, start), end):
+        for match in _dates(text, max(0, start), end):
             if match.start() in seen or not _near_birthday(text, match):
                 continue
             seen.add(match.start())
             yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))
+
+
+def _dates(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    """The dates in `text[start:end]` (what `_DATE.finditer` finds there): a date starts
+    at a digit run or at the month name right before one ("March 3, 1990"), so the pattern
+    is only tried there."""
+    runs = digit_runs(text)
+    done = start
+    for i in range(bisect.bisect_left(runs, (start, -1)), len(runs)):
+        run_start = runs[i][0]
+        if run_start >= end:
+            break
+        for at in (_word_before(text, run_start), run_start):
+            if at < done:
+                continue
+            match = _DATE.match(text, at, end)
+            if match is not None:
+                done = match.end()
+                yield match
+
+
+def _word_before(text: str, position: int) -> int:
+    """Where the word before `position` starts (past spaces and one dot): `position` if none."""
+    i = position
+    while i > 0 and text[i - 1] == " ":
+        i -= 1
+    if i > 0 and text[i - 1] == ".":
+        i -= 1
+    word_end = i
+    while i > 0 and text[i - 1].isalpha():
+        i -= 1
+    return i if i < word_end else position
 
 
 def _near_birthday(text: str, match: re.Match[str]) -> bool:

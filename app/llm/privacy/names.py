@@ -215,7 +215,8 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     value = text[start:end]
     key = value.lower()
     families = HOMONYMS.get(key)
-    if not families and not _english_word(key):
+    english = _english_word(key)
+    if not families and not english:
         return True
     rows = [FAMILIES[name] for name in families or ("word",)]
     before = previous_words(text, start)
@@ -226,6 +227,11 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     genitive = text[end:end + 1] in ("s", "S")
     if text[end:end + 2] in ("'s", "’s"):
         return True
+    lower = value.islower()
+    if not families and not lower and previous not in FAMILIES["word"].before:
+        # A capitalised word of the English list alone: a name unless a set phrase says
+        # otherwise (of the rules below, only 3 can make it the word).
+        return not _idiom_around(text, end, before)
     low = lowered(text)
     following = next_word(text, end + 1 if genitive else end)
     after = low[following[0]:following[1]] if following else ""
@@ -234,15 +240,14 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if genitive:
         following, after = None, ""
     after2 = ""
-    if following is not None:
+    if following is not None and after in _NEEDS_SECOND:
         second = next_word(text, following[1])
         after2 = low[second[0]:second[1]] if second else ""
-    if _idiom(before, key, after, after2):
+    if _idiom(before, after, after2):
         return False
     if any(previous in family.before for family in rows):
         return False
     speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
-    lower = value.islower()
     # A capitalised word of the English list alone (no table row) after an article is a
     # name ("die Anna kommt auch"): English writes its ordinary words in lower case.
     if (families or lower) and _determined(text, start, before) and not speaking:
@@ -254,7 +259,7 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if any(after in family.after for family in rows):
         return False
     calendar = any(family.name in ("weekday", "month") for family in rows)
-    if not lower and not calendar and not clause_start and _english_word(key):
+    if not lower and not calendar and not clause_start and english:
         return True
     if lower:
         if clause_start and (_verb(after) or (after in CLAUSE_JOINERS
@@ -283,11 +288,48 @@ def _english_word(word: str) -> bool:
     return word in vocabulary or (word.endswith("s") and word[:-1] in vocabulary)
 
 
-def _idiom(before: list[str], word: str, after: str, after2: str) -> bool:
-    around = {-2: before[1] if len(before) > 1 else "", -1: before[0] if before else "",
-              1: after, 2: after2}
-    return any(all(around.get(i - idiom.index("*")) == part
-                   for i, part in enumerate(idiom) if part != "*") for idiom in IDIOMS)
+def _idiom_shapes() -> dict[tuple[int, ...], frozenset[tuple[str, ...]]]:
+    """`rules.IDIOMS` by the places of their words around the name: one set lookup each."""
+    shapes: dict[tuple[int, ...], set[tuple[str, ...]]] = {}
+    for idiom in IDIOMS:
+        at = idiom.index("*")
+        offsets = tuple(i - at for i, part in enumerate(idiom) if part != "*")
+        shapes.setdefault(offsets, set()).add(tuple(part for part in idiom if part != "*"))
+    return {offsets: frozenset(words) for offsets, words in shapes.items()}
+
+
+_IDIOMS = _idiom_shapes()
+_IDIOM_WORDS = frozenset(part for idiom in IDIOMS for part in idiom if part != "*")
+_IDIOM_FIRST_AFTER = tuple(sorted({idiom[idiom.index("*") + 1] for idiom in IDIOMS
+                                   if idiom[-1] != "*"}))
+# Words after a name whose next word a rule reads too.
+_NEEDS_SECOND = frozenset({first for first, _ in SPEAKING_AFTER_PAIRS} | EN_PROGRESSIVE
+                          | CLAUSE_JOINERS | {words[0] for offsets, group in _IDIOMS.items()
+                                              for words in group if offsets[0] == 1})
+
+
+def _idiom_around(text: str, end: int, before: list[str]) -> bool:
+    low = lowered(text)
+    if not (before and before[0] in _IDIOM_WORDS) and not low[end:end + 16].lstrip(
+            _SPACES).startswith(_IDIOM_FIRST_AFTER):
+        return False  # no word of a set phrase next to it: no need to read further
+    following = next_word(text, end)
+    after, after2 = (low[following[0]:following[1]], "") if following else ("", "")
+    if following is not None and after in _NEEDS_SECOND:
+        second = next_word(text, following[1])
+        after2 = low[second[0]:second[1]] if second else ""
+    return _idiom(before, after, after2)
+
+
+def _idiom(before: list[str], after: str, after2: str) -> bool:
+    if not ((before and before[0] in _IDIOM_WORDS) or after in _IDIOM_WORDS):
+        return False  # every set phrase has a word right before or right after the name
+    around = (before[1] if len(before) > 1 else "", before[0] if before else "", "", after,
+              after2)  # the words at -2, -1, (the name), 1, 2
+    for offsets, words in _IDIOMS.items():
+        if tuple([around[i + 2] for i in offsets]) in words:
+            return True
+    return False
 
 
 def _determined(text: str, start: int, before: list[str]) -> bool:

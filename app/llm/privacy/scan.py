@@ -16,8 +16,6 @@ from collections.abc import Iterator
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _DIGITS = re.compile(r"\d+")
-# Cut from the ends of a space-separated token before it is taken as a word as it stands.
-_PUNCTUATION = ".,;:!?\"'()[]{}«»„“”‚‘’…–—-*/"
 
 
 @functools.lru_cache(maxsize=16)
@@ -33,14 +31,13 @@ def lowered(text: str) -> str:
 def present(text: str) -> frozenset[str]:
     """The lower-case words of `text` (runs of letters, joined by an apostrophe): the
     anchors not among them need no search at all."""
-    words: set[str] = set()
-    for token in lowered(text).split():
-        # Most tokens are a word with punctuation around it: str methods, no pattern.
-        token = token.strip(_PUNCTUATION)
-        if token.isalpha():
-            words.add(token)
-        elif token:
-            words.update(_WORD.findall(token))
+    # Most space-separated tokens are a word as they stand; only the distinct others (with
+    # punctuation, digits, "@") go through the pattern.
+    words = set(lowered(text).split())
+    odd = [token for token in words if not token.isalpha()]
+    words.difference_update(odd)
+    for token in odd:
+        words.update(_WORD.findall(token))
     return frozenset(words)
 
 

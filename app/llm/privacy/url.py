@@ -15,7 +15,7 @@ _URL = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'\]]+[^\s<>\"'\].,;:!?)]", re.I
 # A known private host written without "https://" ("meet.google.com/qvx-tkdr-mhe"): only
 # with a path, the part that makes it private.
 _BARE = re.compile(r"[\w.-]+/[^\s<>\"'\]]*[^\s<>\"'\].,;:!?)]")
-_BARE_HOSTS = tuple(sorted({host for host, _ in PRIVATE_URLS if host and not host.startswith(".")}))
+_BARE_HOSTS = frozenset(host for host, _ in PRIVATE_URLS if host and not host.startswith("."))
 
 
 def find(text: str) -> Iterator[Span]:
@@ -23,8 +23,7 @@ def find(text: str) -> Iterator[Span]:
     # str.find.
     low = lowered(text)
     starts = sorted({*_positions(low, "http"), *_positions(low, "www.")})
-    bare = {at for host in _BARE_HOSTS if host in low for at in positions(low, host)
-            if at == 0 or not (low[at - 1].isalnum() or low[at - 1] in "./@-_")}
+    bare = set(_bare_hosts(low))
     done = 0
     for at in sorted({*starts, *bare}):
         if at < done:
@@ -35,6 +34,16 @@ def find(text: str) -> Iterator[Span]:
         done = match.end()
         if is_private(match.group(0)):
             yield Span(match.start(), match.end(), "URL", match.group(0))
+
+
+def _bare_hosts(low: str) -> Iterator[int]:
+    """Where a known private host stands on its own right before a "/"."""
+    for slash in positions(low, "/"):
+        at = slash
+        while at > 0 and (low[at - 1].isalnum() or low[at - 1] in ".-"):
+            at -= 1
+        if low[at:slash] in _BARE_HOSTS and (at == 0 or low[at - 1] not in "/@_"):
+            yield at
 
 
 def _positions(low: str, marker: str) -> Iterator[int]:
