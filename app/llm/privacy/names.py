@@ -228,6 +228,8 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if text[end:end + 2] in ("'s", "’s"):
         return True
     lower = value.islower()
+    if not genitive and any(previous in family.before for family in rows):
+        return False  # rule 4, ahead of reading on: rules 2 and 3 could only say "word" too
     if not families and not lower and previous not in FAMILIES["word"].before:
         # A capitalised word of the English list alone: a name unless a set phrase says
         # otherwise (of the rules below, only 3 can make it the word).

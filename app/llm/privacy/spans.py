@@ -21,7 +21,8 @@ class Span(NamedTuple):  # a tuple: made by the dozen in every call, it must be 
 def settle(spans: Iterable[Span]) -> list[Span]:
     """Non-overlapping spans in text order: of overlapping finds the longer one wins (an
     e-mail address beats the name inside it), on a tie the kind ranked first in `KINDS`."""
-    ordered = sorted(spans, key=lambda s: (s.start - s.end, _RANK[s.kind], s.start))
+    # The same name is often found twice (registered, and after "Frau"): once is enough.
+    ordered = sorted(set(spans), key=lambda s: (s.start - s.end, _RANK[s.kind], s.start))
     starts: list[int] = []  # the taken spans, kept in text order
     taken: list[Span] = []
     for span in ordered:
