@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from app.llm.privacy.rules import (
     BEI_PERSON_AFTER, BEI_REACH, BELL_WORDS, CLAUSE_JOINERS, CLAUSE_VERBS, DETERMINERS,
@@ -213,12 +214,10 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     9. the rest of its family ("Freitags gehe ich", "August 2024"): word.
     """
     value = text[start:end]
-    key = value.lower()
-    families = HOMONYMS.get(key)
-    english = _english_word(key)
-    if not families and not english:
+    reading = _reading(value.lower())
+    if reading is None:
         return True
-    rows = [FAMILIES[name] for name in families or ("word",)]
+    families = reading.table
     before = previous_words(text, start)
     previous = before[0] if before else ""
     if previous in _HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
@@ -228,9 +227,9 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if text[end:end + 2] in ("'s", "’s"):
         return True
     lower = value.islower()
-    if not genitive and any(previous in family.before for family in rows):
+    if not genitive and previous in reading.before:
         return False  # rule 4, ahead of reading on: rules 2 and 3 could only say "word" too
-    if not families and not lower and previous not in FAMILIES["word"].before:
+    if not families and not lower:
         # A capitalised word of the English list alone: a name unless a set phrase says
         # otherwise (of the rules below, only 3 can make it the word).
         return not _idiom_around(text, end, before)
@@ -245,9 +244,7 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if following is not None and after in _NEEDS_SECOND:
         second = next_word(text, following[1])
         after2 = low[second[0]:second[1]] if second else ""
-    if _idiom(before, after, after2):
-        return False
-    if any(previous in family.before for family in rows):
+    if _idiom(before, after, after2) or previous in reading.before:
         return False
     speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
     # A capitalised word of the English list alone (no table row) after an article is a
@@ -258,30 +255,55 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     progressive = after in EN_PROGRESSIVE and after2.endswith("ing")  # "Summer is going"
     if speaking or progressive or (after in PERSON_AFTER and (not lower or clause_start)):
         return True
-    if any(after in family.after for family in rows):
+    if after in reading.after:
         return False
-    calendar = any(family.name in ("weekday", "month") for family in rows)
-    if not lower and not calendar and not clause_start and english:
+    if not lower and not reading.calendar and not clause_start and reading.english:
         return True
     if lower:
         if clause_start and (_verb(after) or (after in CLAUSE_JOINERS
                                               and (after2 in names or after2 in _SELF))):
             return True
         if families:
-            if any(family.lower for family in rows):
+            if reading.lower:
                 return False
         elif previous in EN_WORD_BEFORE:
             return False
-    number_next = text[end:end + 2].lstrip()[:1].isdigit()
-    for family in rows:
-        if (family.adverb_s and genitive) or (family.number_after and number_next):
-            return False
-    return True
+    if reading.adverb_s and genitive:
+        return False
+    return not (reading.number_after and text[end:end + 2].lstrip()[:1].isdigit())
+
+
+class _Reading(NamedTuple):
+    """What the rules need to know of a name that is also a word (its families merged)."""
+
+    table: bool  # a row of `HOMONYMS` (else: a word of the English list)
+    english: bool
+    before: frozenset[str]
+    after: frozenset[str]
+    lower: bool
+    adverb_s: bool
+    number_after: bool
+    calendar: bool  # a weekday or a month: capitalised in English too
+
+
+@functools.lru_cache(maxsize=4096)
+def _reading(word: str) -> _Reading | None:
+    """`word`'s ordinary readings (None: it is no ordinary word, only a name)."""
+    families = HOMONYMS.get(word)
+    english = _english_word(word)
+    if not families and not english:
+        return None
+    rows = [FAMILIES[name] for name in families or ("word",)]
+    return _Reading(bool(families), english, frozenset().union(*(f.before for f in rows)),
+                    frozenset().union(*(f.after for f in rows)), any(f.lower for f in rows),
+                    any(f.adverb_s for f in rows), any(f.number_after for f in rows),
+                    any(f.name in ("weekday", "month") for f in rows))
 
 
 _SELF = frozenset({"i", "ich", "me", "mir"})
 
 
+@functools.lru_cache(maxsize=4096)
 def _english_word(word: str) -> bool:
     """An ordinary English word (the word list, lower case; also its plural)."""
     if not word.isascii() or not word.isalpha():
