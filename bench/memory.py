@@ -48,6 +48,7 @@ from app.memory.session import SessionMemory  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
 from app.redis_server import EmbeddedRedis  # noqa: E402
 from app.settings import defaults  # noqa: E402
+from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TURN_CHARS = 2000
 SESSION_TURNS = 25
@@ -72,8 +73,7 @@ def session_turns() -> list[Turn]:
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return p50_p99(samples)
 
 
 def time_sync(function: Callable[[], object], iterations: int) -> list[float]:
@@ -346,7 +346,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
           "turns, everything but model time)")
     for seeded, values in results.items():
         print(f"  {seeded:>6} memories: p50 {statistics.median(values):7.3f} ms  "
-              f"p99 {values[min(len(values) - 1, int(len(values) * 0.99))]:7.3f} ms")
+              f"p99 {percentile(values, 0.99):7.3f} ms")
     delta = statistics.median(results[MEMORIES]) - statistics.median(results[0])
     print(f"  difference of the p50s: {delta:+.3f} ms (target ≤ 1 ms: "
           f"{'ok' if delta <= 1.0 else 'MISSED'})")

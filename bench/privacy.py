@@ -37,6 +37,7 @@ sys.path.insert(0, str(ROOT))
 from app.llm.privacy import Masker, NameIndex, scan, warm_up  # noqa: E402
 from app.llm.privacy.detectors import DETECTORS  # noqa: E402
 from app.llm.privacy.spans import settle  # noqa: E402
+from bench.percentiles import percentile  # noqa: E402
 from tests.privacy_eval import CASES, load, score  # noqa: E402
 
 INDEPENDENT = CASES.with_name("privacy_cases_independent.jsonl")
@@ -92,7 +93,7 @@ def measure(fn, iterations: int, texts: list[str]) -> tuple[list[float], list[fl
 
 
 def p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+    return percentile(values, q / 100)
 
 
 def main() -> None:

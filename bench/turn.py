@@ -45,6 +45,8 @@ from app.server import create_app  # noqa: E402
 from app.settings import defaults  # noqa: E402
 from app.typedefs import REDIS, SETTINGS  # noqa: E402
 
+from bench.percentiles import percentile  # noqa: E402
+
 TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 TARGET_OVERHEAD_MS = 10.0
@@ -75,11 +77,6 @@ class PathRuns(logging.Handler):
             fields = dict(getattr(record, "fields", {}))
             fields["turn_id"] = logctx.turn_id.get()  # the run's context, as the log has it
             self.runs.append(fields)
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 async def floor_ms(app: Any, samples: int = 300) -> list[float]:
@@ -152,7 +149,7 @@ def report(runs: list[dict[str, Any]], marks: dict[str, tuple[int, int]],
            floor: list[float], model: str) -> None:
     floor_p50 = statistics.median(floor)
     print(f"model: {model} (zero latency); floor (session retrieve + store): "
-          f"p50 {floor_p50:.3f} ms  p99 {pct(floor, 0.99):.3f} ms")
+          f"p50 {floor_p50:.3f} ms  p99 {percentile(floor, 0.99):.3f} ms")
     print(f"{'kind':<7} {'path':<6} {'calls':>5}  {'purposes':<62} {'total p50':>9} "
           f"{'model p50':>9} {'overhead p50':>12} {'p99':>7} {'÷floor':>6}")
     for kind, (start, end) in marks.items():
@@ -168,7 +165,7 @@ def report(runs: list[dict[str, Any]], marks: dict[str, tuple[int, int]],
             print(f"{kind:<7} {path:<6} {statistics.mean(calls):>5.2f}  "
                   f"{','.join(common):<62} {statistics.median(total):>9.3f} "
                   f"{statistics.median(model_ms):>9.3f} {statistics.median(overhead):>12.3f} "
-                  f"{pct(overhead, 0.99):>7.3f} {statistics.median(overhead) / floor_p50:>6.1f}")
+                  f"{percentile(overhead, 0.99):>7.3f} {statistics.median(overhead) / floor_p50:>6.1f}")
         per_turn: dict[str, float] = defaultdict(float)
         for record in runs[start:end]:
             per_turn[record["turn_id"]] += record["total_ms"] - record["model_ms"]
@@ -176,7 +173,7 @@ def report(runs: list[dict[str, Any]], marks: dict[str, tuple[int, int]],
         p50 = statistics.median(sums)
         verdict = "ok" if p50 <= TARGET_OVERHEAD_MS else "MISSED"
         print(f"{kind:<7} per turn (all its path runs): overhead p50 {p50:.3f} ms, "
-              f"p99 {pct(sums, 0.99):.3f} ms (target p50 ≤ {TARGET_OVERHEAD_MS} ms: {verdict})")
+              f"p99 {percentile(sums, 0.99):.3f} ms (target p50 ≤ {TARGET_OVERHEAD_MS} ms: {verdict})")
     print()
     print(PARALLEL_NOTE)
 

@@ -1,5 +1,5 @@
-"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline →
-memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
+"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline/backup →
+journal → memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
 fresh interpreter, and must not have loaded a module of a higher layer."""
 
 from __future__ import annotations
@@ -15,7 +15,10 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Higher number = higher layer. Of two layers of one rank only the named direction is
 # allowed (the summary in memory calls the model gateway), so there is no package cycle.
-RANK = {"storage": 1, "llm": 2, "memory": 2, "pipeline": 3, "runtime": 4, "api": 5}
+# The journal (with the writing profile) sits below the pipeline, whose interaction hint reads
+# the profile; backup sits beside the pipeline and reads the journal's tables to export them.
+RANK = {"storage": 1, "llm": 2, "memory": 2, "journal": 3, "pipeline": 4, "backup": 4,
+        "runtime": 5, "api": 6}
 SIBLING_USES = {("memory", "llm")}
 # The wiring above every layer: only `app.server` (and the entry points around it) builds
 # and connects services.

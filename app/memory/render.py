@@ -31,6 +31,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.i18n import language_of
 from app.log import fields
 from app.memory.turns import ORIGIN_IMPULSE, ORIGIN_UNKNOWN, ROLE_USER, Turn
 from app.settings import Settings
@@ -57,13 +58,11 @@ LABELS: dict[str, Labels] = {
     "en": Labels(user="USER", impulse="on their own", unknown="occasion unknown",
                  done="DONE", failed="FAILED"),
 }
-FALLBACK_LANGUAGE = "en"
 
 
 def labels_for(language: str) -> Labels:
     """The table for `de`, `de-DE`, `de_AT`, …; English for a language without a table."""
-    code = language.replace("_", "-").split("-", 1)[0].lower()
-    return LABELS.get(code, LABELS[FALLBACK_LANGUAGE])
+    return LABELS[language_of(language)]
 
 
 def occasion(turn: Turn, labels: Labels) -> str:

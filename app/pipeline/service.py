@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from app.i18n import FALLBACK_LANGUAGE
 from app.journal.profile.service import ProfileService
 from app.log import fields
 from app.memory.state import CharacterState
@@ -30,7 +31,7 @@ from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
 from app.pipeline.pixie.worker import PixieWorker
-from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
+from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.memory.reminders import ReminderStore
 from app.pipeline.vocabulary import (
