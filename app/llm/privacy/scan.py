@@ -16,6 +16,7 @@ from collections.abc import Iterator
 
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
 _DIGITS = re.compile(r"\d+")
+_PUNCTUATION = ".,;:!?\"'()[]«»„“”‚‘’…–—-*/"  # cut from a token's ends
 
 
 @functools.lru_cache(maxsize=16)
@@ -31,13 +32,17 @@ def lowered(text: str) -> str:
 def present(text: str) -> frozenset[str]:
     """The lower-case words of `text` (runs of letters, joined by an apostrophe): the
     anchors not among them need no search at all."""
-    # Most space-separated tokens are a word as they stand; only the distinct others (with
-    # punctuation, digits, "@") go through the pattern.
+    # Most space-separated tokens are a word as they stand, or with punctuation around it;
+    # only the distinct others (digits, "@", inner dashes) go through the pattern.
     words = set(lowered(text).split())
     odd = [token for token in words if not token.isalpha()]
     words.difference_update(odd)
     for token in odd:
-        words.update(_WORD.findall(token))
+        token = token.strip(_PUNCTUATION)
+        if token.isalpha():
+            words.add(token)
+        elif token:
+            words.update(_WORD.findall(token))
     return frozenset(words)
 
 
