@@ -46,13 +46,22 @@ def find(text: str) -> Iterator[Span]:
                for word in BIRTHDAY_WORDS for at in positions(low, word)]
     windows += [(at - BIRTHDAY_AFTER_REACH - _LONGEST_DATE, at)
                 for word in BIRTHDAY_AFTER for at in positions(low, word)]
-    seen: set[int] = set()
-    for start, end in sorted(windows):
+    for start, end in _merged(windows):
         for match in _dates(text, max(0, start), end):
-            if match.start() in seen or not _near_birthday(text, match):
-                continue
-            seen.add(match.start())
-            yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))
+            if _near_birthday(text, match):
+                yield Span(match.start(), match.end(), "BIRTHDATE", match.group(0))
+
+
+def _merged(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Overlapping windows as one ("geboren" is a word before and after a date): each date
+    is read once."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(windows):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def _dates(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
