@@ -37,6 +37,10 @@ from app.llm.privacy.words import (
 
 _CONTEXT_ANCHORS = HONORIFIC_WORDS | BELL_WORDS
 _PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
+# Words after a name that make it a person, alone ("said") or with the word after them
+# ("and I", "is driving").
+_BEFORE_A_VERB = (EN_PERSON_AFTER | EN_PROGRESSIVE
+                  | frozenset(first for first, _ in EN_PERSON_AFTER_PAIRS))
 
 
 def name_terms(names: Iterable[str]) -> tuple[str, ...]:
@@ -201,40 +205,27 @@ def _english_name(text: str, start: int, end: int) -> bool:
 
 def _english_in_context(text: str) -> Iterator[Span]:
     candidates: set[tuple[int, int]] = set()
-    for start, end, word in occurrences(text, EN_PERSON_BEFORE):
+    low = lowered(text)
+    for start, end, word in occurrences(text, EN_PERSON_BEFORE):  # "met Priya"
         following = next_word(text, end)
         if following is not None and not any(
                 (before, word) in EN_THING_BEFORE_PAIRS
                 for before in previous_words(text, start, 1)):  # "paid with Klarna"
             candidates.add(following)
-    for start, _, _word in occurrences(text, EN_PERSON_AFTER):
-        i = start
-        while i > 0 and text[i - 1] in SPACES:
-            i -= 1
-        if i < start and i > 0 and text[i - 1].isalpha():
-            candidates.add((word_start(text, i), i))
-    low = lowered(text)
-    for start, end, second in occurrences(text, _PAIR_SECONDS):
+    for start, end, second in occurrences(text, _PAIR_SECONDS):  # "married to Declan"
         before = previous_words(text, start, 1)
         if before and (before[0], second) in EN_PERSON_BEFORE_PAIRS:
             following = next_word(text, end)
             if following is not None:
                 candidates.add(following)
-    for first, second in EN_PERSON_AFTER_PAIRS:
-        for start, end, _word in occurrences(text, (first,)):
+    for start, end, word in occurrences(text, _BEFORE_A_VERB):
+        if word not in EN_PERSON_AFTER:  # "Priya and I", "Kwabena is driving"
             following = next_word(text, end)
-            if following is None or low[following[0]:following[1]] != second:
+            after = low[following[0]:following[1]] if following is not None else ""
+            if not ((word, after) in EN_PERSON_AFTER_PAIRS
+                    or (word in EN_PROGRESSIVE and after.endswith("ing"))):
                 continue
-            i = start
-            while i > 0 and text[i - 1] in SPACES:
-                i -= 1
-            if i < start and i > 0 and text[i - 1].isalpha():
-                candidates.add((word_start(text, i), i))
-    for start, end, _word in occurrences(text, EN_PROGRESSIVE):  # "Kwabena is driving"
-        following = next_word(text, end)
-        if following is None or not low[following[0]:following[1]].endswith("ing"):
-            continue
-        i = start
+        i = start  # "Jonathan said": the word before
         while i > 0 and text[i - 1] in SPACES:
             i -= 1
         if i < start and i > 0 and text[i - 1].isalpha():
