@@ -30,6 +30,10 @@ def find(text: str) -> Iterator[Span]:
     for start, end in digit_runs(text):
         if end - start > 4 or text[start] == "0" or start - 2 < done:
             continue
+        # The head ends with a capital letter, or one and a space or dash ("K LM 456").
+        last = text[start - 1]
+        if not ("A" <= last <= "Z" or (last in " -" and "A" <= text[start - 2] <= "Z")):
+            continue
         head = _HEAD.search(text, max(done, start - _REACH), start)
         match = head and _PLATE.match(text, head.start())
         if not match:
