@@ -63,6 +63,10 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "quote": "„{name}“",
             "none": "(leer)",
         },
+        "agents": {
+            # what the responder is told when an agent broke down (so it never claims success)
+            "failed": "Das hat nicht geklappt: Beim Ausführen ist ein Fehler passiert.",
+        },
         "reminders": {
             "set": "Ich erinnere dich {when} an „{text}“.",
             "when": "am {date:%d.%m.%Y} um {date:%H:%M} Uhr",
@@ -116,6 +120,9 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "or": "or",
             "quote": "“{name}”",
             "none": "(empty)",
+        },
+        "agents": {
+            "failed": "That did not work: something went wrong while doing it.",
         },
         "reminders": {
             "set": "I'll remind you of “{text}” {when}.",

@@ -1,7 +1,7 @@
 """What the offline model answers for the pipelines' purposes (SPEC §7 `offline`).
 
-Registered in the offline provider's purpose table (`app.llm.offline.handlers.register`)
-by `register_handlers()`, which `app.pipeline.service.install` calls when the app is built. Deterministic, no model: small German and English rules over the
+Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.purposes`). Deterministic,
+no model: small German and English rules over the
 prompt frame (`app.pipeline.prompts.frame`: titled blocks), so that without any model server
 "Setz Milch auf die Einkaufsliste" puts Milch on the list, "Erinnere mich morgen an den
 Zahnarzt" sets a reminder, and everything else gets a plain, sensible reply. Perception
@@ -196,9 +196,3 @@ PURPOSE_HANDLERS = {
     "agent_reminders": agent_reminders, "responder": responder, "thinker": thinker,
     "corrector": corrector, "salience_character": salience_character,
 }
-
-
-def register_handlers() -> None:
-    """Teach the offline provider this package's purposes (called by `service.install`)."""
-    for purpose, handler in PURPOSE_HANDLERS.items():
-        handlers.register(purpose, handler)

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
 import msgspec
 
+from app.emotion import LABELS, STORED_NAMES
 from app.llm.offline import lexicon as lx
 from app.llm.offline import phrases
 from app.llm.offline import text as tx
@@ -78,27 +79,14 @@ class Perception:
         def both(label: str) -> tuple[str, str]:
             return (label, lx.ENGLISH.get(label, label))
 
-        intents_de = list(self.intentions)
-        intents_en = [lx.ENGLISH.get(i, i) for i in self.intentions]
-        values: dict[str, Any] = {
-            "emotion": both(self.emotion),
-            "arousal": self.arousal,
-            "intentionen": (intents_de, intents_en),
-            "modus": both(self.mode),
-            "kern": self.core,
-            "emotions_vektor": both(self.emotions_vector),
-            "sprach_stil": both(self.language_style),
-            "beziehungs_dynamik": both(self.relationship_dynamic),
-            "tone": both(self.tone),
-            "themen": self.topics,
-            "sprache": self.language,
-        }
-        aliases = {
-            "intentions": "intentionen", "intents": "intentionen", "mode": "modus",
-            "core": "kern", "summary": "kern", "emotions_vector": "emotions_vektor",
-            "language_style": "sprach_stil", "relationship_dynamic": "beziehungs_dynamik",
-            "topics": "themen", "language": "sprache", "gespraechs_modus": "modus",
-        }
+        values: dict[str, Any] = {}
+        for name in (field.name for field in dataclass_fields(self)):
+            value = getattr(self, name)
+            values[STORED_NAMES.get(name, name)] = both(value) if name in LABELS else value
+        values["intentionen"] = (list(self.intentions),
+                                 [lx.ENGLISH.get(i, i) for i in self.intentions])
+        aliases = {**STORED_NAMES, "intents": "intentionen", "summary": "kern",
+                   "gespraechs_modus": "modus"}
         values.update({alias: values[name] for alias, name in aliases.items()})
         values["intent"] = both(self.intentions[0])
         return values
