@@ -35,6 +35,10 @@ from tests.fakemodel import Reply
 from tests.pipeline_support import fake_app, open_chat
 from tests.procs import AppProcess, free_port
 
+# Backups BGSAVE into the data dir's redis/ and restores load files there: the embedded
+# Redis of the data dir itself, not a database of the session's (tests/conftest.py).
+pytestmark = pytest.mark.own_redis
+
 PAIR_VIEWS = ("session", "lists", "reminders", "state")
 
 

@@ -9,9 +9,16 @@ import asyncio
 import signal
 import time
 
+import pytest
+
 from app.memory import keys
 from tests.fakemodel import Fault
 from tests.procs import AppProcess, clean_env
+
+
+# The processes get `redis_client`'s socket as --redis-url: a server of its own, which the
+# test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+pytestmark = pytest.mark.own_redis
 
 
 HEARTBEAT = 1.0  # expiry: three periods; the orphan sweep runs every three periods too

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from app import settings as settings_module
 from app.memory import keys
 from app.runtime.minimal import minimal_pipelines
@@ -15,6 +17,11 @@ from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat
 from tests.runtime_support import CATALOG, responders
+
+
+# The processes get `redis_client`'s socket as --redis-url: a server of its own, which the
+# test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+pytestmark = pytest.mark.own_redis
 
 
 def process(fake_model, data_dir, redis_url: str, **overrides):
@@ -62,8 +69,6 @@ async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client
 
 
 async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_client):
-    import pytest
-
     from app.runtime.slots import RedisSlots, SlotTimeout
 
     first = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
