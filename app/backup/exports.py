@@ -125,6 +125,20 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
             "from": query.start, "to": query.end}
 
 
+def day_range(column: str, query: ExportQuery) -> tuple[str, list[Any]]:
+    """The SQL condition that keeps `column` (a calendar date) within the query's days —
+    `" AND column >= ?"`, `" AND column <= ?"`, each where that bound is set — and its
+    parameters."""
+    sql, params = "", []
+    if query.start:
+        sql += f" AND {column} >= ?"
+        params.append(query.start)
+    if query.end:
+        sql += f" AND {column} <= ?"
+        params.append(query.end)
+    return sql, params
+
+
 def _registry() -> dict[str, Exporter]:
     from app.backup.chat_export import CHAT
     from app.backup.journal_export import JOURNAL
