@@ -12,7 +12,7 @@ import msgspec
 from aiohttp import web
 
 from app.api.profile import GovernanceIn, TextIn, facet_name, profile_text, service
-from app.api.validation import read_json, store_errors_as_api
+from app.api.validation import add_store_routes, read_json
 from app.auth import USER_ID
 from app.errors import ApiError, Handler
 from app.journal.profile import interaction
@@ -119,5 +119,4 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    for method, path, handler in routes():
-        app.router.add_route(method, path, store_errors_as_api(handler))
+    add_store_routes(app, routes())

@@ -11,7 +11,7 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from app.api.validation import bounded_text, read_json, store_errors_as_api
+from app.api.validation import add_store_routes, bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError, Handler
 from app.journal.profile import model, portability, review
@@ -316,6 +316,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    for method, path, handler in routes():
-        app.router.add_route(method, path, store_errors_as_api(handler))
+    add_store_routes(app, routes())
 
