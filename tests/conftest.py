@@ -64,7 +64,8 @@ SESSION_DATABASES = 16  # redis-server's default `databases`; a test opens far f
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{OWN_REDIS}: the test's apps and `redis_client` start redis-servers of "
-        "their own instead of using a database of the session's one (see `session_redis`)")
+        "their own instead of using databases of the session's one (tests/conftest.py "
+        "`SessionRedis`)")
 
 
 class SessionRedis:
@@ -73,21 +74,22 @@ class SessionRedis:
     test asks for flushes all of them (FLUSHALL), so nothing a test wrote can reach another.
 
     It serves the in-process apps (create_app) in place of their embedded Redis — see
-    `_session_redis_for_apps` — and `redis_client`; it saves one redis-server start and stop
-    (about 0.13 s) per test. Tests keep servers of their own, by the `own_redis` marker,
-    where the server itself is under test or its files or URL are handed on:
+    `_session_redis_for_apps` — and `redis_client`; that saves a redis-server start and stop
+    (about 0.13 s together) per app and per `redis_client`. Tests keep servers of their own,
+    by the `own_redis` marker, where the server itself is under test or is handed on:
 
-    - backup and restore (tests/test_backup.py, the restores in tests/test_journal_export.py):
+    - backup and restore (tests/test_backup.py, the restore in tests/test_journal_export.py):
       a backup BGSAVEs into the data dir's `redis/` and a restore loads files there, both
       through the embedded server of the data dir;
     - the CLI commands that start the data dir's embedded Redis next to an app of the same
       test (`user delete` in tests/test_hardening_cli.py);
-    - multiprocess and kill -9 tests handing `redis_client`'s socket to subprocesses as
-      `--redis-url` (tests/test_runtime_multiprocess.py, tests/test_hardening_crash.py):
-      the URL names no database, and ACL or process state must not outlive the test.
+    - multiprocess tests handing `redis_client`'s socket on as `--redis-url`
+      (tests/test_runtime_multiprocess.py, the kill -9 test in tests/test_hardening_crash.py):
+      that URL names no database, and their pub/sub channels are server-wide, not per
+      database.
 
-    Subprocess apps (tests/procs.py `AppProcess`) always start their own: the stand-in only
-    replaces the class inside this process.
+    Subprocess apps (tests/procs.py `AppProcess`: the kill -9 tests, the CLI tests) always
+    start their own on their data dir: the stand-in only replaces the class in this process.
     """
 
     def __init__(self) -> None:
@@ -128,6 +130,7 @@ class SessionRedis:
 
 @pytest.fixture(scope="session")
 def session_redis() -> Iterator[SessionRedis]:
+    """The session's redis-server (`SessionRedis`: which tests keep their own, and why)."""
     shared = SessionRedis()
     try:
         yield shared
