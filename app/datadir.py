@@ -3,6 +3,9 @@
 Two apps on one data dir would run two Redis servers over one AOF and two SQLite writers;
 an exclusive `flock` on `novaberg.lock` makes the second one stop with a clear message.
 The kernel drops the lock when the process dies, so a crash never leaves it stale.
+
+Its layout: the SQLite database (`DATABASE_FILE`) and the embedded Redis's folder
+(`REDIS_DIR`), named here for the app, the command line and backup alike.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ import os
 from pathlib import Path
 
 LOCK_FILE = "novaberg.lock"
+DATABASE_FILE = "novaberg.sqlite3"
+REDIS_DIR = "redis"
 
 
 class DataDirError(RuntimeError):

@@ -1,17 +1,24 @@
-"""The app factory: one aiohttp application, one cleanup context per resource.
+"""The app factory and the wiring: the one place that builds the services and connects them.
 
-Resources come up in order and go down in reverse: data-dir lock → Redis (embedded or
-external) → SQLite → auth. Later parts of the product (model gateway, runtime consumers,
-reminder clock) add their own cleanup contexts in `create_app`.
+`create_app` chooses what the app runs (the offline model's answers, `app.purposes`; the
+characters and the pipelines, which tests may replace before the app starts) and lists one
+cleanup context per resource. They come up in order and go down in reverse: data-dir lock →
+Redis (embedded or external) → SQLite → auth → model gateway → the pipelines' services →
+runtime (hub, run slots, keeper, recovery) → reminder clock → backups → journal jobs →
+Pixie worker. The layers below read no app key: what a service uses is handed to it here.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
 import logging
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
 
 import redis
 import redis.asyncio as aioredis
@@ -21,29 +28,36 @@ from aiohttp import web
 from app import log as logctx
 from app.api import setup_routes
 from app.auth import Auth, LoginThrottle, auth_middleware_factory
-from app.backup.service import backup_ctx
-from app.datadir import DataDirLock
+from app.backup.service import BackupService
+from app.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.errors import error_middleware
-from app.journal.service import install as install_journal
-from app.journal.service import journal_ctx
+from app.journal.jobs import JournalJobs
+from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
-from app.pipeline.service import install as install_pipelines
-from app.pipeline.service import pixie_ctx, reminder_clock_ctx
+from app.memory.reminders import ReminderStore
+from app.pipeline.characters import CharacterBook
+from app.pipeline.impulses import ReminderClock
+from app.pipeline.pixie.worker import PixieWorker
+from app.pipeline.service import PipelineHost
+from app.purposes import register_offline_answers
 from app.redis_server import EmbeddedRedis
-from app.runtime.service import close_websockets, runtime_ctx
+from app.runtime.hub import Hub
+from app.runtime.keeper import Keeper
+from app.runtime.recovery import recover
+from app.runtime.runtime import Runtime
+from app.runtime.slots import LocalSlots, RedisSlots
 from app.settings import Settings
 from app.storage.database import Database
 from app.typedefs import (
-    AUTH, DB, GATEWAY, LOCAL_TOKEN, PRIVACY, REDIS, REDIS_INFO, SETTINGS,
+    AUTH, BACKUPS, CHARACTER_BOOK, CHARACTERS, DB, GATEWAY, HUB, JOURNAL, LOCAL_TOKEN,
+    PIPELINE_HOST, PIPELINES, PIXIE, PRIVACY, REDIS, REDIS_INFO, REMINDER_CLOCK, RUNTIME, SETTINGS,
     RedisInfo,
 )
 
 log = logging.getLogger(__name__)
 
 CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
-DATABASE_FILE = "novaberg.sqlite3"
-REDIS_DIR = "redis"
 REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
 
 
@@ -144,6 +158,156 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         await gateway.aclose()
 
 
+def install_pipelines(app: web.Application) -> None:
+    """The character book (built-in `nova` plus the data dir's definitions), the catalog the
+    API and the runtime consult, and path 1 / path 2 / after-delivery as the runtime's
+    `Pipelines`: chosen when the app is built, so tests may replace them before it starts."""
+    book = CharacterBook(app[SETTINGS])
+    host = PipelineHost(app[SETTINGS], book)
+    app[CHARACTER_BOOK] = book
+    app[CHARACTERS] = book.catalog()
+    app[PIPELINE_HOST] = host
+    app[PIPELINES] = host.pipelines()
+
+
+async def pipelines_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The pipelines' services, before the runtime's recovery may run a turn."""
+    app[PIPELINE_HOST].connect(app[REDIS], app[DB], app[GATEWAY])
+    yield
+
+
+async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Hub, run slots, runtime, keeper, recovery — up in that order, down in reverse.
+
+    Recovery runs after the heartbeat is written and before the app serves a request, so a
+    restarted process first closes or retries what a crash left open, then accepts new
+    input. With an external Redis (`redis_url`) the hub fans out through Redis, the run slots
+    live in Redis, and a wake listener plus an orphan sweep let several processes share the
+    pairs.
+    """
+    settings = app[SETTINGS]
+    redis = app[REDIS]
+    distributed = settings.redis_url is not None
+    hub = Hub(settings.ws_send_queue, redis if distributed else None,
+              max_per_user=settings.max_sockets_per_user)
+    instance_id = uuid.uuid4().hex[:12]
+    slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
+                        lease_seconds=3 * settings.turn_marker_refresh_seconds,
+                        instance_id=instance_id) if distributed
+             else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
+    runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots,
+                      pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
+                      instance_id=instance_id)
+    keeper = Keeper(runtime)
+    app[HUB] = hub
+    app[RUNTIME] = runtime
+    await hub.start()
+    await keeper.start()
+    report = await recover(runtime, only_dead_owners=distributed)
+    freeze_startup_objects()
+    log.info("runtime started", extra=logctx.fields(
+        instance=runtime.instance_id, distributed=distributed, graph_slots=settings.graph_slots,
+        woken_pairs=report.woken_pairs))
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        await runtime.stop()
+        await keeper.stop()
+        await hub.stop()
+
+
+def freeze_startup_objects() -> None:
+    """Keep the garbage collector's full sweeps short (the loop must not stall, SPEC §10).
+
+    A full collection walks every tracked object; the imports and the start-up leave some
+    hundred thousand of them, and one such walk took ~70 ms in the middle of a busy loop.
+    `gc.freeze` moves what exists now out of the collector's walks (it stays alive, as it
+    would anyway); everything allocated later is collected as usual. Undone at shutdown so a
+    process that builds several apps (the tests) does not keep their objects.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+async def close_websockets(app: web.Application) -> None:
+    """on_shutdown: close every WebSocket so the server does not wait for them."""
+    hub = app.get(HUB)
+    if hub is not None:
+        await hub.close_all()
+
+
+class BackgroundTask(Protocol):
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+@contextlib.asynccontextmanager
+async def running(task: BackgroundTask) -> AsyncIterator[None]:
+    """A background task started on entry and stopped on the way out, whatever happens."""
+    await task.start()
+    try:
+        yield
+    finally:
+        await task.stop()
+
+
+async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The reminder clock, one background task, started after the runtime (it submits
+    impulses through it) and stopped before it."""
+    host = app[PIPELINE_HOST]
+    clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
+                          app[RUNTIME].submit_impulse, long_term=host.services.long_term)
+    app[REMINDER_CLOCK] = host.clock = clock
+    async with running(clock):
+        yield
+
+
+async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
+    service = BackupService(app[SETTINGS])
+    app[BACKUPS] = service
+    task = asyncio.create_task(service.daily_loop(), name="daily-backup") \
+        if app[SETTINGS].backup_daily else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        await service.close()
+
+
+async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The journal's job runner: jobs a dead process left open are recovered at start,
+    running jobs cancelled and marked failed on stop."""
+    hub = app.get(HUB)
+    jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS],
+                       hub.publish if hub is not None else None)
+    await jobs.recover()
+    app[JOURNAL] = jobs
+    try:
+        yield
+    finally:
+        await jobs.close()
+
+
+async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The Pixie worker (long-term memory), one background task, started after the runtime
+    (it shares the runtime's run slots, at the lowest priority) and stopped before it."""
+    host = app[PIPELINE_HOST]
+    runtime = app[RUNTIME]
+    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
+                         long_term=host.services.long_term,
+                         context_for=host.background_context, instance_id=runtime.instance_id)
+    app[PIXIE] = host.pixie = worker
+    async with running(worker):
+        yield
+
+
 def create_app(settings: Settings, *, local_token: str | None = None) -> web.Application:
     """Build the application. `local_token` is the API token of the user `local`."""
     app = web.Application(
@@ -157,11 +321,11 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     app[SETTINGS] = settings
     if local_token:
         app[LOCAL_TOKEN] = local_token
+    register_offline_answers()
     # The one place the pipelines and characters in use are chosen (tests may replace them
     # before the app starts).
     install_pipelines(app)
-    install_journal(app)
-    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx])
+    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)

@@ -288,6 +288,14 @@ class Settings:
         _check_together(values)
         return Settings(values, sources)
 
+    def update(self, **changes: Any) -> None:
+        """Change values in place, validated as `replace` validates them (nothing changes
+        when one is bad). Only for the model choice made in the UI (`Gateway.switch`), so
+        that every holder of the settings in force (`app[SETTINGS]`, the gateway) reads it."""
+        new = self.replace(**changes)
+        object.__setattr__(self, "_values", new._values)
+        object.__setattr__(self, "_sources", new._sources)
+
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)

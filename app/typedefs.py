@@ -1,8 +1,9 @@
 """Typed keys for everything the app object carries (no bare string keys).
 
 A protocol module: it names the types of the services `app.server` builds and wires, but
-imports none of the layers at run time (only for type checkers), so any layer may read a key
-without pulling in the layers above it (tests/test_layers.py).
+imports none of the layers at run time (only for type checkers). Only the wiring
+(`app.server`, `app.cli`) and the API read the keys; the layers below get what they use
+handed in (tests/test_layers.py holds both).
 """
 
 from __future__ import annotations

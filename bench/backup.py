@@ -51,6 +51,7 @@ from app.settings import defaults  # noqa: E402
 from app.storage.database import connect  # noqa: E402
 from app.storage.migrations import apply_migrations  # noqa: E402
 from app.typedefs import REDIS  # noqa: E402
+from bench.percentiles import percentile  # noqa: E402
 from bench.runtime import Callbacks  # noqa: E402
 
 TOKEN = "bench-token-0123456789"
@@ -183,11 +184,6 @@ def io_floor(data: Path, settings) -> float:
     return time.perf_counter() - started
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(q * len(values)))] if values else 0.0
-
-
 async def main(args: argparse.Namespace) -> None:
     logging.disable(logging.INFO)
     rng = random.Random(7)
@@ -230,9 +226,9 @@ async def main(args: argparse.Namespace) -> None:
               f"{worst[1]:.1f} ms wall ({worst[2]})")
         print(f"   floor (serving, no backup): {floor[0]:.1f} ms CPU, {floor[1]:.1f} ms wall "
               f"({floor[2]})")
-        print(f"   requests served meanwhile: {len(lat)}, p50 {pct(lat, .5):.1f} ms, "
-              f"p99 {pct(lat, .99):.1f} ms (floor p50 {pct(floor_lat, .5):.1f}, "
-              f"p99 {pct(floor_lat, .99):.1f})")
+        print(f"   requests served meanwhile: {len(lat)}, p50 {percentile(lat, .5):.1f} ms, "
+              f"p99 {percentile(lat, .99):.1f} ms (floor p50 {percentile(floor_lat, .5):.1f}, "
+              f"p99 {percentile(floor_lat, .99):.1f})")
         print(f"   target: largest stall ≤ 20 ms ({'met' if worst[0] <= 20 else 'NOT met'} "
               "by loop CPU time)")
 

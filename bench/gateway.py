@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import logging
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -41,6 +40,7 @@ from app import log as logctx  # noqa: E402
 from app.llm import Gateway  # noqa: E402
 from app.llm.schema import json_schema  # noqa: E402
 from app.settings import defaults  # noqa: E402
+from bench.percentiles import p50_p99  # noqa: E402
 from tests.fakemodel import FakeModel  # noqa: E402
 
 TARGET = 1.2
@@ -52,11 +52,6 @@ MESSAGES = [{"role": "system", "content": "Du bist Nova, eine Begleiterin."},
 class Mood(msgspec.Struct):
     emotion: str
     arousal: float
-
-
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
 
 
 async def timed(fn: Callable[[], Awaitable[object]]) -> float:
@@ -75,8 +70,8 @@ async def compare(name: str, floor: Callable[[], Awaitable[object]],
         floor_ms.append(await timed(floor))
         subject_ms.append(await timed(subject))
         FAKE_REQUESTS.clear()  # the fake's request log is a test aid: keep the heap flat
-    f50, f99 = percentiles(floor_ms)
-    s50, s99 = percentiles(subject_ms)
+    f50, f99 = p50_p99(floor_ms)
+    s50, s99 = p50_p99(subject_ms)
     ratio = s50 / f50
     print(f"{name:<22} floor p50 {f50:6.3f} ms  p99 {f99:6.3f} ms | "
           f"gateway p50 {s50:6.3f} ms  p99 {s99:6.3f} ms | ratio p50 {ratio:4.2f}x")

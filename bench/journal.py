@@ -21,7 +21,6 @@ import asyncio
 import datetime as dt
 import json
 import logging
-import statistics
 import sys
 import tempfile
 import time
@@ -40,18 +39,14 @@ from app.journal.validator import validate  # noqa: E402
 from app.llm import Gateway  # noqa: E402
 from app.settings import defaults  # noqa: E402
 from app.storage.database import Database  # noqa: E402
+from bench.percentiles import p50_p99, percentile  # noqa: E402
 from tests.fakemodel import FakeModel  # noqa: E402
 
 USER = "local"
 
 
-def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
-
-
 def report(name: str, samples: list[float], target: float) -> None:
-    p50, p99 = percentiles(samples)
+    p50, p99 = p50_p99(samples)
     verdict = "ok" if p50 <= target else "MISSED"
     print(f"{name:<44} p50 {p50:7.2f} ms  p99 {p99:7.2f} ms  "
           f"target p50 <= {target:g} ms  {verdict}")
@@ -129,7 +124,7 @@ async def bench_generation(iterations: int, directory: Path) -> None:
     await db.close()
     await fake.close()
     report("generation overhead, 40-message day", overhead, 30)
-    p50, _ = percentiles(floors)
+    p50 = percentile(floors, 0.5)
     print(f"{'  (floor: the two model requests alone)':<44} p50 {p50:7.2f} ms")
 
 

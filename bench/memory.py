@@ -48,6 +48,7 @@ from app.memory.session import SessionMemory  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
 from app.redis_server import EmbeddedRedis  # noqa: E402
 from app.settings import defaults  # noqa: E402
+from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TURN_CHARS = 2000
 SESSION_TURNS = 25
@@ -61,19 +62,18 @@ def session_turns() -> list[Turn]:
         body = (f"Beitrag {index}: " + "Wort " * TURN_CHARS)[:TURN_CHARS]
         if index % 5 == 4:
             turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index,
-                              origin="eigener_impuls", emotion="neugier"))
+                              occasion="eigener_impuls", emotion="neugier"))
         elif index % 2 == 0:
             turns.append(Turn(f"t{index}", "user", body, 1.0e9 + index, emotion="neutral",
                               message_ids=[f"m{index}"]))
         else:
-            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, origin="antwort",
+            turns.append(Turn(f"t{index}", "assistant", body, 1.0e9 + index, occasion="antwort",
                               emotion="freude", message_ids=[f"m{index - 1}"]))
     return turns
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
-    ordered = sorted(samples)
-    return statistics.median(ordered), ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return p50_p99(samples)
 
 
 def time_sync(function: Callable[[], object], iterations: int) -> list[float]:
@@ -220,10 +220,8 @@ async def bench_long_term(iterations: int) -> None:
     from app.storage.database import Database
     from tests.pipeline_support import node_context
 
-    from app.pipeline import offline
-    from app.pipeline.pixie import offline as pixie_offline
-    offline.register_handlers()
-    pixie_offline.register_handlers()
+    from app.purposes import register_offline_answers
+    register_offline_answers()
     settings = defaults(llm_provider="offline")
     zone = zone_named(settings.timezone)
     now = time.time()
@@ -301,7 +299,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
     from tests.fakemodel import FakeModel, Reply, minimal_instance
 
     from app.server import create_app
-    from app.typedefs import DB, RUNTIME
+    from app.typedefs import DB, PIPELINE_HOST, RUNTIME
     sys.path.insert(0, str(ROOT / "bench"))
     from turn import AUTH, TOKEN, PathRuns  # noqa: PLC0415 - a sibling script
 
@@ -309,9 +307,6 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
     results = {}
     for seeded in (0, MEMORIES):
         collector = PathRuns()
-        graph_log = logging.getLogger("app.pipeline.graph")
-        graph_log.setLevel(logging.INFO)
-        graph_log.addHandler(collector)
         fake = await FakeModel().start()
         fake.default = lambda request: Reply(
             minimal_instance(request.schema) if request.schema else "Schön.", delay=latency)
@@ -321,6 +316,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
             app = create_app(defaults(data_dir=tmp, redis_appendfsync="no",
                                       rate_limit_per_second=1e6, **model),
                              local_token=TOKEN)
+            app[PIPELINE_HOST].on_path_run = collector.add
             async with TestClient(TestServer(app)) as client:
                 if seeded:
                     await seed_memories(app[DB], "local", seeded, time.time())
@@ -336,17 +332,15 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
                 await app[RUNTIME].idle()
                 await ws.close()
         await fake.close()
-        graph_log.removeHandler(collector)
         per_turn: dict[str, float] = {}
         for record in collector.runs:
-            per_turn[record["turn_id"]] = per_turn.get(record["turn_id"], 0.0) + \
-                record["total_ms"] - record["model_ms"]
+            per_turn[record.turn_id] = per_turn.get(record.turn_id, 0.0) + record.overhead_ms
         results[seeded] = sorted(per_turn.values())
     print(f"turn overhead (fake model answering after {latency * 1000:.0f} ms, {turns} chat "
           "turns, everything but model time)")
     for seeded, values in results.items():
         print(f"  {seeded:>6} memories: p50 {statistics.median(values):7.3f} ms  "
-              f"p99 {values[min(len(values) - 1, int(len(values) * 0.99))]:7.3f} ms")
+              f"p99 {percentile(values, 0.99):7.3f} ms")
     delta = statistics.median(results[MEMORIES]) - statistics.median(results[0])
     print(f"  difference of the p50s: {delta:+.3f} ms (target ≤ 1 ms: "
           f"{'ok' if delta <= 1.0 else 'MISSED'})")

@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.llm.privacy import Masker, NameIndex, warm_up  # noqa: E402
+from bench.percentiles import percentile  # noqa: E402
 from tests.privacy_eval import load, score  # noqa: E402
 
 PEOPLE = ["Anna Schmidt", "Anni", "Paul Meier", "Onkel August", "Frau Dr. Özdemir", "Frank",
@@ -84,7 +85,7 @@ def measure(fn, iterations: int, texts: list[str]) -> tuple[list[float], list[fl
 
 
 def p(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+    return percentile(values, q / 100)
 
 
 def main() -> None:

@@ -20,7 +20,6 @@ import argparse
 import asyncio
 import logging
 import random
-import statistics
 import sys
 import tempfile
 import time
@@ -34,6 +33,7 @@ from app.journal.profile.model import Change  # noqa: E402
 from app.journal.profile.service import ProfileService  # noqa: E402
 from app.settings import defaults  # noqa: E402
 from app.storage.database import Database  # noqa: E402
+from bench.percentiles import p50_p99  # noqa: E402
 
 USER = "local"
 WORDS = ("Morgens Fahrrad Markt Sauerteigbrot Suppe Nachbarin regnete leise ich wir und "
@@ -77,9 +77,7 @@ async def timed(fn, iterations: int) -> list[float]:
 
 
 def report(name: str, samples: list[float], target: float | None) -> None:
-    ordered = sorted(samples)
-    p50 = statistics.median(ordered)
-    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    p50, p99 = p50_p99(samples)
     verdict = "" if target is None else (" OK" if p50 <= target else f" OVER {target} ms")
     print(f"{name:<34} p50 {p50:8.2f} ms   p99 {p99:8.2f} ms{verdict}")
 

@@ -11,8 +11,9 @@ at a time and waits for each answer on the WebSocket. Three kinds of turns:
 - action:  "Setz <item> auf die Einkaufsliste"      (path 2 with router → lists agent)
 - two:     "Setz <item> auf die Liste und erinnere mich morgen an <x>"  (planner, 2 agents)
 
-Every path run logs its node times and model calls (`app.pipeline.graph`, "path run"); this
-script reads those records. Overhead = the path's wall time minus the time spent inside
+Every completed path run returns its node times and model calls (`app.pipeline.graph.GraphRun`);
+the pipeline host hands each to its `on_path_run` observer, where this script collects them.
+Overhead = the path's wall time minus the time spent inside
 model calls (`NodeContext.ask`, which includes the gateway). Floor, measured in the same run
 on the same Redis: one session `retrieve` + `store` round trip — the least Redis work a path
 does. Printed: model calls per path and their purposes, p50/p99 of total, model and
@@ -38,12 +39,14 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from app import log as logctx  # noqa: E402
 from app.memory.session import SessionMemory  # noqa: E402
+from app.pipeline.graph import GraphRun  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
 from app.server import create_app  # noqa: E402
 from app.settings import defaults  # noqa: E402
-from app.typedefs import REDIS, SETTINGS  # noqa: E402
+from app.typedefs import PIPELINE_HOST, REDIS, SETTINGS  # noqa: E402
+
+from bench.percentiles import percentile  # noqa: E402
 
 TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -63,23 +66,14 @@ Which model calls could run in parallel, and whether they do:
 """
 
 
-class PathRuns(logging.Handler):
-    """Collects the `path run` records of `app.pipeline.graph`."""
+class PathRuns:
+    """Collects the `GraphRun` of every completed path run (`PipelineHost.on_path_run`)."""
 
     def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.runs: list[dict[str, Any]] = []
+        self.runs: list[GraphRun] = []
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.getMessage() == "path run":
-            fields = dict(getattr(record, "fields", {}))
-            fields["turn_id"] = logctx.turn_id.get()  # the run's context, as the log has it
-            self.runs.append(fields)
-
-
-def pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    def add(self, run: GraphRun) -> None:
+        self.runs.append(run)
 
 
 async def floor_ms(app: Any, samples: int = 300) -> list[float]:
@@ -98,9 +92,6 @@ async def floor_ms(app: Any, samples: int = 300) -> list[float]:
 async def run(turns: int, model: str) -> None:
     logging.basicConfig(level=logging.WARNING, stream=open("/dev/null", "w"))  # noqa: SIM115
     collector = PathRuns()
-    graph_log = logging.getLogger("app.pipeline.graph")
-    graph_log.setLevel(logging.INFO)
-    graph_log.addHandler(collector)
     fake = None
     with tempfile.TemporaryDirectory() as tmp:
         # No rate limit (one client sends as fast as it is answered) and no fsync per write
@@ -116,6 +107,7 @@ async def run(turns: int, model: str) -> None:
         else:
             overrides["llm_provider"] = "offline"
         app = create_app(defaults(**overrides), local_token=TOKEN)
+        app[PIPELINE_HOST].on_path_run = collector.add
         async with TestClient(TestServer(app)) as client:
             ws = await client.ws_connect("/api/ws", headers=AUTH)
             kinds = {"chat": lambda i: f"Wie war dein Tag? ({i})",
@@ -148,35 +140,36 @@ async def app_idle(app: Any) -> None:
     await app[RUNTIME].idle()
 
 
-def report(runs: list[dict[str, Any]], marks: dict[str, tuple[int, int]],
+def report(runs: list[GraphRun], marks: dict[str, tuple[int, int]],
            floor: list[float], model: str) -> None:
     floor_p50 = statistics.median(floor)
     print(f"model: {model} (zero latency); floor (session retrieve + store): "
-          f"p50 {floor_p50:.3f} ms  p99 {pct(floor, 0.99):.3f} ms")
+          f"p50 {floor_p50:.3f} ms  p99 {percentile(floor, 0.99):.3f} ms")
     print(f"{'kind':<7} {'path':<6} {'calls':>5}  {'purposes':<62} {'total p50':>9} "
           f"{'model p50':>9} {'overhead p50':>12} {'p99':>7} {'÷floor':>6}")
     for kind, (start, end) in marks.items():
-        by_path: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        by_path: dict[str, list[GraphRun]] = defaultdict(list)
         for record in runs[start:end]:
-            by_path[record["path"]].append(record)
+            by_path[record.path].append(record)
         for path, records in sorted(by_path.items()):
-            calls = [len(r["model_calls"]) for r in records]
-            common = statistics.mode(tuple(r["model_calls"]) for r in records)
-            total = [r["total_ms"] for r in records]
-            model_ms = [r["model_ms"] for r in records]
-            overhead = [r["total_ms"] - r["model_ms"] for r in records]
+            calls = [len(r.model_calls) for r in records]
+            common = statistics.mode(tuple(purpose for purpose, _ in r.model_calls)
+                                     for r in records)
+            total = [r.total_ms for r in records]
+            model_ms = [r.model_ms for r in records]
+            overhead = [r.overhead_ms for r in records]
             print(f"{kind:<7} {path:<6} {statistics.mean(calls):>5.2f}  "
                   f"{','.join(common):<62} {statistics.median(total):>9.3f} "
                   f"{statistics.median(model_ms):>9.3f} {statistics.median(overhead):>12.3f} "
-                  f"{pct(overhead, 0.99):>7.3f} {statistics.median(overhead) / floor_p50:>6.1f}")
+                  f"{percentile(overhead, 0.99):>7.3f} {statistics.median(overhead) / floor_p50:>6.1f}")
         per_turn: dict[str, float] = defaultdict(float)
         for record in runs[start:end]:
-            per_turn[record["turn_id"]] += record["total_ms"] - record["model_ms"]
+            per_turn[record.turn_id] += record.overhead_ms
         sums = list(per_turn.values())
         p50 = statistics.median(sums)
         verdict = "ok" if p50 <= TARGET_OVERHEAD_MS else "MISSED"
         print(f"{kind:<7} per turn (all its path runs): overhead p50 {p50:.3f} ms, "
-              f"p99 {pct(sums, 0.99):.3f} ms (target p50 ≤ {TARGET_OVERHEAD_MS} ms: {verdict})")
+              f"p99 {percentile(sums, 0.99):.3f} ms (target p50 ≤ {TARGET_OVERHEAD_MS} ms: {verdict})")
     print()
     print(PARALLEL_NOTE)
 

@@ -41,7 +41,7 @@ from typing import Any, Final, Literal
 from transitions import Machine, MachineError
 
 State = Literal["queued", "path1", "path2", "delivered", "failed"]
-Origin = Literal["user", "character"]
+Initiator = Literal["user", "character"]  # who started the turn
 
 QUEUED: Final = "queued"
 PATH1: Final = "path1"
@@ -84,25 +84,25 @@ class TurnLifecycle:
     for its own convenience methods.)
     """
 
-    def __init__(self, machine: Machine, origin: Origin, *, state: str = QUEUED,
+    def __init__(self, machine: Machine, initiator: Initiator, *, state: str = QUEUED,
                  attempts: int = 1, max_attempts: int = 2, perceived: bool = False) -> None:
-        if origin not in ("user", "character"):
-            raise ValueError(f"unknown turn origin {origin!r}")
+        if initiator not in ("user", "character"):
+            raise ValueError(f"unknown turn initiator {initiator!r}")
         if state not in STATES:
             raise ValueError(f"unknown turn state {state!r}")
         self._machine = machine
         self.state = state
-        self.origin = origin
+        self.initiator = initiator
         self.attempts = attempts
         self.max_attempts = max_attempts
         self.perceived = perceived
 
     # --- guards -------------------------------------------------------------------------
     def needs_perception(self) -> bool:
-        return self.origin == "user" and not self.perceived
+        return self.initiator == "user" and not self.perceived
 
     def answers_without_path1(self) -> bool:
-        return self.origin == "character" or self.perceived
+        return self.initiator == "character" or self.perceived
 
     def has_attempts_left(self) -> bool:
         return self.attempts < self.max_attempts
@@ -153,8 +153,8 @@ def _machine() -> Machine:
     return _MACHINE
 
 
-def build_machine(origin: Origin, *, state: str = QUEUED, attempts: int = 1,
+def build_machine(initiator: Initiator, *, state: str = QUEUED, attempts: int = 1,
                   max_attempts: int = 2, perceived: bool = False) -> TurnLifecycle:
     """A lifecycle in `state`, driven by the machine built from `TRANSITIONS`."""
-    return TurnLifecycle(_machine(), origin, state=state, attempts=attempts,
+    return TurnLifecycle(_machine(), initiator, state=state, attempts=attempts,
                          max_attempts=max_attempts, perceived=perceived)

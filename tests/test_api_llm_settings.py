@@ -11,6 +11,7 @@ from app.api.llm_settings import update_toml_lines
 from app.accounts import add_user_sync
 from app.server import DATABASE_FILE, create_app
 from app.settings import load_settings
+from app.typedefs import GATEWAY, SETTINGS
 from tests.conftest import AUTH, TOKEN
 
 KEY = "sk-test-0123456789abcdef"
@@ -33,6 +34,12 @@ async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_mo
     assert KEY not in await again.text() and (await again.json())["provider"] == "openai"
     health = await (await client.get("/api/health")).json()
     assert health["llm"]["provider"] == "openai"
+    # One truth: the app's settings are the gateway's, and both say the new model.
+    in_force = client.app[SETTINGS]
+    assert client.app[GATEWAY].settings is in_force
+    assert (in_force.llm_provider, in_force.llm_url, in_force.llm_model) == (
+        "openai", fake_model.url, "fake")
+    assert in_force.llm_api_key == KEY
 
     # Kept where the next start reads it: the key only in the owner-only secrets file.
     data = settings.data_path
@@ -59,6 +66,8 @@ async def test_an_empty_key_removes_it_and_offline_restores_auto_detection(clien
     info = await response.json()
     assert response.status == 200 and info["offline"] is True and info["api_key"] is None
     assert info["auto_detect"] is True
+    in_force = client.app[SETTINGS]
+    assert in_force.llm_provider is None and in_force.llm_api_key is None
     reloaded = load_settings({"data_dir": str(settings.data_path)}, env={})
     # Nothing pinned: the next start auto-detects a local server again (issue 11 item 7).
     assert reloaded.llm_provider is None and reloaded.llm_api_key is None
@@ -79,6 +88,7 @@ async def test_bad_choices_are_refused_and_change_nothing(client, settings, body
     assert (await response.json())["error"]["code"] == code
     assert not (settings.data_path / "config.toml").exists()
     assert (await (await client.get("/api/llm", headers=AUTH)).json())["offline"] is True
+    assert client.app[SETTINGS].llm_provider == "offline"
 
 
 async def test_a_setting_fixed_by_the_environment_is_not_changed_here(aiohttp_client, data_dir):

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.pipeline.offline import parse_list_task, reminder_text
+from app.pipeline.offline_rules.lists import parse_list_task
+from app.pipeline.offline_rules.reminders import reminder_text
 from app.server import create_app
 from tests.conftest import TOKEN
 from app.typedefs import RUNTIME

@@ -1,10 +1,11 @@
-"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline →
-memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
+"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline/backup →
+journal → memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
 fresh interpreter, and must not have loaded a module of a higher layer."""
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # Higher number = higher layer. Of two layers of one rank only the named direction is
 # allowed (the summary in memory calls the model gateway), so there is no package cycle.
-RANK = {"storage": 1, "llm": 2, "memory": 2, "pipeline": 3, "runtime": 4, "api": 5}
+# The journal (with the writing profile) sits below the pipeline, whose interaction hint reads
+# the profile; backup sits beside the pipeline and reads the journal's tables to export them.
+RANK = {"storage": 1, "llm": 2, "memory": 2, "journal": 3, "pipeline": 4, "backup": 4,
+        "runtime": 5, "api": 6}
 SIBLING_USES = {("memory", "llm")}
 # The wiring above every layer: only `app.server` (and the entry points around it) builds
 # and connects services.
-WIRING = ("app.server", "app.cli", "app.__main__")
+WIRING = ("app.server", "app.purposes", "app.cli", "app.__main__")
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -52,9 +56,71 @@ def test_a_layer_imports_no_higher_one(layer: str) -> None:
     assert not wiring, f"app.{layer} loads the wiring: {wiring}"
 
 
+# The app object's keys (`app.typedefs`) are read by the wiring and the API only: the layers
+# below get what they use handed in.
+@pytest.mark.parametrize("layer", sorted((name for name in RANK if name != "api"),
+                                         key=RANK.__getitem__))
+def test_no_layer_below_the_api_reads_the_app_keys(layer: str) -> None:
+    assert "app.typedefs" not in loaded_by(layer)
+
+
+def test_the_app_keys_import_no_layer() -> None:
+    probe = "import json, sys, app.typedefs; " \
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('app.'))))"
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60, check=True)
+    loaded = json.loads(done.stdout)
+    assert "app.settings" in loaded
+    assert [m for m in loaded if layer_of(m) is not None or m in WIRING] == []
+
+
+_REACHES_THE_WIRING = re.compile(
+    r"^\s*(from ({0}) import|import ({0})\b)".format("|".join(re.escape(m) for m in WIRING)),
+    re.MULTILINE)
+
+
+def test_no_module_reaches_up_to_the_wiring_not_even_late() -> None:
+    """An import inside a function escapes the probes above; the source does not."""
+    reaching = []
+    for path in sorted((ROOT / "app").rglob("*.py")):
+        module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+        if module in WIRING:
+            continue
+        if _REACHES_THE_WIRING.search(path.read_text(encoding="utf-8")):
+            reaching.append(module)
+    assert reaching == []
+
+
 def test_statemachine_imports_nothing_of_app() -> None:
     probe = "import json, sys, statemachine; " \
             "print(json.dumps([m for m in sys.modules if m.startswith('app')]))"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)
     assert json.loads(done.stdout) == []
+
+
+def test_importing_the_product_registers_nothing() -> None:
+    """Offline answers are registered by the wiring (`app.purposes`), never as a side effect
+    of importing the module that defines them."""
+    probe = """
+import importlib, json, pkgutil
+import app
+for info in pkgutil.walk_packages(app.__path__, "app."):
+    if info.name != "app.__main__":
+        importlib.import_module(info.name)
+from app.llm.offline import handlers
+from app.purposes import OFFLINE_ANSWERS, register_offline_answers
+expected = {}
+for table in OFFLINE_ANSWERS:
+    expected.update(table)  # a later table wins, as in the registration
+def in_place():
+    return sorted(p for p, h in expected.items() if handlers.HANDLERS.get(p) is h)
+before = in_place()
+register_offline_answers()
+print(json.dumps([before, in_place(), sorted(expected)]))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120, check=True)
+    before, after, listed = json.loads(done.stdout)
+    assert before == [], f"registered by an import: {before}"
+    assert after == listed and "router" in listed and "journal_reconstruct" in listed

@@ -9,6 +9,7 @@ import pytest
 
 from app.llm import Gateway
 from app.server import create_app
+from app.settings import SettingsError
 from app.typedefs import GATEWAY
 from tests.conftest import TOKEN
 from tests.fakemodel import Fault
@@ -97,3 +98,20 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
     await client.app[GATEWAY].ready()
     body = await (await client.get("/api/health")).json()
     assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
+
+
+async def test_a_switch_changes_only_the_model_choice_of_the_settings_in_force(
+        start_fake_model, probing):
+    server = await start_fake_model()
+    settings = probing(closed_port_url(), closed_port_url())
+    async with Gateway(settings) as gateway:
+        with pytest.raises(ValueError, match="port"):
+            await gateway.switch(llm_provider="openai", port=1)
+        with pytest.raises(SettingsError):
+            await gateway.switch(llm_provider="gpt")
+        assert settings.llm_provider is None and gateway.provider.offline
+
+        await gateway.switch(llm_provider="openai", llm_url=server.url, llm_model="fake")
+        assert gateway.settings is settings and settings.llm_provider == "openai"
+        assert gateway.info() == {"provider": "openai", "model": "fake", "offline": False}
+        assert gateway.auto_detect is False

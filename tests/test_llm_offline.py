@@ -13,7 +13,8 @@ from app.llm import Gateway
 from app.llm.offline import handlers
 from app.llm.offline.handlers import perceive_text, reflective_reply, summarize
 from app.pipeline.schemas import Perception  # the product's own schema, not a copy
-from app.llm.schema import decode, discover_product_schemas, fill, neutral_instance
+from app.llm.schema import decode, fill, neutral_instance
+from app.purposes import model_schemas
 
 
 @pytest.fixture
@@ -255,7 +256,7 @@ def test_fill_takes_valid_values_and_leaves_the_neutral_default_for_the_rest():
 
 
 async def test_every_schema_gets_a_valid_answer_offline(offline):
-    schemas = {**discover_product_schemas(), **REPRESENTATIVE}
+    schemas = {**model_schemas(), **REPRESENTATIVE}
     for purpose, schema in schemas.items():
         for text in ("Hallo, wie geht es dir heute?", "Erinnere mich morgen um 8 an Anna!",
                      "I feel sad and lonely.", ""):
@@ -264,8 +265,10 @@ async def test_every_schema_gets_a_valid_answer_offline(offline):
             assert decode(result.text, schema) == result.value, purpose
 
 
-def test_the_product_registers_its_schemas():
-    assert {"perception", "router", "thinker"} <= set(discover_product_schemas())
+def test_the_product_lists_its_schemas():
+    listed = model_schemas()
+    assert {"perception", "router", "thinker", "journal_reconstruct", "profile_review"} <= set(
+        listed)
 
 
 class Route(msgspec.Struct, kw_only=True):

@@ -8,7 +8,8 @@ import msgspec
 import pytest
 
 from app.llm import Gateway, ModelError
-from app.llm.gateway import PRIVACY_RETRY_PROMPT, is_local
+from app.llm.detect import is_local
+from app.llm.guard import PRIVACY_RETRY_PROMPT
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
 from app.storage.database import Database
 from tests.fakemodel import Fault, Reply

@@ -30,7 +30,7 @@ def make(kind: str, content: str, *, emotion: str = "", done: bool | None = None
     role = "user" if kind == "user" else "assistant"
     origin = {"user": "", "reply": "antwort", "continue": "fortsetzung",
               "impulse": "eigener_impuls", "unknown": ""}[kind]
-    return Turn(turn_id, role, content, 1.0, origin=origin, emotion=emotion,
+    return Turn(turn_id, role, content, 1.0, occasion=origin, emotion=emotion,
                 action_done=done, action_succeeded=ok)
 
 
@@ -45,7 +45,7 @@ def kind_of(turn: Turn) -> str:
     if turn.role == "user":
         return "user"
     return {"antwort": "reply", "fortsetzung": "continue", "eigener_impuls": "impulse",
-            "": "unknown"}[turn.origin]
+            "": "unknown"}[turn.occasion]
 
 
 # --- labels ------------------------------------------------------------------------------------

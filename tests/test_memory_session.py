@@ -33,7 +33,8 @@ def user(turn_id: str, text: str = "hallo", **extra: object) -> Turn:
 
 
 def reply(turn_id: str, text: str = "hi", origin: str = "antwort") -> Turn:
-    return Turn(turn_id, "assistant", text, 1700000001.0, origin=origin)  # type: ignore[arg-type]
+    return Turn(turn_id, "assistant", text, 1700000001.0,
+                occasion=origin)  # type: ignore[arg-type]
 
 
 async def test_store_appends_in_order_and_retrieve_reads_back(memory: SessionMemory) -> None:
@@ -144,7 +145,7 @@ async def test_retrieve_reads_old_records_and_leaves_out_only_hopeless_ones(
     await redis_client.set(SUMMARY, "Bisher: Anna, Bonn, 3 Katzen.")
     with caplog.at_level(logging.ERROR):
         turns, summary = await memory.retrieve(U, C)
-    assert [t.content for t in turns] == ["alt", "hi"] and turns[0].origin == ""
+    assert [t.content for t in turns] == ["alt", "hi"] and turns[0].occasion == ""
     assert summary == "Bisher: Anna, Bonn, 3 Katzen."
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and errors[0].fields["index"] == 1

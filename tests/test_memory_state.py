@@ -10,17 +10,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from app.memory import keys
+from app.memory.stance import Stance, load_stance, save_stance
 from app.memory.state import (
     BASELINE,
     CharacterState,
-    Stance,
     ThoughtArousalError,
     decay,
     empathy_switch,
-    load_stance,
     load_state,
     raise_arousal,
-    save_stance,
     save_state,
     validate_thought_arousal,
 )

@@ -28,7 +28,7 @@ def conversation(count: int, start: int = 0) -> list[Turn]:
     for index in range(start, start + count):
         if index == 3:
             turns.append(Turn(f"t{index}", "assistant", "Wollen wir morgen um 9 Uhr nach Köln?",
-                              float(index), origin="eigener_impuls"))
+                              float(index), occasion="eigener_impuls"))
         elif index == 5:
             turns.append(Turn(f"t{index}", "assistant", "Alte Zeile ohne Anlass.", float(index)))
         elif index % 2 == 0:
@@ -36,7 +36,7 @@ def conversation(count: int, start: int = 0) -> list[Turn]:
                               float(index), emotion="neutral"))
         else:
             turns.append(Turn(f"t{index}", "assistant", f"Schön, Anna! Antwort {index}.",
-                              float(index), origin="antwort"))
+                              float(index), occasion="antwort"))
     return turns
 
 

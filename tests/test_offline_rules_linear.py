@@ -21,8 +21,11 @@ from app.llm.offline import lexicon
 
 LENGTH = 20_000
 LIMIT_SECONDS = 0.050
-MODULES = ("app.pipeline.offline", "app.llm.offline.handlers", "app.llm.offline.text",
-           "app.llm.offline.lexicon", "app.pipeline.tribunal", "app.llm.providers.offline")
+MODULES = ("app.pipeline.offline", "app.pipeline.offline_rules.words",
+           "app.pipeline.offline_rules.routing", "app.pipeline.offline_rules.lists",
+           "app.pipeline.offline_rules.reminders", "app.llm.offline.handlers",
+           "app.llm.offline.text", "app.llm.offline.lexicon", "app.pipeline.tribunal",
+           "app.llm.providers.offline")
 GENERIC = ("a", "ä", " ", "a ", "aa ", ".", "\n", "a\n", "(", "[", "( a", "1", "1 ", "a, ",
            "\"a", "„a", "[1] ", "ich ", "x-", "\t")
 
@@ -72,9 +75,9 @@ def test_rule_is_linear_on_20000_characters(name: str, pattern: re.Pattern[str])
 
 def test_list_phrases_are_found_in_linear_time() -> None:
     """The list verbs' phrases (not single regexes) on worst cases built from their words."""
-    from app.pipeline import offline
+    from app.pipeline.offline_rules import lists
 
-    for phrase in (offline._ADD, offline._ADD_HINZU, offline._REMOVE):
+    for phrase in (lists._ADD, lists._ADD_HINZU, lists._REMOVE):
         for unit in ("setz ", "put (", "füg der ", "nimm ", "nimm von ", "a "):
             text = (unit * (LENGTH // len(unit) + 1))[:LENGTH]
             start = time.thread_time()
@@ -83,7 +86,7 @@ def test_list_phrases_are_found_in_linear_time() -> None:
 
 
 def test_reminder_cue_is_found_in_linear_time() -> None:
-    from app.pipeline.offline import wants_reminder
+    from app.pipeline.offline_rules.routing import wants_reminder
 
     assert wants_reminder("Kannst du mich morgen an den Zahnarzt erinnern?")
     assert not wants_reminder("Frag mich. Erinnern ist schwer.")

@@ -127,7 +127,7 @@ async def test_the_planner_runs_at_most_planner_max_steps(fake_model, make_setti
         {"agent": "lists", "task": "Setz Milch auf die Liste"},
         {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"}]})
     fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
-    caplog.set_level(logging.WARNING, logger="app.pipeline.path2")
+    caplog.set_level(logging.WARNING, logger="app.pipeline.planning")
 
     await chat.response(await chat.send("Setz Milch auf die Liste und erinnere mich morgen "
                                         "an den Zahnarzt"))
@@ -231,3 +231,29 @@ async def test_an_accepted_turn_applies_its_agents_changes_with_the_turn(
     request, answer = await chat.session()
     assert (request["aktion_erledigt"], request["aktion_erfolgreich"]) == (True, True)
     assert answer["inhalt"] == "Steht drauf."
+
+
+async def test_an_agent_that_breaks_down_is_reported_to_the_responder_not_claimed(
+        fake_model, make_settings, aiohttp_client, monkeypatch, caplog):
+    from app.pipeline import agents
+
+    async def broken(*_args):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setitem(agents.AGENTS, "lists", broken)
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings))
+    fake_model.script("router", {"needs_action": True, "agents": ["lists"]})
+    fake_model.script("responder", "Oh, das hat leider nicht geklappt.")
+    caplog.set_level(logging.ERROR, logger="app.pipeline.planning")
+
+    answer = await chat.response(await chat.send("Setz Milch auf die Einkaufsliste"))
+    await chat.settle()
+
+    assert answer["text"] == "Oh, das hat leider nicht geklappt."
+    told = last_user_message(fake_model.chats("responder")[0])
+    assert "Das hat nicht geklappt: Beim Ausführen ist ein Fehler passiert." in told
+    assert await chat.get("/api/characters/nova/lists") == []
+    [record] = [r for r in caplog.records if r.getMessage() == "agent failed"]
+    assert record.fields["agent"] == "lists" and "disk on fire" in record.exc_text
+    request = (await chat.session())[0]
+    assert request["aktion_erfolgreich"] is not True

@@ -8,9 +8,11 @@ import logging
 import math
 import time
 
+import msgspec
 import pytest
 
 from app.memory import keys
+from app.memory.stance import compute_stance, load_stance
 from app.memory.state import CharacterState, ThoughtArousalError, load_state, save_state
 from app.pipeline import ei
 from app.pipeline.schemas import Perception
@@ -150,3 +152,39 @@ async def test_the_state_is_written_once_at_the_end_of_the_run(fake_model, make_
     reply = await chat.response(sent)
     stored = await load_state(app[REDIS], "local", "nova")
     assert stored.arousal == pytest.approx(reply["arousal"]) and stored.turn_time is not None
+
+
+async def test_every_character_run_writes_its_stance(fake_model, make_settings, aiohttp_client):
+    """`haltung` is written by every run with the state it ends with: computed from the
+    labels the character took over from the user, then — the labels gone — marked as not
+    computed, with its reason and no old quantity left standing."""
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    fake_model.script("perception", {"emotion": "trauer", "arousal": 0.7, "mode": "tiefgang",
+                                     "relationship_dynamic": "vertrauen", "tone": "empathisch"})
+
+    sent = await chat.send("Mir geht es heute nicht gut.")
+    reply = await chat.response(sent)
+    await chat.settle()
+
+    stored = await app[REDIS].hgetall(keys.haltung("local", "nova"))
+    assert stored["turn_id"] == reply["turn_id"] and stored["gerechnet"] == "1"
+    assert (stored["tiefe"], stored["naehe"]) == ("0.8", "0.7")  # mode, dynamic from the user
+    assert stored["grund"] == "tiefe aus modus=tiefgang; naehe aus beziehungs_dynamik=vertrauen"
+    state = await load_state(app[REDIS], "local", "nova")
+    assert float(stored["energie"]) == pytest.approx(state.arousal)
+    answered_at = (await chat.session())[-1]["zeit"]  # written with the answer
+    assert stored["cluster"] == "zugewandt" and float(stored["zeit"]) == answered_at
+    assert await load_stance(app[REDIS], "local", "nova") == compute_stance(
+        state, turn_id=reply["turn_id"], now=answered_at)
+
+    await save_state(app[REDIS], "local", "nova", msgspec.structs.replace(
+        state, mode="", relationship_dynamic="", tone=""))
+    turn_id = await app[RUNTIME].submit_impulse("local", "nova", "Ob es ihm besser geht?")
+    await chat.response(turn_id=turn_id)
+    await chat.settle()
+
+    stored = await app[REDIS].hgetall(keys.haltung("local", "nova"))
+    assert stored["turn_id"] == turn_id and stored["gerechnet"] == "0"
+    assert stored["grund"].startswith("kein raum: raum_tiefe fehlt")
+    assert stored["cluster"] == "" and not {"energie", "tiefe", "naehe"} & set(stored)

@@ -31,10 +31,10 @@ async def test_the_log_holds_every_turn(fake_model, make_settings, aiohttp_clien
 
     turns = await chat.session()
     rows = await MessageLog(app[DB]).for_user("local", character_id="nova")
-    assert [(r.turn_id, r.role, r.origin, r.text, r.message_ids) for r in rows] == [
+    assert [(r.turn_id, r.role, r.occasion, r.text, r.message_ids) for r in rows] == [
         (t["turn_id"], t["rolle"], t["herkunft"], t["inhalt"], t["nachrichten_ids"])
         for t in turns]
-    assert [r.origin for r in rows if r.role == "assistant"] == [
+    assert [r.occasion for r in rows if r.role == "assistant"] == [
         "antwort", "fortsetzung", "eigener_impuls", "antwort"]
     today = dt.date.today().isoformat()
     assert {r.calendar_date for r in rows} == {today}
@@ -49,7 +49,7 @@ async def test_writing_the_same_turn_again_adds_no_row(tmp_path):
     log = MessageLog(db)
     now = time.time()
     entry = LoggedMessage(entry_key="t1:user", user_id="local", character_id="nova",
-                          turn_id="t1", message_ids=["m1", "m2"], role="user", origin="",
+                          turn_id="t1", message_ids=["m1", "m2"], role="user", occasion="",
                           text="Hallo\nDu", created=now, calendar_date=calendar_date(now))
     assert await log.append(entry) is True
     assert await log.append(entry) is False

@@ -8,7 +8,9 @@ import datetime as dt
 
 import pytest
 
-from app.pipeline import offline
+from app.pipeline.offline_rules import lists as list_rules
+from app.pipeline.offline_rules import reminders as reminder_rules
+from app.pipeline.offline_rules import routing
 from app.server import create_app
 from tests.conftest import TOKEN
 from tests.pipeline_support import open_chat
@@ -96,7 +98,7 @@ async def test_offline_everything_else_gets_a_plain_reply(offline_app, aiohttp_c
      {"list_name": "shopping list", "add": ["milk", "eggs"]}),
 ])
 def test_list_tasks_are_read(text, expected):
-    assert offline.parse_list_task(text) == expected
+    assert list_rules.parse_list_task(text) == expected
 
 
 NOW = dt.datetime(2026, 11, 30, 10, 15, tzinfo=dt.timezone(dt.timedelta(hours=1)))  # Monday
@@ -114,7 +116,7 @@ NOW = dt.datetime(2026, 11, 30, 10, 15, tzinfo=dt.timezone(dt.timedelta(hours=1)
     ("erinnere mich an den Zahnarzt", None),
 ])
 def test_reminder_times_are_read_relative_to_now(text, expected):
-    when = offline.parse_when(text, NOW)
+    when = reminder_rules.parse_when(text, NOW)
     if expected is None:
         assert when is None
     else:
@@ -127,7 +129,7 @@ def test_reminder_times_are_read_relative_to_now(text, expected):
     ("remind me tomorrow at 3 pm to call mum", "Call mum"),
 ])
 def test_reminder_texts_are_read(text, what):
-    assert offline.reminder_text(text) == what
+    assert reminder_rules.reminder_text(text) == what
 
 
 @pytest.mark.parametrize("text, agents", [
@@ -139,20 +141,20 @@ def test_reminder_texts_are_read(text, what):
     ("Wie geht es dir?", []),
 ])
 def test_the_router_rules(text, agents):
-    assert offline.agents_for(text) == agents
+    assert routing.agents_for(text) == agents
 
 
 def test_the_planner_splits_tasks_by_agent_and_keeps_one_agents_clauses_together():
-    assert offline.split_tasks("Setz Milch auf die Liste und erinnere mich morgen an den "
+    assert routing.split_tasks("Setz Milch auf die Liste und erinnere mich morgen an den "
                                "Zahnarzt") == [
         ("lists", "Setz Milch auf die Liste"),
         ("reminders", "erinnere mich morgen an den Zahnarzt")]
-    assert offline.split_tasks("Setz Milch und Brot auf die Liste") == [
+    assert routing.split_tasks("Setz Milch und Brot auf die Liste") == [
         ("lists", "Setz Milch und Brot auf die Liste")]
 
 
 def test_a_short_answer_or_a_named_option_answers_an_open_question():
     question = "Auf welche Liste: „Wocheneinkauf“ oder „Drogerie“?"
-    assert offline.answers_question("Wocheneinkauf", question)
-    assert offline.answers_question("die für die Drogerie bitte, danke dir vielmals", question)
-    assert not offline.answers_question("Erinnere mich morgen an den Zahnarzt", question)
+    assert routing.answers_question("Wocheneinkauf", question)
+    assert routing.answers_question("die für die Drogerie bitte, danke dir vielmals", question)
+    assert not routing.answers_question("Erinnere mich morgen an den Zahnarzt", question)

@@ -57,7 +57,7 @@ async def test_a_second_miss_delivers_and_retries_under_the_same_turn_id(
         ("user", "", first["turn_id"]), ("assistant", "antwort", first["turn_id"]),
         ("assistant", "fortsetzung", first["turn_id"])]
     rows = await MessageLog(app[DB]).for_user("local")
-    assert [(r.role, r.origin, r.turn_id) for r in rows] == [
+    assert [(r.role, r.occasion, r.turn_id) for r in rows] == [
         ("user", "", first["turn_id"]), ("assistant", "antwort", first["turn_id"]),
         ("assistant", "fortsetzung", first["turn_id"])]
     history = await chat.get(f"/api/turns/{first['turn_id']}")

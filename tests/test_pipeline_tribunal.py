@@ -147,7 +147,7 @@ async def test_a_leaking_answer_the_corrector_cannot_fix_is_rejected(
 
 
 async def test_soft_findings_are_delivered(fake_model, make_settings, aiohttp_client, caplog):
-    caplog.set_level(logging.INFO, logger="app.pipeline.path2")
+    caplog.set_level(logging.INFO, logger="app.pipeline.answering")
     fake_model.always("responder", "This answer is in English although we speak German.")
     chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings))
 

@@ -17,6 +17,7 @@ from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.pixie.consolidate import check as check_change
 from app.pipeline.pixie.worker import PixieWorker
 from app.pipeline.schemas import Consolidation, MemoryChange
+from app.purposes import register_offline_answers
 from app.runtime.slots import LocalSlots
 from tests.fakemodel import Fault
 from tests.pipeline_support import node_context
@@ -24,10 +25,8 @@ from tests.pipeline_support import node_context
 
 @pytest.fixture(autouse=True)
 def _offline_rules() -> None:
-    """The offline model's pipeline and memory rules, as `service.install` teaches them."""
-    from app.pipeline import offline
-    offline.register_handlers()
-    pixie_offline.register_handlers()
+    """The offline model's pipeline and memory rules, as the wiring registers them."""
+    register_offline_answers()
 
 
 def trigger(text: str, **more):

@@ -106,7 +106,10 @@ async def test_a_reset_fails_the_running_turn_and_drops_its_late_result(
     await chat.settle()
     assert not [m for m in chat.of_type("character_response") if running in m["message_ids"]]
     assert any(r.getMessage() == "late result for an ended turn dropped" for r in caplog.records)
-    assert (await chat.get("/api/characters/nova/session")) == {"turns": [], "summary": None}
+    assert (await chat.get("/api/characters/nova/session")) == {
+        "turns": [], "summary": None,
+        "origins": {"antwort": "reply", "fortsetzung": "continue",
+                    "eigener_impuls": "own_impulse"}}
     for message_id in (running, *queued):
         assert (await chat.get(f"/api/messages/{message_id}"))["state"] == "failed"
     assert await marker(chat.app) is None

@@ -177,6 +177,10 @@ async def test_6_4_a_commitment_leads_to_a_continue_run(fake_model, make_setting
     assert [(t["rolle"], t["herkunft"]) for t in turns] == [
         ("user", ""), ("assistant", "antwort"), ("assistant", "fortsetzung")]
     assert turns[2]["turn_id"] == first["turn_id"]
+    # The session carries the one table the UI shows a stored answer with: each maps back to
+    # the origin it was delivered with live.
+    origins = (await chat.get("/api/characters/nova/session"))["origins"]
+    assert [origins[t["herkunft"]] for t in turns[1:]] == [first["origin"], second["origin"]]
 
 
 async def test_6_5_three_quick_messages_are_perceived_and_answered_as_one(

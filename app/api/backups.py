@@ -20,7 +20,8 @@ from aiohttp import web
 
 from app.api.llm import require_admin
 from app.auth import USER_ID
-from app.backup.exports import ExportError, exporter_for_document, exporter_named, make_query
+from app.backup.exports import ExportError, make_query
+from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.clock import zone_named
 from app.errors import ApiError
@@ -79,8 +80,6 @@ async def get_export(request: web.Request) -> web.Response:
 
 
 def _kinds() -> list[str]:
-    from app.backup.exports import EXPORTERS
-
     return list(EXPORTERS)
 
 

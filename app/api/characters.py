@@ -9,6 +9,7 @@ from app.api.messages import known_character
 from app.auth import USER_ID
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
+from app.memory.turns import ORIGIN_OF_OCCASION
 from app.typedefs import CHARACTERS, REDIS, RUNTIME, SETTINGS
 
 _ENCODER = msgspec.json.Encoder()
@@ -25,12 +26,15 @@ async def list_characters(request: web.Request) -> web.Response:
 
 
 async def get_session(request: web.Request) -> web.Response:
-    """`GET /api/characters/{cid}/session` → `{"turns": [Turn…], "summary": str|null}`,
-    turns with the seed's German field names."""
+    """`GET /api/characters/{cid}/session` → `{"turns": [Turn…], "summary": str|null,
+    "origins": {herkunft: origin}}`, turns with the seed's German field names; `origins` is
+    the server's one table from a stored turn's `herkunft` to the `origin` a live
+    `character_response` names, so the UI shows a turn from the session as it showed it live
+    and keeps no copy of the table."""
     character_id = known_character(request)
     memory = SessionMemory(request.app[REDIS], request.app[SETTINGS])
     turns, summary = await memory.retrieve(request[USER_ID], character_id)
-    return _json({"turns": turns, "summary": summary})
+    return _json({"turns": turns, "summary": summary, "origins": ORIGIN_OF_OCCASION})
 
 
 async def delete_session(request: web.Request) -> web.Response:

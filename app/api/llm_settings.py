@@ -11,8 +11,10 @@ Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str
   It is never sent back: `GET /api/llm` says only whether one is set.
 - A setting fixed by a flag or the environment would beat `config.toml` at the next start,
   so changing it here is refused with 409 `setting_locked`, naming the variable.
-- Then the gateway switches to the new provider at once (no restart); auto-detection no
-  longer overrides the choice. Answers `200` with `GET /api/llm`'s body.
+- Then `Gateway.switch` changes the settings in force in place (`app[SETTINGS]` is the
+  gateway's settings, so both say the new model) and uses the new provider at once (no
+  restart); auto-detection no longer overrides the choice. Answers `200` with
+  `GET /api/llm`'s body.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from app.api.validation import read_json
 from app.errors import ApiError
 from app.log import fields
 from app.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, SettingsError
-from app.typedefs import GATEWAY
+from app.typedefs import GATEWAY, SETTINGS
 
 log = logging.getLogger(__name__)
 
@@ -166,21 +168,21 @@ def persist(data_dir: Path, changes: dict[str, Any]) -> None:
 async def put_llm(request: web.Request) -> web.Response:
     require_admin(request)
     choice = await read_json(request, LlmChoice)
-    gateway = request.app[GATEWAY]
-    changes = changes_for(choice, gateway.settings)
-    locked = _locked(gateway.settings, changes)
+    settings, gateway = request.app[SETTINGS], request.app[GATEWAY]
+    changes = changes_for(choice, settings)
+    locked = _locked(settings, changes)
     if locked:
         raise ApiError(409, "setting_locked",
                        f"set by {', '.join(locked)}; change it there (it wins at every start)")
     try:
-        updated = gateway.settings.replace(**changes)
+        settings.replace(**changes)  # validated before anything is written
     except SettingsError as exc:
         raise ApiError(400, "invalid_setting", str(exc)) from None
-    persist(updated.data_path, changes)
-    await gateway.switch(updated)
+    persist(settings.data_path, changes)
+    await gateway.switch(**changes)
     log.info("model provider chosen in the UI", extra=fields(
-        provider=updated.llm_provider or "offline", model=updated.llm_model,
-        url=updated.llm_url, api_key="set" if updated.llm_api_key else None))
+        provider=settings.llm_provider or "offline", model=settings.llm_model,
+        url=settings.llm_url, api_key="set" if settings.llm_api_key else None))
     body = gateway.describe()
     if not gateway.provider.offline:
         body["warning"] = await connection_warning(gateway)

@@ -89,7 +89,7 @@ async def get_turn(request: web.Request) -> web.Response:
         "turn_id": turn.turn_id, "state": turn.state,
         "history": await runtime.records.history(turn_id),
         "message_ids": turn.message_ids, "character_id": turn.character_id,
-        "origin": turn.origin, "attempts": turn.attempts}
+        "origin": turn.initiator, "attempts": turn.attempts}
     if turn.reason:
         body["reason"] = turn.reason
     return web.json_response(body)

@@ -17,14 +17,12 @@ import redis
 
 from app.backup import redis_snapshot
 from app.backup.archive import BackupError
-from app.datadir import DataDirInUse, DataDirLock
+from app.datadir import REDIS_DIR, DataDirInUse, DataDirLock
 from app.redis_server import EmbeddedRedis
 from app.settings import Settings
 
 
 def redis_dir(data_path: Path) -> Path:
-    from app.server import REDIS_DIR  # late: the server imports the API, which imports us
-
     return data_path / REDIS_DIR
 
 

@@ -37,6 +37,7 @@ import redis
 from app import __version__
 from app.backup import redis_snapshot
 from app.clock import local_moment
+from app.datadir import DATABASE_FILE as LIVE_DATABASE
 from app.backup.database import copy_database, count_contents
 
 FORMAT_VERSION = 1
@@ -82,10 +83,7 @@ class Backup:
 
 
 def database_path(data_path: Path) -> Path:
-    """The live database of a data dir (its name is app.server's; imported late because the
-    server imports the API, which imports this module)."""
-    from app.server import DATABASE_FILE as LIVE_DATABASE
-
+    """The live database of a data dir."""
     return data_path / LIVE_DATABASE
 
 

@@ -19,9 +19,8 @@ from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
     BACKUPS_DIR, BackupError, BackupInvalid, create_backup, database_path, prune,
 )
-from app.backup.exports import (
-    EXPORTERS, ExportError, exporter_for_document, exporter_named, make_query,
-)
+from app.backup.exports import ExportError, make_query
+from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.clock import zone_named
 from app.datadir import DataDirInUse

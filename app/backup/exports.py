@@ -3,9 +3,10 @@
 An exporter turns a user's data into a JSON document (`kind`, `format_version`, its items
 with their ids) and that document into Markdown, and imports such a document into another
 install without duplicates (the ids are kept, an item already present is skipped). Each
-exporter is a module of this package registered in `EXPORTERS`; the CLI
+exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; the CLI
 (`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
-`POST /api/imports`) serve whatever is registered.
+`POST /api/imports`) serve whatever is listed there. This module holds what exporters share,
+so it imports none of them.
 
 Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
 of its database's connections (the one writer for imports), the CLI its own.
@@ -83,7 +84,8 @@ class _Head(msgspec.Struct):
     format_version: int = 0
 
 
-def _head(raw: bytes) -> _Head:
+def read_head(raw: bytes) -> _Head:
+    """The `kind` and `format_version` of a JSON export; ExportError if it is none."""
     try:
         return msgspec.json.decode(raw, type=_Head)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
@@ -92,27 +94,7 @@ def _head(raw: bytes) -> _Head:
 
 def document_kind(raw: bytes) -> str:
     """The `kind` a JSON export says it is."""
-    return _head(raw).kind
-
-
-def exporter_for_document(raw: bytes) -> Exporter:
-    """The exporter that reads the document `raw` (by its `kind` and `format_version`)."""
-    head = _head(raw)
-    for exporter in EXPORTERS.values():
-        if head.kind in (exporter.document_kind, *exporter.also_reads):
-            if head.format_version != FORMAT_VERSION:
-                raise ExportError(f"format_version {head.format_version} of {head.kind} is "
-                                  f"not supported (this version reads {FORMAT_VERSION})")
-            return exporter
-    known = ", ".join(e.document_kind for e in EXPORTERS.values())
-    raise ExportError(f"not a Novaberg export: kind {head.kind!r} (known: {known})")
-
-
-def exporter_named(name: str) -> Exporter:
-    try:
-        return EXPORTERS[name]
-    except KeyError:
-        raise ExportError(f"unknown export {name!r} (known: {', '.join(EXPORTERS)})") from None
+    return read_head(raw).kind
 
 
 def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
@@ -138,12 +120,3 @@ def day_range(column: str, query: ExportQuery) -> tuple[str, list[Any]]:
         params.append(query.end)
     return sql, params
 
-
-def _registry() -> dict[str, Exporter]:
-    from app.backup.chat_export import CHAT
-    from app.backup.journal_export import JOURNAL
-
-    return {exporter.name: exporter for exporter in (CHAT, JOURNAL)}
-
-
-EXPORTERS: dict[str, Exporter] = _registry()

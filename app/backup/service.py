@@ -5,7 +5,8 @@ connection of its own (the app's asyncio client stays free) and the SQLite backu
 releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
 `daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
 start and then hourly it looks whether the data dir has a backup from today (the user's
-calendar day) and takes one if not.
+calendar day) and takes one if not. The wiring (`app.server.backup_ctx`) runs the loop with
+the app.
 """
 
 from __future__ import annotations
@@ -14,9 +15,6 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator
-
-from aiohttp import web
 
 from app import log as logctx
 from app.backup import redis_snapshot
@@ -112,23 +110,3 @@ class BackupService:
                 await running
             except Exception:  # noqa: BLE001 - cancelled or failed: its folder is gone
                 pass
-
-
-async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
-    """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
-    from app.typedefs import BACKUPS, SETTINGS
-
-    service = BackupService(app[SETTINGS])
-    app[BACKUPS] = service
-    task = asyncio.create_task(service.daily_loop(), name="daily-backup") \
-        if app[SETTINGS].backup_daily else None
-    try:
-        yield
-    finally:
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-        await service.close()

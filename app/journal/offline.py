@@ -1,8 +1,7 @@
 """What the offline model answers for the journal's two stages (SPEC §8, issue 13 item 11).
 
-Registered in the offline provider's purpose table by `register_handlers()`, which
-`app.journal.service.install` calls when the app is built, so the journal works with no
-model server: stage 1 answers a valid reconstruction of the day built
+Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.purposes`), so the journal
+works with no model server: stage 1 answers a valid reconstruction of the day built
 from its own lines (every user line in order, its whole text as the one claim's evidence,
 a time token when the line holds one), stage 2 a plain entry made of the artifact's lines.
 """
@@ -14,7 +13,6 @@ from typing import Any
 
 from app.journal import times
 from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT
-from app.llm.offline import handlers
 from app.llm.offline.handlers import OfflineRequest
 
 
@@ -48,7 +46,4 @@ def narrate(request: OfflineRequest) -> str:
                        if isinstance(source, dict))
 
 
-def register_handlers() -> None:
-    """Teach the offline provider the journal's two purposes."""
-    handlers.register(PURPOSE_RECONSTRUCT, reconstruct)
-    handlers.register(PURPOSE_NARRATE, narrate)
+PURPOSE_HANDLERS = {PURPOSE_RECONSTRUCT: reconstruct, PURPOSE_NARRATE: narrate}

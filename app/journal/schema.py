@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import msgspec
 
-from app.llm.schema import model_schema
-
 PURPOSE_RECONSTRUCT = "journal_reconstruct"
 PURPOSE_NARRATE = "journal_generate"
 
@@ -33,7 +31,6 @@ class Sourced(msgspec.Struct):
     evidence: str
 
 
-@model_schema(PURPOSE_RECONSTRUCT)
 class Reconstruction(msgspec.Struct):
     source_order: list[str] = []
     chronology: list[ChronologyItem] = []

@@ -7,16 +7,16 @@
 
 `user_id` is whose call it is: a remote provider's prompt is masked with that user's people.
 
-Layout: `gateway` (the one interface: budget, retries, concurrency, privacy, trace),
-`providers/` (ollama, openai, offline — one table), `offline/` (what the offline model
-answers per purpose), `budget`, `schema` (structured output, neutral instances),
-`privacy/` (detectors, masking, the identity registry), `detect` (auto-detection), `trace`, `errors`.
+Layout: `gateway` (the one interface: the provider in use, the order of a call, concurrency),
+`window` (context windows, the budget plan before a call), `retry` (transport retries, the
+repair retry), `guard` (a remote call's masking and privacy retry), `providers/` (ollama,
+openai, offline — one table), `offline/` (what the offline model answers per purpose),
+`budget`, `schema` (structured output, neutral instances), `privacy/` (detectors, masking,
+the identity registry), `detect` (auto-detection, `is_local`), `trace`, `types`, `errors`.
 """
 
 from app.llm.errors import CODES, ModelError
-from app.llm.gateway import Gateway, TextStream
-from app.llm.schema import PRODUCT_SCHEMAS, model_schema
-from app.llm.types import Completion, Message, Usage
+from app.llm.gateway import Gateway
+from app.llm.types import Completion, Message, TextStream, Usage
 
-__all__ = ["CODES", "PRODUCT_SCHEMAS", "Completion", "Gateway", "Message", "ModelError",
-           "TextStream", "Usage", "model_schema"]
+__all__ = ["CODES", "Completion", "Gateway", "Message", "ModelError", "TextStream", "Usage"]

@@ -5,14 +5,19 @@ Ollama (`GET /api/tags` at `llm_probe_ollama_url`) and an OpenAI-style server (`
 /v1/models` at `llm_probe_openai_url`) at once; both probes together take at most
 `llm_probe_timeout` (300 ms). When `llm_url` is set, that URL is asked in both dialects
 instead. Start-up never waits for this.
+
+`is_local(url)` tells a server on this machine or the local network from a remote one (a
+remote provider's prompts are masked, `app.llm.guard`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 from dataclasses import asdict, dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 import msgspec
@@ -21,6 +26,9 @@ from app import log as logctx
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
+
+_LOCAL_HOSTS = ("localhost",)
+_LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".home.arpa", ".internal")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,3 +89,16 @@ def choose(found: list[Detected]) -> Detected | None:
         if detected.models:
             return detected
     return None
+
+
+def is_local(url: str | None) -> bool:
+    """Is the server on this machine or the local network? Anything else counts as remote,
+    so the privacy gateway fails closed."""
+    host = (urlsplit(url or "").hostname or "").lower()
+    if host in _LOCAL_HOSTS or host.endswith(_LOCAL_SUFFIXES):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private or address.is_link_local

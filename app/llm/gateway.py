@@ -8,22 +8,27 @@
 user's identity registry, and a remote call without it is refused (`privacy_blocked`,
 nothing is sent) — fail closed.
 
-One call, in order:
-1. privacy: for a remote provider the whole prompt is masked (`app.llm.privacy`) with the
-   detectors and the user's registered people;
+One call, in order (each step's module says the details):
+1. privacy: for a remote provider the whole prompt is masked with the detectors and the
+   user's registered people (`app.llm.guard` over `app.llm.privacy`);
 2. budget: the context window (provider, cached `model_metadata_ttl`; a stale cache serves
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
-   purpose's minimum window, then `app.llm.budget` — all before any network call;
+   purpose's minimum window, then `app.llm.budget` — all before any network call
+   (`app.llm.window`);
 3. a slot of the provider's concurrency limit (`model_concurrency`);
 4. the provider call with the per-call timeout and bounded retries (connection errors, 5xx,
    429 with Retry-After; exponential backoff with jitter, at most `model_retries` retries
-   within `model_retry_max_seconds`);
+   within `model_retry_max_seconds`; `app.llm.retry`);
 5. structured output: decode and validate with msgspec; invalid output gets exactly one
-   repair retry that shows the model the validation error, then `model_bad_output`;
+   repair retry that shows the model the validation error, then `model_bad_output`
+   (`app.llm.retry`);
 6. privacy: a reply with a plaintext identity is blocked before demasking; one corrective
    retry (the same prompt and a reminder to use the placeholders), then `privacy_blocked`;
-   else the reply is demasked;
+   else the reply is demasked (`app.llm.guard`);
 7. trace: one record in the ring and one log line, whatever the outcome.
+
+The provider in use: the configured one, else auto-detection's (`app.llm.detect`), until
+the UI chooses another (`switch`).
 
 Cancelling the caller cancels the HTTP request; the server sees the connection close.
 """
@@ -32,45 +37,33 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import logging
-import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from typing import Any, TypeVar
-from urllib.parse import urlsplit
+from collections.abc import AsyncIterator, Sequence
+from typing import Any
 
 import aiohttp
 import msgspec
 
 from app import log as logctx
-from app.llm import budget as budgeting
 from app.llm import detect
+from app.llm.detect import is_local
 from app.llm.errors import ModelError
-from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats, StreamUnmasker
-from app.llm.privacy import local_model
+from app.llm.guard import PrivacyGuard, demask
+from app.llm.privacy import IdentityRegistry, Masker, PrivacyStats, StreamUnmasker
 from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
-from app.llm.schema import decode, json_schema
+from app.llm.retry import Retries
+from app.llm.schema import json_schema
 from app.llm.trace import Trace, TraceRing
-from app.llm.types import ROLES, Call, Completion, Message, Reply, Usage
+from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
+from app.llm.window import ContextWindows
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-
-REPAIR_PROMPT = (
-    "Your previous answer was not valid for the required JSON schema: {error}\n"
-    "Answer again with only the corrected JSON object, nothing else.")
-PRIVACY_RETRY_PROMPT = (
-    "Your previous answer wrote a personal name or identifier in plain text. Answer again; "
-    "refer to people and personal data only by the placeholders in square brackets exactly "
-    "as given (for example [PERSON_1], [PHONE_1]).")
-# Purposes that need a large window (seed 004 §16.2: journal generation needs 32K).
-JOURNAL_PURPOSES = ("journal_reconstruct", "journal_generate")
-_LOCAL_HOSTS = ("localhost",)
-_LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".home.arpa", ".internal")
+# The settings a choice in the UI changes at run time (`Gateway.switch`, `PUT /api/llm`).
+MODEL_CHOICE = frozenset({"llm_provider", "llm_url", "llm_model", "llm_remote", "llm_api_key"})
 
 
 class Gateway:
@@ -85,17 +78,19 @@ class Gateway:
         self.auto_detect = settings.llm_provider is None
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
-        self.min_context: dict[str, int] = dict.fromkeys(JOURNAL_PURPOSES,
-                                                         settings.journal_min_context)
-        # The users' people (none without a database: then only the detectors mask).
-        self.identities = identities
-        self.privacy_stats = PrivacyStats()
-        self.name_detector: Provider | None = None  # the optional local `detect` role
+        self.windows = ContextWindows(settings)
+        self.retries = Retries(settings)
+        self.privacy = PrivacyGuard(settings, identities)
         self._slots: dict[int, asyncio.Semaphore] = {}
-        # provider id -> (window or None when the provider does not say, fetched at)
-        self._windows: dict[int, tuple[int | None, float]] = {}
-        self._window_locks: dict[int, asyncio.Lock] = {}
         self._detection: asyncio.Task[None] | None = None
+
+    @property
+    def privacy_stats(self) -> PrivacyStats:
+        return self.privacy.stats
+
+    @property
+    def name_detector(self) -> Provider | None:
+        return self.privacy.name_detector
 
     # --- life cycle ------------------------------------------------------------------------
 
@@ -111,22 +106,8 @@ class Gateway:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
         if self.settings.llm_remote:
             await asyncio.to_thread(warm_up_privacy)  # the first masked call need not wait
-        self._start_name_detector()
+        self.privacy.start_name_detector(self.session)
         return self
-
-    def _start_name_detector(self) -> None:
-        url = self.settings.privacy_detect_url
-        if not url:
-            return
-        if not is_local(url):
-            # The detect role reads the plain text: never a server off this network.
-            log.warning("privacy_detect_url is not on this machine or the local network; "
-                        "the detect role stays off", extra=logctx.fields(
-                            setting="privacy_detect_url"))
-            return
-        self.name_detector = PROVIDERS["openai"](settings=self.settings, session=self.session,
-                                                 url=url, model=self.settings.privacy_detect_model,
-                                                 api_key=None)
 
     async def aclose(self) -> None:
         if self._detection is not None:
@@ -169,13 +150,18 @@ class Gateway:
                  extra=logctx.fields(**self.info(),
                                      found=[d.as_dict() for d in self.detected]))
 
-    async def switch(self, settings: Settings) -> None:
-        """Use the model `settings` name from now on (a choice made in the UI), without a
-        restart. A running auto-detection finishes first, so it cannot switch back after;
-        from then on it no longer overrides the choice. The gateway keeps `settings`: it
-        reads the configured URL's API key from them."""
+    async def switch(self, **changes: Any) -> None:
+        """Use the model the UI chose (`MODEL_CHOICE` settings) from now on, without a
+        restart. The settings in force are changed in place (`Settings.update`), so
+        `app[SETTINGS]` and the gateway keep reading one truth. A running auto-detection
+        finishes first, so it cannot switch back after; from then on it no longer overrides
+        the choice."""
+        other = sorted(set(changes) - MODEL_CHOICE)
+        if other:
+            raise ValueError(f"switch changes only the model choice, not {', '.join(other)}")
         await self.ready()
-        self.settings = settings
+        settings = self.settings
+        settings.update(**changes)
         # No provider (Offline chosen in the UI): offline now, auto-detection at the next start.
         self.auto_detect = settings.llm_provider is None
         if settings.llm_provider in (None, "offline"):
@@ -197,7 +183,6 @@ class Gateway:
 
     def describe(self) -> dict[str, Any]:
         """Everything the settings panel shows (`GET /api/llm`); no secrets."""
-        cached = self._windows.get(id(self.provider))
         return {
             **self.info(),
             "url": self.provider.url,
@@ -205,7 +190,7 @@ class Gateway:
             "auto_detect": self.auto_detect,
             "detecting": self._detection is not None and not self._detection.done(),
             "detected": [d.as_dict() for d in self.detected],
-            "context_window": cached[0] if cached else None,
+            "context_window": self.windows.cached(self.provider),
             "concurrency": self.settings.model_concurrency,
             "api_key": "set" if self.settings.llm_api_key else None,
             "message_limit": self.message_limit(),
@@ -216,30 +201,20 @@ class Gateway:
         it); `model_metadata_unknown` when nobody says. For callers that must plan a
         whole job before its first call (the journal)."""
         await self.ready()
-        return await self._window(self.provider)
+        return await self.windows.window(self.provider)
+
     def known_window(self) -> int | None:
         """The current model's window as far as known without asking it (cache, offline
         provider, `llm_context`); None when unknown (nothing is refused then)."""
-        cached = self._windows.get(id(self.provider))
-        if cached and cached[0]:
-            return cached[0]
-        if self.provider.offline:
-            return self.settings.llm_offline_context
-        return self.settings.llm_context
+        return self.windows.known(self.provider)
 
     def message_limit(self) -> int | None:
         """Longest message the current model can take at all (`budget.message_chars_limit`)."""
-        window = self.known_window()
-        if window is None:
-            return None
-        return budgeting.message_chars_limit(
-            window=window, reserved_output=self.settings.responder_max_tokens,
-            chars_per_token=self.settings.chars_per_token,
-            margin=self.settings.budget_safety_margin)
+        return self.windows.message_limit(self.provider)
 
     def require_context(self, purpose: str, tokens: int) -> None:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""
-        self.min_context[purpose] = tokens
+        self.windows.min_context[purpose] = tokens
 
     async def test_connection(self, provider: str, url: str, model: str | None) -> dict[str, Any]:
         """Ask a server for its models and window, without switching to it."""
@@ -262,7 +237,7 @@ class Gateway:
                        temperature: float = 0.7, user_id: str | None = None) -> Completion:
         """One model answer: text, or a validated `schema` instance in `.value`.
         `user_id`: whose call (the privacy gateway masks with that user's registry)."""
-        _check_call(purpose, messages, max_tokens, temperature)
+        check_call(purpose, messages, max_tokens, temperature)
         await self.ready()
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=False)
@@ -290,7 +265,7 @@ class Gateway:
         masker, sent = await self._mask(messages, trace, user_id)
         call = Call(purpose, sent, max_tokens, temperature, schema,
                     json_schema(schema) if schema is not None else None)
-        await self._plan(provider, call, trace)
+        await self.windows.plan(provider, call, trace)
         async with self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
@@ -308,83 +283,20 @@ class Gateway:
         corrective retry when it carried a plaintext identity."""
         attempt = call
         while True:
-            reply = await self._attempts(lambda: provider.complete(attempt), trace)
+            reply = await self.retries.run(lambda: provider.complete(attempt), trace)
             trace.add_usage(reply.prompt_tokens, reply.completion_tokens)
             value = None
             if call.schema is not None:
-                value, reply = await self._validated(provider, attempt, reply, trace)
+                value, reply = await self.retries.validated(provider, attempt, reply, trace)
             if masker is None:
                 return reply.text, value, reply
             try:
-                text, value = _demask(masker, reply.text, call.schema)
+                text, value = demask(masker, reply.text, call.schema)
                 return text, value, reply
             except ModelError as exc:
                 if exc.code != "privacy_blocked":
                     raise
-                attempt = self._privacy_retry(call, attempt, trace, user_id)
-
-    def _privacy_retry(self, call: Call, attempt: Call, trace: Trace,
-                       user_id: str | None) -> Call:
-        """Count a blocked reply; the corrective call, or `privacy_blocked` after it."""
-        counters = self.privacy_stats.of(user_id or "")
-        counters.replies_blocked += 1
-        if attempt is not call:
-            counters.calls_blocked += 1
-            log.warning("privacy: the reply carried a plaintext identity also after the "
-                        "corrective retry; blocked", extra=logctx.fields(purpose=call.purpose))
-            raise ModelError("privacy_blocked",
-                             "the reply carried a plaintext identity, also after one "
-                             "corrective retry; blocked, nothing of it is used")
-        counters.retries += 1
-        trace.privacy_retry = True
-        log.warning("privacy: the reply carried a plaintext identity; one corrective retry",
-                    extra=logctx.fields(purpose=call.purpose))
-        corrected = Call(call.purpose, [*call.messages,
-                                        {"role": "user", "content": PRIVACY_RETRY_PROMPT}],
-                         call.max_tokens, call.temperature, call.schema, call.json_schema,
-                         call.window)
-        try:
-            budgeting.plan(corrected.messages, window=call.window or 0,
-                           max_tokens=call.max_tokens,
-                           chars_per_token=self.settings.chars_per_token,
-                           margin=self.settings.budget_safety_margin)
-        except ModelError:
-            counters.calls_blocked += 1
-            raise ModelError("privacy_blocked", "the reply carried a plaintext identity and "
-                             "the corrective retry does not fit the window; blocked") from None
-        return corrected
-
-    async def _validated(self, provider: Provider, call: Call, reply: Reply,
-                         trace: Trace) -> tuple[msgspec.Struct, Reply]:
-        assert call.schema is not None
-        try:
-            return decode(reply.text, call.schema), reply
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            first_error = str(exc)
-        log.warning("structured output invalid; one repair retry", extra=logctx.fields(
-            purpose=call.purpose, provider=provider.name, error=first_error))
-        trace.repaired = True
-        repair = Call(call.purpose, [*call.messages,
-                                     {"role": "assistant", "content": reply.text},
-                                     {"role": "user",
-                                      "content": REPAIR_PROMPT.format(error=first_error)}],
-                      call.max_tokens, call.temperature, call.schema, call.json_schema,
-                      call.window)
-        try:
-            budgeting.plan(repair.messages, window=call.window or 0, max_tokens=call.max_tokens,
-                           chars_per_token=self.settings.chars_per_token,
-                           margin=self.settings.budget_safety_margin)
-        except ModelError as exc:
-            raise ModelError("model_bad_output", f"invalid structured output ({first_error}); "
-                             f"the repair retry does not fit: {exc.message}") from None
-        second = await self._attempts(lambda: provider.complete(repair), trace)
-        trace.add_usage(second.prompt_tokens, second.completion_tokens)
-        try:
-            return decode(second.text, call.schema), second
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ModelError("model_bad_output",
-                             f"invalid structured output, also after the one repair retry: "
-                             f"{exc}") from None
+                attempt = self.privacy.retry(call, attempt, trace, user_id)
 
     def stream(self, purpose: str, messages: Sequence[Message], *, max_tokens: int,
                temperature: float = 0.7, user_id: str | None = None) -> TextStream:
@@ -394,7 +306,7 @@ class Gateway:
         (or `async with contextlib.aclosing(...)`) to end the HTTP request at once; after
         the end, `stream.completion` holds the whole answer with usage.
         """
-        _check_call(purpose, messages, max_tokens, temperature)
+        check_call(purpose, messages, max_tokens, temperature)
         result = TextStream()
         result._generator = self._stream(result, purpose, messages, max_tokens, temperature,
                                          user_id)
@@ -410,12 +322,12 @@ class Gateway:
         try:
             masker, sent = await self._mask(messages, trace, user_id)
             call = attempt = Call(purpose, sent, max_tokens, temperature)
-            await self._plan(provider, call, trace)
+            await self.windows.plan(provider, call, trace)
             async with self._slot(provider):
                 while True:
                     unmasker = StreamUnmasker(masker) if masker is not None else None
                     try:
-                        async with contextlib.aclosing(self._stream_attempts(
+                        async with contextlib.aclosing(self.retries.stream(
                                 provider, attempt, trace, unmasker)) as pieces:
                             async for piece in pieces:
                                 parts.append(piece)
@@ -433,7 +345,7 @@ class Gateway:
                             if exc.code == "privacy_blocked":
                                 self.privacy_stats.of(user_id or "").calls_blocked += 1
                             raise
-                        attempt = self._privacy_retry(call, attempt, trace, user_id)
+                        attempt = self.privacy.retry(call, attempt, trace, user_id)
         except ModelError as exc:
             trace.finish("error", code=exc.code, error=exc.message)
             raise
@@ -455,31 +367,6 @@ class Gateway:
         finally:
             self._record(trace)
 
-    async def _stream_attempts(self, provider: Provider, call: Call, trace: Trace,
-                               unmasker: StreamUnmasker | None) -> AsyncIterator[str]:
-        first_try = time.monotonic()
-        while True:
-            trace.attempts += 1
-            yielded = False
-            try:
-                async with contextlib.aclosing(provider.stream(call)) as chunks:
-                    async for chunk in chunks:
-                        if chunk.model:
-                            trace.model = chunk.model
-                        if chunk.finish_reason:
-                            trace.finish_reason = chunk.finish_reason
-                        trace.add_usage(chunk.prompt_tokens, chunk.completion_tokens)
-                        piece = unmasker.feed(chunk.text) if unmasker and chunk.text else chunk.text
-                        if piece:
-                            yielded = True
-                            yield piece
-                return
-            except ModelError as exc:
-                delay = None if yielded else self._retry_delay(exc, trace.attempts, first_try)
-                if delay is None:
-                    raise
-                await asyncio.sleep(delay)
-
     # --- the steps -------------------------------------------------------------------------
 
     async def _mask(self, messages: Sequence[Message], trace: Trace,
@@ -487,98 +374,7 @@ class Gateway:
         """For a remote provider: the masker of this call and the masked prompt."""
         if not self.remote:
             return None, list(messages)
-        if user_id is None:
-            # Fail closed: without the user, their registered people cannot be masked.
-            raise ModelError("privacy_blocked", "a call to a remote provider needs the user "
-                             "whose people to mask (user_id); nothing was sent")
-        registered = (await self.identities.index(user_id) if self.identities is not None
-                      else NameIndex(()))
-        proposed = await self._names_from_local_model(messages)
-        if proposed:
-            registered = NameIndex([*registered.terms, *proposed])
-        masker = Masker(registered)
-        masked = masker.mask_messages(messages)
-        trace.masked = masker.masked_count
-        self.privacy_stats.masked(user_id, masker.counts)
-        return masker, masked
-
-    async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
-        """The detect role's further names; none when it is off or fails (then the
-        detectors mask alone — the local model adds, it does not gate)."""
-        if self.name_detector is None:
-            return []
-        try:
-            reply = await self.name_detector.complete(local_model.detect_call(list(messages)))
-            return local_model.proposed_names(reply.text, list(messages))
-        except (ModelError, msgspec.ValidationError, msgspec.DecodeError) as exc:
-            log.warning("privacy detect role failed; the detectors mask alone",
-                        extra=logctx.fields(error=getattr(exc, "code", type(exc).__name__)))
-            return []
-
-    async def _plan(self, provider: Provider, call: Call, trace: Trace) -> None:
-        """Window, minimum window and budget — all before any network call of the answer."""
-        window, source = await self._window(provider)
-        trace.model = provider.model
-        minimum = self.min_context.get(call.purpose)
-        if minimum is not None and window < minimum:
-            raise ModelError("model_context_too_small",
-                             f"purpose {call.purpose} needs a window of {minimum} tokens; "
-                             f"{provider.name} has {window} ({source})")
-        try:
-            budget = budgeting.plan(call.messages, window=window, max_tokens=call.max_tokens,
-                                    chars_per_token=self.settings.chars_per_token,
-                                    margin=self.settings.budget_safety_margin)
-        except ModelError as exc:
-            log.warning("prompt budget exceeded", extra=logctx.fields(
-                purpose=call.purpose, window=window, max_tokens=call.max_tokens,
-                budget_safety_margin=self.settings.budget_safety_margin, error=exc.message))
-            raise
-        trace.set_budget(budget, source)
-        call.window = window
-
-    async def _window(self, provider: Provider) -> tuple[int, str]:
-        """The context window and where it came from: provider, cache, stale, setting.
-
-        What the provider said is cached for `model_metadata_ttl`, also when it said nothing
-        (a server that does not state its window is not asked again on every call).
-        """
-        key = id(provider)
-        cached = self._windows.get(key)
-        if cached and self._fresh(cached):
-            return self._cached_window(provider, cached[0])
-        lock = self._window_locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            cached = self._windows.get(key)
-            if cached and self._fresh(cached):
-                return self._cached_window(provider, cached[0])
-            try:
-                window = await provider.context_window()
-            except ModelError as exc:
-                if cached and cached[0]:
-                    log.warning("model metadata unavailable; the stale cached window serves",
-                                extra=logctx.fields(provider=provider.name, window=cached[0],
-                                                    error=exc.code))
-                    return cached[0], "stale"
-                return self._window_fallback(provider, f"{exc.code}: {exc.message}")
-            self._windows[key] = (window or None, time.monotonic())
-            if window:
-                return window, "provider"
-            return self._window_fallback(provider, "the provider does not state it")
-
-    def _fresh(self, cached: tuple[int | None, float]) -> bool:
-        return time.monotonic() - cached[1] < self.settings.model_metadata_ttl
-
-    def _cached_window(self, provider: Provider, window: int | None) -> tuple[int, str]:
-        if window:
-            return window, "cache"
-        return self._window_fallback(provider, "the provider does not state it")
-
-    def _window_fallback(self, provider: Provider, why: str) -> tuple[int, str]:
-        if self.settings.llm_context:
-            return self.settings.llm_context, "setting"
-        raise ModelError("model_metadata_unknown",
-                         f"context window of {provider.name} unknown ({why}) and llm_context "
-                         f"(NOVABERG_LLM_CONTEXT) is not set")
+        return await self.privacy.mask(messages, trace, user_id)
 
     def _slot(self, provider: Provider) -> asyncio.Semaphore:
         slot = self._slots.get(id(provider))
@@ -586,57 +382,10 @@ class Gateway:
             slot = self._slots[id(provider)] = asyncio.Semaphore(self.settings.model_concurrency)
         return slot
 
-    async def _attempts(self, attempt: Callable[[], Awaitable[T]], trace: Trace) -> T:
-        """Run one provider attempt with the retry policy."""
-        first_try = time.monotonic()
-        while True:
-            trace.attempts += 1
-            try:
-                return await attempt()
-            except ModelError as exc:
-                delay = self._retry_delay(exc, trace.attempts, first_try)
-                if delay is None:
-                    raise
-                await asyncio.sleep(delay)
-
-    def _retry_delay(self, exc: ModelError, attempts: int, first_try: float) -> float | None:
-        """Seconds to wait before the next attempt, or None to give up (and why, logged)."""
-        settings = self.settings
-        if not exc.retryable:
-            return None
-        if attempts > settings.model_retries:
-            log.warning("model call failed after all retries", extra=logctx.fields(
-                error=exc.code, attempts=attempts, model_retries=settings.model_retries))
-            return None
-        delay = settings.model_backoff_seconds * 2 ** (attempts - 1)
-        delay += random.uniform(0, delay / 2)  # jitter: parallel callers do not align
-        if exc.retry_after is not None:
-            delay = max(delay, exc.retry_after)
-        elapsed = time.monotonic() - first_try
-        if elapsed + delay > settings.model_retry_max_seconds:
-            log.warning("model call gives up: the next retry would pass the retry budget",
-                        extra=logctx.fields(
-                            error=exc.code, delay=round(delay, 3),
-                            model_retry_max_seconds=settings.model_retry_max_seconds))
-            return None
-        log.info("model call retry", extra=logctx.fields(error=exc.code, attempt=attempts,
-                                                         delay=round(delay, 3)))
-        return delay
-
     def _usage(self, provider: Provider, trace: Trace, call: Call, text: str) -> Usage:
-        if trace.prompt_tokens is not None and trace.completion_tokens is not None \
-                and not provider.offline:
-            return Usage(trace.prompt_tokens, trace.completion_tokens)
-        estimate = budgeting.estimate_tokens
-        cpt = self.settings.chars_per_token
-        usage = Usage(trace.prompt_tokens if trace.prompt_tokens is not None
-                      else estimate(call.messages, cpt),
-                      trace.completion_tokens if trace.completion_tokens is not None
-                      else estimate([{"role": "assistant", "content": text}], cpt),
-                      estimated=True)
-        trace.prompt_tokens, trace.completion_tokens = usage.prompt_tokens, usage.completion_tokens
-        trace.tokens_estimated = True
-        return usage
+        # The offline provider's counts are estimates anyway: they are marked as such.
+        return trace.usage(call.messages, text, reported=not provider.offline,
+                           chars_per_token=self.settings.chars_per_token)
 
     def _record(self, trace: Trace) -> None:
         self.traces.add(trace)
@@ -647,68 +396,3 @@ class Gateway:
         if log.isEnabledFor(logging.DEBUG):
             log.debug("model call text", extra=logctx.fields(
                 purpose=trace.purpose, prompt=call.messages, answer=answer))
-
-
-class TextStream:
-    """What `Gateway.stream` returns: an async iterator of text deltas."""
-
-    def __init__(self) -> None:
-        self._generator: AsyncIterator[str] | None = None
-        self.completion: Completion | None = None
-
-    def __aiter__(self) -> TextStream:
-        return self
-
-    async def __anext__(self) -> str:
-        assert self._generator is not None
-        return await self._generator.__anext__()
-
-    async def aclose(self) -> None:
-        if self._generator is not None:
-            await self._generator.aclose()  # type: ignore[attr-defined]
-
-
-def _demask(masker: Masker, text: str,
-            schema: type[msgspec.Struct] | None) -> tuple[str, msgspec.Struct | None]:
-    """Block a reply with a plaintext identity, else put the originals back."""
-    masker.check(text)
-    text = masker.unmask(text, json_string=schema is not None)
-    if schema is None:
-        return text, None
-    try:
-        return text, decode(text, schema)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise ModelError("model_bad_output",
-                         f"structured output invalid once demasked: {exc}") from None
-
-
-def _check_call(purpose: str, messages: Sequence[Message], max_tokens: int,
-                temperature: float) -> None:
-    """A call that breaks the interface is a bug in the caller: ValueError, not ModelError."""
-    if not isinstance(purpose, str) or not purpose:
-        raise ValueError("purpose must be a non-empty string")
-    if not messages:
-        raise ValueError("messages must not be empty")
-    for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ROLES \
-                or not isinstance(message.get("content"), str):
-            shape = sorted(message) if isinstance(message, dict) else type(message).__name__
-            raise ValueError(f"a message must be {{'role': one of {sorted(ROLES)}, "
-                             f"'content': str}}; got {shape}")
-    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
-        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
-    if not 0.0 <= temperature <= 2.0:
-        raise ValueError(f"temperature must be within [0, 2], got {temperature!r}")
-
-
-def is_local(url: str | None) -> bool:
-    """Is the server on this machine or the local network? Anything else counts as remote,
-    so the privacy gateway fails closed."""
-    host = (urlsplit(url or "").hostname or "").lower()
-    if host in _LOCAL_HOSTS or host.endswith(_LOCAL_SUFFIXES):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local

@@ -9,8 +9,8 @@
   false booleans, the first enum value as the schema lists it, empty arrays, zero numbers
   (or the smallest allowed), empty strings, None where allowed. `fill(Struct, values)` puts
   known field values over it; the offline provider builds every answer that way.
-- `model_schema(purpose)` registers a struct the product sends to a model, so tests can hold
-  every such schema against the offline provider and the real llama.cpp peer.
+
+Which struct each purpose of the product sends is listed by the wiring (`app.purposes`).
 """
 
 from __future__ import annotations
@@ -18,42 +18,11 @@ from __future__ import annotations
 import functools
 import math
 import typing
-from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 from msgspec import inspect as mi
-
-S = TypeVar("S", bound=type[msgspec.Struct])
-
-# purpose -> struct, filled by @model_schema where the product defines its schemas.
-PRODUCT_SCHEMAS: dict[str, type[msgspec.Struct]] = {}
-
-
-def model_schema(purpose: str) -> Callable[[S], S]:
-    """Class decorator: `@model_schema("router") class Route(msgspec.Struct): …`."""
-
-    def register(cls: S) -> S:
-        known = PRODUCT_SCHEMAS.get(purpose)
-        if known is not None and known is not cls and known.__qualname__ != cls.__qualname__:
-            raise ValueError(f"purpose {purpose!r} already has schema {known.__qualname__}")
-        PRODUCT_SCHEMAS[purpose] = cls
-        return cls
-
-    return register
-
-
-def discover_product_schemas(package: str = "app") -> dict[str, type[msgspec.Struct]]:
-    """Import every module of `package` (so each `@model_schema` has run) and return the
-    registered schemas. For tests and diagnostics; the app itself never needs this."""
-    import importlib
-    import pkgutil
-
-    root = importlib.import_module(package)
-    for info in pkgutil.walk_packages(root.__path__, package + "."):
-        if info.name.rsplit(".", 1)[-1] != "__main__":
-            importlib.import_module(info.name)
-    return dict(PRODUCT_SCHEMAS)
 
 
 @functools.cache

@@ -1,10 +1,12 @@
-"""The values that cross the gateway's interface, and the call a provider gets.
+"""The values that cross the gateway's interface (and `check_call`, its shape check), and
+the call a provider gets.
 
 msgspec structs rather than dataclasses: they are built on every call, and msgspec builds
 them several times faster."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal, TypedDict
 
 import msgspec
@@ -83,3 +85,42 @@ class Chunk(msgspec.Struct):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
+
+
+class TextStream:
+    """What `Gateway.stream` returns: an async iterator of text deltas; after the end,
+    `completion` holds the whole answer with usage."""
+
+    def __init__(self) -> None:
+        self._generator: AsyncIterator[str] | None = None
+        self.completion: Completion | None = None
+
+    def __aiter__(self) -> TextStream:
+        return self
+
+    async def __anext__(self) -> str:
+        assert self._generator is not None
+        return await self._generator.__anext__()
+
+    async def aclose(self) -> None:
+        if self._generator is not None:
+            await self._generator.aclose()  # type: ignore[attr-defined]
+
+
+def check_call(purpose: str, messages: Sequence[Message], max_tokens: int,
+               temperature: float) -> None:
+    """A call that breaks the interface is a bug in the caller: ValueError, not ModelError."""
+    if not isinstance(purpose, str) or not purpose:
+        raise ValueError("purpose must be a non-empty string")
+    if not messages:
+        raise ValueError("messages must not be empty")
+    for message in messages:
+        if not isinstance(message, dict) or message.get("role") not in ROLES \
+                or not isinstance(message.get("content"), str):
+            shape = sorted(message) if isinstance(message, dict) else type(message).__name__
+            raise ValueError(f"a message must be {{'role': one of {sorted(ROLES)}, "
+                             f"'content': str}}; got {shape}")
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
+    if not 0.0 <= temperature <= 2.0:
+        raise ValueError(f"temperature must be within [0, 2], got {temperature!r}")

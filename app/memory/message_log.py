@@ -22,7 +22,7 @@ class LoggedMessage:
     turn_id: str
     message_ids: list[str]
     role: str
-    origin: str
+    occasion: str    # the turn's `herkunft`, in the row's column `origin`
     text: str
     created: float
     calendar_date: str
@@ -40,7 +40,7 @@ class MessageLog:
                 "message_ids, role, origin, text, created, calendar_date) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (entry.entry_key, entry.user_id, entry.character_id, entry.turn_id,
-                 json.dumps(entry.message_ids), entry.role, entry.origin, entry.text,
+                 json.dumps(entry.message_ids), entry.role, entry.occasion, entry.text,
                  entry.created, entry.calendar_date))
             return cursor.rowcount == 1
 
@@ -63,7 +63,7 @@ class MessageLog:
         def read(conn: sqlite3.Connection) -> list[LoggedMessage]:
             return [LoggedMessage(entry_key=row[0], user_id=row[1], character_id=row[2],
                                   turn_id=row[3], message_ids=json.loads(row[4]), role=row[5],
-                                  origin=row[6], text=row[7], created=row[8],
+                                  occasion=row[6], text=row[7], created=row[8],
                                   calendar_date=row[9])
                     for row in conn.execute(sql, params)]
 

@@ -31,8 +31,9 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from app.i18n import language_of
 from app.log import fields
-from app.memory.turns import ORIGIN_IMPULSE, ORIGIN_UNKNOWN, ROLE_USER, Turn
+from app.memory.turns import OCCASION_IMPULSE, OCCASION_UNKNOWN, ROLE_USER, Turn
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -57,22 +58,20 @@ LABELS: dict[str, Labels] = {
     "en": Labels(user="USER", impulse="on their own", unknown="occasion unknown",
                  done="DONE", failed="FAILED"),
 }
-FALLBACK_LANGUAGE = "en"
 
 
 def labels_for(language: str) -> Labels:
     """The table for `de`, `de-DE`, `de_AT`, …; English for a language without a table."""
-    code = language.replace("_", "-").split("-", 1)[0].lower()
-    return LABELS.get(code, LABELS[FALLBACK_LANGUAGE])
+    return LABELS[language_of(language)]
 
 
 def occasion(turn: Turn, labels: Labels) -> str:
     """The occasion word of a character turn, from its `herkunft`; '' for a plain reply."""
     if turn.role == ROLE_USER:
         return ""
-    if turn.origin == ORIGIN_IMPULSE:
+    if turn.occasion == OCCASION_IMPULSE:
         return labels.impulse
-    if turn.origin == ORIGIN_UNKNOWN:
+    if turn.occasion == OCCASION_UNKNOWN:
         # Empty means unknown, not "a reply": old turns never recorded their occasion.
         return labels.unknown
     return ""  # antwort, fortsetzung: the character speaks in the flow of the exchange
@@ -99,7 +98,7 @@ def group_turns(turns: Sequence[Turn]) -> list[Group]:
     for turn in turns:
         if not turn.has_content:
             continue
-        if not groups or turn.role == ROLE_USER or turn.origin == ORIGIN_IMPULSE:
+        if not groups or turn.role == ROLE_USER or turn.occasion == OCCASION_IMPULSE:
             groups.append([turn])
         else:
             groups[-1].append(turn)

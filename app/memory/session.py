@@ -14,40 +14,33 @@ Concurrency, and why each operation is shaped the way it is:
   (another mark), it reads again. A caller that read the session earlier in its run passes
   those turns: the first attempt expects the turn as read there (one round trip instead of
   a read and a write); a stale expectation only fails the compare and reads again.
-- `summarize_if_needed` holds a per-pair lock key (`SET NX` with a TTL, released only by its
-  owner) so one summary runs at a time per pair, across processes. The model call runs
-  outside any Redis transaction; the commit is one Lua script that checks the oldest turns
-  are still exactly the ones summarized, then `LTRIM`s exactly that many from the left and
-  stores the summary. Turns stored meanwhile are at the right end and are neither lost nor
-  reordered; a reset meanwhile makes the commit a no-op (no summary of an erased session).
+- `summarize_if_needed`: the summary compaction is its own room, `app.memory.summary`
+  (the lock, the model call, the compare-and-trim commit).
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.llm.errors import ModelError
 from app.log import fields
 from app.memory import keys
-from app.memory.commit import DELETE_IF_OWNER, Blind, Write
-from app.memory.summary import PURPOSE as SUMMARY_PURPOSE
-from app.memory.summary import summary_messages
-from app.memory.turns import ROLE_USER, Turn, TurnDecodeError, decode_turn, encode_turn
+from app.memory.commit import Blind, Write
+from app.memory.summary import Summarizer, SummaryGateway
+from app.memory.turns import (
+    ROLE_USER, Turn, TurnDecodeError, decode_stored, decode_turn, encode_turn,
+)
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
 
 MARK_ATTEMPTS = 5
-LOCK_GRACE_SECONDS = 30  # the summary lock outlives the longest model call by this much
 
 # KEYS: turns, summary · ARGV: turn JSON, ttl → new length
 _STORE = """
@@ -76,39 +69,6 @@ redis.call('EXPIRE', KEYS[2], ARGV[4])
 return 1
 """
 
-# KEYS: turns, summary · ARGV: ttl, summary, the expected oldest elements… → 1 done, 0 changed
-_COMMIT_SUMMARY = """
-local n = #ARGV - 2
-local head = redis.call('LRANGE', KEYS[1], 0, n - 1)
-if #head ~= n then return 0 end
-for i = 1, n do
-  if head[i] ~= ARGV[i + 2] then return 0 end
-end
-redis.call('LTRIM', KEYS[1], n, -1)
-redis.call('SET', KEYS[2], ARGV[2], 'EX', ARGV[1])
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
-"""
-
-# KEYS: turns, summary · ARGV: turns to keep, ttl → turns removed
-_TRIM = """
-local before = redis.call('LLEN', KEYS[1])
-local keep = tonumber(ARGV[1])
-if before <= keep then return 0 end
-redis.call('LTRIM', KEYS[1], -keep, -1)
-redis.call('EXPIRE', KEYS[1], ARGV[2])
-redis.call('EXPIRE', KEYS[2], ARGV[2])
-return before - keep
-"""
-
-
-class SummaryGateway(Protocol):
-    """What the summary needs of the model gateway (`app.llm`)."""
-
-    async def complete(self, purpose: str, messages: list[dict[str, Any]], *,
-                       max_tokens: int, user_id: str | None = None) -> Any: ...
-
-
 ActionOutcome = Literal["completed", "error", "follow_up", "refused"]
 
 
@@ -132,9 +92,7 @@ class SessionMemory:
         self.settings = settings
         self._store = redis.register_script(_STORE)
         self._mark = redis.register_script(_MARK)
-        self._commit_summary = redis.register_script(_COMMIT_SUMMARY)
-        self._trim = redis.register_script(_TRIM)
-        self._release = redis.register_script(DELETE_IF_OWNER)
+        self._summarizer = Summarizer(redis, settings)
 
     # --- write ------------------------------------------------------------------------------
 
@@ -251,7 +209,7 @@ class SessionMemory:
 
         def retrieved(results: list[Any]) -> tuple[list[Turn], str | None]:
             raws, summary = results[start:start + 2]
-            return _decode_all(raws, pair), summary
+            return decode_stored(raws, pair), summary
         return retrieved
 
     async def length(self, user_id: str, character_id: str) -> int:
@@ -259,83 +217,12 @@ class SessionMemory:
 
     # --- summary ----------------------------------------------------------------------------
 
-    async def summarize_if_needed(
-        self,
-        user_id: str,
-        character_id: str,
-        gateway: SummaryGateway,
-        *,
-        character_name: str | None = None,
-        language: str = "de",
-    ) -> bool:
-        """Above `session_summarize_at` turns, fold the oldest `session_summarize_batch` turns
-        and the previous summary into a new summary and remove exactly those turns.
-
-        On a model failure (or an empty answer) the list is trimmed to `session_max_turns`
-        instead. Runs one at a time per pair; a call while another runs returns at once.
-        True when a new summary was stored.
-        """
-        settings = self.settings
-        pair = keys.pair_id(user_id, character_id)
-        if await self.length(user_id, character_id) <= settings.session_summarize_at:
-            return False
-        lock_key = keys.session_summary_lock(user_id, character_id)
-        token = uuid.uuid4().hex
-        if not await self.redis.set(lock_key, token, nx=True, ex=self._lock_ttl()):
-            log.info("session summary already running", extra=fields(pair=pair))
-            return False
-        try:
-            return await self._summarize_locked(
-                user_id, character_id, gateway,
-                character_name=character_name or character_id.capitalize(), language=language)
-        finally:
-            await self._release(keys=[lock_key], args=[token])
-
-    async def _summarize_locked(self, user_id: str, character_id: str, gateway: SummaryGateway,
-                                *, character_name: str, language: str) -> bool:
-        settings = self.settings
-        pair = keys.pair_id(user_id, character_id)
-        session_keys = _session_keys(user_id, character_id)
-        batch = settings.session_summarize_batch
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.llen(session_keys[0])
-            pipe.lrange(session_keys[0], 0, batch - 1)
-            pipe.get(session_keys[1])
-            length, head, previous = await pipe.execute()
-        if length <= settings.session_summarize_at:  # another summary finished just before
-            return False
-        messages = summary_messages(previous, _decode_all(head, pair), settings,
-                                    character_name=character_name, language=language)
-        try:
-            result = await gateway.complete(SUMMARY_PURPOSE, messages,
-                                            max_tokens=settings.session_summary_max_tokens,
-                                            user_id=user_id)
-            summary = result.text.strip()
-            if not summary:
-                raise ModelError("model_bad_output", "the summary came back empty")
-        except ModelError as exc:
-            removed = await self._trim(keys=session_keys,
-                                       args=[settings.session_max_turns, settings.session_ttl])
-            log.warning("session summary failed; session_max_turns trimmed the session",
-                        extra=fields(pair=pair, limit="session_max_turns",
-                                     keep=settings.session_max_turns, removed=removed,
-                                     code=exc.code))
-            return False
-        if not await self._commit_summary(keys=session_keys,
-                                          args=[settings.session_ttl, summary, *head]):
-            log.warning("session changed while summarizing (reset or marked); summary discarded",
-                        extra=fields(pair=pair))
-            return False
-        log.info("session summarized", extra=fields(
-            pair=pair, folded_turns=len(head), kept_turns=length - len(head),
-            summary_chars=len(summary)))
-        return True
-
-    def _lock_ttl(self) -> int:
-        """Long enough for the slowest model call the gateway allows, with its retries."""
-        settings = self.settings
-        worst = settings.model_timeout * (settings.model_retries + 1)
-        return math.ceil(worst) + LOCK_GRACE_SECONDS
+    async def summarize_if_needed(self, user_id: str, character_id: str,
+                                  gateway: SummaryGateway, *, character_name: str | None = None,
+                                  language: str = "de") -> bool:
+        """`app.memory.summary.Summarizer.summarize_if_needed` for this pair."""
+        return await self._summarizer.summarize_if_needed(
+            user_id, character_id, gateway, character_name=character_name, language=language)
 
 
 class _MarkWrite:
@@ -373,17 +260,6 @@ class _MarkWrite:
 
 def _session_keys(user_id: str, character_id: str) -> list[str]:
     return [keys.session_turns(user_id, character_id), keys.session_summary(user_id, character_id)]
-
-
-def _decode_all(raws: Sequence[str], pair: str) -> list[Turn]:
-    turns: list[Turn] = []
-    for index, raw in enumerate(raws):
-        try:
-            turns.append(decode_turn(raw))
-        except TurnDecodeError as exc:
-            log.error("stored turn unreadable; left out", extra=fields(
-                pair=pair, index=index, error=str(exc)))
-    return turns
 
 
 def _find_seen_user_turn(turns: Sequence[Turn], turn_id: str) -> tuple[int, Turn] | None:

@@ -4,9 +4,7 @@
   `raum_tiefe`/`raum_naehe` and the two clocks of the character's own time, `turn_zeit` (when
   the state was last computed by a turn) and `nutzer_zeit` (the last user event). Loaded at
   the start of every character run, saved at its end; the seed's defaults on the first turn.
-- `haltung:{user}:{character}` (hash, no TTL): the last computed stance — the behaviour
-  quantities, `cluster`, `turn_id`, `zeit`, the flag `gerechnet` and a `grund`. It is saved
-  even when nothing could be computed, so an old stance never stands unmarked.
+- `haltung:{user}:{character}`, the stance computed from this state, is `app.memory.stance`.
 
 The pure functions:
 
@@ -35,6 +33,7 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
+from app.emotion import LABELS, Emotion
 from app.log import fields
 from app.memory import keys
 from app.memory.commit import Blind, Write
@@ -44,18 +43,14 @@ log = logging.getLogger(__name__)
 EventSource = Literal["user", "character"]
 
 
-class CharacterState(msgspec.Struct):
-    """`nova_state`: English attributes, the seed's hash field names on the wire."""
+class CharacterState(Emotion, kw_only=True):
+    """`nova_state`: the nine EI dimensions with the seed's first-turn defaults (the character
+    always has an arousal), the space axes and the clocks; English attributes, the seed's
+    hash field names on the wire."""
 
     emotion: str = "neutral"
     arousal: float = 0.5
-    emotions_vector: str = ""
     mode: str = "alltag"
-    language_style: str = ""
-    relationship_dynamic: str = ""
-    tone: str = ""
-    intent: str = ""
-    prompt_topic: str = ""
     space_depth: float | None = msgspec.field(default=None, name="raum_tiefe")
     space_closeness: float | None = msgspec.field(default=None, name="raum_naehe")
     turn_time: float | None = msgspec.field(default=None, name="turn_zeit")
@@ -64,24 +59,6 @@ class CharacterState(msgspec.Struct):
 
 BASELINE = CharacterState()
 _NUMBERS = ("arousal", "space_depth", "space_closeness")
-_LABELS = ("emotion", "emotions_vector", "mode", "language_style", "relationship_dynamic",
-           "tone", "intent", "prompt_topic")
-
-
-class Stance(msgspec.Struct):
-    """`haltung`: the last computed stance. `quantities` are the behaviour values by name."""
-
-    quantities: dict[str, float] = msgspec.field(default_factory=dict)
-    cluster: str = ""
-    turn_id: str = ""
-    time: float | None = None
-    computed: bool = False
-    reason: str = ""
-
-
-_STANCE_FIELDS = {"cluster": "cluster", "turn_id": "turn_id", "time": "zeit",
-                  "computed": "gerechnet", "reason": "grund"}
-_TRUE = frozenset({"1", "true", "True", "yes"})
 
 
 class ThoughtArousalError(ValueError):
@@ -123,21 +100,6 @@ def save_state_write(user_id: str, character_id: str, state: CharacterState) -> 
     return Blind(queue)
 
 
-async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) -> Stance:
-    stored = await redis.hgetall(keys.haltung(user_id, character_id))
-    return _stance_from_hash(stored, keys.pair_id(user_id, character_id))
-
-
-async def save_stance(redis: aioredis.Redis, user_id: str, character_id: str,
-                      stance: Stance) -> None:
-    """Replace the stored stance whole (a quantity no longer computed must not linger)."""
-    key = keys.haltung(user_id, character_id)
-    async with redis.pipeline(transaction=True) as pipe:
-        pipe.delete(key)
-        pipe.hset(key, mapping=_stance_to_hash(stance))
-        await pipe.execute()
-
-
 _STATE_FIELDS = msgspec.structs.fields(CharacterState)  # resolved once, not per load
 
 
@@ -145,7 +107,7 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
     values: dict[str, Any] = {}
     for field in _STATE_FIELDS:
         raw = stored.get(field.encode_name)
-        if raw is None or (raw == "" and field.name not in _LABELS):
+        if raw is None or (raw == "" and field.name not in LABELS):
             continue  # absent (or an empty number): the default applies
         try:
             value = msgspec.convert(raw, field.type, strict=False)
@@ -162,42 +124,6 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
 def _state_to_hash(state: CharacterState) -> dict[str, str]:
     wire = msgspec.to_builtins(state)
     return {name: "" if value is None else str(value) for name, value in wire.items()}
-
-
-def _stance_from_hash(stored: dict[str, str], pair: str) -> Stance:
-    stance = Stance()
-    named = {wire: attr for attr, wire in _STANCE_FIELDS.items()}
-    for name, raw in stored.items():
-        attr = named.get(name)
-        if attr in ("cluster", "turn_id", "reason"):
-            setattr(stance, attr, raw)
-        elif attr == "computed":
-            stance.computed = raw in _TRUE
-        elif attr == "time":
-            stance.time = _float_or_none(raw, pair, name)
-        else:
-            value = _float_or_none(raw, pair, name)
-            if value is not None:
-                stance.quantities[name] = value
-    return stance
-
-
-def _stance_to_hash(stance: Stance) -> dict[str, str]:
-    wire = {name: repr(value) for name, value in stance.quantities.items()}
-    wire.update(cluster=stance.cluster, turn_id=stance.turn_id, grund=stance.reason,
-                zeit="" if stance.time is None else repr(stance.time),
-                gerechnet="1" if stance.computed else "0")
-    return wire
-
-
-def _float_or_none(raw: str, pair: str, name: str) -> float | None:
-    if raw == "":
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        _warn_unreadable(pair, name, raw)
-        return None
 
 
 def _warn_unreadable(pair: str, name: str, raw: str) -> None:
@@ -236,7 +162,7 @@ def decay(state: CharacterState, now: float, nullpunkt_seconds: float,
         elif value is not None and base is not None:
             changes[name] = base + (value - base) * left
     if left == 0.0:
-        changes.update({name: getattr(baseline, name) for name in _LABELS})
+        changes.update({name: getattr(baseline, name) for name in LABELS})
     return msgspec.structs.replace(state, **changes)
 
 

@@ -15,58 +15,95 @@ only a record that is not a JSON object or has no valid `rolle` is refused
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
 
+from app.emotion import EI_FIELDS, Emotion, ListedEmotion
+from app.emotion import STORED_NAMES as EI_STORED_NAMES
+
 log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
-Origin = Literal["antwort", "fortsetzung", "eigener_impuls", ""]
+Occasion = Literal["antwort", "fortsetzung", "eigener_impuls", ""]
 
 ROLE_USER: Role = "user"
 ROLE_ASSISTANT: Role = "assistant"
-ORIGIN_REPLY: Origin = "antwort"            # a reply to the user
-ORIGIN_CONTINUE: Origin = "fortsetzung"     # a continue run (self-trigger or thinker retry)
-ORIGIN_IMPULSE: Origin = "eigener_impuls"   # the character spoke on its own
-ORIGIN_UNKNOWN: Origin = ""                 # old data: the occasion was not recorded
-ORIGINS: frozenset[str] = frozenset({ORIGIN_REPLY, ORIGIN_CONTINUE, ORIGIN_IMPULSE, ORIGIN_UNKNOWN})
-# A response's origin on the wire (SPEC §5 Delivery) → the stored turn's `herkunft`.
-HERKUNFT_OF_RESPONSE = {"reply": ORIGIN_REPLY, "continue": ORIGIN_CONTINUE,
-                        "own_impulse": ORIGIN_IMPULSE}
+# Why the character spoke: a stored turn's `herkunft` (attribute `occasion`).
+OCCASION_REPLY: Occasion = "antwort"            # a reply to the user
+OCCASION_CONTINUE: Occasion = "fortsetzung"     # a continue run (self-trigger or thinker retry)
+OCCASION_IMPULSE: Occasion = "eigener_impuls"   # the character spoke on its own
+OCCASION_UNKNOWN: Occasion = ""                 # old data: the occasion was not recorded
+OCCASIONS: frozenset[str] = frozenset(
+    {OCCASION_REPLY, OCCASION_CONTINUE, OCCASION_IMPULSE, OCCASION_UNKNOWN})
+# The one table between a response's `origin` on the wire (SPEC §5 Delivery) and the stored
+# turn's `herkunft`. The web UI reads it from the session endpoint (`origins`), never keeps
+# its own copy.
+OCCASION_OF_ORIGIN: dict[str, Occasion] = {"reply": OCCASION_REPLY,
+                                           "continue": OCCASION_CONTINUE,
+                                           "own_impulse": OCCASION_IMPULSE}
+ORIGIN_OF_OCCASION: dict[str, str] = {occasion: origin
+                                      for origin, occasion in OCCASION_OF_ORIGIN.items()}
+# English attribute → the seeds' German name on the wire; the EI dimensions' from the one
+# table in `app.emotion`.
+STORED_NAMES: dict[str, str] = {
+    **EI_STORED_NAMES, "role": "rolle", "content": "inhalt", "time": "zeit",
+    "occasion": "herkunft", "message_ids": "nachrichten_ids",
+    "action_done": "aktion_erledigt", "action_succeeded": "aktion_erfolgreich"}
 
 
 class TurnDecodeError(ValueError):
     """A stored record cannot be read as a Turn at all."""
 
 
-class Turn(msgspec.Struct):
-    """One stored turn. Attribute = English name, wire name = the seed's German name."""
+class Turn(ListedEmotion, rename=STORED_NAMES):
+    """One stored turn. Attribute = English name, wire name = the seed's German name
+    (`STORED_NAMES`). It carries the nine EI dimensions of who spoke: seven as fields,
+    `intent` and `prompt_topic` as the lists `intentions` and `topics` (`emotion_fields`)."""
 
     turn_id: str
-    role: Role = msgspec.field(name="rolle")
-    content: str = msgspec.field(name="inhalt")
-    time: float = msgspec.field(name="zeit")
+    role: Role
+    content: str
+    time: float
     # Empty = unknown (old data), never "a reply": a default would invent an occasion.
-    origin: Origin = msgspec.field(default="", name="herkunft")
-    message_ids: list[str] = msgspec.field(default_factory=list, name="nachrichten_ids")
-    intentions: list[str] = msgspec.field(default_factory=list, name="intentionen")
+    occasion: Occasion = ""
+    message_ids: list[str] = msgspec.field(default_factory=list)
+    intentions: list[str] = msgspec.field(default_factory=list)
     emotion: str = ""
-    mode: str = msgspec.field(default="", name="modus")
-    core: str = msgspec.field(default="", name="kern")
+    mode: str = ""
+    core: str = ""
     arousal: float | None = None
-    emotions_vector: str = msgspec.field(default="", name="emotions_vektor")
-    language_style: str = msgspec.field(default="", name="sprach_stil")
-    relationship_dynamic: str = msgspec.field(default="", name="beziehungs_dynamik")
+    emotions_vector: str = ""
+    language_style: str = ""
+    relationship_dynamic: str = ""
     tone: str = ""
-    topics: list[str] = msgspec.field(default_factory=list, name="themen")
-    action_done: bool | None = msgspec.field(default=None, name="aktion_erledigt")
-    action_succeeded: bool | None = msgspec.field(default=None, name="aktion_erfolgreich")
+    topics: list[str] = msgspec.field(default_factory=list)
+    action_done: bool | None = None
+    action_succeeded: bool | None = None
 
     @property
     def has_content(self) -> bool:
         """A turn contributes to the history only when it says something."""
         return bool(self.content.strip())
+
+
+_LISTED = {"intent": "intentions", "prompt_topic": "topics"}
+
+
+def emotion_fields(emotion: Emotion, **overrides: Any) -> dict[str, Any]:
+    """A turn's fields for the nine EI dimensions of `emotion`: seven as they are, `intent`
+    and `prompt_topic` as one-element lists (none when empty); `overrides` on top (a user
+    turn keeps every perceived intention and topic)."""
+    values: dict[str, Any] = {}
+    for name in EI_FIELDS:
+        value = getattr(emotion, name)
+        if name in _LISTED:
+            values[_LISTED[name]] = [value] if value else []
+        else:
+            values[name] = value
+    values.update(overrides)
+    return values
 
 
 _ENCODER = msgspec.json.Encoder()
@@ -91,6 +128,18 @@ def decode_turn(raw: str | bytes) -> Turn:
         return _decode_salvaging(raw)
 
 
+def decode_stored(raws: Sequence[str | bytes], pair: str) -> list[Turn]:
+    """A stored list of turns; a record nobody can read is left out and logged as an error."""
+    turns: list[Turn] = []
+    for index, raw in enumerate(raws):
+        try:
+            turns.append(decode_turn(raw))
+        except TurnDecodeError as exc:
+            log.error("stored turn unreadable; left out", extra={"fields": {
+                "pair": pair, "index": index, "error": str(exc)}})
+    return turns
+
+
 def _decode_salvaging(raw: str | bytes) -> Turn:
     """The slow path for older or damaged records: keep every field that can be read."""
     try:
@@ -109,7 +158,7 @@ def _decode_salvaging(raw: str | bytes) -> Turn:
         value = record.get(name)
         if value is None:  # absent or null: the default applies
             continue
-        if name == "herkunft" and value not in ORIGINS:
+        if name == "herkunft" and value not in OCCASIONS:
             _warn_dropped(record, name, value, "unknown occasion, read as unknown")
             continue
         try:

@@ -8,13 +8,16 @@
     graph.py        a path = a list of nodes; stages pushed as `character_stage`
     path1.py        perception → enricher → EI calc → salience → dispatcher
     path2.py        state → … → router → planner ⇄ agents → … → tribunal → dispatcher
+    recall.py       path 2's long-term memory search (enricher, beside the router)
+    planning.py     path 2's router and planner ⇄ agents
+    answering.py    path 2's conversation vector, responder, thinker, tribunal
     ei.py           EI calc: the user's reading, the character's empathy switch
     stimulus.py     the one reader of what a run reacts to (user words, thought, continue)
     agents/         the notes/lists agent and the reminders agent
     tribunal.py     validators over an answer, and the label strip
-    dispatcher.py   the one writer: session turn, short-term memory, message log, state
+    dispatcher.py   the one writer: session turn, short-term memory, message log, state,
+                    stance (`haltung`, `app.memory.stance`)
     impulses.py     the reminder clock (and idle reflection): due reminders become impulses
-    stores/         short-term memory, lists, reminders (Redis), the message log (SQLite)
     offline.py      what the offline model answers for these purposes
-    service.py      what `create_app` installs: characters, pipelines, the clock
+    service.py      PipelineHost: path 1 / path 2 / after-delivery over the app's services
 """

@@ -26,6 +26,7 @@ from typing import Any
 
 import msgspec
 
+from app.i18n import LANGUAGES
 from app.log import fields
 from app.memory.state import CharacterState, in_unit_range
 from app.pipeline.catalog import Character, CharacterCatalog
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 DATA_DIR_FOLDER = "characters"
 BUILT_IN_PACKAGE = "app.pipeline"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-LANGUAGES = ("de", "en")
 _KNOWN_KEYS = frozenset({"id", "name", "language", "persona", "description", "baseline"})
 
 

@@ -9,17 +9,19 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
   Pixie worker, `app.pipeline.pixie`);
 - one row of the durable message log in SQLite (through the database's single writer);
-- path 2 only: the character's state (`nova_state`), the action mark on the user turn an
-  agent action belonged to (completed → done + succeeded, error → done + failed, a question
-  or a refusal → nothing), and the follow-up the run asks for (`awaiting_user` for an
-  agent's question, else a `continue`: the thinker's retry, a commitment, or the wish to
-  write again).
+- path 2 only: the character's state (`nova_state`) and the stance computed from it
+  (`haltung`, written every run — marked `gerechnet` = 0 when nothing could be computed),
+  the action mark on the user turn an agent action belonged to (completed → done +
+  succeeded, error → done + failed, a question or a refusal → nothing), and the follow-up
+  the run asks for (`awaiting_user` for an agent's question, else a `continue`: the
+  thinker's retry, a commitment, or the wish to write again).
 
-The Redis writes of a turn — the turn, the state, the short-term entries, the action mark
-and the changes its agents intended (list edits, reminders) — are one guarded transaction
-(`app.memory.commit`), made after the tribunal: a rejected answer changes nothing, and a turn
-failed meanwhile (a session reset, a recovery) leaves no late write behind. The message-log
-row in SQLite follows the committed turn (a rerun finds it there and adds none).
+The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
+action mark and the changes its agents intended (list edits, reminders) — are one guarded
+transaction (`app.memory.commit`), made after the tribunal: a rejected answer changes
+nothing, and a turn failed meanwhile (a session reset, a recovery) leaves no late write
+behind. The message-log row in SQLite follows the committed turn (a rerun finds it there and
+adds none).
 """
 
 from __future__ import annotations
@@ -33,9 +35,10 @@ from app.clock import calendar_date, zone_named
 from app.log import fields
 from app.memory.commit import Write, commit
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
+from app.memory.stance import Stance, compute_stance, save_stance_write
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
-    HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn,
+    OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn, emotion_fields,
 )
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
@@ -51,14 +54,11 @@ log = logging.getLogger(__name__)
 
 
 async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
-    perception, user = state.perception, state.user
+    perception = state.perception
     turn = Turn(turn_id=state.turn_id, role=ROLE_USER, content=state.text, time=state.said_at,
-                message_ids=list(state.message_ids), intentions=list(perception.intentions),
-                emotion=user.emotion, mode=user.mode, core=perception.core.strip(),
-                arousal=user.arousal, emotions_vector=user.emotions_vector,
-                language_style=user.language_style,
-                relationship_dynamic=user.relationship_dynamic, tone=user.tone,
-                topics=list(perception.topics))
+                message_ids=list(state.message_ids), core=perception.core.strip(),
+                **emotion_fields(state.user, intentions=list(perception.intentions),
+                                 topics=list(perception.topics)))
     svc = ctx.services
     if any(t.role == ROLE_USER and t.turn_id == turn.turn_id for t in state.turns):
         # A rerun after a crash: the turn was stored by the first run; store it once.
@@ -82,13 +82,8 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     final = after_answer(state)
     turn = Turn(turn_id=state.turn_id, role=ROLE_ASSISTANT, content=state.answer,
-                time=ctx.services.clock(), origin=HERKUNFT_OF_RESPONSE[state.origin],
-                message_ids=list(state.message_ids),
-                intentions=[final.intent] if final.intent else [],
-                emotion=final.emotion, mode=final.mode, arousal=final.arousal,
-                emotions_vector=final.emotions_vector, language_style=final.language_style,
-                relationship_dynamic=final.relationship_dynamic, tone=final.tone,
-                topics=[final.prompt_topic] if final.prompt_topic else [])
+                time=ctx.services.clock(), occasion=OCCASION_OF_ORIGIN[state.origin],
+                message_ids=list(state.message_ids), **emotion_fields(final))
     svc = ctx.services
     if _stored_already(state):
         # The first run committed the turn, its state, its mark and its agents' changes.
@@ -102,10 +97,14 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     remember, entries = _remember(ctx, user_id, character_id, turn,
                                   state.salience.importance, state.salience.segments)
     effects = _effect_writes(ctx, state)
+    stance = compute_stance(final, turn_id=state.turn_id, now=turn.time)
     writes: list[Write] = [svc.memory.store_write(user_id, character_id, turn),
-                           save_state_write(user_id, character_id, final), remember,
+                           save_state_write(user_id, character_id, final),
+                           save_stance_write(user_id, character_id, stance), remember,
                            *_mark_writes(ctx, state), *effects]
     await commit(svc.redis, ctx.guard, writes)
+    state.stance = stance
+    _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
     _log_effects(effects)
     if any(isinstance(e, ReminderToAdd) for r in state.results for e in r.effects):
@@ -215,6 +214,11 @@ def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
                                              importance=importance, now=turn.time)
 
 
+def _log_stance(stance: Stance) -> None:
+    log.info("stance written", extra=fields(turn_id=stance.turn_id, computed=stance.computed,
+                                            cluster=stance.cluster, reason=stance.reason))
+
+
 def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -> None:
     if entries:
         log.info("short-term memory entries stored",
@@ -248,7 +252,7 @@ async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
     written = await ctx.services.message_log.append(LoggedMessage(
         entry_key=entry_key, user_id=user_id, character_id=character_id,
         turn_id=turn.turn_id, message_ids=list(turn.message_ids), role=turn.role,
-        origin=turn.origin, text=turn.content, created=turn.time or time.time(),
+        occasion=turn.occasion, text=turn.content, created=turn.time or time.time(),
         calendar_date=calendar_date(turn.time or time.time(),
                                     zone_named(ctx.settings.timezone))))
     if not written:

@@ -1,6 +1,6 @@
 """EI calc: the user's perceived state (path 1) and the character's state (path 2).
 
-User (path 1): the perception's nine EI dimensions as one `UserEmotion`; it is stored in the
+User (path 1): the perception's nine EI dimensions as one `Emotion`; it is stored in the
 user turn and travels to path 2 in the user event's payload (seed 001 §3.1.1).
 
 Character (path 2, seed 001 §4 — the empathy switch on `source`):
@@ -18,10 +18,10 @@ from typing import Any
 
 import msgspec
 
+from app.emotion import EI_FIELDS, Emotion, copy_emotion
 from app.log import fields
 from app.memory.state import CharacterState, empathy_switch, in_unit_range, raise_arousal
 from app.pipeline.schemas import Perception
-from app.pipeline.state import UserEmotion
 from app.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -32,40 +32,37 @@ EMPATHY: dict[str, str] = {
     "wut": "ruhe", "ekel": "mitgefuehl", "freude": "freude", "begeisterung": "freude",
     "liebe": "zuneigung", "dankbarkeit": "freude", "ueberraschung": "neugier",
 }
-_PAYLOAD_FIELDS = tuple(f.name for f in msgspec.structs.fields(UserEmotion))
+# The labels the character takes over from the user as they are (the emotion answers through
+# `EMPATHY`; the emotions vector is the character's own).
+_FOLLOWING = ("mode", "tone", "language_style", "relationship_dynamic", "intent", "prompt_topic")
 
 
-def user_emotion(perception: Perception) -> UserEmotion:
-    """EI calc (user): the perception's reading as the nine EI dimensions."""
-    return UserEmotion(
-        emotion=perception.emotion.strip().lower(),
-        arousal=perception.arousal,
-        emotions_vector=perception.emotions_vector.strip().lower(),
-        mode=perception.mode.strip().lower(),
-        language_style=perception.language_style.strip().lower(),
-        relationship_dynamic=perception.relationship_dynamic.strip().lower(),
-        tone=perception.tone.strip().lower(),
-        intent=perception.intentions[0].strip().lower() if perception.intentions else "",
-        prompt_topic=perception.topics[0].strip() if perception.topics else "")
+def user_emotion(perception: Perception) -> Emotion:
+    """EI calc (user): the perception's reading as the nine EI dimensions, its labels in
+    lower case (a topic keeps its case: it is the user's word)."""
+    read = copy_emotion(perception, Emotion())
+    labels = {name: getattr(read, name).strip().lower() for name in EI_FIELDS
+              if name not in ("arousal", "prompt_topic")}
+    return msgspec.structs.replace(read, **labels, prompt_topic=read.prompt_topic.strip())
 
 
-def to_payload(user: UserEmotion) -> dict[str, Any]:
+def to_payload(user: Emotion) -> dict[str, Any]:
     return msgspec.to_builtins(user)
 
 
-def from_payload(payload: dict[str, Any]) -> UserEmotion | None:
+def from_payload(payload: dict[str, Any]) -> Emotion | None:
     """The user's EI dimensions from an event payload; None when the payload has none (a
     character event). An unusable value is reported and left empty, never guessed."""
-    if not any(name in payload for name in _PAYLOAD_FIELDS):
+    if not any(name in payload for name in EI_FIELDS):
         return None
     values: dict[str, Any] = {}
-    for name in _PAYLOAD_FIELDS:
+    for name in EI_FIELDS:
         value = payload.get(name)
         if name == "arousal":
             values[name] = _unit_float(value)
         elif isinstance(value, str):
             values[name] = value
-    return UserEmotion(**values)
+    return Emotion(**values)
 
 
 def _unit_float(value: Any) -> float | None:
@@ -80,7 +77,7 @@ def _unit_float(value: Any) -> float | None:
 
 
 def character_state(loaded: CharacterState, *, baseline: CharacterState, source: str,
-                    now: float, settings: Settings, user: UserEmotion | None,
+                    now: float, settings: Settings, user: Emotion | None,
                     thought_level: float | None) -> CharacterState:
     """EI calc (character): the empathy switch on `source`, then the thought's level."""
     if loaded.turn_time is None and loaded.user_time is None:
@@ -97,16 +94,9 @@ def character_state(loaded: CharacterState, *, baseline: CharacterState, source:
     return msgspec.structs.replace(state, arousal=round(state.arousal, 4))
 
 
-def _labels_follow_user(state: CharacterState, user: UserEmotion) -> CharacterState:
-    changes: dict[str, Any] = {}
+def _labels_follow_user(state: CharacterState, user: Emotion) -> CharacterState:
+    changes: dict[str, Any] = {name: getattr(user, name) for name in _FOLLOWING
+                               if getattr(user, name)}
     if user.emotion in EMPATHY:
         changes["emotion"] = EMPATHY[user.emotion]
-    for name in ("mode", "tone", "language_style", "relationship_dynamic"):
-        value = getattr(user, name)
-        if value:
-            changes[name] = value
-    if user.intent:
-        changes["intent"] = user.intent
-    if user.prompt_topic:
-        changes["prompt_topic"] = user.prompt_topic
     return msgspec.structs.replace(state, **changes)

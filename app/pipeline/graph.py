@@ -1,13 +1,14 @@
 """Running a path: a readable list of nodes over one typed state.
 
     PATH1 = (Node("state", load_session), Node("perception", perceive), …)
-    await run_graph(PATH1, ctx, state)
+    run = await run_graph("path1", PATH1, ctx, state)
 
 Each node is a small async function `(ctx, state) -> None` that reads and fills the state.
 A node with a `when` predicate runs only when it holds (the planner runs only when the
-router asked for an action). Before a node runs, its name is pushed to every tab of the user
-as `character_stage`; after the path, one log line names every node's time and every model
-call.
+router asked for an action). Before a node runs, its name goes to the run's stage callback
+(`ctx.stage`: the runtime pushes it to every tab of the user as `character_stage`, a stage
+id of `app.pipeline.stages`); after the path, one log line names every node's time and
+every model call, and the same figures come back as a `GraphRun`.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ class Node(Generic[S]):
 
 @dataclass(frozen=True, slots=True)
 class GraphRun:
-    """What one path run took: node times (ms) and model calls, for logs and the bench."""
+    """What one path run took: node times (ms) and model calls (purpose, seconds). The
+    pipeline host hands each one to its `on_path_run` observer (bench/turn.py)."""
 
     path: str
+    turn_id: str
     nodes: dict[str, float]
     model_calls: list[tuple[str, float]]
     total_ms: float
@@ -51,7 +54,8 @@ class GraphRun:
         return self.total_ms - self.model_ms
 
 
-async def run_graph(path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state: S) -> GraphRun:
+async def run_graph(path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state: S, *,
+                    turn_id: str) -> GraphRun:
     started = time.perf_counter()
     first_call = len(ctx.calls)
     timings: dict[str, float] = {}
@@ -63,7 +67,7 @@ async def run_graph(path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state
         await node.run(ctx, state)
         timings[node.name] = round((time.perf_counter() - node_started) * 1000, 3)
     calls = [(c.purpose, c.seconds) for c in ctx.calls[first_call:]]
-    run = GraphRun(path=path, nodes=timings, model_calls=calls,
+    run = GraphRun(path=path, turn_id=turn_id, nodes=timings, model_calls=calls,
                    total_ms=(time.perf_counter() - started) * 1000)
     log.info("path run", extra=fields(
         path=path, nodes=timings, model_calls=[purpose for purpose, _ in calls],

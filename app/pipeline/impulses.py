@@ -33,12 +33,12 @@ from collections.abc import Awaitable, Callable
 
 from app import log as logctx
 from app.clock import calendar_date, zone_named
+from app.i18n import FALLBACK_LANGUAGE, texts
 from app.log import fields
 from app.memory import keys
 from app.memory.long_term import LongTermMemory, Memory
 from app.memory.state import load_state
 from app.pipeline.characters import CharacterBook
-from app.pipeline.prompts import language_of
 from app.memory.reminders import Reminder, ReminderStore
 from app.tasks import cancel_and_wait
 from app.settings import Settings
@@ -48,26 +48,6 @@ log = logging.getLogger(__name__)
 ERROR_BACKOFF_SECONDS = 1.0
 DUE_BATCH = 50
 REFLECTION_SCAN_SECONDS = 60.0
-
-# The thought a due reminder becomes: the character's own, in its language.
-THOUGHTS = {
-    "de": "Ich wollte dich an „{text}“ erinnern – es ist so weit.",
-    "en": "I wanted to remind you of “{text}” – it is time.",
-}
-
-REFLECTIONS = {
-    "de": "Mir geht unser letztes Gespräch noch durch den Kopf.",
-    "en": "Our last conversation is still on my mind.",
-}
-
-# Coming back to a long-term memory, by its kind.
-REFLECT_ON = {
-    "de": {"plan": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es gelaufen ist.",
-           "feeling": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es dir jetzt "
-                      "damit geht."},
-    "en": {"plan": "You told me: “{text}” – I wonder how it went.",
-           "feeling": "You told me: “{text}” – I wonder how you feel about it now."},
-}
 
 Submit = Callable[..., Awaitable[str]]  # Runtime.submit_impulse
 
@@ -152,8 +132,9 @@ class ReminderClock:
 
     def thought(self, reminder: Reminder) -> str:
         definition = self.characters.get(reminder.character_id)
-        language = language_of(definition.language if definition is not None else "en")
-        return THOUGHTS[language].format(text=reminder.text)
+        # The thought is the character's own, in its language.
+        language = definition.language if definition is not None else FALLBACK_LANGUAGE
+        return texts("impulses", language)["reminder_due"].format(text=reminder.text)
 
     async def reflect_when_idle(self, now: float) -> int:
         """One reflection impulse per quiet period of every pair quiet long enough."""
@@ -167,7 +148,7 @@ class ReminderClock:
             since = state.user_time
             if definition is None or since is None or now - since < quiet:
                 continue
-            language = language_of(definition.language)
+            language = definition.language
             memory = await self.memory_to_reflect_on(user_id, character_id, since, now)
             if memory is None and not await redis.exists(
                     keys.session_turns(user_id, character_id)):
@@ -177,10 +158,11 @@ class ReminderClock:
                 continue  # this quiet period had its reflection
             await redis.expire(marker, self.settings.session_ttl)
             if memory is not None and self.long_term is not None:
-                thought = REFLECT_ON[language][memory.kind].format(text=memory.text)
+                # Coming back to a long-term memory, by its kind.
+                thought = texts("reflect_on", language)[memory.kind].format(text=memory.text)
                 await self.long_term.mark_reflected(memory.memory_id, now)
             else:
-                thought = REFLECTIONS[language]
+                thought = texts("impulses", language)["reflection"]
             turn_id = await self.submit(user_id, character_id, thought, arousal=None,
                                         trigger_turn_id=None)
             started += 1

@@ -24,13 +24,13 @@ from typing import Any
 
 import msgspec
 
+from app.i18n import language_of
 from app.llm.types import Message
 from app.pipeline import schemas
 from app.settings import Settings
 from app.templates import read_template
 
 PACKAGE = "app.pipeline"
-FALLBACK_LANGUAGE = "en"
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,12 +154,6 @@ TASKS: dict[str, Tasks] = {
 
 def tasks_for(language: str) -> Tasks:
     return TASKS[language_of(language)]
-
-
-def language_of(language: str) -> str:
-    """`de`/`en` for any `de-AT`, `en_GB`, …; English for a language without templates."""
-    code = language.replace("_", "-").split("-", 1)[0].lower()
-    return code if code in BLOCKS else FALLBACK_LANGUAGE
 
 
 def blocks_for(language: str) -> Blocks:

@@ -19,15 +19,14 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from app.llm.schema import model_schema
+from app.emotion import ListedEmotion
 
 UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 AgentName = Literal["lists", "reminders"]
 AGENTS: tuple[AgentName, ...] = ("lists", "reminders")
 
 
-@model_schema("perception")
-class Perception(msgspec.Struct, kw_only=True):
+class Perception(ListedEmotion, kw_only=True):
     """Path 1: how the user's block comes across (seed 000 §2.2: the nine EI dimensions,
     the core summary, intentions and topics). The same schema perceives nothing else."""
 
@@ -44,7 +43,6 @@ class Perception(msgspec.Struct, kw_only=True):
     language: str = ""
 
 
-@model_schema("salience")
 class Salience(msgspec.Struct, kw_only=True):
     """Path 1: how much the block matters and what of it is worth remembering for a while."""
 
@@ -52,7 +50,6 @@ class Salience(msgspec.Struct, kw_only=True):
     segments: list[str] = msgspec.field(default_factory=list)
 
 
-@model_schema("salience_character")
 class CharacterSalience(msgspec.Struct, kw_only=True):
     """Path 2: the same for the character's own answer, plus how the character itself
     feels after saying it (what the client shows with the answer)."""
@@ -63,7 +60,6 @@ class CharacterSalience(msgspec.Struct, kw_only=True):
     arousal: UnitFloat | None = None
 
 
-@model_schema("router")
 class Route(msgspec.Struct, kw_only=True):
     """Path 2: does this need an action, and which agents? Does the user's message answer
     the agent's open question (resume)?"""
@@ -78,14 +74,12 @@ class PlanStep(msgspec.Struct, kw_only=True):
     task: str
 
 
-@model_schema("planner")
 class Plan(msgspec.Struct, kw_only=True):
     """Path 2: the request split into agent tasks, in order (empty: nothing to do)."""
 
     steps: list[PlanStep] = msgspec.field(default_factory=list)
 
 
-@model_schema("agent_lists")
 class ListCommand(msgspec.Struct, kw_only=True):
     """The notes agent's reading of one task. `list_name` as the user said it ("" when
     none); `create_list` only when the user asks for a new list explicitly."""
@@ -98,7 +92,6 @@ class ListCommand(msgspec.Struct, kw_only=True):
     create_list: bool = False
 
 
-@model_schema("agent_reminders")
 class ReminderCommand(msgspec.Struct, kw_only=True):
     """The reminders agent's reading of one task. `due_at`: ISO 8601 with offset ("" when
     the user named no time); `show`: list the pending reminders."""
@@ -108,7 +101,6 @@ class ReminderCommand(msgspec.Struct, kw_only=True):
     show: bool = False
 
 
-@model_schema("thinker")
 class Verdict(msgspec.Struct, kw_only=True):
     """Path 2: does the answer meet what was asked? Does the character want to write again
     on its own (`follow_up`: e.g. ask how the user is; `commitment`: it promised to look
@@ -138,7 +130,6 @@ class MemoryChange(msgspec.Struct, kw_only=True):
     kind: str = ""
 
 
-@model_schema("consolidation")
 class Consolidation(msgspec.Struct, kw_only=True):
     """The Pixie worker: what of the user's words to keep in long-term memory (empty:
     nothing)."""

@@ -1,45 +1,39 @@
-"""The character's pipelines in the app: what `create_app` installs (SPEC §6).
+"""The character's pipelines as the runtime calls them (SPEC §6): `PipelineHost` runs path 1,
+path 2 and the after-delivery step over the app's services, and hands the runtime its
+`Pipelines` (`app.pipeline.vocabulary` is the contract).
 
-- `install(app)`: the character book (built-in `nova` plus the data dir's definitions), the
-  catalog the API and the runtime consult, and path 1 / path 2 / after-delivery as the
-  runtime's `Pipelines` (`app.pipeline.vocabulary` is the contract).
-- `reminder_clock_ctx`: the reminder clock, one background task, started after the runtime
-  (it submits impulses through it) and stopped before it.
-- `pixie_ctx`: the Pixie worker (long-term memory), one background task, started after the
-  runtime (it shares the runtime's run slots, at the lowest priority) and stopped before it.
-
-`install` also teaches the offline model this package's purposes (`app.pipeline.offline`).
+The wiring (`app.server`) builds the host with the character book when the app is built,
+connects it to Redis, SQLite and the model gateway once they are up (`connect`), and tells
+it the reminder clock and the Pixie worker once they run (a new reminder wakes the clock, a
+promotion trigger and the memories a prompt used go to the worker).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import Callable
 
-from aiohttp import web
+import redis.asyncio as aioredis
 
+from app.i18n import FALLBACK_LANGUAGE
 from app.journal.profile.service import ProfileService
+from app.llm import Gateway
 from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline import offline
-from app.pipeline.pixie import offline as pixie_offline
 from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
-from app.pipeline.graph import run_graph
+from app.pipeline.graph import GraphRun, run_graph
 from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
 from app.pipeline.pixie.worker import PixieWorker
-from app.pipeline.prompts import FALLBACK_LANGUAGE, PromptLibrary
+from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
-from app.memory.reminders import ReminderStore
 from app.pipeline.vocabulary import (
     CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
 )
-from app.typedefs import (
-    CHARACTER_BOOK, CHARACTERS, DB, GATEWAY, PIPELINE_HOST, PIPELINES, PIXIE, REDIS, REMINDER_CLOCK, RUNTIME,
-    SETTINGS,
-)
+from app.settings import Settings
+from app.storage.database import Database
 
 log = logging.getLogger(__name__)
 
@@ -47,38 +41,45 @@ NO_CHARACTER = "no_active_character"
 
 
 class PipelineHost:
-    """Path 1, path 2 and the after-delivery step over the app's services."""
+    """Path 1, path 2 and the after-delivery step over the app's services.
 
-    def __init__(self, app: web.Application) -> None:
-        self.app = app
+    `on_path_run`, when set, is told what each completed path run took (bench/turn.py
+    reads its figures there)."""
+
+    def __init__(self, settings: Settings, characters: CharacterBook) -> None:
+        self.settings = settings
+        self.characters = characters
+        self.on_path_run: Callable[[GraphRun], None] | None = None
+        self.clock: ReminderClock | None = None
+        self.pixie: PixieWorker | None = None
         self._services: Services | None = None
+        self._gateway: Gateway | None = None
+
+    def connect(self, redis: aioredis.Redis, db: Database, gateway: Gateway) -> None:
+        """Redis, SQLite and the model gateway, once the app has started them."""
+        self._gateway = gateway
+        self._services = Services(
+            settings=self.settings, redis=redis, db=db, characters=self.characters,
+            prompts=PromptLibrary(self.settings), wake_clock=self._wake_clock,
+            wake_pixie=self._wake_pixie, memories_used=self._memories_used)
 
     @property
     def services(self) -> Services:
-        # Built on first use: Redis and SQLite exist only once the app has started.
         if self._services is None:
-            app = self.app
-            self._services = Services(
-                settings=app[SETTINGS], redis=app[REDIS], db=app[DB],
-                characters=app[CHARACTER_BOOK], prompts=PromptLibrary(app[SETTINGS]),
-                wake_clock=self._wake_clock, wake_pixie=self._wake_pixie,
-                memories_used=self._memories_used)
+            raise RuntimeError("the pipelines' services exist once the app has started")
         return self._services
 
     def _wake_clock(self) -> None:
-        clock = self.app.get(REMINDER_CLOCK)
-        if clock is not None:
-            clock.wake()
+        if self.clock is not None:
+            self.clock.wake()
 
     def _wake_pixie(self) -> None:
-        worker = self.app.get(PIXIE)
-        if worker is not None:
-            worker.wake()
+        if self.pixie is not None:
+            self.pixie.wake()
 
     def _memories_used(self, memory_ids: list[str], at: float) -> None:
-        worker = self.app.get(PIXIE)
-        if worker is not None:
-            worker.note_used(memory_ids, at)
+        if self.pixie is not None:
+            self.pixie.note_used(memory_ids, at)
 
     def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,
@@ -88,8 +89,9 @@ class PipelineHost:
         async def no_stage(name: str) -> None:
             return None
 
+        assert self._gateway is not None
         return NodeContext(services=self.services, character=character,
-                           gateway=self.app[GATEWAY], stage=no_stage, guard=None,
+                           gateway=self._gateway, stage=no_stage, guard=None,
                            user_id=user_id)
 
     def context(self, ctx: PipelineContext, character: CharacterDefinition,
@@ -105,7 +107,8 @@ class PipelineHost:
         state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
                            character_id=block.character_id, message_ids=list(block.message_ids),
                            text=block.text, said_at=block.received_at[-1])
-        await run_graph("path1", PATH1, self.context(ctx, character, block.user_id), state)
+        self._ran(await run_graph("path1", PATH1, self.context(ctx, character, block.user_id),
+                                  state, turn_id=block.turn_id))
         return Path1Result(event_payload=event_payload(state))
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
@@ -123,9 +126,13 @@ class PipelineHost:
         node_ctx.interaction_hint = await ProfileService(
             self.services.db, self.services.settings).interaction_hint(run.user_id,
                                                                        character.language)
-        await run_graph("path2", PATH2, node_ctx, state)
+        self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)
+
+    def _ran(self, run: GraphRun) -> None:
+        if self.on_path_run is not None:
+            self.on_path_run(run)
 
     async def after_delivery(self, ctx: PipelineContext, run: CharacterRun,
                              result: Path2Result) -> None:
@@ -144,41 +151,3 @@ def stand_in(character_id: str) -> CharacterDefinition:
     return CharacterDefinition(id=character_id, name=character_id.capitalize(),
                                language=FALLBACK_LANGUAGE, persona="", description="",
                                baseline=CharacterState(), source="stand-in")
-
-
-def install(app: web.Application) -> None:
-    """Characters, catalog and pipelines: the one place `create_app` chooses them."""
-    offline.register_handlers()
-    pixie_offline.register_handlers()
-    book = CharacterBook(app[SETTINGS])
-    app[CHARACTER_BOOK] = book
-    app[CHARACTERS] = book.catalog()
-    host = PipelineHost(app)
-    app[PIPELINE_HOST] = host
-    app[PIPELINES] = host.pipelines()
-
-
-async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
-    clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
-                          app[RUNTIME].submit_impulse,
-                          long_term=app[PIPELINE_HOST].services.long_term)
-    app[REMINDER_CLOCK] = clock
-    await clock.start()
-    try:
-        yield
-    finally:
-        await clock.stop()
-
-
-async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
-    host = app[PIPELINE_HOST]
-    runtime = app[RUNTIME]
-    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
-                         long_term=host.services.long_term,
-                         context_for=host.background_context, instance_id=runtime.instance_id)
-    app[PIXIE] = worker
-    await worker.start()
-    try:
-        yield
-    finally:
-        await worker.stop()

@@ -8,31 +8,19 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.emotion import Emotion
 from app.memory.long_term import Memory
+from app.memory.stance import Stance
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
 from app.memory.lists import ListEdit
 from app.memory.reminders import ReminderToAdd
 from app.memory.short_term import MemoryEntry
+from app.pipeline.vocabulary import ResponseOrigin
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
 Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
-
-
-class UserEmotion(msgspec.Struct, kw_only=True):
-    """The user's perceived state after EI calc (user): the nine EI dimensions of the seed.
-    It travels in the user event's payload under these names."""
-
-    emotion: str = ""
-    arousal: float | None = None
-    emotions_vector: str = ""
-    mode: str = ""
-    language_style: str = ""
-    relationship_dynamic: str = ""
-    tone: str = ""
-    intent: str = ""
-    prompt_topic: str = ""
 
 
 class Path1State(msgspec.Struct, kw_only=True):
@@ -47,7 +35,7 @@ class Path1State(msgspec.Struct, kw_only=True):
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
     history: str = ""              # rendered, with the block as the newest USER line
     perception: Perception = msgspec.field(default_factory=Perception)
-    user: UserEmotion = msgspec.field(default_factory=UserEmotion)
+    user: Emotion = msgspec.field(default_factory=Emotion)  # EI calc (user)
     salience: Salience = msgspec.field(default_factory=Salience)
     stored: Turn | None = None
 
@@ -80,7 +68,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     user_id: str
     character_id: str
     message_ids: list[str]
-    origin: Literal["reply", "continue", "own_impulse"]
+    origin: ResponseOrigin             # the wire origin the answer is delivered with
     source: Literal["user", "character"]
     trigger_count: int
     payload: dict[str, Any]
@@ -93,7 +81,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     request_turn: Turn | None = None   # the user turn this run answers, if any
     previous_answer: str = ""          # the character's last answer before this run
     history: str = ""
-    user: UserEmotion | None = None
+    user: Emotion | None = None        # the user's perceived state (a user event)
     expected_language: str = ""
     thought_arousal: float | None = None
     state: CharacterState = msgspec.field(default_factory=CharacterState)
@@ -107,6 +95,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     findings: list[str] = msgspec.field(default_factory=list)
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
+    stance: Stance | None = None       # `haltung` as the dispatcher wrote it
     follow_up: Any = None              # app.pipeline.vocabulary.Continue | AwaitUser | None
 
     @property

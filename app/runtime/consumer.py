@@ -161,7 +161,7 @@ class PairConsumer:
             await self.locks.release(pair, marker)
             return consumed > 0
         record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
-                            origin="user", message_ids=[m.message_id for m in block])
+                            initiator="user", message_ids=[m.message_id for m in block])
         await self.records.create(record, also=lambda pipe: pipe.ltrim(queue_key, consumed, -1))
         log.info("block taken", extra=fields(turn_id=turn_id, pair=pair, messages=len(block)))
         await self.turns.publish_state(record)

@@ -25,7 +25,7 @@ from app.memory.commit import commit
 from app.memory.render import render_history
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
-from app.memory.turns import HERKUNFT_OF_RESPONSE, ROLE_ASSISTANT, ROLE_USER, Turn
+from app.memory.turns import OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline.vocabulary import (
     P_THOUGHT, P_USER_PROMPT, CharacterRun, Path1Result, Path2Result, PipelineContext,
     Pipelines, UserBlock,
@@ -76,7 +76,7 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
         raise ModelError("model_bad_output", "the responder answered nothing")
     state = await load_state(ctx.redis, run.user_id, run.character_id)
     turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
-                origin=HERKUNFT_OF_RESPONSE[run.origin], message_ids=list(run.message_ids),
+                occasion=OCCASION_OF_ORIGIN[run.origin], message_ids=list(run.message_ids),
                 emotion=state.emotion, arousal=state.arousal)
     await commit(ctx.redis, ctx.guard,
                  [memory.store_write(run.user_id, run.character_id, turn)])

@@ -1,11 +1,12 @@
 """Lifecycle records in Redis: one hash per turn, one hash per accepted message (SPEC §2).
 
-Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character),
-message_ids (JSON list), state, attempts, perceived (0|1), owner (the process instance
-running it), created_at, updated_at, ``at_<state>`` (time it last entered that state),
-reason (why it failed). Beside it ``turn:{id}:history``: one ``{"state", "at"}`` JSON entry
-per transition. Both expire after ``record_ttl``. Open turns (not delivered/failed) are also
-listed in ``turns:open`` and ``turns:open:{user}`` for recovery and for a reconnecting tab.
+Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character: who
+started it; the attribute is `initiator`), message_ids (JSON list), state, attempts, perceived
+(0|1), owner (the process instance running it), created_at, updated_at, ``at_<state>`` (time it
+last entered that state), reason (why it failed). Beside it ``turn:{id}:history``: one
+``{"state", "at"}`` JSON entry per transition. Both expire after ``record_ttl``. Open turns
+(not delivered/failed) are also listed in ``turns:open`` and ``turns:open:{user}`` for recovery
+and for a reconnecting tab.
 
 Message record ``message:{id}`` (hash): message_id, user_id, character_id, text,
 received_at, turn_id (once a turn took it). Expires after ``record_ttl``.
@@ -75,7 +76,7 @@ class TurnRecord(msgspec.Struct, kw_only=True):
     turn_id: str
     user_id: str = ""
     character_id: str = ""
-    origin: str = "user"
+    initiator: str = "user"        # stored as `origin`: who started the turn
     message_ids: list[str] = msgspec.field(default_factory=list)
     state: str = QUEUED
     attempts: int = 1
@@ -94,7 +95,7 @@ class TurnRecord(msgspec.Struct, kw_only=True):
         return keys.pair_id(self.user_id, self.character_id)
 
     def machine(self, max_attempts: int) -> TurnLifecycle:
-        return build_machine(self.origin,  # type: ignore[arg-type]
+        return build_machine(self.initiator,  # type: ignore[arg-type]
                              state=self.state, attempts=self.attempts,
                              max_attempts=max_attempts, perceived=self.perceived)
 
@@ -152,7 +153,7 @@ class Records:
         key = keys.turn_record(record.turn_id)
         pipe.hset(key, mapping={
             "turn_id": record.turn_id, "user_id": record.user_id,
-            "character_id": record.character_id, "origin": record.origin,
+            "character_id": record.character_id, "origin": record.initiator,
             "message_ids": _JSON.encode(record.message_ids), "state": QUEUED,
             "attempts": record.attempts, "perceived": int(record.perceived),
             "owner": self.instance_id, "created_at": repr(now), "updated_at": repr(now),
@@ -228,7 +229,7 @@ def _turn_from_hash(raw: dict[str, str]) -> TurnRecord:
         turn_id=raw.get("turn_id", ""),
         user_id=raw.get("user_id", ""),
         character_id=raw.get("character_id", ""),
-        origin=raw.get("origin", "user"),
+        initiator=raw.get("origin", "user"),
         message_ids=_LIST_DECODER.decode(raw["message_ids"]) if raw.get("message_ids") else [],
         state=raw.get("state", QUEUED),
         attempts=int(raw.get("attempts", 1)),

@@ -136,7 +136,7 @@ async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryRe
                 turn_id=record.turn_id, error=str(exc)))
             return
         report.requeued.append(record.turn_id)
-    if record.state == QUEUED and record.origin == "user" and not record.perceived:
+    if record.state == QUEUED and record.initiator == "user" and not record.perceived:
         runtime.consumer.resume(record.pair, record.turn_id)
         report.resumed_path1.append(record.turn_id)
 

@@ -101,7 +101,7 @@ class Runtime:
         turn_id = event.turn_id
         assert turn_id is not None
         record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
-                            origin="character", message_ids=[])
+                            initiator="character", message_ids=[])
         pair = keys.pair_id(user_id, character_id)
 
         def queue_event(pipe: Any) -> None:
@@ -184,7 +184,7 @@ class Runtime:
             if queued:
                 # Never taken by a turn: give them one, failed, so each id gets its notice.
                 record = TurnRecord(turn_id=new_id(), user_id=user_id,
-                                    character_id=character_id, origin="user",
+                                    character_id=character_id, initiator="user",
                                     message_ids=[m.message_id for m in queued])
                 await self.records.create(record)
                 await self.turns.fail_turn(record, "session_reset")

@@ -8,12 +8,14 @@ The end-to-end tests (test_chat.py) show the same against the real server.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page
 
+from app.memory.turns import ORIGIN_OF_OCCASION
 from tests.browser.helpers import TOKEN
 from tests.procs import AppProcess, clean_env
 
@@ -201,10 +203,11 @@ def test_an_unsent_message_keeps_its_text_and_can_be_sent_again(page):
 
 
 def test_a_session_merge_adds_what_was_missed_and_repeats_nothing(page):
+    # The table comes from the server's one copy, as `GET …/session` sends it.
     shown = run(page, """
         const key = c.beginSend('Frage'); c.sendAccepted(key, 'm2', 20);
         c.apply(ws.response('t2', ['m2'], 'Antwort', 22));
-        c.mergeSession({ summary: 'Früher: Kaffee.', turns: [
+        c.mergeSession({ summary: 'Früher: Kaffee.', origins: ORIGINS, turns: [
           { turn_id: 't1', rolle: 'user', inhalt: 'alt eins\\nalt zwei', zeit: 5, nachrichten_ids: ['m0', 'm1'] },
           { turn_id: 't1', rolle: 'assistant', inhalt: 'Alte Antwort', zeit: 6, herkunft: 'antwort', nachrichten_ids: ['m0', 'm1'] },
           { turn_id: 't0', rolle: 'assistant', inhalt: 'Ein Impuls', zeit: 7, herkunft: 'eigener_impuls', nachrichten_ids: [] },
@@ -215,7 +218,7 @@ def test_a_session_merge_adds_what_was_missed_and_repeats_nothing(page):
         const once = shown(c).join('|');
         c.mergeSession({ summary: 'Früher: Kaffee.', turns: [] });   // merging again changes nothing
         return [...shown(c), String(once === shown(c).join('|')), c.summary];
-    """)
+    """.replace("ORIGINS", json.dumps(ORIGIN_OF_OCCASION)))
     assert shown == [
         "nova s1 unknown: Ganz alt",
         "user m0+m1 answered other history: alt eins\nalt zwei",

@@ -65,3 +65,17 @@ test("a session reset clears the tab and a late 202 does not reopen an ended id"
   assert.deepEqual(shown(c), []);
   assert.deepEqual(c.openIds(), []);
 });
+
+test("a stored answer takes its origin from the table the session sends, never a copy of its own", () => {
+  const turns = [
+    { turn_id: "t1", rolle: "assistant", inhalt: "eins", zeit: 1, herkunft: "antwort", nachrichten_ids: [] },
+    { turn_id: "t2", rolle: "assistant", inhalt: "zwei", zeit: 2, herkunft: "eigener_impuls", nachrichten_ids: [] },
+  ];
+  const c = new Conversation();
+  // A table unlike the real one: what shows must be what the server said.
+  c.mergeSession({ turns, origins: { antwort: "continue" } });
+  assert.deepEqual(shown(c), ["nova t1 continue: eins", "nova t2 unknown: zwei"]);
+  const bare = new Conversation();
+  bare.mergeSession({ turns });  // no table: the occasion is not known here
+  assert.deepEqual(shown(bare), ["nova t1 unknown: eins", "nova t2 unknown: zwei"]);
+});

@@ -15,7 +15,8 @@ import msgspec
 import pytest
 
 from app.llm import Gateway, ModelError
-from app.llm.schema import discover_product_schemas, json_schema
+from app.llm.schema import json_schema
+from app.purposes import model_schemas
 
 pytestmark = pytest.mark.peer
 
@@ -62,7 +63,7 @@ async def test_a_text_answer_with_real_usage(gateway):
 
 
 def product_schemas() -> dict[str, type[msgspec.Struct]]:
-    return {**discover_product_schemas(), "representative": Representative}
+    return {**model_schemas(), "representative": Representative}
 
 
 async def test_every_schema_converts_to_a_grammar_and_comes_back_valid(gateway):

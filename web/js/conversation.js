@@ -14,12 +14,6 @@
 //   device, and says so. History loaded from the session carries no such label: it is the
 //   shared conversation.
 
-export const ORIGIN_FROM_HERKUNFT = Object.freeze({
-  antwort: "reply",
-  fortsetzung: "continue",
-  eigener_impuls: "own_impulse",
-});
-
 const OPEN_TURN_STATES = new Set(["queued", "path1", "path2"]);
 const ACCEPTED = "accepted";
 
@@ -332,9 +326,11 @@ export class Conversation {
   mergeSession(session) {
     this.summary = session && session.summary ? session.summary : null;
     const turns = (session && Array.isArray(session.turns)) ? session.turns : [];
+    // The server's table from a stored turn's `herkunft` to a live answer's `origin`.
+    const origins = (session && session.origins) || {};
     for (const turn of turns) {
       if (turn.rolle === "user") this.mergeUserTurn(turn);
-      else if (turn.rolle === "assistant") this.mergeCharacterTurn(turn);
+      else if (turn.rolle === "assistant") this.mergeCharacterTurn(turn, origins);
     }
     this.persist();
     this.emit({ kind: "entries" });
@@ -382,8 +378,8 @@ export class Conversation {
     this.dropMaybeSent(text);
   }
 
-  mergeCharacterTurn(turn) {
-    const origin = ORIGIN_FROM_HERKUNFT[turn.herkunft] || "unknown";
+  mergeCharacterTurn(turn, origins) {
+    const origin = Object.hasOwn(origins, turn.herkunft) ? origins[turn.herkunft] : "unknown";
     const turnId = turn.turn_id || `s${turn.zeit}`;
     const key = `t:${turnId}:${origin}`;
     const ids = Array.isArray(turn.nachrichten_ids) ? turn.nachrichten_ids.filter(Boolean) : [];

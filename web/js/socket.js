@@ -16,8 +16,9 @@ export function backoffDelay(attempt, random = Math.random) {
 export class ReconnectingSocket {
   /**
    * `onMessage(object)`: each JSON message. `onStatus("connecting"|"online"|"reconnecting")`.
-   * `onOpen(isReconnect)`: after each successful handshake. `onRepeatedFailure(attempt)` is
-   * called after repeated failures (it may check the login and navigate away).
+   * `onOpen(isReconnect)`: after each successful handshake. `onRepeatedFailure(attempt)`:
+   * after each closed or failed connection from the third in a row on (one that stayed up
+   * `STABLE_AFTER_MS` resets the count); it may check the login and navigate away.
    */
   constructor({ url, onMessage, onStatus = () => {}, onOpen = () => {}, onRepeatedFailure = () => {} }) {
     this.url = url;

@@ -15,59 +15,34 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
 from typing import Any
 
+from app.i18n import texts
 from app.journal.profile.model import USER_ORIGINS
 
 
-@dataclass(frozen=True, slots=True)
-class Default:
-    key: str
-    text: dict[str, str]  # language → the default's wording
-
-
-DEFAULTS: tuple[Default, ...] = (
-    Default("answer_length", {
-        "en": "Keep answers short: two to four sentences unless the person asks for more.",
-        "de": "Antworte kurz: zwei bis vier Sätze, außer der Mensch möchte mehr."}),
-    Default("follow_up", {
-        "en": "At most one follow-up question or impulse per answer.",
-        "de": "Höchstens eine Anschlussfrage oder ein Impuls pro Antwort."}),
-    Default("listening", {
-        "en": "While the person tells a story, listen: reflect briefly, give no advice and "
-              "do not change the topic.",
-        "de": "Während der Mensch erzählt, hör zu: kurz spiegeln, keine Ratschläge, kein "
-              "Themenwechsel."}),
-)
-DEFAULT_KEYS = tuple(d.key for d in DEFAULTS)
-HEADING = {"en": "How this person likes to be answered:",
-           "de": "Wie dieser Mensch angesprochen werden möchte:"}
-LABEL = {"en": "product default", "de": "Voreinstellung"}
-
-
-def _language(language: str) -> str:
-    return "de" if language.lower().startswith("de") else "en"
+# The product defaults, in order; their wording is in the server's texts (`app.i18n`).
+DEFAULT_KEYS = ("answer_length", "follow_up", "listening")
 
 
 def hint(profile: dict[str, Any], language: str) -> str:
     """The `interaction_hint` text: each default (labelled) unless the user's preference for
     the same key replaces it, then the user's other preferences."""
-    lang = _language(language)
+    words, defaults = texts("interaction", language), texts("interaction_defaults", language)
     prefs: dict[str, dict[str, Any]] = profile.get("prefs", {})
-    lines = [HEADING[lang]]
-    for default in DEFAULTS:
-        own = prefs.get(default.key)
-        lines.append(f"- {own['value']}" if own else
-                     f"- {default.text[lang]} ({LABEL[lang]})")
+    lines = [words["heading"]]
+    for key in DEFAULT_KEYS:
+        own = prefs.get(key)
+        lines.append(f"- {own['value']}" if own else f"- {defaults[key]} ({words['label']})")
     lines += [f"- {pref['value']}" for key, pref in prefs.items() if key not in DEFAULT_KEYS]
     return "\n".join(lines)
 
 
 def describe(profile: dict[str, Any], language: str) -> dict[str, Any]:
-    lang = _language(language)
-    return {**profile, "defaults": [{"key": d.key, "value": d.text[lang], "label": LABEL[lang]}
-                                    for d in DEFAULTS], "hint": hint(profile, language)}
+    label = texts("interaction", language)["label"]
+    defaults = texts("interaction_defaults", language)
+    return {**profile, "defaults": [{"key": key, "value": defaults[key], "label": label}
+                                    for key in DEFAULT_KEYS], "hint": hint(profile, language)}
 
 
 def set_pref(profile: dict[str, Any], key: str, value: str, origin: str) -> None:

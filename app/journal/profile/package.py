@@ -36,7 +36,7 @@ import msgspec
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
-from app.llm.schema import model_schema, strip_fence
+from app.llm.schema import strip_fence
 
 FORMAT_VERSION = 1
 PACKAGE_KIND = "kansho.profile_analysis_package"
@@ -234,7 +234,6 @@ class ChangeIn(msgspec.Struct, forbid_unknown_fields=True):
     source_refs: list[str] = []
 
 
-@model_schema(PURPOSE_REVIEW)
 class ReviewAnswer(msgspec.Struct):
     """What the model answers in the AI review: the result's body. Neutral: no change."""
 

@@ -19,7 +19,6 @@ import msgspec
 from app.journal.profile import package as pkg
 from app.journal.profile.service import ProfileService
 from app.llm.gateway import Gateway
-from app.llm.offline import handlers
 from app.llm.offline.handlers import OfflineRequest
 from app.llm.types import Message
 
@@ -57,7 +56,5 @@ def offline_review(request: OfflineRequest) -> dict[str, Any]:
     return {"summary": OFFLINE_SUMMARY, "evidence_basis": [], "changes": []}
 
 
-def register_handlers() -> None:
-    """Teach the offline model the review's purpose (`app.journal.service.install` calls it
-    when the app is built)."""
-    handlers.register(pkg.PURPOSE_REVIEW, offline_review)
+# The offline model's answer (registered by the wiring, `app.purposes`).
+PURPOSE_HANDLERS = {pkg.PURPOSE_REVIEW: offline_review}

@@ -21,12 +21,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields as dataclass_fields
 from typing import Any
 
 import msgspec
 
+from app.emotion import LABELS, STORED_NAMES
 from app.llm.offline import lexicon as lx
+from app.llm.offline import phrases
 from app.llm.offline import text as tx
 from app.llm.types import Message
 
@@ -77,27 +79,14 @@ class Perception:
         def both(label: str) -> tuple[str, str]:
             return (label, lx.ENGLISH.get(label, label))
 
-        intents_de = list(self.intentions)
-        intents_en = [lx.ENGLISH.get(i, i) for i in self.intentions]
-        values: dict[str, Any] = {
-            "emotion": both(self.emotion),
-            "arousal": self.arousal,
-            "intentionen": (intents_de, intents_en),
-            "modus": both(self.mode),
-            "kern": self.core,
-            "emotions_vektor": both(self.emotions_vector),
-            "sprach_stil": both(self.language_style),
-            "beziehungs_dynamik": both(self.relationship_dynamic),
-            "tone": both(self.tone),
-            "themen": self.topics,
-            "sprache": self.language,
-        }
-        aliases = {
-            "intentions": "intentionen", "intents": "intentionen", "mode": "modus",
-            "core": "kern", "summary": "kern", "emotions_vector": "emotions_vektor",
-            "language_style": "sprach_stil", "relationship_dynamic": "beziehungs_dynamik",
-            "topics": "themen", "language": "sprache", "gespraechs_modus": "modus",
-        }
+        values: dict[str, Any] = {}
+        for name in (field.name for field in dataclass_fields(self)):
+            value = getattr(self, name)
+            values[STORED_NAMES.get(name, name)] = both(value) if name in LABELS else value
+        values["intentionen"] = (list(self.intentions),
+                                 [lx.ENGLISH.get(i, i) for i in self.intentions])
+        aliases = {**STORED_NAMES, "intents": "intentionen", "summary": "kern",
+                   "gespraechs_modus": "modus"}
         values.update({alias: values[name] for alias, name in aliases.items()})
         values["intent"] = both(self.intentions[0])
         return values
@@ -263,13 +252,13 @@ def perception(request: OfflineRequest) -> dict[str, Any]:
 
 
 # --- summary ---------------------------------------------------------------------------------
+# The summary and the reflective reply read the perception above, and the table below lists
+# them: in a module of their own they would import this one and be imported by it. They can
+# move out once the perception has a module of its own. Their phrases are in `phrases.py`.
 
 _PREVIOUS_SUMMARY = re.compile(
     r"^(?:bisherige zusammenfassung|previous summary|zusammenfassung|summary)\s*:\s*(.*?)"
     r"(?=\n\s*\n|\n\[\d+\]|\Z)", re.I | re.M | re.S)
-
-
-_YOU = {"de": "Du", "en": "You"}
 
 
 def summarize(messages: Sequence[Message], max_chars: int) -> str:
@@ -288,7 +277,7 @@ def summarize(messages: Sequence[Message], max_chars: int) -> str:
             lines.extend(("", s) for s in tx.sentences(previous.group(1)))
         found = tx.contributions(content)
         if found:
-            you = _YOU[tx.language(" ".join(c.text for c in found))]
+            you = phrases.YOU[tx.language(" ".join(c.text for c in found))]
             for contribution in found:
                 # Natural names, not the renderer's labels: the summary is shown in the chat.
                 speaker = you if contribution.is_user else contribution.label.strip().title()
@@ -320,58 +309,6 @@ def summary(request: OfflineRequest) -> str:
 
 # --- responder -------------------------------------------------------------------------------
 
-_REFLECT = {
-    "de": {
-        "trauer": "Das klingt traurig.", "wut": "Das hat dich richtig geärgert, oder?",
-        "angst": "Das klingt, als würde dich das beunruhigen.",
-        "stress": "Das klingt nach ganz schön viel Druck.",
-        "erschoepfung": "Das klingt erschöpfend.", "ekel": "Igitt, das klingt unangenehm.",
-        "freude": "Das klingt schön!", "begeisterung": "Wie toll!",
-        "liebe": "Das ist lieb von dir.", "dankbarkeit": "Gern geschehen.",
-        "ueberraschung": "Das kam unerwartet, oder?",
-    },
-    "en": {
-        "trauer": "That sounds sad.", "wut": "That really annoyed you, didn't it?",
-        "angst": "That sounds like it worries you.",
-        "stress": "That sounds like a lot of pressure.",
-        "erschoepfung": "That sounds exhausting.", "ekel": "Ugh, that sounds unpleasant.",
-        "freude": "That sounds lovely!", "begeisterung": "How wonderful!",
-        "liebe": "That's sweet of you.", "dankbarkeit": "You're welcome.",
-        "ueberraschung": "That was unexpected, wasn't it?",
-    },
-}
-_PHRASES = {
-    "de": {"ask_topic": "Was bedeutet {0} für dich?",
-           "ask": ("Magst du mir mehr darüber erzählen?",
-                   "Erzähl ruhig weiter – was beschäftigt dich daran am meisten?",
-                   "Wie ging es dir damit?",
-                   "Und was hast du jetzt vor?"),
-           "question": ("Gute Frage – was denkst du selbst darüber?",
-                        "Da bin ich mir nicht sicher. Wie siehst du es?",
-                        "Hm, schwer zu sagen. Was spricht für dich dafür, was dagegen?"),
-           "greet": "Hallo! Schön, dass du da bist. Wie geht es dir gerade?",
-           "how": "Mir geht es gut, danke der Nachfrage! Und wie geht es dir?",
-           "bye": "Bis bald! Pass auf dich auf.",
-           "crisis": "Ich höre dich, und ich nehme das ernst. Bitte sprich mit jemandem, "
-                     "der jetzt für dich da sein kann – in Deutschland erreichst du die "
-                     "Telefonseelsorge rund um die Uhr unter 0800 111 0 111.",
-           "empty": "Ich bin da. Was möchtest du erzählen?"},
-    "en": {"ask_topic": "What does {0} mean to you?",
-           "ask": ("Would you like to tell me more about it?",
-                   "Go on – what about it is on your mind most?",
-                   "How did that feel?",
-                   "And what are you going to do now?"),
-           "question": ("Good question – what do you think yourself?",
-                        "I'm not sure about that. How do you see it?",
-                        "Hm, hard to say. What speaks for it, what against?"),
-           "greet": "Hello! Good to have you here. How are you right now?",
-           "how": "I'm doing well, thanks for asking! And how are you?",
-           "bye": "See you soon! Take care.",
-           "crisis": "I hear you, and I take this seriously. Please reach out to someone "
-                     "who can be there for you right now, such as a local crisis line or "
-                     "emergency services.",
-           "empty": "I'm here. What would you like to talk about?"},
-}
 _HOW_ARE_YOU = re.compile(r"\bwie geht(?:'?s|\s+es\s+(?:dir|ihnen|euch))\b|\bwie läuft'?s\b|"
                           r"\bhow are you\b|\bhow'?s it going\b", re.IGNORECASE)
 
@@ -381,26 +318,26 @@ def reflective_reply(user_words: str, max_chars: int, previous: str = "") -> str
     quotes the user back, and never repeats `previous` (the character's last answer): a
     fallback has variants, picked by the words and rotated past the last one."""
     language = tx.language(user_words)
-    phrases, reflect = _PHRASES[language], _REFLECT[language]
+    words, reflect = phrases.PHRASES[language], phrases.REFLECT[language]
     if not user_words.strip():
-        return phrases["empty"]
+        return words["empty"]
     seen = perceive_text(user_words)
     if seen.mode == "krise":
-        return phrases["crisis"]
+        return words["crisis"]
     if _HOW_ARE_YOU.search(user_words):
-        return phrases["how"]
+        return words["how"]
     if "begruessung" in seen.intentions and ("smalltalk" in seen.intentions
                                             or len(tx.words(user_words)) <= 3):
-        return phrases["greet"]
+        return words["greet"]
     if "abschied" in seen.intentions and "smalltalk" in seen.intentions:
-        return phrases["bye"]
+        return words["bye"]
     opening = reflect.get(seen.emotion, "")
     if "frage" in seen.intentions:
-        follow_ups = list(phrases["question"])
+        follow_ups = list(words["question"])
     else:
-        follow_ups = list(phrases["ask"])
+        follow_ups = list(words["ask"])
         if seen.topics and seen.emotion == "neutral":
-            follow_ups.insert(0, phrases["ask_topic"].format(seen.topics[0]))
+            follow_ups.insert(0, words["ask_topic"].format(seen.topics[0]))
     start = sum(map(ord, user_words)) % len(follow_ups)
     ordered = follow_ups[start:] + follow_ups[:start]
     said_before = " ".join(previous.split())
@@ -428,9 +365,3 @@ HANDLERS: dict[str, Handler] = {
 def register(purpose: str, handler: Handler) -> None:
     """Add or replace the offline handler of a purpose."""
     HANDLERS[purpose] = handler
-
-
-def text_fields(answer: str) -> dict[str, str]:
-    """Where a text answer goes in a schema that asked for one."""
-    return {name: answer for name in ("text", "antwort", "reply", "answer", "content",
-                                      "response", "summary", "zusammenfassung")}

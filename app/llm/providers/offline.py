@@ -78,5 +78,11 @@ def _as_instance(schema: type[msgspec.Struct],
     if isinstance(result, dict):
         return fill(schema, result)
     if isinstance(result, str):
-        return fill(schema, handlers.text_fields(result))
+        return fill(schema, text_fields(result))
     return neutral_instance(schema)
+
+
+def text_fields(answer: str) -> dict[str, str]:
+    """Where a text answer goes in a schema that asked for one."""
+    return {name: answer for name in ("text", "antwort", "reply", "answer", "content",
+                                      "response", "summary", "zusammenfassung")}

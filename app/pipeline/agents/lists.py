@@ -17,14 +17,16 @@ list that is, deterministically:
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
+from app.i18n import texts
 from app.log import fields
 from app.pipeline.context import NodeContext, reply_language
-from app.pipeline.prompts import frame, language_of
+from app.pipeline.prompts import frame
 from app.pipeline.schemas import ListCommand
 from app.pipeline.state import AgentResult, Path2State
 from app.memory.lists import (
@@ -34,52 +36,6 @@ from app.memory.lists import (
 log = logging.getLogger(__name__)
 
 AGENT = "lists"
-
-PHRASES: dict[str, dict[str, str]] = {
-    "de": {
-        "added": "{items} steht jetzt auf der Liste „{name}“.",
-        "added_many": "{items} stehen jetzt auf der Liste „{name}“.",
-        "already": "{items} stand schon auf der Liste „{name}“.",
-        "removed": "{items} ist von der Liste „{name}“ gestrichen.",
-        "missing": "{items} stand nicht auf der Liste „{name}“.",
-        "cleared": "Die Liste „{name}“ ist jetzt leer.",
-        "created": "Die Liste „{name}“ ist neu angelegt.",
-        "shows": "Auf der Liste „{name}“ steht: {items}.",
-        "empty": "Die Liste „{name}“ ist leer.",
-        "no_lists": "Es gibt noch keine Listen.",
-        "not_found": "Eine Liste „{name}“ gibt es nicht.",
-        "which": "Auf welche Liste: {names}?",
-        "which_new": "Eine Liste „{name}“ gibt es noch nicht. Soll ich sie neu anlegen, oder "
-                     "meinst du {names}?",
-        "name_it": "Wie soll die Liste heißen?",
-        "and": "und",
-        "or": "oder",
-        "quote": "„{name}“",
-        "none": "(leer)",
-    },
-    "en": {
-        "added": "{items} is now on the list “{name}”.",
-        "added_many": "{items} are now on the list “{name}”.",
-        "already": "{items} was already on the list “{name}”.",
-        "removed": "{items} is crossed off the list “{name}”.",
-        "missing": "{items} was not on the list “{name}”.",
-        "cleared": "The list “{name}” is empty now.",
-        "created": "The list “{name}” is new.",
-        "shows": "The list “{name}” has: {items}.",
-        "empty": "The list “{name}” is empty.",
-        "no_lists": "There are no lists yet.",
-        "not_found": "There is no list “{name}”.",
-        "which": "Which list: {names}?",
-        "which_new": "There is no list “{name}” yet. Shall I start it as a new list, or do you "
-                     "mean {names}?",
-        "name_it": "What should the list be called?",
-        "and": "and",
-        "or": "or",
-        "quote": "“{name}”",
-        "none": "(empty)",
-    },
-}
-
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -239,5 +195,5 @@ def join(items: list[str], conjunction: str) -> str:
     return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
 
 
-def _phrases(language: str) -> dict[str, str]:
-    return PHRASES[language_of(language)]
+def _phrases(language: str) -> Mapping[str, str]:
+    return texts("lists", language)

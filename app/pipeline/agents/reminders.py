@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 import msgspec
 
 from app.clock import local_moment, zone_named
+from app.i18n import language_of, texts
 from app.log import fields
 from app.pipeline.context import NodeContext, reply_language
-from app.pipeline.prompts import frame, language_of
+from app.pipeline.prompts import frame
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
 from app.memory.reminders import (
@@ -33,32 +35,6 @@ AGENT = "reminders"
 WEEKDAYS = {
     "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
     "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-}
-PHRASES: dict[str, dict[str, str]] = {
-    "de": {
-        "set": "Ich erinnere dich {when} an „{text}“.",
-        "when": "am {date:%d.%m.%Y} um {date:%H:%M} Uhr",
-        "list": "Offene Erinnerungen: {items}.",
-        "item": "„{text}“ {when}",
-        "none": "Es gibt keine offenen Erinnerungen.",
-        "ask_when": "Wann soll ich dich an „{text}“ erinnern?",
-        "ask_what": "Woran soll ich dich erinnern?",
-        "past": "{when} ist schon vorbei. Wann soll ich dich an „{text}“ erinnern?",
-        "too_many": "Ich habe schon {count} offene Erinnerungen für dich – mehr merke ich mir "
-                    "nicht. Soll ich eine davon löschen?",
-    },
-    "en": {
-        "set": "I'll remind you of “{text}” {when}.",
-        "when": "on {date:%Y-%m-%d} at {date:%H:%M}",
-        "list": "Open reminders: {items}.",
-        "item": "“{text}” {when}",
-        "none": "There are no open reminders.",
-        "ask_when": "When shall I remind you of “{text}”?",
-        "ask_what": "What shall I remind you of?",
-        "past": "{when} has passed already. When shall I remind you of “{text}”?",
-        "too_many": "You have {count} open reminders already; I can't keep more. Shall I "
-                    "drop one of them?",
-    },
 }
 
 
@@ -165,5 +141,5 @@ def pending_text(pending: dict[str, Any] | None) -> str:
                                        str(pending.get("task", ""))) if part)
 
 
-def _phrases(language: str) -> dict[str, str]:
-    return PHRASES[language_of(language)]
+def _phrases(language: str) -> Mapping[str, str]:
+    return texts("reminders", language)

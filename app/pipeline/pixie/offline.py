@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from app.llm.offline import handlers
 from app.llm.offline import text as tx
 from app.llm.offline.handlers import OfflineRequest
 from app.memory.words import content_words, same_word
@@ -153,10 +152,3 @@ def responder(request: OfflineRequest) -> str:
 
 
 PURPOSE_HANDLERS = {"consolidation": consolidation, "salience": salience, "responder": responder}
-
-
-def register_handlers() -> None:
-    """Teach the offline provider the memory rules (called by `service.install`, after the
-    pipeline's own handlers, which `salience` and `responder` extend)."""
-    for purpose, handler in PURPOSE_HANDLERS.items():
-        handlers.register(purpose, handler)

@@ -1,0 +1,142 @@
+"""The privacy step of a call to a remote provider (the gateway's steps 1 and 6; the
+detectors, the masking and the identity registry themselves are `app.llm.privacy`).
+
+- `PrivacyGuard.mask`: the whole prompt masked with the detectors, the user's registered
+  people and, when the local `detect` role is on (`privacy_detect_url`), the names it
+  proposes. A call without its user is refused (`privacy_blocked`, nothing is sent).
+- `demask`: a reply with a plaintext identity is blocked before demasking, else the
+  originals are put back.
+- `PrivacyGuard.retry`: a blocked reply gets one corrective retry (the same prompt and a
+  reminder to use the placeholders), then `privacy_blocked`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import aiohttp
+import msgspec
+
+from app import log as logctx
+from app.llm.detect import is_local
+from app.llm.errors import ModelError
+from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats
+from app.llm.privacy import local_model
+from app.llm.providers import PROVIDERS, Provider
+from app.llm.schema import decode
+from app.llm.trace import Trace
+from app.llm.types import Call, Message
+from app.llm.window import check_fits
+from app.settings import Settings
+
+log = logging.getLogger(__name__)
+
+PRIVACY_RETRY_PROMPT = (
+    "Your previous answer wrote a personal name or identifier in plain text. Answer again; "
+    "refer to people and personal data only by the placeholders in square brackets exactly "
+    "as given (for example [PERSON_1], [PHONE_1]).")
+
+
+class PrivacyGuard:
+    """Masking and the reply check for the calls that leave the machine, with the counters
+    `GET /api/privacy/stats` shows."""
+
+    def __init__(self, settings: Settings, identities: IdentityRegistry | None) -> None:
+        self.settings = settings
+        # The users' people (none without a database: then only the detectors mask).
+        self.identities = identities
+        self.stats = PrivacyStats()
+        self.name_detector: Provider | None = None  # the optional local `detect` role
+
+    def start_name_detector(self, session: aiohttp.ClientSession | None) -> None:
+        url = self.settings.privacy_detect_url
+        if not url:
+            return
+        if not is_local(url):
+            # The detect role reads the plain text: never a server off this network.
+            log.warning("privacy_detect_url is not on this machine or the local network; "
+                        "the detect role stays off", extra=logctx.fields(
+                            setting="privacy_detect_url"))
+            return
+        self.name_detector = PROVIDERS["openai"](settings=self.settings, session=session,
+                                                 url=url, model=self.settings.privacy_detect_model,
+                                                 api_key=None)
+
+    async def mask(self, messages: Sequence[Message], trace: Trace,
+                   user_id: str | None) -> tuple[Masker, list[Message]]:
+        """The masker of this call and the masked prompt."""
+        if user_id is None:
+            # Fail closed: without the user, their registered people cannot be masked.
+            raise ModelError("privacy_blocked", "a call to a remote provider needs the user "
+                             "whose people to mask (user_id); nothing was sent")
+        registered = (await self.identities.index(user_id) if self.identities is not None
+                      else NameIndex(()))
+        proposed = await self._names_from_local_model(messages)
+        if proposed:
+            registered = NameIndex([*registered.terms, *proposed])
+        masker = Masker(registered)
+        masked = masker.mask_messages(messages)
+        trace.masked = masker.masked_count
+        self.stats.masked(user_id, masker.counts)
+        return masker, masked
+
+    async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
+        """The detect role's further names; none when it is off or fails (then the
+        detectors mask alone — the local model adds, it does not gate)."""
+        if self.name_detector is None:
+            return []
+        try:
+            reply = await self.name_detector.complete(local_model.detect_call(list(messages)))
+            return local_model.proposed_names(reply.text, list(messages))
+        except ModelError as exc:
+            return self._detect_failed(exc.code)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            return self._detect_failed(type(exc).__name__)
+
+    @staticmethod
+    def _detect_failed(error: str) -> list[str]:
+        log.warning("privacy detect role failed; the detectors mask alone",
+                    extra=logctx.fields(error=error))
+        return []
+
+    def retry(self, call: Call, attempt: Call, trace: Trace, user_id: str | None) -> Call:
+        """Count a blocked reply; the corrective call, or `privacy_blocked` after it."""
+        counters = self.stats.of(user_id or "")
+        counters.replies_blocked += 1
+        if attempt is not call:
+            counters.calls_blocked += 1
+            log.warning("privacy: the reply carried a plaintext identity also after the "
+                        "corrective retry; blocked", extra=logctx.fields(purpose=call.purpose))
+            raise ModelError("privacy_blocked",
+                             "the reply carried a plaintext identity, also after one "
+                             "corrective retry; blocked, nothing of it is used")
+        counters.retries += 1
+        trace.privacy_retry = True
+        log.warning("privacy: the reply carried a plaintext identity; one corrective retry",
+                    extra=logctx.fields(purpose=call.purpose))
+        corrected = Call(call.purpose, [*call.messages,
+                                        {"role": "user", "content": PRIVACY_RETRY_PROMPT}],
+                         call.max_tokens, call.temperature, call.schema, call.json_schema,
+                         call.window)
+        try:
+            check_fits(call, corrected.messages, self.settings)
+        except ModelError:
+            counters.calls_blocked += 1
+            raise ModelError("privacy_blocked", "the reply carried a plaintext identity and "
+                             "the corrective retry does not fit the window; blocked") from None
+        return corrected
+
+
+def demask(masker: Masker, text: str,
+           schema: type[msgspec.Struct] | None) -> tuple[str, msgspec.Struct | None]:
+    """Block a reply with a plaintext identity, else put the originals back."""
+    masker.check(text)
+    text = masker.unmask(text, json_string=schema is not None)
+    if schema is None:
+        return text, None
+    try:
+        return text, decode(text, schema)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise ModelError("model_bad_output",
+                         f"structured output invalid once demasked: {exc}") from None

@@ -1,0 +1,128 @@
+"""Path 2's action part: the router and the planner ⇄ agents (seed 001 §2, SPEC §6).
+
+- `router` runs for the user's words and for a commitment the character made; an own
+  thought, a wish to say more and a retry ask no agent (a retry must not repeat an action).
+  The long-term memory search runs beside its model call.
+- `planner` runs when the router asked for an action or the user answers an agent's open
+  question; agents are called star-shaped, each returning to the planner, at most
+  `planner_max_steps` steps. An agent's question stops the plan; the rest of it waits in the
+  question's context. An agent that breaks down is its step's error, not the turn's end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import msgspec
+
+from app.i18n import texts
+from app.llm.errors import ModelError
+from app.log import fields
+from app.pipeline.agents import AGENTS
+from app.pipeline.context import NodeContext
+from app.pipeline.prompts import frame
+from app.pipeline.recall import recall, recall_text
+from app.pipeline.schemas import AGENTS as AGENT_NAMES
+from app.pipeline.schemas import Plan, PlanStep
+from app.pipeline.state import AgentResult, Path2State
+
+log = logging.getLogger(__name__)
+
+
+def wants_router(state: Path2State) -> bool:
+    return state.stimulus.kind == "user" or state.stimulus.commitment
+
+
+async def route(ctx: NodeContext, state: Path2State) -> None:
+    """The router's call, with the long-term memory search beside it (the search runs on a
+    database thread while the model answers: it adds nothing to the turn's time)."""
+    b = ctx.blocks
+    routed, known = await asyncio.gather(
+        ctx.ask_struct("router", frame([
+            (b.summary, state.summary),
+            (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
+            (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+            (b.history, state.history)])),
+        recall(ctx, state.user_id, state.character_id, recall_text(state)),
+        return_exceptions=True)  # both finish; then the first failure counts
+    for outcome in (routed, known):
+        if isinstance(outcome, BaseException):
+            raise outcome
+    state.route, state.known = routed, known
+
+
+def resuming(state: Path2State) -> bool:
+    return state.pending is not None and state.route.answers_pending
+
+
+def wants_planner(state: Path2State) -> bool:
+    return resuming(state) or (state.route.needs_action and bool(state.route.agents))
+
+
+async def plan(ctx: NodeContext, state: Path2State) -> None:
+    """The planner: star-shaped agent calls, bounded by `planner_max_steps`."""
+    steps: list[PlanStep] = []
+    if resuming(state):
+        assert state.pending is not None
+        agent = str(state.pending.get("agent", ""))
+        steps = _remaining(state.pending)
+        if agent in AGENTS:
+            result = await _run_step(ctx, state, PlanStep(agent=agent, task=state.stimulus.text),
+                                     state.pending)
+            if result.outcome == "follow_up":  # asked again: the rest keeps waiting
+                result.context["remaining"] = msgspec.to_builtins(steps)
+                return
+    if state.route.needs_action and state.route.agents and not steps:
+        steps = await _plan_steps(ctx, state)
+    limit = ctx.settings.planner_max_steps
+    if len(steps) > limit:
+        log.warning("planner_max_steps dropped agent steps", extra=fields(
+            limit="planner_max_steps", max_steps=limit, planned=len(steps),
+            dropped=[s.agent for s in steps[limit:]]))
+        steps = steps[:limit]
+    for index, step in enumerate(steps):
+        result = await _run_step(ctx, state, step, None)
+        if result.outcome == "follow_up":
+            result.context["remaining"] = msgspec.to_builtins(steps[index + 1:])
+            break
+
+
+async def _plan_steps(ctx: NodeContext, state: Path2State) -> list[PlanStep]:
+    request = state.stimulus.intent if state.stimulus.commitment else state.stimulus.text
+    agents = [a for a in dict.fromkeys(state.route.agents) if a in AGENTS]
+    if len(agents) == 1:
+        # One agent: the whole request is its task; no planning call needed.
+        return [PlanStep(agent=agents[0], task=request)]
+    b = ctx.blocks
+    planned: Plan = await ctx.ask_struct("planner", frame([
+        (b.history, state.history), (b.request, request)]))
+    steps = [s for s in planned.steps if s.agent in AGENTS and s.task.strip()]
+    if not steps:
+        log.warning("router asked for an action, the planner planned none",
+                    extra=fields(agents=agents))
+    return steps
+
+
+async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
+                    pending: dict | None) -> AgentResult:
+    await ctx.stage(step.agent)
+    try:
+        result = await AGENTS[step.agent](ctx, state, step.task, pending)
+    except ModelError:
+        raise
+    except Exception:  # noqa: BLE001 - an agent's defect is its error, not the turn's end
+        log.exception("agent failed", extra=fields(agent=step.agent))
+        result = AgentResult(agent=step.agent, task=step.task, outcome="error",
+                             said=[texts("agents", ctx.language)["failed"]])
+    state.results.append(result)
+    log.info("agent step", extra=fields(agent=step.agent, outcome=result.outcome))
+    return result
+
+
+def _remaining(pending: dict) -> list[PlanStep]:
+    try:
+        steps = msgspec.convert(pending.get("remaining") or [], list[PlanStep])
+    except msgspec.ValidationError:
+        return []
+    return [s for s in steps if s.agent in AGENT_NAMES]
