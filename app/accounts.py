@@ -69,7 +69,8 @@ def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
 TOKEN_ID_CHARS = 12  # a token is named by the head of its hash: safe to show, enough to pick
 
 
-def list_tokens_sync(conn: sqlite3.Connection, name: str | None = None) -> list[tuple[str, str, float]]:
+def list_tokens_sync(conn: sqlite3.Connection,
+                     name: str | None = None) -> list[tuple[str, str, float]]:
     """(token id, user, created_at) of the stored API tokens, oldest first."""
     rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
                         "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
