@@ -291,10 +291,14 @@ class Settings:
     def update(self, **changes: Any) -> None:
         """Change values in place, validated as `replace` validates them (nothing changes
         when one is bad). Only for the model choice made in the UI (`Gateway.switch`), so
-        that every holder of the settings in force (`app[SETTINGS]`, the gateway) reads it."""
+        that every holder of the settings in force (`app[SETTINGS]`, the gateway) reads it.
+        A value that stays as it was keeps its source: naming again what the environment
+        fixes must not make it a setting the UI may change from then on."""
         new = self.replace(**changes)
+        sources = {name: source if new._values[name] != self._values[name]
+                   else self._sources[name] for name, source in new._sources.items()}
         object.__setattr__(self, "_values", new._values)
-        object.__setattr__(self, "_sources", new._sources)
+        object.__setattr__(self, "_sources", sources)
 
     @property
     def data_path(self) -> Path:

@@ -103,6 +103,22 @@ async def test_a_setting_fixed_by_the_environment_is_not_changed_here(aiohttp_cl
     assert not (data_dir / "config.toml").exists()
 
 
+async def test_choosing_again_what_the_environment_fixed_keeps_it_fixed(aiohttp_client,
+                                                                       data_dir):
+    # Naming the URL the environment already sets changes nothing there, so it is allowed —
+    # and it must not turn the URL into a setting this API may change from then on.
+    fixed = "http://127.0.0.1:11434"
+    settings = load_settings({"data_dir": str(data_dir)}, env={"NOVABERG_LLM_URL": fixed})
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    same = await client.put("/api/llm", headers=AUTH, json={"provider": "ollama", "url": fixed})
+    assert same.status == 200, await same.text()
+    assert client.app[SETTINGS].source("llm_url").startswith("env")
+    other = await client.put("/api/llm", headers=AUTH, json={
+        "provider": "ollama", "url": "http://127.0.0.1:11500"})
+    assert other.status == 409
+    assert client.app[SETTINGS].llm_url == fixed
+
+
 async def test_only_the_admin_may_choose(aiohttp_client, make_settings):
     settings = make_settings(headless=True, llm_provider="offline")
     settings.data_path.mkdir(parents=True, exist_ok=True)

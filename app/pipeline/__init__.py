@@ -19,5 +19,7 @@
                     stance (`haltung`, `app.memory.stance`)
     impulses.py     the reminder clock (and idle reflection): due reminders become impulses
     offline.py      what the offline model answers for these purposes
+    offline_rules/  the offline model's rules over the user's words (routing, lists, times)
+    pixie/          the Pixie queue's worker: consolidation into long-term memory
     service.py      PipelineHost: path 1 / path 2 / after-delivery over the app's services
 """
