@@ -83,10 +83,10 @@ class SessionRedis:
       through the embedded server of the data dir;
     - the CLI commands that start the data dir's embedded Redis next to an app of the same
       test (`user delete` in tests/test_hardening_cli.py);
-    - multiprocess tests handing `redis_client`'s socket on as `--redis-url`
-      (tests/test_runtime_multiprocess.py, the kill -9 test in tests/test_hardening_crash.py):
-      that URL names no database, and their pub/sub channels are server-wide, not per
-      database.
+    - multiprocess tests handing `redis_client`'s socket on as the external Redis (two
+      tests of tests/test_runtime_multiprocess.py, the kill -9 test in
+      tests/test_hardening_crash.py): that URL names no database, and their pub/sub
+      channels are server-wide, not per database.
 
     Subprocess apps (tests/procs.py `AppProcess`: the kill -9 tests, the CLI tests) always
     start their own on their data dir: the stand-in only replaces the class in this process.
