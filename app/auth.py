@@ -8,7 +8,7 @@ Identities:
   `local` and the code leaves the address bar. Only in desktop mode, never from a
   cross-site link (`Sec-Fetch-Site: cross-site`): a link cannot switch who you are.
 - Headless users (`novaberg user add NAME`) have a scrypt password hash and API tokens in
-  SQLite (only the SHA-256 of a token is stored). `POST /api/login` sets the session cookie.
+  SQLite (`app.accounts`; only the SHA-256 of a token is stored). `POST /api/login` sets the session cookie.
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
 
 The `user_id` of a request always comes from here, never from its body.
@@ -21,8 +21,6 @@ read from the connection's local socket, so the check is right whatever port was
 from __future__ import annotations
 
 import asyncio
-import base64
-import hashlib
 import hmac
 import ipaddress
 import logging
@@ -36,148 +34,25 @@ from urllib.parse import urlsplit
 import redis.asyncio as aioredis
 from aiohttp import web
 
+from app.accounts import LOCAL_USER, hash_password, new_token, token_hash, verify_password
 from app.errors import ApiError
 from app.memory import keys
 from app.storage.database import Database
 
 log = logging.getLogger(__name__)
 
-LOCAL_USER = "local"
 SESSION_COOKIE = "novaberg_session"
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 MAX_START_CODES = 16
 LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
-SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
                           "/profile"})
 PUBLIC_PREFIXES = ("/static/",)
-USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 USER_ID = web.RequestKey("user_id", str)
 # The login session (cookie) that authenticated the request, when it was one.
 SESSION_ID = web.RequestKey("session_id", str)
-
-
-# --- secrets -------------------------------------------------------------------------------
-
-def new_token() -> str:
-    return secrets.token_urlsafe(32)
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def hash_password(password: str) -> str:
-    salt = secrets.token_bytes(16)
-    digest = hashlib.scrypt(password.encode(), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P)
-    b64 = base64.b64encode
-    return f"scrypt${SCRYPT_N}${SCRYPT_R}${SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
-
-
-def verify_password(password: str, stored: str) -> bool:
-    try:
-        scheme, n, r, p, salt, digest = stored.split("$")
-        if scheme != "scrypt":
-            return False
-        expected = base64.b64decode(digest)
-        actual = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt),
-                                n=int(n), r=int(r), p=int(p), dklen=len(expected))
-    except (ValueError, TypeError):
-        return False
-    return hmac.compare_digest(actual, expected)
-
-
-def valid_user_name(name: str) -> bool:
-    return 1 <= len(name) <= 64 and set(name) <= USER_NAME_CHARS and name != LOCAL_USER
-
-
-# --- users in SQLite -----------------------------------------------------------------------
-
-def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
-    """Create a user with a password and one API token; returns the token (shown once)."""
-    token = new_token()
-    now = time.time()
-    with conn:
-        conn.execute("INSERT INTO users (user_id, password_hash, created_at) VALUES (?, ?, ?)",
-                     (name, hash_password(password), now))
-        conn.execute("INSERT INTO api_tokens (token_hash, user_id, created_at) VALUES (?, ?, ?)",
-                     (token_hash(token), name, now))
-    return token
-
-
-TOKEN_ID_CHARS = 12  # a token is named by the head of its hash: safe to show, enough to pick
-
-
-def list_tokens_sync(conn: sqlite3.Connection, name: str | None = None) -> list[tuple[str, str, float]]:
-    """(token id, user, created_at) of the stored API tokens, oldest first."""
-    rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
-                        "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
-    return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
-
-
-def revoke_token_sync(conn: sqlite3.Connection, token_id: str) -> int:
-    """Remove the token whose id is `token_id` (at least 6 characters of it); returns how many
-    matched — only exactly one is removed."""
-    if len(token_id) < 6 or not all(c in "0123456789abcdef" for c in token_id):
-        return 0
-    with conn:
-        rows = conn.execute("SELECT token_hash FROM api_tokens WHERE token_hash LIKE ?",
-                            (token_id + "%",)).fetchall()
-        if len(rows) == 1:
-            conn.execute("DELETE FROM api_tokens WHERE token_hash = ?", (rows[0][0],))
-    return len(rows)
-
-
-def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
-    """Delete a user and every row of theirs; False: no such user.
-
-    The user's rows are those of each table with a `user_id` column, and every row that
-    reaches one of them through foreign keys (a journal day through its space, a version
-    through its entry, …), children first. Tables added by later migrations are covered
-    without touching this code. The `users` row goes last, all in one transaction.
-    """
-    tables = [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
-    children = _foreign_key_children(conn, tables)
-    with conn:
-        if conn.execute("SELECT 1 FROM users WHERE user_id = ?", (name,)).fetchone() is None:
-            return False
-        for table in tables:
-            columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
-            if table != "users" and "user_id" in columns:
-                _delete_with_children(conn, children, table, '"user_id" = ?', (name,))
-        _delete_with_children(conn, children, "users", '"user_id" = ?', (name,))
-    return True
-
-
-ForeignKeyChild = tuple[str, str, str]  # (child table, its column, the parent's column)
-
-
-def _foreign_key_children(conn: sqlite3.Connection,
-                          tables: list[str]) -> dict[str, list[ForeignKeyChild]]:
-    children: dict[str, list[ForeignKeyChild]] = {}
-    for table in tables:
-        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
-            parent, column, parent_column = fk[2], fk[3], fk[4]
-            if parent != table:
-                children.setdefault(parent, []).append((table, column, parent_column or "rowid"))
-    return children
-
-
-def _delete_with_children(conn: sqlite3.Connection, children: dict[str, list[ForeignKeyChild]],
-                          table: str, where: str, params: tuple[object, ...]) -> None:
-    for child, column, parent_column in children.get(table, []):
-        _delete_with_children(
-            conn, children, child,
-            f'"{column}" IN (SELECT "{parent_column}" FROM "{table}" WHERE {where})', params)
-    conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
-
-
-def count_users_sync(conn: sqlite3.Connection) -> int:
-    return conn.execute("SELECT COUNT(*) FROM users").fetchone()[0]
 
 
 class StartCodes:

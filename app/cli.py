@@ -27,7 +27,7 @@ from aiohttp import web
 
 from app import __version__
 from app import log as logctx
-from app.auth import (
+from app.accounts import (
     add_user_sync, count_users_sync, delete_user_sync, list_tokens_sync, new_token,
     revoke_token_sync, valid_user_name,
 )

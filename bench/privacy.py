@@ -14,8 +14,12 @@ Measured, alternating so that drift hits all alike:
 - mask + check: the same plus checking 600 characters of reply for leaks (a reply that
   repeats the plaintext, the worst case for the check).
 
-Also printed: building a registry's `NameIndex` (done once per registry change, not per
-call) and the evaluation set's recall per kind (`tests/data/privacy_cases.jsonl`).
+Also printed: CPU time per detector (after the one shared pass over the text, `scan.py`,
+timed on its own), to see where a prompt's time goes; building a registry's `NameIndex`
+(done once per registry change, not per call); and recall per kind on both evaluation sets
+(`tests/data/privacy_cases.jsonl`, `tests/data/privacy_cases_independent.jsonl`). On a
+shared machine print `cat /proc/loadavg` with the figures: the wall clock counts the waits
+for a core, the CPU time what masking itself costs.
 """
 
 from __future__ import annotations
@@ -30,9 +34,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.llm.privacy import Masker, NameIndex, warm_up  # noqa: E402
+from app.llm.privacy import Masker, NameIndex, scan, warm_up  # noqa: E402
+from app.llm.privacy.detectors import DETECTORS  # noqa: E402
+from app.llm.privacy.spans import settle  # noqa: E402
 from bench.percentiles import percentile  # noqa: E402
-from tests.privacy_eval import load, score  # noqa: E402
+from tests.privacy_eval import CASES, load, score  # noqa: E402
+
+INDEPENDENT = CASES.with_name("privacy_cases_independent.jsonl")
 
 PEOPLE = ["Anna Schmidt", "Anni", "Paul Meier", "Onkel August", "Frau Dr. Özdemir", "Frank",
           "Herr Freitag", "Frau Rosen", "Gisela", "Tom Baker", "Lena Berg", "Jürgen", "Mila",
@@ -95,8 +103,39 @@ def main() -> None:
     warm_up()
     for dense in (True, False):
         run(prompt(dense=dense), args.iterations, "dense" if dense else "typical")
-    print("\nevaluation set (tests/data/privacy_cases.jsonl):")
-    print(score(load()).report())
+    for dense in (True, False):
+        per_detector(prompt(dense=dense), min(args.iterations, 1000),
+                     "dense" if dense else "typical")
+    for path in (CASES, INDEPENDENT):
+        if path.exists():
+            print(f"\nevaluation set ({path.relative_to(ROOT)}):")
+            print(score(load(path)).report())
+
+
+def per_detector(text: str, iterations: int, label: str) -> None:
+    """CPU milliseconds (p50) of the shared scan, each detector and the settling."""
+    index = NameIndex(PEOPLE)
+    finders = [(f"{kind} {finder.__module__.rsplit('.', 1)[1]}.{finder.__name__}", finder)
+               for kind, finder in DETECTORS] + [("PERSON registered", index.find)]
+    cpu: dict[str, list[float]] = {name: [] for name in ["shared scan", *dict(finders),
+                                                         "settle"]}
+    for i in range(iterations):
+        variant = f"{i} {text}"[:len(text)]
+        started = time.thread_time()
+        scan.lowered(variant), scan.present(variant), scan.digit_runs(variant)
+        cpu["shared scan"].append(time.thread_time() - started)
+        found = []
+        for name, finder in finders:
+            started = time.thread_time()
+            found.extend(finder(variant))
+            cpu[name].append(time.thread_time() - started)
+        started = time.thread_time()
+        settle(found)
+        cpu["settle"].append(time.thread_time() - started)
+    print(f"\n{label} prompt, cpu p50 per part (ms):")
+    for name, values in cpu.items():
+        print(f"  {name:<34} {statistics.median(values) * 1000:6.3f}")
+    print(f"  {'sum':<34} {sum(statistics.median(v) for v in cpu.values()) * 1000:6.3f}")
 
 
 def run(text: str, iterations: int, label: str) -> None:

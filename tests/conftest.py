@@ -1,18 +1,21 @@
-"""Shared fixtures: a real app on a temp data dir with its own embedded Redis and SQLite."""
+"""Shared fixtures: a real app on a temp data dir with its own SQLite and a fresh database of
+the session's one redis-server as its embedded Redis (`SessionRedis`)."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
+import redis as sync_redis
 import redis.asyncio as aioredis
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from app import server as server_module
 from app import settings as settings_module
 from app.redis_server import EmbeddedRedis
 from app.server import create_app
@@ -54,13 +57,152 @@ def settings(make_settings: Callable[..., Settings]) -> Settings:
     return make_settings(llm_provider="offline")
 
 
-@pytest.fixture
-async def redis_client() -> AsyncIterator[aioredis.Redis]:
-    """A real embedded Redis of its own (no app around it), as the app's client sees it.
+OWN_REDIS = "own_redis"
+SESSION_DATABASES = 16  # redis-server's default `databases`; a test opens far fewer
 
-    Its files live in a short temp dir of its own: a Unix socket path under a long test
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{OWN_REDIS}: the test's apps and `redis_client` start redis-servers of "
+        "their own instead of using databases of the session's one (tests/conftest.py "
+        "`SessionRedis`)")
+
+
+class SessionRedis:
+    """One redis-server for the whole test session (under xdist: one per worker process),
+    started on first use. Each test gets fresh numbered databases of it: the first one a
+    test asks for flushes all of them (FLUSHALL), so nothing a test wrote can reach another.
+
+    It serves the in-process apps (create_app) in place of their embedded Redis — see
+    `_session_redis_for_apps` — and `redis_client`; that saves a redis-server start and stop
+    (about 0.13 s together) per app and per `redis_client`. Tests keep servers of their own,
+    by the `own_redis` marker, where the server itself is under test or is handed on:
+
+    - backup and restore (tests/test_backup.py, the restore in tests/test_journal_export.py):
+      a backup BGSAVEs into the data dir's `redis/` and a restore loads files there, both
+      through the embedded server of the data dir;
+    - the CLI commands that start the data dir's embedded Redis next to an app of the same
+      test (`user delete` in tests/test_hardening_cli.py);
+    - multiprocess tests handing `redis_client`'s socket on as the external Redis (two
+      tests of tests/test_runtime_multiprocess.py, the kill -9 test in
+      tests/test_hardening_crash.py): that URL names no database, and their pub/sub
+      channels are server-wide, not per database.
+
+    Subprocess apps (tests/procs.py `AppProcess`: the kill -9 tests, the CLI tests) always
+    start their own on their data dir: the stand-in only replaces the class in this process.
+    """
+
+    def __init__(self) -> None:
+        self._directory: Path | None = None
+        self._server: EmbeddedRedis | None = None
+        self._given: dict[object, int] = {}  # what asked (a data dir's redis/) -> database
+
+    def _started(self) -> EmbeddedRedis:
+        if self._server is None:
+            self._directory = Path(tempfile.mkdtemp(prefix="nb-redis-"))
+            # No AOF, no RDB: nothing of it needs to outlive the session.
+            self._server = EmbeddedRedis(self._directory, appendfsync="no", appendonly=False)
+            self._server.start()
+        return self._server
+
+    def begin_test(self) -> None:
+        self._given.clear()
+
+    def url(self, owner: object) -> str:
+        """The URL of `owner`'s database, the same for the same owner within one test."""
+        server = self._started()
+        if owner not in self._given:
+            if len(self._given) >= SESSION_DATABASES:
+                raise RuntimeError(f"a test asked for more than {SESSION_DATABASES} Redis "
+                                   f"databases; mark it {OWN_REDIS}")
+            if not self._given:
+                with sync_redis.Redis(unix_socket_path=str(server.socket_path)) as flush:
+                    flush.flushall()
+            self._given[owner] = len(self._given)
+        return f"{server.url}?db={self._given[owner]}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def session_redis() -> Iterator[SessionRedis]:
+    """The session's redis-server (`SessionRedis`: which tests keep their own, and why)."""
+    shared = SessionRedis()
+    try:
+        yield shared
+    finally:
+        shared.stop()
+
+
+def _own_redis(request: pytest.FixtureRequest) -> bool:
+    return request.node.get_closest_marker(OWN_REDIS) is not None
+
+
+@pytest.fixture(autouse=True)
+def _session_redis_for_apps(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                            session_redis: SessionRedis) -> Iterator[None]:
+    """In-process apps use a database of the session's redis-server as their embedded Redis
+    (still `embedded` to the app: one process, local run slots, no pub/sub). The database
+    follows the data dir, so an app restarted on it finds its keys and an app on another
+    data dir starts empty.
+
+    A test that also starts a real embedded Redis on a data dir one of its apps used would
+    see two different stores; it fails here and must be marked `own_redis`."""
+    session_redis.begin_test()
+    if _own_redis(request):
+        yield
+        return
+    served: set[Path] = set()
+    real: set[Path] = set()
+
+    class SessionDatabase:
+        """Stands in for `EmbeddedRedis` in `app.server`: start and stop touch no process."""
+
+        def __init__(self, directory: Path, appendfsync: str = "always", **_: object) -> None:
+            self.directory = directory
+            self.url = session_redis.url(directory.resolve())
+
+        def start(self) -> None:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            served.add(self.directory.resolve())
+
+        def stop(self) -> None:
+            pass
+
+    real_start = EmbeddedRedis.start
+
+    def start_and_note(server: EmbeddedRedis) -> None:
+        real.add(server.directory.resolve())
+        real_start(server)
+
+    monkeypatch.setattr(server_module, "EmbeddedRedis", SessionDatabase)
+    monkeypatch.setattr(EmbeddedRedis, "start", start_and_note)
+    yield
+    if served & real:
+        pytest.fail(f"{sorted(map(str, served & real))}: served by the session's Redis and "
+                    f"by an embedded one started in the test; mark the test {OWN_REDIS}")
+
+
+@pytest.fixture
+async def redis_client(request: pytest.FixtureRequest,
+                       session_redis: SessionRedis) -> AsyncIterator[aioredis.Redis]:
+    """A real Redis of its own (no app around it), as the app's client sees it: a fresh
+    database of the session's server, or with `own_redis` a server of its own.
+
+    An own server's files live in a short temp dir: a Unix socket path under a long test
     name's tmp_path can exceed the 107-byte limit.
     """
+    if not _own_redis(request):
+        client = aioredis.Redis.from_url(session_redis.url("redis_client"), decode_responses=True)
+        try:
+            yield client
+        finally:
+            await client.aclose()
+        return
     directory = Path(tempfile.mkdtemp(prefix="nb-redis-"))
     server = EmbeddedRedis(directory, appendfsync="no")
     server.start()

@@ -8,7 +8,7 @@ import stat
 import pytest
 
 from app.api.llm_settings import update_toml_lines
-from app.auth import add_user_sync
+from app.accounts import add_user_sync
 from app.server import DATABASE_FILE, create_app
 from app.settings import load_settings
 from app.typedefs import GATEWAY, SETTINGS

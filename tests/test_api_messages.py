@@ -152,7 +152,7 @@ async def test_unknown_message_and_turn_are_404(client):
 
 
 async def test_another_users_message_and_turn_are_not_visible(aiohttp_client, settings):
-    from app.auth import add_user_sync
+    from app.accounts import add_user_sync
     from app.server import DATABASE_FILE, create_app
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations

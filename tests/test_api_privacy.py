@@ -65,7 +65,7 @@ async def test_not_json_is_400_and_no_token_is_401(client):
 async def test_each_user_has_a_registry_of_their_own(client):
     await put(client, {"names": ["Anna Schmidt"]})
     db = client.app[DB]
-    from app.auth import add_user_sync
+    from app.accounts import add_user_sync
     token = await db.execute_write_fn(lambda conn: add_user_sync(conn, "bert", "secret-pass-1"))
     other = {"Authorization": f"Bearer {token}"}
     assert (await (await client.get("/api/privacy/identities", headers=other)).json())[

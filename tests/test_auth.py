@@ -6,7 +6,8 @@ import sqlite3
 
 import pytest
 
-from app.auth import SESSION_COOKIE, add_user_sync, hash_password, verify_password
+from app.accounts import add_user_sync, hash_password, verify_password
+from app.auth import SESSION_COOKIE
 from app.server import DATABASE_FILE, create_app
 from app.typedefs import AUTH as AUTH_KEY
 from tests.conftest import AUTH, TOKEN

@@ -35,6 +35,10 @@ from tests.fakemodel import Reply
 from tests.pipeline_support import fake_app, open_chat
 from tests.procs import AppProcess, free_port
 
+# Backups BGSAVE into the data dir's redis/ and restores load files there: the embedded
+# Redis of the data dir itself, not a database of the session's (tests/conftest.py).
+pytestmark = pytest.mark.own_redis
+
 PAIR_VIEWS = ("session", "lists", "reminders", "state")
 
 
@@ -396,7 +400,7 @@ def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_
 
 
 async def test_only_the_admin_takes_or_lists_backups(make_settings, aiohttp_client, data_dir):
-    from app.auth import add_user_sync
+    from app.accounts import add_user_sync
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from app.auth import SESSION_COOKIE, add_user_sync, verify_password
+from app.accounts import add_user_sync, verify_password
+from app.auth import SESSION_COOKIE
 from app.memory import keys
 from app.server import DATABASE_FILE, create_app
 from app.typedefs import AUTH, REDIS

@@ -9,6 +9,7 @@ import stat
 import time
 from pathlib import Path
 
+import pytest
 import redis as sync_redis
 
 from app.redis_server import EmbeddedRedis
@@ -44,6 +45,8 @@ async def test_tokens_can_be_listed_and_revoked(data_dir, aiohttp_client, make_s
     assert gone.status == 401 and kept.status == 200
 
 
+# `user delete` and the check below start the data dir's own embedded Redis (tests/conftest.py).
+@pytest.mark.own_redis
 async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_client,
                                                            make_settings):
     data = data_dir

@@ -9,9 +9,17 @@ import asyncio
 import signal
 import time
 
+import pytest
+
 from app.memory import keys
 from tests.fakemodel import Fault
-from tests.procs import AppProcess, clean_env
+from tests.kill_support import fake_model_env
+from tests.procs import AppProcess
+
+
+# The processes get `redis_client`'s socket as --redis-url: a server of its own, which the
+# test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+pytestmark = pytest.mark.own_redis
 
 
 HEARTBEAT = 1.0  # expiry: three periods; the orphan sweep runs every three periods too
@@ -19,11 +27,8 @@ LOCK_WAIT = 20.0  # the old lease (90 s) would fail the turn at this
 
 
 def env(fake_model) -> dict[str, str]:
-    return clean_env(NOVABERG_LLM_PROVIDER="openai", NOVABERG_LLM_URL=fake_model.url,
-                     NOVABERG_LLM_MODEL="fake", NOVABERG_LLM_CONTEXT="8192",
-                     NOVABERG_MODEL_BACKOFF_SECONDS="0.01",
-                     NOVABERG_HEARTBEAT_SECONDS=str(HEARTBEAT),
-                     NOVABERG_LOCK_WAIT_TIMEOUT=str(LOCK_WAIT))
+    return fake_model_env(fake_model, NOVABERG_HEARTBEAT_SECONDS=str(HEARTBEAT),
+                          NOVABERG_LOCK_WAIT_TIMEOUT=str(LOCK_WAIT))
 
 
 async def test_kill_9_in_path1_recovers_on_the_other_process_within_heartbeat_expiry(

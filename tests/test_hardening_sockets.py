@@ -8,7 +8,7 @@ import asyncio
 import aiohttp
 import pytest
 
-from app.auth import add_user_sync
+from app.accounts import add_user_sync
 from app.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 

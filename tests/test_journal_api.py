@@ -453,7 +453,7 @@ async def test_the_journal_needs_auth(client):
 
 
 async def test_another_user_sees_and_touches_nothing_of_my_journal(aiohttp_client, settings):
-    from app.auth import add_user_sync
+    from app.accounts import add_user_sync
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 

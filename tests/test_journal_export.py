@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from app.cli import main
 from app.server import create_app
 from app.settings import defaults
@@ -74,6 +76,8 @@ async def test_cli_journal_export_one_file_per_entry(make_settings, aiohttp_clie
     assert (out / "2026-03-01.md").read_text() == "# 2026-03-01\n\nIch war mit Anna im Park.\n"
 
 
+# The backup BGSAVEs and the restore loads the data dir's own embedded Redis (tests/conftest.py).
+@pytest.mark.own_redis
 async def test_backup_and_restore_keep_the_journal(make_settings, aiohttp_client, data_dir):
     settings = make_settings(llm_provider="offline")
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from app.auth import add_user_sync
+from app.accounts import add_user_sync
 from app.server import DATABASE_FILE, create_app
 from app.typedefs import GATEWAY
 from tests.conftest import AUTH, TOKEN

@@ -16,7 +16,7 @@ def values(finder, text: str) -> list[str]:
 
 @pytest.mark.parametrize("text", ["0170/1234567", "(0151) 2345-678", "+49 30 1234567",
                                   "0221 / 47 11 08 15", "0049 171 1234567", "+44 20 7946 0958",
-                                  "+49 (0)211 1234567", "030-12345678"])
+                                  "+49 (0)211 1234567", "030-12345678", "(312) 555-0142"])
 def test_phone_numbers_as_people_write_them(text):
     assert values(phone.find, f"Ruf {text} an.") == [text]
 
@@ -48,6 +48,7 @@ def test_email_addresses():
     assert values(email.find, "an Anna.Berg+x@example.co.uk, danke") == \
         ["Anna.Berg+x@example.co.uk"]
     assert values(email.find, "@anna auf Mastodon") == []
+    assert values(email.find, "post@bäckerei-schulz.de schreibt") == ["post@bäckerei-schulz.de"]
 
 
 @pytest.mark.parametrize(("text", "found"), [
@@ -56,7 +57,11 @@ def test_email_addresses():
     ("wohnt Am Alten Hafen 12.", "Am Alten Hafen 12"),
     ("Karl-Marx-Allee 3-5", "Karl-Marx-Allee 3-5"),
     ("at 221B Baker Street, London NW1 6XE.", "221B Baker Street, London NW1 6XE"),
-    ("moved to 45 Kings Road today", "45 Kings Road")])
+    ("moved to 45 Kings Road today", "45 Kings Road"),
+    ("vor der Bgm.-Müller-Str. 4 warten", "Bgm.-Müller-Str. 4"),
+    ("im Lindenweg 12–14 links", "Lindenweg 12–14"),
+    ("to 88 Elm Hill Dr, Denver, CO 80203 by", "88 Elm Hill Dr, Denver, CO 80203"),
+    ("at 400 N Oak St tonight", "400 N Oak St")])
 def test_street_addresses_with_a_house_number(text, found):
     assert values(address.find, text) == [found]
 
@@ -73,6 +78,9 @@ def test_a_postcode_city_or_street_alone_is_no_address(text):
     ("Mein Geburtstag: 3. Mai 1990", ["3. Mai 1990"]),
     ("born on 4 July 1976", ["4 July 1976"]),
     ("my birthday is March 3, 1990", ["March 3, 1990"]),
+    ("sie hat am 3.5.1980 geburtstag", ["3.5.1980"]),
+    ("er kam am 2.2.2020 auf die Welt", ["2.2.2020"]),
+    ("bday 1990-01-02 for the form", ["1990-01-02"]),
     ("Geburtstag am 12. März", []),  # no year: stays
     ("Termin am 12.03.2024", [])])  # no birthday word: stays
 def test_birth_dates_need_a_year_and_a_birthday_word(text, found):
@@ -83,6 +91,9 @@ def test_german_car_plates():
     assert values(plate.find, "B-XY 1234, HH-JK 4711E und K LM 456.") == \
         ["B-XY 1234", "HH-JK 4711E", "K LM 456"]
     assert values(plate.find, "Raum B-204, Kapitel 3, DIN A4") == []
+    # In lower case only after a plate word: "ab 12" alone is no plate.
+    assert values(plate.find, "mein kennzeichen ist hh-ab 123.") == ["hh-ab 123"]
+    assert values(plate.find, "komm ab 12 vorbei, hh ab 123") == []
 
 
 def test_private_urls_are_found_and_public_sites_stay():
@@ -92,6 +103,10 @@ def test_private_urls_are_found_and_public_sites_stay():
     assert values(url.find, text) == ["https://photos.app.goo.gl/abc", "https://zoom.us/j/123?pwd=x",
                                       "https://paypal.me/anna/20",
                                       "https://cloud.example.de/index.php/s/AbC"]
+    # Known private hosts written without a scheme, only with a path; public ones stay.
+    bare = ("komm rein: meet.google.com/abc-defg-hij oder calendly.com/anna/30min, "
+            "nicht google.com/search, nur meet.google.com")
+    assert values(url.find, bare) == ["meet.google.com/abc-defg-hij", "calendly.com/anna/30min"]
 
 
 def test_registered_names_match_in_any_case_inflected_and_by_their_parts():
@@ -110,9 +125,27 @@ def test_registered_names_match_in_any_case_inflected_and_by_their_parts():
     ("Mark", "mark my words", False), ("Bill", "pay the bill", False),
     ("Margherita", "pizza Margherita", False), ("Müller", "bei Müller gekauft", False),
     ("Müller", "Herr Müller", True), ("Müller", "klingel bei Müller", True),
-    ("Freitag", "Freitags gehe ich laufen", False), ("Freitag", "Herrn Freitags Auto", True)])
+    ("Freitag", "Freitags gehe ich laufen", False), ("Freitag", "Herrn Freitags Auto", True),
+    # words of the English list decided by the same rules ("rules.py"), not by a table row
+    ("Grant", "my grant was approved", False), ("Grant", "then Grant called me", True),
+    ("Amber", "the light turned amber", False), ("Dawn", "we left at dawn", False),
+    ("Miles", "we walked ten miles", False), ("Miles", "later, Miles drove home", True),
+    ("Holly", "Tom bought the holly", False), ("Olive", "it is Olive's car", True),
+    ("Bill", "bill forgot the keys", True), ("Will", "will you come?", False),
+    ("Will", "will keeps calling", True), ("Rosen", "die Rosen hat sich bedankt", True),
+    ("Rosen", "die Rosen blühen", False), ("Freitag", "Freitags Sohn kam", True),
+    ("Ernst", "im Ernst?", False), ("Mark", "durch Mark und Bein", False),
+    ("Anna", "die Anna kommt auch", True), ("Margherita", "hat margherita gerufen", True),
+    ("Lange", "wie lange ist das her", False), ("Ernst", "das war ernst gemeint", False)])
 def test_homonyms_are_decided_by_their_context(name, text, masked):
     assert bool(values(NameIndex([name]).find, text)) is masked
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ("heide und tom fahren weg", ["heide", "tom"]),  # joined to another registered name
+    ("frank und frei gesagt", []), ("dawn and I left early", ["dawn"])])
+def test_a_lower_case_name_at_a_clause_start_is_its_subject(text, masked):
+    assert values(NameIndex(["Heide", "Tom", "Frank", "Dawn"]).find, text) == masked
 
 
 @pytest.mark.parametrize(("text", "found"), [
@@ -123,7 +156,9 @@ def test_homonyms_are_decided_by_their_context(name, text, masked):
     ("Prof. Dr. med. Weber", ["Weber"]), ("Frau Schmidt-Lehmann kam", ["Schmidt-Lehmann"]),
     ("Ich heiße Lisa.", ["Lisa"]),
     ("My colleague Mr. O'Brien", ["O'Brien"]),
-    ("Herr und Frau kommen", []), ("bei Müller gekauft", [])])
+    ("Herr und Frau kommen", []), ("bei Müller gekauft", []),
+    ("bitte bei Nowakowski klingeln", ["Nowakowski"]),
+    ("Paket bei Lindqvist im Hof abgeben", ["Lindqvist"])])
 def test_unregistered_names_in_a_person_context(text, found):
     assert values(names.find_in_context, text) == found
 
@@ -137,7 +172,9 @@ def test_unregistered_names_in_a_person_context(text, found):
     ("My colleague Mr. O'Brien", []),  # a title is no name (O'Brien: the context finder)
     ("Priya and I went out.", ["Priya"]), ("lunch with Aiyana and Bartholomew", ["Aiyana",
                                                                             "Bartholomew"]),
-    ("Salt and Pepper and I", []), ("flew to London and Paris", [])])
+    ("Salt and Pepper and I", []), ("flew to London and Paris", []),
+    ("I think Oluwaseun is coming", ["Oluwaseun"]), ("ran into Thandiwe today", ["Thandiwe"]),
+    ("paid with Revolut again", [])])
 def test_english_capitalised_non_dictionary_words_in_a_person_context(text, found):
     assert values(names.find_english, text) == found
 

@@ -7,7 +7,7 @@ import json
 import random
 
 
-from app.auth import add_user_sync
+from app.accounts import add_user_sync
 from app.server import DATABASE_FILE, create_app
 from app.storage.database import connect
 from app.storage.migrations import apply_migrations

@@ -9,52 +9,24 @@ the same turn runs again (attempt 2) and, the model answering now, the message i
 from __future__ import annotations
 
 import asyncio
-import signal
-
 
 from tests.fakemodel import Fault
-from tests.procs import AppProcess, clean_env
-
-
-WAIT = 30.0
-
-
-def app_env(fake_model) -> dict[str, str]:
-    return clean_env(NOVABERG_LLM_PROVIDER="openai", NOVABERG_LLM_URL=fake_model.url,
-                     NOVABERG_LLM_MODEL="fake", NOVABERG_LLM_CONTEXT="8192",
-                     NOVABERG_MODEL_BACKOFF_SECONDS="0.01")
-
-
-async def call(proc: AppProcess, method: str, path: str, body: object = None):
-    """The blocking HTTP helper in a thread: the fake model serves on this event loop."""
-    if method == "GET":
-        return await asyncio.to_thread(proc.get, path)
-    return await asyncio.to_thread(proc.post, path, body)
+from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, model_called, restarted
 
 
 async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, data_dir):
     fake_model.script("responder", Fault.hang(), "Da bin ich wieder.")
-    proc = AppProcess(data_dir, env=app_env(fake_model))
-    await asyncio.to_thread(proc.start)
-    try:
+    env = fake_model_env(fake_model)
+    async with app_to_kill(data_dir, env) as proc:
         status, body = await call(proc, "POST", "/api/characters/nova/messages",
                                   {"text": "Bist du noch da?"})
         assert status == 202, body
         message_id = body["message_id"]
-        async with asyncio.timeout(WAIT):
-            while not fake_model.chats("responder"):
-                await asyncio.sleep(0.02)
+        await model_called(fake_model, "responder")
         status, before = await call(proc, "GET", f"/api/messages/{message_id}")
         assert before["state"] == "path2"
-        proc.process.send_signal(signal.SIGKILL)
-        await asyncio.to_thread(proc.process.wait)
-    finally:
-        if proc.process is not None and proc.process.poll() is None:
-            proc.kill()
 
-    again = AppProcess(data_dir, port=proc.port, env=app_env(fake_model))
-    await asyncio.to_thread(again.start)
-    try:
+    async with restarted(proc, env) as again:
         async with asyncio.timeout(WAIT):
             while True:
                 status, state = await call(again, "GET", f"/api/messages/{message_id}")
@@ -79,5 +51,3 @@ async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, d
             while (await call(again, "GET", f"/api/messages/{body['message_id']}"))[1][
                     "state"] not in ("delivered", "failed"):
                 await asyncio.sleep(0.05)
-    finally:
-        await asyncio.to_thread(again.stop)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from app import settings as settings_module
 from app.memory import keys
 from app.runtime.minimal import minimal_pipelines
@@ -26,6 +28,9 @@ def process(fake_model, data_dir, redis_url: str, **overrides):
     return app
 
 
+# The processes get `redis_client`'s socket as their external Redis: a server of its own, which
+# the test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+@pytest.mark.own_redis
 async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client, tmp_path,
                                                         aiohttp_client):
     redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
@@ -62,8 +67,6 @@ async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client
 
 
 async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_client):
-    import pytest
-
     from app.runtime.slots import RedisSlots, SlotTimeout
 
     first = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
@@ -85,6 +88,9 @@ async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_cli
         assert await redis_client.zscore(keys.run_slots(), "dead-holder") is None
 
 
+# The processes get `redis_client`'s socket as their external Redis: a server of its own, which
+# the test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+@pytest.mark.own_redis
 async def test_a_live_process_recovers_the_turn_of_a_process_that_died(
         fake_model, redis_client, tmp_path):
     """The orphan sweep: a process whose heartbeat is gone left a turn in path 2; another

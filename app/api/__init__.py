@@ -11,6 +11,7 @@ from app.api import (
 from app.api import backups
 from app.api import journal
 from app.api import profile
+from app.api import interaction
 from app.api import privacy
 
 
@@ -28,5 +29,6 @@ def setup_routes(app: web.Application) -> None:
     backups.setup(app)
     journal.setup(app)
     profile.setup(app)
+    interaction.setup(app)
     privacy.setup(app)
     memories.setup(app)

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.validation import bounded_text, read_json, store_errors_as_api
+from app.api.validation import add_store_routes, bounded_text, read_json
 from app.auth import USER_ID
 from app.clock import calendar_date, zone_named
 from app.errors import ApiError, Handler
@@ -247,5 +247,4 @@ def setup(app: web.Application) -> None:
         ("DELETE", "/api/journal/trash/{entry_id}", purge_entry),
         ("GET", "/api/journal/export", export_entries),
     ]
-    for method, path, handler in routes:
-        app.router.add_route(method, path, store_errors_as_api(handler))
+    add_store_routes(app, routes)

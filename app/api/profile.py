@@ -1,6 +1,7 @@
-"""`/api/profile/…` (issue 16): the writing profile, its review, the interaction profile and
-their portability. Handlers validate, call `app.journal.profile` and answer; every input is
-checked before anything is written, and a refused request writes nothing.
+"""`/api/profile/…` (issue 16): the writing profile, its review and the portability of both
+profiles; the interaction profile's own routes are `app.api.interaction`. Handlers validate,
+call `app.journal.profile` and answer; every input is checked before anything is written,
+and a refused request writes nothing.
 """
 
 from __future__ import annotations
@@ -10,20 +11,18 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from app.api.validation import bounded_text, read_json, store_errors_as_api
+from app.api.validation import add_store_routes, bounded_text, read_json
 from app.auth import USER_ID
 from app.errors import ApiError, Handler
-from app.journal.profile import interaction, model, portability, review
+from app.journal.profile import model, portability, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
-from app.storage.errors import Missing
 from app.journal.stages import DEFAULT_BRIEF
 from app.llm.errors import ModelError
 from app.typedefs import DB, GATEWAY, SETTINGS
 
 MAX_KEY_CHARS = model.MAX_KEY_CHARS
-MAX_NOTE_CHARS = 500
 
 
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -55,7 +54,7 @@ def service(request: web.Request) -> ProfileService:
     return ProfileService(request.app[DB], request.app[SETTINGS])
 
 
-def _text(request: web.Request, raw: str, noun: str) -> str:
+def profile_text(request: web.Request, raw: str, noun: str) -> str:
     return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
                         empty_code="empty_value", long_code="value_too_long",
                         user_id=request[USER_ID])
@@ -91,7 +90,7 @@ async def get_profile(request: web.Request) -> web.Response:
 
 async def put_core(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
-    change = Change("update", "core", value=_text(request, body.value, "core"))
+    change = Change("update", "core", value=profile_text(request, body.value, "core"))
     await service(request).edit(request[USER_ID], change, "edited the core")
     return await _overview(request)
 
@@ -101,7 +100,7 @@ async def put_facet(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
     state = await service(request).store.state(request[USER_ID])
     action = "update" if name in state.profile.facets else "add"
-    change = Change(action, "facet", key=name, value=_text(request, body.value, "facet"))
+    change = Change(action, "facet", key=name, value=profile_text(request, body.value, "facet"))
     await service(request).edit(request[USER_ID], change, f"edited facet {name}")
     return await _overview(request)
 
@@ -118,7 +117,7 @@ async def delete_facet(request: web.Request) -> web.Response:
 async def add_trait(request: web.Request) -> web.Response:
     body = await read_json(request, TraitIn)
     change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
-                    value=_text(request, body.value, "trait value"))
+                    value=profile_text(request, body.value, "trait value"))
     await service(request).edit(request[USER_ID], change, f"added trait {change.key}")
     return await _overview(request, 201)
 
@@ -134,7 +133,7 @@ async def edit_trait(request: web.Request) -> web.Response:
     changes = []
     if body.value is not None:
         changes.append(Change("update", "trait", trait_id=trait_id,
-                              value=_text(request, body.value, "trait value")))
+                              value=profile_text(request, body.value, "trait value")))
     if body.scope is not None:
         changes.append(Change("reclassify", "trait", trait_id=trait_id,
                               scope=scope_name(body.scope)))
@@ -268,89 +267,6 @@ async def list_evidence(request: web.Request) -> web.Response:
         "review_due": fresh >= request.app[SETTINGS].profile_review_ready_evidence})
 
 
-# --- the interaction profile --------------------------------------------------------------------
-
-class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
-    key: str
-    value: str
-    note: str = ""
-
-
-def _language(request: web.Request) -> str:
-    return request.query.get("lang", "en")
-
-
-async def _interaction_response(request: web.Request, status: int = 200,
-                                **extra: Any) -> web.Response:
-    current = await service(request).store.interaction(request[USER_ID])
-    return web.json_response({**interaction.describe(current, _language(request)), **extra},
-                             status=status)
-
-
-async def get_interaction(request: web.Request) -> web.Response:
-    return await _interaction_response(request)
-
-
-async def put_interaction_pref(request: web.Request) -> web.Response:
-    key = facet_name(request.match_info["key"])
-    body = await read_json(request, TextIn)
-    value = _text(request, body.value, "preference")
-    await service(request).store.edit_interaction(
-        request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual"))
-    return await _interaction_response(request)
-
-
-async def delete_interaction_pref(request: web.Request) -> web.Response:
-    key = facet_name(request.match_info["key"])
-
-    def drop(profile: dict[str, Any]) -> None:
-        if profile["prefs"].pop(key, None) is None:
-            raise Missing(f"no preference {key!r}")
-
-    await service(request).store.edit_interaction(request[USER_ID], drop)
-    return await _interaction_response(request)
-
-
-async def put_interaction_governance(request: web.Request) -> web.Response:
-    body = await read_json(request, GovernanceIn)
-    await service(request).store.edit_interaction(
-        request[USER_ID], lambda p: p.update(governance=body.governance))
-    return await _interaction_response(request)
-
-
-async def post_observation(request: web.Request) -> web.Response:
-    """An observed preference (an explicit one, never silence), under governance."""
-    body = await read_json(request, ObservationIn)
-    key = facet_name(body.key)
-    value = _text(request, body.value, "observation")
-    if len(body.note) > MAX_NOTE_CHARS:
-        raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
-    outcome: list[str] = []
-    await service(request).store.edit_interaction(
-        request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
-                                                                       body.note.strip())))
-    return await _interaction_response(request, outcome=outcome[0])
-
-
-async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response:
-    suggestion_id = request.match_info["suggestion_id"]
-
-    def decide(profile: dict[str, Any]) -> None:
-        if not interaction.decide(profile, suggestion_id, accept):
-            raise Missing(f"no suggestion {suggestion_id!r}")
-
-    await service(request).store.edit_interaction(request[USER_ID], decide)
-    return await _interaction_response(request)
-
-
-async def accept_suggestion(request: web.Request) -> web.Response:
-    return await _decide_suggestion(request, True)
-
-
-async def reject_suggestion(request: web.Request) -> web.Response:
-    return await _decide_suggestion(request, False)
-
-
 # --- portability --------------------------------------------------------------------------------
 
 EXPORT_KINDS = ("writing", "interaction", "all")
@@ -392,15 +308,6 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("GET", "/api/profile/evidence", list_evidence),
         ("GET", "/api/profile/export", export_profiles),
         ("POST", "/api/profile/import", import_profiles),
-        ("GET", "/api/profile/interaction", get_interaction),
-        ("PUT", "/api/profile/interaction/prefs/{key}", put_interaction_pref),
-        ("DELETE", "/api/profile/interaction/prefs/{key}", delete_interaction_pref),
-        ("PUT", "/api/profile/interaction/governance", put_interaction_governance),
-        ("POST", "/api/profile/interaction/observations", post_observation),
-        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/accept",
-         accept_suggestion),
-        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/reject",
-         reject_suggestion),
         ("GET", "/api/profile/proposals", list_proposals),
         ("GET", "/api/profile/proposals/{proposal_id}", get_proposal),
         ("POST", "/api/profile/proposals/{proposal_id}/accept", accept_changes),
@@ -409,6 +316,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    for method, path, handler in routes():
-        app.router.add_route(method, path, store_errors_as_api(handler))
+    add_store_routes(app, routes())
 

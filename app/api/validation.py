@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Iterable
 from typing import TypeVar
 
 import msgspec
@@ -92,3 +93,11 @@ def store_errors_as_api(handler: Handler) -> Handler:
             raise ApiError(409, exc.code, exc.message) from None
 
     return wrapped
+
+
+def add_store_routes(app: web.Application,
+                     routes: Iterable[tuple[str, str, Handler]]) -> None:
+    """Add `(method, path, handler)` routes whose handlers call a store: its `Missing` and
+    `Conflict` are answered in the error shape (`store_errors_as_api`)."""
+    for method, path, handler in routes:
+        app.router.add_route(method, path, store_errors_as_api(handler))

@@ -19,7 +19,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.backup.exports import ExportError, ExportQuery, ImportResult, document_head
+from app.backup.exports import (
+    ExportError, ExportQuery, ImportResult, day_range, document_head,
+)
 from app.clock import local_moment
 
 KIND = "novaberg.chat"
@@ -56,13 +58,9 @@ class ChatExporter:
         if query.character_id:
             sql += " AND character_id = ?"
             params.append(query.character_id)
-        if query.start:
-            sql += " AND calendar_date >= ?"
-            params.append(query.start)
-        if query.end:
-            sql += " AND calendar_date <= ?"
-            params.append(query.end)
-        sql += " ORDER BY created, id"
+        days, bounds = day_range("calendar_date", query)
+        sql += days + " ORDER BY created, id"
+        params += bounds
         messages = [{
             "entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
             "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],

@@ -105,3 +105,18 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
             "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "user_id": query.user_id, "character_id": query.character_id,
             "from": query.start, "to": query.end}
+
+
+def day_range(column: str, query: ExportQuery) -> tuple[str, list[Any]]:
+    """The SQL condition that keeps `column` (a calendar date) within the query's days —
+    `" AND column >= ?"`, `" AND column <= ?"`, each where that bound is set — and its
+    parameters."""
+    sql, params = "", []
+    if query.start:
+        sql += f" AND {column} >= ?"
+        params.append(query.start)
+    if query.end:
+        sql += f" AND {column} <= ?"
+        params.append(query.end)
+    return sql, params
+

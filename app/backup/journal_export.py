@@ -20,9 +20,9 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, document_head, document_kind,
+    ExportError, ExportQuery, ImportResult, day_range, document_head, document_kind,
 )
-from app.journal.store import _day  # the journal's own: its space and day, made on first use
+from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 
 KIND = "novaberg.journal"
 # What `GET /api/journal/export?format=json` writes (app.journal.export): entries with their
@@ -92,22 +92,17 @@ class JournalExporter:
                "JOIN journal_spaces s ON s.space_id = d.space_id "
                "WHERE s.user_id = ? AND e.deleted_at IS NULL")
         params: list[Any] = [query.user_id]
-        if query.start:
-            sql += " AND d.calendar_date >= ?"
-            params.append(query.start)
-        if query.end:
-            sql += " AND d.calendar_date <= ?"
-            params.append(query.end)
-        sql += " ORDER BY d.calendar_date"
+        days, bounds = day_range("d.calendar_date", query)
+        sql += days + " ORDER BY d.calendar_date"
+        params += bounds
         entries = []
         for entry_id, date, created_at, current in conn.execute(sql, params).fetchall():
             versions = []
             for row in conn.execute(
                     "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
                     "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
-                sources = [{"conversation_id": c, "message_id": m} for c, m in conn.execute(
-                    "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
-                    "WHERE version_id = ? ORDER BY position", (row[0],))]
+                sources = [{"conversation_id": c, "message_id": m}
+                           for c, m in version_refs(conn, row[0])]
                 versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
                                  "text": row[3], "draft_id": row[4], "created_at": row[5],
                                  "sources": sources})
@@ -140,7 +135,7 @@ class JournalExporter:
             if conn.execute("SELECT 1 FROM journal_entries WHERE entry_id = ?",
                             (entry.entry_id,)).fetchone():
                 continue  # there already: same id
-            day_id = _day(conn, user_id, entry.date)
+            day_id = ensure_day(conn, user_id, entry.date)
             if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
                             "deleted_at IS NULL", (day_id,)).fetchone():
                 continue  # the day has another entry here: never two, never overwritten

@@ -15,12 +15,15 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.journal.day import Conversation, DayMessage, Source
+from app.journal.rows import (
+    ENTRY_OF_USER, append_version, draft_dict, draft_refs, ensure_day, entry_dict, entry_row,
+    job_dict, new_id, require_live, version_refs,
+)
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 
@@ -35,76 +38,8 @@ class ImportedMessage:
     at: float | None
 
 
-def new_id(prefix: str) -> str:
-    return f"{prefix}_{uuid.uuid4().hex}"
-
-
 def chat_conversation_id(character_id: str, date: str) -> str:
     return f"{CHAT_PREFIX}{character_id}-{date}"
-
-
-# --- helpers running inside the writer's transaction ------------------------------------------
-
-def _space(conn: sqlite3.Connection, user_id: str) -> str:
-    conn.execute("INSERT OR IGNORE INTO journal_spaces (space_id, user_id, created_at) "
-                 "VALUES (?, ?, ?)", (new_id("space"), user_id, time.time()))
-    return conn.execute("SELECT space_id FROM journal_spaces WHERE user_id = ?",
-                        (user_id,)).fetchone()[0]
-
-
-def _day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
-    space_id = _space(conn, user_id)
-    conn.execute("INSERT OR IGNORE INTO journal_days (day_id, space_id, calendar_date, "
-                 "created_at) VALUES (?, ?, ?, ?)", (new_id("day"), space_id, date, time.time()))
-    return conn.execute("SELECT day_id FROM journal_days WHERE space_id = ? AND "
-                        "calendar_date = ?", (space_id, date)).fetchone()[0]
-
-
-_ENTRY_OF_USER = ("SELECT e.entry_id, d.calendar_date, e.current_version_id, e.created_at, "
-                  "e.deleted_at, e.journal_day_id FROM journal_entries e "
-                  "JOIN journal_days d ON d.day_id = e.journal_day_id "
-                  "JOIN journal_spaces s ON s.space_id = d.space_id "
-                  "WHERE s.user_id = ? AND e.entry_id = ?")
-
-
-def _entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.Row:
-    row = conn.execute(_ENTRY_OF_USER, (user_id, entry_id)).fetchone()
-    if row is None:
-        raise Missing(f"no journal entry {entry_id!r}")
-    return row
-
-
-def _append_version(conn: sqlite3.Connection, entry_id: str, origin: str, text: str,
-                    refs: Iterable[tuple[str, str]], draft_id: str | None = None) -> str:
-    version_id = new_id("ver")
-    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions "
-                       "WHERE entry_id = ?", (entry_id,)).fetchone()[0]
-    conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, text, "
-                 "draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                 (version_id, entry_id, seq, origin, text, draft_id, time.time()))
-    conn.executemany("INSERT INTO journal_entry_version_source_refs (version_id, position, "
-                     "conversation_id, message_id) VALUES (?, ?, ?, ?)",
-                     [(version_id, i, c, m) for i, (c, m) in enumerate(refs)])
-    conn.execute("UPDATE journal_entries SET current_version_id = ? WHERE entry_id = ?",
-                 (version_id, entry_id))
-    return version_id
-
-
-def _version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in conn.execute(
-        "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
-        "WHERE version_id = ? ORDER BY position", (version_id,))]
-
-
-def _draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
-    return conn.execute("SELECT source_id, conversation_id, message_id FROM "
-                        "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
-                        (draft_id,)).fetchall()
-
-
-def _live(row: sqlite3.Row) -> None:
-    if row["deleted_at"] is not None:
-        raise Conflict("entry_deleted", "the entry is in the trash; undelete it first")
 
 
 class JournalStore:
@@ -191,7 +126,7 @@ class JournalStore:
                                   messages: Sequence[ImportedMessage]) -> tuple[str, list[str]]:
         """Store one imported conversation, all or nothing."""
         def write(conn: sqlite3.Connection) -> tuple[str, list[str]]:
-            day_id = _day(conn, user_id, date)
+            day_id = ensure_day(conn, user_id, date)
             space_id = conn.execute("SELECT space_id FROM journal_days WHERE day_id = ?",
                                     (day_id,)).fetchone()[0]
             conversation_id = new_id("conv")
@@ -217,7 +152,7 @@ class JournalStore:
         With `job_id`, that job is marked done with it in the same transaction: a job is
         done exactly when its draft exists."""
         def write(conn: sqlite3.Connection) -> str:
-            day_id = _day(conn, user_id, date)
+            day_id = ensure_day(conn, user_id, date)
             conn.execute("UPDATE journal_drafts SET status = 'superseded' "
                          "WHERE journal_day_id = ? AND status = 'current'", (day_id,))
             draft_id = new_id("draft")
@@ -246,7 +181,7 @@ class JournalStore:
                 "WHERE s.user_id = ? AND r.draft_id = ?", (user_id, draft_id)).fetchone()
             if row is None:
                 raise Missing(f"no journal draft {draft_id!r}")
-            return _draft_dict(row, _draft_refs(conn, draft_id))
+            return draft_dict(row, draft_refs(conn, draft_id))
 
         return await self.db.execute_fn(read)
 
@@ -258,7 +193,7 @@ class JournalStore:
                 "JOIN journal_spaces s ON s.space_id = d.space_id "
                 "WHERE s.user_id = ? AND d.calendar_date = ? ORDER BY r.created_at DESC",
                 (user_id, date)).fetchall()
-            return [_draft_dict(row, _draft_refs(conn, row["draft_id"])) for row in rows]
+            return [draft_dict(row, draft_refs(conn, row["draft_id"])) for row in rows]
 
         return await self.db.execute_fn(read)
 
@@ -268,7 +203,7 @@ class JournalStore:
                            draft_id: str | None) -> str:
         """A new entry for the day, from a draft (its refs come along) or from scratch."""
         def write(conn: sqlite3.Connection) -> str:
-            day_id = _day(conn, user_id, date)
+            day_id = ensure_day(conn, user_id, date)
             refs: list[tuple[str, str]] = []
             if draft_id is not None:
                 row = conn.execute("SELECT journal_day_id FROM journal_drafts WHERE "
@@ -276,15 +211,15 @@ class JournalStore:
                 if row is None or row[0] != day_id:
                     raise Missing(f"no journal draft {draft_id!r} for {date}")
                 refs = [(r["conversation_id"], r["message_id"])
-                        for r in _draft_refs(conn, draft_id)]
+                        for r in draft_refs(conn, draft_id)]
             if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
                             "deleted_at IS NULL", (day_id,)).fetchone():
                 raise Conflict("entry_exists", f"{date} has an entry already; edit it")
             entry_id = new_id("entry")
             conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
                          "VALUES (?, ?, ?)", (entry_id, day_id, time.time()))
-            _append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs,
-                            draft_id)
+            append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs,
+                           draft_id)
             return entry_id
 
         return await self.db.execute_write_fn(write)
@@ -292,28 +227,28 @@ class JournalStore:
     async def edit_entry(self, user_id: str, entry_id: str, text: str) -> None:
         """A new version with `text`; it keeps the sources of the version it edits."""
         def write(conn: sqlite3.Connection) -> None:
-            row = _entry_row(conn, user_id, entry_id)
-            _live(row)
-            _append_version(conn, entry_id, "edit", text,
-                            _version_refs(conn, row["current_version_id"]))
+            row = entry_row(conn, user_id, entry_id)
+            require_live(row)
+            append_version(conn, entry_id, "edit", text,
+                           version_refs(conn, row["current_version_id"]))
 
         await self.db.execute_write_fn(write)
 
     async def restore_entry(self, user_id: str, entry_id: str, version_id: str) -> None:
         """A new version with the text and sources of an older one (history stays)."""
         def write(conn: sqlite3.Connection) -> None:
-            _live(_entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id))
             old = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? "
                                "AND version_id = ?", (entry_id, version_id)).fetchone()
             if old is None:
                 raise Missing(f"entry {entry_id!r} has no version {version_id!r}")
-            _append_version(conn, entry_id, "restore", old[0], _version_refs(conn, version_id))
+            append_version(conn, entry_id, "restore", old[0], version_refs(conn, version_id))
 
         await self.db.execute_write_fn(write)
 
     async def delete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            _live(_entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id))
             conn.execute("UPDATE journal_entries SET deleted_at = ? WHERE entry_id = ?",
                          (time.time(), entry_id))
 
@@ -321,7 +256,7 @@ class JournalStore:
 
     async def undelete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            row = _entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id)
             if row["deleted_at"] is None:
                 return
             if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
@@ -335,7 +270,7 @@ class JournalStore:
     async def purge_entry(self, user_id: str, entry_id: str) -> None:
         """Remove an entry for good — only one that is in the trash."""
         def write(conn: sqlite3.Connection) -> None:
-            row = _entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id)
             if row["deleted_at"] is None:
                 raise Conflict("not_in_trash", "only an entry in the trash can be purged")
             conn.execute("DELETE FROM journal_entry_version_source_refs WHERE version_id IN "
@@ -348,7 +283,7 @@ class JournalStore:
 
     async def entry(self, user_id: str, entry_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:
-            return _entry_dict(conn, _entry_row(conn, user_id, entry_id))
+            return entry_dict(conn, entry_row(conn, user_id, entry_id))
 
         return await self.db.execute_fn(read)
 
@@ -356,19 +291,19 @@ class JournalStore:
         """Live entries (oldest day first) or the trash (newest deletion first)."""
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             rows = conn.execute(
-                _ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND e.deleted_at IS ")
+                ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND e.deleted_at IS ")
                 + ("NOT NULL ORDER BY e.deleted_at DESC" if deleted
                    else "NULL ORDER BY d.calendar_date"), (user_id,)).fetchall()
-            return [_entry_dict(conn, row) for row in rows]
+            return [entry_dict(conn, row) for row in rows]
 
         return await self.db.execute_fn(read)
 
     async def day_entry(self, user_id: str, date: str) -> dict[str, Any] | None:
         def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
             row = conn.execute(
-                _ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND d.calendar_date = ? "
-                                       "AND e.deleted_at IS NULL"), (user_id, date)).fetchone()
-            return _entry_dict(conn, row) if row is not None else None
+                ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND d.calendar_date = ? "
+                                      "AND e.deleted_at IS NULL"), (user_id, date)).fetchone()
+            return entry_dict(conn, row) if row is not None else None
 
         return await self.db.execute_fn(read)
 
@@ -424,36 +359,3 @@ class JournalStore:
                                           (r[0],)).fetchone()) for r in rows]
 
         return await self.db.execute_write_fn(write)
-
-
-def job_dict(row: sqlite3.Row) -> dict[str, Any]:
-    error = ({"code": row["error_code"], "message": row["error_message"]}
-             if row["error_code"] else None)
-    return {"job_id": row["job_id"], "date": row["calendar_date"], "state": row["state"],
-            "draft_id": row["draft_id"], "error": error, "user_id": row["user_id"]}
-
-
-def _draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
-    return {"draft_id": row["draft_id"], "date": row["calendar_date"], "text": row["text"],
-            "status": row["status"], "reconstruction_status": row["reconstruction_status"],
-            "narration": row["narration"], "validation": json.loads(row["validation_json"]),
-            "sources": [{"message_id": r["message_id"], "source_id": r["source_id"],
-                         "conversation_id": r["conversation_id"]} for r in refs],
-            "trace": json.loads(row["trace_json"]), "created_at": row["created_at"]}
-
-
-def _entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
-    versions = []
-    for version in conn.execute(
-            "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
-            "WHERE entry_id = ? ORDER BY seq", (row["entry_id"],)).fetchall():
-        versions.append({"version_id": version["version_id"],
-                         "created_at": version["created_at"], "origin": version["origin"],
-                         "text": version["text"], "draft_id": version["draft_id"],
-                         "sources": [{"conversation_id": c, "message_id": m}
-                                     for c, m in _version_refs(conn, version["version_id"])]})
-    current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
-    return {"entry_id": row["entry_id"], "date": row["calendar_date"],
-            "text": current["text"] if current else "",
-            "current_version_id": row["current_version_id"], "created_at": row["created_at"],
-            "deleted_at": row["deleted_at"], "versions": versions}

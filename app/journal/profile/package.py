@@ -17,6 +17,10 @@ names a trait or facet that does not exist, or cites a Novaberg source that does
 is listed under `unknown_refs` (an unknown source is dropped from the change; a change with an
 unknown target is dropped whole). Refs that are not Novaberg's (`dayone_export`, …) are read
 as external context. A result with nothing left to apply is refused (`nothing_to_apply`).
+
+Why one module of about 400 lines: the package and the result are the two halves of one
+versioned contract — its kinds, `format_version`, the `expected_result` a package promises and
+the reader that holds a result to it change together, so they are kept in one place.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@ remote provider carries no identity.
 
 - `detectors`: one module per kind (`email`, `url`, `iban` (schwifty), `taxid`
   (python-stdnum), `phone` (phonenumbers), `address`, `birthdate`, `plate`, `names`), all
-  compiled once; `rules` holds their context rules as data tables.
+  compiled once; `rules` holds their context rules as data tables; `scan` the one pass
+  over a text they share (lower case, words, digit runs); `words` reads the words around a
+  place; `homonyms` decides whether a registered name that is also a word is a person.
 - `masking`: `Masker` (per call: placeholders, reply check, demasking), `StreamUnmasker`.
 - `registry`: the user's people in SQLite (`IdentityRegistry`).
 - `stats`: counters without content.

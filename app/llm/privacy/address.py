@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from app.llm.privacy.scan import digit_runs
 from app.llm.privacy.spans import Span
 
 _UPPER = "A-ZÄÖÜ"
@@ -19,26 +20,26 @@ _STREET_SUFFIX = (r"(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufe
 _STREET_WORD = (r"(?:Straße|Strasse|Str\.|Weg|Gasse|Allee|Platz|Ring|Damm|Ufer|Chaussee|"
                 r"Steig|Pfad|Markt|Berg|Graben|Wall)")
 _HOUSE_NUMBER = (r"(?!(?:19|20)\d\d\b)\d{1,4}(?:[ ]?[a-zA-Z](?![\w]))?"  # 12, 12a, not a year
-                 r"(?:[ ]?[-/][ ]?\d{1,4}[a-zA-Z]?)?")  # 3-5, 7/9
+                 r"(?:[ ]?[-–/][ ]?\d{1,4}[a-zA-Z]?)?")  # 3-5, 45–47, 7/9
 _DE_POSTCODE_CITY = (rf"(?:,?[ ]+(?:D-)?\d{{5}}[ ]+[{_UPPER}][{_LOWER}]+"
                      rf"(?:[ -][{_UPPER}][{_LOWER}]+)?)?")
-_EN_STREET = (r"(?:Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Drive|Boulevard|Blvd\.?|"
+_EN_STREET = (r"(?:Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Drive|Dr\.?|Boulevard|Blvd\.?|"
               r"Way|Court|Ct\.?|Place|Pl\.?|Square|Sq\.?|Terrace|Close|Crescent|Gardens|Row|"
               r"Mews|Hill|Grove)")
 _EN_TAIL = (rf"(?:,[ ]+[{_UPPER}][a-z]+(?:[ ][{_UPPER}][a-z]+)?"
             r"(?:,?[ ]+(?:[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]{2}[ ]\d{5}|\d{5}))?)?")
 
 _ADDRESS = re.compile(
-    rf"(?:\b[{_UPPER}][\w{_LOWER}-]*(?i:{_STREET_SUFFIX})"
+    rf"(?:\b[{_UPPER}](?:[\w{_LOWER}-]|\.-)*(?i:{_STREET_SUFFIX})"  # Bgm.-Smidt-Str.
     rf"|\b[{_UPPER}][\w{_LOWER}-]+[ ]+{_STREET_WORD}"
     rf"|\b(?:Am|An[ ]der|An[ ]den|Auf[ ]dem|Auf[ ]der|Im|In[ ]der|In[ ]den|Zum|Zur"
     rf"|Unter[ ]den|Hinter[ ]der)"
     rf"(?:[ ]+[{_UPPER}][\w{_LOWER}-]+){{1,2}})"
     rf"[ ]+{_HOUSE_NUMBER}\b{_DE_POSTCODE_CITY}"
-    rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
+    rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[NSEW]\.?[ ]+)?"  # 1350 W Belmont St
+    rf"(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
 
 
-_DIGITS = re.compile(r"\d+")
 _WORDS_BACK = 4  # "In der Alten Gasse 3": the street starts at most four words back
 
 
@@ -46,12 +47,12 @@ def find(text: str) -> Iterator[Span]:
     # Every address has a house number: the pattern is only tried, anchored, at the few
     # word starts before each (and at the number itself, for the English order).
     done = 0
-    for number in _DIGITS.finditer(text):
-        if number.start() < done or not _house_number(text, number.start(), number.end()):
+    for number_start, number_end in digit_runs(text):
+        if number_start < done or not _house_number(text, number_start, number_end):
             continue
-        for start in (*_word_starts_before(text, number.start()), number.start()):
+        for start in (*_word_starts_before(text, number_start), number_start):
             match = _ADDRESS.match(text, start)
-            if match is not None and match.end() > number.start():
+            if match is not None and match.end() > number_start:
                 value = match.group(0).rstrip()
                 yield Span(start, start + len(value), "ADDRESS", value)
                 done = match.end()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from app.llm.privacy import address, birthdate, email, iban, names, phone, plate, taxid, url
+from app.llm.privacy import address, birthdate, email, iban, names, phone, plate, taxid, url, words
 from app.llm.privacy.names import NameIndex
 from app.llm.privacy.spans import Span, settle
 
@@ -41,4 +41,4 @@ def detect(text: str, registered: NameIndex = EMPTY) -> list[Span]:
 
 def warm_up() -> None:
     """Load what the detectors load lazily (the English word list), off the first call."""
-    names.dictionary()
+    words.dictionary()

@@ -7,7 +7,8 @@ from collections.abc import Iterator
 
 from app.llm.privacy.spans import Span
 
-_EMAIL = re.compile(r"[\w.%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
+# The domain may hold any letters ("müller-bäckerei.de": internationalised domains).
+_EMAIL = re.compile(r"[\w.%+-]+@[^\W_](?:[\w-]*)(?:\.[\w-]+)*\.[A-Za-z]{2,}\b")
 _LOCAL_PART = re.compile(r"[\w.%+-]+$")
 _REACH = 64  # the longest local part looked at before an "@"
 

@@ -8,127 +8,39 @@ text and not with the size of the registry.
 Registered (`NameIndex`): a name or alias matches in any case at word bounds, also before a
 genitive `s` ("Annas"; the `s` stays outside the mask), and every run of parts of a full name
 matches on its own ("Özdemir" of "Frau Dr. Özdemir", "Hans Peter" of "Hans Peter Krüger";
-never "Frau", "Dr.", "Onkel"). A registered name that is also an ordinary word
-(`rules.HOMONYMS`) is decided by its context (`is_person`, rules in `rules.py`): a person word
-before it or a verb after it makes it a person; its family's words ("am Freitag", "Rosen
-aus dem Garten", "pizza Margherita") make it the ordinary word.
+never "Frau", "Dr.", "Onkel"). A registered name that is also an ordinary word is decided
+by its context (`homonyms.is_person`): "am Freitag", "Rosen aus dem Garten", "the dev
+server" stay.
 
 Unregistered: a capitalised name after an honorific or role (`Herr`, `Frau`, `Dr.`, `Mr`,
-`Onkel`, `Familie` …) or after "klingel bei" and the like; and English capitalised words in
-a person context ("met Priya", "Jonathan said") that are no dictionary word (the
-`english-words` list).
+`Onkel`, `Familie` …), after "klingel bei" and the like or between "bei" and "klingeln";
+and English capitalised words in a person context ("met Priya", "Jonathan said", "Kwabena
+is driving") that are no dictionary word (the `english-words` list).
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
+from app.llm.privacy.homonyms import is_person
 from app.llm.privacy.rules import (
-    BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER, EN_PERSON_AFTER_PAIRS,
-    EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, FAMILIES, HOMONYMS, HONORIFICS, PARTICLES, PERSON_AFTER, TITLES,
+    BEI_PERSON_AFTER, BEI_REACH, BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER,
+    EN_PERSON_AFTER_PAIRS, EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, EN_PROGRESSIVE,
+    EN_THING_BEFORE_PAIRS, PARTICLES, PERSON_AFTER, TITLES,
 )
+from app.llm.privacy.scan import lowered, present
 from app.llm.privacy.spans import Span
+from app.llm.privacy.words import (
+    GENITIVES, HONORIFIC_WORDS, NOT_A_NAME, SPACES, capitalised, dictionary, next_word,
+    occurrences, previous_words, word_end, word_start,
+)
 
-_SPACES = " \t\u00a0"
-_REST_OF_WORD = re.compile(r"(?:[^\W\d_]|['’](?=[^\W\d_]))*")
-_APOSTROPHES = "'’"
-_HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
-_NOT_A_NAME = _HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
-_GENITIVES = ("'s", "’s", "s")
-_CONTEXT_ANCHORS = _HONORIFIC_WORDS | BELL_WORDS
+_CONTEXT_ANCHORS = HONORIFIC_WORDS | BELL_WORDS
 _PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
-
-
-@functools.lru_cache(maxsize=16)
-def lowered(text: str) -> str:
-    """`text` in lower case, position for position (cached: one mask call reads it often)."""
-    low = text.lower()
-    if len(low) != len(text):  # a letter whose lower case is longer ("İ"): keep it as is
-        low = "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
-    return low
-
-
-_ALL_WORDS = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
-_NEXT_WORD = re.compile(r"(\.)?[ \t\u00a0]+([^\W\d_]+(?:['’][^\W\d_]+)*)")
-
-
-@functools.lru_cache(maxsize=16)
-def present(text: str) -> frozenset[str]:
-    """The lower-case words of `text`: the anchors not among them need no search at all."""
-    return frozenset(_ALL_WORDS.findall(lowered(text)))
-
-
-def _word_end(text: str, i: int) -> int:
-    return _REST_OF_WORD.match(text, i).end()  # type: ignore[union-attr]
-
-
-def _word_start(text: str, i: int) -> int:
-    while i > 0 and (text[i - 1].isalpha() or (text[i - 1] in _APOSTROPHES and i > 1
-                                              and text[i - 2].isalpha())):
-        i -= 1
-    return i
-
-
-def _alone(text: str, start: int, end: int) -> bool:
-    """Is `text[start:end]` a whole word (not a piece of a word, an address or a code)?"""
-    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "@._-'’"))
-            and (end == len(text) or not (text[end].isalnum() or text[end] in "@_")))
-
-
-def next_word(text: str, end: int) -> tuple[int, int] | None:
-    """The word after the one ending at `end`, when only spaces (or a title's dot) part them."""
-    match = _NEXT_WORD.match(text, end)
-    if match is None:
-        return None
-    if match.group(1) and lowered(text)[_word_start(text, end):end] not in TITLES:
-        return None
-    return match.start(2), match.end(2)
-
-
-def previous_words(text: str, start: int, count: int = 2) -> list[str]:
-    """Up to `count` words before `start` in the same phrase, nearest first, lower case."""
-    found: list[str] = []
-    low = lowered(text)
-    while len(found) < count:
-        i = start
-        while i > 0 and text[i - 1] in _SPACES:
-            i -= 1
-        if i == start or i == 0:
-            break
-        end = i - 1 if text[i - 1] == "." else i
-        begin = _word_start(text, end)
-        if begin == end or (end < i and low[begin:end] not in TITLES):
-            break
-        found.append(low[begin:end])
-        start = begin
-    return found
-
-
-def _occurrences(text: str, words: Iterable[str]) -> Iterator[tuple[int, int, str]]:
-    """Where each of `words` (lower case) stands as a whole word."""
-    low = lowered(text)
-    for word in present(text).intersection(words):
-        at = low.find(word)
-        while at != -1:
-            if _alone(text, at, at + len(word)):
-                yield at, at + len(word), word
-            at = low.find(word, at + 1)
-
-
-def _capitalised(text: str, start: int, end: int) -> bool:
-    return (end - start > 1 and text[start].isupper()
-            and lowered(text)[start:end] not in _NOT_A_NAME)
-
-
-@functools.cache
-def dictionary() -> frozenset[str]:
-    """English words that are ordinary words (lower case in the word list)."""
-    from english_words import get_english_words_set
-
-    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True)
-                     if w.islower())
+# Words after a name that make it a person, alone ("said") or with the word after them
+# ("and I", "is driving").
+_BEFORE_A_VERB = (EN_PERSON_AFTER | EN_PROGRESSIVE
+                  | frozenset(first for first, _ in EN_PERSON_AFTER_PAIRS))
 
 
 def name_terms(names: Iterable[str]) -> tuple[str, ...]:
@@ -137,7 +49,7 @@ def name_terms(names: Iterable[str]) -> tuple[str, ...]:
     terms: set[str] = set()
     for name in names:
         parts = [p for p in name.split() if len(p.strip(".")) >= 2
-                 and p.lower().rstrip(".") not in _HONORIFIC_WORDS | TITLES]
+                 and p.lower().rstrip(".") not in HONORIFIC_WORDS | TITLES]
         for first in range(len(parts)):
             for last in range(first + 1, len(parts) + 1):
                 terms.add(" ".join(parts[first:last]))
@@ -155,81 +67,54 @@ class NameIndex:
             self._by_first.setdefault(first, []).append(term.lower())
         # A first word as it may stand in a text: as is, or with a genitive ending.
         self._spellings = {first + ending: first for first in self._by_first
-                           for ending in ("", *_GENITIVES)}
+                           for ending in ("", *GENITIVES)}
 
     @property
     def empty(self) -> bool:
         return not self.terms
 
     def find(self, text: str) -> Iterator[Span]:
+        spellings = present(text).intersection(self._spellings)
+        if not spellings:
+            return
         low = lowered(text)
         found = []
-        firsts = {self._spellings[w] for w in present(text).intersection(self._spellings)}
-        for first in firsts:
+        for first in {self._spellings[w] for w in spellings}:
             terms = self._by_first[first]
             at = low.find(first)
             while at != -1:
                 if at == 0 or not (text[at - 1].isalnum() or text[at - 1] in "@._-'’"):
-                    span = _match(text, low, at, terms)
-                    if span is not None and is_person(text, span.start, span.end):
-                        found.append(span)
+                    end = _term_end(text, low, at, terms)
+                    if end and is_person(text, at, end, self._spellings):
+                        found.append(Span(at, end, "PERSON", text[at:end]))
                 at = low.find(first, at + 1)
-        yield from sorted(found, key=lambda s: s.start)
+        yield from sorted(found)
 
 
-def _match(text: str, low: str, at: int, terms: list[str]) -> Span | None:
+def _term_end(text: str, low: str, at: int, terms: list[str]) -> int:
+    """Where the longest of `terms` standing as a word at `at` ends (0: none does)."""
     size = len(text)
     for term in terms:
         if not low.startswith(term, at):
             continue
         end = at + len(term)
         if end == size or not (text[end].isalnum() or text[end] in "_@"):
-            return Span(at, end, "PERSON", text[at:end])
+            return end
         # A genitive ending stays outside the mask: "Annas", "Gisela's".
         rest = end + 1 if low[end] == "s" else (
             end + 2 if low[end] in "'’" and low[end + 1:end + 2] == "s" else end)
         if rest > end and (rest == size or not (text[rest].isalnum() or text[rest] in "_@")):
-            return Span(at, end, "PERSON", text[at:end])
-    return None
-
-
-def is_person(text: str, start: int, end: int) -> bool:
-    """Is the registered name at `text[start:end]` a person here, or the ordinary word it
-    also is?"""
-    value = text[start:end]
-    families = HOMONYMS.get(value.lower())
-    if not families:
-        return True
-    before = previous_words(text, start)
-    previous = before[0] if before else ""
-    following = next_word(text, end)
-    after = lowered(text)[following[0]:following[1]] if following else ""
-    # The order is the rule: a person word before it is strongest, then the family's word
-    # before it ("am Freitag kommt …"), then a verb after it, then the rest of the family.
-    if previous in _HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
-                                        and before[1] in BELL_WORDS):
-        return True
-    rows = [FAMILIES[name] for name in families]
-    if any(previous in family.before for family in rows):
-        return False
-    if after in PERSON_AFTER:
-        return True
-    number_next = text[end:end + 2].lstrip()[:1].isdigit()
-    adverb = text[end:end + 1] in ("s", "S")
-    for family in rows:
-        if (family.lower and value.islower()) or (family.adverb_s and adverb):
-            return False
-        if after in family.after or (family.number_after and number_next):
-            return False
-    return True
+            return end
+    return 0
 
 
 def find_in_context(text: str) -> Iterator[Span]:
-    """Unregistered names after an honorific or role ("Herr Kowalski", "Frau Dr. Kühn")
-    or after a bell word and "bei" ("klingel bei Brenner")."""
+    """Unregistered names after an honorific or role ("Herr Kowalski", "Frau Dr. Kühn"),
+    after a bell word and "bei" ("klingel bei Brenner"), or between "bei" and such a word
+    ("bei Szymanski klingeln")."""
     low = lowered(text)
     starts: dict[int, Span] = {}
-    for _, end, word in _occurrences(text, _CONTEXT_ANCHORS):
+    for _, end, word in occurrences(text, _CONTEXT_ANCHORS):
         here = next_word(text, end)
         if word in BELL_WORDS:
             if here is None or low[here[0]:here[1]] != "bei":
@@ -240,19 +125,41 @@ def find_in_context(text: str) -> Iterator[Span]:
         particle = here
         while here is not None and text[here[0]].islower() and low[here[0]:here[1]] in PARTICLES:
             here = next_word(text, here[1])  # "Frau von der Leyen": the particles go along
-        if here is None or not _capitalised(text, *here) or here[0] in starts:
+        if here is None or not capitalised(text, *here) or here[0] in starts:
             continue
         start, stop = (particle[0] if particle is not None else here[0]), here[1]
         if particle is not None and particle[0] in starts:
             continue
         while stop < len(text) - 1 and text[stop] == "-" and text[stop + 1].isupper():
-            stop = _word_end(text, stop + 1)  # "Müller-Lüdenscheidt"
+            stop = word_end(text, stop + 1)  # "Müller-Lüdenscheidt"
         second = next_word(text, stop)
-        if (second is not None and _capitalised(text, *second)
+        if (second is not None and capitalised(text, *second)
                 and low[second[0]:second[1]] not in PERSON_AFTER):
             stop = second[1]  # "Herr Jürgen Albers"
         starts[start] = Span(start, stop, "PERSON", text[start:stop])
+    for span in _bei_person(text):
+        starts.setdefault(span.start, span)
     yield from sorted(starts.values(), key=lambda s: s.start)
+
+
+def _bei_person(text: str) -> Iterator[Span]:
+    """"bei" + a capitalised word + a verb of staying or ringing within a few words ("bei
+    Szymanski klingeln", "bei Rautenberg im Erdgeschoss abgeben"); "bei Müller gekauft"
+    (the shop) stays."""
+    low = lowered(text)
+    for _, end, _word in occurrences(text, ("bei",)):
+        here = next_word(text, end)
+        if here is None or not capitalised(text, *here):
+            continue
+        at = here[1]
+        for _ in range(BEI_REACH):
+            following = next_word(text, at)
+            if following is None:
+                break
+            if low[following[0]:following[1]] in BEI_PERSON_AFTER:
+                yield Span(here[0], here[1], "PERSON", text[here[0]:here[1]])
+                break
+            at = following[1]
 
 
 def find_english(text: str) -> Iterator[Span]:
@@ -277,10 +184,10 @@ def _joined_names(text: str, span: Span) -> Iterator[Span]:
         end = span.start
         while end > 0 and not text[end - 1].isalpha():
             end -= 1
-        end = _word_start(text, end)  # the joiner
-        while end > 0 and text[end - 1] in _SPACES:
+        end = word_start(text, end)  # the joiner
+        while end > 0 and text[end - 1] in SPACES:
             end -= 1
-        start = _word_start(text, end)
+        start = word_start(text, end)
         if start < end and _english_name(text, start, end):
             yield Span(start, end, "PERSON", text[start:end])
 
@@ -290,7 +197,7 @@ def _english_name(text: str, start: int, end: int) -> bool:
     token = text[start:end]
     low = token.lower()
     if not (len(token) > 1 and token[0].isupper() and token[1:].islower() and token.isascii()
-            and low not in EN_NOT_NAMES and low not in _NOT_A_NAME):
+            and low not in EN_NOT_NAMES and low not in NOT_A_NAME):
         return False
     vocabulary = dictionary()
     return low not in vocabulary and low.rstrip("s") not in vocabulary
@@ -298,33 +205,31 @@ def _english_name(text: str, start: int, end: int) -> bool:
 
 def _english_in_context(text: str) -> Iterator[Span]:
     candidates: set[tuple[int, int]] = set()
-    for _, end, _word in _occurrences(text, EN_PERSON_BEFORE):
-        following = next_word(text, end)
-        if following is not None:
-            candidates.add(following)
-    for start, _, _word in _occurrences(text, EN_PERSON_AFTER):
-        i = start
-        while i > 0 and text[i - 1] in _SPACES:
-            i -= 1
-        if i < start and i > 0 and text[i - 1].isalpha():
-            candidates.add((_word_start(text, i), i))
     low = lowered(text)
-    for start, end, second in _occurrences(text, _PAIR_SECONDS):
+    for start, end, word in occurrences(text, EN_PERSON_BEFORE):  # "met Priya"
+        following = next_word(text, end)
+        if following is not None and not any(
+                (before, word) in EN_THING_BEFORE_PAIRS
+                for before in previous_words(text, start, 1)):  # "paid with Klarna"
+            candidates.add(following)
+    for start, end, second in occurrences(text, _PAIR_SECONDS):  # "married to Declan"
         before = previous_words(text, start, 1)
         if before and (before[0], second) in EN_PERSON_BEFORE_PAIRS:
             following = next_word(text, end)
             if following is not None:
                 candidates.add(following)
-    for first, second in EN_PERSON_AFTER_PAIRS:
-        for start, end, _word in _occurrences(text, (first,)):
+    for start, end, word in occurrences(text, _BEFORE_A_VERB):
+        if word not in EN_PERSON_AFTER:  # "Priya and I", "Kwabena is driving"
             following = next_word(text, end)
-            if following is None or low[following[0]:following[1]] != second:
+            after = low[following[0]:following[1]] if following is not None else ""
+            if not ((word, after) in EN_PERSON_AFTER_PAIRS
+                    or (word in EN_PROGRESSIVE and after.endswith("ing"))):
                 continue
-            i = start
-            while i > 0 and text[i - 1] in _SPACES:
-                i -= 1
-            if i < start and i > 0 and text[i - 1].isalpha():
-                candidates.add((_word_start(text, i), i))
+        i = start  # "Jonathan said": the word before
+        while i > 0 and text[i - 1] in SPACES:
+            i -= 1
+        if i < start and i > 0 and text[i - 1].isalpha():
+            candidates.add((word_start(text, i), i))
     for start, end in sorted(candidates):
         if _english_name(text, start, end):
             yield Span(start, end, "PERSON", text[start:end])

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 import phonenumbers
 
+from app.llm.privacy.scan import digit_runs
 from app.llm.privacy.spans import Span
 
 REGION = "DE"
@@ -23,26 +24,48 @@ _CANDIDATE = re.compile(
     r"(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}"  # groups: / - . space
     r"(?![\w/])")
 _DIGITS = re.compile(r"\d")
+_NANP = re.compile(r"\(\d{3}\)[ \u00a0]?\d{3}[-.]\d{4}")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
 
 
 def find(text: str) -> Iterator[Span]:
-    for match in _CANDIDATE.finditer(text):
+    # A number starts at a digit run or at the "+", "(" or "+(" right before one: the
+    # pattern is only tried there (what `finditer` would find, without scanning every
+    # character); a candidate is handed to `phonenumbers` only after the cheap tests.
+    done = 0
+    for at in _starts(text):
+        if at < done:
+            continue
+        match = _CANDIDATE.match(text, at)
+        if match is None:
+            continue
+        done = match.end()
         candidate = match.group(0)
+        region = REGION
+        if _NANP.fullmatch(candidate):  # "(206) 555-0187": written the North American way
+            region = "US"
+        elif not candidate.lstrip("(").startswith(("+", "0")):  # "+49", "0049", "0170"
+            continue
         digits = len(_DIGITS.findall(candidate))
         if digits < 6 or digits > 16:
             continue
-        head = candidate.lstrip("(")
-        if not (head.startswith(("+", "00", "0"))):
-            continue
-        if not _DATE.fullmatch(candidate) and _valid(candidate):
+        if not _DATE.fullmatch(candidate) and _valid(candidate, region):
             yield Span(match.start(), match.end(), "PHONE", candidate)
 
 
+def _starts(text: str) -> Iterator[int]:
+    for start, _ in digit_runs(text):
+        if text[max(0, start - 2):start] == "+(":
+            yield start - 2
+        if start and text[start - 1] in "+(":
+            yield start - 1
+        yield start
+
+
 @functools.lru_cache(maxsize=4096)  # the same numbers recur in every prompt of a conversation
-def _valid(candidate: str) -> bool:
+def _valid(candidate: str, region: str = REGION) -> bool:
     try:
-        number = phonenumbers.parse(candidate, REGION)
+        number = phonenumbers.parse(candidate, region)
     except phonenumbers.NumberParseException:
         return False
     # "Possible" (the right length for its region) and not only "valid" (an allocated

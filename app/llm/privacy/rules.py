@@ -52,10 +52,24 @@ EN_NOT_NAMES = frozenset({
 
 # English: two words before a name that make it a person ("married to Declan").
 EN_PERSON_BEFORE_PAIRS = frozenset({
+    ("ran", "into"), ("run", "into"), ("running", "into"), ("bumped", "into"),
     ("married", "to"), ("engaged", "to"), ("talked", "to"), ("spoke", "to"), ("talking", "to"),
     ("speak", "to"), ("wrote", "to"), ("said", "to"), ("listen", "to"), ("listened", "to"),
     ("went", "with"), ("out", "with"), ("date", "with"), ("lives", "with"), ("live", "with"),
 })
+# English: "paid with Klarna" — two words before a capitalised word that make it a thing.
+EN_THING_BEFORE_PAIRS = frozenset({("paid", "with"), ("pay", "with"), ("paying", "with"),
+                                   ("pays", "with"), ("ordered", "from"), ("bought", "from")})
+# English: "Kwabena is driving" — a word after a capitalised word that, with an -ing form
+# after it, makes it a person.
+EN_PROGRESSIVE = frozenset({"is", "was", "'s", "keeps", "kept"})
+# German: "bei Szymanski klingeln", "bei Rautenberg im erdgeschoss abgeben" — words within a
+# few words after "bei" + a capitalised word that make it a person (the shop stays: "bei
+# Müller gekauft").
+BEI_PERSON_AFTER = frozenset({"klingeln", "klingel", "klingle", "läuten", "abgeben", "abgegeben",
+                              "übernachten", "übernachtet", "schlafen", "geschlafen", "wohnen",
+                              "gewohnt", "untergekommen"})
+BEI_REACH = 3  # words after the name searched for those
 # English: "Priya and I", "Priya and me" — two words after a name that make it a person.
 EN_PERSON_AFTER_PAIRS = frozenset({("and", "i"), ("and", "me"), ("or", "i"), ("or", "me")})
 # English: a word joining two names ("Aiyana and Bartholomew"): a capitalised non-dictionary
@@ -68,6 +82,53 @@ PERSON_AFTER = EN_PERSON_AFTER | frozenset({
     "rief", "erzählt", "erzählte", "lacht", "lachte", "weint", "weinte", "kommt", "kam",
     "hat", "hatte", "ist", "war", "will", "wollte", "findet", "fand", "denkt", "dachte",
 })
+# Of those, the verbs of speaking and feeling (and their participles): after a name that is
+# also a word, they make it a person even after an article ("die Rosen hat sich gefreut",
+# "hat margherita gerufen"); "ist", "hat" alone do not ("die Heide ist schön").
+SPEAKING_AFTER = EN_PERSON_AFTER | frozenset({
+    "sagt", "sagte", "meint", "meinte", "fragt", "fragte", "schreibt", "schrieb", "ruft",
+    "rief", "erzählt", "erzählte", "lacht", "lachte", "weint", "weinte", "gerufen",
+    "angerufen", "geantwortet", "gelacht", "geweint",
+})  # not "gesagt", "gemeint": "frank gesagt", "ernst gemeint" are adverbs
+SPEAKING_AFTER_PAIRS = frozenset({("hat", "sich"), ("hatte", "sich"), ("hat", "mir"),
+                                  ("hat", "mich")})
+
+# A name that is also an ordinary word, and the words that make it the ordinary word when
+# they stand right before it (or two words before, with an adjective between: "die alte
+# Kiefer", "a christmas carol"), whatever its family: articles, possessives, numbers, an
+# article fused with a preposition ("im Ernst"). A verb of speaking after it still makes
+# it a person.
+DETERMINERS = frozenset({
+    "der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem", "einer", "eines",
+    "mein", "meine", "meinen", "meinem", "meiner", "dein", "deine", "deinen", "deinem",
+    "sein", "seine", "seinen", "seinem", "ihr", "ihre", "ihren", "ihrem", "unser", "unsere",
+    "kein", "keine", "keinen", "diese", "dieser", "dieses", "diesen", "jede", "jeder", "jedes",
+    "im", "am", "beim", "vom", "zum", "zur", "ins", "ans",
+    "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that",
+    "these", "those", "some", "any", "no", "every", "each", "much",
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "zwei",
+    "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "hundert",
+})
+# Lower-case English words (not in `HOMONYMS`, found in the English word list) are the
+# ordinary word also after these ("at dawn", "turned amber", "made ginger tea").
+EN_WORD_BEFORE = frozenset({"at", "in", "on", "of", "into", "along", "across", "under", "over",
+                            "made", "make", "bought", "buy", "turned", "turn", "cooked", "ate",
+                            "drank", "smelled", "planted", "grew", "grow"})
+# Set phrases in which a name's letters are a word: the name's place is "*".
+IDIOMS = (("durch", "*", "und"), ("*", "und", "frei"), ("*", "my", "words"), ("to", "be", "*"))
+# Words after a name at the start of a clause that show it is the subject: a verb. Besides
+# these, an English word ending in -ed or a verb form in -s of a dictionary word counts, and
+# a German lower-case word ending in -t ("frank bringt den grill mit").
+CLAUSE_VERBS = PERSON_AFTER | frozenset({
+    "is", "was", "has", "had", "got", "forgot", "did", "does", "left", "went", "came", "can",
+    "could", "would", "should", "will", "won't", "can't", "didn't", "doesn't", "isn't",
+    "wasn't", "ran", "took", "made", "gave", "sent", "knows", "knew", "holt", "fährt", "geht",
+    "kann", "muss", "soll", "darf", "macht", "bringt", "fahren", "gehen", "kommen", "haben",
+    "sind", "waren",
+})
+NOT_VERBS = frozenset({"nicht", "jetzt", "mit", "seit", "oft", "bist", "gut", "halt", "erst",
+                       "bitte", "that", "what", "but", "not", "just", "at", "it", "yet"})
+CLAUSE_JOINERS = frozenset({"and", "und", "or", "oder", "&"})
 
 # English: words before a capitalised non-dictionary word that make it a person.
 EN_PERSON_BEFORE = frozenset({
@@ -103,8 +164,6 @@ class Family:
     adverb_s: bool = False
 
 
-_ARTICLES = {"der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem",
-             "the", "a", "an", "this", "that", "my", "your", "our", "his", "her"}
 _TIME_WORDS = {"am", "im", "jeden", "jeder", "nächsten", "nächster", "letzten", "letzter",
                "kommenden", "diesen", "diesem", "bis", "ab", "seit", "vom", "zum", "anfang",
                "mitte", "ende", "on", "in", "every", "next", "last", "this", "since", "until",
@@ -118,16 +177,16 @@ FAMILIES: dict[str, Family] = {family.name: family for family in (
            after=frozenset({"war", "ist", "wird", "was", "is"})),
     Family("season", before=frozenset(_TIME_WORDS | {"diesen", "diesem", "im", "den"}),
            lower=True, after=frozenset({"ist", "war", "kommt", "is", "was"})),
-    Family("flower", before=frozenset(_ARTICLES | {"rote", "roten", "weiße", "gelbe",
+    Family("flower", before=frozenset({"rote", "roten", "weiße", "gelbe",
                                                    "schöne", "frische", "paar", "strauß",
                                                    "keine", "viele", "red", "white", "some",
                                                    "mit", "with", "gießen", "gegossen"}),
            after=frozenset({"aus", "im", "blühen", "blühten", "duften", "vom", "gießen",
                             "schneiden", "bloom", "from", "in"}), lower=True),
-    Family("food", before=frozenset(_ARTICLES | {"pizza", "eine", "zwei"}),
+    Family("food", before=frozenset({"pizza"}),
            after=frozenset({"würstchen", "schnitzel", "melange", "walzer", "torte",
                             "pizza", "sauce", "soße"}), lower=True),
-    Family("word", before=frozenset(_ARTICLES | {"pay", "paid", "zahlen", "zehn", "hundert",
+    Family("word", before=frozenset({"pay", "paid", "zahlen", "zehn", "hundert",
                                                  "deutsche", "d-"}),
            after=frozenset(), lower=True, number_after=False),
     Family("shop", before=frozenset({"bei", "beim", "zu", "zum", "vom", "von", "im", "at"}),
@@ -171,15 +230,22 @@ PRIVATE_URLS: tuple[tuple[str, str], ...] = (
     ("paypal.com", "/paypalme"), ("revolut.me", ""), ("wise.com", "/pay"),
     ("flickr.com", "/photos"), ("imgur.com", "/a"), ("chat.whatsapp.com", ""),
     ("t.me", "/+"), ("t.me", "/joinchat"), ("calendly.com", ""), ("doodle.com", "/poll"),
+    ("doodle.com", "/meeting"),
     ("", "/s/"),  # Nextcloud / ownCloud shares on any host: …/index.php/s/<token>
 )
+
+# Words after which a plate may be written in lower case ("mein kennzeichen ist m-ks 482").
+PLATE_WORDS = ("kennzeichen", "nummernschild", "autonummer", "number plate", "license plate",
+               "licence plate", "registration")
+PLATE_WORDS_REACH = 40  # characters after such a word searched for a plate
 
 # Plate-shaped text that is no plate: paper sizes ("DIN A4"), norms.
 NOT_PLATES = ("DIN A", "DIN EN", "ISO A")
 
 # Words near a date with a year that make it a birth date (lower case, may hold a space).
 BIRTHDAY_WORDS = ("geboren", "geb.", "geburtstag", "geburtsdatum", "geburtstags", "born",
-                  "birthday", "birth date", "date of birth", "dob", "jahrgang")
+                  "birthday", "bday", "b-day", "birth date", "date of birth", "dob", "jahrgang")
 BIRTHDAY_REACH = 40  # characters before the date searched for a birthday word
-BIRTHDAY_AFTER = ("geboren", "zur welt", "born")  # "am 2.4.2019 geboren"
+# "am 2.4.2019 geboren", "kam am 9.11.2021 auf die welt", "hat am 11.11.1971 geburtstag"
+BIRTHDAY_AFTER = ("geboren", "zur welt", "auf die welt", "born", "geburtstag")
 BIRTHDAY_AFTER_REACH = 25  # characters after the date searched for those

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 from stdnum.de import idnr
 
+from app.llm.privacy.scan import digit_runs
 from app.llm.privacy.spans import Span
 
 _NOT_DIGIT = re.compile(r"\D")
@@ -16,7 +17,16 @@ _CANDIDATE = re.compile(r"(?=[1-9])(?<![\w+/.-])[1-9]\d(?:[ \u00a0/.-]?\d{3}){3}
 
 
 def find(text: str) -> Iterator[Span]:
-    for match in _CANDIDATE.finditer(text):
+    # An id starts a digit run: the pattern is only tried there (what `finditer` would
+    # find, without scanning every character).
+    done = 0
+    for start, _ in digit_runs(text):
+        if start < done:
+            continue
+        match = _CANDIDATE.match(text, start)
+        if match is None:
+            continue
+        done = match.end()
         if _valid(_NOT_DIGIT.sub("", match.group(0))):
             yield Span(match.start(), match.end(), "TAXID", match.group(0))
 

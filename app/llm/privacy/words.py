@@ -1,0 +1,99 @@
+"""Reading the words around a place in a text, for the name finders and the homonym rules:
+the word after, the words before, where a word stands on its own, and the English word
+list. Everything works on the cached lower case of `scan.py`, position for position.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator
+
+from app.llm.privacy.rules import FAMILIES, HONORIFICS, TITLES
+from app.llm.privacy.scan import lowered, present
+
+SPACES = " \t\u00a0"
+_REST_OF_WORD = re.compile(r"(?:[^\W\d_]|['’](?=[^\W\d_]))*")
+_APOSTROPHES = "'’"
+HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
+NOT_A_NAME = HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
+GENITIVES = ("'s", "’s", "s")
+
+
+_NEXT_WORD = re.compile(r"(\.)?[ \t\u00a0]+([^\W\d_]+(?:['’][^\W\d_]+)*)")
+# The word before a place, in the text read backwards: spaces, a title's dot, the word.
+_PREVIOUS_WORD = re.compile(r"[ \t\u00a0]+(\.?)((?:[^\W\d_]|['’](?=[^\W\d_]))+)")
+
+
+def word_end(text: str, i: int) -> int:
+    return _REST_OF_WORD.match(text, i).end()  # type: ignore[union-attr]
+
+
+def word_start(text: str, i: int) -> int:
+    while i > 0 and (text[i - 1].isalpha() or (text[i - 1] in _APOSTROPHES and i > 1
+                                              and text[i - 2].isalpha())):
+        i -= 1
+    return i
+
+
+def alone(text: str, start: int, end: int) -> bool:
+    """Is `text[start:end]` a whole word (not a piece of a word, an address or a code)?"""
+    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "@._-'’"))
+            and (end == len(text) or not (text[end].isalnum() or text[end] in "@_")))
+
+
+def next_word(text: str, end: int) -> tuple[int, int] | None:
+    """The word after the one ending at `end`, when only spaces (or a title's dot) part them."""
+    match = _NEXT_WORD.match(text, end)
+    if match is None:
+        return None
+    if match.group(1) and lowered(text)[word_start(text, end):end] not in TITLES:
+        return None
+    return match.start(2), match.end(2)
+
+
+def previous_words(text: str, start: int, count: int = 2) -> list[str]:
+    """Up to `count` words before `start` in the same phrase, nearest first, lower case."""
+    found: list[str] = []
+    backwards = _backwards(text)  # read forwards from `start`, a pattern finds them
+    at = len(text) - start
+    while len(found) < count:
+        match = _PREVIOUS_WORD.match(backwards, at)
+        if match is None:
+            break
+        word = match.group(2)[::-1]
+        if match.group(1) and word not in TITLES:  # only a title ends with a dot
+            break
+        found.append(word)
+        at = match.end()
+    return found
+
+
+@functools.lru_cache(maxsize=16)
+def _backwards(text: str) -> str:
+    return lowered(text)[::-1]
+
+
+def occurrences(text: str, words: Iterable[str]) -> Iterator[tuple[int, int, str]]:
+    """Where each of `words` (lower case) stands as a whole word."""
+    low = lowered(text)
+    for word in present(text).intersection(words):
+        at = low.find(word)
+        while at != -1:
+            if alone(text, at, at + len(word)):
+                yield at, at + len(word), word
+            at = low.find(word, at + 1)
+
+
+def capitalised(text: str, start: int, end: int) -> bool:
+    return (end - start > 1 and text[start].isupper()
+            and lowered(text)[start:end] not in NOT_A_NAME)
+
+
+@functools.cache
+def dictionary() -> frozenset[str]:
+    """English words that are ordinary words (lower case in the word list)."""
+    from english_words import get_english_words_set
+
+    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True)
+                     if w.islower())
