@@ -60,6 +60,16 @@ async def test_search_and_superseded_only_when_asked(client):
     assert await listed(client, q="   ") == await listed(client)
 
 
+async def test_a_search_the_index_cannot_look_up_still_finds_the_word(client):
+    # Trigrams need three letters, and stopwords are not terms: "Jo" and "mag" are matched
+    # as parts of the pair's memories (any case), and only of this pair's.
+    await seed(client, "Jo ist mein bester Freund.", "Ich mag Tee.", "Wir fahren nach Rom.")
+    await seed(client, "Jo wohnt bei mir.", user="other")
+    assert [m["text"] for m in await listed(client, q="jo")] == ["Jo ist mein bester Freund."]
+    assert [m["text"] for m in await listed(client, q="MAG")] == ["Ich mag Tee."]
+    assert await listed(client, q="xy") == []
+
+
 async def test_edit_and_forget(client):
     [memory_id] = await seed(client, "Ich arbeite bei Siemens.")
     response = await client.put(f"{BASE}/{memory_id}", json={"text": "  Ich arbeite\n bei Bosch. "},

@@ -191,12 +191,18 @@ class LongTermMemory:
 
     async def list(self, user_id: str, character_id: str, *, query: str = "",
                    include_superseded: bool = False) -> list[Memory]:
-        """The pair's memories, newest first; `query` searches them (FTS5)."""
+        """The pair's memories, newest first; `query` searches them (FTS5). A query without a
+        term the index can look up (shorter than three letters, or only stopwords: "Jo",
+        "mag") is matched as a substring of the pair's memories instead, so the search box
+        never answers nothing for a word that is there."""
         live = "" if include_superseded else " AND m.superseded_by IS NULL"
-        if query.strip():
-            match = match_query(query_terms(query))
-            if not match:
-                return []
+        match = match_query(query_terms(query)) if query.strip() else ""
+        if query.strip() and not match:
+            needle = query.strip().casefold()
+            every = await self.list(user_id, character_id,
+                                    include_superseded=include_superseded)
+            return [memory for memory in every if needle in memory.text.casefold()]
+        if match:
             sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.id IN "
                    "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
                    f"AND m.user_id = ? AND m.character_id = ?{live} "
