@@ -96,10 +96,15 @@ async def test_trigram_search_matches_inflected_and_compound_words(store, stored
                                                  top_k=5, now=time.time())] == [stored]
 
 
-async def test_search_without_usable_words_finds_nothing_and_never_errors(store):
+async def test_search_without_index_terms_is_a_substring_match_and_never_errors(store):
+    # Queries the trigram index cannot look up (short words, stopwords, FTS5 syntax) are
+    # matched as plain parts of the text, never as an FTS5 expression.
     await remember(store, "Jana wohnt in Leipzig.")
-    for query in ("a", '"', "ist", "* OR NEAR(", "AND"):
+    for query in ('"', "ist", "* OR NEAR(", "AND"):
         assert await store.list("u", "nova", query=query) == []
+    for query in ("a", "IN", "ja"):
+        assert [m.text for m in await store.list("u", "nova", query=query)] == [
+            "Jana wohnt in Leipzig."]
 
 
 async def test_a_relevant_old_memory_beats_an_irrelevant_new_one(store):

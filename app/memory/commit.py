@@ -63,6 +63,10 @@ class Write(Protocol):
     def queue(self, pipe: Pipeline) -> Callable[[list[Any]], None] | None: ...
 
 
+# A write's share of a pipeline's results: its commands' slice `start:end`, and who reads it.
+Picker = tuple[int, int, Callable[[list[Any]], None]]
+
+
 class GuardFailed(Exception):
     """The turn ended (or lost its marker) before its writes landed; nothing was written."""
 
@@ -88,12 +92,7 @@ async def commit(redis: aioredis.Redis, guard: TurnGuard | None, writes: Sequenc
                 for write in writes:
                     await write.read(pipe)
                 pipe.multi()
-                pickers = []
-                for write in writes:
-                    start = len(pipe)
-                    picker = write.queue(pipe)
-                    if picker is not None:
-                        pickers.append((start, len(pipe), picker))
+                pickers = _queue_all(pipe, writes)
                 results = await pipe.execute()
             except WatchError:
                 continue
@@ -141,12 +140,7 @@ async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard,
     """Writes that read nothing: the guard's check and the writes in one Lua call (atomic,
     like the transaction, and one round trip instead of three)."""
     recorder = redis.pipeline(transaction=False)  # only records commands; never executed
-    pickers = []
-    for write in writes:
-        start = len(recorder)
-        picker = write.queue(recorder)
-        if picker is not None:
-            pickers.append((start, len(recorder), picker))
+    pickers = _queue_all(recorder, writes)
     args: list[Any] = [guard.marker, len(guard.ended_states), *guard.ended_states,
                        len(recorder.command_stack)]
     for command_args, _options in recorder.command_stack:
@@ -158,6 +152,18 @@ async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard,
     results = answer[1:]
     for start, end, picker in pickers:
         picker(results[start:end])
+
+
+def _queue_all(pipe: Pipeline, writes: Sequence[Write]) -> list[Picker]:
+    """Queue every write's commands on `pipe`; each picker gets its own commands' results
+    (the slice `start:end` of the pipeline's results)."""
+    pickers = []
+    for write in writes:
+        start = len(pipe)
+        picker = write.queue(pipe)
+        if picker is not None:
+            pickers.append((start, len(pipe), picker))
+    return pickers
 
 
 async def _check(pipe: Pipeline, guard: TurnGuard) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from app.i18n import language_of
 from app.log import fields
@@ -182,19 +183,9 @@ def build_history(
                    dropped_by_window=len(groups) - len(window), dropped_by_budget=start)
 
 
-def render_history(
-    turns: Sequence[Turn],
-    settings: Settings,
-    *,
-    character_name: str = "Nova",
-    language: str = "de",
-    exchanges: int | None = None,
-    budget_chars: int | None = None,
-    whole: bool = False,
-) -> str:
-    """The history block for a prompt; see `build_history` for the parameters."""
-    return build_history(turns, settings, character_name=character_name, language=language,
-                         exchanges=exchanges, budget_chars=budget_chars, whole=whole).text
+def render_history(turns: Sequence[Turn], settings: Settings, **options: Any) -> str:
+    """The history block for a prompt: `build_history(...).text`, with its keyword options."""
+    return build_history(turns, settings, **options).text
 
 
 def _speaker_name(turn: Turn, character_name: str, labels: Labels) -> str:

@@ -2,6 +2,8 @@
 
 Add a new function at the end with the next number; never edit or reorder one that has
 shipped. `apply_migrations` runs the missing ones in order, each in its own transaction.
+The file is long by design: it only grows, one self-contained function per schema change,
+and the order of the file is the order they run in.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@
 // - A live answer that names only ids this tab never sent is an answer to another tab or
 //   device, and says so. History loaded from the session carries no such label: it is the
 //   shared conversation.
+//
+// It is one class, longer than a module usually is, on purpose: nearly every method reads
+// and writes the same state (the entries and their ids, this tab's open and sent ids, the
+// running turns, the ledger), and the rules above hold only if one place owns it.
 
 const OPEN_TURN_STATES = new Set(["queued", "path1", "path2"]);
 const ACCEPTED = "accepted";

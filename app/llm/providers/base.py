@@ -77,25 +77,20 @@ class Provider(ABC):
 
     async def get_json(self, path: str, *, timeout: float | None = None) -> Any:
         """GET a JSON document (metadata, model lists). Errors map like a call's."""
-        seconds = timeout if timeout is not None else self.settings.model_timeout
-        try:
-            async with self._session().get(
-                    self.url + path, headers=self.headers(),
-                    timeout=aiohttp.ClientTimeout(total=seconds)) as response:
-                body = await response.read()
-                await raise_for_status(response, body)
-                return decode_envelope(body)
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            raise connection_error(exc, seconds) from exc
+        return await self._json_exchange("GET", path, None, self.headers(), timeout)
 
     async def post_json(self, path: str, payload: dict[str, Any], purpose: str,
                         *, timeout: float | None = None) -> Any:
         """POST a JSON request and read the whole JSON answer, within `model_timeout`."""
+        return await self._json_exchange("POST", path, msgspec.json.encode(payload),
+                                         self.headers(purpose), timeout)
+
+    async def _json_exchange(self, method: str, path: str, data: bytes | None,
+                             headers: dict[str, str], timeout: float | None) -> Any:
         seconds = timeout if timeout is not None else self.settings.model_timeout
         try:
-            async with self._session().post(
-                    self.url + path, data=msgspec.json.encode(payload),
-                    headers=self.headers(purpose),
+            async with self._session().request(
+                    method, self.url + path, data=data, headers=headers,
                     timeout=aiohttp.ClientTimeout(total=seconds)) as response:
                 body = await response.read()
                 await raise_for_status(response, body)
