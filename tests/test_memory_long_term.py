@@ -275,3 +275,18 @@ async def test_the_pool_of_a_word_is_its_newest_matches(store):
            for n in range(TERM_POOL + 5)]
     found = await store.relevant("u", "nova", "Leipzig", top_k=TERM_POOL + 5, now=5000.0)
     assert {m.memory_id for m in found} == set(ids[5:])
+
+
+async def test_consolidation_finds_the_memory_to_correct_behind_a_full_pool_of_common_words(
+        store):
+    # Consolidation reads a smaller pool per word (recall.CANDIDATE_POOL); the memory a
+    # correction names is found by its rare word even when the common ones fill the pool
+    # with newer memories.
+    from app.memory.recall import CANDIDATE_POOL
+
+    now = time.time()
+    old = await remember(store, "Jana wohnt in Leipzig.", at=now - 300 * DAY)
+    for index in range(CANDIDATE_POOL + 20):
+        await remember(store, f"Kollege Nummer {index} wohnt in der Stadt.", at=now - index)
+    known = await store.candidates("u", "nova", "Jana wohnt jetzt in Dresden.", 8)
+    assert known[0].memory_id == old

@@ -30,7 +30,9 @@ from typing import Any, Literal
 
 from app.clock import calendar_date
 from app.log import fields
-from app.memory.recall import lookup_terms, match_query, pair_range, ranked_ids
+from app.memory.recall import (
+    CANDIDATE_POOL, TERM_POOL, lookup_terms, match_query, pair_range, ranked_ids,
+)
 from app.memory.words import query_terms
 from app.storage.database import Database
 from app.storage.migrations import memory_text_key
@@ -159,19 +161,20 @@ class LongTermMemory:
         """Live memories of the pair related to `text`, best first (what consolidation may
         refresh or supersede)."""
         return await self.relevant(user_id, character_id, text, top_k=limit,
-                                   now=time.time())
+                                   now=time.time(), pool=CANDIDATE_POOL)
 
     # --- retrieval -------------------------------------------------------------------------
 
     async def relevant(self, user_id: str, character_id: str, text: str, *, top_k: int,
-                       now: float) -> list[Memory]:
-        """The `top_k` live memories most relevant to `text` (IDF × importance × recency)."""
+                       now: float, pool: int = TERM_POOL) -> list[Memory]:
+        """The `top_k` live memories most relevant to `text` (IDF × importance × recency;
+        `pool`: the newest matches read per word)."""
         terms = lookup_terms(text)
         if top_k <= 0 or not terms:
             return []
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
-            return _ranked(conn, user_id, character_id, terms, top_k, now)
+            return _ranked(conn, user_id, character_id, terms, top_k, now, pool)
 
         return await self.db.execute_fn(read)
 
@@ -356,9 +359,9 @@ def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
 
 
 def _ranked(conn: sqlite3.Connection, user_id: str, character_id: str, terms: Sequence[str],
-            top_k: int, now: float) -> list[Memory]:
+            top_k: int, now: float, pool: int = TERM_POOL) -> list[Memory]:
     """The memories `recall.ranked_ids` names, in its order."""
-    best = ranked_ids(conn, user_id, character_id, terms, top_k, now)
+    best = ranked_ids(conn, user_id, character_id, terms, top_k, now, pool)
     if not best:
         return []
     found = {row[12]: _row(row) for row in conn.execute(

@@ -30,6 +30,10 @@ from app.storage.migrations import PAIR_ROWS
 
 MAX_TERMS = 12          # words of a block looked up, the longest first
 TERM_POOL = 100         # newest matches read per word
+# Consolidation shows the model only `memory_candidates` (8) memories, the ones it may refresh
+# or correct; they are found by the block's rarer words (a name, a place), so half the pool
+# finds them too, and the lookup stays within its share of the 5 ms consolidation budget.
+CANDIDATE_POOL = 50
 RECENCY_HALF_LIFE_DAYS = 30.0
 DAY = 86400.0
 _DECAY_PER_DAY = math.log(2) / RECENCY_HALF_LIFE_DAYS
@@ -67,7 +71,7 @@ def pair_range(conn: sqlite3.Connection, user_id: str,
 
 
 def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
-               terms: Sequence[str], top_k: int, now: float) -> list[int]:
+               terms: Sequence[str], top_k: int, now: float, pool: int = TERM_POOL) -> list[int]:
     """The row ids of the pair's `top_k` live memories most relevant to `terms`, best first
     (on a reader's connection, or the writer's inside its transaction)."""
     rows_of_pair = pair_range(conn, user_id, character_id)
@@ -84,8 +88,8 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
             "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
             "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
             "ORDER BY f.rowid LIMIT ?",
-            (term, *rows_of_pair, TERM_POOL)).fetchall()
-        idf = math.log(1.0 + TERM_POOL / len(rows)) if rows else 0.0
+            (term, *rows_of_pair, pool)).fetchall()
+        idf = math.log(1.0 + pool / len(rows)) if rows else 0.0
         for rowid, importance, refreshed_at in rows:
             if rowid in relevance:
                 relevance[rowid] += idf
