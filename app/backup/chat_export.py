@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, day_range, document_head,
+    ExportError, ExportQuery, ImportResult, day_range, document_head, owner_filter,
 )
 from app.clock import local_moment
 
@@ -53,11 +53,9 @@ class ChatExporter:
 
     def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
         sql = ("SELECT entry_key, turn_id, message_ids, character_id, role, origin, text, "
-               "created, calendar_date FROM messages WHERE user_id = ?")
-        params: list[Any] = [query.user_id]
-        if query.character_id:
-            sql += " AND character_id = ?"
-            params.append(query.character_id)
+               "created, calendar_date FROM messages")
+        owner, params = owner_filter(query)
+        sql += owner
         days, bounds = day_range("calendar_date", query)
         sql += days + " ORDER BY created, id"
         params += bounds

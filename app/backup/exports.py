@@ -107,6 +107,14 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
             "from": query.start, "to": query.end}
 
 
+def owner_filter(query: ExportQuery) -> tuple[str, list[Any]]:
+    """The SQL condition that keeps the query's user's rows (and its character's, when it
+    names one) — `" WHERE user_id = ? AND character_id = ?"` — and its parameters."""
+    if query.character_id:
+        return " WHERE user_id = ? AND character_id = ?", [query.user_id, query.character_id]
+    return " WHERE user_id = ?", [query.user_id]
+
+
 def day_range(column: str, query: ExportQuery) -> tuple[str, list[Any]]:
     """The SQL condition that keeps `column` (a calendar date) within the query's days —
     `" AND column >= ?"`, `" AND column <= ?"`, each where that bound is set — and its

@@ -23,7 +23,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.backup.exports import ExportError, ExportQuery, ImportResult, document_head
+from app.backup.exports import (
+    ExportError, ExportQuery, ImportResult, document_head, owner_filter,
+)
 from app.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
 
@@ -61,12 +63,9 @@ class MemoryExporter:
     also_reads: tuple[str, ...] = ()
 
     def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = f"SELECT {', '.join(_COLUMNS)} FROM memories WHERE user_id = ?"
-        params: list[Any] = [query.user_id]
-        if query.character_id:
-            sql += " AND character_id = ?"
-            params.append(query.character_id)
-        sql += " ORDER BY character_id, created_at, id DESC"
+        owner, params = owner_filter(query)
+        sql = (f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "
+               "ORDER BY character_id, created_at, id DESC")
         memories = []
         for row in conn.execute(sql, params):
             memory = dict(zip(_COLUMNS, row, strict=True))
