@@ -257,3 +257,18 @@ async def test_an_agent_that_breaks_down_is_reported_to_the_responder_not_claime
     assert record.fields["agent"] == "lists" and "disk on fire" in record.exc_text
     request = (await chat.session())[0]
     assert request["aktion_erfolgreich"] is not True
+
+
+def test_an_unreadable_pending_command_is_logged_and_the_answer_stands_alone(caplog):
+    from app.pipeline.agents import lists as lists_agent
+    from app.pipeline.agents import reminders as reminders_agent
+    from app.pipeline.schemas import ReminderCommand
+
+    caplog.set_level(logging.WARNING, logger="app.pipeline.agents.follow_up")
+    answer = ListCommand(list_name="Drogerie")
+    assert lists_agent.resumed(answer, {"command": {"add": "not a list"}}) == answer
+    kept = lists_agent.resumed(answer, {"command": {"add": ["Seife"]}})
+    assert kept.add == ["Seife"] and kept.list_name == "Drogerie"
+    time_only = ReminderCommand(due_at="2030-01-01T10:00:00+01:00")
+    assert reminders_agent.resumed(time_only, {"command": []}) == time_only
+    assert [r.fields["agent"] for r in caplog.records] == ["lists", "reminders"]

@@ -25,6 +25,7 @@ import msgspec
 
 from app.i18n import texts
 from app.log import fields
+from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ListCommand
@@ -111,10 +112,8 @@ def mentioned(existing: list[NamedList], text: str) -> NamedList | None:
 
 def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
     """The original command with what the user's answer adds (a list name, "new list")."""
-    try:
-        original = msgspec.convert(pending.get("command", {}), ListCommand)
-    except msgspec.ValidationError:
-        log.warning("pending list command unreadable; the answer stands alone")
+    original = original_command(pending, ListCommand, AGENT)
+    if original is None:
         return answer
     has_ops = answer.add or answer.remove or answer.show or answer.clear
     base = answer if has_ops else original
@@ -133,12 +132,8 @@ def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
         question = words["which_new"].format(name=command.list_name, names=names)
     else:
         question = words["which"].format(names=names)
-    request_turn = (pending or {}).get("turn_id") or state.turn_id
-    context = {"agent": AGENT, "turn_id": request_turn, "task": task, "question": question,
-               "command": msgspec.to_builtins(command),
-               "candidates": [item.name for item in existing]}
-    return AgentResult(agent=AGENT, task=task, outcome="follow_up", question=question,
-                       context=context)
+    return follow_up(AGENT, state, task, command, pending, question,
+                     candidates=[item.name for item in existing])
 
 
 def describe(change: ListChange, show: bool, language: str) -> list[str]:
@@ -181,12 +176,6 @@ def lists_text(existing: list[NamedList], language: str) -> str:
     return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
                      for item in ordered)
 
-
-def pending_text(pending: dict[str, Any] | None) -> str:
-    if not pending:
-        return ""
-    return "\n".join(part for part in (str(pending.get("question", "")),
-                                       str(pending.get("task", ""))) if part)
 
 
 def join(items: list[str], conjunction: str) -> str:

@@ -19,6 +19,7 @@ import msgspec
 from app.clock import local_moment, zone_named
 from app.i18n import language_of, texts
 from app.log import fields
+from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ReminderCommand
@@ -106,10 +107,8 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
 
 
 def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand:
-    try:
-        original = msgspec.convert(pending.get("command", {}), ReminderCommand)
-    except msgspec.ValidationError:
-        log.warning("pending reminder command unreadable; the answer stands alone")
+    original = original_command(pending, ReminderCommand, AGENT)
+    if original is None:
         return answer
     return ReminderCommand(text=answer.text or original.text,
                            due_at=answer.due_at or original.due_at,
@@ -118,11 +117,7 @@ def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand
 
 def _ask(state: Path2State, task: str, command: ReminderCommand,
          pending: dict[str, Any] | None, question: str) -> AgentResult:
-    request_turn = (pending or {}).get("turn_id") or state.turn_id
-    context = {"agent": AGENT, "turn_id": request_turn, "task": task, "question": question,
-               "command": msgspec.to_builtins(command)}
-    return AgentResult(agent=AGENT, task=task, outcome="follow_up", question=question,
-                       context=context)
+    return follow_up(AGENT, state, task, command, pending, question)
 
 
 def list_text(reminders: list[Reminder], zone: dt.tzinfo | None, language: str) -> str:
@@ -133,12 +128,6 @@ def list_text(reminders: list[Reminder], zone: dt.tzinfo | None, language: str) 
                       for r in reminders)
     return words["list"].format(items=items)
 
-
-def pending_text(pending: dict[str, Any] | None) -> str:
-    if not pending:
-        return ""
-    return "\n".join(part for part in (str(pending.get("question", "")),
-                                       str(pending.get("task", ""))) if part)
 
 
 def _phrases(language: str) -> Mapping[str, str]:
