@@ -244,14 +244,8 @@ class Gateway:
         try:
             completion = await self._complete(provider, trace, purpose, messages, schema,
                                               max_tokens, temperature, user_id)
-        except ModelError as exc:
-            trace.finish("error", code=exc.code, error=exc.message)
-            raise
-        except asyncio.CancelledError:
-            trace.finish("cancelled")
-            raise
-        except Exception as exc:
-            trace.finish("error", code="internal_error", error=type(exc).__name__)
+        except BaseException as exc:
+            trace.fail(exc)
             raise
         else:
             trace.finish("ok")
@@ -346,14 +340,8 @@ class Gateway:
                                 self.privacy_stats.of(user_id or "").calls_blocked += 1
                             raise
                         attempt = self.privacy.retry(call, attempt, trace, user_id)
-        except ModelError as exc:
-            trace.finish("error", code=exc.code, error=exc.message)
-            raise
-        except (asyncio.CancelledError, GeneratorExit):
-            trace.finish("cancelled")
-            raise
-        except Exception as exc:
-            trace.finish("error", code="internal_error", error=type(exc).__name__)
+        except BaseException as exc:
+            trace.fail(exc)
             raise
         else:
             trace.finish("ok")

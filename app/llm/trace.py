@@ -8,6 +8,7 @@ into a bounded in-memory ring that `GET /api/admin/llm/traces` reads.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ import msgspec
 
 from app import log as logctx
 from app.llm.budget import Budget, estimate_tokens
+from app.llm.errors import ModelError
 from app.llm.types import Message, Usage
 
 
@@ -79,6 +81,16 @@ class Trace(msgspec.Struct):
         self.error_code = code
         self.error = error
         self.duration_ms = round((time.perf_counter() - self.started) * 1000, 3)
+
+    def fail(self, exc: BaseException) -> None:
+        """Finish on the exception that ended the call: a model error with its code, a
+        cancellation (or a stream closed early) as cancelled, anything else as internal."""
+        if isinstance(exc, ModelError):
+            self.finish("error", code=exc.code, error=exc.message)
+        elif isinstance(exc, (asyncio.CancelledError, GeneratorExit)):
+            self.finish("cancelled")
+        else:
+            self.finish("error", code="internal_error", error=type(exc).__name__)
 
     def as_dict(self) -> dict[str, Any]:
         data = msgspec.structs.asdict(self)
