@@ -144,7 +144,8 @@ def test_session_reset_asks_first_and_then_forgets(nova, fake, open_chat):
     expect(user_bubbles(page)).to_have_count(0)
     expect(character_bubbles(page)).to_have_count(0)
     expect(page.locator("#notice")).to_have_text("The conversation was reset.")
-    assert nova.api("GET", "/api/characters/nova/session")[1] == {"turns": [], "summary": None}
+    session = nova.api("GET", "/api/characters/nova/session")[1]
+    assert (session["turns"], session["summary"]) == ([], None)
 
     page.reload()
     wait_connected(page)

@@ -122,7 +122,11 @@ export class JournalView {
     $("#journal-write", this.root).disabled = true;
     try {
       const started = await api.journalWrite(this.date);
-      this.job = { job_id: started.job_id, date: this.date, state: "queued" };
+      // The job's first progress can arrive over the socket before this answer does (it is
+      // then already followed as this day's job): its state must not fall back to queued.
+      if (!this.job || this.job.job_id !== started.job_id) {
+        this.job = { job_id: started.job_id, date: this.date, state: "queued" };
+      }
       this.showProgress(this.job);
       this.pollJob();
     } catch (error) {
