@@ -119,6 +119,11 @@ async def test_import_into_another_install_keeps_ids_and_adds_no_duplicates(
     (json.dumps({"kind": "novaberg.chat", "format_version": 1, "messages": [
         {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
          "text": "fine", "created": 1.0, "calendar_date": "Montag"}]}).encode(), "Montag"),
+    # A time no date can be made of would break every later view of the log (Markdown).
+    (json.dumps({"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1e308, "calendar_date": "2026-01-01"}]}).encode(),
+     "created"),
 ])
 async def test_a_bad_import_is_refused_and_writes_nothing(make_settings, aiohttp_client, data_dir,
                                                           body, expected):
@@ -255,6 +260,8 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     ({"text": "  "}, "text is empty"),
     ({"memory_id": ""}, "must not be empty"),
     ({"owner": "x"}, "owner"),
+    ({"created_at": -1e300}, "created_at"),
+    ({"last_used_at": 1e308}, "last_used_at"),
 ])
 async def test_a_bad_memory_import_is_refused_and_writes_nothing(
         make_settings, aiohttp_client, data_dir, change, expected):

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, day_range, document_head, owner_filter,
+    ExportError, ExportQuery, ImportResult, Moment, day_range, document_head, owner_filter,
 )
 from app.clock import local_moment
 
@@ -33,7 +33,7 @@ class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
     character_id: str
     role: Literal["user", "assistant"]
     text: str
-    created: float
+    created: Moment
     calendar_date: str
     message_ids: list[str] = []
     origin: str = ""

@@ -17,11 +17,16 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 import msgspec
 
 FORMAT_VERSION = 1
+
+# A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
+# a local time can be made of every such value; a crafted file with another one would break
+# every later view of what it imported (Markdown exports, the panels).
+Moment = Annotated[float, msgspec.Meta(ge=0.0, le=253402300799.0)]
 
 
 class ExportError(ValueError):

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, day_range, document_head, document_kind,
+    ExportError, ExportQuery, ImportResult, Moment, day_range, document_head, document_kind,
 )
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 
@@ -40,7 +40,7 @@ class Version(msgspec.Struct, forbid_unknown_fields=True):
     seq: int
     origin: Literal["draft", "edit", "restore"]
     text: str
-    created_at: float
+    created_at: Moment
     draft_id: str | None = None
     sources: list[SourceRef] = []
 
@@ -48,10 +48,10 @@ class Version(msgspec.Struct, forbid_unknown_fields=True):
 class Entry(msgspec.Struct, forbid_unknown_fields=True):
     entry_id: str
     date: str
-    created_at: float
+    created_at: Moment
     current_version_id: str
     versions: list[Version]
-    deleted_at: float | None = None
+    deleted_at: Moment | None = None
 
 
 class JournalDocument(msgspec.Struct):

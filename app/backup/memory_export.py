@@ -24,7 +24,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, document_head, owner_filter,
+    ExportError, ExportQuery, ImportResult, Moment, document_head, owner_filter,
 )
 from app.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
@@ -42,11 +42,11 @@ class ExportedMemory(msgspec.Struct, forbid_unknown_fields=True):
     text: str
     kind: str
     importance: float
-    created_at: float
-    refreshed_at: float
+    created_at: Moment
+    refreshed_at: Moment
     calendar_date: str = ""
-    last_used_at: float | None = None
-    reflected_at: float | None = None
+    last_used_at: Moment | None = None
+    reflected_at: Moment | None = None
     source_message_ids: list[str] = []
     superseded_by: str | None = None
 
