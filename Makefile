@@ -23,7 +23,7 @@ run: install
 test: install node
 	$(PYTEST) -q
 
-# node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/test_js.py).
+# node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/web/test_js.py).
 node:
 	@command -v node >/dev/null || { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs; }
 
@@ -45,7 +45,7 @@ binary: install
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN build.spec
 
 binary-test: binary
-	$(PYTEST) -q -o addopts='' tests/test_binary.py
+	$(PYTEST) -q -o addopts='' tests/wiring/test_binary.py
 
 bench: install
 	$(PY) bench/startup.py

@@ -44,13 +44,13 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
+from app.api.app_keys import REDIS  # noqa: E402
 from app.backup.restore import restore  # noqa: E402
+from app.core.settings import defaults  # noqa: E402
 from app.memory import keys  # noqa: E402
-from app.server import DATABASE_FILE, create_app  # noqa: E402
-from app.settings import defaults  # noqa: E402
 from app.storage.database import connect  # noqa: E402
 from app.storage.migrations import apply_migrations  # noqa: E402
-from app.typedefs import REDIS  # noqa: E402
+from app.wiring.server import DATABASE_FILE, create_app  # noqa: E402
 from bench.percentiles import percentile  # noqa: E402
 from bench.runtime import Callbacks  # noqa: E402
 
@@ -171,7 +171,7 @@ def io_floor(data: Path, settings) -> float:
 
     from app.backup import redis_snapshot
     from app.backup.access import redis_dir
-    from app.redis_server import EmbeddedRedis
+    from app.storage.embedded_redis import EmbeddedRedis
 
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:

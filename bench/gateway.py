@@ -36,10 +36,10 @@ import msgspec
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app import log as logctx  # noqa: E402
+from app.core import log as logctx  # noqa: E402
+from app.core.settings import defaults  # noqa: E402
 from app.llm import Gateway  # noqa: E402
 from app.llm.schema import json_schema  # noqa: E402
-from app.settings import defaults  # noqa: E402
 from bench.percentiles import p50_p99  # noqa: E402
 from tests.fakemodel import FakeModel  # noqa: E402
 

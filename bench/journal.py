@@ -31,13 +31,13 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.core.settings import defaults  # noqa: E402
 from app.journal.artifact import build_artifact  # noqa: E402
 from app.journal.day import Conversation, DayMessage, number_sources  # noqa: E402
 from app.journal.jobs import JournalJobs  # noqa: E402
 from app.journal.store import ImportedMessage, JournalStore  # noqa: E402
 from app.journal.validator import validate  # noqa: E402
 from app.llm import Gateway  # noqa: E402
-from app.settings import defaults  # noqa: E402
 from app.storage.database import Database  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 from tests.fakemodel import FakeModel  # noqa: E402

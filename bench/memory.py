@@ -52,11 +52,11 @@ import redis.asyncio as aioredis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.core.settings import defaults  # noqa: E402
 from app.memory.render import build_history  # noqa: E402
 from app.memory.session import SessionMemory  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
-from app.redis_server import EmbeddedRedis  # noqa: E402
-from app.settings import defaults  # noqa: E402
+from app.storage.embedded_redis import EmbeddedRedis  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TURN_CHARS = 2000
@@ -224,15 +224,14 @@ async def seed_memories(db: Any, user_id: str, count: int, now: float) -> None:
 
 
 async def bench_long_term(iterations: int) -> None:
-    from app.clock import zone_named
+    from app.core.clock import zone_named
     from app.memory.long_term import LongTermMemory, within_budget
     from app.memory.pixie_queue import PixieQueue, new_trigger
-    from app.pipeline.pixie.worker import PixieWorker
+    from app.pixie.worker import PixieWorker
     from app.runtime.slots import LocalSlots
     from app.storage.database import Database
+    from app.wiring.purposes import register_offline_answers
     from tests.pipeline_support import node_context
-
-    from app.purposes import register_offline_answers
     register_offline_answers()
     settings = defaults(llm_provider="offline")
     zone = zone_named(settings.timezone)
@@ -270,7 +269,7 @@ async def bench_long_term(iterations: int) -> None:
         server = EmbeddedRedis(redis_dir, appendfsync="everysec")
         server.start()
         client = aioredis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
-        logging.getLogger("app.pipeline.pixie").setLevel(logging.WARNING)
+        logging.getLogger("app.pixie").setLevel(logging.WARNING)
         try:
             async with node_context(settings, client, Path(tmp)) as (ctx, _):
                 await seed_memories(ctx.services.db, "u", MEMORIES, now)
@@ -353,10 +352,9 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
     alike; the figure is the median of the per-pair differences with its 95 % interval."""
     from aiohttp.test_utils import TestClient, TestServer
 
+    from app.api.app_keys import DB, PIPELINE_HOST, RUNTIME
+    from app.wiring.server import create_app
     from tests.fakemodel import FakeModel, Reply, minimal_instance
-
-    from app.server import create_app
-    from app.typedefs import DB, PIPELINE_HOST, RUNTIME
     sys.path.insert(0, str(ROOT / "bench"))
     from turn import AUTH, TOKEN, PathRuns  # noqa: PLC0415 - a sibling script
 

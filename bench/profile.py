@@ -28,10 +28,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app.core.settings import defaults  # noqa: E402
 from app.journal.profile import model  # noqa: E402
 from app.journal.profile.model import Change  # noqa: E402
 from app.journal.profile.service import ProfileService  # noqa: E402
-from app.settings import defaults  # noqa: E402
 from app.storage.database import Database  # noqa: E402
 from bench.percentiles import p50_p99  # noqa: E402
 

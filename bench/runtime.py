@@ -53,12 +53,12 @@ import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from app.pipeline.catalog import Character, CharacterCatalog  # noqa: E402
+from app.api.app_keys import CHARACTERS, GATEWAY, HUB, PIPELINES, RUNTIME  # noqa: E402
+from app.characters.catalog import Character, CharacterCatalog  # noqa: E402
+from app.core.settings import defaults  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
 from app.runtime.wire import CharacterResponse  # noqa: E402
-from app.server import create_app  # noqa: E402
-from app.settings import defaults  # noqa: E402
-from app.typedefs import CHARACTERS, GATEWAY, HUB, PIPELINES, RUNTIME  # noqa: E402
+from app.wiring.server import create_app  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TOKEN = "bench-token-0123456789"

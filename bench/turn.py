@@ -39,13 +39,12 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
+from app.api.app_keys import PIPELINE_HOST, REDIS, SETTINGS  # noqa: E402
+from app.core.settings import defaults  # noqa: E402
 from app.memory.session import SessionMemory  # noqa: E402
-from app.pipeline.graph import GraphRun  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
-from app.server import create_app  # noqa: E402
-from app.settings import defaults  # noqa: E402
-from app.typedefs import PIPELINE_HOST, REDIS, SETTINGS  # noqa: E402
-
+from app.pipeline.graph import GraphRun  # noqa: E402
+from app.wiring.server import create_app  # noqa: E402
 from bench.percentiles import percentile  # noqa: E402
 
 TOKEN = "bench-token"
@@ -136,7 +135,7 @@ async def run(turns: int, model: str) -> None:
 
 
 async def app_idle(app: Any) -> None:
-    from app.typedefs import RUNTIME
+    from app.api.app_keys import RUNTIME
     await app[RUNTIME].idle()
 
 

@@ -15,11 +15,11 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from app import server as server_module
-from app import settings as settings_module
-from app.redis_server import EmbeddedRedis
-from app.server import create_app
-from app.settings import Settings
+from app.core import settings as settings_module
+from app.core.settings import Settings
+from app.storage.embedded_redis import EmbeddedRedis
+from app.wiring import server as server_module
+from app.wiring.server import create_app
 
 TOKEN = "test-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -78,14 +78,14 @@ class SessionRedis:
     (about 0.13 s together) per app and per `redis_client`. Tests keep servers of their own,
     by the `own_redis` marker, where the server itself is under test or is handed on:
 
-    - backup and restore (tests/test_backup.py, the restore in tests/test_journal_export.py):
+    - backup and restore (tests/backup/test_backup.py, the restore in tests/journal/test_export.py):
       a backup BGSAVEs into the data dir's `redis/` and a restore loads files there, both
       through the embedded server of the data dir;
     - the CLI commands that start the data dir's embedded Redis next to an app of the same
-      test (`user delete` in tests/test_hardening_cli.py);
+      test (`user delete` in tests/wiring/test_cli_accounts.py);
     - multiprocess tests handing `redis_client`'s socket on as the external Redis (two
-      tests of tests/test_runtime_multiprocess.py, the kill -9 test in
-      tests/test_hardening_crash.py): that URL names no database, and their pub/sub
+      tests of tests/runtime/test_multiprocess.py, the kill -9 test in
+      tests/runtime/test_kill_multiprocess.py): that URL names no database, and their pub/sub
       channels are server-wide, not per database.
 
     Subprocess apps (tests/procs.py `AppProcess`: the kill -9 tests, the CLI tests) always
@@ -160,7 +160,7 @@ def _session_redis_for_apps(request: pytest.FixtureRequest, monkeypatch: pytest.
     real: set[Path] = set()
 
     class SessionDatabase:
-        """Stands in for `EmbeddedRedis` in `app.server`: start and stop touch no process."""
+        """Stands in for `EmbeddedRedis` in `app.wiring.server`: start and stop touch no process."""
 
         def __init__(self, directory: Path, appendfsync: str = "always", **_: object) -> None:
             self.directory = directory

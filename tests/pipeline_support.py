@@ -19,15 +19,15 @@ from typing import Any
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from app.api.app_keys import REDIS, RUNTIME
+from app.characters.book import CharacterBook
+from app.core.settings import Settings
 from app.llm import Gateway
 from app.memory import keys
-from app.pipeline.characters import CharacterBook
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.prompts import PromptLibrary
-from app.server import create_app
-from app.settings import Settings
 from app.storage.database import Database
-from app.typedefs import REDIS, RUNTIME
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 
 WAIT = 20.0  # seconds a test waits for something the server will send (never a speed claim)

@@ -1,5 +1,5 @@
 """Scoring the privacy detectors against an annotated set (`tests/data/privacy_cases.jsonl`),
-used by `tests/test_privacy_eval.py` and `bench/privacy.py`.
+used by `tests/llm/privacy/test_eval.py` and `bench/privacy.py`.
 
 A line: `{"id", "lang", "people": [{"name", "aliases"}], "text", "spans": [{"start", "end",
 "value", "kind"}], "lookalikes": [{"start", "end", "value", "family"}]}`. A span is found
@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from app.llm.privacy import NameIndex, detect
+from tests import DATA
 
-CASES = Path(__file__).parent / "data" / "privacy_cases.jsonl"
+CASES = DATA / "privacy_cases.jsonl"
 
 
 @dataclass

@@ -13,13 +13,13 @@ from typing import Any
 
 from aiohttp import web
 
+from app.api.app_keys import CHARACTERS, PIPELINES, REDIS
+from app.characters.catalog import Character, CharacterCatalog
+from app.core.settings import Settings
 from app.memory import keys
-from app.pipeline.catalog import Character, CharacterCatalog
-from app.runtime.minimal import minimal_pipelines
 from app.pipeline.vocabulary import Pipelines
-from app.server import create_app
-from app.settings import Settings
-from app.typedefs import CHARACTERS, PIPELINES, REDIS
+from app.runtime.minimal import minimal_pipelines
+from app.wiring.server import create_app
 from tests.conftest import TOKEN
 
 CATALOG = CharacterCatalog([Character(id="nova", name="Nova"), Character(id="luna", name="Luna")])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from app.settings import SETTINGS
+from app.core.settings import SETTINGS
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 

@@ -18,12 +18,14 @@ ROOT = Path(__file__).resolve().parents[1]
 # allowed (the summary in memory calls the model gateway), so there is no package cycle.
 # The journal (with the writing profile) sits below the pipeline, whose interaction hint reads
 # the profile; backup sits beside the pipeline and reads the journal's tables to export them.
-RANK = {"storage": 1, "llm": 2, "memory": 2, "journal": 3, "pipeline": 4, "backup": 4,
-        "runtime": 5, "api": 6}
+RANK = {"core": 0, "storage": 1, "llm": 2, "memory": 2, "journal": 3, "characters": 3,
+        "pipeline": 4, "impulses": 4, "backup": 4, "pixie": 5, "runtime": 5, "auth": 5,
+        "api": 6, "wiring": 7}
 SIBLING_USES = {("memory", "llm")}
-# The wiring above every layer: only `app.server` (and the entry points around it) builds
+# The wiring above every layer: only `app.wiring.server` (and the entry points around it) builds
 # and connects services.
-WIRING = ("app.server", "app.purposes", "app.cli", "app.__main__")
+WIRING = ("app.wiring", "app.wiring.server", "app.wiring.purposes", "app.wiring.cli",
+          "app.__main__")
 
 PROBE = """
 import importlib, json, pkgutil, sys
@@ -51,27 +53,28 @@ def test_a_layer_imports_no_higher_one(layer: str) -> None:
     above = [m for m in loaded
              if (other := layer_of(m)) is not None and other != layer
              and RANK[other] >= RANK[layer] and (layer, other) not in SIBLING_USES]
-    wiring = [m for m in loaded if m in WIRING]
+    wiring = [m for m in loaded if m in WIRING and layer != "wiring"]
     assert not above, f"app.{layer} loads higher or sibling layers: {above}"
     assert not wiring, f"app.{layer} loads the wiring: {wiring}"
 
 
-# The app object's keys (`app.typedefs`) are read by the wiring and the API only: the layers
+# The app object's keys (`app.api.app_keys`) are read by the wiring and the API only: the layers
 # below get what they use handed in.
-@pytest.mark.parametrize("layer", sorted((name for name in RANK if name != "api"),
+@pytest.mark.parametrize("layer", sorted((name for name in RANK if RANK[name] < RANK["api"]),
                                          key=RANK.__getitem__))
 def test_no_layer_below_the_api_reads_the_app_keys(layer: str) -> None:
-    assert "app.typedefs" not in loaded_by(layer)
+    assert "app.api.app_keys" not in loaded_by(layer)
 
 
 def test_the_app_keys_import_no_layer() -> None:
-    probe = "import json, sys, app.typedefs; " \
+    probe = "import json, sys, app.api.app_keys; " \
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('app.'))))"
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=60, check=True)
     loaded = json.loads(done.stdout)
-    assert "app.settings" in loaded
-    assert [m for m in loaded if layer_of(m) is not None or m in WIRING] == []
+    assert "app.core.settings" in loaded
+    assert [m for m in loaded if layer_of(m) not in (None, "core", "api") or m in WIRING] == []
+    assert [m for m in loaded if m.startswith("app.api.") and m != "app.api.app_keys"] == []
 
 
 _REACHES_THE_WIRING = re.compile(
@@ -100,7 +103,7 @@ def test_statemachine_imports_nothing_of_app() -> None:
 
 
 def test_importing_the_product_registers_nothing() -> None:
-    """Offline answers are registered by the wiring (`app.purposes`), never as a side effect
+    """Offline answers are registered by the wiring (`app.wiring.purposes`), never as a side effect
     of importing the module that defines them."""
     probe = """
 import importlib, json, pkgutil
@@ -109,7 +112,7 @@ for info in pkgutil.walk_packages(app.__path__, "app."):
     if info.name != "app.__main__":
         importlib.import_module(info.name)
 from app.llm.offline import handlers
-from app.purposes import OFFLINE_ANSWERS, register_offline_answers
+from app.wiring.purposes import OFFLINE_ANSWERS, register_offline_answers
 expected = {}
 for table in OFFLINE_ANSWERS:
     expected.update(table)  # a later table wins, as in the registration

@@ -10,14 +10,19 @@ from __future__ import annotations
 import datetime as dt
 import logging
 
+from app.api.app_keys import DB, REDIS, RUNTIME, SETTINGS
 from app.memory import keys
-from app.memory.session import SessionMemory
 from app.memory.lists import ListStore
 from app.memory.message_log import MessageLog
+from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
-from app.typedefs import DB, REDIS, RUNTIME, SETTINGS
 from tests.pipeline_support import (
-    fake_app, hold_pair, last_user_message, open_chat, purposes, system_message,
+    fake_app,
+    hold_pair,
+    last_user_message,
+    open_chat,
+    purposes,
+    system_message,
 )
 
 PATH1 = ["state", "perception", "enricher", "ei_calc", "salience", "dispatcher"]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 import redis as sync_redis
 
-from app.server import create_app
-from app.settings import defaults
-from app.typedefs import REDIS, REDIS_INFO
+from app.api.app_keys import REDIS, REDIS_INFO
+from app.core.settings import defaults
+from app.wiring.server import create_app
 from tests.conftest import SESSION_DATABASES, TOKEN, SessionRedis
 
 

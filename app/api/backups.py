@@ -18,14 +18,14 @@ import json
 
 from aiohttp import web
 
+from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
+from app.api.errors import ApiError
 from app.api.llm import require_admin
-from app.auth import USER_ID
+from app.api.middleware import USER_ID
 from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
-from app.clock import zone_named
-from app.errors import ApiError
-from app.typedefs import BACKUPS, CHARACTERS, DB, SETTINGS
+from app.core.clock import zone_named
 
 EXPORT_FORMATS = ("md", "json")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import CHARACTERS, REDIS, RUNTIME, SETTINGS
 from app.api.messages import known_character
-from app.auth import USER_ID
+from app.api.middleware import USER_ID
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
-from app.typedefs import CHARACTERS, REDIS, RUNTIME, SETTINGS
 
 _ENCODER = msgspec.json.Encoder()
 

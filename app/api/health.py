@@ -3,7 +3,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from app import __version__
-from app.typedefs import GATEWAY, REDIS_INFO
+from app.api.app_keys import GATEWAY, REDIS_INFO
 
 
 async def get_health(request: web.Request) -> web.Response:

@@ -11,10 +11,10 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.errors import ApiError, Handler
+from app.api.middleware import USER_ID
 from app.api.profile import GovernanceIn, TextIn, facet_name, profile_text, service
 from app.api.validation import add_store_routes, read_json
-from app.auth import USER_ID
-from app.errors import ApiError, Handler
 from app.journal.profile import interaction
 from app.storage.errors import Missing
 

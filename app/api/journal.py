@@ -13,14 +13,14 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import DB, JOURNAL, SETTINGS
+from app.api.errors import ApiError, Handler
+from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
-from app.auth import USER_ID
-from app.clock import calendar_date, zone_named
-from app.errors import ApiError, Handler
+from app.core.clock import calendar_date, zone_named
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.store import ImportedMessage, JournalStore
-from app.typedefs import DB, JOURNAL, SETTINGS
 
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 

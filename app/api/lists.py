@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from app.api.app_keys import REDIS
 from app.api.messages import known_character
-from app.auth import USER_ID
+from app.api.middleware import USER_ID
 from app.memory.lists import ListStore
-from app.typedefs import REDIS
 
 
 async def get_lists(request: web.Request) -> web.Response:

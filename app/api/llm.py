@@ -22,10 +22,11 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import GATEWAY
+from app.api.errors import ApiError
+from app.api.middleware import USER_ID
 from app.api.validation import read_json
-from app.auth import LOCAL_USER, USER_ID
-from app.errors import ApiError
-from app.typedefs import GATEWAY
+from app.auth.accounts import LOCAL_USER
 
 
 class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):

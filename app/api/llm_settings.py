@@ -30,18 +30,18 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import GATEWAY, SETTINGS
+from app.api.errors import ApiError
 from app.api.llm import check_model_url, require_admin
 from app.api.validation import read_json
-from app.errors import ApiError
-from app.log import fields
-from app.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, SettingsError
-from app.typedefs import GATEWAY, SETTINGS
+from app.core.log import fields
+from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, SettingsError
 
 log = logging.getLogger(__name__)
 
 UNSET: Any = msgspec.UNSET
 SECRET_FILE_MODE = 0o600
-# Sources that beat config.toml at the next start (see app.settings.load_settings).
+# Sources that beat config.toml at the next start (see app.core.settings.load_settings).
 _FIXED_SOURCES = ("flag", "env ")
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import AUTH, HUB, SETTINGS
+from app.api.errors import ApiError
+from app.api.middleware import SESSION_COOKIE, USER_ID
 from app.api.validation import read_json
-from app.auth import SESSION_COOKIE, SESSION_TTL_SECONDS, USER_ID
-from app.errors import ApiError
-from app.typedefs import AUTH, HUB, SETTINGS
+from app.auth.credentials import SESSION_TTL_SECONDS, LoginBackoff
 
 
 class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -24,7 +25,11 @@ def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
 async def post_login(request: web.Request) -> web.Response:
     body = await read_json(request, LoginBody)
     auth = request.app[AUTH]
-    user_id = await auth.login(body.name, body.password, request.remote or "-")
+    try:
+        user_id = await auth.login(body.name, body.password, request.remote or "-")
+    except LoginBackoff as exc:
+        raise ApiError(429, "login_backoff", str(exc),
+                       headers={"Retry-After": str(exc.retry_after)}) from None
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})

@@ -18,13 +18,13 @@ import re
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import DB, REDIS, SETTINGS
+from app.api.errors import ApiError
 from app.api.messages import known_character
+from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.auth import USER_ID
-from app.errors import ApiError
 from app.memory.long_term import LongTermMemory
 from app.memory.pixie_queue import PixieQueue
-from app.typedefs import DB, REDIS, SETTINGS
 
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 _TRUE = {"1", "true", "yes"}

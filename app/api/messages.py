@@ -6,12 +6,12 @@ import logging
 
 from aiohttp import web
 
+from app.api.app_keys import CHARACTERS, GATEWAY, RUNTIME, SETTINGS
+from app.api.errors import ApiError
+from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.auth import USER_ID
-from app.errors import ApiError
-from app.log import fields
+from app.core.log import fields
 from app.runtime.wire import MessageIn
-from app.typedefs import CHARACTERS, GATEWAY, RUNTIME, SETTINGS
 
 log = logging.getLogger(__name__)
 

@@ -1,19 +1,40 @@
-"""The static UI: `/` (index), `/login`, `/static/…`, and the desktop start-token exchange."""
+"""The static UI: `/` (index), `/login`, `/static/…`, and the desktop start-token exchange.
+
+`web_root` finds the UI folder `web/` in a source tree, an installed wheel or the one-file
+binary — never relative to the working directory, and never a place we write to: a frozen
+binary's bundle (`sys._MEIPASS`) is read-only for us; user files go to the data dir. Data
+files inside our packages (prompt templates, built-in characters) are read with
+`importlib.resources` where they are used (`app.core.prompt_templates`, `app.characters.book`).
+"""
 
 from __future__ import annotations
 
+import importlib.util
+import logging
+import sys
+from pathlib import Path
+
 from aiohttp import web
 
-import logging
-
+from app.api.app_keys import AUTH, SETTINGS
+from app.api.errors import ApiError
 from app.api.login import set_session_cookie
-from app.auth import LOCAL_USER, USER_ID
-from app.errors import ApiError
-from app.log import fields
-from app.resources import web_root
-from app.typedefs import AUTH, SETTINGS
+from app.api.middleware import USER_ID
+from app.auth.accounts import LOCAL_USER
+from app.core.log import fields
 
 log = logging.getLogger(__name__)
+
+
+def web_root() -> Path:
+    """The static UI folder `web/`."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        return Path(bundle) / "web"
+    spec = importlib.util.find_spec("web")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the web/ folder is missing from this installation")
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 async def get_index(request: web.Request) -> web.StreamResponse:

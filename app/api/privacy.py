@@ -15,12 +15,12 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import GATEWAY, PRIVACY, SETTINGS
+from app.api.errors import ApiError
+from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.auth import USER_ID
-from app.errors import ApiError
 from app.llm.privacy import Masker, Person
 from app.llm.privacy.rules import HONORIFICS
-from app.typedefs import GATEWAY, PRIVACY, SETTINGS
 
 MAX_PEOPLE = 500
 MAX_ALIASES = 20

@@ -11,16 +11,16 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import DB, GATEWAY, SETTINGS
+from app.api.errors import ApiError, Handler
+from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
-from app.auth import USER_ID
-from app.errors import ApiError, Handler
 from app.journal.profile import model, portability, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
 from app.journal.stages import DEFAULT_BRIEF
 from app.llm.errors import ModelError
-from app.typedefs import DB, GATEWAY, SETTINGS
 
 MAX_KEY_CHARS = model.MAX_KEY_CHARS
 

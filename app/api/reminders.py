@@ -1,5 +1,5 @@
 """`GET/POST /api/characters/{cid}/reminders` (SPEC §9): a pair's reminders; a due reminder
-enters as the character's own impulse (the reminder clock, `app.pipeline.impulses`)."""
+enters as the character's own impulse (the reminder clock, `app.impulses.clock`)."""
 
 from __future__ import annotations
 
@@ -11,15 +11,22 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
+from app.api.errors import ApiError
 from app.api.messages import known_character
+from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.auth import USER_ID
-from app.clock import local_moment, zone_named
-from app.errors import ApiError
-from app.log import fields
-from app.memory.reminders import DueTimeError, Reminder, ReminderStore, parse_due
-from app.reminder_limits import DueTimeRefused, TooManyReminders, check_due_at
-from app.typedefs import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
+from app.core.clock import local_moment, zone_named
+from app.core.log import fields
+from app.memory.reminders import (
+    DueTimeError,
+    DueTimeRefused,
+    Reminder,
+    ReminderStore,
+    TooManyReminders,
+    check_due_at,
+    parse_due,
+)
 
 log = logging.getLogger(__name__)
 

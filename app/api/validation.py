@@ -10,8 +10,8 @@ from typing import TypeVar
 import msgspec
 from aiohttp import web
 
-from app.errors import ApiError, Handler
-from app.log import fields
+from app.api.errors import ApiError, Handler
+from app.core.log import fields
 from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")

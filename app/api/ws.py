@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from aiohttp import WSMsgType, web
 
-from app.auth import SESSION_ID, USER_ID
-from app.typedefs import HUB, RUNTIME, SETTINGS
+from app.api.app_keys import HUB, RUNTIME, SETTINGS
+from app.api.middleware import SESSION_ID, USER_ID
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:

@@ -17,9 +17,9 @@ import redis
 
 from app.backup import redis_snapshot
 from app.backup.archive import BackupError
-from app.datadir import REDIS_DIR, DataDirInUse, DataDirLock
-from app.redis_server import EmbeddedRedis
-from app.settings import Settings
+from app.core.settings import Settings
+from app.storage.datadir import REDIS_DIR, DataDirInUse, DataDirLock
+from app.storage.embedded_redis import EmbeddedRedis
 
 
 def redis_dir(data_path: Path) -> Path:

@@ -36,9 +36,9 @@ import redis
 
 from app import __version__
 from app.backup import redis_snapshot
-from app.clock import local_moment
-from app.datadir import DATABASE_FILE as LIVE_DATABASE
 from app.backup.database import copy_database, count_contents
+from app.core.clock import local_moment
+from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"

@@ -20,9 +20,15 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, Moment, day_range, document_head, owner_filter,
+    ExportError,
+    ExportQuery,
+    ImportResult,
+    Moment,
+    day_range,
+    document_head,
+    owner_filter,
 )
-from app.clock import local_moment
+from app.core.clock import local_moment
 
 KIND = "novaberg.chat"
 

@@ -17,14 +17,19 @@ from typing import Any
 
 from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
-    BACKUPS_DIR, BackupError, BackupInvalid, create_backup, database_path, prune,
+    BACKUPS_DIR,
+    BackupError,
+    BackupInvalid,
+    create_backup,
+    database_path,
+    prune,
 )
 from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
-from app.clock import zone_named
-from app.datadir import DataDirInUse
-from app.settings import Settings
+from app.core.clock import zone_named
+from app.core.settings import Settings
+from app.storage.datadir import DataDirInUse
 
 BACKUP_COMMANDS = ("backup", "restore", "export", "import")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2

@@ -20,7 +20,13 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, Moment, day_range, document_head, document_kind,
+    ExportError,
+    ExportQuery,
+    ImportResult,
+    Moment,
+    day_range,
+    document_head,
+    document_kind,
 )
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 

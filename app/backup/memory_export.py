@@ -24,9 +24,14 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError, ExportQuery, ImportResult, Moment, document_head, owner_filter,
+    ExportError,
+    ExportQuery,
+    ImportResult,
+    Moment,
+    document_head,
+    owner_filter,
 )
-from app.clock import calendar_date
+from app.core.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
 
 KIND = "novaberg.memories"

@@ -45,7 +45,7 @@ import redis
 from app.memory import keys
 
 BATCH = 500
-RDB_FILE = "dump.rdb"  # the embedded server's --dbfilename (app.redis_server)
+RDB_FILE = "dump.rdb"  # the embedded server's --dbfilename (app.storage.embedded_redis)
 SAVE_TIMEOUT_SECONDS = 120.0
 LOAD_BATCH = 1000
 
@@ -211,7 +211,7 @@ def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
     commands are not held up), and a private server started on that file is read at leisure.
     Reading the live server batch by batch could tear what belongs together (a turn record
     from after, its event queue from before a step), and a restore would carry that on."""
-    from app.redis_server import EmbeddedRedis  # the backup reads with the same binary
+    from app.storage.embedded_redis import EmbeddedRedis  # the backup reads with the same binary
 
     saved = directory / RDB_FILE
     saved.unlink(missing_ok=True)  # the save is done when the file is there (renamed at the end)

@@ -30,12 +30,21 @@ from typing import Any
 from app.backup import redis_snapshot
 from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
-    DATA_FILES, DATABASE_FILE, REDIS_FILE, Backup, BackupError, BackupInvalid, database_counts,
-    database_path, utc_stamp, verify, write_manifest,
+    DATA_FILES,
+    DATABASE_FILE,
+    REDIS_FILE,
+    Backup,
+    BackupError,
+    BackupInvalid,
+    database_counts,
+    database_path,
+    utc_stamp,
+    verify,
+    write_manifest,
 )
 from app.backup.database import carry_accounts, count_contents
-from app.datadir import DataDirInUse
-from app.settings import Settings
+from app.core.settings import Settings
+from app.storage.datadir import DataDirInUse
 
 SAFETY_PREFIX = "restore-safety-"
 COUNT_NAMES = ("users", "days", "entries", "messages")

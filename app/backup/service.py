@@ -5,7 +5,7 @@ connection of its own (the app's asyncio client stays free) and the SQLite backu
 releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
 `daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
 start and then hourly it looks whether the data dir has a backup from today (the user's
-calendar day) and takes one if not. The wiring (`app.server.backup_ctx`) runs the loop with
+calendar day) and takes one if not. The wiring (`app.wiring.server.backup_ctx`) runs the loop with
 the app.
 """
 
@@ -16,15 +16,21 @@ import logging
 import threading
 import time
 
-from app import log as logctx
 from app.backup import redis_snapshot
 from app.backup.access import redis_dir
 from app.backup.archive import (
-    BACKUPS_DIR, Backup, BackupError, create_backup, list_backups, made_on, prune,
+    BACKUPS_DIR,
+    Backup,
+    BackupError,
+    create_backup,
+    list_backups,
+    made_on,
+    prune,
 )
-from app.clock import local_moment, zone_named
-from app.redis_server import EmbeddedRedis
-from app.settings import Settings
+from app.core import log as logctx
+from app.core.clock import local_moment, zone_named
+from app.core.settings import Settings
+from app.storage.embedded_redis import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 

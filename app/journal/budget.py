@@ -13,11 +13,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.llm import budget as budgeting
 from app.llm.errors import ModelError
 from app.llm.types import Message
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,9 @@ from typing import Any
 
 import msgspec
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.background import cancel_and_wait
+from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import build_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
@@ -30,8 +32,6 @@ from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.tasks import cancel_and_wait
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@ through the database's one writer (`Database.execute_write_fn`), each a single t
 
 A user's journal lives in their space (one per user, made on the first write). A journal day
 is `(space_id, calendar_date)`; the calendar date is the user's, as the message log recorded
-it (`messages.calendar_date`, `app.clock`). Chat conversations are read from the message log
+it (`messages.calendar_date`, `app.core.clock`). Chat conversations are read from the message log
 (one per character per day) and never copied; imported conversations are stored here.
 Nothing is updated in place but pointers and marks: a new draft supersedes the current one,
 an edit or restore appends a version, a delete sets `deleted_at`; only a purge from the trash
@@ -21,8 +21,17 @@ from typing import Any
 
 from app.journal.day import Conversation, DayMessage, Source
 from app.journal.rows import (
-    ENTRY_OF_USER, append_version, draft_dict, draft_refs, ensure_day, entry_dict, entry_row,
-    job_dict, new_id, require_live, version_refs,
+    ENTRY_OF_USER,
+    append_version,
+    draft_dict,
+    draft_refs,
+    ensure_day,
+    entry_dict,
+    entry_row,
+    job_dict,
+    new_id,
+    require_live,
+    version_refs,
 )
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing

@@ -18,7 +18,11 @@ from typing import Any
 from app.journal import times
 from app.journal.day import Source
 from app.journal.schema import (
-    CLAIM_FIELDS, ITEM_FIELDS, SOURCED_FIELDS, SOURCED_ITEM_FIELDS, TOP_FIELDS,
+    CLAIM_FIELDS,
+    ITEM_FIELDS,
+    SOURCED_FIELDS,
+    SOURCED_ITEM_FIELDS,
+    TOP_FIELDS,
 )
 
 # In the order SPEC §8 lists them; `validate` reports codes in this order.

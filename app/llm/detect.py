@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 import aiohttp
 import msgspec
 
-from app import log as logctx
-from app.settings import Settings
+from app.core import log as logctx
+from app.core.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -45,7 +45,8 @@ from typing import Any
 import aiohttp
 import msgspec
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.llm import detect
 from app.llm.detect import is_local
 from app.llm.errors import ModelError
@@ -58,7 +59,6 @@ from app.llm.schema import json_schema
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
 from app.llm.window import ContextWindows
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

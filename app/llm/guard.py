@@ -18,17 +18,16 @@ from collections.abc import Sequence
 import aiohttp
 import msgspec
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.llm.detect import is_local
 from app.llm.errors import ModelError
-from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats
-from app.llm.privacy import local_model
+from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats, local_model
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.schema import decode
 from app.llm.trace import Trace
 from app.llm.types import Call, Message
 from app.llm.window import check_fits
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

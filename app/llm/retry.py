@@ -19,7 +19,8 @@ from typing import TypeVar
 
 import msgspec
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.llm.errors import ModelError
 from app.llm.privacy import StreamUnmasker
 from app.llm.providers import Provider
@@ -27,7 +28,6 @@ from app.llm.schema import decode
 from app.llm.trace import Trace
 from app.llm.types import Call, Reply
 from app.llm.window import check_fits
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@
   (or the smallest allowed), empty strings, None where allowed. `fill(Struct, values)` puts
   known field values over it; the offline provider builds every answer that way.
 
-Which struct each purpose of the product sends is listed by the wiring (`app.purposes`).
+Which struct each purpose of the product sends is listed by the wiring (`app.wiring.purposes`).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from app import log as logctx
+from app.core import log as logctx
 from app.llm.budget import Budget, estimate_tokens
 from app.llm.errors import ModelError
 from app.llm.types import Message, Usage

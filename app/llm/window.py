@@ -16,13 +16,13 @@ import logging
 import time
 from collections.abc import Sequence
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.llm import budget as budgeting
 from app.llm.errors import ModelError
 from app.llm.providers import Provider
 from app.llm.trace import Trace
 from app.llm.types import Call, Message
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

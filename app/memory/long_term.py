@@ -28,10 +28,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from app.clock import calendar_date
-from app.log import fields
+from app.core.clock import calendar_date
+from app.core.log import fields
 from app.memory.recall import (
-    CANDIDATE_POOL, TERM_POOL, lookup_terms, match_query, pair_range, ranked_ids,
+    CANDIDATE_POOL,
+    TERM_POOL,
+    lookup_terms,
+    match_query,
+    pair_range,
+    ranked_ids,
 )
 from app.memory.words import query_terms
 from app.storage.database import Database

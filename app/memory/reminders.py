@@ -13,7 +13,13 @@ never lost — at worst, after a crash, it is delivered twice.
 `parse_due` is the one reader of a due time (the API's `due_at`, the reminders agent's
 model output): ISO 8601 with an offset, or without one as the user's local time (setting
 `timezone`), or epoch seconds. Whether the time is sensible (not past, not absurdly far) is
-the caller's check, not the parser's.
+the caller's check (`check_due_at`), not the parser's.
+
+`check_due_at` is the one check of what a reminder may be, made where due times enter (the
+API and the reminders agent) on an already-parsed epoch time: not a finite number, more than
+`PAST_GRACE_SECONDS` in the past, or further ahead than `reminder_max_days_ahead` is refused,
+and nothing is written — a stored year 9999 once made the pair's reminder list fail for ever.
+The per-pair cap (`max_reminders_per_pair`) is kept by the store in the same step that adds.
 
 The reminders agent does not write: it returns a `ReminderToAdd`, which the dispatcher
 stores with the turn (`add_write`, one part of the turn's commit, `app.memory.commit`).
@@ -31,12 +37,38 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.clock import attach_zone
+from app.core.clock import attach_zone
 from app.memory import keys
 from app.memory.commit import Blind, Write
-from app.reminder_limits import TooManyReminders
 
 Status = Literal["pending", "claimed", "fired"]
+
+PAST_GRACE_SECONDS = 60  # "now" said a moment ago is not the past
+DAY = 24 * 3600
+
+Problem = Literal["not_a_time", "past", "too_far"]
+
+
+class DueTimeRefused(ValueError):
+    def __init__(self, problem: Problem, message: str) -> None:
+        super().__init__(message)
+        self.problem = problem
+
+
+class TooManyReminders(Exception):
+    """The pair already has `max_reminders_per_pair` pending reminders."""
+
+
+def check_due_at(due_at: float, now: float, max_days_ahead: int) -> None:
+    """Raise `DueTimeRefused` unless `due_at` lies in [now − 1 min, now + max_days_ahead]."""
+    if not math.isfinite(due_at):
+        raise DueTimeRefused("not_a_time", f"due_at {due_at!r} is not a time")
+    if due_at < now - PAST_GRACE_SECONDS:
+        raise DueTimeRefused("past", "due_at lies in the past (more than "
+                             f"{PAST_GRACE_SECONDS} s before now)")
+    if due_at > now + max_days_ahead * DAY:
+        raise DueTimeRefused("too_far", f"due_at lies more than {max_days_ahead} days ahead "
+                             "(setting reminder_max_days_ahead)")
 
 # KEYS: due, claimed, pair hash · ARGV: member, reminder id, now → reminder JSON or nil
 _CLAIM = """
@@ -100,7 +132,7 @@ class DueTimeError(ValueError):
 
 def parse_due(value: str | float, *, zone: dt.tzinfo | None) -> float:
     """Epoch seconds of a due time: ISO 8601 with an offset (or `Z`), ISO 8601 without one
-    read as wall-clock time in `zone` (the user's, `app.clock.zone_named`; None: the
+    read as wall-clock time in `zone` (the user's, `app.core.clock.zone_named`; None: the
     machine's), or epoch seconds. Raises `DueTimeError`."""
     if isinstance(value, bool):
         raise DueTimeError(f"due time {value!r} is not a time")

@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.i18n import language_of
-from app.log import fields
+from app.core.i18n import language_of
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory.turns import OCCASION_IMPULSE, OCCASION_UNKNOWN, ROLE_USER, Turn
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

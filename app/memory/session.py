@@ -29,14 +29,19 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.log import fields
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory import keys
 from app.memory.commit import Blind, Write
 from app.memory.summary import Summarizer, SummaryGateway
 from app.memory.turns import (
-    ROLE_USER, Turn, TurnDecodeError, decode_stored, decode_turn, encode_turn,
+    ROLE_USER,
+    Turn,
+    TurnDecodeError,
+    decode_stored,
+    decode_turn,
+    encode_turn,
 )
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

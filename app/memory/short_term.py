@@ -18,10 +18,10 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.log import fields
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory import keys
 from app.memory.commit import Blind, Write
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

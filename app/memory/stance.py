@@ -35,8 +35,8 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.emotion import STORED_NAMES
-from app.log import fields
+from app.core.emotion import STORED_NAMES
+from app.core.log import fields
 from app.memory import keys
 from app.memory.commit import Blind, Write
 from app.memory.state import CharacterState

@@ -33,8 +33,8 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.emotion import LABELS, Emotion
-from app.log import fields
+from app.core.emotion import LABELS, Emotion
+from app.core.log import fields
 from app.memory import keys
 from app.memory.commit import Blind, Write
 

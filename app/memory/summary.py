@@ -27,14 +27,14 @@ from typing import Any, Protocol
 
 import redis.asyncio as aioredis
 
+from app.core.log import fields
+from app.core.prompt_templates import read_template
+from app.core.settings import Settings
 from app.llm.errors import ModelError
-from app.log import fields
 from app.memory import keys
 from app.memory.commit import DELETE_IF_OWNER
 from app.memory.render import labels_for, render_history
 from app.memory.turns import Turn, decode_stored
-from app.settings import Settings
-from app.templates import read_template
 
 log = logging.getLogger(__name__)
 

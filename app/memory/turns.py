@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.emotion import EI_FIELDS, Emotion, ListedEmotion
-from app.emotion import STORED_NAMES as EI_STORED_NAMES
+from app.core.emotion import EI_FIELDS, Emotion, ListedEmotion
+from app.core.emotion import STORED_NAMES as EI_STORED_NAMES
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ OCCASION_OF_ORIGIN: dict[str, Occasion] = {"reply": OCCASION_REPLY,
 ORIGIN_OF_OCCASION: dict[str, str] = {occasion: origin
                                       for origin, occasion in OCCASION_OF_ORIGIN.items()}
 # English attribute → the seeds' German name on the wire; the EI dimensions' from the one
-# table in `app.emotion`.
+# table in `app.core.emotion`.
 STORED_NAMES: dict[str, str] = {
     **EI_STORED_NAMES, "role": "rolle", "content": "inhalt", "time": "zeit",
     "occasion": "herkunft", "message_ids": "nachrichten_ids",

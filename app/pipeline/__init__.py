@@ -1,6 +1,7 @@
-"""The character: path 1 and path 2 (SPEC §6, seed 001).
+"""The character's two paths (SPEC §6, seed 001): what it perceives, decides and answers.
+The characters themselves (`app.characters`), the reminder clock (`app.impulses`) and the
+consolidation worker (`app.pixie`) have rooms of their own.
 
-    characters.py   character definitions (TOML): built-in `nova`, more from the data dir
     schemas.py      the structured answers per purpose (neutral minimal instances)
     prompts.py      templates per purpose and language, the frame of titled data blocks
     context.py      Services (app-wide) and NodeContext (per run; `ask` = one model call)
@@ -17,9 +18,7 @@
     tribunal.py     validators over an answer, and the label strip
     dispatcher.py   the one writer: session turn, short-term memory, message log, state,
                     stance (`haltung`, `app.memory.stance`)
-    impulses.py     the reminder clock (and idle reflection): due reminders become impulses
     offline.py      what the offline model answers for these purposes
     offline_rules/  the offline model's rules over the user's words (routing, lists, times)
-    pixie/          the Pixie queue's worker: consolidation into long-term memory
     service.py      PipelineHost: path 1 / path 2 / after-delivery over the app's services
 """

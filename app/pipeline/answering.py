@@ -15,9 +15,9 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from app.i18n import language_of
+from app.core.i18n import language_of
+from app.core.log import fields
 from app.llm.errors import ModelError
-from app.log import fields
 from app.memory.turns import ROLE_USER
 from app.pipeline import tribunal
 from app.pipeline.context import NodeContext

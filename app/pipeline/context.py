@@ -17,16 +17,16 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 
+from app.characters.book import CharacterBook, CharacterDefinition
+from app.core.settings import Settings
 from app.llm.types import Completion
 from app.memory.commit import TurnGuard
 from app.memory.long_term import LongTermMemory
-from app.memory.session import SessionMemory
-from app.pipeline.characters import CharacterBook, CharacterDefinition
-from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
 from app.memory.message_log import MessageLog
 from app.memory.reminders import ReminderStore
+from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
-from app.settings import Settings
+from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
 from app.storage.database import Database
 
 Stage = Callable[[str], Awaitable[None]]

@@ -7,7 +7,7 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   `salience_memory_threshold`);
 - path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
-  Pixie worker, `app.pipeline.pixie`);
+  Pixie worker, `app.pixie`);
 - one row of the durable message log in SQLite (through the database's single writer);
 - path 2 only: the character's state (`nova_state`) and the stance computed from it
   (`haltung`, written every run — marked `gerechnet` = 0 when nothing could be computed),
@@ -31,22 +31,26 @@ import time
 
 import msgspec
 
-from app.clock import calendar_date, zone_named
-from app.log import fields
+from app.core.clock import calendar_date, zone_named
+from app.core.log import fields
 from app.memory.commit import Write, commit
+from app.memory.lists import EditWrite, ListEdit, ListStore
+from app.memory.message_log import LoggedMessage
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance, compute_stance, save_stance_write
 from app.memory.state import CharacterState, save_state_write
 from app.memory.turns import (
-    OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn, emotion_fields,
+    OCCASION_OF_ORIGIN,
+    ROLE_ASSISTANT,
+    ROLE_USER,
+    Turn,
+    emotion_fields,
 )
 from app.pipeline.context import NodeContext
 from app.pipeline.state import AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_payload, retry_payload
-from app.memory.lists import EditWrite, ListEdit, ListStore
-from app.memory.message_log import LoggedMessage
-from app.memory.reminders import ReminderToAdd
-from app.memory.short_term import MemoryEntry
 from app.pipeline.vocabulary import AwaitUser, Continue
 
 log = logging.getLogger(__name__)

@@ -18,11 +18,11 @@ from typing import Any
 
 import msgspec
 
-from app.emotion import EI_FIELDS, Emotion, copy_emotion
-from app.log import fields
+from app.core.emotion import EI_FIELDS, Emotion, copy_emotion
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory.state import CharacterState, empathy_switch, in_unit_range, raise_arousal
 from app.pipeline.schemas import Perception
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from app.log import fields
+from app.core.log import fields
 from app.pipeline.context import NodeContext
 
 log = logging.getLogger(__name__)

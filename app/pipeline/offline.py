@@ -1,6 +1,6 @@
 """What the offline model answers for the pipelines' purposes (SPEC §7 `offline`).
 
-Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.purposes`). Deterministic,
+Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.wiring.purposes`). Deterministic,
 no model: small German and English rules over the
 prompt frame (`app.pipeline.prompts.frame`: titled blocks), so that without any model server
 "Setz Milch auf die Einkaufsliste" puts Milch on the list, "Erinnere mich morgen an den

@@ -18,7 +18,7 @@ modules.
 
 from __future__ import annotations
 
-from app.emotion import Emotion, copy_emotion
+from app.core.emotion import Emotion, copy_emotion
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn

@@ -16,9 +16,9 @@ import logging
 
 import msgspec
 
-from app.i18n import texts
+from app.core.i18n import texts
+from app.core.log import fields
 from app.llm.errors import ModelError
-from app.log import fields
 from app.pipeline.agents import AGENTS
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame

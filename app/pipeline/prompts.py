@@ -24,11 +24,11 @@ from typing import Any
 
 import msgspec
 
-from app.i18n import language_of
+from app.core.i18n import language_of
+from app.core.prompt_templates import read_template
+from app.core.settings import Settings
 from app.llm.types import Message
 from app.pipeline import schemas
-from app.settings import Settings
-from app.templates import read_template
 
 PACKAGE = "app.pipeline"
 
@@ -185,7 +185,7 @@ def read_frame(text: str) -> dict[str, str]:
 
 class PromptLibrary:
     """The templates in use: shipped ones, each replaceable from the data dir
-    (`<data dir>/prompts/<lang>/<purpose>.txt`, read through `app.templates`)."""
+    (`<data dir>/prompts/<lang>/<purpose>.txt`, read through `app.core.prompt_templates`)."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings

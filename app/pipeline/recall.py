@@ -4,7 +4,7 @@ router runs — and shown to the responder and the thinker."""
 
 from __future__ import annotations
 
-from app.clock import zone_named
+from app.core.clock import zone_named
 from app.memory.long_term import Memory, memory_line, within_budget
 from app.pipeline.context import NodeContext
 from app.pipeline.state import Path2State

@@ -6,7 +6,7 @@ retry, no follow-up, answer accepted, nothing remembered. A weak model that says
 leads to a plain reply, never to a spurious action or loop. `msgspec.json.schema` lists a
 Literal's values sorted, and its first value is what a neutral instance takes, so a Literal
 appears only where its neutral value is `"none"` and every other value sorts after it
-(`tests/test_pipeline_schemas.py` holds every schema to this).
+(`tests/pipeline/test_schemas.py` holds every schema to this).
 
 Labels (emotion, mode, …) are free strings: the prompts name the seeds' German vocabulary,
 and an empty string means "not perceived". `arousal` is `None` when not perceived, never a
@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from app.emotion import ListedEmotion
+from app.core.emotion import ListedEmotion
 
 UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 AgentName = Literal["lists", "reminders"]

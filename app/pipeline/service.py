@@ -2,7 +2,7 @@
 path 2 and the after-delivery step over the app's services, and hands the runtime its
 `Pipelines` (`app.pipeline.vocabulary` is the contract).
 
-The wiring (`app.server`) builds the host with the character book when the app is built,
+The wiring (`app.wiring.server`) builds the host with the character book when the app is built,
 connects it to Redis, SQLite and the model gateway once they are up (`connect`), and tells
 it the reminder clock and the Pixie worker once they run (a new reminder wakes the clock, a
 promotion trigger and the memories a prompt used go to the worker).
@@ -12,30 +12,48 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Protocol
 
 import redis.asyncio as aioredis
 
-from app.i18n import FALLBACK_LANGUAGE
+from app.characters.book import CharacterBook, CharacterDefinition
+from app.core.i18n import FALLBACK_LANGUAGE
+from app.core.log import fields
+from app.core.settings import Settings
 from app.journal.profile.service import ProfileService
 from app.llm import Gateway
-from app.log import fields
 from app.memory.state import CharacterState
-from app.pipeline.characters import CharacterBook, CharacterDefinition
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
-from app.pipeline.impulses import ReminderClock
 from app.pipeline.path1 import PATH1, event_payload
 from app.pipeline.path2 import PATH2
-from app.pipeline.pixie.worker import PixieWorker
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.vocabulary import (
-    CharacterRun, Path1Result, Path2Result, PipelineContext, Pipelines, TurnRejected, UserBlock,
+    CharacterRun,
+    Path1Result,
+    Path2Result,
+    PipelineContext,
+    Pipelines,
+    TurnRejected,
+    UserBlock,
 )
-from app.settings import Settings
 from app.storage.database import Database
 
 log = logging.getLogger(__name__)
+
+
+class Wakeable(Protocol):
+    """A background loop a turn may wake (the reminder clock, `app.impulses`)."""
+
+    def wake(self) -> None: ...
+
+
+class MemoryWorker(Wakeable, Protocol):
+    """The consolidation worker (`app.pixie`): woken by a promotion trigger, told which
+    memories a prompt used."""
+
+    def note_used(self, memory_ids: list[str], at: float) -> None: ...
 
 NO_CHARACTER = "no_active_character"
 
@@ -50,8 +68,8 @@ class PipelineHost:
         self.settings = settings
         self.characters = characters
         self.on_path_run: Callable[[GraphRun], None] | None = None
-        self.clock: ReminderClock | None = None
-        self.pixie: PixieWorker | None = None
+        self.clock: Wakeable | None = None
+        self.pixie: MemoryWorker | None = None
         self._services: Services | None = None
         self._gateway: Gateway | None = None
 

@@ -8,15 +8,15 @@ from typing import Any, Literal
 
 import msgspec
 
-from app.emotion import Emotion
+from app.core.emotion import Emotion
+from app.memory.lists import ListEdit
 from app.memory.long_term import Memory
+from app.memory.reminders import ReminderToAdd
+from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
 from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
-from app.memory.lists import ListEdit
-from app.memory.reminders import ReminderToAdd
-from app.memory.short_term import MemoryEntry
 from app.pipeline.vocabulary import ResponseOrigin
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]

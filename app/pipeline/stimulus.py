@@ -24,9 +24,19 @@ from app.memory.state import ThoughtArousalError, validate_thought_arousal
 from app.memory.turns import Turn
 from app.pipeline.state import Stimulus
 from app.pipeline.vocabulary import (
-    OWN_IMPULSE, P_COMMITMENT, P_INTENT, P_REASON, P_RETRY, P_STIMULUS_ORIGIN, P_THOUGHT,
-    P_THOUGHT_AROUSAL, P_USER_PROMPT, RETRY_BY_THINKER, ImpulseWithoutThought,
+    OWN_IMPULSE,
+    P_COMMITMENT,
+    P_INTENT,
+    P_REASON,
+    P_RETRY,
+    P_STIMULUS_ORIGIN,
+    P_THOUGHT,
+    P_THOUGHT_AROUSAL,
+    P_USER_PROMPT,
+    RETRY_BY_THINKER,
+    ImpulseWithoutThought,
 )
+
 
 def read_stimulus(typ: str, payload: dict[str, Any], request_turn: Turn | None) -> Stimulus:
     if payload.get(P_STIMULUS_ORIGIN) == OWN_IMPULSE and typ != "continue":

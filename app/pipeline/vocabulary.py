@@ -44,7 +44,7 @@ was rejected) raises `TurnRejected(reason)`; the turn fails with that reason. An
 exception fails it as `internal_error`.
 
 The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there in one place when
-the app is created (`app.server.install_pipelines`: the product's pipelines).
+the app is created (`app.wiring.server.install_pipelines`: the product's pipelines).
 `app.runtime.minimal` holds a minimal real pair (one model call per turn) that the runtime's
 own tests and benchmarks install instead, to look at the runtime alone.
 """
@@ -58,8 +58,8 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 
+from app.core.settings import Settings
 from app.memory.commit import TurnGuard
-from app.settings import Settings
 
 EventSource = Literal["user", "character"]
 EventType = Literal["message", "continue", "awaiting_user"]

@@ -9,5 +9,5 @@ transitions), `blocks` (cutting the front block), `markers` (the pair lock: the 
 markers), `slots` (the run lock), `hub` (WebSocket fan-out), `keeper` (heartbeat, marker
 refresh, multi-process wake-ups), `recovery`, `ratelimit`, `wire` (stored records and
 WebSocket messages). The interface path 1 and path 2 implement is
-`app.pipeline.vocabulary`. The wiring (`app.server.runtime_ctx`) builds and starts them.
+`app.pipeline.vocabulary`. The wiring (`app.wiring.server.runtime_ctx`) builds and starts them.
 """

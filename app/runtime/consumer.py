@@ -21,8 +21,9 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 
-from app import log as logctx
-from app.log import fields
+from app.core import log as logctx
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory import keys
 from app.pipeline.vocabulary import P_AGENT_CONTEXT, Event
 from app.runtime.blocks import joins_block
@@ -31,7 +32,6 @@ from app.runtime.markers import PairLocks, parse_marker
 from app.runtime.records import Records, TurnRecord
 from app.runtime.turns import TurnRunner
 from app.runtime.wire import AcceptedMessage, decode_accepted, decode_event
-from app.settings import Settings
 from statemachine import FAILED, QUEUED
 
 log = logging.getLogger("app.runtime.runtime")  # one logger name for the runtime's lines

@@ -36,8 +36,17 @@ import redis.asyncio as aioredis
 from app.memory import keys
 from app.memory.state import ThoughtArousalError, validate_thought_arousal
 from app.pipeline.vocabulary import (
-    OWN_IMPULSE, P_AGENT_CONTEXT, P_MESSAGE_IDS, P_STIMULUS_ORIGIN, P_THOUGHT,
-    P_THOUGHT_AROUSAL, P_TRIGGER_TURN_ID, P_TURN_ID, P_USER_PROMPT, Event, ImpulseWithoutThought,
+    OWN_IMPULSE,
+    P_AGENT_CONTEXT,
+    P_MESSAGE_IDS,
+    P_STIMULUS_ORIGIN,
+    P_THOUGHT,
+    P_THOUGHT_AROUSAL,
+    P_TRIGGER_TURN_ID,
+    P_TURN_ID,
+    P_USER_PROMPT,
+    Event,
+    ImpulseWithoutThought,
 )
 from app.runtime.wire import decode_event, encode
 

@@ -27,9 +27,9 @@ import msgspec
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from app.log import fields
+from app.core.background import cancel_and_wait
+from app.core.log import fields
 from app.memory import keys
-from app.tasks import cancel_and_wait
 from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, encode
 
 log = logging.getLogger(__name__)

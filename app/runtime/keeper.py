@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import redis.asyncio as aioredis
 
+from app.core.background import cancel_and_wait
 from app.memory import keys
 from app.runtime.recovery import recover
-from app.tasks import cancel_and_wait
 
 if TYPE_CHECKING:
     from app.runtime.runtime import Runtime

@@ -16,7 +16,7 @@ import logging
 
 import redis.asyncio as aioredis
 
-from app.log import fields
+from app.core.log import fields
 from app.memory import keys
 from app.memory.commit import DELETE_IF_OWNER
 

@@ -27,8 +27,14 @@ from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline.vocabulary import (
-    P_THOUGHT, P_USER_PROMPT, CharacterRun, Path1Result, Path2Result, PipelineContext,
-    Pipelines, UserBlock,
+    P_THOUGHT,
+    P_USER_PROMPT,
+    CharacterRun,
+    Path1Result,
+    Path2Result,
+    PipelineContext,
+    Pipelines,
+    UserBlock,
 )
 
 RESPONDER_TEMPERATURE = 0.7

@@ -24,7 +24,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from app.log import fields
+from app.core.log import fields
 from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue

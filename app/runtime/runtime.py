@@ -30,7 +30,9 @@ from typing import Any
 import msgspec
 import redis.asyncio as aioredis
 
-from app.log import fields
+from app.core.background import cancel_and_wait
+from app.core.log import fields
+from app.core.settings import Settings
 from app.memory import keys
 from app.memory.session import SessionMemory
 from app.pipeline.vocabulary import Pipelines
@@ -41,12 +43,16 @@ from app.runtime.markers import PairLocks
 from app.runtime.ratelimit import RateLimiter
 from app.runtime.records import Records, TurnRecord
 from app.runtime.slots import LocalSlots
-from app.tasks import cancel_and_wait
 from app.runtime.turns import TurnRunner
 from app.runtime.wire import (
-    AcceptedMessage, MessageAccepted, SessionReset, TurnState, WsMessage, decode_accepted, encode,
+    AcceptedMessage,
+    MessageAccepted,
+    SessionReset,
+    TurnState,
+    WsMessage,
+    decode_accepted,
+    encode,
 )
-from app.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -22,14 +22,23 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.log import fields
+from app.core.settings import Settings
 from app.llm.errors import ModelError
-from app.log import fields
 from app.memory import keys
 from app.memory.commit import GuardFailed, TurnGuard
 from app.pipeline.vocabulary import (
-    P_THOUGHT, AwaitUser, CharacterRun, Continue, Event, Path2Result, PipelineContext,
-    Pipelines, TurnRejected, UserBlock,
+    P_THOUGHT,
+    AwaitUser,
+    CharacterRun,
+    Continue,
+    Event,
+    Path2Result,
+    PipelineContext,
+    Pipelines,
+    TurnRejected,
+    UserBlock,
 )
 from app.runtime.events import awaiting_event, continue_event, user_event
 from app.runtime.hub import Hub
@@ -37,9 +46,13 @@ from app.runtime.markers import PairLocks
 from app.runtime.records import Conflict, Records, TurnRecord
 from app.runtime.slots import LocalSlots, SlotTimeout
 from app.runtime.wire import (
-    AcceptedMessage, CharacterResponse, CharacterStage, TurnFailed, TurnState, encode,
+    AcceptedMessage,
+    CharacterResponse,
+    CharacterStage,
+    TurnFailed,
+    TurnState,
+    encode,
 )
-from app.settings import Settings
 from statemachine import DELIVERED, FAILED, PATH2, IllegalTransition, TurnLifecycle
 
 log = logging.getLogger("app.runtime.runtime")  # one logger name for the runtime's lines

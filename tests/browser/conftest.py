@@ -32,7 +32,13 @@ else:
     from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
 
     from tests.browser.helpers import (
-        CHROMIUM, CHROMIUM_ARGS, DESKTOP, TOKEN, Nova, ThreadedFake, wait_connected,
+        CHROMIUM,
+        CHROMIUM_ARGS,
+        DESKTOP,
+        TOKEN,
+        Nova,
+        ThreadedFake,
+        wait_connected,
     )
     from tests.procs import clean_env
 

@@ -104,7 +104,8 @@ class Nova(AppProcess):
 
         import redis
 
-        from app.auth import SESSION_COOKIE, SESSION_TTL_SECONDS
+        from app.api.middleware import SESSION_COOKIE
+        from app.auth.credentials import SESSION_TTL_SECONDS
         from app.memory import keys
 
         session_id = secrets.token_urlsafe(32)

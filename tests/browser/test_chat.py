@@ -7,7 +7,13 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.helpers import (
-    TOKEN, Nova, character_bubbles, failure_notices, screenshot, send, user_bubbles,
+    TOKEN,
+    Nova,
+    character_bubbles,
+    failure_notices,
+    screenshot,
+    send,
+    user_bubbles,
     wait_connected,
 )
 from tests.fakemodel import Fault, Reply

@@ -9,7 +9,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import (
-    PHONE, TOKEN, character_bubbles, screenshot, send, user_bubbles, wait_connected,
+    PHONE,
+    TOKEN,
+    character_bubbles,
+    screenshot,
+    send,
+    user_bubbles,
+    wait_connected,
 )
 from tests.fakemodel import Reply
 

@@ -16,7 +16,7 @@ import pytest
 
 from app.llm import Gateway, ModelError
 from app.llm.schema import json_schema
-from app.purposes import model_schemas
+from app.wiring.purposes import model_schemas
 
 pytestmark = pytest.mark.peer
 

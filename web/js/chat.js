@@ -7,7 +7,7 @@ import { formatTime, labelText, reasonText, t } from "./i18n.js";
 const NEAR_BOTTOM_PX = 120;
 
 // What a stage id means to a person. The ids are the server's table (app/pipeline/stages.py,
-// SPEC §9 `character_stage`); tests/test_stages.py keeps this map in step with it. Path 1 is
+// SPEC §9 `character_stage`); tests/pipeline/test_stages.py keeps this map in step with it. Path 1 is
 // always "perceiving"; an id this map does not know (a newer server) reads as "thinking".
 const STAGE_KEYS = Object.freeze({
   perception: "stage.perceiving",

@@ -17,11 +17,10 @@ import time
 import uuid
 from typing import Any
 
-from app.i18n import texts
+from app.core.i18n import texts
 from app.journal.profile.model import USER_ORIGINS
 
-
-# The product defaults, in order; their wording is in the server's texts (`app.i18n`).
+# The product defaults, in order; their wording is in the server's texts (`app.core.i18n`).
 DEFAULT_KEYS = ("answer_length", "follow_up", "listening")
 
 

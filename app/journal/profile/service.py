@@ -12,16 +12,16 @@ import logging
 import time
 from typing import Any
 
-from app import log as logctx
+from app.core import log as logctx
+from app.core.settings import Settings
 from app.journal.profile import brief as briefs
 from app.journal.profile import corpus, interaction, model, portability
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore
-from app.storage.errors import Conflict, Missing
 from app.journal.stages import DEFAULT_BRIEF
-from app.settings import Settings
 from app.storage.database import Database
+from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
 
 log = logging.getLogger(__name__)

@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields as dataclass_fields
+from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import msgspec
 
-from app.emotion import LABELS, STORED_NAMES
+from app.core.emotion import LABELS, STORED_NAMES
 from app.llm.offline import lexicon as lx
 from app.llm.offline import phrases
 from app.llm.offline import text as tx

@@ -1,10 +1,10 @@
 """What the offline model says: its conversational phrases, per language.
 
 These are the offline model's content, like its lexicon (`lexicon.py`), not server texts
-(`app.i18n`): they stand in for what a real model would write, and a real model writes its
+(`app.core.i18n`): they stand in for what a real model would write, and a real model writes its
 own words instead. Kept with the model so that the offline model can be read, changed and
 replaced whole; the server's own sentences (the agents' reports, the impulse thoughts) are
-said whichever model runs, and live in `app.i18n`.
+said whichever model runs, and live in `app.core.i18n`.
 
 - `REFLECT`: the opening that mirrors the user's emotion (by the lexicon's German label);
 - `PHRASES`: follow-up questions, greeting, goodbye, the crisis answer and the rest of the

@@ -10,7 +10,10 @@ import re
 from collections.abc import Iterator
 
 from app.llm.privacy.rules import (
-    BIRTHDAY_AFTER, BIRTHDAY_AFTER_REACH, BIRTHDAY_REACH, BIRTHDAY_WORDS,
+    BIRTHDAY_AFTER,
+    BIRTHDAY_AFTER_REACH,
+    BIRTHDAY_REACH,
+    BIRTHDAY_WORDS,
 )
 from app.llm.privacy.scan import digit_runs, lowered, positions
 from app.llm.privacy.spans import Span

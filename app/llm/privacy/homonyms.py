@@ -12,12 +12,27 @@ from collections.abc import Container
 from typing import NamedTuple
 
 from app.llm.privacy.rules import (
-    BELL_WORDS, CLAUSE_JOINERS, CLAUSE_VERBS, DETERMINERS, EN_PROGRESSIVE, EN_WORD_BEFORE,
-    FAMILIES, HOMONYMS, IDIOMS, NOT_VERBS, PERSON_AFTER, SPEAKING_AFTER, SPEAKING_AFTER_PAIRS,
+    BELL_WORDS,
+    CLAUSE_JOINERS,
+    CLAUSE_VERBS,
+    DETERMINERS,
+    EN_PROGRESSIVE,
+    EN_WORD_BEFORE,
+    FAMILIES,
+    HOMONYMS,
+    IDIOMS,
+    NOT_VERBS,
+    PERSON_AFTER,
+    SPEAKING_AFTER,
+    SPEAKING_AFTER_PAIRS,
 )
 from app.llm.privacy.scan import lowered
 from app.llm.privacy.words import (
-    HONORIFIC_WORDS, SPACES, dictionary, next_word, previous_words,
+    HONORIFIC_WORDS,
+    SPACES,
+    dictionary,
+    next_word,
+    previous_words,
 )
 
 

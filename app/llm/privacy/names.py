@@ -24,15 +24,35 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from app.llm.privacy.homonyms import is_person
 from app.llm.privacy.rules import (
-    BEI_PERSON_AFTER, BEI_REACH, BELL_WORDS, EN_NAME_JOINERS, EN_NOT_NAMES, EN_PERSON_AFTER,
-    EN_PERSON_AFTER_PAIRS, EN_PERSON_BEFORE, EN_PERSON_BEFORE_PAIRS, EN_PROGRESSIVE,
-    EN_THING_BEFORE_PAIRS, PARTICLES, PERSON_AFTER, TITLES,
+    BEI_PERSON_AFTER,
+    BEI_REACH,
+    BELL_WORDS,
+    EN_NAME_JOINERS,
+    EN_NOT_NAMES,
+    EN_PERSON_AFTER,
+    EN_PERSON_AFTER_PAIRS,
+    EN_PERSON_BEFORE,
+    EN_PERSON_BEFORE_PAIRS,
+    EN_PROGRESSIVE,
+    EN_THING_BEFORE_PAIRS,
+    PARTICLES,
+    PERSON_AFTER,
+    TITLES,
 )
 from app.llm.privacy.scan import lowered, present
 from app.llm.privacy.spans import Span
 from app.llm.privacy.words import (
-    GENITIVES, HONORIFIC_WORDS, NOT_A_NAME, SPACES, capitalised, dictionary, next_word,
-    occurrences, previous_words, word_end, word_start,
+    GENITIVES,
+    HONORIFIC_WORDS,
+    NOT_A_NAME,
+    SPACES,
+    capitalised,
+    dictionary,
+    next_word,
+    occurrences,
+    previous_words,
+    word_end,
+    word_start,
 )
 
 _CONTEXT_ANCHORS = HONORIFIC_WORDS | BELL_WORDS

@@ -18,9 +18,9 @@ from typing import Any, ClassVar
 import aiohttp
 import msgspec
 
+from app.core.settings import Settings
 from app.llm.errors import ModelError
 from app.llm.types import Call, Chunk, Reply
-from app.settings import Settings
 
 PURPOSE_HEADER = "X-Novaberg-Purpose"
 

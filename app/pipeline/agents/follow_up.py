@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 import msgspec
 
-from app.log import fields
+from app.core.log import fields
 from app.pipeline.state import AgentResult, Path2State
 
 log = logging.getLogger(__name__)

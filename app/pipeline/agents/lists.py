@@ -23,16 +23,21 @@ from typing import Any
 
 import msgspec
 
-from app.i18n import texts
-from app.log import fields
+from app.core.i18n import texts
+from app.core.log import fields
+from app.memory.lists import (
+    ListChange,
+    ListEdit,
+    ListStore,
+    NamedList,
+    normalize,
+    preview,
+)
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ListCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.memory.lists import (
-    ListChange, ListEdit, ListStore, NamedList, normalize, preview,
-)
 
 log = logging.getLogger(__name__)
 

@@ -16,18 +16,23 @@ from typing import Any
 
 import msgspec
 
-from app.clock import local_moment, zone_named
-from app.i18n import language_of, texts
-from app.log import fields
+from app.core.clock import local_moment, zone_named
+from app.core.i18n import language_of, texts
+from app.core.log import fields
+from app.memory.reminders import (
+    DueTimeError,
+    DueTimeRefused,
+    Reminder,
+    ReminderToAdd,
+    check_due_at,
+    new_reminder,
+    parse_due,
+)
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ReminderCommand
 from app.pipeline.state import AgentResult, Path2State
-from app.memory.reminders import (
-    DueTimeError, Reminder, ReminderToAdd, new_reminder, parse_due,
-)
-from app.reminder_limits import DueTimeRefused, check_due_at
 
 log = logging.getLogger(__name__)
 

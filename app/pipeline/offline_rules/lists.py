@@ -12,6 +12,7 @@ from app.llm.offline import text as tx
 from app.pipeline.offline_rules.routing import LIST_WORD, ONTO_IT
 from app.pipeline.offline_rules.words import ARTICLE, GAP, STEM, WORD, WORD_START
 
+
 class Phrase(NamedTuple):
     items: str
     target: str

@@ -2,7 +2,7 @@
 
 Every rule runs on user text of up to `max_message_chars` (20 000): quantifiers are bounded,
 and whitespace runs and word-internal matches are entered only at their start, so that each
-rule stays linear in the text (tests/test_offline_rules_linear.py: worst cases).
+rule stays linear in the text (tests/pipeline/test_offline_rules_linear.py: worst cases).
 """
 
 from __future__ import annotations

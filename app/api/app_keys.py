@@ -1,0 +1,64 @@
+"""Typed keys for everything the app object carries (no bare string keys).
+
+A protocol module: it names the types of the services `app.wiring.server` builds and wires, but
+imports none of the layers at run time (only for type checkers). Only the wiring
+(`app.wiring.server`, `app.wiring.cli`) and the API read the keys; the layers below get what they use
+handed in (tests/test_layers.py holds both).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import redis.asyncio as aioredis
+from aiohttp import web
+
+from app.core.settings import Settings
+
+if TYPE_CHECKING:
+    from app.auth.credentials import Auth
+    from app.backup.service import BackupService
+    from app.characters.book import CharacterBook
+    from app.characters.catalog import CharacterCatalog
+    from app.impulses.clock import ReminderClock
+    from app.journal.jobs import JournalJobs
+    from app.llm import Gateway
+    from app.llm.privacy import IdentityRegistry
+    from app.pipeline.service import PipelineHost
+    from app.pipeline.vocabulary import Pipelines
+    from app.pixie.worker import PixieWorker
+    from app.runtime.hub import Hub
+    from app.runtime.runtime import Runtime
+    from app.storage.database import Database
+
+
+@dataclass(frozen=True, slots=True)
+class RedisInfo:
+    version: str
+    embedded: bool
+
+
+SETTINGS = web.AppKey("settings", Settings)
+REDIS = web.AppKey("redis", aioredis.Redis)
+REDIS_INFO = web.AppKey("redis_info", RedisInfo)
+DB: web.AppKey[Database] = web.AppKey("db")
+AUTH: web.AppKey[Auth] = web.AppKey("auth")
+LOCAL_TOKEN = web.AppKey("local_token", str)
+GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
+PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
+# turn runtime (app/runtime)
+PIPELINES: web.AppKey[Pipelines] = web.AppKey("pipelines")
+CHARACTERS: web.AppKey[CharacterCatalog] = web.AppKey("characters")
+HUB: web.AppKey[Hub] = web.AppKey("hub")
+RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
+# the character's pipelines (app/pipeline)
+CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
+REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
+# backup, restore, export (app/backup)
+BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")
+# the journal (app/journal)
+JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
+# long-term memory (app/pixie)
+PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
+PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")

@@ -1,0 +1,93 @@
+"""The HTTP face of `app.auth`: the middleware that refuses a foreign Host or Origin and sets
+the request's user, and the request keys it sets.
+
+Order of the checks: the Host (421 `misdirected_request`), then — for a state-changing
+request or a WebSocket handshake — the Origin (403 `forbidden_origin`), then, except on
+the public paths, who is asking (401 `unauthorized`). The `user_id` of a request always comes
+from here, never from its body.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from app.api.errors import ApiError
+from app.auth.credentials import Auth
+from app.auth.origins import host_allowed, origin_allowed
+
+log = logging.getLogger(__name__)
+
+SESSION_COOKIE = "novaberg_session"
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
+                          "/profile"})
+PUBLIC_PREFIXES = ("/static/",)
+
+USER_ID = web.RequestKey("user_id", str)
+# The login session (cookie) that authenticated the request, when it was one.
+SESSION_ID = web.RequestKey("session_id", str)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def is_public(path: str) -> bool:
+    return path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES)
+
+
+def needs_origin_check(request: web.Request) -> bool:
+    is_ws = request.headers.get("Upgrade", "").lower() == "websocket"
+    return request.method not in SAFE_METHODS or is_ws
+
+
+def local_port(request: web.Request) -> int | None:
+    sockname = request.transport.get_extra_info("sockname") if request.transport else None
+    return sockname[1] if sockname else None
+
+
+async def identify(auth: Auth, request: web.Request) -> str | None:
+    """The user a request's bearer token, session cookie or (WebSocket only) `?token=` names."""
+    header = request.headers.get("Authorization", "")
+    if header:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        return await auth.user_for_token(token.strip())
+    session_id = request.cookies.get(SESSION_COOKIE)
+    if session_id:
+        user = await auth.user_for_session(session_id)
+        if user:
+            request[SESSION_ID] = session_id
+            return user
+    query_token = request.query.get("token")
+    if query_token and request.path == "/api/ws":
+        return await auth.user_for_token(query_token)
+    return None
+
+
+def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable[..., Awaitable[web.StreamResponse]]:
+    @web.middleware
+    async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        auth = get_auth(request)
+        if not host_allowed(request.headers.get("Host"), auth.host, auth.public_origin):
+            log.warning("foreign Host refused", extra={"fields": {
+                "path": request.path, "host": request.headers.get("Host", "")[:200]}})
+            raise ApiError(421, "misdirected_request",
+                           "this server does not answer for that host name")
+        if needs_origin_check(request) and not origin_allowed(
+                request.headers.get("Origin"), local_port(request), auth.host, auth.public_origin):
+            log.warning("foreign origin refused", extra={"fields": {
+                "path": request.path, "origin": request.headers.get("Origin")}})
+            raise ApiError(403, "forbidden_origin", "request from a foreign origin")
+        if is_public(request.path):
+            return await handler(request)
+        user_id = await identify(auth, request)
+        if user_id is None:
+            raise ApiError(401, "unauthorized", "authentication required",
+                           headers={"WWW-Authenticate": "Bearer"})
+        request[USER_ID] = user_id
+        return await handler(request)
+
+    return auth_middleware

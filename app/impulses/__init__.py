@@ -1,0 +1,2 @@
+"""The character's own impulses (SPEC §5): the reminder clock that turns due reminders — and,
+when enabled, quiet pairs — into impulse events."""

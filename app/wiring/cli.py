@@ -1,0 +1,397 @@
+"""The `novaberg` command: start the app (desktop or headless), manage users, or back up,
+restore, export and import (`app.backup.cli`).
+
+Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
+a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
+nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import ipaddress
+import logging
+import signal
+import socket
+import sqlite3
+import sys
+import threading
+import time
+import webbrowser
+from typing import NoReturn
+from urllib.parse import urlsplit, urlunsplit
+
+from aiohttp import web
+
+from app import __version__
+from app.auth.accounts import (
+    add_user_sync,
+    count_users_sync,
+    delete_user_sync,
+    list_tokens_sync,
+    new_token,
+    revoke_token_sync,
+    valid_user_name,
+)
+from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_command
+from app.core import log as logctx
+from app.core.lifetime import follow_bootloader
+from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
+from app.storage.datadir import DataDirError, check_writable
+from app.storage.embedded_redis import RedisStartError
+
+log = logging.getLogger("app.wiring.cli")
+
+EXIT_USAGE = 2
+REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://")
+
+
+class UsageError(Exception):
+    """A problem found before start-up; the CLI prints it and exits with code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="novaberg",
+        description="Novaberg: a local, private AI companion. Starts the server and opens "
+                    "the chat in your browser (desktop mode), or runs headless as a server.",
+        epilog="Every setting can also come from the environment (NOVABERG_<NAME>) or from "
+               "config.toml in the data dir; see README.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"novaberg {__version__}")
+    parser.add_argument("--headless", action="store_true", default=None,
+                        help=SETTINGS_BY_NAME["headless"].help)
+    parser.add_argument("--host", help=SETTINGS_BY_NAME["host"].help)
+    parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
+    parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
+    parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
+    parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
+    parser.add_argument("--no-browser", action="store_true", default=None,
+                        help=SETTINGS_BY_NAME["no_browser"].help)
+    parser.add_argument("--log-level", help=SETTINGS_BY_NAME["log_level"].help)
+    parser.add_argument("--log-format", choices=SETTINGS_BY_NAME["log_format"].choices,
+                        help=SETTINGS_BY_NAME["log_format"].help)
+    # The data options also after the subcommand ("novaberg user add anna --data-dir D");
+    # SUPPRESS: given only before it, the value from before stays.
+    data_options = argparse.ArgumentParser(add_help=False)
+    data_options.add_argument("--data-dir", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["data_dir"].help)
+    data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["redis_url"].help)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    user = commands.add_parser("user", help="manage headless users")
+    user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
+    add = user_commands.add_parser("add", parents=[data_options], help="add a user: asks for a password twice, "
+                                   "prints an API token")
+    add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
+    add.add_argument("--password-stdin", action="store_true",
+                     help="read the password from the first line of stdin")
+    delete = user_commands.add_parser("delete", parents=[data_options], help="delete a user with all their data "
+                                      "(the app must be stopped)")
+    delete.add_argument("name", help="user name")
+    token = commands.add_parser("token", help="list or revoke API tokens")
+    token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
+    listing = token_commands.add_parser("list", parents=[data_options], help="list API tokens: id, user, created")
+    listing.add_argument("name", nargs="?", help="only this user's tokens")
+    revoke = token_commands.add_parser("revoke", parents=[data_options], help="revoke an API token by its id")
+    revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
+    add_backup_commands(commands, parents=[data_options])
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    flags = {name: value for name, value in vars(args).items()
+             if name in SETTINGS_BY_NAME and value is not None}
+    try:
+        settings = load_settings(flags)
+        if args.command == "user" and args.user_command == "delete":
+            return delete_user(settings, args.name)
+        if args.command == "user":
+            return add_user(settings, args.name, args.password_stdin)
+        if args.command == "token":
+            return manage_tokens(settings, args.token_command, getattr(args, "name", None),
+                                 getattr(args, "token_id", None))
+        if args.command in BACKUP_COMMANDS:
+            return run_backup_command(settings, args)
+        return serve(settings)
+    except (SettingsError, UsageError, DataDirError) as exc:
+        print(f"novaberg: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+# --- user add --------------------------------------------------------------------------------
+
+def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+    from app.wiring.server import DATABASE_FILE
+
+    if not valid_user_name(name):
+        raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
+                         "('local' is reserved)")
+    password = _read_password(password_stdin)
+    check_writable(settings.data_path)
+    settings.data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    conn = connect(settings.data_path / DATABASE_FILE)
+    try:
+        apply_migrations(conn)
+        token = add_user_sync(conn, name, password)
+    except sqlite3.IntegrityError:
+        raise UsageError(f"user {name!r} already exists") from None
+    finally:
+        conn.close()
+    print(f"user {name} added; API token (shown once): {token}")
+    return 0
+
+
+def _open_database(settings: Settings) -> sqlite3.Connection:
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+    from app.wiring.server import DATABASE_FILE
+
+    path = settings.data_path / DATABASE_FILE
+    if not path.exists():
+        raise UsageError(f"no database in {settings.data_path} (no users yet)")
+    conn = connect(path)
+    apply_migrations(conn)
+    return conn
+
+
+def manage_tokens(settings: Settings, action: str, name: str | None,
+                  token_id: str | None) -> int:
+    conn = _open_database(settings)
+    try:
+        if action == "list":
+            for tid, user, created in list_tokens_sync(conn, name):
+                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+                print(f"{tid}  {user}  {stamp}")
+            return 0
+        assert token_id is not None
+        matched = revoke_token_sync(conn, token_id)
+    finally:
+        conn.close()
+    if matched != 1:
+        raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
+                         "from 'novaberg token list'" if matched else
+                         f"no token with id {token_id!r} (see 'novaberg token list')")
+    print(f"token {token_id} revoked")
+    return 0
+
+
+def delete_user(settings: Settings, name: str) -> int:
+    """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
+    must be stopped (the data dir lock says so): its embedded Redis is started here."""
+    from app.memory.purge import purge_user
+    from app.storage.datadir import DataDirLock
+    from app.wiring.server import REDIS_DIR
+
+    lock = DataDirLock(settings.data_path)
+    try:
+        lock.acquire()
+    except DataDirError as exc:
+        raise UsageError(f"{exc}: stop the app first") from None
+    try:
+        conn = _open_database(settings)
+        try:
+            if not delete_user_sync(conn, name):
+                raise UsageError(f"no user {name!r}")
+        finally:
+            conn.close()
+        import redis
+
+        if settings.redis_url:
+            client = redis.Redis.from_url(settings.redis_url)
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+        else:
+            from app.storage.embedded_redis import EmbeddedRedis
+
+            embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
+            embedded.start()
+            client = redis.Redis(unix_socket_path=str(embedded.socket_path))
+            try:
+                keys_removed = purge_user(client, name)
+            finally:
+                client.close()
+                embedded.stop()
+    finally:
+        lock.release()
+    print(f"user {name} deleted ({keys_removed} Redis keys of theirs removed)")
+    return 0
+
+
+def _read_password(from_stdin: bool) -> str:
+    if from_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            raise UsageError("the two passwords differ")
+    if len(password) < 8:
+        raise UsageError("the password needs at least 8 characters")
+    return password
+
+
+# --- serve -----------------------------------------------------------------------------------
+
+def serve(settings: Settings) -> int:
+    follow_bootloader()
+    text = settings.log_format == "text" or (settings.log_format == "auto"
+                                            and not settings.headless)
+    level = settings.log_level
+    if text and settings.source("log_level") == "default":
+        level = "warning"  # the desktop terminal stays quiet: the start URL and what is wrong
+    logctx.configure(level, sys.stdout if settings.headless else sys.stderr, text=text)
+    _check_redis_url(settings.redis_url)
+    check_writable(settings.data_path)
+    if not settings.headless and settings.host != "127.0.0.1":
+        log.warning("desktop mode binds 127.0.0.1; --host is used with --headless only")
+        settings = settings.replace(host="127.0.0.1")
+    if settings.headless:
+        _refuse_open_server_without_users(settings)
+    sock = bind_socket(settings)
+    port = sock.getsockname()[1]
+    token = settings.token or (None if settings.headless else new_token())
+    from app.wiring.server import create_app
+
+    app = create_app(settings.replace(port=port), local_token=token)
+    try:
+        return asyncio.run(_run(app, sock, settings, token))
+    except (DataDirError, RedisStartError, OSError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _check_redis_url(url: str | None) -> None:
+    """An external Redis must answer before anything is written to the data dir."""
+    if url is None:
+        return
+    shown = redact_url(url)
+    if not url.startswith(REDIS_URL_SCHEMES):
+        raise UsageError(f"--redis-url {shown!r}: expected redis://, rediss:// or unix://")
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client.ping()
+        client.close()
+    except (ValueError, redis.RedisError) as exc:
+        raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password replaced, for messages and logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refuse_open_server_without_users(settings: Settings) -> None:
+    if _is_loopback(settings.host) or settings.token:
+        return
+    from app.wiring.server import DATABASE_FILE
+
+    path = settings.data_path / DATABASE_FILE
+    users = 0
+    if path.exists():
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            users = count_users_sync(conn)
+        except sqlite3.OperationalError:
+            users = 0
+        finally:
+            conn.close()
+    if users == 0:
+        raise UsageError(f"refusing to serve {settings.host} with no users: add one with "
+                         "'novaberg user add NAME' (or set --token)")
+
+
+def bind_socket(settings: Settings) -> socket.socket:
+    """Bind the listening socket before anything is written. An explicit port is binding;
+    the default port falls back to a free one in desktop mode."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    explicit = settings.source("port") != "default"
+    for port in (settings.port, 0):
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((settings.host, port))
+        except OSError as exc:
+            sock.close()
+            if port == 0 or explicit or settings.headless:
+                raise UsageError(f"cannot bind {settings.host}:{port}: {exc.strerror}") from None
+            continue
+        sock.listen(1024)
+        sock.setblocking(False)
+        return sock
+    raise AssertionError("unreachable")
+
+
+async def _run(app: web.Application, sock: socket.socket, settings: Settings,
+               token: str | None) -> int:
+    from app.api.app_keys import AUTH
+
+    stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
+    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    try:
+        await runner.setup()
+    except BaseException:
+        await runner.cleanup()
+        raise
+    try:
+        await web.SockSite(runner, sock).start()
+        port = sock.getsockname()[1]
+        base = f"http://{'127.0.0.1' if not settings.headless else settings.host}:{port}"
+        log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
+                                                  data_dir=settings.data_dir))
+        if not settings.headless:
+            # Start links carry single-use codes, never the API token: the browser's command
+            # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
+            codes = app[AUTH].start_codes
+            start_url = f"{base}/?token={codes.issue()}"
+            # One write call: the log listener thread writes to the same stream.
+            sys.stderr.write(f"Novaberg is running: {start_url}\n"
+                             f"API token for scripts (Authorization: Bearer …): {token}\n")
+            sys.stderr.flush()
+            if not settings.no_browser:
+                # A daemon thread: some browser commands block until the browser closes, and
+                # neither serving nor stopping may wait for that.
+                threading.Thread(target=webbrowser.open, args=(f"{base}/?token={codes.issue()}",),
+                                 daemon=True, name="open-browser").start()
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        await runner.cleanup()
+    return 0
+
+
+def _stop_on_signals() -> asyncio.Event:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    return stop
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,353 @@
+"""The app factory and the wiring: the one place that builds the services and connects them.
+
+`create_app` chooses what the app runs (the offline model's answers, `app.wiring.purposes`; the
+characters and the pipelines, which tests may replace before the app starts) and lists one
+cleanup context per resource. They come up in order and go down in reverse: data-dir lock →
+Redis (embedded or external) → SQLite → auth → model gateway → the pipelines' services →
+runtime (hub, run slots, keeper, recovery) → reminder clock → backups → journal jobs →
+Pixie worker. The layers below read no app key: what a service uses is handed to it here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import logging
+import re
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Protocol
+
+import redis
+import redis.asyncio as aioredis
+from aiohttp import web
+from redis.driver_info import DriverInfo
+
+from app.api.routes import setup_routes
+from app.api.app_keys import (
+    AUTH,
+    BACKUPS,
+    CHARACTER_BOOK,
+    CHARACTERS,
+    DB,
+    GATEWAY,
+    HUB,
+    JOURNAL,
+    LOCAL_TOKEN,
+    PIPELINE_HOST,
+    PIPELINES,
+    PIXIE,
+    PRIVACY,
+    REDIS,
+    REDIS_INFO,
+    REMINDER_CLOCK,
+    RUNTIME,
+    SETTINGS,
+    RedisInfo,
+)
+from app.api.errors import error_middleware
+from app.api.middleware import auth_middleware_factory
+from app.auth.credentials import Auth, LoginThrottle
+from app.backup.service import BackupService
+from app.characters.book import CharacterBook
+from app.core import log as logctx
+from app.core.settings import Settings
+from app.impulses.clock import ReminderClock
+from app.journal.jobs import JournalJobs
+from app.journal.store import JournalStore
+from app.llm import Gateway
+from app.llm.privacy import IdentityRegistry
+from app.memory.reminders import ReminderStore
+from app.pipeline.service import PipelineHost
+from app.pixie.worker import PixieWorker
+from app.runtime.hub import Hub
+from app.runtime.keeper import Keeper
+from app.runtime.recovery import recover
+from app.runtime.runtime import Runtime
+from app.runtime.slots import LocalSlots, RedisSlots
+from app.storage.database import Database
+from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
+from app.storage.embedded_redis import EmbeddedRedis
+from app.wiring.purposes import register_offline_answers
+
+log = logging.getLogger(__name__)
+
+CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
+REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
+
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+@web.middleware
+async def request_log_middleware(
+    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
+) -> web.StreamResponse:
+    rid = request.headers.get("X-Request-Id", "")
+    if not _REQUEST_ID.fullmatch(rid):  # a caller's id is kept only when it is a sane token
+        rid = uuid.uuid4().hex[:12]
+    token = logctx.request_id.set(rid)
+    start = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        response.headers["X-Request-Id"] = rid
+        return response
+    finally:
+        log.info("request", extra=logctx.fields(
+            method=request.method, path=request.path, status=status,
+            ms=logctx.monotonic_ms(start)))
+        logctx.request_id.reset(token)
+
+
+async def data_dir_ctx(app: web.Application) -> AsyncIterator[None]:
+    lock = DataDirLock(app[SETTINGS].data_path)
+    lock.acquire()
+    yield
+    lock.release()
+
+
+async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    embedded: EmbeddedRedis | None = None
+    if settings.redis_url:
+        url = settings.redis_url
+    else:
+        embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
+        embedded.start()
+        url = embedded.url
+    # A blocking pool: with many pairs at once a command waits for a free connection instead
+    # of failing with "Too many connections" (redis-py's default pool raises at 100). The
+    # library version is given so that a new connection does not scan the installed
+    # packages for it (milliseconds of event-loop time per connection).
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, decode_responses=True, max_connections=settings.redis_max_connections,
+        timeout=REDIS_POOL_WAIT_SECONDS,
+        driver_info=DriverInfo(name="redis-py", lib_version=redis.__version__))
+    client = aioredis.Redis.from_pool(pool)
+    try:
+        info = await client.info("server")
+        app[REDIS] = client
+        app[REDIS_INFO] = RedisInfo(version=str(info["redis_version"]), embedded=embedded is not None)
+        yield
+    finally:
+        await client.aclose()
+        if embedded is not None:
+            embedded.stop()
+
+
+async def db_ctx(app: web.Application) -> AsyncIterator[None]:
+    db = Database(app[SETTINGS].data_path / DATABASE_FILE)
+    ran = await db.open()
+    if ran:
+        log.info("database migrated", extra=logctx.fields(migrations=ran))
+    app[DB] = db
+    yield
+    await db.close()
+
+
+async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
+                             settings.login_max_delay_seconds)
+    app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
+                     settings.host, throttle=throttle)
+    yield
+
+
+async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The model gateway; auto-detection of a local model server runs in its background."""
+    settings = app[SETTINGS]
+    identities = IdentityRegistry(app[DB])
+    # The deprecated identity list (setting, identities.txt) moves into the registry once.
+    await identities.import_legacy(settings.data_path if settings.data_dir else None,
+                                   settings.privacy_identities)
+    app[PRIVACY] = identities
+    gateway = Gateway(settings, identities)
+    await gateway.start()
+    app[GATEWAY] = gateway
+    try:
+        yield
+    finally:
+        await gateway.aclose()
+
+
+def install_pipelines(app: web.Application) -> None:
+    """The character book (built-in `nova` plus the data dir's definitions), the catalog the
+    API and the runtime consult, and path 1 / path 2 / after-delivery as the runtime's
+    `Pipelines`: chosen when the app is built, so tests may replace them before it starts."""
+    book = CharacterBook(app[SETTINGS])
+    host = PipelineHost(app[SETTINGS], book)
+    app[CHARACTER_BOOK] = book
+    app[CHARACTERS] = book.catalog()
+    app[PIPELINE_HOST] = host
+    app[PIPELINES] = host.pipelines()
+
+
+async def pipelines_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The pipelines' services, before the runtime's recovery may run a turn."""
+    app[PIPELINE_HOST].connect(app[REDIS], app[DB], app[GATEWAY])
+    yield
+
+
+async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Hub, run slots, runtime, keeper, recovery — up in that order, down in reverse.
+
+    Recovery runs after the heartbeat is written and before the app serves a request, so a
+    restarted process first closes or retries what a crash left open, then accepts new
+    input. With an external Redis (`redis_url`) the hub fans out through Redis, the run slots
+    live in Redis, and a wake listener plus an orphan sweep let several processes share the
+    pairs.
+    """
+    settings = app[SETTINGS]
+    redis = app[REDIS]
+    distributed = settings.redis_url is not None
+    hub = Hub(settings.ws_send_queue, redis if distributed else None,
+              max_per_user=settings.max_sockets_per_user)
+    instance_id = uuid.uuid4().hex[:12]
+    slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
+                        lease_seconds=3 * settings.turn_marker_refresh_seconds,
+                        instance_id=instance_id) if distributed
+             else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
+    runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots,
+                      pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
+                      instance_id=instance_id)
+    keeper = Keeper(runtime)
+    app[HUB] = hub
+    app[RUNTIME] = runtime
+    await hub.start()
+    await keeper.start()
+    report = await recover(runtime, only_dead_owners=distributed)
+    freeze_startup_objects()
+    log.info("runtime started", extra=logctx.fields(
+        instance=runtime.instance_id, distributed=distributed, graph_slots=settings.graph_slots,
+        woken_pairs=report.woken_pairs))
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+        await runtime.stop()
+        await keeper.stop()
+        await hub.stop()
+
+
+def freeze_startup_objects() -> None:
+    """Keep the garbage collector's full sweeps short (the loop must not stall, SPEC §10).
+
+    A full collection walks every tracked object; the imports and the start-up leave some
+    hundred thousand of them, and one such walk took ~70 ms in the middle of a busy loop.
+    `gc.freeze` moves what exists now out of the collector's walks (it stays alive, as it
+    would anyway); everything allocated later is collected as usual. Undone at shutdown so a
+    process that builds several apps (the tests) does not keep their objects.
+    """
+    gc.collect()
+    gc.freeze()
+
+
+async def close_websockets(app: web.Application) -> None:
+    """on_shutdown: close every WebSocket so the server does not wait for them."""
+    hub = app.get(HUB)
+    if hub is not None:
+        await hub.close_all()
+
+
+class BackgroundTask(Protocol):
+    async def start(self) -> None: ...
+    async def stop(self) -> None: ...
+
+
+@contextlib.asynccontextmanager
+async def running(task: BackgroundTask) -> AsyncIterator[None]:
+    """A background task started on entry and stopped on the way out, whatever happens."""
+    await task.start()
+    try:
+        yield
+    finally:
+        await task.stop()
+
+
+async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The reminder clock, one background task, started after the runtime (it submits
+    impulses through it) and stopped before it."""
+    host = app[PIPELINE_HOST]
+    clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
+                          app[RUNTIME].submit_impulse, long_term=host.services.long_term)
+    app[REMINDER_CLOCK] = host.clock = clock
+    async with running(clock):
+        yield
+
+
+async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
+    service = BackupService(app[SETTINGS])
+    app[BACKUPS] = service
+    task = asyncio.create_task(service.daily_loop(), name="daily-backup") \
+        if app[SETTINGS].backup_daily else None
+    try:
+        yield
+    finally:
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+        await service.close()
+
+
+async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The journal's job runner: jobs a dead process left open are recovered at start,
+    running jobs cancelled and marked failed on stop."""
+    hub = app.get(HUB)
+    jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS],
+                       hub.publish if hub is not None else None)
+    await jobs.recover()
+    app[JOURNAL] = jobs
+    try:
+        yield
+    finally:
+        await jobs.close()
+
+
+async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
+    """The Pixie worker (long-term memory), one background task, started after the runtime
+    (it shares the runtime's run slots, at the lowest priority) and stopped before it."""
+    host = app[PIPELINE_HOST]
+    runtime = app[RUNTIME]
+    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
+                         long_term=host.services.long_term,
+                         context_for=host.background_context, instance_id=runtime.instance_id)
+    app[PIXIE] = host.pixie = worker
+    async with running(worker):
+        yield
+
+
+def create_app(settings: Settings, *, local_token: str | None = None) -> web.Application:
+    """Build the application. `local_token` is the API token of the user `local`."""
+    app = web.Application(
+        client_max_size=CLIENT_MAX_SIZE,
+        # Bodies are decoded by `read_json` (app/api/validation.py), where a body that is not
+        # what its Content-Encoding says is a clean 400 instead of an error inside aiohttp.
+        handler_args={"auto_decompress": False},
+        middlewares=[request_log_middleware, error_middleware,
+                     auth_middleware_factory(lambda request: request.app[AUTH])],
+    )
+    app[SETTINGS] = settings
+    if local_token:
+        app[LOCAL_TOKEN] = local_token
+    register_offline_answers()
+    # The one place the pipelines and characters in use are chosen (tests may replace them
+    # before the app starts).
+    install_pipelines(app)
+    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
+    app.cleanup_ctx.append(runtime_ctx)
+    app.cleanup_ctx.append(reminder_clock_ctx)
+    app.cleanup_ctx.append(backup_ctx)
+    app.cleanup_ctx.append(journal_ctx)
+    app.cleanup_ctx.append(pixie_ctx)
+    app.on_shutdown.append(close_websockets)
+    setup_routes(app)
+    return app

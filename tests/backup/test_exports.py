@@ -1,0 +1,298 @@
+"""Conversation exports (Markdown, JSON) and their import into another install, through the
+real API and the real CLI, over the durable message log the dispatcher writes."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from app.api.app_keys import DB
+from app.core.settings import defaults
+from app.memory.long_term import Change, LongTermMemory
+from app.memory.message_log import LoggedMessage, MessageLog
+from app.wiring.cli import main
+from app.wiring.server import create_app
+from tests.conftest import AUTH, TOKEN
+from tests.pipeline_support import fake_app, open_chat
+
+DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
+
+
+async def log_days(app, character_id: str = "nova") -> None:
+    """Two lines per day on three days, written through the real message log."""
+    log = MessageLog(app[DB])
+    for n, day in enumerate(DAYS):
+        created = 1772323200.0 + n * 86400
+        await log.append(LoggedMessage(f"{character_id}-{day}-u", "local", character_id,
+                                       f"t-{character_id}-{n}", [f"m-{character_id}-{n}"],
+                                       "user", "", f"# Tag {n}: Ich war im Park.", created, day))
+        await log.append(LoggedMessage(f"{character_id}-{day}-a", "local", character_id,
+                                       f"t-{character_id}-{n}", [f"m-{character_id}-{n}"],
+                                       "assistant", "antwort", f"Schön! ({n})", created + 5,
+                                       day))
+
+
+async def test_chat_export_from_the_api_as_json_and_markdown(make_settings, aiohttp_client):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    await log_days(app)
+    await log_days(app, "luna")
+
+    response = await client.get("/api/exports/chat?character=nova&from=2026-03-02&format=json",
+                                headers=AUTH)
+    assert response.status == 200
+    assert "attachment" in response.headers["Content-Disposition"]
+    document = json.loads(await response.text())
+    assert document["kind"] == "novaberg.chat" and document["format_version"] == 1
+    assert [m["calendar_date"] for m in document["messages"]] == [
+        "2026-03-02", "2026-03-02", "2026-03-03", "2026-03-03"]
+    assert {m["character_id"] for m in document["messages"]} == {"nova"}
+    assert document["messages"][0]["entry_key"] == "nova-2026-03-02-u"
+    assert document["messages"][0]["message_ids"] == ["m-nova-1"]
+
+    response = await client.get("/api/exports/chat?character=nova&to=2026-03-01&format=md",
+                                headers=AUTH)
+    assert response.status == 200 and response.content_type == "text/markdown"
+    text = await response.text()
+    assert text.startswith("# Conversation with nova\n")
+    assert "## 2026-03-01" in text and "## 2026-03-02" not in text
+    # A user line that looks like a heading stays text.
+    assert "\\# Tag 0: Ich war im Park." in text and "**You** · " in text
+    assert "**nova** · " in text and "Schön! (0)" in text
+
+
+@pytest.mark.parametrize("query, status, code", [
+    ("format=pdf", 400, "invalid_format"),
+    ("from=gestern", 400, "invalid_export"),
+    ("from=2026-03-03&to=2026-03-01", 400, "invalid_export"),
+    ("character=nobody", 404, "unknown_character"),
+])
+async def test_bad_export_queries_are_refused(make_settings, aiohttp_client, query, status, code):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    response = await client.get(f"/api/exports/chat?{query}", headers=AUTH)
+    assert response.status == status
+    assert (await response.json())["error"]["code"] == code
+    unknown = await client.get("/api/exports/diary", headers=AUTH)
+    assert unknown.status == 404
+
+
+async def test_import_into_another_install_keeps_ids_and_adds_no_duplicates(
+        fake_model, make_settings, aiohttp_client, tmp_path):
+    fake_model.always("responder", "Klingt gut.")
+    app = fake_app(fake_model, make_settings, input_window_seconds=0.0)
+    chat = await open_chat(aiohttp_client, app)
+    for text in ("Hallo Nova", "Heute scheint die Sonne"):
+        await chat.response(await chat.send(text))
+    await chat.settle()
+    exported = await (await chat.client.get("/api/exports/chat", headers=AUTH)).read()
+    assert len(json.loads(exported)["messages"]) == 4
+
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    first = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert first.status == 200
+    assert await first.json() == {"kind": "novaberg.chat", "imported": 4, "skipped": 0}
+    again = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert await again.json() == {"kind": "novaberg.chat", "imported": 0, "skipped": 4}
+
+    reexported = json.loads(await (await second.get("/api/exports/chat",
+                                                    headers=AUTH)).read())
+    assert reexported["messages"] == json.loads(exported)["messages"]
+
+
+@pytest.mark.parametrize("body, expected", [
+    (b"not json", "not a Novaberg export"),
+    (b'{"kind": "novaberg.diary", "format_version": 1}', "kind 'novaberg.diary'"),
+    (b'{"kind": "novaberg.chat", "format_version": 7, "messages": []}', "format_version 7"),
+    (json.dumps({"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"},
+        {"entry_key": "bad", "turn_id": "t", "character_id": "nova", "role": "system",
+         "text": "x", "created": 1.0, "calendar_date": "2026-01-01"}]}).encode(), "role"),
+    (json.dumps({"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1.0, "calendar_date": "Montag"}]}).encode(), "Montag"),
+    # A time no date can be made of would break every later view of the log (Markdown).
+    (json.dumps({"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1e308, "calendar_date": "2026-01-01"}]}).encode(),
+     "created"),
+])
+async def test_a_bad_import_is_refused_and_writes_nothing(make_settings, aiohttp_client, data_dir,
+                                                          body, expected):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    response = await client.post("/api/imports", data=body, headers=AUTH)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "invalid_import" and expected in error["message"]
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
+    conn.close()
+
+
+async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline",
+                                                           import_max_bytes=1024),
+                                             local_token=TOKEN))
+    response = await client.post("/api/imports", data=b"x" * 2048, headers=AUTH)
+    assert response.status == 413
+    assert "import_max_bytes" in (await response.json())["error"]["message"]
+
+
+async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tmp_path, capsys):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    await log_days(app)
+    await client.close()
+
+    out = tmp_path / "chat.json"
+    assert main(["--data-dir", str(data_dir), "export", "chat", "--format", "json",
+                 "--from", "2026-03-02", "--out", str(out)]) == 0
+    assert len(json.loads(out.read_text())["messages"]) == 4
+    assert main(["--data-dir", str(data_dir), "export", "chat", "--character", "nova"]) == 0
+    markdown = capsys.readouterr().out
+    assert markdown.count("## 2026-03-0") == 3
+
+    other = tmp_path / "other"
+    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert "imported 4, skipped 0" in capsys.readouterr().out
+    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert "imported 0, skipped 4" in capsys.readouterr().out
+    assert main(["--data-dir", str(other), "export", "chat", "--from", "gestern"]) == 2
+    assert "not a date" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    assert main(["--data-dir", str(other), "import", str(bad)]) == 2
+    assert "not a Novaberg export" in capsys.readouterr().err
+    assert main(["--data-dir", str(other), "import", str(Path(tmp_path / "missing.json"))]) == 2
+    # A folder as --out: one file per item is a journal matter; a chat is refused clearly.
+    assert main(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+async def remember_days(app) -> dict[str, str]:
+    """Memories of two characters told at noon on the three days, one of them corrected,
+    written through the real long-term store."""
+    store = LongTermMemory(app[DB])
+    ids = {}
+    for n, (character, text) in enumerate((("nova", "Jana wohnt in Leipzig."),
+                                           ("luna", "Ich mag Tee."),
+                                           ("nova", "# Ich spiele Cello."))):
+        applied = await store.apply(f"t{n}", "local", character, [Change("remember", text)],
+                                    [f"m{n}"], 1772323200.0 + 43200 + n * 86400)
+        ids[text] = applied.added[0]
+    fixed = await store.apply("t3", "local", "nova", [Change(
+        "supersede", "Jana wohnt in Dresden.", "person", 0.9, ids["Jana wohnt in Leipzig."])],
+        ["m3"], 1772323200.0 + 43200 + 2 * 86400 + 60)
+    ids["Jana wohnt in Dresden."] = fixed.added[0]
+    return ids
+
+
+async def test_memory_export_as_json_and_markdown(make_settings, aiohttp_client):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    ids = await remember_days(app)
+
+    response = await client.get("/api/exports/memories?character=nova&format=json",
+                                headers=AUTH)
+    assert response.status == 200
+    document = json.loads(await response.text())
+    assert document["kind"] == "novaberg.memories" and document["format_version"] == 1
+    memories = {m["text"]: m for m in document["memories"]}
+    assert set(memories) == {"Jana wohnt in Leipzig.", "# Ich spiele Cello.",
+                             "Jana wohnt in Dresden."}
+    old = memories["Jana wohnt in Leipzig."]
+    assert old["memory_id"] == ids[old["text"]] and old["calendar_date"] == "2026-03-01"
+    assert old["superseded_by"] == ids["Jana wohnt in Dresden."]
+    assert old["source_message_ids"] == ["m0"] and old["character_id"] == "nova"
+    dated = await client.get("/api/exports/memories?from=2026-03-02&to=2026-03-02&format=json",
+                             headers=AUTH)
+    assert [m["text"] for m in json.loads(await dated.text())["memories"]] == ["Ich mag Tee."]
+
+    response = await client.get("/api/exports/memories?format=md", headers=AUTH)
+    assert response.status == 200 and response.content_type == "text/markdown"
+    text = await response.text()
+    assert text.startswith("# What the characters remember\n")
+    assert text.index("## luna") < text.index("## nova")
+    assert "- (2026-03-02, fact) Ich mag Tee." in text
+    assert f"Jana wohnt in Leipzig. — corrected by {ids['Jana wohnt in Dresden.']}" in text
+    assert "\n- (2026-03-03, fact) # Ich spiele Cello." in text  # no heading of its own
+
+
+async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
+        make_settings, aiohttp_client, tmp_path):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    ids = await remember_days(app)
+    exported = await (await client.get("/api/exports/memories", headers=AUTH)).read()
+
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    first = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert await first.json() == {"kind": "novaberg.memories", "imported": 4, "skipped": 0}
+    again = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert await again.json() == {"kind": "novaberg.memories", "imported": 0, "skipped": 4}
+    reexported = json.loads(await (await second.get("/api/exports/memories", headers=AUTH)).read())
+    assert reexported["memories"] == json.loads(exported)["memories"]
+    # The FTS index took them: search and the enricher's ranking find them, live ones only.
+    found = await (await second.get("/api/characters/nova/memories", params={"q": "Jana"},
+                                    headers=AUTH)).json()
+    assert [m["memory_id"] for m in found] == [ids["Jana wohnt in Dresden."]]
+    ranked = await LongTermMemory(second.app[DB]).relevant("local", "luna", "Trinkst du Tee?",
+                                                           top_k=5, now=1.8e9)
+    assert [m.memory_id for m in ranked] == [ids["Ich mag Tee."]]
+
+
+@pytest.mark.parametrize("change, expected", [
+    ({"kind": "secret"}, "kind 'secret'"),
+    ({"importance": 7.0}, "importance 7.0"),
+    ({"text": "  "}, "text is empty"),
+    ({"memory_id": ""}, "must not be empty"),
+    ({"owner": "x"}, "owner"),
+    ({"created_at": -1e300}, "created_at"),
+    ({"last_used_at": 1e308}, "last_used_at"),
+])
+async def test_a_bad_memory_import_is_refused_and_writes_nothing(
+        make_settings, aiohttp_client, data_dir, change, expected):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    good = {"memory_id": "a1", "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
+            "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0}
+    body = json.dumps({"kind": "novaberg.memories", "format_version": 1,
+                       "memories": [good, {**good, "memory_id": "a2", **change}]}).encode()
+    response = await client.post("/api/imports", data=body, headers=AUTH)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "invalid_import" and expected in error["message"]
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
+    conn.close()
+
+
+async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, data_dir,
+                                                 tmp_path, capsys):
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    await remember_days(app)
+    await client.close()
+
+    out = tmp_path / "memories.json"
+    assert main(["--data-dir", str(data_dir), "export", "memories", "--character", "luna",
+                 "--format", "json", "--out", str(out)]) == 0
+    assert [m["text"] for m in json.loads(out.read_text())["memories"]] == ["Ich mag Tee."]
+    assert main(["--data-dir", str(data_dir), "export", "memories"]) == 0
+    assert capsys.readouterr().out.count("\n- (") == 4
+    other = tmp_path / "other"
+    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert "imported 1, skipped 0" in capsys.readouterr().out

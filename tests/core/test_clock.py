@@ -1,0 +1,48 @@
+"""The user's calendar day and local time (app/core/clock.py) and the `timezone` setting."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from app.core.clock import UnknownZone, attach_zone, calendar_date, zone_named
+from app.core.settings import SettingsError, defaults
+
+BERLIN = "Europe/Berlin"
+
+
+def test_half_past_midnight_local_belongs_to_the_local_day() -> None:
+    # 2026-07-14 22:30 UTC is 00:30 on the 15th in Berlin (summer time, UTC+2).
+    ts = dt.datetime(2026, 7, 14, 22, 30, tzinfo=dt.timezone.utc).timestamp()
+    assert calendar_date(ts, zone_named(BERLIN)) == "2026-07-15"
+    assert calendar_date(ts, zone_named("UTC")) == "2026-07-14"
+
+
+def test_day_boundary_follows_daylight_saving_time() -> None:
+    zone = zone_named(BERLIN)
+    # Winter (UTC+1): 23:30 UTC is already the next day; summer (UTC+2): 22:30 UTC is.
+    winter = dt.datetime(2026, 1, 10, 23, 30, tzinfo=dt.timezone.utc).timestamp()
+    summer_before = dt.datetime(2026, 7, 10, 21, 59, tzinfo=dt.timezone.utc).timestamp()
+    summer_after = dt.datetime(2026, 7, 10, 22, 0, tzinfo=dt.timezone.utc).timestamp()
+    assert calendar_date(winter, zone) == "2026-01-11"
+    assert calendar_date(summer_before, zone) == "2026-07-10"
+    assert calendar_date(summer_after, zone) == "2026-07-11"
+
+
+def test_naive_wall_clock_time_is_read_in_the_users_zone() -> None:
+    moment = attach_zone(dt.datetime(2026, 3, 1, 9, 0), zone_named(BERLIN))
+    assert moment.utcoffset() == dt.timedelta(hours=1)
+    assert attach_zone(dt.datetime(2026, 3, 1, 9, 0), None).tzinfo is not None
+
+
+def test_unknown_zone_is_refused() -> None:
+    with pytest.raises(UnknownZone):
+        zone_named("Mars/Olympus_Mons")
+    assert zone_named(None) is None and zone_named("") is None
+
+
+def test_timezone_setting_is_validated() -> None:
+    assert defaults(timezone=BERLIN).timezone == BERLIN
+    with pytest.raises(SettingsError, match="timezone"):
+        defaults(timezone="Nowhere/Land")

@@ -1,0 +1,134 @@
+"""Several processes on one external Redis (`redis_url`, the scale-out path of SPEC §1/§5):
+the run slots live in Redis, input wakes the pair in every process, a response reaches the
+tabs connected to any process — and no message is answered twice or lost."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from app.api.app_keys import CHARACTERS, PIPELINES, REDIS, RUNTIME
+from app.core import settings as settings_module
+from app.memory import keys
+from app.runtime.minimal import minimal_pipelines
+from app.wiring.server import create_app
+from tests.conftest import AUTH, TOKEN
+from tests.fakemodel import Fault, Reply
+from tests.pipeline_support import Chat
+from tests.runtime_support import CATALOG, responders
+
+
+def process(fake_model, data_dir, redis_url: str, **overrides):
+    settings = settings_module.defaults(data_dir=str(data_dir), redis_url=redis_url,
+                                        **fake_model.overrides(**overrides))
+    app = create_app(settings, local_token=TOKEN)
+    app[PIPELINES] = minimal_pipelines()
+    app[CHARACTERS] = CATALOG
+    return app
+
+
+# The processes get `redis_client`'s socket as their external Redis: a server of its own, which
+# the test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+@pytest.mark.own_redis
+async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client, tmp_path,
+                                                        aiohttp_client):
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    fake_model.always("responder", Reply("ok", delay=0.05))
+    one = await aiohttp_client(process(fake_model, tmp_path / "a", redis_url,
+                                       model_concurrency=4))
+    two = await aiohttp_client(process(fake_model, tmp_path / "b", redis_url,
+                                       model_concurrency=4))
+    tab_one = await Chat(client=one, ws=await one.ws_connect("/api/ws", headers=AUTH)).start()
+    tab_two = await Chat(client=two, ws=await two.ws_connect("/api/ws", headers=AUTH)).start()
+
+    sent = []
+    for i in range(6):
+        for chat, character in ((tab_one, "nova"), (tab_two, "luna")):
+            sent.append(await chat.send(f"{character} {i}", character_id=character))
+    for tab in (tab_one, tab_two):  # every tab hears every outcome, whichever process ran it
+        for message_id in sent:
+            await tab.response(message_id)
+    await asyncio.gather(one.app[RUNTIME].idle(), two.app[RUNTIME].idle())
+
+    answered = [i for m in tab_one.of_type("character_response") for i in m["message_ids"]]
+    assert sorted(answered) == sorted(sent)  # each message answered exactly once
+    assert [m["message_ids"] for m in tab_one.of_type("character_response")] == [
+        m["message_ids"] for m in tab_two.of_type("character_response")]
+    assert fake_model.max_in_flight == 1  # graph_slots = 1 across both processes
+    assert len(responders(fake_model)) == len(tab_one.of_type("character_response"))
+    redis = one.app[REDIS]
+    for character in ("nova", "luna"):
+        assert await redis.llen(keys.prompt_queue("local", character)) == 0
+        assert await redis.get(keys.turn_marker("local", character)) is None
+    assert await redis.zcard(keys.run_slots()) == 0
+    for tab in (tab_one, tab_two):
+        await tab.close()
+
+
+async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_client):
+    from app.runtime.slots import RedisSlots, SlotTimeout
+
+    first = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
+    second = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
+    async with first.hold():
+        assert await redis_client.zcard(keys.run_slots()) == 1
+        with pytest.raises(SlotTimeout):
+            async with second.hold():
+                raise AssertionError("two holders of one slot")
+        await first.refresh()  # the keeper's lease extension keeps the holder
+        assert await redis_client.zcard(keys.run_slots()) == 1
+    async with second.hold():  # released: the other process gets it
+        assert await redis_client.zcard(keys.run_slots()) == 1
+    assert await redis_client.zcard(keys.run_slots()) == 0
+    # A crashed holder's lease runs out instead of blocking the slot for ever.
+    crashed = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=0.1)
+    await crashed._take("dead-holder")  # noqa: SLF001 - a holder that never releases
+    async with second.hold():
+        assert await redis_client.zscore(keys.run_slots(), "dead-holder") is None
+
+
+# The processes get `redis_client`'s socket as their external Redis: a server of its own, which
+# the test's processes share and nothing else (tests/conftest.py `SessionRedis`).
+@pytest.mark.own_redis
+async def test_a_live_process_recovers_the_turn_of_a_process_that_died(
+        fake_model, redis_client, tmp_path):
+    """The orphan sweep: a process whose heartbeat is gone left a turn in path 2; another
+    process, running all along, retries it (same id, attempt 2) and answers it."""
+    from aiohttp.test_utils import TestClient, TestServer
+
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    fake_model.script("responder", Fault.hang(), "Übernommen.")
+    dying = TestClient(TestServer(process(fake_model, tmp_path / "b", redis_url,
+                                          heartbeat_seconds=1.0)))
+    await dying.start_server()
+    survivor = TestClient(TestServer(process(fake_model, tmp_path / "a", redis_url,
+                                             heartbeat_seconds=1.0)))
+    try:
+        response = await dying.post("/api/characters/luna/messages", json={"text": "Hallo"},
+                                    headers=AUTH)
+        message_id = (await response.json())["message_id"]
+        async with asyncio.timeout(20):
+            while not responders(fake_model):
+                await asyncio.sleep(0.02)
+        # The survivor starts while the other one runs the turn: its start-up recovery
+        # leaves a live process's turn alone.
+        await survivor.start_server()
+        tab = await Chat(client=survivor,
+                         ws=await survivor.ws_connect("/api/ws", headers=AUTH)).start()
+        turn_id = (await (await dying.get(f"/api/messages/{message_id}",
+                                          headers=AUTH)).json())["turn_id"]
+        owner = await redis_client.hget(keys.turn_record(turn_id), "owner")
+        assert owner == dying.app[RUNTIME].instance_id  # the dying process ran it
+        await dying.close()  # its runtime stops mid-turn; its heartbeat is gone
+
+        answer = await tab.response(message_id)  # the survivor's sweep picks it up
+        assert answer["text"] == "Übernommen." and answer["turn_id"] == turn_id
+        turn = await tab.get(f"/api/turns/{turn_id}")
+        assert turn["attempts"] == 2 and turn["state"] == "delivered"
+        assert await redis_client.hget(keys.turn_record(turn_id), "owner") == (
+            survivor.app[RUNTIME].instance_id)
+        await tab.close()
+    finally:
+        await dying.close()
+        await survivor.close()

@@ -1,0 +1,165 @@
+"""Issue 11, item 10: API tokens can be listed and revoked, users deleted with their data,
+and the SQLite file is owner-only."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import stat
+import time
+from pathlib import Path
+
+import pytest
+import redis as sync_redis
+
+from app.storage.embedded_redis import EmbeddedRedis
+from app.wiring.server import DATABASE_FILE, REDIS_DIR, create_app
+from tests.wiring.test_cli import run_cli
+
+PASSWORD = "correct horse battery"
+
+
+def add_user(data: Path, name: str) -> str:
+    result = run_cli("--data-dir", str(data), "user", "add", name, "--password-stdin",
+                     stdin=PASSWORD + "\n")
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip().rsplit(" ", 1)[1]
+
+
+async def test_tokens_can_be_listed_and_revoked(data_dir, aiohttp_client, make_settings):
+    data = data_dir
+    anna, bob = add_user(data, "anna"), add_user(data, "bob")
+    listing = run_cli("--data-dir", str(data), "token", "list")
+    rows = [line.split() for line in listing.stdout.splitlines()]
+    assert listing.returncode == 0 and [r[1] for r in rows] == ["anna", "bob"]
+    assert anna not in listing.stdout  # ids, never the tokens
+    only_anna = run_cli("--data-dir", str(data), "token", "list", "anna")
+    assert [line.split()[1] for line in only_anna.stdout.splitlines()] == ["anna"]
+    assert run_cli("--data-dir", str(data), "token", "revoke", "zz").returncode == 2
+
+    revoked = run_cli("--data-dir", str(data), "token", "revoke", rows[0][0])
+    assert revoked.returncode == 0, revoked.stderr
+    client = await aiohttp_client(create_app(make_settings(headless=True)))
+    gone = await client.get("/api/me", headers={"Authorization": f"Bearer {anna}"})
+    kept = await client.get("/api/me", headers={"Authorization": f"Bearer {bob}"})
+    assert gone.status == 401 and kept.status == 200
+
+
+# `user delete` and the check below start the data dir's own embedded Redis (tests/conftest.py).
+@pytest.mark.own_redis
+async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_client,
+                                                           make_settings):
+    data = data_dir
+    anna, bob = add_user(data, "anna"), add_user(data, "bob")
+    client = await aiohttp_client(create_app(make_settings(headless=True, llm_provider="offline")))
+    for token in (anna, bob):
+        auth = {"Authorization": f"Bearer {token}"}
+        assert (await client.post("/api/characters/nova/messages", json={"text": "Hallo"},
+                                  headers=auth)).status == 202
+        assert (await client.post("/api/characters/nova/reminders", json={
+            "text": "Zahnarzt", "due_at": time.time() + 86400}, headers=auth)).status == 201
+        # Journal rows reach the user only through foreign keys (day → space → user_id).
+        imported = await client.post("/api/journal/import", headers=auth, json={
+            "date": "2026-11-30", "messages": [{"role": "user", "text": "Tagebuchzeile"}]})
+        assert imported.status == 201
+        entry = await client.post("/api/journal/entries", headers=auth, json={
+            "date": "2026-11-30", "text": "Eintrag"})
+        assert entry.status == 201
+    assert (await client.post("/api/login", json={"name": "anna", "password": PASSWORD})).status == 200
+    from app.api.app_keys import RUNTIME
+
+    await client.app[RUNTIME].idle()
+    busy = await asyncio.to_thread(run_cli, "--data-dir", str(data), "user", "delete", "anna")
+    assert busy.returncode == 2 and "stop the app first" in busy.stderr
+    await client.close()
+
+    result = await asyncio.to_thread(run_cli, "--data-dir", str(data), "user", "delete", "anna")
+    assert result.returncode == 0, result.stderr
+    conn = sqlite3.connect(data / DATABASE_FILE)
+    for table in ("users", "api_tokens", "messages", "journal_spaces"):
+        users = {row[0] for row in conn.execute(f"SELECT user_id FROM {table}")}
+        assert "anna" not in users and "bob" in users, table
+    for table in ("journal_days", "journal_conversations", "journal_messages",
+                  "journal_entries", "journal_entry_versions"):
+        assert conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] == 1, table
+    conn.close()
+    server = EmbeddedRedis(data / REDIS_DIR, appendfsync="no")
+    server.start()
+    try:
+        redis = sync_redis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
+        everything = [k for k in redis.scan_iter(count=1000)]
+        members = [*redis.smembers("pairs:known"),
+                   *redis.zrange("reminders:due", 0, -1)]
+        sessions = [redis.get(k) for k in redis.scan_iter(match="auth_session:*")]
+        redis.close()
+    finally:
+        server.stop()
+    assert not [k for k in everything if ":anna:" in k or k.endswith(":anna")], everything
+    assert any(":bob:" in k for k in everything)  # the other user's data stays
+    assert not [m for m in members if m.startswith("anna:")] and members
+    assert "anna" not in sessions
+    assert run_cli("--data-dir", str(data), "user", "delete", "anna").returncode == 2
+
+
+async def test_the_database_file_is_owner_only(client, settings):
+    mode = stat.S_IMODE((settings.data_path / DATABASE_FILE).stat().st_mode)
+    assert mode == 0o600
+
+
+# --- item 13: a quiet, readable desktop terminal; JSON for headless -----------------------------
+
+def run_desktop(data: Path, *extra: str) -> str:
+    """Start the desktop app, send one message through it, stop it; its whole stderr."""
+    import signal
+    import subprocess
+    import sys
+
+    from tests.procs import ROOT, clean_env, free_port, http, wait_for
+
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "app", "--no-browser", "--data-dir", str(data),
+                             "--port", str(port), "--token", "tok-0123456789", *extra],
+                            cwd=ROOT, env=clean_env(NOVABERG_LLM_PROVIDER="offline"),
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        url = f"http://127.0.0.1:{port}"
+
+        def healthy() -> bool:
+            try:
+                return http("GET", url + "/api/health")[0] == 200
+            except OSError:
+                return False
+
+        assert wait_for(healthy, timeout=30)
+        status, body = http("POST", url + "/api/characters/nova/messages", token="tok-0123456789",
+                            body={"text": "Hallo"})
+        assert status == 202
+        assert wait_for(lambda: http("GET", f"{url}/api/messages/{body['message_id']}",
+                                     token="tok-0123456789")[1]["state"] == "delivered",
+                        timeout=30)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=20)
+    return err
+
+
+def test_desktop_terminal_is_quiet_and_readable(data_dir):
+    err = run_desktop(data_dir)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines[0].startswith("Novaberg is running: http://127.0.0.1:")
+    assert not [line for line in lines if line.lstrip().startswith("{")], lines  # no JSON
+    assert "transitions" not in err and "Finished processing" not in err
+    assert len(lines) <= 4, lines  # the URL, the token, nothing per request or turn
+
+
+def test_log_format_json_on_request(data_dir):
+    err = run_desktop(data_dir, "--log-format", "json", "--log-level", "info")
+    assert any(line.startswith('{"ts"') for line in err.splitlines())
+
+
+def test_data_dir_may_follow_the_subcommand(tmp_path):
+    data = tmp_path / "after"
+    result = run_cli("user", "add", "anna", "--password-stdin", "--data-dir", str(data),
+                     stdin=PASSWORD + "\n")
+    assert result.returncode == 0, result.stderr
+    assert (data / DATABASE_FILE).exists()
