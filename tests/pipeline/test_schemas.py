@@ -22,6 +22,7 @@ from app.pipeline import schemas
 from app.pipeline.dispatcher import action_outcome, follow_up
 from app.pipeline.prompts import BLOCKS, PURPOSES, PromptLibrary, frame, read_frame
 from app.pipeline.state import Path2State
+from app.pipeline.vocabulary import UserPayload
 from app.wiring.purposes import model_schemas
 from tests.golden import golden
 from tests.pipeline_support import node_context
@@ -48,7 +49,8 @@ def test_the_minimal_instance_is_the_neutral_outcome(schema):
 
 def test_neutral_answers_mean_no_action_no_retry_no_follow_up():
     state = Path2State(turn_id="t", user_id="u", character_id="nova", message_ids=[],
-                       origin="reply", source="user", trigger_count=0, payload={})
+                       origin="reply", source="user", trigger_count=0,
+                       payload=UserPayload())
     state.route = neutral_instance(schemas.Route)
     state.verdict = neutral_instance(schemas.Verdict)
     assert not state.route.needs_action and not state.route.answers_pending
