@@ -20,7 +20,8 @@ from app.characters.book import CharacterBook, CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
 from app.core.settings import Settings
-from app.journal.profile.service import ProfileService
+from app.interaction import profile as interaction
+from app.interaction.store import InteractionStore
 from app.llm import Gateway
 from app.memory.state import CharacterState
 from app.pipeline.agents.follow_up import read_context
@@ -142,9 +143,8 @@ class PipelineHost:
                            trigger_count=run.event.trigger_count, payload=run.event.payload,
                            pending=read_context(run.pending_agent))
         node_ctx = self.context(ctx, character, run.user_id)
-        node_ctx.interaction_hint = await ProfileService(
-            self.services.db, self.services.settings).interaction_hint(run.user_id,
-                                                                       character.language)
+        node_ctx.interaction_hint = interaction.hint(
+            await InteractionStore(self.services.db).current(run.user_id), character.language)
         self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)
