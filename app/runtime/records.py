@@ -274,11 +274,5 @@ def _turn_from_hash(raw: dict[str, str]) -> TurnRecord:
 
 
 def _message_from_hash(raw: dict[str, str]) -> MessageRecord:
-    return MessageRecord(
-        message_id=raw.get("message_id", ""),
-        user_id=raw.get("user_id", ""),
-        character_id=raw.get("character_id", ""),
-        text=raw.get("text", ""),
-        received_at=float(raw.get("received_at", 0.0)),
-        turn_id=raw.get("turn_id") or None,
-    )
+    # The hash's names are the struct's; lax conversion reads `received_at` from its text.
+    return msgspec.convert(raw, MessageRecord, strict=False)
