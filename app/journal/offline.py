@@ -1,9 +1,10 @@
 """What the offline model answers for the journal's two stages (SPEC §8, issue 13 item 11).
 
-Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.wiring.purposes`), so the journal
-works with no model server: stage 1 answers a valid reconstruction of the day built
-from its own lines (every user line in order, its whole text as the one claim's evidence,
-a time token when the line holds one), stage 2 a plain entry made of the artifact's lines.
+Listed in `PURPOSE_HANDLERS`, which the wiring composes into the offline model's answers
+(`app.wiring.purposes`), so the journal works with no model server: stage 1 answers a valid
+reconstruction of the day built from its own lines (every user line in order, its whole text
+as the one claim's evidence, a time token when the line holds one), stage 2 a plain entry made
+of the artifact's lines.
 """
 
 from __future__ import annotations
