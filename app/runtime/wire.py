@@ -3,8 +3,9 @@
 - `AcceptedMessage`: one entry of `prompt_queue:{user}:{character}` (SPEC §2, seed 001 §3.0).
 - `Event` and its payload keys are the vocabulary runtime and pipeline share
   (`app.pipeline.vocabulary`).
-- The WebSocket messages of SPEC §9 as one tagged union: every one carries `type`,
-  `character_id` and `at`.
+- The WebSocket messages of SPEC §9 as one tagged union (`WsAny`): every one carries
+  `type`, `character_id` and `at`. The journal's `journal_progress` is one of them; the
+  journal, a layer below, defines it (`app.journal.jobs.JournalProgress`).
 
 Stored records are read leniently (unknown fields ignored, so old and new versions read each
 other); nothing here comes from a client: the HTTP body of a message is `MessageIn`, which
@@ -17,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from app.journal.jobs import JournalProgress
 from app.pipeline.vocabulary import Event, ResponseOrigin
 
 
@@ -80,7 +82,7 @@ class SessionReset(WsMessage, tag="session_reset"):
 
 
 WsAny = (MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
-         | SessionReset)
+         | SessionReset | JournalProgress)
 
 _ENCODER = msgspec.json.Encoder()
 _EVENT_DECODER = msgspec.json.Decoder(Event)
