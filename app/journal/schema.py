@@ -5,8 +5,8 @@ Lenient on purpose where the rules are the validator's: `source` is any string a
 keys are ignored by the decoding, so that `assistant_source` and `legacy_field` are found
 and recorded by `app.journal.validator` instead of vanishing in a decode error (which would
 cost a repair call). Forbidding unknown keys here would also change the schema the model
-gets (`additionalProperties: false`). The keys the decoding ignores are read off the
-answer's JSON by `unknown_keys`. Every list defaults to empty (the neutral answer).
+gets (`additionalProperties: false`). An unknown key is found by `unknown_key`. Every list
+defaults to empty (the neutral answer).
 
 No struct here has a docstring: msgspec would send it to the model as the schema's
 `description`.
@@ -66,42 +66,31 @@ class journal_reconstruct(msgspec.Struct):  # noqa: N801 - the schema's name on 
 Reconstruction = journal_reconstruct  # the name the code reads it by
 
 
-def _shape(t: mi.Type) -> dict[str, Any] | None:
-    """An object type's wire keys, each with the shape of its value (lists looked through);
-    None for a value that holds no object."""
+def _refusing_unknown(t: mi.Type) -> Any:
+    """`t` as a type that refuses an unknown key at every level and takes any value (the
+    schema's own decoding checks the values): what `unknown_key` decodes with."""
     if isinstance(t, mi.ListType):
-        return _shape(t.item_type)
+        return list[_refusing_unknown(t.item_type)]  # type: ignore[misc]
     if isinstance(t, mi.StructType):
-        return {f.encode_name: _shape(f.type) for f in t.fields}
-    return None
+        return msgspec.defstruct(
+            f"{t.cls.__name__}_keys",
+            [(f.encode_name, _refusing_unknown(f.type), None) for f in t.fields],
+            forbid_unknown_fields=True)
+    return Any
 
 
-_SHAPE = _shape(mi.type_info(Reconstruction))
+_KEYS = msgspec.json.Decoder(_refusing_unknown(mi.type_info(Reconstruction)))
 
 
-def unknown_keys(text: str) -> list[str]:
-    """Where the answer `text` holds a key the schema does not name, as JSON paths
-    (`$.events`, `$.chronology[0].evidence`), in the answer's order: the validator's
-    `legacy_field`. The struct decoding drops such keys (msgspec keeps no unknown fields), so
-    they are read off the answer's JSON; an answer that is no JSON has none."""
+def unknown_key(text: str) -> str | None:
+    """Where the answer `text`, one the schema's decoding read, holds a key the schema does
+    not name, in msgspec's words (``Object contains unknown field `events` - at `$` ``), or
+    None: the validator's `legacy_field`. The schema's decoding drops such keys (msgspec
+    keeps no unknown fields), so the answer's JSON is read once more for its keys alone."""
     try:
-        data = msgspec.json.decode(strip_fence(text))
+        _KEYS.decode(strip_fence(text))
+    except msgspec.ValidationError as exc:
+        return str(exc)
     except msgspec.DecodeError:
-        return []
-    found: list[str] = []
-    _unknown(data, _SHAPE, "$", found)
-    return found
-
-
-def _unknown(value: Any, shape: dict[str, Any] | None, path: str, found: list[str]) -> None:
-    if shape is None:
-        return
-    if isinstance(value, list):
-        for index, item in enumerate(value):
-            _unknown(item, shape, f"{path}[{index}]", found)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            if key in shape:
-                _unknown(item, shape[key], f"{path}.{key}", found)
-            else:
-                found.append(f"{path}.{key}")
+        return None
+    return None

@@ -25,7 +25,7 @@ from app.journal.schema import (
     PURPOSE_NARRATE,
     PURPOSE_RECONSTRUCT,
     Reconstruction,
-    unknown_keys,
+    unknown_key,
 )
 from app.journal.trace import StageRecord
 from app.journal.validator import validate
@@ -109,7 +109,7 @@ def check(sources: Sequence[Source], answer: Reconstruction, text: str,
     read it from `text`, whose keys that reading dropped are the validator's too), and the
     artifact stage 2 gets: built from the answer only when there is no code, else
     `fallback`."""
-    found = validate(sources, answer, unknown_keys(text))
+    found = validate(sources, answer, unknown_key(text))
     return found, (fallback if found else verified_artifact(sources, answer))
 
 

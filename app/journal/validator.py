@@ -48,18 +48,18 @@ class _Findings:
 
 
 def validate(sources: Sequence[Source], answer: Reconstruction,
-             unknown_keys: Sequence[str] = ()) -> list[str]:
+             unknown_key: str | None = None) -> list[str]:
     """The codes of every rule the model's stage-1 `answer` breaks; empty means valid.
 
-    `answer` is the answer as the schema reads it; `unknown_keys` are the keys of the
-    answer's JSON the schema does not name (`app.journal.schema.unknown_keys`), which the
-    decoding dropped: `events`, a general `evidence` where it does not belong, or any other
-    unknown key is `legacy_field`."""
+    `answer` is the answer as the schema reads it; `unknown_key` says where the answer's
+    JSON holds a key the schema does not name (`app.journal.schema.unknown_key`), which
+    that reading dropped: `events`, a general `evidence` where it does not belong, or any
+    other unknown key is `legacy_field`."""
     users = {s.source_id: s for s in sources if s.role == "user"}
     assistants = {s.source_id for s in sources if s.role == "assistant"}
     order = [s.source_id for s in sources if s.role == "user"]
     found = _Findings()
-    if unknown_keys:
+    if unknown_key is not None:
         found.add("legacy_field")
 
     for source_id in answer.source_order:

@@ -2,7 +2,7 @@
 tokens, and the artifact built from what passed.
 
 An answer is given as the JSON the model sends and read as the gateway reads it (the schema's
-struct), with the keys that reading drops (`unknown_keys`)."""
+struct), with where it holds a key that reading drops (`unknown_key`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import pytest
 from app.journal import times
 from app.journal.artifact import Line, fallback_artifact, local_draft
 from app.journal.day import Conversation, DayMessage, number_sources
-from app.journal.schema import Reconstruction, unknown_keys
+from app.journal.schema import Reconstruction, unknown_key
 from app.journal.stages import check
 from app.journal.validator import CODES, validate
 
@@ -62,7 +62,7 @@ def read(data: dict) -> Reconstruction:
 
 def codes_of(sources, data: dict) -> list[str]:
     text = json.dumps(data)
-    return validate(sources, read(data), unknown_keys(text))
+    return validate(sources, read(data), unknown_key(text))
 
 
 def test_numbering_takes_the_assistant_line_before_a_user_line_as_context():
@@ -238,17 +238,21 @@ def test_an_answer_of_another_shape_never_reaches_the_validator():
             read(junk)
 
 
-def test_unknown_keys_are_read_off_the_answers_json_with_their_place():
-    text = json.dumps({"events": [], "source_order": ["u1"], "chronology": [
-        {"source_id": "u1", "source": "user", "evidence": "x", "claims": [
-            {"kind": "k", "evidence": "e", "confidence": 0.9}]}],
-        "uncertainties": [{"source_id": "u1", "evidence": "e", "kind": "doubt"}]})
-    assert unknown_keys(text) == ["$.events", "$.chronology[0].evidence",
-                                  "$.chronology[0].claims[0].confidence",
-                                  "$.uncertainties[0].kind"]
-    assert unknown_keys("```json\n" + text + "\n```")[0] == "$.events"  # the fence is no key
-    assert unknown_keys(json.dumps(valid_json())) == []
-    assert unknown_keys("not json") == []
+def test_an_unknown_key_is_found_at_any_level_with_its_place():
+    for change, where in [
+            (lambda d: d.update(events=[]), "`events`"),
+            (lambda d: d["chronology"][2].update(evidence="x"),
+             "`evidence` - at `$.chronology[2]`"),
+            (lambda d: d["chronology"][0]["claims"][0].update(confidence=0.9),
+             "`confidence` - at `$.chronology[0].claims[0]`"),
+            (lambda d: d["uncertainties"][0].update(kind="doubt"),
+             "`kind` - at `$.uncertainties[0]`")]:
+        found = unknown_key(json.dumps(with_change(change)))
+        assert found is not None and found.endswith(where), (found, where)
+    fenced = "```json\n" + json.dumps(with_change(lambda d: d.update(events=[]))) + "\n```"
+    assert unknown_key(fenced).endswith("`events`")  # the fence is the envelope, not a key
+    assert unknown_key(json.dumps(valid_json())) is None
+    assert unknown_key("not json") is None
 
 
 # --- the artifact ---------------------------------------------------------------------------------
