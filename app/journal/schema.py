@@ -67,8 +67,9 @@ Reconstruction = journal_reconstruct  # the name the code reads it by
 
 
 def _refusing_unknown(t: mi.Type) -> Any:
-    """`t` as a type that refuses an unknown key at every level and takes any value (the
-    schema's own decoding checks the values): what `unknown_key` decodes with."""
+    """`t` as a type that refuses an unknown key in every struct (in a list or a field, as
+    this schema nests them) and takes any value (the schema's own decoding checks the
+    values): what `unknown_key` decodes with."""
     if isinstance(t, mi.ListType):
         return list[_refusing_unknown(t.item_type)]  # type: ignore[misc]
     if isinstance(t, mi.StructType):
@@ -84,8 +85,8 @@ _KEYS = msgspec.json.Decoder(_refusing_unknown(mi.type_info(Reconstruction)))
 
 def unknown_key(text: str) -> str | None:
     """Where the answer `text`, one the schema's decoding read, holds a key the schema does
-    not name, in msgspec's words (``Object contains unknown field `events` - at `$` ``), or
-    None: the validator's `legacy_field`. The schema's decoding drops such keys (msgspec
+    not name, in msgspec's words (``Object contains unknown field `kind` - at
+    `$.uncertainties[0]` ``), or None: the validator's `legacy_field`. The schema's decoding drops such keys (msgspec
     keeps no unknown fields), so the answer's JSON is read once more for its keys alone."""
     try:
         _KEYS.decode(strip_fence(text))
