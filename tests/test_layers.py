@@ -1,6 +1,7 @@
-"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline/backup →
-journal → memory/llm → storage, with no arrow back up and no package cycle. Each layer is imported alone, in a
-fresh interpreter, and must not have loaded a module of a higher layer."""
+"""The house has one direction (STYLE.md, issue 10): api → runtime → pipeline/journal/backup →
+characters/interaction → memory/llm → storage, with no arrow back up and no package cycle.
+Each layer is imported alone, in a fresh interpreter, and must not have loaded a module of a
+higher layer."""
 
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # Higher number = higher layer. Of two layers of one rank only the named direction is
-# allowed (the summary in memory calls the model gateway), so there is no package cycle.
-# The journal (with the writing profile) sits below the pipeline, whose interaction hint reads
-# the profile; backup sits beside the pipeline and reads the journal's tables to export them.
-RANK = {"core": 0, "storage": 1, "llm": 2, "memory": 2, "journal": 3, "characters": 3,
-        "pipeline": 4, "impulses": 4, "backup": 4, "pixie": 5, "runtime": 5, "auth": 5,
-        "api": 6, "wiring": 7}
-SIBLING_USES = {("memory", "llm")}
+# allowed (the summary in memory calls the model gateway; backup reads the journal's tables to
+# export them), so there is no package cycle. The interaction profile sits below the pipeline,
+# whose responder reads its hint, and below the journal, whose writing profile composes the
+# export of both profiles; the journal sits beside the pipeline, which never loads it.
+RANK = {"core": 0, "storage": 1, "llm": 2, "memory": 2, "characters": 3, "interaction": 3,
+        "journal": 4, "pipeline": 4, "impulses": 4, "backup": 4, "pixie": 5, "runtime": 5,
+        "auth": 5, "api": 6, "wiring": 7}
+SIBLING_USES = {("memory", "llm"), ("backup", "journal")}
 # The wiring above every layer: only `app.wiring.server` (and the entry points around it) builds
 # and connects services.
 WIRING = ("app.wiring", "app.wiring.server", "app.wiring.purposes", "app.wiring.cli",

@@ -1,4 +1,5 @@
-"""The process's housekeeping loops, each a kept task cancelled on shutdown.
+"""The process's housekeeping loops: each periodic one a `Ticker`, the wake listener a kept
+task; all cancelled and awaited on shutdown.
 
 - heartbeat: ``heartbeat:{instance}`` is set every `heartbeat_seconds` with a TTL of three
   periods; a marker or turn whose owner has no heartbeat is stale;
@@ -15,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 import redis.asyncio as aioredis
 
-from app.core.background import cancel_and_wait
+from app.core.background import Ticker, cancel_and_wait
 from app.memory import keys
-from app.runtime.recovery import recover
+from app.runtime.recovery import RecoveryReport, recover
 
 if TYPE_CHECKING:
     from app.runtime.runtime import Runtime
@@ -34,17 +36,32 @@ HEARTBEAT_PERIODS_TO_LIVE = 3
 class Keeper:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
-        self._tasks: list[asyncio.Task[None]] = []
+        self.tickers: list[Ticker[Any]] = []
+        self._listener: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self.beat()
-        loops = [("heartbeat", self._heartbeat_loop), ("marker-refresh", self._refresh_loop)]
+        settings = self.runtime.settings
+        steps: list[tuple[str, Callable[[], Awaitable[Any]], float]] = [
+            ("heartbeat", self.beat, settings.heartbeat_seconds),
+            ("marker-refresh", self.refresh_markers, settings.turn_marker_refresh_seconds)]
         if self.runtime.distributed:
-            loops += [("wake-listener", self._wake_loop), ("orphan-sweep", self._sweep_loop)]
-        self._tasks = [asyncio.create_task(fn(), name=name) for name, fn in loops]
+            steps.append(("orphan-sweep", self.sweep,
+                          settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE))
+            self._listener = asyncio.create_task(self._wake_loop(), name="wake-listener")
+        # Each step first runs one period after the start (the heartbeat was just written); a
+        # failed step is retried the next period.
+        self.tickers = [Ticker(name, step, interval=seconds, first_delay=seconds, logger=log)
+                        for name, step, seconds in steps]
+        for ticker in self.tickers:
+            await ticker.start()
 
     async def stop(self) -> None:
-        await cancel_and_wait(self._tasks)
+        for ticker in self.tickers:
+            await ticker.stop()
+        if self._listener is not None:
+            await cancel_and_wait([self._listener])
+            self._listener = None
         with contextlib.suppress(aioredis.RedisError, OSError):
             await self.runtime.redis.delete(keys.heartbeat(self.runtime.instance_id))
 
@@ -57,27 +74,9 @@ class Keeper:
         await self.runtime.locks.refresh_held()
         await self.runtime.slots.refresh()
 
-    async def _heartbeat_loop(self) -> None:
-        await self._every(self.runtime.settings.heartbeat_seconds, self.beat)
-
-    async def _refresh_loop(self) -> None:
-        await self._every(self.runtime.settings.turn_marker_refresh_seconds,
-                          self.refresh_markers)
-
-    async def _sweep_loop(self) -> None:
-        async def sweep() -> None:
-            await recover(self.runtime, only_dead_owners=True)
-
-        await self._every(self.runtime.settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE,
-                          sweep)
-
-    async def _every(self, seconds: float, action: object) -> None:
-        while True:
-            await asyncio.sleep(seconds)
-            try:
-                await action()  # type: ignore[operator]
-            except (aioredis.RedisError, OSError):
-                log.exception("housekeeping step failed; next period retries")
+    async def sweep(self) -> RecoveryReport:
+        """Recover the turns of processes whose heartbeat has gone."""
+        return await recover(self.runtime, only_dead_owners=True)
 
     async def _wake_loop(self) -> None:
         pubsub = self.runtime.redis.pubsub(ignore_subscribe_messages=True)

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.core.profiles import NAME
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
@@ -346,10 +347,10 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
         raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
     if change.target == "facet" and change.key is not None and \
-            not model.NAME.fullmatch(change.key):
+            not NAME.fullmatch(change.key):
         raise fail(f"facet name {change.key[:80]!r} is not valid")
     scopes = [change.scope, *(s.scope for s in change.into)]
-    if any(scope is not None and scope != model.CORE_SCOPE and not model.NAME.fullmatch(scope)
+    if any(scope is not None and scope != model.CORE_SCOPE and not NAME.fullmatch(scope)
            for scope in scopes):
         raise fail("a scope is neither core nor a facet name")
 
