@@ -42,9 +42,10 @@ lines (`u1`, `u2`, …) and, as context only, the assistant line before a user l
 Answer with one JSON object of the schema `journal_reconstruct`:
 - `source_order`: every user id, in the order given.
 - `chronology`: one item per user id: `{"source_id", "source": "user", "time", "claims"}`.
-  Keep the given order unless every item has a clock time written in its own line and the
-  times ascend. `time` is only a bare time token copied from that same line (`6:00`,
-  `6:00 Uhr`, `halb acht`) or null.
+  Keep the given order, except that two items may change places when both have a time
+  written in their own lines and the one placed first is the earlier time. An item without
+  a time keeps its place among all others; equal times keep the given order. `time` is only
+  a bare time token copied from that same line (`6:00`, `6:00 Uhr`, `halb acht`) or null.
   `claims`: `[{"kind", "evidence"}]`, each `evidence` an exact copy of a part of that line.
 - `contradictions`, `uncertainties`, `plan_changes`, `corrections`: lists of
   `{"source_id", "evidence"}` with evidence copied exactly from the named user line.
