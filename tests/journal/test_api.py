@@ -4,6 +4,7 @@ fake model over HTTP (`tests/fakemodel.py`), the offline model, the WebSocket.""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import sqlite3
 import time
@@ -22,6 +23,7 @@ from app.runtime.wire import WS_DECODER
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
+from tests.pipeline_support import open_chat
 
 DATE = "2026-03-01"
 LINES = [
@@ -89,10 +91,12 @@ async def wait_job(client: TestClient, job_id: str, timeout: float = 10.0) -> di
         await asyncio.sleep(0.02)
 
 
-async def generate(client: TestClient, date: str = DATE, **body: Any) -> dict[str, Any]:
-    started = await call(client, "POST", f"/api/journal/days/{date}/drafts", 202,
-                         json=body or None)
-    return await wait_job(client, started["job_id"])
+async def generate(client: TestClient, date: str = DATE, *,
+                   headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
+    response = await client.post(f"/api/journal/days/{date}/drafts", json=body or None,
+                                 headers={**AUTH, **(headers or {})})
+    assert response.status == 202, await response.text()
+    return await wait_job(client, (await response.json())["job_id"])
 
 
 async def draft_of(client: TestClient, job: dict[str, Any]) -> dict[str, Any]:
@@ -446,9 +450,65 @@ async def test_the_offline_model_writes_an_entry_out_of_the_box(client):
     await import_day(client)
     draft = await draft_of(client, await generate(client))
     assert draft["reconstruction_status"] == "valid" and draft["validation"] == []
-    assert draft["narration"] == "model"
     assert all(line in draft["text"] for line in USER_LINES)
     assert not any(line in draft["text"] for line in ASSISTANT_LINES)
+
+
+async def test_an_offline_draft_says_what_it_is_and_keeps_requests_and_questions_apart(
+        aiohttp_client, make_settings):
+    """Issue 22, section 3: without a model the draft is the day's told lines, unchanged,
+    labelled as made by this machine; a request the character carried out stands in the
+    Done list under the text, a question to it not in the text — the refs name every line
+    and stage 1 covers them all."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    for text in ("Heute war ich im Park.", "Setz Milch auf die Einkaufsliste",
+                 "Wie wird das Wetter morgen?", "Abends habe ich gelesen."):
+        await chat.response(await chat.send(text))
+    await chat.settle()
+    [day] = await call(chat.client, "GET", "/api/journal/days")
+    lines = (await call(chat.client, "GET", f"/api/journal/days/{day['date']}"))[
+        "conversations"][0]["messages"]
+    assert [m["done"] for m in lines if m["role"] == "user"] == [False, True, False, False]
+
+    draft = await draft_of(chat.client, await generate(chat.client, day["date"],
+                                                       language="de"))
+    assert draft["text"] == ("Heute war ich im Park.\n\nAbends habe ich gelesen.\n\n"
+                             "Erledigt:\n- Setz Milch auf die Einkaufsliste")
+    assert [(s["source_id"], s["act"]) for s in draft["sources"]] == [
+        ("u1", None), ("u2", "done"), ("u3", "question"), ("u4", None)]
+    assert draft["narration"] == "local"  # no model wrote it
+    stages = {s["stage"]: s for s in draft["trace"]["stages"]}
+    assert draft["trace"]["provider"] == "offline"
+    assert (stages["reconstruct"]["outcome"], stages["reconstruct"]["codes"]) == (
+        "offline", ["no_model"])
+    assert (stages["narrate"]["outcome"], stages["narrate"]["codes"]) == (
+        "offline", ["no_model"])
+    assert draft["reconstruction_status"] == "valid" and draft["validation"] == []
+    english = await draft_of(chat.client, await generate(
+        chat.client, day["date"], headers={"Accept-Language": "en-GB,de;q=0.5"}))
+    assert english["text"].endswith("Done:\n- Setz Milch auf die Einkaufsliste")
+    await chat.close()
+
+
+async def test_the_action_mark_reaches_the_journal_through_the_message_log(jclient):
+    log = MessageLog(jclient.app[DB])
+    for index, (turn, role, text) in enumerate([
+            ("t1", "user", "Setz Brot auf die Liste"), ("t1", "assistant", "Auf welche Liste?"),
+            ("t2", "user", "Wocheneinkauf"), ("t2", "assistant", "Brot steht drauf."),
+            ("t3", "user", "Erinnere mich an den Zahnarzt"), ("t3", "assistant", "Ging nicht."),
+    ]):
+        await log.append(LoggedMessage(f"k{index}", "local", "nova", turn, [], role, "reply",
+                                       text, 1_772_000_000.0 + index, DATE))
+    await log.mark_actions("local", "nova", ["t1", "t2"], True, at=1_772_000_010.0)
+    await log.mark_actions("local", "nova", ["t3"], True, at=1_772_000_011.0)
+    await log.mark_actions("local", "nova", ["t3"], False, at=1_772_000_012.0)  # the last wins
+    await log.mark_actions("local", "other", ["t2"], False, at=1_772_000_013.0)  # not this pair
+    [chat] = (await call(jclient, "GET", f"/api/journal/days/{DATE}"))["conversations"]
+    assert [(m["text"], m["done"]) for m in chat["messages"]] == [
+        ("Setz Brot auf die Liste", True), ("Auf welche Liste?", False),
+        ("Wocheneinkauf", True), ("Brot steht drauf.", False),
+        ("Erinnere mich an den Zahnarzt", False), ("Ging nicht.", False)]
 
 
 # --- entries -------------------------------------------------------------------------------------
@@ -573,3 +633,139 @@ async def test_a_provider_refusing_the_length_fails_the_job_with_its_code(jclien
     assert job["state"] == "failed"
     assert job["error"]["code"] == "provider_context_length_rejected"
     assert (await call(jclient, "GET", "/api/journal/days"))[0]["draft_id"] is None
+
+
+# --- any day: the calendar, a hand-written entry, a redraft into the entry ------------------------
+
+async def test_a_month_of_the_calendar_lists_its_days_and_today(jclient):
+    await import_day(jclient, date="2026-02-28")
+    await import_day(jclient, date="2026-03-01")
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": "2026-03-31", "text": "Von Hand, ohne Gespräch."})
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": "2026-04-01", "text": "Nächster Monat."})
+    month = await call(jclient, "GET", "/api/journal/months/2026-03")
+    assert month["month"] == "2026-03"
+    assert month["today"] == dt.datetime.now().date().isoformat()  # the machine's zone here
+    assert [(d["date"], d["user_messages"], bool(d["entry_id"])) for d in month["days"]] == [
+        ("2026-03-01", 3, False), ("2026-03-31", 0, True)]
+    assert (await call(jclient, "GET", "/api/journal/months/2026-02"))["days"][0]["date"] == \
+        "2026-02-28"
+    assert (await call(jclient, "GET", "/api/journal/months/1999-01"))["days"] == []
+    for bad in ("2026-13", "2026-3", "march", "2026-00", "0000-01"):
+        answer = await call(jclient, "GET", f"/api/journal/months/{bad}", 400)
+        assert answer["error"]["code"] == "invalid_month", bad
+
+
+async def test_an_entry_for_a_day_without_any_conversation_is_written_by_hand(jclient):
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": "2025-12-24", "text": "Heiligabend bei den Eltern."})
+    [version] = entry["versions"]
+    assert version["origin"] == "edit" and version["sources"] == [] and not version["draft_id"]
+    day = await call(jclient, "GET", "/api/journal/days/2025-12-24")
+    assert day["conversations"] == [] and day["entry"]["text"] == "Heiligabend bei den Eltern."
+    [listed] = await call(jclient, "GET", "/api/journal/days")
+    assert (listed["date"], listed["messages"], listed["entry_id"]) == (
+        "2025-12-24", 0, entry["entry_id"])
+    # Such a day has nothing to draft from, with or without its entry as the base.
+    for body in ({}, {"include_existing": True}):
+        refused = await call(jclient, "POST", "/api/journal/days/2025-12-24/drafts", 422,
+                             json=body)
+        assert refused["error"]["code"] == "no_user_sources"
+
+
+async def test_a_new_draft_becomes_the_entrys_next_version(jclient, fake_model):
+    fake_model.script("journal_generate", "Erster Entwurf.", "Zweiter Entwurf.")
+    await import_day(jclient)
+    first = await generate(jclient)
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": "Erster Entwurf.",
+                             "draft_id": first["draft_id"]})
+    await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}",
+               json={"text": "Von Hand verbessert."})
+    await import_day(jclient, [{"role": "user", "text": "Nachts noch Sterne geschaut."}])
+    second = await generate(jclient)
+    taken = await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}",
+                       json={"text": "Zweiter Entwurf.", "draft_id": second["draft_id"]})
+    assert [(v["origin"], v["text"]) for v in taken["versions"]] == [
+        ("draft", "Erster Entwurf."), ("edit", "Von Hand verbessert."),
+        ("draft", "Zweiter Entwurf.")]
+    newest = taken["versions"][-1]
+    assert newest["draft_id"] == second["draft_id"]
+    assert taken["current_version_id"] == newest["version_id"]
+    draft = await call(jclient, "GET", f"/api/journal/drafts/{second['draft_id']}")
+    assert newest["sources"] == [{"conversation_id": s["conversation_id"],
+                                  "message_id": s["message_id"]} for s in draft["sources"]]
+    assert len(newest["sources"]) == 4
+    # A draft of another day is not this entry's.
+    await import_day(jclient, date="2026-03-02")
+    other = await generate(jclient, "2026-03-02")
+    wrong = await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}", 404,
+                       json={"text": "x", "draft_id": other["draft_id"]})
+    assert wrong["error"]["code"] == "not_found"
+    assert len((await call(jclient, "GET", f"/api/journal/entries/{entry['entry_id']}"))[
+        "versions"]) == 3
+
+
+async def test_include_existing_revises_the_entry_else_a_leftover_draft(jclient, fake_model):
+    """Seed 004 `include_existing`: off by default; on, the stored entry version is the
+    base, a leftover draft only when there is no entry. The base reaches stage 2 only (in
+    the artifact, with the rule to revise it); stage 1 and its validation stay the day's."""
+    fake_model.script("journal_reconstruct", valid_reconstruction(), valid_reconstruction(),
+                      valid_reconstruction(), valid_reconstruction())
+    fake_model.script("journal_generate", "Der erste Entwurf.", "Ohne Grundlage.",
+                      "Auf dem Entwurf.", "Auf dem Eintrag.")
+    await import_day(jclient)
+    first = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert first["base"] is None  # nothing stored yet: written anew
+    assert stage_two_input(fake_model)["base"] is None
+    fake_model.requests.clear()
+
+    plain = await draft_of(jclient, await generate(jclient))  # off by default
+    assert plain["base"] is None and stage_two_input(fake_model)["base"] is None
+    fake_model.requests.clear()
+
+    on_draft = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert on_draft["base"] == {"origin": "draft", "id": plain["draft_id"]}
+    assert stage_two_input(fake_model)["base"] == {"origin": "draft", "text": "Ohne Grundlage."}
+    fake_model.requests.clear()
+
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": "Mein Eintrag, mit Tom am Abend."})
+    on_entry = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert on_entry["base"] == {"origin": "entry", "id": entry["current_version_id"]}
+    [narrate] = fake_model.chats("journal_generate")
+    artifact = json.loads(narrate.messages[-1]["content"])
+    assert artifact["base"] == {"origin": "entry", "text": "Mein Eintrag, mit Tom am Abend."}
+    system = " ".join(narrate.messages[0]["content"].split())
+    assert "Revise it rather than starting anew" in system
+    [reconstruct] = fake_model.chats("journal_reconstruct")
+    assert "Tom" not in json.dumps(reconstruct.body, ensure_ascii=False)  # never in stage 1
+    assert on_entry["reconstruction_status"] == "valid" and on_entry["validation"] == []
+    # The budget measured stage 2's prompt with the base in it.
+    assert on_entry["trace"]["estimated_input"][1] > plain["trace"]["estimated_input"][1] + 10
+    # The entry itself is untouched until the user takes the draft over.
+    again = await call(jclient, "GET", f"/api/journal/entries/{entry['entry_id']}")
+    assert again["text"] == "Mein Eintrag, mit Tom am Abend." and len(again["versions"]) == 1
+
+
+async def test_an_evidence_from_the_base_is_not_the_days(jclient, fake_model):
+    """The base is the user's text but not a line of the day: a claim quoting it is
+    `evidence_not_verbatim`, and the draft falls back to the day's lines (with the base)."""
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": DATE, "text": "Mit Tom im Kino gewesen."})
+    await import_day(jclient)
+    quoting = valid_reconstruction()
+    quoting["chronology"][1]["claims"].append({"kind": "event", "evidence": "Mit Tom im Kino"})
+    fake_model.script("journal_reconstruct", quoting)
+    draft = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert draft["reconstruction_status"] == "fallback"
+    assert "evidence_not_verbatim" in draft["validation"]
+    assert stage_two_input(fake_model)["base"]["text"] == "Mit Tom im Kino gewesen."
+
+
+@pytest.mark.parametrize("body", [{"include_existing": "yes"}, {"language": 5}])
+async def test_a_bad_draft_request_is_refused(jclient, body):
+    await import_day(jclient)
+    answer = await call(jclient, "POST", f"/api/journal/days/{DATE}/drafts", 400, json=body)
+    assert answer["error"]["code"] == "invalid_request"
