@@ -12,6 +12,11 @@
   floor: the same two chat requests sent directly with aiohttp. Target p50 <= 30 ms.
 - Listing 3 years of days: `GET /api/journal/days`' query over 1 100 days (10 chat messages a
   day, an entry and a draft on every day). Target p50 <= 50 ms.
+- The month view (issue 22): what the page asks when the journal opens on a month — the
+  month (`GET /api/journal/months/{month}`) and its newest day (`GET /api/journal/days/
+  {date}`: conversations, entry with versions, drafts) — through the real app over HTTP,
+  in a year with 365 entries (each with a draft and two versions; 20 chat messages a day).
+  Target p50 <= 200 ms for both requests together.
 
 Printed: p50/p99 in milliseconds per figure, and whether it holds its target.
 """
@@ -171,6 +176,65 @@ async def bench_listing(iterations: int, directory: Path) -> None:
     report("listing 1 100 days", samples, 50)
 
 
+async def bench_month(iterations: int, directory: Path) -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from app.wiring.server import DATABASE_FILE, create_app
+
+    data = directory / "month"
+    data.mkdir()
+    db = Database(data / DATABASE_FILE)
+    await db.open()
+    store = JournalStore(db)
+    first = dt.date(2026, 1, 1)
+    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(365)]
+
+    def fill(conn) -> None:
+        rows = []
+        for n, date in enumerate(dates):
+            for k in range(20):
+                rows.append((f"{date}-{k}", USER, "nova", f"t{n}-{k // 2}", "[]",
+                             "user" if k % 2 == 0 else "assistant", "reply",
+                             f"Zeile {k} des Tages {date}, mit etwas Text darin.",
+                             1_767_225_600.0 + n * 86400 + k * 60, date))
+        conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+                         "message_ids, role, origin, text, created, calendar_date) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+    await db.execute_write_fn(fill)
+    trace = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
+                       margin=0.15, margin_tokens=4916, reserved_output=4096,
+                       estimated_input=[100, 100])
+    for date in dates:
+        sources = number_sources(await store.conversations(USER, date))
+        draft_id = await store.save_draft(
+            USER, date, text="Ein Tag, wie er war.", reconstruction_status="valid",
+            narration="model", validation=[], trace=trace,
+            sources=[s for s in sources if s.role == "user"])
+        entry_id = await store.create_entry(USER, date, "Ein Tag, wie er war.", draft_id)
+        await store.edit_entry(USER, entry_id, "Ein Tag, wie er war. Von Hand ergänzt.")
+    await db.close()
+
+    token = "bench-token-0123456789"
+    auth = {"Authorization": f"Bearer {token}"}
+    settings = defaults(data_dir=str(data), llm_provider="offline", backup_daily=False,
+                        redis_appendfsync="no")
+    samples = []
+    async with TestClient(TestServer(create_app(settings, local_token=token))) as client:
+        for n in range(iterations):
+            month = f"2026-{n % 12 + 1:02d}"
+            started = time.perf_counter()
+            async with client.get(f"/api/journal/months/{month}", headers=auth) as response:
+                days = (await response.json())["days"]
+            async with client.get(f"/api/journal/days/{days[-1]['date']}",
+                                  headers=auth) as response:
+                day = await response.json()
+            samples.append((time.perf_counter() - started) * 1000)
+            assert len(days) >= 28 and all(d["entry_id"] for d in days), days[:2]
+            assert len(day["entry"]["versions"]) == 2 and day["conversations"]
+    report("month view, a year of 365 entries", samples, 200)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=200)
@@ -180,6 +244,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         await bench_generation(max(20, args.iterations // 4), Path(tmp))
         await bench_listing(max(20, args.iterations // 4), Path(tmp))
+        await bench_month(max(24, args.iterations // 4), Path(tmp))
 
 
 if __name__ == "__main__":
