@@ -115,12 +115,15 @@ async def list_days(request: web.Request) -> web.Response:
 
 async def get_month(request: web.Request) -> web.Response:
     """The calendar's month: the days of `month` with messages, an entry or a draft (oldest
-    first), and today in the user's zone (setting `timezone`)."""
+    first), today in the user's zone (setting `timezone`), and the newest day with anything
+    at all (`latest`, where the page opens)."""
     month = request.match_info["month"]
     start, end = valid_month(month)
-    days = await _store(request).days(request[USER_ID], start, end)
+    store, user_id = _store(request), request[USER_ID]
+    days = await store.days(user_id, start, end)
     today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
-    return web.json_response({"month": month, "today": today, "days": days[::-1]})
+    return web.json_response({"month": month, "today": today, "days": days[::-1],
+                              "latest": await store.latest_day(user_id)})
 
 
 async def get_day(request: web.Request) -> web.Response:

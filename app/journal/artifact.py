@@ -22,12 +22,13 @@ Two things come from this machine besides the lines, never from a model:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
 import msgspec
 
-from app.core.i18n import texts
+from app.core.i18n import LANGUAGES, texts
 from app.journal import times
 from app.journal.day import Source, user_sources
 from app.journal.schema import Reconstruction, Sourced
@@ -111,19 +112,53 @@ def lines_not_in_base(artifact: VerifiedArtifact) -> list[Line]:
     return [line for line in artifact.told() if times.normalize(line.text) not in base]
 
 
+def on_base(artifact: VerifiedArtifact, added: Sequence[str]) -> list[str]:
+    """The parts of a text made without a model: the base's text (its done list kept for the
+    end), then `added`, then that done list (`with_done_list` merges it with the day's)."""
+    if artifact.base is None:
+        return list(added)
+    body, items = split_done_list(artifact.base.text)
+    block = [_done_block(DONE_HEADINGS[0], items)] if items else []
+    return [part for part in (body.strip(), *added, *block) if part]
+
+
 def local_draft(date: str, artifact: VerifiedArtifact) -> str:
     """The honest entry made without a model (stage 2's fallback): the user's own told lines
     as a dated list, each whole, in the artifact's order (a confirmed time is in its own
     line), after the base when there is one. The done lines follow (`with_done_list`)."""
-    base = [artifact.base.text.strip(), ""] if artifact.base is not None else []
-    return "\n".join([date, "", *base, *(f"- {line.text}" for line in lines_not_in_base(artifact))])
+    lines = "\n".join(f"- {line.text}" for line in lines_not_in_base(artifact))
+    return "\n\n".join([date, *on_base(artifact, [lines] if lines else [])])
+
+
+# The done list's heading in every language, as `with_done_list` writes it.
+DONE_HEADINGS = tuple(texts("journal", code)["done"] for code in LANGUAGES)
+_DONE_LIST = re.compile(r"(?:\A|\n\n)(?:" + "|".join(map(re.escape, DONE_HEADINGS))
+                        + r"):\n((?:- [^\n]*(?:\n|\Z))+)\Z")
+
+
+def split_done_list(text: str) -> tuple[str, list[str]]:
+    """`text` without the done list at its end (in any language), and that list's items."""
+    found = _DONE_LIST.search(text.rstrip())
+    if found is None:
+        return text, []
+    items = [line[2:].strip() for line in found[1].splitlines() if line.startswith("- ")]
+    return text.rstrip()[:found.start()], items
 
 
 def with_done_list(text: str, artifact: VerifiedArtifact, language: str) -> str:
     """`text` with the lines the character carried out listed under it, each whole, under
-    the heading "Erledigt" / "Done" (in `language`); `text` as it is when there are none."""
-    done = [line.text.strip() for line in artifact.sources if line.act == "done"]
-    if not done:
+    the heading "Erledigt" / "Done" (in `language`): one list at the end, holding the list
+    `text` ends with already (a revised base's) and every done line not in it yet; `text`
+    as it is when there is nothing to list."""
+    body, items = split_done_list(text)
+    listed = {times.normalize(item) for item in items}
+    items += [line.text.strip() for line in artifact.sources
+              if line.act == "done" and times.normalize(line.text) not in listed]
+    if not items:
         return text
     heading = texts("journal", language)["done"]
-    return "\n".join([text.rstrip(), "", f"{heading}:", *(f"- {line}" for line in done)])
+    return "\n\n".join(part for part in (body.rstrip(), _done_block(heading, items)) if part)
+
+
+def _done_block(heading: str, items: Sequence[str]) -> str:
+    return "\n".join([f"{heading}:", *(f"- {item}" for item in items)])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from app.journal import times
-from app.journal.artifact import VerifiedArtifact, lines_not_in_base
+from app.journal.artifact import VerifiedArtifact, lines_not_in_base, on_base
 from app.journal.schema import (
     PURPOSE_NARRATE,
     PURPOSE_RECONSTRUCT,
@@ -57,8 +57,7 @@ def narrate(request: OfflineRequest) -> str:
     # line), after the base a redraft revises; a request carried out or a question is no
     # part of the story (the stage lists the done ones under the text).
     told = [line.text.strip() for line in lines_not_in_base(artifact)]
-    base = [artifact.base.text.strip()] if artifact.base is not None else []
-    return "\n\n".join([*base, *told])
+    return "\n\n".join(on_base(artifact, told))
 
 
 PURPOSE_HANDLERS = {PURPOSE_RECONSTRUCT: reconstruct, PURPOSE_NARRATE: narrate}

@@ -120,6 +120,23 @@ class JournalStore:
 
         return await self.db.execute_fn(read)
 
+    async def latest_day(self, user_id: str) -> str | None:
+        """The newest day with messages, an entry, a draft or an import (None: none yet)."""
+        def read(conn: sqlite3.Connection) -> str | None:
+            scoped = ("SELECT MAX(d.calendar_date) FROM journal_days d JOIN journal_spaces s "
+                      "ON s.space_id = d.space_id AND s.user_id = ? WHERE EXISTS (SELECT 1 FROM ")
+            found = [conn.execute("SELECT MAX(calendar_date) FROM messages WHERE user_id = ?",
+                                  (user_id,)).fetchone()[0]]
+            for table, live in (("journal_entries", " AND x.deleted_at IS NULL"),
+                                ("journal_drafts", " AND x.status = 'current'"),
+                                ("journal_conversations", "")):
+                found.append(conn.execute(
+                    f"{scoped}{table} x WHERE x.journal_day_id = d.day_id{live})",
+                    (user_id,)).fetchone()[0])
+            return max((date for date in found if date), default=None)
+
+        return await self.db.execute_fn(read)
+
     async def conversations(self, user_id: str, date: str) -> list[Conversation]:
         """The day's conversations in the order they began: one per character from the chat
         log, and every import."""

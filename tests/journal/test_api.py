@@ -651,7 +651,11 @@ async def test_a_month_of_the_calendar_lists_its_days_and_today(jclient):
         ("2026-03-01", 3, False), ("2026-03-31", 0, True)]
     assert (await call(jclient, "GET", "/api/journal/months/2026-02"))["days"][0]["date"] == \
         "2026-02-28"
+    assert month["latest"] == "2026-04-01"
     assert (await call(jclient, "GET", "/api/journal/months/1999-01"))["days"] == []
+    entry = (await call(jclient, "GET", "/api/journal/days/2026-04-01"))["entry"]
+    await call(jclient, "DELETE", f"/api/journal/entries/{entry['entry_id']}", 204)
+    assert (await call(jclient, "GET", "/api/journal/months/2026-03"))["latest"] == "2026-03-31"
     for bad in ("2026-13", "2026-3", "march", "2026-00", "0000-01"):
         answer = await call(jclient, "GET", f"/api/journal/months/{bad}", 400)
         assert answer["error"]["code"] == "invalid_month", bad
