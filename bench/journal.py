@@ -31,6 +31,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -140,31 +141,39 @@ async def bench_generation(iterations: int, directory: Path) -> None:
     print(f"{'  (floor: the two model requests alone)':<44} p50 {p50:7.2f} ms")
 
 
-async def bench_listing(iterations: int, directory: Path) -> None:
-    db = Database(directory / "listing.sqlite3")
-    await db.open()
-    store = JournalStore(db)
-    first = dt.date(2023, 1, 1)
-    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(1100)]
+TRACE = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
+                   margin=0.15, margin_tokens=4916, reserved_output=4096,
+                   estimated_input=[100, 100])
+
+
+async def fill_chat(db: Database, first: dt.date, days: int, per_day: int,
+                    text: Callable[[int], str]) -> list[str]:
+    """`per_day` chat messages (user and character by turns) on each of `days` days from
+    `first`, straight into the message log; the dates."""
+    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(days)]
+    start = dt.datetime.combine(first, dt.time(8), dt.UTC).timestamp()
 
     def fill(conn) -> None:
-        rows = []
-        for n, date in enumerate(dates):
-            for k in range(10):
-                rows.append((f"{date}-{k}", USER, "nova", f"t{n}-{k}", "[]",
-                             "user" if k % 2 == 0 else "assistant", "reply", f"Zeile {k}",
-                             1_672_531_200.0 + n * 86400 + k, date))
+        rows = [(f"{date}-{k}", USER, "nova", f"t{n}-{k // 2}", "[]",
+                 "user" if k % 2 == 0 else "assistant", "reply", text(k),
+                 start + n * 86400 + k * 60, date)
+                for n, date in enumerate(dates) for k in range(per_day)]
         conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                          "message_ids, role, origin, text, created, calendar_date) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     await db.execute_write_fn(fill)
-    trace = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
-                       margin=0.15, margin_tokens=4916, reserved_output=4096,
-                       estimated_input=[100, 100])
+    return dates
+
+
+async def bench_listing(iterations: int, directory: Path) -> None:
+    db = Database(directory / "listing.sqlite3")
+    await db.open()
+    store = JournalStore(db)
+    dates = await fill_chat(db, dt.date(2023, 1, 1), 1100, 10, lambda k: f"Zeile {k}")
     for date in dates:
         await store.save_draft(USER, date, text="Ein Tag.", reconstruction_status="valid",
-                               narration="model", validation=[], trace=trace, sources=[])
+                               narration="model", validation=[], trace=TRACE, sources=[])
         await store.create_entry(USER, date, "Ein Tag.", None)
     samples = []
     for _ in range(iterations):
@@ -186,30 +195,13 @@ async def bench_month(iterations: int, directory: Path) -> None:
     db = Database(data / DATABASE_FILE)
     await db.open()
     store = JournalStore(db)
-    first = dt.date(2026, 1, 1)
-    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(365)]
-
-    def fill(conn) -> None:
-        rows = []
-        for n, date in enumerate(dates):
-            for k in range(20):
-                rows.append((f"{date}-{k}", USER, "nova", f"t{n}-{k // 2}", "[]",
-                             "user" if k % 2 == 0 else "assistant", "reply",
-                             f"Zeile {k} des Tages {date}, mit etwas Text darin.",
-                             1_767_225_600.0 + n * 86400 + k * 60, date))
-        conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
-                         "message_ids, role, origin, text, created, calendar_date) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
-
-    await db.execute_write_fn(fill)
-    trace = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
-                       margin=0.15, margin_tokens=4916, reserved_output=4096,
-                       estimated_input=[100, 100])
+    dates = await fill_chat(db, dt.date(2026, 1, 1), 365, 20,
+                            lambda k: f"Zeile {k} des Tages, mit etwas Text darin.")
     for date in dates:
         sources = number_sources(await store.conversations(USER, date))
         draft_id = await store.save_draft(
             USER, date, text="Ein Tag, wie er war.", reconstruction_status="valid",
-            narration="model", validation=[], trace=trace,
+            narration="model", validation=[], trace=TRACE,
             sources=[s for s in sources if s.role == "user"])
         entry_id = await store.create_entry(USER, date, "Ein Tag, wie er war.", draft_id)
         await store.edit_entry(USER, entry_id, "Ein Tag, wie er war. Von Hand ergänzt.")
