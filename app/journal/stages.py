@@ -202,7 +202,9 @@ async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
         record.completion_tokens = completion.usage.completion_tokens
         text = completion.text.strip()
         if completion.provider == OFFLINE:
+            # A day of only requests and questions leaves it nothing to tell: the dated list.
             narration, record.outcome, record.codes = "local", "offline", [NO_MODEL]
+            text = text or local_draft(date, artifact)
         if not text:
             text, narration, record.codes = local_draft(date, artifact), "local", ["empty_reply"]
             record.outcome = "local_draft"

@@ -3,7 +3,8 @@ through the database's one writer (`Database.execute_write_fn`), each a single t
 
 A user's journal lives in their space (one per user, made on the first write). A journal day
 is `(space_id, calendar_date)`; the calendar date is the user's, as the message log recorded
-it (`messages.calendar_date`, `app.core.clock`). Chat conversations are read from the message log
+it (`messages.calendar_date`, `app.core.clock`). A day needs no messages: any date gets its
+row on the first write (an entry written by hand, whose version has no sources). Chat conversations are read from the message log
 (one per character per day) and never copied; imported conversations are stored here.
 Nothing is updated in place but pointers and marks: a new draft supersedes the current one,
 an edit or restore appends a version, a delete sets `deleted_at`; only a purge from the trash

@@ -803,3 +803,12 @@ async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
     assert draft["base"] is None and draft["sources"] == [
         {"message_id": "m", "source_id": "u1", "conversation_id": "c", "act": None}]
     conn.close()
+
+
+async def test_a_day_of_only_requests_and_questions_still_gives_an_offline_draft(client):
+    await import_day(client, [{"role": "user", "text": "Wie spät ist es?"},
+                              {"role": "user", "text": "Und morgen?"}])
+    draft = await draft_of(client, await generate(client, language="de"))
+    assert draft["text"] == DATE  # nothing told: the date, no line in the prose
+    assert [s["act"] for s in draft["sources"]] == ["question", "question"]
+    assert draft["trace"]["stages"][1]["outcome"] == "offline"
