@@ -18,9 +18,10 @@ client. A page reads at most `limit` + 1 rows per source, whatever the size of t
 
 Search is FTS5 over both (trigram, like the memories' index): every term of the query must
 occur ("Leipzig" finds "Leipziger"); the terms are quoted, so FTS5's syntax characters in a
-query are plain text. A query without a term the index can look up (shorter than three
-letters, only stopwords, only punctuation) is matched as a substring instead, newest first,
-reading rows until the page is full.
+query are plain text. A query without such a term (only stopwords, only punctuation) is
+looked up as it stands, one phrase: a substring. One shorter than three characters, which
+the trigram index cannot look up, is matched as a substring of the pair's texts, newest
+first, reading rows until the page is full.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ class Page:
 
 _LOG_COLUMNS = ("SELECT id, turn_id, message_ids, role, origin, text, created, calendar_date, "
                 "imported_at FROM messages WHERE user_id = ? AND character_id = ?")
+_LOG_SCAN = "SELECT id, text FROM messages WHERE user_id = ? AND character_id = ?"
 _IMPORT_AT = ("coalesce(m.at, (julianday(d.calendar_date) - 2440587.5) * 86400 + 43200 "
               "+ m.position * 0.001)")
 _IMPORT_COLUMNS = (
@@ -150,8 +152,15 @@ def _import_line(row: sqlite3.Row | tuple[Any, ...]) -> Line:
                 message_id=row[1])
 
 
+def _containing(rows: Iterator[tuple[Any, ...]], needle: str, column: int) -> Iterator[Any]:
+    """The rows whose text (at `column`) contains `needle`, casefolded; all when it is ""."""
+    if not needle:
+        return rows
+    return (row for row in rows if needle in row[column].casefold())
+
+
 def _log_rows(conn: sqlite3.Connection, user_id: str, character_id: str, key: Key | None,
-              op: str, newest_first: bool, *, match: str = "",
+              op: str, newest_first: bool, *, match: str = "", needle: str = "",
               limit: int | None = None) -> Iterator[Line]:
     where, params = _bound(("calendar_date", "created", "id"), _RANK_LOG, key, op)
     if match:
@@ -161,11 +170,17 @@ def _log_rows(conn: sqlite3.Connection, user_id: str, character_id: str, key: Ke
     sql = (f"{_LOG_COLUMNS}{where} ORDER BY calendar_date{order}, created{order}, id{order}"
            + (" LIMIT ?" if limit is not None else ""))
     args = (user_id, character_id, *params) + ((limit,) if limit is not None else ())
-    return map(_log_line, conn.execute(sql, args))
+    if not needle:
+        return map(_log_line, conn.execute(sql, args))
+    # The substring path reads every row of the pair: only id and text, the rest for a match.
+    scan = conn.execute(sql.replace(_LOG_COLUMNS, _LOG_SCAN, 1), args)
+    return (_log_line(conn.execute(f"{_LOG_COLUMNS} AND id = ?",
+                                   (user_id, character_id, row[0])).fetchone())
+            for row in _containing(scan, needle, 1))
 
 
 def _import_rows(conn: sqlite3.Connection, user_id: str, key: Key | None, op: str,
-                 newest_first: bool, *, match: str = "",
+                 newest_first: bool, *, match: str = "", needle: str = "",
                  limit: int | None = None) -> Iterator[Line]:
     where, params = _bound(("d.calendar_date", _IMPORT_AT, "m.rowid"), _RANK_IMPORT, key, op)
     if match:
@@ -176,16 +191,19 @@ def _import_rows(conn: sqlite3.Connection, user_id: str, key: Key | None, op: st
     sql = (f"{_IMPORT_COLUMNS}{where} ORDER BY d.calendar_date{order}, {_IMPORT_AT}{order}, "
            f"m.rowid{order}" + (" LIMIT ?" if limit is not None else ""))
     args = (user_id, *params) + ((limit,) if limit is not None else ())
-    return map(_import_line, conn.execute(sql, args))
+    return map(_import_line, _containing(conn.execute(sql, args), needle, 3))
 
 
 def _merged(conn: sqlite3.Connection, user_id: str, character_id: str, key: Key | None,
-            op: str, newest_first: bool, *, match: str = "",
+            op: str, newest_first: bool, *, match: str = "", needle: str = "",
             limit: int | None = None) -> Iterator[Line]:
-    """Both sources in one order; with `limit`, each source reads at most that many rows."""
+    """Both sources in one order; with `limit`, each source reads at most that many rows;
+    with `needle`, only rows whose text contains it (checked before a line is made of it)."""
     return heapq.merge(
-        _log_rows(conn, user_id, character_id, key, op, newest_first, match=match, limit=limit),
-        _import_rows(conn, user_id, key, op, newest_first, match=match, limit=limit),
+        _log_rows(conn, user_id, character_id, key, op, newest_first, match=match,
+                  needle=needle, limit=limit),
+        _import_rows(conn, user_id, key, op, newest_first, match=match, needle=needle,
+                     limit=limit),
         key=lambda line: line.key, reverse=newest_first)
 
 
@@ -223,6 +241,14 @@ def page(conn: sqlite3.Connection, user_id: str, character_id: str, *, limit: in
                 newer=lines[-1].key.cursor() if lines and more_newer else None)
 
 
+TRIGRAM = 3  # the index looks up texts of at least three characters
+
+
+def phrase(text: str) -> str:
+    """`text` as one quoted FTS5 phrase: with the trigram tokenizer, a substring."""
+    return '"' + text.replace('"', '""') + '"'
+
+
 def match_all(query: str) -> str:
     """The FTS5 expression that asks for every term of `query` ("" when it has none the
     index can look up): at most `recall.MAX_TERMS`, the longest, each quoted."""
@@ -234,14 +260,15 @@ def search(conn: sqlite3.Connection, user_id: str, character_id: str, query: str
     """The lines that match `query`, newest first, and the cursor of the next page (None:
     no more)."""
     match = match_all(query)
+    needle = query.strip().casefold()
+    if not match and len(needle) >= TRIGRAM:
+        match = phrase(needle)  # only stopwords or signs: the index finds it as it stands
     if match:
         lines = _merged(conn, user_id, character_id, before, "<", True, match=match,
                         limit=limit + 1)
+    elif needle:
+        lines = _merged(conn, user_id, character_id, before, "<", True, needle=needle)
     else:
-        needle = query.strip().casefold()
-        if not needle:
-            return [], None
-        lines = (line for line in _merged(conn, user_id, character_id, before, "<", True)
-                 if needle in line.text.casefold())
+        return [], None
     hits, more = _take(lines, limit)
     return hits, hits[-1].key.cursor() if hits and more else None

@@ -225,6 +225,9 @@ async def test_short_and_stopword_queries_match_as_substrings(client):
     assert texts(await get(client, SEARCH, q="üb")) == ["Über den Fluss"]
     assert texts(await get(client, SEARCH, q="OK")) == ["ok"]
     assert texts(await get(client, SEARCH, q="das")) == ["Das ist gut", "Jo, das passt."]
+    assert texts(await get(client, SEARCH, q="ÜBER")) == ["Über den Fluss"]
+    assert texts(await get(client, SEARCH, q="ist gut")) == ["Das ist gut"]
+    assert texts(await get(client, SEARCH, q=", ")) == ["Jo, das passt."]
     assert texts(await get(client, SEARCH, q="  ")) == []
 
 

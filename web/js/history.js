@@ -15,10 +15,12 @@ import { api } from "./api.js";
 export const HISTORY_PAGE = 50;
 
 export class HistoryLoader {
-  constructor({ characterId, conversation, onChange = () => {}, onError = () => {} }) {
+  /** `onOlder()`: older lines are about to come in above (the view keeps the reader's place). */
+  constructor({ characterId, conversation, onChange = () => {}, onOlder = () => {}, onError = () => {} }) {
     this.characterId = characterId;
     this.conversation = conversation;
     this.onChange = onChange;
+    this.onOlder = onOlder;
     this.onError = onError;
     this.origins = {};
     this.older = null; // cursor of the page before the window; null: the beginning
@@ -52,6 +54,7 @@ export class HistoryLoader {
     const page = await this.fetch({ before: this.older });
     if (!page) return false;
     this.older = page.older;
+    this.onOlder();
     this.merge(page);
     return true;
   }

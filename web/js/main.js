@@ -65,6 +65,7 @@ class App {
       characterId: this.character.id,
       conversation: this.conversation,
       onChange: () => this.view.schedule(),
+      onOlder: () => this.view.keepPosition(),
       onError: (error) => this.notice(t("history.failed", { reason: errorText(error) })),
     });
     this.view = new ChatView({
@@ -299,7 +300,6 @@ class App {
   async onScroll() {
     const scroller = $("#messages");
     if (scroller.scrollTop < LOAD_MORE_PX && !this.history.atBeginning && !this.history.loading) {
-      this.view.keepPosition();
       if (await this.history.loadOlder()) this.fillScreen();
     } else if (this.history.detached && !this.history.loading
                && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < LOAD_MORE_PX) {
@@ -312,7 +312,6 @@ class App {
     requestAnimationFrame(() => requestAnimationFrame(async () => {
       const scroller = $("#messages");
       if (scroller.scrollHeight <= scroller.clientHeight + LOAD_MORE_PX && !this.history.atBeginning) {
-        this.view.keepPosition();
         if (await this.history.loadOlder()) this.fillScreen();
       }
     }));
