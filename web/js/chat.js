@@ -89,6 +89,13 @@ export class ChatView {
     });
   }
 
+  /** Draw now, not at the next frame (the first screen). */
+  renderNow() {
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.frame = 0;
+    this.render();
+  }
+
   /** The next render keeps what the reader sees where it is (older lines come in above). */
   keepPosition() {
     this.keepOffset = this.scroller.scrollHeight - this.scroller.scrollTop;

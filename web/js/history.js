@@ -14,6 +14,11 @@ import { api } from "./api.js";
 
 export const HISTORY_PAGE = 50;
 
+/** The first page's request, for a page that starts it before it knows more. */
+export function firstPage(characterId) {
+  return api.history(characterId, { limit: HISTORY_PAGE });
+}
+
 export class HistoryLoader {
   /** `onOlder()`: older lines are about to come in above (the view keeps the reader's place). */
   constructor({ characterId, conversation, onChange = () => {}, onOlder = () => {}, onError = () => {} }) {
@@ -39,9 +44,9 @@ export class HistoryLoader {
     return this.loaded && this.older === null;
   }
 
-  /** The newest page: the first screen, and after a return to the present. */
-  async loadLatest() {
-    const page = await this.fetch({});
+  /** The newest page: the first screen (`prefetched`: its request, started early). */
+  async loadLatest(prefetched = null) {
+    const page = (prefetched && await prefetched.catch(() => null)) || await this.fetch({});
     if (!page) return;
     this.older = page.older;
     this.loaded = true;

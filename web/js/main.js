@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { Attention } from "./attention.js";
-import { characterGreeting, characterName, loadCharacters, namesById, pickCharacter } from "./characters.js";
+import { characterGreeting, characterName, DEFAULT_CHARACTER_ID, loadCharacters, namesById, pickCharacter } from "./characters.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
@@ -14,7 +14,7 @@ import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { PrivacyPanel } from "./privacy.js";
 import { BackupSection } from "./backup.js";
-import { HistoryLoader } from "./history.js";
+import { firstPage, HistoryLoader } from "./history.js";
 import { SearchBox } from "./search.js";
 import { ReconnectingSocket } from "./socket.js";
 
@@ -34,7 +34,11 @@ async function whoAmI() {
 }
 
 class App {
-  constructor(me, characters) {
+  /** `prefetched`: the first history page's request for `prefetchedFor`, started with the
+   * page (the chat opens with it). */
+  constructor(me, characters, { prefetched = null, prefetchedFor = null } = {}) {
+    this.prefetched = prefetched;
+    this.prefetchedFor = prefetchedFor;
     this.me = me;
     this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
     this.name = characterName(this.character);
@@ -133,7 +137,8 @@ class App {
     });
     // The newest history first: the session merged after it knows what is archive.
     this.conversation.emit({ kind: "entries" });
-    await this.history.loadLatest();
+    await this.history.loadLatest(this.prefetchedFor === this.character.id ? this.prefetched : null);
+    this.view.renderNow();
     this.fillScreen();
     this.socket.start();
     window.addEventListener("online", () => this.socket.reconnectNow());
@@ -388,9 +393,13 @@ class App {
 
 async function main() {
   // The page is translated once the character's name is known (App.start): its texts name it.
+  // The chat's first history page is asked for at once, beside who is logged in.
+  const prefetchedFor = new URLSearchParams(window.location.search).get("character") || DEFAULT_CHARACTER_ID;
+  const prefetched = firstPage(prefetchedFor);
+  prefetched.catch(() => {}); // not logged in, an unknown character: asked again or moot
   const [me, characters] = await Promise.all([whoAmI(), loadCharacters()]);
   if (!me) return;
-  await new App(me, characters).start();
+  await new App(me, characters, { prefetched, prefetchedFor }).start();
 }
 
 main().catch((error) => {
