@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from app.memory.recall import lookup_terms
+from app.memory.recall import MAX_TERMS, lookup_terms
 
 SOURCE_CHAT = "chat"        # said here
 SOURCE_EXPORT = "export"    # a chat export's row, imported
@@ -249,10 +249,17 @@ def phrase(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+_NUMBER = re.compile(r"\d{3,}")
+
+
 def match_all(query: str) -> str:
     """The FTS5 expression that asks for every term of `query` ("" when it has none the
-    index can look up): at most `recall.MAX_TERMS`, the longest, each quoted."""
-    return " AND ".join(lookup_terms(query))
+    index can look up): its words as the memory search takes them (`words.query_terms`) and,
+    unlike there, its numbers of three digits or more ("4711"); at most `recall.MAX_TERMS`,
+    the longest, each quoted."""
+    numbers = [phrase(number) for number in dict.fromkeys(_NUMBER.findall(query))]
+    terms = sorted(dict.fromkeys([*lookup_terms(query), *numbers]), key=len, reverse=True)
+    return " AND ".join(terms[:MAX_TERMS])
 
 
 def search(conn: sqlite3.Connection, user_id: str, character_id: str, query: str, *,

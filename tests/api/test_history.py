@@ -198,6 +198,8 @@ async def test_search_finds_inflected_words_and_needs_every_term(client):
     assert texts(await get(client, SEARCH, q="Schwester Leipzig")) == [
         "Zwillingsschwester in Leipzig"]
     assert texts(await get(client, SEARCH, q="Hamburg")) == []
+    await log_rows(client, ["Zimmer 4711 im Hotel", "Zimmer 12 im Hotel"], start=START + DAY)
+    assert texts(await get(client, SEARCH, q="Zimmer 4711")) == ["Zimmer 4711 im Hotel"]
     hit = (await get(client, SEARCH, q="Dresden"))["hits"][0]
     assert set(hit) >= {"cursor", "source", "role", "text", "at", "calendar_date"}
 

@@ -244,11 +244,22 @@ def test_the_first_screen_greets_and_offers_three_phrases(nova, fake, open_chat)
     assert greeting == ["Hi du, ich bin Kai.", "Moin!", None]
 
 
-def test_the_first_screen_fits_a_phone(nova, open_chat):
+def test_the_chat_column_fits_a_phone(nova, fake, open_chat):
+    # The column's own content never scrolls sideways (the header is the phone layout's).
+    fake.always("responder", Reply("- **eins** mit `code` und [Link](https://example.org/"
+                                   + "sehr-lang" * 20 + ")\n- zwei"))
     page = open_chat(nova, viewport=PHONE)
     expect(page.locator(".welcome .example")).to_have_count(3)
-    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    overflow = "n => n.scrollWidth - n.clientWidth"
+    assert page.locator("#messages").evaluate(overflow) <= 0
     screenshot(page, "chat-first-screen-phone")
+    send(page, "Ein Wort" + "ohneLeerzeichen" * 20)
+    expect(character_bubbles(page).locator("li")).to_have_count(2)
+    page.locator("#history-query").fill("Wort")
+    expect(page.locator("#search-hits .search-hit")).to_have_count(1)
+    assert page.locator("#messages").evaluate(overflow) <= 0
+    assert page.locator("#search-results").evaluate(overflow) <= 0
+    screenshot(page, "chat-search-phone")
 
 
 HIDDEN = """() => {
