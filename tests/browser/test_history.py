@@ -288,7 +288,7 @@ def test_a_reminder_in_a_background_tab_counts_in_title_and_icon_and_notifies(no
     context.grant_permissions(["notifications"], origin=nova.url)
     context.add_init_script(RECORD_NOTIFICATIONS)
     page = open_chat(nova, context)
-    page.get_by_label("Notify me when Nova writes while this tab is in the background").check()
+    page.get_by_label("Notify me of messages from Nova while this tab is in the background").check()
     expect(page.locator("#notify-toggle")).to_be_checked()
     title = page.title()
     page.evaluate(HIDDEN)

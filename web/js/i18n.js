@@ -56,7 +56,7 @@ export const STRINGS = {
     "example.reminder.kind": "Reminder",
     "example.journal": "Today I went to the lake with Anna, and in the evening we cooked together.",
     "example.journal.kind": "For the journal",
-    "notify.label": "Notify me when {name} writes while this tab is in the background",
+    "notify.label": "Notify me of messages from {name} while this tab is in the background",
     "notify.denied": "The browser blocks notifications for this page; allow them in its site settings.",
     "notify.unsupported": "This browser cannot show notifications.",
     "stage.queued": "{name} will answer soon…",
