@@ -258,3 +258,38 @@ async def test_search_results_page_by_cursor_and_reach_imports(client):
     hit = first["hits"][5]
     around = await get(client, BASE, limit=6, around=hit["cursor"])
     assert hit["text"] in [line["text"] for line in around["messages"]]
+
+
+def test_m008_indexes_the_lines_that_were_there_before(tmp_path):
+    """A database from before m008 (messages and an imported conversation) is searchable and
+    pageable after it, and its triggers keep the index in step from then on."""
+    from app.journal import history
+    from app.storage.database import connect
+    from app.storage.migrations import MIGRATIONS, apply_migrations
+
+    conn = connect(tmp_path / "old.sqlite3")
+    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
+    for fn in MIGRATIONS[:MIGRATIONS.index(next(f for f in MIGRATIONS
+                                                if f.__name__ == "m008_message_history"))]:
+        with conn:
+            fn(conn)
+            conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
+    with conn:
+        conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, role, "
+                     "text, created, calendar_date) VALUES ('k', 'local', 'nova', 't', 'user', "
+                     "'Wir fahren nach Leipzig', ?, '2026-01-01')", (START,))
+        conn.execute("INSERT INTO journal_spaces VALUES ('s', 'local', 'user', 0)")
+        conn.execute("INSERT INTO journal_days VALUES ('d', 's', '2026-01-02', '{}', 0)")
+        conn.execute("INSERT INTO journal_conversations VALUES ('c', 's', 'd', 'import', NULL, 0)")
+        conn.execute("INSERT INTO journal_messages VALUES ('j', 'c', 0, 'user', "
+                     "'Leipziger Allerlei', NULL)")
+    assert apply_migrations(conn) == ["m008_message_history"]
+    hits, _ = history.search(conn, "local", "nova", "Leipzig", limit=10)
+    assert [(hit.text, hit.source) for hit in hits] == [("Leipziger Allerlei", "import"),
+                                                      ("Wir fahren nach Leipzig", "chat")]
+    with conn:
+        conn.execute("DELETE FROM journal_messages WHERE message_id = 'j'")
+        conn.execute("DELETE FROM messages")
+    assert history.search(conn, "local", "nova", "Leipzig", limit=10) == ([], None)
+    conn.execute("INSERT INTO messages_fts (messages_fts, rank) VALUES ('integrity-check', 1)")
+    assert history.page(conn, "local", "nova", limit=5).lines == []

@@ -240,7 +240,7 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
             conn.execute("INSERT INTO memories (memory_id, user_id, character_id, text, kind, "
                          "created_at, refreshed_at) VALUES (?, ?, 'nova', ?, 'fact', ?, ?)",
                          (f"id{n}", user, text, n, n))
-    assert apply_migrations(conn) == ["m007_memories_by_pair"]
+    assert apply_migrations(conn)[0] == "m007_memories_by_pair"  # and the later ones
     conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
     assert conn.execute("SELECT text_key FROM memories WHERE memory_id = 'id0'").fetchone()[
         0] == "jana wohnt in leipzig"
