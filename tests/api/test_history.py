@@ -264,16 +264,10 @@ def test_m008_indexes_the_lines_that_were_there_before(tmp_path):
     """A database from before m008 (messages and an imported conversation) is searchable and
     pageable after it, and its triggers keep the index in step from then on."""
     from app.journal import history
-    from app.storage.database import connect
-    from app.storage.migrations import MIGRATIONS, apply_migrations
+    from app.storage.migrations import apply_migrations
+    from tests.migrations_support import database_before
 
-    conn = connect(tmp_path / "old.sqlite3")
-    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for fn in MIGRATIONS[:MIGRATIONS.index(next(f for f in MIGRATIONS
-                                                if f.__name__ == "m008_message_history"))]:
-        with conn:
-            fn(conn)
-            conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
+    conn = database_before(tmp_path / "old.sqlite3", "m008_message_history")
     with conn:
         conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, role, "
                      "text, created, calendar_date) VALUES ('k', 'local', 'nova', 't', 'user', "
