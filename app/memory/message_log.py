@@ -6,7 +6,7 @@ same turn twice (a rerun after a crash) a no-op.
 
 A user turn's action mark (an agent carried out what the turn asked, or failed to) comes
 later in the turn than its row, so it is kept beside the log in `message_actions` (migration
-`m008_journal_marks`): the journal lists the lines the character carried out apart from the
+`m009_journal_marks`): the journal lists the lines the character carried out apart from the
 day's story.
 """
 

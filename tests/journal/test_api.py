@@ -776,19 +776,13 @@ async def test_a_bad_draft_request_is_refused(jclient, body):
 
 
 async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
-    """m008_journal_marks on a database with drafts: every ref is a told line, no draft
+    """m009_journal_marks on a database with drafts: every ref is a told line, no draft
     revised anything, and the log's lines are not done."""
     from app.journal.rows import draft_dict, draft_refs
-    from app.storage.database import connect
-    from app.storage.migrations import MIGRATIONS, apply_migrations
+    from app.storage.migrations import apply_migrations
+    from tests.migrations_support import database_before
 
-    conn = connect(tmp_path / "old.sqlite3")
-    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    before = [f for f in MIGRATIONS if f.__name__ < "m008"]
-    for fn in before:
-        with conn:
-            fn(conn)
-            conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
+    conn = database_before(tmp_path / "old.sqlite3", "m009_journal_marks")
     with conn:
         conn.execute("INSERT INTO journal_spaces VALUES ('s', 'local', 'user', 0)")
         conn.execute("INSERT INTO journal_days VALUES ('d', 's', '2026-03-01', '{}', 0)")
@@ -796,7 +790,7 @@ async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
                      "reconstruction_status, narration, created_at) "
                      "VALUES ('r', 'd', 'Alt.', 'current', 'valid', 'model', 0)")
         conn.execute("INSERT INTO journal_draft_source_refs VALUES ('r', 0, 'u1', 'c', 'm')")
-    assert "m008_journal_marks" in apply_migrations(conn)
+    assert apply_migrations(conn) == ["m009_journal_marks"]
     row = conn.execute("SELECT r.*, d.calendar_date FROM journal_drafts r JOIN journal_days d "
                        "ON d.day_id = r.journal_day_id").fetchone()
     draft = draft_dict(row, draft_refs(conn, "r"))
