@@ -23,6 +23,7 @@ from app.llm.errors import ModelError
 from app.llm.privacy import phone
 from app.llm.privacy.detectors import EMPTY, detect
 from app.llm.privacy.names import NameIndex
+from app.llm.privacy.normalise import normalise
 from app.llm.privacy.spans import KINDS
 from app.llm.types import Message
 
@@ -37,7 +38,9 @@ _NUMBER_KINDS = ("PHONE", "IBAN", "TAXID")
 @functools.lru_cache(maxsize=4096)
 def value_key(kind: str, value: str) -> str:
     """What makes two spellings the same value: the number for phones (`+49 171 …` is
-    `0171 …`), digits for other numbers, case-folded text else."""
+    `0171 …`), digits for other numbers, case-folded text else — all in the normalised view
+    ("Car\u00adla" is "Carla", fullwidth digits are digits)."""
+    value = normalise(value)
     if kind == "PHONE":
         try:
             number = phonenumbers.parse(value, phone.REGION)
@@ -98,19 +101,20 @@ class Masker:
         return placeholder
 
     def leaks(self, raw: str) -> list[str]:
-        """Kinds of plaintext identities in a raw reply (empty: clean)."""
+        """Kinds of plaintext identities in a raw reply (empty: clean), read in the same
+        normalised view as the prompt was: a registered name or one masked in this call
+        (a name inside an e-mail address is the address's part), or any other value masked
+        in this call."""
         found: list[str] = []
-        names = self._leak_names()
-        if not names.empty and next(names.find(raw), None):
-            found.append("PERSON")
-        folded = raw.casefold()
         masked_keys = self._by_key.keys()
-        for span in detect(raw, EMPTY):
-            if span.kind not in found and value_key(span.kind, span.value) in masked_keys:
+        for span in detect(raw, self._leak_names(), in_context=False):
+            if span.kind not in found and (span.kind == "PERSON"
+                                           or value_key(span.kind, span.value) in masked_keys):
                 found.append(span.kind)
+        folded = normalise(raw).casefold()
         for placeholder, value in self.mapping.items():
             kind = placeholder[1:placeholder.rindex("_")]
-            if kind not in found and kind != "PERSON" and value.casefold() in folded:
+            if kind not in found and kind != "PERSON" and normalise(value).casefold() in folded:
                 found.append(kind)
         return found
 

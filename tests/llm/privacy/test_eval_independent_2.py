@@ -4,7 +4,8 @@ own set: names in every spelling (hyphenated and double names, lower case, genit
 transliterated umlauts, invisible and look-alike characters, names run together), unregistered
 names after titles, roles and billing labels, name-words beside their word use, and the other
 kinds in lines with names. Scored by the same harness (`tests/privacy_eval.py`) and held to the
-same bars as the first independent set; each kind is its own test. The figures, per kind and
+same bars as the first independent set (and every registered person found); each kind is its
+own test. The figures, per kind and
 per class of line, print in every run; a failure names its misses."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 
 from tests import DATA
 from tests.llm.privacy.test_eval_independent import KEPT_BAR, KINDS, RECALL_BAR
-from tests.privacy_eval import Score, load, score
+from tests.privacy_eval import REGISTERED, Score, load, score
 
 SECOND = DATA / "privacy_cases_independent_2.jsonl"
 
@@ -35,7 +36,8 @@ def _by_class() -> str:
     lines = []
     for name, cases in sorted(groups.items()):
         result = score(cases)
-        found, total = sum(result.found.values()), sum(result.total.values())
+        found = sum(n for kind, n in result.found.items() if kind != REGISTERED)
+        total = sum(n for kind, n in result.total.items() if kind != REGISTERED)
         kept, looks = sum(result.kept.values()), sum(result.lookalikes.values())
         lines.append(f"{name:<18} spans found {found}/{total}  look-alikes kept {kept}/{looks}")
     return "\n".join(lines)
@@ -57,6 +59,10 @@ def test_the_figures_are_printed(capsys: pytest.CaptureFixture[str]) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_recall_per_kind(kind: str) -> None:
     assert _score().recall(kind) >= RECALL_BAR, _report()
+
+
+def test_every_registered_person_is_found() -> None:
+    assert _score().recall(REGISTERED) == 1.0, _report()
 
 
 def test_lookalikes_are_kept() -> None:
