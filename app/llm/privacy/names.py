@@ -36,7 +36,8 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Container, Iterable, Iterator, Sequence
+from typing import NamedTuple
 
 from app.llm.privacy.homonyms import is_person
 from app.llm.privacy.normalise import view
@@ -124,9 +125,10 @@ def _terms(names: Iterable[str]) -> dict[str, bool]:
         for first in range(len(parts)):
             for last in range(first + 1, len(parts) + 1):
                 run = parts[first:last]
-                if all(p.lower() in PARTICLES for p in run):
-                    continue
                 whole = first == 0 and last == len(parts)
+                if not whole and all(p.lower() in PARTICLES for p in run) and not (
+                        (first == 0 and run[0][0].isupper()) or last == len(parts)):
+                    continue  # "von" of "Ursula von der Leyen"; not "Van Morrison", "Aaa Del"
                 term = " ".join(run)
                 terms[term] = terms.get(term, False) or whole
         for part in parts:
@@ -139,30 +141,46 @@ def _terms(names: Iterable[str]) -> dict[str, bool]:
 def spellings(term: str) -> frozenset[str]:
     """The lower-case spellings of a registered term: umlauts and `ß` as written, as `ae` /
     `ss` and (when that is no ordinary word) without their dots; `ae` / `ss` as umlaut and
-    `ß`; other accents with and without ("José", "Jose")."""
+    `ß`; other accents with and without (without: when that is no ordinary word: "José",
+    "Jose"); a first `l` also as the `i` that a look-alike capital at a word's start reads
+    as (`normalise.view`)."""
     low = term.lower()
     choices: list[tuple[str, ...]] = []
+    stripped: list[str | None] = []  # the choice that drops a letter's marks ("ö" as "o")
     i = 0
     while i < len(low):
         pair = low[i:i + 2]
         char = low[i]
         if pair in _DIGRAPHS:
             choices.append((pair, _DIGRAPHS[pair]))
+            stripped.append(None)
             i += 2
             continue
         if char in _UMLAUTS:
             choices.append((char, *_UMLAUTS[char]))
+            stripped.append(_UMLAUTS[char][-1] if char != "ß" else None)
         else:
             base = "".join(c for c in unicodedata.normalize("NFD", char)
                            if not unicodedata.combining(c))
             choices.append((char, base) if base and base != char else (char,))
+            stripped.append(base if base and base != char else None)
         i += 1
     found = {low}
-    for combination in itertools.islice(itertools.product(*choices), _MAX_SPELLINGS):
+    # Written one way throughout first ("Mueller-Luedenscheidt", "Muller-Ludenscheidt"), then
+    # the mixed ways, as many as `_MAX_SPELLINGS` allows.
+    uniform = [tuple(c[min(k, len(c) - 1)] for c in choices) for k in (1, 2)]
+    for combination in itertools.chain(uniform, itertools.islice(itertools.product(*choices),
+                                                                  _MAX_SPELLINGS)):
         spelling = "".join(combination)
-        if spelling != low and _ordinary(spelling):
+        if any(chosen == drop for chosen, drop in zip(combination, stripped)) \
+                and _ordinary(spelling):
             continue  # "Schön" is not written "schon"
         found.add(spelling)
+    for spelling in list(found):
+        # A capital that looks like both I and l ("Ι", "І") reads as I at a word's start:
+        # "Ιena" for "lena".
+        if spelling.startswith("l") and not _ordinary("i" + spelling[1:]):
+            found.add("i" + spelling[1:])
     return frozenset(found)
 
 
@@ -180,6 +198,7 @@ class NameIndex:
     """The registered names of one registry, by their first word (built once per change)."""
 
     def __init__(self, names: Sequence[str], aliases: Sequence[str] = ()) -> None:
+        self._names, self._aliases = tuple(names), tuple(aliases)
         whole = _terms(names)
         for term, is_whole in _terms(aliases).items():
             whole.setdefault(term, is_whole)
@@ -203,9 +222,18 @@ class NameIndex:
         for first in self._by_first:
             self._by_prefix.setdefault(first[:2], []).append(first)
 
+    def with_names(self, names: Sequence[str]) -> NameIndex:
+        """This index and further names (the detect role's: masked like registered ones)."""
+        return NameIndex([*self._names, *names], self._aliases)
+
     @property
     def empty(self) -> bool:
         return not self.terms
+
+    @property
+    def first_words(self) -> Container[str]:
+        """The first words of the registered spellings, also with a genitive ending."""
+        return self._spellings
 
     def spellings_of(self) -> Iterator[tuple[str, str]]:
         """(spelling, term) of every term, longest first: what the egress gate looks for."""
@@ -243,30 +271,50 @@ class NameIndex:
         yield from _joined(found, text)
 
     def _match(self, text: str, low: str, at: int, first: str) -> Span | None:
-        camel = at > 0 and text[at - 1].islower() and text[at].isupper()
-        if at > 0 and text[at - 1].isalpha() and not camel:
-            return None  # inside a word: "Johanna" is no "anna"
         for spelling, _term in self._by_first[first]:
             if not low.startswith(spelling, at):
                 continue
-            end = at + len(spelling)
-            joined = _bound(text, low, end)
-            if joined is None:
-                continue
-            if camel or joined:
-                return Span(at, end, "PERSON", text[at:end])
-            word_stop = word_end(text, end)  # with a genitive "s": "Sankt-Martins-Umzug"
-            start, stop = compound_start(text, at), compound_end(text, word_stop)
-            if stop == word_stop:
-                stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
-            if (start, stop) != (at, end):  # a hyphenated compound is one name
-                if _names_a_thing(low, start, stop):
-                    return None
-                return Span(start, stop, "PERSON", text[start:stop])
-            if is_person(text, at, end, self._spellings):
-                return Span(at, end, "PERSON", text[at:end])
-            return None
+            found = occurrence(text, low, at, at + len(spelling), self._spellings)
+            if found is None:
+                continue  # inside a word: a shorter spelling may end at a word's end
+            if found.span is None:
+                return None
+            start, end = found.span
+            return Span(start, end, "PERSON", text[start:end])
         return None
+
+
+class Occurrence(NamedTuple):
+    """What a registered name standing somewhere is (`occurrence`)."""
+
+    span: tuple[int, int] | None  # the person's span; None: the ordinary word, or a thing
+    joined: bool  # run together with another word ("CarlaMustermann")
+    compound: bool  # in a hyphenated compound ("Anna-Lena")
+
+
+def occurrence(text: str, low: str, start: int, end: int,
+               names: Container[str] = frozenset()) -> Occurrence | None:
+    """A registered spelling at `text[start:end]` (a normalised view, `low` its lower case):
+    None when it stands inside a word ("Johanna" is no "anna"); else the person's span —
+    itself, or the hyphenated compound around it — or no span when it is the ordinary word
+    or names a thing (`homonyms.is_person`, `rules.THING_HEADS`). The masking and the egress
+    gate decide alike by this."""
+    camel = start > 0 and text[start - 1].islower() and text[start].isupper()
+    if start > 0 and text[start - 1].isalpha() and not camel:
+        return None
+    joined = _bound(text, low, end)
+    if joined is None:
+        return None
+    if camel or joined:
+        return Occurrence((start, end), True, False)
+    word_stop = word_end(text, end)  # with a genitive "s": "Sankt-Martins-Umzug"
+    first, stop = compound_start(text, start), compound_end(text, word_stop)
+    if stop == word_stop:
+        stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
+    if (first, stop) != (start, end):  # a hyphenated compound is one name
+        return Occurrence(None if _names_a_thing(low, first, stop) else (first, stop),
+                          False, True)
+    return Occurrence((start, end) if is_person(text, start, end, names) else None, False, False)
 
 
 def _bound(text: str, low: str, end: int) -> bool | None:

@@ -12,9 +12,10 @@ The view of a text is, character by character (a character with its combining ma
   (`confusable_homoglyphs`, generated from the consortium's `confusables.txt`) lists as
   looking like Latin letters becomes those letters — Cyrillic `а`, Greek `Ο`, the dotless
   `ı`; and a dash or apostrophe that the data lists as looking like `-` or `'` (the
-  non-breaking hyphen, the en dash, `’`) becomes that. ASCII is never folded (a `0` stays a digit, an `l` a letter),
-  and a capital keeps its case (Cyrillic `І` is `I`, not the `l` the data gives as the
-  prototype of both).
+  non-breaking hyphen, the en dash, `’`) becomes that. ASCII is never folded (a `0` stays
+  a digit, an `l` a letter), and a capital keeps its case (Cyrillic `І` is `I`, not the
+  `l` the data gives as the prototype of both) — but between small letters such a capital
+  is the `l` ("MüΙler").
 
 Case, umlauts and `ß` stay as they are: the rules read capitals, and the name index spells
 a registered name every way itself (`names.spellings`). Each span found in the view is
@@ -99,6 +100,8 @@ def view(text: str) -> View:
             continue
         for offset, size, folded in changes:
             at = start + offset
+            if folded == "I" and text[at] in _l_shaped() and _inside_word(text, at, size):
+                folded = "l"  # "MüΙler": a Greek capital iota between small letters is an l
             pieces.append(text[last:at])
             length += at - last
             pieces.append(folded)
@@ -131,14 +134,40 @@ def _changes(run: str) -> tuple[tuple[int, int, str], ...]:
 
 @functools.lru_cache(maxsize=8192)
 def fold(unit: str) -> str:
-    """One character (with its combining marks) as the view writes it."""
+    """One character (with its combining marks) as the view writes it: a look-alike of a
+    Latin letter as that letter (before NFKC, which makes some of them another Greek letter:
+    the lunate sigma `ϲ` would become `ς`), else NFKC, then the look-alikes NFKC made."""
+    table = confusable_letters()
+    if len(unit) == 1 and unit in table:
+        return table[unit]
     folded = unicodedata.normalize("NFKC", unit)
     if _IGNORABLE.search(folded):
         folded = _IGNORABLE.sub("", folded)
     if folded.isascii():
         return folded
-    table = confusable_letters()
     return "".join(table.get(c, c) for c in folded)
+
+
+def _inside_word(text: str, at: int, size: int) -> bool:
+    """Does a letter stand after a letter and before a small one ("AΙex", not "Ιrene"),
+    invisible characters between them not counted?"""
+    before, after = at - 1, at + size
+    while before >= 0 and _IGNORABLE.match(text, before):
+        before -= 1
+    while after < len(text) and _IGNORABLE.match(text, after):
+        after += 1
+    return before >= 0 and text[before].isalpha() and after < len(text) and text[after].islower()
+
+
+@functools.cache
+def _l_shaped() -> frozenset[str]:
+    """Capitals that the confusables data gives the prototype `l` (as it gives `I`): in a
+    word of small letters they are an `l`, elsewhere an `I`."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    return frozenset(char for char, glyphs in confusables_data.items()
+                     if len(char) == 1 and not char.isascii() and char.isupper()
+                     and any(g["c"] == "l" for g in glyphs))
 
 
 def normalise(text: str) -> str:
