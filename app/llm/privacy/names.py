@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
@@ -141,9 +140,8 @@ def _terms(names: Iterable[str]) -> dict[str, bool]:
 def spellings(term: str) -> frozenset[str]:
     """The lower-case spellings of a registered term: umlauts and `ß` as written, as `ae` /
     `ss` and (when that is no ordinary word) without their dots; `ae` / `ss` as umlaut and
-    `ß`; other accents with and without (without: when that is no ordinary word: "José",
-    "Jose"); a first `l` also as the `i` that a look-alike capital at a word's start reads
-    as (`normalise.view`)."""
+    `ß` (other accents the view drops: "José" is "Jose" on both sides); a first `l` also as
+    the `i` that a look-alike capital at a word's start reads as (`normalise.view`)."""
     low = term.lower()
     choices: list[tuple[str, ...]] = []
     stripped: list[str | None] = []  # the choice that drops a letter's marks ("ö" as "o")
@@ -160,10 +158,8 @@ def spellings(term: str) -> frozenset[str]:
             choices.append((char, *_UMLAUTS[char]))
             stripped.append(_UMLAUTS[char][-1] if char != "ß" else None)
         else:
-            base = "".join(c for c in unicodedata.normalize("NFD", char)
-                           if not unicodedata.combining(c))
-            choices.append((char, base) if base and base != char else (char,))
-            stripped.append(base if base and base != char else None)
+            choices.append((char,))  # other accents: the view drops them on both sides
+            stripped.append(None)
         i += 1
     found = {low}
     # Written one way throughout first ("Mueller-Luedenscheidt", "Muller-Ludenscheidt"), then

@@ -17,8 +17,11 @@ The view of a text is, character by character (a character with its combining ma
   `l` the data gives as the prototype of both) — but between small letters such a capital
   is the `l` ("MüΙler").
 
+- accents dropped from Latin letters ("José" is "Jose", "Ursu\u0301la" is "Ursula", "ł" is
+  "l"): a name is the same name with and without them.
+
 Case, umlauts and `ß` stay as they are: the rules read capitals, and the name index spells
-a registered name every way itself (`names.spellings`). Each span found in the view is
+a registered name with umlauts every way itself (`names.spellings`). Each span found in the view is
 mapped back (`View.start`/`View.end`) to the characters it came from, so a placeholder
 replaces exactly the disguised characters.
 
@@ -38,6 +41,8 @@ import regex
 _IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 _MARKS = ("-", "'")  # the punctuation of names (a hyphen, an apostrophe) is folded too
+_KEPT = frozenset("äöüÄÖÜß")
+_LATIN_WITH = re.compile(r"LATIN (SMALL|CAPITAL) LETTER ([A-Z]) WITH ")
 
 
 class View:
@@ -145,7 +150,23 @@ def fold(unit: str) -> str:
         folded = _IGNORABLE.sub("", folded)
     if folded.isascii():
         return folded
-    return "".join(table.get(c, c) for c in folded)
+    return "".join(table.get(c) or _base_letter(c) for c in folded)
+
+
+@functools.lru_cache(maxsize=4096)
+def _base_letter(char: str) -> str:
+    """A Latin letter without its marks ("é" as "e", "ł" as "l", "ş" as "s"), as Unicode
+    decomposes or names it; the German umlauts and "ß" stay (a name index spells them
+    every way itself), and so does anything else."""
+    if char in _KEPT or char.isascii() or not char.isalpha():
+        return char
+    decomposed = unicodedata.normalize("NFD", char)
+    if len(decomposed) > 1 and decomposed[0].isascii() and decomposed[0].isalpha():
+        return decomposed[0]
+    match = _LATIN_WITH.match(unicodedata.name(char, ""))
+    if match is None:
+        return char
+    return match.group(2).lower() if match.group(1) == "SMALL" else match.group(2)
 
 
 def _inside_word(text: str, at: int, size: int) -> bool:
