@@ -87,8 +87,9 @@ def bench_validation(iterations: int) -> None:
 
 async def bench_generation(iterations: int, directory: Path) -> None:
     fake = await FakeModel(context_length=32768).start()
-    settings = defaults(data_dir=str(directory), llm_provider="openai", llm_url=fake.url,
-                        llm_model="fake", llm_context=32768)
+    model = fake.overrides(llm_context=32768)
+    model.pop("model_backoff_seconds")  # retries as in the app
+    settings = defaults(data_dir=str(directory), **model)
     db = Database(directory / "generation.sqlite3")
     await db.open()
     store = JournalStore(db)

@@ -24,9 +24,10 @@ from app.interaction import profile as interaction
 from app.interaction.store import InteractionStore
 from app.llm import Gateway
 from app.memory.state import CharacterState
+from app.pipeline.agents.follow_up import read_context
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
-from app.pipeline.path1 import PATH1, event_payload
+from app.pipeline.path1 import PATH1, result_of
 from app.pipeline.path2 import PATH2
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
@@ -128,7 +129,7 @@ class PipelineHost:
                            text=block.text, said_at=block.received_at[-1])
         self._ran(await run_graph("path1", PATH1, self.context(ctx, character, block.user_id),
                                   state, turn_id=block.turn_id))
-        return Path1Result(event_payload=event_payload(state))
+        return result_of(state)
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
         character = self.services.characters.get(run.character_id)
@@ -139,8 +140,8 @@ class PipelineHost:
         state = Path2State(turn_id=run.turn_id, user_id=run.user_id,
                            character_id=run.character_id, message_ids=list(run.message_ids),
                            origin=run.origin, source=run.event.source,
-                           trigger_count=run.event.trigger_count, payload=dict(run.event.payload),
-                           pending=run.pending_agent)
+                           trigger_count=run.event.trigger_count, payload=run.event.payload,
+                           pending=read_context(run.pending_agent))
         node_ctx = self.context(ctx, character, run.user_id)
         node_ctx.interaction_hint = interaction.hint(
             await InteractionStore(self.services.db).current(run.user_id), character.language)

@@ -18,7 +18,7 @@ from app.api.app_keys import DB
 from app.memory.message_log import LoggedMessage, MessageLog
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
-from tests.fakemodel import Fault
+from tests.fakemodel import UNNAMED, Fault
 
 DATE = "2026-03-01"
 LINES = [
@@ -321,8 +321,9 @@ async def test_a_leaking_reply_is_never_used(aiohttp_client, journal_app, fake_m
     client = await aiohttp_client(journal_app(llm_remote=True, privacy_identities="Anna"))
     leak = _invalid(lambda d: d["chronology"][1]["claims"].append(
         {"kind": "person", "evidence": "Anna"}))
-    fake_model.script("journal_reconstruct", leak, leak)
-    fake_model.script("journal_generate", "LEAK: Ich war mit Anna essen.",
+    # A remote provider is never told the purpose: the stages' calls come unnamed, in order
+    # (reconstruct and its retry, then narrate and its retry).
+    fake_model.script(UNNAMED, leak, leak, "LEAK: Ich war mit Anna essen.",
                       "LEAK: Ich war mit Anna essen.")
     await import_day(client)
     draft = await draft_of(client, await generate(client))

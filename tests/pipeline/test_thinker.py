@@ -3,8 +3,11 @@ the answer and asks for a `continue` retry that inherits the turn id (seed 001 Â
 
 from __future__ import annotations
 
+import msgspec
+
 from app.api.app_keys import DB
 from app.memory.message_log import MessageLog
+from app.runtime.wire import encode
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 
 MISS = {"misses_request": True, "reason": "Die Frage nach der Uhrzeit fehlt."}
@@ -87,12 +90,13 @@ async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
     await chat.settle()
 
     impulse, retry = events
-    assert impulse.payload["eigener_gedanke"] == "Ich denke an den Garten."
-    assert impulse.payload["ausloeser_turn_id"] == "t-earlier"
+    assert impulse.payload.thought == "Ich denke an den Garten."
+    assert impulse.payload.trigger_turn_id == "t-earlier"
     assert (retry.typ, retry.source, retry.trigger_count) == ("continue", "character", 1)
-    assert retry.payload["turn_id"] == turn_id  # inherited, not new
-    assert retry.payload["retry"] == "thinker"
-    assert retry.payload["grund"] == "Die Frage nach der Uhrzeit fehlt."
-    assert retry.payload["gedanke_arousal"] == 0.8  # the level travels with the retry
+    stored = msgspec.json.decode(encode(retry))["payload"]  # the keys as the queue held them
+    assert stored["turn_id"] == turn_id  # inherited, not new
+    assert stored["retry"] == "thinker"
+    assert stored["grund"] == "Die Frage nach der Uhrzeit fehlt."
+    assert stored["gedanke_arousal"] == 0.8  # the level travels with the retry
     for absent in ("eigener_gedanke", "reiz_herkunft", "ausloeser_turn_id", "user_prompt"):
-        assert absent not in retry.payload
+        assert absent not in stored

@@ -22,12 +22,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import msgspec
 
-from app.core.emotion import LABELS, STORED_NAMES
+from app.core.emotion import LABELS, STORED_NAMES, PerceivedEmotion
 from app.llm.offline import lexicon as lx
 from app.llm.offline import phrases
 from app.llm.offline import text as tx
@@ -57,21 +56,9 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 
 # --- perception ------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Perception:
-    """What the lexicon reads in a text, with the seeds' German labels."""
-
-    emotion: str
-    arousal: float
-    intentions: list[str]
-    mode: str
-    core: str
-    emotions_vector: str
-    language_style: str
-    relationship_dynamic: str
-    tone: str
-    topics: list[str]
-    language: str
+class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
+    """What the lexicon reads in a text, with the seeds' German labels: the perception's
+    shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
 
     def values(self) -> dict[str, Any]:
         """Field values under the seeds' German names and their English names; labels as
@@ -81,7 +68,7 @@ class Perception:
             return (label, lx.ENGLISH.get(label, label))
 
         values: dict[str, Any] = {}
-        for name in (field.name for field in dataclass_fields(self)):
+        for name in (field.name for field in msgspec.structs.fields(self)):
             value = getattr(self, name)
             values[STORED_NAMES.get(name, name)] = both(value) if name in LABELS else value
         values["intentionen"] = (list(self.intentions),
@@ -93,13 +80,13 @@ class Perception:
         return values
 
 
-def perceive_text(text: str) -> Perception:
+def perceive_text(text: str) -> LexiconPerception:
     """Lexicon perception of one text (German or English)."""
     language = tx.language(text)
     emotion, strength = _dominant_emotion(text)
     intentions = _intentions(text, emotion)
     mode = _mode(text, intentions, emotion)
-    return Perception(
+    return LexiconPerception(
         emotion=emotion.label,
         arousal=_arousal(text, emotion, strength),
         intentions=intentions,
@@ -128,7 +115,7 @@ def _emotion_scores(text: str) -> dict[str, float]:
     return scores
 
 
-def _dominant_emotion(text: str) -> tuple[lx.Emotion, float]:
+def _dominant_emotion(text: str) -> tuple[lx.LexiconEmotion, float]:
     scores = _emotion_scores(text)
     if not scores:
         return lx.NEUTRAL, 0.0
@@ -138,7 +125,7 @@ def _dominant_emotion(text: str) -> tuple[lx.Emotion, float]:
     return lx.EMOTION_BY_LABEL[label], scores[label]
 
 
-def _arousal(text: str, emotion: lx.Emotion, strength: float) -> float:
+def _arousal(text: str, emotion: lx.LexiconEmotion, strength: float) -> float:
     value = emotion.arousal
     value += 0.05 * min(strength - 1, 2) if strength > 1 else 0.0
     value += 0.05 * min(text.count("!"), 3)
@@ -148,7 +135,7 @@ def _arousal(text: str, emotion: lx.Emotion, strength: float) -> float:
     return round(min(max(value, 0.0), 1.0), 2)
 
 
-def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
+def _intentions(text: str, emotion: lx.LexiconEmotion) -> list[str]:
     found = [name for name, cues in lx.INTENTION_CUES.items() if cues.count(text)]
     first_words = [s.split()[0].lower().strip(",.") for s in tx.sentences(text) if s.split()]
     if "?" in text or any(w in lx.QUESTION_WORDS for w in first_words):
@@ -163,7 +150,7 @@ def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
     return list(dict.fromkeys(found)) or ["information_teilen"]
 
 
-def _mode(text: str, intentions: list[str], emotion: lx.Emotion) -> str:
+def _mode(text: str, intentions: list[str], emotion: lx.LexiconEmotion) -> str:
     for mode, cues in lx.MODE_CUES.items():  # crisis first: it outranks everything
         if cues.count(text):
             return mode
@@ -193,7 +180,7 @@ def _language_style(text: str) -> str:
     return "neutral"
 
 
-def _relationship(text: str, emotion: lx.Emotion) -> str:
+def _relationship(text: str, emotion: lx.LexiconEmotion) -> str:
     if emotion.label == "liebe":
         return "naehe"
     if lx.DISCLOSURE_CUES.count(text) or (emotion.valence < 0 and re.search(
@@ -204,7 +191,7 @@ def _relationship(text: str, emotion: lx.Emotion) -> str:
     return "neutral"
 
 
-def _tone(emotion: lx.Emotion, intentions: list[str], mode: str) -> str:
+def _tone(emotion: lx.LexiconEmotion, intentions: list[str], mode: str) -> str:
     if mode == "krise":
         return "behutsam"
     if mode == "spiel":

@@ -2,9 +2,13 @@
 
 A provider makes ONE attempt per call and maps every failure to a `ModelError`; retries,
 budget, concurrency, privacy and tracing are the gateway's — but the body a call sends is
-built here, so here it passes the call's privacy egress gate (`body`) before it is sent.
-Each request carries the header `X-Novaberg-Purpose` (harmless for real servers; the fake
-model scripts replies by it).
+built here, so here it passes the call's privacy egress gate (`request_body`) before it is sent.
+
+A provider is remote when it is marked so (`llm_remote`) or its host is off this network
+(`app.llm.detect.is_local`); the gateway masks a remote provider's prompts. Only with the
+test setting `llm_test_purpose_header` does a call carry its purpose in the header
+`X-Novaberg-Purpose` (the fake model of tests/fakemodel.py scripts replies by it), and never
+to a remote provider: what a call is for is nobody's business off this machine.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import aiohttp
 import msgspec
 
 from app.core.settings import Settings
+from app.llm.detect import is_local
 from app.llm.errors import ModelError
 from app.llm.types import Call, Chunk, Reply
 
@@ -40,12 +45,16 @@ class Provider(ABC):
     offline: ClassVar[bool] = False
 
     def __init__(self, *, settings: Settings, session: aiohttp.ClientSession | None,
-                 url: str | None, model: str | None, api_key: str | None) -> None:
+                 url: str | None, model: str | None, api_key: str | None,
+                 remote: bool = False) -> None:
+        """`remote`: marked remote (`llm_remote`) even where its host is local."""
         self.settings = settings
         self.session = session
         self.url = url.rstrip("/") if url else None
         self.model = model
         self._api_key = api_key
+        self.remote = not self.offline and (remote or not is_local(self.url))
+        self._sends_purpose = settings.llm_test_purpose_header and not self.remote
 
     @abstractmethod
     async def context_window(self) -> int | None:
@@ -67,7 +76,7 @@ class Provider(ABC):
 
     def headers(self, purpose: str | None = None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        if purpose:
+        if purpose and self._sends_purpose:
             headers[PURPOSE_HEADER] = purpose
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
@@ -86,7 +95,7 @@ class Provider(ABC):
                         *, timeout: float | None = None, gate: Gate | None = None) -> Any:
         """POST a JSON request and read the whole JSON answer, within `model_timeout`.
         `gate`: the privacy egress gate the encoded body passes first (a call's `gate`)."""
-        return await self._json_exchange("POST", path, await body(payload, gate),
+        return await self._json_exchange("POST", path, await request_body(payload, gate),
                                          self.headers(purpose), timeout)
 
     async def _json_exchange(self, method: str, path: str, data: bytes | None,
@@ -113,7 +122,7 @@ class Provider(ABC):
         """
         seconds = self.settings.model_timeout
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
-        data = await body(payload, gate)
+        data = await request_body(payload, gate)
         try:
             async with self._session().post(
                     self.url + path, data=data,
@@ -129,7 +138,7 @@ class Provider(ABC):
             raise connection_error(exc, seconds) from exc
 
 
-async def body(payload: dict[str, Any], gate: Gate | None) -> bytes:
+async def request_body(payload: dict[str, Any], gate: Gate | None) -> bytes:
     """The request body as it is sent; a remote call's passes its privacy gate first (which
     refuses it with `privacy_blocked` when a registered name is in it)."""
     data = msgspec.json.encode(payload)

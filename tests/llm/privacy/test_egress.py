@@ -25,6 +25,7 @@ from app.llm.privacy.normalise import normalise, view
 from app.llm.privacy.rules import FUNCTION_WORDS, HOMONYMS
 from app.llm.privacy.words import dictionary
 from app.storage.database import Database
+from tests.fakemodel import UNNAMED
 from tests.privacy_support import leaked
 
 INVISIBLE = ["\u00ad", "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u180e", "\u2063"]
@@ -235,7 +236,7 @@ async def test_no_disguise_brings_a_registered_name_into_the_remote_request_body
     text = data.draw(st.sampled_from(TEMPLATES)).format(written)
     await registry.replace("local", [Person(name)])
     before = len(fake_model.chats())
-    fake_model.always("responder", "Schön, [PERSON_1].")
+    fake_model.always(UNNAMED, "Schön, [PERSON_1].")
     try:
         await remote.complete("responder", [{"role": "system", "content": "Du bist Nova."},
                                             {"role": "user", "content": text}],
