@@ -16,7 +16,6 @@ detectors, the masking and the identity registry themselves are `app.llm.privacy
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -28,7 +27,6 @@ from app.core.settings import Settings
 from app.llm.detect import is_local
 from app.llm.errors import ModelError
 from app.llm.privacy import (
-    OFF_LOOP_CHARS,
     EgressGate,
     IdentityRegistry,
     Masker,
@@ -88,11 +86,7 @@ class PrivacyGuard:
         if proposed:
             registered = registered.with_names(proposed)
         masker = Masker(registered)
-        if sum(len(m["content"]) for m in messages) > OFF_LOOP_CHARS:
-            # A long prompt (a journal day) would hold the event loop for tens of ms.
-            masked = await asyncio.to_thread(masker.mask_messages, messages)
-        else:
-            masked = masker.mask_messages(messages)
+        masked = await masker.mask_messages_off_loop(messages)
         trace.masked = masker.masked_count
         self.stats.masked(user_id, masker.counts)
         return masker, masked

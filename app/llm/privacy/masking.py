@@ -12,6 +12,7 @@ their ordinary reading ("am Freitag" after "Herr Freitag" was masked) are no lea
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -73,6 +74,13 @@ class Masker:
 
     def mask_messages(self, messages: Sequence[Message]) -> list[Message]:
         return [{"role": m["role"], "content": self.mask(m["content"])} for m in messages]
+
+    async def mask_messages_off_loop(self, messages: Sequence[Message]) -> list[Message]:
+        """`mask_messages`, in a worker thread when the prompt is longer than
+        `OFF_LOOP_CHARS` (a journal day of 200 kB would hold the event loop for 100 ms)."""
+        if sum(len(m["content"]) for m in messages) > OFF_LOOP_CHARS:
+            return await asyncio.to_thread(self.mask_messages, messages)
+        return self.mask_messages(messages)
 
     def mask(self, text: str) -> str:
         pieces: list[str] = []

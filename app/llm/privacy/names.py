@@ -33,6 +33,7 @@ dictionary word (the `english-words` list).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Container, Iterable, Iterator, Sequence
@@ -67,7 +68,7 @@ from app.llm.privacy.rules import (
     TITLES,
     TRUE_HONORIFICS,
 )
-from app.llm.privacy.scan import lowered, present
+from app.llm.privacy.scan import finditer, lowered, present
 from app.llm.privacy.spans import Span
 from app.llm.privacy.words import (
     GENITIVES,
@@ -119,24 +120,34 @@ def _terms(names: Iterable[str]) -> dict[str, bool]:
     """term -> is it a whole entry (True) or a part of one (False)."""
     terms: dict[str, bool] = {}
     for name in names:
-        parts = [p for p in view(" ".join(name.split())).text.split()
-                 if len(p.strip(".")) >= 2 and p.lower().rstrip(".") not in HONORIFIC_WORDS | TITLES]
-        for first in range(len(parts)):
-            for last in range(first + 1, len(parts) + 1):
-                run = parts[first:last]
-                whole = first == 0 and last == len(parts)
-                if not whole and all(p.lower() in PARTICLES for p in run) and not (
-                        (first == 0 and run[0][0].isupper()) or last == len(parts)):
-                    continue  # "von" of "Ursula von der Leyen"; not "Van Morrison", "Aaa Del"
-                term = " ".join(run)
-                terms[term] = terms.get(term, False) or whole
-        for part in parts:
-            for piece in part.split("-"):
-                if len(piece) >= 2 and piece.lower() not in PARTICLES and piece not in terms:
-                    terms[piece] = False
+        for term, whole in _entry_terms(name):
+            terms[term] = terms.get(term, False) or whole
     return terms
 
 
+@functools.lru_cache(maxsize=4096)  # the reply check builds an index per call from these
+def _entry_terms(name: str) -> tuple[tuple[str, bool], ...]:
+    """The terms of one registry entry, each with: is it the whole entry?"""
+    terms: dict[str, bool] = {}
+    parts = [p for p in view(" ".join(name.split())).text.split()
+             if len(p.strip(".")) >= 2 and p.lower().rstrip(".") not in HONORIFIC_WORDS | TITLES]
+    for first in range(len(parts)):
+        for last in range(first + 1, len(parts) + 1):
+            run = parts[first:last]
+            whole = first == 0 and last == len(parts)
+            if not whole and all(p.lower() in PARTICLES for p in run) and not (
+                    (first == 0 and run[0][0].isupper()) or last == len(parts)):
+                continue  # "von" of "Ursula von der Leyen"; not "Van Morrison", "Aaa Del"
+            term = " ".join(run)
+            terms[term] = terms.get(term, False) or whole
+    for part in parts:
+        for piece in part.split("-"):
+            if len(piece) >= 2 and piece.lower() not in PARTICLES and piece not in terms:
+                terms[piece] = False
+    return tuple(terms.items())
+
+
+@functools.lru_cache(maxsize=4096)
 def spellings(term: str) -> frozenset[str]:
     """The lower-case spellings of a registered term: umlauts and `ß` as written, as `ae` /
     `ss` and (when that is no ordinary word) without their dots; `ae` / `ss` as umlaut and
@@ -195,15 +206,15 @@ class NameIndex:
 
     def __init__(self, names: Sequence[str], aliases: Sequence[str] = ()) -> None:
         self._names, self._aliases = tuple(names), tuple(aliases)
-        whole = _terms(names)
-        for term, is_whole in _terms(aliases).items():
+        of_names, of_aliases = _terms(names), _terms(aliases)
+        whole = dict(of_names)
+        for term, is_whole in of_aliases.items():
             whole.setdefault(term, is_whole)
         self.terms = tuple(sorted(whole, key=lambda t: (-len(t), t.lower())))
         # What each term is, for a log line that names a gap without the name.
-        alias_terms = set(_terms(aliases))
         self.roles = {term: ("part" if not is_whole else
-                             "alias" if term in alias_terms and term not in _terms(names)
-                             else "name") for term, is_whole in whole.items()}
+                             "alias" if term not in of_names else "name")
+                      for term, is_whole in whole.items()}
         # first word of a spelling -> [(spelling, term)], longest spelling first
         self._by_first: dict[str, list[tuple[str, str]]] = {}
         for term in self.terms:
@@ -254,7 +265,7 @@ class NameIndex:
             while at != -1:
                 candidates.add((at, first))
                 at = low.find(first, at + 1)
-        for match in _CAMEL.finditer(text):  # names run together: at each inner capital
+        for match in finditer(_CAMEL, text):  # names run together: at each inner capital
             for at in (match.start(), word_start(text, match.start())):
                 for first in self._by_prefix.get(low[at:at + 2], ()):
                     if low.startswith(first, at):
@@ -303,7 +314,10 @@ def occurrence(text: str, low: str, start: int, end: int,
         return None
     if camel or joined:
         return Occurrence((start, end), True, False)
-    word_stop = word_end(text, end)  # with a genitive "s": "Sankt-Martins-Umzug"
+    word_stop = end if text[end:end + 1] != "s" else word_end(text, end)  # "Sankt-Martins-Umzug"
+    if text[word_stop:word_stop + 1] != "-" and (start < 2 or text[start - 1] != "-"):
+        return Occurrence((start, end) if is_person(text, start, end, names) else None,
+                          False, False)
     first, stop = compound_start(text, start), compound_end(text, word_stop)
     if stop == word_stop:
         stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
@@ -525,7 +539,6 @@ def _digit_after(text: str, i: int) -> bool:
     return i < len(text) and text[i].isdigit()
 
 
-_DOUBLE = re.compile(r"(?<![\w-])[^\W\d_]{3,}-[^\W\d_]{3,}(?![\w-])")
 _PLURAL_VERBS = frozenset({"are", "were", "have", "sind", "waren", "haben"})
 
 
@@ -534,9 +547,16 @@ def find_double_names(text: str) -> Iterator[Span]:
     Harrington-Smythes are hosting", "Jasper Whitcombe-Hale"): two capitalised parts, no
     thing ("Goethe-Institut"), and a verb of a person after it or a first name before it."""
     low = lowered(text)
-    for match in _DOUBLE.finditer(text):
-        start, end = match.span()
-        first, second = match.group().split("-")
+    hyphen = text.find("-")
+    while hyphen != -1:
+        start, end = compound_start(text, hyphen + 1), compound_end(text, hyphen)
+        hyphen = text.find("-", max(end, hyphen + 1))
+        parts = text[start:end].split("-")
+        if (len(parts) != 2 or min(len(parts[0]), len(parts[1])) < 3
+                or (start and text[start - 1].isalnum())
+                or (end < len(text) and text[end].isalnum())):
+            continue
+        first, second = parts
         if not (first.istitle() and second.rstrip("s").istitle()) or _names_a_thing(
                 low, start, end) or first.lower() in NOT_A_NAME:
             continue

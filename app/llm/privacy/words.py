@@ -162,6 +162,7 @@ def after_place_words(before: list[str]) -> bool:
         len(before) > 1 and (before[1], before[0]) in PLACE_BEFORE_PAIRS))
 
 
+_GROUP_STARTS = tuple(word + " " for word in (*GROUP_BEFORE, "from"))
 _GROUP_DETERMINERS = frozenset({"dem", "der", "den", "meinem", "meiner", "unserem", "unserer",
                                 "seinem", "seiner", "ihrem", "ihrer", "deinem", "deiner",
                                 "the", "my", "our", "his", "her", "their", "your"})
@@ -171,6 +172,8 @@ def group_after(text: str, end: int) -> bool:
     """Does a group of people follow the word ending at `end` ("aus dem yogakurs", "vom
     wanderverein", "from accounting", "from my book club", "from next door")?"""
     low = lowered(text)
+    if not low[end:end + 6].lstrip(SPACES).startswith(_GROUP_STARTS):
+        return False  # most names: no "aus", "vom", "von", "from" after them
     here = next_word(text, end)
     if here is None:
         return False

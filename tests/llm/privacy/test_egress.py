@@ -280,3 +280,46 @@ async def test_a_detector_gap_is_caught_by_the_gate_and_a_stream_is_not_retried(
     counters = remote.privacy_stats.of("local").as_dict()
     assert (counters["requests_blocked"], counters["calls_blocked"], counters["retries"]) == \
         (1, 1, 0)
+
+
+# --- off the event loop -------------------------------------------------------------------
+
+async def _ticks_while(work) -> tuple[int, object]:
+    """How often the event loop ran another task while `work` was awaited."""
+    import asyncio
+
+    ticks = 0
+    done = False
+
+    async def ticker() -> None:
+        nonlocal ticks
+        while not done:
+            await asyncio.sleep(0)
+            ticks += 1
+
+    task = asyncio.create_task(ticker())
+    await asyncio.sleep(0)
+    before = ticks
+    result = await work
+    after = ticks
+    done = True
+    await task
+    return after - before, result
+
+
+async def test_a_long_prompt_and_its_body_are_checked_off_the_event_loop():
+    from app.llm.privacy import OFF_LOOP_CHARS
+
+    index = NameIndex(["Tamsin Roe"])
+    line = "Heute war ein langer Tag, Tamsin hat angerufen und wir haben geredet. "
+    long = [{"role": "user", "content": line * (OFF_LOOP_CHARS // len(line) + 50)}]
+    short = [{"role": "user", "content": line}]
+    ticks, masked = await _ticks_while(Masker(index).mask_messages_off_loop(long))
+    assert ticks > 0 and "Tamsin" not in masked[0]["content"]  # the loop ran meanwhile
+    ticks, masked = await _ticks_while(Masker(index).mask_messages_off_loop(short))
+    assert ticks == 0 and "[PERSON_1]" in masked[0]["content"]  # short: on the loop, at once
+    gate = EgressGate(index)
+    ticks, _ = await _ticks_while(gate(body(long[0]["content"].replace("Tamsin", "[PERSON_1]"))))
+    assert ticks > 0
+    with pytest.raises(EgressRefused):
+        await gate(body(long[0]["content"]))
