@@ -14,8 +14,8 @@ The view of a text is, character by character (a character with its combining ma
   `ı`; and a dash or apostrophe that the data lists as looking like `-` or `'` (the
   non-breaking hyphen, the en dash, `’`) becomes that. ASCII is never folded (a `0` stays
   a digit, an `l` a letter), and a capital keeps its case (Cyrillic `І` is `I`, not the
-  `l` the data gives as the prototype of both) — but between small letters such a capital
-  is the `l` ("MüΙler").
+  `l` the data gives as the prototype of both) — but after a small letter, or between a
+  capital and a small one, such a capital is the `l` ("MüΙler", "AΙex").
 
 - accents dropped from Latin letters ("José" is "Jose", "Ursu\u0301la" is "Ursula", "ł" is
   "l"): a name is the same name with and without them.
@@ -106,7 +106,7 @@ def view(text: str) -> View:
         for offset, size, folded in changes:
             at = start + offset
             if folded == "I" and text[at] in _l_shaped() and _inside_word(text, at, size):
-                folded = "l"  # "MüΙler": a Greek capital iota between small letters is an l
+                folded = "l"  # "MüΙler": a Greek capital iota after a small letter is an l
             pieces.append(text[last:at])
             length += at - last
             pieces.append(folded)
@@ -170,14 +170,16 @@ def _base_letter(char: str) -> str:
 
 
 def _inside_word(text: str, at: int, size: int) -> bool:
-    """Does a letter stand after a letter and before a small one ("AΙex", not "Ιrene"),
-    invisible characters between them not counted?"""
+    """Does a letter stand after a small letter ("MüΙler", "PauΙ"), or after a capital and
+    before a small one ("AΙex"; not "Ιrene", "KΙ"), invisible characters not counted?"""
     before, after = at - 1, at + size
     while before >= 0 and _IGNORABLE.match(text, before):
         before -= 1
     while after < len(text) and _IGNORABLE.match(text, after):
         after += 1
-    return before >= 0 and text[before].isalpha() and after < len(text) and text[after].islower()
+    if before < 0 or not text[before].isalpha():
+        return False
+    return text[before].islower() or (after < len(text) and text[after].islower())
 
 
 @functools.cache
