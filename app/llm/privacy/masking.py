@@ -157,9 +157,11 @@ class Masker:
 
     @property
     def hold_back(self) -> int:
-        """Characters a stream keeps back: the longest thing that could still be forming."""
+        """Characters a stream keeps back: the longest thing that could still be forming —
+        a registered name twice over, for the invisible characters a reply may hide
+        between its letters ("Car\u00adla")."""
         longest = max((len(v) for v in self.mapping.values()), default=0)
-        longest = max(longest, max((len(t) for t in self.registered.terms), default=0) + 1)
+        longest = max(longest, 2 * max((len(t) for t in self.registered.terms), default=0) + 1)
         return max(longest, _LONGEST_PLACEHOLDER)
 
 

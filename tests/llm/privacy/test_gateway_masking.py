@@ -16,6 +16,7 @@ from app.llm.guard import PRIVACY_RETRY_PROMPT
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
 from app.storage.database import Database
 from tests.fakemodel import UNNAMED, Fault, Reply
+from tests.privacy_support import leaked
 
 PERSONAL = ("Ich bin Anna Schmidt (anna.schmidt@example.org), Tel. +49 171 1234567 oder "
             "030 / 12 34 56 78. Annas Bruder Paul wohnt in der Hauptstraße 12a, 10115 Berlin. "
@@ -189,6 +190,23 @@ async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote,
     assert caught.value.code == "privacy_blocked"
     assert "Anna" not in "".join(shown)
     assert len(fake_model.chats()) == 2
+
+
+@pytest.mark.parametrize("name", ["An\u00adna", "A\u200bn\u200bn\u200ba", "Аnnа", "ＡＮＮＡ"])
+async def test_a_disguised_name_in_a_streamed_reply_is_stopped_before_it_shows(
+        remote, fake_model, name):
+    """The reply check reads the normalised view too, and a stream holds back enough for a
+    name with invisible characters between its letters."""
+    text = f"Also, liebe {name}, das war so, und es war ein langer Tag für uns alle."
+    cut = text.index(name) + 2
+    leak = Reply(text, chunks=[text[:cut], text[cut:]])
+    fake_model.script(UNNAMED, leak, leak)
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    assert not leaked(["Anna"], "".join(shown)) and name[:2] not in "".join(shown)
 
 
 async def test_a_streamed_leak_after_shown_pieces_is_not_retried(remote, fake_model):
