@@ -110,9 +110,9 @@ _MAX_SPELLINGS = 32
 
 
 def name_terms(names: Iterable[str]) -> tuple[str, ...]:
-    """Every term a registry entry matches by: each run of its parts that are names (no
-    honorifics, no titles, no particles alone, at least two letters), and each part of a
-    hyphenated part; longest first."""
+    """Every term a registry entry matches by: each run of its parts that are names (not the
+    honorifics and titles before the name, no particles alone, at least two letters), and
+    each part of a hyphenated part; longest first."""
     return tuple(sorted(_terms(names), key=lambda t: (-len(t), t.lower())))
 
 
@@ -129,8 +129,12 @@ def _terms(names: Iterable[str]) -> dict[str, bool]:
 def _entry_terms(name: str) -> tuple[tuple[str, bool], ...]:
     """The terms of one registry entry, each with: is it the whole entry?"""
     terms: dict[str, bool] = {}
-    parts = [p for p in view(" ".join(name.split())).text.split()
-             if len(p.strip(".")) >= 2 and p.lower().rstrip(".") not in HONORIFIC_WORDS | TITLES]
+    words = view(" ".join(name.split())).text.split()
+    lead = 0  # the honorifics and titles before the name: "Frau Dr." of "Frau Dr. Özdemir"
+    while lead < len(words) and words[lead].lower().rstrip(".") in HONORIFIC_WORDS | TITLES:
+        lead += 1
+    # After the name an honorific word is a surname ("Thomas Mann", "Anna Freund").
+    parts = [p for p in words[lead:] if len(p.strip(".")) >= 2]
     for first in range(len(parts)):
         for last in range(first + 1, len(parts) + 1):
             run = parts[first:last]

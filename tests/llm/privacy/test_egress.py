@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 from app.llm import Gateway, ModelError
 from app.llm.privacy import EgressGate, EgressRefused, IdentityRegistry, Masker, NameIndex, Person
 from app.llm.privacy.normalise import normalise, view
-from app.llm.privacy.rules import FUNCTION_WORDS, HOMONYMS
-from app.llm.privacy.words import dictionary
+from app.llm.privacy.rules import FUNCTION_WORDS, HOMONYMS, TITLES
+from app.llm.privacy.words import HONORIFIC_WORDS, dictionary
 from app.storage.database import Database
 from tests.fakemodel import UNNAMED
 from tests.privacy_support import leaked
@@ -56,8 +56,10 @@ REAL = ["Jürgen", "Björn", "Zoë", "José", "Käthe Rößler", "Anna-Lena", "M
 
 
 def _ordinary(word: str) -> bool:
+    """A word, or a person word (which alone is no name: the API refuses "Frau", "Mann")."""
     low = word.lower()
-    return low in dictionary() or low in HOMONYMS or low in FUNCTION_WORDS
+    return (low in dictionary() or low in HOMONYMS or low in FUNCTION_WORDS
+            or low in HONORIFIC_WORDS or low in TITLES)
 
 
 def _invented() -> st.SearchStrategy[str]:
