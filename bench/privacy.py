@@ -131,17 +131,17 @@ def long_prompt(rounds: int, length: int = 200_000) -> None:
     messages = [{"role": "system", "content": "Schreib den Tagebucheintrag."},
                 {"role": "user", "content": prompt(length, dense=False)}]
 
+    async def ticker(lags: list[float], stop: asyncio.Event) -> None:
+        """A 1 ms ticker: how late the loop wakes it, until `stop`."""
+        while not stop.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.001)
+            lags.append((time.perf_counter() - started) * 1000 - 1.0)
+
     async def one_round(i: int) -> tuple[float, float, float]:
         lags: list[float] = []
         stop = asyncio.Event()
-
-        async def ticker() -> None:
-            while not stop.is_set():
-                started = time.perf_counter()
-                await asyncio.sleep(0.001)
-                lags.append((time.perf_counter() - started) * 1000 - 1.0)
-
-        tick = asyncio.create_task(ticker())
+        tick = asyncio.create_task(ticker(lags, stop))
         await asyncio.sleep(0.005)
         variant = [messages[0], {"role": "user", "content": f"{i} " + messages[1]["content"]}]
         started = time.perf_counter()
@@ -157,11 +157,9 @@ def long_prompt(rounds: int, length: int = 200_000) -> None:
 
     async def idle() -> float:  # the same ticker with nothing else: the machine's own lag
         lags: list[float] = []
-        until = time.perf_counter() + 0.3
-        while time.perf_counter() < until:
-            started = time.perf_counter()
-            await asyncio.sleep(0.001)
-            lags.append((time.perf_counter() - started) * 1000 - 1.0)
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.3, stop.set)
+        await ticker(lags, stop)
         return max(lags)
 
     async def run_all() -> tuple[float, list[tuple[float, float, float]]]:

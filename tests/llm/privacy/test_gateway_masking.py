@@ -180,15 +180,21 @@ async def test_a_streamed_reply_is_demasked_across_piece_boundaries(remote, fake
     assert not any("[" in piece for piece in pieces)
 
 
+async def shown_until_blocked(remote: Gateway, max_tokens: int = 200) -> str:
+    """What a streamed responder call showed before it ended in `privacy_blocked`."""
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=max_tokens,
+                                         user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    return "".join(shown)
+
+
 async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote, fake_model):
     leak = Reply("Also, liebe Anna, das war so.", chunks=["Also, liebe A", "nna, das war so."])
     fake_model.script(UNNAMED, leak, leak)  # the retry leaks as well
-    shown = []
-    with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
-            shown.append(piece)
-    assert caught.value.code == "privacy_blocked"
-    assert "Anna" not in "".join(shown)
+    assert "Anna" not in await shown_until_blocked(remote)
     assert len(fake_model.chats()) == 2
 
 
@@ -201,12 +207,8 @@ async def test_a_disguised_name_in_a_streamed_reply_is_stopped_before_it_shows(
     cut = text.index(name) + 2
     leak = Reply(text, chunks=[text[:cut], text[cut:]])
     fake_model.script(UNNAMED, leak, leak)
-    shown = []
-    with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
-            shown.append(piece)
-    assert caught.value.code == "privacy_blocked"
-    assert not leaked(["Anna"], "".join(shown)) and name[:2] not in "".join(shown)
+    shown = await shown_until_blocked(remote)
+    assert not leaked(["Anna"], shown) and name[:2] not in shown
 
 
 async def test_a_streamed_leak_after_shown_pieces_is_not_retried(remote, fake_model):
@@ -265,9 +267,5 @@ async def test_a_long_stream_is_checked_piece_by_piece_up_to_its_end(remote, fak
     chunks = [filler[i:i + 40] for i in range(0, len(filler), 40)] + ["Grüß An", "na von mir."]
     leak = Reply(filler + "Grüß Anna von mir.", chunks=chunks)
     fake_model.script(UNNAMED, leak, leak)
-    shown = []
-    with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=400, user_id="local"):
-            shown.append(piece)
-    assert caught.value.code == "privacy_blocked"
-    assert shown and "Anna" not in "".join(shown)
+    shown = await shown_until_blocked(remote, max_tokens=400)
+    assert shown and "Anna" not in shown
