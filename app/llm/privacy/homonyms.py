@@ -8,6 +8,7 @@ homonym table lists it or the English word list holds it in lower case.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Container
 from typing import NamedTuple
 
@@ -26,6 +27,8 @@ from app.llm.privacy.rules import (
     IDIOMS,
     INDEFINITE,
     NOT_VERBS,
+    PLACE_ARTICLES,
+    PLACE_BEFORE_PAIRS,
     PERSON_AFTER,
     ROLE_WORDS,
     SPEAKING_AFTER,
@@ -44,6 +47,11 @@ from app.llm.privacy.words import (
 )
 
 _PERSON_WORDS = HONORIFIC_WORDS | ROLE_WORDS
+# The words of the rules that make a name a thing (`after_place_words`, `_indefinite`): a
+# name with none of them in the characters before it needs no further look.
+_THING_HINT = re.compile(r"\b(?:" + "|".join(sorted(
+    {second for _, second in PLACE_BEFORE_PAIRS} | PLACE_ARTICLES | INDEFINITE,
+    key=len, reverse=True)) + r")\b")
 
 
 def is_person(text: str, start: int, end: int, names: Container[str] = frozenset()) -> bool:
@@ -82,6 +90,12 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if public is not None and public != (start, end):
         return False
     value = text[start:end]
+    reading = _reading(value.lower())
+    if reading is None:  # only a name: of the rules above, only a place or an article can
+        if not _THING_HINT.search(lowered(text), max(0, start - 24), start):
+            return True  # make it a thing, and their words are not before it
+        before = previous_words(text, start)
+        return not (after_place_words(before) or _indefinite(text, start, end, before))
     before = previous_words(text, start)
     previous = before[0] if before else ""
     if previous in _PERSON_WORDS or (previous == "bei" and len(before) > 1
@@ -91,9 +105,6 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
         return True
     if after_place_words(before) or _indefinite(text, start, end, before):
         return False
-    reading = _reading(value.lower())
-    if reading is None:
-        return True
     families = reading.table
     genitive = text[end:end + 1] in ("s", "S")
     if text[end:end + 2] in ("'s", "’s"):
