@@ -44,7 +44,14 @@ import asyncio  # noqa: E402
 
 import msgspec  # noqa: E402
 
-from app.llm.privacy import OFF_LOOP_CHARS, EgressGate, Masker, NameIndex, scan, warm_up  # noqa: E402
+from app.llm.privacy import (  # noqa: E402
+    OFF_LOOP_CHARS,
+    EgressGate,
+    Masker,
+    NameIndex,
+    scan,
+    warm_up,
+)
 from app.llm.privacy.detectors import DETECTORS  # noqa: E402
 from app.llm.privacy.normalise import view  # noqa: E402
 from app.llm.privacy.spans import settle  # noqa: E402

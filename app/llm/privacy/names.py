@@ -229,7 +229,8 @@ class NameIndex:
         # A first word as it may stand in a text: as is, or with a genitive ending.
         self._spellings = {first + ending: first for first in self._by_first
                            for ending in ("", *GENITIVES)}
-        self._by_prefix: dict[str, list[str]] = {}  # two letters -> first words (names run together)
+        # two letters -> first words: where names run together start ("CarlaMustermann")
+        self._by_prefix: dict[str, list[str]] = {}
         for first in self._by_first:
             self._by_prefix.setdefault(first[:2], []).append(first)
 
@@ -475,7 +476,7 @@ def find_labelled(text: str) -> Iterator[Span]:
             at = low.find(label, at + 1)
 
 
-_LABEL_FIRST = {label: re.match(r"[^\W\d_]+", label).group() for label in LABELS}  # type: ignore[union-attr]
+_LABEL_FIRST = {label: re.findall(r"[^\W\d_]+", label)[0] for label in LABELS}
 
 
 def _labelled(text: str, low: str, at: int, label: str, needs_colon: bool) -> Span | None:

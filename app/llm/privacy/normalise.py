@@ -201,8 +201,8 @@ def normalise(text: str) -> str:
 @functools.cache
 def confusable_letters() -> dict[str, str]:
     """Non-ASCII characters that the Unicode confusables data lists as looking like ASCII
-    letters (or a hyphen, an apostrophe), and those (in the character's case where the data's prototype is of the
-    other: the prototype of `I` and `l` alike is `l`)."""
+    letters (or a hyphen, an apostrophe), and those — in the character's own case where the
+    data's prototype is of the other: the prototype of `I` and `l` alike is `l`."""
     from confusable_homoglyphs.confusables import confusables_data
 
     table: dict[str, str] = {}

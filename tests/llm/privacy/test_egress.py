@@ -50,7 +50,8 @@ def _look_alikes() -> dict[str, list[str]]:
 
 LOOK_ALIKES = _look_alikes()
 # Real names (umlauts, accents, compounds) that are no ordinary word.
-REAL = ["Jürgen", "Björn", "Zoë", "José", "Käthe Rößler", "Anna-Lena", "Müller-Lüdenscheidt",
+REAL = ["Jürgen", "Björn", "Zoë", "José", "Käthe Rößler", "Anna-Lena",
+        "Müller-Lüdenscheidt",
         "Sören Klüver", "Ayşe Özkan", "Gwendolyn Harcourt", "Priya Natarajan", "Malte",
         "Oskar Lemke", "Tamsin", "Wiebke Ahrens", "Declan", "Ifeoma Nwosu", "Hildegard"]
 
@@ -112,7 +113,8 @@ def _leaked(name: str, body: str) -> list[str]:
     ("Car\u00adla", "Carla"), ("Ma\u200bts", "Mats"), ("Frie\u200cda", "Frieda"),
     ("He\u2060di", "Hedi"), ("Tam\ufeffsin", "Tamsin"), ("Ｎｅｌｅ", "Nele"), ("𝐋𝐞𝐨𝐧", "Leon"),
     ("Аnna", "Anna"), ("Οtto", "Otto"), ("Lіsa", "Lisa"), ("Іrene", "Irene"), ("Κate", "Kate"),
-    ("Marie\u2011Luise", "Marie-Luise"), ("Ju\u0308rgen", "Jürgen"), ("Carla\u00a0Brandt", "Carla Brandt"),
+    ("Marie\u2011Luise", "Marie-Luise"), ("Ju\u0308rgen", "Jürgen"),
+    ("Carla\u00a0Brandt", "Carla Brandt"),
     ("yılmaz", "yilmaz"), ("Klaus’", "Klaus'"),
     ("José, Ursu\u0301la, Łukasz, Ayşe, Søren", "Jose, Ursula, Lukasz, Ayse, Soren"),
     ("Jürgen, Straße, Weiß, Ærø", "Jürgen, Straße, Weiß, AEro"),  # umlauts and ß stay
@@ -188,7 +190,8 @@ def test_the_gate_reads_every_string_of_the_body_and_names_the_gap_without_the_n
     fields = record.__dict__["fields"]
     assert fields["purpose"] == "journal_generate" and fields["gap_count"] == 2
     assert {(g["term"], g["place"]) for g in fields["gaps"]} == {
-        ("part", "messages[0].content"), ("alias", "response_format.json_schema.schema.description")}
+        ("part", "messages[0].content"),
+        ("alias", "response_format.json_schema.schema.description")}
     assert ["invisible characters"] in [g["form"] for g in fields["gaps"]]
     logged = json.dumps(fields, ensure_ascii=False).lower() + record.getMessage().lower()
     assert "tamsin" not in logged and "tammy" not in logged
