@@ -224,6 +224,48 @@ async def test_each_invalid_reconstruction_takes_the_fallback(jclient, fake_mode
     assert artifact["uncertainties"] == [] and artifact["contradictions"] == []
 
 
+# A day as a person tells it (issue 22, section 1): two lines with times, told out of order,
+# and lines without any time between and after them.
+SOME_TIMED = [
+    {"role": "user", "text": "Abends um 20:15 Kino mit Tom."},
+    {"role": "user", "text": "Morgens um halb acht gejoggt."},
+    {"role": "user", "text": "Der Tag war warm."},
+    {"role": "user", "text": "Danach habe ich gelesen."},
+]
+
+
+def some_timed(order: list[str]) -> dict[str, Any]:
+    times_by_id = {"u1": "20:15", "u2": "halb acht"}
+    return {"source_order": ["u1", "u2", "u3", "u4"],
+            "chronology": [{"source_id": sid, "source": "user", "time": times_by_id.get(sid),
+                            "claims": []} for sid in order]}
+
+
+@pytest.mark.parametrize("order,status", [
+    (["u2", "u1", "u3", "u4"], "valid"),     # the two timed lines swap, the rest stays
+    (["u1", "u3", "u2", "u4"], "fallback"),  # a timed line moved past an untimed one
+    (["u2", "u3", "u1", "u4"], "fallback"),  # the untimed u3 put before u1
+])
+async def test_a_day_where_only_some_lines_have_times(jclient, fake_model, order, status):
+    answer = some_timed(order)
+    fake_model.script("journal_reconstruct", answer, answer)
+    fake_model.script("journal_generate", "Ein Tag.")
+    await import_day(jclient, SOME_TIMED)
+    draft = await draft_of(jclient, await generate(jclient))
+    assert draft["reconstruction_status"] == status
+    artifact = stage_two_input(fake_model)
+    if status == "valid":
+        assert draft["validation"] == []
+        assert [s["source_id"] for s in artifact["sources"]] == order
+        assert [s.get("time") for s in artifact["sources"]] == ["halb acht", "20:15", None, None]
+    else:
+        assert draft["validation"] == ["reconstruction_invalid", "reorder_unjustified"]
+        assert [s["source_id"] for s in artifact["sources"]] == ["u1", "u2", "u3", "u4"]
+    # Every line reaches stage 2 whole, in either order.
+    assert sorted(s["text"] for s in artifact["sources"]) == sorted(
+        line["text"] for line in SOME_TIMED)
+
+
 async def test_the_fallbacks_stage_two_prompt_is_the_one_the_budget_measured(jclient,
                                                                               fake_model):
     fake_model.script("journal_reconstruct", "not json", "not json")
