@@ -179,6 +179,28 @@ def test_a_week_of_entries_as_a_person_writes_them(start_nova, open_chat):
     screenshot(phone, "journal-week-phone-day")
 
 
+def test_an_empty_journal_says_what_to_do_and_any_day_opens(nova, open_chat):
+    page = open_chat(nova, locale="de-DE")
+    open_journal(page)
+    from app.core.i18n import MONTHS
+
+    month = f"{MONTHS['de'][TODAY.month - 1]} {TODAY.year}"
+    expect(page.locator("#journal-days-empty")).to_have_text(
+        f"Im {month} steht noch nichts. Wähle einen Tag im Kalender und schreib einen "
+        "Eintrag von Hand – oder sprich mit Nova: Aus einem Tag mit Gespräch macht "
+        "„Eintrag schreiben“ einen Entwurf.")
+    expect(page.locator("#journal-days-title")).to_be_hidden()
+    # It opens on today, with nothing in it: the entry is written by hand.
+    expect(page.locator("#journal-day-title")).to_have_text(german_date(TODAY))
+    expect(cal_button(page, TODAY)).to_have_attribute("aria-current", "date")
+    expect(page.locator("#journal-no-conversation")).to_be_visible()
+    expect(page.locator("#journal-generate")).to_be_hidden()
+    other = WEEK[0]
+    cal_day(page, other).click()
+    expect(page.locator("#journal-day-title")).to_have_text(german_date(other))
+    expect(page.locator("#journal-entry-heading")).to_have_text("Neuer Eintrag")
+
+
 def test_the_calendar_with_the_keyboard_in_english(nova, open_chat):
     import_day(nova, WEEK[2], ["Went swimming."])
     page = open_chat(nova)
