@@ -6,14 +6,18 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import redis as sync_redis
 
+from app.storage.datadir import LOCK_FILE
 from app.storage.embedded_redis import EmbeddedRedis
 from app.wiring.server import DATABASE_FILE, REDIS_DIR, create_app
+from tests.procs import ROOT, AppProcess, clean_env, free_port, http, wait_for
 from tests.wiring.test_cli import run_cli
 
 PASSWORD = "correct horse battery"
@@ -99,6 +103,75 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
     assert not [m for m in members if m.startswith("anna:")] and members
     assert "anna" not in sessions
     assert run_cli("--data-dir", str(data), "user", "delete", "anna").returncode == 2
+
+
+def users_in(data: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{data / DATABASE_FILE}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
+    finally:
+        conn.close()
+
+
+def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_one(data_dir):
+    """One SQLite writer: `user add`, `token revoke` and `user delete` hold the data dir's lock
+    (a running app holds it): beside the app each refuses with one line and exit 2, and writes
+    nothing; `token list` only reads and answers."""
+    anna = add_user(data_dir, "anna")
+    [[anna_token_id, _, _, _]] = [line.split() for line in
+                                  run_cli("--data-dir", str(data_dir), "token", "list")
+                                  .stdout.splitlines()]
+    app = AppProcess(data_dir, token=None).start()
+    try:
+        refused = [
+            run_cli("--data-dir", str(data_dir), "user", "add", "bob", "--password-stdin",
+                    stdin=PASSWORD + "\n"),
+            run_cli("--data-dir", str(data_dir), "token", "revoke", anna_token_id),
+            run_cli("--data-dir", str(data_dir), "user", "delete", "anna"),
+        ]
+        for result in refused:
+            assert (result.returncode, result.stdout) == (2, ""), result.stderr
+            assert result.stderr.splitlines() == [
+                f"novaberg: data dir {data_dir} is in use by pid {app.pid}: stop the app first"]
+        listing = run_cli("--data-dir", str(data_dir), "token", "list")
+        assert listing.returncode == 0, listing.stderr
+        assert [line.split()[:2] for line in listing.stdout.splitlines()] == [
+            [anna_token_id, "anna"]]
+        assert http("GET", app.url + "/api/me", token=anna)[1]["user_id"] == "anna"
+        assert http("POST", app.url + "/api/login",
+                    body={"name": "bob", "password": PASSWORD})[0] == 401
+    finally:
+        assert app.stop() == 0
+    assert users_in(data_dir) == ["anna"]
+
+    bob = add_user(data_dir, "bob")
+    revoked = run_cli("--data-dir", str(data_dir), "token", "revoke", anna_token_id)
+    assert revoked.returncode == 0, revoked.stderr
+    assert users_in(data_dir) == ["anna", "bob"]
+    listing = run_cli("--data-dir", str(data_dir), "token", "list")
+    assert [line.split()[1] for line in listing.stdout.splitlines()] == ["bob"]
+    assert bob not in listing.stdout
+
+
+def test_a_writing_command_holds_the_data_dir_so_no_app_starts_meanwhile(data_dir):
+    """While `user add` waits for its password it holds the lock: an app started then is
+    refused, and the user is added once the password comes."""
+    adding = subprocess.Popen([sys.executable, "-m", "app", "--data-dir", str(data_dir), "user",
+                               "add", "anna", "--password-stdin"], cwd=ROOT, env=clean_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: (data_dir / LOCK_FILE).exists()
+                        and (data_dir / LOCK_FILE).read_text() == str(adding.pid))
+        refused = run_cli("--headless", "--data-dir", str(data_dir), "--port", str(free_port()))
+        assert refused.returncode == 2
+        assert f"is in use by pid {adding.pid}" in refused.stderr
+        out, err = adding.communicate(PASSWORD + "\n", timeout=30)
+    finally:
+        if adding.poll() is None:
+            adding.kill()
+    assert adding.returncode == 0, err
+    assert out.startswith("user anna added") and users_in(data_dir) == ["anna"]
 
 
 async def test_the_database_file_is_owner_only(client, settings):
