@@ -1,0 +1,350 @@
+"""What the house promises (STYLE.md "The house", README "Architecture"), read from the source
+of app/ and statemachine/ (tests/house_support.py), each rule with small sources that prove it
+catches what it should and passes what it should:
+
+- only `app/memory/keys.py` spells a Redis key;
+- handlers (`app/api/`) never build prompts and never call a model with messages;
+- one SQLite writer: only `app/storage/database.py` opens a connection that may write to the
+  data dir's database (the command line writes through it too, holding the data dir's lock).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from tests.house_support import (
+    Module,
+    bindings,
+    dotted_name,
+    names_used,
+    product,
+    resolve,
+    strings,
+)
+
+KEYS_MODULE = "app.memory.keys"
+
+
+def module_of(text: str, name: str = "app.somewhere.thing") -> Module:
+    """A module of the product as written in a test (its room from `name`)."""
+    source = textwrap.dedent(text)
+    return Module(name, Path(*name.split(".")).with_suffix(".py"), False, ast.parse(source))
+
+
+# --- only app/memory/keys.py spells a Redis key ----------------------------------------------
+
+def key_namespaces(keys: Module) -> tuple[set[str], set[str]]:
+    """What the key builder's keys begin with: the namespaces before the first ":"
+    ("session", "turn_laeuft", …) and the keys that are one word ("run_slots")."""
+    namespaces, words = set(), set()
+    for function in keys.tree.body:
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        for node in ast.walk(function):
+            value = node.value if isinstance(node, ast.Return) else None
+            if isinstance(value, ast.JoinedStr) and value.values:
+                value = value.values[0]  # a key made of an f-string: its literal head
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                head, colon, _ = value.value.partition(":")
+                (namespaces if colon else words).add(head)
+    return namespaces, words
+
+
+def key_pattern(keys: Module) -> re.Pattern[str]:
+    """A string is a key when it starts with a namespace and its colon (followed by more of the
+    key, not by a space: "novaberg: error" is a message), or is a one-word key."""
+    namespaces, words = key_namespaces(keys)
+    return re.compile(r"^(?:(?:{0}):(?!\s)|(?:{1})$)".format(
+        "|".join(map(re.escape, sorted(namespaces))), "|".join(map(re.escape, sorted(words)))))
+
+
+def spelled_keys(module: Module, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    return [(line, text) for text, line in strings(module.tree) if pattern.match(text)]
+
+
+# Strings outside the key builder that begin like a key and are none, each with why.
+NOT_KEYS = {
+    # The writing profile names its sources "message:<id>" (and "entry:<id>") in SQLite and in
+    # its analysis package: references to a message, which share the prefix of the Redis key
+    # `keys.message_record` by chance. Matched by the path's end, so the profile's move to a
+    # room of its own keeps the reason.
+    ("profile/corpus.py", "message:"),
+    ("profile/package.py", "message:"),
+}
+
+
+def not_a_key(module: Module, text: str) -> bool:
+    return any(module.relative.endswith(path) and text.startswith(prefix)
+               for path, prefix in NOT_KEYS)
+
+
+def test_the_key_builder_knows_the_seeds_key_layout() -> None:
+    """The rule below is only as good as the namespaces read from the key builder."""
+    namespaces, words = key_namespaces(product()[KEYS_MODULE])
+    assert {"session", "nova_state", "haltung", "prompt_queue", "event_queue", "turn_laeuft",
+            "turn", "message", "auth_session", "heartbeat", "kzg", "pixie_queue",
+            "reminders"} <= namespaces
+    assert words == {"run_slots"}
+
+
+def test_only_the_key_builder_spells_a_redis_key() -> None:
+    """Backup and restore walk the database (`scan_iter`) and ask `keys.transient`; the
+    snapshot's format example lives in its docstring, which is documentation: no exception is
+    needed there."""
+    modules = product()
+    pattern = key_pattern(modules[KEYS_MODULE])
+    spelled = [f"{module.relative}:{line} {text!r}" for module in modules.values()
+               if module.name != KEYS_MODULE
+               for line, text in spelled_keys(module, pattern) if not not_a_key(module, text)]
+    assert spelled == []
+
+
+@pytest.mark.parametrize("namespace", sorted(key_namespaces(product()[KEYS_MODULE])[0]))
+def test_a_key_of_every_namespace_is_caught_however_it_is_written(namespace: str) -> None:
+    pattern = key_pattern(product()[KEYS_MODULE])
+    module = module_of(f'''
+        """Docstrings may show a key: {namespace}:local:nova."""
+        PREFIX = "{namespace}:"
+        PATTERN = b"{namespace}:*"
+
+        def key(user_id, character_id):
+            return f"{namespace}:{{user_id}}:{{character_id}}"
+
+        def glued(user_id):
+            return "{namespace}:" + user_id
+
+        def fine(exc):
+            log(f"{namespace}: {{exc}}", "{namespace}", "the {namespace}:x inside")
+        ''')
+    assert [line for line, _ in spelled_keys(module, pattern)] == [3, 4, 7, 10]
+
+
+def test_one_word_keys_are_caught_only_whole() -> None:
+    pattern = key_pattern(product()[KEYS_MODULE])
+    module = module_of('SLOTS = "run_slots"\nGAUGE = "run_slots_in_use"\n')
+    assert spelled_keys(module, pattern) == [(1, "run_slots")]
+
+
+# --- handlers never build prompts ------------------------------------------------------------
+
+API = "app.api"
+MESSAGE_TYPES = {"app.llm.Message", "app.llm.types.Message"}
+TEMPLATES = "app.core.prompt_templates"
+_MESSAGE = re.compile(r"\bMessage\b")
+
+
+def _mentions_message(annotation: ast.expr | None) -> bool:
+    return annotation is not None and bool(_MESSAGE.search(ast.unparse(annotation)))
+
+
+def _makes_prompts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Returns model messages without taking any (a prompt builder, not a masker), or reads a
+    prompt template."""
+    arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
+    builds = _mentions_message(function.returns) and not any(
+        _mentions_message(argument.annotation) for argument in arguments)
+    reads = any(isinstance(node, ast.Call) and dotted_name(node.func) in (
+        "read_template", "prompt_templates.read_template") for node in ast.walk(function))
+    return builds or reads
+
+
+def prompt_makers(modules: dict[str, Module]) -> dict[str, str]:
+    """Every prompt builder of the product (a function or a class with such a method), and the
+    module texts they put into prompts, by qualified name → what it is."""
+    found: dict[str, str] = {}
+    for module in modules.values():
+        texts = {target.id for node in module.tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, (ast.Constant, ast.JoinedStr))
+                 for target in node.targets if isinstance(target, ast.Name)}
+        for node in module.tree.body:
+            functions = ([node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                         else [f for f in node.body if isinstance(
+                             f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                         if isinstance(node, ast.ClassDef) else [])
+            making = [f for f in functions if _makes_prompts(f)]
+            if not making:
+                continue
+            found[f"{module.name}.{node.name}"] = "a prompt builder"
+            for function in making:
+                for name in ast.walk(function):
+                    if isinstance(name, ast.Name) and name.id in texts:
+                        found[f"{module.name}.{name.id}"] = "a prompt text"
+    return found
+
+
+def prompt_breaches(module: Module, makers: dict[str, str], model_calls: set[str]) -> list[str]:
+    found = []
+    for name, line in sorted(set(names_used(module)), key=lambda pair: pair[1]):
+        if name in makers:
+            found.append(f"{module.relative}:{line} uses {name} ({makers[name]})")
+        elif name in MESSAGE_TYPES:
+            found.append(f"{module.relative}:{line} uses {name} (the model's message type)")
+        elif name == TEMPLATES or name.startswith(TEMPLATES + "."):
+            found.append(f"{module.relative}:{line} uses {name} (the prompt templates)")
+    for node in ast.walk(module.tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in model_calls):
+            found.append(f"{module.relative}:{node.lineno} calls .{node.func.attr}() (a model "
+                         "call with messages)")
+        if isinstance(node, ast.Dict) and {"role", "content"} <= {
+                key.value for key in node.keys if isinstance(key, ast.Constant)}:
+            found.append(f"{module.relative}:{node.lineno} builds a model message")
+    return found
+
+
+def model_calls(modules: dict[str, Module]) -> set[str]:
+    """The gateway's methods that take messages (`complete`, `stream`)."""
+    [gateway] = [node for node in modules["app.llm.gateway"].tree.body
+                 if isinstance(node, ast.ClassDef) and node.name == "Gateway"]
+    return {f.name for f in gateway.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and not f.name.startswith("_") and "messages" in [a.arg for a in f.args.args]}
+
+
+@cache
+def product_prompts() -> tuple[dict[str, str], set[str]]:
+    return prompt_makers(product()), model_calls(product())
+
+
+def test_the_prompt_makers_and_model_calls_are_found() -> None:
+    makers, calls = product_prompts()
+    assert {"app.journal.stages.narrate_prompt", "app.journal.stages.DEFAULT_BRIEF",
+            "app.journal.stages.RECONSTRUCT_SYSTEM", "app.pipeline.prompts.PromptLibrary",
+            "app.journal.profile.review.review_messages", "app.memory.summary.load_template",
+            "app.runtime.minimal.responder_messages"} <= set(makers)
+    assert "app.llm.privacy.masking.Masker" not in makers  # it masks messages, builds none
+    assert calls == {"complete", "stream"}
+
+
+def test_handlers_never_build_prompts() -> None:
+    makers, calls = product_prompts()
+    found = [line for module in product().values()
+             if module.name == API or module.name.startswith(API + ".")
+             for line in prompt_breaches(module, makers, calls)]
+    assert found == []
+
+
+HANDLER_BREACHES = {
+    "a builder": ("from app.journal.stages import narrate_prompt\n", "a prompt builder"),
+    "a prompt text": ("from app.journal import stages\n\n"
+                      "def brief():\n    return stages.DEFAULT_BRIEF\n", "a prompt text"),
+    "a builder class": ("import app.pipeline.prompts as p\n\n"
+                        "def get(s):\n    return p.PromptLibrary(s)\n", "a prompt builder"),
+    "the templates": ("from app.core.prompt_templates import read_template\n",
+                      "the prompt templates"),
+    "the message type": ("from app.llm import Message\n", "the model's message type"),
+    "a message": ('def ask():\n    return [{"role": "user", "content": "hi"}]\n',
+                  "builds a model message"),
+    "a model call": ("async def ask(request, gateway):\n"
+                     "    return await gateway.complete('x', await request.json())\n",
+                     "a model call with messages"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HANDLER_BREACHES))
+def test_a_handler_building_a_prompt_is_caught(case: str) -> None:
+    text, why = HANDLER_BREACHES[case]
+    found = prompt_breaches(module_of(text, "app.api.thing"), *product_prompts())
+    assert found and all(why in line for line in found), found
+
+
+def test_a_handler_may_call_what_builds_the_prompt_below_it() -> None:
+    """The review handler hands the gateway to the profile's review, which builds the prompt
+    and calls the model: that is calling, not building."""
+    module = module_of("""\
+        from app.journal.profile import review
+
+        async def ai_review(request, gateway):
+            return await review.run_review(request["profiles"], gateway, "u", "review")
+        """, "app.api.thing")
+    assert prompt_breaches(module, *product_prompts()) == []
+
+
+# --- one SQLite writer -----------------------------------------------------------------------
+
+WRITER = "app.storage.database"
+CONNECTS = {"sqlite3.connect", "app.storage.database.connect"}
+# Where a connection that may write is opened beside the writer, each with why. These are
+# file-level steps of backup and restore; none runs beside the app's writer on its database.
+OTHER_WRITERS = {
+    ("app.backup.database", "copy_database"):
+        "the online backup API's source (it reads only) and the new copy, a file of its own",
+    ("app.backup.database", "carry_accounts"):
+        "the database a restore has just put in place, under the restore's data dir lock",
+    ("app.backup.restore", "_save_current"):
+        "folds the WAL into the file and makes the safety folder's database, under the "
+        "restore's lock",
+    ("app.backup.cli", "_import"):
+        "`novaberg import` holds the data dir's lock (refused while an app runs)",
+}
+
+
+def writable_connections(module: Module) -> Iterator[tuple[str, int]]:
+    """(the enclosing function, line) of each SQLite connection opened that may write: not
+    `mode=ro` in its URI and not `readonly=True`."""
+    bound = bindings(module)
+
+    def visit(node: ast.AST, function: str) -> Iterator[tuple[str, int]]:
+        for child in ast.iter_child_nodes(node):
+            name = (child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    and function == "" else function)
+            if isinstance(child, ast.Call) and resolve(bound, child.func) in CONNECTS \
+                    and not _read_only(child):
+                yield name or "<module>", child.lineno
+            yield from visit(child, name)
+
+    yield from visit(module.tree, "")
+
+
+def _read_only(call: ast.Call) -> bool:
+    if any(k.arg == "readonly" and isinstance(k.value, ast.Constant) and k.value.value is True
+           for k in call.keywords):
+        return True
+    return bool(call.args) and any("mode=ro" in text for text, _ in strings(call.args[0]))
+
+
+@cache
+def product_connections() -> list[tuple[Module, str, int]]:
+    return [(module, function, line) for module in product().values()
+            for function, line in writable_connections(module)]
+
+
+def test_only_the_writer_opens_a_connection_that_writes() -> None:
+    found = [f"{module.relative}:{line} in {function}()"
+             for module, function, line in product_connections()
+             if module.name != WRITER and (module.name, function) not in OTHER_WRITERS]
+    assert found == []
+
+
+def test_the_named_other_writers_still_exist() -> None:
+    """An exception that no longer matches code is dropped from the table."""
+    present = {(module.name, function) for module, function, _ in product_connections()}
+    assert sorted(set(OTHER_WRITERS) - present) == []
+
+
+def test_a_connection_that_writes_is_caught_however_it_is_opened() -> None:
+    module = module_of("""\
+        import sqlite3
+        from sqlite3 import connect as open_db
+        from app.storage import database
+        from app.storage.database import connect
+
+        def add(path):
+            sqlite3.connect(path)
+            open_db(path)
+            database.connect(path)
+            connect(path, readonly=False)
+
+        def read(path):
+            sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            connect(path, readonly=True)
+            database.connect(path, readonly=True)
+        """)
+    assert list(writable_connections(module)) == [("add", 7), ("add", 8), ("add", 9),
+                                                  ("add", 10)]
