@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.procs import AppProcess, clean_env
+from tests.waiting import until
 
 WAIT = 30.0  # seconds a kill test waits for the app or the model (never a speed claim)
 
@@ -40,9 +41,8 @@ async def call(proc: AppProcess, method: str, path: str, body: object = None
 
 async def model_called(fake_model: Any, purpose: str, timeout: float = WAIT) -> None:
     """Wait until the fake model has received a `purpose` request."""
-    async with asyncio.timeout(timeout):
-        while not fake_model.chats(purpose):
-            await asyncio.sleep(0.02)
+    await until(lambda: fake_model.chats(purpose), timeout=timeout,
+                what=f"a {purpose} request to the model")
 
 
 @contextlib.asynccontextmanager

@@ -7,7 +7,6 @@ The chat client (`open_chat`, `Chat`) is the one of `tests.pipeline_support`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +20,7 @@ from app.pipeline.vocabulary import Pipelines
 from app.runtime.minimal import minimal_pipelines
 from app.wiring.server import create_app
 from tests.conftest import TOKEN
+from tests.waiting import until
 
 CATALOG = CharacterCatalog([Character(id="nova", name="Nova"), Character(id="luna", name="Luna")])
 
@@ -41,9 +41,8 @@ def responders(fake_model: Any) -> list[Any]:
 
 async def wait_responder_calls(fake_model: Any, count: int, timeout: float = 20.0) -> None:
     """Wait until the fake model has received `count` responder requests."""
-    async with asyncio.timeout(timeout):
-        while len(responders(fake_model)) < count:
-            await asyncio.sleep(0.01)
+    await until(lambda: len(responders(fake_model)) >= count, timeout=timeout,
+                what=f"{count} responder requests")
 
 
 def user_prompt(request: Any) -> str:

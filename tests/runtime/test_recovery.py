@@ -24,6 +24,7 @@ from tests.conftest import AUTH
 from tests.fakemodel import Fault
 from tests.pipeline_support import WAIT, Chat
 from tests.runtime_support import responders, runtime_app, wait_responder_calls
+from tests.waiting import until
 
 
 @contextlib.asynccontextmanager
@@ -40,12 +41,9 @@ async def running(app: web.Application) -> AsyncIterator[Chat]:
 
 
 async def wait_state(chat: Chat, message_id: str, states: tuple[str, ...]) -> dict:
-    async with asyncio.timeout(WAIT):
-        while True:
-            state = await chat.get(f"/api/messages/{message_id}")
-            if state["state"] in states:
-                return state
-            await asyncio.sleep(0.02)
+    return await until(lambda: chat.get(f"/api/messages/{message_id}"),
+                       lambda state: state["state"] in states, timeout=WAIT,
+                       what=f"message {message_id} in {states}")
 
 
 async def test_a_turn_stopped_in_path2_runs_again_with_the_same_id_and_one_more_attempt(
