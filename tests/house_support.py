@@ -15,7 +15,6 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Literal
 
@@ -51,28 +50,24 @@ class Edge:
 
 
 def parse_tree(root: Path, packages: tuple[str, ...] = PACKAGES) -> dict[str, Module]:
+    """Every module under `root`'s packages. The trees are large (a quarter of a million
+    objects for the product): a test module holds them in a module-scoped fixture, so that
+    they are gone, and cost the garbage collector nothing, once its tests have run."""
     modules = {}
     for package in packages:
         for path in sorted((root / package).rglob("*.py")):
-            parts = list(path.relative_to(root).with_suffix("").parts)
-            is_package = parts[-1] == "__init__"
-            if is_package:
-                parts.pop()
-            name = ".".join(parts)
-            modules[name] = Module(name, path, is_package,
-                                   ast.parse(path.read_text(encoding="utf-8"), str(path)))
+            module = parse_module(root, path)
+            modules[module.name] = module
     return modules
 
 
-@cache
-def product() -> dict[str, Module]:
-    """The real tree, parsed once per test session."""
-    return parse_tree(ROOT)
-
-
-@cache
-def product_graph() -> tuple[Edge, ...]:
-    return tuple(import_graph(product()))
+def parse_module(root: Path, path: Path) -> Module:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    is_package = parts[-1] == "__init__"
+    if is_package:
+        parts.pop()
+    return Module(".".join(parts), path, is_package,
+                  ast.parse(path.read_text(encoding="utf-8"), str(path)))
 
 
 def import_graph(modules: dict[str, Module]) -> list[Edge]:

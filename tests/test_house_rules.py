@@ -14,22 +14,29 @@ import ast
 import re
 import textwrap
 from collections.abc import Iterator
-from functools import cache
 from pathlib import Path
 
 import pytest
 
 from tests.house_support import (
+    ROOT,
     Module,
     bindings,
     dotted_name,
     names_used,
-    product,
+    parse_module,
+    parse_tree,
     resolve,
     strings,
 )
 
 KEYS_MODULE = "app.memory.keys"
+KEYS = parse_module(ROOT, ROOT / "app" / "memory" / "keys.py")
+
+
+@pytest.fixture(scope="module")
+def modules() -> dict[str, Module]:
+    return parse_tree(ROOT)
 
 
 def module_of(text: str, name: str = "app.somewhere.thing") -> Module:
@@ -61,8 +68,9 @@ def key_pattern(keys: Module) -> re.Pattern[str]:
     """A string is a key when it starts with a namespace and its colon (followed by more of the
     key, not by a space: "novaberg: error" is a message), or is a one-word key."""
     namespaces, words = key_namespaces(keys)
-    return re.compile(r"^(?:(?:{0}):(?!\s)|(?:{1})$)".format(
-        "|".join(map(re.escape, sorted(namespaces))), "|".join(map(re.escape, sorted(words)))))
+    shapes = [rf"{re.escape(namespace)}:(?!\s)" for namespace in sorted(namespaces)]
+    shapes += [rf"{re.escape(word)}$" for word in sorted(words)]
+    return re.compile(f"^(?:{'|'.join(shapes)})")
 
 
 def spelled_keys(module: Module, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
@@ -87,28 +95,37 @@ def not_a_key(module: Module, text: str) -> bool:
 
 def test_the_key_builder_knows_the_seeds_key_layout() -> None:
     """The rule below is only as good as the namespaces read from the key builder."""
-    namespaces, words = key_namespaces(product()[KEYS_MODULE])
+    namespaces, words = key_namespaces(KEYS)
     assert {"session", "nova_state", "haltung", "prompt_queue", "event_queue", "turn_laeuft",
             "turn", "message", "auth_session", "heartbeat", "kzg", "pixie_queue",
             "reminders"} <= namespaces
     assert words == {"run_slots"}
 
 
-def test_only_the_key_builder_spells_a_redis_key() -> None:
+def test_only_the_key_builder_spells_a_redis_key(modules: dict[str, Module]) -> None:
     """Backup and restore walk the database (`scan_iter`) and ask `keys.transient`; the
     snapshot's format example lives in its docstring, which is documentation: no exception is
     needed there."""
-    modules = product()
-    pattern = key_pattern(modules[KEYS_MODULE])
+    pattern = key_pattern(KEYS)
     spelled = [f"{module.relative}:{line} {text!r}" for module in modules.values()
                if module.name != KEYS_MODULE
                for line, text in spelled_keys(module, pattern) if not not_a_key(module, text)]
     assert spelled == []
 
 
-@pytest.mark.parametrize("namespace", sorted(key_namespaces(product()[KEYS_MODULE])[0]))
+def test_the_strings_named_as_no_keys_still_exist(modules: dict[str, Module]) -> None:
+    """An exception that no longer matches code is dropped from the table."""
+    pattern = key_pattern(KEYS)
+    present = {(path, prefix) for module in modules.values()
+               for _, text in spelled_keys(module, pattern)
+               for path, prefix in NOT_KEYS
+               if module.relative.endswith(path) and text.startswith(prefix)}
+    assert sorted(NOT_KEYS - present) == []
+
+
+@pytest.mark.parametrize("namespace", sorted(key_namespaces(KEYS)[0]))
 def test_a_key_of_every_namespace_is_caught_however_it_is_written(namespace: str) -> None:
-    pattern = key_pattern(product()[KEYS_MODULE])
+    pattern = key_pattern(KEYS)
     module = module_of(f'''
         """Docstrings may show a key: {namespace}:local:nova."""
         PREFIX = "{namespace}:"
@@ -127,7 +144,7 @@ def test_a_key_of_every_namespace_is_caught_however_it_is_written(namespace: str
 
 
 def test_one_word_keys_are_caught_only_whole() -> None:
-    pattern = key_pattern(product()[KEYS_MODULE])
+    pattern = key_pattern(KEYS)
     module = module_of('SLOTS = "run_slots"\nGAUGE = "run_slots_in_use"\n')
     assert spelled_keys(module, pattern) == [(1, "run_slots")]
 
@@ -207,13 +224,16 @@ def model_calls(modules: dict[str, Module]) -> set[str]:
             and not f.name.startswith("_") and "messages" in [a.arg for a in f.args.args]}
 
 
-@cache
-def product_prompts() -> tuple[dict[str, str], set[str]]:
-    return prompt_makers(product()), model_calls(product())
+Prompts = tuple[dict[str, str], set[str]]
 
 
-def test_the_prompt_makers_and_model_calls_are_found() -> None:
-    makers, calls = product_prompts()
+@pytest.fixture(scope="module")
+def prompts(modules: dict[str, Module]) -> Prompts:
+    return prompt_makers(modules), model_calls(modules)
+
+
+def test_the_prompt_makers_and_model_calls_are_found(prompts: Prompts) -> None:
+    makers, calls = prompts
     assert {"app.journal.stages.narrate_prompt", "app.journal.stages.DEFAULT_BRIEF",
             "app.journal.stages.RECONSTRUCT_SYSTEM", "app.pipeline.prompts.PromptLibrary",
             "app.journal.profile.review.review_messages", "app.memory.summary.load_template",
@@ -222,9 +242,9 @@ def test_the_prompt_makers_and_model_calls_are_found() -> None:
     assert calls == {"complete", "stream"}
 
 
-def test_handlers_never_build_prompts() -> None:
-    makers, calls = product_prompts()
-    found = [line for module in product().values()
+def test_handlers_never_build_prompts(modules: dict[str, Module], prompts: Prompts) -> None:
+    makers, calls = prompts
+    found = [line for module in modules.values()
              if module.name == API or module.name.startswith(API + ".")
              for line in prompt_breaches(module, makers, calls)]
     assert found == []
@@ -248,13 +268,13 @@ HANDLER_BREACHES = {
 
 
 @pytest.mark.parametrize("case", sorted(HANDLER_BREACHES))
-def test_a_handler_building_a_prompt_is_caught(case: str) -> None:
+def test_a_handler_building_a_prompt_is_caught(case: str, prompts: Prompts) -> None:
     text, why = HANDLER_BREACHES[case]
-    found = prompt_breaches(module_of(text, "app.api.thing"), *product_prompts())
+    found = prompt_breaches(module_of(text, "app.api.thing"), *prompts)
     assert found and all(why in line for line in found), found
 
 
-def test_a_handler_may_call_what_builds_the_prompt_below_it() -> None:
+def test_a_handler_may_call_what_builds_the_prompt_below_it(prompts: Prompts) -> None:
     """The review handler hands the gateway to the profile's review, which builds the prompt
     and calls the model: that is calling, not building."""
     module = module_of("""\
@@ -263,7 +283,7 @@ def test_a_handler_may_call_what_builds_the_prompt_below_it() -> None:
         async def ai_review(request, gateway):
             return await review.run_review(request["profiles"], gateway, "u", "review")
         """, "app.api.thing")
-    assert prompt_breaches(module, *product_prompts()) == []
+    assert prompt_breaches(module, *prompts) == []
 
 
 # --- one SQLite writer -----------------------------------------------------------------------
@@ -309,22 +329,25 @@ def _read_only(call: ast.Call) -> bool:
     return bool(call.args) and any("mode=ro" in text for text, _ in strings(call.args[0]))
 
 
-@cache
-def product_connections() -> list[tuple[Module, str, int]]:
-    return [(module, function, line) for module in product().values()
+Connections = list[tuple[Module, str, int]]
+
+
+@pytest.fixture(scope="module")
+def connections(modules: dict[str, Module]) -> Connections:
+    return [(module, function, line) for module in modules.values()
             for function, line in writable_connections(module)]
 
 
-def test_only_the_writer_opens_a_connection_that_writes() -> None:
+def test_only_the_writer_opens_a_connection_that_writes(connections: Connections) -> None:
     found = [f"{module.relative}:{line} in {function}()"
-             for module, function, line in product_connections()
+             for module, function, line in connections
              if module.name != WRITER and (module.name, function) not in OTHER_WRITERS]
     assert found == []
 
 
-def test_the_named_other_writers_still_exist() -> None:
+def test_the_named_other_writers_still_exist(connections: Connections) -> None:
     """An exception that no longer matches code is dropped from the table."""
-    present = {(module.name, function) for module, function, _ in product_connections()}
+    present = {(module.name, function) for module, function, _ in connections}
     assert sorted(set(OTHER_WRITERS) - present) == []
 
 

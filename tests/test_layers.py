@@ -12,20 +12,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 
-from tests.house_support import (
-    ROOT,
-    Edge,
-    Module,
-    import_graph,
-    parse_tree,
-    product,
-    product_graph,
-)
+from tests.house_support import ROOT, Edge, Module, import_graph, parse_tree
 
 # The room of a module is the folder under app/ (statemachine/ is a room of its own); higher
 # number = higher room. A new room is one line here. Of two rooms of one rank only the
@@ -87,7 +80,7 @@ def violations(modules: dict[str, Module], edges: Iterable[Edge],
             found.append(f"{edge}: only the entry point reaches up to the wiring")
         if within(edge.target, APP_KEYS) and source not in APP_KEY_READERS:
             found.append(f"{edge}: the app keys are read by the API and the wiring only")
-        if source == "statemachine" and room_of(edge.target) != "statemachine":
+        if source == "statemachine" and target != "statemachine":
             found.append(f"{edge}: statemachine/ imports nothing of app/")
         if source == target or source not in rank:
             continue
@@ -118,51 +111,71 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
     reach = {room: reachable(room) for room in graph}
     found: list[list[str]] = []
+    grouped: set[str] = set()
     for room in sorted(graph):
-        if room in reach[room] and not any(room in cycle for cycle in found):
+        if room in reach[room] and room not in grouped:
             group = {other for other in reach[room] if room in reach.get(other, ())}
-            found.append(_path_back(graph, room, group))
+            grouped |= group
+            found.append(_way_back(graph, room, group))
     return found
 
 
-def _path_back(graph: dict[str, set[str]], start: str, group: set[str]) -> list[str]:
+def _way_back(graph: dict[str, set[str]], start: str, group: set[str]) -> list[str]:
     """The shortest way from `start` back to itself inside `group`: [start, …, start]."""
-    ways = {next_room: [start, next_room] for next_room in sorted(graph[start] & group)}
-    while start not in ways:
-        ways = {step: way + [step] for way in ways.values()
-                for step in sorted(graph.get(way[-1], set()) & group) if step not in way[1:]}
-    return ways[start]
+    came_from: dict[str, str] = {}
+    todo = deque([start])
+    while todo:
+        room = todo.popleft()
+        for step in sorted(graph.get(room, set()) & group):
+            if step == start:
+                way = [room]
+                while way[-1] != start:
+                    way.append(came_from[way[-1]])
+                return [*reversed(way), start]
+            if step not in came_from:
+                came_from[step] = room
+                todo.append(step)
+    raise AssertionError(f"{start} does not reach itself in {group}")
 
 
 # --- the product -----------------------------------------------------------------------------
 
-def test_the_house_holds() -> None:
-    modules = product()
-    assert violations(modules, product_graph()) == []
+@pytest.fixture(scope="module")
+def modules() -> dict[str, Module]:
+    return parse_tree(ROOT)
 
 
-def test_the_graph_reads_every_module_and_every_kind_of_import() -> None:
-    modules = product()
+@pytest.fixture(scope="module")
+def graph(modules: dict[str, Module]) -> list[Edge]:
+    return import_graph(modules)
+
+
+def test_the_house_holds(modules: dict[str, Module], graph: list[Edge]) -> None:
+    assert violations(modules, graph) == []
+
+
+def test_the_graph_reads_every_module_and_every_kind_of_import(
+        modules: dict[str, Module], graph: list[Edge]) -> None:
     assert len(modules) == len([*(ROOT / "app").rglob("*.py"),
                                 *(ROOT / "statemachine").rglob("*.py")])
-    kinds = {edge.kind for edge in product_graph()}
+    kinds = {edge.kind for edge in graph}
     assert kinds == {"top", "late", "typing"}
 
 
-def test_every_ranked_room_exists() -> None:
+def test_every_ranked_room_exists(modules: dict[str, Module]) -> None:
     """A room that moved or went keeps no stale line in RANK."""
-    present = {room_of(name) for name in product()}
+    present = {room_of(name) for name in modules}
     assert sorted(set(RANK) - present) == []
 
 
-def test_the_app_keys_load_no_room_at_run_time() -> None:
+def test_the_app_keys_load_no_room_at_run_time(modules: dict[str, Module],
+                                               graph: list[Edge]) -> None:
     """Importing the keys runs the settings and nothing of a room: the other rooms are named
     for type checkers only, and no handler module comes along."""
-    modules = product()
-    graph: dict[str, set[str]] = {}
-    for edge in product_graph():
+    at_run_time: dict[str, set[str]] = {}
+    for edge in graph:
         if edge.kind == "top":
-            graph.setdefault(edge.source, set()).add(edge.target)
+            at_run_time.setdefault(edge.source, set()).add(edge.target)
     loaded, todo = set(), [APP_KEYS]
     while todo:
         name = todo.pop()
@@ -170,7 +183,7 @@ def test_the_app_keys_load_no_room_at_run_time() -> None:
         for module in (".".join(parts[:n]) for n in range(1, len(parts) + 1)):
             if module not in loaded and module in modules:  # a package runs before its modules
                 loaded.add(module)
-                todo += graph.get(module, ())
+                todo += at_run_time.get(module, ())
     assert "app.core.settings" in loaded
     assert sorted(m for m in loaded if room_of(m) not in ("face", "core", "api")) == []
     assert sorted(m for m in loaded if room_of(m) == "api") == ["app.api", APP_KEYS]

@@ -4,8 +4,9 @@
     record = await until(lambda: logged(caplog, "…"))          # a log record
     job = await wait_job(client, job_id)                       # a journal job ends
 
-`until` polls what it is given (a function or a coroutine function) until the answer is
-accepted (truthy, or `accept(answer)`), and returns that answer. When that does not happen
+`until` polls what it is given (a function or a coroutine function) every `every` seconds
+until the answer is accepted (truthy, or `accept(answer)`), and returns that answer; a look
+that costs the app work (many requests) looks less often. When that does not happen
 within `timeout` seconds the test fails, saying what it waited for and what it saw last. The
 timeout bounds a broken run; it is never a speed claim (speed is measured in bench/).
 """
@@ -25,12 +26,12 @@ from tests.conftest import AUTH
 
 T = TypeVar("T")
 WAIT = 20.0
-POLL_SECONDS = 0.01
+POLL_SECONDS = 0.02
 JOB_ENDS = ("done", "failed")
 
 
 async def until(look: Callable[[], T | Awaitable[T]], accept: Callable[[T], object] = bool, *,
-                timeout: float = WAIT, what: str | None = None) -> T:
+                timeout: float = WAIT, every: float = POLL_SECONDS, what: str | None = None) -> T:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while True:
@@ -41,7 +42,7 @@ async def until(look: Callable[[], T | Awaitable[T]], accept: Callable[[T], obje
             return seen  # type: ignore[return-value]
         if loop.time() >= deadline:
             raise AssertionError(f"waited {timeout} s for {what or look}; last seen: {seen!r}")
-        await asyncio.sleep(POLL_SECONDS)
+        await asyncio.sleep(every)
 
 
 def logged(caplog: pytest.LogCaptureFixture, message: str) -> list[logging.LogRecord]:

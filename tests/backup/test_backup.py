@@ -180,7 +180,7 @@ async def test_backup_while_twenty_messages_are_answered_is_consistent(
                 for m in sent]
 
     await until(states, lambda seen: all(s in ("delivered", "failed") for s in seen),
-                timeout=30, what="every message of the backup to end answered or failed")
+                timeout=30, every=0.05, what="every message to end answered or failed")
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ and the SQLite file is owner-only."""
 from __future__ import annotations
 
 import asyncio
+import io
 import sqlite3
 import stat
 import subprocess
@@ -14,10 +15,11 @@ from pathlib import Path
 import pytest
 import redis as sync_redis
 
-from app.storage.datadir import LOCK_FILE
+from app.storage.datadir import LOCK_FILE, DataDirInUse, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.wiring.cli import main
 from app.wiring.server import DATABASE_FILE, REDIS_DIR, create_app
-from tests.procs import ROOT, AppProcess, clean_env, free_port, http, wait_for
+from tests.procs import ROOT, AppProcess, clean_env, http, wait_for
 from tests.wiring.test_cli import run_cli
 
 PASSWORD = "correct horse battery"
@@ -113,29 +115,39 @@ def users_in(data: Path) -> list[str]:
         conn.close()
 
 
-def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_one(data_dir):
+@pytest.fixture
+def novaberg(capsys, monkeypatch):
+    """The command line in this process: `novaberg(*args, stdin=…)` → (exit code, out, err)."""
+    def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_one(
+        data_dir, novaberg):
     """One SQLite writer: `user add`, `token revoke` and `user delete` hold the data dir's lock
     (a running app holds it): beside the app each refuses with one line and exit 2, and writes
-    nothing; `token list` only reads and answers."""
-    anna = add_user(data_dir, "anna")
+    nothing; `token list` only reads and answers. Without the app they go through."""
+    data = ("--data-dir", str(data_dir))
+    code, added, _ = novaberg(*data, "user", "add", "anna", "--password-stdin",
+                              stdin=PASSWORD + "\n")
+    assert code == 0
+    anna = added.split()[-1]
     [[anna_token_id, _, _, _]] = [line.split() for line in
-                                  run_cli("--data-dir", str(data_dir), "token", "list")
-                                  .stdout.splitlines()]
+                                  novaberg(*data, "token", "list")[1].splitlines()]
     app = AppProcess(data_dir, token=None).start()
     try:
-        refused = [
-            run_cli("--data-dir", str(data_dir), "user", "add", "bob", "--password-stdin",
-                    stdin=PASSWORD + "\n"),
-            run_cli("--data-dir", str(data_dir), "token", "revoke", anna_token_id),
-            run_cli("--data-dir", str(data_dir), "user", "delete", "anna"),
-        ]
-        for result in refused:
-            assert (result.returncode, result.stdout) == (2, ""), result.stderr
-            assert result.stderr.splitlines() == [
-                f"novaberg: data dir {data_dir} is in use by pid {app.pid}: stop the app first"]
-        listing = run_cli("--data-dir", str(data_dir), "token", "list")
-        assert listing.returncode == 0, listing.stderr
-        assert [line.split()[:2] for line in listing.stdout.splitlines()] == [
+        for command in (("user", "add", "bob", "--password-stdin"),
+                        ("token", "revoke", anna_token_id), ("user", "delete", "anna")):
+            assert novaberg(*data, *command, stdin=PASSWORD + "\n") == (2, "", (
+                f"novaberg: data dir {data_dir} is in use by pid {app.pid}: stop the app "
+                "first\n")), command
+        code, listing, _ = novaberg(*data, "token", "list")
+        assert code == 0 and [line.split()[:2] for line in listing.splitlines()] == [
             [anna_token_id, "anna"]]
         assert http("GET", app.url + "/api/me", token=anna)[1]["user_id"] == "anna"
         assert http("POST", app.url + "/api/login",
@@ -144,18 +156,17 @@ def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_
         assert app.stop() == 0
     assert users_in(data_dir) == ["anna"]
 
-    bob = add_user(data_dir, "bob")
-    revoked = run_cli("--data-dir", str(data_dir), "token", "revoke", anna_token_id)
-    assert revoked.returncode == 0, revoked.stderr
+    assert novaberg(*data, "user", "add", "bob", "--password-stdin", stdin=PASSWORD + "\n")[0] == 0
+    assert novaberg(*data, "token", "revoke", anna_token_id)[:2] == (
+        0, f"token {anna_token_id} revoked\n")
     assert users_in(data_dir) == ["anna", "bob"]
-    listing = run_cli("--data-dir", str(data_dir), "token", "list")
-    assert [line.split()[1] for line in listing.stdout.splitlines()] == ["bob"]
-    assert bob not in listing.stdout
+    assert [line.split()[1] for line in novaberg(*data, "token", "list")[1].splitlines()] == [
+        "bob"]
 
 
-def test_a_writing_command_holds_the_data_dir_so_no_app_starts_meanwhile(data_dir):
-    """While `user add` waits for its password it holds the lock: an app started then is
-    refused, and the user is added once the password comes."""
+def test_a_writing_command_holds_the_data_dir_while_it_writes(data_dir):
+    """While `user add` waits for its password it holds the lock, so no app starts meanwhile
+    (an app's start takes the same lock); the user is added once the password comes."""
     adding = subprocess.Popen([sys.executable, "-m", "app", "--data-dir", str(data_dir), "user",
                                "add", "anna", "--password-stdin"], cwd=ROOT, env=clean_env(),
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -163,15 +174,17 @@ def test_a_writing_command_holds_the_data_dir_so_no_app_starts_meanwhile(data_di
     try:
         assert wait_for(lambda: (data_dir / LOCK_FILE).exists()
                         and (data_dir / LOCK_FILE).read_text() == str(adding.pid))
-        refused = run_cli("--headless", "--data-dir", str(data_dir), "--port", str(free_port()))
-        assert refused.returncode == 2
-        assert f"is in use by pid {adding.pid}" in refused.stderr
+        with pytest.raises(DataDirInUse, match=f"is in use by pid {adding.pid}$"):
+            DataDirLock(data_dir).acquire()
         out, err = adding.communicate(PASSWORD + "\n", timeout=30)
     finally:
         if adding.poll() is None:
             adding.kill()
     assert adding.returncode == 0, err
     assert out.startswith("user anna added") and users_in(data_dir) == ["anna"]
+    lock = DataDirLock(data_dir)
+    lock.acquire()  # and let go when it is done
+    lock.release()
 
 
 async def test_the_database_file_is_owner_only(client, settings):
