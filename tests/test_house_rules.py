@@ -162,19 +162,28 @@ def _mentions_message(annotation: ast.expr | None) -> bool:
 
 
 def _makes_prompts(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Returns model messages without taking any (a prompt builder, not a masker), or reads a
-    prompt template."""
+    """A public function that makes model messages without taking any (a prompt builder, not
+    a masker): its return type names `Message`, or it writes a role/content message; or one
+    that reads a prompt template."""
+    if function.name.startswith("_"):
+        return False  # a room's own step: nothing a handler can reach
     arguments = [*function.args.posonlyargs, *function.args.args, *function.args.kwonlyargs]
-    builds = _mentions_message(function.returns) and not any(
-        _mentions_message(argument.annotation) for argument in arguments)
+    takes = any(_mentions_message(argument.annotation) for argument in arguments)
+    builds = not takes and (_mentions_message(function.returns) or any(
+        _is_model_message(node) for node in ast.walk(function)))
     reads = any(isinstance(node, ast.Call) and dotted_name(node.func) in (
         "read_template", "prompt_templates.read_template") for node in ast.walk(function))
     return builds or reads
 
 
+def _is_model_message(node: ast.AST) -> bool:
+    return isinstance(node, ast.Dict) and {"role", "content"} <= {
+        key.value for key in node.keys if isinstance(key, ast.Constant)}
+
+
 def prompt_makers(modules: dict[str, Module]) -> dict[str, str]:
-    """Every prompt builder of the product (a function or a class with such a method), and the
-    module texts they put into prompts, by qualified name → what it is."""
+    """Every prompt builder of the product (a public function, or a class with such a
+    method), and the module texts they put into prompts, by qualified name → what it is."""
     found: dict[str, str] = {}
     for module in modules.values():
         texts = {target.id for node in module.tree.body if isinstance(node, ast.Assign)
@@ -186,7 +195,7 @@ def prompt_makers(modules: dict[str, Module]) -> dict[str, str]:
                              f, (ast.FunctionDef, ast.AsyncFunctionDef))]
                          if isinstance(node, ast.ClassDef) else [])
             making = [f for f in functions if _makes_prompts(f)]
-            if not making:
+            if not making or node.name.startswith("_"):
                 continue
             found[f"{module.name}.{node.name}"] = "a prompt builder"
             for function in making:
@@ -210,8 +219,7 @@ def prompt_breaches(module: Module, makers: dict[str, str], model_calls: set[str
                 and node.func.attr in model_calls):
             found.append(f"{module.relative}:{node.lineno} calls .{node.func.attr}() (a model "
                          "call with messages)")
-        if isinstance(node, ast.Dict) and {"role", "content"} <= {
-                key.value for key in node.keys if isinstance(key, ast.Constant)}:
+        if _is_model_message(node):
             found.append(f"{module.relative}:{node.lineno} builds a model message")
     return found
 
@@ -237,8 +245,11 @@ def test_the_prompt_makers_and_model_calls_are_found(prompts: Prompts) -> None:
     assert {"app.journal.stages.narrate_prompt", "app.journal.stages.DEFAULT_BRIEF",
             "app.journal.stages.RECONSTRUCT_SYSTEM", "app.pipeline.prompts.PromptLibrary",
             "app.journal.profile.review.review_messages", "app.memory.summary.load_template",
+            "app.memory.summary.summary_messages",
             "app.runtime.minimal.responder_messages"} <= set(makers)
     assert "app.llm.privacy.masking.Masker" not in makers  # it masks messages, builds none
+    # The jobs build their prompts in a step of their own: the service is no builder.
+    assert "app.journal.jobs.JournalJobs" not in makers
     assert calls == {"complete", "stream"}
 
 

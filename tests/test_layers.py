@@ -9,6 +9,7 @@ is a module. The fake trees below prove that each of those forms is caught.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -22,9 +23,11 @@ from tests.house_support import ROOT, Edge, Module, import_graph, parse_tree
 
 # The room of a module is the folder under app/ (statemachine/ is a room of its own); higher
 # number = higher room. A new room is one line here. Of two rooms of one rank only the
-# direction named in SIBLING_USES is allowed (the summary in memory calls the model gateway).
-# The journal (with the writing profile) sits below the pipeline, whose interaction hint reads
-# the profile; backup sits beside the pipeline and reads the journal's tables to export them.
+# direction named in SIBLING_USES is allowed (the summary in memory calls the model gateway;
+# backup reads the journal's tables to export them). The interaction profile sits below the
+# pipeline, whose responder reads its hint, and below the journal, whose writing profile
+# composes the export of both profiles; the journal sits beside the pipeline, which never
+# loads it.
 RANK = {
     "face": -1,          # app/__init__.py: the package face (its version), below everything
     "statemachine": -1,  # statemachine/: lifecycles as data, imports nothing of app/
@@ -32,8 +35,9 @@ RANK = {
     "storage": 1,
     "llm": 2,
     "memory": 2,
-    "journal": 3,
     "characters": 3,
+    "interaction": 3,
+    "journal": 4,
     "pipeline": 4,
     "impulses": 4,
     "backup": 4,
@@ -44,7 +48,7 @@ RANK = {
     "wiring": 7,
     "entry": 8,          # app/__main__.py: the entry point
 }
-SIBLING_USES = {("memory", "llm")}
+SIBLING_USES = {("memory", "llm"), ("backup", "journal")}
 # The two modules of app/ outside a room folder.
 LOOSE = {"app": "face", "app.__main__": "entry"}
 # Only the wiring builds and connects services; above it only the entry point starts it.
@@ -190,32 +194,35 @@ def test_the_app_keys_load_no_room_at_run_time(modules: dict[str, Module],
 
 
 def test_importing_the_product_registers_nothing() -> None:
-    """Offline answers are registered by the wiring (`app.wiring.purposes`), never as a side effect
-    of importing the module that defines them."""
+    """There is no process-wide table of offline answers to register into: the provider's own
+    answers and the product's (`app.wiring.purposes.OFFLINE_ANSWERS`) are immutable values,
+    composed explicitly, and building an app changes neither."""
     probe = """
-import importlib, json, pkgutil
+import importlib, json, pkgutil, types
 import app
 for info in pkgutil.walk_packages(app.__path__, "app."):
     if info.name != "app.__main__":
         importlib.import_module(info.name)
 from app.llm.offline import handlers
-from app.wiring.purposes import OFFLINE_ANSWERS, register_offline_answers
-expected = {}
-for table in OFFLINE_ANSWERS:
-    expected.update(table)  # a later table wins, as in the registration
-def in_place():
-    return sorted(p for p, h in expected.items() if handlers.HANDLERS.get(p) is h)
-before = in_place()
-register_offline_answers()
-print(json.dumps([before, in_place(), sorted(expected)]))
+from app.wiring.purposes import OFFLINE_ANSWERS
+from app.wiring.server import create_app
+from app.core.settings import defaults
+tables = {"base": handlers.BASE_ANSWERS, "product": OFFLINE_ANSWERS}
+before = {name: dict(table) for name, table in tables.items()}
+create_app(defaults(llm_provider="offline"))
+print(json.dumps({
+    "registers": [n for n in ("HANDLERS", "register") if hasattr(handlers, n)],
+    "immutable": all(isinstance(t, types.MappingProxyType) for t in tables.values()),
+    "unchanged": all(dict(t) == before[n] for n, t in tables.items()),
+    "base": sorted(handlers.BASE_ANSWERS), "product": sorted(OFFLINE_ANSWERS)}))
 """
-    import json
-
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=True)
-    before, after, listed = json.loads(done.stdout)
-    assert before == [], f"registered by an import: {before}"
-    assert after == listed and "router" in listed and "journal_reconstruct" in listed
+    found = json.loads(done.stdout)
+    assert found["registers"] == [] and found["immutable"] and found["unchanged"]
+    assert found["base"] == ["perception", "responder", "summary"]
+    assert {"perception", "router", "thinker", "consolidation", "journal_reconstruct",
+            "profile_review"} <= set(found["product"])
 
 
 # --- the rules catch what they should: small fake trees --------------------------------------

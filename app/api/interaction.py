@@ -1,7 +1,7 @@
 """`/api/profile/interaction/…` (issue 16): the interaction profile — the user's preferences
 for how the character talks with them, observed ones under governance, and the suggestions
-to accept or reject. Input is checked as in `app.api.profile`; a refused request writes
-nothing.
+to accept or reject (`app.interaction`). Input is checked as in `app.api.profile`; a refused
+request writes nothing.
 """
 
 from __future__ import annotations
@@ -11,11 +11,13 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.app_keys import DB
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.profile import GovernanceIn, TextIn, facet_name, profile_text, service
+from app.api.profile import GovernanceIn, TextIn, facet_name, profile_text
 from app.api.validation import add_store_routes, read_json
-from app.journal.profile import interaction
+from app.interaction import profile as interaction
+from app.interaction.store import InteractionStore
 from app.storage.errors import Missing
 
 MAX_NOTE_CHARS = 500
@@ -29,13 +31,17 @@ class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
     note: str = ""
 
 
+def store(request: web.Request) -> InteractionStore:
+    return InteractionStore(request.app[DB])
+
+
 def _language(request: web.Request) -> str:
     return request.query.get("lang", "en")
 
 
 async def _interaction_response(request: web.Request, status: int = 200,
                                 **extra: Any) -> web.Response:
-    current = await service(request).store.interaction(request[USER_ID])
+    current = await store(request).current(request[USER_ID])
     return web.json_response({**interaction.describe(current, _language(request)), **extra},
                              status=status)
 
@@ -48,7 +54,7 @@ async def put_interaction_pref(request: web.Request) -> web.Response:
     key = facet_name(request.match_info["key"])
     body = await read_json(request, TextIn)
     value = profile_text(request, body.value, "preference")
-    await service(request).store.edit_interaction(
+    await store(request).edit(
         request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual"))
     return await _interaction_response(request)
 
@@ -60,13 +66,13 @@ async def delete_interaction_pref(request: web.Request) -> web.Response:
         if profile["prefs"].pop(key, None) is None:
             raise Missing(f"no preference {key!r}")
 
-    await service(request).store.edit_interaction(request[USER_ID], drop)
+    await store(request).edit(request[USER_ID], drop)
     return await _interaction_response(request)
 
 
 async def put_interaction_governance(request: web.Request) -> web.Response:
     body = await read_json(request, GovernanceIn)
-    await service(request).store.edit_interaction(
+    await store(request).edit(
         request[USER_ID], lambda p: p.update(governance=body.governance))
     return await _interaction_response(request)
 
@@ -79,7 +85,7 @@ async def post_observation(request: web.Request) -> web.Response:
     if len(body.note) > MAX_NOTE_CHARS:
         raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
     outcome: list[str] = []
-    await service(request).store.edit_interaction(
+    await store(request).edit(
         request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
                                                                        body.note.strip())))
     return await _interaction_response(request, outcome=outcome[0])
@@ -92,7 +98,7 @@ async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response
         if not interaction.decide(profile, suggestion_id, accept):
             raise Missing(f"no suggestion {suggestion_id!r}")
 
-    await service(request).store.edit_interaction(request[USER_ID], decide)
+    await store(request).edit(request[USER_ID], decide)
     return await _interaction_response(request)
 
 

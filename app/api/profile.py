@@ -1,7 +1,8 @@
 """`/api/profile/…` (issue 16): the writing profile, its review and the portability of both
 profiles; the interaction profile's own routes are `app.api.interaction`. Handlers validate,
 call `app.journal.profile` and answer; every input is checked before anything is written,
-and a refused request writes nothing.
+and a refused request writes nothing. The input checks shared by both profiles' routes
+(names, texts, governance) are here.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from app.api.app_keys import DB, GATEWAY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
-from app.journal.profile import model, portability, review
+from app.core.profiles import NAME, Governance, PortableError
+from app.journal.profile import model, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
@@ -46,7 +48,7 @@ class LockIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
-    governance: Literal["learning", "advising", "frozen"]
+    governance: Governance
 
 
 def service(request: web.Request) -> ProfileService:
@@ -60,7 +62,7 @@ def profile_text(request: web.Request, raw: str, noun: str) -> str:
 
 
 def facet_name(raw: str) -> str:
-    if not model.NAME.fullmatch(raw):
+    if not NAME.fullmatch(raw):
         raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
                        "letters, digits, _; at most 64)")
     return raw
@@ -283,7 +285,7 @@ async def export_profiles(request: web.Request) -> web.Response:
 async def import_profiles(request: web.Request) -> web.Response:
     try:
         await service(request).import_document(request[USER_ID], await request.read())
-    except portability.PortableError as exc:
+    except PortableError as exc:
         raise ApiError(400, "invalid_document", str(exc)) from None
     return await _overview(request)
 

@@ -4,8 +4,9 @@
 connection of its own (the app's asyncio client stays free) and the SQLite backup API (which
 releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
 `daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
-start and then hourly it looks whether the data dir has a backup from today (the user's
-calendar day) and takes one if not. The wiring (`app.wiring.server.backup_ctx`) runs the loop with
+start and then hourly (the `daily` ticker; a failed look is logged and the next hour tries
+again) it looks whether the data dir has a backup from today (the user's calendar day) and
+takes one if not. The wiring (`app.wiring.server.backup_ctx`) runs the loop with
 the app.
 """
 
@@ -28,6 +29,7 @@ from app.backup.archive import (
     prune,
 )
 from app.core import log as logctx
+from app.core.background import Ticker
 from app.core.clock import local_moment, zone_named
 from app.core.settings import Settings
 from app.storage.embedded_redis import EmbeddedRedis
@@ -50,6 +52,9 @@ class BackupService:
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None
+        self.daily: Ticker[str] = Ticker("daily-backup", self.take_daily,
+                                         interval=DAILY_CHECK_SECONDS,
+                                         first_delay=settings.backup_daily_delay, logger=log)
 
     async def create(self, *, reason: str) -> Backup:
         """Take a backup into the data dir and prune old ones; `BackupBusy` while one runs."""
@@ -93,19 +98,19 @@ class BackupService:
         return any(made_on(b, today, zone) for b in await self.list())
 
     async def daily_loop(self) -> None:
-        await asyncio.sleep(self.settings.backup_daily_delay)
-        while True:
-            try:
-                if await self.has_backup_of_today():
-                    log.debug("daily backup: today's exists")
-                else:
-                    await self.create(reason="daily")
-            except BackupBusy:
-                pass  # someone is taking one right now: that is today's
-            except Exception:  # logged by create(); the next check tries again
-                log.warning("daily backup: will try again", extra=logctx.fields(
-                    in_seconds=DAILY_CHECK_SECONDS))
-            await asyncio.sleep(DAILY_CHECK_SECONDS)
+        """Take today's backup if there is none, every `DAILY_CHECK_SECONDS`; runs in the
+        caller's task until it is cancelled."""
+        await self.daily.run()
+
+    async def take_daily(self) -> str:
+        """One look of the daily loop; returns what it found or made."""
+        if await self.has_backup_of_today():
+            return "today's exists"
+        try:
+            backup = await self.create(reason="daily")
+        except BackupBusy:
+            return "being taken"  # someone is taking one right now: that is today's
+        return backup.path.name
 
     async def close(self) -> None:
         """Stop a backup in flight (it removes its partial folder) and wait for its thread."""

@@ -25,15 +25,13 @@ conversation. The same task looks for it at most once a minute.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
 
 from app.characters.book import CharacterBook
 from app.core import log as logctx
-from app.core.background import cancel_and_wait
+from app.core.background import RETRY_AFTER_FAILURE_SECONDS, Ticker
 from app.core.clock import calendar_date, zone_named
 from app.core.i18n import FALLBACK_LANGUAGE, texts
 from app.core.log import fields
@@ -45,7 +43,6 @@ from app.memory.state import load_state
 
 log = logging.getLogger(__name__)
 
-ERROR_BACKOFF_SECONDS = 1.0
 DUE_BATCH = 50
 REFLECTION_SCAN_SECONDS = 60.0
 
@@ -60,38 +57,23 @@ class ReminderClock:
         self.settings = settings
         self.characters = characters
         self.submit = submit
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        # Each round sleeps as long as tick() says: until the next due reminder, at most the poll.
+        self.ticker: Ticker[float] = Ticker(
+            "reminder-clock", self.tick, interval=lambda delay: delay,
+            error_delay=RETRY_AFTER_FAILURE_SECONDS, logger=log)
         self._next_scan = 0.0
         self.fired = 0
         self.reflected = 0
 
     def wake(self) -> None:
         """A reminder was added: look at the due index again now."""
-        self._wake.set()
+        self.ticker.wake()
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="reminder-clock")
+        await self.ticker.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            await cancel_and_wait([self._task])
-            self._task = None
-
-    async def _run(self) -> None:
-        while True:
-            self._wake.clear()  # before the tick: a wake during the tick is not lost
-            try:
-                delay = await self.tick()
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - Redis down, a defect: log, back off, go on
-                log.exception("reminder clock tick failed")
-                delay = ERROR_BACKOFF_SECONDS
-            # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow the cancel of stop().
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await self._wake.wait()
+        await self.ticker.stop()
 
     async def tick(self) -> float:
         """Fire what is due; returns how long to sleep until the next look."""

@@ -22,6 +22,7 @@ import msgspec
 
 from app.core.emotion import EI_FIELDS, Emotion, ListedEmotion
 from app.core.emotion import STORED_NAMES as EI_STORED_NAMES
+from app.core.lenient import readable_fields
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +61,10 @@ class TurnDecodeError(ValueError):
 class Turn(ListedEmotion, rename=STORED_NAMES):
     """One stored turn. Attribute = English name, wire name = the seed's German name
     (`STORED_NAMES`). It carries the nine EI dimensions of who spoke: seven as fields,
-    `intent` and `prompt_topic` as the lists `intentions` and `topics` (`emotion_fields`)."""
+    `intent` and `prompt_topic` as the lists `intentions` and `topics` (`emotion_fields`).
+    It declares them itself, among its own fields in the stored record's order: an
+    inherited field would come first and move every key (`app.core.emotion`); a test holds
+    them to the base `Emotion`."""
 
     turn_id: str
     role: Role
@@ -110,7 +114,6 @@ _ENCODER = msgspec.json.Encoder()
 # strict=False: numbers stored as strings ("0.7") and the like still load.
 _DECODER = msgspec.json.Decoder(Turn, strict=False)
 _ANY_DECODER = msgspec.json.Decoder()
-_FIELDS = msgspec.structs.fields(Turn)
 # What an older record may lack although a new one always has it.
 _FILL_IF_MISSING: dict[str, Any] = {"turn_id": "", "inhalt": "", "zeit": 0.0}
 
@@ -152,19 +155,15 @@ def _decode_salvaging(raw: str | bytes) -> Turn:
     if role not in (ROLE_USER, ROLE_ASSISTANT):
         raise TurnDecodeError(f"stored turn has no valid rolle: {role!r}")
 
-    clean: dict[str, Any] = {}
-    for field in _FIELDS:
-        name = field.encode_name
-        value = record.get(name)
-        if value is None:  # absent or null: the default applies
-            continue
-        if name == "herkunft" and value not in OCCASIONS:
-            _warn_dropped(record, name, value, "unknown occasion, read as unknown")
-            continue
-        try:
-            clean[name] = msgspec.convert(value, field.type, strict=False)
-        except msgspec.ValidationError:
-            _warn_dropped(record, name, value, "unreadable value, default used")
+    occasion = record.get("herkunft")
+    if occasion is not None and (not isinstance(occasion, str) or occasion not in OCCASIONS):
+        _warn_dropped(record, "herkunft", occasion, "unknown occasion, read as unknown")
+        record = {name: value for name, value in record.items() if name != "herkunft"}
+
+    def dropped(name: str, value: Any) -> None:
+        _warn_dropped(record, name, value, "unreadable value, default used")
+
+    clean = readable_fields(record, Turn, strict=False, dropped=dropped)
     for name, default in _FILL_IF_MISSING.items():
         clean.setdefault(name, default)
     return msgspec.convert(clean, Turn, strict=False)

@@ -2,6 +2,8 @@
 The characters themselves (`app.characters`), the reminder clock (`app.impulses`) and the
 consolidation worker (`app.pixie`) have rooms of their own.
 
+    vocabulary.py   what runtime and pipeline share: the event, its typed payloads, the
+                    pipeline interface
     schemas.py      the structured answers per purpose (neutral minimal instances)
     prompts.py      templates per purpose and language, the frame of titled data blocks
     context.py      Services (app-wide) and NodeContext (per run; `ask` = one model call)

@@ -49,8 +49,8 @@ from app.memory.turns import (
     emotion_fields,
 )
 from app.pipeline.context import NodeContext
-from app.pipeline.state import AgentResult, Path1State, Path2State
-from app.pipeline.stimulus import follow_up_payload, retry_payload
+from app.pipeline.state import AgentContext, AgentResult, Path1State, Path2State
+from app.pipeline.stimulus import follow_up_request, retry_request
 from app.pipeline.vocabulary import AwaitUser, Continue
 
 log = logging.getLogger(__name__)
@@ -145,13 +145,12 @@ def after_answer(state: Path2State) -> CharacterState:
 def follow_up(state: Path2State) -> Continue | AwaitUser | None:
     question = state.question
     if question is not None:
-        return AwaitUser(agent_context=question.context)
+        return AwaitUser(agent_context=msgspec.to_builtins(question.context or AgentContext()))
     if state.retry:
-        return Continue(payload=retry_payload(state.verdict.reason))
+        return retry_request(state.verdict.reason)
     verdict = state.verdict
     if verdict.commitment or verdict.follow_up:
-        return Continue(payload=follow_up_payload(commitment=verdict.commitment,
-                                                  intent=verdict.intent.strip()))
+        return follow_up_request(commitment=verdict.commitment, intent=verdict.intent.strip())
     return None
 
 
@@ -175,8 +174,8 @@ def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
     if outcome is None:
         return []
     turn_ids = [state.turn_id]
-    if state.pending is not None and state.pending.get("turn_id") not in (None, state.turn_id):
-        turn_ids.insert(0, str(state.pending["turn_id"]))  # the request the question was about
+    if state.pending is not None and state.pending.turn_id not in ("", state.turn_id):
+        turn_ids.insert(0, state.pending.turn_id)  # the request the question was about
     return [ctx.services.memory.mark_write(state.user_id, state.character_id, turn_ids,
                                            success=outcome == "completed")]
 

@@ -1,7 +1,8 @@
 """EI calc: the user's perceived state (path 1) and the character's state (path 2).
 
 User (path 1): the perception's nine EI dimensions as one `Emotion`; it is stored in the
-user turn and travels to path 2 in the user event's payload (seed 001 §3.1.1).
+user turn and travels to path 2 in the user event's payload (`UserPayload`, which extends
+`Emotion`; seed 001 §3.1.1).
 
 Character (path 2, seed 001 §4 — the empathy switch on `source`):
 - `user` event: decay toward the character's baseline, the arousal moves toward the user's
@@ -13,18 +14,15 @@ Then a thought's own arousal (`gedanke_arousal`) raises the arousal when it is h
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import msgspec
 
 from app.core.emotion import EI_FIELDS, Emotion, copy_emotion
-from app.core.log import fields
 from app.core.settings import Settings
-from app.memory.state import CharacterState, empathy_switch, in_unit_range, raise_arousal
+from app.memory.state import CharacterState, empathy_switch, raise_arousal
 from app.pipeline.schemas import Perception
-
-log = logging.getLogger(__name__)
+from app.pipeline.vocabulary import EventPayload, UserPayload
 
 # How the character's emotion answers the user's (labels are never blended).
 EMPATHY: dict[str, str] = {
@@ -46,34 +44,14 @@ def user_emotion(perception: Perception) -> Emotion:
     return msgspec.structs.replace(read, **labels, prompt_topic=read.prompt_topic.strip())
 
 
-def to_payload(user: Emotion) -> dict[str, Any]:
-    return msgspec.to_builtins(user)
-
-
-def from_payload(payload: dict[str, Any]) -> Emotion | None:
-    """The user's EI dimensions from an event payload; None when the payload has none (a
-    character event). An unusable value is reported and left empty, never guessed."""
-    if not any(name in payload for name in EI_FIELDS):
+def perceived_user(payload: EventPayload) -> Emotion | None:
+    """The user's perceived state an event brings: a user event's nine dimensions (read and
+    checked as the payload's type where the event was read); None for a character event
+    and for a user event that perceived nothing."""
+    if not isinstance(payload, UserPayload):
         return None
-    values: dict[str, Any] = {}
-    for name in EI_FIELDS:
-        value = payload.get(name)
-        if name == "arousal":
-            values[name] = _unit_float(value)
-        elif isinstance(value, str):
-            values[name] = value
-    return Emotion(**values)
-
-
-def _unit_float(value: Any) -> float | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not in_unit_range(value):
-        log.warning("user arousal in event payload unusable; left out",
-                    extra=fields(value=repr(value)))
-        return None
-    return float(value)
+    user = copy_emotion(payload, Emotion())
+    return None if user == Emotion() else user
 
 
 def character_state(loaded: CharacterState, *, baseline: CharacterState, source: str,

@@ -18,6 +18,7 @@ from app.pipeline.graph import Node
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import Perception
 from app.pipeline.state import Path1State
+from app.pipeline.vocabulary import Path1Result
 
 
 async def load_session(ctx: NodeContext, state: Path1State) -> None:
@@ -86,9 +87,8 @@ PATH1: tuple[Node[Path1State], ...] = (
 )
 
 
-def event_payload(state: Path1State) -> dict[str, object]:
-    """What path 1 adds to the user event: the nine EI dimensions and the language."""
-    payload = ei.to_payload(state.user)
-    payload["language"] = state.perception.language.strip().lower()
-    return payload
+def result_of(state: Path1State) -> Path1Result:
+    """What path 1 gives the user event: the nine EI dimensions and the language."""
+    return Path1Result(perceived=state.user,
+                       language=state.perception.language.strip().lower())
 

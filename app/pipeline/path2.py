@@ -31,6 +31,7 @@ from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
 from app.pipeline.state import Path2State
 from app.pipeline.stimulus import read_stimulus, thought_level
+from app.pipeline.vocabulary import UserPayload
 
 # --- state, enricher, EI calc ------------------------------------------------------------------
 
@@ -53,11 +54,11 @@ async def load(ctx: NodeContext, state: Path2State) -> None:
                                if t.role == ROLE_USER and t.turn_id == state.turn_id), None)
     state.previous_answer = next((t.content for t in reversed(state.turns)
                                   if t.role == ROLE_ASSISTANT and t.has_content), "")
-    state.stimulus = read_stimulus("continue" if state.origin == "continue" else "message",
-                                   state.payload, state.request_turn)
+    state.stimulus = read_stimulus(state.payload, state.request_turn)
     if state.source == "user":
-        state.user = ei.from_payload(state.payload) or _stored_emotion(state.request_turn)
-    state.expected_language = str(state.payload.get("language") or "") or ctx.language
+        state.user = ei.perceived_user(state.payload) or _stored_emotion(state.request_turn)
+    language = state.payload.language if isinstance(state.payload, UserPayload) else ""
+    state.expected_language = language or ctx.language
     state.thought_arousal = thought_level(state.payload)
     state.state = loaded
 

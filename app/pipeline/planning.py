@@ -14,8 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import msgspec
-
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
@@ -23,9 +21,8 @@ from app.pipeline.agents import AGENTS
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
-from app.pipeline.schemas import AGENTS as AGENT_NAMES
 from app.pipeline.schemas import Plan, PlanStep
-from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +38,7 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     routed, known = await asyncio.gather(
         ctx.ask_struct("router", frame([
             (b.summary, state.summary),
-            (b.pending, str(state.pending.get("question", "")) if state.pending else ""),
+            (b.pending, state.pending.question if state.pending is not None else ""),
             (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
             (b.history, state.history)])),
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
@@ -65,13 +62,13 @@ async def plan(ctx: NodeContext, state: Path2State) -> None:
     steps: list[PlanStep] = []
     if resuming(state):
         assert state.pending is not None
-        agent = str(state.pending.get("agent", ""))
-        steps = _remaining(state.pending)
+        agent = state.pending.agent
+        steps = list(state.pending.remaining)
         if agent in AGENTS:
             result = await _run_step(ctx, state, PlanStep(agent=agent, task=state.stimulus.text),
                                      state.pending)
-            if result.outcome == "follow_up":  # asked again: the rest keeps waiting
-                result.context["remaining"] = msgspec.to_builtins(steps)
+            if result.context is not None:  # asked again: the rest keeps waiting
+                result.context.remaining = steps
                 return
     if state.route.needs_action and state.route.agents and not steps:
         steps = await _plan_steps(ctx, state)
@@ -83,8 +80,8 @@ async def plan(ctx: NodeContext, state: Path2State) -> None:
         steps = steps[:limit]
     for index, step in enumerate(steps):
         result = await _run_step(ctx, state, step, None)
-        if result.outcome == "follow_up":
-            result.context["remaining"] = msgspec.to_builtins(steps[index + 1:])
+        if result.context is not None:  # a question: the rest waits for its answer
+            result.context.remaining = steps[index + 1:]
             break
 
 
@@ -105,7 +102,7 @@ async def _plan_steps(ctx: NodeContext, state: Path2State) -> list[PlanStep]:
 
 
 async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
-                    pending: dict | None) -> AgentResult:
+                    pending: AgentContext | None) -> AgentResult:
     await ctx.stage(step.agent)
     try:
         result = await AGENTS[step.agent](ctx, state, step.task, pending)
@@ -118,11 +115,3 @@ async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
     state.results.append(result)
     log.info("agent step", extra=fields(agent=step.agent, outcome=result.outcome))
     return result
-
-
-def _remaining(pending: dict) -> list[PlanStep]:
-    try:
-        steps = msgspec.convert(pending.get("remaining") or [], list[PlanStep])
-    except msgspec.ValidationError:
-        return []
-    return [s for s in steps if s.agent in AGENT_NAMES]

@@ -15,32 +15,19 @@ made-up middle value.
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 import msgspec
 
-from app.core.emotion import ListedEmotion
+from app.core.emotion import PerceivedEmotion, UnitFloat
 
-UnitFloat = Annotated[float, msgspec.Meta(ge=0.0, le=1.0)]
 AgentName = Literal["lists", "reminders"]
 AGENTS: tuple[AgentName, ...] = ("lists", "reminders")
 
 
-class Perception(ListedEmotion, kw_only=True):
+class Perception(PerceivedEmotion, kw_only=True):
     """Path 1: how the user's block comes across (seed 000 §2.2: the nine EI dimensions,
     the core summary, intentions and topics). The same schema perceives nothing else."""
-
-    emotion: str = ""
-    arousal: UnitFloat | None = None
-    intentions: list[str] = msgspec.field(default_factory=list)
-    mode: str = ""
-    core: str = ""
-    emotions_vector: str = ""
-    language_style: str = ""
-    relationship_dynamic: str = ""
-    tone: str = ""
-    topics: list[str] = msgspec.field(default_factory=list)
-    language: str = ""
 
 
 class Salience(msgspec.Struct, kw_only=True):

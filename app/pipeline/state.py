@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
 from app.core.emotion import Emotion
 from app.memory.lists import ListEdit
@@ -16,8 +17,15 @@ from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance
 from app.memory.state import CharacterState
 from app.memory.turns import Turn
-from app.pipeline.schemas import CharacterSalience, Perception, Route, Salience, Verdict
-from app.pipeline.vocabulary import ResponseOrigin
+from app.pipeline.schemas import (
+    CharacterSalience,
+    Perception,
+    PlanStep,
+    Route,
+    Salience,
+    Verdict,
+)
+from app.pipeline.vocabulary import EventPayload, FollowUp, ResponseOrigin
 
 StimulusKind = Literal["user", "thought", "continue", "retry"]
 Outcome = Literal["completed", "error", "follow_up", "refused", "nothing"]
@@ -51,13 +59,30 @@ class Stimulus(msgspec.Struct, kw_only=True):
     reason: str = ""    # retry: what the last answer missed
 
 
+class AgentContext(msgspec.Struct, kw_only=True):
+    """What an agent's question keeps for the answer to resume from: the `pending_agent` of
+    its `awaiting_user` event, which the runtime parks and hands back with the next user
+    message (`app.pipeline.agents.follow_up` writes and reads it). The turn is the one the
+    question was first asked for; `command` the agent's own command struct so far, as JSON
+    (read back as that struct); `candidates` the lists the user can choose from (the notes
+    agent only: unset otherwise, and not written); `remaining` the plan's steps after it."""
+
+    agent: str = ""
+    turn_id: str = ""
+    task: str = ""
+    question: str = ""
+    command: dict[str, Any] = msgspec.field(default_factory=dict)
+    candidates: list[str] | UnsetType = UNSET
+    remaining: list[PlanStep] = msgspec.field(default_factory=list)
+
+
 class AgentResult(msgspec.Struct, kw_only=True):
     agent: str
     task: str
     outcome: Outcome
     said: list[str] = msgspec.field(default_factory=list)  # facts for the responder
     question: str = ""                                      # outcome follow_up
-    context: dict[str, Any] = msgspec.field(default_factory=dict)  # to resume from
+    context: AgentContext | None = None                     # outcome follow_up: to resume from
     # What the agent would change; the dispatcher applies it with the turn, after the
     # tribunal (an agent never writes: a rejected turn changes nothing).
     effects: list[ListEdit | ReminderToAdd] = msgspec.field(default_factory=list)
@@ -71,8 +96,8 @@ class Path2State(msgspec.Struct, kw_only=True):
     origin: ResponseOrigin             # the wire origin the answer is delivered with
     source: Literal["user", "character"]
     trigger_count: int
-    payload: dict[str, Any]
-    pending: dict[str, Any] | None = None
+    payload: EventPayload
+    pending: AgentContext | None = None
     stimulus: Stimulus = msgspec.field(default_factory=lambda: Stimulus(kind="user"))
     turns: list[Turn] = msgspec.field(default_factory=list)
     summary: str | None = None
@@ -96,7 +121,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
     stance: Stance | None = None       # `haltung` as the dispatcher wrote it
-    follow_up: Any = None              # app.pipeline.vocabulary.Continue | AwaitUser | None
+    follow_up: FollowUp | None = None
 
     @property
     def question(self) -> AgentResult | None:

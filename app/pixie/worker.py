@@ -25,8 +25,6 @@ until a trigger is queued in this process (`wake`) or `pixie_poll_seconds` have 
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -37,7 +35,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from app.core import log as logctx
-from app.core.background import cancel_and_wait
+from app.core.background import RETRY_AFTER_FAILURE_SECONDS, Ticker
 from app.core.log import fields
 from app.core.settings import Settings
 from app.llm.errors import ModelError
@@ -48,8 +46,6 @@ from app.pipeline.context import NodeContext
 from app.pixie.consolidate import consolidate
 
 log = logging.getLogger(__name__)
-
-ERROR_BACKOFF_SECONDS = 1.0
 
 ContextFor = Callable[[str, str], NodeContext]  # (user, character) → a model-call context
 
@@ -70,14 +66,15 @@ class PixieWorker:
         self.slots = slots
         self.long_term = long_term
         self.context_for = context_for
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self.ticker: Ticker[int] = Ticker(
+            "pixie-worker", self.tick, interval=settings.pixie_poll_seconds,
+            error_delay=RETRY_AFTER_FAILURE_SECONDS, logger=log)
         self.consolidated = 0
         self._used: dict[str, float] = {}  # memory id → when a prompt last used it
         self.busy = False  # a consolidation is running (tests and the bench look)
 
     def wake(self) -> None:
-        self._wake.set()
+        self.ticker.wake()
 
     def note_used(self, memory_ids: list[str], at: float) -> None:
         """Memories a prompt used: their `last_used_at` is written at the next tick."""
@@ -99,31 +96,14 @@ class PixieWorker:
         return len(used)
 
     async def start(self) -> None:
-        self._task = asyncio.create_task(self._run(), name="pixie-worker")
+        await self.ticker.start()
 
     async def stop(self) -> None:
-        if self._task is not None:
-            await cancel_and_wait([self._task])
-            self._task = None
+        await self.ticker.stop()
         try:
             await self.flush_used()  # the usage marks noted since the last tick
         except Exception:  # noqa: BLE001 - on the way down: say so, lose only recency hints
             log.exception("last_used_at marks not written at stop")
-
-    async def _run(self) -> None:
-        while True:
-            self._wake.clear()  # before the tick: a wake during the tick is not lost
-            try:
-                await self.tick()
-                delay = self.settings.pixie_poll_seconds
-            except asyncio.CancelledError:
-                raise
-            except Exception:  # noqa: BLE001 - Redis down, a defect: log, back off, go on
-                log.exception("pixie worker tick failed")
-                delay = ERROR_BACKOFF_SECONDS
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(delay):
-                    await self._wake.wait()
 
     async def tick(self) -> int:
         """Consolidate what waits for every idle pair; returns how many triggers were

@@ -25,7 +25,7 @@ from app.core import log as logctx
 from app.core.log import fields
 from app.core.settings import Settings
 from app.memory import keys
-from app.pipeline.vocabulary import P_AGENT_CONTEXT, Event
+from app.pipeline.vocabulary import AwaitingPayload, Event, EventPayload
 from app.runtime.blocks import joins_block
 from app.runtime.events import EventQueue, new_id
 from app.runtime.markers import PairLocks, parse_marker
@@ -265,7 +265,7 @@ class PairConsumer:
         return await self.locks.take(pair, marker)
 
     async def _running_turns_event(self, pair: str, events: EventQueue, current: str | None
-                                   ) -> tuple[tuple[str, Event], str] | None:
+                                   ) -> tuple[tuple[str, Event[EventPayload]], str] | None:
         """The event of the turn that holds the pair's marker in this process, if it waits
         behind another event (an impulse queued while that turn ran path 1, say): the marker
         spans both halves of its turn, so that event goes first — else both would wait on
@@ -284,5 +284,5 @@ class PairConsumer:
         except (msgspec.DecodeError, msgspec.ValidationError):
             log.error("unreadable parked agent question ignored")
             return None
-        context = parked.payload.get(P_AGENT_CONTEXT)
-        return context if isinstance(context, dict) else None
+        payload = parked.payload
+        return payload.agent_context if isinstance(payload, AwaitingPayload) else None

@@ -1,6 +1,7 @@
 """Events: their producers, their payload rules, and the reliable queue they wait in.
 
-Producers (seed 001 §3.1.1; SPEC §5):
+Producers (seed 001 §3.1.1; SPEC §5), each building its payload struct
+(`app.pipeline.vocabulary`, whose docstring lists the keys):
 
 =================  ===========  ===============  ======================================
 producer           ``source``   ``typ``          ``turn_id``
@@ -13,11 +14,15 @@ producer           ``source``   ``typ``          ``turn_id``
 `awaiting_event`   character    awaiting_user    inherited; carries the agent context
 =================  ===========  ===============  ======================================
 
-Payload rules: `user_prompt` is absent (not empty) on an impulse; `gedanke_arousal` and
-`ausloeser_turn_id` are always present on an impulse, `None` when unknown; an impulse without
-a thought is a defect and raises `ImpulseWithoutThought`. `gedanke_arousal` is validated where
-it enters (`app.memory.state.validate_thought_arousal`, the one reader): a float in
-[0.0, 1.0] or None; anything else is rejected and reported, never clamped.
+Payload rules: `user_prompt` is absent (not empty) on an impulse — `ImpulsePayload` has no
+such field; `gedanke_arousal` and `ausloeser_turn_id` are always present on an impulse,
+`None` when unknown; an impulse without a thought is a defect and raises
+`ImpulseWithoutThought`. `gedanke_arousal` is validated where it enters: here by the one
+validator (`app.memory.state.validate_thought_arousal`: a float in [0.0, 1.0] or None;
+anything else is rejected and reported, never clamped), and where a stored event is read by
+its payload's type (`UnitFloat | None`: a value that does not fit is dropped to None and
+reported, `app.runtime.wire.decode_event`). A continue run carries its parent's level on as
+it was read.
 
 The queue (`EventQueue`) is reliable: an event taken for processing is moved atomically (one
 MULTI: LREM from the queue, RPUSH to the processing list; LMOVE for the parked one) to the
@@ -31,22 +36,21 @@ import time
 import uuid
 from typing import Any
 
+import msgspec
 import redis.asyncio as aioredis
 
+from app.core.emotion import Emotion, copy_emotion
 from app.memory import keys
-from app.memory.state import ThoughtArousalError, validate_thought_arousal
+from app.memory.state import validate_thought_arousal
 from app.pipeline.vocabulary import (
-    OWN_IMPULSE,
-    P_AGENT_CONTEXT,
-    P_MESSAGE_IDS,
-    P_STIMULUS_ORIGIN,
-    P_THOUGHT,
-    P_THOUGHT_AROUSAL,
-    P_TRIGGER_TURN_ID,
-    P_TURN_ID,
-    P_USER_PROMPT,
+    AwaitingPayload,
+    Continue,
+    ContinuePayload,
     Event,
+    EventPayload,
+    ImpulsePayload,
     ImpulseWithoutThought,
+    UserPayload,
 )
 from app.runtime.wire import decode_event, encode
 
@@ -55,34 +59,37 @@ def new_id() -> str:
     return uuid.uuid4().hex
 
 
-def carried_thought_arousal(parent: Event) -> float | None:
-    """The thought's arousal a follow-up run carries on, read through the one validator
-    (`validate_thought_arousal`) its run will read it through; an invalid stored value was
-    already reported there and travels on as None ("no level")."""
-    try:
-        return validate_thought_arousal(parent.payload.get(P_THOUGHT_AROUSAL))
-    except ThoughtArousalError:
-        return None
+def carried_thought_arousal(parent: Event[EventPayload]) -> float | None:
+    """The thought's level a follow-up run carries on: its parent's, as it was read (a
+    user event has none)."""
+    payload = parent.payload
+    if isinstance(payload, ImpulsePayload | ContinuePayload):
+        return payload.thought_arousal
+    return None
 
 
-def _event(user_id: str, character_id: str, source: str, typ: str, payload: dict[str, Any],
-           trigger_count: int = 0) -> Event:
+def _event(user_id: str, character_id: str, source: str, typ: str, payload: EventPayload,
+           trigger_count: int = 0) -> Event[EventPayload]:
     return Event(event_id=new_id(), user_id=user_id, character_id=character_id,
                  source=source, typ=typ, payload=payload,  # type: ignore[arg-type]
                  trigger_count=trigger_count, erstellt_am=time.time())
 
 
 def user_event(user_id: str, character_id: str, turn_id: str, message_ids: list[str],
-               user_prompt: str, extra: dict[str, Any] | None = None) -> Event:
-    """The user path's event: a new turn answering the block `message_ids`."""
-    payload = dict(extra or {})
-    payload.update({P_TURN_ID: turn_id, P_MESSAGE_IDS: list(message_ids),
-                    P_USER_PROMPT: user_prompt})
+               user_prompt: str, perceived: Emotion | None = None,
+               language: str = "") -> Event[EventPayload]:
+    """The user path's event: a new turn answering the block `message_ids`, with what
+    path 1 perceived of the user (nothing: the nine empty)."""
+    payload = UserPayload(language=language, turn_id=turn_id, message_ids=list(message_ids),
+                          user_prompt=user_prompt)
+    if perceived is not None:
+        payload = copy_emotion(perceived, payload)
     return _event(user_id, character_id, "user", "message", payload)
 
 
 def impulse_event(user_id: str, character_id: str, thought: str, *,
-                  arousal: Any = None, trigger_turn_id: str | None = None) -> Event:
+                  arousal: Any = None, trigger_turn_id: str | None = None
+                  ) -> Event[EventPayload]:
     """An own impulse (due reminder, idle reflection): a new turn with no user words.
 
     Raises `ImpulseWithoutThought` without a thought and `ThoughtArousalError` for an arousal
@@ -91,33 +98,28 @@ def impulse_event(user_id: str, character_id: str, thought: str, *,
     if not isinstance(thought, str) or not thought.strip():
         raise ImpulseWithoutThought(
             f"impulse for {keys.pair_id(user_id, character_id)} has no thought: {thought!r}")
-    payload = {
-        P_TURN_ID: new_id(),
-        P_MESSAGE_IDS: [],
-        P_THOUGHT: thought,
-        P_STIMULUS_ORIGIN: OWN_IMPULSE,
-        P_THOUGHT_AROUSAL: validate_thought_arousal(arousal),
-        P_TRIGGER_TURN_ID: trigger_turn_id,
-    }
+    payload = ImpulsePayload(turn_id=new_id(), thought=thought,
+                             thought_arousal=validate_thought_arousal(arousal),
+                             trigger_turn_id=trigger_turn_id)
     return _event(user_id, character_id, "character", "message", payload)
 
 
-def continue_event(parent: Event, request: dict[str, Any]) -> Event:
+def continue_event(parent: Event[EventPayload], request: Continue) -> Event[EventPayload]:
     """A follow-up run the character asked for: same turn, same message ids, one more
-    trigger. The thought's arousal travels along (read through `thought_arousal`, the same
-    reader the follow-up run uses); the thought and its trigger turn do not (seed 001
-    §3.1.1: a retry carries no impulse)."""
-    payload = dict(request)
-    payload[P_TURN_ID] = parent.turn_id
-    payload[P_MESSAGE_IDS] = parent.message_ids
-    payload[P_THOUGHT_AROUSAL] = carried_thought_arousal(parent)
+    trigger. The thought's level travels along (`carried_thought_arousal`); the thought and
+    its trigger turn do not (seed 001 §3.1.1: a retry carries no impulse)."""
+    payload = ContinuePayload(**msgspec.structs.asdict(request),
+                              turn_id=parent.payload.turn_id,
+                              message_ids=parent.message_ids,
+                              thought_arousal=carried_thought_arousal(parent))
     return _event(parent.user_id, parent.character_id, "character", "continue", payload,
                   trigger_count=parent.trigger_count + 1)
 
 
-def awaiting_event(parent: Event, agent_context: dict[str, Any]) -> Event:
+def awaiting_event(parent: Event[EventPayload],
+                   agent_context: dict[str, Any]) -> Event[EventPayload]:
     """An agent's follow-up question: the context waits for the next user message."""
-    payload = {P_TURN_ID: parent.turn_id, P_AGENT_CONTEXT: dict(agent_context)}
+    payload = AwaitingPayload(turn_id=parent.payload.turn_id, agent_context=dict(agent_context))
     return _event(parent.user_id, parent.character_id, "character", "awaiting_user", payload,
                   trigger_count=parent.trigger_count)
 
@@ -131,10 +133,10 @@ class EventQueue:
         self.processing = keys.event_processing(user_id, character_id)
         self.awaiting = keys.event_awaiting(user_id, character_id)
 
-    async def push(self, event: Event) -> None:
+    async def push(self, event: Event[EventPayload]) -> None:
         await self.redis.rpush(self.queue, encode(event))
 
-    async def find(self, turn_id: str) -> tuple[str, Event] | None:
+    async def find(self, turn_id: str) -> tuple[str, Event[EventPayload]] | None:
         """The first queued event of `turn_id`, wherever it waits in the queue."""
         for raw in await self.redis.lrange(self.queue, 0, -1):
             try:

@@ -27,14 +27,14 @@ from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline.vocabulary import (
-    P_THOUGHT,
-    P_USER_PROMPT,
     CharacterRun,
+    ImpulsePayload,
     Path1Result,
     Path2Result,
     PipelineContext,
     Pipelines,
     UserBlock,
+    UserPayload,
 )
 
 RESPONDER_TEMPERATURE = 0.7
@@ -59,12 +59,12 @@ def responder_messages(history: str, summary: str | None, run: CharacterRun) -> 
     if history:
         system += f"\n\nThe conversation so far:\n{history}"
     payload = run.event.payload
-    if run.origin == "own_impulse":
-        stimulus = f"[EIGENER GEDANKE] {payload.get(P_THOUGHT, '')}"
-    elif run.origin == "continue":
-        stimulus = "[FORTSETZUNG] Continue your previous answer with one more thought."
+    if isinstance(payload, ImpulsePayload):
+        stimulus = f"[EIGENER GEDANKE] {payload.thought}"
+    elif isinstance(payload, UserPayload):
+        stimulus = payload.user_prompt
     else:
-        stimulus = str(payload.get(P_USER_PROMPT, ""))
+        stimulus = "[FORTSETZUNG] Continue your previous answer with one more thought."
     return [{"role": "system", "content": system}, {"role": "user", "content": stimulus}]
 
 

@@ -29,11 +29,12 @@ from app.llm.errors import ModelError
 from app.memory import keys
 from app.memory.commit import GuardFailed, TurnGuard
 from app.pipeline.vocabulary import (
-    P_THOUGHT,
     AwaitUser,
     CharacterRun,
     Continue,
     Event,
+    EventPayload,
+    ImpulsePayload,
     Path2Result,
     PipelineContext,
     Pipelines,
@@ -99,7 +100,7 @@ class TurnRunner:
                                                     user_block)
                 event = user_event(record.user_id, record.character_id, record.turn_id,
                                    list(user_block.message_ids), user_block.text,
-                                   result.event_payload)
+                                   result.perceived, result.language)
                 await self._fire(record, machine, "respond", push=encode(event))
         except SlotTimeout as exc:
             self._warn_slot_timeout(record, exc)
@@ -111,8 +112,9 @@ class TurnRunner:
         finally:
             logctx.turn_id.reset(token)
 
-    async def run_path2(self, record: TurnRecord, event: Event, acks: tuple[str, ...],
-                         pending_agent: dict[str, Any] | None, marker: str) -> None:
+    async def run_path2(self, record: TurnRecord, event: Event[EventPayload],
+                        acks: tuple[str, ...], pending_agent: dict[str, Any] | None,
+                        marker: str) -> None:
         token = logctx.turn_id.set(record.turn_id)
         machine = record.machine(self.settings.max_turn_attempts)
         try:
@@ -120,7 +122,7 @@ class TurnRunner:
                 await self._fire(record, machine, "follow_up")
             elif record.state != PATH2:
                 await self._fire(record, machine, "respond")
-            if event.is_impulse and not str(event.payload.get(P_THOUGHT) or "").strip():
+            if isinstance(event.payload, ImpulsePayload) and not event.payload.thought.strip():
                 log.error("impulse without a thought: a defect",
                           extra=fields(pair=record.pair, event_id=event.event_id))
                 await self._fail(record, machine, "impulse_without_thought", acks=acks,
@@ -162,7 +164,8 @@ class TurnRunner:
         await self.publish_state(record, at)
         self.spawn(self._after_delivery(record, run, result), f"after:{record.turn_id}")
 
-    def _follow_up(self, event: Event, result: Path2Result, pair: str) -> Event | None:
+    def _follow_up(self, event: Event[EventPayload], result: Path2Result,
+                   pair: str) -> Event[EventPayload] | None:
         """The follow-up event a run asked for, within the self-trigger cap."""
         follow = result.follow_up
         # Seed 001 §7.1: log every arrival of the field, present or not, so that a dead
@@ -178,7 +181,7 @@ class TurnRunner:
                     trigger_count=event.trigger_count + 1, limit=limit, pair=pair,
                     setting="max_self_triggers"))
                 return None
-            return continue_event(event, follow.payload)
+            return continue_event(event, follow)
         if isinstance(follow, AwaitUser):
             return awaiting_event(event, follow.agent_context)
         return None

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 import redis as redis_sync
 
-from app.api.app_keys import REDIS, RUNTIME, SETTINGS
+from app.api.app_keys import BACKUPS, REDIS, RUNTIME, SETTINGS
 from app.backup import redis_snapshot
 from app.backup.archive import MANIFEST, REDIS_FILE, list_backups, verify
 from app.backup.restore import SAFETY_PREFIX
@@ -432,20 +432,26 @@ async def test_backup_keep_removes_the_oldest(make_settings, aiohttp_client, dat
     assert sorted(p.name for p in (data_dir / "backups").iterdir()) == sorted(names[1:])
 
 
-TODAYS_EXISTS = "daily backup: today's exists"  # app.backup.service's daily look, at debug
+async def daily_results(app: Any, caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the daily backup's rounds found or made, once its first round has finished (the
+    ticker's debug record of each round)."""
+    async with asyncio.timeout(30):
+        await app[BACKUPS].daily.wait_rounds(1)
+    return [r.fields["result"] for r in logged(caplog, "background round")
+            if r.fields.get("task") == "daily-backup"]
 
 
 async def test_daily_backup_once_per_day(make_settings, aiohttp_client, data_dir, caplog):
     caplog.set_level(logging.DEBUG, logger="app.backup.service")
     settings = make_settings(llm_provider="offline", backup_daily_delay=0.0)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
-    await until(lambda: list_backups(data_dir / "backups"), what="the daily backup")
-    assert len(list_backups(data_dir / "backups")) == 1
+    [made] = await daily_results(client.app, caplog)
+    assert [b.path.name for b in list_backups(data_dir / "backups")] == [made]
     await client.close()
-    assert logged(caplog, TODAYS_EXISTS) == []  # the first app made it, next look in an hour
+    caplog.clear()
     again = await aiohttp_client(create_app(settings, local_token=TOKEN))
-    await until(lambda: logged(caplog, TODAYS_EXISTS), what="the second app's daily look")
-    assert len(list_backups(data_dir / "backups")) == 1  # today's exists: no second one
+    assert await daily_results(again.app, caplog) == ["today's exists"]
+    assert len(list_backups(data_dir / "backups")) == 1  # no second one
     await again.close()
 
 

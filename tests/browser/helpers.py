@@ -73,9 +73,8 @@ class ThreadedFake:
         return self.call(self.fake.chats, purpose)
 
     def config(self) -> dict[str, Any]:
-        """The app's settings pointing its model at this fake (fast retry backoff)."""
-        return {"llm_provider": "openai", "llm_url": self.url, "llm_model": self.fake.models[0],
-                "llm_context": CONTEXT, "model_backoff_seconds": 0.01}
+        """The app's settings pointing its model at this fake (`FakeModel.overrides`)."""
+        return self.fake.overrides(llm_context=CONTEXT)
 
     def close(self) -> None:
         self.run(self.fake.close())
@@ -96,26 +95,37 @@ class Nova(AppProcess):
     def api(self, method: str, path: str, body: object = None) -> tuple[int, Any]:
         return http(method, self.url + path, token=self.token, body=body)
 
+    def redis_set(self, key: str, value: str, seconds: int) -> None:
+        """Write one key into the app's own Redis (keys from the product's key builder)."""
+        import redis
+
+        client = redis.Redis(unix_socket_path=str(self.data_dir / "redis" / "redis.sock"))
+        try:
+            client.set(key, value, ex=seconds)
+        finally:
+            client.close()
+
     def session_cookie(self) -> dict[str, Any]:
         """A browser session of `local`, as the desktop start link makes one. These apps run
         headless (where start links do not exist), so the session is written into the app's
         Redis by the product's own key builder."""
         import secrets
 
-        import redis
-
         from app.api.middleware import SESSION_COOKIE
         from app.auth.credentials import SESSION_TTL_SECONDS
         from app.memory import keys
 
         session_id = secrets.token_urlsafe(32)
-        client = redis.Redis(unix_socket_path=str(self.data_dir / "redis" / "redis.sock"))
-        try:
-            client.set(keys.auth_session(session_id), "local", ex=SESSION_TTL_SECONDS)
-        finally:
-            client.close()
+        self.redis_set(keys.auth_session(session_id), "local", SESSION_TTL_SECONDS)
         return {"name": SESSION_COOKIE, "value": session_id, "url": self.url,
                 "httpOnly": True, "sameSite": "Strict"}
+
+    def block_login(self, name: str, seconds: int = 60) -> None:
+        """The login backoff for `name`, as failed logins leave it (app.auth.credentials
+        `LoginThrottle`): each login of that name answers 429 `login_backoff` meanwhile."""
+        from app.memory import keys
+
+        self.redis_set(keys.login_blocked("name", name), "5", seconds)
 
 
 def wait_connected(page: Page) -> None:

@@ -83,7 +83,7 @@ def test_forget_everything_asks_first(start_nova, open_chat):
 
     panel.get_by_role("button", name="Forget everything…").click()
     dialog = page.get_by_role("dialog", name="Forget everything?")
-    expect(dialog).to_contain_text("Nova forgets everything she has kept about you")
+    expect(dialog).to_contain_text("Nova forgets every memory of you, for good.")
     dialog.get_by_role("button", name="Cancel").click()
     expect(panel.locator("li.memory")).to_have_count(2)
 

@@ -76,10 +76,10 @@ def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_conte
     expect(page.locator("#versions li")).to_have_count(4)  # a rejection is no version
     expect(page.locator("#traits tr[data-trait=humor]")).to_contain_text("selbstironisch")
 
-    # A broken paste is refused with the server's reason; nothing changes.
+    # A broken paste is refused with the reason, in the page's language; nothing changes.
     page.fill("#result-text", "{not json")
     page.get_by_role("button", name="Import as proposal").click()
-    expect(page.locator("#profile-status")).to_contain_text("Not saved: the result is not JSON")
+    expect(page.locator("#profile-status")).to_have_text("Not saved: the text is not valid JSON")
     expect(page.locator("#versions li")).to_have_count(4)
 
     # The offline model answers the AI review plainly: no change.

@@ -9,7 +9,7 @@ import string
 import pytest
 
 from app.core.i18n import FALLBACK_LANGUAGE, LANGUAGES, TEXTS, language_of, texts
-from app.journal.profile import interaction
+from app.interaction import profile as interaction
 from app.memory.render import LABELS
 from app.pipeline.prompts import BLOCKS, TASKS
 

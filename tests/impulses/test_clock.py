@@ -28,9 +28,9 @@ async def post_reminder(chat, text: str, due_at: object) -> dict:
     return await response.json()
 
 
-async def queued_events(app) -> list:
-    return [decode_event(raw)
-            for raw in await app[REDIS].lrange(keys.event_queue("local", "nova"), 0, -1)]
+async def queued_events(app) -> list[str]:
+    """The pair's queued events as they are stored (the wire bytes)."""
+    return await app[REDIS].lrange(keys.event_queue("local", "nova"), 0, -1)
 
 
 async def test_a_due_reminder_becomes_an_impulse_event_with_the_seeds_payload(
@@ -42,10 +42,12 @@ async def test_a_due_reminder_becomes_an_impulse_event_with_the_seeds_payload(
 
     [stored] = await chat.get(URL)
     await chat.wait_for(lambda m: m["type"] == "turn_state" and m["state"] == "queued")
-    [event] = await queued_events(app)
+    [raw] = await queued_events(app)
 
+    event = decode_event(raw)
     assert (event.source, event.typ, event.trigger_count) == ("character", "message", 0)
-    payload = event.payload
+    assert event.payload.thought_arousal is None and event.payload.trigger_turn_id is None
+    payload = msgspec.json.decode(raw)["payload"]  # the keys as stored
     assert payload["eigener_gedanke"] == "Ich wollte dich an „Zahnarzt“ erinnern – es ist so weit."
     assert payload["reiz_herkunft"] == "eigener_impuls"
     # Always present, None when unknown; the stimulus slot of the user is absent, not empty.

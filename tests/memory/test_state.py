@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 
@@ -16,6 +17,7 @@ from app.memory.state import (
     BASELINE,
     CharacterState,
     ThoughtArousalError,
+    _state_to_hash,
     decay,
     empathy_switch,
     load_state,
@@ -23,6 +25,7 @@ from app.memory.state import (
     save_state,
     validate_thought_arousal,
 )
+from tests.golden import golden
 
 U, C = "local", "nova"
 H = 3600.0
@@ -211,3 +214,10 @@ def test_thought_arousal_rejected_and_reported_never_clamped(
 def test_a_thought_raises_arousal_only_when_higher(loaded: float, level: float | None,
                                                    expected: float) -> None:
     assert raise_arousal(CharacterState(arousal=loaded), level).arousal == expected
+
+
+def test_the_state_hash_is_written_as_before() -> None:
+    # Field names and their order: the EI base the state extends must not move a field.
+    state = CharacterState(space_depth=0.25, turn_time=5.0)
+    assert list(_state_to_hash(state).items()) == [tuple(p) for p in json.loads(
+        golden("character_state_hash"))]

@@ -9,7 +9,9 @@ import msgspec
 import pytest
 
 from app.core.emotion import Emotion, copy_emotion
+from app.memory.state import CharacterState
 from app.memory.turns import Turn, TurnDecodeError, decode_turn, emotion_fields, encode_turn
+from tests.golden import golden
 
 WIRE_NAMES = [
     "turn_id", "rolle", "inhalt", "zeit", "herkunft", "nachrichten_ids", "intentionen",
@@ -131,3 +133,22 @@ def test_writers_must_give_the_required_fields() -> None:
         Turn("t", "user")  # type: ignore[call-arg]
     with pytest.raises(msgspec.ValidationError):
         msgspec.convert({"turn_id": "t", "rolle": "bot", "inhalt": "x", "zeit": 1.0}, Turn)
+
+
+def test_a_stored_turn_is_written_byte_for_byte_as_before() -> None:
+    # The keys and their order are the stored record's (SPEC §2): the shared EI base must not
+    # move a field.
+    user = Turn("t1", "user", "Ich hab heute\nden Job verloren", 1713700000.0,
+                message_ids=["m1", "m2"], core="Job verloren", intentions=["Frage", "trost"],
+                emotion="trauer", arousal=0.8, emotions_vector="schwer", mode="tiefgang",
+                language_style="knapp", relationship_dynamic="nähe", tone="leise",
+                topics=["Job"])
+    assert encode_turn(user) == golden("turn_user")
+    answer = Turn("t1", "assistant", "Das tut mir leid.", 1713700001.5, occasion="antwort",
+                  message_ids=["m1"], action_done=True, action_succeeded=False,
+                  **emotion_fields(CharacterState(emotion="mitgefuehl", arousal=0.6,
+                                                  tone="sanft")))
+    assert encode_turn(answer) == golden("turn_assistant")
+    assert encode_turn(Turn("", "user", "", 0.0)) == golden("turn_minimal")
+    for name in ("turn_user", "turn_assistant", "turn_minimal"):
+        assert encode_turn(decode_turn(golden(name))) == golden(name)

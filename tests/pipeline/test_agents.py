@@ -14,6 +14,7 @@ from app.memory import keys
 from app.memory.lists import ListStore, NamedList
 from app.pipeline.agents.lists import Target, resolve
 from app.pipeline.schemas import ListCommand
+from app.pipeline.state import AgentContext
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 
 WEEKLY, DRUGSTORE = NamedList(name="Wocheneinkauf"), NamedList(name="Drogerie")
@@ -266,9 +267,9 @@ def test_an_unreadable_pending_command_is_logged_and_the_answer_stands_alone(cap
 
     caplog.set_level(logging.WARNING, logger="app.pipeline.agents.follow_up")
     answer = ListCommand(list_name="Drogerie")
-    assert lists_agent.resumed(answer, {"command": {"add": "not a list"}}) == answer
-    kept = lists_agent.resumed(answer, {"command": {"add": ["Seife"]}})
+    assert lists_agent.resumed(answer, AgentContext(command={"add": "not a list"})) == answer
+    kept = lists_agent.resumed(answer, AgentContext(command={"add": ["Seife"]}))
     assert kept.add == ["Seife"] and kept.list_name == "Drogerie"
     time_only = ReminderCommand(due_at="2030-01-01T10:00:00+01:00")
-    assert reminders_agent.resumed(time_only, {"command": []}) == time_only
+    assert reminders_agent.resumed(time_only, AgentContext(command={"text": 5})) == time_only
     assert [r.fields["agent"] for r in caplog.records] == ["lists", "reminders"]

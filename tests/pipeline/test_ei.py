@@ -18,6 +18,9 @@ from app.memory.state import CharacterState, ThoughtArousalError, load_state, sa
 from app.pipeline import ei
 from app.pipeline.schemas import Perception
 from app.pipeline.stimulus import thought_level
+from app.pipeline.vocabulary import Continue
+from app.runtime.events import continue_event, impulse_event, user_event
+from app.runtime.wire import decode_event, encode
 from tests.pipeline_support import fake_app, last_user_message, open_chat
 
 ALPHA = 0.3
@@ -100,35 +103,53 @@ async def test_an_invalid_thought_arousal_is_rejected_where_it_enters(
     assert await app[REDIS].llen(keys.event_queue("local", "nova")) == 0
 
 
-@pytest.mark.parametrize("bad", [True, "0.9", 1.5, -0.1, math.inf])
+def stored(event, **payload_changes) -> object:
+    """`event` as a user's Redis holds it, with `payload_changes` made to the stored keys."""
+    record = msgspec.json.decode(encode(event))
+    record["payload"].update(payload_changes)
+    return decode_event(msgspec.json.encode(record))
+
+
+@pytest.mark.parametrize("bad", [True, "0.9", 1.5, -0.1, [0.5]])
 def test_a_stored_invalid_level_counts_as_no_level_and_is_reported(bad, caplog):
     caplog.set_level(logging.WARNING)
-    assert thought_level({"gedanke_arousal": bad}) is None
-    assert any("gedanke_arousal rejected" in r.getMessage() for r in caplog.records)
+    event = stored(impulse_event("local", "nova", "Ein Gedanke."), gedanke_arousal=bad)
+    assert thought_level(event.payload) is None
+    [report] = [r for r in caplog.records if r.getMessage() == "stored event field dropped"]
+    assert report.fields["field"] == "gedanke_arousal"
     state = ei.character_state(CharacterState(arousal=0.4, turn_time=time.time()),
                                baseline=CharacterState(), source="character",
                                now=time.time(), settings=_settings(), user=None,
-                               thought_level=thought_level({"gedanke_arousal": bad}))
+                               thought_level=thought_level(event.payload))
     assert state.arousal == pytest.approx(0.4, abs=1e-3)  # never clamped to 1.0 or 0.0
 
 
 def test_no_level_is_none_and_a_valid_level_is_read():
-    assert thought_level({}) is None
-    assert thought_level({"gedanke_arousal": None}) is None
-    assert thought_level({"gedanke_arousal": 0.7}) == 0.7
-    assert thought_level({"gedanke_arousal": 1}) == 1.0
+    impulse = impulse_event("local", "nova", "Ein Gedanke.")
+    assert thought_level(stored(impulse).payload) is None
+    assert thought_level(stored(impulse, gedanke_arousal=0.7).payload) == 0.7
+    assert thought_level(stored(impulse, gedanke_arousal=1).payload) == 1.0
+    retry = continue_event(stored(impulse, gedanke_arousal=0.6), Continue(retry="thinker"))
+    assert thought_level(stored(retry).payload) == 0.6  # the level travels with the retry
+    user = user_event("local", "nova", "t", ["m"], "Hallo")
+    assert thought_level(stored(user).payload) is None  # the user's words carry no level
 
 
 def test_the_user_emotion_travels_in_the_payload_and_bad_values_are_dropped(caplog):
     user = ei.user_emotion(Perception(emotion="Trauer", arousal=0.8, intentions=["frage"],
                                       topics=["job", "geld"], mode="tiefgang"))
-    payload = ei.to_payload(user)
+    event = user_event("local", "nova", "t", ["m"], "Hallo", user, "de")
+    payload = msgspec.json.decode(encode(event))["payload"]
     assert payload["emotion"] == "trauer" and payload["intent"] == "frage"
     assert payload["prompt_topic"] == "job" and payload["mode"] == "tiefgang"
-    assert ei.from_payload(payload) == user
-    assert ei.from_payload({"turn_id": "x"}) is None  # a character event has none
-    assert ei.from_payload({**payload, "arousal": True}).arousal is None
-    assert ei.from_payload({**payload, "arousal": 3}).arousal is None
+    assert ei.perceived_user(stored(event).payload) == user
+    impulse = impulse_event("local", "nova", "Ein Gedanke.")
+    assert ei.perceived_user(stored(impulse).payload) is None  # a character event has none
+    nothing = user_event("local", "nova", "t", ["m"], "Hallo")
+    assert ei.perceived_user(stored(nothing).payload) is None  # nothing perceived
+    for bad in (True, 3, "0.8"):
+        read = ei.perceived_user(stored(event, arousal=bad).payload)
+        assert read == msgspec.structs.replace(user, arousal=None)
 
 
 def test_the_first_turn_starts_from_the_characters_baseline():

@@ -99,7 +99,13 @@ async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops
 async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_settings,
                                                           aiohttp_client):
     from app.api.app_keys import GATEWAY, PIPELINES, REDIS, SETTINGS
-    from app.pipeline.vocabulary import CharacterRun, Event, PipelineContext, UserBlock
+    from app.pipeline.vocabulary import (
+        CharacterRun,
+        Event,
+        PipelineContext,
+        UserBlock,
+        UserPayload,
+    )
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
     fake_model.script("responder", "Erste Antwort.", "Zweite Antwort.")
@@ -120,8 +126,8 @@ async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_sett
                                          message_ids=(sent,), texts=("Hallo",),
                                          received_at=(time.time(),), attempt=2))
     event = Event(event_id="e", user_id="local", character_id="nova", source="user",
-                  typ="message", payload={"turn_id": turn_id, "nachrichten_ids": [sent],
-                                          "user_prompt": "Hallo"})
+                  typ="message", payload=UserPayload(turn_id=turn_id, message_ids=[sent],
+                                                     user_prompt="Hallo"))
     result = await pipelines.path2(ctx, CharacterRun(
         turn_id=turn_id, user_id="local", character_id="nova", event=event,
         message_ids=(sent,), origin="reply", attempt=2))

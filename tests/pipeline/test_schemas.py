@@ -10,18 +10,21 @@
 
 from __future__ import annotations
 
+import json
 import logging
 
 import msgspec
 import pytest
 
 from app.characters.book import CharacterBook, CharacterError, parse_character
-from app.llm.schema import json_schema, neutral_instance
+from app.llm.schema import json_schema, neutral_instance, schema_name
 from app.pipeline import schemas
 from app.pipeline.dispatcher import action_outcome, follow_up
 from app.pipeline.prompts import BLOCKS, PURPOSES, PromptLibrary, frame, read_frame
 from app.pipeline.state import Path2State
+from app.pipeline.vocabulary import UserPayload
 from app.wiring.purposes import model_schemas
+from tests.golden import golden
 from tests.pipeline_support import node_context
 
 
@@ -46,7 +49,8 @@ def test_the_minimal_instance_is_the_neutral_outcome(schema):
 
 def test_neutral_answers_mean_no_action_no_retry_no_follow_up():
     state = Path2State(turn_id="t", user_id="u", character_id="nova", message_ids=[],
-                       origin="reply", source="user", trigger_count=0, payload={})
+                       origin="reply", source="user", trigger_count=0,
+                       payload=UserPayload())
     state.route = neutral_instance(schemas.Route)
     state.verdict = neutral_instance(schemas.Verdict)
     assert not state.route.needs_action and not state.route.answers_pending
@@ -222,3 +226,12 @@ async def test_characters_are_listed_by_the_api(make_settings, data_dir, aiohttp
         ("nova", "Nova", "de"), ("luna", "Luna", "en")]
     assert all("persona" not in c for c in listed)
 
+
+
+@pytest.mark.parametrize("schema", schemas.SCHEMAS, ids=lambda s: s.__name__)
+def test_every_schema_is_sent_byte_for_byte_as_before(schema):
+    # Field order and names are what the model reads: the shared EI base must not move one.
+    assert json.dumps([schema_name(schema), json_schema(schema)], ensure_ascii=False).encode() \
+        == golden(f"schema_{schema.__name__}")
+    assert msgspec.json.encode(msgspec.json.schema(schema)) == \
+        golden(f"rawschema_{schema.__name__}")

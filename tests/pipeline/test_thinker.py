@@ -3,8 +3,11 @@ the answer and asks for a `continue` retry that inherits the turn id (seed 001 Â
 
 from __future__ import annotations
 
+import msgspec
+
 from app.api.app_keys import DB
 from app.memory.message_log import MessageLog
+from app.runtime.wire import encode
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes
 
 MISS = {"misses_request": True, "reason": "Die Frage nach der Uhrzeit fehlt."}
@@ -66,18 +69,23 @@ async def test_a_second_miss_delivers_and_retries_under_the_same_turn_id(
 
 async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
         fake_model, make_settings, aiohttp_client):
-    from app.api.app_keys import PIPELINES, RUNTIME
+    from app.api.app_keys import PIPELINE_HOST, PIPELINES, RUNTIME
     from app.pipeline.vocabulary import Pipelines
     app = fake_app(fake_model, make_settings)
-    real = app[PIPELINES]
     events = []
+
+    # The product's pipelines exist once the app has started; these reach them per call.
+    async def path1(ctx, block):
+        return await app[PIPELINE_HOST].path1(ctx, block)
 
     async def observed_path2(ctx, run):  # sees each event, then runs the real path 2
         events.append(run.event)
-        return await real.path2(ctx, run)
+        return await app[PIPELINE_HOST].path2(ctx, run)
 
-    app[PIPELINES] = Pipelines(path1=real.path1, path2=observed_path2,
-                               after_delivery=real.after_delivery)
+    async def after_delivery(ctx, run, result):
+        await app[PIPELINE_HOST].after_delivery(ctx, run, result)
+
+    app[PIPELINES] = Pipelines(path1=path1, path2=observed_path2, after_delivery=after_delivery)
     fake_model.script("thinker", MISS, MISS, {})
     chat = await open_chat(aiohttp_client, app)
 
@@ -87,12 +95,13 @@ async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
     await chat.settle()
 
     impulse, retry = events
-    assert impulse.payload["eigener_gedanke"] == "Ich denke an den Garten."
-    assert impulse.payload["ausloeser_turn_id"] == "t-earlier"
+    assert impulse.payload.thought == "Ich denke an den Garten."
+    assert impulse.payload.trigger_turn_id == "t-earlier"
     assert (retry.typ, retry.source, retry.trigger_count) == ("continue", "character", 1)
-    assert retry.payload["turn_id"] == turn_id  # inherited, not new
-    assert retry.payload["retry"] == "thinker"
-    assert retry.payload["grund"] == "Die Frage nach der Uhrzeit fehlt."
-    assert retry.payload["gedanke_arousal"] == 0.8  # the level travels with the retry
+    stored = msgspec.json.decode(encode(retry))["payload"]  # the keys as the queue held them
+    assert stored["turn_id"] == turn_id  # inherited, not new
+    assert stored["retry"] == "thinker"
+    assert stored["grund"] == "Die Frage nach der Uhrzeit fehlt."
+    assert stored["gedanke_arousal"] == 0.8  # the level travels with the retry
     for absent in ("eigener_gedanke", "reiz_herkunft", "ausloeser_turn_id", "user_prompt"):
-        assert absent not in retry.payload
+        assert absent not in stored

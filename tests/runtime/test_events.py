@@ -12,11 +12,19 @@ import pytest
 from app.api.app_keys import REDIS, RUNTIME
 from app.memory import keys
 from app.memory.state import ThoughtArousalError
-from app.pipeline.vocabulary import AwaitUser, Continue, ImpulseWithoutThought, Pipelines
+from app.core.emotion import Emotion
+from app.pipeline.vocabulary import (
+    AwaitUser,
+    Continue,
+    ImpulseWithoutThought,
+    Pipelines,
+    UserPayload,
+)
 from app.runtime.events import awaiting_event, continue_event, impulse_event, user_event
+from app.runtime.wire import encode
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
 from tests.fakemodel import Reply
-from tests.pipeline_support import open_chat
+from tests.pipeline_support import hold_pair, open_chat
 from tests.runtime_support import (
     marker,
     responders,
@@ -28,25 +36,34 @@ from tests.runtime_support import (
 # --- producers and payload rules (pure) ------------------------------------------------------
 
 
+def wire(event) -> dict:
+    """The event's payload as it is stored: its keys, with the seeds' names."""
+    return msgspec.json.decode(encode(event))["payload"]
+
+
 def test_a_user_event_creates_its_turn_and_carries_the_block():
-    event = user_event("u", "nova", "t1", ["m1", "m2"], "a\nb", {"emotion": "freude"})
+    event = user_event("u", "nova", "t1", ["m1", "m2"], "a\nb", Emotion(emotion="freude"), "de")
     assert (event.source, event.typ, event.trigger_count) == ("user", "message", 0)
-    assert event.payload == {"emotion": "freude", "turn_id": "t1", "nachrichten_ids": ["m1", "m2"],
-                             "user_prompt": "a\nb"}
-    assert event.origin == "reply"
+    assert event.payload == UserPayload(emotion="freude", language="de", turn_id="t1",
+                                        message_ids=["m1", "m2"], user_prompt="a\nb")
+    assert wire(event) == {**msgspec.to_builtins(Emotion(emotion="freude")), "language": "de",
+                           "turn_id": "t1", "nachrichten_ids": ["m1", "m2"],
+                           "user_prompt": "a\nb"}
+    assert event.origin == "reply" and event.turn_id == "t1"
 
 
 def test_an_impulse_has_no_user_prompt_and_always_its_arousal_and_trigger_fields():
     event = impulse_event("u", "nova", "Der Zahnarzt ist morgen.")
     assert (event.source, event.typ) == ("character", "message")
-    assert "user_prompt" not in event.payload  # absent, not empty
-    assert event.payload["gedanke_arousal"] is None  # present, even unknown
-    assert event.payload["ausloeser_turn_id"] is None
-    assert event.payload["eigener_gedanke"] == "Der Zahnarzt ist morgen."
-    assert event.payload["reiz_herkunft"] == "eigener_impuls"
+    payload = wire(event)
+    assert "user_prompt" not in payload  # absent, not empty
+    assert payload["gedanke_arousal"] is None  # present, even unknown
+    assert payload["ausloeser_turn_id"] is None
+    assert payload["eigener_gedanke"] == "Der Zahnarzt ist morgen."
+    assert payload["reiz_herkunft"] == "eigener_impuls"
     assert event.turn_id and event.origin == "own_impulse"
     with_level = impulse_event("u", "nova", "x", arousal=0.8, trigger_turn_id="t0")
-    assert (with_level.payload["gedanke_arousal"], with_level.payload["ausloeser_turn_id"]) == (
+    assert (with_level.payload.thought_arousal, with_level.payload.trigger_turn_id) == (
         0.8, "t0")
     assert with_level.turn_id != event.turn_id  # an impulse creates its turn
 
@@ -65,16 +82,21 @@ def test_an_impulse_arousal_is_rejected_not_clamped(arousal):
 
 def test_a_continue_inherits_the_turn_and_carries_the_thought_arousal():
     parent = impulse_event("u", "nova", "x", arousal=0.9, trigger_turn_id="t0")
-    follow = continue_event(parent, {"absicht": "nachfragen"})
+    follow = continue_event(parent, Continue(intent="nachfragen"))
     assert (follow.source, follow.typ, follow.trigger_count) == ("character", "continue", 1)
     assert follow.turn_id == parent.turn_id  # inherited, not created
-    assert follow.payload["gedanke_arousal"] == 0.9
-    assert "ausloeser_turn_id" not in follow.payload  # a retry carries no impulse
-    assert follow.payload["absicht"] == "nachfragen" and follow.origin == "continue"
-    again = continue_event(follow, {})
+    payload = wire(follow)
+    assert payload["gedanke_arousal"] == 0.9
+    assert "ausloeser_turn_id" not in payload  # a retry carries no impulse
+    assert "eigener_gedanke" not in payload and "retry" not in payload  # unset: not written
+    assert payload["absicht"] == "nachfragen" and follow.origin == "continue"
+    again = continue_event(follow, Continue())
     assert (again.trigger_count, again.turn_id) == (2, parent.turn_id)
+    assert again.payload.thought_arousal == 0.9  # carried on as it was read
     question = awaiting_event(follow, {"agent": "notes", "frage": "Welche Liste?"})
-    assert question.typ == "awaiting_user" and question.payload["pending_agent"]["agent"] == "notes"
+    assert question.typ == "awaiting_user" and wire(question) == {
+        "turn_id": parent.turn_id, "pending_agent": {"agent": "notes", "frage": "Welche Liste?"}}
+    assert question.message_ids == []
 
 
 def test_events_keep_the_seed_field_names_on_the_wire():
@@ -172,6 +194,32 @@ async def test_an_impulse_for_an_empty_thought_is_refused_and_writes_nothing(
     await chat.close()
 
 
+@pytest.mark.parametrize("thought", ["", "  ", None])  # None: the key is missing
+async def test_a_stored_impulse_without_a_thought_fails_its_turn_with_a_notice(
+        thought, fake_model, make_settings, aiohttp_client):
+    # A producer refuses such an impulse; one already stored (damaged, or of another make)
+    # is a defect too: its turn fails loudly, and no model call answers a thought nobody had.
+    chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
+    redis, queue = chat.app[REDIS], keys.event_queue("local", "nova")
+    held = await hold_pair(chat.app)
+    turn_id = await chat.app[RUNTIME].submit_impulse("local", "nova", "Ein Gedanke")
+    [raw] = await redis.lrange(queue, 0, -1)
+    record = msgspec.json.decode(raw)
+    if thought is None:
+        del record["payload"]["eigener_gedanke"]
+    else:
+        record["payload"]["eigener_gedanke"] = thought
+    await redis.lset(queue, 0, msgspec.json.encode(record))
+    await redis.delete(held)
+    chat.app[RUNTIME].notify(keys.pair_id("local", "nova"))
+
+    [failed] = await chat.wait_for(lambda m: m["type"] == "turn_failed")
+    await chat.settle()
+    assert (failed["turn_id"], failed["reason"]) == (turn_id, "impulse_without_thought")
+    assert responders(fake_model) == [] and await marker(chat.app) is None
+    assert await redis.llen(keys.event_processing("local", "nova")) == 0
+
+
 # --- self-trigger -------------------------------------------------------------------------------
 
 
@@ -180,7 +228,7 @@ def always_continue() -> Pipelines:
         result = await respond_once(ctx, run)
         return type(result)(text=result.text, origin=result.origin, emotion=result.emotion,
                             arousal=result.arousal,
-                            follow_up=Continue({"absicht": "nachfragen"}))
+                            follow_up=Continue(intent="nachfragen"))
 
     return Pipelines(path1=store_user_turn, path2=path2, after_delivery=summarize_after_delivery)
 

@@ -1,41 +1,55 @@
-// The HTTP side of the wire contract (SPEC §9). The session cookie travels by itself
-// (same origin); every error comes back as an ApiError with the server's code and message.
+// The HTTP side of the wire contract (SPEC §9) and the one fetch of every page. The session
+// cookie travels by itself (same origin). Whatever goes wrong — an error answer
+// `{"error": {"code", "message"}}`, a server that cannot be reached, an answer that is not
+// JSON — comes back as one ApiError; `errorText` (i18n.js) says it in the user's language.
 
 export class ApiError extends Error {
-  /** `status` 0 means the server could not be reached at all. */
+  /** `status` 0 with code `network`: the server could not be reached at all. Code
+   * `invalid_response`: a success answer that is not JSON. An error answer without the
+   * error shape (a proxy's page, say) gets the code `http_<status>`. */
   constructor(status, code, message) {
     super(message || code);
+    this.name = "ApiError";
     this.status = status;
     this.code = code;
   }
 }
 
-/** A fetch that answers parsed JSON (or null for 204) or throws ApiError. */
-export async function request(method, path, body) {
+function unreachable(error) {
+  return new ApiError(0, "network", String(error && error.message ? error.message : error));
+}
+
+/** A fetch that answers parsed JSON (or null for an empty answer, e.g. 204) or throws
+ * ApiError. `body` goes as JSON; with `{raw: true}` it is a string sent as it is (a file's
+ * JSON text that the server reads itself). */
+export async function request(method, path, body, { raw = false } = {}) {
   const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    init.body = raw ? body : JSON.stringify(body);
   }
-  let response;
+  let response, text;
   try {
     response = await fetch(path, init);
+    text = await response.text();
   } catch (error) {
-    throw new ApiError(0, "network", String(error && error.message ? error.message : error));
+    throw unreachable(error); // no answer, or one cut off midway
   }
-  const raw = await response.text();
   let data = null;
-  if (raw) {
+  let json = true;
+  if (text) {
     try {
-      data = JSON.parse(raw);
+      data = JSON.parse(text);
     } catch {
-      data = null;
+      json = false;
     }
   }
   if (!response.ok) {
-    const error = data && data.error ? data.error : {};
-    throw new ApiError(response.status, error.code || `http_${response.status}`, error.message || response.statusText);
+    const error = data && typeof data.error === "object" && data.error ? data.error : {};
+    throw new ApiError(response.status, error.code || `http_${response.status}`,
+      error.message || `${response.status} ${response.statusText}`.trim());
   }
+  if (!json) throw new ApiError(response.status, "invalid_response", `${method} ${path}: the answer is not JSON`);
   return data;
 }
 

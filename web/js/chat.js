@@ -35,8 +35,10 @@ export function stageKey(turn) {
 }
 
 export class ChatView {
-  constructor({ conversation, list, scroller, stage, stageText, summary, summaryText, onRetry, onResend }) {
+  /** `name`: what the character is called (its definition's name, web/js/characters.js). */
+  constructor({ conversation, name, list, scroller, stage, stageText, summary, summaryText, onRetry, onResend }) {
     this.conversation = conversation;
+    this.name = name;
     this.list = list;
     this.scroller = scroller;
     this.stage = stage;
@@ -45,16 +47,9 @@ export class ChatView {
     this.summaryText = summaryText;
     this.onRetry = onRetry;
     this.onResend = onResend;
-    this.name = "Nova";
     this.nodes = new Map(); // entry key -> {node, version, entry}
     this.frame = 0;
     conversation.subscribe(() => this.schedule());
-  }
-
-  setCharacterName(name) {
-    this.name = name;
-    for (const cached of this.nodes.values()) cached.version = -1;
-    this.render();
   }
 
   /** Coalesce bursts of changes into one redraw per frame. */

@@ -1,8 +1,11 @@
 // German and English, chosen by the browser's language (navigator.languages, then
 // navigator.language). Everything a person reads comes from here; the character's own words
-// are shown as they arrive.
+// are shown as they arrive. The texts never assume what the character is called or its
+// gender: its name is a `{name}` placeholder (tests/js/strings.test.mjs holds both tables
+// to the same keys and placeholders).
 
-const STRINGS = {
+/** The UI's own table; a page adds its own with `addStrings` (profile-strings.js). */
+export const STRINGS = {
   en: {
     "app.title": "Novaberg",
     "skip": "Skip to the message box",
@@ -25,7 +28,7 @@ const STRINGS = {
     "msg.failed": "no answer",
     "msg.retry": "Send again",
     "msg.answerOther": "answer to a message from another tab or device",
-    "msg.ownImpulse": "{name} on her own",
+    "msg.ownImpulse": "{name}, unprompted",
     "msg.continue": "{name} continues",
     "msg.unknownOrigin": "occasion unknown",
     "msg.fromOtherPlaceholder": "(a message sent from another tab or device)",
@@ -35,7 +38,7 @@ const STRINGS = {
     "stage.thinking": "{name} is thinking…",
     "stage.acting": "{name} is taking care of it…",
     "stage.writing": "{name} is writing…",
-    "stage.checking": "{name} is checking her answer…",
+    "stage.checking": "{name} is checking the answer…",
     "failure.title": "No answer to this message",
     "failure.titleMany": "No answer to these {count} messages",
     "failure.impulse": "{name} wanted to say something but could not",
@@ -103,11 +106,14 @@ const STRINGS = {
     "reason.unknown_conversation": "unknown conversation",
     "reason.unknown_memory": "this memory no longer exists",
     "reason.unsupported_content_encoding": "the request's encoding is not supported",
-    "send.error": "Could not send: {reason}",
-    "send.network": "the server cannot be reached",
-    "send.message_too_long": "the message is too long",
-    "send.message_too_long_for_model": "the message is too long for the current model",
-    "send.empty_message": "the message is empty",
+    "reason.network": "the server cannot be reached",
+    "reason.invalid_response": "the server's answer could not be read",
+    "reason.empty_message": "the message is empty",
+    "reason.message_too_long": "the message is too long",
+    "reason.empty_text": "the text is empty",
+    "reason.text_too_long": "the text is too long",
+    "reason.empty_value": "the value is empty",
+    "reason.value_too_long": "the value is too long",
     "send.rate_limited": "too many messages at once; send it again in a moment",
     "send.unauthorized": "you are no longer logged in",
     "send.unknown_character": "this character does not exist here",
@@ -236,7 +242,7 @@ const STRINGS = {
     "views.chat": "Chat",
     "views.journal": "Journal",
     "journal.title": "Journal",
-    "journal.noDays": "No days yet: talk with the character, or import a day.",
+    "journal.noDays": "No days yet: talk with {name}, or import a day.",
     "journal.trash": "Trash",
     "journal.trashEmpty": "The trash is empty.",
     "journal.dayTitle": "{date}",
@@ -283,6 +289,11 @@ const STRINGS = {
     "reason.entry_exists": "this day has an entry already",
     "reason.provider_context_length_rejected": "the model server refused the day as too long",
     "reason.output_limit_unsupported": "the model's window is too small for the reserved answer",
+    "reason.entry_deleted": "the entry is in the trash; restore it first",
+    "reason.not_in_trash": "only an entry in the trash can be deleted for good",
+    "reason.change_decided": "this change was decided already",
+    "reason.nothing_pending": "nothing in this proposal waits for a decision",
+    "reason.field_locked": "a change touches a locked field; unlock it first",
 
     "memories.title": "What {name} remembers",
     "memories.search": "Search memories",
@@ -300,7 +311,7 @@ const STRINGS = {
     "memories.forgotten": "Forgotten.",
     "memories.forgetAll": "Forget everything…",
     "memories.forgetAllTitle": "Forget everything?",
-    "memories.forgetAllText": "{name} forgets everything she has kept about you, for good. The conversation itself stays.",
+    "memories.forgetAllText": "{name} forgets every memory of you, for good. The conversation itself stays.",
     "memories.forgetAllConfirm": "Forget everything",
     "memories.allForgotten": "Forgot {count} memories.",
     "memories.kind.fact": "fact",
@@ -342,7 +353,7 @@ const STRINGS = {
     "stage.thinking": "{name} denkt nach…",
     "stage.acting": "{name} kümmert sich darum…",
     "stage.writing": "{name} schreibt…",
-    "stage.checking": "{name} prüft ihre Antwort…",
+    "stage.checking": "{name} prüft die Antwort…",
     "failure.title": "Keine Antwort auf diese Nachricht",
     "failure.titleMany": "Keine Antwort auf diese {count} Nachrichten",
     "failure.impulse": "{name} wollte etwas sagen, konnte aber nicht",
@@ -410,11 +421,14 @@ const STRINGS = {
     "reason.unknown_conversation": "unbekanntes Gespräch",
     "reason.unknown_memory": "diese Erinnerung gibt es nicht mehr",
     "reason.unsupported_content_encoding": "die Kodierung der Anfrage wird nicht unterstützt",
-    "send.error": "Senden fehlgeschlagen: {reason}",
-    "send.network": "der Server ist nicht erreichbar",
-    "send.message_too_long": "die Nachricht ist zu lang",
-    "send.message_too_long_for_model": "die Nachricht ist zu lang für das aktuelle Modell",
-    "send.empty_message": "die Nachricht ist leer",
+    "reason.network": "der Server ist nicht erreichbar",
+    "reason.invalid_response": "die Antwort des Servers war nicht lesbar",
+    "reason.empty_message": "die Nachricht ist leer",
+    "reason.message_too_long": "die Nachricht ist zu lang",
+    "reason.empty_text": "der Text ist leer",
+    "reason.text_too_long": "der Text ist zu lang",
+    "reason.empty_value": "der Wert ist leer",
+    "reason.value_too_long": "der Wert ist zu lang",
     "send.rate_limited": "zu viele Nachrichten auf einmal; sende sie gleich noch einmal",
     "send.unauthorized": "du bist nicht mehr angemeldet",
     "send.unknown_character": "diese Figur gibt es hier nicht",
@@ -467,7 +481,7 @@ const STRINGS = {
     "panel.session": "Gespräch",
     "session.reset": "Gespräch zurücksetzen…",
     "session.confirmTitle": "Gespräch zurücksetzen?",
-    "session.confirmText": "{name} vergisst dieses Gespräch (das Kurzzeitgedächtnis und seine Zusammenfassung). Das lässt sich nicht rückgängig machen.",
+    "session.confirmText": "{name} vergisst dieses Gespräch (das Kurzzeitgedächtnis samt Zusammenfassung). Das lässt sich nicht rückgängig machen.",
     "session.confirm": "Zurücksetzen",
     "session.cancel": "Abbrechen",
     "session.wasReset": "Das Gespräch wurde zurückgesetzt.",
@@ -543,7 +557,7 @@ const STRINGS = {
     "views.chat": "Chat",
     "views.journal": "Tagebuch",
     "journal.title": "Tagebuch",
-    "journal.noDays": "Noch keine Tage: sprich mit der Figur oder importiere einen Tag.",
+    "journal.noDays": "Noch keine Tage: sprich mit {name} oder importiere einen Tag.",
     "journal.trash": "Papierkorb",
     "journal.trashEmpty": "Der Papierkorb ist leer.",
     "journal.dayTitle": "{date}",
@@ -590,6 +604,11 @@ const STRINGS = {
     "reason.entry_exists": "dieser Tag hat schon einen Eintrag",
     "reason.provider_context_length_rejected": "der Modellserver hat den Tag als zu lang abgelehnt",
     "reason.output_limit_unsupported": "das Fenster des Modells ist zu klein für die reservierte Antwort",
+    "reason.entry_deleted": "der Eintrag liegt im Papierkorb; stelle ihn zuerst wieder her",
+    "reason.not_in_trash": "nur ein Eintrag im Papierkorb lässt sich endgültig löschen",
+    "reason.change_decided": "über diese Änderung ist schon entschieden",
+    "reason.nothing_pending": "in diesem Vorschlag wartet nichts auf eine Entscheidung",
+    "reason.field_locked": "eine Änderung betrifft ein gesperrtes Feld; entsperre es zuerst",
 
     "memories.title": "Was {name} sich merkt",
     "memories.search": "Erinnerungen durchsuchen",
@@ -607,7 +626,7 @@ const STRINGS = {
     "memories.forgotten": "Vergessen.",
     "memories.forgetAll": "Alles vergessen…",
     "memories.forgetAllTitle": "Alles vergessen?",
-    "memories.forgetAllText": "{name} vergisst alles, was sie sich über dich gemerkt hat, endgültig. Das Gespräch selbst bleibt.",
+    "memories.forgetAllText": "{name} vergisst alle Erinnerungen an dich, endgültig. Das Gespräch selbst bleibt.",
     "memories.forgetAllConfirm": "Alles vergessen",
     "memories.allForgotten": "{count} Erinnerungen vergessen.",
     "memories.kind.fact": "Tatsache",
@@ -646,19 +665,31 @@ export function labelText(value) {
   return text === key ? value : text;
 }
 
-/** A reason code as a person reads it; an unknown code is shown as it is. */
+function known(key) {
+  return Object.hasOwn(STRINGS[lang], key) || Object.hasOwn(STRINGS.en, key);
+}
+
+/** A reason code as a person reads it (a failed turn's, a draft stage's); an unknown code
+ * is shown as it is. */
 export function reasonText(code) {
   if (!code) return t("reason.unknown");
   const key = `reason.${code}`;
-  const text = t(key);
-  return text === key ? code : text;
+  return known(key) ? t(key) : code;
 }
 
-/** What the UI says about a failed request: the translated reason of its code, else the
- * server's own message (the one error text helper of every panel). */
-export function errorText(error) {
-  const known = reasonText(error.code);
-  return known !== error.code ? known : error.message || error.code;
+/**
+ * What the UI says about a failed request: the one error text of every page. `error` is an
+ * ApiError (web/js/api.js) or a `{code, message}` the server sent inside an answer (a job's
+ * error, a connection test's). Its code's `reason.<code>` text in the UI's language, else the
+ * server's own message, else the code. `context` names a table whose `<context>.<code>`
+ * says a code in that place's own words first (`send`: the message box's line).
+ */
+export function errorText(error, context = null) {
+  const code = error && error.code;
+  if (!code) return (error && error.message) || t("reason.unknown");
+  if (context && known(`${context}.${code}`)) return t(`${context}.${code}`);
+  if (known(`reason.${code}`)) return t(`reason.${code}`);
+  return error.message || code;
 }
 
 /** Fill every `data-i18n*` attribute below `root` and set the document language. */

@@ -5,14 +5,16 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, formatTime, reasonText, t } from "./i18n.js";
+import { errorText, formatDateTime, formatTime, reasonText, t } from "./i18n.js";
 
 const JOB_POLL_MS = 1500;
 const FINAL = new Set(["done", "failed"]);
 
 export class JournalView {
-  constructor({ root, onError }) {
+  /** `nameOf(characterId)`: what a day's conversation partner is called. */
+  constructor({ root, nameOf, onError }) {
     this.root = root;
+    this.nameOf = nameOf;
     this.onError = onError;
     this.date = null;
     this.day = null;
@@ -36,7 +38,7 @@ export class JournalView {
   }
 
   fail(error) {
-    this.onError(t("journal.error", { reason: reasonText(error.code) || error.message }));
+    this.onError(t("journal.error", { reason: errorText(error) }));
   }
 
   // --- days -----------------------------------------------------------------------------
@@ -89,13 +91,14 @@ export class JournalView {
     const box = $("#journal-conversations", this.root);
     box.replaceChildren(...this.day.conversations.map((conversation) => h("section", { class: "journal-conversation" },
       h("h4", { text: conversation.source === "chat"
-        ? t("journal.chatWith", { name: conversation.character_id })
+        ? t("journal.chatWith", { name: this.nameOf(conversation.character_id) })
         : t("journal.imported") }),
       h("ol", { class: "journal-lines" }, conversation.messages.map((message) => h("li", {
         class: `journal-line ${message.role}`, dataset: { messageId: message.message_id },
       },
       h("span", { class: "journal-line-who muted small",
-        text: (message.role === "user" ? t("msg.you") : conversation.character_id || t("journal.assistant"))
+        text: (message.role === "user" ? t("msg.you")
+          : conversation.character_id ? this.nameOf(conversation.character_id) : t("journal.assistant"))
           + (message.at ? ` · ${formatTime(message.at)}` : "") }),
       h("span", { class: "text", text: message.text })))))));
   }
@@ -180,7 +183,7 @@ export class JournalView {
     node.replaceChildren(h("ol", { class: "journal-steps" }, list));
     if (job.state === "failed") {
       node.append(h("p", { class: "journal-error", role: "alert",
-        text: t("journal.failed", { reason: reasonText(job.error && job.error.code) }) }));
+        text: t("journal.failed", { reason: errorText(job.error) }) }));
     }
   }
 
@@ -295,7 +298,7 @@ export class JournalView {
     try {
       await action();
     } catch (error) {
-      setStatus(status, t("journal.error", { reason: reasonText(error.code) || error.message }), "error");
+      setStatus(status, t("journal.error", { reason: errorText(error) }), "error");
     }
   }
 

@@ -2,7 +2,7 @@
 
 import { api } from "./api.js";
 import { $ } from "./dom.js";
-import { reasonText, t, translatePage } from "./i18n.js";
+import { errorText, t, translatePage } from "./i18n.js";
 
 translatePage();
 
@@ -24,9 +24,9 @@ form.addEventListener("submit", async (event) => {
     await api.login(name, password);
     window.location.replace("/");
   } catch (error) {
-    // 429 after repeated failures: the server's wait, said in the UI's language.
-    const reason = reasonText(error.code) === error.code ? error.message : reasonText(error.code);
-    status.textContent = error.status === 401 ? t("login.failed") : t("login.error", { reason });
+    // A wrong name or password is a sentence of its own; anything else (429 after repeated
+    // failures, an unreachable server) is the reason in the UI's language.
+    status.textContent = error.status === 401 ? t("login.failed") : t("login.error", { reason: errorText(error) });
     $("#login-password").select();
   } finally {
     button.disabled = false;

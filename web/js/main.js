@@ -2,10 +2,11 @@
 // its resync, the panels and the settings. The rules of delivery live in conversation.js.
 
 import { api } from "./api.js";
+import { characterName, loadCharacters, namesById, pickCharacter } from "./characters.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
-import { t, translatePage } from "./i18n.js";
+import { errorText, t, translatePage } from "./i18n.js";
 import { JournalView } from "./journal.js";
 import { MemoryPanel } from "./memories.js";
 import { Panels } from "./panels.js";
@@ -14,15 +15,7 @@ import { PrivacyPanel } from "./privacy.js";
 import { BackupSection } from "./backup.js";
 import { ReconnectingSocket } from "./socket.js";
 
-const DEFAULT_CHARACTER = { id: "nova", name: "Nova" };
 const SESSION_SYNC_DELAY_MS = 250;
-
-/** Why a POST of a message failed, for the "not sent" line of its bubble. */
-function sendErrorText(error) {
-  const key = error.status === 0 ? "send.network" : `send.${error.code}`;
-  const text = t(key);
-  return text !== key ? text : error.message || error.code;
-}
 
 async function whoAmI() {
   try {
@@ -36,24 +29,15 @@ async function whoAmI() {
   }
 }
 
-async function pickCharacter() {
-  try {
-    const characters = await api.characters();
-    const wanted = new URLSearchParams(window.location.search).get("character");
-    return characters.find((c) => c.id === wanted) || characters.find((c) => c.id === "nova") || characters[0] || DEFAULT_CHARACTER;
-  } catch {
-    return DEFAULT_CHARACTER;
-  }
-}
-
 class App {
-  constructor(me, character) {
+  constructor(me, characters) {
     this.me = me;
-    this.character = character;
-    this.name = character.name || character.id;
+    this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
+    this.name = characterName(this.character);
+    this.nameOf = namesById(characters);
     this.conversation = new Conversation({
       storage: window.sessionStorage,
-      storageKey: `novaberg:ledger:${me.user_id}:${character.id}`,
+      storageKey: `novaberg:ledger:${me.user_id}:${this.character.id}`,
     });
     this.syncing = null;
     this.syncAgain = false;
@@ -72,6 +56,7 @@ class App {
 
     this.view = new ChatView({
       conversation: this.conversation,
+      name: this.name,
       list: $("#message-list"),
       scroller: $("#messages"),
       stage: $("#stage"),
@@ -81,7 +66,6 @@ class App {
       onRetry: (key) => this.retry(key),
       onResend: (key) => this.resend(key),
     });
-    this.view.setCharacterName(this.name);
 
     // Focus the box itself: a fragment link alone does not move the keyboard focus there.
     $(".skip-link").addEventListener("click", (event) => {
@@ -112,7 +96,7 @@ class App {
     for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
 
     this.conversation.subscribe((change) => this.onChange(change));
-    this.journal = new JournalView({ root: $("#journal-view"), onError: (text) => this.notice(text) });
+    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, onError: (text) => this.notice(text) });
     $("#view-chat").addEventListener("click", () => this.showView("chat"));
     $("#view-journal").addEventListener("click", () => this.showView("journal"));
 
@@ -152,7 +136,8 @@ class App {
       const accepted = await api.send(this.character.id, text);
       this.conversation.sendAccepted(key, accepted.message_id, accepted.received_at);
     } catch (error) {
-      this.conversation.sendFailed(key, sendErrorText(error));
+      // The "not sent" line of its bubble, in the message box's own words where it has them.
+      this.conversation.sendFailed(key, errorText(error, "send"));
     }
   }
 
@@ -324,16 +309,15 @@ class App {
 }
 
 async function main() {
-  translatePage(document, { name: DEFAULT_CHARACTER.name });
-  const me = await whoAmI();
+  // The page is translated once the character's name is known (App.start): its texts name it.
+  const [me, characters] = await Promise.all([whoAmI(), loadCharacters()]);
   if (!me) return;
-  const character = await pickCharacter();
-  new App(me, character).start();
+  new App(me, characters).start();
 }
 
 main().catch((error) => {
   console.error(error);
   const node = document.getElementById("notice");
-  node.textContent = t("error.generic", { reason: error.message || String(error) });
+  node.textContent = t("error.generic", { reason: errorText(error) });
   node.hidden = false;
 });

@@ -1,4 +1,4 @@
-// The panel "What Nova remembers" (SPEC §3a): the character's long-term memories of this
+// The panel "What {name} remembers" (SPEC §3a): the character's long-term memories of this
 // user — search, edit, forget one, forget everything (with a confirmation). A session reset
 // does not touch them.
 

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, labelText, reasonText, t } from "./i18n.js";
+import { errorText, formatDateTime, labelText, t } from "./i18n.js";
 
 /** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
 export function isoWithOffset(date) {
@@ -98,7 +98,7 @@ export class Panels {
     try {
       data = await api.lists(this.characterId);
     } catch (error) {
-      root.replaceChildren(h("p", { class: "muted", text: error.status === 404 ? t("lists.unavailable") : t("error.generic", { reason: error.message }) }));
+      root.replaceChildren(h("p", { class: "muted", text: error.status === 404 ? t("lists.unavailable") : t("error.generic", { reason: errorText(error) }) }));
       return;
     }
     // `GET …/lists`: [{name, items: [str], created_at, updated_at}] (app/api/lists.py).
@@ -120,7 +120,7 @@ export class Panels {
     try {
       data = await api.reminders(this.characterId);
     } catch (error) {
-      const text = error.status === 404 ? t("reminders.unavailable") : t("error.generic", { reason: error.message });
+      const text = error.status === 404 ? t("reminders.unavailable") : t("error.generic", { reason: errorText(error) });
       root.replaceChildren(h("li", { class: "muted", text }));
       $("#reminder-form").hidden = error.status === 404;
       return;
@@ -166,7 +166,7 @@ export class Panels {
     try {
       await api.addReminder(this.characterId, text, isoWithOffset(date));
     } catch (error) {
-      setStatus(status, t("error.generic", { reason: reasonText(error.code) === error.code ? error.message : reasonText(error.code) }), "error");
+      setStatus(status, t("error.generic", { reason: errorText(error) }), "error");
       return;
     }
     $("#reminder-text").value = "";
@@ -184,7 +184,7 @@ export class Panels {
     try {
       await api.resetSession(this.characterId);
     } catch (error) {
-      this.onError(t("error.generic", { reason: error.message }));
+      this.onError(t("error.generic", { reason: errorText(error) }));
       return;
     }
     this.onReset();

@@ -2,9 +2,10 @@
 // suggestions waiting for the user (accept or reject each), the copy/paste and AI review,
 // the interaction profile, versions, and export/import. Every change goes through /api/profile.
 
-import { ApiError, request } from "./api.js";
+import { request } from "./api.js";
+import { characterName, loadCharacters, pickCharacter } from "./characters.js";
 import { $, h, setStatus } from "./dom.js";
-import { addStrings, formatDateTime, lang, t, translatePage } from "./i18n.js";
+import { addStrings, errorText, formatDateTime, lang, t, translatePage } from "./i18n.js";
 import { PROFILE_STRINGS } from "./profile-strings.js";
 
 addStrings(PROFILE_STRINGS);
@@ -12,17 +13,6 @@ addStrings(PROFILE_STRINGS);
 const P = "/api/profile";
 const enc = encodeURIComponent;
 const status = () => $("#profile-status");
-
-async function rawPost(path, text) {
-  const response = await fetch(path, { method: "POST", credentials: "same-origin", body: text,
-    headers: { Accept: "application/json", "Content-Type": "application/json" } });
-  const data = await response.json().catch(() => null);
-  if (!response.ok) {
-    const error = (data && data.error) || {};
-    throw new ApiError(response.status, error.code || `http_${response.status}`, error.message);
-  }
-  return data;
-}
 
 /** Run a change; show "saved" or the server's reason; then redraw everything. */
 // The page is rendered again before the status says "saved": a status seen first, then a
@@ -37,7 +27,7 @@ async function act(fn, okText = t("profile.saved")) {
       window.location.replace("/login");
       return;
     }
-    [message, kind] = [t("profile.error", { reason: error.message || error.code }), "error"];
+    [message, kind] = [t("profile.error", { reason: errorText(error) }), "error"];
   }
   await render();
   setStatus(status(), message, kind);
@@ -179,7 +169,7 @@ async function render() {
     document.body.dataset.ready = "true";
   } catch (error) {
     if (error.status === 401) window.location.replace("/login");
-    else setStatus(status(), t("profile.error", { reason: error.message }), "error");
+    else setStatus(status(), t("profile.error", { reason: errorText(error) }), "error");
   }
 }
 
@@ -241,11 +231,17 @@ function bind() {
     if (!file) return;
     const text = await file.text();
     event.target.value = "";
-    act(() => rawPost(`${P}/import`, text), t("profile.importedFile"));
+    act(() => request("POST", `${P}/import`, text, { raw: true }), t("profile.importedFile"));
   });
 }
 
-translatePage();
-document.title = `${t("profile.title")} · Novaberg`;
-bind();
-render();
+async function start() {
+  // The interaction profile says how the character answers: its name is the definition's.
+  const wanted = new URLSearchParams(window.location.search).get("character");
+  translatePage(document, { name: characterName(pickCharacter(await loadCharacters(), wanted)) });
+  document.title = `${t("profile.title")} · Novaberg`;
+  bind();
+  await render();
+}
+
+start();

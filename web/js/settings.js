@@ -119,8 +119,7 @@ export class SettingsDialog {
       const extra = [result.model, result.context_window ? `${result.context_window} tokens` : null].filter(Boolean).join(", ");
       setStatus(this.status, `${t("settings.testOk")}${extra ? ` (${extra})` : ""}`, "ok");
     } else {
-      const error = result.error || {};
-      setStatus(this.status, t("settings.testFailed", { reason: errorText({ code: error.code, message: error.message }) }), "error");
+      setStatus(this.status, t("settings.testFailed", { reason: errorText(result.error) }), "error");
     }
   }
 
@@ -132,7 +131,7 @@ export class SettingsDialog {
     try {
       info = await api.saveLlm(body);
     } catch (error) {
-      setStatus(this.status, t("error.generic", { reason: error.message || errorText(error) }), "error");
+      setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
       return;
     }
     $("#settings-api-key").value = ""; // typed in once, never kept in the page

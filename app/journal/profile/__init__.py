@@ -1,14 +1,15 @@
-"""The writing profile and the interaction profile (seed 004 §12–§15; SPEC §8, last paragraph).
+"""The writing profile (seed 004 §12–§15; SPEC §8, last paragraph).
 
 - `model`: the profile as data (core, facets, dynamic traits with origin, lock and sources)
-  and the pure rules that apply a change and decide what an automatic path may touch;
+  and the pure rules that apply a change and decide what an automatic path may touch (the
+  governance and origins it shares with the interaction profile are `app.core.profiles`);
 - `store`: the tables (migration `m006_profile`), versions, proposals, evidence, all writes
   through the one writer; the lifecycle is `statemachine.profile`;
 - `corpus`: the user's own texts (voiced entries, dialog samples) read from the journal;
 - `brief`: the compiled brief for stage 2 of the journal (word-bound cuts);
 - `package`: the `kansho.profile_analysis_package` export and the `…_result` import check;
 - `review`: the AI review through the model gateway (and the offline model's answer);
-- `interaction`: the interaction profile and the responder's `interaction_hint`;
-- `portability`: the JSON export/import of the profiles;
+- `portability`: the JSON export/import of the writing profile and of both profiles together
+  (the interaction profile — the responder's `interaction_hint` — is `app.interaction`);
 - `service`: the operations the API and the journal call.
 """

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.journal.profile.model import CORE_SCOPE, JOURNAL_FACET, USER_ORIGINS, Profile, Trait
+from app.core.profiles import USER_ORIGINS
+from app.journal.profile.model import CORE_SCOPE, JOURNAL_FACET, Profile, Trait
 
 MAX_TRAITS = 6
 MAX_EXEMPLARS = 2

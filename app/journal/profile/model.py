@@ -4,7 +4,8 @@ A profile is a shell: a core brief, optional facets (`autobiographical_journal`,
 dynamic traits. Traits are not a fixed grid: `key` is free text (`SEED_CATALOG` lists the
 seed's hints for the UI, nothing binds to it). Every field knows its origin — `manual` (the
 user wrote it), `accepted` (the user accepted a proposed change), `automatic` (governance
-`learning` applied it) — and can be locked.
+`learning` applied it; the origins and governance modes are `app.core.profiles`, shared with
+the interaction profile) — and can be locked.
 
 `apply_change` applies one proposed change to a copy of the profile; `automatic_allowed`
 is the governance rule for automatic paths: they never touch a locked field, never one the
@@ -13,24 +14,19 @@ user wrote or accepted. Everything here is pure (no I/O): the store persists the
 
 from __future__ import annotations
 
-import re
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
-Origin = Literal["manual", "accepted", "automatic"]
-Governance = Literal["learning", "advising", "frozen"]
-GOVERNANCE: tuple[str, ...] = ("learning", "advising", "frozen")
-DEFAULT_GOVERNANCE = "advising"
+from app.core.profiles import USER_ORIGINS, Origin
+
 JOURNAL_FACET = "autobiographical_journal"
 CORE_SCOPE = "core"
-USER_ORIGINS = frozenset(("manual", "accepted"))
 # The seed's style keys: hints for the UI's "add a trait" list, not a schema (seed 004 §14).
 SEED_CATALOG: tuple[str, ...] = ("rhythm", "humor", "detail", "chronology", "tone",
                                  "perspective", "sentence_length", "vocabulary")
 MAX_KEY_CHARS = 80  # a trait's key
-NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a facet's or an interaction preference's name
 ACTIONS: tuple[str, ...] = ("keep", "update", "add", "remove", "reclassify", "merge", "split")
 
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.core.profiles import NAME
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
@@ -234,7 +235,9 @@ class ChangeIn(msgspec.Struct, forbid_unknown_fields=True):
     source_refs: list[str] = []
 
 
-class ReviewAnswer(msgspec.Struct):
+# The model server knows the schema by the struct's name (`json_schema.name`, and the
+# schema's `title`): the struct is named for its purpose, `profile_review`.
+class profile_review(msgspec.Struct):  # noqa: N801 - the schema's name on the wire
     """What the model answers in the AI review: the result's body. Neutral: no change."""
 
     summary: str = ""
@@ -242,7 +245,7 @@ class ReviewAnswer(msgspec.Struct):
     changes: list[ChangeIn] = []
 
 
-ReviewAnswer.__name__ = PURPOSE_REVIEW
+ReviewAnswer = profile_review  # the name the code reads it by
 
 
 class ResultIn(msgspec.Struct):
@@ -346,10 +349,10 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
         raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
     if change.target == "facet" and change.key is not None and \
-            not model.NAME.fullmatch(change.key):
+            not NAME.fullmatch(change.key):
         raise fail(f"facet name {change.key[:80]!r} is not valid")
     scopes = [change.scope, *(s.scope for s in change.into)]
-    if any(scope is not None and scope != model.CORE_SCOPE and not model.NAME.fullmatch(scope)
+    if any(scope is not None and scope != model.CORE_SCOPE and not NAME.fullmatch(scope)
            for scope in scopes):
         raise fail("a scope is neither core nor a facet name")
 

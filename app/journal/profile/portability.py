@@ -1,5 +1,8 @@
-"""JSON export and import of the profiles (seed 004 §12): `kansho.writing_profile`,
-`kansho.interaction_profile` and both together as `kansho.profiles`, `format_version` 1.
+"""JSON export and import of the profiles (seed 004 §12): `kansho.writing_profile`, and both
+profiles together as `kansho.profiles`, `format_version` 1; a `kansho.interaction_profile`
+alone is read here too. The interaction profile's own document is
+`app.interaction.portability`; this module composes the combined one (the journal ranks
+above the interaction room, never the other way).
 
 An import replaces the facets, traits, preferences and governance explicitly (the user chose
 the file; one version is written for the writing profile). Journal sources, dialogs and
@@ -13,20 +16,23 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.core.profiles import (
+    FORMAT_VERSION,
+    Governance,
+    Origin,
+    PortableError,
+    check_length,
+    check_name,
+)
+from app.interaction import portability as interaction_doc
+from app.interaction.portability import InteractionDoc
 from app.journal.profile import model
-from app.journal.profile.model import Field, Origin, Profile, Trait
+from app.journal.profile.model import Field, Profile, Trait
 
-FORMAT_VERSION = 1
 WRITING = "kansho.writing_profile"
-INTERACTION = "kansho.interaction_profile"
 BOTH = "kansho.profiles"
-KINDS = (WRITING, INTERACTION, BOTH)
+KINDS = (WRITING, interaction_doc.KIND, BOTH)
 MAX_TRAITS = 500
-Governance = Literal["learning", "advising", "frozen"]
-
-
-class PortableError(Exception):
-    """The document cannot be imported (400); nothing is written."""
 
 
 class FieldDoc(msgspec.Struct, forbid_unknown_fields=True):
@@ -53,19 +59,6 @@ class WritingDoc(msgspec.Struct, forbid_unknown_fields=True):
     exported_at: float | None = None
 
 
-class PrefDoc(msgspec.Struct, forbid_unknown_fields=True):
-    value: str
-    origin: Origin = "manual"
-
-
-class InteractionDoc(msgspec.Struct, forbid_unknown_fields=True):
-    kind: Literal["kansho.interaction_profile"]
-    format_version: Literal[1]
-    governance: Governance = "advising"
-    prefs: dict[str, PrefDoc] = {}
-    exported_at: float | None = None
-
-
 class BothDoc(msgspec.Struct, forbid_unknown_fields=True):
     kind: Literal["kansho.profiles"]
     format_version: Literal[1]
@@ -85,13 +78,6 @@ def export_writing(profile: Profile, governance: str) -> dict[str, Any]:
                         "origin": t.origin} for t in profile.traits]}
 
 
-def export_interaction(current: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": INTERACTION, "format_version": FORMAT_VERSION, "exported_at": time.time(),
-            "governance": current["governance"],
-            "prefs": {k: {"value": p["value"], "origin": p["origin"]}
-                      for k, p in current["prefs"].items()}}
-
-
 def export_both(writing: dict[str, Any], interaction: dict[str, Any]) -> dict[str, Any]:
     return {"kind": BOTH, "format_version": FORMAT_VERSION, "exported_at": time.time(),
             "writing": writing, "interaction": interaction}
@@ -108,7 +94,7 @@ def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, Interacti
         raise PortableError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
     if head.get("format_version") != FORMAT_VERSION:
         raise PortableError(f"format_version {head.get('format_version')!r}; only 1 is read")
-    doc_type = {WRITING: WritingDoc, INTERACTION: InteractionDoc, BOTH: BothDoc}[kind]
+    doc_type = {WRITING: WritingDoc, interaction_doc.KIND: InteractionDoc, BOTH: BothDoc}[kind]
     try:
         doc = msgspec.convert(head, doc_type)
     except msgspec.ValidationError as exc:
@@ -120,34 +106,22 @@ def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, Interacti
     if writing is not None:
         _check_writing(writing, max_value_chars)
     if interaction is not None:
-        for key, pref in interaction.prefs.items():
-            _name(key, "preference")
-            _bounded(pref.value, max_value_chars, f"preference {key}")
+        interaction_doc.check(interaction, max_value_chars)
     return writing, interaction
-
-
-def _name(raw: str, noun: str) -> None:
-    if not model.NAME.fullmatch(raw):
-        raise PortableError(f"{noun} name {raw[:80]!r} is not valid")
-
-
-def _bounded(text: str, limit: int, noun: str) -> None:
-    if len(text) > limit:
-        raise PortableError(f"{noun} has {len(text)} characters; at most {limit}")
 
 
 def _check_writing(doc: WritingDoc, limit: int) -> None:
     if len(doc.traits) > MAX_TRAITS:
         raise PortableError(f"{len(doc.traits)} traits; at most {MAX_TRAITS}")
-    _bounded(doc.core.value, limit, "the core")
+    check_length(doc.core.value, limit, "the core")
     for name, facet in doc.facets.items():
-        _name(name, "facet")
-        _bounded(facet.value, limit, f"facet {name}")
+        check_name(name, "facet")
+        check_length(facet.value, limit, f"facet {name}")
     seen: set[tuple[str, str]] = set()
     for trait in doc.traits:
         if not trait.key.strip() or not trait.value.strip():
             raise PortableError("a trait needs a key and a value")
-        _bounded(trait.value, limit, f"trait {trait.key[:40]}")
+        check_length(trait.value, limit, f"trait {trait.key[:40]}")
         if trait.scope != model.CORE_SCOPE and trait.scope not in doc.facets:
             raise PortableError(f"trait {trait.key[:40]!r} has scope {trait.scope!r}, which "
                                 "is neither core nor a facet of the document")
@@ -163,9 +137,3 @@ def writing_profile(doc: WritingDoc) -> Profile:
         facets={n: Field(f.value, f.origin, f.locked, now) for n, f in doc.facets.items()},
         traits=[Trait(model.new_trait_id(), t.key.strip(), t.value, t.scope, t.locked,
                       t.origin, [], now) for t in doc.traits])
-
-
-def interaction_prefs(doc: InteractionDoc) -> dict[str, Any]:
-    now = time.time()
-    return {k: {"value": p.value, "origin": p.origin, "updated_at": now}
-            for k, p in doc.prefs.items()}

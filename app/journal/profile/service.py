@@ -1,4 +1,6 @@
-"""The profile's operations: what the API and the journal call (seed 004 §12–§15).
+"""The writing profile's operations: what the API and the journal call (seed 004 §12–§15),
+and the export and import of both profiles, whose combined document this side composes (the
+interaction profile's own room is `app.interaction`).
 
 Manual edits are the user's own (origin `manual`) and work in every governance mode; each
 content edit is one version. Automatic paths (the AI review's result under governance
@@ -14,8 +16,10 @@ from typing import Any
 
 from app.core import log as logctx
 from app.core.settings import Settings
+from app.interaction import portability as interaction_doc
+from app.interaction.store import InteractionStore
 from app.journal.profile import brief as briefs
-from app.journal.profile import corpus, interaction, model, portability
+from app.journal.profile import corpus, model, portability
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore
@@ -203,32 +207,21 @@ class ProfileService:
             unknown_refs=len(parsed.unknown_refs), automatic=automatic))
         return proposal
 
-    # --- the interaction profile ---------------------------------------------------------------
-
-    async def interaction_hint(self, user_id: str, language: str) -> str:
-        """The responder's `interaction_hint` for this user."""
-        return interaction.hint(await self.store.interaction(user_id), language)
-
     # --- portability ---------------------------------------------------------------------------
 
     async def export(self, user_id: str, kind: str) -> dict[str, Any]:
         state = await self.store.state(user_id)
         writing = portability.export_writing(state.profile, state.governance)
-        current = portability.export_interaction(await self.store.interaction(user_id))
+        current = interaction_doc.export(await InteractionStore(self.db).current(user_id))
         return {"writing": writing, "interaction": current,
                 "all": portability.export_both(writing, current)}[kind]
 
     async def import_document(self, user_id: str, raw: bytes) -> None:
-        """Replace what the document carries; raises `portability.PortableError`."""
+        """Replace what the document carries; raises `PortableError`."""
         writing, current = portability.read(raw, self.settings.max_message_chars)
-        interaction_profile = None
-        if current is not None:
-            interaction_profile = {"governance": current.governance,
-                                   "prefs": portability.interaction_prefs(current),
-                                   "suggestions": []}
         await self.store.replace(
             user_id, profile=portability.writing_profile(writing) if writing else None,
             governance=writing.governance if writing else None,
-            interaction=interaction_profile)
+            interaction=interaction_doc.imported(current) if current is not None else None)
         log.info("profiles imported", extra=logctx.fields(
             user_id=user_id, writing=writing is not None, interaction=current is not None))

@@ -1,5 +1,7 @@
-"""The profiles' tables (migration `m006_profile`): reads on the reader pool, every write
-through the database's one writer (`Database.execute_write_fn`), each one transaction.
+"""The writing profile's tables (migration `m006_profile`): reads on the reader pool, every
+write through the database's one writer (`Database.execute_write_fn`), each one transaction.
+The interaction profile's table is `app.interaction.store`; an import of both profiles
+writes both in one transaction here.
 
 Every change of the profile's content appends one version (`writing_profile_versions`) in
 the same transaction; a governance switch or a lifecycle step alone does not. A proposal's
@@ -20,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from app.core.profiles import DEFAULT_GOVERNANCE
+from app.interaction import store as interaction_store
 from app.journal.profile import model
 from app.journal.profile.model import Change, NotApplicable, Profile
 from app.storage.database import Database
@@ -60,7 +64,7 @@ def new_id(prefix: str) -> str:
 def _load(conn: sqlite3.Connection, user_id: str) -> ProfileState:
     row = conn.execute("SELECT * FROM writing_profiles WHERE user_id = ?", (user_id,)).fetchone()
     if row is None:
-        return ProfileState(Profile(), model.DEFAULT_GOVERNANCE, "uninitialized", 0, None)
+        return ProfileState(Profile(), DEFAULT_GOVERNANCE, "uninitialized", 0, None)
     return ProfileState(model.decode_profile(row["profile_json"]), row["governance"],
                         row["lifecycle"], row["version_seq"], row["updated_at"])
 
@@ -317,7 +321,8 @@ class ProfileStore:
     async def replace(self, user_id: str, *, profile: Profile | None, governance: str | None,
                       interaction: dict[str, Any] | None) -> None:
         """A portability import in one transaction: the writing profile (one version; the
-        user chose it, so it counts as confirmed) and/or the interaction profile."""
+        user chose it, so it counts as confirmed) and/or the interaction profile
+        (`app.interaction.store.save`)."""
         def write(conn: sqlite3.Connection) -> None:
             if profile is not None and governance is not None:
                 state = _load(conn, user_id)
@@ -326,45 +331,6 @@ class ProfileStore:
                     _step(state, "confirm")
                 _save(conn, user_id, state, "imported a writing profile")
             if interaction is not None:
-                _save_interaction(conn, user_id, interaction)
+                interaction_store.save(conn, user_id, interaction)
 
         await self.db.execute_write_fn(write)
-
-    # --- the interaction profile ---------------------------------------------------------------
-
-    async def interaction(self, user_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
-            return _interaction(conn, user_id)
-
-        return await self.db.execute_fn(read)
-
-    async def edit_interaction(self, user_id: str,
-                               fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
-            current = _interaction(conn, user_id)
-            fn(current)
-            _save_interaction(conn, user_id, current)
-            return current
-
-        return await self.db.execute_write_fn(write)
-
-
-def _save_interaction(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> None:
-    conn.execute("INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
-                 "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
-                 "(user_id) DO UPDATE SET governance = excluded.governance, "
-                 "prefs_json = excluded.prefs_json, "
-                 "suggestions_json = excluded.suggestions_json, "
-                 "updated_at = excluded.updated_at",
-                 (user_id, current["governance"], json.dumps(current["prefs"]),
-                  json.dumps(current["suggestions"]), time.time()))
-
-
-def _interaction(conn: sqlite3.Connection, user_id: str) -> dict[str, Any]:
-    row = conn.execute("SELECT * FROM interaction_profiles WHERE user_id = ?",
-                       (user_id,)).fetchone()
-    if row is None:
-        return {"governance": model.DEFAULT_GOVERNANCE, "prefs": {}, "suggestions": []}
-    return {"governance": row["governance"], "prefs": json.loads(row["prefs_json"]),
-            "suggestions": json.loads(row["suggestions_json"])}
-

@@ -1,4 +1,4 @@
-"""What the offline provider answers, per purpose: the one table to extend.
+"""What the offline provider answers, per purpose: its own answers and how a table extends them.
 
 A handler gets an `OfflineRequest` and returns one of
 - a `str`: the answer text (for a structured call it fills the schema's text fields),
@@ -10,8 +10,11 @@ A handler gets an `OfflineRequest` and returns one of
 A purpose without a handler gets the neutral instance of its schema (SPEC §6: no action,
 no retry, no follow-up, answer accepted), or for a text call the reflective reply.
 
-To teach the offline provider a new purpose, write a function here (or anywhere) and add it
-to `HANDLERS` at the bottom of this file — or call `register("purpose", function)`.
+The provider's own answers are `BASE_ANSWERS` (perception, summary, the reflective reply).
+The answers a gateway's offline provider uses are a value handed to the gateway when it is
+built (`Gateway(..., offline_answers=...)`); the product's are composed in
+`app.wiring.purposes` with `extended`. Nothing here is registered or changed at run time, so
+two apps in one process never share or overwrite each other's answers.
 
 Where the handlers read the user's words: the last `user` message; when it carries a
 rendered history (speaker lines `[n] USER (…): …`), the last USER contribution in it.
@@ -20,14 +23,14 @@ rendered history (speaker lines `[n] USER (…): …`), the last USER contributi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from dataclasses import fields as dataclass_fields
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
 
-from app.core.emotion import LABELS, STORED_NAMES
+from app.core.emotion import LABELS, STORED_NAMES, PerceivedEmotion
 from app.llm.offline import lexicon as lx
 from app.llm.offline import phrases
 from app.llm.offline import text as tx
@@ -57,21 +60,9 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 
 # --- perception ------------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Perception:
-    """What the lexicon reads in a text, with the seeds' German labels."""
-
-    emotion: str
-    arousal: float
-    intentions: list[str]
-    mode: str
-    core: str
-    emotions_vector: str
-    language_style: str
-    relationship_dynamic: str
-    tone: str
-    topics: list[str]
-    language: str
+class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
+    """What the lexicon reads in a text, with the seeds' German labels: the perception's
+    shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
 
     def values(self) -> dict[str, Any]:
         """Field values under the seeds' German names and their English names; labels as
@@ -81,7 +72,7 @@ class Perception:
             return (label, lx.ENGLISH.get(label, label))
 
         values: dict[str, Any] = {}
-        for name in (field.name for field in dataclass_fields(self)):
+        for name in (field.name for field in msgspec.structs.fields(self)):
             value = getattr(self, name)
             values[STORED_NAMES.get(name, name)] = both(value) if name in LABELS else value
         values["intentionen"] = (list(self.intentions),
@@ -93,13 +84,13 @@ class Perception:
         return values
 
 
-def perceive_text(text: str) -> Perception:
+def perceive_text(text: str) -> LexiconPerception:
     """Lexicon perception of one text (German or English)."""
     language = tx.language(text)
     emotion, strength = _dominant_emotion(text)
     intentions = _intentions(text, emotion)
     mode = _mode(text, intentions, emotion)
-    return Perception(
+    return LexiconPerception(
         emotion=emotion.label,
         arousal=_arousal(text, emotion, strength),
         intentions=intentions,
@@ -128,7 +119,7 @@ def _emotion_scores(text: str) -> dict[str, float]:
     return scores
 
 
-def _dominant_emotion(text: str) -> tuple[lx.Emotion, float]:
+def _dominant_emotion(text: str) -> tuple[lx.LexiconEmotion, float]:
     scores = _emotion_scores(text)
     if not scores:
         return lx.NEUTRAL, 0.0
@@ -138,7 +129,7 @@ def _dominant_emotion(text: str) -> tuple[lx.Emotion, float]:
     return lx.EMOTION_BY_LABEL[label], scores[label]
 
 
-def _arousal(text: str, emotion: lx.Emotion, strength: float) -> float:
+def _arousal(text: str, emotion: lx.LexiconEmotion, strength: float) -> float:
     value = emotion.arousal
     value += 0.05 * min(strength - 1, 2) if strength > 1 else 0.0
     value += 0.05 * min(text.count("!"), 3)
@@ -148,7 +139,7 @@ def _arousal(text: str, emotion: lx.Emotion, strength: float) -> float:
     return round(min(max(value, 0.0), 1.0), 2)
 
 
-def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
+def _intentions(text: str, emotion: lx.LexiconEmotion) -> list[str]:
     found = [name for name, cues in lx.INTENTION_CUES.items() if cues.count(text)]
     first_words = [s.split()[0].lower().strip(",.") for s in tx.sentences(text) if s.split()]
     if "?" in text or any(w in lx.QUESTION_WORDS for w in first_words):
@@ -163,7 +154,7 @@ def _intentions(text: str, emotion: lx.Emotion) -> list[str]:
     return list(dict.fromkeys(found)) or ["information_teilen"]
 
 
-def _mode(text: str, intentions: list[str], emotion: lx.Emotion) -> str:
+def _mode(text: str, intentions: list[str], emotion: lx.LexiconEmotion) -> str:
     for mode, cues in lx.MODE_CUES.items():  # crisis first: it outranks everything
         if cues.count(text):
             return mode
@@ -193,7 +184,7 @@ def _language_style(text: str) -> str:
     return "neutral"
 
 
-def _relationship(text: str, emotion: lx.Emotion) -> str:
+def _relationship(text: str, emotion: lx.LexiconEmotion) -> str:
     if emotion.label == "liebe":
         return "naehe"
     if lx.DISCLOSURE_CUES.count(text) or (emotion.valence < 0 and re.search(
@@ -204,7 +195,7 @@ def _relationship(text: str, emotion: lx.Emotion) -> str:
     return "neutral"
 
 
-def _tone(emotion: lx.Emotion, intentions: list[str], mode: str) -> str:
+def _tone(emotion: lx.LexiconEmotion, intentions: list[str], mode: str) -> str:
     if mode == "krise":
         return "behutsam"
     if mode == "spiel":
@@ -356,13 +347,26 @@ def responder(request: OfflineRequest) -> str:
 
 # --- the table -------------------------------------------------------------------------------
 
-HANDLERS: dict[str, Handler] = {
+Answers = Mapping[str, Handler]  # purpose -> its handler; immutable once built
+
+BASE_ANSWERS: Answers = MappingProxyType({
     "perception": perception,
     "summary": summary,
     "responder": responder,
-}
+})
 
 
-def register(purpose: str, handler: Handler) -> None:
-    """Add or replace the offline handler of a purpose."""
-    HANDLERS[purpose] = handler
+def extended(base: Answers, table: Answers, *, replacing: Iterable[str] = ()) -> Answers:
+    """`base` with the purposes of `table` added, as a new immutable mapping.
+
+    A purpose both have must be named in `replacing` (the table's handler takes its place,
+    usually by wrapping base's), and every purpose named there must be one both have: which
+    handler wins is said where the tables are put together, never by the order they happen
+    to be applied in."""
+    replaced = frozenset(replacing)
+    shared = base.keys() & table.keys()
+    if shared != replaced:
+        unnamed, absent = sorted(shared - replaced), sorted(replaced - shared)
+        raise ValueError(f"offline answers: purposes in both tables but not named as replaced: "
+                         f"{unnamed}; named as replaced but not in both: {absent}")
+    return MappingProxyType({**base, **table})

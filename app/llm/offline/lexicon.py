@@ -17,7 +17,10 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
-class Emotion:
+class LexiconEmotion:
+    """One emotion the lexicon knows: its German label (the seeds'), its English one, the
+    arousal it carries, its valence and the word cues that show it."""
+
     label: str
     english: str
     arousal: float
@@ -25,47 +28,47 @@ class Emotion:
     cues: tuple[str, ...]
 
 
-EMOTIONS: tuple[Emotion, ...] = (
-    Emotion("begeisterung", "excitement", 0.8, 1, (
+EMOTIONS: tuple[LexiconEmotion, ...] = (
+    LexiconEmotion("begeisterung", "excitement", 0.8, 1, (
         "begeister*", "mega", "wahnsinn*", "fantastisch*", "großartig*", "grossartig*",
         "hammer", "genial*", "kaum erwarten", "juhu", "yay", "excited", "amazing", "thrilled",
         "incredible", "fantastic", "awesome", "can't wait", "cannot wait", "brilliant")),
-    Emotion("freude", "joy", 0.6, 1, (
+    LexiconEmotion("freude", "joy", 0.6, 1, (
         "froh", "freu*", "glücklich*", "gluecklich*", "toll*", "super", "klasse", "prima",
         "schön*", "schoen*", "lach*", "spaß*", "spass*", "gut gelaunt", "happy", "glad",
         "joy*", "great", "wonderful", "nice", "fun", "laugh*", "smil*", "good news")),
-    Emotion("liebe", "love", 0.6, 1, (
+    LexiconEmotion("liebe", "love", 0.6, 1, (
         "liebe", "lieben", "liebst", "verliebt*", "mag dich", "hab dich lieb", "kuschel*",
         "love", "loving", "adore*", "darling", "in love")),
-    Emotion("dankbarkeit", "gratitude", 0.45, 1, (
+    LexiconEmotion("dankbarkeit", "gratitude", 0.45, 1, (
         "danke*", "dankbar*", "thanks", "thank you", "grateful", "thankful")),
-    Emotion("trauer", "sadness", 0.3, -1, (
+    LexiconEmotion("trauer", "sadness", 0.3, -1, (
         "traurig*", "trauer*", "weine", "weinen", "weinte", "weint", "vermiss*", "verlust*",
         "verloren", "gestorben",
         "einsam*", "deprimiert*", "niedergeschlagen*", "enttäusch*", "enttaeusch*",
         "heulen", "sad", "sadness", "cry*", "miss you", "missing", "lost", "died", "death",
         "lonely", "depressed", "heartbroken", "disappointed", "grief", "unhappy")),
-    Emotion("wut", "anger", 0.8, -1, (
+    LexiconEmotion("wut", "anger", 0.8, -1, (
         "wütend*", "wuetend*", "wut", "sauer", "ärger*", "aerger*", "genervt*", "nervt*",
         "hass*", "zornig*", "unverschämt*", "regt mich auf", "angry", "anger", "mad",
         "furious", "annoyed", "annoying", "hate", "pissed", "outrageous")),
-    Emotion("angst", "fear", 0.75, -1, (
+    LexiconEmotion("angst", "fear", 0.75, -1, (
         "angst", "ängstlich*", "aengstlich*", "sorge", "sorgen", "befürcht*", "befuercht*",
         "panik*", "nervös*", "nervoes*", "unsicher*", "furcht*", "fürchte*", "afraid", "fear*",
         "scared", "worried", "worry", "anxious", "panic*", "nervous", "terrified")),
-    Emotion("stress", "stress", 0.75, -1, (
+    LexiconEmotion("stress", "stress", 0.75, -1, (
         "stress*", "gestresst", "überfordert*", "ueberfordert*", "hektik", "hektisch",
         "zeitdruck", "druck", "deadline*", "stressed", "overwhelmed", "pressure", "hectic")),
-    Emotion("erschoepfung", "exhaustion", 0.2, -1, (
+    LexiconEmotion("erschoepfung", "exhaustion", 0.2, -1, (
         "müde", "muede", "erschöpft*", "erschoepft*", "kaputt", "ausgelaugt", "schlapp",
         "tired", "exhausted", "worn out", "sleepy", "drained")),
-    Emotion("ueberraschung", "surprise", 0.7, 0, (
+    LexiconEmotion("ueberraschung", "surprise", 0.7, 0, (
         "überrasch*", "ueberrasch*", "unglaublich*", "krass", "wow", "surprised",
         "surprise*", "unbelievable", "unexpected")),
-    Emotion("ekel", "disgust", 0.6, -1, (
+    LexiconEmotion("ekel", "disgust", 0.6, -1, (
         "eklig*", "ekel*", "widerlich*", "igitt", "disgusting", "yuck", "revolting")),
 )
-NEUTRAL = Emotion("neutral", "neutral", 0.4, 0, ())
+NEUTRAL = LexiconEmotion("neutral", "neutral", 0.4, 0, ())
 
 INTENSIFIERS = frozenset((
     "sehr", "total", "echt", "richtig", "extrem", "wirklich", "unglaublich", "so", "voll",
@@ -172,4 +175,4 @@ FORMAL_CUES = CueSet(FORMAL)
 CASUAL_CUES = CueSet(CASUAL)
 DISCLOSURE_CUES = CueSet(DISCLOSURE)
 INTENSIFIER_CUES = CueSet(INTENSIFIERS)
-EMOTION_BY_LABEL: dict[str, Emotion] = {e.label: e for e in (*EMOTIONS, NEUTRAL)}
+EMOTION_BY_LABEL: dict[str, LexiconEmotion] = {e.label: e for e in (*EMOTIONS, NEUTRAL)}

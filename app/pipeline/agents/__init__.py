@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from app.pipeline.agents import lists, reminders
 from app.pipeline.context import NodeContext
-from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.state import AgentContext, AgentResult, Path2State
 
-Agent = Callable[[NodeContext, Path2State, str, dict[str, Any] | None], Awaitable[AgentResult]]
+Agent = Callable[[NodeContext, Path2State, str, AgentContext | None], Awaitable[AgentResult]]
 
 AGENTS: dict[str, Agent] = {
     lists.AGENT: lists.run,

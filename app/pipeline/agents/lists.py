@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 import msgspec
 
@@ -37,7 +36,7 @@ from app.pipeline.agents.follow_up import follow_up, original_command, pending_t
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ListCommand
-from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +49,7 @@ class Target:
 
 
 async def run(ctx: NodeContext, state: Path2State, task: str,
-              pending: dict[str, Any] | None) -> AgentResult:
+              pending: AgentContext | None) -> AgentResult:
     store = ListStore(ctx.services.redis, state.user_id, state.character_id)
     existing = await store.all()
     b = ctx.blocks
@@ -115,7 +114,7 @@ def mentioned(existing: list[NamedList], text: str) -> NamedList | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
+def resumed(answer: ListCommand, pending: AgentContext) -> ListCommand:
     """The original command with what the user's answer adds (a list name, "new list")."""
     original = original_command(pending, ListCommand, AGENT)
     if original is None:
@@ -128,7 +127,7 @@ def resumed(answer: ListCommand, pending: dict[str, Any]) -> ListCommand:
 
 
 def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
-         existing: list[NamedList], pending: dict[str, Any] | None) -> AgentResult:
+         existing: list[NamedList], pending: AgentContext | None) -> AgentResult:
     words = _phrases(reply_language(ctx, state))
     names = join([words["quote"].format(name=item.name) for item in existing], words["or"])
     if not existing:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping
-from typing import Any
 
 import msgspec
 
@@ -32,7 +31,7 @@ from app.pipeline.agents.follow_up import follow_up, original_command, pending_t
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
 from app.pipeline.schemas import ReminderCommand
-from app.pipeline.state import AgentResult, Path2State
+from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,7 @@ def when_text(due_at: float, zone: dt.tzinfo | None, language: str) -> str:
 
 
 async def run(ctx: NodeContext, state: Path2State, task: str,
-              pending: dict[str, Any] | None) -> AgentResult:
+              pending: AgentContext | None) -> AgentResult:
     now = ctx.services.clock()
     zone = zone_named(ctx.settings.timezone)
     b = ctx.blocks
@@ -102,7 +101,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
                                                           setting="max_reminders_per_pair"))
         return AgentResult(agent=AGENT, task=task, outcome="refused",
                            said=[words["too_many"].format(count=cap)])
-    request_turn = (pending or {}).get("turn_id") or state.turn_id
+    request_turn = (pending.turn_id if pending is not None else "") or state.turn_id
     reminder = new_reminder(state.user_id, state.character_id, command.text, due_at,
                             trigger_turn_id=request_turn, now=now)
     log.info("reminder intended", extra=fields(reminder_id=reminder.id, due_at=due_at))
@@ -111,7 +110,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         effects=[ReminderToAdd(reminder=reminder)])
 
 
-def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand:
+def resumed(answer: ReminderCommand, pending: AgentContext) -> ReminderCommand:
     original = original_command(pending, ReminderCommand, AGENT)
     if original is None:
         return answer
@@ -121,7 +120,7 @@ def resumed(answer: ReminderCommand, pending: dict[str, Any]) -> ReminderCommand
 
 
 def _ask(state: Path2State, task: str, command: ReminderCommand,
-         pending: dict[str, Any] | None, question: str) -> AgentResult:
+         pending: AgentContext | None, question: str) -> AgentResult:
     return follow_up(AGENT, state, task, command, pending, question)
 
 

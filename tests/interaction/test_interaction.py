@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.journal.profile import interaction
+from app.interaction import profile as interaction
 from tests.conftest import AUTH
 from tests.pipeline_support import fake_app, open_chat, system_message
 

@@ -1,4 +1,4 @@
-"""The interaction profile (seed 004 §12): how the user likes the character to answer.
+"""The interaction profile's rules (seed 004 §12): how the user likes the character to answer.
 
 Separate from the writing profile (that one shapes journal text, not the dialogue) and
 `advising` by default. Product defaults — answer length, one follow-up impulse at most,
@@ -18,7 +18,7 @@ import uuid
 from typing import Any
 
 from app.core.i18n import texts
-from app.journal.profile.model import USER_ORIGINS
+from app.core.profiles import USER_ORIGINS
 
 # The product defaults, in order; their wording is in the server's texts (`app.core.i18n`).
 DEFAULT_KEYS = ("answer_length", "follow_up", "listening")
