@@ -20,7 +20,6 @@ from app.pipeline.vocabulary import Pipelines
 from app.runtime.minimal import minimal_pipelines
 from app.wiring.server import create_app
 from tests.conftest import TOKEN
-from tests.waiting import until
 
 CATALOG = CharacterCatalog([Character(id="nova", name="Nova"), Character(id="luna", name="Luna")])
 
@@ -37,12 +36,6 @@ def runtime_app(fake_model: Any, make_settings: Callable[..., Settings], *,
 
 def responders(fake_model: Any) -> list[Any]:
     return fake_model.chats("responder")
-
-
-async def wait_responder_calls(fake_model: Any, count: int, timeout: float = 20.0) -> None:
-    """Wait until the fake model has received `count` responder requests."""
-    await until(lambda: len(responders(fake_model)) >= count, timeout=timeout,
-                what=f"{count} responder requests")
 
 
 def user_prompt(request: Any) -> str:

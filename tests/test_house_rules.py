@@ -5,7 +5,9 @@ catches what it should and passes what it should:
 - only `app/memory/keys.py` spells a Redis key;
 - handlers (`app/api/`) never build prompts and never call a model with messages;
 - one SQLite writer: only `app/storage/database.py` opens a connection that may write to the
-  data dir's database (the command line writes through it too, holding the data dir's lock).
+  data dir's database (the command line writes through it too, holding the data dir's lock);
+- and of the tests themselves: a test waits on what can be seen (`tests/waiting.py`, the fake
+  model's `wait_requests`), never for a fixed time, but where a table below says why.
 """
 
 from __future__ import annotations
@@ -382,3 +384,111 @@ def test_a_connection_that_writes_is_caught_however_it_is_opened() -> None:
         """)
     assert list(writable_connections(module)) == [("add", 7), ("add", 8), ("add", 9),
                                                   ("add", 10)]
+
+
+# --- tests wait on what can be seen, not for a fixed time ------------------------------------
+
+SLEEPS = {"asyncio.sleep", "time.sleep"}
+BROWSER_SLEEP = "wait_for_timeout"  # Playwright's fixed wait
+WAITING = "tests.waiting"  # `until`: the one bounded poll
+# Where the tests sleep for a fixed time beside it, each with why: none of these waits for
+# something the app does.
+FIXED_TIMES = {
+    ("tests.procs", "wait_for"):
+        "`until`'s counterpart for code outside an event loop (app processes, the browser)",
+    ("tests.peer.conftest", "_wait_until_responds"):
+        "the llama.cpp peer's bounded start-up poll (a server of its own, no app)",
+    ("tests.fakemodel", "_metadata_fault"): "the fake model's scripted latency, not a wait",
+    ("tests.fakemodel", "_pause"): "the fake model's scripted latency between chunks",
+    ("tests.fakemodel", "_fault"): "the fake model's scripted hang, ended when the client goes",
+    ("tests.fakemodel", "_sleep_unless_gone"): "the fake model's scripted delay, in steps",
+    ("tests.auth.test_login_and_hosts", "test_failed_logins_back_off_with_429_and_retry_after"):
+        "the back-off is measured in real time: Retry-After must pass before a retry",
+    ("tests.auth.test_login_and_hosts", "tick"):
+        "a ticker that measures the event loop's gaps while passwords are hashed",
+    ("tests.core.test_background", "test_a_wake_during_a_round_is_not_lost_and_many_wakes_are_one"):
+        "a quiet time in which no further round may start",
+    ("tests.core.test_background", "test_the_interval_can_follow_the_steps_result"):
+        "a quiet time in which no further round may start",
+    ("tests.core.test_background", "test_it_does_not_spin"):
+        "counts the rounds of a fixed time: a loop that spins would run many",
+    ("tests.browser.test_history", "scroll_to_top_until_the_beginning"):
+        "a scroll step: the page loads the next older page on the scroll event",
+    ("tests.browser.test_history",
+     "test_a_search_hit_opens_its_day_and_the_way_back_to_the_present"):
+        "a scroll step: the page loads the next newer page on the scroll event",
+    ("tests.browser.test_history", "test_history_and_live_lines_meet_without_doubles"):
+        "a quiet time in which no line may be drawn twice",
+    ("tests.browser.test_history", "test_the_first_screen_greets_and_offers_three_phrases"):
+        "a quiet time in which a filled-in phrase must not be sent",
+}
+
+
+def fixed_sleeps(module: Module) -> Iterator[tuple[str, int]]:
+    """(the innermost enclosing function, line) of each sleep for a fixed time: `asyncio.sleep`
+    or `time.sleep` however imported, or a browser's `wait_for_timeout`; `sleep(0)` only lets
+    the event loop run other tasks and is none."""
+    bound = bindings(module)
+
+    def visit(node: ast.AST, function: str) -> Iterator[tuple[str, int]]:
+        for child in ast.iter_child_nodes(node):
+            name = (child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+                    else function)
+            if isinstance(child, ast.Call) and (
+                    resolve(bound, child.func) in SLEEPS
+                    or (isinstance(child.func, ast.Attribute)
+                        and child.func.attr == BROWSER_SLEEP)) and not _no_time(child):
+                yield name, child.lineno
+            yield from visit(child, name)
+
+    yield from visit(module.tree, "<module>")
+
+
+def _no_time(call: ast.Call) -> bool:
+    return bool(call.args) and isinstance(call.args[0], ast.Constant) and call.args[0].value == 0
+
+
+Sleeps = list[tuple[Module, str, int]]
+
+
+@pytest.fixture(scope="module")
+def sleeps() -> Sleeps:
+    return [(module, function, line) for module in parse_tree(ROOT, ("tests",)).values()
+            for function, line in fixed_sleeps(module)]
+
+
+def test_tests_wait_on_what_can_be_seen(sleeps: Sleeps) -> None:
+    """A wait for something the app does is `until(...)` (tests/waiting.py) or the fake
+    model's `wait_requests`: bounded, and over as soon as it is seen."""
+    found = [f"{module.relative}:{line} in {function}()" for module, function, line in sleeps
+             if module.name != WAITING and (module.name, function) not in FIXED_TIMES]
+    assert found == []
+
+
+def test_the_named_fixed_times_still_exist(sleeps: Sleeps) -> None:
+    """An exception that no longer matches code is dropped from the table."""
+    present = {(module.name, function) for module, function, _ in sleeps}
+    assert sorted(set(FIXED_TIMES) - present) == []
+
+
+def test_a_fixed_sleep_is_caught_however_it_is_written() -> None:
+    module = module_of("""\
+        import asyncio
+        import time
+        from asyncio import sleep
+        from time import sleep as pause
+
+        async def test_waits(page, seconds):
+            await asyncio.sleep(0.5)
+            time.sleep(seconds)
+            await sleep(1)
+            pause(0.1)
+            page.wait_for_timeout(300)
+            while not done():
+                await asyncio.sleep(0.02)
+
+        async def test_lets_the_loop_run():
+            await asyncio.sleep(0)
+            await until(lambda: seen, timeout=5)
+        """, "tests.somewhere.test_thing")
+    assert list(fixed_sleeps(module)) == [("test_waits", line) for line in (7, 8, 9, 10, 11, 13)]

@@ -3,12 +3,17 @@
     await until(lambda: list_backups(folder))                  # a file appears
     record = await until(lambda: logged(caplog, "…"))          # a log record
     job = await wait_job(client, job_id)                       # a journal job ends
+    state = await wait_message(chat.get, message_id)           # a message ends
 
 `until` polls what it is given (a function or a coroutine function) every `every` seconds
 until the answer is accepted (truthy, or `accept(answer)`), and returns that answer; a look
 that costs the app work (many requests) looks less often. When that does not happen
 within `timeout` seconds the test fails, saying what it waited for and what it saw last. The
 timeout bounds a broken run; it is never a speed claim (speed is measured in bench/).
+
+A wait for the model to be called is the fake model's own `wait_requests(n, purpose)`, woken
+by each request; code outside an event loop polls with `tests.procs.wait_for`. No test sleeps
+for a fixed time but where tests/test_house_rules.py names why.
 """
 
 from __future__ import annotations
@@ -25,9 +30,10 @@ from aiohttp.test_utils import TestClient
 from tests.conftest import AUTH
 
 T = TypeVar("T")
-WAIT = 20.0
+WAIT = 20.0  # seconds a test waits for what the app will do (never a speed claim)
 POLL_SECONDS = 0.02
 JOB_ENDS = ("done", "failed")
+MESSAGE_ENDS = ("delivered", "failed")
 
 
 async def until(look: Callable[[], T | Awaitable[T]], accept: Callable[[T], object] = bool, *,
@@ -60,3 +66,14 @@ async def wait_job(client: TestClient, job_id: str, *, headers: dict[str, str] =
 
     return await until(job, lambda seen: seen["state"] in JOB_ENDS, timeout=timeout,
                        what=f"journal job {job_id} to end")
+
+
+async def wait_message(get: Callable[[str], Awaitable[dict[str, Any]]], message_id: str,
+                       states: tuple[str, ...] = MESSAGE_ENDS, *,
+                       timeout: float = WAIT, every: float = POLL_SECONDS) -> dict[str, Any]:
+    """A message (`/api/messages/{id}`) once its state is one of `states` (by default: it has
+    ended, answered or failed). `get` reads a path of the app as JSON: `Chat.get` in process,
+    `tests.kill_support.get` bound to an app process."""
+    return await until(lambda: get(f"/api/messages/{message_id}"),
+                       lambda seen: seen["state"] in states, timeout=timeout, every=every,
+                       what=f"message {message_id} in {states}")
