@@ -361,6 +361,13 @@ def test_a_module_in_a_room_without_a_rank_fails(tmp_path: Path) -> None:
     assert breaches(tmp_path, files, rank={**RANK, "profile": 3}) == []
 
 
+def test_a_loose_module_in_app_fails(tmp_path: Path) -> None:
+    """Only the package face and the entry point lie loose in app/: a module beside them (the
+    old `app/tasks.py`) has no room, so no rank, and fails until it moves into one."""
+    found = breaches(tmp_path, {"app/tasks.py": "import asyncio\n"})
+    assert found == ["app.tasks is in room 'tasks', which has no rank in RANK"]
+
+
 def test_no_room_reaches_the_wiring_but_the_entry_point(tmp_path: Path) -> None:
     found = breaches(tmp_path, {"app/api/app_keys.py": """\
         def later():
