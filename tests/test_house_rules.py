@@ -396,8 +396,6 @@ WAITING = "tests.waiting"  # `until`: the one bounded poll
 FIXED_TIMES = {
     ("tests.procs", "wait_for"):
         "`until`'s counterpart for code outside an event loop (app processes, the browser)",
-    ("tests.peer.conftest", "_wait_until_responds"):
-        "the llama.cpp peer's bounded start-up poll (a server of its own, no app)",
     ("tests.fakemodel", "_metadata_fault"): "the fake model's scripted latency, not a wait",
     ("tests.fakemodel", "_pause"): "the fake model's scripted latency between chunks",
     ("tests.fakemodel", "_fault"): "the fake model's scripted hang, ended when the client goes",
