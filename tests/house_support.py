@@ -1,6 +1,7 @@
 """The product's source as data, for the tests that hold the house (tests/test_layers.py,
-tests/test_house_rules.py): every module of app/ and statemachine/ parsed once, and the
-imports between them read from the syntax tree.
+tests/test_house_rules.py): every module of app/ and statemachine/ parsed once (or of other
+packages: the rule on waiting reads tests/), and the imports between them read from the
+syntax tree.
 
 An import counts wherever it is written: at the top, inside a function (`late`), under
 `if TYPE_CHECKING:` (`typing`), relative or absolute, `import a.b as c`, `from a import b`
