@@ -214,6 +214,22 @@ def resolve(bound: dict[str, str], node: ast.expr) -> str | None:
     return f"{bound[head]}.{rest}" if rest else bound[head]
 
 
+def calls(module: Module, *, outermost: bool = False) -> Iterator[tuple[str, ast.Call]]:
+    """Every call a module makes, with the function it is written in: the innermost one, or
+    with `outermost` the module-level function around it ("<module>" outside any)."""
+    def visit(node: ast.AST, function: str) -> Iterator[tuple[str, ast.Call]]:
+        for child in ast.iter_child_nodes(node):
+            name = function
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and not (
+                    outermost and function != "<module>"):
+                name = child.name
+            if isinstance(child, ast.Call):
+                yield name, child
+            yield from visit(child, name)
+
+    yield from visit(module.tree, "<module>")
+
+
 def strings(tree: ast.AST) -> Iterator[tuple[str, int]]:
     """Every string the code spells, with its line: constants (str or bytes) and f-strings,
     whose formatted parts read as "\\0". Docstrings are documentation, not code: left out."""

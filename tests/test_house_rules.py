@@ -24,6 +24,7 @@ from tests.house_support import (
     ROOT,
     Module,
     bindings,
+    calls,
     dotted_name,
     names_used,
     parse_module,
@@ -322,17 +323,8 @@ def writable_connections(module: Module) -> Iterator[tuple[str, int]]:
     """(the enclosing function, line) of each SQLite connection opened that may write: not
     `mode=ro` in its URI and not `readonly=True`."""
     bound = bindings(module)
-
-    def visit(node: ast.AST, function: str) -> Iterator[tuple[str, int]]:
-        for child in ast.iter_child_nodes(node):
-            name = (child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    and function == "" else function)
-            if isinstance(child, ast.Call) and resolve(bound, child.func) in CONNECTS \
-                    and not _read_only(child):
-                yield name or "<module>", child.lineno
-            yield from visit(child, name)
-
-    yield from visit(module.tree, "")
+    return ((function, call.lineno) for function, call in calls(module, outermost=True)
+            if resolve(bound, call.func) in CONNECTS and not _read_only(call))
 
 
 def _read_only(call: ast.Call) -> bool:
@@ -427,19 +419,10 @@ def fixed_sleeps(module: Module) -> Iterator[tuple[str, int]]:
     or `time.sleep` however imported, or a browser's `wait_for_timeout`; `sleep(0)` only lets
     the event loop run other tasks and is none."""
     bound = bindings(module)
-
-    def visit(node: ast.AST, function: str) -> Iterator[tuple[str, int]]:
-        for child in ast.iter_child_nodes(node):
-            name = (child.name if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
-                    else function)
-            if isinstance(child, ast.Call) and (
-                    resolve(bound, child.func) in SLEEPS
-                    or (isinstance(child.func, ast.Attribute)
-                        and child.func.attr == BROWSER_SLEEP)) and not _no_time(child):
-                yield name, child.lineno
-            yield from visit(child, name)
-
-    yield from visit(module.tree, "<module>")
+    return ((function, call.lineno) for function, call in calls(module)
+            if (resolve(bound, call.func) in SLEEPS or (isinstance(call.func, ast.Attribute)
+                                                        and call.func.attr == BROWSER_SLEEP))
+            and not _no_time(call))
 
 
 def _no_time(call: ast.Call) -> bool:

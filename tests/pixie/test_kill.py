@@ -12,14 +12,7 @@ from __future__ import annotations
 from functools import partial
 
 from tests.fakemodel import Fault
-from tests.kill_support import (
-    WAIT,
-    app_to_kill,
-    call,
-    fake_model_env,
-    get,
-    restarted,
-)
+from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, get, restarted
 from tests.waiting import until
 
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."

@@ -11,14 +11,7 @@ from __future__ import annotations
 from functools import partial
 
 from tests.fakemodel import Fault
-from tests.kill_support import (
-    WAIT,
-    app_to_kill,
-    call,
-    fake_model_env,
-    get,
-    restarted,
-)
+from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, get, restarted
 from tests.waiting import wait_message
 
 
