@@ -3,11 +3,9 @@ fake model over HTTP (`tests/fakemodel.py`), the offline model, the WebSocket.""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +22,7 @@ from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
 from tests.pipeline_support import open_chat
+from tests.waiting import wait_job
 
 DATE = "2026-03-01"
 LINES = [
@@ -68,8 +67,9 @@ async def jclient(aiohttp_client, journal_app) -> TestClient:
 
 
 async def call(client: TestClient, method: str, path: str, status: int = 200,
-               **kwargs: Any) -> Any:
-    response = await client.request(method, path, headers=AUTH, **kwargs)
+               headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
+    response = await client.request(method, path, headers={**AUTH, **(headers or {})},
+                                    **kwargs)
     body = await response.text()
     assert response.status == status, (response.status, body)
     return json.loads(body) if body and response.content_type == "application/json" else body
@@ -81,22 +81,11 @@ async def import_day(client: TestClient, lines: list[dict[str, Any]] = LINES,
                       json={"date": date, "messages": lines})
 
 
-async def wait_job(client: TestClient, job_id: str, timeout: float = 10.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        job = await call(client, "GET", f"/api/journal/jobs/{job_id}")
-        if job["state"] in ("done", "failed"):
-            return job
-        assert time.monotonic() < deadline, job
-        await asyncio.sleep(0.02)
-
-
 async def generate(client: TestClient, date: str = DATE, *,
                    headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
-    response = await client.post(f"/api/journal/days/{date}/drafts", json=body or None,
-                                 headers={**AUTH, **(headers or {})})
-    assert response.status == 202, await response.text()
-    return await wait_job(client, (await response.json())["job_id"])
+    started = await call(client, "POST", f"/api/journal/days/{date}/drafts", 202,
+                         json=body or None, headers={**AUTH, **(headers or {})})
+    return await wait_job(client, started["job_id"])
 
 
 async def draft_of(client: TestClient, job: dict[str, Any]) -> dict[str, Any]:
