@@ -6,15 +6,20 @@
   while one is being taken. A backup holds every user's data, so in headless mode only the
   admin (`local`) may take or list them; it never holds accounts (a full backup with
   accounts is the command line's `novaberg backup --include-accounts`).
-- `GET /api/exports/{kind}?character=&from=&to=&format=md|json`: the caller's own data as a
-  download (`kind`: a registered exporter, e.g. `chat`).
+- `GET /api/exports/{kind}?character=&from=&to=&format=md|json&lang=&per=`: the caller's
+  own data as a download (`kind`: a registered exporter, e.g. `chat`); `lang` (de, en) for
+  the words of a Markdown export (default: the exporter's neutral form); `per=entry`: one
+  file per item in a zip, named as the CLI's `--out FOLDER` names them (the journal).
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
   → `{kind, imported, skipped}`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
+import zipfile
 
 from aiohttp import web
 
@@ -26,6 +31,7 @@ from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
+from app.core.i18n import LANGUAGES
 
 EXPORT_FORMATS = ("md", "json")
 
@@ -67,16 +73,37 @@ async def get_export(request: web.Request) -> web.Response:
     except ExportError as exc:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
+    language = request.query.get("lang") or None
+    if language is not None and language not in LANGUAGES:
+        raise ApiError(400, "invalid_language", f"lang {language!r}: use de or en")
+    per = request.query.get("per") or None
+    split = getattr(exporter, "files", None)
+    if per is not None and (per != "entry" or split is None):
+        raise ApiError(400, "invalid_export", f"per={per!r}: one file per entry is offered "
+                       "for the journal")
     document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
+    if per is not None:
+        body = await asyncio.to_thread(zipped, split(document, fmt, language))
+        return web.Response(body=body, content_type="application/zip", headers={
+            "Content-Disposition": f'attachment; filename="{stem}.zip"'})
     if fmt == "md":
-        body = exporter.markdown(document, zone).encode()
+        body = exporter.markdown(document, zone, language).encode()
         content_type = "text/markdown"
     else:
         body = json.dumps(document, ensure_ascii=False, indent=1).encode()
         content_type = "application/json"
     return web.Response(body=body, content_type=content_type, charset="utf-8", headers={
         "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
+
+
+def zipped(files: dict[str, str]) -> bytes:
+    """A zip of text files (UTF-8), each under its own name, in the order given."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in files.items():
+            archive.writestr(name, text.encode())
+    return buffer.getvalue()
 
 
 def _kinds() -> list[str]:

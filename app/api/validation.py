@@ -11,6 +11,7 @@ import msgspec
 from aiohttp import web
 
 from app.api.errors import ApiError, Handler
+from app.core.i18n import language_of
 from app.core.log import fields
 from app.storage.errors import Conflict, Missing
 
@@ -63,6 +64,14 @@ def decoded_body(request: web.Request, raw: bytes) -> bytes:
 
 
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+def request_language(request: web.Request, explicit: str | None = None) -> str:
+    """The user's language for the words the server writes into what it makes (a draft's
+    list heading, an export's headings): `explicit` (the page sends its own), else the
+    first of the request's `Accept-Language`, else English."""
+    tag = explicit or request.headers.get("Accept-Language", "").split(",")[0].split(";")[0]
+    return language_of(tag.strip())
 
 
 def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,

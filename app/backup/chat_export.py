@@ -75,7 +75,9 @@ class ChatExporter:
         } for row in conn.execute(sql, params)]
         return {**document_head(KIND, query), "messages": messages}
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
+                 language: str | None = None) -> str:
+        """In English whatever `language` asks (its words have no German yet)."""
         who = document.get("character_id") or "all characters"
         span = " – ".join(d for d in (document.get("from"), document.get("to")) if d)
         messages = document["messages"]

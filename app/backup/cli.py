@@ -28,6 +28,7 @@ from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
+from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
 from app.storage.datadir import DataDirInUse
 
@@ -74,7 +75,10 @@ def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
                         help="last calendar day (default: the last)")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout); for a "
-                        "Markdown journal export an existing folder gets one file per entry")
+                        "journal export an existing folder gets one file per entry")
+    export.add_argument("--language", choices=LANGUAGES, help="the words of a Markdown "
+                        "export in this language (default: the neutral form, dates as "
+                        "YYYY-MM-DD)")
     import_cmd = commands.add_parser(
         "import", parents=list(parents), help="import a JSON export (the app must not be running)",
         description="Import a JSON export of Novaberg into this data dir. Items keep their ids; "
@@ -164,9 +168,9 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     finally:
         conn.close()
     if args.out and Path(args.out).is_dir():
-        return _export_files(exporter, document, Path(args.out), args.format)
+        return _export_files(exporter, document, Path(args.out), args.format, args.language)
     if args.format == "md":
-        text = exporter.markdown(document, zone)
+        text = exporter.markdown(document, zone, args.language)
     else:
         text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
     if args.out:
@@ -177,13 +181,14 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str) -> int:
-    """`--out` names a folder: one Markdown file per item, where the exporter offers that."""
-    split = getattr(exporter, "markdown_files", None)
-    if fmt != "md" or split is None:
+def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str,
+                  language: str | None) -> int:
+    """`--out` names a folder: one file per item, where the exporter offers that."""
+    split = getattr(exporter, "files", None)
+    if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
-                          "Markdown journal exports; give a file name")
-    files = split(document)
+                          "journal exports; give a file name")
+    files = split(document, fmt, language)
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     print(f"{len(files)} files written to {folder}", file=sys.stderr)

@@ -7,12 +7,17 @@ sources: [{conversation_id, message_id}]}]}` — ids kept, so an import into ano
 adds what is missing and skips what is there. Entries in the trash are not exported.
 
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
-or one file per entry titled with its date (`markdown_files`).
+or one file per entry titled with its date. One file per entry (`files`) is offered for JSON
+too: each `<date>.json` a document of this kind with that one entry (it imports on its own).
+With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
+2026`; without one, the neutral form above (the CLI's default). The file names are the same
+in every language: `<date>.md`, `<date>.json`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import time
 from typing import Any, Literal
@@ -28,6 +33,7 @@ from app.backup.exports import (
     document_head,
     document_kind,
 )
+from app.core.i18n import long_date, texts
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 
 KIND = "novaberg.journal"
@@ -117,13 +123,24 @@ class JournalExporter:
                             "versions": versions})
         return {**document_head(KIND, query), "entries": entries}
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
-        parts = [f"## {date}\n\n{text}\n" for date, text in _current_texts(document)]
-        return "# Journal\n\n" + "\n".join(parts)
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
+                 language: str | None = None) -> str:
+        parts = [f"## {_heading(date, language)}\n\n{text}\n"
+                 for date, text in _current_texts(document)]
+        title = texts("journal", language)["title"] if language else "Journal"
+        return f"# {title}\n\n" + "\n".join(parts)
 
-    def markdown_files(self, document: dict[str, Any]) -> dict[str, str]:
-        """One file per entry, named and titled with its date."""
-        return {f"{date}.md": f"# {date}\n\n{text}\n" for date, text in _current_texts(document)}
+    def files(self, document: dict[str, Any], fmt: Literal["md", "json"],
+              language: str | None = None) -> dict[str, str]:
+        """One file per entry, named with its date: Markdown titled with the date, or a
+        JSON document of this kind holding that entry alone."""
+        if fmt == "json":
+            head = {key: value for key, value in document.items() if key != "entries"}
+            return {f"{entry['date']}.json": json.dumps({**head, "entries": [entry]},
+                                                        ensure_ascii=False, indent=1) + "\n"
+                    for entry in document["entries"]}
+        return {f"{date}.md": f"# {_heading(date, language)}\n\n{text}\n"
+                for date, text in _current_texts(document)}
 
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult:
@@ -160,6 +177,11 @@ class JournalExporter:
                      for i, s in enumerate(version.sources)])
             imported += 1
         return ImportResult(KIND, imported, len(entries) - imported)
+
+
+def _heading(date: str, language: str | None) -> str:
+    """An entry's heading: its date as the user writes it, or as it is (no language)."""
+    return long_date(dt.date.fromisoformat(date), language) if language else date
 
 
 def _current_texts(document: dict[str, Any]) -> list[tuple[str, str]]:

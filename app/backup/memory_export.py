@@ -81,7 +81,9 @@ class MemoryExporter:
             memories.append(memory)
         return {**document_head(KIND, query), "memories": memories}
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
+    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
+                 language: str | None = None) -> str:
+        """In English whatever `language` asks (its words have no German yet)."""
         memories = document["memories"]
         who = document.get("character_id")
         lines = [f"# What {who} remembers" if who else "# What the characters remember", "",

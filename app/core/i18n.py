@@ -2,9 +2,11 @@
 
 Server texts are what the server itself says in the user's or the character's language: the
 sentences the lists and reminders agents report ("Milch steht jetzt auf der Liste „Einkauf“."),
-the thoughts a due reminder or a quiet pair becomes, and the interaction profile's product
-defaults, heading and label (shown in the UI and put into the responder's prompt). Every
-language has the same groups, keys and `{placeholders}` (tests/core/test_i18n.py).
+the thoughts a due reminder or a quiet pair becomes, the interaction profile's product
+defaults, heading and label (shown in the UI and put into the responder's prompt), the words
+the journal writes into a draft and an export, and the names of weekdays and months (a long
+date, `long_date`). Every language has the same groups, keys and `{placeholders}`
+(tests/core/test_i18n.py).
 
 Not here, each for a reason:
 - the UI's own texts and the reasons of the API's error codes: `web/js/i18n.js`, in the browser;
@@ -23,10 +25,22 @@ a language the server has no texts for → English.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 
 LANGUAGES = ("de", "en")
 FALLBACK_LANGUAGE = "en"
+
+WEEKDAYS = {
+    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+}
+MONTHS = {
+    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
+           "Oktober", "November", "Dezember"),
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"),
+}
 
 
 def language_of(tag: str) -> str:
@@ -38,6 +52,15 @@ def language_of(tag: str) -> str:
 def texts(group: str, language: str) -> Mapping[str, str]:
     """One group of texts (`lists`, `reminders`, …) in `language` (any tag)."""
     return TEXTS[language_of(language)][group]
+
+
+def long_date(date: dt.date, language: str) -> str:
+    """A calendar date as a person writes it: "Dienstag, 1. Dezember 2026" / "Tuesday,
+    December 1, 2026" (what the page's `Intl` long date says in that language)."""
+    code = language_of(language)
+    return texts("dates", code)["long"].format(
+        weekday=WEEKDAYS[code][date.weekday()], day=date.day,
+        month=MONTHS[code][date.month - 1], year=date.year)
 
 
 TEXTS: dict[str, dict[str, dict[str, str]]] = {
@@ -91,6 +114,13 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         "interaction": {
             "heading": "Wie dieser Mensch angesprochen werden möchte:",
             "label": "Voreinstellung",
+        },
+        "journal": {
+            "title": "Tagebuch",
+            "done": "Erledigt",
+        },
+        "dates": {
+            "long": "{weekday}, {day}. {month} {year}",
         },
         "interaction_defaults": {
             "answer_length": "Antworte kurz: zwei bis vier Sätze, außer der Mensch möchte mehr.",
@@ -147,6 +177,13 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         "interaction": {
             "heading": "How this person likes to be answered:",
             "label": "product default",
+        },
+        "journal": {
+            "title": "Journal",
+            "done": "Done",
+        },
+        "dates": {
+            "long": "{weekday}, {month} {day}, {year}",
         },
         "interaction_defaults": {
             "answer_length": "Keep answers short: two to four sentences unless the person asks "

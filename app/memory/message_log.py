@@ -3,12 +3,18 @@
 The dispatcher appends one row per stored turn through the database's single writer; the
 journal reads a user's day from it. Rows are never updated. `entry_key` makes writing the
 same turn twice (a rerun after a crash) a no-op.
+
+A user turn's action mark (an agent carried out what the turn asked, or failed to) comes
+later in the turn than its row, so it is kept beside the log in `message_actions` (migration
+`m009_journal_marks`): the journal lists the lines the character carried out apart from the
+day's story.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from app.storage.database import Database
@@ -45,6 +51,20 @@ class MessageLog:
             return cursor.rowcount == 1
 
         return await self.db.execute_write_fn(write)
+
+    async def mark_actions(self, user_id: str, character_id: str, turn_ids: Sequence[str],
+                           succeeded: bool, at: float) -> None:
+        """The action mark of the user turns `turn_ids`, as the session turn got it; a later
+        mark of a turn replaces its earlier one (a rerun writes the same again)."""
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO message_actions (user_id, character_id, turn_id, succeeded, "
+                "marked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, character_id, "
+                "turn_id) DO UPDATE SET succeeded = excluded.succeeded, "
+                "marked_at = excluded.marked_at",
+                [(user_id, character_id, turn_id, int(succeeded), at) for turn_id in turn_ids])
+
+        await self.db.execute_write_fn(write)
 
     async def for_user(self, user_id: str, *, character_id: str | None = None,
                        day: str | None = None) -> list[LoggedMessage]:

@@ -118,6 +118,9 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     state.follow_up = follow_up(state)
     await _log(ctx, user_id, character_id, turn,
                entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}")
+    marked = _marked_turns(state)
+    if marked is not None:  # the same mark beside the message log, for the journal
+        await svc.message_log.mark_actions(user_id, character_id, *marked, at=turn.time)
 
 
 def _answers_of_turn(state: Path2State) -> list[Turn]:
@@ -167,17 +170,26 @@ def action_outcome(results: list[AgentResult]) -> str | None:
     return None
 
 
-def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
-    """The action mark on the user turn an agent action belonged to (and on the request an
-    agent's question was about, when this run answers it)."""
+def _marked_turns(state: Path2State) -> tuple[list[str], bool] | None:
+    """The user turns an agent action belonged to (and the request an agent's question was
+    about, when this run answers it), and whether it succeeded; None: nothing to mark."""
     outcome = action_outcome(state.results)
     if outcome is None:
-        return []
+        return None
     turn_ids = [state.turn_id]
     if state.pending is not None and state.pending.turn_id not in ("", state.turn_id):
         turn_ids.insert(0, state.pending.turn_id)  # the request the question was about
+    return turn_ids, outcome == "completed"
+
+
+def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
+    """The action mark on the session's user turns (`_marked_turns`)."""
+    marked = _marked_turns(state)
+    if marked is None:
+        return []
+    turn_ids, succeeded = marked
     return [ctx.services.memory.mark_write(state.user_id, state.character_id, turn_ids,
-                                           success=outcome == "completed")]
+                                           success=succeeded)]
 
 
 def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:

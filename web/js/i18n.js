@@ -110,6 +110,9 @@ export const STRINGS = {
     "reason.invalid_date": "the date is not valid",
     "reason.invalid_document": "the file is not a document this app can read",
     "reason.invalid_format": "unknown format",
+    "reason.invalid_export": "this export cannot be made",
+    "reason.invalid_language": "unknown language",
+    "reason.invalid_month": "not a month",
     "reason.invalid_identities": "a name is not valid (2–100 characters, not only a title, none twice)",
     "reason.invalid_import": "the file is not a valid export; nothing was imported",
     "reason.invalid_json": "the text is not valid JSON",
@@ -270,7 +273,41 @@ export const STRINGS = {
     "views.chat": "Chat",
     "views.journal": "Journal",
     "journal.title": "Journal",
-    "journal.noDays": "No days yet: talk with {name}, or import a day.",
+    "journal.monthDays": "Days in {month}",
+    "journal.monthEmpty": "Nothing in {month} yet. Pick a day in the calendar to write an entry by hand — or talk with {name}: from a day with a conversation, “Write an entry” makes a draft.",
+    "journal.newDate": "Day",
+    "journal.noConversation": "No conversation on this day. Write your entry here by hand.",
+    "journal.cal.prev": "Previous month",
+    "journal.cal.next": "Next month",
+    "journal.cal.help": "Arrow keys move by a day or a week, Page Up and Page Down by a month, Enter opens the day.",
+    "journal.cal.today": "today",
+    "journal.cal.entry": "entry",
+    "journal.cal.chat": "conversation",
+    "journal.cal.todayLegend": "today",
+    "journal.writeAgain": "Write a new draft",
+    "journal.includeEntry": "Start from my entry (the draft revises it)",
+    "journal.includeDraft": "Start from the last draft",
+    "journal.acceptVersion": "Use as new version",
+    "journal.isCurrent": "This draft is the entry's current version.",
+    "journal.offlineDraft": "Without a language model: your lines of the day, unchanged.",
+    "journal.baseEntry": "Revises your entry.",
+    "journal.baseDraft": "Revises the last draft.",
+    "journal.leftOut": "Not in the text: {ids} (questions to {name}).",
+    "journal.sourceDone": "Source {id}, carried out: {text}",
+    "journal.sourceQuestion": "Source {id}, a question, not in the text: {text}",
+    "journal.stageDone.reconstruct": "Day reconstructed",
+    "journal.stageDone.narrate": "Entry written",
+    "journal.export.title": "Export",
+    "journal.export.format": "Format",
+    "journal.export.files": "Files",
+    "journal.export.one": "one file",
+    "journal.export.perEntry": "one per entry (zip)",
+    "journal.export.hint": "Every entry that is not in the trash; JSON with all its versions.",
+    "journal.export.download": "Download",
+    "journal.purgeTitle": "Delete for good?",
+    "journal.purgeText": "The entry of {date} and all its versions will be gone. This cannot be undone.",
+    "journal.purgeCancel": "Keep it",
+    "journal.purged": "Deleted for good.",
     "journal.trash": "Trash",
     "journal.trashEmpty": "The trash is empty.",
     "journal.dayTitle": "{date}",
@@ -453,6 +490,9 @@ export const STRINGS = {
     "reason.invalid_date": "das Datum ist ungültig",
     "reason.invalid_document": "die Datei ist kein Dokument, das diese App lesen kann",
     "reason.invalid_format": "unbekanntes Format",
+    "reason.invalid_export": "dieser Export geht nicht",
+    "reason.invalid_language": "unbekannte Sprache",
+    "reason.invalid_month": "kein Monat",
     "reason.invalid_identities": "ein Name ist ungültig (2–100 Zeichen, nicht nur eine Anrede, keiner doppelt)",
     "reason.invalid_import": "die Datei ist kein gültiger Export; nichts wurde importiert",
     "reason.invalid_json": "der Text ist kein gültiges JSON",
@@ -613,7 +653,41 @@ export const STRINGS = {
     "views.chat": "Chat",
     "views.journal": "Tagebuch",
     "journal.title": "Tagebuch",
-    "journal.noDays": "Noch keine Tage: sprich mit {name} oder importiere einen Tag.",
+    "journal.monthDays": "Tage im {month}",
+    "journal.monthEmpty": "Im {month} steht noch nichts. Wähle einen Tag im Kalender und schreib einen Eintrag von Hand – oder sprich mit {name}: Aus einem Tag mit Gespräch macht „Eintrag schreiben“ einen Entwurf.",
+    "journal.newDate": "Tag",
+    "journal.noConversation": "An diesem Tag gab es kein Gespräch. Schreib deinen Eintrag hier von Hand.",
+    "journal.cal.prev": "Voriger Monat",
+    "journal.cal.next": "Nächster Monat",
+    "journal.cal.help": "Pfeiltasten: ein Tag oder eine Woche weiter, Bild auf und Bild ab: ein Monat, Eingabe öffnet den Tag.",
+    "journal.cal.today": "heute",
+    "journal.cal.entry": "Eintrag",
+    "journal.cal.chat": "Gespräch",
+    "journal.cal.todayLegend": "heute",
+    "journal.writeAgain": "Neuen Entwurf schreiben",
+    "journal.includeEntry": "Von meinem Eintrag ausgehen (der Entwurf überarbeitet ihn)",
+    "journal.includeDraft": "Vom letzten Entwurf ausgehen",
+    "journal.acceptVersion": "Als neue Fassung übernehmen",
+    "journal.isCurrent": "Dieser Entwurf ist die aktuelle Fassung des Eintrags.",
+    "journal.offlineDraft": "Ohne Sprachmodell: deine Zeilen des Tages, unverändert.",
+    "journal.baseEntry": "Überarbeitet deinen Eintrag.",
+    "journal.baseDraft": "Überarbeitet den letzten Entwurf.",
+    "journal.leftOut": "Nicht im Text: {ids} (Fragen an {name}).",
+    "journal.sourceDone": "Quelle {id}, erledigt: {text}",
+    "journal.sourceQuestion": "Quelle {id}, eine Frage, nicht im Text: {text}",
+    "journal.stageDone.reconstruct": "Tag rekonstruiert",
+    "journal.stageDone.narrate": "Eintrag geschrieben",
+    "journal.export.title": "Exportieren",
+    "journal.export.format": "Format",
+    "journal.export.files": "Dateien",
+    "journal.export.one": "eine Datei",
+    "journal.export.perEntry": "eine pro Eintrag (ZIP)",
+    "journal.export.hint": "Alle Einträge, die nicht im Papierkorb liegen; JSON mit allen Fassungen.",
+    "journal.export.download": "Herunterladen",
+    "journal.purgeTitle": "Endgültig löschen?",
+    "journal.purgeText": "Der Eintrag vom {date} und alle seine Fassungen sind dann weg. Das lässt sich nicht rückgängig machen.",
+    "journal.purgeCancel": "Behalten",
+    "journal.purged": "Endgültig gelöscht.",
     "journal.trash": "Papierkorb",
     "journal.trashEmpty": "Der Papierkorb ist leer.",
     "journal.dayTitle": "{date}",
@@ -780,6 +854,34 @@ export function formatTime(epochSeconds) {
 
 export function formatDateTime(epochSeconds) {
   return dateTimeFormat.format(new Date(epochSeconds * 1000));
+}
+
+// Calendar days (`YYYY-MM-DD`) are no moments: they are formatted as UTC dates, so that no
+// time zone moves them to the day before.
+const longDate = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+const monthYear = new Intl.DateTimeFormat(lang, { month: "long", year: "numeric", timeZone: "UTC" });
+
+function calendarDay(iso) {
+  return new Date(`${iso}T00:00:00Z`);
+}
+
+/** A calendar day as the user writes it: "Dienstag, 1. Dezember 2026". */
+export function formatDate(iso) {
+  return longDate.format(calendarDay(iso));
+}
+
+/** The month of a calendar day: "Dezember 2026". */
+export function formatMonth(iso) {
+  return monthYear.format(calendarDay(iso));
+}
+
+/** The weekdays Monday first: `{short, long}` ("Mo", "Montag"). */
+export function weekdayNames() {
+  const short = new Intl.DateTimeFormat(lang, { weekday: "short", timeZone: "UTC" });
+  const long = new Intl.DateTimeFormat(lang, { weekday: "long", timeZone: "UTC" });
+  // 2024-01-01 was a Monday.
+  return Array.from({ length: 7 }, (_, n) => calendarDay(`2024-01-0${n + 1}`))
+    .map((day) => ({ short: short.format(day).replace(/\.$/, ""), long: long.format(day) }));
 }
 
 /** Add a page's own strings (`{en: {…}, de: {…}}`), e.g. those of the profile page. */

@@ -123,7 +123,8 @@ class App {
     for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
 
     this.conversation.subscribe((change) => this.onChange(change));
-    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, onError: (text) => this.notice(text) });
+    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, name: this.name,
+      onError: (text) => this.notice(text) });
     $("#view-chat").addEventListener("click", () => this.showView("chat"));
     $("#view-journal").addEventListener("click", () => this.showView("journal"));
 

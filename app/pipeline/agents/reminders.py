@@ -16,7 +16,7 @@ from collections.abc import Mapping
 import msgspec
 
 from app.core.clock import local_moment, zone_named
-from app.core.i18n import language_of, texts
+from app.core.i18n import WEEKDAYS, language_of, texts
 from app.core.log import fields
 from app.memory.reminders import (
     DueTimeError,
@@ -36,12 +36,6 @@ from app.pipeline.state import AgentContext, AgentResult, Path2State
 log = logging.getLogger(__name__)
 
 AGENT = "reminders"
-
-WEEKDAYS = {
-    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
-    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-}
-
 
 def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:
     """`2026-11-30T10:15:00+01:00 (Montag)`: what the model counts "tomorrow" from, in the
