@@ -1,15 +1,18 @@
 """README.md's settings table is the one `python -m app.core.settings --markdown` prints from
-the settings' declarations, row by row (a stale or missing row fails with the row to paste)."""
+the settings' declarations, row by row (a stale or missing row fails with the row to paste);
+the lines a start prints are quoted as the program prints them."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
 
 from app.core.settings import MARKDOWN_HEADER, SETTINGS, markdown_table
+from app.wiring.launch import no_browser_line, opened_tab_line, start_lines
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()
@@ -52,3 +55,10 @@ def test_the_markdown_command_prints_the_table():
 def test_readme_opens_with_the_two_commands():
     head = "\n".join(README.splitlines()[:8])
     assert "make run" in head and "make test" in head
+
+
+def test_readme_quotes_the_lines_a_start_prints_as_printed():
+    start_url = "http://127.0.0.1:8765/?token=<start code>"
+    assert textwrap.indent(start_lines(start_url, "<token>"), "    ") in README
+    assert f"`{no_browser_line(start_url).strip()}`" in README
+    assert f"`{opened_tab_line('http://127.0.0.1:P').strip()}`" in README

@@ -15,11 +15,11 @@ import asyncio
 import getpass
 import ipaddress
 import logging
+import os
 import signal
 import socket
 import sqlite3
 import sys
-import os
 import threading
 import time
 from typing import NoReturn
@@ -379,15 +379,13 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
         if not settings.headless:
             # Start links carry single-use codes, never the API token: the browser's command
             # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
+            from app.wiring.launch import open_browser_or_say, start_lines
+
             codes = app[AUTH].start_codes
-            start_url = f"{base}/?token={codes.issue()}"
             # One write call: the log listener thread writes to the same stream.
-            sys.stderr.write(f"Novaberg is running: {start_url}\n"
-                             f"API token for scripts (Authorization: Bearer …): {token}\n")
+            sys.stderr.write(start_lines(f"{base}/?token={codes.issue()}", token))
             sys.stderr.flush()
             if not settings.no_browser:
-                from app.wiring.launch import open_browser_or_say
-
                 # A daemon thread: some browser commands block until the browser closes, and
                 # neither serving nor stopping may wait for that.
                 threading.Thread(target=open_browser_or_say, args=(f"{base}/?token={codes.issue()}",),

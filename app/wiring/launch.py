@@ -49,8 +49,20 @@ def open_browser(url: str) -> bool:
         return False
 
 
+# What a start prints, one builder each (README "Start" and "Modes" quote them as printed).
+def start_lines(start_url: str, token: str) -> str:
+    """A desktop start's two lines: the link that opens the chat, the token for scripts."""
+    return (f"Novaberg is running: {start_url}\n"
+            f"API token for scripts (Authorization: Bearer …): {token}\n")
+
+
 def no_browser_line(url: str) -> str:
     return f"No browser could be opened: open {url} in one.\n"
+
+
+def opened_tab_line(url: str) -> str:
+    """A second start that opened a tab on the app running at `url`."""
+    return f"Novaberg is already running at {url}: opened a new tab there.\n"
 
 
 def open_browser_or_say(url: str) -> None:
@@ -114,7 +126,7 @@ def open_running(settings: Settings) -> bool:
     if settings.no_browser:
         line = f"Novaberg is already running: {link}\n"
     elif _open_within(link, BROWSER_WAIT_SECONDS):
-        line = f"Novaberg is already running at {instance.url}: opened a new tab there.\n"
+        line = opened_tab_line(instance.url)
     else:
         line = f"Novaberg is already running at {instance.url}. " + no_browser_line(link)
     sys.stderr.write(line)

@@ -56,6 +56,14 @@ def assert_inside(page: Page, locator: Locator, what: str) -> None:
     assert box["y"] + box["height"] <= view["height"] + 0.5, f"{what} ends below the window: {box}"
 
 
+def assert_drawn_as_a_button(link: Locator, what: str) -> None:
+    """A link that does a button's job (a download, another page) is drawn like the buttons
+    beside it: not underlined, in the text's colour, not the link blue."""
+    drawn = link.evaluate("""(el) => { const s = getComputedStyle(el);
+      return { line: s.textDecorationLine, color: s.color, text: getComputedStyle(document.body).color }; }""")
+    assert drawn["line"] == "none" and drawn["color"] == drawn["text"], f"{what} is drawn as a link: {drawn}"
+
+
 def assert_across(page: Page, locator: Locator, what: str) -> None:
     """Inside the window from left to right (it may be scrolled to vertically)."""
     locator.scroll_into_view_if_needed()
@@ -96,6 +104,7 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
     expect(menu).to_be_visible()
     assert_inside(page, menu, "the menu")
     assert_fits(page, "the open menu")
+    assert_drawn_as_a_button(menu.locator("#profile-open"), "the menu's profile link")
     screenshot(page, f"{tag}-menu")
 
     # The settings, every tab.
@@ -111,6 +120,10 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
         assert_inside(page, dialog.get_by_role("button", name=words["close"], exact=True), "the close button")
         for field in panel.locator("input:visible, select:visible, textarea:visible, button:visible").all():
             assert_across(page, field, f"a control of the tab {tab}")
+        if tab == words["tabs"][1]:  # nothing previewed yet: no empty box
+            expect(panel.locator("#privacy-preview-out")).to_be_hidden()
+        if tab == words["tabs"][2]:
+            assert_drawn_as_a_button(panel.locator("#export-download"), "the download link")
         screenshot(page, f"{tag}-settings-{words['tabs'].index(tab)}")
     dialog.get_by_role("button", name=words["close"], exact=True).click()
     expect(dialog).to_be_hidden()
@@ -148,6 +161,7 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
     expect(page.locator("#profile-lifecycle")).not_to_be_empty()
     assert_fits(page, "the profile page")
     assert_inside(page, page.locator("header.topbar"), "the profile's top bar")
+    assert_drawn_as_a_button(page.locator("header.topbar a"), "the profile's way back")
     screenshot(page, f"{tag}-profile")
 
     # The login page (a fresh browser, not logged in).

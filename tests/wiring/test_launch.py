@@ -43,6 +43,7 @@ class Desktop:
                 [sys.executable, "-m", "app", "--data-dir", str(data), "--port", str(self.port),
                  *args], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err,
                 stdin=subprocess.DEVNULL)
+        self.data = data
         self.base = f"http://127.0.0.1:{self.port}"
         assert wait_for(lambda: "API token for scripts" in self.err(), timeout=30), self.err()
 
@@ -58,6 +59,15 @@ class Desktop:
         if self.proc.poll() is None:
             self.proc.terminate()
         return self.proc.wait(15)
+
+
+@pytest.fixture
+def quiet_desktop(tmp_path: Path):
+    """A desktop app with --no-browser on `tmp_path / "data"`; it must stop cleanly."""
+    env, _ = browser_env(tmp_path, "first")
+    app = Desktop(tmp_path, tmp_path / "data", env, "--no-browser")
+    yield app
+    assert app.stop() == 0
 
 
 def second_start(data: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -114,29 +124,24 @@ def test_a_second_start_opens_a_tab_on_the_running_app(tmp_path):
     assert not (data / INSTANCE_FILE).exists()
 
 
-def test_without_a_browser_the_second_start_prints_the_link_to_open(tmp_path):
-    data = tmp_path / "data"
-    env, _ = browser_env(tmp_path, "first")
-    app = Desktop(tmp_path, data, env, "--no-browser")
-    try:
-        failing, _ = browser_env(tmp_path, "broken", works=False)
-        result = second_start(data, failing)
-        assert result.returncode == 0, result.stderr
-        [line] = result.stderr.strip().splitlines()
-        prefix = f"Novaberg is already running at {app.base}. No browser could be opened: open "
-        assert line.startswith(prefix) and line.endswith(" in one.")
-        link = line[len(prefix):-len(" in one.")]
-        assert link.startswith(app.base + "/?token=") and visit(link) == 302
+def test_without_a_browser_the_second_start_prints_the_link_to_open(tmp_path, quiet_desktop):
+    app, data = quiet_desktop, quiet_desktop.data
+    failing, _ = browser_env(tmp_path, "broken", works=False)
+    result = second_start(data, failing)
+    assert result.returncode == 0, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    prefix = f"Novaberg is already running at {app.base}. No browser could be opened: open "
+    assert line.startswith(prefix) and line.endswith(" in one.")
+    link = line[len(prefix):-len(" in one.")]
+    assert link.startswith(app.base + "/?token=") and visit(link) == 302
 
-        # --no-browser: the link, nothing opened.
-        quiet, record = browser_env(tmp_path, "unused")
-        result = second_start(data, quiet, "--no-browser")
-        assert result.returncode == 0, result.stderr
-        [line] = result.stderr.strip().splitlines()
-        assert line.startswith(f"Novaberg is already running: {app.base}/?token=")
-        assert visit(line.rsplit(" ", 1)[1]) == 302 and opened(record) == []
-    finally:
-        assert app.stop() == 0
+    # --no-browser: the link, nothing opened.
+    quiet, record = browser_env(tmp_path, "unused")
+    result = second_start(data, quiet, "--no-browser")
+    assert result.returncode == 0, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"Novaberg is already running: {app.base}/?token=")
+    assert visit(line.rsplit(" ", 1)[1]) == 302 and opened(record) == []
 
 
 def test_the_first_start_says_when_no_browser_opens_and_prints_the_url(tmp_path):
@@ -152,40 +157,30 @@ def test_the_first_start_says_when_no_browser_opens_and_prints_the_url(tmp_path)
         assert app.stop() == 0
 
 
-def test_a_launch_link_takes_the_launch_secret_and_nothing_else(tmp_path):
-    data = tmp_path / "data"
-    env, _ = browser_env(tmp_path, "first")
-    app = Desktop(tmp_path, data, env, "--no-browser")
-    try:
-        secret = json.loads((data / INSTANCE_FILE).read_text())["launch_secret"]
-        url = app.base + "/api/launch-link"
-        # Another local user can reach the port, but has neither the file nor the token.
-        assert http("POST", url)[0] == 401
-        assert http("POST", url, token="guess-" + secret[6:])[0] == 401
-        status, body = http("POST", url, token=app.token)  # the API token is not the secret
-        assert status == 401 and body["error"]["code"] == "unauthorized"
-        status, body = http("POST", url, token=secret)
-        assert status == 201 and body["url"].startswith("/?token=")
-        assert visit(app.base + body["url"]) == 302
-        # The secret opens nothing else of the API.
-        assert http("GET", app.base + "/api/me", token=secret)[0] == 401
-        assert http("POST", app.base + "/api/start-link", token=secret)[0] == 401
-    finally:
-        assert app.stop() == 0
+def test_a_launch_link_takes_the_launch_secret_and_nothing_else(tmp_path, quiet_desktop):
+    app, data = quiet_desktop, quiet_desktop.data
+    secret = json.loads((data / INSTANCE_FILE).read_text())["launch_secret"]
+    url = app.base + "/api/launch-link"
+    # Another local user can reach the port, but has neither the file nor the token.
+    assert http("POST", url)[0] == 401
+    assert http("POST", url, token="guess-" + secret[6:])[0] == 401
+    status, body = http("POST", url, token=app.token)  # the API token is not the secret
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+    status, body = http("POST", url, token=secret)
+    assert status == 201 and body["url"].startswith("/?token=")
+    assert visit(app.base + body["url"]) == 302
+    # The secret opens nothing else of the API.
+    assert http("GET", app.base + "/api/me", token=secret)[0] == 401
+    assert http("POST", app.base + "/api/start-link", token=secret)[0] == 401
 
 
-def test_an_explicit_port_or_headless_second_start_still_refuses(tmp_path):
-    data = tmp_path / "data"
-    env, _ = browser_env(tmp_path, "first")
-    app = Desktop(tmp_path, data, env, "--no-browser")
-    try:
-        for args in (["--port", str(free_port())], ["--headless", "--port", str(free_port())]):
-            env2, record = browser_env(tmp_path, "second")
-            result = second_start(data, env2, *args)
-            assert result.returncode == 2 and "is in use by pid" in result.stderr, result.stderr
-            assert opened(record) == []
-    finally:
-        assert app.stop() == 0
+def test_an_explicit_port_or_headless_second_start_still_refuses(tmp_path, quiet_desktop):
+    data = quiet_desktop.data
+    for args in (["--port", str(free_port())], ["--headless", "--port", str(free_port())]):
+        env2, record = browser_env(tmp_path, "second")
+        result = second_start(data, env2, *args)
+        assert result.returncode == 2 and "is in use by pid" in result.stderr, result.stderr
+        assert opened(record) == []
 
 
 def test_a_desktop_start_beside_a_headless_server_refuses_at_once(tmp_path):
