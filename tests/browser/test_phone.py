@@ -56,6 +56,14 @@ def assert_inside(page: Page, locator: Locator, what: str) -> None:
     assert box["y"] + box["height"] <= view["height"] + 0.5, f"{what} ends below the window: {box}"
 
 
+def assert_keyboard_shrinks_the_page(page: Page, what: str) -> None:
+    """A phone's on-screen keyboard makes the page smaller (`interactive-widget`), so the top
+    bar and the message box stay in view above it instead of being panned away — headless
+    chromium has no such keyboard, so the page's own request is what is held here."""
+    content = page.locator('meta[name="viewport"]').get_attribute("content") or ""
+    assert "interactive-widget=resizes-content" in content.replace(" ", ""), f"{what}: {content}"
+
+
 def assert_drawn_as_a_button(link: Locator, what: str) -> None:
     """A link that does a button's job (a download, another page) is drawn like the buttons
     beside it: not underlined, in the text's colour, not the link blue."""
@@ -89,6 +97,7 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
                        ("the offline banner", banner), ("the message box", page.locator("#composer-input"))):
         assert_inside(page, node, what)
     assert_fits(page, "the chat")
+    assert_keyboard_shrinks_the_page(page, "the chat")
     screenshot(page, f"{tag}-chat")
 
     # A long line and its answer wrap inside the window.
@@ -162,6 +171,7 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
     assert_fits(page, "the profile page")
     assert_inside(page, page.locator("header.topbar"), "the profile's top bar")
     assert_drawn_as_a_button(page.locator("header.topbar a"), "the profile's way back")
+    assert_keyboard_shrinks_the_page(page, "the profile page")
     screenshot(page, f"{tag}-profile")
 
     # The login page (a fresh browser, not logged in).
@@ -170,6 +180,7 @@ def test_every_page_and_dialog_fits_a_phone(start_nova, open_chat, new_context, 
     expect(login.locator("#login-form")).to_be_visible()
     assert_fits(login, "the login page")
     assert_inside(login, login.locator(".login-card"), "the login card")
+    assert_keyboard_shrinks_the_page(login, "the login page")
     screenshot(login, f"{tag}-login")
 
 
@@ -232,3 +243,30 @@ def test_the_settings_tabs_work_with_the_keyboard(start_nova, open_chat):
     page.keyboard.press("Escape")
     page.get_by_role("button", name="Open settings").click()
     expect(model).to_have_attribute("aria-selected", "true")
+
+
+def test_the_top_bars_menu_opens_and_closes_as_a_person_expects(start_nova, open_chat):
+    nova = start_nova(offline=True)
+    page = open_chat(nova, locale="de-DE", viewport=PHONE)
+    toggle = page.get_by_role("button", name="Menü", exact=True)
+    menu = page.locator("#topbar-actions")
+    expect(menu).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    toggle.click()
+    expect(menu).to_be_visible()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(menu.get_by_role("button", name="Einstellungen", exact=True)).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(menu).to_be_hidden()
+    expect(toggle).to_be_focused()
+    # A tap anywhere else closes it, and that tap still does its own job.
+    toggle.click()
+    expect(menu).to_be_visible()
+    page.locator("#composer-input").click()
+    expect(menu).to_be_hidden()
+    expect(toggle).to_have_attribute("aria-expanded", "false")
+    expect(page.locator("#composer-input")).to_be_focused()
+    # The same button closes it again.
+    toggle.click()
+    toggle.click()
+    expect(menu).to_be_hidden()
