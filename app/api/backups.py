@@ -1,7 +1,8 @@
 """Backups, exports and imports over HTTP (SPEC §8a).
 
-- `GET /api/backups` (admin): the backups in the data dir, newest first, with where they are
-  and the retention settings.
+- `GET /api/backups` (admin): the backups in the data dir, newest first, with where they are,
+  the command line that restores each (`restore_command`, with this app's data dir) and the
+  retention settings.
 - `POST /api/backups` (admin): take one now → `201` with its summary; `409 backup_running`
   while one is being taken. A backup holds every user's data, so in headless mode only the
   admin (`local`) may take or list them; it never holds accounts (a full backup with
@@ -32,6 +33,7 @@ from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
+from app.storage.datadir import restore_command
 
 EXPORT_FORMATS = ("md", "json")
 
@@ -42,9 +44,12 @@ async def list_backups(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     return web.json_response({
         "directory": str(service.directory),
+        "data_dir": str(settings.data_path),
         "keep": settings.backup_keep,
         "daily": settings.backup_daily,
-        "backups": [backup.summary() for backup in await service.list()],
+        "backups": [{**backup.summary(),
+                     "restore_command": restore_command(settings.data_path, backup.path)}
+                    for backup in await service.list()],
     })
 
 

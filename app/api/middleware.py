@@ -22,8 +22,10 @@ log = logging.getLogger(__name__)
 
 SESSION_COOKIE = "novaberg_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Checks its own credential, the desktop app's launch secret (app.api.pages).
+LAUNCH_LINK_PATH = "/api/launch-link"
 PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
-                          "/profile"})
+                          "/profile", LAUNCH_LINK_PATH})
 PUBLIC_PREFIXES = ("/static/",)
 
 USER_ID = web.RequestKey("user_id", str)

@@ -19,7 +19,7 @@ from aiohttp import web
 from app.api.app_keys import AUTH, SETTINGS
 from app.api.errors import ApiError
 from app.api.login import set_session_cookie
-from app.api.middleware import USER_ID
+from app.api.middleware import LAUNCH_LINK_PATH, USER_ID
 from app.auth.accounts import LOCAL_USER
 from app.core.log import fields
 
@@ -74,6 +74,22 @@ async def post_start_link(request: web.Request) -> web.Response:
         raise ApiError(403, "start_link_desktop_only", "start links exist in desktop mode only")
     code = request.app[AUTH].start_codes.issue()
     return web.json_response({"url": f"/?token={code}"}, status=201)
+
+
+async def post_launch_link(request: web.Request) -> web.Response:
+    """`POST /api/launch-link` with `Authorization: Bearer <launch secret>` (desktop mode)
+    → `201 {"url"}`: a new single-use start link for a second start of the binary, which
+    read the secret from the data dir's instance file (`app.storage.datadir`). Public to the
+    auth middleware: the launch secret is its credential, and it opens nothing else."""
+    if request.app[SETTINGS].headless:
+        raise ApiError(403, "start_link_desktop_only", "start links exist in desktop mode only")
+    auth = request.app[AUTH]
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not auth.launch.matches(secret.strip()):
+        log.warning("launch link refused: no or a wrong launch secret")
+        raise ApiError(401, "unauthorized", "a launch link needs this app's launch secret",
+                       headers={"WWW-Authenticate": "Bearer"})
+    return web.json_response({"url": f"/?token={auth.start_codes.issue()}"}, status=201)
 
 
 async def get_login(request: web.Request) -> web.StreamResponse:
@@ -152,6 +168,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/login", get_login)
     app.router.add_get("/profile", get_profile_page)
     app.router.add_post("/api/start-link", post_start_link)
+    app.router.add_post(LAUNCH_LINK_PATH, post_launch_link)
     app.router.add_get(STATIC_PREFIX + "badge/{count}.svg", get_badge_icon)
     app.router.add_get(STATIC_PREFIX + "{path:.+}", get_static)
     app.on_response_prepare.append(revalidate_static)

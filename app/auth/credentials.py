@@ -12,6 +12,10 @@ Identities:
   SQLite (`app.auth.accounts`; only the SHA-256 of a token is stored). `POST /api/login`
   sets the session cookie.
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
+- A second start of the desktop binary asks the running app for a start link with the
+  app's launch secret (`LaunchSecret`): a value of this process alone, written only into
+  the data dir's instance file (mode 0600, `app.storage.datadir`), that opens nothing but a
+  new start link — not the API token, so the file never holds a credential for the API.
 
 The `user_id` of a request always comes from here (through `app.api.middleware`), never
 from its body.
@@ -65,6 +69,17 @@ class StartCodes:
                 del self._codes[known]
                 return True
         return False
+
+
+class LaunchSecret:
+    """The value a second start of the binary shows to get a start link (see the module).
+    New per process; compared in constant time."""
+
+    def __init__(self) -> None:
+        self.value = new_token()
+
+    def matches(self, candidate: str) -> bool:
+        return hmac.compare_digest(candidate.encode(), self.value.encode())
 
 
 class LoginBackoff(Exception):
@@ -136,6 +151,7 @@ class Auth:
         self.db = db
         self.throttle = throttle or LoginThrottle(redis)
         self.start_codes = StartCodes()
+        self.launch = LaunchSecret()
         self.redis = redis
         self.local_token = local_token
         self.public_origin = public_origin.rstrip("/") if public_origin else None

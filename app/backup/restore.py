@@ -44,7 +44,7 @@ from app.backup.archive import (
 )
 from app.backup.database import carry_accounts, count_contents
 from app.core.settings import Settings
-from app.storage.datadir import DataDirInUse
+from app.storage.datadir import DataDirInUse, restore_command
 
 SAFETY_PREFIX = "restore-safety-"
 COUNT_NAMES = ("users", "days", "entries", "messages")
@@ -197,4 +197,4 @@ def _install(settings: Settings, backup: Backup, records: list[dict[str, Any]],
 def _go_back(settings: Settings, safety: Path) -> str:
     return (f"Your data as it was before the restore is kept in {safety} (a complete backup "
             "with accounts). To go back to it, run:\n"
-            f"  novaberg --data-dir {settings.data_path} restore {safety} --yes")
+            f"  {restore_command(settings.data_path, safety, yes=True)}")

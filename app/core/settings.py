@@ -27,8 +27,8 @@ Nothing changes a `Settings` after it is made: it is frozen, and `replace()` mak
 the gateway (`app.llm.choice`, `Gateway.switch`); `app[SETTINGS]` stays the settings in force
 at start.
 
-Why one module of over 400 lines: it is a data table. About 200 lines are the declarations (one
-place per constant, GUIDE.md); the rest reads and checks them. New settings add fields here, so
+Why one module of over 400 lines: it is a data table. About 200 lines are the declarations (a
+setting is declared once, here, and nowhere else); the rest reads and checks them. New settings add fields here, so
 the table and its reader stay together rather than being split by size.
 """
 

@@ -15,8 +15,11 @@ export const STRINGS = {
     "conn.reconnecting": "Connection lost — reconnecting…",
     "offline.banner": "Offline mode: no language model is active. {name} answers with simple built-in replies. Choose a model in Settings.",
     "offline.open": "Open settings",
+    "offline.dismiss": "Hide",
+    "menu.open": "Menu",
     "composer.label": "Your message",
     "composer.placeholder": "Write to {name}… (Enter sends, Shift+Enter for a new line)",
+    "composer.placeholderShort": "Write to {name}…",
     "composer.send": "Send",
     "composer.limit": "{count} of at most {limit} characters for the current model",
     "composer.overLimit": "{count} characters: too long for the current model (at most {limit})",
@@ -202,12 +205,16 @@ export const STRINGS = {
     "session.cancel": "Cancel",
     "session.wasReset": "The conversation was reset.",
     "settings.open": "Settings",
-    "settings.title": "Language model",
+    "settings.title": "Settings",
+    "settings.tab.model": "Model",
+    "settings.tab.privacy": "Privacy",
+    "settings.tab.backup": "Backup & export",
     "settings.provider": "Provider",
     "settings.provider.offline": "Offline (built in, no model)",
     "settings.provider.ollama": "Ollama",
     "settings.provider.openai": "OpenAI-compatible (llama.cpp, vLLM, LM Studio, OpenRouter)",
     "settings.url": "Server URL",
+    "settings.urlDefault": "Leave empty for {url}",
     "settings.model": "Model",
     "settings.apiKey": "API key",
     "settings.apiKeySet": "A key is stored. Type a new one to replace it.",
@@ -218,15 +225,15 @@ export const STRINGS = {
     "settings.use": "Use",
     "settings.test": "Test connection",
     "settings.testing": "Testing…",
-    "settings.testOk": "Connection works.",
-    "settings.testFailed": "Connection failed: {reason}",
+    "settings.testOk": "The connection to {url} works.",
+    "settings.testOkDetails": "The connection to {url} works ({details}).",
+    "settings.contextWindow": "context window {count} tokens",
+    "settings.testFailed": "The connection to {url} failed: {reason}",
     "settings.save": "Save",
     "settings.saved": "Saved.",
     "settings.savedUnreachable": "Saved, but the server does not answer: {reason}",
     "settings.close": "Close",
-    "privacy.title": "People (privacy)",
-    "privacy.open": "People (privacy)…",
-    "privacy.close": "Close",
+    "privacy.title": "People",
     "privacy.intro": "For a remote language model, these names, and phone numbers, addresses, e-mail addresses, IBANs, tax ids, birth dates, car plates and private links, are replaced by placeholders before anything leaves this machine.",
     "privacy.empty": "No people yet.",
     "privacy.add": "Add person",
@@ -260,15 +267,36 @@ export const STRINGS = {
     "backup.running": "Backing up…",
     "backup.done": "Backup saved: {name}",
     "backup.none": "No backup yet.",
-    "backup.item": "{date} — {messages} messages, {size}",
+    "backup.item": "{when} — {messages}, {size}",
+    "backup.folder": "Folder: {path}",
+    "backup.restoreHint": "To restore the newest one, stop Novaberg and run:",
     "backup.exportTitle": "Export this conversation",
     "backup.from": "From",
     "backup.to": "To",
     "backup.format": "Format",
     "backup.download": "Download",
+    "backup.importTitle": "Import",
     "backup.import": "Import a JSON export",
-    "backup.imported": "Imported {imported} messages ({skipped} were already here).",
     "backup.notJson": "This file is not a JSON export.",
+    "import.done": "Imported: {what}.",
+    "import.doneSkipped": "Imported: {what}; {skipped}.",
+    "import.nothingNew": "Nothing new: everything was already here ({what}).",
+    "import.empty": "The file holds nothing to import.",
+    "count.messages.one": "{count} message",
+    "count.messages.other": "{count} messages",
+    "count.entries.one": "{count} journal entry",
+    "count.entries.other": "{count} journal entries",
+    "count.memories.one": "{count} memory of you",
+    "count.memories.other": "{count} memories of you",
+    "count.lists.one": "{count} list",
+    "count.lists.other": "{count} lists",
+    "count.reminders.one": "{count} reminder",
+    "count.reminders.other": "{count} reminders",
+    "count.items.one": "{count} item",
+    "count.items.other": "{count} items",
+    "count.skipped.one": "{count} was already here",
+    "count.skipped.other": "{count} were already here",
+    "time.dayAt": "{day} at {time}",
     "views.label": "Views",
     "views.chat": "Chat",
     "views.journal": "Journal",
@@ -378,7 +406,7 @@ export const STRINGS = {
     "memories.forgetAllTitle": "Forget everything?",
     "memories.forgetAllText": "{name} forgets every memory of you, for good. The conversation itself stays.",
     "memories.forgetAllConfirm": "Forget everything",
-    "memories.allForgotten": "Forgot {count} memories.",
+    "memories.allForgotten": "Forgotten: {what}.",
     "memories.kind.fact": "fact",
     "memories.kind.person": "person",
     "memories.kind.preference": "preference",
@@ -395,8 +423,11 @@ export const STRINGS = {
     "conn.reconnecting": "Verbindung verloren — verbinde neu…",
     "offline.banner": "Offline-Modus: Es ist kein Sprachmodell aktiv. {name} antwortet mit einfachen eingebauten Sätzen. Wähle in den Einstellungen ein Modell.",
     "offline.open": "Einstellungen öffnen",
+    "offline.dismiss": "Ausblenden",
+    "menu.open": "Menü",
     "composer.label": "Deine Nachricht",
     "composer.placeholder": "Schreib {name}… (Enter sendet, Umschalt+Enter für eine neue Zeile)",
+    "composer.placeholderShort": "Schreib {name}…",
     "composer.send": "Senden",
     "composer.limit": "{count} von höchstens {limit} Zeichen für das aktuelle Modell",
     "composer.overLimit": "{count} Zeichen: zu lang für das aktuelle Modell (höchstens {limit})",
@@ -515,7 +546,7 @@ export const STRINGS = {
     "reason.unauthorized": "bitte melde dich erneut an",
     "reason.unknown_character": "unbekannte Figur",
     "reason.unknown_conversation": "unbekanntes Gespräch",
-    "reason.unknown_memory": "diese Erinnerung gibt es nicht mehr",
+    "reason.unknown_memory": "das steht nicht mehr im Gedächtnis",
     "reason.unsupported_content_encoding": "die Kodierung der Anfrage wird nicht unterstützt",
     "reason.network": "der Server ist nicht erreichbar",
     "reason.invalid_response": "die Antwort des Servers war nicht lesbar",
@@ -582,12 +613,16 @@ export const STRINGS = {
     "session.cancel": "Abbrechen",
     "session.wasReset": "Das Gespräch wurde zurückgesetzt.",
     "settings.open": "Einstellungen",
-    "settings.title": "Sprachmodell",
+    "settings.title": "Einstellungen",
+    "settings.tab.model": "Modell",
+    "settings.tab.privacy": "Privatsphäre",
+    "settings.tab.backup": "Sicherung & Export",
     "settings.provider": "Anbieter",
     "settings.provider.offline": "Offline (eingebaut, kein Modell)",
     "settings.provider.ollama": "Ollama",
     "settings.provider.openai": "OpenAI-kompatibel (llama.cpp, vLLM, LM Studio, OpenRouter)",
     "settings.url": "Server-Adresse",
+    "settings.urlDefault": "Leer lassen für {url}",
     "settings.model": "Modell",
     "settings.apiKey": "API-Schlüssel",
     "settings.apiKeySet": "Ein Schlüssel ist hinterlegt. Tippe einen neuen ein, um ihn zu ersetzen.",
@@ -598,15 +633,15 @@ export const STRINGS = {
     "settings.use": "Übernehmen",
     "settings.test": "Verbindung testen",
     "settings.testing": "Teste…",
-    "settings.testOk": "Die Verbindung funktioniert.",
-    "settings.testFailed": "Verbindung fehlgeschlagen: {reason}",
+    "settings.testOk": "Die Verbindung zu {url} funktioniert.",
+    "settings.testOkDetails": "Die Verbindung zu {url} funktioniert ({details}).",
+    "settings.contextWindow": "Kontextfenster {count} Tokens",
+    "settings.testFailed": "Die Verbindung zu {url} ist fehlgeschlagen: {reason}",
     "settings.save": "Speichern",
     "settings.saved": "Gespeichert.",
     "settings.savedUnreachable": "Gespeichert, aber der Server antwortet nicht: {reason}",
     "settings.close": "Schließen",
-    "privacy.title": "Personen (Privatsphäre)",
-    "privacy.open": "Personen (Privatsphäre)…",
-    "privacy.close": "Schließen",
+    "privacy.title": "Personen",
     "privacy.intro": "Für ein entferntes Sprachmodell werden diese Namen sowie Telefonnummern, Adressen, E-Mail-Adressen, IBANs, Steuer-IDs, Geburtsdaten, Kennzeichen und private Links durch Platzhalter ersetzt, bevor etwas diesen Rechner verlässt.",
     "privacy.empty": "Noch keine Personen.",
     "privacy.add": "Person hinzufügen",
@@ -640,15 +675,36 @@ export const STRINGS = {
     "backup.running": "Sichere…",
     "backup.done": "Sicherung gespeichert: {name}",
     "backup.none": "Noch keine Sicherung.",
-    "backup.item": "{date} — {messages} Nachrichten, {size}",
+    "backup.item": "{when} — {messages}, {size}",
+    "backup.folder": "Ordner: {path}",
+    "backup.restoreHint": "Zum Wiederherstellen der neuesten Novaberg beenden und ausführen:",
     "backup.exportTitle": "Dieses Gespräch exportieren",
     "backup.from": "Von",
     "backup.to": "Bis",
     "backup.format": "Format",
     "backup.download": "Herunterladen",
+    "backup.importTitle": "Importieren",
     "backup.import": "JSON-Export importieren",
-    "backup.imported": "{imported} Nachrichten importiert ({skipped} waren schon da).",
     "backup.notJson": "Diese Datei ist kein JSON-Export.",
+    "import.done": "Importiert: {what}.",
+    "import.doneSkipped": "Importiert: {what}; {skipped}.",
+    "import.nothingNew": "Nichts Neues: alles war schon da ({what}).",
+    "import.empty": "Die Datei enthält nichts zum Importieren.",
+    "count.messages.one": "{count} Nachricht",
+    "count.messages.other": "{count} Nachrichten",
+    "count.entries.one": "{count} Tagebucheintrag",
+    "count.entries.other": "{count} Tagebucheinträge",
+    "count.memories.one": "{count} Erinnerung an dich",
+    "count.memories.other": "{count} Erinnerungen an dich",
+    "count.lists.one": "{count} Liste",
+    "count.lists.other": "{count} Listen",
+    "count.reminders.one": "{count} Erinnerung",
+    "count.reminders.other": "{count} Erinnerungen",
+    "count.items.one": "{count} Eintrag",
+    "count.items.other": "{count} Einträge",
+    "count.skipped.one": "{count} war schon da",
+    "count.skipped.other": "{count} waren schon da",
+    "time.dayAt": "{day} um {time}",
     "views.label": "Ansichten",
     "views.chat": "Chat",
     "views.journal": "Tagebuch",
@@ -741,24 +797,24 @@ export const STRINGS = {
     "reason.field_locked": "eine Änderung betrifft ein gesperrtes Feld; entsperre es zuerst",
 
     "memories.title": "Was {name} sich merkt",
-    "memories.search": "Erinnerungen durchsuchen",
+    "memories.search": "Gedächtnis durchsuchen",
     "memories.empty": "{name} hat sich noch nichts über dich gemerkt.",
-    "memories.noMatch": "Keine Erinnerung passt.",
+    "memories.noMatch": "Nichts im Gedächtnis passt dazu.",
     "memories.export": "Alle herunterladen:",
     "memories.edit": "Bearbeiten",
     "memories.editLabel": "Bearbeiten: {text}",
-    "memories.editField": "Text der Erinnerung",
+    "memories.editField": "Text im Gedächtnis",
     "memories.save": "Speichern",
     "memories.cancel": "Abbrechen",
-    "memories.saved": "Erinnerung geändert.",
+    "memories.saved": "Geändert.",
     "memories.forget": "Vergessen",
     "memories.forgetLabel": "Vergessen: {text}",
     "memories.forgotten": "Vergessen.",
     "memories.forgetAll": "Alles vergessen…",
     "memories.forgetAllTitle": "Alles vergessen?",
-    "memories.forgetAllText": "{name} vergisst alle Erinnerungen an dich, endgültig. Das Gespräch selbst bleibt.",
+    "memories.forgetAllText": "{name} vergisst alles, was im Gedächtnis über dich steht, endgültig. Das Gespräch selbst bleibt.",
     "memories.forgetAllConfirm": "Alles vergessen",
-    "memories.allForgotten": "{count} Erinnerungen vergessen.",
+    "memories.allForgotten": "Vergessen: {what}.",
     "memories.kind.fact": "Tatsache",
     "memories.kind.person": "Person",
     "memories.kind.preference": "Vorliebe",
@@ -777,9 +833,24 @@ export function pickLanguage(languages) {
   return "en";
 }
 
-export const lang = pickLanguage(
-  typeof navigator === "undefined" ? [] : [...(navigator.languages || []), navigator.language],
-);
+/** The locale numbers and dates are written in: the first browser language of the UI's
+ * language ("en-GB" keeps its 24-hour clock, "de-AT" its own words), else the language. */
+export function pickLocale(languages, language) {
+  for (const tag of languages || []) {
+    if (String(tag).toLowerCase().split("-")[0] !== language) continue;
+    try {
+      return Intl.getCanonicalLocales(tag)[0];
+    } catch {
+      // not a language tag Intl knows: try the next
+    }
+  }
+  return language;
+}
+
+const browserLanguages = typeof navigator === "undefined" ? []
+  : [...(navigator.languages || []), navigator.language];
+export const lang = pickLanguage(browserLanguages);
+export const locale = pickLocale(browserLanguages, lang);
 
 /** The string for `key` with `{name}` placeholders filled from `params`. */
 export function t(key, params = {}) {
@@ -835,11 +906,16 @@ export function translatePage(root = document, params = {}) {
   for (const node of root.querySelectorAll("[data-i18n-title]")) node.title = t(node.dataset.i18nTitle, params);
 }
 
-const timeFormat = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" });
-const dateTimeFormat = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
+const timeFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit" });
+const secondsFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const dateFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium" });
+const dateTimeFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "short" });
+const dateSecondsFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "medium" });
+const relativeDay = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+const pluralRules = new Intl.PluralRules(locale);
 
-const dayFormat = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long" });
-const dayYearFormat = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
+const dayFormat = new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long" });
+const dayYearFormat = new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
 
 /** A calendar day as the user's language writes it: "Dienstag, 1. Dezember", "Tuesday,
  * December 1" (with the year when it is not this one). */
@@ -852,8 +928,55 @@ export function formatTime(epochSeconds) {
   return timeFormat.format(new Date(epochSeconds * 1000));
 }
 
-export function formatDateTime(epochSeconds) {
-  return dateTimeFormat.format(new Date(epochSeconds * 1000));
+/** Calendar days from `now`'s day to `date`'s, in local time (-1: yesterday). */
+function daysFrom(now, date) {
+  const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  return Math.round((midnight(date) - midnight(now)) / 86_400_000);
+}
+
+/** A moment as a person says it: "heute um 18:34" / "today at 18:34", "gestern um …",
+ * "morgen um …", else the date with the time ("1. Dez. 2026, 18:34"); `seconds` adds them. */
+export function formatDateTime(epochSeconds, { seconds = false, now = new Date() } = {}) {
+  const date = new Date(epochSeconds * 1000);
+  const days = daysFrom(now, date);
+  if (Math.abs(days) <= 1) {
+    return t("time.dayAt", { day: relativeDay.format(days, "day"),
+                             time: (seconds ? secondsFormat : timeFormat).format(date) });
+  }
+  return (seconds ? dateSecondsFormat : dateTimeFormat).format(date);
+}
+
+/** Epoch seconds as a date alone, in the user's language. */
+export function formatDate(epochSeconds) {
+  return dateFormat.format(new Date(epochSeconds * 1000));
+}
+
+/** A number as the user's language writes it ("0,50", "32.768"); `options` are
+ * Intl.NumberFormat's. */
+export function formatNumber(value, options = {}) {
+  return new Intl.NumberFormat(locale, options).format(value);
+}
+
+const BYTE_UNITS = ["byte", "kilobyte", "megabyte", "gigabyte", "terabyte"];
+
+/** A size in the largest unit that keeps it at 1 or more, decimal (1 kB = 1000 bytes, as
+ * file managers count): "1,4 MB", "820 kB". */
+export function formatBytes(bytes) {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return formatNumber(value, { style: "unit", unit: BYTE_UNITS[unit], unitDisplay: "short",
+                               maximumFractionDigits: value < 10 && unit > 0 ? 1 : 0 });
+}
+
+/** A count with its noun in the right plural form: `count.<unit>.<one|other>` of the
+ * table, chosen by Intl.PluralRules ("1 Tagebucheintrag", "4 Erinnerungen an dich"). */
+export function countText(unit, count) {
+  const form = `count.${unit}.${pluralRules.select(count)}`;
+  return t(known(form) ? form : `count.${unit}.other`, { count: formatNumber(count) });
 }
 
 // Calendar days (`YYYY-MM-DD`) are no moments: they are formatted as UTC dates, so that no

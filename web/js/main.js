@@ -17,8 +17,12 @@ import { BackupSection } from "./backup.js";
 import { firstPage, HistoryLoader } from "./history.js";
 import { SearchBox } from "./search.js";
 import { ReconnectingSocket } from "./socket.js";
+import { TopbarMenu } from "./topbar.js";
 
 const SESSION_SYNC_DELAY_MS = 250;
+// The offline banner, once hidden, stays hidden in this tab until it closes.
+const OFFLINE_DISMISSED_KEY = "novaberg:offline-banner-dismissed";
+const PHONE_QUERY = "(max-width: 479.98px)"; // as web/css/app.css
 const LOAD_MORE_PX = 300; // this close to the top (or, detached, the bottom) the next page loads
 
 async function whoAmI() {
@@ -100,6 +104,14 @@ class App {
       $("#composer-input").focus();
     });
     bindComposer({ form: $("#composer"), textarea: $("#composer-input"), onSend: (text) => this.send(text) });
+    // A phone's one-line message box has room for the short hint only.
+    const phone = window.matchMedia(PHONE_QUERY);
+    const hint = () => {
+      $("#composer-input").placeholder = t(phone.matches ? "composer.placeholderShort" : "composer.placeholder",
+                                           { name: this.name });
+    };
+    phone.addEventListener("change", hint);
+    hint();
     $("#composer-input").addEventListener("input", () => this.showLimit());
 
     this.panels = new Panels({
@@ -115,12 +127,15 @@ class App {
     this.settings = new SettingsDialog({
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
+      sections: {
+        privacy: new PrivacyPanel(),
+        backup: new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id }),
+      },
     });
-    this.privacy = new PrivacyPanel();
+    this.menu = new TopbarMenu();
     $("#settings-open").addEventListener("click", () => this.settings.open());
-    $("#offline-settings").addEventListener("click", () => this.settings.open());
-    this.backups = new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id });
-    for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
+    $("#offline-settings").addEventListener("click", () => this.settings.open("model"));
+    $("#offline-dismiss").addEventListener("click", () => this.dismissOffline());
 
     this.conversation.subscribe((change) => this.onChange(change));
     this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, name: this.name,
@@ -366,10 +381,17 @@ class App {
 
   showOffline(info) {
     const banner = $("#offline-banner");
-    banner.hidden = !info.offline;
+    banner.hidden = !info.offline || window.sessionStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
     $("#offline-text").textContent = t("offline.banner", { name: this.name });
     this.messageLimit = info.message_limit || null;
     this.showLimit();
+  }
+
+  /** The offline banner is hidden for the rest of this tab's session (sessionStorage). */
+  dismissOffline() {
+    window.sessionStorage.setItem(OFFLINE_DISMISSED_KEY, "1");
+    $("#offline-banner").hidden = true;
+    $("#composer-input").focus();
   }
 
   /** The current model's message limit, shown before sending once a message nears it. */

@@ -3,7 +3,7 @@
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, formatDateTime, labelText, t } from "./i18n.js";
+import { errorText, formatDateTime, formatNumber, labelText, t } from "./i18n.js";
 
 /** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
 export function isoWithOffset(date) {
@@ -86,7 +86,8 @@ export class Panels {
       const value = Number.parseFloat(state.arousal);
       const known = Number.isFinite(value);
       $("#state-arousal").value = known ? value : 0;
-      $("#state-arousal-text").textContent = known ? value.toFixed(2) : none;
+      $("#state-arousal-text").textContent = known
+        ? formatNumber(value, { minimumFractionDigits: 2, maximumFractionDigits: 2 }) : none;
     }
   }
 
