@@ -908,7 +908,6 @@ export function translatePage(root = document, params = {}) {
 
 const timeFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit" });
 const secondsFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-const dateFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium" });
 const dateTimeFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "short" });
 const dateSecondsFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "medium" });
 const relativeDay = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
@@ -944,11 +943,6 @@ export function formatDateTime(epochSeconds, { seconds = false, now = new Date()
                              time: (seconds ? secondsFormat : timeFormat).format(date) });
   }
   return (seconds ? dateSecondsFormat : dateTimeFormat).format(date);
-}
-
-/** Epoch seconds as a date alone, in the user's language. */
-export function formatDate(epochSeconds) {
-  return dateFormat.format(new Date(epochSeconds * 1000));
 }
 
 /** A number as the user's language writes it ("0,50", "32.768"); `options` are
