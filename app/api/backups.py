@@ -7,9 +7,11 @@
   admin (`local`) may take or list them; it never holds accounts (a full backup with
   accounts is the command line's `novaberg backup --include-accounts`).
 - `GET /api/exports/{kind}?character=&from=&to=&format=md|json`: the caller's own data as a
-  download (`kind`: a registered exporter, e.g. `chat`).
+  download (`kind`: a registered exporter, e.g. `chat`; a chat export also carries the
+  lists and reminders kept with the character, or with every character).
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
-  → `{kind, imported, skipped}`.
+  → `{kind, imported, skipped}` (a chat import adds `parts`: per part — messages, lists,
+  reminders — what was imported and skipped).
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ import json
 
 from aiohttp import web
 
-from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
+from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
-from app.backup.exports import ExportError, make_query
+from app.backup.chat_export import ChatExporter
+from app.backup.exports import ExportError, ExportQuery, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
+from app.memory import keys
 
 EXPORT_FORMATS = ("md", "json")
 
@@ -68,6 +72,9 @@ async def get_export(request: web.Request) -> web.Response:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
     document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
+    if isinstance(exporter, ChatExporter):
+        document.update(await exporter.collect_kept(
+            request.app[REDIS], query, await _characters_of(request, query)))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     if fmt == "md":
         body = exporter.markdown(document, zone).encode()
@@ -89,11 +96,30 @@ async def post_import(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     try:
         exporter = exporter_for_document(raw)
+        kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, user_id, raw))
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
-    return web.json_response(result.as_dict())
+    answer = result.as_dict()
+    if kept is not None:
+        parts = {"messages": {"imported": result.imported, "skipped": result.skipped},
+                 **await exporter.import_kept(request.app[REDIS], user_id, kept)}
+        answer.update(imported=sum(p["imported"] for p in parts.values()),
+                      skipped=sum(p["skipped"] for p in parts.values()), parts=parts)
+    return web.json_response(answer)
+
+
+async def _characters_of(request: web.Request, query: ExportQuery) -> list[str]:
+    """The characters whose lists and reminders an export carries: the one asked for, or
+    every character defined and every one the user has talked with."""
+    if query.character_id:
+        return [query.character_id]
+    talked = [character for user, character in map(
+        keys.split_pair, await request.app[REDIS].smembers(keys.known_pairs()))
+        if user == query.user_id]
+    defined = [c.id for c in request.app[CHARACTERS].all()]
+    return list(dict.fromkeys([*defined, *sorted(talked)]))
 
 
 async def _read_bounded(request: web.Request, limit: int) -> bytes:

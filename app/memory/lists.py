@@ -161,6 +161,15 @@ class ListStore:
         assert change is not None
         return change.list
 
+    async def restore_times(self, name: str, created_at: float, updated_at: float) -> None:
+        """Give the list `name` the times it had elsewhere (an import of a list it created)."""
+        def compute(existing: NamedList | None) -> ListChange | None:
+            if existing is None:
+                return None
+            return ListChange(list=msgspec.structs.replace(
+                existing, created_at=created_at, updated_at=updated_at or created_at))
+        await self._update(name, compute)
+
     async def delete_list(self, name: str) -> None:
         """Remove the list `name` with its items; `Missing` when there is none."""
         if not await self.redis.hdel(self.key, normalize(name)):

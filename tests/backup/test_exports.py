@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from app.api.app_keys import DB
+from app.api.app_keys import DB, REDIS
 from app.core.settings import defaults
+from app.memory import keys
+from app.memory.lists import ListStore
 from app.memory.long_term import Change, LongTermMemory
 from app.memory.message_log import LoggedMessage, MessageLog
+from app.memory.reminders import ReminderStore, completed
 from app.wiring.cli import main
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
@@ -98,9 +102,12 @@ async def test_import_into_another_install_keeps_ids_and_adds_no_duplicates(
                                              local_token=TOKEN))
     first = await second.post("/api/imports", data=exported, headers=AUTH)
     assert first.status == 200
-    assert await first.json() == {"kind": "novaberg.chat", "imported": 4, "skipped": 0}
+    nothing = {"imported": 0, "skipped": 0}
+    assert await first.json() == {"kind": "novaberg.chat", "imported": 4, "skipped": 0,
+                                  "parts": {"messages": {"imported": 4, "skipped": 0},
+                                            "lists": nothing, "reminders": nothing}}
     again = await second.post("/api/imports", data=exported, headers=AUTH)
-    assert await again.json() == {"kind": "novaberg.chat", "imported": 0, "skipped": 4}
+    assert (await again.json())["imported"] == 0 and (await again.json())["skipped"] == 4
 
     reexported = json.loads(await (await second.get("/api/exports/chat",
                                                     headers=AUTH)).read())
@@ -136,6 +143,84 @@ async def test_a_bad_import_is_refused_and_writes_nothing(make_settings, aiohttp
     conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
     assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
     conn.close()
+
+
+async def test_lists_and_reminders_travel_in_the_chat_export_and_import(
+        make_settings, aiohttp_client, tmp_path):
+    """Issue 21, item 2: the chat export carries the lists and reminders (JSON and
+    Markdown); importing adds what is missing with its ids, and twice adds nothing."""
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    store = ListStore(client.app[REDIS], "local", "nova")
+    await store.apply("Einkaufsliste", add=["Milch", "Eier"])
+    await store.apply("Leer")
+    reminders = ReminderStore(client.app[REDIS])
+    due = time.time() + 3600
+    pending = await reminders.add("local", "nova", "Zahnarzt", due)
+    done = await reminders.add("local", "nova", "Müll", due + 60)
+    await reminders.update("local", "nova", done.id, completed)
+    exported = await (await client.get("/api/exports/chat?character=nova",
+                                       headers=AUTH)).read()
+    document = json.loads(exported)
+    assert [(k["name"], k["items"]) for k in document["lists"]] == [
+        ("Einkaufsliste", ["Milch", "Eier"]), ("Leer", [])]
+    assert [(r["id"], r["text"], r["status"]) for r in document["reminders"]] == [
+        (pending.id, "Zahnarzt", "pending"), (done.id, "Müll", "done")]
+    markdown = await (await client.get("/api/exports/chat?format=md", headers=AUTH)).text()
+    assert "## Lists" in markdown and "### Einkaufsliste (nova)" in markdown
+    assert "- Milch" in markdown and "## Reminders" in markdown and "Zahnarzt · pending" in markdown
+
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    there = ListStore(second.app[REDIS], "local", "nova")
+    await there.apply("Einkaufsliste", add=["Brot", "milch"])  # kept; only Eier is missing
+    first = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert (await first.json())["parts"] == {
+        "messages": {"imported": 0, "skipped": 0}, "lists": {"imported": 2, "skipped": 1},
+        "reminders": {"imported": 2, "skipped": 0}}
+    again = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert (await again.json())["imported"] == 0
+    assert {k.name: k.items for k in await there.all()} == {
+        "Einkaufsliste": ["Brot", "milch", "Eier"], "Leer": []}
+    imported = {r.id: r for r in await ReminderStore(second.app[REDIS]).list("local", "nova")}
+    assert set(imported) == {pending.id, done.id}
+    assert (imported[pending.id].due_at, imported[done.id].status) == (due, "done")
+    members = await second.app[REDIS].zrange(keys.reminders_due(), 0, -1)
+    assert members == [pending.member]  # the pending one will come; the done one will not
+
+
+@pytest.mark.parametrize("kept, expected", [
+    ({"lists": [{"character_id": "nova", "name": "", "items": []}]}, "name"),
+    ({"lists": [{"character_id": "nova", "name": "L", "items": [""]}]}, "items"),
+    ({"reminders": [{"id": "a b", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0}]}, "id"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": -5,
+                     "created_at": 1.0}]}, "due_at"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0, "status": "later"}]}, "status"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0, "user_id": "bob"}]}, "user_id"),
+])
+async def test_a_bad_list_or_reminder_refuses_the_whole_import(make_settings, aiohttp_client,
+                                                              data_dir, kept, expected):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    body = {"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"}],
+        "lists": [{"character_id": "nova", "name": "Gut", "items": ["a"]}], **kept}
+    response = await client.post("/api/imports", json=body, headers=AUTH)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "invalid_import" and expected in error["message"]
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
+    conn.close()
+    assert await ListStore(client.app[REDIS], "local", "nova").all() == []
+    assert await ReminderStore(client.app[REDIS]).list("local", "nova") == []
 
 
 async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client):
