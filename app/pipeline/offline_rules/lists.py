@@ -34,14 +34,18 @@ class VerbPhrase:
 
     A single regex with a lazy `items` group rescans up to `GAP` characters from every verb
     it meets; here verbs and joints are each found in one pass and paired by bisection, the
-    first joint within `GAP` characters after a verb (and for a target closed by a word,
-    "Füg Milch der Liste hinzu", the first closing word within `GAP` after the joint).
+    first joint within `GAP` characters after a verb — with `target`, the first whose next
+    four words match it, so "Put X that has to wrap on the list" is not cut at "to" — (and for
+    a target closed by a word, "Füg Milch der Liste hinzu", the first closing word within
+    `GAP` after the joint).
     """
 
-    def __init__(self, verb: str, joint: str, closing: str | None = None) -> None:
+    def __init__(self, verb: str, joint: str, closing: str | None = None,
+                 target: re.Pattern[str] | None = None) -> None:
         self.verb = re.compile(rf"\b(?:{verb})\s+", re.I)
         self.joint = re.compile(rf"(?<=\s)(?:{joint})(?=\s)", re.I)
         self.closing = re.compile(rf"(?<=\s)(?:{closing})\b", re.I) if closing else None
+        self.wanted = target  # a target must match it ("… to wrap on the list": the list's "on")
 
     def search(self, text: str) -> Phrase | None:
         joints = list(self.joint.finditer(text))
@@ -49,15 +53,20 @@ class VerbPhrase:
         closing_starts = [m.start() for m in self.closing.finditer(text)] if self.closing else []
         for verb in self.verb.finditer(text):
             index = bisect.bisect_left(joint_starts, verb.end() + 1)
-            if index == len(joints) or joint_starts[index] - verb.end() > GAP:
-                continue
-            joint = joints[index]
-            found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
-                text[verb.end():joint.start()].strip()
-            if "\n" in found:
-                continue
-            target = self._target(text, joint.end(), closing_starts)
-            if target is not None:
+            while index < len(joints) and joint_starts[index] - verb.end() <= GAP:
+                joint = joints[index]
+                index += 1
+                found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
+                    text[verb.end():joint.start()].strip()
+                if "\n" in found:
+                    break
+                target = self._target(text, joint.end(), closing_starts)
+                if target is None:
+                    continue
+                head = " ".join(target.split()[:4])
+                if self.wanted is not None and not self.wanted.search(head) \
+                        and index < len(joints) and joint_starts[index] - verb.end() <= GAP:
+                    continue  # a later joint may lead to what it is wanted for
                 return Phrase(found, target)
         return None
 
@@ -73,7 +82,7 @@ class VerbPhrase:
 _POLITE = re.compile(r"^(?:bitte|please|noch)\s+(?=\S)", re.I)
 _SENTENCE_REST = re.compile(rf"[^.!?]{{0,{GAP}}}")
 _ADD = VerbPhrase(r"setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?",
-                  r"auf|in|zu|zur|on|onto|to")
+                  r"auf|in|zu|zur|on|onto|to", target=LIST_WORD)
 _ADD_HINZU = VerbPhrase(r"füg\w*", r"zur|zu der|der", closing="hinzu")
 _REMOVE = VerbPhrase(r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take",
                      r"von|aus|from|off")
