@@ -2,7 +2,9 @@
 
 It answers through the same interface as the real providers — its structured answers are
 JSON text the gateway decodes and validates like any other — so the app runs out of the box
-and tests run without a GPU. What it answers per purpose lives in `app.llm.offline.handlers`.
+and tests run without a GPU. What it answers per purpose is the table it is built with
+(`answers`: the provider's own `BASE_ANSWERS` unless the gateway hands it the product's,
+`app.wiring.purposes`); `app.llm.offline.handlers` says what a handler returns.
 Its context window is `llm_offline_context` (seed 004: the fake provider's 32K).
 """
 
@@ -30,8 +32,10 @@ class OfflineProvider(Provider):
     name = "offline"
     offline = True
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, *, answers: handlers.Answers = handlers.BASE_ANSWERS,
+                 **common: Any) -> None:
+        super().__init__(**common)
+        self.answers = answers
         # What it said today per conversation (the running turn's pair): its replies vary.
         self.conversations = handlers.Conversations()
 
@@ -46,7 +50,7 @@ class OfflineProvider(Provider):
         request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
                                           call.max_tokens, self.settings.chars_per_token,
                                           self.conversations.of(logctx.pair.get()))
-        handler = handlers.HANDLERS.get(call.purpose)
+        handler = self.answers.get(call.purpose)
         result = handler(request) if handler is not None else None
         if call.schema is not None:
             return msgspec.json.encode(_as_instance(call.schema, result)).decode()
