@@ -311,6 +311,18 @@ class ReminderStore:
         changed meanwhile). `ReminderMissing`; `TooManyReminders` when the changed reminder
         is open and the pair would pass `cap`; whatever `change` raises. Nothing is written
         on any of them."""
+        new = await self._rewrite(user_id, character_id, reminder_id, change, cap)
+        assert new is not None
+        return new
+
+    async def delete(self, user_id: str, character_id: str, reminder_id: str) -> None:
+        """Remove the reminder (from its hash and every index); `ReminderMissing` when there
+        is none."""
+        await self._rewrite(user_id, character_id, reminder_id, lambda current: None)
+
+    async def _rewrite(self, user_id: str, character_id: str, reminder_id: str,
+                       change: Callable[[Reminder], Reminder | None],
+                       cap: int | None = None) -> Reminder | None:
         key = keys.reminders(user_id, character_id)
         for _ in range(ATTEMPTS):
             raw = await self.redis.hget(key, reminder_id)
@@ -318,25 +330,12 @@ class ReminderStore:
                 raise ReminderMissing(f"there is no reminder {reminder_id!r}")
             current = _DECODER.decode(raw)
             new = change(current)
-            limit = cap if new.status in OPEN and current.status not in OPEN else None
-            answer = await self._write(current, raw, new, cap=limit)
+            opens = new is not None and new.status in OPEN and current.status not in OPEN
+            answer = await self._write(current, raw, new, cap=cap if opens else None)
             if answer == _WRITTEN:
                 return new
             if answer == _AT_CAP:
                 raise TooManyReminders(f"{cap} reminders are open already")
-        raise RuntimeError(f"reminder {reminder_id!r} kept changing; gave up after {ATTEMPTS}")
-
-    async def delete(self, user_id: str, character_id: str, reminder_id: str) -> Reminder:
-        """Remove the reminder (from its hash and every index); returns what it was.
-        `ReminderMissing` when there is none."""
-        key = keys.reminders(user_id, character_id)
-        for _ in range(ATTEMPTS):
-            raw = await self.redis.hget(key, reminder_id)
-            if raw is None:
-                raise ReminderMissing(f"there is no reminder {reminder_id!r}")
-            current = _DECODER.decode(raw)
-            if await self._write(current, raw, None) == _WRITTEN:
-                return current
         raise RuntimeError(f"reminder {reminder_id!r} kept changing; gave up after {ATTEMPTS}")
 
     async def restore(self, reminders: list[Reminder]) -> int:

@@ -137,6 +137,10 @@ async def test_a_bad_import_is_refused_and_writes_nothing(make_settings, aiohttp
     client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
                                              local_token=TOKEN))
     response = await client.post("/api/imports", data=body, headers=AUTH)
+    await refused_with_no_message_written(response, data_dir, expected)
+
+
+async def refused_with_no_message_written(response, data_dir, expected: str) -> None:
     assert response.status == 400
     error = (await response.json())["error"]
     assert error["code"] == "invalid_import" and expected in error["message"]
@@ -213,12 +217,7 @@ async def test_a_bad_list_or_reminder_refuses_the_whole_import(make_settings, ai
          "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"}],
         "lists": [{"character_id": "nova", "name": "Gut", "items": ["a"]}], **kept}
     response = await client.post("/api/imports", json=body, headers=AUTH)
-    assert response.status == 400
-    error = (await response.json())["error"]
-    assert error["code"] == "invalid_import" and expected in error["message"]
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
-    assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
-    conn.close()
+    await refused_with_no_message_written(response, data_dir, expected)
     assert await ListStore(client.app[REDIS], "local", "nova").all() == []
     assert await ReminderStore(client.app[REDIS]).list("local", "nova") == []
 

@@ -58,36 +58,32 @@ _TIME_WORDS = re.compile(
 
 def parse_when(text: str, now: dt.datetime) -> dt.datetime | None:
     """A German or English time expression relative to `now`; None when there is none."""
-    lowered = text.lower()
-    relative = _relative(lowered, now)
-    if relative is not None:
-        return relative
-    day, clock = _day(lowered, now), _clock(lowered, _AT)
-    if day is None and clock is None:
-        return None
-    hour, minute = clock or (DEFAULT_HOUR, 0)
-    when = dt.datetime.combine(day or now.date(), dt.time(hour, minute), tzinfo=now.tzinfo)
-    if day is None and when <= now:
-        when += dt.timedelta(days=1)  # "um 9" said at 10: tomorrow at 9
-    return when
+    return _moment(text, now, _AT, None)
 
 
 def parse_move(text: str, now: dt.datetime, current: dt.datetime) -> dt.datetime | None:
     """The new time of a reminder due at `current` ("auf 10 Uhr": that day at ten — the next
     day when that has passed; "auf morgen": tomorrow at its time; "in einer Stunde"); None
     when the text names no time."""
+    return _moment(text, now, _TO, current.astimezone(now.tzinfo))
+
+
+def _moment(text: str, now: dt.datetime, clock_words: re.Pattern[str],
+            base: dt.datetime | None) -> dt.datetime | None:
+    """A day and a time of day from `text`; what it leaves out comes from `base` (a day
+    alone: at `DEFAULT_HOUR` without one), a time alone that has passed is the next day's."""
     lowered = text.lower()
     relative = _relative(lowered, now)
     if relative is not None:
         return relative
-    day, clock = _day(lowered, now), _clock(lowered, _TO)
+    day, clock = _day(lowered, now), _clock(lowered, clock_words)
     if day is None and clock is None:
         return None
-    current = current.astimezone(now.tzinfo)
-    hour, minute = clock or (current.hour, current.minute)
-    when = dt.datetime.combine(day or current.date(), dt.time(hour, minute), tzinfo=now.tzinfo)
+    hour, minute = clock or ((base.hour, base.minute) if base else (DEFAULT_HOUR, 0))
+    when = dt.datetime.combine(day or (base or now).date(), dt.time(hour, minute),
+                               tzinfo=now.tzinfo)
     if day is None and when <= now:
-        when += dt.timedelta(days=1)
+        when += dt.timedelta(days=1)  # "um 9" said at 10: tomorrow at 9
     return when
 
 
