@@ -101,17 +101,26 @@ def test_reminders_are_edited_marked_done_deleted_and_snoozed(start_nova, open_c
     nova = start_nova(offline=True)
     soon = time.time() + 2
     later = time.time() + 3 * 3600
-    for text, due in (("Tee", soon), ("Zahnarzt", later), ("Müll", later + 60)):
+    for text, due in (("Tee", soon), ("Blumen gießen", soon + 1), ("Zahnarzt", later),
+                      ("Müll", later + 60)):
         assert nova.api("POST", REMINDERS, {"text": text, "due_at": due})[0] == 201
     page = open_chat(nova, locale="de-DE")
     panel = page.get_by_role("region", name="Erinnerungen")
-    wait_until(lambda: reminders_of(nova)["Tee"]["status"] == "fired")
-    expect(character_bubbles(page)).to_have_count(1)  # the reminder came as an impulse
+    wait_until(lambda: {reminders_of(nova)[t]["status"] for t in ("Tee", "Blumen gießen")}
+               == {"fired"})
+    expect(character_bubbles(page)).to_have_count(2)  # each came as an impulse
     page.reload()
     rows = panel.locator("#reminders > li")
     tea = rows.filter(has_text="Tee")
     expect(tea).to_contain_text("jetzt fällig")
     screenshot(page, "panel-reminders")
+
+    # One that has come: marked done (after its undo time), so it is done, not due.
+    flowers = rows.filter(has_text="Blumen gießen")
+    expect(flowers).to_contain_text("jetzt fällig")
+    panel.get_by_role("button", name="Erledigt: Blumen gießen").click()
+    expect(panel.locator("#reminders > li.done", has_text="Blumen gießen")).to_be_visible()
+    wait_until(lambda: reminders_of(nova)["Blumen gießen"]["status"] == "done")
 
     # The one that has come: snoozed by ten minutes.
     panel.get_by_role("button", name="Noch mal erinnern in 10 Min.: Tee").click()
@@ -150,6 +159,8 @@ def test_the_panel_in_english_and_at_phone_width(start_nova, open_chat):
     page.get_by_role("button", name="Panels", exact=True).click()
     panel = page.get_by_role("region", name="Lists")
     expect(panel.locator("li.list-item")).to_have_count(3)
+    panel.scroll_into_view_if_needed()
+    screenshot(page, "panel-phone-lists-en")
     panel.get_by_role("button", name="Cross off: eggs").click()
     expect(panel.get_by_role("button", name="Undo: “eggs” crossed off.")).to_be_visible()
     reminders = page.get_by_role("region", name="Reminders")

@@ -208,11 +208,13 @@ export class Panels {
 
   /** Replace `row`'s content by a one-line form; `save(value)` sends it. */
   inlineEdit(row, key, { value, label, extra = [], save }) {
+    this.closeEdit();
+    this.openEdit = { row, before: [...row.childNodes] };
     this.editing = key;
     const field = h("input", { class: "inline-edit", "aria-label": label, maxlength: "2000" });
     field.value = value;
     const done = () => {
-      this.editing = null;
+      this.closeEdit();
       this.refreshAll();
     };
     const form = h("form", { class: "inline-form" }, field, ...extra,
@@ -229,6 +231,15 @@ export class Panels {
     row.replaceChildren(form);
     field.focus();
     return form;
+  }
+
+  /** Put the open inline form's row back as it was (at once: a refresh that started
+   * before may still be waiting, and another edit may open meanwhile). */
+  closeEdit() {
+    const open = this.openEdit;
+    this.openEdit = null;
+    this.editing = null;
+    if (open && open.row.isConnected) open.row.replaceChildren(...open.before);
   }
 
   editItem(row, name, item) {

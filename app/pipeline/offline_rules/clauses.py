@@ -12,7 +12,9 @@ A message asks for an action only where one of its clauses *starts* as a command
 
 A clause begins at the start of the text, after the end of a sentence (`.`, `!`, `?`, `;`,
 `:` or a line break), after a comma, and at "und"/"and"/"dann"/"then"/"aber"/"but"; one
-inside quotation marks is somebody else's speech and is nobody's command. It runs to the end
+inside quotation marks is somebody else's speech and is nobody's command, and so is one a verb
+of saying or thinking frames in its sentence ("Mein Chef sagte: setz …", "Streich die Eier,
+dachte ich", "…, my husband said": `reported`). It runs to the end
 of its sentence, to a comma before a subordinate or a new main clause (", dass …", ", und
 ich …"), and at most `CLAUSE_CHARS`. Whether the command names its object (a list, an item,
 a reminder, a time) is the agents' rules' question (`routing`).
@@ -81,6 +83,30 @@ _CLAUSE_END = re.compile(
     r"[.!?;\n]|,\s*(?:dass|weil|ob|wie|was|wenn|als|obwohl|nachdem|bevor|damit|wo|because|"
     r"when|that|which|while|although|if)\b|,\s*(?:und|aber|and|but)\s+" + _SUBJECT + r"\b|"
     r"(?<![\s,])\s+(?:und|aber|and|but)\s+" + _SUBJECT + r"\b", re.I)
+# Somebody else's words without quotation marks: a command clause framed by a verb of
+# saying or thinking in its sentence — before it ("Mein Chef sagte: setz …", "She told me,
+# cross off …") or after it, where German puts the verb first ("Streich die Eier, dachte
+# ich.", "…, hat mein Mann gesagt") and English ends the sentence with the frame ("Put milk
+# on the list, my husband said.") — is reported, not addressed to the character. Unless the
+# frame speaks to the character ("Ich hab dir doch gesagt: …", "I told you: …"). "Setz Milch
+# drauf, mein Mann sagt, wir haben keine" and "…, my wife says we are out of it" stay commands.
+_SPEECH_DE = (r"sagt|sagte|sagten|meint|meinte|meinten|rief|riefen|schrieb|schrieben|dachte|"
+              r"dachten|fragte|riet|befahl|flüsterte|brüllte|schrie")
+_SPEECH_DE_DONE = (r"gesagt|gemeint|gerufen|geschrieben|gedacht|gefragt|geraten|befohlen|"
+                   r"geflüstert|gebrüllt|geschrien")
+_SPEECH_EN_PAST = r"said|told|thought|wrote|shouted|asked|yelled|whispered|used to say"
+_SPEECH_EN_NOW = r"says|tells|writes|shouts|asks|always say"
+_FRAME_BEFORE = re.compile(
+    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW})"
+    r"(?:\s+(?:mir|mich|uns|ihm|ihr|ihnen|nur|immer|noch|dann|einfach|zu mir|me|us|him|her|"
+    r"them|only|always|just|again|to me)){0,3}\s*[:,]\s*$", re.I)
+_FRAME_AFTER = re.compile(
+    r",\s*(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
+    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+|"
+    rf"(?:[\w']+\s+){{1,4}}(?:(?:{_SPEECH_EN_PAST})(?:\s+[\w']+){{0,3}}|(?:{_SPEECH_EN_NOW}))"
+    r"\s*(?:,\s*(?:but|and)\b|$))", re.I)
+_TO_YOU = re.compile(r"\b(?:dir|dich|euch|you)\b", re.I)
+_SENTENCE_END = re.compile(r"[.!?;\n]")
 _QUOTES_OPEN = {"„": "“”\"", "“": "”\"", "\"": "\"", "»": "«", "«": "»"}
 _QUOTE = re.compile("[„“”\"»«]")
 
@@ -163,6 +189,21 @@ def command_form(text: str, start: int, end: int) -> Form | None:
     return None
 
 
+def reported(text: str, start: int) -> bool:
+    """Whether the clause at `start` is somebody else's words or thoughts, framed in its
+    sentence by a verb of saying (`_FRAME_BEFORE`, `_FRAME_AFTER`); looks at most
+    `CLAUSE_CHARS` either side."""
+    before = text[max(0, start - CLAUSE_CHARS):start]
+    ends = list(_SENTENCE_END.finditer(before))
+    sentence_before = before[ends[-1].end():] if ends else before
+    if _FRAME_BEFORE.search(sentence_before) and not _TO_YOU.search(sentence_before):
+        return True
+    after = text[start:start + CLAUSE_CHARS]
+    end = _SENTENCE_END.search(after)
+    frame = _FRAME_AFTER.search(after[:end.start()] if end else after)
+    return bool(frame) and not _TO_YOU.search(frame.group())
+
+
 def commands(text: str) -> list[Clause]:
     """The clauses of `text` addressed to the character as commands, in order; a command
     ends where the next one begins ("Setz Milch auf die Liste und erinnere mich …")."""
@@ -171,7 +212,7 @@ def commands(text: str) -> list[Clause]:
     for start in clause_starts(text):
         end = clause_end(text, start, ends)
         form = command_form(text, start, end)
-        if form is not None:
+        if form is not None and not reported(text, start):
             found.append((start, end, form))
     cut = [(start, min(end, found[i + 1][0]) if i + 1 < len(found) else end, form)
            for i, (start, end, form) in enumerate(found)]
