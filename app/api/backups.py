@@ -24,12 +24,11 @@ from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
-from app.backup.chat_export import ChatExporter
-from app.backup.exports import ExportError, ExportQuery, make_query
+from app.backup.chat_export import ChatExporter, with_parts
+from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
-from app.memory import keys
 
 EXPORT_FORMATS = ("md", "json")
 
@@ -73,8 +72,10 @@ async def get_export(request: web.Request) -> web.Response:
         raise ApiError(status, "invalid_export", str(exc)) from None
     document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
     if isinstance(exporter, ChatExporter):
+        redis = request.app[REDIS]
+        defined = [c.id for c in request.app[CHARACTERS].all()]
         document.update(await exporter.collect_kept(
-            request.app[REDIS], query, await _characters_of(request, query)))
+            redis, query, await exporter.kept_characters(redis, query, defined)))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     if fmt == "md":
         body = exporter.markdown(document, zone).encode()
@@ -101,25 +102,10 @@ async def post_import(request: web.Request) -> web.Response:
             lambda conn: exporter.import_document(conn, user_id, raw))
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
-    answer = result.as_dict()
-    if kept is not None:
-        parts = {"messages": {"imported": result.imported, "skipped": result.skipped},
-                 **await exporter.import_kept(request.app[REDIS], user_id, kept)}
-        answer.update(imported=sum(p["imported"] for p in parts.values()),
-                      skipped=sum(p["skipped"] for p in parts.values()), parts=parts)
-    return web.json_response(answer)
-
-
-async def _characters_of(request: web.Request, query: ExportQuery) -> list[str]:
-    """The characters whose lists and reminders an export carries: the one asked for, or
-    every character defined and every one the user has talked with."""
-    if query.character_id:
-        return [query.character_id]
-    talked = [character for user, character in map(
-        keys.split_pair, await request.app[REDIS].smembers(keys.known_pairs()))
-        if user == query.user_id]
-    defined = [c.id for c in request.app[CHARACTERS].all()]
-    return list(dict.fromkeys([*defined, *sorted(talked)]))
+    if kept is None:
+        return web.json_response(result.as_dict())
+    return web.json_response(with_parts(
+        result, await exporter.import_kept(request.app[REDIS], user_id, kept)))
 
 
 async def _read_bounded(request: web.Request, limit: int) -> bytes:

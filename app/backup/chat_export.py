@@ -28,7 +28,8 @@ import datetime as dt
 import json
 import sqlite3
 import time
-from typing import Annotated, Any, Literal
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 import redis.asyncio as aioredis
@@ -43,10 +44,12 @@ from app.backup.exports import (
     owner_filter,
 )
 from app.core.clock import local_moment
+from app.memory import keys
 from app.memory.lists import ListStore
 from app.memory.reminders import Reminder, ReminderStore
 
 KIND = "novaberg.chat"
+T = TypeVar("T")
 
 
 class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
@@ -178,6 +181,17 @@ class ChatExporter:
                     "impulse_turn_id": reminder.impulse_turn_id})
         return {"lists": lists, "reminders": reminders}
 
+    async def kept_characters(self, redis: aioredis.Redis, query: ExportQuery,
+                              defined: list[str]) -> list[str]:
+        """The characters whose lists and reminders an export carries: the one asked for,
+        or every character `defined` and every one the user has talked with."""
+        if query.character_id:
+            return [query.character_id]
+        talked = [character for user, character in map(
+            keys.split_pair, await redis.smembers(keys.known_pairs()))
+            if user == query.user_id]
+        return list(dict.fromkeys([*defined, *sorted(talked)]))
+
     def read_kept(self, raw: bytes) -> ChatDocument:
         """The document, checked whole (ExportError): read before anything is written."""
         try:
@@ -192,12 +206,10 @@ class ChatExporter:
         added_items = skipped_items = 0
         for kept in document.lists:
             store = ListStore(redis, user_id, kept.character_id)
-            change = await store.apply(kept.name, add=list(kept.items))
-            assert change is not None
+            change = await store.merge(kept.name, list(kept.items), kept.created_at,
+                                       kept.updated_at)
             added_items += len(change.added) + (1 if change.created and not kept.items else 0)
             skipped_items += len(change.already)
-            if change.created and kept.created_at:
-                await store.restore_times(kept.name, kept.created_at, kept.updated_at)
         reminders = [Reminder(id=r.id, user_id=user_id, character_id=r.character_id,
                               text=r.text, due_at=r.due_at, created_at=r.created_at,
                               status="pending" if r.status == "claimed" else r.status,
@@ -207,6 +219,24 @@ class ChatExporter:
         added = await ReminderStore(redis).restore(reminders)
         return {"lists": {"imported": added_items, "skipped": skipped_items},
                 "reminders": {"imported": added, "skipped": len(reminders) - added}}
+
+
+def with_parts(result: ImportResult, kept: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """A chat import's answer: the totals over its parts, and `parts` — the messages', and
+    the lists' and reminders' of `import_kept`."""
+    parts = {"messages": {"imported": result.imported, "skipped": result.skipped}, **kept}
+    return {**result.as_dict(), "imported": sum(p["imported"] for p in parts.values()),
+            "skipped": sum(p["skipped"] for p in parts.values()), "parts": parts}
+
+
+async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
+    """`work` with an asyncio client of the Redis at `url` (the command line's way to the
+    stores, which the app reaches through its own pool), closed afterwards."""
+    client = aioredis.from_url(url, decode_responses=True)
+    try:
+        return await work(client)
+    finally:
+        await client.aclose()
 
 
 def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str]:

@@ -161,14 +161,22 @@ class ListStore:
         assert change is not None
         return change.list
 
-    async def restore_times(self, name: str, created_at: float, updated_at: float) -> None:
-        """Give the list `name` the times it had elsewhere (an import of a list it created)."""
-        def compute(existing: NamedList | None) -> ListChange | None:
-            if existing is None:
-                return None
-            return ListChange(list=msgspec.structs.replace(
-                existing, created_at=created_at, updated_at=updated_at or created_at))
-        await self._update(name, compute)
+    async def merge(self, name: str, items: list[str], created_at: float = 0.0,
+                    updated_at: float = 0.0) -> ListChange:
+        """An import's step: the list `name` with the `items` it lacks added (created with
+        the times it had elsewhere when it is not here). A list that lacks nothing is left
+        as it is — its times too — and the change says so (nothing added)."""
+        def compute(existing: NamedList | None) -> ListChange:
+            change = _change(existing, name, items, [], False)
+            if existing is None and created_at:
+                change.list = msgspec.structs.replace(
+                    change.list, created_at=created_at, updated_at=updated_at or created_at)
+            elif existing is not None and not change.added:
+                change.list = existing
+            return change
+        change = await self._update(name, compute)
+        assert change is not None  # compute always makes one
+        return change
 
     async def delete_list(self, name: str) -> None:
         """Remove the list `name` with its items; `Missing` when there is none."""
