@@ -31,6 +31,13 @@ def offline_app(make_settings):
     ("Welches Modell bist du?", ["kein Sprachmodell", "Einstellungen"]),
     ("What can you do?", ["lists", "reminders", "journal", "settings", "No language model"]),
     ("Are you an AI?", ["No language model", "settings"]),
+    ("Kannst du mir helfen?", ["Listen", "Erinnerungen", "Tagebuch"]),
+    ("Was kann ich mit dir machen?", ["Listen", "Erinnerungen", "Tagebuch"]),
+    ("Wer bist du eigentlich?", ["kein Sprachmodell", "Einstellungen"]),
+    ("Bist du eine KI?", ["kein Sprachmodell", "Einstellungen"]),
+    ("Can you help me?", ["lists", "reminders", "journal"]),
+    ("How can you help me?", ["lists", "reminders", "journal"]),
+    ("Who are you?", ["No language model", "settings"]),
 ])
 async def test_a_question_about_what_it_can_do_gets_a_real_answer(offline_app, aiohttp_client,
                                                                   question, words):
@@ -41,15 +48,42 @@ async def test_a_question_about_what_it_can_do_gets_a_real_answer(offline_app, a
     assert len(answer) < 600
 
 
-@pytest.mark.parametrize("news", [
+BAD_NEWS_DE = [
     "Ich habe heute meinen Job verloren.", "Meine Oma ist gestern gestorben.",
     "Ich habe solche Angst vor morgen.", "Ich bin total erschöpft und traurig.",
+    "Mir geht es heute richtig schlecht.", "Mein Hund ist tot.",
+    "Ich hatte einen schlimmen Streit mit meiner Freundin.",
+    "Ich habe die Diagnose Krebs bekommen.", "Heute war ein furchtbarer Tag.",
+    "Ich bin durch die Prüfung gefallen.", "Meine Freundin hat mit mir Schluss gemacht.",
+    "Ich fühle mich so allein.", "Mein Vater liegt im Krankenhaus.",
+    "Wir mussten unsere Katze einschläfern lassen.", "Ich wurde heute gekündigt.",
+    "Mein Freund hatte einen Unfall.", "Meine Eltern lassen sich scheiden, die Scheidung "
+    "ist nächste Woche.", "Heute war die Beerdigung von meinem Opa.",
+]
+BAD_NEWS_EN = [
     "I lost my job today.", "My grandmother died yesterday.", "I'm so sad and tired.",
-])
-def test_bad_news_is_not_answered_with_a_question_about_plans(news):
-    for previous in ((), [reflective_reply(news, 500)]):
-        reply = reflective_reply(news, 500, previous)
+    "I failed my exam.", "My girlfriend broke up with me.", "I feel so lonely.",
+    "My dad is in hospital.", "I got fired today.", "Today was awful.",
+    "I had a terrible fight with my sister.", "I got a cancer diagnosis.", "My dog died.",
+    "My friend had an accident.", "My parents are getting a divorce.",
+    "The funeral was this morning.", "I was laid off this week.",
+]
+PLEASANT = {"freude", "begeisterung", "liebe", "dankbarkeit"}
+
+
+@pytest.mark.parametrize("news, language", [(news, "de") for news in BAD_NEWS_DE]
+                         + [(news, "en") for news in BAD_NEWS_EN])
+def test_bad_news_gets_a_question_about_the_person_not_about_plans(news, language):
+    """Bad news of every kind (a death, an illness, a parting, a job or an exam lost, a
+    fight): the reply asks after the person (`heavy`), never about plans or what a word
+    means, and never opens as if it were good news — also when the first reply was said."""
+    heavy = phrases.PHRASES[language]["heavy"]
+    pleasant = [phrases.REFLECT[language][label] for label in PLEASANT]
+    first = reflective_reply(news, 500)
+    for reply in (first, reflective_reply(news, 500, [first])):
+        assert any(reply.endswith(follow_up) for follow_up in heavy), reply
         assert not any(plan in reply for plan in PLAN_QUESTIONS), reply
+        assert not any(reply.startswith(opening) for opening in pleasant), reply
 
 
 async def test_no_reply_comes_twice_in_a_day(offline_app, aiohttp_client):

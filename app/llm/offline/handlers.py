@@ -350,7 +350,8 @@ _ABILITIES = re.compile(
     r"\b(?:was|wobei|womit|wie)\s+kannst\s+du\b|\bwas\s+kann\s+ich\s+mit\s+dir\b|"
     r"\bwas\s+(?:machst|bist)\s+du\b|\bwer\s+bist\s+du\b|\bhilfst\s+du\s+mir\b|"
     r"\b(?:welches|welche|ein)\s+(?:sprach)?modell\b|\bbist\s+du\s+(?:eine?\s+)?(?:ki|bot)\b|"
-    r"\bwhat\s+can\s+you\s+do\b|\bhow\s+can\s+you\s+help\b|\bwhat\s+(?:do|are)\s+you\b|"
+    r"\b(?:kannst|könntest)\s+du\s+mir\s+(?:\w+\s+)?helfen\b|"
+    r"\bwhat\s+can\s+you\s+do\b|\b(?:how|can|could)\s+you\s+help\b|\bwhat\s+(?:do|are)\s+you\b|"
     r"\bwho\s+are\s+you\b|\b(?:which|what|a)\s+(?:language\s+)?model\b|"
     r"\bare\s+you\s+an?\s+(?:ai|bot)\b|^\s*(?:hilfe|help)\s*[?!.]*\s*$", re.IGNORECASE)
 HEAVY = frozenset({"trauer", "angst", "stress", "erschoepfung", "wut"})  # bad news
