@@ -91,3 +91,9 @@ def join(items: list[str], conjunction: str) -> str:
     if len(items) <= 1:
         return "".join(items)
     return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
+
+
+def sentence(text: str) -> str:
+    """`text` as a sentence: its first letter a capital ("eggs are crossed off" → "Eggs are
+    crossed off"), the rest as it is."""
+    return text[:1].upper() + text[1:]

@@ -56,9 +56,9 @@ async def test_cross_off_the_eggs_in_english(offline_app, aiohttp_client):
     chat = await open_chat(aiohttp_client, offline_app)
     await say(chat, "Put milk and eggs on the shopping list")
     answer = await say(chat, "Cross off the eggs")
-    assert answer == "eggs are crossed off the list “shopping list”."
+    assert answer == "Eggs are crossed off the list “shopping list”."
     answer = await say(chat, "Please take the milk off")
-    assert answer == "milk is crossed off the list “shopping list”."
+    assert answer == "Milk is crossed off the list “shopping list”."
     assert await lists_of(chat) == {"shopping list": []}
 
 

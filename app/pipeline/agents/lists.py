@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from app.core.grammar import join, several
+from app.core.grammar import join, sentence, several
 from app.core.i18n import texts
 from app.core.log import fields
 from app.memory.lists import (
@@ -180,7 +180,8 @@ def describe(change: ListChange, show: bool, language: str, *,
                        ("added", change.added), ("already", change.already)):
         if items:
             agreeing = f"{key}_many" if several(items, language) else key
-            said.append(words[agreeing].format(items=join(items, words["and"]), name=name))
+            said.append(sentence(words[agreeing].format(items=join(items, words["and"]),
+                                                        name=name)))
     if show:
         items = change.list.items
         said.append(words["shows"].format(name=name, items=", ".join(items)) if items

@@ -12,6 +12,7 @@ import datetime as dt
 import re
 from typing import Any, NamedTuple
 
+from app.core.grammar import sentence
 from app.llm.offline import text as tx
 from app.llm.offline.lexicon import STOPWORDS
 from app.pipeline.offline_rules.words import ARTICLE, GAP
@@ -145,7 +146,7 @@ def reminder_text(task: str) -> str:
             what = " ".join(what.split()).strip(" ,.!?")
             what = base_form(ARTICLE.sub("", what))
             if what:
-                return what[0].upper() + what[1:]
+                return sentence(what)
     return ""
 
 
@@ -234,7 +235,7 @@ def target_text(clause: str, known: list[Known]) -> str:
     if not found:
         return ""
     what = ARTICLE.sub("", " ".join(found.group("what").split()).strip(" „“\"'”"))
-    return what[:1].upper() + what[1:]
+    return sentence(what)
 
 
 def command(task: str, now_block: str, resuming: bool,
