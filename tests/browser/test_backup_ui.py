@@ -5,6 +5,7 @@ user of a headless server sees no backup controls (a backup holds everyone's dat
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -54,6 +55,16 @@ def test_sicherung_backs_up_lists_downloads_and_imports(nova, fake, open_chat, t
     section.get_by_label("JSON-Export importieren").set_input_files(str(path))
     expect(section.locator("#backup-status")).to_have_text(
         "0 Nachrichten importiert (2 waren schon da).")
+    # A conversation with a reminder: the download carries it, the import names each part.
+    assert nova.api("POST", "/api/characters/nova/reminders",
+                    {"text": "Zahnarzt", "due_at": time.time() + 3600})[0] == 201
+    with page.expect_download() as info:
+        section.get_by_role("link", name="Herunterladen").click()
+    info.value.save_as(path)
+    assert [r["text"] for r in json.loads(path.read_text())["reminders"]] == ["Zahnarzt"]
+    section.get_by_label("JSON-Export importieren").set_input_files(str(path))
+    expect(section.locator("#backup-status")).to_have_text(
+        "0 Nachrichten, 0 Listeneinträge und 0 Erinnerungen importiert (3 waren schon da).")
     # A file that is not JSON is refused with a message, nothing written.
     bad = tmp_path / "notes.json"
     bad.write_text("keine Daten")

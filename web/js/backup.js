@@ -87,11 +87,23 @@ export class BackupSection {
     }
     try {
       const result = await api.importExport(exported);
-      setStatus(this.status, t("backup.imported", result), "ok");
+      setStatus(this.status, importedText(result), "ok");
     } catch (error) {
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
     } finally {
       input.value = "";
     }
   }
+}
+
+/** What an import added: a chat import that carried lists or reminders names each part
+ * (`parts` of `POST /api/imports`), any other the messages. */
+function importedText(result) {
+  const parts = result && result.parts;
+  const carried = (part) => parts && part && part.imported + part.skipped > 0;
+  if (!parts || !(carried(parts.lists) || carried(parts.reminders))) return t("backup.imported", result);
+  return t("backup.importedChat", {
+    messages: parts.messages.imported, items: parts.lists.imported,
+    reminders: parts.reminders.imported, skipped: result.skipped,
+  });
 }
