@@ -186,6 +186,10 @@ def test_a_command_set_into_a_long_narrative_is_found_and_nothing_else(language,
     ("Streich die Eier, dachte ich.", []),
     ("Mum always says: remind me tomorrow at 9 about the dentist.", []),
     ("Er meinte nur, erinner mich morgen um 9 an den Zahnarzt.", []),
+    # German's frame, verb first, typed without its comma.
+    ("Streich die Eier dachte ich.", []),
+    ("Setz Brot auf die Einkaufsliste hat mein Mann gesagt und ist gegangen.", []),
+    ("Erinnere mich morgen um 9 an den Müll schrieb mein Nachbar auf einen Zettel.", []),
 ])
 def test_reported_words_are_no_command_and_words_to_the_character_are(text, agents):
     assert agents_for(text, KNOWN) == agents, text

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 CLAUSE_CHARS = 300
+FRAME_CHARS = 80  # how far before a clause its frame is looked for ("Mein Chef sagte mir:")
 
 Form = Literal["imperative", "request", "question"]
 
@@ -105,6 +106,15 @@ _FRAME_AFTER = re.compile(
     rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+|"
     rf"(?:[\w']+\s+){{1,4}}(?:(?:{_SPEECH_EN_PAST})(?:\s+[\w']+){{0,3}}|(?:{_SPEECH_EN_NOW}))"
     r"\s*(?:,\s*(?:but|and)\b|$))", re.I)
+# Typed without the comma, German's verb-first frame still ends its sentence ("Streich die
+# Eier dachte ich", "Setz Brot drauf hat mein Mann gesagt").
+_FRAME_AFTER_BARE = re.compile(
+    r"\s(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
+    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})(?:\s+[\w']+){{1,5}})"
+    r"(?:\s+(?:und|aber)\b[^.!?;\n]*)?\s*$", re.I)
+# Any verb of saying: a text without one frames nothing (`reported` need not look).
+_ANY_SPEECH = re.compile(
+    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW})\b", re.I)
 _TO_YOU = re.compile(r"\b(?:dir|dich|euch|you)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _QUOTES_OPEN = {"„": "“”\"", "“": "”\"", "\"": "\"", "»": "«", "«": "»"}
@@ -192,15 +202,16 @@ def command_form(text: str, start: int, end: int) -> Form | None:
 def reported(text: str, start: int) -> bool:
     """Whether the clause at `start` is somebody else's words or thoughts, framed in its
     sentence by a verb of saying (`_FRAME_BEFORE`, `_FRAME_AFTER`); looks at most
-    `CLAUSE_CHARS` either side."""
-    before = text[max(0, start - CLAUSE_CHARS):start]
+    `FRAME_CHARS` before it and `CLAUSE_CHARS` after."""
+    before = text[max(0, start - FRAME_CHARS):start]
     ends = list(_SENTENCE_END.finditer(before))
     sentence_before = before[ends[-1].end():] if ends else before
     if _FRAME_BEFORE.search(sentence_before) and not _TO_YOU.search(sentence_before):
         return True
     after = text[start:start + CLAUSE_CHARS]
     end = _SENTENCE_END.search(after)
-    frame = _FRAME_AFTER.search(after[:end.start()] if end else after)
+    sentence = after[:end.start()] if end else after
+    frame = _FRAME_AFTER.search(sentence) or _FRAME_AFTER_BARE.search(sentence)
     return bool(frame) and not _TO_YOU.search(frame.group())
 
 
@@ -209,10 +220,11 @@ def commands(text: str) -> list[Clause]:
     ends where the next one begins ("Setz Milch auf die Liste und erinnere mich …")."""
     found: list[tuple[int, int, Form]] = []
     ends = clause_ends(text)
+    framing = _ANY_SPEECH.search(text) is not None
     for start in clause_starts(text):
         end = clause_end(text, start, ends)
         form = command_form(text, start, end)
-        if form is not None and not reported(text, start):
+        if form is not None and not (framing and reported(text, start)):
             found.append((start, end, form))
     cut = [(start, min(end, found[i + 1][0]) if i + 1 < len(found) else end, form)
            for i, (start, end, form) in enumerate(found)]
