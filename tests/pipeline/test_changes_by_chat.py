@@ -97,6 +97,26 @@ async def test_move_and_delete_the_dentist_in_english(offline_app, aiohttp_clien
     assert await chat.get(REMINDERS) == []
 
 
+@pytest.mark.parametrize("make, move, delete, hour", [
+    ("Erinnere mich morgen um 9 an den Zahnarzt",
+     "Könntest du den Zahnarzt auf 11 Uhr verschieben?",
+     "Kannst du bitte die Erinnerung an den Zahnarzt löschen?", 11),
+    ("Remind me tomorrow at 9 am about the dentist", "Could you move the dentist to 11am?",
+     "Can you please delete the dentist reminder?", 11),
+])
+async def test_a_reminder_is_moved_and_deleted_when_asked_as_a_request(
+        offline_app, aiohttp_client, make, move, delete, hour):
+    chat = await open_chat(aiohttp_client, offline_app)
+    await say(chat, make)
+    [made] = await chat.get(REMINDERS)
+    await say(chat, move)
+    [moved] = await chat.get(REMINDERS)
+    assert moved["id"] == made["id"] and moved["due_at"] - made["due_at"] == 2 * 3600
+    assert dt.datetime.fromisoformat(moved["due_at_iso"]).hour == hour
+    await say(chat, delete)
+    assert await chat.get(REMINDERS) == []
+
+
 async def test_a_fired_reminder_moved_by_chat_comes_again(offline_app, aiohttp_client):
     chat = await open_chat(aiohttp_client, offline_app)
     await say(chat, "Erinnere mich in 1 Sekunde an den Tee")

@@ -118,6 +118,9 @@ def test_sentences_that_mention_the_words_ask_for_nothing(text):
     ("Delete the dentist reminder", ["reminders"]),
     ("Move the dentist to 10am", ["reminders"]),
     ("Move call mum to tomorrow", ["reminders"]),
+    ("Könntest du den Zahnarzt auf 11 Uhr verschieben?", ["reminders"]),
+    ("Kannst du bitte die Erinnerung an den Zahnarzt löschen?", ["reminders"]),
+    ("Could you move the dentist to 11am?", ["reminders"]),
     ("Heute war viel los. Setz bitte Milch auf die Einkaufsliste und erinnere mich morgen "
      "an den Zahnarzt.", ["lists", "reminders"]),
 ])

@@ -163,6 +163,29 @@ _DELETE = re.compile(_LEAD + r"(?:lösch\w*|entfern\w*|streich\w*|vergiss|delete
                      r"cross(?:\s+off)?|drop|forget)\b", re.I)
 _MOVE = re.compile(_LEAD + r"(?:verschieb\w*|verleg\w*|move|reschedule|push|postpone|shift)\b",
                    re.I)
+# A delete or a move asked for ("Könntest du den Zahnarzt auf 11 Uhr verschieben?", "Could
+# you move the dentist to 11?"): read as its imperative ("Verschieb den Zahnarzt auf 11 Uhr").
+_REQUEST_DE = re.compile(
+    r"\A(?:(?:bitte|und|dann|noch|auch|mal)\s+){0,3}(?:kannst|könntest|würdest|magst|kann|"
+    r"könnte|würde|können|könnten|würden)\s+(?:du|sie)\s+(?:(?:bitte|mal|noch|auch|doch)\s+)"
+    r"{0,3}(?P<rest>[^.!?;\n]+?)\s+(?P<verb>verschieb|verleg|lösch|entfern|streich)en"
+    r"(?:\s+bitte)?\s*[?!.]*\s*$", re.I)
+_REQUEST_EN = re.compile(
+    r"\A(?:(?:and|then|please)\s+){0,2}(?:can|could|would|will)\s+you\s+(?:please\s+)?"
+    r"(?P<rest>(?:move|reschedule|push|postpone|shift|delete|remove|cancel|drop)\b[^.!?;\n]*?)"
+    r"(?:,?\s+please)?\s*[?!.]*\s*$", re.I)
+
+
+def as_imperative(clause: str) -> str:
+    """A request to delete or move a reminder as its imperative; any other clause as it is."""
+    text = clause.strip()
+    german = _REQUEST_DE.match(text)
+    if german:
+        return f"{german.group('verb').capitalize()} {german.group('rest')}"
+    english = _REQUEST_EN.match(text)
+    return english.group("rest") if english else clause
+
+
 # What a delete or a move is about: "die Erinnerung an den Zahnarzt", "den Zahnarzt", "the
 # dentist reminder"; up to the new time ("auf 10 Uhr", "to 10am") or the clause's end.
 _TARGET = re.compile(
@@ -212,7 +235,8 @@ def meant(clause: str, known: list[Known]) -> Known | None:
 def reminder_command(clause: str, known: list[Known]) -> bool:
     """Whether a command clause is one for the reminders agent: "erinnere mich …", showing
     the reminders, or deleting or moving one that it names (by the word "Erinnerung" or by
-    an open reminder's words; a move also by its new time)."""
+    an open reminder's words; a move also by its new time), also asked for as a request."""
+    clause = as_imperative(clause)
     if _REMIND_ME.search(clause) or _ME_THEN_REMIND.search(clause):
         return True
     if _SHOW.search(clause) and _REMINDERS.search(clause):
@@ -248,6 +272,7 @@ def command(task: str, now_block: str, resuming: bool,
     if _SHOW.search(task) and _REMINDERS.search(task):
         return {"show": True}
     if not (_REMIND_ME.search(task) or _ME_THEN_REMIND.search(task)):
+        task = as_imperative(task)
         if _DELETE.search(task) and (_REMINDER_WORD.search(task) or meant(task, known)):
             return {"delete": True, "text": target_text(task, known)}
         if _MOVE.search(task):
