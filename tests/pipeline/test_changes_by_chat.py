@@ -48,6 +48,9 @@ async def test_streich_die_eier_takes_them_off_the_list_that_has_them(offline_ap
     answer = await say(chat, "Streich bitte die Dübel.")
     assert answer == "Dübel sind von der Liste „Baumarkt“ gestrichen."
     assert await lists_of(chat) == {"Baumarkt": ["Schrauben"], "Einkaufsliste": ["Brot"]}
+    answer = await say(chat, "Das Brot kannst du streichen.")
+    assert answer == "Brot ist von der Liste „Einkaufsliste“ gestrichen."
+    await ListStore(chat.app[REDIS], "local", "nova").apply("Einkaufsliste", add=["Brot"])
     await say(chat, "Streich die Wand im Flur")  # on no list: a conversation, nothing crossed
     assert await lists_of(chat) == {"Baumarkt": ["Schrauben"], "Einkaufsliste": ["Brot"]}
 

@@ -88,6 +88,8 @@ def test_a_long_narrative_with_every_trigger_word_asks_for_nothing(text):
     "Kannst du dir vorstellen, dass ich alles auf die Liste schreiben musste?",
     "Streich die Wand im Flur, hat meine Mutter gesagt.", "Erinnerungen sind etwas Schönes.",
     "Die Erinnerung an den Urlaub tut gut.", "Sie hat den Zahnarzt auf Freitag verschoben.",
+    "Heute musste ich den Zahnarzt verschieben.", "Den Zahnarzt wollte ich nicht verschieben.",
+    "Eier kann man nicht streichen.", "Morgen die Wand streichen.",
     "I have a long list of worries.", "I remember the old days.",
     "My boss moved the meeting to 10am.", "She said: \"remind me tomorrow\" and left.",
     "Reminders never work for me.", "I wrote it all down on a list yesterday.",
@@ -121,6 +123,12 @@ def test_sentences_that_mention_the_words_ask_for_nothing(text):
     ("Könntest du den Zahnarzt auf 11 Uhr verschieben?", ["reminders"]),
     ("Kannst du bitte die Erinnerung an den Zahnarzt löschen?", ["reminders"]),
     ("Could you move the dentist to 11am?", ["reminders"]),
+    # What it is about first, the infinitive last.
+    ("Die Eier kannst du streichen.", ["lists"]),
+    ("Bitte die Eier streichen.", ["lists"]),
+    ("Eier streichen bitte", ["lists"]),
+    ("Den Zahnarzt kannst du löschen.", ["reminders"]),
+    ("Zahnarzt bitte auf 11 Uhr verschieben", ["reminders"]),
     ("Heute war viel los. Setz bitte Milch auf die Einkaufsliste und erinnere mich morgen "
      "an den Zahnarzt.", ["lists", "reminders"]),
 ])

@@ -7,6 +7,9 @@ A message asks for an action only where one of its clauses *starts* as a command
   verb ("dann setz ich mich hin" is a narrative);
 - a request: "Kannst du mich morgen an den Zahnarzt erinnern?" (the infinitive closes the
   request, "… schreiben musste" is a narrative), "Setzt du Milch drauf?", "Could you …";
+- what it is about first and the infinitive last, German style: "Die Eier kannst du
+  streichen.", "Bitte die Eier streichen." (read as "Streich die Eier"; not with a subject
+  or a finite verb in it: "Heute musste ich den Zahnarzt verschieben" is a story);
 - a question about what is kept: "Was steht auf der Einkaufsliste?", "Welche Erinnerungen
   habe ich?", "What's on my list?".
 
@@ -174,6 +177,43 @@ def clause_end(text: str, start: int, ends: list[int]) -> int:
     return min(ends[index], limit) if index < len(ends) else limit
 
 
+# German puts what a command is about first as readily as the verb: "Die Eier kannst du
+# streichen.", "Bitte die Eier streichen.", "Zahnarzt bitte auf 11 Uhr verschieben" — short
+# clauses that end in the infinitive (with the modal and "du" before it, or alone). Read as
+# the imperative ("Streich die Eier") for the agents' rules.
+_INFINITIVE_STEMS = {"streichen": "Streich", "löschen": "Lösch", "entfernen": "Entfern",
+                     "verschieben": "Verschieb", "verlegen": "Verleg", "setzen": "Setz",
+                     "schreiben": "Schreib", "packen": "Pack", "notieren": "Notier"}
+_INFINITIVE_LAST = re.compile(
+    r"\A(?:bitte\s+)?(?P<object>(?!(?:ich|er|sie|es|wir|man|ihr|du|dann|und|kannst|"
+    r"könntest|würdest|magst|willst|kann|könnte|würde|können|könnten|würden|bitte)\b)"
+    r"[^\s.!?;:,]+(?:\s+[^\s.!?;:,]+){0,6}?)"
+    r"(?:\s+(?:kannst|könntest|würdest)\s+du)?(?:\s+(?:bitte|mal|noch|auch|doch|gleich))*"
+    rf"\s+(?P<verb>{'|'.join(_INFINITIVE_STEMS)})(?:\s+bitte)?\s*[!.?]*\s*\Z", re.I)
+
+
+def infinitive_command(clause: str) -> str | None:
+    """A short clause that ends in the infinitive as its imperative ("Die Eier kannst du
+    streichen" → "Streich die Eier"), or None."""
+    found = _INFINITIVE_LAST.match(clause.strip())
+    if found is None:
+        return None
+    what = found.group("object")
+    if any(word.casefold() in _NO_OBJECT for word in what.split()):
+        return None  # "Heute musste ich den Zahnarzt verschieben": a subject, a verb — a story
+    if what.split()[0].casefold() in _ARTICLES:
+        what = what[:1].lower() + what[1:]
+    return f"{_INFINITIVE_STEMS[found.group('verb').casefold()]} {what}"
+
+
+_ARTICLES = frozenset("der die das den dem des meine meinen mein".split())
+_NO_OBJECT = frozenset("""
+ich er sie es wir man ihr du mir dir uns musste muss müssen musst mussten will wollte wollen
+soll sollte sollen habe hab hat hatte haben hatten bin ist war sind waren werde wird wurde
+kann konnte darf durfte möchte würde hätte wäre nicht nie keine keinen
+""".split())
+
+
 def command_form(text: str, start: int, end: int) -> Form | None:
     """How the clause `text[start:end]` is addressed to the character, or None: not a
     command."""
@@ -182,8 +222,14 @@ def command_form(text: str, start: int, end: int) -> Form | None:
         return None
     word = first.group().casefold()
     if word not in _FIRST_WORDS and not word.startswith(_FIRST_STEMS):
-        return None
-    clause = text[start:end]  # the patterns are anchored at its start (`\A`)
+        return "request" if infinitive_command(text[start:end]) else None
+    form = _addressed_form(text[start:end])
+    return form or ("request" if infinitive_command(text[start:end]) else None)
+
+
+def _addressed_form(clause: str) -> Form | None:
+    """The form of a clause that starts with a command's word (see `command_form`)."""
+    # the patterns are anchored at the clause's start (`\A`)
     if _QUESTION.match(clause):
         return "question"
     modal = _MODAL.match(clause)
@@ -228,8 +274,11 @@ def commands(text: str) -> list[Clause]:
             found.append((start, end, form))
     cut = [(start, min(end, found[i + 1][0]) if i + 1 < len(found) else end, form)
            for i, (start, end, form) in enumerate(found)]
-    return [Clause(start, end, _without_joint(text[start:end]), form)
-            for start, end, form in cut]
+    found_clauses = []
+    for start, end, form in cut:
+        clause = _without_joint(text[start:end])
+        found_clauses.append(Clause(start, end, infinitive_command(clause) or clause, form))
+    return found_clauses
 
 
 _JOINTS = frozenset({"und", "and", "dann", "then", "aber", "but"})
