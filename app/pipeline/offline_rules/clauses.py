@@ -35,7 +35,7 @@ from typing import Literal
 CLAUSE_CHARS = 300
 FRAME_CHARS = 80  # how far before a clause its frame is looked for ("Mein Chef sagte mir:")
 
-Form = Literal["imperative", "request", "question"]
+Form = Literal["imperative", "request", "question", "infinitive"]
 
 _DE_STEMS = (r"setz|schreib|pack|füg|trag|notier|streich|nimm|lösch|entfern|zeig|leer|"
              r"erinner|verschieb|verleg|leg|lies|mach")
@@ -208,7 +208,7 @@ def infinitive_command(clause: str) -> str | None:
 
 _ARTICLES = frozenset("der die das den dem des meine meinen mein".split())
 _NO_OBJECT = frozenset("""
-ich er sie es wir man ihr du mir dir uns musste muss müssen musst mussten will wollte wollen
+ich er sie es wir man ihr du mir dir mich dich uns musste muss müssen musst mussten will wollte wollen
 soll sollte sollen habe hab hat hatte haben hatten bin ist war sind waren werde wird wurde
 kann konnte darf durfte möchte würde hätte wäre nicht nie keine keinen
 """.split())
@@ -222,9 +222,9 @@ def command_form(text: str, start: int, end: int) -> Form | None:
         return None
     word = first.group().casefold()
     if word not in _FIRST_WORDS and not word.startswith(_FIRST_STEMS):
-        return "request" if infinitive_command(text[start:end]) else None
+        return "infinitive" if infinitive_command(text[start:end]) else None
     form = _addressed_form(text[start:end])
-    return form or ("request" if infinitive_command(text[start:end]) else None)
+    return form or ("infinitive" if infinitive_command(text[start:end]) else None)
 
 
 def _addressed_form(clause: str) -> Form | None:
@@ -277,7 +277,9 @@ def commands(text: str) -> list[Clause]:
     found_clauses = []
     for start, end, form in cut:
         clause = _without_joint(text[start:end])
-        found_clauses.append(Clause(start, end, infinitive_command(clause) or clause, form))
+        if form == "infinitive":
+            clause = infinitive_command(clause) or clause
+        found_clauses.append(Clause(start, end, clause, form))
     return found_clauses
 
 
