@@ -11,6 +11,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import PHONE, character_bubbles, screenshot, send
+from tests.procs import wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -32,10 +33,7 @@ def reminders_of(nova) -> dict[str, dict]:
 
 
 def wait_until(check, seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "the server never got there"
-        time.sleep(0.2)
+    assert wait_for(check, timeout=seconds, interval=0.2), "the server never got there"
 
 
 def lists_panel(page: Page):
