@@ -10,9 +10,11 @@
 - `GET /api/exports/{kind}?character=&from=&to=&format=md|json&lang=&per=`: the caller's
   own data as a download (`kind`: a registered exporter, e.g. `chat`); `lang` (de, en) for
   the words of a Markdown export (default: the exporter's neutral form); `per=entry`: one
-  file per item in a zip, named as the CLI's `--out FOLDER` names them (the journal).
+  file per item in a zip, named as the CLI's `--out FOLDER` names them (the journal); a chat
+  export also carries the lists and reminders kept with the character, or with every character.
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
-  → `{kind, imported, skipped}`.
+  → `{kind, imported, skipped}` (a chat import adds `parts`: per part — messages, lists,
+  reminders — what was imported and skipped).
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ import zipfile
 
 from aiohttp import web
 
-from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
+from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
+from app.backup.chat_export import ChatExporter, with_parts
 from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
@@ -87,6 +90,11 @@ async def get_export(request: web.Request) -> web.Response:
         raise ApiError(400, "invalid_export", f"per={per!r}: one file per entry is offered "
                        "for the journal")
     document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
+    if isinstance(exporter, ChatExporter):
+        redis = request.app[REDIS]
+        defined = [c.id for c in request.app[CHARACTERS].all()]
+        document.update(await exporter.collect_kept(
+            redis, query, await exporter.kept_characters(redis, query, defined)))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     if per is not None:
         body = await asyncio.to_thread(zipped, split(document, fmt, language))
@@ -121,11 +129,15 @@ async def post_import(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     try:
         exporter = exporter_for_document(raw)
+        kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, user_id, raw))
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
-    return web.json_response(result.as_dict())
+    if kept is None:
+        return web.json_response(result.as_dict())
+    return web.json_response(with_parts(
+        result, await exporter.import_kept(request.app[REDIS], user_id, kept)))
 
 
 async def _read_bounded(request: web.Request, limit: int) -> bytes:

@@ -8,6 +8,7 @@ the data dir for restore/import, a bad argument).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sqlite3
 import sys
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from app.backup.access import open_data_dir, redis_dir, redis_of
+from app.backup.access import open_data_dir, redis_dir, redis_of, redis_url_of
 from app.backup.archive import (
     BACKUPS_DIR,
     BackupError,
@@ -24,7 +25,8 @@ from app.backup.archive import (
     database_path,
     prune,
 )
-from app.backup.exports import ExportError, make_query
+from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.exports import ExportError, ExportQuery, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
@@ -167,6 +169,8 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
         document = exporter.collect(conn, query)
     finally:
         conn.close()
+    if isinstance(exporter, ChatExporter):
+        document.update(_kept_of(settings, exporter, query))
     if args.out and Path(args.out).is_dir():
         return _export_files(exporter, document, Path(args.out), args.format, args.language)
     if args.format == "md":
@@ -179,6 +183,22 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text)
     return EXIT_OK
+
+
+def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> dict[str, Any]:
+    """The lists and reminders a chat export carries, from the running app's Redis or from
+    the data dir's own (started here, and stopped again, when no app runs)."""
+    from app.characters.book import CharacterBook
+
+    defined = [character.id for character in CharacterBook(settings).catalog().all()]
+
+    async def collect(redis: Any) -> dict[str, Any]:
+        return await exporter.collect_kept(
+            redis, query, await exporter.kept_characters(redis, query, defined))
+
+    with open_data_dir(settings.data_path) as busy, \
+            redis_url_of(settings, app_running=busy is not None) as url:
+        return asyncio.run(on_redis(url, collect))
 
 
 def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str,
@@ -204,6 +224,8 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     except OSError as exc:
         raise ExportError(f"cannot read {file}: {exc.strerror}") from None
     exporter = exporter_for_document(raw)
+    # A chat export's lists and reminders are checked with the rest before anything is written.
+    kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
@@ -215,5 +237,13 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
                 result = exporter.import_document(conn, user_id, raw)
         finally:
             conn.close()
-    print(f"imported {result.imported}, skipped {result.skipped} already present ({result.kind})")
+        answer = result.as_dict()
+        if kept is not None and (kept.lists or kept.reminders):
+            with redis_url_of(settings, app_running=False) as url:
+                answer = with_parts(result, asyncio.run(on_redis(
+                    url, lambda redis: exporter.import_kept(redis, user_id, kept))))
+    print(f"imported {answer['imported']}, skipped {answer['skipped']} already present "
+          f"({answer['kind']})")
+    for part, counts in answer.get("parts", {}).items():
+        print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
     return EXIT_OK

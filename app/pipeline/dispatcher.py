@@ -17,7 +17,8 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   thinker's retry, a commitment, or the wish to write again).
 
 The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
-action mark and the changes its agents intended (list edits, reminders) — are one guarded
+action mark and the changes its agents intended (list edits, new, deleted and moved
+reminders) — are one guarded
 transaction (`app.memory.commit`), made after the tribunal: a rejected answer changes
 nothing, and a turn failed meanwhile (a session reset, a recovery) leaves no late write
 behind. The message-log row in SQLite follows the committed turn (a rerun finds it there and
@@ -37,7 +38,7 @@ from app.memory.commit import Write, commit
 from app.memory.lists import EditWrite, ListEdit, ListStore
 from app.memory.message_log import LoggedMessage
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
-from app.memory.reminders import ReminderToAdd
+from app.memory.reminders import ChangeWrite, ReminderChange, ReminderToAdd
 from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance, compute_stance, save_stance_write
 from app.memory.state import CharacterState, save_state_write
@@ -111,7 +112,8 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
     _log_effects(effects)
-    if any(isinstance(e, ReminderToAdd) for r in state.results for e in r.effects):
+    if any(isinstance(e, (ReminderToAdd, ReminderChange))
+           for r in state.results for e in r.effects):
         svc.wake_clock()
     state.stored = turn
     state.state = final
@@ -200,6 +202,8 @@ def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
             if isinstance(effect, ListEdit):
                 store = ListStore(ctx.services.redis, state.user_id, state.character_id)
                 writes.append(store.edit_write(effect))
+            elif isinstance(effect, ReminderChange):
+                writes.append(ctx.services.reminders.change_write(effect))
             else:
                 writes.append(ctx.services.reminders.add_write(effect.reminder))
     return writes
@@ -207,6 +211,16 @@ def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
 
 def _log_effects(writes: list[Write]) -> None:
     for write in writes:
+        if isinstance(write, ChangeWrite):
+            if write.done:
+                log.info("reminder changed", extra=fields(
+                    reminder_id=write.change.reminder_id, deleted=write.change.delete))
+            else:
+                log.warning("reminder removed meanwhile (or a move would pass "
+                            "max_reminders_per_pair); the change changed nothing", extra=fields(
+                                reminder_id=write.change.reminder_id,
+                                limit="max_reminders_per_pair"))
+            continue
         if not isinstance(write, EditWrite):
             continue
         change = write.change

@@ -74,6 +74,7 @@ class Blocks:
     question: str
     pending: str
     lists: str
+    reminders: str   # the pair's open reminders (router, reminders agent)
     now: str
     task: str
     thought: str
@@ -94,7 +95,7 @@ BLOCKS: dict[str, Blocks] = {
         history="Verlauf", perceive="Neue Nachricht", vector="Gesprächsrichtung",
         mood="Deine Stimmung", actions="Was du gerade erledigt hast",
         question="Deine Rückfrage", pending="Offene Rückfrage", lists="Vorhandene Listen",
-        now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
+        reminders="Offene Erinnerungen", now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
         intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
         answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
         request="Worum es ging", known="Was du über den Menschen weißt",
@@ -103,7 +104,8 @@ BLOCKS: dict[str, Blocks] = {
         summary="Summary of earlier conversations", memory="From your short-term memory",
         history="Conversation", perceive="New message", vector="Direction of the conversation",
         mood="Your mood", actions="What you have just done", question="Your question",
-        pending="Open question", lists="Existing lists", now="Now", task="Task",
+        pending="Open question", lists="Existing lists",
+        reminders="Open reminders", now="Now", task="Task",
         thought="Your own thought (nobody said anything)", intent="You wanted to say more",
         retry="Your last attempt was not enough", answer="Answer",
         previous="Your previous answer", findings="Findings", request="What it was about",

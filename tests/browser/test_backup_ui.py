@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -67,6 +68,16 @@ def test_sicherung_backs_up_lists_downloads_and_imports(nova, fake, open_chat, t
     section.get_by_label("JSON-Export importieren").set_input_files(str(path))
     expect(section.locator("#backup-status")).to_have_text(
         "Nichts Neues: alles war schon da (2 Nachrichten).")
+    # A conversation with a reminder: the download carries it, the import names each part.
+    assert nova.api("POST", "/api/characters/nova/reminders",
+                    {"text": "Zahnarzt", "due_at": time.time() + 3600})[0] == 201
+    with page.expect_download() as info:
+        section.get_by_role("link", name="Herunterladen").click()
+    info.value.save_as(path)
+    assert [r["text"] for r in json.loads(path.read_text())["reminders"]] == ["Zahnarzt"]
+    section.get_by_label("JSON-Export importieren").set_input_files(str(path))
+    expect(section.locator("#backup-status")).to_have_text(
+        "Nichts Neues: alles war schon da (2 Nachrichten, 1 Erinnerung).")
     # A file that is not JSON is refused with a message, nothing written.
     bad = tmp_path / "notes.json"
     bad.write_text("keine Daten")

@@ -21,9 +21,10 @@ function unreachable(error) {
 
 /** A fetch that answers parsed JSON (or null for an empty answer, e.g. 204) or throws
  * ApiError. `body` goes as JSON; with `{raw: true}` it is a string sent as it is (a file's
- * JSON text that the server reads itself). */
-export async function request(method, path, body, { raw = false } = {}) {
-  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
+ * JSON text that the server reads itself); with `{keepalive: true}` it is sent even when the
+ * page is closing (a change whose undo time had not run out yet). */
+export async function request(method, path, body, { raw = false, keepalive = false } = {}) {
+  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin", keepalive };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = raw ? body : JSON.stringify(body);
@@ -82,7 +83,13 @@ export const api = {
   turn: (id) => request("GET", `/api/turns/${enc(id)}`),
   reminders: (cid) => request("GET", `/api/characters/${enc(cid)}/reminders`),
   addReminder: (cid, text, dueAt) => request("POST", `/api/characters/${enc(cid)}/reminders`, { text, due_at: dueAt }),
+  editReminder: (cid, id, change, options) => request("PATCH", `/api/characters/${enc(cid)}/reminders/${enc(id)}`, change, options),
+  deleteReminder: (cid, id, options) => request("DELETE", `/api/characters/${enc(cid)}/reminders/${enc(id)}`, undefined, options),
   lists: (cid) => request("GET", `/api/characters/${enc(cid)}/lists`),
+  renameList: (cid, name, newName) => request("PATCH", `/api/characters/${enc(cid)}/lists/${enc(name)}`, { name: newName }),
+  deleteList: (cid, name, options) => request("DELETE", `/api/characters/${enc(cid)}/lists/${enc(name)}`, undefined, options),
+  editItem: (cid, name, item, text) => request("PATCH", `/api/characters/${enc(cid)}/lists/${enc(name)}/items/${enc(item)}`, { text }),
+  removeItem: (cid, name, item, options) => request("DELETE", `/api/characters/${enc(cid)}/lists/${enc(name)}/items/${enc(item)}`, undefined, options),
   memories: (cid, q = "") => request("GET", `/api/characters/${enc(cid)}/memories?q=${enc(q)}`),
   editMemory: (cid, id, text) => request("PUT", `/api/characters/${enc(cid)}/memories/${enc(id)}`, { text }),
   forgetMemory: (cid, id) => request("DELETE", `/api/characters/${enc(cid)}/memories/${enc(id)}`),

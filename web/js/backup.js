@@ -9,9 +9,11 @@ import { $, h, setStatus } from "./dom.js";
 import { countText, errorText, formatBytes, formatDateTime, t } from "./i18n.js";
 
 // What an import of each kind of export adds (`POST /api/imports` → {kind, imported,
-// skipped, parts?}): the count words of its parts. A chat import names its parts itself.
+// skipped, parts?}): the count words of its parts. A chat import names its parts itself
+// (`messages`, `lists` — which counts list items — and `reminders`).
 const IMPORT_UNITS = { "novaberg.chat": "messages", "novaberg.journal": "entries",
                        "novaberg.journal_export": "entries", "novaberg.memories": "memories" };
+const PART_UNITS = { lists: "listItems" };
 
 /** What an import added, by part: "Importiert: 1 Tagebucheintrag.", "Importiert: 3
  * Nachrichten, 1 Liste; 2 waren schon da.", "Nichts Neues: alles war schon da (2
@@ -20,7 +22,7 @@ export function importedText(result) {
   const parts = result.parts ? Object.entries(result.parts)
     : [[IMPORT_UNITS[result.kind] || "items", { imported: result.imported, skipped: result.skipped }]];
   const named = (field) => parts.filter(([, part]) => part[field] > 0)
-    .map(([unit, part]) => countText(unit, part[field])).join(", ");
+    .map(([unit, part]) => countText(PART_UNITS[unit] || unit, part[field])).join(", ");
   if (result.imported > 0) {
     return result.skipped > 0
       ? t("import.doneSkipped", { what: named("imported"), skipped: countText("skipped", result.skipped) })
