@@ -70,7 +70,7 @@ def test_readme_quotes_the_lines_a_start_prints_as_printed():
 # The API tables: a row's first cell names its routes as code, `METHOD[/METHOD] /api/path`,
 # then in the same cell `PUT …` (the same path), `POST …/undelete` or `…/reject` (beside or
 # below the path before; without a method, the method before), `a\|b` (either last segment).
-ROUTE_SPAN = re.compile(r"^((?:GET|POST|PUT|DELETE)(?:/(?:GET|POST|PUT|DELETE))*)? ?(/api\S*|…\S*)$")
+ROUTE_SPAN = re.compile(r"^((?:GET|POST|PUT|PATCH|DELETE)(?:/(?:GET|POST|PUT|PATCH|DELETE))*)? ?(/api\S*|…\S*)$")
 
 
 def app_routes(tmp_path: Path) -> set[tuple[str, str]]:
