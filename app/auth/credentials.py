@@ -30,6 +30,7 @@ import time
 import redis.asyncio as aioredis
 
 from app.auth.accounts import LOCAL_USER, hash_password, new_token, token_hash, verify_password
+from app.core.log import fields
 from app.memory import keys
 from app.storage.database import Database
 
@@ -68,63 +69,125 @@ class StartCodes:
 
 
 class LoginBackoff(Exception):
-    """A login that must wait: the name or the client failed too often."""
+    """A login that must wait: its name from its address, or its address, failed too often."""
 
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"too many failed logins; try again in {retry_after} s")
         self.retry_after = retry_after
 
 
+# One atomic step per login attempt, before the password is checked: refuse when the
+# (name, address) pair or the address must wait; else count the attempt as a failure up front
+# (a success takes it back), so that a burst of concurrent guesses gets no more tries than
+# guesses one after the other. Returns {pair wait ms, address wait ms, name wait ms}.
+# KEYS: failures of pair, address, name; waits of pair, address, name.
+# ARGV: free failures of pair, address, name; longest wait of pair/address, of the name (s);
+# how long failures are remembered (s).
+_ATTEMPT = """
+local pair_wait = redis.call('PTTL', KEYS[4])
+local address_wait = redis.call('PTTL', KEYS[5])
+if pair_wait > 0 or address_wait > 0 then
+  return {pair_wait, address_wait, 0}
+end
+local name_wait = math.max(redis.call('PTTL', KEYS[6]), 0)
+local caps = {ARGV[4], ARGV[4], ARGV[5]}
+for i = 1, 3 do
+  local count = redis.call('INCR', KEYS[i])
+  redis.call('EXPIRE', KEYS[i], ARGV[6])
+  local free = tonumber(ARGV[i])
+  if count >= free then
+    local seconds = math.min(2 ^ math.min(count - free, 40), tonumber(caps[i]))
+    redis.call('SET', KEYS[i + 3], count, 'PX', math.floor(seconds * 1000))
+  end
+end
+return {0, 0, name_wait}
+"""
+
+# A success takes its attempt back: the pair's and the name's failures end; the address keeps
+# its other failures (a guesser who owns an account cannot clear them by logging in).
+# KEYS: failures and wait of the pair, of the name, of the address. ARGV: free of the address.
+_SUCCESS = """
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4])
+local left = redis.call('DECR', KEYS[5])
+if left < tonumber(ARGV[1]) then redis.call('DEL', KEYS[6]) end
+if left <= 0 then redis.call('DEL', KEYS[5]) end
+return left
+"""
+
+
 class LoginThrottle:
-    """Backoff after failed logins, per user name and per client address, kept in Redis so
-    that it holds across processes: after `free_failures` failures in a row each further
-    try must wait 1 s, doubling per failure up to `max_delay` (`LoginBackoff`; the API answers 429 with Retry-After). A
-    success clears the name's count; the client's count only expires (a guesser who also
-    owns an account cannot reset it). A failure is logged with the name, never the password.
+    """Backoff after failed logins, kept in Redis so that it holds across processes.
+
+    Three counts, each remembered until `LOGIN_FAILURES_MEMORY_SECONDS` without a failure:
+    - a name from one address: after `free_failures`, each further try from there must
+      wait 1 s, doubling per failure up to `max_delay` (`LoginBackoff`: 429, Retry-After);
+    - an address, over every name: the same after `address_free_failures`;
+    - a name, from every address: after `free_failures` a try only waits (1 s, doubling, at
+      most `name_max_delay`) before its password is checked — never refused. Whoever guesses
+      at a name cannot lock its owner out; her right password from an address that has not
+      failed always gets in.
+    A success ends the failures of its name (from every address); an address's count only
+    expires. Failures, refusals and waits are logged with the name, never the password.
     """
 
-    def __init__(self, redis: aioredis.Redis, free_failures: int = 5, max_delay: int = 900) -> None:
+    def __init__(self, redis: aioredis.Redis, free_failures: int = 5, max_delay: int = 900, *,
+                 address_free_failures: int = 20, name_max_delay: int = 30) -> None:
         self.redis = redis
         self.free_failures = free_failures
         self.max_delay = max_delay
+        self.address_free_failures = address_free_failures
+        self.name_max_delay = name_max_delay
+        self._attempt = redis.register_script(_ATTEMPT)
+        self._success = redis.register_script(_SUCCESS)
 
     @staticmethod
-    def _subjects(name: str, client: str) -> tuple[tuple[str, str], ...]:
-        # A name that cannot exist still counts, under a bounded key.
-        return (("name", name if len(name) <= 64 else token_hash(name)), ("client", client))
+    def subjects(name: str, client: str) -> tuple[tuple[str, str], ...]:
+        """The (kind, who) of the pair, the address and the name, for `keys.login_*`. A name
+        that cannot exist still counts, under a bounded key."""
+        who = name if len(name) <= 64 else token_hash(name)
+        return (("pair", f"{who}@{client}"), ("client", client), ("name", who))
 
-    async def check(self, name: str, client: str) -> None:
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for kind, who in self._subjects(name, client):
-                pipe.pttl(keys.login_blocked(kind, who))
-            waits = await pipe.execute()
-        wait_ms = max(waits)
-        if wait_ms > 0:
-            retry_after = math.ceil(wait_ms / 1000)
-            log.warning("login refused: backoff after failed logins", extra={"fields": {
-                "name": name[:64], "client": client, "retry_after": retry_after,
-                "setting": "login_free_failures"}})
+    async def attempt(self, name: str, client: str) -> float:
+        """Count a login attempt before its password is checked. Raises `LoginBackoff` when
+        the name from this address, or this address, must wait; returns the seconds the try
+        must wait first because its name failed often (0 when it need not)."""
+        subjects = self.subjects(name, client)
+        pair_ms, client_ms, name_ms = await self._attempt(
+            keys=[*(keys.login_failures(k, w) for k, w in subjects),
+                  *(keys.login_blocked(k, w) for k, w in subjects)],
+            args=[self.free_failures, self.address_free_failures, self.free_failures,
+                  self.max_delay, self.name_max_delay, LOGIN_FAILURES_MEMORY_SECONDS])
+        if pair_ms > 0 or client_ms > 0:
+            retry_after = math.ceil(max(pair_ms, client_ms) / 1000)
+            log.warning("login refused: backoff after failed logins", extra=fields(
+                name=name[:64], client=client, retry_after=retry_after,
+                by="name and client" if pair_ms >= client_ms else "client",
+                setting="login_free_failures" if pair_ms >= client_ms
+                else "login_client_free_failures"))
             raise LoginBackoff(retry_after)
+        delay = min(name_ms / 1000, self.name_max_delay)
+        if delay > 0:
+            log.warning("login slowed: the name failed often from other addresses", extra=fields(
+                name=name[:64], client=client, delay_s=round(delay, 3),
+                setting="login_name_max_delay_seconds"))
+        return delay
 
     async def failed(self, name: str, client: str) -> None:
-        subjects = self._subjects(name, client)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for kind, who in subjects:
-                pipe.incr(keys.login_failures(kind, who))
-                pipe.expire(keys.login_failures(kind, who), LOGIN_FAILURES_MEMORY_SECONDS)
-            counts = (await pipe.execute())[::2]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for (kind, who), count in zip(subjects, counts, strict=True):
-                if count >= self.free_failures:
-                    delay = min(2 ** (count - self.free_failures), self.max_delay)
-                    pipe.set(keys.login_blocked(kind, who), count, ex=delay)
-            await pipe.execute()
-        log.warning("login failed", extra={"fields": {
-            "name": name[:64], "client": client, "failures": max(counts)}})
+        """The attempt failed (it was counted as a failure already): log it."""
+        who = self.subjects(name, client)
+        counts = await self.redis.mget([keys.login_failures(k, w) for k, w in who])
+        log.warning("login failed", extra=fields(
+            name=name[:64], client=client,
+            failures=dict(zip(("name_and_client", "client", "name"),
+                              (int(c or 0) for c in counts), strict=True))))
 
-    async def succeeded(self, name: str) -> None:
-        await self.redis.delete(keys.login_failures("name", name),
-                                keys.login_blocked("name", name))
+    async def succeeded(self, name: str, client: str) -> None:
+        pair, address, by_name = self.subjects(name, client)
+        await self._success(keys=[
+            keys.login_failures(*pair), keys.login_blocked(*pair),
+            keys.login_failures(*by_name), keys.login_blocked(*by_name),
+            keys.login_failures(*address), keys.login_blocked(*address)],
+            args=[self.address_free_failures])
 
 
 class Auth:
@@ -155,8 +218,11 @@ class Auth:
 
     async def login(self, name: str, password: str, client: str) -> str | None:
         """The user for a right name and password, else None. A name or client that failed
-        too often must wait first (`LoginBackoff`); the hash runs off the event loop."""
-        await self.throttle.check(name, client)
+        too often must wait first (`LoginBackoff`), a name that failed often from elsewhere
+        only slows the try (`LoginThrottle`); the hash runs off the event loop."""
+        delay = await self.throttle.attempt(name, client)
+        if delay > 0:
+            await asyncio.sleep(delay)
 
         def _find(conn: sqlite3.Connection) -> str | None:
             row = conn.execute("SELECT password_hash FROM users WHERE user_id = ?",
@@ -167,7 +233,7 @@ class Auth:
         # Verify against a dummy hash for unknown names, so timing does not reveal them.
         ok = await asyncio.to_thread(verify_password, password, stored or _DUMMY_HASH)
         if stored and ok:
-            await self.throttle.succeeded(name)
+            await self.throttle.succeeded(name, client)
             return name
         await self.throttle.failed(name, client)
         return None

@@ -152,7 +152,9 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
-                             settings.login_max_delay_seconds)
+                             settings.login_max_delay_seconds,
+                             address_free_failures=settings.login_client_free_failures,
+                             name_max_delay=settings.login_name_max_delay_seconds)
     app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
                      settings.host, throttle=throttle)
     yield

@@ -1,0 +1,137 @@
+"""Issue 24, item 3: nobody can lock a user out by guessing at their name.
+
+The login throttle counts failures per (name, address) and per address; both refuse with 429
+once they bite. The name alone, failed from many addresses, only slows a try (at most
+`login_name_max_delay_seconds`) and never refuses the right password from an address that
+has not failed. Tests call the app's real `Auth` (real Redis, real SQLite) with the client
+address a request would carry, so that several addresses can be played.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+import pytest
+
+from app.api.app_keys import AUTH, REDIS
+from app.auth.accounts import add_user_sync
+from app.auth.credentials import LoginBackoff
+from app.memory import keys
+from app.storage.database import connect
+from app.storage.migrations import apply_migrations
+from app.wiring.server import DATABASE_FILE, create_app
+
+PASSWORD = "correct horse battery"
+ATTACKER = "203.0.113.66"
+ANNA_AT_HOME = "198.51.100.7"
+
+
+@pytest.fixture
+def anna(settings):
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+    add_user_sync(conn, "anna", PASSWORD)
+    conn.close()
+
+
+@pytest.fixture
+async def server(aiohttp_client, make_settings, anna):
+    """A headless app; the name's slow-down capped at 1 s so that tests stay short."""
+    return await aiohttp_client(create_app(make_settings(
+        headless=True, login_free_failures=3, login_client_free_failures=6,
+        login_name_max_delay_seconds=1)))
+
+
+async def try_login(server, name: str, password: str, client: str) -> str | None:
+    return await server.app[AUTH].login(name, password, client)
+
+
+async def fail_from_many_addresses(server, name: str, count: int) -> None:
+    """`count` wrong guesses at `name`, each from an address of its own (a botnet, or one
+    guess every 15 minutes from addresses that rotate); sent at once, so that the name's
+    slow-down (1 s here) is waited out once, not per guess."""
+    results = await asyncio.gather(
+        *(try_login(server, name, f"guess-{i}", f"192.0.2.{i}") for i in range(count)),
+        return_exceptions=True)
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert not refused, f"an address that never failed was refused: {refused[:1]}"
+    assert results == [None] * count
+
+
+class TestTheNameAloneNeverLocksOut:
+    async def test_the_right_password_from_a_clean_address_gets_in(self, server, caplog):
+        caplog.set_level(logging.WARNING)
+        await fail_from_many_addresses(server, "anna", 40)
+        started = time.monotonic()
+        assert await try_login(server, "anna", PASSWORD, ANNA_AT_HOME) == "anna"
+        assert time.monotonic() - started < 1.5  # slowed at most by the cap (1 s here)
+        slowed = [r for r in caplog.records if r.getMessage().startswith("login slowed")]
+        assert slowed and slowed[-1].fields["setting"] == "login_name_max_delay_seconds"
+        assert slowed[-1].fields["delay_s"] <= 1
+
+    async def test_the_names_wait_is_capped_however_often_it_failed(self, server):
+        await fail_from_many_addresses(server, "anna", 60)
+        delay = await server.app[AUTH].throttle.attempt("anna", "192.0.2.250")
+        wait_ms = await server.app[REDIS].pttl(keys.login_blocked("name", "anna"))
+        assert 0 < wait_ms <= 1000 and delay <= 1
+
+    async def test_the_default_cap_is_at_most_thirty_seconds(self, make_settings):
+        from app.core.settings import SETTINGS_BY_NAME
+
+        setting = SETTINGS_BY_NAME["login_name_max_delay_seconds"]
+        assert setting.default <= 30 and setting.maximum <= 30
+
+    async def test_her_success_ends_the_names_slow_down(self, server):
+        await fail_from_many_addresses(server, "anna", 10)
+        assert await try_login(server, "anna", PASSWORD, ANNA_AT_HOME) == "anna"
+        redis = server.app[REDIS]
+        assert await redis.exists(keys.login_blocked("name", "anna")) == 0
+        started = time.monotonic()
+        assert await try_login(server, "anna", PASSWORD, "198.51.100.8") == "anna"
+        assert time.monotonic() - started < 0.5
+
+
+class TestTheAttackersAddressIsThrottled:
+    async def test_name_and_address_refuse_even_the_right_password(self, server):
+        for i in range(3):
+            assert await try_login(server, "anna", f"guess-{i}", ATTACKER) is None
+        with pytest.raises(LoginBackoff) as refused:
+            await try_login(server, "anna", PASSWORD, ATTACKER)
+        assert refused.value.retry_after >= 1
+        # Anna, elsewhere, is not refused.
+        assert await try_login(server, "anna", PASSWORD, ANNA_AT_HOME) == "anna"
+
+    async def test_the_address_is_throttled_across_names(self, server):
+        for i in range(6):
+            assert await try_login(server, f"nobody{i}", "x" * 12, ATTACKER) is None
+        with pytest.raises(LoginBackoff):
+            await try_login(server, "someone-else", "x" * 12, ATTACKER)
+        assert await try_login(server, "anna", PASSWORD, ANNA_AT_HOME) == "anna"
+
+    async def test_concurrent_guesses_from_one_address_are_counted_before_they_are_checked(
+            self, server):
+        """A burst of guesses at once gets no more tries than one after the other."""
+        results = await asyncio.gather(
+            *(try_login(server, "anna", f"burst-{i}", ATTACKER) for i in range(20)),
+            return_exceptions=True)
+        checked = [r for r in results if not isinstance(r, LoginBackoff)]
+        assert all(r is None for r in checked)
+        assert len(checked) <= 3
+
+    async def test_a_success_does_not_reset_the_addresss_count(self, server):
+        """A guesser who owns an account cannot clear the count of their address."""
+        for i in range(5):
+            assert await try_login(server, f"nobody{i}", "x" * 12, ATTACKER) is None
+        assert await try_login(server, "anna", PASSWORD, ATTACKER) == "anna"
+        assert await try_login(server, "nobody9", "x" * 12, ATTACKER) is None
+        with pytest.raises(LoginBackoff):
+            await try_login(server, "nobody10", "x" * 12, ATTACKER)
+
+
+async def test_over_http_a_name_under_attack_still_logs_in(server):
+    await fail_from_many_addresses(server, "anna", 30)
+    response = await server.post("/api/login", json={"name": "anna", "password": PASSWORD})
+    assert response.status == 200
