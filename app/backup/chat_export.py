@@ -20,13 +20,18 @@ from typing import Any, Literal
 import msgspec
 
 from app.backup.exports import (
-    ExportError,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     day_range,
     document_head,
     owner_filter,
+    read_document,
+    require_character,
+    require_date,
+    require_key,
+    require_text,
 )
 from app.core.clock import local_moment
 
@@ -91,29 +96,31 @@ class ChatExporter:
             lines += [f"**{speaker}** · {time}", "", _quote_free(message["text"]), ""]
         return "\n".join(lines).rstrip() + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
-        try:
-            document = msgspec.json.decode(raw, type=ChatDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid conversation export: {exc}") from None
+        document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
-            try:
-                dt.date.fromisoformat(message.calendar_date)
-            except ValueError:
-                raise ExportError(f"message {message.entry_key!r}: calendar_date "
-                                  f"{message.calendar_date!r} is not a date") from None
+            _check(message, target)
         imported = 0
         for message in document.messages:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (message.entry_key, user_id, message.character_id, message.turn_id,
+                (message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
                  message.created, message.calendar_date))
             imported += cursor.rowcount
         return ImportResult(KIND, imported, len(document.messages) - imported)
+
+
+def _check(message: ChatMessage, target: ImportTarget) -> None:
+    where = f"message {message.entry_key[:64]!r}"
+    require_key(where, entry_key=message.entry_key, turn_id=message.turn_id,
+                character_id=message.character_id)
+    require_date(where, message.calendar_date, "calendar_date")
+    require_text(where, message.text)
+    require_character(where, message.character_id, target)
 
 
 def _quote_free(text: str) -> str:

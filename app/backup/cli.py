@@ -24,7 +24,7 @@ from app.backup.archive import (
     database_path,
     prune,
 )
-from app.backup.exports import ExportError, make_query
+from app.backup.exports import ExportError, ImportTarget, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
@@ -191,6 +191,7 @@ def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: st
 
 
 def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
@@ -199,6 +200,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     except OSError as exc:
         raise ExportError(f"cannot read {file}: {exc.strerror}") from None
     exporter = exporter_for_document(raw)
+    target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all()})
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
@@ -207,7 +209,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         try:
             apply_migrations(conn)
             with conn:
-                result = exporter.import_document(conn, user_id, raw)
+                result = exporter.import_document(conn, target, raw)
         finally:
             conn.close()
     print(f"imported {result.imported}, skipped {result.skipped} already present ({result.kind})")

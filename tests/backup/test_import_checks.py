@@ -1,0 +1,218 @@
+"""Issue 24, items 6 and 7: every import path refuses what it cannot store faithfully.
+
+Paths: `POST /api/journal/import` (a day's conversation), `POST /api/imports` (a chat,
+journal or memory export) and `novaberg import FILE` (the same documents from the command
+line). Each refuses with 400 in the error shape (the CLI: one line, exit code 2) and writes
+nothing: a date that is not the canonical `YYYY-MM-DD`, a moment outside 1970..9999, an empty
+text, an empty key, a character this install does not know, a version id or seq twice. A
+version id another user owns (like an entry id) makes its entry skipped, never a 500.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+import pytest
+
+from app.api.app_keys import DB
+from app.journal.store import JournalStore
+from app.wiring.cli import main
+from app.wiring.server import create_app
+from tests.conftest import AUTH, TOKEN
+
+NON_CANONICAL_DATES = ["20200107", "2020-W02-3", "2020-007", "2020-01-07T00:00",
+                       "\u0662\u0660\u0662\u0660-\u0660\u0661-\u0660\u0667", " 2020-01-07",
+                       "2020-01-07\n", "2020-02-30", "0000-01-01", ""]
+EMPTY_TEXTS = ["", "   ", "\u200b\u200d", "\n\t"]
+TABLES = ("messages", "memories", "journal_entries", "journal_entry_versions",
+          "journal_conversations", "journal_messages")
+
+
+@pytest.fixture
+async def client(aiohttp_client, settings):
+    return await aiohttp_client(create_app(settings, local_token=TOKEN))
+
+
+def counts(data_dir) -> dict[str, int]:
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    try:
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in TABLES}
+    finally:
+        conn.close()
+
+
+def chat_document(**change: Any) -> bytes:
+    message = {"entry_key": "k1", "turn_id": "t1", "character_id": "nova", "role": "user",
+               "text": "Hallo", "created": 1772323200.0, "calendar_date": "2026-03-01",
+               **change}
+    return json.dumps({"kind": "novaberg.chat", "format_version": 1,
+                       "messages": [message]}).encode()
+
+
+def version(version_id: str = "v1", seq: int = 1, text: str = "Ich war im Park.") -> dict:
+    return {"version_id": version_id, "seq": seq, "origin": "edit", "text": text,
+            "created_at": 1772323200.0}
+
+
+def journal_document(*entries: dict) -> bytes:
+    return json.dumps({"kind": "novaberg.journal", "format_version": 1,
+                       "entries": list(entries)}).encode()
+
+
+def entry(entry_id: str = "e1", date: str = "2026-03-01", versions: list[dict] | None = None,
+          current: str = "v1") -> dict:
+    return {"entry_id": entry_id, "date": date, "created_at": 1772323200.0,
+            "current_version_id": current, "versions": versions or [version()]}
+
+
+def memory_document(**change: Any) -> bytes:
+    memory = {"memory_id": "m1", "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
+              "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0, **change}
+    return json.dumps({"kind": "novaberg.memories", "format_version": 1,
+                       "memories": [memory]}).encode()
+
+
+async def refused(client, data_dir, path: str, expected: str, **request: Any) -> None:
+    before = counts(data_dir)
+    response = await client.post(path, headers=AUTH, **request)
+    body = await response.json()
+    assert response.status == 400, body
+    assert set(body) == {"error"} and set(body["error"]) == {"code", "message"}
+    assert expected in body["error"]["message"], body
+    assert counts(data_dir) == before
+
+
+class TestDates:
+    @pytest.mark.parametrize("date", NON_CANONICAL_DATES)
+    async def test_chat_import(self, client, data_dir, date):
+        await refused(client, data_dir, "/api/imports", "calendar_date",
+                      data=chat_document(calendar_date=date))
+
+    @pytest.mark.parametrize("date", NON_CANONICAL_DATES)
+    async def test_journal_document_import(self, client, data_dir, date):
+        await refused(client, data_dir, "/api/imports", "date",
+                      data=journal_document(entry(date=date)))
+
+    @pytest.mark.parametrize("date", NON_CANONICAL_DATES)
+    async def test_journal_current_only_import(self, client, data_dir, date):
+        document = {"kind": "novaberg.journal_export", "format_version": 1, "entries": [
+            {"entry_id": "e1", "date": date, "text": "Park.", "version_id": "v1"}]}
+        await refused(client, data_dir, "/api/imports", "date", data=json.dumps(document))
+
+    @pytest.mark.parametrize("date", NON_CANONICAL_DATES)
+    async def test_journal_day_import(self, client, data_dir, date):
+        response = await client.post("/api/journal/import", headers=AUTH, json={
+            "date": date, "messages": [{"role": "user", "text": "Hallo"}]})
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == "invalid_date"
+        assert counts(data_dir)["journal_messages"] == 0
+
+    async def test_the_canonical_date_is_stored_as_sent(self, client, data_dir):
+        response = await client.post("/api/imports", headers=AUTH,
+                                     data=chat_document(calendar_date="2020-01-07"))
+        assert response.status == 200
+        conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+        assert conn.execute("SELECT calendar_date FROM messages").fetchall() == [("2020-01-07",)]
+        conn.close()
+
+
+class TestMoments:
+    @pytest.mark.parametrize("at", [1e20, 253402300800.0, -1.0, "9999-12-31T23:59:59-05:00",
+                                    "0001-01-01T00:00:00+05:00", "1969-12-31T23:59:59+00:00"])
+    async def test_journal_day_import_outside_1970_to_9999(self, client, data_dir, at):
+        response = await client.post("/api/journal/import", headers=AUTH, json={
+            "date": "2026-03-01", "messages": [{"role": "user", "text": "Hallo", "at": at}]})
+        body = await response.json()
+        assert response.status == 400, body
+        assert body["error"]["code"] == "invalid_at"
+        assert counts(data_dir)["journal_messages"] == 0
+
+
+class TestEmptyTextsAndKeys:
+    @pytest.mark.parametrize("text", EMPTY_TEXTS)
+    async def test_chat_text(self, client, data_dir, text):
+        await refused(client, data_dir, "/api/imports", "text", data=chat_document(text=text))
+
+    @pytest.mark.parametrize("field", ["entry_key", "turn_id", "character_id"])
+    @pytest.mark.parametrize("value", ["", "  "])
+    async def test_chat_keys(self, client, data_dir, field, value):
+        await refused(client, data_dir, "/api/imports", field,
+                      data=chat_document(**{field: value}))
+
+    @pytest.mark.parametrize("text", EMPTY_TEXTS)
+    async def test_journal_version_text(self, client, data_dir, text):
+        await refused(client, data_dir, "/api/imports", "text",
+                      data=journal_document(entry(versions=[version(text=text)])))
+
+    async def test_journal_current_only_text(self, client, data_dir):
+        document = {"kind": "novaberg.journal_export", "format_version": 1, "entries": [
+            {"entry_id": "e1", "date": "2026-03-01", "text": " \u200b ", "version_id": "v1"}]}
+        await refused(client, data_dir, "/api/imports", "text", data=json.dumps(document))
+
+    @pytest.mark.parametrize("document", [
+        journal_document(entry(entry_id="")),
+        journal_document(entry(versions=[version(version_id=" ")], current=" ")),
+    ], ids=["entry_id", "version_id"])
+    async def test_journal_keys(self, client, data_dir, document):
+        await refused(client, data_dir, "/api/imports", "empty", data=document)
+
+
+class TestUnknownCharacters:
+    async def test_chat(self, client, data_dir):
+        await refused(client, data_dir, "/api/imports", "character",
+                      data=chat_document(character_id="nobody"))
+
+    async def test_memories(self, client, data_dir):
+        await refused(client, data_dir, "/api/imports", "character",
+                      data=memory_document(character_id="nobody"))
+
+
+class TestJournalVersionIds:
+    async def test_a_version_id_twice_in_an_entry(self, client, data_dir):
+        await refused(client, data_dir, "/api/imports", "v1", data=journal_document(
+            entry(versions=[version("v1", 1), version("v1", 2)])))
+
+    async def test_a_seq_twice_in_an_entry(self, client, data_dir):
+        await refused(client, data_dir, "/api/imports", "seq", data=journal_document(
+            entry(versions=[version("v1", 1), version("v2", 1)])))
+
+    async def test_a_version_id_in_two_entries(self, client, data_dir):
+        await refused(client, data_dir, "/api/imports", "v1", data=journal_document(
+            entry("e1", "2026-03-01"), entry("e2", "2026-03-02")))
+
+    async def test_another_users_version_id_skips_the_entry(self, client, data_dir):
+        """No oracle: a version id that exists (here: another user's) answers like an entry
+        id that exists — skipped — and her entry stays as it was."""
+        store = JournalStore(client.app[DB])
+        theirs = await store.create_entry("anna", "2026-03-01", "Annas Tag.", None)
+        their_version = (await store.entry("anna", theirs))["current_version_id"]
+        document = journal_document(
+            entry("mine", "2026-03-05", [version(their_version, 1, "Fremd.")], their_version),
+            entry("fresh", "2026-03-06", [version("v-fresh", 1, "Neu.")], "v-fresh"))
+        response = await client.post("/api/imports", headers=AUTH, data=document)
+        assert response.status == 200, await response.text()
+        assert await response.json() == {"kind": "novaberg.journal", "imported": 1, "skipped": 1}
+        assert (await store.entry("anna", theirs))["versions"][0]["text"] == "Annas Tag."
+        assert [e["entry_id"] for e in await store.entries("local", deleted=False)] == ["fresh"]
+
+
+class TestTheCommandLine:
+    """`novaberg import FILE` runs the same checks and says what is wrong in one line."""
+
+    @pytest.mark.parametrize("document, expected", [
+        (chat_document(calendar_date="20200107"), "calendar_date"),
+        (chat_document(character_id="nobody"), "character"),
+        (chat_document(text="  "), "text"),
+        (journal_document(entry(versions=[version("v1", 1), version("v2", 1)])), "seq"),
+        (b'{"x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "JSON"),
+    ], ids=["date", "character", "text", "seq", "deep"])
+    def test_refused_with_one_line_and_exit_2(self, data_dir, tmp_path, capsys, document,
+                                              expected):
+        path = tmp_path / "bad.json"
+        path.write_bytes(document)
+        assert main(["--data-dir", str(data_dir), "import", str(path)]) == 2
+        err = capsys.readouterr().err
+        assert expected in err and err.count("\n") == 1, err
+        assert not (data_dir / "novaberg.sqlite3").exists() or not any(counts(data_dir).values())
