@@ -5,9 +5,9 @@ Use it through the `fake_model` fixture (loaded for every test by `tests/conftes
     async def test_reply(fake_model, make_settings, aiohttp_client):
         fake_model.script("responder", "Hallo!")                   # next responder answer
         fake_model.script("perception", {"emotion": "freude"})     # JSON answer
-        settings = make_settings(llm_provider="openai", llm_url=fake_model.url,
-                                 llm_model="fake", llm_context=8192)
-        # or: make_settings(**fake_model.overrides())  (same, plus fast retry backoff)
+        settings = make_settings(**fake_model.overrides())
+        # = llm_provider="openai", llm_url=fake_model.url, llm_model="fake", llm_context=8192,
+        #   fast retry backoff and the purpose header on (PURPOSE_SETTING)
         ...
         assert fake_model.requests[-1].purpose == "responder"
 
@@ -21,8 +21,11 @@ It starts on a free port of 127.0.0.1 and serves
   `context_length` when `context_length` is set; None: the field is absent, like
   llama-cpp-python's server).
 
-**Which purpose.** The gateway sends the purpose of every call in the header
-`X-Novaberg-Purpose`; the fake answers by it.
+**Which purpose.** With the test setting `llm_test_purpose_header` on (`PURPOSE_SETTING`;
+`overrides()` has it) a local provider sends the purpose of every call in the header
+`X-Novaberg-Purpose`; the fake answers by it. A remote provider never sends it (not even
+with the setting on: `llm_remote`, or a host off this network), so its requests come
+unnamed: they take the steps scripted for `UNNAMED`, and `chats(UNNAMED)` lists them.
 
 **Scripting.** `script(purpose, *steps)` queues steps, one consumed per request of that
 purpose, in order. `always(purpose, step)` answers when the queue is empty. With neither,
@@ -68,6 +71,10 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 PURPOSE_HEADER = "X-Novaberg-Purpose"
+# The test setting without which no provider sends PURPOSE_HEADER (app.llm.providers.base).
+PURPOSE_SETTING: dict[str, Any] = {"llm_test_purpose_header": True}
+# The purpose of a request without the header (a remote provider's, or the setting is off).
+UNNAMED = ""
 CHARS_PER_TOKEN = 4  # the fake's own token count: ceil(chars / 4)
 
 
@@ -203,13 +210,17 @@ class FakeModel:
         return self
 
     def overrides(self, dialect: str = "openai", **more: Any) -> dict[str, Any]:
-        """Settings overrides that point the app at this fake (fast retry backoff)."""
+        """Settings overrides that point the app at this fake (fast retry backoff, the
+        purpose header on). The one recipe: the subprocess tests' environment
+        (tests/kill_support.py) and the browser tests' config.toml are made from it."""
         return {"llm_provider": dialect, "llm_url": self.url, "llm_model": self.models[0],
-                "llm_context": 8192, "model_backoff_seconds": 0.01, **more}
+                "llm_context": 8192, "model_backoff_seconds": 0.01, **PURPOSE_SETTING,
+                **more}
 
     def chats(self, purpose: str | None = None) -> list[RecordedRequest]:
+        """The chat requests, or those of one purpose (`UNNAMED`: those without one)."""
         return [r for r in self.requests
-                if r.is_chat and (purpose is None or r.purpose == purpose)]
+                if r.is_chat and (purpose is None or (r.purpose or UNNAMED) == purpose)]
 
     async def wait_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
         async with asyncio.timeout(timeout):
@@ -263,7 +274,7 @@ class FakeModel:
         return recorded
 
     def _step(self, recorded: RecordedRequest) -> Step:
-        purpose = recorded.purpose or ""
+        purpose = recorded.purpose or UNNAMED
         queue = self._queues.get(purpose)
         if queue:
             step = queue.popleft()

@@ -19,16 +19,15 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from tests.procs import AppProcess, clean_env
+from tests.procs import AppProcess, clean_env, settings_env
 
 WAIT = 30.0  # seconds a kill test waits for the app or the model (never a speed claim)
 
 
 def fake_model_env(fake_model: Any, **extra: str) -> dict[str, str]:
-    """The environment of an app process whose model is the fake model server."""
-    return clean_env(NOVABERG_LLM_PROVIDER="openai", NOVABERG_LLM_URL=fake_model.url,
-                     NOVABERG_LLM_MODEL="fake", NOVABERG_LLM_CONTEXT="8192",
-                     NOVABERG_MODEL_BACKOFF_SECONDS="0.01", **extra)
+    """The environment of an app process whose model is the fake model server
+    (`FakeModel.overrides()` as NOVABERG_* variables)."""
+    return clean_env(**settings_env(fake_model.overrides()), **extra)
 
 
 async def call(proc: AppProcess, method: str, path: str, body: object = None

@@ -18,8 +18,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+
+from app.core.settings import SETTINGS_BY_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 20.0
@@ -35,6 +37,17 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("NOVABERG_")}
     env.update(extra)
     return env
+
+
+def settings_env(values: Mapping[str, object]) -> dict[str, str]:
+    """Settings (by name) as the environment variables that set them."""
+    return {SETTINGS_BY_NAME[name].env: _env_text(value) for name, value in values.items()}
+
+
+def _env_text(value: object) -> str:
+    if value is None:
+        return ""  # an empty variable unsets a setting that may be unset
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def http(method: str, url: str, *, token: str | None = None, body: object = None,

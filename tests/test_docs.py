@@ -1,24 +1,52 @@
-"""README.md documents every setting: name, environment variable and default."""
+"""README.md's settings table is the one `python -m app.core.settings --markdown` prints from
+the settings' declarations, row by row (a stale or missing row fails with the row to paste)."""
 
 from __future__ import annotations
 
-import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from app.core.settings import SETTINGS
+from app.core.settings import MARKDOWN_HEADER, SETTINGS, markdown_table
 
-README = (Path(__file__).parent.parent / "README.md").read_text()
+ROOT = Path(__file__).parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def readme_rows() -> dict[str, str]:
+    """The rows of README.md's settings table, by setting name, in their order."""
+    lines = README.splitlines()
+    start = lines.index(MARKDOWN_HEADER[0])
+    assert lines[start + 1] == MARKDOWN_HEADER[1]
+    rows: dict[str, str] = {}
+    for line in lines[start + 2:]:
+        if not line.startswith("| `"):
+            break
+        rows[line.split("`")[1]] = line
+    return rows
 
 
 @pytest.mark.parametrize("setting", SETTINGS, ids=lambda s: s.name)
-def test_setting_is_documented_in_readme(setting):
-    row = re.search(rf"^\| `{setting.name}` \| `{setting.env}` \|(.*)$", README, re.MULTILINE)
-    assert row, f"README.md has no settings row for {setting.name}"
-    if setting.default is not None:
-        default = str(setting.default).lower() if isinstance(setting.default, bool) else str(setting.default)
-        assert f"`{default}`" in row.group(1), f"README shows a stale default for {setting.name}"
+def test_the_readme_row_of_each_setting_is_the_generated_one(setting):
+    row = readme_rows().get(setting.name)
+    expected = setting.markdown_row()
+    assert row == expected, (
+        f"README.md's settings row for {setting.name} is "
+        f"{'missing' if row is None else 'stale'}; paste:\n{expected}")
+
+
+def test_the_readme_table_has_no_other_rows_and_the_table_order():
+    assert list(readme_rows()) == [s.name for s in SETTINGS], (
+        "README.md's settings table differs from `python -m app.core.settings --markdown`")
+
+
+def test_the_markdown_command_prints_the_table():
+    done = subprocess.run([sys.executable, "-m", "app.core.settings", "--markdown"], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout == markdown_table()
+    assert done.stdout in README
 
 
 def test_readme_opens_with_the_two_commands():

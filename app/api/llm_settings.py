@@ -3,18 +3,19 @@
 Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str|null,
 "remote"?: bool, "api_key"?: str}`. Admin only (the user `local`, as `POST /api/llm/test`).
 
-- The choice is validated by the settings table (`Settings.replace`), then kept where the
+- The choice is validated by the settings table (`ModelChoice.changed`), then kept where the
   next start reads it: provider, URL, model and remote in `config.toml`, the API key in
   `secrets.toml` (created with mode 0600; SPEC §1: secrets never go to Redis or SQLite).
   Only the changed lines of those files are rewritten, so a person's comments stay.
 - `api_key`: absent keeps the stored key, a non-empty string replaces it, `""` removes it.
   It is never sent back: `GET /api/llm` says only whether one is set.
 - A setting fixed by a flag or the environment would beat `config.toml` at the next start,
-  so changing it here is refused with 409 `setting_locked`, naming the variable.
-- Then `Gateway.switch` changes the settings in force in place (`app[SETTINGS]` is the
-  gateway's settings, so both say the new model) and uses the new provider at once (no
-  restart); auto-detection no longer overrides the choice. Answers `200` with
-  `GET /api/llm`'s body.
+  so changing it here is refused with 409 `setting_locked`, naming the variable. Naming
+  again the value it fixes is no change and is allowed; it stays fixed.
+- Then `Gateway.switch` makes it the gateway's model choice and uses the new provider at
+  once (no restart); auto-detection no longer overrides the choice. The settings in force
+  at start (`app[SETTINGS]`) are not changed: `GET /api/llm` and `/api/health` read the
+  gateway. Answers `200` with `GET /api/llm`'s body.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ from app.api.errors import ApiError
 from app.api.llm import check_model_url, require_admin
 from app.api.validation import read_json
 from app.core.log import fields
-from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, SettingsError
+from app.core.settings import (CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings,
+                               SettingsError)
+from app.llm.choice import ModelChoice
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +69,9 @@ def _server(url: str | None) -> tuple[str, str | None, int | None] | None:
     return parts.scheme, parts.hostname, parts.port
 
 
-def changes_for(choice: LlmChoice, current: Any) -> dict[str, Any]:
+def changes_for(choice: LlmChoice, current: ModelChoice) -> dict[str, Any]:
     """The settings a valid choice changes, by setting name (None removes a value); 400 for
-    an invalid one. `current` is the settings in force.
+    an invalid one. `current` is the gateway's model choice.
 
     - Offline restores auto-detection: provider, URL and model are removed, not pinned.
     - A stored API key is dropped when the server (scheme, host, port) changes, unless a
@@ -92,11 +95,12 @@ def changes_for(choice: LlmChoice, current: Any) -> dict[str, Any]:
     return changes
 
 
-def _locked(settings: Any, changes: dict[str, Any]) -> list[str]:
-    """Variables that fix a changed setting (and so would undo the change at restart)."""
+def _locked(settings: Settings, current: ModelChoice, changes: dict[str, Any]) -> list[str]:
+    """Variables that fix a changed setting (and so would undo the change at restart).
+    A fixed setting is never changed here, so the current choice still holds its value."""
     locked = []
     for name, value in changes.items():
-        if getattr(settings, name) == value:
+        if getattr(current, name) == value:
             continue
         source = settings.source(name)
         if source.startswith(_FIXED_SOURCES):
@@ -169,20 +173,21 @@ async def put_llm(request: web.Request) -> web.Response:
     require_admin(request)
     choice = await read_json(request, LlmChoice)
     settings, gateway = request.app[SETTINGS], request.app[GATEWAY]
-    changes = changes_for(choice, settings)
-    locked = _locked(settings, changes)
+    changes = changes_for(choice, gateway.choice)
+    locked = _locked(settings, gateway.choice, changes)
     if locked:
         raise ApiError(409, "setting_locked",
                        f"set by {', '.join(locked)}; change it there (it wins at every start)")
     try:
-        settings.replace(**changes)  # validated before anything is written
+        gateway.choice.changed(**changes)  # validated before anything is written
     except SettingsError as exc:
         raise ApiError(400, "invalid_setting", str(exc)) from None
     persist(settings.data_path, changes)
     await gateway.switch(**changes)
+    chosen = gateway.choice
     log.info("model provider chosen in the UI", extra=fields(
-        provider=settings.llm_provider or "offline", model=settings.llm_model,
-        url=settings.llm_url, api_key="set" if settings.llm_api_key else None))
+        provider=chosen.llm_provider or "offline", model=chosen.llm_model,
+        url=chosen.llm_url, api_key="set" if chosen.llm_api_key else None))
     body = gateway.describe()
     if not gateway.provider.offline:
         body["warning"] = await connection_warning(gateway)

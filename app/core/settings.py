@@ -1,29 +1,50 @@
-"""Every tunable number and switch of Novaberg, in one table.
+"""Every tunable number and switch of Novaberg, in one table: the fields of `Settings`.
 
-Each `Setting` has a name, a type, a default and a help line. A value is taken from, in
-order of precedence: a command-line flag, the environment (`NOVABERG_<NAME>`), `config.toml`
-in the data dir, the default. Secrets (API keys) are read from the environment or from a
-`secrets.toml` in the data dir that only its owner can read (mode 0600), never from
-`config.toml`.
+Each setting is declared once, as an annotated field of the frozen `Settings` class:
 
-A bad value stops start-up with a `SettingsError` that names the setting and where the value
-came from; the CLI turns it into exit code 2. `tests/test_docs.py` holds README.md to this
-table: every setting is documented there.
+    session_ttl: int = setting(4 * HOUR, "Seconds of quiet after which …", minimum=60)
 
-Why one module of over 400 lines: it is a data table. About 200 lines are the `SETTINGS`
-rows (one place per constant, GUIDE.md); the rest reads and checks them. New settings add
-rows here, so the table and its reader stay together rather than being split by size.
+The field's name is the setting's name (its environment variable is `NOVABERG_<NAME>`), the
+annotation its type (`X | None`: it may be unset; `Literal[…]`: its choices), and `setting()`
+carries the default, the help line and the bounds. `SETTINGS`, the table the CLI, `PUT
+/api/llm` and the README read, is derived from these fields; `python -m app.core.settings
+--markdown` prints README.md's settings table from it, and `tests/test_docs.py` holds README.md
+to that output row by row.
+
+Why the class declares and the table is derived, not the reverse: a type checker reads a
+class's annotations, not a tuple built at run time. A class made from the table
+(`make_dataclass`) would give a checker nothing but `Any`, and a stub generated from it would
+be a second copy to keep in step. So each reader (`settings.session_ttl`) sees an `int`.
+
+A value is taken from, in order of precedence: a command-line flag, the environment
+(`NOVABERG_<NAME>`), `config.toml` in the data dir, the default. Secrets (API keys) are read
+from the environment or from a `secrets.toml` in the data dir that only its owner can read
+(mode 0600), never from `config.toml`. A bad value stops start-up with a `SettingsError` that
+names the setting and where the value came from; the CLI turns it into exit code 2.
+
+Nothing changes a `Settings` after it is made: it is frozen, and `replace()` makes a new one
+(validated). What changes at run time is not a setting: the model chosen in the UI belongs to
+the gateway (`app.llm.choice`, `Gateway.switch`); `app[SETTINGS]` stays the settings in force
+at start.
+
+Why one module of over 400 lines: it is a data table. About 200 lines are the declarations (one
+place per constant, GUIDE.md); the rest reads and checks them. New settings add fields here, so
+the table and its reader stay together rather than being split by size.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: the fields' annotations are the table's types,
+# read at import (`_rows`); evaluated once with the class, they cost nothing to read back.
+import argparse
 import os
 import stat
+import sys
 import tomllib
+import types
+import typing
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import platformdirs
 
@@ -34,9 +55,16 @@ CONFIG_FILE = "config.toml"
 SECRETS_FILE = "secrets.toml"
 APP_NAME = "novaberg"
 
+HOUR = 3600
+DAY = 24 * HOUR
+
+ProviderName = Literal["offline", "ollama", "openai"]
+
 
 @dataclass(frozen=True, slots=True)
 class Setting:
+    """One row of the table, derived from a field of `Settings` (see `_rows`)."""
+
     name: str
     type: type
     default: Any
@@ -52,260 +80,269 @@ class Setting:
     def env(self) -> str:
         return ENV_PREFIX + self.name.upper()
 
-
-HOUR = 3600
-DAY = 24 * HOUR
-
-SETTINGS: tuple[Setting, ...] = (
-    # --- process, storage, network ---------------------------------------------------------
-    Setting("headless", bool, False, "Run as a server: no browser, logs to stdout, named users."),
-    Setting("host", str, "127.0.0.1", "Address to bind. Desktop mode always binds 127.0.0.1."),
-    Setting("port", int, 8765, "Port to bind. An explicit port is binding; only the default "
-            "falls back to a free port in desktop mode.", minimum=0, maximum=65535),
-    Setting("data_dir", str, None, "Where Redis, SQLite, users, prompts and config live "
-            "(default: the platform's user data dir).", nullable=True, in_config=False),
-    Setting("redis_url", str, None, "Use an external Redis/Valkey (redis://…) instead of the "
-            "embedded one.", nullable=True),
-    Setting("redis_appendfsync", str, "always", "AOF fsync policy of the embedded Redis.",
-            choices=("always", "everysec", "no")),
-    Setting("redis_max_connections", int, 64, "Redis connections the app opens at most; "
-            "more concurrent commands wait for a free one.", minimum=4),
-    Setting("token", str, None, "Fixed API token of the user `local` (default: a new one per "
-            "start in desktop mode).", nullable=True, secret=True),
-    Setting("no_browser", bool, False, "Do not open a browser tab in desktop mode."),
-    Setting("log_level", str, "info", "Log level.", choices=("debug", "info", "warning", "error")),
-    Setting("public_origin", str, None, "An extra Origin (scheme://host[:port]) accepted on "
-            "state-changing requests, e.g. behind a reverse proxy.", nullable=True),
-    Setting("timezone", str, None, "The user's IANA time zone (e.g. Europe/Berlin) for calendar "
-            "days and local times; unset = the machine's zone.", nullable=True),
-    Setting("rate_limit_per_second", float, 10.0, "Messages one user may send per second "
-            "(burst of twice that); beyond it: 429.", minimum=0.1),
-    # --- model gateway (SPEC §7) ------------------------------------------------------------
-    Setting("llm_provider", str, None, "Model provider; unset = auto-detect Ollama/llama.cpp on "
-            "localhost, else offline.", nullable=True, choices=("offline", "ollama", "openai")),
-    Setting("llm_url", str, None, "Base URL of the model server.", nullable=True),
-    Setting("llm_model", str, None, "Model name at the provider.", nullable=True),
-    Setting("llm_api_key", str, None, "API key for the model server (env or secrets.toml only).",
-            nullable=True, secret=True),
-    Setting("llm_remote", bool, False, "The provider is remote: the privacy gateway masks "
-            "identities in every prompt."),
-    Setting("llm_context", int, None, "Context window in tokens where the server does not say.",
-            nullable=True, minimum=256),
-    Setting("model_timeout", float, 120.0, "Seconds before a model call fails.", minimum=0.1),
-    Setting("model_retries", int, 2, "Retries after a connection error, 5xx or 429.",
-            minimum=0, maximum=10),
-    Setting("model_concurrency", int, 1, "Parallel requests per provider.", minimum=1),
-    Setting("model_metadata_ttl", int, HOUR, "Seconds a provider's context window is cached.",
-            minimum=0),
-    Setting("chars_per_token", float, 2.0, "Budget estimate: characters per token.", minimum=0.5),
-    Setting("budget_safety_margin", float, 0.15, "Budget: share of the window kept free.",
-            minimum=0.0, maximum=0.9),
-    Setting("model_backoff_seconds", float, 0.5, "First retry delay; doubles per retry, plus "
-            "up to half of it as jitter; a longer Retry-After wins.", minimum=0.0),
-    Setting("model_retry_max_seconds", float, 10.0, "A model call stops retrying when the next "
-            "retry would start later than this after its first attempt.", minimum=0.0),
-    Setting("llm_offline_context", int, 32768, "Context window of the built-in offline "
-            "provider, in tokens.", minimum=256),
-    Setting("llm_ollama_default_context", int, 8192, "Window asked of Ollama (num_ctx) when "
-            "neither the model's Modelfile nor llm_context sets one.", minimum=256),
-    Setting("journal_min_context", int, 32768, "Smallest context window journal generation "
-            "runs with (model_context_too_small below it).", minimum=256),
-    Setting("llm_probe_ollama_url", str, "http://127.0.0.1:11434", "Where auto-detection "
-            "looks for Ollama."),
-    Setting("llm_probe_openai_url", str, "http://127.0.0.1:8080", "Where auto-detection looks "
-            "for an OpenAI-style server (llama.cpp)."),
-    Setting("llm_probe_timeout", float, 0.3, "Seconds auto-detection waits for local model "
-            "servers (in the background; start-up never waits).", minimum=0.01),
-    Setting("llm_trace_size", int, 200, "Model call records kept in memory for the admin "
-            "trace.", minimum=1),
-    Setting("privacy_identities", str, None, "Deprecated: names, comma-separated, imported "
-            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
-            "edit people in the settings.", nullable=True),
-    Setting("privacy_detect_url", str, None, "A LOCAL OpenAI-compatible model server the "
-            "privacy gateway asks for further names before a remote call (the detect role); "
-            "off when unset; refused unless on this machine or the local network.",
-            nullable=True),
-    Setting("privacy_detect_model", str, None, "The model of privacy_detect_url (unset: the "
-            "server's first).", nullable=True),
-    # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
-    Setting("session_ttl", int, 4 * HOUR, "Seconds of quiet after which a session expires; "
-            "must stay above eigenzeit_nullpunkt_seconds.", minimum=60),
-    Setting("session_summarize_at", int, 25, "Summarize when the session holds more turns.",
-            minimum=2),
-    Setting("session_summarize_batch", int, 10, "Oldest turns folded into the summary at once.",
-            minimum=1),
-    Setting("session_max_turns", int, 20, "Turns kept when summarizing fails.", minimum=1),
-    Setting("session_history_budget_chars", int, 8000, "Rendered history budget in characters; "
-            "whole oldest groups are dropped, nothing is cut.", minimum=100),
-    Setting("session_summary_max_tokens", int, 600, "Output tokens reserved for the session "
-            "summary.", minimum=16),
-    Setting("session_window_exchanges", int, 10, "Exchanges (groups with a user utterance) "
-            "shown to the model.", minimum=1),
-    # --- character state (SPEC §4) ------------------------------------------------------------
-    Setting("eigenzeit_nullpunkt_seconds", int, 3 * HOUR, "Seconds of quiet after which the "
-            "character's state has relaxed to its baseline.", minimum=1),
-    Setting("empathy_alpha", float, 0.3, "How far a user event moves the character's state "
-            "toward the user's.", minimum=0.0, maximum=1.0),
-    # --- turn runtime (SPEC §5, seed 001) -----------------------------------------------------
-    Setting("max_message_chars", int, 20000, "Longest accepted message, after trimming.",
-            minimum=1),
-    Setting("input_window_seconds", float, 30.0, "Messages closer than this to their predecessor "
-            "form one block.", minimum=0.0),
-    Setting("turn_marker_ttl", int, 120, "Emergency-brake TTL of the turn marker, seconds.",
-            minimum=5),
-    Setting("turn_marker_refresh_seconds", float, 30.0, "How often a running turn refreshes its "
-            "marker.", minimum=1.0),
-    Setting("heartbeat_seconds", float, 10.0, "How often a process refreshes its heartbeat key.",
-            minimum=1.0),
-    Setting("max_self_triggers", int, 3, "Follow-ups the character may ask for in a row.",
-            minimum=0),
-    Setting("graph_slots", int, 1, "Pipeline runs at a time per process (one GPU).", minimum=1),
-    Setting("lock_wait_timeout", float, 60.0, "Seconds a turn waits for a run slot before it "
-            "fails with a notice.", minimum=0.1),
-    Setting("max_turn_attempts", int, 2, "Runs of a turn in all, crash recoveries included.",
-            minimum=1),
-    Setting("record_ttl", int, 7 * DAY, "Seconds turn and message records are kept.",
-            minimum=60),
-    Setting("ws_send_queue", int, 256, "Messages buffered per WebSocket before a slow client "
-            "is dropped.", minimum=1),
-    Setting("ws_heartbeat_seconds", float, 20.0, "WebSocket ping interval.", minimum=1.0),
-    Setting("idle_reflection_minutes", int, 0, "Minutes of quiet before the character reflects "
-            "on its own (0 = off).", minimum=0),
-    # --- pipelines, agents, impulses (SPEC §6, seed 001 §2) -----------------------------------
-    Setting("responder_max_tokens", int, 600, "Output tokens reserved for one answer of the "
-            "character.", minimum=16),
-    Setting("planner_max_steps", int, 4, "Agent steps the planner runs in one turn; further "
-            "steps are dropped with a warning.", minimum=1),
-    Setting("salience_memory_threshold", float, 0.5, "Importance from which salient segments "
-            "become short-term memory entries.", minimum=0.0, maximum=1.0),
-    Setting("short_term_memory_ttl", int, 7 * DAY, "Seconds a short-term memory entry is kept.",
-            minimum=60),
-    Setting("short_term_memory_max_entries", int, 200, "Short-term memory entries kept per "
-            "pair; the oldest go first.", minimum=1),
-    Setting("short_term_memory_recent", int, 8, "Newest short-term memory entries shown to the "
-            "model.", minimum=0),
-    Setting("reminder_poll_seconds", float, 5.0, "Longest sleep of the reminder clock (it also "
-            "wakes when a reminder is added in this process).", minimum=0.05),
-    Setting("reminder_claim_timeout", float, 60.0, "Seconds after which a reminder claimed by a "
-            "clock that never delivered it is put back.", minimum=1.0),
-    # --- backup, restore, export (SPEC §8a) ------------------------------------------------
-    Setting("backup_keep", int, 10, "Backups kept in the data dir's backups/ folder; the oldest "
-            "beyond this are removed after a new one.", minimum=1),
-    Setting("backup_daily", bool, True, "Take a backup into the data dir once a day (the first "
-            "time the app runs that day)."),
-    Setting("backup_daily_delay", float, 60.0, "Seconds after start before the daily backup "
-            "is taken, so that start-up stays quick.", minimum=0.0),
-    Setting("import_max_bytes", int, 64 * 1024 * 1024, "Largest export file accepted by "
-            "POST /api/imports, in bytes.", minimum=1024),
-    # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
-    Setting("journal_day_max_messages", int, 500, "Messages of one day journal generation "
-            "takes at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
-            minimum=1),
-    Setting("journal_output_tokens", int, 4096, "Output tokens reserved for each journal "
-            "stage (reconstruct, narrate).", minimum=256),
-    # --- writing profile (seed 004 §12–§15, issue 16) -----------------------------------------
-    Setting("profile_brief_chars", int, 4000, "Longest compiled brief the journal's stage 2 "
-            "gets from the writing profile; fields are cut at word bounds.", minimum=500),
-    Setting("profile_package_chars", int, 12000, "Longest profile analysis package (the JSON "
-            "exported for a review); evidence is chosen to fit, never cut mid-word.",
-            minimum=4000),
-    Setting("profile_strong_edit_share", float, 0.3, "Share of a generated draft the user must "
-            "change before the saved entry counts as a strong edit (review candidate).",
-            minimum=0.0),
-    Setting("profile_dialog_sample_chars", int, 400, "Shortest chat message taken as a dialog "
-            "sample of the user's voice (only while no entries exist).", minimum=1),
-    Setting("profile_dialog_sample_cooldown", int, DAY, "Seconds between two dialog samples.",
-            minimum=0),
-    Setting("profile_review_ready_evidence", int, 5, "New review candidates since the last "
-            "review after which the profile page says a review is due.", minimum=1),
-    Setting("profile_review_max_tokens", int, 2048, "Output tokens reserved for the AI review "
-            "of the writing profile.", minimum=256),
-    # --- hardening (issue 11) -------------------------------------------------------------------
-    Setting("login_free_failures", int, 5, "Failed logins of one name from one client "
-            "address before each further try from there must wait (1 s, doubling per "
-            "failure): 429 with Retry-After. From every address together, the name's failures "
-            "only slow a try (login_name_max_delay_seconds), never refuse it.", minimum=1),
-    Setting("login_client_free_failures", int, 20, "Failed logins of one client address, over "
-            "every name, before each further try from there must wait (1 s, doubling per "
-            "failure): 429 with Retry-After.", minimum=1),
-    Setting("login_max_delay_seconds", int, 900, "Longest wait imposed on a name and address, "
-            "or on an address, after failed logins.", minimum=1),
-    Setting("login_name_max_delay_seconds", int, 30, "Longest a login waits (before its "
-            "password is checked) because its name failed often from other addresses; it is "
-            "never refused for that.", minimum=1, maximum=30),
-    Setting("log_format", str, "auto", "Log lines as JSON (the headless default) or short "
-            "text (the desktop default: quiet, warnings and the start URL).",
-            choices=("auto", "json", "text")),
-    Setting("max_sockets_per_user", int, 20, "Open WebSockets per user; a new one beyond it "
-            "closes that user's oldest.", minimum=1),
-    Setting("max_reminders_per_pair", int, 200, "Pending reminders one user may have with one "
-            "character; beyond it: 429 too_many_reminders.", minimum=1),
-    Setting("reminder_max_days_ahead", int, 3650, "How far ahead a reminder may be due, in "
-            "days; later (or more than a minute past) is 400 invalid_due_at.", minimum=1),
-    # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
-    Setting("promotion_threshold", float, 0.7, "User salience from which a block is queued "
-            "for long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0),
-    Setting("memory_top_k", int, 5, "Long-term memories shown to the model per run, at most.",
-            minimum=0),
-    Setting("memory_budget_chars", int, 1500, "Characters the long-term memory block may use; "
-            "whole memories only, the rest is left out with a warning.", minimum=0),
-    Setting("memory_candidates", int, 8, "Existing memories shown to consolidation, so it can "
-            "refresh or correct them instead of adding a duplicate.", minimum=0),
-    Setting("pixie_poll_seconds", float, 5.0, "Longest sleep of the Pixie worker (it also wakes "
-            "when this process queues a trigger).", minimum=0.05),
-    Setting("pixie_max_attempts", int, 3, "Consolidations of one promotion trigger that may "
-            "fail on a model error before it is dropped with a warning.", minimum=1),
-)
-
-SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+    def markdown_row(self) -> str:
+        """This setting's row of README.md's table (`—`: no default; the help says why)."""
+        if self.default is None:
+            default = "—"
+        else:
+            value = self.default
+            default = f"`{str(value).lower() if isinstance(value, bool) else value}`"
+        return f"| `{self.name}` | `{self.env}` | {default} | {self.help} |"
 
 
-class SettingsError(Exception):
-    """A setting has a bad value; the message names the setting and its source."""
+@dataclass(frozen=True, slots=True)
+class _Declared:
+    default: Any
+    help: str
+    minimum: float | None
+    maximum: float | None
+    secret: bool
+    in_config: bool
 
 
+_DECLARED = "novaberg.setting"
+
+
+def setting(default: Any, help: str, *, minimum: float | None = None,  # noqa: A002
+            maximum: float | None = None, secret: bool = False, in_config: bool = True) -> Any:
+    """Declare a field of `Settings` as a setting. The dataclass field itself has no default:
+    a `Settings` is made only by `load_settings`/`defaults` (through `_made`), which give
+    every value."""
+    return field(metadata={
+        _DECLARED: _Declared(default, help, minimum, maximum, secret, in_config)})
+
+
+# Not slots=True: in Python 3.11 a frozen class with slots answers an assignment to an unknown
+# name with a TypeError from its own __setattr__ instead of FrozenInstanceError. No generated
+# __init__, __eq__ or __repr__: only `_made` makes a Settings, and generating functions of some
+# 90 fields would cost every start a few milliseconds.
+@dataclass(frozen=True, init=False, eq=False, repr=False, kw_only=True)
 class Settings:
-    """Resolved values, read as attributes: `settings.session_ttl`."""
+    """The resolved values, read as typed attributes: `settings.session_ttl`. Frozen: make a
+    changed copy with `replace()`. `source(name)` says where a value came from."""
 
-    __slots__ = ("_values", "_sources")
+    # --- process, storage, network ---------------------------------------------------------
+    headless: bool = setting(False, "Run as a server: no browser, logs to stdout, named users.")
+    host: str = setting("127.0.0.1", "Address to bind. Desktop mode always binds 127.0.0.1.")
+    port: int = setting(8765, "Port to bind. An explicit port is binding; only the default falls "
+            "back to a free port in desktop mode.", minimum=0, maximum=65535)
+    data_dir: str = setting(None, "Where Redis, SQLite, users, prompts and config live (default: "
+            "the platform's user data dir).", in_config=False)
+    redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
+            "the embedded one.")
+    redis_appendfsync: Literal["always", "everysec", "no"] = setting("always", "AOF fsync policy "
+            "of the embedded Redis.")
+    redis_max_connections: int = setting(64, "Redis connections the app opens at most; more "
+            "concurrent commands wait for a free one.", minimum=4)
+    token: str | None = setting(None, "Fixed API token of the user `local` (default: a new one "
+            "per start in desktop mode).", secret=True)
+    no_browser: bool = setting(False, "Do not open a browser tab in desktop mode.")
+    log_level: Literal["debug", "info", "warning", "error"] = setting("info", "Log level.")
+    public_origin: str | None = setting(None, "An extra Origin (scheme://host[:port]) accepted "
+            "on state-changing requests, e.g. behind a reverse proxy.")
+    timezone: str | None = setting(None, "The user's IANA time zone (e.g. Europe/Berlin) for "
+            "calendar days and local times; unset = the machine's zone.")
+    rate_limit_per_second: float = setting(10.0, "Messages one user may send per second (burst "
+            "of twice that); beyond it: 429.", minimum=0.1)
+    # --- model gateway (SPEC §7) ------------------------------------------------------------
+    llm_provider: Literal["offline", "ollama", "openai"] | None = setting(None, "Model provider; "
+            "unset = auto-detect Ollama/llama.cpp on localhost, else offline.")
+    llm_url: str | None = setting(None, "Base URL of the model server.")
+    llm_model: str | None = setting(None, "Model name at the provider.")
+    llm_api_key: str | None = setting(None, "API key for the model server (env or secrets.toml "
+            "only).", secret=True)
+    llm_remote: bool = setting(False, "The provider is remote: the privacy gateway masks "
+            "identities in every prompt.")
+    llm_context: int | None = setting(None, "Context window in tokens where the server does not "
+            "say.", minimum=256)
+    model_timeout: float = setting(120.0, "Seconds before a model call fails.", minimum=0.1)
+    model_retries: int = setting(2,
+            "Retries after a connection error, 5xx or 429.", minimum=0, maximum=10)
+    model_concurrency: int = setting(1, "Parallel requests per provider.", minimum=1)
+    model_metadata_ttl: int = setting(HOUR,
+            "Seconds a provider's context window is cached.", minimum=0)
+    chars_per_token: float = setting(2.0, "Budget estimate: characters per token.", minimum=0.5)
+    budget_safety_margin: float = setting(0.15,
+            "Budget: share of the window kept free.", minimum=0.0, maximum=0.9)
+    model_backoff_seconds: float = setting(0.5, "First retry delay; doubles per retry, plus up "
+            "to half of it as jitter; a longer Retry-After wins.", minimum=0.0)
+    model_retry_max_seconds: float = setting(10.0, "A model call stops retrying when the next "
+            "retry would start later than this after its first attempt.", minimum=0.0)
+    llm_offline_context: int = setting(32768, "Context window of the built-in offline provider, "
+            "in tokens.", minimum=256)
+    llm_ollama_default_context: int = setting(8192, "Window asked of Ollama (num_ctx) when "
+            "neither the model's Modelfile nor llm_context sets one.", minimum=256)
+    journal_min_context: int = setting(32768, "Smallest context window journal generation runs "
+            "with (model_context_too_small below it).", minimum=256)
+    llm_probe_ollama_url: str = setting("http://127.0.0.1:11434", "Where auto-detection looks "
+            "for Ollama.")
+    llm_probe_openai_url: str = setting("http://127.0.0.1:8080", "Where auto-detection looks for "
+            "an OpenAI-style server (llama.cpp).")
+    llm_probe_timeout: float = setting(0.3, "Seconds auto-detection waits for local model "
+            "servers (in the background; start-up never waits).", minimum=0.01)
+    llm_trace_size: int = setting(200,
+            "Model call records kept in memory for the admin trace.", minimum=1)
+    llm_test_purpose_header: bool = setting(False, "Tests only: send each model call's purpose "
+            "in the header X-Novaberg-Purpose (the fake model of tests/fakemodel.py answers by "
+            "it); never to a remote provider (llm_remote, or a host off this network).")
+    privacy_identities: str | None = setting(None, "Deprecated: names, comma-separated, imported "
+            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
+            "edit people in the settings.")
+    privacy_detect_url: str | None = setting(None, "A LOCAL OpenAI-compatible model server the "
+            "privacy gateway asks for further names before a remote call (the detect role); off "
+            "when unset; refused unless on this machine or the local network.")
+    privacy_detect_model: str | None = setting(None, "The model of privacy_detect_url (unset: "
+            "the server's first).")
+    # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
+    session_ttl: int = setting(4 * HOUR, "Seconds of quiet after which a session expires; must "
+            "stay above eigenzeit_nullpunkt_seconds.", minimum=60)
+    session_summarize_at: int = setting(25,
+            "Summarize when the session holds more turns.", minimum=2)
+    session_summarize_batch: int = setting(10,
+            "Oldest turns folded into the summary at once.", minimum=1)
+    session_max_turns: int = setting(20, "Turns kept when summarizing fails.", minimum=1)
+    session_history_budget_chars: int = setting(8000, "Rendered history budget in characters; "
+            "whole oldest groups are dropped, nothing is cut.", minimum=100)
+    session_summary_max_tokens: int = setting(600, "Output tokens reserved for the session "
+            "summary.", minimum=16)
+    session_window_exchanges: int = setting(10, "Exchanges (groups with a user utterance) shown "
+            "to the model.", minimum=1)
+    # --- character state (SPEC §4) ------------------------------------------------------------
+    eigenzeit_nullpunkt_seconds: int = setting(3 * HOUR, "Seconds of quiet after which the "
+            "character's state has relaxed to its baseline.", minimum=1)
+    empathy_alpha: float = setting(0.3, "How far a user event moves the character's state toward "
+            "the user's.", minimum=0.0, maximum=1.0)
+    # --- turn runtime (SPEC §5, seed 001) -----------------------------------------------------
+    max_message_chars: int = setting(20000, "Longest accepted message, after trimming.", minimum=1)
+    input_window_seconds: float = setting(30.0, "Messages closer than this to their predecessor "
+            "form one block.", minimum=0.0)
+    turn_marker_ttl: int = setting(120,
+            "Emergency-brake TTL of the turn marker, seconds.", minimum=5)
+    turn_marker_refresh_seconds: float = setting(30.0, "How often a running turn refreshes its "
+            "marker.", minimum=1.0)
+    heartbeat_seconds: float = setting(10.0,
+            "How often a process refreshes its heartbeat key.", minimum=1.0)
+    max_self_triggers: int = setting(3, "Follow-ups the character may ask for in a row.", minimum=0)
+    graph_slots: int = setting(1, "Pipeline runs at a time per process (one GPU).", minimum=1)
+    lock_wait_timeout: float = setting(60.0, "Seconds a turn waits for a run slot before it "
+            "fails with a notice.", minimum=0.1)
+    max_turn_attempts: int = setting(2,
+            "Runs of a turn in all, crash recoveries included.", minimum=1)
+    record_ttl: int = setting(7 * DAY, "Seconds turn and message records are kept.", minimum=60)
+    ws_send_queue: int = setting(256, "Messages buffered per WebSocket before a slow client is "
+            "dropped.", minimum=1)
+    ws_heartbeat_seconds: float = setting(20.0, "WebSocket ping interval.", minimum=1.0)
+    idle_reflection_minutes: int = setting(0, "Minutes of quiet before the character reflects on "
+            "its own (0 = off).", minimum=0)
+    # --- pipelines, agents, impulses (SPEC §6, seed 001 §2) -----------------------------------
+    responder_max_tokens: int = setting(600, "Output tokens reserved for one answer of the "
+            "character.", minimum=16)
+    planner_max_steps: int = setting(4, "Agent steps the planner runs in one turn; further steps "
+            "are dropped with a warning.", minimum=1)
+    salience_memory_threshold: float = setting(0.5, "Importance from which salient segments "
+            "become short-term memory entries.", minimum=0.0, maximum=1.0)
+    short_term_memory_ttl: int = setting(7 * DAY,
+            "Seconds a short-term memory entry is kept.", minimum=60)
+    short_term_memory_max_entries: int = setting(200, "Short-term memory entries kept per pair; "
+            "the oldest go first.", minimum=1)
+    short_term_memory_recent: int = setting(8, "Newest short-term memory entries shown to the "
+            "model.", minimum=0)
+    reminder_poll_seconds: float = setting(5.0, "Longest sleep of the reminder clock (it also "
+            "wakes when a reminder is added in this process).", minimum=0.05)
+    reminder_claim_timeout: float = setting(60.0, "Seconds after which a reminder claimed by a "
+            "clock that never delivered it is put back.", minimum=1.0)
+    # --- backup, restore, export (SPEC §8a) ------------------------------------------------
+    backup_keep: int = setting(10, "Backups kept in the data dir's backups/ folder; the oldest "
+            "beyond this are removed after a new one.", minimum=1)
+    backup_daily: bool = setting(True, "Take a backup into the data dir once a day (the first "
+            "time the app runs that day).")
+    backup_daily_delay: float = setting(60.0, "Seconds after start before the daily backup is "
+            "taken, so that start-up stays quick.", minimum=0.0)
+    import_max_bytes: int = setting(64 * 1024 * 1024, "Largest export file accepted by POST "
+            "/api/imports, in bytes.", minimum=1024)
+    # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
+    journal_day_max_messages: int = setting(500, "Messages of one day journal generation takes "
+            "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.", minimum=1)
+    journal_output_tokens: int = setting(4096, "Output tokens reserved for each journal stage "
+            "(reconstruct, narrate).", minimum=256)
+    # --- writing profile (seed 004 §12–§15, issue 16) -----------------------------------------
+    profile_brief_chars: int = setting(4000, "Longest compiled brief the journal's stage 2 gets "
+            "from the writing profile; fields are cut at word bounds.", minimum=500)
+    profile_package_chars: int = setting(12000, "Longest profile analysis package (the JSON "
+            "exported for a review); evidence is chosen to fit, never cut mid-word.", minimum=4000)
+    profile_strong_edit_share: float = setting(0.3, "Share of a generated draft the user must "
+            "change before the saved entry counts as a strong edit (review candidate).",
+            minimum=0.0)
+    profile_dialog_sample_chars: int = setting(400, "Shortest chat message taken as a dialog "
+            "sample of the user's voice (only while no entries exist).", minimum=1)
+    profile_dialog_sample_cooldown: int = setting(DAY,
+            "Seconds between two dialog samples.", minimum=0)
+    profile_review_ready_evidence: int = setting(5, "New review candidates since the last review "
+            "after which the profile page says a review is due.", minimum=1)
+    profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "
+            "the writing profile.", minimum=256)
+    # --- hardening (issue 11) -------------------------------------------------------------------
+    login_free_failures: int = setting(5, "Failed logins of one name from one client address "
+            "before each further try from there must wait (1 s, doubling per failure): 429 with "
+            "Retry-After. From every address together, the name's failures only slow a try "
+            "(login_name_max_delay_seconds), never refuse it.", minimum=1)
+    login_client_free_failures: int = setting(20, "Failed logins of one client address, over "
+            "every name, before each further try from there must wait (1 s, doubling per "
+            "failure): 429 with Retry-After.", minimum=1)
+    login_max_delay_seconds: int = setting(900, "Longest wait imposed on a name and address, "
+            "or on an address, after failed logins.", minimum=1)
+    login_name_max_delay_seconds: int = setting(30, "Longest a login waits (before its password "
+            "is checked) because its name failed often from other addresses (at most 30); it is "
+            "never refused for that.", minimum=1, maximum=30)
+    log_format: Literal["auto", "json", "text"] = setting("auto", "Log lines as JSON (the "
+            "headless default) or short text (the desktop default: quiet, warnings and the start "
+            "URL).")
+    max_sockets_per_user: int = setting(20, "Open WebSockets per user; a new one beyond it "
+            "closes that user's oldest.", minimum=1)
+    max_reminders_per_pair: int = setting(200, "Pending reminders one user may have with one "
+            "character; beyond it: 429 too_many_reminders.", minimum=1)
+    reminder_max_days_ahead: int = setting(3650, "How far ahead a reminder may be due, in days; "
+            "later (or more than a minute past) is 400 invalid_due_at.", minimum=1)
+    # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
+    promotion_threshold: float = setting(0.7, "User salience from which a block is queued for "
+            "long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0)
+    memory_top_k: int = setting(5,
+            "Long-term memories shown to the model per run, at most.", minimum=0)
+    memory_budget_chars: int = setting(1500, "Characters the long-term memory block may use; "
+            "whole memories only, the rest is left out with a warning.", minimum=0)
+    memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
+            "refresh or correct them instead of adding a duplicate.", minimum=0)
+    pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "
+            "when this process queues a trigger).", minimum=0.05)
+    pixie_max_attempts: int = setting(3, "Consolidations of one promotion trigger that may fail "
+            "on a model error before it is dropped with a warning.", minimum=1)
 
-    def __init__(self, values: Mapping[str, Any], sources: Mapping[str, str]) -> None:
-        object.__setattr__(self, "_values", dict(values))
-        object.__setattr__(self, "_sources", dict(sources))
+    _sources: Mapping[str, str]  # not a setting: where each value came from (`source`)
 
-    def __getattr__(self, name: str) -> Any:
-        try:
-            return self._values[name]
-        except KeyError:
-            raise AttributeError(f"no setting named {name!r}") from None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError("Settings are read-only; use replace()")
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{row.name}={getattr(self, row.name)!r}"
+                          for row in SETTINGS if not row.secret)  # a logged one shows no secret
+        return f"Settings({shown})"
 
     def source(self, name: str) -> str:
-        """Where the value came from: flag, env, config.toml, secrets.toml or default."""
+        """Where the value came from: flag, env …, config.toml, secrets.toml, default or
+        override (`replace`)."""
         return self._sources[name]
 
-    def replace(self, **changes: Any) -> Settings:
-        values, sources = dict(self._values), dict(self._sources)
+    def replace(self, **changes: Any) -> "Settings":
+        """A copy with `changes`, each validated as the table says (source `override`)."""
+        values, sources = self.values(), dict(self._sources)
         for name, value in changes.items():
-            setting = SETTINGS_BY_NAME[name]
-            values[name] = _validate(setting, value, "override")
+            row = SETTINGS_BY_NAME.get(name)
+            if row is None:
+                raise SettingsError(f"unknown setting {name!r} (source: override)")
+            values[name] = _validate(row, value, "override")
             sources[name] = "override"
-        _check_together(values)
-        return Settings(values, sources)
+        return _made(values, sources)
 
-    def update(self, **changes: Any) -> None:
-        """Change values in place, validated as `replace` validates them (nothing changes
-        when one is bad). Only for the model choice made in the UI (`Gateway.switch`), so
-        that every holder of the settings in force (`app[SETTINGS]`, the gateway) reads it.
-        A value that stays as it was keeps its source: naming again what the environment
-        fixes must not make it a setting the UI may change from then on."""
-        new = self.replace(**changes)
-        sources = {name: source if new._values[name] != self._values[name]
-                   else self._sources[name] for name, source in new._sources.items()}
-        object.__setattr__(self, "_values", new._values)
-        object.__setattr__(self, "_sources", sources)
+    def values(self) -> dict[str, Any]:
+        """Every setting's value, by name (secrets included: never log this)."""
+        return {row.name: getattr(self, row.name) for row in SETTINGS}
 
     @property
     def data_path(self) -> Path:
@@ -313,10 +350,59 @@ class Settings:
 
     def public(self) -> dict[str, Any]:
         """Values safe to show: secrets are reported as set or not, never shown."""
-        return {
-            s.name: (("set" if self._values[s.name] else None) if s.secret else self._values[s.name])
-            for s in SETTINGS
-        }
+        return {row.name: (("set" if getattr(self, row.name) else None) if row.secret
+                           else getattr(self, row.name)) for row in SETTINGS}
+
+
+def _rows() -> tuple[Setting, ...]:
+    """The table: one row per field of `Settings` declared with `setting()`."""
+    hints = Settings.__annotations__  # evaluated: this module has no postponed annotations
+    rows = []
+    for f in fields(Settings):
+        declared: _Declared | None = f.metadata.get(_DECLARED)
+        if declared is None:
+            continue
+        kind, nullable, choices = _kind(hints[f.name])
+        rows.append(Setting(f.name, kind, declared.default, declared.help, declared.minimum,
+                            declared.maximum, choices, nullable, declared.secret,
+                            declared.in_config))
+    return tuple(rows)
+
+
+def _kind(hint: Any) -> tuple[type, bool, tuple[str, ...] | None]:
+    """(value type, may be None, choices) of a field's annotation."""
+    union = typing.get_origin(hint) in (typing.Union, types.UnionType)
+    args = typing.get_args(hint) if union else (hint,)
+    nullable = type(None) in args
+    [base] = [a for a in args if a is not type(None)]
+    if typing.get_origin(base) is Literal:
+        choices = typing.get_args(base)
+        return type(choices[0]), nullable, choices
+    return base, nullable, None
+
+
+SETTINGS: tuple[Setting, ...] = _rows()
+SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+
+class SettingsError(Exception):
+    """A setting has a bad value; the message names the setting and its source."""
+
+
+def _made(values: Mapping[str, Any], sources: Mapping[str, str]) -> Settings:
+    """The one way a `Settings` is made: every value given, checked together, then frozen."""
+    _check_together(values)
+    made = object.__new__(Settings)
+    for row in SETTINGS:
+        object.__setattr__(made, row.name, values[row.name])
+    object.__setattr__(made, "_sources", types.MappingProxyType(dict(sources)))
+    return made
+
+
+def checked(name: str, value: Any, source: str = "override") -> Any:
+    """`value` as setting `name` takes it (an int for a float becomes a float);
+    `SettingsError` naming the setting and `source` when the table refuses it."""
+    return _validate(SETTINGS_BY_NAME[name], value, source)
 
 
 def default_data_dir() -> str:
@@ -362,15 +448,14 @@ def load_settings(
             continue
         values[setting.name] = _validate(setting, raw, source)
         sources[setting.name] = source
-    _check_together(values)
-    return Settings(values, sources)
+    return _made(values, sources)
 
 
 def defaults(**overrides: Any) -> Settings:
     """The table's defaults plus overrides, without reading env or files (tests, tools)."""
     values = {s.name: s.default for s in SETTINGS}
     values["data_dir"] = default_data_dir()
-    base = Settings(values, {s.name: "default" for s in SETTINGS})
+    base = _made(values, {s.name: "default" for s in SETTINGS})
     return base.replace(**overrides) if overrides else base
 
 
@@ -489,3 +574,27 @@ def _check_together(values: Mapping[str, Any]) -> None:
         )
     if values["session_max_turns"] > values["session_summarize_at"]:
         raise SettingsError("setting session_max_turns must not exceed session_summarize_at")
+
+
+# --- the README's table ------------------------------------------------------------------
+
+MARKDOWN_HEADER = ("| setting | env | default | meaning |", "|---|---|---|---|")
+
+
+def markdown_table() -> str:
+    """README.md's settings table, one row per setting in table order."""
+    return "\n".join([*MARKDOWN_HEADER, *(row.markdown_row() for row in SETTINGS)]) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m app.core.settings",
+                                     description="Print the settings table.")
+    parser.add_argument("--markdown", action="store_true", required=True,
+                        help="as README.md's settings table (Markdown)")
+    parser.parse_args(argv)
+    sys.stdout.write(markdown_table())
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -27,8 +27,9 @@ One call, in order (each step's module says the details):
    else the reply is demasked (`app.llm.guard`);
 7. trace: one record in the ring and one log line, whatever the outcome.
 
-The provider in use: the configured one, else auto-detection's (`app.llm.detect`), until
-the UI chooses another (`switch`).
+The provider in use: the one the model choice names (`app.llm.choice`: at start the
+settings', later the UI's, `switch`), else auto-detection's (`app.llm.detect`). The gateway
+owns the choice; its settings stay the settings in force at start.
 
 Cancelling the caller cancels the HTTP request; the server sees the connection close.
 """
@@ -37,9 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -48,12 +50,14 @@ import msgspec
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.llm import detect
-from app.llm.detect import is_local
+from app.llm.choice import ModelChoice
 from app.llm.errors import ModelError
 from app.llm.guard import PrivacyGuard, demask
+from app.llm.offline.handlers import BASE_ANSWERS, Answers
 from app.llm.privacy import IdentityRegistry, Masker, PrivacyStats, StreamUnmasker
 from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
+from app.llm.providers.offline import OfflineProvider
 from app.llm.retry import Retries
 from app.llm.schema import json_schema
 from app.llm.trace import Trace, TraceRing
@@ -62,20 +66,23 @@ from app.llm.window import ContextWindows
 
 log = logging.getLogger(__name__)
 
-# The settings a choice in the UI changes at run time (`Gateway.switch`, `PUT /api/llm`).
-MODEL_CHOICE = frozenset({"llm_provider", "llm_url", "llm_model", "llm_remote", "llm_api_key"})
-
 
 class Gateway:
     """The one way to a model. Create with `Gateway(settings)`, then `await start()`
-    (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end."""
+    (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end.
 
-    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None) -> None:
+    `offline_answers`: what the offline provider answers per purpose (the product's are
+    composed in `app.wiring.purposes`; without them, the provider's own base answers)."""
+
+    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None, *,
+                 offline_answers: Answers = BASE_ANSWERS) -> None:
         self.settings = settings
+        self.choice = ModelChoice.of(settings)
         self.session: aiohttp.ClientSession | None = None
+        # This gateway's provider classes: the table's, with its own offline answers.
+        self._providers: Mapping[str, Callable[..., Provider]] = {
+            **PROVIDERS, "offline": functools.partial(OfflineProvider, answers=offline_answers)}
         self.provider: Provider = self._build("offline", None, None)
-        self.remote = False
-        self.auto_detect = settings.llm_provider is None
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
         self.windows = ContextWindows(settings)
@@ -83,6 +90,16 @@ class Gateway:
         self.privacy = PrivacyGuard(settings, identities)
         self._slots: dict[int, asyncio.Semaphore] = {}
         self._detection: asyncio.Task[None] | None = None
+
+    @property
+    def remote(self) -> bool:
+        """Does the provider in use leave this network (its prompts are masked)?"""
+        return self.provider.remote
+
+    @property
+    def auto_detect(self) -> bool:
+        """No provider chosen: auto-detection's finding is used (it runs at start)."""
+        return self.choice.llm_provider is None
 
     @property
     def privacy_stats(self) -> PrivacyStats:
@@ -98,13 +115,13 @@ class Gateway:
         """Open the HTTP session, build the configured provider, start auto-detection."""
         self.session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=0, limit_per_host=0))
-        settings = self.settings
-        if settings.llm_provider is not None:
-            self.use(settings.llm_provider, settings.llm_url, settings.llm_model)
+        choice = self.choice
+        if choice.llm_provider is not None:
+            self.use(choice.llm_provider, choice.llm_url, choice.llm_model)
             log.info("model provider configured", extra=logctx.fields(**self.info()))
         else:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
-        if self.settings.llm_remote:
+        if choice.llm_remote:
             await asyncio.to_thread(warm_up_privacy)  # the first masked call need not wait
         self.privacy.start_name_detector(self.session)
         return self
@@ -131,43 +148,39 @@ class Gateway:
             url = (self.settings.llm_probe_ollama_url if provider == "ollama"
                    else self.settings.llm_probe_openai_url)
         self.provider = self._build(provider, url, model)
-        self.remote = provider != "offline" and (self.settings.llm_remote or not is_local(url))
 
     def _build(self, name: str, url: str | None, model: str | None) -> Provider:
-        # The API key goes only to the configured server, never to a probed or tested one.
-        key = self.settings.llm_api_key if url and url == self.settings.llm_url else None
-        return PROVIDERS[name](settings=self.settings, session=self.session, url=url,
-                               model=model, api_key=key)
+        # The API key goes only to the chosen server, never to a probed or tested one.
+        choice = self.choice
+        key = choice.llm_api_key if url and url == choice.llm_url else None
+        return self._providers[name](settings=self.settings, session=self.session, url=url,
+                                     model=model, api_key=key, remote=choice.llm_remote)
 
     async def _detect(self) -> None:
         assert self.session is not None
         self.detected = await detect.probe(self.session, self.settings)
         chosen = detect.choose(self.detected)
         if chosen is not None:
-            model = self.settings.llm_model or chosen.models[0]
+            model = self.choice.llm_model or chosen.models[0]
             self.use(chosen.provider, chosen.url, model)
         log.info("model provider detected" if chosen else "no model server found; offline",
                  extra=logctx.fields(**self.info(),
                                      found=[d.as_dict() for d in self.detected]))
 
     async def switch(self, **changes: Any) -> None:
-        """Use the model the UI chose (`MODEL_CHOICE` settings) from now on, without a
-        restart. The settings in force are changed in place (`Settings.update`), so
-        `app[SETTINGS]` and the gateway keep reading one truth. A running auto-detection
-        finishes first, so it cannot switch back after; from then on it no longer overrides
-        the choice."""
-        other = sorted(set(changes) - MODEL_CHOICE)
-        if other:
-            raise ValueError(f"switch changes only the model choice, not {', '.join(other)}")
+        """Use the model the UI chose from now on, without a restart: the choice with
+        `changes`, by setting name (`ModelChoice.changed`: `ValueError` for another setting,
+        `SettingsError` for a bad value, and nothing changes). The settings are not touched.
+        A running auto-detection finishes first, so it cannot switch back after; from then on
+        it no longer overrides the choice."""
+        choice = self.choice.changed(**changes)
         await self.ready()
-        settings = self.settings
-        settings.update(**changes)
+        self.choice = choice
         # No provider (Offline chosen in the UI): offline now, auto-detection at the next start.
-        self.auto_detect = settings.llm_provider is None
-        if settings.llm_provider in (None, "offline"):
+        if choice.llm_provider in (None, "offline"):
             self.use("offline", None, None)
         else:
-            self.use(settings.llm_provider, settings.llm_url, settings.llm_model)
+            self.use(choice.llm_provider, choice.llm_url, choice.llm_model)
 
     async def ready(self) -> None:
         """Wait for auto-detection (bounded by `llm_probe_timeout`)."""
@@ -192,7 +205,7 @@ class Gateway:
             "detected": [d.as_dict() for d in self.detected],
             "context_window": self.windows.cached(self.provider),
             "concurrency": self.settings.model_concurrency,
-            "api_key": "set" if self.settings.llm_api_key else None,
+            "api_key": "set" if self.choice.llm_api_key else None,
             "message_limit": self.message_limit(),
         }
 

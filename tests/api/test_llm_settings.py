@@ -18,7 +18,7 @@ KEY = "sk-test-0123456789abcdef"
 
 
 async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_model, settings):
-    fake_model.always("responder", "hallo")
+    at_start = settings.values()
     before = await (await client.get("/api/llm", headers=AUTH)).json()
     assert before["offline"] is True
 
@@ -34,12 +34,12 @@ async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_mo
     assert KEY not in await again.text() and (await again.json())["provider"] == "openai"
     health = await (await client.get("/api/health")).json()
     assert health["llm"]["provider"] == "openai"
-    # One truth: the app's settings are the gateway's, and both say the new model.
-    in_force = client.app[SETTINGS]
-    assert client.app[GATEWAY].settings is in_force
-    assert (in_force.llm_provider, in_force.llm_url, in_force.llm_model) == (
+    # The gateway owns the choice; the settings in force at start stay as they were.
+    chosen = client.app[GATEWAY].choice
+    assert (chosen.llm_provider, chosen.llm_url, chosen.llm_model) == (
         "openai", fake_model.url, "fake")
-    assert in_force.llm_api_key == KEY
+    assert chosen.llm_api_key == KEY and KEY not in repr(chosen)
+    assert client.app[SETTINGS].values() == at_start and client.app[SETTINGS].llm_api_key is None
 
     # Kept where the next start reads it: the key only in the owner-only secrets file.
     data = settings.data_path
@@ -66,8 +66,9 @@ async def test_an_empty_key_removes_it_and_offline_restores_auto_detection(clien
     info = await response.json()
     assert response.status == 200 and info["offline"] is True and info["api_key"] is None
     assert info["auto_detect"] is True
-    in_force = client.app[SETTINGS]
-    assert in_force.llm_provider is None and in_force.llm_api_key is None
+    chosen = client.app[GATEWAY].choice
+    assert chosen.llm_provider is None and chosen.llm_api_key is None
+    assert client.app[SETTINGS].llm_provider == "offline"  # at start; a restart reads the file
     reloaded = load_settings({"data_dir": str(settings.data_path)}, env={})
     # Nothing pinned: the next start auto-detects a local server again (issue 11 item 7).
     assert reloaded.llm_provider is None and reloaded.llm_api_key is None
@@ -88,7 +89,7 @@ async def test_bad_choices_are_refused_and_change_nothing(client, settings, body
     assert (await response.json())["error"]["code"] == code
     assert not (settings.data_path / "config.toml").exists()
     assert (await (await client.get("/api/llm", headers=AUTH)).json())["offline"] is True
-    assert client.app[SETTINGS].llm_provider == "offline"
+    assert client.app[GATEWAY].choice.llm_provider == "offline"
 
 
 async def test_a_setting_fixed_by_the_environment_is_not_changed_here(aiohttp_client, data_dir):
@@ -116,7 +117,9 @@ async def test_choosing_again_what_the_environment_fixed_keeps_it_fixed(aiohttp_
     other = await client.put("/api/llm", headers=AUTH, json={
         "provider": "ollama", "url": "http://127.0.0.1:11500"})
     assert other.status == 409
-    assert client.app[SETTINGS].llm_url == fixed
+    assert "NOVABERG_LLM_URL" in (await other.json())["error"]["message"]
+    assert client.app[GATEWAY].choice.llm_url == fixed
+    assert (await (await client.get("/api/llm", headers=AUTH)).json())["url"] == fixed
 
 
 async def test_only_the_admin_may_choose(aiohttp_client, make_settings):

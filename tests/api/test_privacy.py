@@ -1,7 +1,11 @@
 """The privacy API (SPEC §7a, §9) and the privacy gateway through the real server: the
 registry per user in SQLite, the preview, the counters; with `llm_remote` on, no registered
 name leaves in any request body, and a leaking reply gets one retry, then a
-`privacy_blocked` notice."""
+`privacy_blocked` notice.
+
+A remote provider is never told a call's purpose (`X-Novaberg-Purpose`): the fake answers
+its text calls (the responder's) with `default_text`, its structured ones with neutral
+defaults."""
 
 from __future__ import annotations
 
@@ -14,10 +18,16 @@ from app.llm.privacy import LEGACY_FILE
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.pipeline_support import fake_app, open_chat
-from tests.runtime_support import responders, runtime_app
+from tests.fakemodel import UNNAMED
+from tests.runtime_support import runtime_app
 
 PEOPLE = [{"name": "Anna Schmidt", "aliases": ["Anni"]}, {"name": "Onkel August"},
           {"name": "Frau Dr. Özdemir", "aliases": []}]
+
+
+def remote_text_calls(fake_model):
+    """The text calls a remote provider got: no purpose named, no schema asked."""
+    return [r for r in fake_model.chats(UNNAMED) if r.schema is None]
 
 
 async def put(client, body, headers=AUTH):
@@ -111,7 +121,7 @@ async def test_the_deprecated_list_is_imported_once(make_settings, data_dir, aio
 
 async def test_through_the_server_no_registered_name_leaves_in_any_request(
         fake_model, make_settings, aiohttp_client):
-    fake_model.always("responder", "Schön, dass [PERSON_1] dich besucht hat.")
+    fake_model.default_text = "Schön, dass [PERSON_1] dich besucht hat."
     chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings, llm_remote=True))
     response = await put(chat.client, {"people": PEOPLE})
     assert response.status == 200
@@ -119,7 +129,8 @@ async def test_through_the_server_no_registered_name_leaves_in_any_request(
             "Frau Dr. Özdemir rief an: 0170/1234567, Steuer-ID 86095742719."]
     for text in said:
         reply = await chat.response(await chat.send(text))
-        assert "[PERSON_" not in reply["text"]  # demasked for the user
+        # The scripted reply, its placeholder demasked for the user.
+        assert reply["text"].startswith("Schön, dass ") and "[PERSON_" not in reply["text"]
     await chat.settle()
     bodies = [json.dumps(r.body, ensure_ascii=False).casefold() for r in fake_model.chats()]
     assert len(bodies) >= 4  # every purpose of both turns, summary included if it ran
@@ -134,7 +145,7 @@ async def test_through_the_server_no_registered_name_leaves_in_any_request(
 
 async def test_a_leaking_reply_is_retried_once_then_the_turn_fails_with_privacy_blocked(
         fake_model, make_settings, aiohttp_client):
-    fake_model.always("responder", "Hallo Anna!")
+    fake_model.default_text = "Hallo Anna!"
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings,
                                                        llm_remote=True))
     await put(chat.client, {"names": ["Anna"]})
@@ -142,7 +153,7 @@ async def test_a_leaking_reply_is_retried_once_then_the_turn_fails_with_privacy_
     failed = await chat.failure(message_id)
     await chat.settle()
     assert failed["reason"] == "privacy_blocked"
-    first, retry = responders(fake_model)
+    first, retry = remote_text_calls(fake_model)
     assert "Anna" not in json.dumps(first.body) + json.dumps(retry.body)
     assert len(retry.messages) == len(first.messages) + 1
     assert not any("Hallo Anna" in json.dumps(m) for m in chat.seen)  # nothing of the reply

@@ -40,6 +40,7 @@ else:
         ThreadedFake,
         wait_connected,
     )
+    from tests.fakemodel import PURPOSE_SETTING
     from tests.procs import clean_env
 
     @pytest.fixture
@@ -65,6 +66,8 @@ else:
             model = {"llm_provider": "offline"} if offline else fake.config()
             if config is not None:
                 model = config
+            # An app that starts without the fake may switch to it in the settings panel.
+            model = {**PURPOSE_SETTING, **model}
             (data_dir / "config.toml").write_text(
                 "".join(f"{k} = {json.dumps(v)}\n" for k, v in model.items()))
             nova = Nova(data_dir, token=TOKEN, env=clean_env(**env))

@@ -73,9 +73,8 @@ class ThreadedFake:
         return self.call(self.fake.chats, purpose)
 
     def config(self) -> dict[str, Any]:
-        """The app's settings pointing its model at this fake (fast retry backoff)."""
-        return {"llm_provider": "openai", "llm_url": self.url, "llm_model": self.fake.models[0],
-                "llm_context": CONTEXT, "model_backoff_seconds": 0.01}
+        """The app's settings pointing its model at this fake (`FakeModel.overrides`)."""
+        return self.fake.overrides(llm_context=CONTEXT)
 
     def close(self) -> None:
         self.run(self.fake.close())

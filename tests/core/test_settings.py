@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import typing
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from app.core.settings import SETTINGS, SettingsError, defaults, load_settings
+from app.core.settings import (SETTINGS, Setting, Settings, SettingsError, checked, defaults,
+                               load_settings)
 
 
 def write_config(data_dir: Path, text: str) -> None:
@@ -132,14 +137,92 @@ def test_secrets_file_holds_only_secrets(tmp_path):
         load_settings({"data_dir": str(tmp_path)}, env={})
 
 
-def test_settings_are_read_only():
+def test_nothing_changes_settings_once_made():
     s = defaults()
-    with pytest.raises(AttributeError):
-        s.session_ttl = 1  # type: ignore[misc]
-    assert s.replace(graph_slots=3).graph_slots == 3 and s.graph_slots == 1
+    for name in ("session_ttl", "llm_provider", "_sources"):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(s, name, 1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.no_such_setting = 1  # type: ignore[attr-defined]
+    assert not hasattr(s, "update")
+    with pytest.raises(TypeError):
+        s._sources["graph_slots"] = "flag"  # type: ignore[index]
+    changed = s.replace(graph_slots=3)
+    assert (changed.graph_slots, changed.source("graph_slots")) == (3, "override")
+    assert (s.graph_slots, s.source("graph_slots")) == (1, "default")
 
 
-def test_every_setting_has_help_and_a_valid_default():
+def test_replace_validates_as_loading_does():
+    s = defaults()
+    with pytest.raises(SettingsError, match="graph_slots.*below 1.*override"):
+        s.replace(graph_slots=0)
+    with pytest.raises(SettingsError, match="unknown setting 'colour'"):
+        s.replace(colour="blue")
+    with pytest.raises(SettingsError, match="session_max_turns"):
+        s.replace(session_max_turns=30)
+
+
+def test_every_setting_has_help_and_a_default_of_its_type():
     for setting in SETTINGS:
         assert setting.help.strip(), setting.name
-        assert setting.default is not None or setting.nullable, setting.name
+        if setting.default is None:
+            # data_dir's default is computed at start (the platform's user data dir).
+            assert setting.nullable or setting.name == "data_dir", setting.name
+        else:
+            assert checked(setting.name, setting.default, "default") == setting.default
+
+
+def test_each_setting_is_declared_once_as_a_typed_field():
+    """The table is the class's fields: a type checker and a reader see each type."""
+    hints = typing.get_type_hints(Settings)
+    declared = [f.name for f in dataclasses.fields(Settings) if f.name != "_sources"]
+    assert declared == [s.name for s in SETTINGS]
+    for setting in SETTINGS:
+        hint = hints[setting.name]
+        expected = (typing.Literal[setting.choices] if setting.choices  # type: ignore[name-defined]
+                    else setting.type)
+        assert hint == (expected | None if setting.nullable else expected), setting.name
+    s = defaults(llm_provider="openai", lock_wait_timeout=5)
+    assert s.llm_provider == "openai" and s.lock_wait_timeout == 5.0
+    assert isinstance(s.lock_wait_timeout, float)
+
+
+def test_secrets_never_show_in_the_repr(tmp_path):
+    s = load_settings({"data_dir": str(tmp_path), "token": "tok-4711-secret"},
+                      env={"NOVABERG_LLM_API_KEY": "sk-4711-secret"})
+    assert s.token == "tok-4711-secret" and s.llm_api_key == "sk-4711-secret"
+    assert "4711" not in repr(s) and "session_ttl=14400" in repr(s)
+
+
+def _env_text(setting: Setting, value: object) -> str:
+    return str(value).lower() if setting.type is bool else str(value)
+
+
+def _value_of(setting: Setting) -> st.SearchStrategy[object]:
+    if setting.choices:
+        return st.sampled_from(setting.choices)
+    if setting.type is bool:
+        return st.booleans()
+    low = setting.minimum if setting.minimum is not None else -10**6
+    high = setting.maximum if setting.maximum is not None else 10**9
+    if setting.type is int:
+        return st.integers(int(low), int(high))
+    if setting.type is float:
+        return st.floats(low, high, allow_nan=False).filter(lambda x: repr(x) == str(x))
+    return st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")),
+                   min_size=1, max_size=20).filter(lambda x: x.strip() == x)
+
+
+_FREE = [s for s in SETTINGS if s.name not in (
+    "data_dir", "timezone", "session_ttl", "eigenzeit_nullpunkt_seconds", "session_max_turns",
+    "session_summarize_at")]  # these are checked together with another or name a zone
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_FREE).flatmap(lambda s: st.tuples(st.just(s), _value_of(s))))
+def test_any_valid_value_comes_through_the_environment_with_its_source(tmp_path_factory, pair):
+    setting, value = pair
+    s = load_settings({"data_dir": str(tmp_path_factory.mktemp("d"))},
+                      env={setting.env: _env_text(setting, value)})
+    assert getattr(s, setting.name) == value
+    assert s.source(setting.name) == f"env {setting.env}"

@@ -10,6 +10,7 @@ import pytest
 from app.api.app_keys import GATEWAY
 from app.core.settings import SettingsError
 from app.llm import Gateway
+from app.llm.choice import ModelChoice
 from app.wiring.server import create_app
 from tests.conftest import TOKEN
 from tests.fakemodel import Fault
@@ -100,18 +101,21 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
     assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
 
 
-async def test_a_switch_changes_only_the_model_choice_of_the_settings_in_force(
+async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings(
         start_fake_model, probing):
     server = await start_fake_model()
     settings = probing(closed_port_url(), closed_port_url())
+    at_start = settings.values()
     async with Gateway(settings) as gateway:
         with pytest.raises(ValueError, match="port"):
             await gateway.switch(llm_provider="openai", port=1)
-        with pytest.raises(SettingsError):
+        with pytest.raises(SettingsError, match="llm_provider"):
             await gateway.switch(llm_provider="gpt")
-        assert settings.llm_provider is None and gateway.provider.offline
+        assert gateway.choice == ModelChoice.of(settings) and gateway.provider.offline
 
         await gateway.switch(llm_provider="openai", llm_url=server.url, llm_model="fake")
-        assert gateway.settings is settings and settings.llm_provider == "openai"
+        assert (gateway.choice.llm_provider, gateway.choice.llm_url) == ("openai", server.url)
         assert gateway.info() == {"provider": "openai", "model": "fake", "offline": False}
         assert gateway.auto_detect is False
+        assert gateway.settings is settings and settings.values() == at_start
+        assert settings.llm_provider is None and gateway.settings.source("llm_url") == "default"

@@ -1,8 +1,13 @@
 """What every provider is, and the HTTP plumbing the networked ones share.
 
 A provider makes ONE attempt per call and maps every failure to a `ModelError`; retries,
-budget, concurrency, privacy and tracing are the gateway's. Each request carries the header
-`X-Novaberg-Purpose` (harmless for real servers; the fake model scripts replies by it).
+budget, concurrency, privacy and tracing are the gateway's.
+
+A provider is remote when it is marked so (`llm_remote`) or its host is off this network
+(`app.llm.detect.is_local`); the gateway masks a remote provider's prompts. Only with the
+test setting `llm_test_purpose_header` does a call carry its purpose in the header
+`X-Novaberg-Purpose` (the fake model of tests/fakemodel.py scripts replies by it), and never
+to a remote provider: what a call is for is nobody's business off this machine.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import aiohttp
 import msgspec
 
 from app.core.settings import Settings
+from app.llm.detect import is_local
 from app.llm.errors import ModelError
 from app.llm.types import Call, Chunk, Reply
 
@@ -37,12 +43,16 @@ class Provider(ABC):
     offline: ClassVar[bool] = False
 
     def __init__(self, *, settings: Settings, session: aiohttp.ClientSession | None,
-                 url: str | None, model: str | None, api_key: str | None) -> None:
+                 url: str | None, model: str | None, api_key: str | None,
+                 remote: bool = False) -> None:
+        """`remote`: marked remote (`llm_remote`) even where its host is local."""
         self.settings = settings
         self.session = session
         self.url = url.rstrip("/") if url else None
         self.model = model
         self._api_key = api_key
+        self.remote = not self.offline and (remote or not is_local(self.url))
+        self._sends_purpose = settings.llm_test_purpose_header and not self.remote
 
     @abstractmethod
     async def context_window(self) -> int | None:
@@ -64,7 +74,7 @@ class Provider(ABC):
 
     def headers(self, purpose: str | None = None) -> dict[str, str]:
         headers = {"Content-Type": "application/json"}
-        if purpose:
+        if purpose and self._sends_purpose:
             headers[PURPOSE_HEADER] = purpose
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"

@@ -1,6 +1,9 @@
 """The privacy gateway (SPEC §7a) inside the model gateway: for a remote provider the whole
 prompt goes out masked with the user's registry and the detectors, the reply is checked
-before demasking, one corrective retry, then `privacy_blocked` (fail closed)."""
+before demasking, one corrective retry, then `privacy_blocked` (fail closed).
+
+A remote provider is never told a call's purpose, so the fake answers its calls from the
+steps scripted for `UNNAMED`; the local detect role is told (`privacy_detect`)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ from app.llm.detect import is_local
 from app.llm.guard import PRIVACY_RETRY_PROMPT
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
 from app.storage.database import Database
-from tests.fakemodel import Fault, Reply
+from tests.fakemodel import UNNAMED, Fault, Reply
 
 PERSONAL = ("Ich bin Anna Schmidt (anna.schmidt@example.org), Tel. +49 171 1234567 oder "
             "030 / 12 34 56 78. Annas Bruder Paul wohnt in der Hauptstraße 12a, 10115 Berlin. "
@@ -94,7 +97,7 @@ PROMPT = [{"role": "system", "content": "Du sprichst mit Anna. Ihr Bruder ist Pa
 async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(remote,
                                                                                fake_model):
     # The system prompt comes first: Anna is [PERSON_1], Paul [PERSON_2].
-    fake_model.script("responder", "Hallo [PERSON_1]! Grüß [PERSON_2] und schreib an [EMAIL_1].")
+    fake_model.script(UNNAMED, "Hallo [PERSON_1]! Grüß [PERSON_2] und schreib an [EMAIL_1].")
     result = await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
     assert result.text == "Hallo Anna! Grüß Paul und schreib an anna.schmidt@example.org."
     [request] = fake_model.chats()
@@ -107,7 +110,7 @@ async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(
 
 
 async def test_a_leaking_reply_gets_one_corrective_retry(remote, fake_model):
-    fake_model.script("responder", "Hallo Anna!", "Hallo [PERSON_1]!")
+    fake_model.script(UNNAMED, "Hallo Anna!", "Hallo [PERSON_1]!")
     result = await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
     assert result.text == "Hallo Anna!"
     first, retry = fake_model.chats()
@@ -120,7 +123,7 @@ async def test_a_leaking_reply_gets_one_corrective_retry(remote, fake_model):
 
 
 async def test_a_reply_that_leaks_also_after_the_retry_is_blocked(remote, fake_model):
-    fake_model.script("responder", "Hallo Anna!", "Liebe anna, hallo")
+    fake_model.script(UNNAMED, "Hallo Anna!", "Liebe anna, hallo")
     with pytest.raises(ModelError) as caught:
         await remote.complete("responder", PROMPT, max_tokens=200, user_id="local")
     assert caught.value.code == "privacy_blocked"
@@ -135,7 +138,7 @@ async def test_a_homonym_in_the_reply_is_no_leak(fake_model, make_settings, regi
     await registry.replace("local", [Person("Herr Freitag")])
     async with Gateway(make_settings(**fake_model.overrides(llm_remote=True)),
                        registry) as gateway:
-        fake_model.script("responder", "Dann sehen wir [PERSON_1] am Freitag.")
+        fake_model.script(UNNAMED, "Dann sehen wir [PERSON_1] am Freitag.")
         result = await gateway.complete(
             "responder", [{"role": "user", "content": "Herr Freitag kommt am Freitag."}],
             max_tokens=100, user_id="local")
@@ -156,18 +159,18 @@ class Note(msgspec.Struct):
 
 
 async def test_structured_replies_are_checked_and_demasked_too(remote, fake_model):
-    fake_model.script("agent", {"person": "[PERSON_2]", "text": "Ruf [PHONE_1] an"})
+    fake_model.script(UNNAMED, {"person": "[PERSON_2]", "text": "Ruf [PHONE_1] an"})
     result = await remote.complete("agent", PROMPT, schema=Note, max_tokens=200,
                                    user_id="local")
     assert result.value == Note("Paul", "Ruf +49 171 1234567 an")
-    fake_model.script("agent", {"person": "Paul", "text": ""}, {"person": "Paul", "text": ""})
+    fake_model.script(UNNAMED, {"person": "Paul", "text": ""}, {"person": "Paul", "text": ""})
     with pytest.raises(ModelError) as caught:
         await remote.complete("agent", PROMPT, schema=Note, max_tokens=200, user_id="local")
     assert caught.value.code == "privacy_blocked"
 
 
 async def test_a_streamed_reply_is_demasked_across_piece_boundaries(remote, fake_model):
-    fake_model.script("responder", Reply("Hallo [PERSON_1], wie geht es [PERSON_2]?",
+    fake_model.script(UNNAMED, Reply("Hallo [PERSON_1], wie geht es [PERSON_2]?",
                                          chunks=["Hallo [PER", "SON_1], wie g", "eht es [",
                                                  "PERSON_2]?"]))
     pieces = [piece async for piece in remote.stream("responder", PROMPT, max_tokens=200,
@@ -178,7 +181,7 @@ async def test_a_streamed_reply_is_demasked_across_piece_boundaries(remote, fake
 
 async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote, fake_model):
     leak = Reply("Also, liebe Anna, das war so.", chunks=["Also, liebe A", "nna, das war so."])
-    fake_model.script("responder", leak, leak)  # the retry leaks as well
+    fake_model.script(UNNAMED, leak, leak)  # the retry leaks as well
     shown = []
     with pytest.raises(ModelError) as caught:
         async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
@@ -189,7 +192,7 @@ async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote,
 
 
 async def test_a_streamed_leak_after_shown_pieces_is_not_retried(remote, fake_model):
-    fake_model.script("responder", Reply("Hallo du, wie geht es dir heute? Anna!",
+    fake_model.script(UNNAMED, Reply("Hallo du, wie geht es dir heute? Anna!",
                                          chunks=["Hallo du, wie geht es dir heute? ", "Anna!"]))
     shown = []
     with pytest.raises(ModelError) as caught:
@@ -210,7 +213,7 @@ async def test_a_local_provider_gets_the_prompt_as_it_is(fake_model, make_settin
 async def test_the_local_detect_role_adds_names_to_mask(fake_model, make_settings, registry):
     # The fake serves both: the remote provider (llm_remote) and the local detect server.
     fake_model.script("privacy_detect", {"names": ["Zoltan", "Erfunden"]})
-    fake_model.script("responder", "Grüß [PERSON_1]!")
+    fake_model.script(UNNAMED, "Grüß [PERSON_1]!")
     settings = make_settings(**fake_model.overrides(llm_remote=True,
                                                     privacy_detect_url=fake_model.url))
     async with Gateway(settings, registry) as gateway:
@@ -220,7 +223,7 @@ async def test_the_local_detect_role_adds_names_to_mask(fake_model, make_setting
     assert result.text == "Grüß Zoltan!"
     [asked] = fake_model.chats("privacy_detect")
     assert "Zoltan war heute hier." in asked.messages[-1]["content"]  # local: plain text
-    [sent] = fake_model.chats("responder")
+    [sent] = fake_model.chats(UNNAMED)  # a remote provider is never told the purpose
     assert sent.messages[0]["content"] == "[PERSON_1] war heute hier."
 
 
@@ -232,7 +235,7 @@ async def test_a_failing_detect_role_leaves_the_detectors_and_a_remote_one_is_re
     async with Gateway(settings, registry) as gateway:
         await gateway.complete("responder", [{"role": "user", "content": "Anna, 0170/1234567"}],
                                max_tokens=100, user_id="local")
-    assert fake_model.chats("responder")[0].messages[0]["content"] == "[PERSON_1], [PHONE_1]"
+    assert fake_model.chats(UNNAMED)[0].messages[0]["content"] == "[PERSON_1], [PHONE_1]"
     remote_detect = make_settings(**fake_model.overrides(
         llm_remote=True, privacy_detect_url="https://names.example.com/v1"))
     async with Gateway(remote_detect, registry) as gateway:
@@ -243,7 +246,7 @@ async def test_a_long_stream_is_checked_piece_by_piece_up_to_its_end(remote, fak
     filler = "Das ist ein ruhiger Satz ohne Namen. " * 12
     chunks = [filler[i:i + 40] for i in range(0, len(filler), 40)] + ["Grüß An", "na von mir."]
     leak = Reply(filler + "Grüß Anna von mir.", chunks=chunks)
-    fake_model.script("responder", leak, leak)
+    fake_model.script(UNNAMED, leak, leak)
     shown = []
     with pytest.raises(ModelError) as caught:
         async for piece in remote.stream("responder", PROMPT, max_tokens=400, user_id="local"):
