@@ -21,6 +21,7 @@ from app.api.errors import ApiError
 from app.api.login import set_session_cookie
 from app.api.middleware import USER_ID
 from app.auth.accounts import LOCAL_USER
+from app.auth.credentials import START_CODE_SECONDS
 from app.core.log import fields
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,8 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
     auth = request.app[AUTH]
     if not auth.start_codes.redeem(code):
         raise ApiError(401, "invalid_start_link",
-                       "the start link is not valid or was used already")
+                       "the start link is not valid, was used already or is older than "
+                       f"{START_CODE_SECONDS // 60} minutes")
     response = web.Response(status=302, headers={"Location": "/"})
     set_session_cookie(response, await auth.new_session(LOCAL_USER))
     return response

@@ -26,6 +26,7 @@ import math
 import secrets
 import sqlite3
 import time
+from collections.abc import Callable
 
 import redis.asyncio as aioredis
 
@@ -38,6 +39,7 @@ log = logging.getLogger(__name__)
 
 SESSION_TTL_SECONDS = 30 * 24 * 3600
 MAX_START_CODES = 16
+START_CODE_SECONDS = 10 * 60  # a start link works this long after it was made
 LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
 
 
@@ -45,27 +47,43 @@ class StartCodes:
     """Single-use values that the desktop start link carries instead of the API token.
 
     Desktop mode is one process, so they live in memory. A code opens one browser session
-    for `local` and is gone; at most `MAX_START_CODES` are outstanding (the oldest go first).
-    Codes are shown on the terminal and in the command line that opens the browser, where
-    other local users may read them: by the time they could, the browser has used it.
+    for `local` within `START_CODE_SECONDS` of being issued and is gone; at most
+    `MAX_START_CODES` are outstanding (the oldest go first). Codes are shown on the terminal
+    and in the command line that opens the browser, where other local users may read them:
+    by the time they could, the browser has used it, and one nobody used ends with its
+    lifetime (a new link: `POST /api/start-link` with the API token, or a restart).
     """
 
-    def __init__(self) -> None:
-        self._codes: dict[str, float] = {}
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self._codes: dict[str, float] = {}  # code -> when it was issued, oldest first
+
+    def __len__(self) -> int:
+        self._forget_expired()
+        return len(self._codes)
 
     def issue(self) -> str:
+        self._forget_expired()
         code = new_token()
-        self._codes[code] = time.time()
+        self._codes[code] = self.clock()
         while len(self._codes) > MAX_START_CODES:
             del self._codes[next(iter(self._codes))]
         return code
 
     def redeem(self, code: str) -> bool:
+        self._forget_expired()
         for known in list(self._codes):
             if hmac.compare_digest(known.encode(), code.encode()):
                 del self._codes[known]
                 return True
         return False
+
+    def _forget_expired(self) -> None:
+        oldest_allowed = self.clock() - START_CODE_SECONDS
+        for code, issued in list(self._codes.items()):
+            if issued >= oldest_allowed:
+                break  # in order of issue: the rest are younger
+            del self._codes[code]
 
 
 class LoginBackoff(Exception):
