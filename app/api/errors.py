@@ -43,6 +43,11 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+def default_code(status: int) -> str:
+    """The error code of a status that no handler chose one for."""
+    return _DEFAULT_CODES.get(status, "http_error")
+
+
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     return {"error": {"code": code, "message": message}}
 
@@ -61,7 +66,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        code = _DEFAULT_CODES.get(exc.status, "http_error")
+        code = default_code(exc.status)
         headers = {k: v for k, v in exc.headers.items() if k.lower() in ("allow", "retry-after")}
         return error_response(exc.status, code, exc.reason, headers)
     except Exception:

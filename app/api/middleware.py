@@ -1,7 +1,8 @@
 """The HTTP face of `app.auth`: the middleware that refuses a foreign Host or Origin and sets
 the request's user, and the request keys it sets.
 
-Order of the checks: the Host (421 `misdirected_request`), then — for a state-changing
+Order of the checks: the Host (400 `invalid_host` when it is missing, given twice or not a
+well-formed `host [":" port]`; 421 `misdirected_request` for a foreign name), then — for a state-changing
 request or a WebSocket handshake — the Origin (403 `forbidden_origin`), then, except on
 the public paths, who is asking (401 `unauthorized`). The `user_id` of a request always comes
 from here, never from its body.
@@ -12,11 +13,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from app.api.errors import ApiError
 from app.auth.credentials import Auth
-from app.auth.origins import host_allowed, origin_allowed
+from app.auth.origins import HostHeader, host_allowed, origin_allowed, parse_host
 
 log = logging.getLogger(__name__)
 
@@ -67,13 +68,30 @@ async def identify(auth: Auth, request: web.Request) -> str | None:
     return None
 
 
+def request_host(request: web.Request) -> HostHeader | None:
+    """The request's parsed `Host`; None only for HTTP/1.0 without one (nothing a browser
+    sends). 400 `invalid_host` when an HTTP/1.1 request has none, has several, or one that is
+    not a well-formed `host [":" port]` (RFC 9112 §3.2)."""
+    values = request.headers.getall("Host", [])
+    if not values and request.version < HttpVersion11:
+        return None
+    host = parse_host(values[0]) if len(values) == 1 else None
+    if host is None:
+        log.warning("malformed Host refused", extra={"fields": {
+            "path": request.path, "hosts": len(values), "host": values[0][:100] if values else ""}})
+        raise ApiError(400, "invalid_host", "the Host header is missing, given twice or not a "
+                       "host name with an optional port")
+    return host
+
+
 def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable[..., Awaitable[web.StreamResponse]]:
     @web.middleware
     async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         auth = get_auth(request)
-        if not host_allowed(request.headers.get("Host"), auth.host, auth.public_origin):
+        host = request_host(request)
+        if host is not None and not host_allowed(host, auth.host, auth.public_origin):
             log.warning("foreign Host refused", extra={"fields": {
-                "path": request.path, "host": request.headers.get("Host", "")[:200]}})
+                "path": request.path, "host": host.name}})
             raise ApiError(421, "misdirected_request",
                            "this server does not answer for that host name")
         if needs_origin_check(request) and not origin_allowed(

@@ -113,10 +113,16 @@ SECURITY_HEADERS = {
 }
 
 
+# Instead of aiohttp's "Python/3.x aiohttp/3.y": no version for a scanner to look up.
+SERVER_NAME = "Novaberg"
+
+
 async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """On every answer, pages, static files, API and errors alike."""
+    """On every answer, pages, static files, API and errors alike (and, from
+    `app.api.front_line`, on the requests aiohttp cannot even read)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    response.headers["Server"] = SERVER_NAME
 
 
 async def get_profile_page(request: web.Request) -> web.StreamResponse:
