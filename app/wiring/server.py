@@ -54,7 +54,7 @@ from app.api.app_keys import (
     SETTINGS,
     RedisInfo,
 )
-from app.api.errors import error_middleware
+from app.api.errors import CLIENT_CLOSED_REQUEST, client_gone, error_middleware
 from app.api.middleware import auth_middleware_factory
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
@@ -88,6 +88,7 @@ REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connectio
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+CANCELLED = -1  # the request's task was cancelled while its client was still there
 
 
 @web.middleware
@@ -105,10 +106,20 @@ async def request_log_middleware(
         status = response.status
         response.headers["X-Request-Id"] = rid
         return response
+    except asyncio.CancelledError:
+        status = CLIENT_CLOSED_REQUEST if client_gone(request) else CANCELLED
+        raise
     finally:
-        log.info("request", extra=logctx.fields(
-            method=request.method, path=request.path, status=status,
-            ms=logctx.monotonic_ms(start)))
+        timing = logctx.fields(method=request.method, path=request.path,
+                               ms=logctx.monotonic_ms(start))
+        if status in (CLIENT_CLOSED_REQUEST, CANCELLED):
+            # One line, no traceback: nothing failed, nobody waits for an answer.
+            timing["fields"]["reason"] = ("the client went away" if status == CLIENT_CLOSED_REQUEST
+                                          else "the server is stopping")
+            log.info("request cancelled", extra=timing)
+        else:
+            timing["fields"]["status"] = status
+            log.info("request", extra=timing)
         logctx.request_id.reset(token)
 
 

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
+import pytest
 from aiohttp import web
 
-from tests.conftest import AUTH
+from tests.conftest import AUTH, TOKEN
+from tests.procs import AppProcess
 
 
 def assert_error_shape(body: dict, code: str) -> None:
@@ -71,3 +76,64 @@ async def test_a_callers_request_id_is_kept_only_when_sane(client):
         replaced = await client.get("/api/health", headers={"X-Request-Id": bad})
         assert replaced.headers["X-Request-Id"] != bad
         assert len(replaced.headers["X-Request-Id"]) == 12
+
+
+# --- issue 24, item 15: a client that goes away mid-request ----------------------------------
+
+async def _send_half_and_hang_up(port: int, path: str) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(f"POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n"
+                 "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+                 '{"text": "hal'.encode())
+    await writer.drain()
+    await asyncio.sleep(0.2)
+    writer.close()
+
+
+@pytest.mark.parametrize("path", ["/api/characters/nova/messages", "/api/imports",
+                                  "/api/profile/import"])
+async def test_a_client_that_disconnects_mid_request_is_one_cancelled_line(client, caplog,
+                                                                           path):
+    caplog.set_level(logging.INFO)
+    await _send_half_and_hang_up(client.port, path)
+    for _ in range(100):
+        if any(r.getMessage().startswith("request") and getattr(r, "fields", {}).get("path")
+               == path for r in caplog.records):
+            break
+        await asyncio.sleep(0.02)
+    about = [r for r in caplog.records if getattr(r, "fields", {}).get("path") == path]
+    assert [r.getMessage() for r in about] == ["request cancelled"]
+    assert about[0].fields["reason"] == "the client went away"
+    assert about[0].levelno == logging.INFO and about[0].fields["method"] == "POST"
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
+
+
+async def test_a_connection_error_of_the_server_itself_is_still_a_500(aiohttp_client, app,
+                                                                      caplog):
+    """Only the client's own connection counts as the client going away."""
+    async def outgoing_failed(request: web.Request) -> web.Response:
+        raise ConnectionResetError("the model server reset the connection")
+
+    app.router.add_get("/api/outgoing", outgoing_failed)
+    client = await aiohttp_client(app)
+    response = await client.get("/api/outgoing", headers=AUTH)
+    assert response.status == 500
+    assert any(r.getMessage() == "unhandled error" and r.exc_info for r in caplog.records)
+
+
+def test_the_real_entry_point_logs_a_vanished_client_as_one_cancelled_line(tmp_path):
+    """The CLI's server does not cancel the handler: its body read fails instead."""
+    import json
+    import time
+
+    app = AppProcess(tmp_path / "data", token=TOKEN).start()
+    try:
+        asyncio.run(_send_half_and_hang_up(app.port, "/api/imports"))
+        time.sleep(0.5)
+    finally:
+        assert app.stop() == 0
+    lines = [json.loads(line) for line in app.output().splitlines() if line.startswith("{")]
+    about = [line for line in lines if line.get("path") == "/api/imports"]
+    assert [(line["msg"], line["reason"]) for line in about] == [
+        ("request cancelled", "the client went away")]
+    assert not [line for line in lines if "exc" in line or line["level"] == "error"]
