@@ -17,8 +17,13 @@ class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
     password: str
 
 
-def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
+def set_session_cookie(request: web.Request, response: web.StreamResponse,
+                       session_id: str) -> None:
+    """HttpOnly, SameSite=Strict, and Secure when the server is reached over https (its
+    public origin is https): such a browser never sends it over plain http."""
+    origin = request.app[SETTINGS].public_origin or ""
     response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
+                        secure=origin.lower().startswith("https://"),
                         max_age=SESSION_TTL_SECONDS, path="/")
 
 
@@ -33,7 +38,7 @@ async def post_login(request: web.Request) -> web.Response:
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})
-    set_session_cookie(response, await auth.new_session(user_id))
+    set_session_cookie(request, response, await auth.new_session(user_id))
     return response
 
 

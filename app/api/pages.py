@@ -65,7 +65,7 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
                        "the start link is not valid, was used already or is older than "
                        f"{START_CODE_SECONDS // 60} minutes")
     response = web.Response(status=302, headers={"Location": "/"})
-    set_session_cookie(response, await auth.new_session(LOCAL_USER))
+    set_session_cookie(request, response, await auth.new_session(LOCAL_USER))
     return response
 
 

@@ -32,7 +32,7 @@ async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_mo
     assert KEY not in await response.text()
     again = await client.get("/api/llm", headers=AUTH)
     assert KEY not in await again.text() and (await again.json())["provider"] == "openai"
-    health = await (await client.get("/api/health")).json()
+    health = await (await client.get("/api/health", headers=AUTH)).json()
     assert health["llm"]["provider"] == "openai"
     # The gateway owns the choice; the settings in force at start stay as they were.
     chosen = client.app[GATEWAY].choice

@@ -56,7 +56,6 @@ export async function request(method, path, body, { raw = false } = {}) {
 const enc = encodeURIComponent;
 
 export const api = {
-  health: () => request("GET", "/api/health"),
   me: () => request("GET", "/api/me"),
   login: (name, password) => request("POST", "/api/login", { name, password }),
   logout: () => request("POST", "/api/logout"),
