@@ -45,10 +45,10 @@ async def post_login(request: web.Request) -> web.Response:
 async def post_logout(request: web.Request) -> web.Response:
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        user_id = await request.app[AUTH].user_for_session(session_id)
         await request.app[AUTH].end_session(session_id)
-        if user_id is not None:  # that session's open tabs stop receiving at once
-            await request.app[HUB].close_session(user_id, session_id)
+        # That session's open tabs stop receiving: here at once, in other processes at their
+        # next credential check (within a second).
+        request.app[HUB].check_credentials_now()
     response = web.Response(status=204)
     response.del_cookie(SESSION_COOKIE, path="/")
     return response

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import HttpVersion11, web
 
 from app.api.errors import ApiError
-from app.auth.credentials import Auth
+from app.auth.credentials import Auth, Credential
 from app.auth.origins import HostHeader, host_allowed, origin_allowed, parse_host
 
 log = logging.getLogger(__name__)
@@ -28,8 +28,8 @@ PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.
 PUBLIC_PREFIXES = ("/static/",)
 
 USER_ID = web.RequestKey("user_id", str)
-# The login session (cookie) that authenticated the request, when it was one.
-SESSION_ID = web.RequestKey("session_id", str)
+# What authenticated the request (an open WebSocket lives as long as it stays valid).
+CREDENTIAL = web.RequestKey("credential", Credential)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -49,22 +49,30 @@ def local_port(request: web.Request) -> int | None:
 
 
 async def identify(auth: Auth, request: web.Request) -> str | None:
-    """The user a request's bearer token, session cookie or (WebSocket only) `?token=` names."""
+    """The user a request's bearer token, session cookie or (WebSocket only) `?token=` names;
+    what named it is kept as the request's `CREDENTIAL`."""
+    credential = await _credential(auth, request)
+    if credential is None:
+        return None
+    request[CREDENTIAL] = credential
+    return credential.user_id
+
+
+async def _credential(auth: Auth, request: web.Request) -> Credential | None:
     header = request.headers.get("Authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return await auth.user_for_token(token.strip())
+        return await auth.credential_for_token(token.strip())
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
         user = await auth.user_for_session(session_id)
         if user:
-            request[SESSION_ID] = session_id
-            return user
+            return Credential("session", session_id, user)
     query_token = request.query.get("token")
     if query_token and request.path == "/api/ws":
-        return await auth.user_for_token(query_token)
+        return await auth.credential_for_token(query_token)
     return None
 
 

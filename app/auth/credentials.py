@@ -14,7 +14,9 @@ Identities:
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
 
 The `user_id` of a request always comes from here (through `app.api.middleware`), never
-from its body.
+from its body. What authenticated it is its `Credential`: an open WebSocket keeps its
+credential and lives only as long as `Auth.valid` still finds it (a revoked token, an ended
+or purged session, a deleted user's tokens end their sockets; `app.runtime.hub`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import math
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from typing import Literal
 
 import redis.asyncio as aioredis
 
@@ -208,6 +212,19 @@ class LoginThrottle:
             args=[self.address_free_failures])
 
 
+@dataclass(frozen=True, slots=True)
+class Credential:
+    """What authenticated a request: `local`'s own token, an API token (by its hash) or a
+    login session (by its id). Never logged: the session id is a secret."""
+
+    kind: Literal["local", "token", "session"]
+    value: str = field(repr=False)
+    user_id: str
+
+
+CHECK_BATCH = 500  # credentials looked up per query
+
+
 class Auth:
     """Resolves a token or a login session to a user id; logs users in."""
 
@@ -222,9 +239,9 @@ class Auth:
         self.public_origin = public_origin.rstrip("/") if public_origin else None
         self.host = host
 
-    async def user_for_token(self, token: str) -> str | None:
+    async def credential_for_token(self, token: str) -> Credential | None:
         if self.local_token and hmac.compare_digest(token.encode(), self.local_token.encode()):
-            return LOCAL_USER
+            return Credential("local", "", LOCAL_USER)
         digest = token_hash(token)
 
         def _find(conn: sqlite3.Connection) -> str | None:
@@ -232,7 +249,39 @@ class Auth:
                                (digest,)).fetchone()
             return row[0] if row else None
 
-        return await self.db.execute_fn(_find)
+        user_id = await self.db.execute_fn(_find)
+        return Credential("token", digest, user_id) if user_id is not None else None
+
+    async def user_for_token(self, token: str) -> str | None:
+        credential = await self.credential_for_token(token)
+        return credential.user_id if credential is not None else None
+
+    async def valid(self, credentials: Collection[Credential]) -> set[Credential]:
+        """Those of `credentials` that would still authenticate a request: `local`'s token
+        always, an API token while its row exists, a session while Redis keeps it for its
+        user. Two lookups for all of them (tokens in SQLite, sessions in Redis)."""
+        valid = {c for c in credentials if c.kind == "local"}
+        sessions = [c for c in credentials if c.kind == "session"]
+        for start in range(0, len(sessions), CHECK_BATCH):
+            batch = sessions[start:start + CHECK_BATCH]
+            owners = await self.redis.mget([keys.auth_session(c.value) for c in batch])
+            valid.update(c for c, owner in zip(batch, owners, strict=True)
+                         if _text(owner) == c.user_id)
+        tokens = [c for c in credentials if c.kind == "token"]
+
+        def _existing(conn: sqlite3.Connection) -> set[tuple[str, str]]:
+            found: set[tuple[str, str]] = set()
+            for start in range(0, len(tokens), CHECK_BATCH):
+                digests = [c.value for c in tokens[start:start + CHECK_BATCH]]
+                found.update((row[0], row[1]) for row in conn.execute(
+                    f"SELECT token_hash, user_id FROM api_tokens WHERE token_hash IN "
+                    f"({', '.join('?' * len(digests))})", digests))
+            return found
+
+        if tokens:
+            existing = await self.db.execute_fn(_existing)
+            valid.update(c for c in tokens if (c.value, c.user_id) in existing)
+        return valid
 
     async def login(self, name: str, password: str, client: str) -> str | None:
         """The user for a right name and password, else None. A name or client that failed
@@ -265,9 +314,11 @@ class Auth:
         await self.redis.delete(keys.auth_session(session_id))
 
     async def user_for_session(self, session_id: str) -> str | None:
-        value = await self.redis.get(keys.auth_session(session_id))
-        return value.decode() if isinstance(value, bytes) else value
+        return _text(await self.redis.get(keys.auth_session(session_id)))
 
+
+def _text(value: object) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value  # type: ignore[return-value]
 
 
 _DUMMY_HASH = hash_password(secrets.token_hex(8))

@@ -1,5 +1,6 @@
 """Issue 11, item 6: logout closes that session's sockets; a per-user cap on open sockets
-closes the oldest."""
+closes the oldest. Issue 24, item 10: a revoked token's or a deleted user's sockets close
+within a second."""
 
 from __future__ import annotations
 
@@ -75,3 +76,98 @@ async def test_sockets_per_user_are_capped_oldest_closed_first(aiohttp_client, m
             if message["type"] == "message_accepted":
                 break
         await ws.close()
+
+
+# --- issue 24, item 10: sockets live only as long as their credentials --------------------------
+
+CLOSE_WITHIN = 1.0  # seconds: a revoked or deleted user's sockets are closed this soon
+
+
+def anna_token(settings) -> str:
+    from app.storage.database import connect
+
+    conn = connect(settings.data_path / DATABASE_FILE)
+    try:
+        from app.auth.accounts import list_tokens_sync
+
+        [(token_id, _, _)] = list_tokens_sync(conn, "anna")
+        return token_id
+    finally:
+        conn.close()
+
+
+async def closed_within(ws: aiohttp.ClientWebSocketResponse, seconds: float) -> int | None:
+    """The close code, if the server closes the socket within `seconds` (from now)."""
+    try:
+        return await closed_with(ws, seconds)
+    except asyncio.TimeoutError:
+        return None
+
+
+async def codes_within(sockets: dict[str, aiohttp.ClientWebSocketResponse],
+                       seconds: float) -> dict[str, int | None]:
+    """Each socket's close code within `seconds`, all read at once (as tabs do: a socket whose
+    close frame nobody reads is cut off after a second, 1006)."""
+    codes = await asyncio.gather(*(closed_within(ws, seconds) for ws in sockets.values()))
+    return dict(zip(sockets, codes, strict=True))
+
+
+@pytest.fixture
+async def anna_sockets(aiohttp_client, make_settings, settings):
+    """Anna logged in (a session socket) and with her API token (a bearer and a ?token=
+    socket); `local`'s socket beside them."""
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+    token = add_user_sync(conn, "anna", "correct horse battery")
+    conn.close()
+    client = await aiohttp_client(create_app(make_settings(headless=True), local_token=TOKEN))
+    assert (await client.post("/api/login", json={"name": "anna",
+                                                  "password": "correct horse battery"})).status == 200
+    script = await aiohttp_client(client.server)  # no cookie: its ?token= is what counts
+    sockets = {
+        "session": await client.ws_connect("/api/ws"),
+        "bearer": await script.ws_connect("/api/ws", headers={"Authorization": f"Bearer {token}"}),
+        "query": await script.ws_connect(f"/api/ws?token={token}"),
+        "local": await script.ws_connect("/api/ws", headers=AUTH),
+    }
+    yield client, sockets
+    for ws in sockets.values():
+        await ws.close()
+
+
+async def test_revoking_a_token_closes_its_sockets_within_a_second(anna_sockets, settings):
+    from app.wiring.cli import main
+
+    client, sockets = anna_sockets
+    loop = asyncio.get_running_loop()
+    # `novaberg token revoke ID` while the app runs, as an admin would.
+    assert await loop.run_in_executor(None, main, [
+        "--data-dir", str(settings.data_path), "token", "revoke", anna_token(settings)]) == 0
+    # Her login session is not the token: it stays, like local's.
+    assert await codes_within(sockets, CLOSE_WITHIN) == {
+        "session": None, "bearer": 4401, "query": 4401, "local": None}
+
+
+async def test_a_deleted_users_sockets_close_within_a_second(anna_sockets, settings):
+    """What `novaberg user delete` removes (her rows, her Redis keys and sessions) ends
+    every socket of hers, whatever opened it; nobody else's."""
+    import redis as sync_redis
+
+    from app.api.app_keys import REDIS
+    from app.auth.accounts import delete_user_sync
+    from app.memory.purge import purge_user
+    from app.storage.database import connect
+
+    client, sockets = anna_sockets
+    conn = connect(settings.data_path / DATABASE_FILE)
+    assert delete_user_sync(conn, "anna")
+    conn.close()
+    pool = client.app[REDIS].connection_pool.connection_kwargs
+    with sync_redis.Redis(unix_socket_path=pool["path"], db=pool.get("db", 0)) as redis:
+        purge_user(redis, "anna")
+    assert await codes_within(sockets, CLOSE_WITHIN) == {
+        "session": 4401, "bearer": 4401, "query": 4401, "local": None}
