@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
 from aiohttp import HttpVersion11, web
 
@@ -79,11 +80,18 @@ async def _credential(auth: Auth, request: web.Request) -> Credential | None:
 def request_host(request: web.Request) -> HostHeader | None:
     """The request's parsed `Host`; None only for HTTP/1.0 without one (nothing a browser
     sends). 400 `invalid_host` when an HTTP/1.1 request has none, has several, or one that is
-    not a well-formed `host [":" port]` (RFC 9112 §3.2)."""
+    not a well-formed `host [":" port]` (RFC 9112 §3.2), or when a target that is not a path
+    names another host than the header."""
     values = request.headers.getall("Host", [])
     if not values and request.version < HttpVersion11:
         return None
     host = parse_host(values[0]) if len(values) == 1 else None
+    if host is not None and not request.raw_path.startswith("/"):
+        # Not the origin form: an absolute target (`GET http://name/path`, what proxies send;
+        # aiohttp takes the host from it), `*` or an authority. It must name the same host as
+        # the header.
+        target = parse_host(urlsplit(request.raw_path).netloc)
+        host = host if target == host else None
     if host is None:
         log.warning("malformed Host refused", extra={"fields": {
             "path": request.path, "hosts": len(values), "host": values[0][:100] if values else ""}})

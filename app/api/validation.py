@@ -3,6 +3,7 @@ that cannot be read into the SPEC §9 error shape (never a 500, whatever the byt
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
 from collections.abc import Iterable
@@ -58,7 +59,8 @@ async def read_body(request: web.Request, limit: int | None = None,
         if size > limit:
             raise too_large
         parts.append(chunk)
-    return decoded_body(request, b"".join(parts), limit)
+    # Inflating up to `limit` (tens of MB) takes the loop too long: on a thread.
+    return await asyncio.to_thread(decoded_body, request, b"".join(parts), limit)
 
 
 def decoded_body(request: web.Request, raw: bytes, limit: int | None = None) -> bytes:

@@ -136,3 +136,14 @@ class TestOverHttp:
         status, _ = await loop.run_in_executor(
             None, raw_request, port, [b"Host: localhost\r\n"])
         assert status == 200
+
+    @pytest.mark.parametrize("target, status", [
+        (b"http://evil.example/api/me", 400), (b"http://localhost:1@evil.example/api/me", 400),
+        (b"*", 400), (b"http://localhost/api/me", 200)])
+    async def test_a_target_that_is_no_path_must_name_the_same_host(self, client, target,
+                                                                    status):
+        loop = asyncio.get_running_loop()
+        code, _, body = await loop.run_in_executor(None, raw_exchange, client.port, (
+            b"GET " + target + b" HTTP/1.1\r\nHost: localhost\r\n"
+            + f"Authorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode()))
+        assert code == status, body
