@@ -29,6 +29,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable, Hashable, Iterable
+from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
@@ -47,7 +48,7 @@ CREDENTIAL_CHECK_RETRY_SECONDS = 5.0  # after a failed check (Redis or the datab
 CREDENTIALS_ENDED = 4401  # the close code a tab reads as "log in again"
 
 # Which of these credentials still authenticate (`app.auth.credentials.Auth.valid`).
-CredentialCheck = Callable[[set[Hashable]], Awaitable[set[Hashable]]]
+CredentialCheck = Callable[[set[Any]], Awaitable[set[Any]]]
 
 
 class _Envelope(msgspec.Struct):

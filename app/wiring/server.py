@@ -262,7 +262,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     distributed = settings.redis_url is not None
     hub = Hub(settings.ws_send_queue, redis if distributed else None,
               max_per_user=settings.max_sockets_per_user,
-              credentials_valid=app[AUTH].valid)  # type: ignore[arg-type]
+              credentials_valid=app[AUTH].valid)
     instance_id = uuid.uuid4().hex[:12]
     slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
                         lease_seconds=3 * settings.turn_marker_refresh_seconds,
