@@ -6,10 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app import __version__
-from app.auth.accounts import add_user_sync
-from app.storage.database import connect
-from app.storage.migrations import apply_migrations
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
 
 
@@ -34,11 +32,7 @@ async def test_the_admin_gets_version_redis_and_model(client):
 @pytest.mark.parametrize("credentials", ["user", "bad token"])
 async def test_another_user_or_a_bad_token_gets_the_short_answer(aiohttp_client, settings,
                                                                  credentials):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    anna = add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    anna = add_user(settings.data_path)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
     token = anna if credentials == "user" else "not-a-token"
     response = await client.get("/api/health", headers={"Authorization": f"Bearer {token}"})

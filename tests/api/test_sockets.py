@@ -9,21 +9,14 @@ import asyncio
 import aiohttp
 import pytest
 
-from app.auth.accounts import add_user_sync
 from app.wiring.server import DATABASE_FILE, create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
 
 
 @pytest.fixture
 def anna(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    return add_user(settings.data_path)
 
 
 async def closed_with(ws: aiohttp.ClientWebSocketResponse, timeout: float = 5.0) -> int | None:
@@ -113,17 +106,10 @@ async def codes_within(sockets: dict[str, aiohttp.ClientWebSocketResponse],
 
 
 @pytest.fixture
-async def anna_sockets(aiohttp_client, make_settings, settings):
+async def anna_sockets(aiohttp_client, make_settings, anna):
     """Anna logged in (a session socket) and with her API token (a bearer and a ?token=
     socket); `local`'s socket beside them."""
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    token = add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    token = anna
     client = await aiohttp_client(create_app(make_settings(headless=True), local_token=TOKEN))
     assert (await client.post("/api/login", json={"name": "anna",
                                                   "password": "correct horse battery"})).status == 200

@@ -7,22 +7,14 @@ from __future__ import annotations
 import pytest
 
 from app.api.app_keys import AUTH
-from app.auth.accounts import add_user_sync
-from app.storage.database import connect
-from app.storage.migrations import apply_migrations
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
+from tests.accounts import PASSWORD, add_user
 from tests.conftest import TOKEN
-
-PASSWORD = "correct horse battery"
 
 
 @pytest.fixture
 def anna(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    add_user_sync(conn, "anna", PASSWORD)
-    conn.close()
+    return add_user(settings.data_path)
 
 
 def session_cookie(response) -> str:

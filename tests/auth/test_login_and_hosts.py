@@ -11,10 +11,11 @@ import pytest
 
 from app.api.app_keys import AUTH, REDIS, SETTINGS
 from app.api.middleware import SESSION_COOKIE
-from app.auth.accounts import add_user_sync, verify_password
+from app.auth.accounts import verify_password
 from app.auth.credentials import LoginThrottle
 from app.memory import keys
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH as BEARER
 from tests.conftest import TOKEN
 
@@ -23,15 +24,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture
 def anna(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    token = add_user_sync(conn, "anna", PASSWORD)
-    conn.close()
-    return token
+    return add_user(settings.data_path, "anna", PASSWORD)
 
 
 @pytest.fixture

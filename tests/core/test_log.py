@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from app.core.log import TextFormatter, fields
+from tests.accounts import add_user
 from tests.procs import AppProcess, http
 
 FORGED = "anna\nNovaberg is running: http://127.0.0.1:8765/?token=stolen"
@@ -82,16 +83,8 @@ class TestMessagesAndTracebacks:
 
 def test_a_forged_login_name_reaches_the_terminal_escaped(tmp_path):
     """The real entry point with the text log: a login name that carries a start line."""
-    from app.auth.accounts import add_user_sync
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
     data = tmp_path / "data"
-    data.mkdir()
-    conn = connect(data / "novaberg.sqlite3")
-    apply_migrations(conn)
-    add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    add_user(data)
     app = AppProcess(data, token=None, extra_args=["--log-format", "text"]).start()
     try:
         for name in (FORGED, "\x1b[2J\x1b[1;31mgehackt\x1b[0m"):

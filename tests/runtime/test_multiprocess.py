@@ -144,18 +144,14 @@ async def test_a_deleted_users_sockets_close_in_every_process(fake_model, redis_
     import redis as sync_redis
 
     from app.api.middleware import SESSION_COOKIE
-    from app.auth.accounts import add_user_sync, delete_user_sync
+    from app.auth.accounts import delete_user_sync
     from app.memory.purge import purge_user
     from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
+    from tests.accounts import add_user
 
     socket_path = redis_client.connection_pool.connection_kwargs["path"]
     redis_url = f"unix://{socket_path}"
-    (tmp_path / "a").mkdir()
-    conn = connect(tmp_path / "a" / "novaberg.sqlite3")
-    apply_migrations(conn)
-    add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    add_user(tmp_path / "a")
     one = await aiohttp_client(process(fake_model, tmp_path / "a", redis_url, headless=True))
     two = await aiohttp_client(process(fake_model, tmp_path / "b", redis_url, headless=True))
 
