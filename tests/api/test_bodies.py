@@ -146,3 +146,58 @@ async def test_the_one_reader_refuses_untyped_nesting_beyond_its_depth(aiohttp_c
     for depth, status in ((64, 200), (65, 400), (DEEP, 400)):
         response = await probe.post("/echo", data=b"[" * depth + b"]" * depth)
         assert response.status == status, depth
+
+
+PROFILE_TABLES = ("writing_profiles", "writing_profile_versions", "writing_profile_proposals",
+                  "writing_profile_changes", "interaction_profiles")
+DEEP_PROFILE_BODIES = {
+    "bare list": b"[" * DEEP + b"]" * DEEP,
+    "bare object": b'{"a":' * DEEP + b"1" + b"}" * DEEP,
+    "inside a profiles document": b'{"kind": "kansho.profiles", "format_version": 1, '
+                                  b'"writing": ' + b"[" * DEEP + b"]" * DEEP + b"}",
+    "inside a result": b'{"kind": "kansho.profile_result", "format_version": 1, "changes": '
+                       + b"[" * DEEP + b"]" * DEEP + b"}",
+    # The pasted text is decoded a second time: its nesting is read there.
+    "pasted as text": json.dumps({"text": "[" * DEEP + "]" * DEEP}).encode(),
+    "gzipped": gzip.compress(b"[" * DEEP + b"]" * DEEP),
+}
+
+
+def profile_rows(data_dir) -> dict[str, int]:
+    import sqlite3
+
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    try:
+        return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+                for t in PROFILE_TABLES}
+    finally:
+        conn.close()
+
+
+class TestDeepNestingOnTheProfileRoutes:
+    """Issue 24, item 8 by name: both profile routes that decoded bodies themselves answered
+    a deep nesting with a RecursionError's 500; now a 400 in the error shape, nothing
+    written, no traceback logged."""
+
+    @pytest.mark.parametrize("name", DEEP_PROFILE_BODIES)
+    @pytest.mark.parametrize("path, code", [("/api/profile/results", "invalid_json"),
+                                            ("/api/profile/import", "invalid_document")])
+    async def test_a_deep_body_is_400_and_writes_nothing(self, client, data_dir, caplog, path,
+                                                         code, name):
+        import logging
+
+        body = DEEP_PROFILE_BODIES[name]
+        headers = {**AUTH, "Content-Type": "application/json"}
+        if body.startswith(b"\x1f\x8b"):
+            headers["Content-Encoding"] = "gzip"
+        await client.get("/api/profile", headers=AUTH)  # the profile rows exist
+        before = profile_rows(data_dir)
+        caplog.set_level(logging.WARNING)
+        response = await client.post(path, data=body, headers=headers)
+        answer = await response.json()
+        assert response.status == 400, answer
+        assert set(answer) == {"error"} and answer["error"]["code"] == code, answer
+        if not (name == "pasted as text" and path == "/api/profile/import"):  # a text there
+            assert "nested" in answer["error"]["message"], answer
+        assert profile_rows(data_dir) == before
+        assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR]
