@@ -147,3 +147,73 @@ class TestOverHttp:
             b"GET " + target + b" HTTP/1.1\r\nHost: localhost\r\n"
             + f"Authorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode()))
         assert code == status, body
+
+
+# --- over the wire, values hypothesis draws (issue 24, item 13) -------------------------------
+
+PUBLIC = "https://nova.example.org"
+# What an attacker puts after or around a name this server answers for.
+TRICKS = st.sampled_from(["@evil.example", ":1@evil.example", "evil.example", ".evil.example",
+                          ":", ":99999", ":80:80", "/", "#", "?x", "%00", "\\", "\u3002",
+                          "\u00e9", "\x00", "\x7f", " x", "\tx", ",evil.example"])
+OWN_NAMES = st.sampled_from(["localhost", "127.0.0.1", "[::1]", "nova.example.org",
+                             "LOCALHOST.", "localhost:8765"])
+WIRE_HOSTS = (OWN_NAMES
+              | st.tuples(OWN_NAMES, TRICKS).map("".join)
+              | st.tuples(TRICKS, OWN_NAMES).map("".join)
+              | valid_hosts
+              | st.text(HOST_CHARS, min_size=1, max_size=30).filter(lambda v: "\x00" not in v))
+
+
+def wire_expected(value: str) -> set[int]:
+    """The statuses a request with `Host: value` may get: 200 for a host this server answers
+    for, 421 for a well-formed foreign one, 400 for anything else."""
+    parsed = parse_host(value.strip(" \t"))  # optional whitespace is no part of a field value
+    if parsed is None:
+        return {400}
+    return {200} if host_allowed(parsed, "127.0.0.1", PUBLIC) else {421}
+
+
+@pytest.fixture
+def wire(make_settings):
+    """The app behind the CLI's front line, on a loop of this test's own (hypothesis drives
+    it example by example)."""
+    from aiohttp.test_utils import TestClient
+
+    loop = asyncio.new_event_loop()
+    client = TestClient(FrontLineTestServer(create_app(make_settings(public_origin=PUBLIC),
+                                                       local_token=TOKEN)), loop=loop)
+    loop.run_until_complete(client.start_server())
+    try:
+        yield loop, client.port
+    finally:
+        loop.run_until_complete(client.close())
+        loop.close()
+
+
+def test_hostile_host_values_get_400_or_421_never_the_app(wire):
+    """Whatever the Host line carries, only a host this server answers for reaches the app;
+    a malformed one is 400 in the error shape, a foreign one 421. Nothing is echoed."""
+    from hypothesis import HealthCheck, event
+    from hypothesis import settings as hypothesis_settings
+
+    loop, port = wire
+
+    @hypothesis_settings(max_examples=120, deadline=None,
+                         suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(WIRE_HOSTS)
+    def probe(value: str) -> None:
+        request = (b"GET /api/me HTTP/1.1\r\nHost: " + value.encode("utf-8")
+                   + f"\r\nAuthorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode())
+        status, headers, body = loop.run_until_complete(
+            loop.run_in_executor(None, raw_exchange, port, request))
+        event(f"status {status}")
+        assert status in wire_expected(value), (value, status, body[:200])
+        if status != 200:
+            error = json.loads(body)["error"]
+            assert set(error) == {"code", "message"}
+            assert error["code"] in {"invalid_host", "invalid_request", "misdirected_request"}
+            assert "evil" not in body.decode(errors="replace"), (value, body)
+            assert headers.get("server") == "Novaberg"
+
+    probe()
