@@ -13,12 +13,15 @@ import asyncio
 import logging
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.api.app_keys import AUTH, REDIS
 from app.auth.credentials import LoginBackoff
 from app.memory import keys
 from app.wiring.server import create_app
 from tests.accounts import PASSWORD, add_user
+
 ATTACKER = "203.0.113.66"
 ANNA_AT_HOME = "198.51.100.7"
 
@@ -126,3 +129,76 @@ async def test_over_http_a_name_under_attack_still_logs_in(server):
     await fail_from_many_addresses(server, "anna", 30)
     response = await server.post("/api/login", json={"name": "anna", "password": PASSWORD})
     assert response.status == 200
+
+
+# --- any sequence of attempts (hypothesis) ----------------------------------------------------
+
+FREE, ADDRESS_FREE, NAME_CAP = 3, 6, 1
+ATTEMPTS = st.lists(st.tuples(st.sampled_from(["anna", "bob", "ghost"]),
+                              st.sampled_from(["a1", "a2", "a3"]),
+                              st.booleans()),  # True: the right password (a success)
+                    max_size=40)
+
+
+@pytest.fixture
+def throttle_loop(session_redis):
+    """A LoginThrottle on a database of the session's Redis, on a loop of this test's own
+    (hypothesis drives it example by example)."""
+    import redis.asyncio as aioredis
+
+    from app.auth.credentials import LoginThrottle
+
+    loop = asyncio.new_event_loop()
+    redis = aioredis.Redis.from_url(session_redis.url("throttle-property"))
+    throttle = LoginThrottle(redis, FREE, 900, address_free_failures=ADDRESS_FREE,
+                             name_max_delay=NAME_CAP)
+    try:
+        yield loop, throttle
+    finally:
+        loop.run_until_complete(redis.aclose())
+        loop.close()
+
+
+def test_no_sequence_of_attempts_locks_a_name_out_of_a_clean_address(throttle_loop):
+    """Whatever was tried from the attacker's addresses — wrong guesses, his own successful
+    logins between them — a refusal is always earned by its (name, address) or its address
+    failing often enough, and a try of any name from an address that has not failed is never
+    refused and waits at most the name's cap."""
+    from hypothesis import HealthCheck
+    from hypothesis import settings as hypothesis_settings
+
+    loop, throttle = throttle_loop
+    examples = iter(range(1_000_000))
+
+    @hypothesis_settings(max_examples=60, deadline=None,
+                         suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(ATTEMPTS)
+    def run(attempts) -> None:
+        run_id = next(examples)  # fresh names and addresses: no state from other examples
+        pair: dict[tuple[str, str], int] = {}
+        address: dict[str, int] = {}
+
+        async def play() -> None:
+            for name, where, right in attempts:
+                name, where = f"{name}-{run_id}", f"{where}-{run_id}"
+                before = (pair.get((name, where), 0), address.get(where, 0))
+                try:
+                    await throttle.attempt(name, where)
+                except LoginBackoff:
+                    assert before[0] >= FREE or before[1] >= ADDRESS_FREE, (name, where, before)
+                    continue
+                pair[(name, where)] = before[0] + 1
+                address[where] = before[1] + 1
+                if right:
+                    await throttle.succeeded(name, where)
+                    pair[(name, where)] = 0
+                    address[where] -= 1
+                else:
+                    await throttle.failed(name, where)
+            for name in ("anna", "bob", "ghost"):
+                delay = await throttle.attempt(f"{name}-{run_id}", f"clean-{run_id}")
+                assert 0 <= delay <= NAME_CAP
+
+        loop.run_until_complete(play())
+
+    run()
