@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import ipaddress
 import logging
 import math
 import secrets
@@ -45,6 +46,7 @@ SESSION_TTL_SECONDS = 30 * 24 * 3600
 MAX_START_CODES = 16
 START_CODE_SECONDS = 10 * 60  # a start link works this long after it was made
 LOGIN_FAILURES_MEMORY_SECONDS = 24 * 3600  # failed logins count until a day without one
+IPV6_CLIENT_PREFIX = 64  # the IPv6 addresses one client gets (`client_key`)
 
 
 class StartCodes:
@@ -140,7 +142,8 @@ return left
 class LoginThrottle:
     """Backoff after failed logins, kept in Redis so that it holds across processes.
 
-    Three counts, each remembered until `LOGIN_FAILURES_MEMORY_SECONDS` without a failure:
+    Three counts, each remembered until `LOGIN_FAILURES_MEMORY_SECONDS` without a failure
+    (an address is `client_key`'s: an IPv6 client by its /64):
     - a name from one address: after `free_failures`, each further try from there must
       wait 1 s, doubling per failure up to `max_delay` (`LoginBackoff`: 429, Retry-After);
     - an address, over every name: the same after `address_free_failures`;
@@ -165,9 +168,10 @@ class LoginThrottle:
     @staticmethod
     def subjects(name: str, client: str) -> tuple[tuple[str, str], ...]:
         """The (kind, who) of the pair, the address and the name, for `keys.login_*`. A name
-        that cannot exist still counts, under a bounded key."""
+        that cannot exist still counts, under a bounded key; the address is `client_key`'s."""
         who = name if len(name) <= 64 else token_hash(name)
-        return (("pair", f"{who}@{client}"), ("client", client), ("name", who))
+        address = client_key(client)
+        return (("pair", f"{who}@{address}"), ("client", address), ("name", who))
 
     async def attempt(self, name: str, client: str) -> float:
         """Count a login attempt before its password is checked. Raises `LoginBackoff` when
@@ -210,6 +214,22 @@ class LoginThrottle:
             keys.login_failures(*by_name), keys.login_blocked(*by_name),
             keys.login_failures(*address), keys.login_blocked(*address)],
             args=[self.address_free_failures])
+
+
+def client_key(client: str) -> str:
+    """The address a login's failures count under: an IPv4 address as it is (an IPv4-mapped
+    IPv6 one too), an IPv6 address by its /64 — one host or LAN gets a whole /64, and every
+    address of it is the same guesser (else each guess could come from an address of its
+    own). Anything else (no address: "-") as it is."""
+    try:
+        address = ipaddress.ip_address(client.split("%", 1)[0])
+    except ValueError:
+        return client[:64]
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, IPV6_CLIENT_PREFIX), strict=False))
+    return str(address)
 
 
 @dataclass(frozen=True, slots=True)

@@ -286,8 +286,8 @@ class Settings:
             "before each further try from there must wait (1 s, doubling per failure): 429 with "
             "Retry-After. From every address together, the name's failures only slow a try "
             "(login_name_max_delay_seconds), never refuse it.", minimum=1)
-    login_client_free_failures: int = setting(20, "Failed logins of one client address, over "
-            "every name, before each further try from there must wait (1 s, doubling per "
+    login_client_free_failures: int = setting(20, "Failed logins of one client address (an "
+            "IPv6 one by its /64), over every name, before each further try from there must wait (1 s, doubling per "
             "failure): 429 with Retry-After.", minimum=1)
     login_max_delay_seconds: int = setting(900, "Longest wait imposed on a name and address, "
             "or on an address, after failed logins.", minimum=1)

@@ -202,3 +202,31 @@ def test_no_sequence_of_attempts_locks_a_name_out_of_a_clean_address(throttle_lo
         loop.run_until_complete(play())
 
     run()
+
+
+class TestAnIPv6ClientIsItsPrefix:
+    """An IPv6 host gets a /64: each guess from an address of its own would never add up."""
+
+    async def test_guesses_from_one_prefix_count_together(self, server):
+        for i in range(3):
+            assert await try_login(server, "anna", f"guess-{i}", f"2001:db8:1:2::{i + 1:x}") is None
+        with pytest.raises(LoginBackoff):
+            await try_login(server, "anna", PASSWORD, "2001:db8:1:2:ffff:ffff:ffff:ffff")
+        # Another /64 (another household) is not the guesser.
+        assert await try_login(server, "anna", PASSWORD, "2001:db8:1:3::1") == "anna"
+
+    async def test_the_address_count_spans_the_prefix_across_names(self, server):
+        for i in range(6):
+            assert await try_login(server, f"nobody{i}", "x" * 12, f"2001:db8::{i + 1:x}") is None
+        with pytest.raises(LoginBackoff):
+            await try_login(server, "someone-else", "x" * 12, "2001:db8::abcd")
+
+    def test_keys(self):
+        from app.auth.credentials import client_key
+
+        assert client_key("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64"
+        assert client_key("2001:DB8:1:2::9") == "2001:db8:1:2::/64"
+        assert client_key("fe80::1%eth0") == "fe80::/64"
+        assert client_key("::ffff:192.0.2.7") == "192.0.2.7"
+        assert client_key("192.0.2.7") == "192.0.2.7"
+        assert client_key("-") == "-"
