@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import time
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -48,9 +48,15 @@ class SourceRef(msgspec.Struct, forbid_unknown_fields=True):
     message_id: str
 
 
+# A version's number within its entry: from 1 (as the journal counts), and far below SQLite's
+# largest integer, so that the next edit's `MAX(seq) + 1` is one too (a crafted 2**63 was a 500).
+MAX_SEQ = 2**31 - 1
+Seq = Annotated[int, msgspec.Meta(ge=1, le=MAX_SEQ)]
+
+
 class Version(msgspec.Struct, forbid_unknown_fields=True):
     version_id: str
-    seq: int
+    seq: Seq
     origin: Literal["draft", "edit", "restore"]
     text: str
     created_at: Moment

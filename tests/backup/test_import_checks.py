@@ -182,6 +182,13 @@ class TestJournalVersionIds:
         await refused(client, data_dir, "/api/imports", "v1", data=journal_document(
             entry("e1", "2026-03-01"), entry("e2", "2026-03-02")))
 
+    @pytest.mark.parametrize("seq", [0, -1, 2**31, 2**63, 2**64 - 1, -(2**63) - 1])
+    async def test_a_seq_outside_1_to_2_31_is_refused(self, client, data_dir, seq):
+        """A seq beyond SQLite's integers was a 500; one near its end would make the next
+        edit's number overflow."""
+        await refused(client, data_dir, "/api/imports", "seq", data=journal_document(
+            entry(versions=[version("v1", seq)])))
+
     async def test_another_users_version_id_skips_the_entry(self, client, data_dir):
         """No oracle: a version id that exists (here: another user's) answers like an entry
         id that exists — skipped — and her entry stays as it was."""
