@@ -10,11 +10,14 @@ version id another user owns (like an entry id) makes its entry skipped, never a
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 import sqlite3
 from typing import Any
 
 import pytest
+from hypothesis import strategies as st
 
 from app.api.app_keys import DB
 from app.journal.store import JournalStore
@@ -223,3 +226,179 @@ class TestTheCommandLine:
         err = capsys.readouterr().err
         assert expected in err and err.count("\n") == 1, err
         assert not (data_dir / "novaberg.sqlite3").exists() or not any(counts(data_dir).values())
+
+
+# --- any document hypothesis builds (items 6 and 7) --------------------------------------------
+
+WORDS = st.text("abcdefghijklmnopqrstuvwxyzäöüß ", min_size=1, max_size=12).filter(str.strip)
+DAYS = st.dates(dt.date(1971, 1, 2), dt.date(9999, 12, 30)).map(dt.date.isoformat)
+MOMENTS = st.floats(0, 253402300799.0)
+IDS = st.text("abcdef0123", min_size=1, max_size=4)
+DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# What a crafted file puts into one field instead (each must refuse the whole document).
+HOSTILE = {
+    "text": st.sampled_from(["", " ", "\u200b", "\n\t", "\u200d\u00ad"]),
+    "date": st.sampled_from(["20200107", "2020-W02-3", "2020-02-30", "", "0000-01-01",
+                             "2020-007", " 2020-01-07", "2020-01-07T00:00", "+2020-01-07"])
+            | st.text(max_size=10).filter(lambda t: not DATE_SHAPE.fullmatch(t)),
+    "moment": st.integers(min_value=-2**70, max_value=-1) | st.integers(253402300800, 2**70)
+              | st.floats(max_value=-1e-9) | st.floats(min_value=253402300800.0),
+    "key": st.sampled_from(["", " ", "\t"]),
+    "character": st.sampled_from(["nobody", "", " "]),
+    "seq": st.integers(min_value=-2**70, max_value=0) | st.integers(2**31, 2**70),
+}
+# Per kind: its list, and each field's class of hostile values.
+FIELDS = {
+    "novaberg.chat": ("messages", {"entry_key": "key", "turn_id": "key", "character_id":
+                                   "character", "text": "text", "created": "moment",
+                                   "calendar_date": "date"}),
+    "novaberg.journal": ("entries", {"entry_id": "key", "date": "date", "created_at": "moment",
+                                     "text": "text", "seq": "seq", "version_id": "key"}),
+    "novaberg.memories": ("memories", {"memory_id": "key", "character_id": "character",
+                                       "text": "text", "created_at": "moment",
+                                       "refreshed_at": "moment"}),
+}
+
+
+@st.composite
+def chat_documents(draw) -> dict:
+    keys = draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
+    return {"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": key, "turn_id": draw(IDS), "character_id": "nova",
+         "role": draw(st.sampled_from(["user", "assistant"])), "text": draw(WORDS),
+         "created": draw(MOMENTS), "calendar_date": draw(DAYS)} for key in keys]}
+
+
+@st.composite
+def journal_documents(draw) -> dict:
+    entries = []
+    for n, entry_id in enumerate(draw(st.lists(IDS, min_size=1, max_size=3, unique=True))):
+        seqs = draw(st.lists(st.integers(1, 50), min_size=1, max_size=3, unique=True))
+        versions = [{"version_id": f"{n}-{i}-{draw(IDS)}", "seq": seq, "origin": "edit",
+                     "text": draw(WORDS), "created_at": draw(MOMENTS)}
+                    for i, seq in enumerate(seqs)]
+        entries.append({"entry_id": entry_id, "date": draw(DAYS), "created_at": draw(MOMENTS),
+                        "current_version_id": draw(st.sampled_from(versions))["version_id"],
+                        "versions": versions})
+    return {"kind": "novaberg.journal", "format_version": 1, "entries": entries}
+
+
+@st.composite
+def memory_documents(draw) -> dict:
+    ids = draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
+    return {"kind": "novaberg.memories", "format_version": 1, "memories": [
+        {"memory_id": memory_id, "character_id": "nova", "text": draw(WORDS), "kind": "fact",
+         "importance": draw(st.floats(0, 1)), "created_at": draw(MOMENTS),
+         "refreshed_at": draw(MOMENTS)} for memory_id in ids]}
+
+
+DOCUMENTS = chat_documents() | journal_documents() | memory_documents()
+
+
+@st.composite
+def spoiled_documents(draw) -> dict:
+    """A valid document with one field of one item replaced by a hostile value."""
+    document = draw(DOCUMENTS)
+    items, fields = FIELDS[document["kind"]]
+    item = draw(st.sampled_from(document[items]))
+    field = draw(st.sampled_from(sorted(fields)))
+    value = draw(HOSTILE[fields[field]])
+    if field in ("text", "seq", "version_id") and document["kind"] == "novaberg.journal":
+        draw(st.sampled_from(item["versions"]))[field] = value
+        if field == "version_id":
+            item["current_version_id"] = value
+    else:
+        item[field] = value
+    return document
+
+
+@pytest.fixture
+def running(settings):
+    """The app on a loop of this test's own, so that hypothesis can drive it example by
+    example."""
+    import asyncio
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    loop = asyncio.new_event_loop()
+    test_client = TestClient(TestServer(create_app(settings, local_token=TOKEN)), loop=loop)
+    loop.run_until_complete(test_client.start_server())
+    try:
+        yield loop, test_client
+    finally:
+        loop.run_until_complete(test_client.close())
+        loop.close()
+
+
+def stored_days(data_dir) -> set[str]:
+    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    try:
+        return {r[0] for r in conn.execute(
+            "SELECT calendar_date FROM messages UNION SELECT calendar_date FROM journal_days")}
+    finally:
+        conn.close()
+
+
+class TestAnyDocument:
+    """Documents hypothesis builds: a valid one is taken and stays usable, one hostile field
+    anywhere refuses it whole."""
+
+    def test_a_valid_document_is_imported_and_every_day_and_export_opens(self, running,
+                                                                          data_dir):
+        from hypothesis import HealthCheck, given
+        from hypothesis import settings as hypothesis_settings
+
+        loop, test_client = running
+
+        async def exchange(document: dict) -> None:
+            response = await test_client.post("/api/imports", headers=AUTH,
+                                              data=json.dumps(document))
+            body = await response.json()
+            assert response.status == 200, (body, document)
+            items = document[FIELDS[document["kind"]][0]]
+            assert body["imported"] + body["skipped"] == len(items)
+            for kind in ("chat", "journal", "memories"):
+                for fmt in ("json", "md"):
+                    export = await test_client.get(f"/api/exports/{kind}?format={fmt}",
+                                                   headers=AUTH)
+                    assert export.status == 200, (kind, fmt, await export.text())
+            for day in stored_days(data_dir):
+                assert day == dt.date.fromisoformat(day).isoformat(), day
+                opened = await test_client.get(f"/api/journal/days/{day}", headers=AUTH)
+                assert opened.status == 200, (day, await opened.text())
+            again = await test_client.post("/api/imports", headers=AUTH,
+                                           data=json.dumps(document))
+            assert (await again.json())["imported"] == 0  # ids kept: nothing twice
+
+        @hypothesis_settings(max_examples=30, deadline=None,
+                             suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                    HealthCheck.too_slow])
+        @given(DOCUMENTS)
+        def run(document: dict) -> None:
+            loop.run_until_complete(exchange(document))
+
+        run()
+
+    def test_one_hostile_field_anywhere_refuses_the_whole_document(self, running, data_dir):
+        from hypothesis import HealthCheck, given
+        from hypothesis import settings as hypothesis_settings
+
+        loop, test_client = running
+
+        async def exchange(document: dict) -> None:
+            before = counts(data_dir)
+            response = await test_client.post("/api/imports", headers=AUTH,
+                                              data=json.dumps(document))
+            body = await response.json()
+            assert response.status == 400, (body, document)
+            assert set(body) == {"error"} and body["error"]["code"] == "invalid_import"
+            assert counts(data_dir) == before, document
+
+        @hypothesis_settings(max_examples=60, deadline=None,
+                             suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                    HealthCheck.too_slow])
+        @given(spoiled_documents())
+        def run(document: dict) -> None:
+            loop.run_until_complete(exchange(document))
+
+        run()
