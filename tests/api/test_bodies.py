@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -26,6 +26,7 @@ from app.api.errors import error_middleware
 from app.api.validation import read_json
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.own_loop import served_on_own_loop
 
 DEEP = 100_000
 HOSTILE = [
@@ -94,16 +95,8 @@ def check_answer(status: int, content_type: str, text: str, where: str) -> None:
 
 @pytest.fixture
 def running(settings) -> Iterator[tuple[asyncio.AbstractEventLoop, TestClient]]:
-    """The app on a loop of this test's own, so that hypothesis can drive it example by
-    example."""
-    loop = asyncio.new_event_loop()
-    client = TestClient(TestServer(create_app(settings, local_token=TOKEN)), loop=loop)
-    loop.run_until_complete(client.start_server())
-    try:
-        yield loop, client
-    finally:
-        loop.run_until_complete(client.close())
-        loop.close()
+    with served_on_own_loop(create_app(settings, local_token=TOKEN)) as served:
+        yield served
 
 
 def test_every_route_answers_every_body_without_a_5xx(running):

@@ -22,6 +22,7 @@ from app.auth.origins import HostHeader, host_allowed, parse_host
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.front_line import FrontLineTestServer, raw_exchange
+from tests.own_loop import served_on_own_loop
 
 LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
 REFERENCE = re.compile(
@@ -176,19 +177,10 @@ def wire_expected(value: str) -> set[int]:
 
 @pytest.fixture
 def wire(make_settings):
-    """The app behind the CLI's front line, on a loop of this test's own (hypothesis drives
-    it example by example)."""
-    from aiohttp.test_utils import TestClient
-
-    loop = asyncio.new_event_loop()
-    client = TestClient(FrontLineTestServer(create_app(make_settings(public_origin=PUBLIC),
-                                                       local_token=TOKEN)), loop=loop)
-    loop.run_until_complete(client.start_server())
-    try:
+    """The app behind the CLI's front line (hypothesis drives it example by example)."""
+    app = create_app(make_settings(public_origin=PUBLIC), local_token=TOKEN)
+    with served_on_own_loop(app, FrontLineTestServer) as (loop, client):
         yield loop, client.port
-    finally:
-        loop.run_until_complete(client.close())
-        loop.close()
 
 
 def test_hostile_host_values_get_400_or_421_never_the_app(wire):

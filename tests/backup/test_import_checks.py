@@ -24,6 +24,7 @@ from app.journal.store import JournalStore
 from app.wiring.cli import main
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.own_loop import served_on_own_loop
 
 NON_CANONICAL_DATES = ["20200107", "2020-W02-3", "2020-007", "2020-01-07T00:00",
                        "\u0662\u0660\u0662\u0660-\u0660\u0661-\u0660\u0667", " 2020-01-07",
@@ -314,20 +315,8 @@ def spoiled_documents(draw) -> dict:
 
 @pytest.fixture
 def running(settings):
-    """The app on a loop of this test's own, so that hypothesis can drive it example by
-    example."""
-    import asyncio
-
-    from aiohttp.test_utils import TestClient, TestServer
-
-    loop = asyncio.new_event_loop()
-    test_client = TestClient(TestServer(create_app(settings, local_token=TOKEN)), loop=loop)
-    loop.run_until_complete(test_client.start_server())
-    try:
-        yield loop, test_client
-    finally:
-        loop.run_until_complete(test_client.close())
-        loop.close()
+    with served_on_own_loop(create_app(settings, local_token=TOKEN)) as served:
+        yield served
 
 
 def stored_days(data_dir) -> set[str]:
