@@ -21,10 +21,19 @@ def set_session_cookie(request: web.Request, response: web.StreamResponse,
                        session_id: str) -> None:
     """HttpOnly, SameSite=Strict, and Secure when the server is reached over https (its
     public origin is https): such a browser never sends it over plain http."""
-    origin = request.app[SETTINGS].public_origin or ""
     response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
-                        secure=origin.lower().startswith("https://"),
-                        max_age=SESSION_TTL_SECONDS, path="/")
+                        secure=_over_https(request), max_age=SESSION_TTL_SECONDS, path="/")
+
+
+def clear_session_cookie(request: web.Request, response: web.StreamResponse) -> None:
+    """The cookie's removal, with the attributes it was set with (a browser keeps a Secure
+    cookie that a removal without them does not name)."""
+    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict",
+                        secure=_over_https(request))
+
+
+def _over_https(request: web.Request) -> bool:
+    return (request.app[SETTINGS].public_origin or "").lower().startswith("https://")
 
 
 async def post_login(request: web.Request) -> web.Response:
@@ -50,7 +59,7 @@ async def post_logout(request: web.Request) -> web.Response:
         # next credential check (within a second).
         request.app[HUB].check_credentials_now()
     response = web.Response(status=204)
-    response.del_cookie(SESSION_COOKIE, path="/")
+    clear_session_cookie(request, response)
     return response
 
 

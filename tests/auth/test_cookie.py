@@ -42,3 +42,18 @@ async def test_start_link_cookie(aiohttp_client, make_settings, origin, secure):
     response = await client.get(f"/?token={code}", allow_redirects=False)
     assert response.status == 302
     assert ("; Secure" in session_cookie(response)) is secure
+
+
+@pytest.mark.parametrize("origin, secure", [("https://nova.example.org", True), (None, False)])
+async def test_logout_removes_the_cookie_with_the_same_attributes(aiohttp_client, make_settings,
+                                                                  anna, origin, secure):
+    client = await aiohttp_client(create_app(make_settings(headless=True, public_origin=origin)))
+    login = await client.post("/api/login", json={"name": "anna", "password": PASSWORD})
+    session_id = login.cookies["novaberg_session"].value
+    # By hand: the test client keeps a Secure cookie from its plain-http requests.
+    response = await client.post("/api/logout",
+                                 headers={"Cookie": f"novaberg_session={session_id}"})
+    assert response.status == 204
+    cookie = session_cookie(response)
+    assert "Max-Age=0" in cookie and ("; Secure" in cookie) is secure, cookie
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie

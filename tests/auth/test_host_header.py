@@ -106,8 +106,9 @@ class TestTheParser:
 
 def raw_request(port: int, host_lines: list[bytes]) -> tuple[int, bytes]:
     """A request with exactly these Host lines (none, one, several)."""
+    tail = f"Authorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode()
     status, _, body = raw_exchange(port, b"GET /api/me HTTP/1.1\r\n" + b"".join(host_lines)
-                                   + f"Authorization: Bearer {TOKEN}\r\nConnection: close\r\n\r\n".encode())
+                                   + tail)
     return status, body
 
 
