@@ -74,6 +74,8 @@ class StartCodes:
         self._codes[code] = self.clock()
         while len(self._codes) > MAX_START_CODES:
             del self._codes[next(iter(self._codes))]
+            log.warning("oldest start link dropped: too many outstanding", extra=fields(
+                limit="MAX_START_CODES", outstanding=MAX_START_CODES))
         return code
 
     def redeem(self, code: str) -> bool:
@@ -86,10 +88,15 @@ class StartCodes:
 
     def _forget_expired(self) -> None:
         oldest_allowed = self.clock() - START_CODE_SECONDS
+        expired = 0
         for code, issued in list(self._codes.items()):
             if issued >= oldest_allowed:
                 break  # in order of issue: the rest are younger
             del self._codes[code]
+            expired += 1
+        if expired:
+            log.warning("start links expired unused", extra=fields(
+                count=expired, limit="START_CODE_SECONDS", seconds=START_CODE_SECONDS))
 
 
 class LoginBackoff(Exception):

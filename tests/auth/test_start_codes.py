@@ -26,12 +26,14 @@ class TestLifetime:
         assert codes.redeem(code) is True
         assert codes.redeem(code) is False
 
-    def test_a_code_older_than_its_lifetime_opens_nothing(self):
+    def test_a_code_older_than_its_lifetime_opens_nothing(self, caplog):
         clock = Clock()
         codes = StartCodes(clock=clock)
         code = codes.issue()
         clock.now += START_CODE_SECONDS + 1
         assert codes.redeem(code) is False
+        [expired] = [r for r in caplog.records if r.getMessage() == "start links expired unused"]
+        assert expired.fields["limit"] == "START_CODE_SECONDS" and expired.fields["count"] == 1
         clock.now -= 2  # and it is gone for good, not just refused for now
         assert codes.redeem(code) is False
 
@@ -40,10 +42,12 @@ class TestLifetime:
 
 
 class TestCap:
-    def test_at_most_max_start_codes_are_outstanding_the_oldest_go_first(self):
+    def test_at_most_max_start_codes_are_outstanding_the_oldest_go_first(self, caplog):
         codes = StartCodes(clock=Clock())
         issued = [codes.issue() for _ in range(MAX_START_CODES + 4)]
         assert len(codes) == MAX_START_CODES
+        dropped = [r for r in caplog.records if r.getMessage().startswith("oldest start link")]
+        assert len(dropped) == 4 and dropped[0].fields["limit"] == "MAX_START_CODES"
         assert [codes.redeem(c) for c in issued[:4]] == [False] * 4
         assert all(codes.redeem(c) for c in issued[4:])
 
