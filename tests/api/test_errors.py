@@ -9,7 +9,8 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import AUTH, TOKEN
-from tests.procs import AppProcess
+from tests.procs import AppProcess, wait_for
+from tests.waiting import WAIT, until
 
 
 def assert_error_shape(body: dict, code: str) -> None:
@@ -84,12 +85,17 @@ async def test_a_callers_request_id_is_kept_only_when_sane(client):
 # --- issue 24, item 15: a client that goes away mid-request ----------------------------------
 
 async def _send_half_and_hang_up(port: int, path: str) -> None:
+    """Half a body, then the connection closed — once the app handles the request: its
+    `100 Continue` (aiohttp sends it as the app's handling of the request begins) is seen."""
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     writer.write(f"POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {TOKEN}\r\n"
-                 "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
-                 '{"text": "hal'.encode())
+                 "Content-Type: application/json\r\nContent-Length: 100000\r\n"
+                 "Expect: 100-continue\r\n\r\n".encode())
     await writer.drain()
-    await asyncio.sleep(0.2)
+    async with asyncio.timeout(WAIT):
+        assert (await reader.readline()).startswith(b"HTTP/1.1 100")
+    writer.write(b'{"text": "hal')
+    await writer.drain()
     writer.close()
 
 
@@ -99,12 +105,9 @@ async def test_a_client_that_disconnects_mid_request_is_one_cancelled_line(clien
                                                                            path):
     caplog.set_level(logging.INFO)
     await _send_half_and_hang_up(client.port, path)
-    for _ in range(100):
-        if any(r.getMessage().startswith("request") and getattr(r, "fields", {}).get("path")
-               == path for r in caplog.records):
-            break
-        await asyncio.sleep(0.02)
-    about = [r for r in caplog.records if getattr(r, "fields", {}).get("path") == path]
+    about = await until(lambda: [r for r in caplog.records
+                                 if getattr(r, "fields", {}).get("path") == path],
+                        what=f"the request line of {path}")
     assert [r.getMessage() for r in about] == ["request cancelled"]
     assert about[0].fields["reason"] == "the client went away"
     assert about[0].levelno == logging.INFO and about[0].fields["method"] == "POST"
@@ -114,12 +117,11 @@ async def test_a_client_that_disconnects_mid_request_is_one_cancelled_line(clien
 def test_the_real_entry_point_logs_a_vanished_client_as_one_cancelled_line(tmp_path):
     """The CLI's server does not cancel the handler: its body read fails instead."""
     import json
-    import time
 
     app = AppProcess(tmp_path / "data", token=TOKEN).start()
     try:
         asyncio.run(_send_half_and_hang_up(app.port, "/api/imports"))
-        time.sleep(0.5)
+        assert wait_for(lambda: '"path":"/api/imports"' in app.output())
     finally:
         assert app.stop() == 0
     lines = [json.loads(line) for line in app.output().splitlines() if line.startswith("{")]

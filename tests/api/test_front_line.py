@@ -15,6 +15,7 @@ from app.wiring.server import create_app
 from tests.conftest import TOKEN
 from tests.front_line import FrontLineTestServer, raw_exchange
 from tests.procs import AppProcess
+from tests.waiting import logged, until
 
 MARK = "zq7"  # what an echo would carry back
 PROBES = {
@@ -56,7 +57,7 @@ async def test_an_unreadable_request_gets_the_error_shape_and_headers(port, prob
     status, headers, body = await asyncio.get_running_loop().run_in_executor(
         None, raw_exchange, port, PROBES[probe].encode())
     assert_shaped(status, headers, body, probe)
-    await asyncio.sleep(0.05)
+    await until(lambda: logged(caplog, "unreadable request refused"))
     assert not [r for r in caplog.records if r.exc_info], probe  # no traceback
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR], probe
     assert not [r for r in caplog.records if MARK in r.getMessage()
