@@ -18,8 +18,8 @@ A socket lives only as long as what opened it still authenticates: each connecti
 credential (opaque here; `app.auth.credentials.Credential`), and every
 `CREDENTIAL_CHECK_SECONDS` the hub asks which of its connections' credentials are still valid
 (one lookup for all) and closes the others with 4401 — a revoked token, a session logged out
-or purged with a deleted user, in every process, whoever ended it and however (the CLI edits
-the database beside the running app). A logout here wakes the check at once.
+or purged with a deleted user, in every process, whoever ended it and however. A logout
+here wakes the check at once.
 """
 
 from __future__ import annotations

@@ -132,13 +132,16 @@ async def anna_sockets(aiohttp_client, make_settings, anna):
 
 
 async def test_revoking_a_token_closes_its_sockets_within_a_second(anna_sockets, settings):
-    from app.wiring.cli import main
+    from app.api.app_keys import DB
+    from app.auth.accounts import revoke_token_sync
 
     client, sockets = anna_sockets
-    loop = asyncio.get_running_loop()
-    # `novaberg token revoke ID` while the app runs, as an admin would.
-    assert await loop.run_in_executor(None, main, [
-        "--data-dir", str(settings.data_path), "token", "revoke", anna_token(settings)]) == 0
+    token_id = anna_token(settings)
+    # The row goes as `novaberg token revoke ID` removes it, through the app's one writer
+    # (the command itself refuses beside a running app; another process on the database, or
+    # a revocation the app itself makes, ends it the same way).
+    assert await client.app[DB].execute_write_fn(
+        lambda conn: revoke_token_sync(conn, token_id)) == 1
     # Her login session is not the token: it stays, like local's.
     assert await codes_within(sockets, CLOSE_WITHIN) == {
         "session": None, "bearer": 4401, "query": 4401, "local": None}
