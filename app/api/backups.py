@@ -30,8 +30,9 @@ from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
+from app.api.validation import read_body
 from app.backup.chat_export import ChatExporter, with_parts
-from app.backup.exports import ExportError, make_query
+from app.backup.exports import ExportError, ImportTarget, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
@@ -124,35 +125,20 @@ def _kinds() -> list[str]:
 
 
 async def post_import(request: web.Request) -> web.Response:
-    limit = request.app[SETTINGS].import_max_bytes
-    raw = await _read_bounded(request, limit)
-    user_id = request[USER_ID]
+    settings = request.app[SETTINGS]
+    raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
+    target = ImportTarget(request[USER_ID], {c.id for c in request.app[CHARACTERS].all()})
     try:
         exporter = exporter_for_document(raw)
         kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
         result = await request.app[DB].execute_write_fn(
-            lambda conn: exporter.import_document(conn, user_id, raw))
+            lambda conn: exporter.import_document(conn, target, raw))
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
     if kept is None:
         return web.json_response(result.as_dict())
     return web.json_response(with_parts(
-        result, await exporter.import_kept(request.app[REDIS], user_id, kept)))
-
-
-async def _read_bounded(request: web.Request, limit: int) -> bytes:
-    """The body, or 413 as soon as it is longer than `limit` (nothing more is read)."""
-    too_large = ApiError(413, "too_large", f"an import may have at most {limit} bytes "
-                         "(setting import_max_bytes)")
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large
-    parts, size = [], 0
-    while chunk := await request.content.read(1 << 16):
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        parts.append(chunk)
-    return b"".join(parts)
+        result, await exporter.import_kept(request.app[REDIS], request[USER_ID], kept)))
 
 
 def setup(app: web.Application) -> None:

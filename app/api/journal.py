@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import calendar
 import datetime as dt
-import math
 import re
 import time
 from typing import Any
@@ -19,13 +18,12 @@ from app.api.app_keys import DB, JOURNAL, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json, request_language
-from app.core.clock import calendar_date, zone_named
+from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.store import ImportedMessage, JournalStore
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-_MONTH = re.compile(r"(\d{4})-(\d{2})")
+_MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
 
 
 class ImportMessageIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -65,11 +63,9 @@ class RestoreIn(msgspec.Struct, forbid_unknown_fields=True):
 def valid_date(raw: str) -> str:
     """A calendar date `YYYY-MM-DD` that exists; 400 `invalid_date` otherwise."""
     try:
-        if not _DATE.fullmatch(raw):
-            raise ValueError
-        return dt.date.fromisoformat(raw).isoformat()
-    except ValueError:
-        raise ApiError(400, "invalid_date", f"{raw!r} is not a date (YYYY-MM-DD)") from None
+        return read_date(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_date", str(exc)) from None
 
 
 def valid_month(raw: str) -> tuple[str, str]:
@@ -83,18 +79,10 @@ def valid_month(raw: str) -> tuple[str, str]:
 
 
 def _moment(raw: str | float, index: int) -> float:
-    if isinstance(raw, str):
-        try:
-            moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not an ISO 8601 "
-                           "time with offset")
-        return moment.timestamp()
-    if isinstance(raw, bool) or not math.isfinite(raw) or raw <= 0:
-        raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not a time")
-    return float(raw)
+    try:
+        return read_moment(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_at", f"messages[{index}].at: {exc}") from None
 
 
 def _store(request: web.Request) -> JournalStore:
@@ -168,8 +156,7 @@ async def import_day(request: web.Request) -> web.Response:
 
 async def request_draft(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
-    body = (await read_json(request, DraftRequestIn) if await request.read()
-            else DraftRequestIn())
+    body = await read_json(request, DraftRequestIn, empty=DraftRequestIn())
     user_id = request[USER_ID]
     conversations = await _store(request).conversations(user_id, date)
     if body.conversation_ids is not None:

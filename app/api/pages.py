@@ -21,6 +21,7 @@ from app.api.errors import ApiError
 from app.api.login import set_session_cookie
 from app.api.middleware import LAUNCH_LINK_PATH, USER_ID
 from app.auth.accounts import LOCAL_USER
+from app.auth.credentials import START_CODE_SECONDS
 from app.core.log import fields
 
 log = logging.getLogger(__name__)
@@ -61,9 +62,10 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
     auth = request.app[AUTH]
     if not auth.start_codes.redeem(code):
         raise ApiError(401, "invalid_start_link",
-                       "the start link is not valid or was used already")
+                       "the start link is not valid, was used already or is older than "
+                       f"{START_CODE_SECONDS // 60} minutes")
     response = web.Response(status=302, headers={"Location": "/"})
-    set_session_cookie(response, await auth.new_session(LOCAL_USER))
+    set_session_cookie(request, response, await auth.new_session(LOCAL_USER))
     return response
 
 
@@ -152,10 +154,16 @@ SECURITY_HEADERS = {
 }
 
 
+# Instead of aiohttp's "Python/3.x aiohttp/3.y": no version for a scanner to look up.
+SERVER_NAME = "Novaberg"
+
+
 async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """On every answer, pages, static files, API and errors alike."""
+    """On every answer, pages, static files, API and errors alike (and, from
+    `app.api.front_line`, on the requests aiohttp cannot even read)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    response.headers["Server"] = SERVER_NAME
 
 
 async def get_profile_page(request: web.Request) -> web.StreamResponse:

@@ -35,13 +35,18 @@ import msgspec
 import redis.asyncio as aioredis
 
 from app.backup.exports import (
-    ExportError,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     day_range,
     document_head,
     owner_filter,
+    read_document,
+    require_character,
+    require_date,
+    require_key,
+    require_text,
 )
 from app.core.clock import local_moment
 from app.memory import keys
@@ -138,18 +143,11 @@ class ChatExporter:
         lines += _kept_markdown(document, zone)
         return "\n".join(lines).rstrip() + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
-        try:
-            document = msgspec.json.decode(raw, type=ChatDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid conversation export: {exc}") from None
+        document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
-            try:
-                dt.date.fromisoformat(message.calendar_date)
-            except ValueError:
-                raise ExportError(f"message {message.entry_key!r}: calendar_date "
-                                  f"{message.calendar_date!r} is not a date") from None
+            _check(message, target)
         imported = 0
         now = time.time()  # `imported_at`: the chat page names the row as imported
         for message in document.messages:
@@ -157,7 +155,7 @@ class ChatExporter:
                 "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date, imported_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (message.entry_key, user_id, message.character_id, message.turn_id,
+                (message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
                  message.created, message.calendar_date, now))
             imported += cursor.rowcount
@@ -261,6 +259,15 @@ def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _check(message: ChatMessage, target: ImportTarget) -> None:
+    where = f"message {message.entry_key[:64]!r}"
+    require_key(where, entry_key=message.entry_key, turn_id=message.turn_id,
+                character_id=message.character_id)
+    require_date(where, message.calendar_date, "calendar_date")
+    require_text(where, message.text)
+    require_character(where, message.character_id, target)
 
 
 def _quote_free(text: str) -> str:

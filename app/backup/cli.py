@@ -26,7 +26,7 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
-from app.backup.exports import ExportError, ExportQuery, make_query
+from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
@@ -216,6 +216,7 @@ def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: st
 
 
 def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
@@ -226,6 +227,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     exporter = exporter_for_document(raw)
     # A chat export's lists and reminders are checked with the rest before anything is written.
     kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
+    target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all()})
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
@@ -234,7 +236,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         try:
             apply_migrations(conn)
             with conn:
-                result = exporter.import_document(conn, user_id, raw)
+                result = exporter.import_document(conn, target, raw)
         finally:
             conn.close()
         answer = result.as_dict()

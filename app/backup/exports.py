@@ -2,7 +2,10 @@
 
 An exporter turns a user's data into a JSON document (`kind`, `format_version`, its items
 with their ids) and that document into Markdown, and imports such a document into another
-install without duplicates (the ids are kept, an item already present is skipped). Each
+install without duplicates (the ids are kept, an item already present is skipped — whoever
+it belongs to). An import checks the whole document before it writes anything: canonical
+dates (`clock.read_date`), moments from 1970 to 9999, no empty text or key, only characters
+this install knows (`ImportTarget.characters`); a document that fails is refused whole. Each
 exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; the CLI
 (`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
 `POST /api/imports`) serve whatever is listed there. This module holds what exporters share,
@@ -16,17 +19,23 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Collection
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Protocol, TypeVar
 
 import msgspec
 
+from app.core import json_input
+from app.core.clock import FIRST_MOMENT, LAST_MOMENT, read_date
+from app.core.text import is_blank
+
 FORMAT_VERSION = 1
+T = TypeVar("T")
 
 # A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
 # a local time can be made of every such value; a crafted file with another one would break
 # every later view of what it imported (Markdown exports, the panels).
-Moment = Annotated[float, msgspec.Meta(ge=0.0, le=253402300799.0)]
+Moment = Annotated[float, msgspec.Meta(ge=FIRST_MOMENT, le=LAST_MOMENT)]
 
 
 class ExportError(ValueError):
@@ -42,6 +51,15 @@ class ExportQuery:
     start: str | None = None
     end: str | None = None
     zone: dt.tzinfo | None = None  # for the local times in Markdown
+
+
+@dataclass(frozen=True, slots=True)
+class ImportTarget:
+    """Whose data an import goes into, and the characters this install has (an item of
+    another character could never be shown or exported here)."""
+
+    user_id: str
+    characters: Collection[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +85,7 @@ class Exporter(Protocol):
         has them in both, None for the exporter's neutral form."""
         ...
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult: ...
 
 
@@ -75,9 +93,9 @@ def check_date(value: str | None, name: str) -> str | None:
     if value in (None, ""):
         return None
     try:
-        return dt.date.fromisoformat(value).isoformat()
-    except (TypeError, ValueError):
-        raise ExportError(f"{name} {value!r} is not a date (YYYY-MM-DD)") from None
+        return read_date(value)
+    except ValueError as exc:
+        raise ExportError(f"{name} {exc}") from None
 
 
 def make_query(user_id: str, character_id: str | None = None, start: str | None = None,
@@ -96,9 +114,46 @@ class _Head(msgspec.Struct):
 def read_head(raw: bytes) -> _Head:
     """The `kind` and `format_version` of a JSON export; ExportError if it is none."""
     try:
-        return msgspec.json.decode(raw, type=_Head)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return json_input.decode(raw, _Head)
+    except json_input.JsonInputError as exc:
         raise ExportError(f"not a Novaberg export: {exc}") from None
+
+
+def read_document(raw: bytes, shape: type[T], noun: str) -> T:
+    """The document `raw` as `shape`; ExportError (naming `noun`) if it is not one."""
+    try:
+        return json_input.decode(raw, shape)
+    except json_input.NotJson as exc:
+        raise ExportError(f"not a valid {noun}: not JSON: {exc}") from None
+    except json_input.WrongShape as exc:
+        raise ExportError(f"not a valid {noun}: {exc}") from None
+
+
+# --- checks an import runs on every item before it writes anything -----------------------------
+
+def require_key(where: str, **values: str) -> None:
+    """ExportError when one of the named ids is empty."""
+    for name, value in values.items():
+        if not value.strip():
+            raise ExportError(f"{where}: {name} is empty")
+
+
+def require_text(where: str, text: str, name: str = "text") -> None:
+    if is_blank(text):
+        raise ExportError(f"{where}: {name} is empty")
+
+
+def require_date(where: str, value: str, name: str) -> None:
+    try:
+        read_date(value)
+    except ValueError as exc:
+        raise ExportError(f"{where}: {name} {exc}") from None
+
+
+def require_character(where: str, character_id: str, target: ImportTarget) -> None:
+    if character_id not in target.characters:
+        raise ExportError(f"{where}: character {character_id[:64]!r} does not exist here "
+                          f"(known: {', '.join(sorted(target.characters))})")
 
 
 def document_kind(raw: bytes) -> str:

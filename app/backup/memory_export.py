@@ -27,9 +27,14 @@ from app.backup.exports import (
     ExportError,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     document_head,
     owner_filter,
+    read_document,
+    require_character,
+    require_key,
+    require_text,
 )
 from app.core.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
@@ -101,18 +106,15 @@ class MemoryExporter:
             lines.append(line)
         return "\n".join(lines).rstrip() + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
-        try:
-            document = msgspec.json.decode(raw, type=MemoryDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid memory export: {exc}") from None
+        document = read_document(raw, MemoryDocument, "memory export")
         for memory in document.memories:
-            _check(memory)
+            _check(memory, target)
         imported = 0
         for memory in document.memories:
             imported += insert_memory(conn, {
-                "memory_id": memory.memory_id, "user_id": user_id,
+                "memory_id": memory.memory_id, "user_id": target.user_id,
                 "character_id": memory.character_id, "text": memory.text, "kind": memory.kind,
                 "importance": memory.importance, "created_at": memory.created_at,
                 "refreshed_at": memory.refreshed_at, "last_used_at": memory.last_used_at,
@@ -122,12 +124,11 @@ class MemoryExporter:
         return ImportResult(KIND, imported, len(document.memories) - imported)
 
 
-def _check(memory: ExportedMemory) -> None:
-    where = f"memory {memory.memory_id!r}"
-    if not memory.memory_id.strip() or not memory.character_id.strip():
-        raise ExportError(f"{where}: memory_id and character_id must not be empty")
-    if not memory.text.strip():
-        raise ExportError(f"{where}: text is empty")
+def _check(memory: ExportedMemory, target: ImportTarget) -> None:
+    where = f"memory {memory.memory_id[:64]!r}"
+    require_key(where, memory_id=memory.memory_id, character_id=memory.character_id)
+    require_text(where, memory.text)
+    require_character(where, memory.character_id, target)
     if memory.kind not in KINDS:
         raise ExportError(f"{where}: kind {memory.kind!r} is not one of "
                           f"{', '.join(KINDS)}")

@@ -282,10 +282,18 @@ class Settings:
     profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "
             "the writing profile.", minimum=256)
     # --- hardening (issue 11) -------------------------------------------------------------------
-    login_free_failures: int = setting(5, "Failed logins per name and per client before each "
-            "further try must wait (1 s, doubling per failure): 429 with Retry-After.", minimum=1)
-    login_max_delay_seconds: int = setting(900,
-            "Longest wait imposed after failed logins.", minimum=1)
+    login_free_failures: int = setting(5, "Failed logins of one name from one client address "
+            "before each further try from there must wait (1 s, doubling per failure): 429 with "
+            "Retry-After. From every address together, the name's failures only slow a try "
+            "(login_name_max_delay_seconds), never refuse it.", minimum=1)
+    login_client_free_failures: int = setting(20, "Failed logins of one client address (an "
+            "IPv6 one by its /64), over every name, before each further try from there must wait (1 s, doubling per "
+            "failure): 429 with Retry-After.", minimum=1)
+    login_max_delay_seconds: int = setting(900, "Longest wait imposed on a name and address, "
+            "or on an address, after failed logins.", minimum=1)
+    login_name_max_delay_seconds: int = setting(30, "Longest a login waits (before its password "
+            "is checked) because its name failed often from other addresses (at most 30); it is "
+            "never refused for that.", minimum=1, maximum=30)
     log_format: Literal["auto", "json", "text"] = setting("auto", "Log lines as JSON (the "
             "headless default) or short text (the desktop default: quiet, warnings and the start "
             "URL).")

@@ -382,9 +382,11 @@ def bind_socket(settings: Settings) -> socket.socket:
 async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                token: str | None) -> int:
     from app.api.app_keys import AUTH
+    from app.api.front_line import FrontLineRunner
 
     stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    # FrontLineRunner: a request aiohttp cannot parse is answered in the app's error shape.
+    runner = FrontLineRunner(app, handle_signals=False, access_log=None)
     try:
         await runner.setup()
     except BaseException:

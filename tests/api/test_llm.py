@@ -14,7 +14,7 @@ from tests.conftest import AUTH, TOKEN
 
 
 async def test_health_says_plainly_that_no_model_is_configured(client):
-    body = await (await client.get("/api/health")).json()
+    body = await (await client.get("/api/health", headers=AUTH)).json()
     assert body["llm"] == {"provider": "offline", "model": None, "offline": True}
 
 

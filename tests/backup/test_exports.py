@@ -37,6 +37,15 @@ async def cli(argv: list[str]) -> int:
     return await asyncio.to_thread(main, argv)
 
 
+def define_luna(data_dir: Path) -> None:
+    """The second character of these tests, defined in `data_dir` (an import refuses the
+    items of a character the install does not have)."""
+    folder = data_dir / "characters"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "luna.toml").write_text('id = "luna"\nname = "Luna"\nlanguage = "de"\n'
+                                      'persona = "Du bist Luna."\n', encoding="utf-8")
+
+
 async def log_days(app, character_id: str = "nova") -> None:
     """Two lines per day on three days, written through the real message log."""
     log = MessageLog(app[DB])
@@ -403,6 +412,9 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     second = await aiohttp_client(create_app(defaults(data_dir=str(other),
                                                       llm_provider="offline"),
                                              local_token=TOKEN))
+    refused = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert refused.status == 400 and "'luna' does not exist here" in await refused.text()
+    define_luna(other)
     first = await second.post("/api/imports", data=exported, headers=AUTH)
     assert await first.json() == {"kind": "novaberg.memories", "imported": 4, "skipped": 0}
     again = await second.post("/api/imports", data=exported, headers=AUTH)
@@ -422,7 +434,7 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     ({"kind": "secret"}, "kind 'secret'"),
     ({"importance": 7.0}, "importance 7.0"),
     ({"text": "  "}, "text is empty"),
-    ({"memory_id": ""}, "must not be empty"),
+    ({"memory_id": ""}, "memory_id is empty"),
     ({"owner": "x"}, "owner"),
     ({"created_at": -1e300}, "created_at"),
     ({"last_used_at": 1e308}, "last_used_at"),
@@ -458,5 +470,6 @@ async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, 
     assert main(["--data-dir", str(data_dir), "export", "memories"]) == 0
     assert capsys.readouterr().out.count("\n- (") == 4
     other = tmp_path / "other"
+    define_luna(other)
     assert main(["--data-dir", str(other), "import", str(out)]) == 0
     assert "imported 1, skipped 0" in capsys.readouterr().out

@@ -67,7 +67,6 @@ function query(params) {
 }
 
 export const api = {
-  health: () => request("GET", "/api/health"),
   me: () => request("GET", "/api/me"),
   login: (name, password) => request("POST", "/api/login", { name, password }),
   logout: () => request("POST", "/api/logout"),

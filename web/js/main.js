@@ -370,12 +370,7 @@ class App {
     try {
       this.showOffline(await api.llm());
     } catch {
-      try {
-        const health = await api.health();
-        this.showOffline({ offline: health.llm && health.llm.provider === "offline" });
-      } catch {
-        // The server is away; the connection line says so.
-      }
+      // The server is away (the connection line says so), or the session ended.
     }
   }
 
