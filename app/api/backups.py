@@ -130,7 +130,7 @@ async def post_import(request: web.Request) -> web.Response:
     target = ImportTarget(request[USER_ID], {c.id for c in request.app[CHARACTERS].all()})
     try:
         exporter = exporter_for_document(raw)
-        kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
+        kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, target, raw))
     except ExportError as exc:

@@ -192,12 +192,15 @@ class ChatExporter:
             if user == query.user_id]
         return list(dict.fromkeys([*defined, *sorted(talked)]))
 
-    def read_kept(self, raw: bytes) -> ChatDocument:
-        """The document, checked whole (ExportError): read before anything is written."""
-        try:
-            return msgspec.json.decode(raw, type=ChatDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid conversation export: {exc}") from None
+    def read_kept(self, raw: bytes, target: ImportTarget) -> ChatDocument:
+        """The document, checked whole (ExportError): read before anything is written; a
+        list or reminder of a character this install does not have refuses it."""
+        document = read_document(raw, ChatDocument, "conversation export")
+        for kept in document.lists:
+            require_character(f"list {kept.name[:64]!r}", kept.character_id, target)
+        for reminder in document.reminders:
+            require_character(f"reminder {reminder.id!r}", reminder.character_id, target)
+        return document
 
     async def import_kept(self, redis: aioredis.Redis, user_id: str,
                           document: ChatDocument) -> dict[str, dict[str, int]]:

@@ -226,8 +226,8 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         raise ExportError(f"cannot read {file}: {exc.strerror}") from None
     exporter = exporter_for_document(raw)
     # A chat export's lists and reminders are checked with the rest before anything is written.
-    kept = exporter.read_kept(raw) if isinstance(exporter, ChatExporter) else None
     target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all()})
+    kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "

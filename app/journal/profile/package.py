@@ -286,6 +286,8 @@ def read_result(raw: str | bytes | Mapping[str, Any]) -> ResultIn:
     if not isinstance(data, dict):
         raise ResultInvalid(400, "schema_error", "the result must be one JSON object")
     kind = data.get("kind")
+    if not isinstance(kind, str):  # a list or object is no kind (and no set member)
+        raise ResultInvalid(400, "unknown_kind", f"kind must be {RESULT_KIND!r}")
     if kind in PACKAGE_KINDS:
         raise ResultInvalid(400, "unknown_kind", "this is the analysis package; paste the "
                             f"model's answer ({RESULT_KIND})")
