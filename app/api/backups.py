@@ -22,6 +22,7 @@ from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
+from app.api.validation import read_bounded
 from app.backup.exports import ExportError, make_query
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
@@ -57,7 +58,8 @@ async def get_export(request: web.Request) -> web.Response:
     if fmt not in EXPORT_FORMATS:
         raise ApiError(400, "invalid_format", f"format {fmt!r}: use md or json")
     character = request.query.get("character") or None
-    if character is not None and request.app[CHARACTERS].get(character) is None:
+    if character is not None and \
+            request.app[CHARACTERS].get(request[USER_ID], character) is None:
         raise ApiError(404, "unknown_character", f"no character {character!r}")
     zone = zone_named(request.app[SETTINGS].timezone)
     try:
@@ -85,7 +87,7 @@ def _kinds() -> list[str]:
 
 async def post_import(request: web.Request) -> web.Response:
     limit = request.app[SETTINGS].import_max_bytes
-    raw = await _read_bounded(request, limit)
+    raw = await read_bounded(request, limit, setting="import_max_bytes", noun="an import")
     user_id = request[USER_ID]
     try:
         exporter = exporter_for_document(raw)
@@ -94,21 +96,6 @@ async def post_import(request: web.Request) -> web.Response:
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
     return web.json_response(result.as_dict())
-
-
-async def _read_bounded(request: web.Request, limit: int) -> bytes:
-    """The body, or 413 as soon as it is longer than `limit` (nothing more is read)."""
-    too_large = ApiError(413, "too_large", f"an import may have at most {limit} bytes "
-                         "(setting import_max_bytes)")
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large
-    parts, size = [], 0
-    while chunk := await request.content.read(1 << 16):
-        size += len(chunk)
-        if size > limit:
-            raise too_large
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 def setup(app: web.Application) -> None:

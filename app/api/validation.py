@@ -65,6 +65,29 @@ def decoded_body(request: web.Request, raw: bytes) -> bytes:
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
+async def read_bounded(request: web.Request, limit: int, *, setting: str,
+                       noun: str = "the body") -> bytes:
+    """The raw body of an upload (a file: an export, a character card, a picture), which may
+    be larger than the app's `client_max_size`: read here, and 413 as soon as it is longer
+    than `limit` (the setting named in the message), nothing more read. An upload is sent
+    as it is: a `Content-Encoding` is 415."""
+    encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
+    if encoding != "identity":
+        raise ApiError(415, "unsupported_content_encoding",
+                       f"send {noun} as it is, without Content-Encoding {encoding[:40]!r}")
+    too_large = ApiError(413, "too_large", f"{noun} may have at most {limit} bytes "
+                         f"(setting {setting})")
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    parts, size = [], 0
+    while chunk := await request.content.read(1 << 16):
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
                  user_id: str) -> str:
     """`raw` trimmed, or the error: empty (or only invisible characters such as zero-width

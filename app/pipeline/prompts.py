@@ -84,6 +84,8 @@ class Blocks:
     findings: str
     request: str
     known: str       # long-term memory (SPEC §3a)
+    lore: str        # the character's lorebook entries the conversation triggered (SPEC §11)
+    greeting: str    # the character's greeting, before its first answer
     said: str        # consolidation: the user's own words
     salient: str     # consolidation: what the salience singled out
 
@@ -98,6 +100,7 @@ BLOCKS: dict[str, Blocks] = {
         intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
         answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
         request="Worum es ging", known="Was du über den Menschen weißt",
+        lore="Hintergrundwissen", greeting="Deine Begrüßung",
         said="Was der Mensch gesagt hat", salient="Was davon wichtig schien"),
     "en": Blocks(
         summary="Summary of earlier conversations", memory="From your short-term memory",
@@ -107,7 +110,8 @@ BLOCKS: dict[str, Blocks] = {
         thought="Your own thought (nobody said anything)", intent="You wanted to say more",
         retry="Your last attempt was not enough", answer="Answer",
         previous="Your previous answer", findings="Findings", request="What it was about",
-        known="What you know about the person", said="What the person said",
+        known="What you know about the person", lore="Background knowledge",
+        greeting="Your greeting", said="What the person said",
         salient="What of it seemed to matter"),
 }
 BLOCK_PREFIX = "### "
