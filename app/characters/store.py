@@ -75,8 +75,7 @@ class CharacterStore:
             if self.book.get(user_id, definition.id) is not None:
                 raise CharacterExists(f"a character with the id {definition.id!r} exists "
                                       "already; choose another id")
-            return self._write(user_id, definition, data, card=card, picture=picture,
-                               new=True)
+            return self._write(user_id, definition, card=card, picture=picture, new=True)
 
     def save(self, user_id: str, data: dict[str, Any], *, card: dict[str, Any] | None = None,
              picture: bytes | None | object = KEEP) -> CharacterDefinition:
@@ -86,8 +85,7 @@ class CharacterStore:
         with self._lock:
             if self.book.get(user_id, definition.id) is None:
                 raise CharacterError(f"no character {definition.id!r}")
-            return self._write(user_id, definition, data, card=card, picture=picture,
-                               new=False)
+            return self._write(user_id, definition, card=card, picture=picture, new=False)
 
     def delete(self, user_id: str, character_id: str) -> CharacterDefinition | None:
         """Remove the user's own character (its files); returns the character the id names
@@ -100,7 +98,7 @@ class CharacterStore:
                 (folder / f"{character_id}{suffix}").unlink(missing_ok=True)
         return self.book.get(user_id, character_id)
 
-    def _write(self, user_id: str, definition: CharacterDefinition, data: dict[str, Any], *,
+    def _write(self, user_id: str, definition: CharacterDefinition, *,
                card: dict[str, Any] | None, picture: bytes | None | object,
                new: bool) -> CharacterDefinition:
         folder = self.folder(user_id)
@@ -116,7 +114,7 @@ class CharacterStore:
             _put(picture_path, picture_bytes)
         elif not new:
             picture_path.unlink(missing_ok=True)
-        toml_data = dict(data)
+        toml_data = definition.toml_data()  # what the validator made of `data`, as a file
         toml_data.pop("picture", None)
         if picture_bytes is not None:
             toml_data["picture"] = picture_path.name
