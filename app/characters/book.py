@@ -429,10 +429,17 @@ class LiveCatalog(CharacterCatalog):
 
     def get(self, user_id: str, character_id: str) -> Character | None:
         definition = self.book.get(user_id, character_id)
-        return definition.character() if definition is not None else None
+        return self._entry(definition) if definition is not None else None
 
     def all(self, user_id: str) -> list[Character]:
-        return [d.character() for d in self.book.all(user_id)]
+        return [self._entry(d) for d in self.book.all(user_id)]
+
+    def _entry(self, definition: CharacterDefinition) -> Character:
+        entry = definition.character()
+        if definition.kind == "own":  # the user's own version of a built-in or shared one
+            original = self.book.shared(definition.id)
+            entry.extra["replaces"] = original.kind if original is not None else None
+        return entry
 
 
 def built_in_files() -> list[tuple[str, str]]:

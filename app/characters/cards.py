@@ -94,6 +94,9 @@ def read_card(raw: bytes, *, character_id: str | None = None) -> ImportedCard:
     picture: bytes | None = None
     if pictures.is_png(raw):
         document, picture, warnings = _from_png(raw)
+    elif (kind := _other_picture(raw)) is not None:
+        raise CardError(f"a {kind} picture is not a character card: cards come as a PNG (with "
+                        "a chara or ccv3 chunk) or as JSON")
     else:
         document = _json(raw, "the file")
     spec, data = _card_data(document)
@@ -101,6 +104,16 @@ def read_card(raw: bytes, *, character_id: str | None = None) -> ImportedCard:
         picture = _data_url_icon(data, warnings)
     mapped, extras = map_card(data, character_id=character_id)
     return ImportedCard(data=mapped, card=extras, picture=picture, spec=spec, warnings=warnings)
+
+
+_PICTURE_SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"))
+
+
+def _other_picture(raw: bytes) -> str | None:
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "WebP"
+    return next((kind for signature, kind in _PICTURE_SIGNATURES if raw.startswith(signature)),
+                None)
 
 
 def _from_png(raw: bytes) -> tuple[Any, bytes, list[str]]:

@@ -2,7 +2,11 @@
 // its resync, the panels and the settings. The rules of delivery live in conversation.js.
 
 import { api } from "./api.js";
-import { characterName, loadCharacters, namesById, pickCharacter } from "./characters.js";
+import {
+  DEFAULT_CHARACTER_ID, avatar, characterName, characterHref, loadCharacters, namesById, pickCharacter, rememberCharacter,
+  renderPicker, wantedCharacter,
+} from "./characters.js";
+import { CharactersDialog } from "./character-editor.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
@@ -32,7 +36,8 @@ async function whoAmI() {
 class App {
   constructor(me, characters) {
     this.me = me;
-    this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
+    this.characters = characters;
+    this.character = pickCharacter(characters, wantedCharacter(window.location.search, window.localStorage, me.user_id));
     this.name = characterName(this.character);
     this.nameOf = namesById(characters);
     this.conversation = new Conversation({
@@ -48,6 +53,13 @@ class App {
     translatePage(document, { name: this.name });
     $("#character-name").textContent = this.name;
     document.title = `${this.name} · Novaberg`;
+    rememberCharacter(window.localStorage, this.me.user_id, this.character.id);
+    this.showCharacters();
+    this.charactersDialog = new CharactersDialog({
+      currentId: this.character.id,
+      onChanged: (characters, changed, deletedId) => this.charactersChanged(characters, changed, deletedId),
+    });
+    $("#characters-open").addEventListener("click", () => this.charactersDialog.open());
     $("#logout").hidden = !this.me.headless;
     $("#logout").addEventListener("click", async () => {
       await api.logout().catch(() => {});
@@ -96,7 +108,7 @@ class App {
     for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
 
     this.conversation.subscribe((change) => this.onChange(change));
-    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, onError: (text) => this.notice(text) });
+    this.journal = new JournalView({ root: $("#journal-view"), nameOf: (id) => this.nameOf(id), onError: (text) => this.notice(text) });
     $("#view-chat").addEventListener("click", () => this.showView("chat"));
     $("#view-journal").addEventListener("click", () => this.showView("journal"));
 
@@ -120,6 +132,34 @@ class App {
       window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
     }
     $("#composer-input").focus();
+  }
+
+  // --- characters ---------------------------------------------------------------------
+
+  /** The header: the current character's picture and the picker's links to all of them. */
+  showCharacters() {
+    avatar(this.character, { node: $("#character-avatar"), size: 96 });
+    renderPicker($("#picker-list"), this.characters, this.character.id);
+  }
+
+  /** After the characters dialog changed one: the picker shows the list as it is now; a
+   * change to the current character itself reloads the page (its name is in every text),
+   * which keeps the conversation as a reload always does. */
+  charactersChanged(characters, changed, deletedId = null) {
+    this.characters = characters;
+    this.nameOf = namesById(characters);
+    const current = characters.find((c) => c.id === this.character.id);
+    if (deletedId === this.character.id) {
+      window.location.assign(characterHref(current ? current.id : DEFAULT_CHARACTER_ID));
+      return;
+    }
+    if (changed && changed.id === this.character.id && current
+        && (current.name !== this.character.name || current.language !== this.character.language)) {
+      window.location.reload();
+      return;
+    }
+    if (current) this.character = current;
+    this.showCharacters();
   }
 
   // --- sending ------------------------------------------------------------------------
