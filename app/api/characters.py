@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
@@ -190,7 +190,7 @@ async def _upload(request: web.Request, noun: str) -> bytes:
 async def _multipart_file(request: web.Request, limit: int, noun: str) -> bytes:
     reader = await request.multipart()
     while (part := await reader.next()) is not None:
-        if not isinstance(part, web.BodyPartReader) or part.name not in UPLOAD_FIELDS:
+        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
             continue
         chunks, size = [], 0
         while chunk := await part.read_chunk(1 << 16):

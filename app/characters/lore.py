@@ -27,7 +27,7 @@ What of a lorebook is used (the rest is kept as the card had it and exported aga
   never reach the prompt;
 - `use_regex` entries are kept but never trigger: a card's regular expression would run on
   the server's event loop, where one catastrophic pattern stalls every conversation;
-- the budget (`within_budget`): whole entries only, by `priority` (else insertion order) —
+- the budget (`within_budget`): whole entries only, by `priority`, then insertion order —
   the book's `token_budget` and the setting `lore_budget_chars`, the smaller one; what does
   not fit is left out and named in a warning; what is kept goes in insertion order.
 """
@@ -35,6 +35,7 @@ What of a lorebook is used (the rest is kept as the card had it and exported aga
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -77,10 +78,12 @@ class LoreEntry:
     exclude_keys: tuple[str, ...] = ()
 
     @property
-    def rank(self) -> float:
-        """Higher is kept first when the budget is short (V2: a lower priority is dropped
-        first; without one, V3: the lowest insertion order)."""
-        return self.priority if self.priority is not None else self.insertion_order
+    def rank(self) -> tuple[float, float]:
+        """Higher is kept first when the budget is short: by `priority` (V2: a lower one is
+        dropped first; an entry without one comes after every entry with one), then by
+        insertion order (V3: the lowest is dropped first)."""
+        return (self.priority if self.priority is not None else -math.inf,
+                self.insertion_order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +305,7 @@ def within_budget(entries: Sequence[LoreEntry], budget_chars: int, *,
     kept: list[LoreEntry] = []
     left: list[LoreEntry] = []
     used = 0
-    for entry in sorted(entries, key=lambda e: (-e.rank, e.insertion_order, e.index)):
+    for entry in sorted(entries, key=lambda e: e.rank, reverse=True):  # stable: ties in order
         cost = len(entry.content) + len(ENTRY_SEPARATOR)
         if used + cost <= budget_chars:
             kept.append(entry)
