@@ -70,12 +70,13 @@ export function avatar(character, { size = 96, node = null } = {}) {
   const box = node || h("span", { class: "avatar", "aria-hidden": "true" });
   box.replaceChildren();
   box.style.background = "";
+  delete box.dataset.initial;
   if (character && character.picture) {
     box.append(h("img", { src: `${character.picture}&size=${size}`, alt: "" }));
   } else {
-    box.textContent = characterName(character).slice(0, 1).toUpperCase();
+    // The initial is drawn by the stylesheet (`::before`): the page's text stays the name.
+    box.dataset.initial = characterName(character).slice(0, 1).toUpperCase();
     box.style.background = `hsl(${hue(character ? character.id : "")} 45% 75%)`;
-    box.style.color = "#1d1c1a";
   }
   return box;
 }

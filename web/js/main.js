@@ -149,16 +149,16 @@ class App {
     this.characters = characters;
     this.nameOf = namesById(characters);
     const current = characters.find((c) => c.id === this.character.id);
-    if (deletedId === this.character.id) {
-      window.location.assign(characterHref(current ? current.id : DEFAULT_CHARACTER_ID));
+    if (!current) { // the current character itself was deleted
+      window.location.assign(characterHref(DEFAULT_CHARACTER_ID));
       return;
     }
-    if (changed && changed.id === this.character.id && current
-        && (current.name !== this.character.name || current.language !== this.character.language)) {
+    const touched = (changed && changed.id === current.id) || deletedId === current.id;
+    if (touched && (current.name !== this.character.name || current.language !== this.character.language)) {
       window.location.reload();
       return;
     }
-    if (current) this.character = current;
+    this.character = current;
     this.showCharacters();
   }
 
