@@ -262,3 +262,16 @@ async def wait_rows(log: MessageLog, count: int):
         await asyncio.sleep(0.05)
     raise AssertionError("the turn did not finish")
 
+
+
+async def test_a_card_larger_than_the_apps_request_limit_imports(client, data_dir):
+    """Card sites' PNGs are often megabytes: the upload is bounded by its own setting, not by
+    the 1 MiB every other request body has."""
+    entries = [{"keys": [f"key{i}"], "content": "x" * 1000, "enabled": True,
+                "insertion_order": i, "extensions": {}} for i in range(1500)]
+    card = json.dumps({"spec": "chara_card_v2", "spec_version": "2.0", "data": {
+        "name": "Big", "description": "A big lorebook.", "character_book": {"entries": entries}}})
+    assert len(card) > 1024 * 1024
+    response = await client.post("/api/characters/import", data=card, headers=AUTH)
+    assert response.status == 201, await response.text()
+    assert (await response.json())["character"]["lore_entries"] == 1500
