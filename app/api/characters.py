@@ -111,8 +111,8 @@ async def post_copy(request: web.Request) -> web.Response:
 # --- pictures ------------------------------------------------------------------------------------
 
 async def get_picture(request: web.Request) -> web.StreamResponse:
-    """`GET /api/characters/{cid}/picture?size=48|96|192` → image/png (the caller's
-    characters only)."""
+    """`GET /api/characters/{cid}/picture?size=48|96|192` → the picture, or a PNG thumbnail
+    (the caller's characters only)."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     size = request.query.get("size")
     if size is not None and (not size.isdigit() or int(size) not in pictures.THUMBNAIL_SIZES):
@@ -126,8 +126,8 @@ async def get_picture(request: web.Request) -> web.StreamResponse:
         raise ApiError(404, "no_picture", f"{character_id!r} has no picture")
     headers = {"Cache-Control": "private, max-age=31536000"} if "v" in request.query else {
         "Cache-Control": "private, no-cache"}
-    if size is None:
-        return web.FileResponse(path, headers={**headers, "Content-Type": "image/png"})
+    if size is None:  # as stored: a PNG, or a shared definition's own JPEG or WebP
+        return web.FileResponse(path, headers=headers)
     stamp = path.stat().st_mtime_ns
     body = await _run(request, lambda c: pictures.cached_thumbnail(str(path), stamp, int(size)))
     return web.Response(body=body, content_type="image/png", headers=headers)

@@ -124,7 +124,8 @@ class Characters:
         data = current.toml_data()
         data["name"] = name
         data["id"] = fields.id or self._free_id(user_id, slug(name))
-        picture = current.picture.read_bytes() if current.picture is not None else None
+        picture = pictures.stored_png(current.picture.read_bytes()) \
+            if current.picture is not None else None
         return self.store.create(user_id, data, card=dict(current.card) or None,
                                  picture=picture)
 

@@ -24,6 +24,7 @@ from typing import Any
 
 import tomli_w
 
+from app.characters import pictures
 from app.characters.book import (
     CARD_KEY,
     CharacterBook,
@@ -135,12 +136,15 @@ class CharacterStore:
 
 
 def _picture_of(definition: CharacterDefinition | None) -> bytes | None:
+    """The current picture as this store keeps pictures (a shared definition's may be a
+    JPEG or WebP: it becomes a PNG)."""
     if definition is None or definition.picture is None:
         return None
     try:
-        return definition.picture.read_bytes()
+        raw = definition.picture.read_bytes()
     except OSError:
         return None
+    return raw if pictures.is_png(raw) else pictures.stored_png(raw)
 
 
 def _temporary(path: Path, content: bytes) -> Path:

@@ -275,3 +275,25 @@ async def test_a_card_larger_than_the_apps_request_limit_imports(client, data_di
     response = await client.post("/api/characters/import", data=card, headers=AUTH)
     assert response.status == 201, await response.text()
     assert (await response.json())["character"]["lore_entries"] == 1500
+
+
+async def test_a_shared_characters_jpeg_is_served_as_it_is_and_copied_as_a_png(client, data_dir):
+    folder = data_dir / "characters"
+    folder.mkdir()
+    (folder / "mira.jpg").write_bytes(picture(fmt="JPEG"))
+    (folder / "mira.toml").write_text('id = "mira"\nname = "Mira"\nlanguage = "en"\n'
+                                      'persona = "You are Mira."\npicture = "mira.jpg"\n',
+                                      encoding="utf-8")
+    shown = await client.get("/api/characters/mira/picture", headers=AUTH)
+    assert shown.status == 200 and shown.content_type == "image/jpeg"
+    copied = await (await client.post("/api/characters/mira/copy", json={"id": "mira-2"},
+                                      headers=AUTH)).json()
+    changed = await client.put("/api/characters/mira", headers=AUTH, json={
+        "name": "Mira", "language": "en", "persona": "You are Mira, changed."})
+    assert changed.status == 200
+    for name in ("mira-2", "mira"):
+        stored = data_dir / "characters" / "users" / "local" / f"{name}.png"
+        assert Image.open(stored).format == "PNG", name
+    assert copied["picture"] is not None
+    # The shared one stays as it was for everyone.
+    assert (folder / "mira.toml").read_text(encoding="utf-8").endswith('picture = "mira.jpg"\n')
