@@ -98,3 +98,11 @@ export function renderPicker(list, characters, currentId) {
     }, avatar(character, { size: 48 }), h("span", { text: name })));
   }));
 }
+
+/** What the character says first (its definition's `greeting`, or a card's `first_mes`),
+ * with a card's `{{char}}` and `{{user}}` filled in; null when it has none. */
+export function characterGreeting(character, userName) {
+  const text = character && (character.greeting || character.first_mes);
+  if (typeof text !== "string" || !text.trim()) return null;
+  return text.replace(/\{\{char\}\}/gi, characterName(character)).replace(/\{\{user\}\}/gi, userName);
+}
