@@ -31,6 +31,7 @@ import base64
 import binascii
 import copy
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -67,6 +68,9 @@ DEFAULTS: dict[Spec, dict[str, Any]] = {
 }
 _KEEP_DEFAULTS = {key: value for spec in DEFAULTS.values() for key, value in spec.items()}
 FALLBACK_ID = "character"
+# A card nests about six levels (data → character_book → entries → an entry → extensions → …);
+# deeper JSON is refused before anything walks it (copying, TOML, the lorebook's checks).
+MAX_DEPTH = 32
 
 
 class CardError(ValueError):
@@ -140,14 +144,45 @@ def _json(raw: bytes, what: str) -> Any:
     except UnicodeDecodeError:
         raise CardError(f"{what} is neither a PNG nor UTF-8 JSON: not a character card") from None
     try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant, parse_float=_finite)
+    except RecursionError:  # the decoder's own bound on nesting, far above ours
+        raise CardError(f"{what} nests deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
         raise CardError(f"{what} is not valid JSON ({exc}): not a character card") from None
+    if _depth(document) > MAX_DEPTH:
+        raise CardError(f"{what} nests deeper than {MAX_DEPTH} levels")
     try:  # a lone surrogate ("\ud800") decodes, but no file can hold it
         json.dumps(document, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         raise CardError(f"{what} holds text that is not valid Unicode") from None
     return document
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is no JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is out of range")
+    return value
+
+
+def _depth(document: Any) -> int:
+    """How deep arrays and objects nest in `document` (a scalar: 0), without recursion."""
+    deepest, pending = 0, [(document, 1)]
+    while pending:
+        value, level = pending.pop()
+        children = value.values() if isinstance(value, dict) else \
+            value if isinstance(value, list) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if deepest > MAX_DEPTH:
+            return deepest
+        pending.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _card_data(document: Any) -> tuple[str, dict[str, Any]]:
@@ -180,9 +215,12 @@ def _data_url_icon(data: Mapping[str, Any], warnings: list[str]) -> bytes | None
     try:
         payload = base64.b64decode(uri.split(",", 1)[1], validate=True)
         return pictures.stored_png(payload)
-    except (IndexError, binascii.Error, ValueError, pictures.PictureError):
-        warnings.append("the card's icon (a data: URL) is not a picture; no picture was set")
-        return None
+    except pictures.PictureError as exc:
+        warnings.append(f"the card's icon (a data: URL) was not taken: {exc}; no picture was "
+                        "set")
+    except (IndexError, binascii.Error, ValueError):
+        warnings.append("the card's icon (a data: URL) is not valid base64; no picture was set")
+    return None
 
 
 # --- mapping -------------------------------------------------------------------------------------

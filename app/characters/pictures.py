@@ -10,7 +10,9 @@ when there is none, and the PNG text chunks a character card travels in.
 
 Every function is blocking (decoding an image takes milliseconds): the API calls them in a
 worker thread. A file Pillow cannot read, a format not listed, or an image of more than
-`MAX_PIXELS` pixels (a decompression bomb is small on disk) is a `PictureError`.
+`MAX_PIXELS` pixels (a decompression bomb is small on disk: refused before it is decoded), a
+compressed text chunk that inflates past Pillow's `PngImagePlugin.MAX_TEXT_CHUNK` or a chunk
+longer than the file is a `PictureError` that says which.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 from PIL import Image, PngImagePlugin, UnidentifiedImageError
 
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
-MAX_PIXELS = 40_000_000       # decoded size refused above this (about 6300 × 6300)
+MAX_PIXELS = 4096 * 4096       # decoded size refused above this (a 12-megapixel photo fits)
 MAX_SIDE = 1024               # a stored picture is at most this wide and high
 THUMBNAIL_SIZES = (48, 96, 192)
 PLACEHOLDER_SIZE = (400, 600)  # portrait, as card sites show them
@@ -37,8 +39,15 @@ class PictureError(ValueError):
 def _open(raw: bytes) -> Image.Image:
     try:
         image = Image.open(io.BytesIO(raw))
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+    except UnidentifiedImageError:
         raise PictureError("not a picture (PNG, JPEG, WebP or GIF)") from None
+    except Image.DecompressionBombError:  # Pillow's own bound, far above ours
+        raise PictureError(f"the picture declares more than {MAX_PIXELS} pixels (a "
+                           "decompression bomb?)") from None
+    except ValueError as exc:  # a compressed text chunk past PngImagePlugin.MAX_TEXT_CHUNK
+        raise PictureError(f"a chunk of the file is too large ({exc})") from None
+    except OSError as exc:  # a chunk longer than the file, a broken header
+        raise PictureError(f"the file is broken ({exc})") from None
     if image.format not in FORMATS:
         raise PictureError(f"a {image.format} picture is not taken: use PNG, JPEG, WebP or GIF")
     width, height = image.size

@@ -18,6 +18,7 @@ The language of a call is the character's language (`de` or `en`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -165,9 +166,18 @@ def blocks_for(language: str) -> Blocks:
 
 
 def frame(parts: Sequence[tuple[str, str | None]]) -> str:
-    """Titled blocks in order; a block without content is left out (never an empty title)."""
-    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{body.strip()}"
+    """Titled blocks in order; a block without content is left out (never an empty title).
+    A line of a body that would read as a title is indented by a space: no text of the
+    user's or of a character card's opens a block of its own."""
+    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{_inert(body.strip())}"
                        for title, body in parts if body and body.strip())
+
+
+_TITLE_LINE = re.compile(r"(?m)^(?=[ \t]*" + re.escape(BLOCK_PREFIX.strip()) + ")")
+
+
+def _inert(body: str) -> str:
+    return _TITLE_LINE.sub(" ", body)
 
 
 def read_frame(text: str) -> dict[str, str]:
