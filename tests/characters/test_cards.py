@@ -183,8 +183,14 @@ json_value = st.recursive(
     st.none() | st.booleans() | st.integers(-10**6, 10**6) | text,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
     max_leaves=8)
+# V3 decorators at the head of an entry's content (kept as written, read by the lorebook).
+decorated = st.builds(
+    lambda decorator, value, rest: f"@@{decorator} {value}\n{rest}",
+    st.sampled_from(["activate_only_after", "activate_only_every", "scan_depth", "depth",
+                     "additional_keys", "exclude_keys", "unknown_decorator"]),
+    st.integers(0, 9).map(str) | text.filter(lambda t: "\n" not in t), text)
 entry = st.fixed_dictionaries({
-    "keys": st.lists(text, max_size=3), "content": text, "enabled": st.booleans(),
+    "keys": st.lists(text, max_size=3), "content": text | decorated, "enabled": st.booleans(),
     "insertion_order": st.integers(0, 100), "extensions": st.dictionaries(text, json_value,
                                                                          max_size=2)},
     optional={"constant": st.booleans(), "selective": st.booleans(),
@@ -204,6 +210,14 @@ card_data = st.fixed_dictionaries({
                                             optional={"scan_depth": st.integers(0, 10),
                                                       "name": text}),
     "x_unknown_field": json_value,
+    "group_only_greetings": st.lists(text, max_size=2),
+    "creator_notes_multilingual": st.dictionaries(st.sampled_from(["en", "de", "ja"]), text,
+                                                  max_size=2),
+    "assets": st.lists(st.fixed_dictionaries({
+        "type": st.sampled_from(["icon", "background", "emotion"]),
+        "uri": st.sampled_from(["ccdefault:", "embeded://assets/a.png",
+                                "https://example.org/a.png"]),
+        "name": text, "ext": st.sampled_from(["png", "webp"])}), max_size=2),
 })
 
 
