@@ -122,7 +122,7 @@ async def test_a_cards_text_is_masked_for_a_remote_model(fake_model, make_settin
                                                          aiohttp_client, tmp_path):
     card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
         "name": "Vex", "description": "{{char}} works with Anna Schmidt on the night shift.",
-        "first_mes": "Hi.", "character_book": {"entries": [{
+        "first_mes": "Anna Schmidt said you would come.", "character_book": {"entries": [{
             "keys": ["night shift"], "content": "Anna Schmidt brings cake to the night shift.",
             "enabled": True, "insertion_order": 1, "extensions": {}}]}}}
     chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings, llm_remote=True))
@@ -143,7 +143,9 @@ async def test_a_cards_text_is_masked_for_a_remote_model(fake_model, make_settin
         assert "Anna" not in body and "Schmidt" not in body
     persona_call = next(r for r in requests if "works with [PERSON_1] on the night shift"
                         in system_message(r))
-    assert "- [PERSON_1] brings cake to the night shift." in last_user_message(persona_call)
+    frame = last_user_message(persona_call)
+    assert "- [PERSON_1] brings cake to the night shift." in frame
+    assert "### Your greeting\n[PERSON_1] said you would come." in frame
     await chat.close()
 
 
