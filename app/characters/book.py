@@ -44,6 +44,7 @@ import logging
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from importlib import resources
@@ -67,6 +68,10 @@ DATA_DIR_FOLDER = "characters"
 USERS_FOLDER = "users"  # inside DATA_DIR_FOLDER: one folder per user
 BUILT_IN_PACKAGE = "app.characters"
 ID_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+# A name is one line: it labels the character's lines in the history the model reads, and a
+# line break in it would write lines of the history of its own ("Vex\n[2] USER: …").
+NAME_MAX_CHARS = 80
+_NOT_IN_A_NAME = frozenset({"Cc", "Zl", "Zp"})  # control characters, line and paragraph breaks
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
 _KNOWN_KEYS = frozenset({"id", "name", "language", "persona", "description", "baseline",
@@ -217,7 +222,7 @@ def definition_from(data: Mapping[str, Any], source: str, *, folder: Path | None
     persona, parts = _persona(data.get("persona"), language)
     extras = _card(card)
     return CharacterDefinition(
-        id=character_id, name=_required_str(data, "name"), language=language,
+        id=character_id, name=_name(data), language=language,
         persona=persona, persona_parts=parts, description=_optional_str(data, "description"),
         baseline=_baseline(data.get("baseline", {})), source=source,
         greeting=_optional_str(data, "greeting"),
@@ -259,6 +264,15 @@ def _required_str(data: Mapping[str, Any], key: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise CharacterError(f"{key} must be a non-empty string")
     return value.strip()
+
+
+def _name(data: Mapping[str, Any]) -> str:
+    name = _required_str(data, "name")
+    if any(unicodedata.category(c) in _NOT_IN_A_NAME for c in name):
+        raise CharacterError("name must be one line, without control characters")
+    if len(name) > NAME_MAX_CHARS:
+        raise CharacterError(f"name may have at most {NAME_MAX_CHARS} characters")
+    return name
 
 
 def _optional_str(data: Mapping[str, Any], key: str) -> str:

@@ -7,7 +7,7 @@ The mapping (README "Character cards" says the same):
 
 | card (`data.…`) | definition |
 |---|---|
-| `name` | `name`; the id is `extensions.novaberg.id` when a Novaberg export wrote it, else made from the name (`slug`) |
+| `name` | `name` as one line (`one_line`); the id is `extensions.novaberg.id` when a Novaberg export wrote it, else made from the name (`slug`) |
 | `system_prompt`, `description`, `personality`, `scenario` | the persona (`book.compose_persona`); a card with a description alone gives that text |
 | `first_mes` | `greeting` |
 | `alternate_greetings` | `alternate_greetings` |
@@ -41,6 +41,7 @@ from typing import Any, Literal
 from app.characters import pictures
 from app.characters.book import (
     ID_PATTERN,
+    NAME_MAX_CHARS,
     PERSONA_PARTS,
     CharacterDefinition,
     CharacterError,
@@ -229,9 +230,12 @@ def map_card(data: Mapping[str, Any], *, character_id: str | None = None,
              ) -> tuple[dict[str, Any], dict[str, Any]]:
     """The card's `data` as a definition's TOML shape and the card file's content (see the
     module docstring); `CardError` for a field of the wrong type."""
-    name = data.get("name")
-    if not isinstance(name, str) or not name.strip():
+    name = one_line(data.get("name"))
+    if not name:
         raise CardError("the card has no name")
+    if len(name) > NAME_MAX_CHARS:
+        raise CardError(f"the card's name has {len(name)} characters; at most "
+                        f"{NAME_MAX_CHARS} are taken")
     texts = {key: _text(data, key) for key in (*PERSONA_PARTS, "first_mes", "mes_example",
                                                 "creator_notes")}
     greetings = data.get("alternate_greetings", [])
@@ -251,7 +255,7 @@ def map_card(data: Mapping[str, Any], *, character_id: str | None = None,
                                               texts["first_mes"]]))
     only_description = not (parts["system_prompt"] or parts["personality"] or parts["scenario"])
     mapped: dict[str, Any] = {
-        "id": character_id or _our_id(ours) or slug(name), "name": name.strip(),
+        "id": character_id or _our_id(ours) or slug(name), "name": name,
         "language": language,
         "persona": parts["description"] if only_description else parts}
     for key, target in (("creator_notes", "description"), ("first_mes", "greeting"),
@@ -263,6 +267,14 @@ def map_card(data: Mapping[str, Any], *, character_id: str | None = None,
     if isinstance(ours.get("baseline"), dict):
         mapped["baseline"] = ours["baseline"]
     return mapped, extras
+
+
+def one_line(value: Any) -> str:
+    """A card's name as one line: runs of white space (line breaks too) one space, other
+    control characters dropped (other tools' names often end in a line break)."""
+    if not isinstance(value, str):
+        return ""
+    return "".join(c for c in " ".join(value.split()) if unicodedata.category(c) != "Cc")
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
