@@ -243,14 +243,14 @@ def parse_character(text: str, source: str, **context: Any) -> CharacterDefiniti
 
 def _persona(value: Any, language: str) -> tuple[str, PersonaParts | None]:
     if isinstance(value, str) and value.strip():
-        return value.strip(), None
+        return _lines(value), None
     if isinstance(value, dict):
         unknown = sorted(set(value) - set(PERSONA_PARTS))
         if unknown:
             raise CharacterError(f"[persona]: unknown key(s) {', '.join(unknown)}")
         if not all(isinstance(v, str) for v in value.values()):
             raise CharacterError("[persona]: every part must be a string")
-        parts = PersonaParts(**{k: v.strip() for k, v in value.items()})
+        parts = PersonaParts(**{k: _lines(v) for k, v in value.items()})
         persona = compose_persona(parts, language)
         if not persona:
             raise CharacterError("[persona]: every part is empty")
@@ -259,11 +259,17 @@ def _persona(value: Any, language: str) -> tuple[str, PersonaParts | None]:
                          f"{', '.join(PERSONA_PARTS)})")
 
 
+def _lines(value: str) -> str:
+    """A text with its line breaks as `\\n` (a card written on Windows has `\\r\\n`, which
+    a TOML file's multi-line string would not give back) and no white space around it."""
+    return value.replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
 def _required_str(data: Mapping[str, Any], key: str) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
         raise CharacterError(f"{key} must be a non-empty string")
-    return value.strip()
+    return _lines(value)
 
 
 def _name(data: Mapping[str, Any]) -> str:
@@ -279,14 +285,14 @@ def _optional_str(data: Mapping[str, Any], key: str) -> str:
     value = data.get(key, "")
     if not isinstance(value, str):
         raise CharacterError(f"{key} must be a string")
-    return value.strip()
+    return _lines(value)
 
 
 def _str_list(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     value = data.get(key, [])
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise CharacterError(f"{key} must be a list of strings")
-    return tuple(value)
+    return tuple(item.replace("\r\n", "\n").replace("\r", "\n") for item in value)
 
 
 def _picture(value: Any, folder: Path | None) -> Path | None:

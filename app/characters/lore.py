@@ -37,7 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +46,11 @@ from app.core.log import fields
 log = logging.getLogger(__name__)
 
 DEFAULT_SCAN_DEPTH = 4   # texts of the conversation a key is looked for in (the book may say)
+# A card's lorebook holds tens of entries, a large world book hundreds; selection looks at
+# every entry on every turn (about 20 µs each), so a book beyond this is refused on import,
+# and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
+MAX_ENTRIES = 2_000
+OFF_LOOP_ENTRIES = 200
 RECURSION_ROUNDS = 3     # recursive scanning: rounds of entries triggering entries
 ENTRY_SEPARATOR = "\n"
 
@@ -105,6 +110,9 @@ def read_book(raw: Any) -> Lorebook:
     entries = raw.get("entries", [])
     if not isinstance(entries, list):
         raise LoreError("character_book.entries must be a list")
+    if len(entries) > MAX_ENTRIES:
+        raise LoreError(f"character_book has {len(entries)} entries; at most {MAX_ENTRIES} "
+                        "are taken")
     read = tuple(_entry(i, entry) for i, entry in enumerate(entries))
     return Lorebook(entries=read, scan_depth=_count(raw, "scan_depth", "character_book"),
                     token_budget=_count(raw, "token_budget", "character_book"),
@@ -232,15 +240,22 @@ def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) ->
     one last; `character_turns`: how many answers of the character it holds."""
     chosen: dict[int, LoreEntry] = {}
     depth = book.scan_depth if book.scan_depth is not None else DEFAULT_SCAN_DEPTH
+    scanned: dict[int, _Scanned] = {}  # by scan depth: most entries share the book's
+
+    def texts(scan: int) -> _Scanned:
+        if scan not in scanned:
+            scanned[scan] = _Scanned(recent[-scan:] if scan > 0 else [])
+        return scanned[scan]
+
     for entry in book.entries:
-        if _triggers(entry, recent, depth, character_turns):
+        if _triggers(entry, texts, depth, character_turns):
             chosen[entry.index] = entry
     if book.recursive:
         for _ in range(RECURSION_ROUNDS):
-            found_text = [e.content for e in chosen.values()]
+            found = _Scanned(e.content for e in chosen.values())
             more = [e for e in book.entries if e.index not in chosen
                     and _allowed(e, character_turns) and not e.constant
-                    and _keys_match(e, found_text)]
+                    and _keys_match(e, found)]
             if not more:
                 break
             chosen.update((e.index, e) for e in more)
@@ -259,42 +274,82 @@ def _allowed(entry: LoreEntry, character_turns: int) -> bool:
     return not (entry.only_every and character_turns % entry.only_every)
 
 
-def _triggers(entry: LoreEntry, recent: Sequence[str], depth: int,
+def _triggers(entry: LoreEntry, texts: Callable[[int], _Scanned], depth: int,
               character_turns: int) -> bool:
     if not _allowed(entry, character_turns):
         return False
     if entry.force or entry.constant:
         return True
-    scan = entry.scan_depth if entry.scan_depth is not None else depth
-    return _keys_match(entry, recent[-scan:] if scan > 0 else [])
+    return _keys_match(entry, texts(entry.scan_depth if entry.scan_depth is not None
+                                    else depth))
 
 
-def _keys_match(entry: LoreEntry, texts: Iterable[str]) -> bool:
-    text = "\n".join(texts)
-    if not text or not _any_key(entry.keys, text, entry.case_sensitive):
+def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
+    if not scanned.text or not scanned.has_any(entry.keys, entry.case_sensitive):
         return False
-    if entry.selective and entry.secondary_keys and not _any_key(
-            entry.secondary_keys, text, entry.case_sensitive):
+    if entry.selective and entry.secondary_keys and not scanned.has_any(
+            entry.secondary_keys, entry.case_sensitive):
         return False
-    if entry.additional_keys and not _any_key(entry.additional_keys, text, entry.case_sensitive):
+    if entry.additional_keys and not scanned.has_any(entry.additional_keys,
+                                                     entry.case_sensitive):
         return False
-    return not _any_key(entry.exclude_keys, text, entry.case_sensitive)
+    return not scanned.has_any(entry.exclude_keys, entry.case_sensitive)
 
 
-def _any_key(keys: Sequence[str], text: str, case_sensitive: bool) -> bool:
-    flags = 0 if case_sensitive else re.IGNORECASE
-    return any(re.search(_bounded(key), text, flags) for key in keys)
+class _Scanned:
+    """Texts a selection looks for keys in, joined once — and read once into their words
+    (as written and lowered): a key that is one word is found at word bounds exactly when it
+    is one of them. A key of several words or with other characters ("night shift", "Dr.")
+    is looked for in the text (lowered, for an entry that is not case-sensitive)."""
+
+    __slots__ = ("text", "_lowered", "_words", "_lowered_words")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.text = "\n".join(texts)
+        self._lowered: str | None = None
+        self._words: frozenset[str] | None = None
+        self._lowered_words: frozenset[str] | None = None
+
+    def has_any(self, keys: Sequence[str], case_sensitive: bool) -> bool:
+        return any(self.has(key, case_sensitive) for key in keys)
+
+    def has(self, key: str, case_sensitive: bool) -> bool:
+        if case_sensitive:
+            if _WORD.fullmatch(key):
+                if self._words is None:
+                    self._words = frozenset(_WORD.findall(self.text))
+                return key in self._words
+            return _found(self.text, key)
+        if self._lowered is None:
+            self._lowered = self.text.lower()
+        key = key.lower()
+        if _WORD.fullmatch(key):
+            if self._lowered_words is None:
+                self._lowered_words = frozenset(_WORD.findall(self._lowered))
+            return key in self._lowered_words
+        return _found(self._lowered, key)
 
 
-def _bounded(key: str) -> str:
-    """`key` as a pattern matching at word bounds where the key itself begins or ends with a
-    word character ("cat" is not found in "category"; "Dr." is found before a space)."""
-    pattern = re.escape(key)
-    if re.match(r"\w", key):
-        pattern = r"(?<!\w)" + pattern
-    if re.search(r"\w$", key):
-        pattern += r"(?!\w)"
-    return pattern
+_WORD = re.compile(r"\w+")
+
+
+def _found(text: str, key: str) -> bool:
+    """`key` in `text` at word bounds where it begins or ends with a word character ("cat"
+    is not found in "category"; "Dr." is found before a space) — `\\w` as `re` reads it,
+    without a pattern to compile for every key of every book."""
+    bound_start, bound_end = _is_word(key[0]), _is_word(key[-1])
+    start = text.find(key)
+    while start >= 0:
+        end = start + len(key)
+        if not (bound_start and start > 0 and _is_word(text[start - 1])) and \
+                not (bound_end and end < len(text) and _is_word(text[end])):
+            return True
+        start = text.find(key, start + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
 
 
 def within_budget(entries: Sequence[LoreEntry], budget_chars: int, *,

@@ -5,6 +5,8 @@ its lorebook the conversation triggers (SPEC §11, `app.characters.lore`), for t
 
 from __future__ import annotations
 
+import asyncio
+
 from app.characters import lore
 from app.core.clock import zone_named
 from app.memory.long_term import Memory, memory_line, within_budget
@@ -39,6 +41,15 @@ async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -
 def known_text(ctx: NodeContext, state: Path2State) -> str:
     zone = zone_named(ctx.settings.timezone)
     return "\n".join(memory_line(m, zone) for m in state.known)
+
+
+async def triggered_lore(ctx: NodeContext, state: Path2State) -> list[str]:
+    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_ENTRIES`
+    entries (the scan is pure Python: a book of 2 000 entries takes about 40 ms)."""
+    book = ctx.character.lore
+    if book is not None and len(book.entries) > lore.OFF_LOOP_ENTRIES:
+        return await asyncio.to_thread(lore_lines, ctx, state)
+    return lore_lines(ctx, state)
 
 
 def lore_lines(ctx: NodeContext, state: Path2State) -> list[str]:

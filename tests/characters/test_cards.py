@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from PIL import Image, PngImagePlugin
 
 from app.characters.book import CharacterBook, CharacterDefinition, compose_persona
-from app.characters.cards import CardError, card_document, read_card, slug
+from app.characters.cards import CardError, card_document, one_line, read_card, slug
 from app.characters.macros import for_prompt, for_screen
 from app.characters.pictures import text_chunks
 from app.characters.service import Characters
@@ -197,7 +197,7 @@ entry = st.fixed_dictionaries({
               "secondary_keys": st.lists(text, max_size=2), "priority": st.integers(0, 10),
               "comment": text, "use_regex": st.booleans(), "case_sensitive": st.booleans()})
 card_data = st.fixed_dictionaries({
-    "name": text.filter(str.strip),
+    "name": text.filter(one_line),  # a name of control characters alone is no name
     "description": text.filter(str.strip),
 }, optional={
     "personality": text, "scenario": text, "system_prompt": text, "first_mes": text,
@@ -337,6 +337,21 @@ def test_a_cards_name_becomes_one_line(tmp_path, written, read):
     card = {**V2, "data": {"name": written, "description": "x"}}
     imported, _ = characters_in(tmp_path).import_card("local", json.dumps(card).encode())
     assert imported.name == read
+
+
+def test_a_card_written_on_windows_keeps_its_lines_through_the_files_and_an_export(tmp_path):
+    card = {**V2, "data": {"name": "Win", "description": "line one\r\nline two\rthree",
+                           "first_mes": "Hi.\r\n\r\nHow are you?",
+                           "alternate_greetings": ["Yo\r\nthere"]}}
+    service = characters_in(tmp_path / "a")
+    imported, _ = service.import_card("local", json.dumps(card).encode())
+    assert imported.persona == "line one\nline two\nthree"
+    assert imported.greeting == "Hi.\n\nHow are you?"
+    assert imported.alternate_greetings == ("Yo\nthere",)
+    assert content(service.find("local", "win")) == content(imported)
+    export = service.export_card("local", "win", "v2", "json")
+    again, _ = characters_in(tmp_path / "b").import_card("local", export.body)
+    assert content(again) == content(imported)
 
 
 def test_slugs():

@@ -4,15 +4,17 @@ and the budget that keeps whole entries only."""
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.characters.lore import (
     DEFAULT_SCAN_DEPTH,
     ENTRY_SEPARATOR,
+    MAX_ENTRIES,
     LoreError,
     book_budget,
     read_book,
@@ -168,3 +170,38 @@ def test_the_budget_never_overflows_and_never_cuts_an_entry(raw, budget):
     room = budget - sum(len(e.content) + len(ENTRY_SEPARATOR) for e in kept)
     left = [e for e in usable if e not in kept]
     assert all(len(e.content) + len(ENTRY_SEPARATOR) > room for e in left)
+
+
+# --- matching keys: the same as a pattern at word bounds, without compiling one per key -----
+
+def reference(key: str, text: str) -> bool:
+    """A key at word bounds as a regular expression says it (what the scan must agree with)."""
+    pattern = re.escape(key)
+    if re.match(r"\w", key):
+        pattern = r"(?<!\w)" + pattern
+    if re.search(r"\w$", key):
+        pattern += r"(?!\w)"
+    return re.search(pattern, text) is not None
+
+
+alphabet = st.sampled_from(list("abAB _-.'ßéİ1\n") + ["\u00a0", "\u0301", "٣"])
+key_text = st.text(alphabet, min_size=1, max_size=6).map(str.strip).filter(bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=key_text, texts=st.lists(st.text(alphabet, max_size=30), min_size=1, max_size=4),
+       case_sensitive=st.booleans())
+def test_a_key_is_found_exactly_where_the_word_bound_pattern_finds_it(key, texts,
+                                                                     case_sensitive):
+    lore = book({"keys": [key], "content": "hit", "case_sensitive": case_sensitive})
+    joined = "\n".join(texts)
+    expected = reference(key, joined) if case_sensitive else \
+        reference(key.lower(), joined.lower())
+    assert (chosen(lore, *texts) == ["hit"]) == expected
+
+
+def test_a_book_of_more_entries_than_the_bound_is_refused():
+    entries = [{"keys": [f"k{i}"], "content": "x"} for i in range(MAX_ENTRIES + 1)]
+    with pytest.raises(LoreError, match=f"has {MAX_ENTRIES + 1} entries; at most {MAX_ENTRIES}"):
+        book(*entries)
+    assert len(book(*entries[:MAX_ENTRIES]).entries) == MAX_ENTRIES
