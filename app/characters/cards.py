@@ -72,6 +72,7 @@ FALLBACK_ID = "character"
 # A card nests about six levels (data → character_book → entries → an entry → extensions → …);
 # deeper JSON is refused before anything walks it (copying, TOML, the lorebook's checks).
 MAX_DEPTH = 32
+NAMED_CHUNKS = 10  # a warning names this many of the PNG's other text chunks, then counts
 
 
 class CardError(ValueError):
@@ -135,7 +136,9 @@ def _from_png(raw: bytes) -> tuple[Any, bytes, list[str]]:
     except (binascii.Error, ValueError):
         raise CardError(f"the PNG's {chunk} chunk is not valid base64") from None
     others = sorted(key for key in chunks if key not in ("chara", "ccv3"))
-    warnings = [f"the PNG's other text chunks were not kept: {', '.join(others)}"] if others else []
+    named = ", ".join(others[:NAMED_CHUNKS]) + (
+        f" and {len(others) - NAMED_CHUNKS} more" if len(others) > NAMED_CHUNKS else "")
+    warnings = [f"the PNG's other text chunks were not kept: {named}"] if others else []
     return _json(decoded, f"the PNG's {chunk} chunk"), picture, warnings
 
 

@@ -146,3 +146,11 @@ def test_nesting_up_to_the_bound_is_taken_and_beyond_it_refused(depth):
     else:
         with pytest.raises(CardError, match=f"nests deeper than {MAX_DEPTH} levels"):
             read_card(nested(depth))
+
+
+def test_a_png_of_many_other_text_chunks_gets_one_short_warning():
+    others = b"".join(text(f"note{i:04d}", b"x") for i in range(500))
+    imported = read_card(png(before=others + card_chunk()))
+    [warning] = imported.warnings
+    assert warning == ("the PNG's other text chunks were not kept: "
+                       + ", ".join(f"note{i:04d}" for i in range(10)) + " and 490 more")
