@@ -34,6 +34,7 @@ What of a lorebook is used (the rest is kept as the card had it and exported aga
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import re
@@ -47,8 +48,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SCAN_DEPTH = 4   # texts of the conversation a key is looked for in (the book may say)
 # A card's lorebook holds tens of entries, a large world book hundreds; selection looks at
-# every entry on every turn (about 20 µs each), so a book beyond this is refused on import,
-# and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
+# every entry on every turn (about 25 µs each, bench/lore.py), so a book beyond this is
+# refused on import, and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
 MAX_ENTRIES = 2_000
 OFF_LOOP_ENTRIES = 200
 RECURSION_ROUNDS = 3     # recursive scanning: rounds of entries triggering entries
@@ -251,14 +252,15 @@ def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) ->
         if _triggers(entry, texts, depth, character_turns):
             chosen[entry.index] = entry
     if book.recursive:
-        for _ in range(RECURSION_ROUNDS):
-            found = _Scanned(e.content for e in chosen.values())
-            more = [e for e in book.entries if e.index not in chosen
-                    and _allowed(e, character_turns) and not e.constant
-                    and _keys_match(e, found)]
-            if not more:
+        added = list(chosen.values())
+        for _ in range(RECURSION_ROUNDS):  # each round scans what the one before added
+            found = _Scanned(e.content for e in added)
+            added = [e for e in book.entries if e.index not in chosen
+                     and _allowed(e, character_turns) and not e.constant
+                     and _keys_match(e, found)]
+            if not added:
                 break
-            chosen.update((e.index, e) for e in more)
+            chosen.update((e.index, e) for e in added)
     return sorted(chosen.values(), key=lambda e: (e.insertion_order, e.index))
 
 
@@ -298,9 +300,10 @@ def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
 
 class _Scanned:
     """Texts a selection looks for keys in, joined once — and read once into their words
-    (as written and lowered): a key that is one word is found at word bounds exactly when it
-    is one of them. A key of several words or with other characters ("night shift", "Dr.")
-    is looked for in the text (lowered, for an entry that is not case-sensitive)."""
+    (as written and lowered). A key found at word bounds has each of its words as a word of
+    the text, so a key of one word is found exactly when it is one of them, and a key of
+    several ("night shift", "Dr. Weiss") is looked for in the text only when all its words
+    are there (lowered, for an entry that is not case-sensitive)."""
 
     __slots__ = ("text", "_lowered", "_words", "_lowered_words")
 
@@ -315,19 +318,25 @@ class _Scanned:
 
     def has(self, key: str, case_sensitive: bool) -> bool:
         if case_sensitive:
-            if _WORD.fullmatch(key):
-                if self._words is None:
-                    self._words = frozenset(_WORD.findall(self.text))
-                return key in self._words
-            return _found(self.text, key)
-        if self._lowered is None:
-            self._lowered = self.text.lower()
-        key = key.lower()
-        if _WORD.fullmatch(key):
-            if self._lowered_words is None:
+            text = self.text
+            if self._words is None:
+                self._words = frozenset(_WORD.findall(text))
+            words = self._words
+        else:
+            if self._lowered is None:
+                self._lowered = self.text.lower()
                 self._lowered_words = frozenset(_WORD.findall(self._lowered))
-            return key in self._lowered_words
-        return _found(self._lowered, key)
+            text, key = self._lowered, key.lower()
+            words = self._lowered_words or frozenset()
+        parts = _words_of(key)
+        if not all(part in words for part in parts):
+            return False
+        return (len(parts) == 1 and parts[0] == key) or _found(text, key)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _words_of(key: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(key))
 
 
 _WORD = re.compile(r"\w+")

@@ -45,7 +45,8 @@ def known_text(ctx: NodeContext, state: Path2State) -> str:
 
 async def triggered_lore(ctx: NodeContext, state: Path2State) -> list[str]:
     """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_ENTRIES`
-    entries (the scan is pure Python: a book of 2 000 entries takes about 40 ms)."""
+    entries (the scan is pure Python: a book of 2 000 entries takes about 50 ms of CPU,
+    bench/lore.py)."""
     book = ctx.character.lore
     if book is not None and len(book.entries) > lore.OFF_LOOP_ENTRIES:
         return await asyncio.to_thread(lore_lines, ctx, state)

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from app.characters.cards import MAX_DEPTH, CardError, read_card
+from app.characters.lore import MAX_ENTRIES
 from app.characters.pictures import MAX_PIXELS
 from tests.conftest import AUTH
 
@@ -154,3 +155,15 @@ def test_a_png_of_many_other_text_chunks_gets_one_short_warning():
     [warning] = imported.warnings
     assert warning == ("the PNG's other text chunks were not kept: "
                        + ", ".join(f"note{i:04d}" for i in range(10)) + " and 490 more")
+
+
+async def test_a_lorebook_beyond_the_entry_bound_is_refused_by_the_api_with_nothing_written(
+        client, data_dir: Path):
+    entries = [{"keys": [f"k{i}"], "content": "x"} for i in range(MAX_ENTRIES + 1)]
+    card = {**CARD, "data": {**CARD["data"], "character_book": {"entries": entries}}}
+    response = await client.post("/api/characters/import", data=json.dumps(card), headers=AUTH)
+    assert response.status == 400
+    error = (await response.json())["error"]
+    assert error["code"] == "invalid_character"
+    assert f"at most {MAX_ENTRIES} are taken" in error["message"]
+    assert not any((data_dir / "characters").rglob("*.toml"))
