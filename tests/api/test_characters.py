@@ -5,7 +5,6 @@ refusal in the error shape with nothing written."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 from pathlib import Path
@@ -19,6 +18,7 @@ from app.auth.accounts import add_user_sync
 from app.memory.message_log import MessageLog
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.waiting import until
 
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"
 LENA = {"name": "Lena", "language": "en", "persona": "You are {{char}}, a barista.",
@@ -258,12 +258,8 @@ async def test_deleting_an_own_character_keeps_its_conversation(client, data_dir
 
 
 async def wait_rows(log: MessageLog, count: int):
-    for _ in range(400):
-        rows = await log.for_user("local", character_id="lena")
-        if len(rows) >= count:
-            return rows
-        await asyncio.sleep(0.05)
-    raise AssertionError("the turn did not finish")
+    return await until(lambda: log.for_user("local", character_id="lena"),
+                       lambda rows: len(rows) >= count, what=f"{count} rows of lena's log")
 
 
 
