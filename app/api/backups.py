@@ -72,7 +72,8 @@ async def get_export(request: web.Request) -> web.Response:
     if fmt not in EXPORT_FORMATS:
         raise ApiError(400, "invalid_format", f"format {fmt!r}: use md or json")
     character = request.query.get("character") or None
-    if character is not None and request.app[CHARACTERS].get(character) is None:
+    if character is not None and \
+            request.app[CHARACTERS].get(request[USER_ID], character) is None:
         raise ApiError(404, "unknown_character", f"no character {character!r}")
     zone = zone_named(request.app[SETTINGS].timezone)
     try:

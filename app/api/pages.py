@@ -146,8 +146,9 @@ async def revalidate_static(request: web.Request, response: web.StreamResponse) 
 STATIC_PREFIX = "/static/"
 SECURITY_HEADERS = {
     # Scripts, styles, images and sockets only from this server; no page may frame the UI.
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
-                               "form-action 'self'",
+    # Images also from blob: — the editor previews a picture chosen on this machine.
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' blob:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",

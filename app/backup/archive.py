@@ -6,9 +6,12 @@ A backup is a folder `novaberg-backup-<UTC stamp>/` holding
   (`app.backup.database`): every table, without accounts unless asked for;
 - `redis.jsonl`: every Novaberg key with its TTL (`app.backup.redis_snapshot`);
 - `identities.txt` when the data dir has one (the names the privacy gateway masks);
+- `characters/`: the data dir's character folder as it is — the shared TOML files and every
+  user's own characters (definition, picture, card file); each file is listed in the
+  manifest under its path (`characters/users/local/lena.toml`);
 - `manifest.json`: `format_version`, `app_version`, `created_at`, `accounts_included`,
   per file `name`, `bytes`, `sha256`, and `counts` (users, days, entries, messages,
-  redis_keys).
+  redis_keys, characters).
 
 Never in a backup: `secrets.toml` (API keys), `config.toml` (this machine's settings: model
 server, Redis URL, port), login sessions, and — unless `include_accounts` — the `users` and
@@ -37,6 +40,7 @@ import redis
 from app import __version__
 from app.backup import redis_snapshot
 from app.backup.database import copy_database, count_contents
+from app.characters.book import DATA_DIR_FOLDER as CHARACTERS_FOLDER
 from app.core.clock import local_moment
 from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
 
@@ -45,6 +49,7 @@ MANIFEST = "manifest.json"
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_FILE = "redis.jsonl"
 DATA_FILES = ("identities.txt",)  # plain files of the data dir that are user data
+DATA_FOLDERS = (CHARACTERS_FOLDER,)  # folders of the data dir that are user data, whole
 REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir
@@ -126,6 +131,9 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
         for name in DATA_FILES:
             if (data_path / name).is_file():
                 shutil.copyfile(data_path / name, partial / name)
+        for name in DATA_FOLDERS:
+            copy_folder(data_path / name, partial / name)
+        counts["characters"] = sum(1 for _ in (partial / CHARACTERS_FOLDER).rglob("*.toml"))
         manifest = write_manifest(partial, counts, accounts_included=include_accounts, now=now)
         os.replace(partial, final)
     except BaseException:
@@ -134,19 +142,37 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
     return Backup(final, manifest)
 
 
+def copy_folder(source: Path, target: Path) -> None:
+    """A data dir folder's files (not its temporary `.…tmp` ones), if it exists."""
+    if not source.is_dir():
+        return
+    for path in sorted(source.rglob("*")):
+        if path.is_file() and not path.name.startswith("."):
+            destination = target / path.relative_to(source)
+            destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            shutil.copyfile(path, destination)
+
+
+def backup_files(folder: Path) -> list[Path]:
+    """Every file of a backup folder but its manifest, those of its data folders included."""
+    return sorted(path for path in folder.rglob("*")
+                  if path.is_file() and path != folder / MANIFEST)
+
+
 def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: bool,
                    now: float) -> dict[str, Any]:
     """Describe the files now in `folder` in its `manifest.json` (and make them private)."""
+    files = backup_files(folder)
     manifest = {
         "kind": "novaberg.backup",
         "format_version": FORMAT_VERSION,
         "app_version": __version__,
         "created_at": dt.datetime.fromtimestamp(now, dt.UTC).isoformat(timespec="seconds"),
         "accounts_included": accounts_included,
-        "files": [_file_entry(path) for path in sorted(folder.iterdir()) if path.name != MANIFEST],
+        "files": [_file_entry(folder, path) for path in files],
         "counts": counts,
     }
-    for path in folder.iterdir():
+    for path in files:
         path.chmod(0o600)
     _write_json(folder / MANIFEST, manifest)
     return manifest
@@ -170,8 +196,9 @@ def _free_name(directory: Path, name: str) -> Path:
     return candidate
 
 
-def _file_entry(path: Path) -> dict[str, Any]:
-    return {"name": path.name, "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+def _file_entry(folder: Path, path: Path) -> dict[str, Any]:
+    return {"name": path.relative_to(folder).as_posix(), "bytes": path.stat().st_size,
+            "sha256": sha256_of(path)}
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
@@ -221,9 +248,10 @@ def verify(folder: Path) -> Backup:
         elif sha256_of(path) != entry["sha256"]:
             problems.append(f"{entry['name']}: checksum differs from the manifest "
                             "(the file was changed or is damaged)")
-    for path in sorted(folder.iterdir()):
-        if path.name != MANIFEST and path.name not in listed:
-            problems.append(f"{path.name} is not in the manifest (extra file)")
+    for path in backup_files(folder):
+        name = path.relative_to(folder).as_posix()
+        if name not in listed:
+            problems.append(f"{name} is not in the manifest (extra file)")
     if problems:
         raise BackupInvalid(folder, problems)
     return Backup(folder, manifest)
@@ -231,9 +259,19 @@ def verify(folder: Path) -> Backup:
 
 def _valid_entry(entry: Any) -> bool:
     return (isinstance(entry, dict) and isinstance(entry.get("name"), str)
-            and entry["name"] not in ("", ".", "..", MANIFEST) and "/" not in entry["name"]
-            and "\\" not in entry["name"]
+            and _valid_name(entry["name"])
             and isinstance(entry.get("bytes"), int) and isinstance(entry.get("sha256"), str))
+
+
+def _valid_name(name: str) -> bool:
+    """A file at the top of the backup, or a path inside one of its data folders — never
+    one that leads out of it (`..`, an absolute path, a backslash)."""
+    if "\\" in name or name == MANIFEST:
+        return False
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    return len(parts) == 1 or parts[0] in DATA_FOLDERS
 
 
 # --- the backups in the data dir -------------------------------------------------------------

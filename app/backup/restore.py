@@ -8,9 +8,10 @@ In this order, and nothing is changed before step 4:
 3. what will be replaced is shown (counts now → counts in the backup) and the user asked;
 4. the current data is moved into a safety folder `restore-safety-<stamp>/` in the data dir,
    which is itself a complete backup (accounts included): the database file, identities.txt,
-   and a `redis.jsonl` of the current keys; going back is `novaberg restore <safety folder>`;
+   the characters folder, and a `redis.jsonl` of the current keys; going back is
+   `novaberg restore <safety folder>`;
 5. the backup is installed: the database file (the install's accounts are carried over when
-   the backup has none), the data files, and the Redis keys — loaded by an embedded Redis
+   the backup has none), the data files and folders (characters), and the Redis keys — loaded by an embedded Redis
    that the restore starts on the data dir (so the next start of the app finds them in its
    AOF), or into the external Redis after its Novaberg keys are removed.
 
@@ -31,6 +32,7 @@ from app.backup import redis_snapshot
 from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
     DATA_FILES,
+    DATA_FOLDERS,
     DATABASE_FILE,
     REDIS_FILE,
     Backup,
@@ -121,7 +123,7 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
 def _moved_items(settings: Settings) -> list[Path]:
     database = database_path(settings.data_path)
     items = [database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm")]
-    items += [settings.data_path / name for name in DATA_FILES]
+    items += [settings.data_path / name for name in (*DATA_FILES, *DATA_FOLDERS)]
     return [item for item in items if item.exists()]
 
 
@@ -186,6 +188,9 @@ def _install(settings: Settings, backup: Backup, records: list[dict[str, Any]],
     for name in DATA_FILES:
         if (backup.path / name).is_file():
             shutil.copyfile(backup.path / name, data_path / name)
+    for name in DATA_FOLDERS:
+        if (backup.path / name).is_dir():
+            shutil.copytree(backup.path / name, data_path / name)
     # Appended writes are flushed when the server stops (SIGTERM); per-write fsync would
     # make a large restore slow for nothing.
     with redis_of(settings, app_running=False, appendfsync="no") as client:

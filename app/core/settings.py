@@ -310,6 +310,11 @@ class Settings:
             "Long-term memories shown to the model per run, at most.", minimum=0)
     memory_budget_chars: int = setting(1500, "Characters the long-term memory block may use; "
             "whole memories only, the rest is left out with a warning.", minimum=0)
+    lore_budget_chars: int = setting(2000, "Characters a character's lorebook entries may use "
+            "in one prompt (with the book's own token_budget, the smaller); whole entries only, "
+            "the rest is left out with a warning.", minimum=0)
+    character_upload_max_bytes: int = setting(16 * 1024 * 1024, "Largest character card (PNG "
+            "or JSON) or picture accepted by an import or upload, in bytes.", minimum=1024)
     memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
             "refresh or correct them instead of adding a duplicate.", minimum=0)
     pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "

@@ -18,6 +18,7 @@ The language of a call is the character's language (`de` or `en`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -85,6 +86,8 @@ class Blocks:
     findings: str
     request: str
     known: str       # long-term memory (SPEC §3a)
+    lore: str        # the character's lorebook entries the conversation triggered (SPEC §11)
+    greeting: str    # the character's greeting, before its first answer
     said: str        # consolidation: the user's own words
     salient: str     # consolidation: what the salience singled out
 
@@ -99,6 +102,7 @@ BLOCKS: dict[str, Blocks] = {
         intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
         answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
         request="Worum es ging", known="Was du über den Menschen weißt",
+        lore="Hintergrundwissen", greeting="Deine Begrüßung",
         said="Was der Mensch gesagt hat", salient="Was davon wichtig schien"),
     "en": Blocks(
         summary="Summary of earlier conversations", memory="From your short-term memory",
@@ -109,7 +113,8 @@ BLOCKS: dict[str, Blocks] = {
         thought="Your own thought (nobody said anything)", intent="You wanted to say more",
         retry="Your last attempt was not enough", answer="Answer",
         previous="Your previous answer", findings="Findings", request="What it was about",
-        known="What you know about the person", said="What the person said",
+        known="What you know about the person", lore="Background knowledge",
+        greeting="Your greeting", said="What the person said",
         salient="What of it seemed to matter"),
 }
 BLOCK_PREFIX = "### "
@@ -163,9 +168,18 @@ def blocks_for(language: str) -> Blocks:
 
 
 def frame(parts: Sequence[tuple[str, str | None]]) -> str:
-    """Titled blocks in order; a block without content is left out (never an empty title)."""
-    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{body.strip()}"
+    """Titled blocks in order; a block without content is left out (never an empty title).
+    A line of a body that would read as a title is indented by a space: no text of the
+    user's or of a character card's opens a block of its own."""
+    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{_inert(body.strip())}"
                        for title, body in parts if body and body.strip())
+
+
+_TITLE_LINE = re.compile(r"(?m)^(?=[ \t]*" + re.escape(BLOCK_PREFIX.strip()) + ")")
+
+
+def _inert(body: str) -> str:
+    return _TITLE_LINE.sub(" ", body)
 
 
 def read_frame(text: str) -> dict[str, str]:

@@ -105,6 +105,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     summary: str | None = None
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
     known: list[Memory] = msgspec.field(default_factory=list)  # long-term memory, ranked
+    lore: list[str] = msgspec.field(default_factory=list)  # lorebook entries, as shown
     request_turn: Turn | None = None   # the user turn this run answers, if any
     previous_answer: str = ""          # the character's last answer before this run
     history: str = ""

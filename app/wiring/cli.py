@@ -1,5 +1,6 @@
-"""The `novaberg` command: start the app (desktop or headless), manage users, or back up,
-restore, export and import (`app.backup.cli`).
+"""The `novaberg` command: start the app (desktop or headless), manage users, back up,
+restore, export and import (`app.backup.cli`), or import and export character cards
+(`app.characters.cli`).
 
 Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
 a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
@@ -41,6 +42,11 @@ from app.auth.accounts import (
     valid_user_name,
 )
 from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_command
+from app.characters.cli import (
+    CHARACTER_COMMAND,
+    add_character_commands,
+    run_character_command,
+)
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
@@ -122,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                                             "stopped)")
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     add_backup_commands(commands, parents=[data_options])
+    add_character_commands(commands, parents=[data_options])
     return parser
 
 
@@ -140,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                                  getattr(args, "token_id", None))
         if args.command in BACKUP_COMMANDS:
             return run_backup_command(settings, args)
+        if args.command == CHARACTER_COMMAND:
+            return run_character_command(settings, args)
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)

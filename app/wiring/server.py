@@ -35,6 +35,7 @@ from app.api.app_keys import (
     AUTH,
     BACKUPS,
     CHARACTER_BOOK,
+    CHARACTER_STORE,
     CHARACTERS,
     DB,
     GATEWAY,
@@ -59,6 +60,7 @@ from app.api.middleware import auth_middleware_factory
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook
+from app.characters.store import CharacterStore
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
@@ -203,6 +205,7 @@ def install_characters(app: web.Application) -> None:
     catalog before it starts."""
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
+    app[CHARACTER_STORE] = CharacterStore(book)
     app[CHARACTERS] = book.catalog()
 
 

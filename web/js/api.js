@@ -21,11 +21,15 @@ function unreachable(error) {
 
 /** A fetch that answers parsed JSON (or null for an empty answer, e.g. 204) or throws
  * ApiError. `body` goes as JSON; with `{raw: true}` it is a string sent as it is (a file's
- * JSON text that the server reads itself); with `{keepalive: true}` it is sent even when the
- * page is closing (a change whose undo time had not run out yet). */
+ * JSON text that the server reads itself); a Blob (a chosen file) goes as it is, with its
+ * own type; with `{keepalive: true}` it is sent even when the page is closing (a change
+ * whose undo time had not run out yet). */
 export async function request(method, path, body, { raw = false, keepalive = false } = {}) {
   const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin", keepalive };
-  if (body !== undefined) {
+  if (typeof Blob !== "undefined" && body instanceof Blob) {
+    init.headers["Content-Type"] = body.type || "application/octet-stream";
+    init.body = body;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = raw ? body : JSON.stringify(body);
   }
@@ -71,6 +75,15 @@ export const api = {
   login: (name, password) => request("POST", "/api/login", { name, password }),
   logout: () => request("POST", "/api/logout"),
   characters: () => request("GET", "/api/characters"),
+  character: (cid) => request("GET", `/api/characters/${enc(cid)}`),
+  createCharacter: (fields) => request("POST", "/api/characters", fields),
+  saveCharacter: (cid, fields) => request("PUT", `/api/characters/${enc(cid)}`, fields),
+  deleteCharacter: (cid) => request("DELETE", `/api/characters/${enc(cid)}`),
+  copyCharacter: (cid) => request("POST", `/api/characters/${enc(cid)}/copy`, {}),
+  setPicture: (cid, file) => request("PUT", `/api/characters/${enc(cid)}/picture`, file),
+  removePicture: (cid) => request("DELETE", `/api/characters/${enc(cid)}/picture`),
+  importCard: (file) => request("POST", "/api/characters/import", file),
+  cardUrl: (cid, spec, format) => `/api/characters/${enc(cid)}/card?spec=${spec}&format=${format}`,
   send: (cid, text) => request("POST", `/api/characters/${enc(cid)}/messages`, { text }),
   session: (cid) => request("GET", `/api/characters/${enc(cid)}/session`),
   // `{before|after|around: cursor, limit}` → {messages, older, newer, origins}

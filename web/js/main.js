@@ -3,7 +3,11 @@
 
 import { api } from "./api.js";
 import { Attention } from "./attention.js";
-import { characterGreeting, characterName, DEFAULT_CHARACTER_ID, loadCharacters, namesById, pickCharacter } from "./characters.js";
+import {
+  DEFAULT_CHARACTER_ID, avatar, characterGreeting, characterName, characterHref, loadCharacters, namesById,
+  pickCharacter, rememberCharacter, renderPicker, wantedCharacter,
+} from "./characters.js";
+import { CharactersDialog } from "./character-editor.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
@@ -44,7 +48,8 @@ class App {
     this.prefetched = prefetched;
     this.prefetchedFor = prefetchedFor;
     this.me = me;
-    this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
+    this.characters = characters;
+    this.character = pickCharacter(characters, wantedCharacter(window.location.search, window.localStorage, me.user_id));
     this.name = characterName(this.character);
     this.nameOf = namesById(characters);
     this.conversation = new Conversation({
@@ -63,6 +68,13 @@ class App {
     translatePage(document, { name: this.name });
     $("#character-name").textContent = this.name;
     document.title = `${this.name} · Novaberg`;
+    rememberCharacter(window.localStorage, this.me.user_id, this.character.id);
+    this.showCharacters();
+    this.charactersDialog = new CharactersDialog({
+      currentId: this.character.id,
+      onChanged: (characters, changed, deletedId) => this.charactersChanged(characters, changed, deletedId),
+    });
+    $("#characters-open").addEventListener("click", () => this.charactersDialog.open());
     $("#logout").hidden = !this.me.headless;
     $("#logout").addEventListener("click", async () => {
       await api.logout().catch(() => {});
@@ -138,7 +150,7 @@ class App {
     $("#offline-dismiss").addEventListener("click", () => this.dismissOffline());
 
     this.conversation.subscribe((change) => this.onChange(change));
-    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, name: this.name,
+    this.journal = new JournalView({ root: $("#journal-view"), nameOf: (id) => this.nameOf(id), name: this.name,
       onError: (text) => this.notice(text) });
     $("#view-chat").addEventListener("click", () => this.showView("chat"));
     $("#view-journal").addEventListener("click", () => this.showView("journal"));
@@ -167,6 +179,34 @@ class App {
       window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
     }
     $("#composer-input").focus();
+  }
+
+  // --- characters ---------------------------------------------------------------------
+
+  /** The header: the current character's picture and the picker's links to all of them. */
+  showCharacters() {
+    avatar(this.character, { node: $("#character-avatar"), size: 96 });
+    renderPicker($("#picker-list"), this.characters, this.character.id);
+  }
+
+  /** After the characters dialog changed one: the picker shows the list as it is now; a
+   * change to the current character itself reloads the page (its name is in every text),
+   * which keeps the conversation as a reload always does. */
+  charactersChanged(characters, changed, deletedId = null) {
+    this.characters = characters;
+    this.nameOf = namesById(characters);
+    const current = characters.find((c) => c.id === this.character.id);
+    if (!current) { // the current character itself was deleted
+      window.location.assign(characterHref(DEFAULT_CHARACTER_ID));
+      return;
+    }
+    const touched = (changed && changed.id === current.id) || deletedId === current.id;
+    if (touched && (current.name !== this.character.name || current.language !== this.character.language)) {
+      window.location.reload();
+      return;
+    }
+    this.character = current;
+    this.showCharacters();
   }
 
   // --- sending ------------------------------------------------------------------------
