@@ -23,7 +23,7 @@ from app.api.validation import read_body, read_json
 from app.characters import pictures
 from app.characters.book import CharacterError
 from app.characters.cards import CardError
-from app.characters.service import Characters, CharacterFields, CopyFields
+from app.characters.service import CharacterFields, Characters, CopyFields
 from app.characters.store import CharacterExists, NotOwn
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
