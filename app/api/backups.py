@@ -94,7 +94,7 @@ async def get_export(request: web.Request) -> web.Response:
     document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
     if isinstance(exporter, ChatExporter):
         redis = request.app[REDIS]
-        defined = [c.id for c in request.app[CHARACTERS].all()]
+        defined = [c.id for c in request.app[CHARACTERS].all(request[USER_ID])]
         document.update(await exporter.collect_kept(
             redis, query, await exporter.kept_characters(redis, query, defined)))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
@@ -128,7 +128,8 @@ def _kinds() -> list[str]:
 async def post_import(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
-    target = ImportTarget(request[USER_ID], {c.id for c in request.app[CHARACTERS].all()})
+    target = ImportTarget(request[USER_ID],
+                          {c.id for c in request.app[CHARACTERS].all(request[USER_ID])})
     try:
         exporter = exporter_for_document(raw)
         kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None

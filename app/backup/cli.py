@@ -190,7 +190,7 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
     the data dir's own (started here, and stopped again, when no app runs)."""
     from app.characters.book import CharacterBook
 
-    defined = [character.id for character in CharacterBook(settings).catalog().all()]
+    defined = [character.id for character in CharacterBook(settings).all(query.user_id)]
 
     async def collect(redis: Any) -> dict[str, Any]:
         return await exporter.collect_kept(
@@ -226,7 +226,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         raise ExportError(f"cannot read {file}: {exc.strerror}") from None
     exporter = exporter_for_document(raw)
     # A chat export's lists and reminders are checked with the rest before anything is written.
-    target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all()})
+    target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
     kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
     with open_data_dir(settings.data_path) as busy:
         if busy:
