@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from app.core.settings import MARKDOWN_HEADER, SETTINGS, defaults, markdown_table
-from app.wiring.server import create_app
 from app.wiring.launch import no_browser_line, opened_tab_line, start_lines
+from app.wiring.server import create_app
 
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text()

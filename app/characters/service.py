@@ -28,7 +28,7 @@ import msgspec
 from app.characters import cards, pictures
 from app.characters.book import CharacterDefinition, CharacterError, baseline_data
 from app.characters.cards import ImportedCard, slug
-from app.characters.store import KEEP, CharacterExists, CharacterStore
+from app.characters.store import CharacterExists, CharacterStore
 
 COPY_SUFFIXES = range(2, 100)
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from app.core.clock import zone_named
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
-from app.core.clock import zone_named
 from app.memory.lists import ListStore
 from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text

@@ -30,7 +30,6 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from redis.driver_info import DriverInfo
 
-from app.api.routes import setup_routes
 from app.api.app_keys import (
     AUTH,
     BACKUPS,
@@ -57,6 +56,7 @@ from app.api.app_keys import (
 )
 from app.api.errors import CLIENT_CLOSED_REQUEST, client_gone, error_middleware
 from app.api.middleware import auth_middleware_factory
+from app.api.routes import setup_routes
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook

@@ -13,11 +13,11 @@ import time
 from pathlib import Path
 
 from app.api.app_keys import SETTINGS
+from app.characters.lore import OFF_LOOP_ENTRIES
+from app.pipeline.prompts import read_frame
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED
-from app.characters.lore import OFF_LOOP_ENTRIES
-from app.pipeline.prompts import read_frame
 from tests.pipeline_support import fake_app, last_user_message, open_chat, purposes, system_message
 
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"

@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from app.storage.datadir import INSTANCE_FILE, DataDirLock, Instance, running_instance, write_instance
+from app.storage.datadir import (
+    INSTANCE_FILE,
+    DataDirLock,
+    Instance,
+    running_instance,
+    write_instance,
+)
 from tests.procs import ROOT, AppProcess, clean_env, free_port, http, wait_for
 
 # Without these, `webbrowser` would also try the machine's own browsers after the fake one.

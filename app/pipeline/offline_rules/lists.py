@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from typing import Any, NamedTuple
-
 from collections.abc import Collection
+from typing import Any, NamedTuple
 
 from app.llm.offline import text as tx
 from app.pipeline.offline_rules.words import ARTICLE, GAP, STEM, WORD, WORD_START
