@@ -204,6 +204,12 @@ class Gateway:
 
     # --- what it is ------------------------------------------------------------------------
 
+    @property
+    def endpoint(self) -> str | None:
+        """The model server the provider in use talks to (its base URL): what the runtime's
+        run slots belong to. None for the offline model (it runs in this process)."""
+        return None if self.provider.offline else self.provider.url
+
     def info(self) -> dict[str, Any]:
         """`{"provider", "model", "offline"}` — for /api/health and the UI."""
         return {"provider": self.provider.name, "model": self.provider.model,

@@ -257,8 +257,8 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     Recovery runs after the heartbeat is written and before the app serves a request, so a
     restarted process first closes or retries what a crash left open, then accepts new
     input. With an external Redis (`redis_url`) the hub fans out through Redis, the run slots
-    live in Redis, and a wake listener plus an orphan sweep let several processes share the
-    pairs.
+    of an endpoint are shared through Redis by the processes using it, and a wake listener
+    plus the death watch and the orphan sweep let several processes share the pairs.
     """
     settings = app[SETTINGS]
     redis = app[REDIS]
@@ -284,6 +284,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     app[RUNTIME] = runtime
     app[RECORDS] = records
     await hub.start()
+    await slots.start()
     await keeper.start()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
@@ -296,6 +297,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         gc.unfreeze()
         await runtime.stop()
         await keeper.stop()
+        await slots.stop()
         await hub.stop()
 
 

