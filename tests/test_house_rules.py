@@ -402,6 +402,8 @@ FIXED_TIMES = {
         "a quiet time in which no further round may start",
     ("tests.core.test_background", "test_it_does_not_spin"):
         "counts the rounds of a fixed time: a loop that spins would run many",
+    ("tests.runtime.test_slots", "test_waiting_runs_are_woken_by_the_release_not_by_polling"):
+        "counts the slot scripts Redis runs in a fixed wait: a poller would run many",
     ("tests.browser.test_panel_editing",
      "test_list_items_are_crossed_off_with_undo_edited_and_lists_renamed"):
         "the undo time runs out: a removal undone must not be sent when it does",

@@ -66,6 +66,34 @@ async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client
         await tab.close()
 
 
+# The processes get `redis_client`'s socket as their external Redis (see above).
+@pytest.mark.own_redis
+async def test_processes_with_a_model_server_each_run_at_once(fake_model, start_fake_model,
+                                                               redis_client, tmp_path,
+                                                               aiohttp_client):
+    """Slots belong to a model endpoint (issue 26): two processes on one Redis, each with a
+    model server of its own and graph_slots 1, run a turn each at the same time — both
+    models are called while neither has answered (with one slot for the cluster the
+    second call would wait for the first answer, which never comes)."""
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    own_model = await start_fake_model()
+    for model in (fake_model, own_model):
+        model.always("responder", Fault.hang())
+    one = await aiohttp_client(process(fake_model, tmp_path / "a", redis_url, graph_slots=1))
+    two = await aiohttp_client(process(own_model, tmp_path / "b", redis_url, graph_slots=1))
+    tab_one = await Chat(client=one, ws=await one.ws_connect("/api/ws", headers=AUTH)).start()
+    await tab_one.send("Hallo Nova", character_id="nova")
+    await fake_model.wait_requests(1, "responder")  # process one's slot is taken
+    tab_two = await Chat(client=two, ws=await two.ws_connect("/api/ws", headers=AUTH)).start()
+    await tab_two.send("Hallo Luna", character_id="luna")
+    await own_model.wait_requests(1, "responder")  # and process two runs meanwhile
+    redis = one.app[REDIS]
+    assert await redis.zcard(keys.run_slots(fake_model.url)) == 1
+    assert await redis.zcard(keys.run_slots(own_model.url)) == 1
+    for tab in (tab_one, tab_two):
+        await tab.close()
+
+
 # The processes get `redis_client`'s socket as their external Redis: a server of its own, which
 # the test's processes share and nothing else (tests/conftest.py `SessionRedis`).
 @pytest.mark.own_redis
