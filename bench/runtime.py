@@ -1,6 +1,7 @@
 """The turn runtime's numbers (SPEC §10, issue 5), each against a floor measured in the same run.
 
-    .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|fanout|all] [--quick]
+    .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|burst|fanout|all]
+        [--quick]
 
 1. accept — `POST /api/characters/nova/messages` on the real entry point (a subprocess,
    `python -m app --headless`), sequential, keep-alive. Its model never answers, so the
@@ -24,6 +25,10 @@
    server: the figures are conservative. Target: largest stall ≤ 20 ms.
 3b. stall-long — messages of 20 000 characters through the installed pipelines and the
    offline model (its rules read the whole text); the longest single callback. Target ≤ 20 ms.
+3c. burst — 1 000 pairs (characters of the one user) post one message each within one
+   second and wait for the answer (minimal pipelines, offline model, graph_slots 1): the
+   accept time taken inside the server (the outermost middleware), p50/p99 during the
+   burst (first 3 s) and after, and the loop lag. Target (SPEC §10): p99 ≤ 10 ms.
 4. fanout — 100 WebSockets of one user; one `character_response` published through the
    hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
 """
@@ -451,6 +456,70 @@ async def bench_stall_long(messages: int, chars: int) -> None:
     print(f"  target: largest stall ≤ 20 ms ({'met' if worst_cpu <= 20 else 'NOT met'})")
 
 
+# --- 3c. burst ----------------------------------------------------------------------------
+
+def timed_accepts(app: web.Application, into: list[tuple[float, float]]) -> None:
+    """Time each `POST …/messages` inside the server (outermost middleware: from the
+    handler chain's start to its response), as (start on the perf clock, ms)."""
+    @web.middleware
+    async def timing(request: web.Request, handler: Any) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            return await handler(request)
+        finally:
+            if request.method == "POST" and request.path.endswith("/messages"):
+                into.append((started, (time.perf_counter() - started) * 1000))
+
+    app.middlewares.insert(0, timing)
+
+
+async def bench_burst(pairs: int, spread: float) -> None:
+    """SPEC §10: accept p99 ≤ 10 ms also while 1 000 pairs post within one second. Each pair
+    posts one message (the posts spread evenly over `spread` seconds) and waits for its
+    answer; the accept time is taken in the server. Printed: during the burst (its first
+    3 s) and after it, and the loop lag meanwhile."""
+    print(f"burst: {pairs} pairs post within {spread:.0f} s, minimal pipelines, offline model")
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp, characters=pairs)
+        accepts: list[tuple[float, float]] = []
+        timed_accepts(app, accepts)
+        async with TestClient(TestServer(app)) as client:
+            client.session.connector._limit = 0  # noqa: SLF001 - every pair its connection
+            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+            names = ["nova"] + [f"c{i}" for i in range(1, pairs)]
+
+            async def pair(i: int, character: str) -> None:
+                await asyncio.sleep(spread * i / pairs)
+                response = await client.post(f"/api/characters/{character}/messages",
+                                             json={"text": f"Hallo {character}"}, headers=AUTH)
+                body = await response.json()
+                assert response.status == 202, body
+                await inbox.expect(closes(body["message_id"]))
+
+            load = Ticks()
+            stop = asyncio.Event()
+            tick = asyncio.create_task(load.run(stop))
+            started = time.perf_counter()
+            await asyncio.gather(*(pair(i, n) for i, n in enumerate(names)))
+            elapsed = time.perf_counter() - started
+            stop.set()
+            await tick
+            await app[RUNTIME].idle()
+            answers = [i for m in inbox.seen if m["type"] == "character_response"
+                       for i in m["message_ids"]]
+            await inbox.close()
+    during = [ms for at, ms in accepts if at - started <= 3.0]
+    after = [ms for at, ms in accepts if at - started > 3.0]
+    print(f"  {len(answers)} of {pairs} answered in {elapsed:.1f} s; answered twice: "
+          f"{len(answers) - len(set(answers))}")
+    print(line("server-side accept, burst (first 3 s)", during))
+    if after:
+        print(line("server-side accept, after", after))
+    print(line("loop lag (wall), burst and its turns", load.wall))
+    p99 = percentile(during, 0.99)
+    print(f"  target: accept p99 ≤ 10 ms during the burst ({'met' if p99 <= 10 else 'NOT met'})")
+
+
 # --- 4. fan-out --------------------------------------------------------------------------------
 
 async def bench_fanout(sockets: int, rounds: int) -> None:
@@ -501,6 +570,7 @@ async def main(which: str, quick: bool) -> None:
         "overhead": lambda: bench_overhead(int(300 * scale)),
         "stall": lambda: bench_stall(200, 3),
         "stall-long": lambda: bench_stall_long(3 if quick else 10, 20_000),
+        "burst": lambda: bench_burst(1000, 1.0),
         "fanout": lambda: bench_fanout(100, int(100 * scale)),
     }
     for name, step in steps.items():
@@ -515,7 +585,8 @@ if __name__ == "__main__":
         raise SystemExit(0)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("which", nargs="?", default="all",
-                        choices=("accept", "overhead", "stall", "stall-long", "fanout", "all"))
+                        choices=("accept", "overhead", "stall", "stall-long", "burst", "fanout",
+                                 "all"))
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     args = parser.parse_args()
     asyncio.run(main(args.which, args.quick))
