@@ -229,7 +229,8 @@ class Settings:
     heartbeat_seconds: float = setting(10.0,
             "How often a process refreshes its heartbeat key.", minimum=1.0)
     max_self_triggers: int = setting(3, "Follow-ups the character may ask for in a row.", minimum=0)
-    graph_slots: int = setting(1, "Pipeline runs at a time per process (one GPU).", minimum=1)
+    graph_slots: int = setting(1, "Pipeline runs at a time per model server (one GPU), shared by "
+            "the processes that use it.", minimum=1)
     lock_wait_timeout: float = setting(60.0, "Seconds a turn waits for a run slot before it "
             "fails with a notice.", minimum=0.1)
     max_turn_attempts: int = setting(2,
