@@ -23,7 +23,9 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
+import stat
 import shutil
 import sqlite3
 import time
@@ -37,8 +39,10 @@ import redis
 from app import __version__
 from app.backup import redis_snapshot
 from app.backup.database import copy_database, count_contents
+from app.core import log as logctx
 from app.core.clock import local_moment
 from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
+from app.storage.files import NotRegular, kind_of, open_regular
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -49,6 +53,8 @@ REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir
 PARTIAL_MAX_AGE_SECONDS = 3600
+
+log = logging.getLogger(__name__)
 
 
 class BackupError(RuntimeError):
@@ -92,8 +98,9 @@ def utc_stamp(now: float) -> str:
 
 
 def sha256_of(path: Path) -> str:
+    """The file's checksum; `NotRegular` for a link or anything but a regular file."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -124,8 +131,7 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
             else:
                 counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
         for name in DATA_FILES:
-            if (data_path / name).is_file():
-                shutil.copyfile(data_path / name, partial / name)
+            copy_data_file(data_path / name, partial / name)
         manifest = write_manifest(partial, counts, accounts_included=include_accounts, now=now)
         os.replace(partial, final)
     except BaseException:
@@ -170,6 +176,20 @@ def _free_name(directory: Path, name: str) -> Path:
     return candidate
 
 
+def copy_data_file(source: Path, target: Path) -> bool:
+    """Copy a plain file of the data dir (when it is there); a link or anything but a regular
+    file is left out, with a warning: a backup holds only the data dir's own files."""
+    try:
+        with open_regular(source) as handle, target.open("xb") as out:
+            shutil.copyfileobj(handle, out)
+    except FileNotFoundError:
+        return False
+    except NotRegular as exc:
+        log.warning(f"{exc}: not backed up", extra=logctx.fields(file=str(source)))
+        return False
+    return True
+
+
 def _file_entry(path: Path) -> dict[str, Any]:
     return {"name": path.name, "bytes": path.stat().st_size, "sha256": sha256_of(path)}
 
@@ -187,14 +207,19 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 
 def verify(folder: Path) -> Backup:
     """Check a backup folder completely before anything is restored: the manifest, the
-    format version, every file's size and checksum, no file missing and none extra. Raises
+    format version, every file a regular file (no link, which could pull in any file of the
+    machine) with its size and checksum, no file missing and none extra. Raises
     `BackupInvalid` naming every problem found."""
     if not folder.is_dir():
         raise BackupInvalid(folder, [f"{folder} is not a folder"])
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        with open_regular(folder / MANIFEST) as handle:
+            manifest = json.loads(handle.read().decode("utf-8"))
     except FileNotFoundError:
         raise BackupInvalid(folder, [f"{MANIFEST} is missing"]) from None
+    except NotRegular as exc:
+        raise BackupInvalid(folder, [f"{MANIFEST}: {exc.args[0]}; a backup holds only "
+                                     "regular files"]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BackupInvalid(folder, [f"{MANIFEST} is not valid JSON ({exc})"]) from None
     if not isinstance(manifest, dict):
@@ -213,20 +238,35 @@ def verify(folder: Path) -> Backup:
             problems.append(f"{name} is not in the manifest")
     for entry in files:
         path = folder / entry["name"]
-        if not path.is_file():
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
             problems.append(f"{entry['name']} is missing")
-        elif path.stat().st_size != entry["bytes"]:
-            problems.append(f"{entry['name']} has {path.stat().st_size} bytes, the manifest "
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(f"{entry['name']} is {kind_of(info.st_mode)}: a backup holds "
+                            "only regular files (a link could pull in any file)")
+        elif info.st_size != entry["bytes"]:
+            problems.append(f"{entry['name']} has {info.st_size} bytes, the manifest "
                             f"says {entry['bytes']} (changed or cut short)")
-        elif sha256_of(path) != entry["sha256"]:
+        elif _checksum(path) != entry["sha256"]:
             problems.append(f"{entry['name']}: checksum differs from the manifest "
                             "(the file was changed or is damaged)")
     for path in sorted(folder.iterdir()):
         if path.name != MANIFEST and path.name not in listed:
             problems.append(f"{path.name} is not in the manifest (extra file)")
+    if not isinstance(manifest.get("accounts_included", False), bool):
+        problems.append(f"{MANIFEST}: accounts_included must be true or false")
     if problems:
         raise BackupInvalid(folder, problems)
     return Backup(folder, manifest)
+
+
+def _checksum(path: Path) -> str | None:
+    try:
+        return sha256_of(path)
+    except NotRegular:  # swapped for a link after it was looked at
+        return None
 
 
 def _valid_entry(entry: Any) -> bool:

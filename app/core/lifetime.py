@@ -6,6 +6,10 @@ import ctypes
 import os
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.settings import CrashPoint, Settings
 
 _PR_SET_PDEATHSIG = 1
 
@@ -30,3 +34,11 @@ def follow_bootloader() -> None:
     set_parent_death_signal(signal.SIGTERM)
     if os.getppid() != parent:  # the bootloader died before the signal was armed
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def crash_point(settings: Settings, point: CrashPoint) -> None:
+    """Die here, by SIGKILL like `kill -9` (no clean-up of any kind), when the setting
+    `test_crash_at` names `point`: the crash tests arm it to stop a process between two
+    writes that must both land."""
+    if settings.test_crash_at == point:
+        os.kill(os.getpid(), signal.SIGKILL)

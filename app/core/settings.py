@@ -59,6 +59,10 @@ HOUR = 3600
 DAY = 24 * HOUR
 
 ProviderName = Literal["offline", "ollama", "openai"]
+# Where a crash test may have the process kill itself (`app.core.lifetime.crash_point`): between
+# a turn's Redis commit and its message-log rows (`turn:*`), and in the steps of a restore.
+CrashPoint = Literal["turn:committed", "turn:appended", "restore:saving", "restore:saved",
+                     "restore:copying", "restore:database", "restore:redis"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +134,9 @@ class Settings:
             "the platform's user data dir).", in_config=False)
     redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
             "the embedded one.")
+    test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
+            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
+            "tests/backup); unset in use.", in_config=False)
     redis_appendfsync: Literal["always", "everysec", "no"] = setting("always", "AOF fsync policy "
             "of the embedded Redis.")
     redis_max_connections: int = setting(64, "Redis connections the app opens at most; more "
