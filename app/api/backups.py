@@ -7,14 +7,17 @@
   admin (`local`) may take or list them; it never holds accounts (a full backup with
   accounts is the command line's `novaberg backup --include-accounts`).
 - `GET /api/exports/{kind}?character=&from=&to=&format=md|json`: the caller's own data as a
-  download (`kind`: a registered exporter, e.g. `chat`).
+  download (`kind`: a registered exporter, e.g. `chat`), streamed: each chunk is read and
+  serialised on a reader thread and written as it comes (chunked transfer), so neither the
+  event loop nor the memory carries the export's size.
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
-  → `{kind, imported, skipped}`.
+  → `{kind, imported, skipped}`; the body is read in pieces and decoded off the event loop.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import contextlib
 
 from aiohttp import web
 
@@ -22,7 +25,7 @@ from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
-from app.backup.exports import ExportError, make_query
+from app.backup.exports import ExportError, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
@@ -67,16 +70,21 @@ async def get_export(request: web.Request) -> web.Response:
     except ExportError as exc:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
-    document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
-    if fmt == "md":
-        body = exporter.markdown(document, zone).encode()
-        content_type = "text/markdown"
-    else:
-        body = json.dumps(document, ensure_ascii=False, indent=1).encode()
-        content_type = "application/json"
-    return web.Response(body=body, content_type=content_type, charset="utf-8", headers={
-        "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
+    chunks = request.app[DB].stream(lambda conn: stream(exporter, conn, query, fmt))
+    async with contextlib.aclosing(chunks):
+        first = await anext(chunks, b"")  # a failing query still answers in the error shape
+        response = web.StreamResponse(headers={
+            "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
+        response.content_type = "text/markdown" if fmt == "md" else "application/json"
+        response.charset = "utf-8"
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        await response.write(first)
+        async for chunk in chunks:
+            await response.write(chunk)
+    await response.write_eof()
+    return response
 
 
 def _kinds() -> list[str]:
@@ -88,7 +96,8 @@ async def post_import(request: web.Request) -> web.Response:
     raw = await _read_bounded(request, limit)
     user_id = request[USER_ID]
     try:
-        exporter = exporter_for_document(raw)
+        # Reading the head decodes the whole document: tens of megabytes, not for the loop.
+        exporter = await asyncio.to_thread(exporter_for_document, raw)
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, user_id, raw))
     except ExportError as exc:
@@ -96,19 +105,19 @@ async def post_import(request: web.Request) -> web.Response:
     return web.json_response(result.as_dict())
 
 
-async def _read_bounded(request: web.Request, limit: int) -> bytes:
-    """The body, or 413 as soon as it is longer than `limit` (nothing more is read)."""
+async def _read_bounded(request: web.Request, limit: int) -> bytearray:
+    """The body, or 413 as soon as it is longer than `limit` (nothing more is read). Grown
+    piece by piece: joining tens of megabytes at the end would hold the loop."""
     too_large = ApiError(413, "too_large", f"an import may have at most {limit} bytes "
                          "(setting import_max_bytes)")
     if request.content_length is not None and request.content_length > limit:
         raise too_large
-    parts, size = [], 0
+    body = bytearray()
     while chunk := await request.content.read(1 << 16):
-        size += len(chunk)
-        if size > limit:
+        if len(body) + len(chunk) > limit:
             raise too_large
-        parts.append(chunk)
-    return b"".join(parts)
+        body += chunk
+    return body
 
 
 def setup(app: web.Application) -> None:

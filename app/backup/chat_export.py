@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -24,8 +25,8 @@ from app.backup.exports import (
     ExportQuery,
     ImportResult,
     Moment,
+    Section,
     day_range,
-    document_head,
     owner_filter,
 )
 from app.core.clock import local_moment
@@ -57,39 +58,26 @@ class ChatExporter:
     document_kind = KIND
     also_reads: tuple[str, ...] = ()
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = ("SELECT entry_key, turn_id, message_ids, character_id, role, origin, text, "
-               "created, calendar_date FROM messages")
-        owner, params = owner_filter(query)
-        sql += owner
-        days, bounds = day_range("calendar_date", query)
-        sql += days + " ORDER BY created, id"
-        params += bounds
-        messages = [{
-            "entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
-            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
-            "created": row[7],
-            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
-            "calendar_date": row[8],
-        } for row in conn.execute(sql, params)]
-        return {**document_head(KIND, query), "messages": messages}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("messages", map(_message, _rows(conn, query, _COLUMNS)))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
-        who = document.get("character_id") or "all characters"
-        span = " – ".join(d for d in (document.get("from"), document.get("to")) if d)
-        messages = document["messages"]
-        lines = [f"# Conversation with {who}", "",
-                 f"Exported {document['exported_at']} from Novaberg {document['app_version']}"
-                 f"{' · ' + span if span else ''} · {len(messages)} messages", ""]
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
+                 head: dict[str, Any]) -> Iterator[str]:
+        who = query.character_id or "all characters"
+        span = " – ".join(d for d in (query.start, query.end) if d)
+        count = next(_rows(conn, query, "COUNT(*)"))[0]
+        yield (f"# Conversation with {who}\n\n"
+               f"Exported {head['exported_at']} from Novaberg {head['app_version']}"
+               f"{' · ' + span if span else ''} · {count} messages\n")
         day = None
-        for message in messages:
-            if message["calendar_date"] != day:
-                day = message["calendar_date"]
-                lines += [f"## {day}", ""]
-            speaker = "You" if message["role"] == "user" else message["character_id"]
-            time = local_moment(message["created"], zone).strftime("%H:%M")
-            lines += [f"**{speaker}** · {time}", "", _quote_free(message["text"]), ""]
-        return "\n".join(lines).rstrip() + "\n"
+        for _, _, _, character_id, role, _, text, created, calendar in _rows(conn, query,
+                                                                            _COLUMNS):
+            if calendar != day:
+                day = calendar
+                yield f"\n## {day}\n"
+            speaker = "You" if role == "user" else character_id
+            time = local_moment(created, query.zone).strftime("%H:%M")
+            yield f"\n**{speaker}** · {time}\n\n{_quote_free(text)}\n"
 
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult:
@@ -114,6 +102,27 @@ class ChatExporter:
                  message.created, message.calendar_date))
             imported += cursor.rowcount
         return ImportResult(KIND, imported, len(document.messages) - imported)
+
+
+_COLUMNS = ("entry_key, turn_id, message_ids, character_id, role, origin, text, created, "
+            "calendar_date")
+
+
+def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterator[Any]:
+    """The query's rows of the message log, in the order they were said, as they are read."""
+    owner, params = owner_filter(query)
+    days, bounds = day_range("calendar_date", query)
+    order = "" if columns.startswith("COUNT") else " ORDER BY created, id"
+    return iter(conn.execute(f"SELECT {columns} FROM messages{owner}{days}{order}",  # noqa: S608
+                             params + bounds))
+
+
+def _message(row: Any) -> dict[str, Any]:
+    return {"entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
+            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
+            "created": row[7],
+            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
+            "calendar_date": row[8]}
 
 
 def _quote_free(text: str) -> str:

@@ -1,12 +1,19 @@
 """Exports and their import: a small registry of exporters, one per kind of document.
 
 An exporter turns a user's data into a JSON document (`kind`, `format_version`, its items
-with their ids) and that document into Markdown, and imports such a document into another
-install without duplicates (the ids are kept, an item already present is skipped). Each
-exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; the CLI
-(`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
-`POST /api/imports`) serve whatever is listed there. This module holds what exporters share,
-so it imports none of them.
+with their ids) or into Markdown, and imports such a document into another install without
+duplicates (the ids are kept, an item already present is skipped). Each exporter is a module
+of this package listed in `app.backup.registry.EXPORTERS`; the CLI (`novaberg export KIND`,
+`novaberg import FILE`) and the API (`/api/exports/{kind}`, `POST /api/imports`) serve
+whatever is listed there. This module holds what exporters share, so it imports none of them.
+
+An export is streamed, never built whole: an exporter names its document's lists
+(`sections`: a name and the items, read lazily from the database) and writes its Markdown
+piece by piece (`markdown`); `stream` turns either into chunks of about `CHUNK_BYTES`, in one
+read transaction (one moment of the database). The API makes each chunk on a reader thread
+and writes it to the response as it comes; the CLI writes it to the file. So an export of
+any size takes memory of one chunk, and the event loop only passes chunks on. The JSON is
+one document of the same shape as ever: the head's fields, then each section's list.
 
 Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
 of its database's connections (the one writer for imports), the CLI its own.
@@ -16,12 +23,15 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Any, Literal, Protocol
 
 import msgspec
 
 FORMAT_VERSION = 1
+CHUNK_BYTES = 256 * 1024  # what one step of a streamed export makes: a page of rows
+ExportFormat = Literal["md", "json"]
 
 # A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
 # a local time can be made of every such value; a crafted file with another one would break
@@ -54,14 +64,23 @@ class ImportResult:
         return {"kind": self.kind, "imported": self.imported, "skipped": self.skipped}
 
 
+# A list of the JSON document: its name ("messages") and its items, read as they are needed.
+Section = tuple[str, Iterable[dict[str, Any]]]
+
+
 class Exporter(Protocol):
     name: str  # the CLI/API word: "chat", "journal"
     document_kind: str  # the document's "kind": "novaberg.chat"
     also_reads: tuple[str, ...]  # other kinds its import takes (older or narrower exports)
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]: ...
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        """The document's lists after its head, in order."""
+        ...
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str: ...
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
+                 head: dict[str, Any]) -> Iterator[str]:
+        """The Markdown export, piece by piece (`head`: `document_head`'s fields)."""
+        ...
 
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult: ...
@@ -100,6 +119,54 @@ def read_head(raw: bytes) -> _Head:
 def document_kind(raw: bytes) -> str:
     """The `kind` a JSON export says it is."""
     return read_head(raw).kind
+
+
+def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
+           fmt: ExportFormat) -> Iterator[bytes]:
+    """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction."""
+    conn.execute("BEGIN")  # one moment of the database, however long the export takes
+    try:
+        head = document_head(exporter.document_kind, query)
+        if fmt == "json":
+            yield from chunked(json_pieces(head, exporter.sections(conn, query)))
+        else:
+            yield from chunked(text.encode() for text in exporter.markdown(conn, query, head))
+    finally:
+        conn.rollback()
+
+
+def json_pieces(head: dict[str, Any], sections: list[Section]) -> Iterator[bytes]:
+    """One JSON document (indented by one, like `json.dumps(indent=1)`): the head's fields,
+    then each section's list, item by item."""
+    opening = _ENCODE(head)
+    yield msgspec.json.format(opening, indent=1)[:-2] if len(opening) > 2 else b"{\n"
+    for n, (name, items) in enumerate(sections):
+        comma = b",\n" if len(opening) > 2 or n else b""
+        yield comma + b" " + _ENCODE(name) + b": ["
+        separator = b"\n  "
+        for item in items:
+            yield separator + msgspec.json.format(_ENCODE(item), indent=1).replace(b"\n",
+                                                                                   b"\n  ")
+            separator = b",\n  "
+        yield b"]" if separator == b"\n  " else b"\n ]"
+    yield b"\n}"
+
+
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def chunked(pieces: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The pieces joined into chunks of at least `size` bytes (the last may be smaller)."""
+    parts: list[bytes] = []
+    held = 0
+    for piece in pieces:
+        parts.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield b"".join(parts)
+            parts, held = [], 0
+    if parts:
+        yield b"".join(parts)
 
 
 def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:

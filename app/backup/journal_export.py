@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -24,8 +25,8 @@ from app.backup.exports import (
     ExportQuery,
     ImportResult,
     Moment,
+    Section,
     day_range,
-    document_head,
     document_kind,
 )
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
@@ -92,38 +93,20 @@ class JournalExporter:
     document_kind = KIND
     also_reads = (CURRENT_ONLY_KIND,)
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
-               "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
-               "JOIN journal_spaces s ON s.space_id = d.space_id "
-               "WHERE s.user_id = ? AND e.deleted_at IS NULL")
-        params: list[Any] = [query.user_id]
-        days, bounds = day_range("d.calendar_date", query)
-        sql += days + " ORDER BY d.calendar_date"
-        params += bounds
-        entries = []
-        for entry_id, date, created_at, current in conn.execute(sql, params).fetchall():
-            versions = []
-            for row in conn.execute(
-                    "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
-                    "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
-                sources = [{"conversation_id": c, "message_id": m}
-                           for c, m in version_refs(conn, row[0])]
-                versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
-                                 "text": row[3], "draft_id": row[4], "created_at": row[5],
-                                 "sources": sources})
-            entries.append({"entry_id": entry_id, "date": date, "created_at": created_at,
-                            "deleted_at": None, "current_version_id": current,
-                            "versions": versions})
-        return {**document_head(KIND, query), "entries": entries}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None) -> str:
-        parts = [f"## {date}\n\n{text}\n" for date, text in _current_texts(document)]
-        return "# Journal\n\n" + "\n".join(parts)
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
+                 head: dict[str, Any]) -> Iterator[str]:
+        yield "# Journal\n\n"
+        for n, (date, text) in enumerate(_current_texts(conn, query)):
+            yield ("\n" if n else "") + f"## {date}\n\n{text}\n"
 
-    def markdown_files(self, document: dict[str, Any]) -> dict[str, str]:
+    def markdown_files(self, conn: sqlite3.Connection,
+                       query: ExportQuery) -> Iterator[tuple[str, str]]:
         """One file per entry, named and titled with its date."""
-        return {f"{date}.md": f"# {date}\n\n{text}\n" for date, text in _current_texts(document)}
+        for date, text in _current_texts(conn, query):
+            yield f"{date}.md", f"# {date}\n\n{text}\n"
 
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult:
@@ -162,13 +145,39 @@ class JournalExporter:
         return ImportResult(KIND, imported, len(entries) - imported)
 
 
-def _current_texts(document: dict[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for entry in document["entries"]:
-        current = next(v for v in entry["versions"]
-                       if v["version_id"] == entry["current_version_id"])
-        out.append((entry["date"], current["text"].strip()))
-    return out
+def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
+    """(entry_id, date, created_at, current_version_id) of the query's entries not in the
+    trash, by date, as they are read."""
+    sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
+           "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
+           "JOIN journal_spaces s ON s.space_id = d.space_id "
+           "WHERE s.user_id = ? AND e.deleted_at IS NULL")
+    params: list[Any] = [query.user_id]
+    days, bounds = day_range("d.calendar_date", query)
+    return iter(conn.execute(sql + days + " ORDER BY d.calendar_date", params + bounds))
+
+
+def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
+    entry_id, date, created_at, current = row
+    versions = []
+    for version in conn.execute(
+            "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+            "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
+        sources = [{"conversation_id": c, "message_id": m}
+                   for c, m in version_refs(conn, version[0])]
+        versions.append({"version_id": version[0], "seq": version[1], "origin": version[2],
+                         "text": version[3], "draft_id": version[4],
+                         "created_at": version[5], "sources": sources})
+    return {"entry_id": entry_id, "date": date, "created_at": created_at, "deleted_at": None,
+            "current_version_id": current, "versions": versions}
+
+
+def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
+    """(date, current text) of each entry the export holds."""
+    for entry_id, date, _, current in _entry_rows(conn, query):
+        row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
+                           "version_id = ?", (entry_id, current)).fetchone()
+        yield date, (row[0] if row else "").strip()
 
 
 def _check(entry: Entry) -> None:

@@ -1,0 +1,176 @@
+"""Exports are streamed (issue 24, item 1): served in chunks as they are read, in memory
+flat in the export's size, and still one JSON document of the same shape — which imports
+again.
+
+Memory is counted by `tracemalloc` (every Python allocation of every thread: the server's
+reader thread, its event loop and the test's client) while a large export is downloaded to
+a file; speed and the event loop's lag are the benchmark's (bench/exports.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sqlite3
+import string
+import tracemalloc
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from app.backup.chat_export import CHAT
+from app.backup.exports import make_query, stream
+from app.backup.journal_export import JOURNAL
+from app.core.settings import defaults
+from app.storage.database import connect
+from app.storage.migrations import apply_migrations
+from app.wiring.server import create_app
+from tests.conftest import AUTH, TOKEN
+
+MESSAGES = 30_000
+WORDS = ("heute", "war", "ich", "im", "Park", "und", "Anna", "Kaffee", "schön", "müde", "„da“")
+
+
+def fill_messages(database: Path, count: int, rng: random.Random) -> None:
+    conn = connect(database)
+    apply_migrations(conn)
+    start = 1772323200.0
+    with conn:
+        conn.executemany(
+            "INSERT INTO messages (entry_key, user_id, character_id, turn_id, message_ids, role, "
+            "origin, text, created, calendar_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            ((f"k{n}", "local", "nova", f"t{n // 2}", json.dumps([f"m{n // 2}"]),
+              "user" if n % 2 == 0 else "assistant", "" if n % 2 == 0 else "antwort",
+              " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 80))),
+              start + n * 60.0, f"2026-03-{1 + n * 60 // 86400:02d}") for n in range(count)))
+    conn.close()
+
+
+async def download(client: Any, path: str, into: Path) -> tuple[Any, int]:
+    """GET `path` into the file `into`, chunk by chunk; (the response, the Python heap's
+    peak in bytes above what it held before)."""
+    tracemalloc.start()
+    try:
+        base, _ = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        async with client.get(path, headers=AUTH) as response:
+            with into.open("wb") as out:
+                async for chunk in response.content.iter_chunked(1 << 16):
+                    out.write(chunk)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return response, peak - base
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+async def test_a_large_chat_export_streams_in_flat_memory(make_settings, data_dir, tmp_path,
+                                                           aiohttp_client, fmt):
+    fill_messages(data_dir / "novaberg.sqlite3", MESSAGES, random.Random(3))
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    into = tmp_path / f"chat.{fmt}"
+
+    response, peak = await download(client, f"/api/exports/chat?format={fmt}", into)
+
+    assert response.status == 200
+    assert response.headers.get("Transfer-Encoding") == "chunked"
+    assert "Content-Length" not in response.headers
+    size = into.stat().st_size
+    assert size > 8_000_000
+    assert peak < 4_000_000, f"{peak / 1e6:.1f} MB of heap for a {size / 1e6:.1f} MB export"
+    if fmt == "md":
+        text = into.read_text(encoding="utf-8")
+        assert text.startswith("# Conversation with all characters\n")
+        assert f" · {MESSAGES} messages\n" in text and text.count("\n**You** · ") == MESSAGES // 2
+        return
+    document = json.loads(into.read_bytes())
+    assert document["kind"] == "novaberg.chat" and len(document["messages"]) == MESSAGES
+    assert [m["entry_key"] for m in document["messages"][:3]] == ["k0", "k1", "k2"]
+
+    # The streamed document imports again (into another install), every message once.
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    imported = await second.post("/api/imports", data=into.read_bytes(), headers=AUTH)
+    assert await imported.json() == {"kind": "novaberg.chat", "imported": MESSAGES,
+                                     "skipped": 0}
+
+
+@pytest.fixture(scope="module")
+def empty_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("empty") / "novaberg.sqlite3"
+    conn = connect(path)
+    apply_migrations(conn)
+    conn.execute("PRAGMA journal_mode=DELETE")
+    conn.close()
+    return path
+
+
+texts = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=60)
+
+
+@hsettings(max_examples=40, deadline=None,
+           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(st.tuples(texts, st.sampled_from(["user", "assistant"])), max_size=12),
+       bound=st.sampled_from([None, "2026-03-02"]), chunk=st.sampled_from([1, 64, 1 << 18]))
+def test_the_streamed_json_is_the_document_itself(empty_database, tmp_path_factory, rows,
+                                                 bound, chunk, monkeypatch):
+    """Whatever the texts and however small the chunks: the stream is one JSON document,
+    byte for byte what `json.dumps(document, ensure_ascii=False, indent=1)` writes of the
+    log's rows."""
+    monkeypatch.setattr("app.backup.exports.CHUNK_BYTES", chunk)
+    database = tmp_path_factory.mktemp("db") / "novaberg.sqlite3"
+    shutil.copyfile(empty_database, database)
+    conn = sqlite3.connect(database)
+    with conn:
+        for n, (text, role) in enumerate(rows):
+            conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+                         "message_ids, role, origin, text, created, calendar_date) VALUES "
+                         "(?, 'local', 'nova', ?, ?, ?, '', ?, ?, ?)",
+                         (f"k{n}", f"t{n}", json.dumps([f"m{n}", text]), role, text,
+                          float(n), "2026-03-0" + str(1 + n % 3)))
+    query = make_query("local", None, bound, None)
+    streamed = b"".join(stream(CHAT, conn, query, "json"))
+    document = json.loads(streamed)
+    expected = [{"entry_key": f"k{n}", "turn_id": f"t{n}", "message_ids": [f"m{n}", text],
+                 "character_id": "nova", "role": role, "origin": "", "text": text,
+                 "created": float(n), "calendar_date": "2026-03-0" + str(1 + n % 3)}
+                for n, (text, role) in enumerate(rows)
+                if bound is None or "2026-03-0" + str(1 + n % 3) >= bound]
+    assert [{k: v for k, v in m.items() if k != "at"} for m in document["messages"]] == expected
+    assert streamed.decode() == json.dumps(document, ensure_ascii=False, indent=1)
+    conn.close()
+
+
+def test_a_journal_export_streams_with_every_version(tmp_path):
+    database = tmp_path / "novaberg.sqlite3"
+    conn = connect(database)
+    apply_migrations(conn)
+    with conn:
+        conn.execute("INSERT INTO journal_spaces (space_id, user_id, created_at) "
+                     "VALUES ('s', 'local', 1.0)")
+        for n in range(40):
+            day = f"2026-02-{1 + n % 28:02d}" if n < 28 else f"2026-01-{n - 27:02d}"
+            conn.execute("INSERT INTO journal_days (day_id, space_id, calendar_date, created_at) "
+                         "VALUES (?, 's', ?, 1.0)", (f"d{n}", day))
+            conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, "
+                         "current_version_id, created_at) VALUES (?, ?, ?, 1.0)",
+                         (f"e{n}", f"d{n}", f"v{n}-2"))
+            for seq in (1, 2):
+                conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, "
+                             "origin, text, created_at) VALUES (?, ?, ?, ?, ?, 1.0)",
+                             (f"v{n}-{seq}", f"e{n}", seq, "draft" if seq == 1 else "edit",
+                              "".join(random.Random(n).choices(string.ascii_letters, k=9000))))
+    document = json.loads(b"".join(stream(JOURNAL, conn, make_query("local"), "json")))
+    assert [e["date"] for e in document["entries"]] == sorted(e["date"]
+                                                              for e in document["entries"])
+    assert len(document["entries"]) == 40
+    assert all([v["seq"] for v in e["versions"]] == [1, 2] for e in document["entries"])
+    markdown = b"".join(stream(JOURNAL, conn, make_query("local"), "md")).decode()
+    assert markdown.startswith("# Journal\n\n## 2026-01-01\n\n") and markdown.count("\n## ") == 40
+    conn.close()
