@@ -230,9 +230,7 @@ async def bench_long_term(iterations: int) -> None:
     from app.pixie.worker import PixieWorker
     from app.runtime.slots import LocalSlots
     from app.storage.database import Database
-    from app.wiring.purposes import register_offline_answers
     from tests.pipeline_support import node_context
-    register_offline_answers()
     settings = defaults(llm_provider="offline")
     zone = zone_named(settings.timezone)
     now = time.time()
@@ -352,7 +350,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
     alike; the figure is the median of the per-pair differences with its 95 % interval."""
     from aiohttp.test_utils import TestClient, TestServer
 
-    from app.api.app_keys import DB, PIPELINE_HOST, RUNTIME
+    from app.api.app_keys import DB, PATH_RUN_OBSERVER, RUNTIME
     from app.wiring.server import create_app
     from tests.fakemodel import FakeModel, Reply, minimal_instance
     sys.path.insert(0, str(ROOT / "bench"))
@@ -374,7 +372,7 @@ async def bench_turn_overhead(turns: int, latency: float) -> None:
             apps[seeded] = create_app(defaults(data_dir=str(data), redis_appendfsync="no",
                                                rate_limit_per_second=1e6, **model),
                                       local_token=TOKEN)
-            apps[seeded][PIPELINE_HOST].on_path_run = collector.add
+            apps[seeded][PATH_RUN_OBSERVER] = collector.add
             clients[seeded] = TestClient(TestServer(apps[seeded]))
             await clients[seeded].start_server()
             if seeded:

@@ -53,7 +53,7 @@ import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from app.api.app_keys import CHARACTERS, GATEWAY, HUB, PIPELINES, RUNTIME  # noqa: E402
+from app.api.app_keys import CHARACTERS, GATEWAY, HUB, PIPELINES, RECORDS, RUNTIME  # noqa: E402
 from app.characters.catalog import Character, CharacterCatalog  # noqa: E402
 from app.core.settings import defaults  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
@@ -289,8 +289,8 @@ async def bench_overhead(turns: int) -> None:
                 await app[RUNTIME].idle()
                 if i < 20:
                     continue  # warm-up
-                record = await app[RUNTIME].records.message(message_id)
-                turn_id = record["turn_id"] if record else None
+                record = await app[RECORDS].message(message_id)
+                turn_id = record.turn_id if record else None
                 # The turn's own model call; the summary check after delivery runs in the
                 # turn's context too but after the answer went out.
                 model_ms = sum(t["duration_ms"] or 0.0 for t in app[GATEWAY].traces.list(50)

@@ -12,7 +12,8 @@ at a time and waits for each answer on the WebSocket. Three kinds of turns:
 - two:     "Setz <item> auf die Liste und erinnere mich morgen an <x>"  (planner, 2 agents)
 
 Every completed path run returns its node times and model calls (`app.pipeline.graph.GraphRun`);
-the pipeline host hands each to its `on_path_run` observer, where this script collects them.
+the pipeline host hands each to its `on_path_run` observer (`app[PATH_RUN_OBSERVER]`, set before
+the app starts), where this script collects them.
 Overhead = the path's wall time minus the time spent inside
 model calls (`NodeContext.ask`, which includes the gateway). Floor, measured in the same run
 on the same Redis: one session `retrieve` + `store` round trip — the least Redis work a path
@@ -39,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
-from app.api.app_keys import PIPELINE_HOST, REDIS, SETTINGS  # noqa: E402
+from app.api.app_keys import PATH_RUN_OBSERVER, REDIS, SETTINGS  # noqa: E402
 from app.core.settings import defaults  # noqa: E402
 from app.memory.session import SessionMemory  # noqa: E402
 from app.memory.turns import Turn  # noqa: E402
@@ -106,7 +107,7 @@ async def run(turns: int, model: str) -> None:
         else:
             overrides["llm_provider"] = "offline"
         app = create_app(defaults(**overrides), local_token=TOKEN)
-        app[PIPELINE_HOST].on_path_run = collector.add
+        app[PATH_RUN_OBSERVER] = collector.add
         async with TestClient(TestServer(app)) as client:
             ws = await client.ws_connect("/api/ws", headers=AUTH)
             kinds = {"chat": lambda i: f"Wie war dein Tag? ({i})",

@@ -27,6 +27,7 @@ from app.memory import keys
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.prompts import PromptLibrary
 from app.storage.database import Database
+from app.wiring.purposes import OFFLINE_ANSWERS
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 
@@ -160,11 +161,11 @@ async def hold_pair(app: web.Application, user_id: str = "local",
 async def node_context(settings: Settings, redis: Any, tmp_path: Path, *,
                        character_id: str = "nova"
                        ) -> AsyncIterator[tuple[NodeContext, list[str]]]:
-    """A node context over real Redis, a real SQLite file and the gateway of `settings`,
-    and the list of stages it pushed."""
+    """A node context over real Redis, a real SQLite file and the gateway of `settings` (its
+    offline model answering as the product's does), and the list of stages it pushed."""
     db = Database(tmp_path / "nodes.sqlite3")
     await db.open()
-    gateway = Gateway(settings)
+    gateway = Gateway(settings, offline_answers=OFFLINE_ANSWERS)
     await gateway.start()
     book = CharacterBook(settings)
     character = book.get(character_id)

@@ -105,27 +105,32 @@ def test_statemachine_imports_nothing_of_app() -> None:
 
 
 def test_importing_the_product_registers_nothing() -> None:
-    """Offline answers are registered by the wiring (`app.wiring.purposes`), never as a side effect
-    of importing the module that defines them."""
+    """There is no process-wide table of offline answers to register into: the provider's own
+    answers and the product's (`app.wiring.purposes.OFFLINE_ANSWERS`) are immutable values,
+    composed explicitly, and building an app changes neither."""
     probe = """
-import importlib, json, pkgutil
+import importlib, json, pkgutil, types
 import app
 for info in pkgutil.walk_packages(app.__path__, "app."):
     if info.name != "app.__main__":
         importlib.import_module(info.name)
 from app.llm.offline import handlers
-from app.wiring.purposes import OFFLINE_ANSWERS, register_offline_answers
-expected = {}
-for table in OFFLINE_ANSWERS:
-    expected.update(table)  # a later table wins, as in the registration
-def in_place():
-    return sorted(p for p, h in expected.items() if handlers.HANDLERS.get(p) is h)
-before = in_place()
-register_offline_answers()
-print(json.dumps([before, in_place(), sorted(expected)]))
+from app.wiring.purposes import OFFLINE_ANSWERS
+from app.wiring.server import create_app
+from app.core.settings import defaults
+tables = {"base": handlers.BASE_ANSWERS, "product": OFFLINE_ANSWERS}
+before = {name: dict(table) for name, table in tables.items()}
+create_app(defaults(llm_provider="offline"))
+print(json.dumps({
+    "registers": [n for n in ("HANDLERS", "register") if hasattr(handlers, n)],
+    "immutable": all(isinstance(t, types.MappingProxyType) for t in tables.values()),
+    "unchanged": all(dict(t) == before[n] for n, t in tables.items()),
+    "base": sorted(handlers.BASE_ANSWERS), "product": sorted(OFFLINE_ANSWERS)}))
 """
     done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True,
                           text=True, timeout=120, check=True)
-    before, after, listed = json.loads(done.stdout)
-    assert before == [], f"registered by an import: {before}"
-    assert after == listed and "router" in listed and "journal_reconstruct" in listed
+    found = json.loads(done.stdout)
+    assert found["registers"] == [] and found["immutable"] and found["unchanged"]
+    assert found["base"] == ["perception", "responder", "summary"]
+    assert {"perception", "router", "thinker", "consolidation", "journal_reconstruct",
+            "profile_review"} <= set(found["product"])

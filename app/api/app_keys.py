@@ -8,6 +8,7 @@ handed in (tests/test_layers.py holds both).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,10 +26,12 @@ if TYPE_CHECKING:
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway
     from app.llm.privacy import IdentityRegistry
+    from app.pipeline.graph import GraphRun
     from app.pipeline.service import PipelineHost
     from app.pipeline.vocabulary import Pipelines
     from app.pixie.worker import PixieWorker
     from app.runtime.hub import Hub
+    from app.runtime.records import RecordReads
     from app.runtime.runtime import Runtime
     from app.storage.database import Database
 
@@ -48,10 +51,13 @@ LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
 # turn runtime (app/runtime)
+# The pipelines in use: the product's, set at start-up unless a test or bench installed others
+# before the app started.
 PIPELINES: web.AppKey[Pipelines] = web.AppKey("pipelines")
 CHARACTERS: web.AppKey[CharacterCatalog] = web.AppKey("characters")
 HUB: web.AppKey[Hub] = web.AppKey("hub")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
+RECORDS: web.AppKey[RecordReads] = web.AppKey("records")  # what the API reads of turns, messages
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
@@ -62,3 +68,5 @@ JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
 # long-term memory (app/pixie)
 PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
 PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")
+# Told what each completed path run took (bench/turn.py, tests); set before the app starts.
+PATH_RUN_OBSERVER: web.AppKey[Callable[[GraphRun], None]] = web.AppKey("path_run_observer")

@@ -6,7 +6,7 @@ import logging
 
 from aiohttp import web
 
-from app.api.app_keys import CHARACTERS, GATEWAY, RUNTIME, SETTINGS
+from app.api.app_keys import CHARACTERS, GATEWAY, RECORDS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
@@ -65,29 +65,30 @@ def check_fits_model(request: web.Request, text: str, user_id: str) -> None:
 async def get_message(request: web.Request) -> web.Response:
     """`GET /api/messages/{message_id}` → `{message_id, turn_id|null, state}`; the state is
     `accepted` until a turn takes the message, then that turn's state."""
-    runtime = request.app[RUNTIME]
+    records = request.app[RECORDS]
     message_id = request.match_info["message_id"]
-    record = await runtime.records.message(message_id)
-    if record is None or record.get("user_id") != request[USER_ID]:
+    record = await records.message(message_id)
+    if record is None or record.user_id != request[USER_ID]:
         raise ApiError(404, "not_found", f"no message {message_id!r}")
-    turn_id = record.get("turn_id") or None
+    turn_id = record.turn_id
     state = "accepted"
     if turn_id is not None:
-        turn = await runtime.records.turn(turn_id)
+        turn = await records.turn(turn_id)
         state = turn.state if turn is not None else "expired"
     return web.json_response({"message_id": message_id, "turn_id": turn_id, "state": state})
 
 
 async def get_turn(request: web.Request) -> web.Response:
     """`GET /api/turns/{turn_id}` → `{turn_id, state, history: [{state, at}], message_ids}`."""
-    runtime = request.app[RUNTIME]
+    records = request.app[RECORDS]
     turn_id = request.match_info["turn_id"]
-    turn = await runtime.records.turn(turn_id)
+    turn = await records.turn(turn_id)
     if turn is None or turn.user_id != request[USER_ID]:
         raise ApiError(404, "not_found", f"no turn {turn_id!r}")
     body: dict[str, object] = {
         "turn_id": turn.turn_id, "state": turn.state,
-        "history": await runtime.records.history(turn_id),
+        "history": [{"state": entry.state, "at": entry.at}
+                    for entry in await records.history(turn_id)],
         "message_ids": turn.message_ids, "character_id": turn.character_id,
         "origin": turn.initiator, "attempts": turn.attempts}
     if turn.reason:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+
+import msgspec
 
 from app.core import log as logctx
 from app.core.settings import Settings
@@ -20,6 +21,17 @@ from app.llm.errors import ModelError
 from app.llm.types import Message
 
 log = logging.getLogger(__name__)
+
+
+class Budget(msgspec.Struct, kw_only=True):
+    """The job's budget as the draft's trace records it: the window, the margin (share and
+    tokens), the reserved output and each prompt's estimated input, in tokens."""
+
+    window: int
+    margin: float
+    margin_tokens: int
+    reserved_output: int
+    estimated_input: list[int]
 
 
 def check_day(messages: int, settings: Settings) -> None:
@@ -34,10 +46,9 @@ def check_day(messages: int, settings: Settings) -> None:
                          f"nothing was cut")
 
 
-def plan(window: int, prompts: Sequence[Sequence[Message]],
-         settings: Settings) -> dict[str, Any]:
+def plan(window: int, prompts: Sequence[Sequence[Message]], settings: Settings) -> Budget:
     """The budget of the job's prompts in `window`; raises `ModelError` when one does not
-    fit or the window is too small. Returns the trace's budget fields."""
+    fit or the window is too small."""
     if window < settings.journal_min_context:
         raise ModelError("model_context_too_small",
                          f"journal generation needs a window of {settings.journal_min_context} "
@@ -47,6 +58,6 @@ def plan(window: int, prompts: Sequence[Sequence[Message]],
                               margin=settings.budget_safety_margin)
                for prompt in prompts]
     biggest = max(budgets, key=lambda b: b.estimated_input)
-    return {"window": window, "margin": settings.budget_safety_margin,
-            "margin_tokens": biggest.margin_tokens, "reserved_output": biggest.reserved_output,
-            "estimated_input": [b.estimated_input for b in budgets], "budget_ok": True}
+    return Budget(window=window, margin=settings.budget_safety_margin,
+                  margin_tokens=biggest.margin_tokens, reserved_output=biggest.reserved_output,
+                  estimated_input=[b.estimated_input for b in budgets])

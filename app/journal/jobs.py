@@ -26,12 +26,14 @@ from app.core import log as logctx
 from app.core.background import cancel_and_wait
 from app.core.settings import Settings
 from app.journal import budget, stages
-from app.journal.artifact import build_artifact
+from app.journal.artifact import fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore
+from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
+from app.llm.types import Message
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +43,8 @@ INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it ag
 class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
     """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
     `character_id` and `at` every WebSocket message has; the journal belongs to no
-    character, so `character_id` is empty."""
+    character, so `character_id` is empty. A member of the one union of WebSocket messages
+    (`app.runtime.wire.WsAny`), defined here because the journal sits below the runtime."""
 
     character_id: str
     at: float
@@ -144,42 +147,44 @@ class JournalJobs:
         brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
-        (_, (first, planned, window_source)) = await asyncio.gather(
+        (_, (first, second_prompt, planned, window_source)) = await asyncio.gather(
             self._state(user_id, job_id, date, "reconstruct"),
             self._reconstruct(user_id, date, sources, messages, brief))
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
-            stages.narrate(self.gateway, date, first.artifact,
-                           self.settings.journal_output_tokens, brief, user_id=user_id))
+            stages.narrate(self.gateway, date, first.artifact, second_prompt,
+                           self.settings.journal_output_tokens, user_id=user_id))
         info = self.gateway.info()
         records = [first.record, second.record]
-        trace: dict[str, Any] = {
-            "provider": info["provider"], "model": info["model"],
-            "window_source": window_source, **planned,
-            "prompt_tokens": _total(r.prompt_tokens for r in records),
-            "completion_tokens": _total(r.completion_tokens for r in records),
-            "stages": [r.as_dict() for r in records],
-        }
+        trace = DraftTrace(
+            provider=info["provider"], model=info["model"], window_source=window_source,
+            **msgspec.structs.asdict(planned),
+            prompt_tokens=_total(r.prompt_tokens for r in records),
+            completion_tokens=_total(r.completion_tokens for r in records), stages=records)
         return await self.store.save_draft(
             user_id, date, text=second.text,
-            reconstruction_status=first.artifact["reconstruction_status"],
+            reconstruction_status=first.artifact.reconstruction_status,
             narration=second.narration, validation=first.validation, trace=trace,
             sources=user_sources(sources), job_id=job_id)
 
-
     async def _reconstruct(self, user_id: str, date: str, sources: list[Source], messages: int,
-                           brief: str) -> tuple[stages.Reconstructed, dict[str, Any], str]:
-        """The budget of the whole job (before any model call), then stage 1."""
+                           brief: str) -> tuple[stages.Reconstructed, list[Message],
+                                                budget.Budget, str]:
+        """The budget of the whole job (before any model call), then stage 1. With stage
+        1's result comes stage 2's prompt: when stage 1 fell back, the very prompt the
+        budget measured."""
         settings = self.settings
         budget.check_day(messages, settings)
         window, window_source = await self.gateway.context_window()
         prompt = stages.reconstruct_prompt(date, sources)
-        fallback = build_artifact(sources, None, None)
-        planned = budget.plan(window, [prompt, stages.narrate_prompt(fallback, brief)],
-                              settings)
-        first = await stages.reconstruct(self.gateway, prompt, sources,
+        fallback = fallback_artifact(sources)
+        fallback_prompt = stages.narrate_prompt(fallback, brief)
+        planned = budget.plan(window, [prompt, fallback_prompt], settings)
+        first = await stages.reconstruct(self.gateway, prompt, sources, fallback,
                                          settings.journal_output_tokens, user_id=user_id)
-        return first, planned, window_source
+        second_prompt = (fallback_prompt if first.artifact is fallback
+                         else stages.narrate_prompt(first.artifact, brief))
+        return first, second_prompt, planned, window_source
 
 
 def _total(values: Any) -> int | None:

@@ -1,49 +1,58 @@
 """What the offline model answers for the journal's two stages (SPEC §8, issue 13 item 11).
 
-Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.wiring.purposes`), so the journal
-works with no model server: stage 1 answers a valid reconstruction of the day built
-from its own lines (every user line in order, its whole text as the one claim's evidence,
-a time token when the line holds one), stage 2 a plain entry made of the artifact's lines.
+Listed in `PURPOSE_HANDLERS`, which the wiring composes into the offline model's answers
+(`app.wiring.purposes`), so the journal works with no model server: stage 1 answers a valid
+reconstruction of the day built from its own lines (every user line in order, its whole text
+as the one claim's evidence, a time token when the line holds one), stage 2 a plain entry made
+of the artifact's lines.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+import msgspec
 
 from app.journal import times
-from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT
+from app.journal.artifact import VerifiedArtifact
+from app.journal.schema import (
+    PURPOSE_NARRATE,
+    PURPOSE_RECONSTRUCT,
+    ChronologyItem,
+    Claim,
+    Reconstruction,
+)
+from app.journal.stages import DayInput
 from app.llm.offline.handlers import OfflineRequest
 
+_DAY = msgspec.json.Decoder(DayInput)
+_ARTIFACT = msgspec.json.Decoder(VerifiedArtifact)
 
-def _payload(request: OfflineRequest) -> dict[str, Any]:
-    content = next((m["content"] for m in reversed(request.messages) if m["role"] == "user"),
-                   "{}")
+
+def _last_user(request: OfflineRequest) -> str:
+    return next((m["content"] for m in reversed(request.messages) if m["role"] == "user"), "")
+
+
+def reconstruct(request: OfflineRequest) -> Reconstruction:
     try:
-        payload = json.loads(content)
-    except json.JSONDecodeError:
-        return {}
-    return payload if isinstance(payload, dict) else {}
-
-
-def reconstruct(request: OfflineRequest) -> dict[str, Any]:
-    users = [s for s in _payload(request).get("sources", [])
-             if isinstance(s, dict) and s.get("role") == "user"]
+        day = _DAY.decode(_last_user(request))
+    except msgspec.DecodeError:
+        return Reconstruction()
+    users = [line for line in day.sources if line.role == "user"]
     chronology = []
-    for source in users:
-        found = times.find(source["text"])
-        chronology.append({"source_id": source["id"], "source": "user",
-                           "time": found[0] if len(found) == 1 else None,
-                           "claims": [{"kind": "statement",
-                                       "evidence": times.normalize(source["text"])}]})
-    return {"source_order": [s["id"] for s in users], "chronology": chronology}
+    for line in users:
+        found = times.find(line.text)
+        chronology.append(ChronologyItem(
+            line.id, "user", found[0] if len(found) == 1 else None,
+            [Claim("statement", times.normalize(line.text))]))
+    return Reconstruction(source_order=[line.id for line in users], chronology=chronology)
 
 
 def narrate(request: OfflineRequest) -> str:
+    try:
+        artifact = _ARTIFACT.decode(_last_user(request))
+    except msgspec.DecodeError:
+        return ""
     # Each line whole, in the artifact's order (a confirmed time stands in its own line).
-    return "\n\n".join(source.get("text", "").strip()
-                       for source in _payload(request).get("sources", [])
-                       if isinstance(source, dict))
+    return "\n\n".join(line.text.strip() for line in artifact.sources)
 
 
 PURPOSE_HANDLERS = {PURPOSE_RECONSTRUCT: reconstruct, PURPOSE_NARRATE: narrate}

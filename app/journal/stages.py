@@ -1,9 +1,9 @@
 """The two model calls of a journal draft (SPEC §8) and their local fallbacks.
 
-1. *Reconstruct* (`journal_reconstruct`, structured): the day's sources → the model's JSON,
-   validated by `app.journal.validator`. Invalid JSON, a bad structured answer or a privacy
-   block (after the gateway's one corrective retry) → the fallback artifact; the model's JSON
-   is then neither repaired nor used.
+1. *Reconstruct* (`journal_reconstruct`, structured): the day's sources → the model's answer,
+   read by the gateway's schema validation and checked by `app.journal.validator`. Invalid
+   JSON, a bad structured answer or a privacy block (after the gateway's one corrective
+   retry) → the fallback artifact; the model's answer is then neither repaired nor used.
 2. *Narrate* (`journal_generate`, plain text): the writing brief and ONLY the verified
    artifact. A privacy block or an empty answer → a local draft made from the artifact.
 
@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 import msgspec
 
-from app.journal.artifact import build_artifact, local_draft
+from app.journal.artifact import VerifiedArtifact, local_draft, verified_artifact
 from app.journal.day import Source
-from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT, Reconstruction
+from app.journal.schema import (
+    PURPOSE_NARRATE,
+    PURPOSE_RECONSTRUCT,
+    Reconstruction,
+    unknown_key,
+)
+from app.journal.trace import StageRecord
 from app.journal.validator import validate
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.llm.schema import strip_fence
 from app.llm.types import Message
 
 # Stage-1 errors that mean "the answer is unusable", not "no model": take the fallback.
@@ -57,23 +61,8 @@ that is not in the artifact's `sources`. Answer with the entry's text only.
 
 
 @dataclass(slots=True)
-class StageRecord:
-    stage: str
-    outcome: str = "running"
-    codes: list[str] = field(default_factory=list)
-    ms: float = 0.0
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"stage": self.stage, "outcome": self.outcome, "codes": self.codes,
-                "ms": self.ms, "prompt_tokens": self.prompt_tokens,
-                "completion_tokens": self.completion_tokens}
-
-
-@dataclass(slots=True)
 class Reconstructed:
-    artifact: dict[str, Any]
+    artifact: VerifiedArtifact
     validation: list[str]
     record: StageRecord
 
@@ -85,32 +74,55 @@ class Narrated:
     record: StageRecord
 
 
-def _readable_json(value: Any) -> str:
+class InputLine(msgspec.Struct):
+    id: str
+    role: str  # "user" | "assistant"
+    text: str
+
+
+class DayInput(msgspec.Struct):
+    """What stage 1 reads: the day's date and its sources, each with its local id."""
+
+    date: str
+    sources: list[InputLine]
+
+
+def _readable_json(value: msgspec.Struct) -> str:
     """JSON with one field a line (models read it more reliably); non-ASCII kept as is."""
     return msgspec.json.format(msgspec.json.encode(value), indent=1).decode()
 
 
 def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
-    payload = {"date": date, "sources": [{"id": s.source_id, "role": s.role, "text": s.text}
-                                         for s in sources]}
+    day = DayInput(date, [InputLine(s.source_id, s.role, s.text) for s in sources])
     return [{"role": "system", "content": RECONSTRUCT_SYSTEM},
-            {"role": "user", "content": _readable_json(payload)}]
+            {"role": "user", "content": _readable_json(day)}]
 
 
-def narrate_prompt(artifact: dict[str, Any], brief: str = DEFAULT_BRIEF) -> list[Message]:
+def narrate_prompt(artifact: VerifiedArtifact, brief: str = DEFAULT_BRIEF) -> list[Message]:
     return [{"role": "system", "content": brief},
             {"role": "user", "content": _readable_json(artifact)}]
 
 
+def check(sources: Sequence[Source], answer: Reconstruction, text: str,
+          fallback: VerifiedArtifact) -> tuple[list[str], VerifiedArtifact]:
+    """The validator's codes for the model's `answer` (as the gateway's schema validation
+    read it from `text`, whose keys that reading dropped are the validator's too), and the
+    artifact stage 2 gets: built from the answer only when there is no code, else
+    `fallback`."""
+    found = validate(sources, answer, unknown_key(text))
+    return found, (fallback if found else verified_artifact(sources, answer))
+
+
 async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
-                      max_tokens: int, *, user_id: str) -> Reconstructed:
-    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`).
+                      fallback: VerifiedArtifact, max_tokens: int, *,
+                      user_id: str) -> Reconstructed:
+    """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`); `fallback` is
+    `fallback_artifact(sources)`, the artifact when the answer cannot be used.
 
     `user_id` goes with the call: a remote provider gets the prompt masked with that user's
     identity registry (a remote call without it is refused as `privacy_blocked`)."""
     record = StageRecord("reconstruct")
     started = time.perf_counter()
-    model_json: Any = None
     try:
         completion = await gateway.complete(PURPOSE_RECONSTRUCT, prompt,
                                             schema=Reconstruction, max_tokens=max_tokens,
@@ -119,35 +131,29 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
         if exc.code not in FALLBACK_ERRORS:
             raise
         _count_privacy_fallback(gateway, user_id, exc)
-        codes = ["reconstruction_invalid", exc.code]
+        codes, artifact = ["reconstruction_invalid", exc.code], fallback
         record.outcome = "fallback"
     else:
         record.prompt_tokens = completion.usage.prompt_tokens
         record.completion_tokens = completion.usage.completion_tokens
-        # The raw JSON, not the decoded struct: unknown keys and bad `source` values are
-        # the validator's to find (the struct would drop or accept them silently).
-        try:
-            model_json = msgspec.json.decode(strip_fence(completion.text))
-        except msgspec.DecodeError:
-            model_json = msgspec.to_builtins(completion.value)
-        found = validate(sources, model_json)
+        assert isinstance(completion.value, Reconstruction)
+        found, artifact = check(sources, completion.value, completion.text, fallback)
         codes = ["reconstruction_invalid", *found] if found else []
         record.outcome = "fallback" if found else "valid"
     record.codes = codes
     record.ms = round((time.perf_counter() - started) * 1000, 3)
-    artifact = build_artifact(sources, model_json, codes)
     return Reconstructed(artifact, codes, record)
 
 
-async def narrate(gateway: Gateway, date: str, artifact: dict[str, Any],
-                  max_tokens: int, brief: str = DEFAULT_BRIEF, *, user_id: str) -> Narrated:
+async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
+                  prompt: list[Message], max_tokens: int, *, user_id: str) -> Narrated:
+    """Stage 2 with `prompt` (`narrate_prompt` of the same `artifact`)."""
     record = StageRecord("narrate")
     started = time.perf_counter()
     narration = "model"
     try:
-        completion = await gateway.complete(PURPOSE_NARRATE, narrate_prompt(artifact, brief),
-                                            max_tokens=max_tokens, temperature=0.7,
-                                            user_id=user_id)
+        completion = await gateway.complete(PURPOSE_NARRATE, prompt, max_tokens=max_tokens,
+                                            temperature=0.7, user_id=user_id)
     except ModelError as exc:
         if exc.code != "privacy_blocked":
             raise

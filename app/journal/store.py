@@ -33,6 +33,7 @@ from app.journal.rows import (
     require_live,
     version_refs,
 )
+from app.journal.trace import DraftTrace, stored_json
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 
@@ -155,7 +156,7 @@ class JournalStore:
     # --- drafts --------------------------------------------------------------------------------
 
     async def save_draft(self, user_id: str, date: str, *, text: str, reconstruction_status: str,
-                         narration: str, validation: Sequence[str], trace: dict[str, Any],
+                         narration: str, validation: Sequence[str], trace: DraftTrace,
                          sources: Sequence[Source], job_id: str | None = None) -> str:
         """Store a new current draft with its source refs; the previous one is superseded.
         With `job_id`, that job is marked done with it in the same transaction: a job is
@@ -169,7 +170,7 @@ class JournalStore:
                          "reconstruction_status, narration, validation_json, trace_json, "
                          "created_at) VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?)",
                          (draft_id, day_id, text, reconstruction_status, narration,
-                          json.dumps(list(validation)), json.dumps(trace), time.time()))
+                          json.dumps(list(validation)), stored_json(trace), time.time()))
             conn.executemany("INSERT INTO journal_draft_source_refs (draft_id, position, "
                              "source_id, conversation_id, message_id) VALUES (?, ?, ?, ?, ?)",
                              [(draft_id, i, s.source_id, s.conversation_id, s.message_id)

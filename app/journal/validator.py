@@ -1,4 +1,4 @@
-"""The stage-1 validator (SPEC §8): a pure function over (day sources, model JSON) → codes.
+"""The stage-1 validator (SPEC §8): a pure function over (day sources, model answer) → codes.
 
 Fail closed: anything the rules cannot confirm is a code. No repair happens here or anywhere:
 a reconstruction with any code is not used (the artifact falls back to the sources in their
@@ -17,13 +17,7 @@ from typing import Any
 
 from app.journal import times
 from app.journal.day import Source
-from app.journal.schema import (
-    CLAIM_FIELDS,
-    ITEM_FIELDS,
-    SOURCED_FIELDS,
-    SOURCED_ITEM_FIELDS,
-    TOP_FIELDS,
-)
+from app.journal.schema import ChronologyItem, Reconstruction
 
 # In the order SPEC §8 lists them; `validate` reports codes in this order.
 CODES = (
@@ -53,101 +47,70 @@ class _Findings:
         return [code for code in CODES if code in self.codes]
 
 
-def validate(sources: Sequence[Source], model_json: Any) -> list[str]:
-    """The codes of every rule the model's stage-1 JSON breaks; empty means valid."""
+def validate(sources: Sequence[Source], answer: Reconstruction,
+             unknown_key: str | None = None) -> list[str]:
+    """The codes of every rule the model's stage-1 `answer` breaks; empty means valid.
+
+    `answer` is the answer as the schema reads it; `unknown_key` says where the answer's
+    JSON holds a key the schema does not name (`app.journal.schema.unknown_key`), which
+    that reading dropped: `events`, a general `evidence` where it does not belong, or any
+    other unknown key is `legacy_field`."""
     users = {s.source_id: s for s in sources if s.role == "user"}
     assistants = {s.source_id for s in sources if s.role == "assistant"}
     order = [s.source_id for s in sources if s.role == "user"]
     found = _Findings()
-    if not isinstance(model_json, Mapping):
-        found.add("coverage_incomplete")
-        return found.ordered()
-    _check_keys(model_json, TOP_FIELDS, found)
+    if unknown_key is not None:
+        found.add("legacy_field")
 
-    source_order = _strings(model_json.get("source_order"), found)
-    for source_id in source_order:
+    for source_id in answer.source_order:
         _check_id(source_id, users, assistants, found)
-    if source_order != order:
+    if answer.source_order != order:
         found.add("order_changed")
 
-    chronology = _items(model_json.get("chronology"), found)
     placed: list[tuple[Source, str | None]] = []
-    for item in chronology:
+    for item in answer.chronology:
         source = _check_item(item, users, assistants, found)
         if source is not None:
-            placed.append((source, _confirmed_time(item.get("time"), source, found)))
+            placed.append((source, _confirmed_time(item.time, source, found)))
 
-    if set(order) - set(source_order) or set(order) - {s.source_id for s, _ in placed}:
+    if set(order) - set(answer.source_order) or set(order) - {s.source_id for s, _ in placed}:
         found.add("coverage_incomplete")
     _check_reorder(placed, order, found)
 
-    for name in SOURCED_FIELDS:
-        for item in _items(model_json.get(name), found):
-            _check_keys(item, SOURCED_ITEM_FIELDS, found)
-            source = _check_id(item.get("source_id"), users, assistants, found)
-            if source is not None:
-                _check_evidence(item.get("evidence"), source, found)
+    for note in answer.sourced():
+        source = _check_id(note.source_id, users, assistants, found)
+        if source is not None:
+            _check_evidence(note.evidence, source, found)
     return found.ordered()
 
 
-def _check_keys(node: Mapping[str, Any], allowed: frozenset[str], found: _Findings) -> None:
-    # `events`, a general `evidence` where it does not belong, or any other unknown key.
-    if any(key not in allowed for key in node):
-        found.add("legacy_field")
-
-
-def _strings(value: Any, found: _Findings) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        found.add("unknown_source")
-        return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
-    return value
-
-
-def _items(value: Any, found: _Findings) -> list[Mapping[str, Any]]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        found.add("legacy_field")
-        return []
-    items = [v for v in value if isinstance(v, Mapping)]
-    if len(items) != len(value):
-        found.add("legacy_field")
-    return items
-
-
-def _check_id(source_id: Any, users: Mapping[str, Source], assistants: set[str],
+def _check_id(source_id: str, users: Mapping[str, Source], assistants: set[str],
               found: _Findings) -> Source | None:
     """The user source an id names, or None (and the code: assistant or unknown)."""
-    if isinstance(source_id, str) and source_id in users:
+    if source_id in users:
         return users[source_id]
-    found.add("assistant_source" if isinstance(source_id, str) and source_id in assistants
-              else "unknown_source")
+    found.add("assistant_source" if source_id in assistants else "unknown_source")
     return None
 
 
-def _check_item(item: Mapping[str, Any], users: Mapping[str, Source], assistants: set[str],
+def _check_item(item: ChronologyItem, users: Mapping[str, Source], assistants: set[str],
                 found: _Findings) -> Source | None:
-    _check_keys(item, ITEM_FIELDS, found)
-    source = _check_id(item.get("source_id"), users, assistants, found)
-    if item.get("source") != "user":  # exactly `user`; nothing is rewritten
+    source = _check_id(item.source_id, users, assistants, found)
+    if item.source != "user":  # exactly `user`; nothing is rewritten
         found.add("assistant_source")
-    claims = _items(item.get("claims"), found)
-    for claim in claims:
-        _check_keys(claim, CLAIM_FIELDS, found)
-        if source is not None:
-            _check_evidence(claim.get("evidence"), source, found)
+    if source is not None:
+        for claim in item.claims:
+            _check_evidence(claim.evidence, source, found)
     return source
 
 
-def _check_evidence(evidence: Any, source: Source, found: _Findings) -> None:
-    quoted = times.normalize(evidence) if isinstance(evidence, str) else ""
+def _check_evidence(evidence: str, source: Source, found: _Findings) -> None:
+    quoted = times.normalize(evidence)
     if not quoted or quoted not in found.line(source):
         found.add("evidence_not_verbatim")
 
 
-def _confirmed_time(token: Any, source: Source, found: _Findings) -> str | None:
+def _confirmed_time(token: str | None, source: Source, found: _Findings) -> str | None:
     """The item's time when it is a pure token that stands in its own line, else None."""
     if token is None:
         return None

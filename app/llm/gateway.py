@@ -38,9 +38,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -52,9 +53,11 @@ from app.llm import detect
 from app.llm.choice import ModelChoice
 from app.llm.errors import ModelError
 from app.llm.guard import PrivacyGuard, demask
+from app.llm.offline.handlers import BASE_ANSWERS, Answers
 from app.llm.privacy import IdentityRegistry, Masker, PrivacyStats, StreamUnmasker
 from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
+from app.llm.providers.offline import OfflineProvider
 from app.llm.retry import Retries
 from app.llm.schema import json_schema
 from app.llm.trace import Trace, TraceRing
@@ -66,12 +69,19 @@ log = logging.getLogger(__name__)
 
 class Gateway:
     """The one way to a model. Create with `Gateway(settings)`, then `await start()`
-    (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end."""
+    (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end.
 
-    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None) -> None:
+    `offline_answers`: what the offline provider answers per purpose (the product's are
+    composed in `app.wiring.purposes`; without them, the provider's own base answers)."""
+
+    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None, *,
+                 offline_answers: Answers = BASE_ANSWERS) -> None:
         self.settings = settings
         self.choice = ModelChoice.of(settings)
         self.session: aiohttp.ClientSession | None = None
+        # This gateway's provider classes: the table's, with its own offline answers.
+        self._providers: Mapping[str, Callable[..., Provider]] = {
+            **PROVIDERS, "offline": functools.partial(OfflineProvider, answers=offline_answers)}
         self.provider: Provider = self._build("offline", None, None)
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
@@ -143,8 +153,8 @@ class Gateway:
         # The API key goes only to the chosen server, never to a probed or tested one.
         choice = self.choice
         key = choice.llm_api_key if url and url == choice.llm_url else None
-        return PROVIDERS[name](settings=self.settings, session=self.session, url=url,
-                               model=model, api_key=key, remote=choice.llm_remote)
+        return self._providers[name](settings=self.settings, session=self.session, url=url,
+                                     model=model, api_key=key, remote=choice.llm_remote)
 
     async def _detect(self) -> None:
         assert self.session is not None

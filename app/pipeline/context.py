@@ -1,10 +1,11 @@
 """What every node gets besides its state: the services and the one way to call the model.
 
-`Services` is built once per app (Redis, SQLite, characters, prompts, stores). `NodeContext`
-is built per run: the character the run is for, the run's stage callback (`character_stage`
-to every tab), the turn's commit guard, and `ask()` — every model call of a node goes through
-it, so each call has its own purpose, its own prompt template and its output reserve from
-the `PURPOSES` table, and its duration is counted for the run's log line and the benchmark.
+`Services` is built once per app (Redis, SQLite, characters, prompts, and each store once).
+`NodeContext` is built per run, whole: the character the run is for, the run's stage callback
+(`character_stage` to every tab), the turn's commit guard, the user's interaction hint, and
+`ask()` — every model call of a node goes through it, so each call has its own purpose, its
+own prompt template and its output reserve from the `PURPOSES` table, and its duration is
+counted for the run's log line and the benchmark.
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ Stage = Callable[[str], Awaitable[None]]
 
 @dataclass(slots=True)
 class Services:
-    """App-wide parts the pipelines use; built once when the app starts."""
+    """App-wide parts the pipelines use; built once when the app starts, with the stores over
+    its Redis and SQLite (`memory`, `short_term`, `reminders`, `message_log`, `long_term`).
+
+    The wake-ups reach background loops that start after the runtime (the reminder clock, the
+    Pixie worker): callables that exist from the start, handed in by the wiring."""
 
     settings: Settings
     redis: aioredis.Redis
@@ -46,26 +51,18 @@ class Services:
     # long-term memories a prompt used (ids, when): the Pixie worker marks them
     memories_used: Callable[[list[str], float], None] = lambda ids, at: None
     clock: Callable[[], float] = time.time  # wall-clock now (epoch seconds)
+    memory: SessionMemory = field(init=False)
+    short_term: ShortTermMemory = field(init=False)
+    reminders: ReminderStore = field(init=False)
+    message_log: MessageLog = field(init=False)
+    long_term: LongTermMemory = field(init=False)
 
-    @property
-    def memory(self) -> SessionMemory:
-        return SessionMemory(self.redis, self.settings)
-
-    @property
-    def short_term(self) -> ShortTermMemory:
-        return ShortTermMemory(self.redis, self.settings)
-
-    @property
-    def reminders(self) -> ReminderStore:
-        return ReminderStore(self.redis)
-
-    @property
-    def message_log(self) -> MessageLog:
-        return MessageLog(self.db)
-
-    @property
-    def long_term(self) -> LongTermMemory:
-        return LongTermMemory(self.db)
+    def __post_init__(self) -> None:
+        self.memory = SessionMemory(self.redis, self.settings)
+        self.short_term = ShortTermMemory(self.redis, self.settings)
+        self.reminders = ReminderStore(self.redis)
+        self.message_log = MessageLog(self.db)
+        self.long_term = LongTermMemory(self.db)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """What the offline model answers for the pipelines' purposes (SPEC §7 `offline`).
 
-Listed in `PURPOSE_HANDLERS`, which the wiring registers (`app.wiring.purposes`). Deterministic,
+Listed in `PURPOSE_HANDLERS`, which the wiring composes into the offline model's answers
+(`app.wiring.purposes`; its `responder` takes the place of the provider's own). Deterministic,
 no model: small German and English rules over the
 prompt frame (`app.pipeline.prompts.frame`: titled blocks), so that without any model server
 "Setz Milch auf die Einkaufsliste" puts Milch on the list, "Erinnere mich morgen an den
@@ -113,13 +114,10 @@ def _lines(block: str) -> list[str]:
     return [line.lstrip("-• ").strip() for line in block.split("\n") if line.strip()]
 
 
-_PLAIN_RESPONDER = handlers.HANDLERS["responder"]
-
-
 def responder(request: OfflineRequest) -> str:
     frame = Frame(request)
     if not frame.found:  # not a pipeline prompt: the provider's own reflective reply
-        return str(_PLAIN_RESPONDER(request))
+        return handlers.responder(request)
     words = PHRASES[frame.language]
     said = " ".join(_lines(frame.get("actions")))
     question = frame.get("question")

@@ -2,24 +2,20 @@
 path 2 and the after-delivery step over the app's services, and hands the runtime its
 `Pipelines` (`app.pipeline.vocabulary` is the contract).
 
-The wiring (`app.wiring.server`) builds the host with the character book when the app is built,
-connects it to Redis, SQLite and the model gateway once they are up (`connect`), and tells
-it the reminder clock and the Pixie worker once they run (a new reminder wakes the clock, a
-promotion trigger and the memories a prompt used go to the worker).
+The wiring (`app.wiring.server`) builds the host once, when Redis, SQLite and the model gateway
+are up, with the pipelines' `Services` (whose wake-ups reach the reminder clock and the Pixie
+worker: a new reminder wakes the clock, a promotion trigger and the memories a prompt used go
+to the worker) and, for the benchmark and tests, an observer of every completed path run.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Protocol
 
-import redis.asyncio as aioredis
-
-from app.characters.book import CharacterBook, CharacterDefinition
+from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
-from app.core.settings import Settings
 from app.interaction import profile as interaction
 from app.interaction.store import InteractionStore
 from app.llm import Gateway
@@ -29,7 +25,6 @@ from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
 from app.pipeline.path1 import PATH1, result_of
 from app.pipeline.path2 import PATH2
-from app.pipeline.prompts import PromptLibrary
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.vocabulary import (
     CharacterRun,
@@ -40,66 +35,27 @@ from app.pipeline.vocabulary import (
     TurnRejected,
     UserBlock,
 )
-from app.storage.database import Database
 
 log = logging.getLogger(__name__)
 
 
-class Wakeable(Protocol):
-    """A background loop a turn may wake (the reminder clock, `app.impulses`)."""
-
-    def wake(self) -> None: ...
-
-
-class MemoryWorker(Wakeable, Protocol):
-    """The consolidation worker (`app.pixie`): woken by a promotion trigger, told which
-    memories a prompt used."""
-
-    def note_used(self, memory_ids: list[str], at: float) -> None: ...
-
 NO_CHARACTER = "no_active_character"
+
+PathRunObserver = Callable[[GraphRun], None]
 
 
 class PipelineHost:
     """Path 1, path 2 and the after-delivery step over the app's services.
 
-    `on_path_run`, when set, is told what each completed path run took (bench/turn.py
+    `on_path_run`, when given, is told what each completed path run took (bench/turn.py
     reads its figures there)."""
 
-    def __init__(self, settings: Settings, characters: CharacterBook) -> None:
-        self.settings = settings
-        self.characters = characters
-        self.on_path_run: Callable[[GraphRun], None] | None = None
-        self.clock: Wakeable | None = None
-        self.pixie: MemoryWorker | None = None
-        self._services: Services | None = None
-        self._gateway: Gateway | None = None
-
-    def connect(self, redis: aioredis.Redis, db: Database, gateway: Gateway) -> None:
-        """Redis, SQLite and the model gateway, once the app has started them."""
-        self._gateway = gateway
-        self._services = Services(
-            settings=self.settings, redis=redis, db=db, characters=self.characters,
-            prompts=PromptLibrary(self.settings), wake_clock=self._wake_clock,
-            wake_pixie=self._wake_pixie, memories_used=self._memories_used)
-
-    @property
-    def services(self) -> Services:
-        if self._services is None:
-            raise RuntimeError("the pipelines' services exist once the app has started")
-        return self._services
-
-    def _wake_clock(self) -> None:
-        if self.clock is not None:
-            self.clock.wake()
-
-    def _wake_pixie(self) -> None:
-        if self.pixie is not None:
-            self.pixie.wake()
-
-    def _memories_used(self, memory_ids: list[str], at: float) -> None:
-        if self.pixie is not None:
-            self.pixie.note_used(memory_ids, at)
+    def __init__(self, services: Services, gateway: Gateway, *,
+                 on_path_run: PathRunObserver | None = None) -> None:
+        self.services = services
+        self.gateway = gateway  # the one a background context calls (a turn's comes with it)
+        self.on_path_run = on_path_run
+        self.interactions = InteractionStore(services.db)
 
     def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,
@@ -109,15 +65,15 @@ class PipelineHost:
         async def no_stage(name: str) -> None:
             return None
 
-        assert self._gateway is not None
         return NodeContext(services=self.services, character=character,
-                           gateway=self._gateway, stage=no_stage, guard=None,
+                           gateway=self.gateway, stage=no_stage, guard=None,
                            user_id=user_id)
 
-    def context(self, ctx: PipelineContext, character: CharacterDefinition,
-                user_id: str) -> NodeContext:
+    def context(self, ctx: PipelineContext, character: CharacterDefinition, user_id: str, *,
+                interaction_hint: str = "") -> NodeContext:
         return NodeContext(services=self.services, character=character, gateway=ctx.gateway,
-                           stage=ctx.stage, guard=ctx.guard, user_id=user_id)
+                           stage=ctx.stage, guard=ctx.guard, user_id=user_id,
+                           interaction_hint=interaction_hint)
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
@@ -142,9 +98,8 @@ class PipelineHost:
                            origin=run.origin, source=run.event.source,
                            trigger_count=run.event.trigger_count, payload=run.event.payload,
                            pending=read_context(run.pending_agent))
-        node_ctx = self.context(ctx, character, run.user_id)
-        node_ctx.interaction_hint = interaction.hint(
-            await InteractionStore(self.services.db).current(run.user_id), character.language)
+        hint = interaction.hint(await self.interactions.current(run.user_id), character.language)
+        node_ctx = self.context(ctx, character, run.user_id, interaction_hint=hint)
         self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
         return Path2Result(text=state.answer, origin=run.origin, emotion=state.state.emotion,
                            arousal=state.state.arousal, follow_up=state.follow_up)

@@ -79,7 +79,8 @@ was rejected) raises `TurnRejected(reason)`; the turn fails with that reason. An
 exception fails it as `internal_error`.
 
 The set of pipelines in use is `app[PIPELINES]` (`Pipelines`), put there in one place when
-the app is created (`app.wiring.server.install_pipelines`: the product's pipelines).
+the app starts (`app.wiring.server.pipelines_ctx`: the product's pipelines, unless a test or
+benchmark installed others before the start).
 `app.runtime.minimal` holds a minimal real pair (one model call per turn) that the runtime's
 own tests and benchmarks install instead, to look at the runtime alone.
 """

@@ -16,13 +16,16 @@ lifecycle machine started from, write the new state, append the history entry, k
 sets right, and apply the transition's queue effects (push the next event, acknowledge the
 processed ones, release the turn marker) in the same atomic step. A crash therefore never
 leaves a turn in path 2 without its event, or delivered with its event still pending.
+
+They are read back as structs (`TurnRecord`, `MessageRecord`, `Transition`); what the API reads
+of them is `RecordReads`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import redis.asyncio as aioredis
@@ -100,6 +103,34 @@ class TurnRecord(msgspec.Struct, kw_only=True):
                              max_attempts=max_attempts, perceived=self.perceived)
 
 
+class MessageRecord(msgspec.Struct, kw_only=True):
+    """A message record as read back (lenient: absent fields take defaults)."""
+
+    message_id: str
+    user_id: str = ""
+    character_id: str = ""
+    text: str = ""
+    received_at: float = 0.0
+    turn_id: str | None = None  # the turn that took it; None while it is queued
+
+
+class Transition(msgspec.Struct, frozen=True):
+    """One entry of a turn's history: the state it entered and when (epoch seconds)."""
+
+    state: str = ""
+    at: float = 0.0
+
+
+class RecordReads(Protocol):
+    """What the API reads about messages and turns (`Records` is it)."""
+
+    async def message(self, message_id: str) -> MessageRecord | None: ...
+
+    async def turn(self, turn_id: str) -> TurnRecord | None: ...
+
+    async def history(self, turn_id: str) -> list[Transition]: ...
+
+
 class Conflict(Exception):
     """The stored state moved on under us (another actor failed or finished the turn)."""
 
@@ -111,6 +142,7 @@ class Conflict(Exception):
 
 _JSON = msgspec.json.Encoder()
 _LIST_DECODER = msgspec.json.Decoder(list[str])
+_TRANSITION_DECODER = msgspec.json.Decoder(Transition)
 
 
 class Records:
@@ -215,13 +247,13 @@ class Records:
             rows = await pipe.execute()
         return [_turn_from_hash(row) for row in rows if row]
 
-    async def history(self, turn_id: str) -> list[dict[str, Any]]:
+    async def history(self, turn_id: str) -> list[Transition]:
         rows = await self.redis.lrange(keys.turn_history(turn_id), 0, -1)
-        return [msgspec.json.decode(row) for row in rows]
+        return [_TRANSITION_DECODER.decode(row) for row in rows]
 
-    async def message(self, message_id: str) -> dict[str, str] | None:
+    async def message(self, message_id: str) -> MessageRecord | None:
         raw = await self.redis.hgetall(keys.message_record(message_id))
-        return raw or None
+        return _message_from_hash(raw) if raw else None
 
 
 def _turn_from_hash(raw: dict[str, str]) -> TurnRecord:
@@ -239,3 +271,8 @@ def _turn_from_hash(raw: dict[str, str]) -> TurnRecord:
         updated_at=float(raw.get("updated_at", 0.0)),
         reason=raw.get("reason", ""),
     )
+
+
+def _message_from_hash(raw: dict[str, str]) -> MessageRecord:
+    # The hash's names are the struct's; lax conversion reads `received_at` from its text.
+    return msgspec.convert(raw, MessageRecord, strict=False)

@@ -16,24 +16,32 @@ whose owning process has lost its heartbeat):
 
 With the embedded Redis one process owns the data dir (the data-dir lock), so every owner
 but this process is dead. With an external Redis only owners without a heartbeat are.
+
+`Recovery` holds the pieces it works with (the records, the pair lock, the consumer, the turns'
+failure path), handed in by the runtime that owns them (`Runtime.recover`).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+import redis.asyncio as aioredis
+
 from app.core.log import fields
+from app.core.settings import Settings
 from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
 from app.runtime.markers import parse_marker
-from app.runtime.records import Conflict, TurnRecord
+from app.runtime.records import Conflict, Records, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
 
 if TYPE_CHECKING:
-    from app.runtime.runtime import Runtime
+    from app.runtime.consumer import PairConsumer
+    from app.runtime.markers import PairLocks
 
 log = logging.getLogger(__name__)
 
@@ -49,100 +57,115 @@ class RecoveryReport:
     woken_pairs: int = 0
 
 
-async def recover(runtime: Runtime, *, only_dead_owners: bool) -> RecoveryReport:
-    report = RecoveryReport()
-    redis = runtime.redis
-    dead_cache: dict[str, bool] = {}
+FailTurn = Callable[[TurnRecord, str], Awaitable[bool]]  # False: the turn had ended already
 
-    async def owner_dead(owner: str) -> bool:
-        if owner == runtime.instance_id:
-            return False
-        if not only_dead_owners:
-            return True
-        if owner not in dead_cache:
-            dead_cache[owner] = not await redis.exists(keys.heartbeat(owner))
-        return dead_cache[owner]
 
-    # 1–2: open turns.
-    open_ids = sorted(await redis.smembers(keys.open_turns()))
-    orphan_pairs: set[str] = set()
-    for record in await runtime.records.turns(open_ids):
-        if record.terminal:
-            await _forget_open(runtime, record)
-            continue
-        if not await owner_dead(record.owner):
-            continue
-        orphan_pairs.add(record.pair)
-        await _recover_turn(runtime, record, report)
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """The pieces recovery works with; `Runtime` builds it over its own."""
 
-    # 3–5: queues and markers of every pair nobody alive is working on.
-    for pair in sorted(await redis.smembers(keys.known_pairs())):
-        user_id, character_id = keys.split_pair(pair)
-        # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
-        await redis.sadd(keys.user_pairs(user_id), character_id)
-        marker = await redis.get(keys.turn_marker(user_id, character_id))
-        if marker is not None:
-            owner, _ = parse_marker(marker)
-            if not await owner_dead(owner):
+    redis: aioredis.Redis
+    settings: Settings
+    instance_id: str
+    records: Records
+    locks: PairLocks
+    consumer: PairConsumer
+    fail_turn: FailTurn
+
+    async def run(self, *, only_dead_owners: bool) -> RecoveryReport:
+        """One pass over what a dead process left; `only_dead_owners`: leave the turns and
+        markers of processes with a heartbeat alone (an external Redis)."""
+        report = RecoveryReport()
+        redis = self.redis
+        dead_cache: dict[str, bool] = {}
+
+        async def owner_dead(owner: str) -> bool:
+            if owner == self.instance_id:
+                return False
+            if not only_dead_owners:
+                return True
+            if owner not in dead_cache:
+                dead_cache[owner] = not await redis.exists(keys.heartbeat(owner))
+            return dead_cache[owner]
+
+        # 1–2: open turns.
+        open_ids = sorted(await redis.smembers(keys.open_turns()))
+        orphan_pairs: set[str] = set()
+        for record in await self.records.turns(open_ids):
+            if record.terminal:
+                await self._forget_open(record)
                 continue
-            await runtime.locks.release_foreign(pair, marker)
-            report.cleared_markers += 1
-        elif only_dead_owners and pair not in orphan_pairs:
-            # A live process may be between two steps of this pair; leave its lists alone.
-            if await redis.llen(keys.event_processing(user_id, character_id)):
+            if not await owner_dead(record.owner):
                 continue
-        report.restored_events += await EventQueue(redis, user_id, character_id).restore()
-        resume = runtime.consumer.resuming(pair)
-        if resume is not None and not await runtime.locks.take(
-                pair, runtime.locks.marker_for(resume)):
-            runtime.consumer.forget_resume(pair)  # someone else holds the pair now
-        async with redis.pipeline(transaction=False) as pipe:
-            pipe.llen(keys.prompt_queue(user_id, character_id))
-            pipe.llen(keys.event_queue(user_id, character_id))
-            queued, events = await pipe.execute()
-        if queued or events or runtime.consumer.resuming(pair) is not None:
-            runtime.notify(pair)
-            report.woken_pairs += 1
+            orphan_pairs.add(record.pair)
+            await self._recover_turn(record, report)
 
-    # 6: promotion triggers taken but not consolidated.
-    for pair in sorted(await redis.smembers(keys.pixie_pairs())):
-        report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
-            owner_dead)
+        # 3–5: queues and markers of every pair nobody alive is working on.
+        for pair in sorted(await redis.smembers(keys.known_pairs())):
+            user_id, character_id = keys.split_pair(pair)
+            # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
+            await redis.sadd(keys.user_pairs(user_id), character_id)
+            marker = await redis.get(keys.turn_marker(user_id, character_id))
+            if marker is not None:
+                owner, _ = parse_marker(marker)
+                if not await owner_dead(owner):
+                    continue
+                await self.locks.release_foreign(pair, marker)
+                report.cleared_markers += 1
+            elif only_dead_owners and pair not in orphan_pairs:
+                # A live process may be between two steps of this pair; leave its lists alone.
+                if await redis.llen(keys.event_processing(user_id, character_id)):
+                    continue
+            report.restored_events += await EventQueue(redis, user_id, character_id).restore()
+            resume = self.consumer.resuming(pair)
+            if resume is not None and not await self.locks.take(
+                    pair, self.locks.marker_for(resume)):
+                self.consumer.forget_resume(pair)  # someone else holds the pair now
+            async with redis.pipeline(transaction=False) as pipe:
+                pipe.llen(keys.prompt_queue(user_id, character_id))
+                pipe.llen(keys.event_queue(user_id, character_id))
+                queued, events = await pipe.execute()
+            if queued or events or self.consumer.resuming(pair) is not None:
+                self.consumer.notify(pair)
+                report.woken_pairs += 1
 
-    if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
-            report.cleared_markers, report.restored_triggers)):
-        log.warning("recovered after a crash", extra=fields(
-            requeued=report.requeued, failed=report.failed,
-            resumed_path1=report.resumed_path1, restored_events=report.restored_events,
-            cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,
-            restored_triggers=report.restored_triggers))
-    return report
+        # 6: promotion triggers taken but not consolidated.
+        for pair in sorted(await redis.smembers(keys.pixie_pairs())):
+            report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
+                owner_dead)
 
+        if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
+                report.cleared_markers, report.restored_triggers)):
+            log.warning("recovered after a crash", extra=fields(
+                requeued=report.requeued, failed=report.failed,
+                resumed_path1=report.resumed_path1, restored_events=report.restored_events,
+                cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,
+                restored_triggers=report.restored_triggers))
+        return report
 
-async def _recover_turn(runtime: Runtime, record: TurnRecord, report: RecoveryReport) -> None:
-    if record.state in RUNNING_STATES:
-        machine = record.machine(runtime.settings.max_turn_attempts)
-        if not machine.has_attempts_left():
-            log.warning("crashed turn out of attempts", extra=fields(
-                turn_id=record.turn_id, pair=record.pair, attempts=record.attempts,
-                limit=runtime.settings.max_turn_attempts, setting="max_turn_attempts"))
-            if await runtime.fail_turn(record, "crashed"):
-                report.failed.append(record.turn_id)
-            return
-        try:
-            await runtime.records.transition(record, machine, "requeue")
-        except (Conflict, IllegalTransition) as exc:
-            log.warning("turn moved during recovery", extra=fields(
-                turn_id=record.turn_id, error=str(exc)))
-            return
-        report.requeued.append(record.turn_id)
-    if record.state == QUEUED and record.initiator == "user" and not record.perceived:
-        runtime.consumer.resume(record.pair, record.turn_id)
-        report.resumed_path1.append(record.turn_id)
+    async def _recover_turn(self, record: TurnRecord, report: RecoveryReport) -> None:
+        if record.state in RUNNING_STATES:
+            machine = record.machine(self.settings.max_turn_attempts)
+            if not machine.has_attempts_left():
+                log.warning("crashed turn out of attempts", extra=fields(
+                    turn_id=record.turn_id, pair=record.pair, attempts=record.attempts,
+                    limit=self.settings.max_turn_attempts, setting="max_turn_attempts"))
+                if await self.fail_turn(record, "crashed"):
+                    report.failed.append(record.turn_id)
+                return
+            try:
+                await self.records.transition(record, machine, "requeue")
+            except (Conflict, IllegalTransition) as exc:
+                log.warning("turn moved during recovery", extra=fields(
+                    turn_id=record.turn_id, error=str(exc)))
+                return
+            report.requeued.append(record.turn_id)
+        if record.state == QUEUED and record.initiator == "user" and not record.perceived:
+            self.consumer.resume(record.pair, record.turn_id)
+            report.resumed_path1.append(record.turn_id)
 
-
-async def _forget_open(runtime: Runtime, record: TurnRecord) -> None:
-    async with runtime.redis.pipeline(transaction=True) as pipe:
-        pipe.srem(keys.open_turns(), record.turn_id)
-        pipe.srem(keys.user_open_turns(record.user_id), record.turn_id)
-        await pipe.execute()
+    async def _forget_open(self, record: TurnRecord) -> None:
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.srem(keys.open_turns(), record.turn_id)
+            pipe.srem(keys.user_open_turns(record.user_id), record.turn_id)
+            await pipe.execute()

@@ -2,11 +2,14 @@
 
 One `Runtime` per process, built from its rooms:
 
-- `app.runtime.markers.PairLocks` — the pair lock: the turn markers this process sets,
-  holds, refreshes (the keeper) and releases;
+- `app.runtime.records.Records` and `app.runtime.markers.PairLocks` — the lifecycle records
+  and the pair lock (the turn markers this process sets, holds, refreshes and releases),
+  built by the wiring and handed in, since the API reads the records and the keeper
+  refreshes the markers;
 - `app.runtime.consumer.PairConsumer` — the per-pair consumer: worker loop, block cutting,
   event taking;
 - `app.runtime.turns.TurnRunner` — path 1, path 2, delivery and failure of one turn;
+- `app.runtime.recovery.Recovery` — start-up recovery over these rooms (`recover`);
 - this module — what the API and the reminder clock call:
   `accept` stamps `received_at`, pushes the message on the pair's prompt queue and writes
   its message record in one atomic Redis call, wakes the pair and tells every tab of the
@@ -15,7 +18,7 @@ One `Runtime` per process, built from its rooms:
 
 The marker's value is ``{instance_id}:{turn_id}``; the keeper (`app.runtime.keeper`)
 refreshes every marker this process holds while its turn runs, and its TTL is the emergency
-brake. Recovery at start-up lives in `app.runtime.recovery`.
+brake.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ from app.runtime.hub import Hub
 from app.runtime.markers import PairLocks
 from app.runtime.ratelimit import RateLimiter
 from app.runtime.records import Records, TurnRecord
+from app.runtime.recovery import Recovery, RecoveryReport
 from app.runtime.slots import LocalSlots
 from app.runtime.turns import TurnRunner
 from app.runtime.wire import (
@@ -59,20 +63,23 @@ log = logging.getLogger(__name__)
 
 class Runtime:
     def __init__(self, *, redis: aioredis.Redis, settings: Settings, hub: Hub,
-                 slots: LocalSlots, pipelines: Pipelines, gateway: Callable[[], Any],
-                 instance_id: str) -> None:
+                 slots: LocalSlots, records: Records, locks: PairLocks, pipelines: Pipelines,
+                 gateway: Callable[[], Any], instance_id: str) -> None:
         self.redis = redis
         self.settings = settings
         self.hub = hub
         self.slots = slots
         self.instance_id = instance_id
-        self.records = Records(redis, settings.record_ttl, instance_id)
-        self.locks = PairLocks(redis, instance_id, settings.turn_marker_ttl)
+        self.records = records
+        self.locks = locks
         self.turns = TurnRunner(redis=redis, settings=settings, hub=hub, slots=slots,
                                 pipelines=pipelines, gateway=gateway, records=self.records,
                                 locks=self.locks)
         self.consumer = PairConsumer(redis=redis, settings=settings, records=self.records,
                                      locks=self.locks, turns=self.turns)
+        self.recovery = Recovery(redis=redis, settings=settings, instance_id=instance_id,
+                                 records=records, locks=locks, consumer=self.consumer,
+                                 fail_turn=self.turns.fail_turn)
         self.rate_limiter = RateLimiter(settings.rate_limit_per_second)
         self.distributed = settings.redis_url is not None
         self._resets: dict[str, asyncio.Event] = {}
@@ -130,9 +137,10 @@ class Runtime:
     def active_pairs(self) -> int:
         return self.consumer.active_pairs
 
-    async def fail_turn(self, record: TurnRecord, reason: str) -> bool:
-        """Fail an open turn from outside its run (reset, recovery). False if it had ended."""
-        return await self.turns.fail_turn(record, reason)
+    async def recover(self, *, only_dead_owners: bool) -> RecoveryReport:
+        """Close or retry what a dead process left (at start-up; with an external Redis also
+        the keeper's orphan sweep, `only_dead_owners`)."""
+        return await self.recovery.run(only_dead_owners=only_dead_owners)
 
     # --- reads for the API and the WebSocket ------------------------------------------------
 

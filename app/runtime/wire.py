@@ -4,8 +4,9 @@
 - `Event` and its payloads are the vocabulary runtime and pipeline share
   (`app.pipeline.vocabulary`); `decode_event` reads one: the event with its payload left as
   `msgspec.Raw`, then the payload as the struct its `source` and `typ` name.
-- The WebSocket messages of SPEC §9 as one tagged union: every one carries `type`,
-  `character_id` and `at`.
+- The WebSocket messages of SPEC §9 as one tagged union (`WsAny`): every one carries
+  `type`, `character_id` and `at`. The journal's `journal_progress` is one of them; the
+  journal, a layer below, defines it (`app.journal.jobs.JournalProgress`).
 
 Stored records are read leniently (unknown fields ignored, so old and new versions read each
 other; a payload value that does not fit its field is dropped to the default with a warning
@@ -22,6 +23,7 @@ import msgspec
 
 from app.core.lenient import readable_fields
 from app.core.log import fields
+from app.journal.jobs import JournalProgress
 from app.memory import keys
 from app.pipeline.vocabulary import PAYLOADS, Event, EventPayload, ResponseOrigin
 
@@ -88,7 +90,7 @@ class SessionReset(WsMessage, tag="session_reset"):
 
 
 WsAny = (MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
-         | SessionReset)
+         | SessionReset | JournalProgress)
 
 _ENCODER = msgspec.json.Encoder()
 _EVENT_DECODER = msgspec.json.Decoder(Event[msgspec.Raw])

@@ -1,15 +1,18 @@
-"""Every purpose the product asks a model for, in two visible lists (part of the wiring:
-`app.wiring.server.create_app` calls `register_offline_answers`).
+"""Every purpose the product asks a model for, in two visible lists (part of the wiring).
 
-- `OFFLINE_ANSWERS`: what the offline model answers per purpose, beyond the base table in
-  `app.llm.offline.handlers`. Registered in this order; a later table replaces an earlier
-  one's purpose (the memory rules extend the pipeline's `salience` and `responder`).
+- `OFFLINE_ANSWERS`: what the offline model answers per purpose, one immutable mapping
+  composed here from the provider's own answers and the rooms' tables. Where a room's
+  handler takes the place of an earlier one (the pipeline's `responder` wraps the
+  provider's reflective reply; the memory rules wrap the pipeline's `salience` and
+  `responder`), the step says so (`replacing`); any other purpose listed twice is an error
+  at import. `app.wiring.server.create_app` hands it to the model gateway it builds.
 - `model_schemas()`: the structs the product sends to a model, by purpose — the pipeline's
   purpose table, the journal's reconstruction, the writing profile's review. Nothing at run
   time needs the list; the tests hold every schema against the offline provider and the
   real llama.cpp peer.
 
-No module registers anything when it is imported: a purpose counts once it is listed here.
+Nothing is registered anywhere: a purpose counts once it is listed here, and what a gateway
+answers offline is the value it was built with.
 """
 
 from __future__ import annotations
@@ -27,19 +30,12 @@ from app.pipeline import offline as pipeline_offline
 from app.pipeline.prompts import PURPOSES
 from app.pixie import offline as pixie_offline
 
-OFFLINE_ANSWERS: tuple[Mapping[str, handlers.Handler], ...] = (
-    pipeline_offline.PURPOSE_HANDLERS,
-    pixie_offline.PURPOSE_HANDLERS,  # after the pipeline's, whose salience and responder it extends
-    journal_offline.PURPOSE_HANDLERS,
-    review.PURPOSE_HANDLERS,
-)
-
-
-def register_offline_answers() -> None:
-    """Teach the offline model every purpose of `OFFLINE_ANSWERS` (idempotent)."""
-    for table in OFFLINE_ANSWERS:
-        for purpose, handler in table.items():
-            handlers.register(purpose, handler)
+_PIPELINE = handlers.extended(handlers.BASE_ANSWERS, pipeline_offline.PURPOSE_HANDLERS,
+                              replacing={"responder"})
+_MEMORY = handlers.extended(_PIPELINE, pixie_offline.PURPOSE_HANDLERS,
+                            replacing={"salience", "responder"})
+OFFLINE_ANSWERS: handlers.Answers = handlers.extended(
+    handlers.extended(_MEMORY, journal_offline.PURPOSE_HANDLERS), review.PURPOSE_HANDLERS)
 
 
 def model_schemas() -> dict[str, type[msgspec.Struct]]:

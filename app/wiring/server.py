@@ -1,24 +1,29 @@
 """The app factory and the wiring: the one place that builds the services and connects them.
 
-`create_app` chooses what the app runs (the offline model's answers, `app.wiring.purposes`; the
-characters and the pipelines, which tests may replace before the app starts) and lists one
-cleanup context per resource. They come up in order and go down in reverse: data-dir lock →
-Redis (embedded or external) → SQLite → auth → model gateway → the pipelines' services →
-runtime (hub, run slots, keeper, recovery) → reminder clock → backups → journal jobs →
-Pixie worker. The layers below read no app key: what a service uses is handed to it here.
+`create_app` chooses what the app runs (the characters, which tests may replace before the app
+starts) and lists one cleanup context per resource. They come up in order and go down in
+reverse: data-dir lock → Redis (embedded or external) → SQLite → auth → model gateway (with the
+offline model's answers, `app.wiring.purposes`) → the pipelines (their services and host; the
+product's pipelines unless a test installed others in `app[PIPELINES]` before the start) →
+runtime (hub, run slots, records, pair lock, keeper, recovery) → reminder clock → backups →
+journal jobs → Pixie worker. Each service is built once, with what it uses, in an order that
+needs no patching afterwards: what a turn reaches that starts only after the runtime (the
+reminder clock, the Pixie worker) is a callable that exists from the start. The layers below
+read no app key: what a service uses is handed to it here.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import gc
 import logging
 import re
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import redis
 import redis.asyncio as aioredis
@@ -36,10 +41,12 @@ from app.api.app_keys import (
     HUB,
     JOURNAL,
     LOCAL_TOKEN,
+    PATH_RUN_OBSERVER,
     PIPELINE_HOST,
     PIPELINES,
     PIXIE,
     PRIVACY,
+    RECORDS,
     REDIS,
     REDIS_INFO,
     REMINDER_CLOCK,
@@ -59,18 +66,20 @@ from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
-from app.memory.reminders import ReminderStore
+from app.pipeline.context import Services
+from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
 from app.pixie.worker import PixieWorker
 from app.runtime.hub import Hub
 from app.runtime.keeper import Keeper
-from app.runtime.recovery import recover
+from app.runtime.markers import PairLocks
+from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
 from app.storage.database import Database
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
-from app.wiring.purposes import register_offline_answers
+from app.wiring.purposes import OFFLINE_ANSWERS
 
 log = logging.getLogger(__name__)
 
@@ -166,7 +175,7 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     await identities.import_legacy(settings.data_path if settings.data_dir else None,
                                    settings.privacy_identities)
     app[PRIVACY] = identities
-    gateway = Gateway(settings, identities)
+    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS)
     await gateway.start()
     app[GATEWAY] = gateway
     try:
@@ -175,26 +184,59 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         await gateway.aclose()
 
 
-def install_pipelines(app: web.Application) -> None:
-    """The character book (built-in `nova` plus the data dir's definitions), the catalog the
-    API and the runtime consult, and path 1 / path 2 / after-delivery as the runtime's
-    `Pipelines`: chosen when the app is built, so tests may replace them before it starts."""
+def install_characters(app: web.Application) -> None:
+    """The character book (built-in `nova` plus the data dir's definitions) and the catalog the
+    API and the runtime consult: chosen when the app is built, so tests may replace the
+    catalog before it starts."""
     book = CharacterBook(app[SETTINGS])
-    host = PipelineHost(app[SETTINGS], book)
     app[CHARACTER_BOOK] = book
     app[CHARACTERS] = book.catalog()
-    app[PIPELINE_HOST] = host
-    app[PIPELINES] = host.pipelines()
+
+
+class Wakeable(Protocol):
+    def wake(self) -> None: ...
+
+
+def wake_of(app: web.Application, key: web.AppKey[Any]) -> Callable[[], None]:
+    """Wakes the background loop at `key` (the reminder clock, the Pixie worker): a callable
+    that exists before the loop does. Before the loop starts there is nothing to wake — its
+    first round looks at everything anyway."""
+    def wake() -> None:
+        loop: Wakeable | None = app.get(key)
+        if loop is not None:
+            loop.wake()
+    return wake
+
+
+def memories_used_of(app: web.Application) -> Callable[[list[str], float], None]:
+    """Tells the Pixie worker which long-term memories a prompt used (it writes their
+    `last_used_at`); before it runs the marks are dropped (they only weigh recency)."""
+    def memories_used(memory_ids: list[str], at: float) -> None:
+        worker = app.get(PIXIE)
+        if worker is not None:
+            worker.note_used(memory_ids, at)
+    return memories_used
 
 
 async def pipelines_ctx(app: web.Application) -> AsyncIterator[None]:
-    """The pipelines' services, before the runtime's recovery may run a turn."""
-    app[PIPELINE_HOST].connect(app[REDIS], app[DB], app[GATEWAY])
+    """The pipelines' services and host, once Redis, SQLite and the gateway are up and before
+    the runtime's recovery may run a turn. The product's pipelines are the ones in use unless
+    a test or bench installed others (`app[PIPELINES]`) before the start."""
+    settings = app[SETTINGS]
+    services = Services(settings=settings, redis=app[REDIS], db=app[DB],
+                        characters=app[CHARACTER_BOOK], prompts=PromptLibrary(settings),
+                        wake_clock=wake_of(app, REMINDER_CLOCK), wake_pixie=wake_of(app, PIXIE),
+                        memories_used=memories_used_of(app))
+    host = PipelineHost(services, app[GATEWAY], on_path_run=app.get(PATH_RUN_OBSERVER))
+    app[PIPELINE_HOST] = host
+    if PIPELINES not in app:
+        app[PIPELINES] = host.pipelines()
     yield
 
 
 async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
-    """Hub, run slots, runtime, keeper, recovery — up in that order, down in reverse.
+    """Hub, run slots, records, pair lock, runtime, keeper, recovery — up in that order,
+    down in reverse.
 
     Recovery runs after the heartbeat is written and before the app serves a request, so a
     restarted process first closes or retries what a crash left open, then accepts new
@@ -212,15 +254,21 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
                         lease_seconds=3 * settings.turn_marker_refresh_seconds,
                         instance_id=instance_id) if distributed
              else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
-    runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots,
-                      pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
+    records = Records(redis, settings.record_ttl, instance_id)
+    locks = PairLocks(redis, instance_id, settings.turn_marker_ttl)
+    runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots, records=records,
+                      locks=locks, pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
                       instance_id=instance_id)
-    keeper = Keeper(runtime)
+    sweep = functools.partial(runtime.recover, only_dead_owners=True)
+    keeper = Keeper(redis=redis, settings=settings, instance_id=instance_id, locks=locks,
+                    slots=slots, wake_pair=runtime.notify if distributed else None,
+                    sweep_orphans=sweep if distributed else None)
     app[HUB] = hub
     app[RUNTIME] = runtime
+    app[RECORDS] = records
     await hub.start()
     await keeper.start()
-    report = await recover(runtime, only_dead_owners=distributed)
+    report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
     log.info("runtime started", extra=logctx.fields(
         instance=runtime.instance_id, distributed=distributed, graph_slots=settings.graph_slots,
@@ -272,10 +320,10 @@ async def running(task: BackgroundTask) -> AsyncIterator[None]:
 async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
     """The reminder clock, one background task, started after the runtime (it submits
     impulses through it) and stopped before it."""
-    host = app[PIPELINE_HOST]
-    clock = ReminderClock(ReminderStore(app[REDIS]), app[SETTINGS], app[CHARACTER_BOOK],
-                          app[RUNTIME].submit_impulse, long_term=host.services.long_term)
-    app[REMINDER_CLOCK] = host.clock = clock
+    services = app[PIPELINE_HOST].services
+    clock = ReminderClock(services.reminders, app[SETTINGS], app[CHARACTER_BOOK],
+                          app[RUNTIME].submit_impulse, long_term=services.long_term)
+    app[REMINDER_CLOCK] = clock
     async with running(clock):
         yield
 
@@ -320,7 +368,7 @@ async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
     worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
                          long_term=host.services.long_term,
                          context_for=host.background_context, instance_id=runtime.instance_id)
-    app[PIXIE] = host.pixie = worker
+    app[PIXIE] = worker
     async with running(worker):
         yield
 
@@ -338,10 +386,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     app[SETTINGS] = settings
     if local_token:
         app[LOCAL_TOKEN] = local_token
-    register_offline_answers()
-    # The one place the pipelines and characters in use are chosen (tests may replace them
-    # before the app starts).
-    install_pipelines(app)
+    # The one place the characters in use are chosen (tests may replace them, and the
+    # pipelines, `app[PIPELINES]`, before the app starts).
+    install_characters(app)
     app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)

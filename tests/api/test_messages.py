@@ -179,3 +179,52 @@ async def test_characters_lists_nova(client):
     assert response.status == 200
     characters = await response.json()
     assert {"id": "nova", "name": "Nova"}.items() <= characters[0].items()
+
+
+async def test_a_turn_and_its_messages_read_as_they_are_stored(fake_model, make_settings,
+                                                               aiohttp_client):
+    """`GET /api/messages/{id}` and `GET /api/turns/{id}` are built from typed records; their
+    bodies are byte for byte the JSON of what Redis holds (the stored history entries, the
+    hash's fields), as when the handlers passed the raw hashes on."""
+    import json
+
+    from app.api.app_keys import RECORDS
+    from tests.pipeline_support import fake_app, open_chat
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+    sent = await chat.send("Hallo")
+    answer = await chat.response(sent)
+    await chat.settle()
+    redis, turn_id = app[REDIS], answer["turn_id"]
+
+    stored = await redis.hgetall(keys.turn_record(turn_id))
+    history = [json.loads(e) for e in await redis.lrange(keys.turn_history(turn_id), 0, -1)]
+    turn = await chat.client.get(f"/api/turns/{turn_id}", headers=AUTH)
+    assert await turn.text() == json.dumps({
+        "turn_id": turn_id, "state": "delivered", "history": history,
+        "message_ids": json.loads(stored["message_ids"]), "character_id": "nova",
+        "origin": stored["origin"], "attempts": int(stored["attempts"])})
+    assert [entry["state"] for entry in history] == ["queued", "path1", "path2", "delivered"]
+
+    message = await chat.client.get(f"/api/messages/{sent}", headers=AUTH)
+    assert await message.text() == json.dumps(
+        {"message_id": sent, "turn_id": turn_id, "state": "delivered"})
+    record = await app[RECORDS].message(sent)
+    raw = await redis.hgetall(keys.message_record(sent))
+    assert record is not None and (record.user_id, record.character_id, record.text) == (
+        "local", "nova", "Hallo")
+    assert record.received_at == float(raw["received_at"]) and record.turn_id == turn_id
+    await chat.close()
+
+
+async def test_a_queued_message_has_no_turn_yet(client):
+    from app.api.app_keys import RECORDS
+    from tests.pipeline_support import hold_pair
+    hold = await hold_pair(client.app)
+    body = await (await client.post(URL, json={"text": "warte"}, headers=AUTH)).json()
+    record = await client.app[RECORDS].message(body["message_id"])
+    assert record is not None and record.turn_id is None
+    response = await client.get(f"/api/messages/{body['message_id']}", headers=AUTH)
+    assert await response.text() == (
+        f'{{"message_id": "{body["message_id"]}", "turn_id": null, "state": "accepted"}}')
+    assert await client.app[REDIS].get(hold)

@@ -14,8 +14,11 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
-from app.api.app_keys import DB
+from app.api.app_keys import DB, SETTINGS
+from app.journal.jobs import JournalProgress
+from app.llm import budget as budgeting
 from app.memory.message_log import LoggedMessage, MessageLog
+from app.runtime.wire import WS_DECODER
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
@@ -166,6 +169,9 @@ async def test_a_valid_reconstruction_becomes_a_draft_from_the_artifact_only(jcl
 
     [first] = fake_model.chats("journal_reconstruct")
     assert first.body["response_format"]["json_schema"]["name"] == "journal_reconstruct"
+    assert first.schema["title"] == "journal_reconstruct"
+    # The structs have no docstrings: a docstring would reach the model as a description.
+    assert "description" not in json.dumps(first.schema)
     sent = json.loads(first.messages[-1]["content"])
     assert [s["id"] for s in sent["sources"]] == ["a1", "u1", "u2", "a2", "u3"]
     artifact = stage_two_input(fake_model)
@@ -214,6 +220,50 @@ async def test_each_invalid_reconstruction_takes_the_fallback(jclient, fake_mode
     assert artifact["uncertainties"] == [] and artifact["contradictions"] == []
 
 
+async def test_the_fallbacks_stage_two_prompt_is_the_one_the_budget_measured(jclient,
+                                                                              fake_model):
+    fake_model.script("journal_reconstruct", "not json", "not json")
+    await import_day(jclient)
+    draft = await draft_of(jclient, await generate(jclient))
+    [sent] = fake_model.chats("journal_generate")
+    measured = budgeting.estimate_tokens(sent.messages, jclient.app[SETTINGS].chars_per_token)
+    assert draft["trace"]["estimated_input"][1] == measured
+
+
+TRACE_KEYS = ["provider", "model", "window_source", "window", "margin", "margin_tokens",
+              "reserved_output", "estimated_input", "budget_ok", "prompt_tokens",
+              "completion_tokens", "stages"]
+STAGE_KEYS = ["stage", "outcome", "codes", "ms", "prompt_tokens", "completion_tokens"]
+
+
+async def test_a_drafts_trace_is_stored_as_it_always_was(jclient, fake_model, data_dir):
+    fake_model.script("journal_reconstruct", valid_reconstruction())
+    await import_day(jclient)
+    draft = await draft_of(jclient, await generate(jclient))
+    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:
+        [(raw,)] = conn.execute("SELECT trace_json FROM journal_drafts").fetchall()
+    stored = json.loads(raw)
+    # Keys in this order, in the stdlib's JSON layout the first version wrote.
+    assert list(stored) == TRACE_KEYS and raw == json.dumps(stored)
+    assert [list(stage) for stage in stored["stages"]] == [STAGE_KEYS, STAGE_KEYS]
+    assert stored == draft["trace"]
+
+
+async def test_a_trace_written_by_an_earlier_version_reads_as_written(jclient, data_dir):
+    await import_day(jclient)
+    job = await generate(jclient)
+    earlier = ('{"provider": "openai", "model": "fake", "window_source": "provider", '
+               '"window": 32768, "margin": 0.15, "margin_tokens": 4916, "reserved_output": '
+               '4096, "estimated_input": [789, 477], "budget_ok": true, "prompt_tokens": null, '
+               '"completion_tokens": null, "stages": [{"stage": "reconstruct", "outcome": '
+               '"fallback", "codes": ["reconstruction_invalid", "privacy_blocked"], "ms": '
+               '12.5, "prompt_tokens": null, "completion_tokens": null}], "later_key": 1}')
+    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:
+        conn.execute("UPDATE journal_drafts SET trace_json = ?", (earlier,))
+    draft = await call(jclient, "GET", f"/api/journal/drafts/{job['draft_id']}")
+    assert draft["trace"] == json.loads(earlier)
+
+
 async def test_a_day_without_user_text_is_refused_and_no_request_is_sent(jclient, fake_model):
     await import_day(jclient, [{"role": "assistant", "text": "Hallo?"}])
     answer = await call(jclient, "POST", f"/api/journal/days/{DATE}/drafts", 422)
@@ -257,13 +307,38 @@ async def test_progress_reaches_every_socket(jclient, fake_model):
     for ws in sockets:
         seen = []
         while not seen or seen[-1]["state"] not in ("done", "failed"):
-            message = await ws.receive_json(timeout=5)
+            raw = await ws.receive_str(timeout=5)
+            message = json.loads(raw)
             if message["type"] == "journal_progress":
+                # One of the WebSocket messages of SPEC §9, in the layout it always had.
+                assert isinstance(WS_DECODER.decode(raw), JournalProgress)
+                assert raw == (
+                    f'{{"type":"journal_progress","character_id":"","at":{message["at"]!r},'
+                    f'"job_id":"{job["job_id"]}","date":"{DATE}","state":"{message["state"]}",'
+                    f'"draft_id":{json.dumps(message["draft_id"])},"error":null}}')
                 seen.append(message)
         assert [m["state"] for m in seen] == ["queued", "reconstruct", "narrate", "done"]
         assert {m["job_id"] for m in seen} == {job["job_id"]}
         assert seen[-1]["draft_id"] == job["draft_id"] and seen[-1]["date"] == DATE
         await ws.close()
+
+
+async def test_a_failed_jobs_progress_names_its_error(jclient, fake_model):
+    await import_day(jclient, [{"role": "user", "text": f"{i} " + "Wort " * 3999}
+                               for i in range(3)])
+    ws = await jclient.ws_connect("/api/ws", headers=AUTH)
+    job = await generate(jclient)
+    while True:
+        raw = await ws.receive_str(timeout=5)
+        if json.loads(raw).get("state") == "failed":
+            break
+    progress = WS_DECODER.decode(raw)
+    assert isinstance(progress, JournalProgress) and progress.draft_id is None
+    assert progress.error == job["error"] and progress.error["code"] == "prompt_budget_exceeded"
+    assert raw.endswith(f',"state":"failed","draft_id":null,"error":'
+                        f'{{"code":"prompt_budget_exceeded","message":'
+                        f'{json.dumps(job["error"]["message"])}}}}}')
+    await ws.close()
 
 
 async def test_one_job_per_user_and_shutdown_marks_a_running_job_failed(aiohttp_client,

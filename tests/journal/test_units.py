@@ -8,6 +8,7 @@ import datetime as dt
 import json
 from zoneinfo import ZoneInfo
 
+import msgspec
 import pytest
 from hypothesis import given
 from hypothesis import settings as hsettings
@@ -16,10 +17,10 @@ from hypothesis import strategies as st
 from app.core import settings as settings_module
 from app.core.clock import calendar_date
 from app.journal import budget
-from app.journal.artifact import build_artifact
+from app.journal.artifact import fallback_artifact
 from app.journal.day import Conversation, DayMessage, number_sources
-from app.journal.stages import narrate_prompt
-from app.journal.validator import validate
+from app.journal.schema import Reconstruction
+from app.journal.stages import check, narrate_prompt
 from app.llm.errors import ModelError
 
 SETTINGS = settings_module.defaults()
@@ -34,7 +35,7 @@ def prompt(chars: int) -> list:
 
 def test_budget_fits_exactly_at_the_edge_and_not_one_char_beyond():
     planned = budget.plan(WINDOW, [prompt(EDGE_CHARS)], SETTINGS)
-    assert planned["estimated_input"] == [23756] and planned["margin_tokens"] == 4916
+    assert planned.estimated_input == [23756] and planned.margin_tokens == 4916
     with pytest.raises(ModelError) as caught:
         budget.plan(WINDOW, [prompt(10), prompt(EDGE_CHARS + 1)], SETTINGS)
     assert caught.value.code == "prompt_budget_exceeded"
@@ -45,7 +46,7 @@ def test_the_journal_needs_a_32k_window():
     with pytest.raises(ModelError) as caught:
         budget.plan(32767, [prompt(10)], SETTINGS)
     assert caught.value.code == "model_context_too_small"
-    assert budget.plan(32768, [prompt(10)], SETTINGS)["window"] == 32768
+    assert budget.plan(32768, [prompt(10)], SETTINGS).window == 32768
 
 
 def test_the_day_cap_counts_messages():
@@ -128,8 +129,14 @@ def answers(draw, sources):
 @given(st.data())
 def test_stage_two_gets_every_user_line_whole_and_no_assistant_line(data):
     sources = data.draw(days())
-    answer = data.draw(answers(sources))
-    artifact = build_artifact(sources, answer, validate(sources, answer))
+    text = json.dumps(data.draw(answers(sources)))
+    fallback = fallback_artifact(sources)
+    try:  # as the gateway's schema validation reads it; what it refuses takes the fallback
+        answer = msgspec.json.decode(text, type=Reconstruction)
+    except msgspec.DecodeError:
+        artifact = fallback
+    else:
+        _, artifact = check(sources, answer, text, fallback)
     content = "".join(m["content"] for m in narrate_prompt(artifact))
     sent = json.loads(narrate_prompt(artifact)[1]["content"])
     users = [s.text for s in sources if s.role == "user"]

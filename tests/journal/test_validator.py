@@ -1,15 +1,22 @@
 """The stage-1 validator (SPEC §8): every code with a failing and a passing case, the time
-tokens, and the artifact built from what passed."""
+tokens, and the artifact built from what passed.
+
+An answer is given as the JSON the model sends and read as the gateway reads it (the schema's
+struct), with where it holds a key that reading drops (`unknown_key`)."""
 
 from __future__ import annotations
 
 import copy
+import json
 
+import msgspec
 import pytest
 
 from app.journal import times
-from app.journal.artifact import build_artifact, local_draft
+from app.journal.artifact import Line, fallback_artifact, local_draft
 from app.journal.day import Conversation, DayMessage, number_sources
+from app.journal.schema import Reconstruction, unknown_key
+from app.journal.stages import check
 from app.journal.validator import CODES, validate
 
 
@@ -49,13 +56,22 @@ def with_change(change) -> dict:
     return data
 
 
+def read(data: dict) -> Reconstruction:
+    return msgspec.json.decode(json.dumps(data), type=Reconstruction)
+
+
+def codes_of(sources, data: dict) -> list[str]:
+    text = json.dumps(data)
+    return validate(sources, read(data), unknown_key(text))
+
+
 def test_numbering_takes_the_assistant_line_before_a_user_line_as_context():
     assert [(s.source_id, s.role) for s in SOURCES] == [
         ("a1", "assistant"), ("u1", "user"), ("u2", "user"), ("a2", "assistant"), ("u3", "user")]
 
 
 def test_a_valid_reconstruction_has_no_codes():
-    assert validate(SOURCES, valid_json()) == []
+    assert codes_of(SOURCES, valid_json()) == []
 
 
 # --- one failing case per code; each is the valid JSON with one change ------------------------
@@ -109,12 +125,12 @@ def test_every_code_has_failing_cases(code):
     assert code in FAILING, f"no failing case for {code}"
     for change in FAILING[code]:
         data = with_change(change)
-        assert code in validate(SOURCES, data), (code, data)
+        assert code in codes_of(SOURCES, data), (code, data)
 
 
 def test_a_time_without_its_uhr_still_stands_in_its_line():
     # "6:00" stands in "Um 6:00 Uhr" as a token of its own (the `Uhr` is optional).
-    assert validate(SOURCES, with_change(lambda d: d["chronology"][0].update(time="6:00"))) == []
+    assert codes_of(SOURCES, with_change(lambda d: d["chronology"][0].update(time="6:00"))) == []
 
 
 PASSING = {
@@ -135,8 +151,7 @@ PASSING = {
 
 @pytest.mark.parametrize("code", CODES)
 def test_every_code_has_a_passing_case(code):
-    assert code not in validate(SOURCES, with_change(PASSING[code]))
-    assert validate(SOURCES, with_change(PASSING[code])) == []
+    assert codes_of(SOURCES, with_change(PASSING[code])) == []
 
 
 TIMED = day(
@@ -156,11 +171,10 @@ def chronology(order, times_by_id):
 def test_a_reorder_is_justified_by_source_local_times_that_ascend():
     data = chronology(["u2", "u4", "u3", "u1"], {"u1": "20:15", "u2": "halb acht",
                                                  "u3": "gegen 12", "u4": "viertel nach zehn"})
-    assert validate(TIMED, data) == []
-    artifact = build_artifact(TIMED, data, [])
-    assert [s["source_id"] for s in artifact["sources"]] == ["u2", "u4", "u3", "u1"]
-    assert artifact["sources"][0] == {"source_id": "u2", "text": "Morgens um halb acht gejoggt.",
-                                      "time": "halb acht"}
+    codes, artifact = check(TIMED, read(data), json.dumps(data), fallback_artifact(TIMED))
+    assert codes == []
+    assert [line.source_id for line in artifact.sources] == ["u2", "u4", "u3", "u1"]
+    assert artifact.sources[0] == Line("u2", "Morgens um halb acht gejoggt.", "halb acht")
 
 
 def test_a_reorder_with_a_missing_time_or_backwards_minutes_is_unjustified():
@@ -169,8 +183,8 @@ def test_a_reorder_with_a_missing_time_or_backwards_minutes_is_unjustified():
     backwards = chronology(["u2", "u3", "u4", "u1"], {"u1": "20:15", "u2": "halb acht",
                                                       "u3": "gegen 12",
                                                       "u4": "viertel nach zehn"})
-    assert validate(TIMED, missing) == ["reorder_unjustified"]
-    assert validate(TIMED, backwards) == ["reorder_unjustified"]
+    assert codes_of(TIMED, missing) == ["reorder_unjustified"]
+    assert codes_of(TIMED, backwards) == ["reorder_unjustified"]
 
 
 def test_equal_times_keep_the_source_order():
@@ -178,7 +192,7 @@ def test_equal_times_keep_the_source_order():
     swapped = {"source_order": ["u1", "u2"], "chronology": [
         {"source_id": "u2", "source": "user", "time": "9 Uhr", "claims": []},
         {"source_id": "u1", "source": "user", "time": "9 Uhr", "claims": []}]}
-    assert validate(lines, swapped) == ["reorder_unjustified"]
+    assert codes_of(lines, swapped) == ["reorder_unjustified"]
 
 
 @pytest.mark.parametrize("token,minutes", [
@@ -207,47 +221,72 @@ def test_a_spoken_time_occurs_only_as_a_token_of_its_own_line():
                                                                    "gegen 12 Uhr"]
 
 
-def test_the_validator_does_not_change_its_input_and_survives_any_shape():
-    data = valid_json()
-    frozen = copy.deepcopy(data)
-    validate(SOURCES, data)
-    assert data == frozen
+def test_the_validator_does_not_change_its_input():
+    answer = read(valid_json())
+    frozen = copy.deepcopy(answer)
+    validate(SOURCES, answer)
+    assert answer == frozen
+
+
+def test_an_answer_of_another_shape_never_reaches_the_validator():
+    # The schema's decoding refuses it (the gateway's repair retry, then `model_bad_output`
+    # and the fallback: test_api); what it accepts, the validator checks.
     for junk in (None, [], "x", 3, {"chronology": "x"}, {"chronology": [1, None]},
-                 {"source_order": [1, 2]}, {"chronology": [{"source_id": ["u1"]}]}):
-        assert validate(SOURCES, junk), junk
+                 {"source_order": [1, 2]}, {"chronology": [{"source_id": ["u1"]}]},
+                 {"chronology": [{"source_id": "u1"}]}, {"corrections": None}):
+        with pytest.raises(msgspec.ValidationError):
+            read(junk)
+
+
+def test_an_unknown_key_is_found_at_any_level_with_its_place():
+    for change, where in [
+            (lambda d: d.update(events=[]), "`events`"),
+            (lambda d: d["chronology"][2].update(evidence="x"),
+             "`evidence` - at `$.chronology[2]`"),
+            (lambda d: d["chronology"][0]["claims"][0].update(confidence=0.9),
+             "`confidence` - at `$.chronology[0].claims[0]`"),
+            (lambda d: d["uncertainties"][0].update(kind="doubt"),
+             "`kind` - at `$.uncertainties[0]`")]:
+        found = unknown_key(json.dumps(with_change(change)))
+        assert found is not None and found.endswith(where), (found, where)
+    fenced = "```json\n" + json.dumps(with_change(lambda d: d.update(events=[]))) + "\n```"
+    assert unknown_key(fenced).endswith("`events`")  # the fence is the envelope, not a key
+    assert unknown_key(json.dumps(valid_json())) is None
+    assert unknown_key("not json") is None
 
 
 # --- the artifact ---------------------------------------------------------------------------------
 
 def test_the_artifact_rehydrates_full_lines_and_drops_labels_and_assistant_text():
     data = valid_json()
-    artifact = build_artifact(SOURCES, data, validate(SOURCES, data))
-    assert artifact["reconstruction_status"] == "valid"
-    assert [s["text"] for s in artifact["sources"]] == [
+    codes, artifact = check(SOURCES, read(data), json.dumps(data), fallback_artifact(SOURCES))
+    assert codes == [] and artifact.reconstruction_status == "valid"
+    assert [line.text for line in artifact.sources] == [
         "Um 6:00 Uhr bin ich aufgestanden,  müde.", "Zum Frühstück gab es Brot mit Anna.",
         "Gegen 9 habe ich gelesen. Vielleicht war es auch später."]
-    assert artifact["sources"][0]["time"] == "6:00 Uhr"
-    assert "time" not in artifact["sources"][1]
-    assert artifact["uncertainties"] == [{"source_id": "u3",
-                                          "evidence": "Vielleicht war es auch später."}]
-    flat = repr(artifact)
+    sent = json.loads(msgspec.json.encode(artifact))
+    assert sent["kind"] == "verified_artifact"
+    assert sent["sources"][0]["time"] == "6:00 Uhr"
+    assert "time" not in sent["sources"][1]
+    assert sent["uncertainties"] == [{"source_id": "u3",
+                                      "evidence": "Vielleicht war es auch später."}]
+    flat = json.dumps(sent, ensure_ascii=False)
     assert "event" not in flat and "Guten Morgen" not in flat and "Klingt schön" not in flat
 
 
 def test_an_invalid_reconstruction_gives_the_fallback_in_source_order():
     data = with_change(lambda d: d.update(chronology=list(reversed(d["chronology"])),
                                           source_order=["u3", "u2", "u1"]))
-    codes = validate(SOURCES, data)
-    artifact = build_artifact(SOURCES, data, codes)
-    assert codes and artifact["reconstruction_status"] == "fallback"
-    assert [s["source_id"] for s in artifact["sources"]] == ["u1", "u2", "u3"]
-    assert all("time" not in s for s in artifact["sources"])
-    assert artifact["uncertainties"] == [] and artifact["corrections"] == []
+    fallback = fallback_artifact(SOURCES)
+    codes, artifact = check(SOURCES, read(data), json.dumps(data), fallback)
+    assert codes and artifact is fallback and artifact.reconstruction_status == "fallback"
+    assert [line.source_id for line in artifact.sources] == ["u1", "u2", "u3"]
+    assert all(line.time is None for line in artifact.sources)
+    assert artifact.uncertainties == [] and artifact.corrections == []
 
 
 def test_the_local_draft_lists_every_line_whole_under_the_date():
-    artifact = build_artifact(SOURCES, None, None)
-    text = local_draft("2026-03-01", artifact)
+    text = local_draft("2026-03-01", fallback_artifact(SOURCES))
     assert text.splitlines()[0] == "2026-03-01"
     for source in SOURCES:
         assert (source.text in text) == (source.role == "user")

@@ -9,12 +9,22 @@ from typing import Annotated, Literal
 import msgspec
 import pytest
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from app.llm import Gateway
 from app.llm.offline import handlers
-from app.llm.offline.handlers import perceive_text, reflective_reply, summarize
+from app.llm.offline.handlers import (
+    BASE_ANSWERS,
+    extended,
+    perceive_text,
+    reflective_reply,
+    summarize,
+)
 from app.llm.schema import decode, fill, neutral_instance
 from app.pipeline.schemas import Perception  # the product's own schema, not a copy
-from app.wiring.purposes import model_schemas
+from app.pixie import offline as pixie_offline
+from app.wiring.purposes import OFFLINE_ANSWERS, model_schemas
 
 
 @pytest.fixture
@@ -255,14 +265,17 @@ def test_fill_takes_valid_values_and_leaves_the_neutral_default_for_the_rest():
     assert value.some == ["a", "b"] and value.nested == Inner("x", 5)
 
 
-async def test_every_schema_gets_a_valid_answer_offline(offline):
+@pytest.mark.parametrize("answers", [BASE_ANSWERS, OFFLINE_ANSWERS], ids=["base", "product"])
+async def test_every_schema_gets_a_valid_answer_offline(make_settings, answers):
     schemas = {**model_schemas(), **REPRESENTATIVE}
-    for purpose, schema in schemas.items():
-        for text in ("Hallo, wie geht es dir heute?", "Erinnere mich morgen um 8 an Anna!",
-                     "I feel sad and lonely.", ""):
-            result = await offline.complete(purpose, user(text), schema=schema, max_tokens=500)
-            assert isinstance(result.value, schema), purpose
-            assert decode(result.text, schema) == result.value, purpose
+    async with Gateway(make_settings(llm_provider="offline"), offline_answers=answers) as offline:
+        for purpose, schema in schemas.items():
+            for text in ("Hallo, wie geht es dir heute?", "Erinnere mich morgen um 8 an Anna!",
+                         "I feel sad and lonely.", ""):
+                result = await offline.complete(purpose, user(text), schema=schema,
+                                                max_tokens=500)
+                assert isinstance(result.value, schema), purpose
+                assert decode(result.text, schema) == result.value, purpose
 
 
 def test_the_product_lists_its_schemas():
@@ -276,13 +289,67 @@ class Route(msgspec.Struct, kw_only=True):
     agents: list[Literal["lists", "reminders"]] = msgspec.field(default_factory=list)
 
 
-async def test_a_purpose_gets_its_handler_from_the_one_table(offline, monkeypatch):
-    monkeypatch.setitem(handlers.HANDLERS, "router", lambda request: {
-        "needs_action": "erinnerung" in perceive_text(request.user_text).intentions})
-    route = Route
-    result = await offline.complete("router", user("Erinnere mich an den Müll."),
-                                    schema=route, max_tokens=100)
-    assert result.value.needs_action is True
-    result = await offline.complete("router", user("Schönes Wetter heute."), schema=route,
-                                    max_tokens=100)
-    assert result.value.needs_action is False
+async def test_a_purpose_gets_its_handler_from_the_gateways_table(make_settings):
+    answers = extended(BASE_ANSWERS, {"router": lambda request: {
+        "needs_action": "erinnerung" in perceive_text(request.user_text).intentions}})
+    async with Gateway(make_settings(llm_provider="offline"), offline_answers=answers) as offline:
+        result = await offline.complete("router", user("Erinnere mich an den Müll."),
+                                        schema=Route, max_tokens=100)
+        assert result.value.needs_action is True
+        result = await offline.complete("router", user("Schönes Wetter heute."), schema=Route,
+                                        max_tokens=100)
+        assert result.value.needs_action is False
+
+
+async def test_each_gateway_answers_with_its_own_table(make_settings):
+    """Gateways in one process (two apps, a test's own) share no table: what one is built
+    with changes nothing for another."""
+    from app.pipeline.prompts import BLOCKS, PURPOSES, frame
+    settings = make_settings(llm_provider="offline")
+    loud = extended(BASE_ANSWERS, {"summary": lambda request: "LOUD"}, replacing={"summary"})
+    asked = user(frame([(BLOCKS["de"].history,
+                         "[1] USER (neutral): Setz Milch auf die Einkaufsliste")]))
+    schema = PURPOSES["router"].schema
+    async with Gateway(settings, offline_answers=loud) as a, Gateway(settings) as base, \
+            Gateway(settings, offline_answers=OFFLINE_ANSWERS) as product:
+        summaries = [(await g.complete("summary", user(HISTORY), max_tokens=1000)).text
+                     for g in (a, base, product)]
+        routes = [(await g.complete("router", asked, schema=schema, max_tokens=200)).value
+                  for g in (a, base, product)]
+    assert summaries[0] == "LOUD" and "LOUD" not in summaries[1:]
+    assert summaries[1] == summaries[2]  # the product keeps the provider's own summary
+    assert routes[0] == routes[1] == neutral_instance(schema)  # no router rule in the base
+    assert routes[2].needs_action and routes[2].agents == ["lists"]
+
+
+# --- composing the answers -------------------------------------------------------------------
+
+PURPOSE_NAMES = st.sets(st.sampled_from(["a", "b", "c", "d", "e", "f"]), max_size=6)
+
+
+def _table(purposes: set[str], tag: str) -> dict[str, handlers.Handler]:
+    return {purpose: (lambda request, tag=tag: tag) for purpose in purposes}
+
+
+@given(base=PURPOSE_NAMES, added=PURPOSE_NAMES, replacing=PURPOSE_NAMES)
+def test_a_table_extends_another_only_where_it_says_so(base, added, replacing):
+    first, second = _table(base, "first"), _table(added, "second")
+    shared = base & added
+    if replacing != shared:
+        with pytest.raises(ValueError, match="replaced"):
+            extended(first, second, replacing=replacing)
+        return
+    result = extended(first, second, replacing=replacing)
+    assert set(result) == base | added
+    assert {p: h(None) for p, h in result.items()} == {
+        **{p: "first" for p in base}, **{p: "second" for p in added}}
+    assert set(first) == base  # the tables themselves are left as they were
+    with pytest.raises(TypeError):
+        result["x"] = first.get("a")  # type: ignore[index]
+
+
+def test_the_product_says_which_answers_replace_the_providers_own():
+    assert OFFLINE_ANSWERS["perception"] is BASE_ANSWERS["perception"]
+    assert OFFLINE_ANSWERS["summary"] is BASE_ANSWERS["summary"]
+    assert OFFLINE_ANSWERS["responder"] is pixie_offline.responder  # wraps the pipeline's
+    assert OFFLINE_ANSWERS["salience"] is pixie_offline.salience

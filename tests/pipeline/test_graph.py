@@ -1,17 +1,17 @@
 """A path run's figures come back as a value (`GraphRun`), not only as a log line: the
-pipeline host hands each completed run to its `on_path_run` observer (bench/turn.py's
-source), with the turn it belongs to, the nodes that ran and the model calls they made."""
+pipeline host hands each completed run to its `on_path_run` observer (`app[PATH_RUN_OBSERVER]`,
+bench/turn.py's source), with the turn it belongs to, the nodes that ran and the model calls they made."""
 
 from __future__ import annotations
 
-from app.api.app_keys import PIPELINE_HOST
+from app.api.app_keys import PATH_RUN_OBSERVER
 from app.pipeline.graph import GraphRun
 from tests.pipeline_support import open_chat
 
 
 async def test_every_path_run_reaches_the_observer(app, aiohttp_client):
     runs: list[GraphRun] = []
-    app[PIPELINE_HOST].on_path_run = runs.append
+    app[PATH_RUN_OBSERVER] = runs.append
     chat = await open_chat(aiohttp_client, app)
 
     message_id = await chat.send("Wie war dein Tag?")

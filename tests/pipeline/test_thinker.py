@@ -69,18 +69,23 @@ async def test_a_second_miss_delivers_and_retries_under_the_same_turn_id(
 
 async def test_the_retry_of_an_impulse_carries_its_level_but_no_impulse_fields(
         fake_model, make_settings, aiohttp_client):
-    from app.api.app_keys import PIPELINES, RUNTIME
+    from app.api.app_keys import PIPELINE_HOST, PIPELINES, RUNTIME
     from app.pipeline.vocabulary import Pipelines
     app = fake_app(fake_model, make_settings)
-    real = app[PIPELINES]
     events = []
+
+    # The product's pipelines exist once the app has started; these reach them per call.
+    async def path1(ctx, block):
+        return await app[PIPELINE_HOST].path1(ctx, block)
 
     async def observed_path2(ctx, run):  # sees each event, then runs the real path 2
         events.append(run.event)
-        return await real.path2(ctx, run)
+        return await app[PIPELINE_HOST].path2(ctx, run)
 
-    app[PIPELINES] = Pipelines(path1=real.path1, path2=observed_path2,
-                               after_delivery=real.after_delivery)
+    async def after_delivery(ctx, run, result):
+        await app[PIPELINE_HOST].after_delivery(ctx, run, result)
+
+    app[PIPELINES] = Pipelines(path1=path1, path2=observed_path2, after_delivery=after_delivery)
     fake_model.script("thinker", MISS, MISS, {})
     chat = await open_chat(aiohttp_client, app)
 

@@ -18,15 +18,8 @@ from app.pixie import offline as pixie_offline
 from app.pixie.consolidate import check as check_change
 from app.pixie.worker import PixieWorker
 from app.runtime.slots import LocalSlots
-from app.wiring.purposes import register_offline_answers
 from tests.fakemodel import Fault
 from tests.pipeline_support import node_context
-
-
-@pytest.fixture(autouse=True)
-def _offline_rules() -> None:
-    """The offline model's pipeline and memory rules, as the wiring registers them."""
-    register_offline_answers()
 
 
 def trigger(text: str, **more):

@@ -12,25 +12,24 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
 from app.memory import keys
-from app.runtime.hub import Hub
 from app.runtime.keeper import Keeper
-from app.runtime.minimal import minimal_pipelines
-from app.runtime.runtime import Runtime
+from app.runtime.markers import PairLocks
 from app.runtime.slots import LocalSlots
 
 WAIT = 5.0  # a few heartbeat periods of one second
 
 
-def runtime_on(redis: aioredis.Redis, make_settings) -> Runtime:
+def keeper_on(redis: aioredis.Redis, make_settings) -> Keeper:
+    """A keeper with what it is handed in the app (no external Redis: no listener, no sweep)."""
     settings = make_settings(heartbeat_seconds=1.0, turn_marker_refresh_seconds=1.0)
-    return Runtime(redis=redis, settings=settings, hub=Hub(settings.ws_send_queue),
-                   slots=LocalSlots(1, settings.lock_wait_timeout),
-                   pipelines=minimal_pipelines(), gateway=lambda: None, instance_id="k1")
+    return Keeper(redis=redis, settings=settings, instance_id="k1",
+                  locks=PairLocks(redis, "k1", settings.turn_marker_ttl),
+                  slots=LocalSlots(1, settings.lock_wait_timeout))
 
 
 async def test_the_heartbeat_is_written_every_period_and_goes_at_stop(redis_client,
                                                                      make_settings):
-    keeper = Keeper(runtime_on(redis_client, make_settings))
+    keeper = keeper_on(redis_client, make_settings)
     await keeper.start()
     heartbeat = keys.heartbeat("k1")
     try:
@@ -49,8 +48,7 @@ async def test_the_heartbeat_is_written_every_period_and_goes_at_stop(redis_clie
 
 async def test_a_round_without_redis_is_logged_and_the_next_one_writes_again(
         redis_client, make_settings, tmp_path, caplog):
-    runtime = runtime_on(redis_client, make_settings)
-    keeper = Keeper(runtime)
+    keeper = keeper_on(redis_client, make_settings)
     await keeper.start()
     heartbeat = keys.heartbeat("k1")
     # No server at that socket; no retries, so each round fails at once.
@@ -58,12 +56,12 @@ async def test_a_round_without_redis_is_logged_and_the_next_one_writes_again(
                           retry=Retry(NoBackoff(), 0))
     try:
         await redis_client.delete(heartbeat)
-        runtime.redis = gone  # the Redis is unreachable for a while
+        keeper.redis = gone  # the Redis is unreachable for a while
         ticker = keeper.tickers[0]
         async with asyncio.timeout(WAIT):
             await ticker.wait_rounds(1)
         assert ticker.failures == 1
-        runtime.redis = redis_client
+        keeper.redis = redis_client
         async with asyncio.timeout(WAIT):
             await ticker.wait_rounds(2)
         assert ticker.failures == 0 and await redis_client.get(heartbeat) == "alive"

@@ -235,7 +235,9 @@ class ChangeIn(msgspec.Struct, forbid_unknown_fields=True):
     source_refs: list[str] = []
 
 
-class ReviewAnswer(msgspec.Struct):
+# The model server knows the schema by the struct's name (`json_schema.name`, and the
+# schema's `title`): the struct is named for its purpose, `profile_review`.
+class profile_review(msgspec.Struct):  # noqa: N801 - the schema's name on the wire
     """What the model answers in the AI review: the result's body. Neutral: no change."""
 
     summary: str = ""
@@ -243,7 +245,7 @@ class ReviewAnswer(msgspec.Struct):
     changes: list[ChangeIn] = []
 
 
-ReviewAnswer.__name__ = PURPOSE_REVIEW
+ReviewAnswer = profile_review  # the name the code reads it by
 
 
 class ResultIn(msgspec.Struct):

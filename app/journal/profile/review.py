@@ -56,5 +56,5 @@ def offline_review(request: OfflineRequest) -> dict[str, Any]:
     return {"summary": OFFLINE_SUMMARY, "evidence_basis": [], "changes": []}
 
 
-# The offline model's answer (registered by the wiring, `app.wiring.purposes`).
+# The offline model's answer (composed into its answers by the wiring, `app.wiring.purposes`).
 PURPOSE_HANDLERS = {pkg.PURPOSE_REVIEW: offline_review}

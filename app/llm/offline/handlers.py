@@ -1,4 +1,4 @@
-"""What the offline provider answers, per purpose: the one table to extend.
+"""What the offline provider answers, per purpose: its own answers and how a table extends them.
 
 A handler gets an `OfflineRequest` and returns one of
 - a `str`: the answer text (for a structured call it fills the schema's text fields),
@@ -10,8 +10,11 @@ A handler gets an `OfflineRequest` and returns one of
 A purpose without a handler gets the neutral instance of its schema (SPEC §6: no action,
 no retry, no follow-up, answer accepted), or for a text call the reflective reply.
 
-To teach the offline provider a new purpose, write a function here (or anywhere) and add it
-to `HANDLERS` at the bottom of this file — or call `register("purpose", function)`.
+The provider's own answers are `BASE_ANSWERS` (perception, summary, the reflective reply).
+The answers a gateway's offline provider uses are a value handed to the gateway when it is
+built (`Gateway(..., offline_answers=...)`); the product's are composed in
+`app.wiring.purposes` with `extended`. Nothing here is registered or changed at run time, so
+two apps in one process never share or overwrite each other's answers.
 
 Where the handlers read the user's words: the last `user` message; when it carries a
 rendered history (speaker lines `[n] USER (…): …`), the last USER contribution in it.
@@ -20,8 +23,9 @@ rendered history (speaker lines `[n] USER (…): …`), the last USER contributi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import msgspec
@@ -343,13 +347,26 @@ def responder(request: OfflineRequest) -> str:
 
 # --- the table -------------------------------------------------------------------------------
 
-HANDLERS: dict[str, Handler] = {
+Answers = Mapping[str, Handler]  # purpose -> its handler; immutable once built
+
+BASE_ANSWERS: Answers = MappingProxyType({
     "perception": perception,
     "summary": summary,
     "responder": responder,
-}
+})
 
 
-def register(purpose: str, handler: Handler) -> None:
-    """Add or replace the offline handler of a purpose."""
-    HANDLERS[purpose] = handler
+def extended(base: Answers, table: Answers, *, replacing: Iterable[str] = ()) -> Answers:
+    """`base` with the purposes of `table` added, as a new immutable mapping.
+
+    A purpose both have must be named in `replacing` (the table's handler takes its place,
+    usually by wrapping base's), and every purpose named there must be one both have: which
+    handler wins is said where the tables are put together, never by the order they happen
+    to be applied in."""
+    replaced = frozenset(replacing)
+    shared = base.keys() & table.keys()
+    if shared != replaced:
+        unnamed, absent = sorted(shared - replaced), sorted(replaced - shared)
+        raise ValueError(f"offline answers: purposes in both tables but not named as replaced: "
+                         f"{unnamed}; named as replaced but not in both: {absent}")
+    return MappingProxyType({**base, **table})

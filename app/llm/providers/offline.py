@@ -2,7 +2,9 @@
 
 It answers through the same interface as the real providers — its structured answers are
 JSON text the gateway decodes and validates like any other — so the app runs out of the box
-and tests run without a GPU. What it answers per purpose lives in `app.llm.offline.handlers`.
+and tests run without a GPU. What it answers per purpose is the table it is built with
+(`answers`: the provider's own `BASE_ANSWERS` unless the gateway hands it the product's,
+`app.wiring.purposes`); `app.llm.offline.handlers` says what a handler returns.
 Its context window is `llm_offline_context` (seed 004: the fake provider's 32K).
 """
 
@@ -12,6 +14,7 @@ import asyncio
 import math
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
 import msgspec
 
@@ -28,6 +31,11 @@ class OfflineProvider(Provider):
     name = "offline"
     offline = True
 
+    def __init__(self, *, answers: handlers.Answers = handlers.BASE_ANSWERS,
+                 **common: Any) -> None:
+        super().__init__(**common)
+        self.answers = answers
+
     async def context_window(self) -> int | None:
         return self.settings.llm_offline_context
 
@@ -38,7 +46,7 @@ class OfflineProvider(Provider):
         """The answer text for a call (JSON text for a structured call)."""
         request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
                                           call.max_tokens, self.settings.chars_per_token)
-        handler = handlers.HANDLERS.get(call.purpose)
+        handler = self.answers.get(call.purpose)
         result = handler(request) if handler is not None else None
         if call.schema is not None:
             return msgspec.json.encode(_as_instance(call.schema, result)).decode()

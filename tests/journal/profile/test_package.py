@@ -33,3 +33,12 @@ def test_representative_takes_newest_and_oldest_in_turn_and_new_contexts_first()
     assert sorted(order) == [f"r{i}" for i in range(6)]
     assert order[:2] == ["r5", "r0"]  # the newest, then the oldest (a new context)
     assert order.index("r1") > order.index("r3")  # a repeated context waits
+
+
+def test_the_review_schema_is_named_for_its_purpose_on_the_wire() -> None:
+    """The model server knows the schema by its name and title: `profile_review`."""
+    from app.journal.profile.package import PURPOSE_REVIEW, ReviewAnswer
+    from app.llm.schema import json_schema, schema_name
+
+    assert schema_name(ReviewAnswer) == PURPOSE_REVIEW
+    assert json_schema(ReviewAnswer)["title"] == PURPOSE_REVIEW
