@@ -60,9 +60,11 @@ DAY = 24 * HOUR
 
 ProviderName = Literal["offline", "ollama", "openai"]
 # Where a crash test may have the process kill itself (`app.core.lifetime.crash_point`): between
-# a turn's Redis commit and its message-log rows (`turn:*`), and in the steps of a restore.
-CrashPoint = Literal["turn:committed", "turn:appended", "restore:saving", "restore:saved",
-                     "restore:copying", "restore:database", "restore:redis"]
+# a turn's Redis commit and its message-log row (the user turn's, the answer's), and in the
+# steps of a restore.
+CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
+                     "restore:saving", "restore:saved", "restore:copying", "restore:database",
+                     "restore:redis"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -171,6 +171,12 @@ def reminders_claimed() -> str:
     return "reminders:claimed"
 
 
+def message_outbox(user_id: str, character_id: str) -> str:
+    """List of the pair's message-log rows (JSON) that a turn's commit promised and that are
+    not yet confirmed in SQLite (`app.memory.message_log.LogOutbox`)."""
+    return f"message_outbox:{user_id}:{character_id}"
+
+
 def idle_reflection(user_id: str, character_id: str) -> str:
     """The `nutzer_zeit` of the quiet period the character last reflected on (one reflection
     per quiet period)."""

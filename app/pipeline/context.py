@@ -23,7 +23,7 @@ from app.core.settings import Settings
 from app.llm.types import Completion
 from app.memory.commit import TurnGuard
 from app.memory.long_term import LongTermMemory
-from app.memory.message_log import MessageLog
+from app.memory.message_log import LogOutbox, MessageLog
 from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
@@ -36,7 +36,8 @@ Stage = Callable[[str], Awaitable[None]]
 @dataclass(slots=True)
 class Services:
     """App-wide parts the pipelines use; built once when the app starts, with the stores over
-    its Redis and SQLite (`memory`, `short_term`, `reminders`, `message_log`, `long_term`).
+    its Redis and SQLite (`memory`, `short_term`, `reminders`, `message_log` and its
+    `log_outbox`, `long_term`).
 
     The wake-ups reach background loops that start after the runtime (the reminder clock, the
     Pixie worker): callables that exist from the start, handed in by the wiring."""
@@ -55,6 +56,7 @@ class Services:
     short_term: ShortTermMemory = field(init=False)
     reminders: ReminderStore = field(init=False)
     message_log: MessageLog = field(init=False)
+    log_outbox: LogOutbox = field(init=False)
     long_term: LongTermMemory = field(init=False)
 
     def __post_init__(self) -> None:
@@ -62,6 +64,7 @@ class Services:
         self.short_term = ShortTermMemory(self.redis, self.settings)
         self.reminders = ReminderStore(self.redis)
         self.message_log = MessageLog(self.db)
+        self.log_outbox = LogOutbox(self.redis, self.message_log, self.settings)
         self.long_term = LongTermMemory(self.db)
 
 

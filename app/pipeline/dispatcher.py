@@ -8,7 +8,8 @@ At the end of each path, and only here, a run leaves its traces, each complete a
 - path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
   Pixie worker, `app.pixie`);
-- one row of the durable message log in SQLite (through the database's single writer);
+- one row of the durable message log in SQLite (through the database's single writer),
+  promised in the turn's commit (`app.memory.message_log.LogOutbox`);
 - path 2 only: the character's state (`nova_state`) and the stance computed from it
   (`haltung`, written every run — marked `gerechnet` = 0 when nothing could be computed),
   the action mark on the user turn an agent action belonged to (completed → done +
@@ -20,8 +21,10 @@ The Redis writes of a turn — the turn, the state and stance, the short-term en
 action mark and the changes its agents intended (list edits, reminders) — are one guarded
 transaction (`app.memory.commit`), made after the tribunal: a rejected answer changes
 nothing, and a turn failed meanwhile (a session reset, a recovery) leaves no late write
-behind. The message-log row in SQLite follows the committed turn (a rerun finds it there and
-adds none).
+behind. The message-log row is part of that commit as a promise on the pair's outbox, and is
+appended to SQLite right after it (idempotent by its entry key): a process that dies in
+between leaves the promise, which the rerun, the pair's next commit or the recovery at start
+delivers — never a stored turn without its row.
 """
 
 from __future__ import annotations
@@ -32,10 +35,12 @@ import time
 import msgspec
 
 from app.core.clock import calendar_date, zone_named
+from app.core.lifetime import crash_point
+from app.core.settings import CrashPoint
 from app.core.log import fields
 from app.memory.commit import Write, commit
 from app.memory.lists import EditWrite, ListEdit, ListStore
-from app.memory.message_log import LoggedMessage
+from app.memory.message_log import LoggedMessage, Promise
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
 from app.memory.reminders import ReminderToAdd
 from app.memory.short_term import MemoryEntry
@@ -65,22 +70,28 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
                                  topics=list(perception.topics)))
     svc = ctx.services
     if any(t.role == ROLE_USER and t.turn_id == turn.turn_id for t in state.turns):
-        # A rerun after a crash: the turn was stored by the first run; store it once.
+        # A rerun after a crash: the turn was stored by the first run; store it once. Its
+        # row was promised in that run's commit: it lands now if it had not yet.
         log.info("user turn stored already (a rerun); not stored again",
                  extra=fields(turn_id=turn.turn_id))
         state.stored = turn
+        await _deliver(ctx, state.user_id, state.character_id, None, "user:appended")
         return
     remember, entries = _remember(ctx, state.user_id, state.character_id, turn,
                                   state.salience.importance, state.salience.segments)
     promotion = _promotion(ctx, state, turn)
-    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember]
+    row = svc.log_outbox.promise(_log_row(ctx, state.user_id, state.character_id, turn,
+                                          entry_key=f"{turn.turn_id}:user"))
+    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember,
+              row.write]
     if promotion is not None:
         writes.append(push_write(promotion))  # in the turn's own atomic step
     await commit(svc.redis, ctx.guard, writes)
+    crash_point(ctx.settings, "user:committed")
     _log_remembered(turn, entries, state.salience.importance)
     _promoted(ctx, promotion)
     state.stored = turn
-    await _log(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
+    await _deliver(ctx, state.user_id, state.character_id, row, "user:appended")
 
 
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
@@ -89,24 +100,30 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
                 time=ctx.services.clock(), occasion=OCCASION_OF_ORIGIN[state.origin],
                 message_ids=list(state.message_ids), **emotion_fields(final))
     svc = ctx.services
+    user_id, character_id = state.user_id, state.character_id
     if _stored_already(state):
-        # The first run committed the turn, its state, its mark and its agents' changes.
+        # The first run committed the turn, its state, its mark and its agents' changes, and
+        # promised its row: that lands now if it had not yet.
         log.info("answer of this run stored already (a rerun); not stored again",
                  extra=fields(turn_id=turn.turn_id, trigger_count=state.trigger_count))
         state.answer = _stored_answer(state)
         state.state = final
         state.follow_up = follow_up(state)
+        await _deliver(ctx, user_id, character_id, None, "answer:appended")
         return
-    user_id, character_id = state.user_id, state.character_id
     remember, entries = _remember(ctx, user_id, character_id, turn,
                                   state.salience.importance, state.salience.segments)
     effects = _effect_writes(ctx, state)
     stance = compute_stance(final, turn_id=state.turn_id, now=turn.time)
+    row = svc.log_outbox.promise(_log_row(
+        ctx, user_id, character_id, turn,
+        entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}"))
     writes: list[Write] = [svc.memory.store_write(user_id, character_id, turn),
                            save_state_write(user_id, character_id, final),
                            save_stance_write(user_id, character_id, stance), remember,
-                           *_mark_writes(ctx, state), *effects]
+                           *_mark_writes(ctx, state), *effects, row.write]
     await commit(svc.redis, ctx.guard, writes)
+    crash_point(ctx.settings, "answer:committed")
     state.stance = stance
     _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
@@ -116,8 +133,7 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     state.stored = turn
     state.state = final
     state.follow_up = follow_up(state)
-    await _log(ctx, user_id, character_id, turn,
-               entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}")
+    await _deliver(ctx, user_id, character_id, row, "answer:appended")
 
 
 def _answers_of_turn(state: Path2State) -> list[Turn]:
@@ -250,14 +266,28 @@ def _promoted(ctx: NodeContext, trigger: Trigger | None) -> None:
         threshold=ctx.settings.promotion_threshold))
 
 
-async def _log(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
-               entry_key: str) -> None:
-    written = await ctx.services.message_log.append(LoggedMessage(
+def _log_row(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
+             entry_key: str) -> LoggedMessage:
+    created = turn.time or time.time()
+    return LoggedMessage(
         entry_key=entry_key, user_id=user_id, character_id=character_id,
         turn_id=turn.turn_id, message_ids=list(turn.message_ids), role=turn.role,
-        occasion=turn.occasion, text=turn.content, created=turn.time or time.time(),
-        calendar_date=calendar_date(turn.time or time.time(),
-                                    zone_named(ctx.settings.timezone))))
-    if not written:
+        occasion=turn.occasion, text=turn.content, created=created,
+        calendar_date=calendar_date(created, zone_named(ctx.settings.timezone)))
+
+
+async def _deliver(ctx: NodeContext, user_id: str, character_id: str, row: Promise | None,
+                   crash_at: CrashPoint) -> None:
+    """The message-log rows the pair's commits promised (`row`'s commit read them back; None:
+    a rerun, which reads them now), appended once."""
+    pending = None if row is None else row.pending
+    delivered = await ctx.services.log_outbox.deliver(user_id, character_id, pending,
+                                                      crash_at=crash_at)
+    if row is not None and not delivered.get(row.entry.entry_key, True):
         log.info("message log row existed already (a rerun)",
-                 extra=fields(turn_id=turn.turn_id, entry_key=entry_key))
+                 extra=fields(turn_id=row.entry.turn_id, entry_key=row.entry.entry_key))
+    late = [key for key, new in delivered.items() if new and (row is None
+                                                             or key != row.entry.entry_key)]
+    if late:
+        log.warning("message log rows of an earlier commit appended now",
+                    extra=fields(user_id=user_id, character_id=character_id, entry_keys=late))

@@ -117,7 +117,8 @@ class PipelineHost:
             language=character.language)
 
     def pipelines(self) -> Pipelines:
-        return Pipelines(path1=self.path1, path2=self.path2, after_delivery=self.after_delivery)
+        return Pipelines(path1=self.path1, path2=self.path2, after_delivery=self.after_delivery,
+                         finish_writes=self.services.log_outbox.deliver_all)
 
 
 def stand_in(character_id: str) -> CharacterDefinition:

@@ -321,8 +321,15 @@ async def _nothing_after_delivery(ctx: PipelineContext, run: CharacterRun,
     return None
 
 
+async def _nothing_to_finish() -> int:
+    return 0
+
+
 @dataclass(frozen=True, slots=True)
 class Pipelines:
     path1: Path1
     path2: Path2
     after_delivery: AfterDelivery = _nothing_after_delivery
+    # At start, before any turn runs: finish what committed runs of a dead process left
+    # undone (the product's: the message-log rows their commits promised); returns how many.
+    finish_writes: Callable[[], Awaitable[int]] = _nothing_to_finish

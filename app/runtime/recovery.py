@@ -3,6 +3,8 @@
 Runs at start-up before any consumer (and, with an external Redis, periodically for turns
 whose owning process has lost its heartbeat):
 
+0. what committed runs left undone is finished (the pipelines' `finish_writes`: the
+   message-log rows their commits promised are appended, once);
 1. every open turn found in ``path1``/``path2`` goes back to ``queued`` (trigger ``requeue``,
    same ``turn_id``, attempts + 1) and runs again — at most ``max_turn_attempts`` runs in all;
    beyond that it fails with ``turn_failed`` (reason ``crashed``);
@@ -48,6 +50,7 @@ log = logging.getLogger(__name__)
 
 @dataclass(slots=True)
 class RecoveryReport:
+    finished_writes: int = 0
     requeued: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     resumed_path1: list[str] = field(default_factory=list)
@@ -71,6 +74,7 @@ class Recovery:
     locks: PairLocks
     consumer: PairConsumer
     fail_turn: FailTurn
+    finish_writes: Callable[[], Awaitable[int]]
 
     async def run(self, *, only_dead_owners: bool) -> RecoveryReport:
         """One pass over what a dead process left; `only_dead_owners`: leave the turns and
@@ -78,6 +82,8 @@ class Recovery:
         report = RecoveryReport()
         redis = self.redis
         dead_cache: dict[str, bool] = {}
+        # 0: before any turn reruns, so a rerun that finds its turn stored finds its row too.
+        report.finished_writes = await self.finish_writes()
 
         async def owner_dead(owner: str) -> bool:
             if owner == self.instance_id:
@@ -134,9 +140,10 @@ class Recovery:
             report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
                 owner_dead)
 
-        if any((report.requeued, report.failed, report.resumed_path1, report.restored_events,
-                report.cleared_markers, report.restored_triggers)):
+        if any((report.finished_writes, report.requeued, report.failed, report.resumed_path1,
+                report.restored_events, report.cleared_markers, report.restored_triggers)):
             log.warning("recovered after a crash", extra=fields(
+                finished_writes=report.finished_writes,
                 requeued=report.requeued, failed=report.failed,
                 resumed_path1=report.resumed_path1, restored_events=report.restored_events,
                 cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,

@@ -79,7 +79,8 @@ class Runtime:
                                      locks=self.locks, turns=self.turns)
         self.recovery = Recovery(redis=redis, settings=settings, instance_id=instance_id,
                                  records=records, locks=locks, consumer=self.consumer,
-                                 fail_turn=self.turns.fail_turn)
+                                 fail_turn=self.turns.fail_turn,
+                                 finish_writes=pipelines.finish_writes)
         self.rate_limiter = RateLimiter(settings.rate_limit_per_second)
         self.distributed = settings.redis_url is not None
         self._resets: dict[str, asyncio.Event] = {}
