@@ -56,6 +56,8 @@ bench: install
 	$(PY) bench/journal.py
 	$(PY) bench/privacy.py
 	$(PY) bench/memory.py
+	$(PY) bench/backup.py
+	$(PY) bench/exports.py
 
 clean:
 	rm -rf build dist .pytest_cache
