@@ -22,7 +22,7 @@ from app.api.app_keys import DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
-from app.api.validation import bounded_text, read_json
+from app.api.validation import bounded_text, read_json, search_text
 from app.memory.long_term import LongTermMemory
 from app.memory.pixie_queue import PixieQueue
 
@@ -57,9 +57,7 @@ def _flag(request: web.Request, name: str) -> bool:
 
 async def list_memories(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    query = request.query.get("q", "")
-    if len(query) > request.app[SETTINGS].max_message_chars:
-        raise ApiError(413, "query_too_long", "the search text is too long")
+    query = search_text(request, request.app[SETTINGS].max_message_chars)
     memories = await _store(request).list(
         request[USER_ID], character_id, query=query,
         include_superseded=_flag(request, "include_superseded"))

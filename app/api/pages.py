@@ -92,6 +92,31 @@ async def get_static(request: web.Request) -> web.StreamResponse:
     return web.FileResponse(target)
 
 
+BADGE_MAX = 99  # a favicon shows at most "99+"
+_BADGE_ICON = """<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64">
+<defs><radialGradient id="g" cx="35%" cy="35%" r="75%"><stop offset="0" stop-color="#2f5fb3"/>
+<stop offset="1" stop-color="#6b3fa0"/></radialGradient></defs>
+<circle cx="28" cy="34" r="26" fill="url(#g)"/>
+<circle cx="44" cy="20" r="20" fill="#b3261e" stroke="#fff" stroke-width="3"/>
+<text x="44" y="27.5" font-family="system-ui, sans-serif" font-size="{size}" font-weight="700"
+ text-anchor="middle" fill="#fff">{label}</text></svg>"""
+
+
+async def get_badge_icon(request: web.Request) -> web.Response:
+    """`/static/badge/{count}.svg`: the favicon with the number of the character's messages a
+    tab in the background has not shown yet (1 to 99, then "99+"). Made here because the CSP
+    (`default-src 'self'`) keeps a page from drawing its icon as a `data:` or `blob:` URL."""
+    raw = request.match_info["count"]
+    if not raw.isascii() or not raw.isdigit() or int(raw) < 1:
+        raise ApiError(404, "not_found", f"no badge {raw!r}")
+    count = int(raw)
+    label = str(count) if count <= BADGE_MAX else f"{BADGE_MAX}+"
+    size = {1: 26, 2: 22}.get(len(label), 16)
+    return web.Response(text=_BADGE_ICON.format(label=label, size=size),
+                        content_type="image/svg+xml",
+                        headers={"Cache-Control": "max-age=86400"})
+
+
 async def revalidate_static(request: web.Request, response: web.StreamResponse) -> None:
     """The UI's ES modules import each other by plain names (no build step, no hashes in
     file names): after an upgrade a browser must ask again (a cheap 304) instead of
@@ -127,6 +152,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/login", get_login)
     app.router.add_get("/profile", get_profile_page)
     app.router.add_post("/api/start-link", post_start_link)
+    app.router.add_get(STATIC_PREFIX + "badge/{count}.svg", get_badge_icon)
     app.router.add_get(STATIC_PREFIX + "{path:.+}", get_static)
     app.on_response_prepare.append(revalidate_static)
     app.on_response_prepare.append(security_headers)

@@ -8,6 +8,7 @@ from app.api import (
     backups,
     characters,
     health,
+    history,
     interaction,
     journal,
     lists,
@@ -41,3 +42,4 @@ def setup_routes(app: web.Application) -> None:
     interaction.setup(app)
     privacy.setup(app)
     memories.setup(app)
+    history.setup(app)

@@ -82,6 +82,16 @@ def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code:
     return text
 
 
+def search_text(request: web.Request, limit: int) -> str:
+    """The search text `?q=` (may be empty); over `limit` characters → 413
+    `query_too_long`. Any text is a safe query: the stores quote what they search."""
+    query = request.query.get("q", "")
+    if len(query) > limit:
+        raise ApiError(413, "query_too_long",
+                       f"the search text has {len(query)} characters; at most {limit}")
+    return query
+
+
 def store_errors_as_api(handler: Handler) -> Handler:
     """A store's `Missing`/`Conflict` answered in the SPEC §9 error shape (404/409)."""
     async def wrapped(request: web.Request) -> web.StreamResponse:

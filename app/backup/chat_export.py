@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+import time
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -92,14 +93,15 @@ class ChatExporter:
                 raise ExportError(f"message {message.entry_key!r}: calendar_date "
                                   f"{message.calendar_date!r} is not a date") from None
         imported = 0
+        now = time.time()  # `imported_at`: the chat page names the row as imported
         for message in document.messages:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
-                "message_ids, role, origin, text, created, calendar_date) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "message_ids, role, origin, text, created, calendar_date, imported_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (message.entry_key, user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
-                 message.created, message.calendar_date))
+                 message.created, message.calendar_date, now))
             imported += cursor.rowcount
         return ImportResult(KIND, imported, len(document.messages) - imported)
 

@@ -442,3 +442,55 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
                    [(memory_text_key(text), rowid)
                     for rowid, text in db.execute("SELECT id, text FROM memories").fetchall()])
     db.execute("CREATE INDEX memories_by_text ON memories (user_id, character_id, text_key)")
+
+
+@migration
+def m008_message_history(db: sqlite3.Connection) -> None:
+    """The chat page's history (SPEC §5 "The chat page"): the message log paged per pair and
+    searched, with the journal's imported conversations beside it.
+
+    - `messages_by_pair` walks one pair's rows in the history's order (calendar day, time,
+      row) from any cursor, newest or oldest first, without a sort.
+    - `messages.imported_at`: when the row came in through a chat export's import (NULL: it
+      was said here), so the page can name where it came from.
+    - `messages_fts` and `journal_messages_fts`: FTS5 with the **trigram** tokenizer, as the
+      memories' index (`m005_memories`): "Leipzig" finds "Leipziger". `messages_fts` is
+      external-content over the log (whose integer `id` is stable); the journal's messages
+      have no integer key that survives a VACUUM, so their index keeps its own copy of the
+      text with the `message_id`. Triggers keep both in step with their tables; existing
+      rows are indexed here.
+    """
+    statements = (
+        "ALTER TABLE messages ADD COLUMN imported_at REAL",
+        "CREATE INDEX messages_by_pair ON messages "
+        "(user_id, character_id, calendar_date, created, id)",
+        "CREATE VIRTUAL TABLE messages_fts USING fts5("
+        "text, content='messages', content_rowid='id', tokenize='trigram')",
+        """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+            INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+        END""",
+        """CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        END""",
+        """CREATE TRIGGER messages_fts_update AFTER UPDATE OF text ON messages BEGIN
+            INSERT INTO messages_fts (messages_fts, rowid, text) VALUES ('delete', old.id, old.text);
+            INSERT INTO messages_fts (rowid, text) VALUES (new.id, new.text);
+        END""",
+        "INSERT INTO messages_fts (messages_fts) VALUES ('rebuild')",
+        "CREATE VIRTUAL TABLE journal_messages_fts USING fts5("
+        "message_id UNINDEXED, text, tokenize='trigram')",
+        """CREATE TRIGGER journal_messages_fts_insert AFTER INSERT ON journal_messages BEGIN
+            INSERT INTO journal_messages_fts (message_id, text) VALUES (new.message_id, new.text);
+        END""",
+        """CREATE TRIGGER journal_messages_fts_delete AFTER DELETE ON journal_messages BEGIN
+            DELETE FROM journal_messages_fts WHERE message_id = old.message_id;
+        END""",
+        """CREATE TRIGGER journal_messages_fts_update AFTER UPDATE OF text ON journal_messages
+        BEGIN
+            UPDATE journal_messages_fts SET text = new.text WHERE message_id = old.message_id;
+        END""",
+        "INSERT INTO journal_messages_fts (message_id, text) "
+        "SELECT message_id, text FROM journal_messages",
+    )
+    for statement in statements:
+        db.execute(statement)

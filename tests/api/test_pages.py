@@ -39,3 +39,26 @@ async def test_the_api_is_not_touched_by_the_static_rule(client):
 
 async def test_a_missing_static_file_is_404(client):
     assert (await client.get("/static/js/nope.js")).status == 404
+
+
+@pytest.mark.parametrize("count, label", [("1", ">1<"), ("42", ">42<"), ("99", ">99<"),
+                                          ("100", ">99+<"), ("123456", ">99+<")])
+async def test_the_favicon_badge_shows_the_unseen_count(client, count, label):
+    response = await client.get(f"/static/badge/{count}.svg")  # public, like every icon
+    assert response.status == 200
+    assert response.content_type == "image/svg+xml"
+    assert label in await response.text()
+
+
+@pytest.mark.parametrize("count", ["0", "-1", "x", "١", "1.5"])
+async def test_a_badge_that_is_no_count_is_not_found(client, count):
+    response = await client.get(f"/static/badge/{count}.svg")
+    assert response.status == 404
+    assert (await response.json())["error"]["code"] == "not_found"
+
+
+async def test_the_vendored_modules_are_served_as_javascript(client):
+    for path in ("vendor/marked/marked.esm.js", "vendor/dompurify/purify.es.mjs"):
+        response = await client.get(f"/static/{path}")
+        assert response.status == 200, path
+        assert response.content_type in ("application/javascript", "text/javascript"), path

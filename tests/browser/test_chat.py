@@ -82,26 +82,31 @@ def test_enter_sends_shift_enter_breaks_the_line_and_long_texts_stay_whole(nova,
     assert bubble is not None and bubble["height"] > 60 * 10  # 60 lines laid out, not clipped
 
 
-def test_two_tabs_both_show_the_conversation(nova, fake, open_chat, new_context):
+def test_two_tabs_of_one_browser_are_one_person_another_browser_is_not(nova, fake, open_chat,
+                                                                       new_context):
     fake.script("responder", Reply("Antwort für beide Tabs", delay=1.0))
     context = new_context()
     first = open_chat(nova, context)
     second = open_chat(nova, context)
+    elsewhere = open_chat(nova)  # a context of its own: another browser, its own storage
 
     send(first, "Nachricht aus Tab eins")
 
-    for page in (first, second):
+    for page in (first, second, elsewhere):
         expect(user_bubbles(page).filter(has_text="Nachricht aus Tab eins")).to_have_count(1)
         expect(character_bubbles(page).filter(has_text="Antwort für beide Tabs")).to_have_count(1)
-    # The sender's tab shows its own message and answer plainly; the other tab says where
-    # they came from.
-    expect(user_bubbles(first).locator(".who")).to_have_text("You")
-    expect(character_bubbles(first).locator(".badge-other")).to_have_count(0)
-    expect(user_bubbles(second)).to_have_class("msg msg-user other")
-    expect(user_bubbles(second).locator(".who")).to_have_text("You (another tab or device)")
-    expect(character_bubbles(second).locator(".badge-other")).to_have_text(
-        "answer to a message from another tab or device")
-    screenshot(second, "chat-other-tab")
+    # Both tabs of the browser that sent it show it plainly as the user's own ...
+    for page in (first, second):
+        expect(user_bubbles(page)).to_have_class("msg msg-user mine")
+        expect(user_bubbles(page).locator(".who")).to_have_text("You")
+        expect(character_bubbles(page).locator(".badge-other")).to_have_count(0)
+    # ... and only a truly other client says where it came from.
+    expect(user_bubbles(elsewhere)).to_have_class("msg msg-user other")
+    expect(user_bubbles(elsewhere).locator(".who")).to_have_text("You (another device or browser)")
+    expect(character_bubbles(elsewhere).locator(".badge-other")).to_have_text(
+        "answer to a message from another device or browser")
+    screenshot(second, "chat-second-tab")
+    screenshot(elsewhere, "chat-other-browser")
 
 
 def test_a_model_failure_shows_the_notice_and_resend_works(nova, fake, open_chat):

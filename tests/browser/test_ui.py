@@ -130,7 +130,8 @@ def test_keyboard_and_screen_reader_basics(nova, open_chat):
     expect(page.locator("#composer-input")).to_be_focused()
 
 
-def test_session_reset_asks_first_and_then_forgets(nova, fake, open_chat):
+def test_session_reset_asks_first_and_then_forgets_the_session_not_the_history(nova, fake,
+                                                                               open_chat):
     fake.always("responder", Reply("Ich merke mir das."))
     page = open_chat(nova)
     send(page, "Merk dir: Kaffee")
@@ -147,18 +148,29 @@ def test_session_reset_asks_first_and_then_forgets(nova, fake, open_chat):
 
     page.get_by_role("button", name="Reset conversation…").click()
     dialog.get_by_role("button", name="Reset").click()
-    expect(user_bubbles(page)).to_have_count(0)
-    expect(character_bubbles(page)).to_have_count(0)
     expect(page.locator("#notice")).to_have_text("The conversation was reset.")
     session = nova.api("GET", "/api/characters/nova/session")[1]
     assert (session["turns"], session["summary"]) == ([], None)
+    # The history stays; the marker of the working memory moved below it.
+    expect(user_bubbles(page)).to_have_count(1)
+    expect(character_bubbles(page)).to_have_count(1)
+    expect(page.locator("#message-list > li").last).to_have_class("working-memory")
 
     page.reload()
     wait_connected(page)
-    expect(user_bubbles(page)).to_have_count(0)
+    expect(user_bubbles(page)).to_have_count(1)
+    expect(character_bubbles(page)).to_have_count(1)
+    expect(page.locator("#message-list > li").last).to_have_class("working-memory")
+    send(page, "Neu nach dem Reset")
+    expect(character_bubbles(page)).to_have_count(2)
+    order = page.locator("#message-list > li").evaluate_all(
+        "nodes => nodes.map(n => n.classList.contains('working-memory') ? 'marker' : n.textContent)")
+    marker = order.index("marker")
+    assert any("Merk dir: Kaffee" in item for item in order[:marker])
+    assert any("Neu nach dem Reset" in item for item in order[marker:])
 
 
-def test_a_reset_elsewhere_clears_every_open_tab(nova, fake, open_chat):
+def test_a_reset_elsewhere_moves_the_marker_in_every_open_tab(nova, fake, open_chat):
     # The reset comes from another tab or device: this page learns it from `session_reset`.
     fake.always("responder", Reply("Ich merke mir das."))
     page = open_chat(nova)
@@ -168,9 +180,10 @@ def test_a_reset_elsewhere_clears_every_open_tab(nova, fake, open_chat):
     status, _ = nova.api("DELETE", "/api/characters/nova/session")
 
     assert status == 204
-    expect(user_bubbles(page)).to_have_count(0)
-    expect(character_bubbles(page)).to_have_count(0)
     expect(page.locator("#notice")).to_have_text("The conversation was reset.")
+    expect(page.locator("#message-list > li").last).to_have_class("working-memory")
+    expect(user_bubbles(page)).to_have_count(1)
+    expect(character_bubbles(page)).to_have_count(1)
 
 
 def test_headless_login_page(start_nova, new_context):

@@ -224,23 +224,17 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
     """A database from before m007 (ids of all pairs interleaved) keeps every memory, its
     order and its search."""
     from app.memory.recall import pair_range, ranked_ids
-    from app.storage.database import connect
-    from app.storage.migrations import MIGRATIONS, apply_migrations
+    from app.storage.migrations import apply_migrations
+    from tests.migrations_support import database_before
 
-    conn = connect(tmp_path / "old.sqlite3")
-    conn.execute("CREATE TABLE _migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for fn in MIGRATIONS[:MIGRATIONS.index(next(f for f in MIGRATIONS
-                                                if f.__name__ == "m007_memories_by_pair"))]:
-        with conn:
-            fn(conn)
-            conn.execute("INSERT INTO _migrations VALUES (?, 0)", (fn.__name__,))
+    conn = database_before(tmp_path / "old.sqlite3", "m007_memories_by_pair")
     with conn:
         for n, (user, text) in enumerate([("a", "Jana wohnt in Leipzig."), ("b", "Tom mag Tee."),
                                           ("a", "Ich mag Jazz."), ("b", "Tom wohnt in Kassel.")]):
             conn.execute("INSERT INTO memories (memory_id, user_id, character_id, text, kind, "
                          "created_at, refreshed_at) VALUES (?, ?, 'nova', ?, 'fact', ?, ?)",
                          (f"id{n}", user, text, n, n))
-    assert apply_migrations(conn) == ["m007_memories_by_pair"]
+    assert apply_migrations(conn)[0] == "m007_memories_by_pair"  # and the later ones
     conn.execute("INSERT INTO memories_fts (memories_fts, rank) VALUES ('integrity-check', 1)")
     assert conn.execute("SELECT text_key FROM memories WHERE memory_id = 'id0'").fetchone()[
         0] == "jana wohnt in leipzig"

@@ -66,7 +66,7 @@ async def test_the_table_comes_from_an_append_only_migration(tmp_path):
 
     assert await db.execute_fn(columns) == [
         "id", "entry_key", "user_id", "character_id", "turn_id", "message_ids", "role",
-        "origin", "text", "created", "calendar_date"]
+        "origin", "text", "created", "calendar_date", "imported_at"]  # m008: the history's
     await db.close()
     again = Database(tmp_path / "fresh.sqlite3")
     assert await again.open() == []  # nothing runs twice

@@ -55,6 +55,16 @@ export async function request(method, path, body, { raw = false } = {}) {
 
 const enc = encodeURIComponent;
 
+/** `?a=1&b=2` of the params that are set ("" when none is). */
+function query(params) {
+  const search = new URLSearchParams();
+  for (const [name, value] of Object.entries(params)) {
+    if (value !== undefined && value !== null) search.set(name, String(value));
+  }
+  const text = search.toString();
+  return text ? `?${text}` : "";
+}
+
 export const api = {
   health: () => request("GET", "/api/health"),
   me: () => request("GET", "/api/me"),
@@ -63,6 +73,9 @@ export const api = {
   characters: () => request("GET", "/api/characters"),
   send: (cid, text) => request("POST", `/api/characters/${enc(cid)}/messages`, { text }),
   session: (cid) => request("GET", `/api/characters/${enc(cid)}/session`),
+  // `{before|after|around: cursor, limit}` → {messages, older, newer, origins}
+  history: (cid, params = {}) => request("GET", `/api/characters/${enc(cid)}/history${query(params)}`),
+  searchHistory: (cid, q, params = {}) => request("GET", `/api/characters/${enc(cid)}/history/search${query({ q, ...params })}`),
   resetSession: (cid) => request("DELETE", `/api/characters/${enc(cid)}/session`),
   state: (cid) => request("GET", `/api/characters/${enc(cid)}/state`),
   message: (id) => request("GET", `/api/messages/${enc(id)}`),

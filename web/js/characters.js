@@ -32,3 +32,11 @@ export function namesById(characters) {
   const names = new Map(characters.map((c) => [c.id, characterName(c)]));
   return (id) => names.get(id) || id;
 }
+
+/** What the character says first (its definition's `greeting`, or a card's `first_mes`),
+ * with a card's `{{char}}` and `{{user}}` filled in; null when it has none. */
+export function characterGreeting(character, userName) {
+  const text = character && (character.greeting || character.first_mes);
+  if (typeof text !== "string" || !text.trim()) return null;
+  return text.replace(/\{\{char\}\}/gi, characterName(character)).replace(/\{\{user\}\}/gi, userName);
+}

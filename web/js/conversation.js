@@ -10,9 +10,14 @@
 //   `turn_id` and origin (a `continue` run inherits its turn's id), a failure by `turn_id`.
 //   The same thing arriving twice (live and again from the session after a reconnect) is
 //   shown once.
-// - A live answer that names only ids this tab never sent is an answer to another tab or
-//   device, and says so. History loaded from the session carries no such label: it is the
-//   shared conversation.
+// - A live answer that names only ids this browser never sent is an answer to another
+//   device (or browser), and says so. The tabs of one browser are one person: the ids any
+//   of them sent are shared through `browserStorage` (localStorage). History loaded from the
+//   session or the message log carries no such label: it is the shared conversation.
+// - The durable history (`GET …/history`, web/js/history.js) merges into the same entries
+//   by the same keys as the session and the live messages, so a line is shown once however
+//   it arrived. `workingSince` says where the character's working memory (the session)
+//   begins: older entries are archive. A session reset ends the session, not the history.
 //
 // It is one class, longer than a module usually is, on purpose: nearly every method reads
 // and writes the same state (the entries and their ids, this tab's open and sent ids, the
@@ -26,7 +31,17 @@ const ACCEPTED = "accepted";
 // from the session whose fate this tab does not know: shown without a marker).
 const LEDGER_STATUSES = new Set(["sending", "pending", "failed", "unsent"]);
 
+// How many of this browser's sent ids its tabs share (localStorage): enough for every
+// message of a long day; older ones are labelled by the history, which carries no label.
+const BROWSER_IDS_KEPT = 500;
+
 let localCounter = 0;
+
+/** A history line as the session turn it was stored from (the seeds' field names). */
+function turnOfLine(line) {
+  return { turn_id: line.turn_id, rolle: line.role, inhalt: line.text, zeit: line.sort_at ?? line.at,
+           nachrichten_ids: line.message_ids || [], herkunft: line.origin || "" };
+}
 
 function newLocalKey() {
   localCounter += 1;
@@ -43,9 +58,15 @@ export class Conversation {
    * `storage`: a Storage (sessionStorage in the app) for this tab's ledger, or null.
    * `storageKey`: where in it, one key per user and character.
    */
-  constructor({ storage = null, storageKey = "novaberg:ledger" } = {}) {
+  constructor({ storage = null, storageKey = "novaberg:ledger", browserStorage = null,
+                browserKey = "novaberg:sent" } = {}) {
     this.storage = storage;
     this.storageKey = storageKey;
+    this.browserStorage = browserStorage;
+    this.browserKey = browserKey;
+    this.browserIds = new Set(); // ids any tab of this browser sent (browserStorage)
+    this.workingSince = null; // where the session begins (server time), null: not known
+    this.sessionEmpty = false;
     this.entries = new Map(); // key -> entry
     this.keyById = new Map(); // message_id -> key of the user entry that shows it
     this.open = new Set(); // this tab's open message ids
@@ -57,6 +78,7 @@ export class Conversation {
     this.seq = 0;
     this.listeners = new Set();
     this.restore();
+    this.readBrowserIds();
   }
 
   // --- observers ----------------------------------------------------------------------
@@ -120,6 +142,7 @@ export class Conversation {
       return;
     }
     this.sentIds.add(messageId);
+    this.rememberForBrowser(messageId);
     // The answer (or failure) may have overtaken the 202: it was for this tab after all.
     const outcome = this.outcome(messageId);
     if (!outcome) this.open.add(messageId);
@@ -234,7 +257,7 @@ export class Conversation {
       case "turn_failed":
         return this.onFailed(message);
       case "session_reset":
-        return this.reset();
+        return this.reset(message.at);
       default:
         return undefined; // a newer server may send more; an old client ignores it
     }
@@ -260,7 +283,7 @@ export class Conversation {
       return;
     }
     this.put({ key: `m:${id}`, kind: "user", ids: [id], text, at: receivedAt,
-               mine: this.sentIds.has(id), live: true,
+               mine: this.sentIds.has(id), live: true, sameBrowser: this.browserIds.has(id),
                status: this.isAnswered(id) ? "answered" : "pending" });
     this.dropMaybeSent(text);
     this.emit({ kind: "entries" });
@@ -306,7 +329,7 @@ export class Conversation {
     if (!this.entries.has(key) && !this.hasCharacterText(turnId, text)) {
       this.put({ key, kind: "character", turnId, origin, text, messageIds, emotion, arousal,
                  at: at || Date.now() / 1000, live: true,
-                 answersOther: messageIds.length > 0 && !messageIds.some((id) => this.isMine(id)) });
+                 answersOther: this.answersOther(messageIds) });
     }
     this.close(messageIds, "answered");
     this.persist();
@@ -336,8 +359,97 @@ export class Conversation {
       if (turn.rolle === "user") this.mergeUserTurn(turn);
       else if (turn.rolle === "assistant") this.mergeCharacterTurn(turn, origins);
     }
+    const times = turns.map((turn) => Number(turn.zeit)).filter((at) => at > 0);
+    if (times.length) {
+      this.workingSince = Math.min(...times);
+      this.sessionEmpty = false;
+    } else if (!this.sessionEmpty || this.workingSince === null) {
+      // Expired or reset: everything said so far is archive, what comes is in mind.
+      this.workingSince = this.lastSettledAt();
+      this.sessionEmpty = true;
+    }
     this.persist();
     this.emit({ kind: "entries" });
+  }
+
+  /**
+   * Merge lines of the durable history (`GET …/history`, oldest first) and its `origins`
+   * table. A line of the log is the stored turn the session and the live messages show
+   * too: it lands on the same entry (by message ids, by turn and origin). A line of an
+   * imported conversation is an entry of its own. Every merged entry knows its calendar day
+   * and that it is in the log (`archived`).
+   */
+  mergeHistory(lines, origins = {}) {
+    for (const line of Array.isArray(lines) ? lines : []) {
+      let keys;
+      if (line.source === "import") keys = [this.mergeImported(line)];
+      else if (line.role === "user") {
+        // A block the tab shows as its single messages stays so: each of them is in the log.
+        keys = [this.mergeUserTurn(turnOfLine(line)), ...(line.message_ids || []).map((id) => this.keyById.get(id))];
+      } else keys = [this.mergeCharacterTurn(turnOfLine(line), origins)];
+      for (const key of new Set(keys)) {
+        const entry = this.entries.get(key);
+        if (!entry) continue;
+        entry.day = line.calendar_date || entry.day;
+        entry.archived = true;
+        if (line.source === "export") entry.imported = true;
+      }
+    }
+    this.persist();
+    this.emit({ kind: "entries" });
+  }
+
+  /** The entry key a history line (or a search hit) is shown under. */
+  keyOfLine(line, origins = {}) {
+    if (line.source === "import") return `i:${line.message_id}`;
+    const ids = (line.message_ids || []).filter(Boolean);
+    if (line.role === "user") {
+      const known = ids.map((id) => this.keyById.get(id)).find(Boolean);
+      return known || (ids.length ? `m:${ids[0]}` : `s:${line.turn_id || line.at}:user`);
+    }
+    const origin = Object.hasOwn(origins, line.origin) ? origins[line.origin] : "unknown";
+    const key = `t:${line.turn_id || `s${line.at}`}:${origin}`;
+    if (this.entries.has(key)) return key;
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "character" && entry.turnId === line.turn_id && entry.text === line.text) return entry.key;
+    }
+    return key;
+  }
+
+  mergeImported(line) {
+    const key = `i:${line.message_id}`;
+    if (!this.entries.has(key)) {
+      this.put({ key, kind: "imported", role: line.role === "user" ? "user" : "assistant",
+                 text: line.text || "", at: Number(line.sort_at ?? line.at) || 0,
+                 timeKnown: line.at !== null && line.at !== undefined,
+                 conversationId: line.conversation_id || null, live: false });
+    }
+    return key;
+  }
+
+  /** Entries that came from the log only, from before `at` (history.js drops a window it
+   * jumped to when the view returns to the present). */
+  dropArchived(before) {
+    let dropped = false;
+    for (const entry of [...this.entries.values()]) {
+      if (!entry.archived || entry.live || entry.at >= before) continue;
+      if (entry.kind === "user" && entry.mine && LEDGER_STATUSES.has(entry.status)) continue;
+      this.entries.delete(entry.key);
+      for (const id of entry.ids || []) if (this.keyById.get(id) === entry.key) this.keyById.delete(id);
+      dropped = true;
+    }
+    if (dropped) this.emit({ kind: "entries" });
+  }
+
+  /** The time just after the newest entry already said and settled (not one still open). */
+  lastSettledAt() {
+    let last = 0;
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "user" && !["answered", "settled"].includes(entry.status)) continue;
+      if (entry.kind === "failure") continue;
+      last = Math.max(last, entry.at || 0);
+    }
+    return last + 0.000001;
   }
 
   mergeUserTurn(turn) {
@@ -349,7 +461,7 @@ export class Conversation {
       const key = `s:${turn.turn_id || at}:user`;
       if (!this.entries.has(key)) this.put({ key, kind: "user", ids: [], text, at, mine: false,
                                              live: false, status: "settled" });
-      return;
+      return key;
     }
     const known = ids.filter((id) => this.keyById.has(id));
     for (const id of ids) {
@@ -360,26 +472,30 @@ export class Conversation {
         this.touch(entry);
       }
     }
-    if (known.length === ids.length) return;
+    if (known.length === ids.length) return this.keyById.get(ids[0]);
     // Some or none of the block's messages are shown: show the block as the session has it
     // (its text is the messages joined by "\n"), in place of the partial ones.
     let mine = ids.some((id) => this.sentIds.has(id));
     let status = null;
     let seq;
+    let archived = false;
     for (const id of known) {
       const entry = this.userEntry(id);
       if (!entry) continue;
       mine = mine || entry.mine;
       status = status || entry.status;
+      archived = archived || Boolean(entry.archived);
       seq = seq === undefined ? entry.seq : Math.min(seq, entry.seq);
       this.entries.delete(entry.key);
       for (const other of entry.ids) this.keyById.delete(other);
     }
     if (ids.some((id) => this.isAnswered(id))) status = "answered";
     else if (!status) status = ids.some((id) => this.open.has(id)) || this.isRunning(ids) ? "pending" : "settled";
-    this.put({ key: `m:${ids[0]}`, kind: "user", ids, text, at, mine, live: false, status, seq,
-               turnId: turn.turn_id || null });
+    const key = `m:${ids[0]}`;
+    this.put({ key, kind: "user", ids, text, at, mine, live: false, status, seq, archived,
+               sameBrowser: ids.some((id) => this.browserIds.has(id)), turnId: turn.turn_id || null });
     this.dropMaybeSent(text);
+    return key;
   }
 
   mergeCharacterTurn(turn, origins) {
@@ -387,12 +503,18 @@ export class Conversation {
     const turnId = turn.turn_id || `s${turn.zeit}`;
     const key = `t:${turnId}:${origin}`;
     const ids = Array.isArray(turn.nachrichten_ids) ? turn.nachrichten_ids.filter(Boolean) : [];
-    if (!this.entries.has(key) && !this.hasCharacterText(turnId, turn.inhalt)) {
-      this.put({ key, kind: "character", turnId, origin, text: turn.inhalt || "", messageIds: ids,
-                 emotion: turn.emotion || "", arousal: turn.arousal ?? null,
-                 at: Number(turn.zeit) || 0, live: false, answersOther: false });
+    let shownAs = key;
+    if (!this.entries.has(key)) {
+      const same = this.characterWithText(turnId, turn.inhalt);
+      if (same) shownAs = same.key;
+      else {
+        this.put({ key, kind: "character", turnId, origin, text: turn.inhalt || "", messageIds: ids,
+                   emotion: turn.emotion || "", arousal: turn.arousal ?? null,
+                   at: Number(turn.zeit) || 0, live: false, answersOther: false });
+      }
     }
     this.close(ids, "answered");
+    return shownAs;
   }
 
   /**
@@ -431,27 +553,93 @@ export class Conversation {
   }
 
   /**
-   * The session was reset: nothing of it is shown any more. A message still being sent
-   * stays (it may be accepted after the reset, into the new session); the ids the reset
-   * ended are remembered, so that a 202 arriving late for one does not open it again.
+   * The session was reset (at `at`, server time): the character's working memory is empty,
+   * the history stays. What is in the log stays shown, above the moved marker; what the
+   * reset ended without a trace in the log (open and failed messages, failure notices)
+   * goes. A message still being sent stays (it may be accepted after the reset, into the
+   * new session); the ids the reset ended are remembered, so that a 202 arriving late for
+   * one does not open it again.
    */
-  reset() {
+  reset(at = null) {
     for (const entry of this.entries.values()) {
       for (const id of entry.kind === "user" ? entry.ids : entry.messageIds || []) this.endedByReset.add(id);
     }
     for (const id of this.open) this.endedByReset.add(id);
     for (const held of this.heldAccepted) this.endedByReset.add(held.message_id);
     this.heldAccepted = [];
-    const sending = [...this.entries.values()].filter((e) => e.kind === "user" && e.status === "sending");
-    this.entries.clear();
-    this.keyById.clear();
-    for (const entry of sending) this.put(entry);
+    for (const entry of [...this.entries.values()]) {
+      const kept = entry.kind === "character" || entry.kind === "imported" || entry.archived
+        || (entry.kind === "user" && ["sending", "answered", "settled"].includes(entry.status));
+      if (kept) continue;
+      this.entries.delete(entry.key);
+      for (const id of entry.ids || []) if (this.keyById.get(id) === entry.key) this.keyById.delete(id);
+    }
     this.open.clear();
     this.turns.clear();
     this.summary = null;
+    this.workingSince = Number(at) || this.lastSettledAt();
+    this.sessionEmpty = true;
     this.persist();
     this.emit({ kind: "entries" });
     this.emit({ kind: "turns" });
+  }
+
+  // --- this browser's other tabs ------------------------------------------------------
+
+  readBrowserIds() {
+    if (!this.browserStorage) return;
+    let rows = [];
+    try {
+      rows = JSON.parse(this.browserStorage.getItem(this.browserKey) || "[]");
+    } catch {
+      rows = [];
+    }
+    this.browserIds = new Set(Array.isArray(rows) ? rows.map((row) => row && row.id).filter(Boolean) : []);
+  }
+
+  rememberForBrowser(messageId) {
+    this.browserIds.add(messageId);
+    if (!this.browserStorage) return;
+    try {
+      this.readBrowserIdsKeeping(messageId);
+      const rows = [...this.browserIds].slice(-BROWSER_IDS_KEPT).map((id) => ({ id }));
+      this.browserStorage.setItem(this.browserKey, JSON.stringify(rows));
+    } catch {
+      // Storage full or disabled: this tab still knows its own messages.
+    }
+  }
+
+  readBrowserIdsKeeping(messageId) {
+    this.readBrowserIds();
+    this.browserIds.delete(messageId);
+    this.browserIds.add(messageId); // the newest last: pruning keeps it
+  }
+
+  /**
+   * Another tab of this browser sent messages (its `storage` event): they are this person's
+   * own, not another device's. Labels already shown change.
+   */
+  syncBrowser() {
+    this.readBrowserIds();
+    let changed = false;
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "user" && !entry.sameBrowser && entry.ids.some((id) => this.browserIds.has(id))) {
+        entry.sameBrowser = true;
+        this.touch(entry);
+        changed = true;
+      } else if (entry.kind === "character" && entry.answersOther && !this.answersOther(entry.messageIds)) {
+        entry.answersOther = false;
+        this.touch(entry);
+        changed = true;
+      }
+    }
+    if (changed) this.emit({ kind: "entries" });
+  }
+
+  /** An answer to messages of which none came from this tab or this browser. */
+  answersOther(messageIds) {
+    return messageIds.length > 0
+      && !messageIds.some((id) => this.isMine(id) || this.browserIds.has(id));
   }
 
   // --- internals ----------------------------------------------------------------------
@@ -497,10 +685,14 @@ export class Conversation {
   }
 
   hasCharacterText(turnId, text) {
+    return Boolean(this.characterWithText(turnId, text));
+  }
+
+  characterWithText(turnId, text) {
     for (const entry of this.entries.values()) {
-      if (entry.kind === "character" && entry.turnId === turnId && entry.text === text) return true;
+      if (entry.kind === "character" && entry.turnId === turnId && entry.text === text) return entry;
     }
-    return false;
+    return null;
   }
 
   failureTime(turn, ids) {

@@ -2,7 +2,8 @@
 // its resync, the panels and the settings. The rules of delivery live in conversation.js.
 
 import { api } from "./api.js";
-import { characterName, loadCharacters, namesById, pickCharacter } from "./characters.js";
+import { Attention } from "./attention.js";
+import { characterGreeting, characterName, DEFAULT_CHARACTER_ID, loadCharacters, namesById, pickCharacter } from "./characters.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
@@ -13,9 +14,12 @@ import { Panels } from "./panels.js";
 import { SettingsDialog } from "./settings.js";
 import { PrivacyPanel } from "./privacy.js";
 import { BackupSection } from "./backup.js";
+import { firstPage, HistoryLoader } from "./history.js";
+import { SearchBox } from "./search.js";
 import { ReconnectingSocket } from "./socket.js";
 
 const SESSION_SYNC_DELAY_MS = 250;
+const LOAD_MORE_PX = 300; // this close to the top (or, detached, the bottom) the next page loads
 
 async function whoAmI() {
   try {
@@ -30,7 +34,11 @@ async function whoAmI() {
 }
 
 class App {
-  constructor(me, characters) {
+  /** `prefetched`: the first history page's request for `prefetchedFor`, started with the
+   * page (the chat opens with it). */
+  constructor(me, characters, { prefetched = null, prefetchedFor = null } = {}) {
+    this.prefetched = prefetched;
+    this.prefetchedFor = prefetchedFor;
     this.me = me;
     this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
     this.name = characterName(this.character);
@@ -38,13 +46,16 @@ class App {
     this.conversation = new Conversation({
       storage: window.sessionStorage,
       storageKey: `novaberg:ledger:${me.user_id}:${this.character.id}`,
+      // The tabs of this browser are one person: they share the ids they sent.
+      browserStorage: window.localStorage,
+      browserKey: `novaberg:sent:${me.user_id}:${this.character.id}`,
     });
     this.syncing = null;
     this.syncAgain = false;
     this.sessionTimer = 0;
   }
 
-  start() {
+  async start() {
     translatePage(document, { name: this.name });
     $("#character-name").textContent = this.name;
     document.title = `${this.name} · Novaberg`;
@@ -54,17 +65,33 @@ class App {
       window.location.replace("/login");
     });
 
+    this.history = new HistoryLoader({
+      characterId: this.character.id,
+      conversation: this.conversation,
+      onChange: () => this.view.schedule(),
+      onOlder: () => this.view.keepPosition(),
+      onError: (error) => this.notice(t("history.failed", { reason: errorText(error) })),
+    });
     this.view = new ChatView({
       conversation: this.conversation,
       name: this.name,
+      greeting: characterGreeting(this.character, t("msg.you")),
+      history: this.history,
       list: $("#message-list"),
       scroller: $("#messages"),
       stage: $("#stage"),
       stageText: $("#stage-text"),
-      summary: $("#summary"),
-      summaryText: $("#summary-text"),
       onRetry: (key) => this.retry(key),
       onResend: (key) => this.resend(key),
+      onExample: (text) => this.fillComposer(text),
+      onPresent: () => this.returnToPresent(),
+    });
+    $("#messages").addEventListener("scroll", () => this.onScroll(), { passive: true });
+    this.search = new SearchBox({ characterId: this.character.id, name: this.name,
+                                  onOpen: (hit) => this.openHit(hit) });
+    this.attention = new Attention({ title: document.title, name: this.name });
+    window.addEventListener("storage", (event) => {
+      if (event.key === this.conversation.browserKey) this.conversation.syncBrowser();
     });
 
     // Focus the box itself: a fragment link alone does not move the keyboard focus there.
@@ -108,9 +135,13 @@ class App {
       onOpen: () => this.resync(),
       onRepeatedFailure: () => this.checkLogin(),
     });
+    // The newest history first: the session merged after it knows what is archive.
+    this.conversation.emit({ kind: "entries" });
+    await this.history.loadLatest(this.prefetchedFor === this.character.id ? this.prefetched : null);
+    this.view.renderNow();
+    this.fillScreen();
     this.socket.start();
     window.addEventListener("online", () => this.socket.reconnectNow());
-    this.conversation.emit({ kind: "entries" });
     this.panels.refreshAll();
     this.memories.refresh();
     this.refreshLlm();
@@ -127,6 +158,8 @@ class App {
   send(text) {
     // The server keeps the message trimmed (SPEC §9); show it as it will be stored.
     const clean = text.trim();
+    if (this.history.detached) this.returnToPresent();
+    this.view.followNext();
     const key = this.conversation.beginSend(clean);
     this.post(key, clean);
   }
@@ -176,7 +209,13 @@ class App {
       return;
     }
     if (message.character_id && message.character_id !== this.character.id) return;
+    const known = message.type === "character_response"
+      && this.conversation.entries.has(`t:${message.turn_id}:${message.origin}`);
     this.conversation.apply(message);
+    if (message.type === "character_response" && !known) {
+      this.attention.arrived({ key: `t:${message.turn_id}:${message.origin}`, origin: message.origin,
+                               text: message.text });
+    }
     if (message.type === "session_reset") {
       // Reset here or in another tab: every tab clears its conversation and says so.
       this.notice(t("session.wasReset"));
@@ -259,6 +298,50 @@ class App {
     }
   }
 
+  // --- the history ----------------------------------------------------------------------
+
+  /** Near the top the older page loads (the reader's place kept); detached, near the bottom
+   * the newer one. */
+  async onScroll() {
+    const scroller = $("#messages");
+    if (scroller.scrollTop < LOAD_MORE_PX && !this.history.atBeginning && !this.history.loading) {
+      if (await this.history.loadOlder()) this.fillScreen();
+    } else if (this.history.detached && !this.history.loading
+               && scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < LOAD_MORE_PX) {
+      await this.history.loadNewer();
+    }
+  }
+
+  /** Older pages until the list fills the screen (a short page would leave no scrollbar). */
+  fillScreen() {
+    requestAnimationFrame(() => requestAnimationFrame(async () => {
+      const scroller = $("#messages");
+      if (scroller.scrollHeight <= scroller.clientHeight + LOAD_MORE_PX && !this.history.atBeginning) {
+        if (await this.history.loadOlder()) this.fillScreen();
+      }
+    }));
+  }
+
+  async openHit(hit) {
+    const key = await this.history.open(hit);
+    this.search.panel.hidden = true;
+    if (key) this.view.highlight(key);
+  }
+
+  returnToPresent() {
+    this.history.returnToPresent();
+    this.view.followNext();
+    this.view.schedule();
+  }
+
+  /** A first-screen phrase goes into the message box, to be changed or sent. */
+  fillComposer(text) {
+    const box = $("#composer-input");
+    box.value = text;
+    box.dispatchEvent(new Event("input"));
+    box.focus();
+  }
+
   // --- status lines -------------------------------------------------------------------
 
   showConnection(status) {
@@ -310,9 +393,13 @@ class App {
 
 async function main() {
   // The page is translated once the character's name is known (App.start): its texts name it.
+  // The chat's first history page is asked for at once, beside who is logged in.
+  const prefetchedFor = new URLSearchParams(window.location.search).get("character") || DEFAULT_CHARACTER_ID;
+  const prefetched = firstPage(prefetchedFor);
+  prefetched.catch(() => {}); // not logged in, an unknown character: asked again or moot
   const [me, characters] = await Promise.all([whoAmI(), loadCharacters()]);
   if (!me) return;
-  new App(me, characters).start();
+  await new App(me, characters, { prefetched, prefetchedFor }).start();
 }
 
 main().catch((error) => {
