@@ -1,4 +1,5 @@
-"""Privacy gateway cost: masking a 2 000-character prompt (SPEC §7a; target ≤ 2 ms at p50).
+"""Privacy gateway cost: masking a 2 000-character prompt (SPEC §7a, issue 23: the typical
+one ≤ 1 ms at p50, the dense one ≤ 2 ms), and a 200 kB one off the event loop.
 
     .venv/bin/python bench/privacy.py [--iterations 2000]
 
@@ -14,10 +15,15 @@ Measured, alternating so that drift hits all alike:
 - mask + check: the same plus checking 600 characters of reply for leaks (a reply that
   repeats the plaintext, the worst case for the check).
 
+- long: a 200 kB prompt (a journal day in remote mode) masked the way the gateway does
+  (`Masker.mask_messages_off_loop`: above `OFF_LOOP_CHARS` in a worker thread) while a 1 ms
+  ticker measures how late the event loop wakes it (target: ≤ 20 ms, SPEC §10), and the
+  egress gate's check of the masked request body (`EgressGate`).
+
 Also printed: CPU time per detector (after the one shared pass over the text, `scan.py`,
 timed on its own), to see where a prompt's time goes; building a registry's `NameIndex`
-(done once per registry change, not per call); and recall per kind on both evaluation sets
-(`tests/data/privacy_cases.jsonl`, `tests/data/privacy_cases_independent.jsonl`). On a
+(done once per registry change, not per call); and recall per kind on the three evaluation
+sets (`tests/data/privacy_cases.jsonl`, `…_independent.jsonl`, `…_independent_2.jsonl`). On a
 shared machine print `cat /proc/loadavg` with the figures: the wall clock counts the waits
 for a core, the CPU time what masking itself costs.
 """
@@ -34,13 +40,26 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from app.llm.privacy import Masker, NameIndex, scan, warm_up  # noqa: E402
+import asyncio  # noqa: E402
+
+import msgspec  # noqa: E402
+
+from app.llm.privacy import (  # noqa: E402
+    OFF_LOOP_CHARS,
+    EgressGate,
+    Masker,
+    NameIndex,
+    scan,
+    warm_up,
+)
 from app.llm.privacy.detectors import DETECTORS  # noqa: E402
+from app.llm.privacy.normalise import view  # noqa: E402
 from app.llm.privacy.spans import settle  # noqa: E402
 from bench.percentiles import percentile  # noqa: E402
 from tests.privacy_eval import CASES, load, score  # noqa: E402
 
 INDEPENDENT = CASES.with_name("privacy_cases_independent.jsonl")
+SECOND = CASES.with_name("privacy_cases_independent_2.jsonl")
 
 PEOPLE = ["Anna Schmidt", "Anni", "Paul Meier", "Onkel August", "Frau Dr. Özdemir", "Frank",
           "Herr Freitag", "Frau Rosen", "Gisela", "Tom Baker", "Lena Berg", "Jürgen", "Mila",
@@ -103,24 +122,79 @@ def main() -> None:
     warm_up()
     for dense in (True, False):
         run(prompt(dense=dense), args.iterations, "dense" if dense else "typical")
+    long_prompt(max(3, min(args.iterations // 100, 10)))
     for dense in (True, False):
         per_detector(prompt(dense=dense), min(args.iterations, 1000),
                      "dense" if dense else "typical")
-    for path in (CASES, INDEPENDENT):
+    for path in (CASES, INDEPENDENT, SECOND):
         if path.exists():
             print(f"\nevaluation set ({path.relative_to(ROOT)}):")
             print(score(load(path)).report())
+
+
+def long_prompt(rounds: int, length: int = 200_000) -> None:
+    """A 200 kB prompt: masked off the loop (loop lag measured), and its body gated."""
+    index = NameIndex(PEOPLE)
+    messages = [{"role": "system", "content": "Schreib den Tagebucheintrag."},
+                {"role": "user", "content": prompt(length, dense=False)}]
+
+    async def ticker(lags: list[float], stop: asyncio.Event) -> None:
+        """A 1 ms ticker: how late the loop wakes it, until `stop`."""
+        while not stop.is_set():
+            started = time.perf_counter()
+            await asyncio.sleep(0.001)
+            lags.append((time.perf_counter() - started) * 1000 - 1.0)
+
+    async def one_round(i: int) -> tuple[float, float, float]:
+        lags: list[float] = []
+        stop = asyncio.Event()
+        tick = asyncio.create_task(ticker(lags, stop))
+        await asyncio.sleep(0.005)
+        variant = [messages[0], {"role": "user", "content": f"{i} " + messages[1]["content"]}]
+        started = time.perf_counter()
+        masked = await Masker(index).mask_messages_off_loop(variant)
+        mask_ms = (time.perf_counter() - started) * 1000
+        body = msgspec.json.encode({"model": "m", "messages": masked})
+        started = time.perf_counter()
+        await EgressGate(index)(body)
+        gate_ms = (time.perf_counter() - started) * 1000
+        stop.set()
+        await tick
+        return mask_ms, gate_ms, max(lags, default=0.0)
+
+    async def idle() -> float:  # the same ticker with nothing else: the machine's own lag
+        lags: list[float] = []
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.3, stop.set)
+        await ticker(lags, stop)
+        return max(lags)
+
+    async def run_all() -> tuple[float, list[tuple[float, float, float]]]:
+        return await idle(), [await one_round(i) for i in range(rounds)]
+
+    idle_lag, results = asyncio.run(run_all())
+    size = sum(len(m["content"]) for m in messages)
+    print(f"\nlong prompt: {size} chars ({'off' if size > OFF_LOOP_CHARS else 'on'} the loop "
+          f"above {OFF_LOOP_CHARS}), {rounds} rounds")
+    for name, k in (("mask (wall)", 0), ("gate (wall)", 1), ("loop lag max", 2)):
+        values = [r[k] for r in results]
+        print(f"  {name:<13} p50 {statistics.median(values):8.2f} ms  max {max(values):8.2f} ms")
+    print(f"  {'idle lag max':<13} {idle_lag:8.2f} ms (the ticker alone: the machine's share)")
+    lag = statistics.median(r[2] for r in results)
+    print(f"target: loop lag p50 <= 20 ms while masking: {'OK' if lag <= 20 else 'ABOVE'}")
 
 
 def per_detector(text: str, iterations: int, label: str) -> None:
     """CPU milliseconds (p50) of the shared scan, each detector and the settling."""
     index = NameIndex(PEOPLE)
     finders = [(f"{kind} {finder.__module__.rsplit('.', 1)[1]}.{finder.__name__}", finder)
-               for kind, finder in DETECTORS] + [("PERSON registered", index.find)]
-    cpu: dict[str, list[float]] = {name: [] for name in ["shared scan", *dict(finders),
-                                                         "settle"]}
+               for kind, finder in DETECTORS] + [("PERSON registered", index.find_in_view)]
+    cpu: dict[str, list[float]] = {name: [] for name in ["normalised view", "shared scan",
+                                                         *dict(finders), "settle"]}
     for i in range(iterations):
-        variant = f"{i} {text}"[:len(text)]
+        started = time.thread_time()
+        variant = view(f"{i} {text}"[:len(text)]).text
+        cpu["normalised view"].append(time.thread_time() - started)
         started = time.thread_time()
         scan.lowered(variant), scan.present(variant), scan.digit_runs(variant)
         cpu["shared scan"].append(time.thread_time() - started)
@@ -177,8 +251,9 @@ def run(text: str, iterations: int, label: str) -> None:
     # On a shared machine the wall clock also counts the waits for a core; the CPU time is
     # what masking itself costs.
     wall, used = statistics.median(runs["mask"]), statistics.median(cpu["mask"])
-    print(f"target: mask p50 <= 2 ms: wall {'OK' if wall <= 2.0 else 'ABOVE'}, "
-          f"cpu {'OK' if used <= 2.0 else 'ABOVE'}")
+    budget = 2.0 if label == "dense" else 1.0
+    print(f"target: mask p50 <= {budget:g} ms: wall {'OK' if wall <= budget else 'ABOVE'}, "
+          f"cpu {'OK' if used <= budget else 'ABOVE'}")
 
 
 if __name__ == "__main__":

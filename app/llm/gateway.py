@@ -10,7 +10,10 @@ nothing is sent) — fail closed.
 
 One call, in order (each step's module says the details):
 1. privacy: for a remote provider the whole prompt is masked with the detectors and the
-   user's registered people (`app.llm.guard` over `app.llm.privacy`);
+   user's registered people (`app.llm.guard` over `app.llm.privacy`), and the call gets its
+   egress gate: the provider's final request body (of every attempt: retries, the repair
+   and the corrective one too) must hold no registered name in the normalised view, or the
+   call is refused with `privacy_blocked` and nothing is sent (`app.llm.privacy.egress`);
 2. budget: the context window (provider, cached `model_metadata_ttl`; a stale cache serves
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
    purpose's minimum window, then `app.llm.budget` — all before any network call
@@ -54,7 +57,14 @@ from app.llm.choice import ModelChoice
 from app.llm.errors import ModelError
 from app.llm.guard import PrivacyGuard, demask
 from app.llm.offline.handlers import BASE_ANSWERS, Answers
-from app.llm.privacy import IdentityRegistry, Masker, PrivacyStats, StreamUnmasker
+from app.llm.privacy import (
+    EgressGate,
+    EgressRefused,
+    IdentityRegistry,
+    Masker,
+    PrivacyStats,
+    StreamUnmasker,
+)
 from app.llm.privacy import warm_up as warm_up_privacy
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.providers.offline import OfflineProvider
@@ -271,7 +281,8 @@ class Gateway:
                         max_tokens: int, temperature: float, user_id: str | None) -> Completion:
         masker, sent = await self._mask(messages, trace, user_id)
         call = Call(purpose, sent, max_tokens, temperature, schema,
-                    json_schema(schema) if schema is not None else None)
+                    json_schema(schema) if schema is not None else None,
+                    gate=self._gate(masker, user_id, purpose))
         await self.windows.plan(provider, call, trace)
         async with self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
@@ -328,7 +339,8 @@ class Gateway:
         parts: list[str] = []
         try:
             masker, sent = await self._mask(messages, trace, user_id)
-            call = attempt = Call(purpose, sent, max_tokens, temperature)
+            call = attempt = Call(purpose, sent, max_tokens, temperature,
+                                  gate=self._gate(masker, user_id, purpose))
             await self.windows.plan(provider, call, trace)
             async with self._slot(provider):
                 while True:
@@ -347,9 +359,12 @@ class Gateway:
                         break
                     except ModelError as exc:
                         # A leak before anything was shown gets the one corrective retry;
-                        # once pieces are out, the stream can only stop.
-                        if exc.code != "privacy_blocked" or unmasker is None or parts:
-                            if exc.code == "privacy_blocked":
+                        # once pieces are out, the stream can only stop. A request the
+                        # egress gate refused was never sent: no retry either.
+                        if (exc.code != "privacy_blocked" or unmasker is None or parts
+                                or isinstance(exc, EgressRefused)):
+                            if exc.code == "privacy_blocked" and not isinstance(
+                                    exc, EgressRefused):  # the gate counted its own
                                 self.privacy_stats.of(user_id or "").calls_blocked += 1
                             raise
                         attempt = self.privacy.retry(call, attempt, trace, user_id)
@@ -376,6 +391,12 @@ class Gateway:
         if not self.remote:
             return None, list(messages)
         return await self.privacy.mask(messages, trace, user_id)
+
+    def _gate(self, masker: Masker | None, user_id: str | None,
+              purpose: str) -> EgressGate | None:
+        """A masked call's egress gate (step 1's second half): the provider's final request
+        body passes it before it is sent."""
+        return self.privacy.gate(masker, user_id, purpose) if masker is not None else None
 
     def _slot(self, provider: Provider) -> asyncio.Semaphore:
         slot = self._slots.get(id(provider))

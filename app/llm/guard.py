@@ -3,9 +3,13 @@ detectors, the masking and the identity registry themselves are `app.llm.privacy
 
 - `PrivacyGuard.mask`: the whole prompt masked with the detectors, the user's registered
   people and, when the local `detect` role is on (`privacy_detect_url`), the names it
-  proposes. A call without its user is refused (`privacy_blocked`, nothing is sent).
-- `demask`: a reply with a plaintext identity is blocked before demasking, else the
-  originals are put back.
+  proposes; a long prompt (over `OFF_LOOP_CHARS`) in a worker thread. A call without its
+  user is refused (`privacy_blocked`, nothing is sent).
+- `PrivacyGuard.gate`: the call's egress gate (`app.llm.privacy.egress`): the provider
+  passes the final request body through it, and a registered name the masking missed
+  refuses the call (`privacy_blocked`, nothing is sent).
+- `demask`: a reply with a plaintext identity (in the same normalised view) is blocked
+  before demasking, else the originals are put back.
 - `PrivacyGuard.retry`: a blocked reply gets one corrective retry (the same prompt and a
   reminder to use the placeholders), then `privacy_blocked`.
 """
@@ -22,7 +26,14 @@ from app.core import log as logctx
 from app.core.settings import Settings
 from app.llm.detect import is_local
 from app.llm.errors import ModelError
-from app.llm.privacy import IdentityRegistry, Masker, NameIndex, PrivacyStats, local_model
+from app.llm.privacy import (
+    EgressGate,
+    IdentityRegistry,
+    Masker,
+    NameIndex,
+    PrivacyStats,
+    local_model,
+)
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.schema import decode
 from app.llm.trace import Trace
@@ -73,12 +84,17 @@ class PrivacyGuard:
                       else NameIndex(()))
         proposed = await self._names_from_local_model(messages)
         if proposed:
-            registered = NameIndex([*registered.terms, *proposed])
+            registered = registered.with_names(proposed)
         masker = Masker(registered)
-        masked = masker.mask_messages(messages)
+        masked = await masker.mask_messages_off_loop(messages)
         trace.masked = masker.masked_count
         self.stats.masked(user_id, masker.counts)
         return masker, masked
+
+    def gate(self, masker: Masker, user_id: str | None, purpose: str) -> EgressGate:
+        """The egress gate of a masked call: its final request body must hold none of the
+        names the call masks by (registered, and proposed by the detect role)."""
+        return EgressGate(masker.registered, self.stats.of(user_id or ""), purpose)
 
     async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
         """The detect role's further names; none when it is off or fails (then the
@@ -114,10 +130,8 @@ class PrivacyGuard:
         trace.privacy_retry = True
         log.warning("privacy: the reply carried a plaintext identity; one corrective retry",
                     extra=logctx.fields(purpose=call.purpose))
-        corrected = Call(call.purpose, [*call.messages,
-                                        {"role": "user", "content": PRIVACY_RETRY_PROMPT}],
-                         call.max_tokens, call.temperature, call.schema, call.json_schema,
-                         call.window)
+        corrected = msgspec.structs.replace(call, messages=[
+            *call.messages, {"role": "user", "content": PRIVACY_RETRY_PROMPT}])
         try:
             check_fits(call, corrected.messages, self.settings)
         except ModelError:

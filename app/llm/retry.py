@@ -119,12 +119,9 @@ class Retries:
         log.warning("structured output invalid; one repair retry", extra=logctx.fields(
             purpose=call.purpose, provider=provider.name, error=first_error))
         trace.repaired = True
-        repair = Call(call.purpose, [*call.messages,
-                                     {"role": "assistant", "content": reply.text},
-                                     {"role": "user",
-                                      "content": REPAIR_PROMPT.format(error=first_error)}],
-                      call.max_tokens, call.temperature, call.schema, call.json_schema,
-                      call.window)
+        repair = msgspec.structs.replace(call, messages=[
+            *call.messages, {"role": "assistant", "content": reply.text},
+            {"role": "user", "content": REPAIR_PROMPT.format(error=first_error)}])
         try:
             check_fits(call, repair.messages, self.settings)
         except ModelError as exc:

@@ -6,7 +6,7 @@ them several times faster."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict
 
 import msgspec
@@ -65,6 +65,9 @@ class Call(msgspec.Struct):
     schema: type[msgspec.Struct] | None = None
     json_schema: dict[str, Any] | None = None
     window: int | None = None  # the budgeted context window (Ollama gets it as num_ctx)
+    # For a remote provider: the privacy egress gate the final request body passes before it
+    # is sent (`app.llm.privacy.egress.EgressGate`, awaited with the body's bytes).
+    gate: Callable[[bytes], Awaitable[None]] | None = None
 
 
 class Reply(msgspec.Struct):

@@ -17,8 +17,9 @@ from app.api.app_keys import DB
 from app.llm.privacy import LEGACY_FILE
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
-from tests.pipeline_support import fake_app, open_chat
 from tests.fakemodel import UNNAMED
+from tests.pipeline_support import fake_app, open_chat
+from tests.privacy_support import leaked
 from tests.runtime_support import runtime_app
 
 PEOPLE = [{"name": "Anna Schmidt", "aliases": ["Anni"]}, {"name": "Onkel August"},
@@ -159,4 +160,69 @@ async def test_a_leaking_reply_is_retried_once_then_the_turn_fails_with_privacy_
     assert not any("Hallo Anna" in json.dumps(m) for m in chat.seen)  # nothing of the reply
     stats = await chat.get("/api/privacy/stats")
     assert (stats["replies_blocked"], stats["retries"], stats["calls_blocked"]) == (2, 1, 1)
+    await chat.close()
+
+
+# Each disguise of issue 23 in a chat line, and the registered people it hides.
+DISGUISED_PEOPLE = [{"name": "Carla Mustermann"}, {"name": "Anna", "aliases": ["Anni"]},
+                    {"name": "Mats Johannsen"}, {"name": "Jürgen Möller"},
+                    {"name": "Helga Weiß"}, {"name": "Nele Brinkmann"}, {"name": "Ben Kowalski"},
+                    {"name": "Tamsin Roe"}, {"name": "Oskar Lemke"}]
+DISGUISES = [
+    "Car\u00adla hat mir ihre neue Adresse geschickt",  # soft hyphen
+    "Ma\u200bts hat spät angerufen, und Tam\ufeffsin auch",  # zero-width space, BOM
+    "Frie und Ma\u200dts und Ma\u200cts",  # zero-width joiner, non-joiner
+    "Ｎｅｌｅ hat das Turnier gewonnen",  # fullwidth
+    "Оskаr hat den Schlüssel unter die Matte gelegt",  # Cyrillic О and а
+    "Κarla? nein: CarlaMustermann steht im Betreff",  # names run together
+    "der kleine ben hat heute allein geschafft",  # lower case
+    "anna-lena und Annas Bruder, Anni's Katze",  # compound, genitives
+    "Juergen und Moeller, Weiss hat gefragt",  # other spellings
+    "𝐍𝐞𝐥𝐞 in fett, MÜLLER-LÜDENSCHEIDT? nein: BRINKMANN",  # mathematical bold, capitals
+]
+
+
+async def test_through_the_server_no_disguise_brings_a_registered_name_out(
+        fake_model, make_settings, aiohttp_client):
+    fake_model.default_text = "Verstehe, [PERSON_1]."
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings, llm_remote=True))
+    assert (await put(chat.client, {"people": DISGUISED_PEOPLE})).status == 200
+    for text in DISGUISES:
+        reply = await chat.response(await chat.send(text))
+        assert reply["text"]
+    await chat.settle()
+    bodies = [json.dumps(r.body, ensure_ascii=False) for r in fake_model.chats()]
+    assert len(bodies) >= len(DISGUISES)
+    names = [n for p in DISGUISED_PEOPLE for n in [p["name"], *p.get("aliases", [])]]
+    for body in bodies:
+        assert not leaked(names, body)
+    stats = await chat.get("/api/privacy/stats")
+    assert stats["requests_blocked"] == 0  # the masking caught every one
+    await chat.close()
+
+
+async def test_a_detector_gap_is_refused_by_the_gate_and_the_turn_fails_unsent(
+        fake_model, make_settings, aiohttp_client, monkeypatch, caplog):
+    """A bug in the registered-name finder (here: it finds nothing): the egress gate refuses
+    every request, nothing reaches the remote model, the turn fails with its notice, and
+    the warning names the gap without the name."""
+    import logging
+
+    from app.llm.privacy import NameIndex
+
+    chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings,
+                                                       llm_remote=True))
+    await put(chat.client, {"names": ["Tamsin Roe"]})
+    monkeypatch.setattr(NameIndex, "find_in_view", lambda self, text: iter(()))
+    with caplog.at_level(logging.WARNING):
+        message_id = await chat.send("Tamsin hat angerufen.")
+        failed = await chat.failure(message_id)
+        await chat.settle()
+    assert failed["reason"] == "privacy_blocked"
+    assert not any("tamsin" in json.dumps(r.body).lower() for r in fake_model.chats())
+    gaps = [r for r in caplog.records if "detector gap" in r.getMessage()]
+    assert gaps and all("tamsin" not in json.dumps(r.__dict__.get("fields", {})).lower()
+                        for r in gaps)
+    stats = await chat.get("/api/privacy/stats")
+    assert stats["requests_blocked"] >= 1 and stats["retries"] == 0
     await chat.close()

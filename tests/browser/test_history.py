@@ -58,6 +58,10 @@ def seed_log(nova, count: int, *, days: int = 5, special: dict[int, str] | None 
     return texts
 
 
+AT_BOTTOM = """() => { const n = document.querySelector('#messages');
+                return n.scrollHeight - n.scrollTop - n.clientHeight < 5; }"""
+
+
 def shown_texts(page: Page) -> list[str]:
     return page.locator("#message-list .msg .text").evaluate_all("ns => ns.map(n => n.textContent)")
 
@@ -80,9 +84,8 @@ def test_older_history_loads_on_scroll_in_pages_with_the_place_kept(start_nova, 
             if "/history?" in r.url or r.url.endswith("/history") else None)
     expect(page.locator("#message-list .msg")).to_have_count(50)
     assert shown_texts(page) == texts[-50:]
-    # Newest at the bottom, the reader there.
-    assert page.locator("#messages").evaluate(
-        "n => n.scrollHeight - n.scrollTop - n.clientHeight") < 5
+    # Newest at the bottom, the reader there (and kept there while the lines settle).
+    page.wait_for_function(AT_BOTTOM, timeout=5000)
 
     first = page.locator("#message-list .msg").first
     first.scroll_into_view_if_needed()

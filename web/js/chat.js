@@ -77,7 +77,27 @@ export class ChatView {
     this.frame = 0;
     this.keepOffset = null; // distance from the bottom to keep while older lines come in
     this.highlightKey = null;
+    this.pinned = true; // the reader is at the newest line: growth below keeps them there
     conversation.subscribe(() => this.schedule());
+    scroller.addEventListener("scroll", () => { this.pinned = this.distanceFromBottom() < NEAR_BOTTOM_PX; },
+                              { passive: true });
+    // A line that grows after it is drawn (a font, a wrapped reply) or a composer that takes
+    // more room changes the height without a render: keep a pinned reader at the bottom.
+    if (typeof ResizeObserver === "function") {
+      const follow = new ResizeObserver(() => {
+        if (this.pinned && this.keepOffset === null && !this.highlightKey) this.toBottom();
+      });
+      follow.observe(scroller);
+      follow.observe(list);
+    }
+  }
+
+  distanceFromBottom() {
+    return this.scroller.scrollHeight - this.scroller.scrollTop - this.scroller.clientHeight;
+  }
+
+  toBottom() {
+    this.scroller.scrollTo({ top: this.scroller.scrollHeight, behavior: "instant" });
   }
 
   /** Coalesce bursts of changes into one redraw per frame. */
@@ -139,7 +159,7 @@ export class ChatView {
 
   render() {
     const scroller = this.scroller;
-    const nearBottom = scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < NEAR_BOTTOM_PX;
+    const nearBottom = this.distanceFromBottom() < NEAR_BOTTOM_PX;
     const alive = new Set();
     let previous = null;
     let appendedMine = false;
@@ -169,7 +189,8 @@ export class ChatView {
     } else if (this.highlightKey) {
       this.showHighlight();
     } else if (nearBottom || appendedMine || this.followOnce) {
-      scroller.scrollTo({ top: scroller.scrollHeight, behavior: "instant" });
+      this.toBottom();
+      this.pinned = true;
     }
     this.keepOffset = null;
     this.followOnce = false;

@@ -8,21 +8,29 @@ homonym table lists it or the English word list holds it in lower case.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Container
 from typing import NamedTuple
 
 from app.llm.privacy.rules import (
+    BEI_PERSON_AFTER,
+    BEI_REACH,
     BELL_WORDS,
     CLAUSE_JOINERS,
     CLAUSE_VERBS,
     DETERMINERS,
+    EN_DETERMINERS,
     EN_PROGRESSIVE,
     EN_WORD_BEFORE,
     FAMILIES,
     HOMONYMS,
     IDIOMS,
+    INDEFINITE,
     NOT_VERBS,
+    PLACE_ARTICLES,
+    PLACE_BEFORE_PAIRS,
     PERSON_AFTER,
+    ROLE_WORDS,
     SPEAKING_AFTER,
     SPEAKING_AFTER_PAIRS,
 )
@@ -30,54 +38,83 @@ from app.llm.privacy.scan import lowered
 from app.llm.privacy.words import (
     HONORIFIC_WORDS,
     SPACES,
+    after_place_words,
     dictionary,
+    group_after,
     next_word,
     previous_words,
+    public_name,
 )
+
+_PERSON_WORDS = HONORIFIC_WORDS | ROLE_WORDS
+# The words of the rules that make a name a thing (`after_place_words`, `_indefinite`): a
+# name with none of them in the characters before it needs no further look.
+_THING_HINT = re.compile(r"\b(?:" + "|".join(sorted(
+    {second for _, second in PLACE_BEFORE_PAIRS} | PLACE_ARTICLES | INDEFINITE,
+    key=len, reverse=True)) + r")\b")
 
 
 def is_person(text: str, start: int, end: int, names: Container[str] = frozenset()) -> bool:
     """Is the registered name at `text[start:end]` a person here, or the ordinary word it
     also is? (`names`: the registered names' first words, lower case.)
 
-    A name is an ordinary word when `rules.HOMONYMS` lists it or the English word list
+    Whatever the name, first: a public name it stands in ("Earl Grey", "Dr. Oetker", "Harry
+    Potter": `rules.PUBLIC_NAMES`; not when the registered name is that whole phrase) makes it
+    the thing; a person word before it ("Frau Rosen", "klingel bei Brenner", "die erzieherin
+    Jule"), a group of people after it ("Rosa aus dem yogakurs", "April from accounting")
+    or "bei" with a verb of staying ("bei Otto übernachten") makes it a person; a place
+    before it ("moved to Austin", "fahren nach Paris") or an indefinite article with an
+    adjective between ("einen alten Mercedes"; right before one in lower case: "einen
+    stein") makes it the thing.
+
+    Else a name is an ordinary word when `rules.HOMONYMS` lists it or the English word list
     holds it in lower case. The first rule that applies decides; the rules are in this
     order, their words in `rules.py`:
 
-    1. a person word before it ("Frau Rosen", "klingel bei Brenner"): person;
-    2. a genitive ("Olive's birthday", "Freitags Tochter"): person;
-    3. a set phrase ("frank und frei", "durch Mark und Bein"): word;
-    4. its family's word before it ("am Freitag", "pizza Margherita"): word;
-    5. an article, possessive or number before it, or two words before with an adjective
+    1. a genitive ("Olive's birthday", "Freitags Tochter"): person;
+    2. a set phrase ("frank und frei", "durch Mark und Bein"): word;
+    3. its family's word before it ("am Freitag", "pizza Margherita"): word;
+    4. an article, possessive or number before it, or two words before with an adjective
        between ("die alte Kiefer", "the dev server"): word, unless a verb of speaking
-       follows (for a word of the English list alone: only in lower case);
-    6. a verb of speaking after it, or any verb after it at the start of a clause or when
+       follows (for a word of the English list alone: only in lower case, and only after
+       an English one: "der kleine ben" is a name);
+    5. a verb of speaking after it, or any verb after it at the start of a clause or when
        capitalised ("Heide kommt mit", "Summer is going"): person; its family's word after
        it ("Wiener Würstchen", "Rosen aus dem Garten"): word;
-    7. capitalised in mid-sentence, as English writes names ("Miles did ten"): person;
-    8. in lower case: the subject of a clause ("bill forgot his wallet", "heide und jassi
+    6. capitalised in mid-sentence, as English writes names ("Miles did ten"): person;
+    7. in lower case: the subject of a clause ("bill forgot his wallet", "heide und jassi
        fahren") is a person; else the word (table words; English words after "at", "made" …);
-    9. the rest of its family ("Freitags gehe ich", "August 2024"): word.
+    8. the rest of its family ("Freitags gehe ich", "August 2024"): word.
     """
+    public = public_name(text, start)
+    if public is not None and public != (start, end):
+        return False
     value = text[start:end]
     reading = _reading(value.lower())
-    if reading is None:
-        return True
-    families = reading.table
+    if reading is None:  # only a name: of the rules above, only a place or an article can
+        if not _THING_HINT.search(lowered(text), max(0, start - 24), start):
+            return True  # make it a thing, and their words are not before it
+        before = previous_words(text, start)
+        return not (after_place_words(before) or _indefinite(text, start, end, before))
     before = previous_words(text, start)
     previous = before[0] if before else ""
-    if previous in HONORIFIC_WORDS or (previous == "bei" and len(before) > 1
-                                        and before[1] in BELL_WORDS):
+    if previous in _PERSON_WORDS or (previous == "bei" and len(before) > 1
+                                      and before[1] in BELL_WORDS):
         return True
+    if group_after(text, end) or (previous == "bei" and _staying_after(text, end)):
+        return True
+    if after_place_words(before) or _indefinite(text, start, end, before):
+        return False
+    families = reading.table
     genitive = text[end:end + 1] in ("s", "S")
     if text[end:end + 2] in ("'s", "’s"):
         return True
     lower = value.islower()
     if not genitive and previous in reading.before:
-        return False  # rule 4, ahead of reading on: rules 2 and 3 could only say "word" too
+        return False  # rule 3, ahead of reading on: rules 1 and 2 could only say "word" too
     if not families and not lower:
         # A capitalised word of the English list alone: a name unless a set phrase says
-        # otherwise (of the rules below, only 3 can make it the word).
+        # otherwise (of the rules below, only 2 can make it the word).
         return not _idiom_around(text, end, before)
     low = lowered(text)
     following = next_word(text, end + 1 if genitive else end)
@@ -95,7 +132,9 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
     # A capitalised word of the English list alone (no table row) after an article is a
     # name ("die Anna kommt auch"): English writes its ordinary words in lower case.
-    if (families or lower) and _determined(text, start, before) and not speaking:
+    if (families or lower) and _determined(text, start, before, names,
+                                           DETERMINERS if families else EN_DETERMINERS) \
+            and not speaking:
         return False
     clause_start = _clause_start(text, start, previous)
     progressive = after in EN_PROGRESSIVE and after2.endswith("ing")  # "Summer is going"
@@ -202,10 +241,13 @@ def _idiom(before: list[str], after: str, after2: str) -> bool:
     return False
 
 
-def _determined(text: str, start: int, before: list[str]) -> bool:
+def _determined(text: str, start: int, before: list[str], names: Container[str],
+                determiners: frozenset[str] = DETERMINERS) -> bool:
     """An article, possessive or number right before, or two words before with one word
-    between ("die alte Kiefer", "a christmas carol")."""
-    if (before and before[0] in DETERMINERS) or (len(before) > 1 and before[1] in DETERMINERS):
+    between that is no name itself ("die alte Kiefer", "a christmas carol"; not "this summer
+    Summer is going")."""
+    if (before and before[0] in determiners) or (len(before) > 1 and before[1] in determiners
+                                                 and before[0] not in names):
         return True
     i = start
     while i > 0 and text[i - 1] in SPACES:
@@ -234,3 +276,32 @@ def _verb(word: str) -> bool:
     if word.endswith("s") and _english_word(word[:-1]) and word[:-1] not in _SELF:
         return True  # "keeps", "disagrees"
     return len(word) > 3 and word.endswith("t") and not _english_word(word)  # "bringt"
+
+
+def _staying_after(text: str, end: int) -> bool:
+    """A verb of staying or ringing within a few words after "bei" + name ("bei Otto
+    übernachten", "bei Anna klingeln")."""
+    low = lowered(text)
+    at = end
+    for _ in range(BEI_REACH):
+        following = next_word(text, at)
+        if following is None:
+            return False
+        if low[following[0]:following[1]] in BEI_PERSON_AFTER:
+            return True
+        at = following[1]
+    return False
+
+
+def _indefinite(text: str, start: int, end: int, before: list[str]) -> bool:
+    """An indefinite article two words before, with an adjective between ("einen alten
+    Mercedes"), or right before the name in lower case ("einen stein"); not when a verb of a
+    person follows ("eine alte Anna hat angerufen")."""
+    lower = text[start:end].islower()
+    if not ((lower and before and before[0] in INDEFINITE)
+            or (len(before) > 1 and before[1] in INDEFINITE and before[0] not in _PERSON_WORDS
+                and before[0] not in INDEFINITE)):
+        return False
+    following = next_word(text, end)
+    after = lowered(text)[following[0]:following[1]] if following is not None else ""
+    return after not in PERSON_AFTER and after not in SPEAKING_AFTER

@@ -12,6 +12,7 @@ their ordinary reading ("am Freitag" after "Herr Freitag" was masked) are no lea
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import re
@@ -23,9 +24,13 @@ from app.llm.errors import ModelError
 from app.llm.privacy import phone
 from app.llm.privacy.detectors import EMPTY, detect
 from app.llm.privacy.names import NameIndex
+from app.llm.privacy.normalise import normalise
 from app.llm.privacy.spans import KINDS
 from app.llm.types import Message
 
+# Texts (a prompt's characters, a request body's bytes) longer than this are masked and
+# checked in a worker thread: about 4 ms of detectors, the most the event loop may spend.
+OFF_LOOP_CHARS = 8_000
 PLACEHOLDER = re.compile(r"\[?\b(" + "|".join(KINDS) + r")_(\d+)\b\]?")
 _LONGEST_PLACEHOLDER = len("[BIRTHDATE_9999]")
 _CHECK_CONTEXT = 80  # characters before new stream text that decide a name's reading
@@ -37,7 +42,9 @@ _NUMBER_KINDS = ("PHONE", "IBAN", "TAXID")
 @functools.lru_cache(maxsize=4096)
 def value_key(kind: str, value: str) -> str:
     """What makes two spellings the same value: the number for phones (`+49 171 …` is
-    `0171 …`), digits for other numbers, case-folded text else."""
+    `0171 …`), digits for other numbers, case-folded text else — all in the normalised view
+    ("Car\u00adla" is "Carla", fullwidth digits are digits)."""
+    value = normalise(value)
     if kind == "PHONE":
         try:
             number = phonenumbers.parse(value, phone.REGION)
@@ -67,6 +74,13 @@ class Masker:
 
     def mask_messages(self, messages: Sequence[Message]) -> list[Message]:
         return [{"role": m["role"], "content": self.mask(m["content"])} for m in messages]
+
+    async def mask_messages_off_loop(self, messages: Sequence[Message]) -> list[Message]:
+        """`mask_messages`, in a worker thread when the prompt is longer than
+        `OFF_LOOP_CHARS` (a journal day of 200 kB would hold the event loop for 100 ms)."""
+        if sum(len(m["content"]) for m in messages) > OFF_LOOP_CHARS:
+            return await asyncio.to_thread(self.mask_messages, messages)
+        return self.mask_messages(messages)
 
     def mask(self, text: str) -> str:
         pieces: list[str] = []
@@ -98,19 +112,20 @@ class Masker:
         return placeholder
 
     def leaks(self, raw: str) -> list[str]:
-        """Kinds of plaintext identities in a raw reply (empty: clean)."""
+        """Kinds of plaintext identities in a raw reply (empty: clean), read in the same
+        normalised view as the prompt was: a registered name or one masked in this call
+        (a name inside an e-mail address is the address's part), or any other value masked
+        in this call."""
         found: list[str] = []
-        names = self._leak_names()
-        if not names.empty and next(names.find(raw), None):
-            found.append("PERSON")
-        folded = raw.casefold()
         masked_keys = self._by_key.keys()
-        for span in detect(raw, EMPTY):
-            if span.kind not in found and value_key(span.kind, span.value) in masked_keys:
+        for span in detect(raw, self._leak_names(), in_context=False):
+            if span.kind not in found and (span.kind == "PERSON"
+                                           or value_key(span.kind, span.value) in masked_keys):
                 found.append(span.kind)
+        folded = normalise(raw).casefold()
         for placeholder, value in self.mapping.items():
             kind = placeholder[1:placeholder.rindex("_")]
-            if kind not in found and kind != "PERSON" and value.casefold() in folded:
+            if kind not in found and kind != "PERSON" and normalise(value).casefold() in folded:
                 found.append(kind)
         return found
 
@@ -142,9 +157,11 @@ class Masker:
 
     @property
     def hold_back(self) -> int:
-        """Characters a stream keeps back: the longest thing that could still be forming."""
+        """Characters a stream keeps back: the longest thing that could still be forming —
+        a registered name twice over, for the invisible characters a reply may hide
+        between its letters ("Car\u00adla")."""
         longest = max((len(v) for v in self.mapping.values()), default=0)
-        longest = max(longest, max((len(t) for t in self.registered.terms), default=0) + 1)
+        longest = max(longest, 2 * max((len(t) for t in self.registered.terms), default=0) + 1)
         return max(longest, _LONGEST_PLACEHOLDER)
 
 

@@ -4,7 +4,8 @@ A cheap pattern finds candidates — a `+`, `00`, `0` or `(0` start and digit gr
 separators people use (`0170/1234567`, `(0151) 2345-678`, `+49 30 1234567`,
 `0221 / 47 11 08 15`); `phonenumbers` decides whether a candidate is a real number (German
 region by default, any region with a country code). Dates, times, order and parcel numbers
-fail that test and stay; a date shape (`01.03.2024`) is never a number.
+fail that test and stay; a date shape (`01.03.2024`) is never a number, nor digits that end
+a code of letters and digits or follow a reference label (`rules.NUMBER_LABELS`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from collections.abc import Iterator
 
 import phonenumbers
 
-from app.llm.privacy.scan import digit_runs
+from app.llm.privacy.rules import NUMBER_LABELS, NUMBER_LABELS_REACH
+from app.llm.privacy.scan import digit_runs, lowered
 from app.llm.privacy.spans import Span
 
 REGION = "DE"
@@ -49,8 +51,21 @@ def find(text: str) -> Iterator[Span]:
         digits = len(_DIGITS.findall(candidate))
         if digits < 6 or digits > 16:
             continue
-        if not _DATE.fullmatch(candidate) and _valid(candidate, region):
+        if (not _DATE.fullmatch(candidate) and _valid(candidate, region)
+                and not _reference(text, match.start())):
             yield Span(match.start(), match.end(), "PHONE", candidate)
+
+
+def _reference(text: str, start: int) -> bool:
+    """Is the number at `start` a reference, not a phone: the tail of a code of letters and
+    digits ("1Z 999 AA1 01 2345 6784", a parcel number) or after a reference label
+    ("Sendungsnummer", "tracking number", `rules.NUMBER_LABELS`)?"""
+    before = text[max(0, start - NUMBER_LABELS_REACH):start]
+    token = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
+    if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+        return True
+    low = lowered(text)[max(0, start - NUMBER_LABELS_REACH):start]
+    return any(label in low for label in NUMBER_LABELS)
 
 
 def _starts(text: str) -> Iterator[int]:

@@ -52,7 +52,7 @@ class IdentityRegistry:
         cached = self._cache.get(user_id)
         if cached is None:
             people = await self.db.execute_fn(lambda conn: _read(conn, user_id))
-            index = NameIndex([n for person in people for n in person.names()])
+            index = NameIndex([p.name for p in people], [a for p in people for a in p.aliases])
             cached = self._cache[user_id] = (people, index)
         return cached
 

@@ -98,17 +98,22 @@ SPEAKING_AFTER_PAIRS = frozenset({("hat", "sich"), ("hatte", "sich"), ("hat", "m
 # Kiefer", "a christmas carol"), whatever its family: articles, possessives, numbers, an
 # article fused with a preposition ("im Ernst"). A verb of speaking after it still makes
 # it a person.
-DETERMINERS = frozenset({
+DE_DETERMINERS = frozenset({
     "der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem", "einer", "eines",
     "mein", "meine", "meinen", "meinem", "meiner", "dein", "deine", "deinen", "deinem",
     "sein", "seine", "seinen", "seinem", "ihr", "ihre", "ihren", "ihrem", "unser", "unsere",
     "kein", "keine", "keinen", "diese", "dieser", "dieses", "diesen", "jede", "jeder", "jedes",
-    "im", "am", "beim", "vom", "zum", "zur", "ins", "ans",
+    "im", "am", "beim", "vom", "zum", "zur", "ins", "ans", "zwei", "drei", "vier", "fünf",
+    "sechs", "sieben", "acht", "neun", "zehn", "hundert",
+})
+# The English ones: only these make a word of the English list (not of `HOMONYMS`) the word
+# ("the dev server"); after a German article it is a name ("der kleine ben").
+EN_DETERMINERS = frozenset({
     "the", "a", "an", "my", "your", "his", "her", "its", "our", "their", "this", "that",
     "these", "those", "some", "any", "no", "every", "each", "much",
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "zwei",
-    "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun", "zehn", "hundert",
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
 })
+DETERMINERS = DE_DETERMINERS | EN_DETERMINERS
 # Lower-case English words (not in `HOMONYMS`, found in the English word list) are the
 # ordinary word also after these ("at dawn", "turned amber", "made ginger tea").
 EN_WORD_BEFORE = frozenset({"at", "in", "on", "of", "into", "along", "across", "under", "over",
@@ -124,8 +129,15 @@ CLAUSE_VERBS = PERSON_AFTER | frozenset({
     "could", "would", "should", "will", "won't", "can't", "didn't", "doesn't", "isn't",
     "wasn't", "ran", "took", "made", "gave", "sent", "knows", "knew", "holt", "fährt", "geht",
     "kann", "muss", "soll", "darf", "macht", "bringt", "fahren", "gehen", "kommen", "haben",
-    "sind", "waren",
+    "sind", "waren", "fell", "ate", "sat", "stood", "slept", "woke", "wore", "drank", "drove",
+    "flew", "found", "lost", "kept", "brought", "bought", "thought", "caught", "taught", "sold",
+    "heard", "felt", "met", "paid", "sang", "swam", "won", "wrote", "spoke", "broke", "chose",
+    "rode", "threw", "says", "meldet", "feiert", "unterrichtet", "arbeitet", "wohnt", "schwört",
+    "läuft", "zieht", "schläft", "spielt", "hilft", "fragt", "bestellt", "bringt", "wartet",
 })
+# Pronouns: never the name after "bei" ("bei uns klingeln").
+PRONOUNS = frozenset({"uns", "mir", "dir", "ihr", "ihm", "ihnen", "euch", "mich", "dich", "sich",
+                      "ihn", "wem", "wen", "jemandem", "niemandem", "allen", "anderen"})
 NOT_VERBS = frozenset({"nicht", "jetzt", "mit", "seit", "oft", "bist", "gut", "halt", "erst",
                        "bitte", "that", "what", "but", "not", "just", "at", "it", "yet"})
 CLAUSE_JOINERS = frozenset({"and", "und", "or", "oder", "&"})
@@ -189,8 +201,10 @@ FAMILIES: dict[str, Family] = {family.name: family for family in (
     Family("word", before=frozenset({"pay", "paid", "zahlen", "zehn", "hundert",
                                                  "deutsche", "d-"}),
            after=frozenset(), lower=True, number_after=False),
-    Family("shop", before=frozenset({"bei", "beim", "zu", "zum", "vom", "von", "im", "at"}),
-           lower=True),
+    Family("shop", before=frozenset({"bei", "beim", "zu", "zum", "vom", "von", "im", "at"})),
+    Family("quantity", after=frozenset({"eine", "einen", "ein", "zwei", "drei", "vier", "fünf",
+                                        "zehn", "two", "three", "four", "five", "ten"}),
+           lower=True, number_after=True),
 )}
 
 # Words that are names and ordinary words alike, with their families. A registered name in
@@ -213,6 +227,14 @@ HOMONYMS: dict[str, tuple[str, ...]] = {
     "klein": ("word",), "lange": ("word",), "groß": ("word",), "jung": ("word",),
     "kaiser": ("word",), "schneider": ("word",), "pat": ("word",), "sue": ("word",),
     "rob": ("word",), "art": ("word",), "ernst": ("word",), "heide": ("word",),
+    # German surnames that are nouns or adjectives ("der Schäfer mit seiner herde", "am kai",
+    # "so süß"), and "max" before a number ("max zwei stunden")
+    "schäfer": ("word",), "jäger": ("word",), "weber": ("word",), "zimmermann": ("word",),
+    "könig": ("word",), "stern": ("word",), "fink": ("word",), "specht": ("word",),
+    "sturm": ("word",), "hecht": ("word",), "wiese": ("word",), "herbst": ("word",),
+    "engel": ("word",), "hahn": ("word",), "stein": ("word",), "busch": ("word",),
+    "berg": ("word",), "graf": ("word",), "richter": ("word",), "kai": ("word",),
+    "süß": ("word",), "max": ("quantity",),
     "müller": ("shop",), "lidl": ("shop",), "aldi": ("shop",), "rossmann": ("shop",),
 }
 
@@ -227,7 +249,10 @@ PRIVATE_URLS: tuple[tuple[str, str], ...] = (
     ("meet.google.com", ""),
     ("teams.microsoft.com", "/l/meetup-join"), ("teams.live.com", "/meet"), ("whereby.com", ""),
     ("meet.jit.si", ""), (".webex.com", "/meet"), (".webex.com", "/join"), ("paypal.me", ""),
-    ("paypal.com", "/paypalme"), ("revolut.me", ""), ("wise.com", "/pay"),
+    ("paypal.com", "/paypalme"), ("revolut.me", ""), ("wise.com", "/pay"), ("monzo.me", ""),
+    ("venmo.com", "/u"), ("account.venmo.com", "/u"), ("cash.app", "/$"), ("buy.stripe.com", ""),
+    ("paypal.com", "/pool"), ("pay.sumup.com", ""), ("checkout.revolut.com", ""),
+    ("paylib.fr", ""), ("lydia-app.com", "/collect"),
     ("flickr.com", "/photos"), ("imgur.com", "/a"), ("chat.whatsapp.com", ""),
     ("t.me", "/+"), ("t.me", "/joinchat"), ("calendly.com", ""), ("doodle.com", "/poll"),
     ("doodle.com", "/meeting"),
@@ -249,3 +274,211 @@ BIRTHDAY_REACH = 40  # characters before the date searched for a birthday word
 # "am 2.4.2019 geboren", "kam am 9.11.2021 auf die welt", "hat am 11.11.1971 geburtstag"
 BIRTHDAY_AFTER = ("geboren", "zur welt", "auf die welt", "born", "geburtstag")
 BIRTHDAY_AFTER_REACH = 25  # characters after the date searched for those
+
+# --- Issue 23: the classes that slipped through ----------------------------------------------
+
+# True honorifics: after these, the next word is a name even in lower case ("frau schulz",
+# "mr hendricks", "dr. nguyen") unless it is a function word or an address noun ("frau
+# doktor"). After the other person words of `HONORIFICS` (roles: "tante", "my sister"), a
+# lower-case word is a name only when a verb or the end of the phrase follows it ("tante
+# gerda hat", "my sister rachel is") — and, after an English role, when it is no English word.
+TRUE_HONORIFICS = frozenset({"herr", "herrn", "frau", "fräulein", "dr", "prof", "mr", "mrs", "ms",
+                             "miss", "mx", "familie", "family", "sir", "dame"})
+# Work and care roles before a name ("die erzieherin jule", "my manager deirdre"), besides the
+# family roles of `HONORIFICS`.
+ROLE_WORDS = frozenset({
+    "erzieher", "erzieherin", "lehrer", "lehrerin", "therapeut", "therapeutin", "arzt", "ärztin",
+    "zahnarzt", "zahnärztin", "hausarzt", "hausärztin", "sachbearbeiter", "sachbearbeiterin",
+    "vermieter", "vermieterin", "hausmeister", "hausmeisterin", "trainer", "trainerin",
+    "mitbewohner", "mitbewohnerin", "betreuer", "betreuerin", "physiotherapeut",
+    "physiotherapeutin", "hebamme", "klassenlehrer", "klassenlehrerin", "anwalt", "anwältin",
+    "manager", "flatmate", "roommate", "housemate", "coach", "teacher", "therapist",
+    "landlord", "landlady", "grandpa", "grandma", "granddad", "grandad", "mum", "mom", "dad",
+    "stepmom", "stepdad", "boyfriend", "girlfriend", "fiance", "fiancé", "fiancée", "coworker",
+    "co-worker", "classmate", "tutor", "mentor", "nanny", "babysitter", "cousin",
+})
+# Nouns after an honorific that address a person by their office, not by name ("Herr Ober",
+# "Herr Professor", "frau doktor", "die Frau Nachbarin"): never a name.
+ADDRESS_NOUNS = frozenset({
+    "ober", "professor", "professorin", "doktor", "doktorin", "doctor", "pfarrer", "pfarrerin",
+    "pastor", "pastorin", "kommissar", "kommissarin", "wachtmeister", "direktor", "direktorin",
+    "minister", "ministerin", "präsident", "präsidentin", "bürgermeister", "bürgermeisterin",
+    "nachbar", "nachbarin", "kollege", "kollegin", "lehrer", "lehrerin", "vorsitzende",
+    "vorsitzender", "abgeordnete", "abgeordneter", "officer", "president", "speaker", "mayor",
+    "vicar", "judge", "nurse", "sergeant", "ambassador", "bishop", "chairman", "chairwoman",
+    "chair", "ambassadorin", "kapitän", "captain", "men", "man", "woman", "women",
+})
+# Words that are never a name: articles, pronouns, prepositions, conjunctions, particles and
+# the commonest verbs and adverbs, German and English. A lower-case word after a person word
+# is none of these when it is a name.
+FUNCTION_WORDS = frozenset({
+    # German
+    "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "eines",
+    "und", "oder", "aber", "doch", "denn", "weil", "dass", "daß", "ob", "wenn", "als", "wie",
+    "so", "auch", "noch", "schon", "nur", "ja", "nein", "nicht", "kein", "keine", "keinen",
+    "mit", "von", "vom", "zu", "zum", "zur", "bei", "beim", "aus", "auf", "in", "im", "an", "am",
+    "um", "für", "über", "unter", "vor", "nach", "seit", "bis", "gegen", "ohne", "durch",
+    "hinter", "neben", "zwischen", "ich", "du", "er", "sie", "es", "wir", "ihr", "mich", "dich",
+    "sich", "uns", "euch", "mir", "dir", "ihm", "ihn", "ihnen", "mein", "meine", "meinen",
+    "meinem", "meiner", "dein", "deine", "sein", "seine", "seinen", "seinem", "seiner", "ihre",
+    "ihren", "ihrem", "ihrer", "unser", "unsere", "euer", "eure", "hier", "da", "dort", "heute",
+    "gestern", "morgen", "jetzt", "dann", "immer", "wieder", "mal", "sehr", "gar", "ganz",
+    "etwas", "was", "wer", "wo", "wann", "warum", "hat", "habe", "haben", "hatte", "hatten",
+    "ist", "sind", "war", "waren", "bin", "bist", "wird", "werden", "wurde", "kann", "können",
+    "konnte", "muss", "müssen", "soll", "sollen", "will", "wollen", "wollte", "darf", "mag",
+    "möchte", "sagt", "sagte", "meint", "meinte", "kommt", "kam", "geht", "ging", "macht",
+    "machte", "findet", "fand", "weiß", "wusste", "also", "bitte", "danke", "halt", "eben",
+    "total", "echt", "selbst", "allein", "alle", "alles", "viel", "viele", "wenig", "beide",
+    "einfach", "gerade", "bald", "oft", "manchmal", "endlich", "leider", "wohl", "vielleicht",
+    "hast", "habt", "seid", "sei", "wäre", "hätte", "würde", "gibt", "gab", "steht", "stand",
+    "liegt", "lag", "neue", "neuen", "neuer", "alte", "alten", "kleine", "kleinen", "große",
+    "großen", "liebe", "lieber", "gute", "guten", "namens", "heißt", "hieß",
+    # English
+    "the", "a", "an", "and", "or", "but", "so", "if", "as", "of", "to", "in", "on", "at", "by",
+    "for", "with", "from", "up", "about", "into", "over", "after", "before", "is", "are", "was",
+    "were", "be", "been", "being", "am", "has", "have", "had", "do", "does", "did", "will",
+    "would", "can", "could", "shall", "should", "may", "might", "must", "i", "you", "he", "she",
+    "it", "we", "they", "me", "him", "her", "us", "them", "my", "your", "his", "its", "our",
+    "their", "this", "that", "these", "those", "there", "here", "then", "now", "just", "also",
+    "too", "very", "really", "always", "never", "often", "still", "already", "again",
+    "finally", "actually", "probably", "maybe", "not", "no", "yes", "what", "who", "when",
+    "where", "why", "how", "which", "all", "some", "any", "each", "every", "both", "other",
+    "another", "only", "than", "said", "says", "told", "says", "got", "gets", "went", "goes",
+    "came", "comes", "usually", "sometimes", "literally", "basically", "totally", "kind",
+    "sort", "even", "ever", "back", "off", "out", "down", "away", "today", "tonight",
+    "tomorrow", "yesterday", "who's", "who'd", "she's", "he's",
+})
+
+# A capitalised word before these is a person: "Rosa aus dem yogakurs", "April from
+# accounting", "Heide vom wanderverein". German: "aus"/"vom"/"von" (an article or possessive
+# may follow), then a word that ends with one of `GROUP_HEADS` or starts with one of
+# `GROUP_PREFIXES`; English: "from" (the/my/our … and one more word may follow), then one of
+# `EN_GROUPS`. "Rosen aus dem Garten" stays: a garden is no group of people.
+GROUP_BEFORE = frozenset({"aus", "vom", "von"})
+GROUP_HEADS = ("kurs", "verein", "gruppe", "chor", "treff", "team", "club", "klub", "büro",
+               "abteilung", "buchhaltung", "kita", "kindergarten", "schule", "klasse", "firma",
+               "praxis", "gemeinde", "jahrgang", "studium", "verwaltung", "amt", "kanzlei",
+               "kollegium", "elternrat", "elternbeirat", "orchester", "band", "mannschaft",
+               "wg", "hilfe", "dienst", "labor", "redaktion", "station", "seminar", "gym",
+               "fitnessstudio", "studio", "workshop")
+GROUP_PREFIXES = ("nachbar",)
+EN_GROUPS = frozenset({
+    "accounting", "accounts", "hr", "sales", "marketing", "finance", "legal", "it", "work",
+    "office", "church", "school", "yoga", "pilates", "gym", "club", "choir", "team", "group",
+    "class", "allotment", "uni", "college", "band", "practice", "surgery", "support",
+    "payroll", "reception", "nursery", "daycare", "playgroup", "parish", "department",
+    "floor", "lab", "ward", "squad", "crew", "course", "book", "reading", "running",
+    "climbing", "swimming", "football", "tennis", "chess", "knitting",
+})
+EN_GROUP_PHRASES = ("next door", "upstairs", "downstairs", "across the road", "across the street",
+                    "down the road", "down the street", "over the road")
+# Nouns for people in general: "Kinder aus der Kita", "Leute aus dem Verein" are no names.
+PEOPLE_NOUNS = frozenset({
+    "kinder", "kind", "eltern", "leute", "kollegen", "kolleginnen", "freunde", "freundinnen",
+    "jemand", "einer", "eine", "alle", "viele", "mitglieder", "mädchen", "jungs", "frauen",
+    "männer", "menschen", "schüler", "schülerinnen", "nachbarn", "teilnehmer", "die", "der",
+    "people", "someone", "somebody", "everyone", "everybody", "guys", "folks", "kids",
+    "parents", "friends", "colleagues", "members", "mums", "moms", "dads", "girls", "boys",
+    "somebody's", "nobody", "anyone", "the", "a", "an", "one", "two", "three",
+})
+
+# Labels before a name on an address or billing line ("Rechnung an:", "z. Hd.", "c/o",
+# "Bill to:"). `True`: the label needs its colon ("Empfänger:", "An:"); `False`: it stands
+# alone too ("c/o Benedikt Haller", "z. Hd. Miriam Tschöpe"). The name after it: up to
+# `LABEL_NAME_WORDS` words (honorifics and titles skipped, particles along), in any case,
+# up to the first punctuation or a word that is no name.
+LABELS: dict[str, bool] = {
+    "rechnung an": False, "lieferung an": False, "z. hd.": False, "z.hd.": False,
+    "zu händen": False, "zu händen von": False, "c/o": False, "empfänger": True,
+    "empfängerin": True, "absender": True, "absenderin": True, "rechnungsempfänger": True,
+    "rechnungsempfängerin": True, "mieter": True, "mieterin": True, "vermieter": True,
+    "vermieterin": True, "ansprechpartner": True, "ansprechpartnerin": True,
+    "versicherungsnehmer": True, "versicherungsnehmerin": True, "kontoinhaber": True,
+    "kontoinhaberin": True, "lieferadresse": True, "rechnungsadresse": True, "an": True,
+    "patient": True, "patientin": True, "name": True, "inhaber": True, "inhaberin": True,
+    "kunde": True, "kundin": True, "antragsteller": True, "antragstellerin": True,
+    "auftraggeber": True, "auftraggeberin": True, "notfallkontakt": True, "anmeldung": True,
+    "teilnehmer": True, "teilnehmerin": True, "vertragspartner": True, "schuldner": True,
+    "gläubiger": True, "bill to": True, "ship to": True, "deliver to": True, "invoice to": True,
+    "sold to": True, "send to": True, "attn": False, "attn.": False, "attention": True,
+    "care of": False, "recipient": True, "account holder": True, "account name": True,
+    "emergency contact": True, "addressee": True, "tenant": True, "contact": True, "to": True,
+    "from": True, "payee": True, "beneficiary": True, "guest": True, "participant": True,
+    "customer": True, "next of kin": True, "cardholder": True, "full name": True,
+}
+LABEL_NAME_WORDS = 4
+
+# Hyphenated compounds that name a thing after a person ("Karl-Marx-Straße",
+# "Max-Planck-Institut", "Anna-Amalia-Bibliothek", "Tante-Emma-Laden"): their last part ends
+# with one of these. A registered name inside one is no person there.
+THING_HEADS = ("straße", "strasse", "str", "weg", "platz", "allee", "gasse", "ring", "damm",
+               "ufer", "chaussee", "brücke", "bahnhof", "institut", "schule", "gymnasium",
+               "universität", "hochschule", "bibliothek", "museum", "theater", "haus", "halle",
+               "park", "garten", "stadion", "arena", "preis", "stiftung", "klinik", "klinikum",
+               "krankenhaus", "zentrum", "center", "kirche", "dom", "denkmal", "turm", "umzug",
+               "fest", "markt", "tag", "jahr", "laden", "eis", "torte", "kuchen", "brot", "salat",
+               "suppe", "kaserne", "siedlung", "viertel", "kiez", "gesellschaft", "verlag",
+               "werk", "werke", "preis", "medaille", "plan", "gesetz", "effekt", "syndrom",
+               "krankheit", "methode", "prinzip", "test", "regel", "kreis", "see", "insel",
+               "tunnel", "hafen", "flughafen", "apotheke", "quelle", "grundschule",
+               "realschule", "gesamtschule", "oberschule")
+
+# Public names that hold a name: brands, dishes, fictional and public people, titles of
+# books and films, places ("Earl Grey", "Dr. Oetker", "Onkel Dagobert", "Harry Potter").
+# A name inside one of these, as written here (any case), is no person of the user's.
+PUBLIC_NAMES = (
+    # brands and products
+    "dr. oetker", "dr oetker", "dr pepper", "dr. pepper", "dr. martens", "dr martens",
+    "doc martens", "dr. best", "dr. hauschka", "dr. scholl", "dr. scholl's", "mr. proper",
+    "mr proper", "mr. clean", "mr clean", "mr. muscle", "mr muscle", "uncle ben's",
+    "ben & jerry's", "ben and jerry's", "jack daniel's", "jack daniels", "jim beam",
+    "johnnie walker", "captain morgan", "tante emma", "fritz!box", "fritz box",
+    "fritz-kola", "marks & spencer", "marks and spencer", "aunt jemima", "betty crocker",
+    "sara lee", "tommy hilfiger", "calvin klein", "ralph lauren", "hugo boss", "mercedes-benz",
+    "heinz ketchup", "werther's", "kinder bueno", "uncle sam", "onkel tom", "onkel toms hütte",
+    "birne helene", "earl grey", "lady grey", "bloody mary", "tom collins", "eggs benedict",
+    "victoria sponge", "beef wellington", "peach melba", "pfirsich melba", "pizza margherita",
+    "caesar salad", "jack russell", "jack russell terrier", "king charles spaniel", "st bernard",
+    # fictional and public people, titles
+    "onkel dagobert", "graf zahl", "frau holle", "herr der ringe", "mrs doubtfire",
+    "mrs. doubtfire", "mr men", "mr. men", "mr bean", "mr. bean", "mr. spock", "mr spock",
+    "miss marple", "mrs. robinson", "mrs robinson", "dr. who", "doctor who", "dr. no", "dr no",
+    "dr. house", "dr house", "dr. dre", "dr dre", "dr. seuss", "dr seuss", "mr. robot",
+    "mr robot", "harry potter", "sherlock holmes", "peter pan", "peter lustig",
+    "emil und die detektive", "pippi langstrumpf", "winnie the pooh", "santa claus",
+    "father christmas", "sankt martin", "st. martin", "st martin", "st patrick",
+    "st. patrick", "st patrick's", "st. patrick's", "st nicholas", "nikolaus", "king charles",
+    "prince harry", "prince william", "queen mary", "queen elizabeth", "angela merkel",
+    "lady gaga", "lord voldemort", "darth vader", "baker street",
+    "mary poppins", "uncle scrooge", "tante-emma-laden",
+)
+
+# Before a place or region: a German preposition fused with its article ("ins Wendland",
+# "im Allgäu") never stands before a person's name.
+PLACE_ARTICLES = frozenset({"ins", "im", "ans"})
+# Before a place: "moved to Austin", "flights to Florence", "fahren nach Paris": the two words
+# before the name. Only pairs that never go before a person ("fly to", "drove to", "back
+# from" can: "heard back from Jordan").
+PLACE_BEFORE_PAIRS = frozenset({
+    ("moving", "to"), ("moved", "to"), ("move", "to"), ("moves", "to"), ("flights", "to"),
+    ("flight", "to"), ("trip", "to"), ("travel", "to"), ("travelling", "to"),
+    ("traveling", "to"), ("holiday", "to"), ("relocating", "to"), ("relocated", "to"),
+    ("train", "to"), ("tickets", "to"), ("born", "in"),
+    ("lives", "in"), ("live", "in"), ("living", "in"), ("holiday", "in"), ("vacation", "in"),
+    ("weekend", "in"), ("week", "in"), ("fahren", "nach"), ("fliegen", "nach"),
+    ("ziehen", "nach"), ("zieht", "nach"), ("gezogen", "nach"), ("flug", "nach"),
+    ("fahrt", "nach"), ("reise", "nach"), ("urlaub", "in"), ("wohnt", "in"), ("leben", "in"),
+})
+# An indefinite article two words before a name, with an adjective between ("einen alten
+# Mercedes"), or right before a name in lower case ("einen stein"), makes it a thing; "eine
+# Anna" right after it stays a person.
+INDEFINITE = frozenset({"ein", "eine", "einen", "einem", "einer", "eines", "a", "an"})
+
+# Labels after which a number is a reference, never a phone ("tracking number 1Z …",
+# "Sendungsnummer", "Bestellnummer", "ISBN").
+NUMBER_LABELS = ("tracking number", "tracking no", "tracking", "sendungsnummer",
+                 "sendungsverfolgung", "paketnummer", "bestellnummer", "auftragsnummer",
+                 "kundennummer", "rechnungsnummer", "vertragsnummer", "aktenzeichen",
+                 "order number", "order no", "order #", "reference", "ref.", "ref ", "isbn",
+                 "invoice number", "serial number", "seriennummer", "schadennummer")
+NUMBER_LABELS_REACH = 30  # characters before a number searched for those

@@ -34,7 +34,9 @@ def present(text: str) -> frozenset[str]:
     anchors not among them need no search at all."""
     # Most space-separated tokens are a word as they stand, or with punctuation around it;
     # only the distinct others (digits, "@", inner dashes) go through the pattern.
-    words = set(lowered(text).split())
+    words = set()
+    for piece in _pieces(lowered(text)):
+        words.update(piece.split())
     odd = [token for token in words if not token.isalpha()]
     words.difference_update(odd)
     for token in odd:
@@ -44,6 +46,30 @@ def present(text: str) -> frozenset[str]:
         elif token:
             words.update(_WORD.findall(token))
     return frozenset(words)
+
+
+_PIECE = 16_384  # characters split at once: a long text's split would hold the GIL ~16 ms
+
+
+def _pieces(text: str) -> Iterator[str]:
+    """`text` in pieces cut at spaces, so that a worker thread masking a 200 kB prompt lets
+    the event loop run between them."""
+    start = 0
+    while len(text) - start > _PIECE:
+        cut = text.find(" ", start + _PIECE)
+        if cut == -1:
+            break
+        yield text[start:cut]
+        start = cut
+    yield text[start:]
+
+
+def finditer(pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """`pattern.finditer(text)` piece by piece: a pattern that rarely matches would scan a
+    200 kB text in one call that holds the GIL for ~13 ms. For a pattern that matches one
+    character (it may look behind: a piece's start sees the text before it)."""
+    for start in range(0, len(text), _PIECE):
+        yield from pattern.finditer(text, start, start + _PIECE)
 
 
 @functools.lru_cache(maxsize=16)

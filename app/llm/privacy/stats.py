@@ -16,13 +16,15 @@ class Counters:
     values_masked: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
     replies_blocked: int = 0  # replies that carried a plaintext identity (each attempt)
     retries: int = 0  # corrective retries after a blocked reply
-    calls_blocked: int = 0  # calls that failed with privacy_blocked after the retry
+    calls_blocked: int = 0  # calls that failed with privacy_blocked (after the retry, or refused)
+    requests_blocked: int = 0  # requests the egress gate refused: a name the masking missed
     fallbacks: int = 0  # callers (journal stages) that took their local fallback
 
     def as_dict(self) -> dict[str, object]:
         return {"calls_masked": self.calls_masked, "values_masked": dict(self.values_masked),
                 "replies_blocked": self.replies_blocked, "retries": self.retries,
-                "calls_blocked": self.calls_blocked, "fallbacks": self.fallbacks}
+                "calls_blocked": self.calls_blocked, "requests_blocked": self.requests_blocked,
+                "fallbacks": self.fallbacks}
 
 
 class PrivacyStats:

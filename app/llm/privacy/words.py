@@ -9,14 +9,27 @@ import functools
 import re
 from collections.abc import Iterable, Iterator
 
-from app.llm.privacy.rules import FAMILIES, HONORIFICS, TITLES
+from app.llm.privacy.rules import (
+    ADDRESS_NOUNS,
+    EN_GROUP_PHRASES,
+    EN_GROUPS,
+    FAMILIES,
+    GROUP_BEFORE,
+    GROUP_HEADS,
+    GROUP_PREFIXES,
+    HONORIFICS,
+    PLACE_ARTICLES,
+    PLACE_BEFORE_PAIRS,
+    PUBLIC_NAMES,
+    TITLES,
+)
 from app.llm.privacy.scan import lowered, present
 
 SPACES = " \t\u00a0"
 _REST_OF_WORD = re.compile(r"(?:[^\W\d_]|['’](?=[^\W\d_]))*")
 _APOSTROPHES = "'’"
 HONORIFIC_WORDS = frozenset(w.rstrip(".") for w in HONORIFICS)
-NOT_A_NAME = HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before
+NOT_A_NAME = HONORIFIC_WORDS | TITLES | FAMILIES["weekday"].before | ADDRESS_NOUNS
 GENITIVES = ("'s", "’s", "s")
 
 
@@ -97,3 +110,92 @@ def dictionary() -> frozenset[str]:
 
     return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True)
                      if w.islower())
+
+
+def compound_end(text: str, end: int) -> int:
+    """The end of a hyphenated word that goes on at `end` ("Anna" of "Anna-Lena")."""
+    while end < len(text) - 1 and text[end] == "-" and text[end + 1].isalpha():
+        end = word_end(text, end + 1)
+    return end
+
+
+def compound_start(text: str, start: int) -> int:
+    """The start of a hyphenated word that `start` continues ("Lena" of "Anna-Lena")."""
+    while start > 1 and text[start - 1] == "-" and text[start - 2].isalpha():
+        start = word_start(text, start - 1)
+    return start
+
+
+_PUBLIC_WORD = re.compile(r"[^\W\d_]+")
+
+
+@functools.cache
+def _public_index() -> dict[str, tuple[tuple[str, int], ...]]:
+    """`rules.PUBLIC_NAMES` by each of their words: (phrase, where the word stands in it)."""
+    index: dict[str, list[tuple[str, int]]] = {}
+    for phrase in PUBLIC_NAMES:
+        for match in _PUBLIC_WORD.finditer(phrase):
+            index.setdefault(match.group(), []).append((phrase, match.start()))
+    return {word: tuple(entries) for word, entries in index.items()}
+
+
+def public_name(text: str, start: int) -> tuple[int, int] | None:
+    """The public name (`rules.PUBLIC_NAMES`: a brand, a dish, a fictional or public person)
+    that the word at `start` stands in, as (start, end); None when it stands in none."""
+    low = lowered(text)
+    word = _PUBLIC_WORD.match(low, start)
+    if word is None:
+        return None
+    for phrase, offset in _public_index().get(word.group(), ()):
+        at = start - offset
+        stop = at + len(phrase)
+        if (at >= 0 and low.startswith(phrase, at)
+                and (at == 0 or not text[at - 1].isalnum())
+                and (stop == len(text) or not text[stop].isalpha())):
+            return at, stop
+    return None
+
+
+def after_place_words(before: list[str]) -> bool:
+    """Do the words before a name say a place follows ("moved to", "fahren nach", "ins")?"""
+    return bool(before) and (before[0] in PLACE_ARTICLES or (
+        len(before) > 1 and (before[1], before[0]) in PLACE_BEFORE_PAIRS))
+
+
+_GROUP_STARTS = tuple(word + " " for word in (*GROUP_BEFORE, "from"))
+_GROUP_DETERMINERS = frozenset({"dem", "der", "den", "meinem", "meiner", "unserem", "unserer",
+                                "seinem", "seiner", "ihrem", "ihrer", "deinem", "deiner",
+                                "the", "my", "our", "his", "her", "their", "your"})
+
+
+def group_after(text: str, end: int) -> bool:
+    """Does a group of people follow the word ending at `end` ("aus dem yogakurs", "vom
+    wanderverein", "from accounting", "from my book club", "from next door")?"""
+    low = lowered(text)
+    if not low[end:end + 6].lstrip(SPACES).startswith(_GROUP_STARTS):
+        return False  # most names: no "aus", "vom", "von", "from" after them
+    here = next_word(text, end)
+    if here is None:
+        return False
+    first = low[here[0]:here[1]]
+    if first in GROUP_BEFORE:
+        here = next_word(text, here[1])
+        if here is not None and low[here[0]:here[1]] in _GROUP_DETERMINERS:
+            here = next_word(text, here[1])
+        if here is None:
+            return False
+        word = low[here[0]:compound_end(text, here[1])]
+        return word.endswith(GROUP_HEADS) or word.startswith(GROUP_PREFIXES)
+    if first != "from":
+        return False
+    rest = low[here[1]:here[1] + 24].lstrip(SPACES)
+    if rest.startswith(EN_GROUP_PHRASES):
+        return True
+    for _ in range(3):  # "from HR", "from the choir", "from my climbing group"
+        here = next_word(text, here[1])
+        if here is None:
+            return False
+        word = low[here[0]:here[1]]
+        if word in EN_GROUPS:
+            return True
+    return False

@@ -1,7 +1,8 @@
 """What every provider is, and the HTTP plumbing the networked ones share.
 
 A provider makes ONE attempt per call and maps every failure to a `ModelError`; retries,
-budget, concurrency, privacy and tracing are the gateway's.
+budget, concurrency, privacy and tracing are the gateway's — but the body a call sends is
+built here, so here it passes the call's privacy egress gate (`request_body`) before it is sent.
 
 A provider is remote when it is marked so (`llm_remote`) or its host is off this network
 (`app.llm.detect.is_local`); the gateway masks a remote provider's prompts. Only with the
@@ -15,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
@@ -29,6 +30,7 @@ from app.llm.errors import ModelError
 from app.llm.types import Call, Chunk, Reply
 
 PURPOSE_HEADER = "X-Novaberg-Purpose"
+Gate = Callable[[bytes], Awaitable[None]]
 
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?(?:length|window|size)|maximum context|too many tokens|"
@@ -90,9 +92,10 @@ class Provider(ABC):
         return await self._json_exchange("GET", path, None, self.headers(), timeout)
 
     async def post_json(self, path: str, payload: dict[str, Any], purpose: str,
-                        *, timeout: float | None = None) -> Any:
-        """POST a JSON request and read the whole JSON answer, within `model_timeout`."""
-        return await self._json_exchange("POST", path, msgspec.json.encode(payload),
+                        *, timeout: float | None = None, gate: Gate | None = None) -> Any:
+        """POST a JSON request and read the whole JSON answer, within `model_timeout`.
+        `gate`: the privacy egress gate the encoded body passes first (a call's `gate`)."""
+        return await self._json_exchange("POST", path, await request_body(payload, gate),
                                          self.headers(purpose), timeout)
 
     async def _json_exchange(self, method: str, path: str, data: bytes | None,
@@ -109,18 +112,20 @@ class Provider(ABC):
             raise connection_error(exc, seconds) from exc
 
     @asynccontextmanager
-    async def open_stream(self, path: str, payload: dict[str, Any],
-                          purpose: str) -> AsyncIterator[aiohttp.ClientResponse]:
-        """POST a streaming request; `model_timeout` bounds the wait for each piece.
+    async def open_stream(self, path: str, payload: dict[str, Any], purpose: str,
+                          gate: Gate | None = None) -> AsyncIterator[aiohttp.ClientResponse]:
+        """POST a streaming request; `model_timeout` bounds the wait for each piece. `gate`:
+        as for `post_json`.
 
         Leaving the block (also by cancellation) closes the response, and with it the
         connection: the server sees the client go.
         """
         seconds = self.settings.model_timeout
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=seconds, sock_read=seconds)
+        data = await request_body(payload, gate)
         try:
             async with self._session().post(
-                    self.url + path, data=msgspec.json.encode(payload),
+                    self.url + path, data=data,
                     headers=self.headers(purpose), timeout=timeout) as response:
                 if response.status >= 400:
                     await raise_for_status(response, await response.read())
@@ -131,6 +136,15 @@ class Provider(ABC):
                     raise
         except (aiohttp.ClientError, TimeoutError) as exc:
             raise connection_error(exc, seconds) from exc
+
+
+async def request_body(payload: dict[str, Any], gate: Gate | None) -> bytes:
+    """The request body as it is sent; a remote call's passes its privacy gate first (which
+    refuses it with `privacy_blocked` when a registered name is in it)."""
+    data = msgspec.json.encode(payload)
+    if gate is not None:
+        await gate(data)
+    return data
 
 
 async def lines(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:

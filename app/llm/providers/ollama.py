@@ -63,7 +63,8 @@ class OllamaProvider(Provider):
 
     async def complete(self, call: Call) -> Reply:
         await self.resolve_model()
-        data = await self.post_json("/api/chat", self._payload(call, False), call.purpose)
+        data = await self.post_json("/api/chat", self._payload(call, False), call.purpose,
+                                    gate=call.gate)
         if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
             raise ModelError("model_bad_response", "Ollama answer without `message`")
         return Reply(text=data["message"].get("content") or "",
@@ -75,7 +76,7 @@ class OllamaProvider(Provider):
     async def stream(self, call: Call) -> AsyncIterator[Chunk]:
         await self.resolve_model()
         async with self.open_stream("/api/chat", self._payload(call, True),
-                                    call.purpose) as response:
+                                    call.purpose, call.gate) as response:
             async for line in lines(response):
                 try:
                     data = msgspec.json.decode(line)

@@ -120,7 +120,7 @@ class OpenAIProvider(Provider):
 
     async def _complete(self, call: Call) -> Reply:
         data = await self.post_json("/v1/chat/completions", self._payload(call, False),
-                                    call.purpose)
+                                    call.purpose, gate=call.gate)
         try:
             choice = data["choices"][0]
             message = choice["message"]
@@ -134,7 +134,7 @@ class OpenAIProvider(Provider):
 
     async def stream(self, call: Call) -> AsyncIterator[Chunk]:
         async with self.open_stream("/v1/chat/completions", self._payload(call, True),
-                                    call.purpose) as response:
+                                    call.purpose, call.gate) as response:
             events = 0
             async for line in lines(response):
                 if not line.startswith(b"data:"):

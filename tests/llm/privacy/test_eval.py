@@ -1,11 +1,11 @@
 """The privacy detectors against our own annotated set (issue 12's bar): recall ≥ 0.98 for
-every kind, look-alikes kept ≥ 0.95. The figures are printed in every run and named in
-the failure message."""
+every kind, every registered person found (1.00), look-alikes kept ≥ 0.95. The figures are
+printed in every run and named in the failure message."""
 
 from __future__ import annotations
 
 from app.llm.privacy import KINDS
-from tests.privacy_eval import load, score
+from tests.privacy_eval import REGISTERED, load, score
 
 RECALL_BAR = 0.98
 KEPT_BAR = 0.95
@@ -30,3 +30,4 @@ def test_recall_per_kind_and_look_alikes_kept_reach_the_bar(capsys):
         print("\nprivacy evaluation set:\n" + result.report())
     below = [kind for kind in result.total if result.recall(kind) < RECALL_BAR]
     assert not below and result.kept_ratio >= KEPT_BAR, result.report()
+    assert result.recall(REGISTERED) == 1.0, result.report()

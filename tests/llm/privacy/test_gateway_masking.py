@@ -16,6 +16,7 @@ from app.llm.guard import PRIVACY_RETRY_PROMPT
 from app.llm.privacy import IdentityRegistry, Masker, NameIndex, Person
 from app.storage.database import Database
 from tests.fakemodel import UNNAMED, Fault, Reply
+from tests.privacy_support import leaked
 
 PERSONAL = ("Ich bin Anna Schmidt (anna.schmidt@example.org), Tel. +49 171 1234567 oder "
             "030 / 12 34 56 78. Annas Bruder Paul wohnt in der Hauptstraße 12a, 10115 Berlin. "
@@ -179,16 +180,35 @@ async def test_a_streamed_reply_is_demasked_across_piece_boundaries(remote, fake
     assert not any("[" in piece for piece in pieces)
 
 
+async def shown_until_blocked(remote: Gateway, max_tokens: int = 200) -> str:
+    """What a streamed responder call showed before it ended in `privacy_blocked`."""
+    shown = []
+    with pytest.raises(ModelError) as caught:
+        async for piece in remote.stream("responder", PROMPT, max_tokens=max_tokens,
+                                         user_id="local"):
+            shown.append(piece)
+    assert caught.value.code == "privacy_blocked"
+    return "".join(shown)
+
+
 async def test_a_streamed_leak_stops_the_stream_before_the_name_is_shown(remote, fake_model):
     leak = Reply("Also, liebe Anna, das war so.", chunks=["Also, liebe A", "nna, das war so."])
     fake_model.script(UNNAMED, leak, leak)  # the retry leaks as well
-    shown = []
-    with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=200, user_id="local"):
-            shown.append(piece)
-    assert caught.value.code == "privacy_blocked"
-    assert "Anna" not in "".join(shown)
+    assert "Anna" not in await shown_until_blocked(remote)
     assert len(fake_model.chats()) == 2
+
+
+@pytest.mark.parametrize("name", ["An\u00adna", "A\u200bn\u200bn\u200ba", "Аnnа", "ＡＮＮＡ"])
+async def test_a_disguised_name_in_a_streamed_reply_is_stopped_before_it_shows(
+        remote, fake_model, name):
+    """The reply check reads the normalised view too, and a stream holds back enough for a
+    name with invisible characters between its letters."""
+    text = f"Also, liebe {name}, das war so, und es war ein langer Tag für uns alle."
+    cut = text.index(name) + 2
+    leak = Reply(text, chunks=[text[:cut], text[cut:]])
+    fake_model.script(UNNAMED, leak, leak)
+    shown = await shown_until_blocked(remote)
+    assert not leaked(["Anna"], shown) and name[:2] not in shown
 
 
 async def test_a_streamed_leak_after_shown_pieces_is_not_retried(remote, fake_model):
@@ -247,9 +267,5 @@ async def test_a_long_stream_is_checked_piece_by_piece_up_to_its_end(remote, fak
     chunks = [filler[i:i + 40] for i in range(0, len(filler), 40)] + ["Grüß An", "na von mir."]
     leak = Reply(filler + "Grüß Anna von mir.", chunks=chunks)
     fake_model.script(UNNAMED, leak, leak)
-    shown = []
-    with pytest.raises(ModelError) as caught:
-        async for piece in remote.stream("responder", PROMPT, max_tokens=400, user_id="local"):
-            shown.append(piece)
-    assert caught.value.code == "privacy_blocked"
-    assert shown and "Anna" not in "".join(shown)
+    shown = await shown_until_blocked(remote, max_tokens=400)
+    assert shown and "Anna" not in shown
