@@ -2,6 +2,10 @@
 flat in the export's size, and still one JSON document of the same shape — which imports
 again.
 
+Another user is served while an export runs: the export is held on its reader thread
+half-way, and that user's requests are answered meanwhile — the event loop carries none of
+the export's work (behaviour, not time: no request waits for the export's end).
+
 Memory is counted by `tracemalloc` (every Python allocation of every thread: the server's
 reader thread, its event loop and the test's client) while a large export is downloaded to
 a file; speed and the event loop's lag are the benchmark's (bench/exports.py)."""
@@ -13,6 +17,7 @@ import random
 import shutil
 import sqlite3
 import string
+import threading
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -20,20 +25,24 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
 
+from app.auth.accounts import add_user_sync
+from app.backup import exports
 from app.backup.chat_export import CHAT
 from app.backup.exports import make_query, stream
 from app.backup.journal_export import JOURNAL
 from app.core.settings import defaults
 from app.storage.database import connect
 from app.storage.migrations import apply_migrations
-from app.wiring.server import create_app
+from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 
 MESSAGES = 30_000
 WORDS = ("heute", "war", "ich", "im", "Park", "und", "Anna", "Kaffee", "schön", "müde", "„da“")
 
 
-def fill_messages(database: Path, count: int, rng: random.Random) -> None:
+def fill_messages(database: Path, count: int, rng: random.Random, user_id: str = "local",
+                  prefix: str = "") -> None:
+    """`count` rows of `user_id`'s log, entry keys `{prefix}k0`, `{prefix}k1`, …"""
     conn = connect(database)
     apply_migrations(conn)
     start = 1772323200.0
@@ -41,7 +50,8 @@ def fill_messages(database: Path, count: int, rng: random.Random) -> None:
         conn.executemany(
             "INSERT INTO messages (entry_key, user_id, character_id, turn_id, message_ids, role, "
             "origin, text, created, calendar_date) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            ((f"k{n}", "local", "nova", f"t{n // 2}", json.dumps([f"m{n // 2}"]),
+            ((f"{prefix}k{n}", user_id, "nova", f"{prefix}t{n // 2}",
+              json.dumps([f"{prefix}m{n // 2}"]),
               "user" if n % 2 == 0 else "assistant", "" if n % 2 == 0 else "antwort",
               " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 80))),
               start + n * 60.0, f"2026-03-{1 + n * 60 // 86400:02d}") for n in range(count)))
@@ -99,6 +109,79 @@ async def test_a_large_chat_export_streams_in_flat_memory(make_settings, data_di
     imported = await second.post("/api/imports", data=into.read_bytes(), headers=AUTH)
     assert await imported.json() == {"kind": "novaberg.chat", "imported": MESSAGES,
                                      "skipped": 0}
+
+
+class Gate:
+    """Holds a streamed export before its second chunk, on the thread that makes it, until
+    the test opens it; notes the thread each chunk of every export is made on."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.opened = threading.Event()
+        self.made_on: list[int] = []
+        self.held = threading.Event()
+        chunked = exports.chunked
+
+        def gated(pieces: Any, size: int = exports.CHUNK_BYTES) -> Any:
+            for n, chunk in enumerate(chunked(pieces, size)):
+                self.made_on.append(threading.get_ident())
+                if n == 1:
+                    self.held.set()
+                    if not self.opened.wait(60):
+                        raise AssertionError("the export's gate was never opened")
+                yield chunk
+
+        monkeypatch.setattr(exports, "chunked", gated)
+
+
+async def test_another_user_is_answered_while_an_export_is_half_way(make_settings, data_dir,
+                                                                    aiohttp_client,
+                                                                    monkeypatch):
+    database = data_dir / DATABASE_FILE
+    fill_messages(database, 6_000, random.Random(5), "anna", "a")
+    fill_messages(database, 10, random.Random(6), "bob", "b")
+    conn = connect(database)
+    tokens = {name: add_user_sync(conn, name, "correct horse battery") for name in ("anna", "bob")}
+    conn.close()
+    anna, bob = ({"Authorization": f"Bearer {tokens[name]}"} for name in ("anna", "bob"))
+    client = await aiohttp_client(create_app(make_settings(headless=True,
+                                                           llm_provider="offline")))
+    gate = Gate(monkeypatch)
+    decoded_on: list[int] = []
+    decode = exports.read_head
+
+    def read_head(raw: bytes) -> Any:
+        decoded_on.append(threading.get_ident())
+        return decode(raw)
+
+    monkeypatch.setattr("app.backup.registry.read_head", read_head)
+    loop_thread = threading.get_ident()  # the test client and the app share the loop
+
+    async with client.get("/api/exports/chat", headers=anna) as response:
+        assert response.status == 200
+        received = bytearray(await response.content.readany())
+        # Anna's export is held half-way on its reader thread; Bob is served meanwhile: his
+        # own export (the other reader thread), his session, the health check.
+        own = await client.get("/api/exports/chat", headers=bob)
+        assert own.status == 200
+        assert [m["entry_key"] for m in (await own.json())["messages"]] == [
+            f"bk{n}" for n in range(10)]
+        session = await client.get("/api/characters/nova/session", headers=bob)
+        assert session.status == 200 and (await session.json())["turns"] == []
+        assert (await client.get("/api/health")).status == 200
+        assert gate.held.is_set() and not gate.opened.is_set()  # still half-way
+        gate.opened.set()
+        async for chunk in response.content.iter_chunked(1 << 16):
+            received += chunk
+
+    document = json.loads(received)
+    assert [m["entry_key"] for m in document["messages"]] == [f"ak{n}" for n in range(6_000)]
+    assert len(gate.made_on) > 3
+    assert loop_thread not in gate.made_on, "a chunk of an export was made on the event loop"
+
+    # An import is decoded off the loop too (Bob imports Anna's export into his own data).
+    imported = await client.post("/api/imports", data=bytes(received), headers=bob)
+    assert imported.status == 200, await imported.text()
+    assert decoded_on and loop_thread not in decoded_on
 
 
 @pytest.fixture(scope="module")
