@@ -300,6 +300,7 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         database.with_name(database.name + suffix).unlink(missing_ok=True)
     with private_file(database) as out:
         _copy_checked(settings, backup, DATABASE_FILE, out)
+    crash_point(settings, "restore:installed")  # the backup's database, no accounts carried yet
     if not checked.has_accounts and backup.path != safety:
         carry_accounts(database, safety / DATABASE_FILE)
     crash_point(settings, "restore:database")
@@ -310,6 +311,7 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         else:
             (data_path / name).unlink(missing_ok=True)  # kept in the safety folder
     fsync_dir(data_path)
+    crash_point(settings, "restore:files")
     if not settings.redis_url:  # the keys are in the safety folder; the server starts afresh
         shutil.rmtree(redis_dir(data_path), ignore_errors=True)
     # Appended writes are flushed when the server stops (SIGTERM); per-write fsync would
@@ -322,6 +324,7 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         redis_snapshot.load_snapshot(client, first)
         crash_point(settings, "restore:redis")
         redis_snapshot.load_snapshot(client, rest)
+    crash_point(settings, "restore:loaded")  # all installed; the marker is still there
 
 
 def _listed(backup: Backup) -> dict[str, dict[str, Any]]:

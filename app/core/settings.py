@@ -63,8 +63,8 @@ ProviderName = Literal["offline", "ollama", "openai"]
 # a turn's Redis commit and its message-log row (the user turn's, the answer's), and in the
 # steps of a restore.
 CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
-                     "restore:saving", "restore:saved", "restore:copying", "restore:database",
-                     "restore:redis"]
+                     "restore:saving", "restore:saved", "restore:copying", "restore:installed",
+                     "restore:database", "restore:files", "restore:redis", "restore:loaded"]
 
 
 @dataclass(frozen=True, slots=True)

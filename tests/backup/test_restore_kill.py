@@ -3,10 +3,13 @@ or refuses to start with one line that names the way on — finish the restore o
 and both ways work, also with a broken database file.
 
 The restore runs as the real command in a subprocess (`python -m app restore DIR --yes`) and
-kills itself with SIGKILL at a named step (the setting `test_crash_at`): while it keeps the
-current data aside, after that, half-way through copying the database, after the database,
-and half-way through loading the Redis keys. The data dir holds state A (a few messages and
-a session), the backup state B (20 000 messages, 2 500 Redis keys, an identities file)."""
+kills itself with SIGKILL at each named step between two of its writes (the setting
+`test_crash_at`): while it keeps the current data aside, after that, half-way through copying
+the database, after the database's rename (before the install's accounts are carried into
+it), after the accounts, after the data files, half-way through loading the Redis keys, and
+after all of it (before the marker is removed). The data dir holds state A (a few messages, a
+session, a user with a password), the backup state B (20 000 messages, 2 500 Redis keys, an
+identities file, no accounts): whichever way on, the install's user is there."""
 
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from pathlib import Path
 import pytest
 import redis as redis_sync
 
+from app.auth.accounts import add_user_sync, verify_password
 from app.backup.archive import verify
 from app.memory import keys
 from app.storage.database import connect
@@ -47,6 +51,8 @@ def make_state(data: Path, messages: int, word: str, records: int) -> None:
             "created, calendar_date) VALUES (?, 'local', 'nova', ?, 'user', ?, ?, '2026-03-01')",
             ((f"{word}{n}", f"t{word}{n}", f"{word} " * 60, 1772323200.0 + n)
              for n in range(messages)))
+        if word == "A":
+            add_user_sync(conn, "anna", "correct horse battery")
     conn.close()
     (data / "identities.txt").write_text(f"{word} Person\n")
     server = EmbeddedRedis(data / "redis", appendfsync="no")
@@ -94,8 +100,9 @@ def start_refused(data: Path) -> str:
     return lines[0]
 
 
-def state_of(data: Path) -> tuple[int, str, list[str]]:
-    """(messages, identities.txt, the session's texts) as the started app sees them."""
+def state_of(data: Path) -> tuple[int, str, list[str], list[str]]:
+    """(messages, identities.txt, the session's texts, the users whose password still
+    works) as the started app sees them."""
     proc = AppProcess(data).start()
     try:
         status, session = proc.get("/api/characters/nova/session")
@@ -104,12 +111,17 @@ def state_of(data: Path) -> tuple[int, str, list[str]]:
         assert proc.stop() == 0
     conn = sqlite3.connect(data / "novaberg.sqlite3")
     count = conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    users = [user for user, password_hash in conn.execute("SELECT user_id, password_hash "
+                                                          "FROM users ORDER BY user_id")
+             if verify_password("correct horse battery", password_hash)]
     conn.close()
-    return count, (data / "identities.txt").read_text(), [t["inhalt"] for t in session["turns"]]
+    return (count, (data / "identities.txt").read_text(), [t["inhalt"] for t in session["turns"]],
+            users)
 
 
-STATE_A = (A_MESSAGES, "A Person\n", ["Zustand A"])
-STATE_B = (B_MESSAGES, "B Person\n", ["Zustand B"])
+# The install's user stays whichever way on: carried into the backup, which has none.
+STATE_A = (A_MESSAGES, "A Person\n", ["Zustand A"], ["anna"])
+STATE_B = (B_MESSAGES, "B Person\n", ["Zustand B"], ["anna"])
 
 
 @pytest.fixture
@@ -133,10 +145,10 @@ def test_cut_off_while_keeping_the_data_aside_changes_nothing(states, data):
     assert not list(data.glob(SAFETY_PREFIX + "*"))
 
 
-@pytest.mark.parametrize("point, way", [
-    ("restore:saved", "back"), ("restore:copying", "back"), ("restore:copying", "finish"),
-    ("restore:database", "back"), ("restore:database", "finish"), ("restore:redis", "back"),
-    ("restore:redis", "finish")])
+@pytest.mark.parametrize("point, way", [("restore:saved", "back")] + [
+    (point, way) for point in ("restore:copying", "restore:installed", "restore:database",
+                               "restore:files", "restore:redis", "restore:loaded")
+    for way in ("back", "finish")])
 def test_cut_off_half_way_names_both_ways_and_each_works(states, data, point, way):
     backup = states[1]
     cut_off(data, backup, point)
@@ -150,7 +162,7 @@ def test_cut_off_half_way_names_both_ways_and_each_works(states, data, point, wa
     # Other commands that write refuse as well, and say the same.
     refused = command(data, "backup")
     assert refused.returncode == 2 and back in refused.stderr
-    if point in ("restore:database", "restore:redis") and way == "back":
+    if point not in ("restore:saved", "restore:copying") and way == "back":
         database = data / "novaberg.sqlite3"  # broken, say by the disk: the way back works
         database.write_bytes(database.read_bytes()[: os.path.getsize(database) // 3])
 
@@ -176,4 +188,5 @@ def test_a_broken_database_stops_the_start_with_one_line_and_a_restore_keeps_it(
     [safety] = data.glob(SAFETY_PREFIX + "*")
     kept = verify(safety)
     assert "damaged-novaberg.sqlite3" in {f["name"] for f in kept.manifest["files"]}
-    assert state_of(data) == STATE_B
+    # The damaged file's accounts cannot be read: the restored data has none.
+    assert state_of(data) == (*STATE_B[:3], [])
