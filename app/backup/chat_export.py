@@ -23,6 +23,7 @@ import msgspec
 
 from app.backup.exports import (
     ExportError,
+    decode_document,
     ExportQuery,
     ImportResult,
     Moment,
@@ -35,7 +36,10 @@ from app.core.clock import local_moment
 KIND = "novaberg.chat"
 
 
-class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False, and a tuple (which the collector drops once it holds only strings): an import of
+# 100 000 messages would otherwise add a few hundred thousand objects to every full garbage
+# collection while it runs, and such a walk may fall to the event loop's thread.
+class ChatMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     entry_key: str
     turn_id: str
     character_id: str
@@ -43,7 +47,7 @@ class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
     text: str
     created: Moment
     calendar_date: str
-    message_ids: list[str] = []
+    message_ids: tuple[str, ...] = ()
     origin: str = ""
     at: str | None = None
 
@@ -83,7 +87,7 @@ class ChatExporter:
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult:
         try:
-            document = msgspec.json.decode(raw, type=ChatDocument)
+            document = decode_document(raw, ChatDocument)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ExportError(f"not a valid conversation export: {exc}") from None
         for message in document.messages:

@@ -22,6 +22,7 @@ import msgspec
 
 from app.backup.exports import (
     ExportError,
+    decode_document,
     ExportQuery,
     ImportResult,
     Moment,
@@ -112,7 +113,7 @@ class JournalExporter:
                         raw: bytes) -> ImportResult:
         shape = CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
         try:
-            document = msgspec.json.decode(raw, type=shape)
+            document = decode_document(raw, shape)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ExportError(f"not a valid journal export: {exc}") from None
         entries = (document.entries if isinstance(document, JournalDocument)

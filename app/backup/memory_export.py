@@ -26,6 +26,7 @@ import msgspec
 
 from app.backup.exports import (
     ExportError,
+    decode_document,
     ExportQuery,
     ImportResult,
     Moment,
@@ -95,7 +96,7 @@ class MemoryExporter:
     def import_document(self, conn: sqlite3.Connection, user_id: str,
                         raw: bytes) -> ImportResult:
         try:
-            document = msgspec.json.decode(raw, type=MemoryDocument)
+            document = decode_document(raw, MemoryDocument)
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             raise ExportError(f"not a valid memory export: {exc}") from None
         for memory in document.memories:

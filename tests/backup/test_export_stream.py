@@ -12,6 +12,7 @@ a file; speed and the event loop's lag are the benchmark's (bench/exports.py).""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import shutil
@@ -178,10 +179,31 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
     assert len(gate.made_on) > 3
     assert loop_thread not in gate.made_on, "a chunk of an export was made on the event loop"
 
-    # An import is decoded off the loop too (Bob imports Anna's export into his own data).
-    imported = await client.post("/api/imports", data=bytes(received), headers=bob)
+    # An import is decoded off the loop too, item by item (Bob imports Anna's export into his
+    # own data): held after its first message, Bob's session is answered meanwhile.
+    item, items_on = exports._item, []
+    held, opened = threading.Event(), threading.Event()
+
+    def gated_item(decoder: Any, piece: Any, path: str) -> Any:
+        items_on.append(threading.get_ident())
+        if path == "$.messages[1]":
+            held.set()
+            if not opened.wait(60):
+                raise AssertionError("the import's gate was never opened")
+        return item(decoder, piece, path)
+
+    monkeypatch.setattr(exports, "_item", gated_item)
+    posting = asyncio.ensure_future(client.post("/api/imports", data=bytes(received),
+                                                headers=bob))
+    assert await asyncio.to_thread(held.wait, 60)
+    session = await client.get("/api/characters/nova/session", headers=bob)
+    assert session.status == 200 and not posting.done()
+    opened.set()
+    imported = await posting
     assert imported.status == 200, await imported.text()
+    assert (await imported.json())["kind"] == "novaberg.chat"
     assert decoded_on and loop_thread not in decoded_on
+    assert len(items_on) == 6_000 and loop_thread not in items_on
 
 
 @pytest.fixture(scope="module")
