@@ -184,10 +184,14 @@ export class ChatView {
       }
     }
     this.renderStage();
+    // A search hit or an older page leaves the reader where they were put; later growth
+    // pulls only a reader who was at the newest line.
     if (this.keepOffset !== null) {
       scroller.scrollTo({ top: scroller.scrollHeight - this.keepOffset, behavior: "instant" });
+      this.pinned = false;
     } else if (this.highlightKey) {
       this.showHighlight();
+      this.pinned = false;
     } else if (nearBottom || appendedMine || this.followOnce) {
       this.toBottom();
       this.pinned = true;
