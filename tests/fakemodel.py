@@ -51,7 +51,8 @@ server does. `metadata_fault = Fault.status(503)` makes the metadata endpoints (
 **Looking at what happened.** `requests` lists every request (`RecordedRequest`: path,
 dialect, purpose, body, messages, schema, stream, headers, `disconnected` = the client
 closed the connection while the fake still had something to say). `chats(purpose)` lists
-the chat requests, `await wait_requests(n)` waits until n chat requests have arrived;
+the chat requests, `await wait_requests(n, purpose)` waits until n chat requests (of that
+purpose) have arrived — the one way a test waits for the model to be called;
 `max_in_flight` is the most chat requests it answered at once.
 """
 
@@ -69,6 +70,8 @@ import msgspec
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+
+from tests.waiting import WAIT, until
 
 PURPOSE_HEADER = "X-Novaberg-Purpose"
 # The test setting without which no provider sends PURPOSE_HEADER (app.llm.providers.base).
@@ -222,16 +225,24 @@ class FakeModel:
         return [r for r in self.requests
                 if r.is_chat and (purpose is None or (r.purpose or UNNAMED) == purpose)]
 
-    async def wait_requests(self, count: int, timeout: float = 5.0) -> list[RecordedRequest]:
-        async with asyncio.timeout(timeout):
-            async with self._arrived:
-                await self._arrived.wait_for(lambda: len(self.chats()) >= count)
-        return self.chats()
+    async def wait_requests(self, count: int = 1, purpose: str | None = None, *,
+                            timeout: float = WAIT) -> list[RecordedRequest]:
+        """The chat requests (of one purpose, as `chats`) once `count` of them have arrived,
+        woken by each arrival. When they do not arrive within `timeout` seconds the test fails
+        saying which requests did."""
+        try:
+            async with asyncio.timeout(timeout):
+                async with self._arrived:
+                    await self._arrived.wait_for(lambda: len(self.chats(purpose)) >= count)
+        except TimeoutError:
+            arrived = [r.purpose or UNNAMED for r in self.chats()]
+            raise AssertionError(f"waited {timeout} s for {count} {purpose or 'chat'} "
+                                 f"request(s); arrived: {arrived}") from None
+        return self.chats(purpose)
 
     async def wait_disconnected(self, request: RecordedRequest, timeout: float = 5.0) -> None:
-        async with asyncio.timeout(timeout):
-            while not request.disconnected:
-                await asyncio.sleep(0.01)
+        await until(lambda: request.disconnected, timeout=timeout, every=0.01,
+                    what=f"the client to close request {request.path} ({request.purpose})")
 
     # --- life cycle ------------------------------------------------------------------------
 

@@ -3,7 +3,7 @@ model server, killed with SIGKILL inside a block and started again on the same d
 
     async with app_to_kill(data_dir, env) as proc:     # SIGKILL when the block ends
         await call(proc, "POST", "/api/characters/nova/messages", {"text": "…"})
-        await model_called(fake_model, "responder")    # it hangs there (Fault.hang())
+        await fake_model.wait_requests(1, "responder", timeout=WAIT)  # it hangs there
     async with restarted(proc, env) as again:          # same data dir and port; SIGTERM at the end
         ...
 
@@ -37,11 +37,12 @@ async def call(proc: AppProcess, method: str, path: str, body: object = None
     return await asyncio.to_thread(proc.post, path, body)
 
 
-async def model_called(fake_model: Any, purpose: str, timeout: float = WAIT) -> None:
-    """Wait until the fake model has received a `purpose` request."""
-    async with asyncio.timeout(timeout):
-        while not fake_model.chats(purpose):
-            await asyncio.sleep(0.02)
+async def get(proc: AppProcess, path: str) -> Any:
+    """A path of the app process read as JSON (it must answer 200): what
+    `tests.waiting.wait_message(partial(get, proc), …)` reads."""
+    status, body = await call(proc, "GET", path)
+    assert status == 200, (path, status, body)
+    return body
 
 
 @contextlib.asynccontextmanager

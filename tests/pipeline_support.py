@@ -30,8 +30,7 @@ from app.storage.database import Database
 from app.wiring.purposes import OFFLINE_ANSWERS
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
-
-WAIT = 20.0  # seconds a test waits for something the server will send (never a speed claim)
+from tests.waiting import WAIT  # how long a test waits for what the server will send
 
 
 @dataclass

@@ -102,19 +102,17 @@ class AppProcess:
         return self
 
     def wait_until_healthy(self, timeout: float = START_TIMEOUT) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        def healthy() -> bool:
             assert self.process is not None
             if self.process.poll() is not None:
                 raise RuntimeError(f"app exited with {self.process.returncode}:\n{self.output()}")
             try:
-                status, _ = http("GET", self.url + "/api/health", timeout=1.0)
-                if status == 200:
-                    return
+                return http("GET", self.url + "/api/health", timeout=1.0)[0] == 200
             except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
-            time.sleep(0.05)
-        raise RuntimeError(f"app not healthy within {timeout} s:\n{self.output()}")
+                return False
+
+        if not wait_for(healthy, timeout=timeout, interval=0.05):
+            raise RuntimeError(f"app not healthy within {timeout} s:\n{self.output()}")
 
     def get(self, path: str, **kw: object) -> tuple[int, object]:
         return http("GET", self.url + path, token=self.token, **kw)  # type: ignore[arg-type]
@@ -166,6 +164,9 @@ def redis_pids(socket_path: Path) -> list[int]:
 
 
 def wait_for(predicate, timeout: float = 10.0, interval: float = 0.02) -> bool:  # noqa: ANN001
+    """Whether `predicate()` came true within `timeout` seconds, looked at every `interval`:
+    the bounded poll of code that runs outside an event loop (app processes, the browser),
+    `tests.waiting.until`'s counterpart."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():

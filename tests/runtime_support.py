@@ -7,7 +7,6 @@ The chat client (`open_chat`, `Chat`) is the one of `tests.pipeline_support`.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -37,13 +36,6 @@ def runtime_app(fake_model: Any, make_settings: Callable[..., Settings], *,
 
 def responders(fake_model: Any) -> list[Any]:
     return fake_model.chats("responder")
-
-
-async def wait_responder_calls(fake_model: Any, count: int, timeout: float = 20.0) -> None:
-    """Wait until the fake model has received `count` responder requests."""
-    async with asyncio.timeout(timeout):
-        while len(responders(fake_model)) < count:
-            await asyncio.sleep(0.01)
 
 
 def user_prompt(request: Any) -> str:

@@ -21,7 +21,6 @@ from app.journal.profile import model, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
-from app.journal.stages import DEFAULT_BRIEF
 from app.llm.errors import ModelError
 
 MAX_KEY_CHARS = model.MAX_KEY_CHARS
@@ -172,7 +171,7 @@ async def get_brief(request: web.Request) -> web.Response:
     svc = service(request)
     text = await svc.journal_brief(request[USER_ID])
     return web.json_response({"brief": text, "chars": len(text),
-                              "compiled": text != DEFAULT_BRIEF})
+                              "compiled": svc.is_compiled(text)})
 
 
 # --- review: package out, result in, decisions -----------------------------------------------

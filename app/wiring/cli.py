@@ -20,7 +20,10 @@ import sys
 import threading
 import time
 import webbrowser
-from typing import NoReturn
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NoReturn, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
@@ -39,10 +42,19 @@ from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_comm
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
-from app.storage.datadir import DataDirError, check_writable
+from app.storage.database import Database, connect
+from app.storage.datadir import (
+    DATABASE_FILE,
+    REDIS_DIR,
+    DataDirError,
+    DataDirInUse,
+    DataDirLock,
+    check_writable,
+)
 from app.storage.embedded_redis import RedisStartError
 
 log = logging.getLogger("app.wiring.cli")
+T = TypeVar("T")
 
 EXIT_USAGE = 2
 REDIS_URL_SCHEMES = ("redis://", "rediss://", "unix://")
@@ -89,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
     add = user_commands.add_parser("add", parents=[data_options], help="add a user: asks for a password twice, "
-                                   "prints an API token")
+                                   "prints an API token (the app must be stopped)")
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
     add.add_argument("--password-stdin", action="store_true",
                      help="read the password from the first line of stdin")
@@ -100,7 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
     listing = token_commands.add_parser("list", parents=[data_options], help="list API tokens: id, user, created")
     listing.add_argument("name", nargs="?", help="only this user's tokens")
-    revoke = token_commands.add_parser("revoke", parents=[data_options], help="revoke an API token by its id")
+    revoke = token_commands.add_parser("revoke", parents=[data_options],
+                                       help="revoke an API token by its id (the app must be "
+                                            "stopped)")
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     add_backup_commands(commands, parents=[data_options])
     return parser
@@ -127,57 +141,79 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
 
 
-# --- user add --------------------------------------------------------------------------------
+# --- user add, token list | revoke, user delete ----------------------------------------------
+
+# A command that writes holds the data dir's lock, as a running app does: beside a running app
+# it refuses (one line, exit 2), and no app starts while it writes. Its writes go through the
+# database's one writer (`Database.execute_write_fn`, migrations applied on open), as the
+# app's do.
+
+@contextmanager
+def _data_dir_owned(settings: Settings) -> Iterator[None]:
+    lock = DataDirLock(settings.data_path)
+    try:
+        lock.acquire()
+    except DataDirInUse as exc:
+        raise UsageError(f"{exc}: stop the app first") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
+    """`fn(conn)` through the database's writer, in one transaction; the caller holds the
+    data dir (`_data_dir_owned`)."""
+    async def run() -> T:
+        database = Database(settings.data_path / DATABASE_FILE)
+        try:
+            await database.open()
+            return await database.execute_write_fn(fn)
+        finally:
+            await database.close()
+
+    return asyncio.run(run())
+
+
+def _require_database(settings: Settings) -> Path:
+    path = settings.data_path / DATABASE_FILE
+    if not path.exists():
+        raise UsageError(f"no database in {settings.data_path} (no users yet)")
+    return path
+
 
 def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-    from app.wiring.server import DATABASE_FILE
-
     if not valid_user_name(name):
         raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
                          "('local' is reserved)")
-    password = _read_password(password_stdin)
-    check_writable(settings.data_path)
-    settings.data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    conn = connect(settings.data_path / DATABASE_FILE)
-    try:
-        apply_migrations(conn)
-        token = add_user_sync(conn, name, password)
-    except sqlite3.IntegrityError:
-        raise UsageError(f"user {name!r} already exists") from None
-    finally:
-        conn.close()
+    with _data_dir_owned(settings):
+        password = _read_password(password_stdin)
+        try:
+            token = _write(settings, lambda conn: add_user_sync(conn, name, password))
+        except sqlite3.IntegrityError:
+            raise UsageError(f"user {name!r} already exists") from None
     print(f"user {name} added; API token (shown once): {token}")
     return 0
 
 
-def _open_database(settings: Settings) -> sqlite3.Connection:
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-    from app.wiring.server import DATABASE_FILE
-
-    path = settings.data_path / DATABASE_FILE
-    if not path.exists():
-        raise UsageError(f"no database in {settings.data_path} (no users yet)")
-    conn = connect(path)
-    apply_migrations(conn)
-    return conn
-
-
 def manage_tokens(settings: Settings, action: str, name: str | None,
                   token_id: str | None) -> int:
-    conn = _open_database(settings)
-    try:
-        if action == "list":
-            for tid, user, created in list_tokens_sync(conn, name):
-                stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
-                print(f"{tid}  {user}  {stamp}")
-            return 0
-        assert token_id is not None
-        matched = revoke_token_sync(conn, token_id)
-    finally:
-        conn.close()
+    path = _require_database(settings)
+    if action == "list":  # reads only: also beside a running app
+        conn = connect(path, readonly=True)
+        try:
+            tokens = list_tokens_sync(conn, name)
+        except sqlite3.OperationalError:  # a database no app has opened yet: no tables
+            tokens = []
+        finally:
+            conn.close()
+        for tid, user, created in tokens:
+            stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
+            print(f"{tid}  {user}  {stamp}")
+        return 0
+    assert token_id is not None
+    with _data_dir_owned(settings):
+        matched = _write(settings, lambda conn: revoke_token_sync(conn, token_id))
     if matched != 1:
         raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
                          "from 'novaberg token list'" if matched else
@@ -190,21 +226,11 @@ def delete_user(settings: Settings, name: str) -> int:
     """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
     must be stopped (the data dir lock says so): its embedded Redis is started here."""
     from app.memory.purge import purge_user
-    from app.storage.datadir import DataDirLock
-    from app.wiring.server import REDIS_DIR
 
-    lock = DataDirLock(settings.data_path)
-    try:
-        lock.acquire()
-    except DataDirError as exc:
-        raise UsageError(f"{exc}: stop the app first") from None
-    try:
-        conn = _open_database(settings)
-        try:
-            if not delete_user_sync(conn, name):
-                raise UsageError(f"no user {name!r}")
-        finally:
-            conn.close()
+    with _data_dir_owned(settings):
+        _require_database(settings)
+        if not _write(settings, lambda conn: delete_user_sync(conn, name)):
+            raise UsageError(f"no user {name!r}")
         import redis
 
         if settings.redis_url:
@@ -224,8 +250,6 @@ def delete_user(settings: Settings, name: str) -> int:
             finally:
                 client.close()
                 embedded.stop()
-    finally:
-        lock.release()
     print(f"user {name} deleted ({keys_removed} Redis keys of theirs removed)")
     return 0
 
@@ -309,8 +333,6 @@ def _is_loopback(host: str) -> bool:
 def _refuse_open_server_without_users(settings: Settings) -> None:
     if _is_loopback(settings.host) or settings.token:
         return
-    from app.wiring.server import DATABASE_FILE
-
     path = settings.data_path / DATABASE_FILE
     users = 0
     if path.exists():

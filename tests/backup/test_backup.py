@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import io
 import json
+import logging
 import shutil
 import sqlite3
 import tempfile
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 import redis as redis_sync
 
-from app.api.app_keys import REDIS, RUNTIME, SETTINGS
+from app.api.app_keys import BACKUPS, REDIS, RUNTIME, SETTINGS
 from app.backup import redis_snapshot
 from app.backup.archive import MANIFEST, REDIS_FILE, list_backups, verify
 from app.backup.restore import SAFETY_PREFIX
@@ -34,6 +35,7 @@ from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Reply
 from tests.pipeline_support import fake_app, open_chat
 from tests.procs import AppProcess, free_port
+from tests.waiting import logged, until
 
 # Backups BGSAVE into the data dir's redis/ and restores load files there: the embedded
 # Redis of the data dir itself, not a database of the session's (tests/conftest.py).
@@ -172,13 +174,13 @@ async def test_backup_while_twenty_messages_are_answered_is_consistent(
     restarted = create_app(make_settings(**fake_model.overrides(input_window_seconds=0.0)),
                            local_token=TOKEN)
     client = await aiohttp_client(restarted)
-    for _ in range(600):
-        states = [(await (await client.get(f"/api/messages/{m}", headers=AUTH)).json())["state"]
-                  for m in sent]
-        if all(s in ("delivered", "failed") for s in states):
-            break
-        await asyncio.sleep(0.05)
-    assert all(s in ("delivered", "failed") for s in states), states
+
+    async def states() -> list[str]:
+        return [(await (await client.get(f"/api/messages/{m}", headers=AUTH)).json())["state"]
+                for m in sent]
+
+    await until(states, lambda seen: all(s in ("delivered", "failed") for s in seen),
+                timeout=30, every=0.05, what="every message to end answered or failed")
 
 
 @pytest.fixture
@@ -430,18 +432,26 @@ async def test_backup_keep_removes_the_oldest(make_settings, aiohttp_client, dat
     assert sorted(p.name for p in (data_dir / "backups").iterdir()) == sorted(names[1:])
 
 
-async def test_daily_backup_once_per_day(make_settings, aiohttp_client, data_dir):
+async def daily_results(app: Any, caplog: pytest.LogCaptureFixture) -> list[str]:
+    """What the daily backup's rounds found or made, once its first round has finished (the
+    ticker's debug record of each round)."""
+    async with asyncio.timeout(30):
+        await app[BACKUPS].daily.wait_rounds(1)
+    return [r.fields["result"] for r in logged(caplog, "background round")
+            if r.fields.get("task") == "daily-backup"]
+
+
+async def test_daily_backup_once_per_day(make_settings, aiohttp_client, data_dir, caplog):
+    caplog.set_level(logging.DEBUG, logger="app.backup.service")
     settings = make_settings(llm_provider="offline", backup_daily_delay=0.0)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
-    for _ in range(200):
-        if list_backups(data_dir / "backups"):
-            break
-        await asyncio.sleep(0.05)
-    assert len(list_backups(data_dir / "backups")) == 1
+    [made] = await daily_results(client.app, caplog)
+    assert [b.path.name for b in list_backups(data_dir / "backups")] == [made]
     await client.close()
+    caplog.clear()
     again = await aiohttp_client(create_app(settings, local_token=TOKEN))
-    await asyncio.sleep(0.5)
-    assert len(list_backups(data_dir / "backups")) == 1  # today's exists: no second one
+    assert await daily_results(again.app, caplog) == ["today's exists"]
+    assert len(list_backups(data_dir / "backups")) == 1  # no second one
     await again.close()
 
 

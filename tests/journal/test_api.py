@@ -3,10 +3,8 @@ fake model over HTTP (`tests/fakemodel.py`), the offline model, the WebSocket.""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -22,6 +20,7 @@ from app.runtime.wire import WS_DECODER
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
+from tests.waiting import wait_job
 
 DATE = "2026-03-01"
 LINES = [
@@ -77,16 +76,6 @@ async def import_day(client: TestClient, lines: list[dict[str, Any]] = LINES,
                      date: str = DATE) -> dict[str, Any]:
     return await call(client, "POST", "/api/journal/import", 201,
                       json={"date": date, "messages": lines})
-
-
-async def wait_job(client: TestClient, job_id: str, timeout: float = 10.0) -> dict[str, Any]:
-    deadline = time.monotonic() + timeout
-    while True:
-        job = await call(client, "GET", f"/api/journal/jobs/{job_id}")
-        if job["state"] in ("done", "failed"):
-            return job
-        assert time.monotonic() < deadline, job
-        await asyncio.sleep(0.02)
 
 
 async def generate(client: TestClient, date: str = DATE, **body: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ most one model call."""
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import time
 
@@ -16,7 +15,8 @@ from app.memory.pixie_queue import PixieQueue, new_trigger
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Reply
-from tests.pipeline_support import WAIT, Chat, fake_app, last_user_message, open_chat
+from tests.pipeline_support import Chat, fake_app, last_user_message, open_chat
+from tests.waiting import until
 
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."
 
@@ -28,19 +28,20 @@ async def memories(chat: Chat, query: str = "", **params: str) -> list[dict]:
     return await response.json()
 
 
-async def drained(chat: Chat) -> None:
-    """Wait until the pair is idle and the Pixie queue (and its processing list) is empty."""
+async def drained(chat: Chat, user_id: str = "local") -> None:
+    """Wait until the runtime is idle and the pair's Pixie queue (and its processing list) is
+    empty, the worker woken at each look."""
     await chat.settle()
     redis = chat.app[REDIS]
     worker = chat.app[PIXIE]
-    async with asyncio.timeout(WAIT):
-        while True:
-            worker.wake()
-            if not await redis.llen(keys.pixie_queue("local", "nova")) and \
-                    not await redis.llen(keys.pixie_processing("local", "nova")) and \
-                    not worker.busy:
-                return
-            await asyncio.sleep(0.02)
+
+    async def still_queued() -> int:
+        worker.wake()
+        return (await redis.llen(keys.pixie_queue(user_id, "nova"))
+                + await redis.llen(keys.pixie_processing(user_id, "nova")) + worker.busy)
+
+    await until(still_queued, lambda queued: queued == 0,
+                what=f"{user_id}'s Pixie queue to drain")
 
 
 async def reset_session(chat: Chat) -> None:
@@ -62,9 +63,8 @@ async def test_offline_nova_knows_tomorrow_what_she_was_told_today(aiohttp_clien
     answer = await chat.response(await chat.send("Wie heißt meine Schwester?"))
     assert "Jana" in answer["text"]
     # The usage mark is written by the Pixie worker, off the turn's path.
-    async with asyncio.timeout(WAIT):
-        while (await memories(chat))[0]["last_used_at"] is None:
-            await asyncio.sleep(0.02)
+    await until(lambda: memories(chat), lambda kept: kept[0]["last_used_at"] is not None,
+                what="the memory's usage mark")
     await chat.close()
 
 
@@ -146,30 +146,19 @@ async def test_a_turn_arriving_while_pixie_consolidates_waits_at_most_one_model_
         await queue.push(new_trigger("someone", "nova", turn_id="t", message_ids=["m"],
                                      text=text, segments=[], importance=0.9))
     chat.app[PIXIE].wake()
-    async with asyncio.timeout(WAIT):
-        while not fake_model.chats("consolidation"):
-            await asyncio.sleep(0.01)
+    await fake_model.wait_requests(1, "consolidation")
     sent_at = time.monotonic()
     await chat.response(await chat.send("Hallo, bist du da?"))
     [perception] = fake_model.chats("perception")
     waited = perception.at - sent_at
     assert waited < 2 * model_call, f"the turn waited {waited:.2f} s (one call: {model_call} s)"
     # The background work went on afterwards, and the turn went first where both waited.
-    await drained_pair(chat, "someone")
+    await drained(chat, "someone")
     purposes = [r.purpose for r in fake_model.chats()]
     assert purposes.count("consolidation") == 3
     assert purposes.index("perception") < len(purposes) - 1 - purposes[::-1].index(
         "consolidation")
     await chat.close()
-
-
-async def drained_pair(chat: Chat, user_id: str) -> None:
-    redis = chat.app[REDIS]
-    async with asyncio.timeout(WAIT):
-        while await redis.llen(keys.pixie_queue(user_id, "nova")) or \
-                await redis.llen(keys.pixie_processing(user_id, "nova")) or chat.app[PIXIE].busy:
-            chat.app[PIXIE].wake()
-            await asyncio.sleep(0.02)
 
 
 async def test_a_plan_told_yesterday_becomes_a_reflection_the_next_day(

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.peer import tinymodel
+from tests.procs import wait_for
 
 N_CTX = 1024  # a multiple of 256; its 15 % margin covers the chat template (~80 tokens)
 START_TIMEOUT = 120.0
@@ -43,17 +43,17 @@ def _free_port() -> int:
 
 
 def _wait_until_responds(url: str, process: subprocess.Popen, log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT
-    while time.monotonic() < deadline:
+    def responds() -> bool:
         if process.poll() is not None:
             raise RuntimeError(f"llama.cpp server exited: {log.read_text()[-2000:]}")
         try:
             with urllib.request.urlopen(url + "/v1/models", timeout=1) as response:
-                if response.status == 200:
-                    return
+                return response.status == 200
         except OSError:
-            time.sleep(0.2)
-    raise RuntimeError(f"llama.cpp server did not answer within {START_TIMEOUT} s")
+            return False
+
+    if not wait_for(responds, timeout=START_TIMEOUT, interval=0.2):
+        raise RuntimeError(f"llama.cpp server did not answer within {START_TIMEOUT} s")
 
 
 @pytest.fixture(scope="session")

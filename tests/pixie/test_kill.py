@@ -9,10 +9,11 @@ the trigger back, the worker consolidates it, and the memory is there — once.
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 
 from tests.fakemodel import Fault
-from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, model_called, restarted
+from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, get, restarted
+from tests.waiting import until
 
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."
 
@@ -25,18 +26,13 @@ async def test_kill_9_during_consolidation_then_restart_keeps_the_trigger(fake_m
     async with app_to_kill(data_dir, env) as proc:
         status, body = await call(proc, "POST", "/api/characters/nova/messages", {"text": FACT})
         assert status == 202, body
-        await model_called(fake_model, "consolidation")
+        await fake_model.wait_requests(1, "consolidation", timeout=WAIT)
         status, kept = await call(proc, "GET", "/api/characters/nova/memories")
         assert status == 200 and kept == []
 
     async with restarted(proc, env) as again:
-        async with asyncio.timeout(WAIT):
-            while True:
-                status, kept = await call(again, "GET", "/api/characters/nova/memories")
-                assert status == 200
-                if kept:
-                    break
-                await asyncio.sleep(0.05)
+        kept = await until(partial(get, again, "/api/characters/nova/memories"), timeout=WAIT,
+                           every=0.05, what="the memory the trigger makes")
         assert [m["text"] for m in kept] == [FACT]
         assert len(fake_model.chats("consolidation")) == 2
         assert "restored_triggers" in again.output()

@@ -20,6 +20,7 @@ from app.pixie.worker import PixieWorker
 from app.runtime.slots import LocalSlots
 from tests.fakemodel import Fault
 from tests.pipeline_support import node_context
+from tests.waiting import until
 
 
 def trigger(text: str, **more):
@@ -216,27 +217,33 @@ async def test_an_unreadable_trigger_is_dropped(make_settings, redis_client, tmp
 
 
 async def test_the_worker_takes_the_slot_only_when_nobody_waits():
+    """The worker waits behind a turn that waits, and behind one that starts waiting while the
+    worker waits already; each step is taken when the slots show the one before it."""
     slots = LocalSlots(1, 5.0)
     order: list[str] = []
+    release = asyncio.Event()
 
-    async def turn(name: str, hold: float) -> None:
+    async def turn(name: str) -> None:
         async with slots.hold():
             order.append(name)
-            await asyncio.sleep(hold)
+            if name == "turn1":
+                await release.wait()
 
     async def pixie() -> None:
         async with slots.hold_when_free():
             order.append("pixie")
 
-    first = asyncio.create_task(turn("turn1", 0.1))
-    await asyncio.sleep(0.01)
-    waiting = asyncio.create_task(turn("turn2", 0.1))
-    background = asyncio.create_task(pixie())
-    await asyncio.sleep(0.01)
-    late = asyncio.create_task(turn("turn3", 0.0))
+    first = asyncio.create_task(turn("turn1"))
+    await until(lambda: slots.in_use == 1, what="turn1 to hold the slot")
+    waiting = asyncio.create_task(turn("turn2"))
+    background = asyncio.create_task(pixie())  # starts in the same step as turn2
+    await until(lambda: slots.waiting == 1, what="turn2 to wait")
+    late = asyncio.create_task(turn("turn3"))  # the worker is waiting already
+    await until(lambda: slots.waiting == 2, what="turn3 to wait")
+    assert order == ["turn1"]
+    release.set()
     await asyncio.gather(first, waiting, background, late)
-    assert order.index("pixie") > order.index("turn2")
-    assert order.index("pixie") > order.index("turn3")
+    assert order == ["turn1", "turn2", "turn3", "pixie"]
 
 
 @pytest.mark.parametrize(("a", "b", "same"), [

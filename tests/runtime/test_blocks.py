@@ -8,7 +8,7 @@ from app.runtime.blocks import cut_front_block
 from app.runtime.wire import AcceptedMessage
 from tests.fakemodel import Reply
 from tests.pipeline_support import open_chat
-from tests.runtime_support import responders, runtime_app, user_prompt, wait_responder_calls
+from tests.runtime_support import responders, runtime_app, user_prompt
 
 
 def _msg(i: int, at: float) -> AcceptedMessage:
@@ -34,7 +34,7 @@ async def test_three_quick_messages_during_a_turn_become_one_block_answered_once
     fake_model.script("responder", Reply("Erste Antwort.", delay=0.5), "Alles auf einmal.")
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
     first = await chat.send("Hallo")
-    await wait_responder_calls(fake_model, 1)  # the first turn is in path 2 now
+    await fake_model.wait_requests(1, "responder")  # the first turn is in path 2 now
 
     later = [await chat.send("Hey"), await chat.send("Achso, ich wollte sagen..."),
              await chat.send("...dass ich morgen nicht kann")]
@@ -74,7 +74,7 @@ async def test_only_the_front_block_is_taken_the_rest_waits_for_the_next_round(
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings,
                                                        input_window_seconds=0.0))
     first = await chat.send("eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     second, third = await chat.send("zwei"), await chat.send("drei")
     answers = [await chat.response(m) for m in (first, second, third)]
     await chat.settle()

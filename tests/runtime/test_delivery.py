@@ -14,7 +14,8 @@ from app.pipeline.vocabulary import Pipelines
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Reply
 from tests.pipeline_support import WAIT, Chat, open_chat
-from tests.runtime_support import runtime_app, wait_responder_calls
+from tests.runtime_support import runtime_app
+from tests.waiting import until
 
 
 async def test_two_websockets_of_a_user_both_receive_everything(fake_model, make_settings,
@@ -67,9 +68,7 @@ async def test_a_stalled_websocket_is_dropped_and_never_delays_the_others(
     hub = chat.app[HUB]
     stalled = await stalled_websocket(chat.client.port)
     try:
-        async with asyncio.timeout(WAIT):
-            while hub.connections("local") < 2:
-                await asyncio.sleep(0.01)
+        await until(lambda: hub.connections("local") == 2, what="both sockets in the hub")
         # Each message_accepted carries its text: some MB fill every buffer on the way to
         # the stalled peer (kernel socket buffers autotune up to a few MB).
         big = "x" * 19990
@@ -96,7 +95,7 @@ async def test_a_reconnecting_tab_gets_its_queued_messages_and_open_turns_first(
     fake_model.script("responder", Reply("langsam", delay=0.5), "danach")
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
     running = await chat.send("eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     waiting = await chat.send("zwei")
     late = await Chat(client=chat.client,
                       ws=await chat.client.ws_connect("/api/ws", headers=AUTH)).start()
@@ -134,11 +133,9 @@ async def test_a_tab_that_stops_answering_pings_is_closed(fake_model, make_setti
                                               ws_heartbeat_seconds=1.0))
     hub = client.app[HUB]
     ws = await client.ws_connect("/api/ws", headers=AUTH, autoping=False)
-    async with asyncio.timeout(WAIT):
-        while hub.connections("local") < 1:
-            await asyncio.sleep(0.01)
-        message = await ws.receive()  # the server's ping, which we leave unanswered
-        assert message.type == aiohttp.WSMsgType.PING
-        while hub.connections("local") > 0:
-            await asyncio.sleep(0.05)
+    await until(lambda: hub.connections("local") == 1, what="the socket in the hub")
+    message = await ws.receive(timeout=WAIT)  # the server's ping, which we leave unanswered
+    assert message.type == aiohttp.WSMsgType.PING
+    await until(lambda: hub.connections("local") == 0, every=0.05,
+                what="the hub to close the silent socket")
     await ws.close()

@@ -25,13 +25,7 @@ from app.runtime.wire import encode
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
 from tests.fakemodel import Reply
 from tests.pipeline_support import hold_pair, open_chat
-from tests.runtime_support import (
-    marker,
-    responders,
-    runtime_app,
-    user_prompt,
-    wait_responder_calls,
-)
+from tests.runtime_support import marker, responders, runtime_app, user_prompt
 
 # --- producers and payload rules (pure) ------------------------------------------------------
 
@@ -115,7 +109,7 @@ async def test_an_impulse_sets_the_marker_and_a_message_waits_for_it(fake_model,
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
     runtime = chat.app[RUNTIME]
     turn_id = await runtime.submit_impulse("local", "nova", "Zahnarzt morgen um 9", arousal=0.7)
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     held = await marker(chat.app)
     assert held is not None and held.endswith(f":{turn_id}")
     sent = await chat.send("Danke!")
@@ -143,7 +137,7 @@ async def test_marker_and_waiting_event_both_hold_the_prompt_consumer(fake_model
     fake_model.script("responder", Reply("eins", delay=0.4), "impuls", "zwei")
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
     first = await chat.send("eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     impulse_turn = await chat.app[RUNTIME].submit_impulse("local", "nova", "Ein Gedanke")
     second = await chat.send("zwei")
     await chat.response(second)

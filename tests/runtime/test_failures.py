@@ -11,7 +11,7 @@ from app.memory import keys
 from tests.conftest import AUTH
 from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat, open_chat
-from tests.runtime_support import marker, responders, runtime_app, wait_responder_calls
+from tests.runtime_support import marker, responders, runtime_app
 
 
 async def test_a_model_that_keeps_failing_fails_the_turn_naming_every_message_id(
@@ -20,7 +20,7 @@ async def test_a_model_that_keeps_failing_fails_the_turn_naming_every_message_id
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings,
                                                        model_retries=1))
     first = await chat.send("eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     fake_model.always("responder", Fault.status(500))
     block = [await chat.send("zwei"), await chat.send("drei"), await chat.send("vier")]
     await chat.response(first)
@@ -58,7 +58,7 @@ async def test_no_run_slot_in_time_fails_the_turn_with_a_notice(fake_model, make
     chat = await open_chat(aiohttp_client, runtime_app(
         fake_model, make_settings, graph_slots=1, lock_wait_timeout=0.2))
     slow = await chat.send("Erzähl mir alles.", character_id="nova")
-    await wait_responder_calls(fake_model, 1)  # nova's turn holds the one slot
+    await fake_model.wait_requests(1, "responder")  # nova's turn holds the one slot
     waiting = await chat.send("Hallo Luna", character_id="luna")
     failed = await chat.failure(waiting)
     answer = await chat.response(slow)
@@ -93,7 +93,7 @@ async def test_a_reset_fails_the_running_turn_and_drops_its_late_result(
     fake_model.script("responder", Reply("Zu spät.", delay=0.5), "Neu hier.")
     chat = await open_chat(aiohttp_client, runtime_app(fake_model, make_settings))
     running = await chat.send("Eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
     queued = [await chat.send("Zwei"), await chat.send("Drei")]
     reset = await chat.client.delete("/api/characters/nova/session", headers=AUTH)
     assert reset.status == 204
@@ -131,7 +131,7 @@ async def test_two_overlapping_resets_both_succeed_and_every_tab_is_told(
     other_tab = await Chat(client=chat.client,
                            ws=await chat.client.ws_connect("/api/ws", headers=AUTH)).start()
     running = await chat.send("Eins")
-    await wait_responder_calls(fake_model, 1)
+    await fake_model.wait_requests(1, "responder")
 
     resets = await asyncio.gather(*(
         chat.client.delete("/api/characters/nova/session", headers=AUTH) for _ in range(2)))

@@ -8,10 +8,11 @@ the same turn runs again (attempt 2) and, the model answering now, the message i
 
 from __future__ import annotations
 
-import asyncio
+from functools import partial
 
 from tests.fakemodel import Fault
-from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, model_called, restarted
+from tests.kill_support import WAIT, app_to_kill, call, fake_model_env, get, restarted
+from tests.waiting import wait_message
 
 
 async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, data_dir):
@@ -22,18 +23,12 @@ async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, d
                                   {"text": "Bist du noch da?"})
         assert status == 202, body
         message_id = body["message_id"]
-        await model_called(fake_model, "responder")
+        await fake_model.wait_requests(1, "responder", timeout=WAIT)
         status, before = await call(proc, "GET", f"/api/messages/{message_id}")
         assert before["state"] == "path2"
 
     async with restarted(proc, env) as again:
-        async with asyncio.timeout(WAIT):
-            while True:
-                status, state = await call(again, "GET", f"/api/messages/{message_id}")
-                assert status == 200
-                if state["state"] in ("delivered", "failed"):
-                    break
-                await asyncio.sleep(0.05)
+        state = await wait_message(partial(get, again), message_id, timeout=WAIT, every=0.05)
         assert state["turn_id"] == before["turn_id"]  # the same turn, not a new one
         assert state["state"] == "delivered", state
         status, turn = await call(again, "GET", f"/api/turns/{state['turn_id']}")
@@ -47,7 +42,4 @@ async def test_kill_9_during_path2_then_restart_closes_the_message(fake_model, d
         status, body = await call(again, "POST", "/api/characters/nova/messages",
                                   {"text": "Und jetzt?"})
         assert status == 202
-        async with asyncio.timeout(WAIT):
-            while (await call(again, "GET", f"/api/messages/{body['message_id']}"))[1][
-                    "state"] not in ("delivered", "failed"):
-                await asyncio.sleep(0.05)
+        await wait_message(partial(get, again), body["message_id"], timeout=WAIT, every=0.05)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import asyncio
 import signal
 import time
+from functools import partial
 
 import pytest
 
 from app.memory import keys
 from tests.fakemodel import Fault
-from tests.kill_support import fake_model_env
+from tests.kill_support import WAIT, fake_model_env, get
 from tests.procs import AppProcess
+from tests.waiting import wait_message
 
 # The processes get `redis_client`'s socket as --redis-url: a server of its own, which the
 # test's processes share and nothing else (tests/conftest.py `SessionRedis`).
@@ -45,9 +47,7 @@ async def test_kill_9_in_path1_recovers_on_the_other_process_within_heartbeat_ex
                                                {"text": "Bist du da?"})
         assert status == 202, body
         message_id = body["message_id"]
-        async with asyncio.timeout(30):
-            while not fake_model.chats("perception"):
-                await asyncio.sleep(0.02)
+        await fake_model.wait_requests(1, "perception", timeout=WAIT)
         # The survivor starts while the other one runs path 1 (and holds the one run slot).
         await asyncio.to_thread(survivor.start)
         [holder] = await redis_client.zrange(keys.run_slots(), 0, -1)
@@ -55,12 +55,8 @@ async def test_kill_9_in_path1_recovers_on_the_other_process_within_heartbeat_ex
         await asyncio.to_thread(dying.process.wait)
         killed_at = time.monotonic()
 
-        async with asyncio.timeout(LOCK_WAIT + 10):
-            while True:
-                _, state = await asyncio.to_thread(survivor.get, f"/api/messages/{message_id}")
-                if state["state"] in ("delivered", "failed"):
-                    break
-                await asyncio.sleep(0.1)
+        state = await wait_message(partial(get, survivor), message_id, timeout=LOCK_WAIT + 10,
+                                   every=0.1)
         recovered_in = time.monotonic() - killed_at
         assert state["state"] == "delivered", state
         # Heartbeat expiry (3 periods) + one sweep period + the run itself, with room for a

@@ -108,9 +108,7 @@ async def test_a_live_process_recovers_the_turn_of_a_process_that_died(
         response = await dying.post("/api/characters/luna/messages", json={"text": "Hallo"},
                                     headers=AUTH)
         message_id = (await response.json())["message_id"]
-        async with asyncio.timeout(20):
-            while not responders(fake_model):
-                await asyncio.sleep(0.02)
+        await fake_model.wait_requests(1, "responder")
         # The survivor starts while the other one runs the turn: its start-up recovery
         # leaves a live process's turn alone.
         await survivor.start_server()

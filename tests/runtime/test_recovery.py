@@ -23,7 +23,8 @@ from app.runtime.minimal import respond_once, store_user_turn
 from tests.conftest import AUTH
 from tests.fakemodel import Fault
 from tests.pipeline_support import WAIT, Chat
-from tests.runtime_support import responders, runtime_app, wait_responder_calls
+from tests.runtime_support import responders, runtime_app
+from tests.waiting import wait_message
 
 
 @contextlib.asynccontextmanager
@@ -39,21 +40,12 @@ async def running(app: web.Application) -> AsyncIterator[Chat]:
         await client.close()
 
 
-async def wait_state(chat: Chat, message_id: str, states: tuple[str, ...]) -> dict:
-    async with asyncio.timeout(WAIT):
-        while True:
-            state = await chat.get(f"/api/messages/{message_id}")
-            if state["state"] in states:
-                return state
-            await asyncio.sleep(0.02)
-
-
 async def test_a_turn_stopped_in_path2_runs_again_with_the_same_id_and_one_more_attempt(
         fake_model, make_settings):
     fake_model.script("responder", Fault.hang(), "Da bin ich wieder.", "Und weiter.")
     async with running(runtime_app(fake_model, make_settings)) as chat:
         sent = await chat.send("Bist du da?")
-        await wait_responder_calls(fake_model, 1)  # path 2 hangs in the model call
+        await fake_model.wait_requests(1, "responder")  # path 2 hangs in the model call
         waiting = await chat.send("Hallo?")        # queued behind the marker
         before = await chat.get(f"/api/messages/{sent}")
         assert before["state"] == "path2"
@@ -62,14 +54,14 @@ async def test_a_turn_stopped_in_path2_runs_again_with_the_same_id_and_one_more_
         assert await redis.get(keys.turn_marker("local", "nova")) is not None
 
     async with running(runtime_app(fake_model, make_settings)) as chat:
-        done = await wait_state(chat, sent, ("delivered", "failed"))
+        done = await wait_message(chat.get, sent)
         assert done["turn_id"] == before["turn_id"] and done["state"] == "delivered"
         turn = await chat.get(f"/api/turns/{done['turn_id']}")
         assert turn["attempts"] == 2
         assert [h["state"] for h in turn["history"]] == [
             "queued", "path1", "path2", "queued", "path2", "delivered"]
         # The message queued before the stop is answered after the recovered turn.
-        assert (await wait_state(chat, waiting, ("delivered",)))["state"] == "delivered"
+        assert (await wait_message(chat.get, waiting, ("delivered",)))["state"] == "delivered"
         await chat.settle()
         turns = await chat.session()
         assert [(t["rolle"], t["inhalt"]) for t in turns] == [
@@ -85,10 +77,10 @@ async def test_a_turn_out_of_attempts_fails_with_a_notice_after_the_restart(fake
     fake_model.script("responder", Fault.hang(), "Später.")
     async with running(runtime_app(fake_model, make_settings, max_turn_attempts=1)) as chat:
         sent = await chat.send("Eins")
-        await wait_responder_calls(fake_model, 1)
+        await fake_model.wait_requests(1, "responder")
 
     async with running(runtime_app(fake_model, make_settings, max_turn_attempts=1)) as chat:
-        failed = await wait_state(chat, sent, ("failed", "delivered"))
+        failed = await wait_message(chat.get, sent, ("failed", "delivered"))
         assert failed["state"] == "failed"
         turn = await chat.get(f"/api/turns/{failed['turn_id']}")
         assert turn["reason"] == "crashed" and turn["attempts"] == 1
@@ -118,9 +110,9 @@ async def test_a_turn_stopped_in_path1_reruns_path1_from_its_message_records(
         assert taken["state"] == "path1"
 
     async with running(runtime_app(fake_model, make_settings)) as chat:
-        done = await wait_state(chat, first, ("delivered", "failed"))
+        done = await wait_message(chat.get, first)
         assert done["state"] == "delivered" and done["turn_id"] == taken["turn_id"]
-        await wait_state(chat, second, ("delivered",))
+        await wait_message(chat.get, second, ("delivered",))
         await chat.settle()
         turn = await chat.get(f"/api/turns/{done['turn_id']}")
         assert [h["state"] for h in turn["history"]] == [
@@ -145,6 +137,6 @@ async def test_messages_accepted_before_a_stop_are_answered_after_the_start(
     normal = Pipelines(path1=store_user_turn, path2=respond_once)
     async with running(runtime_app(fake_model, make_settings, pipelines=normal)) as chat:
         for message_id in sent:
-            assert (await wait_state(chat, message_id, ("delivered", "failed")))["state"] == (
+            assert (await wait_message(chat.get, message_id))["state"] == (
                 "delivered")
         await chat.settle()

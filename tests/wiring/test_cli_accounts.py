@@ -4,16 +4,22 @@ and the SQLite file is owner-only."""
 from __future__ import annotations
 
 import asyncio
+import io
 import sqlite3
 import stat
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 import redis as sync_redis
 
+from app.storage.datadir import LOCK_FILE, DataDirInUse, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.wiring.cli import main
 from app.wiring.server import DATABASE_FILE, REDIS_DIR, create_app
+from tests.procs import ROOT, AppProcess, clean_env, http, wait_for
 from tests.wiring.test_cli import run_cli
 
 PASSWORD = "correct horse battery"
@@ -99,6 +105,86 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
     assert not [m for m in members if m.startswith("anna:")] and members
     assert "anna" not in sessions
     assert run_cli("--data-dir", str(data), "user", "delete", "anna").returncode == 2
+
+
+def users_in(data: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{data / DATABASE_FILE}?mode=ro", uri=True)
+    try:
+        return [row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
+    finally:
+        conn.close()
+
+
+@pytest.fixture
+def novaberg(capsys, monkeypatch):
+    """The command line in this process: `novaberg(*args, stdin=…)` → (exit code, out, err)."""
+    def run(*args: str, stdin: str = "") -> tuple[int, str, str]:
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin))
+        code = main(list(args))
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_one(
+        data_dir, novaberg):
+    """One SQLite writer: `user add`, `token revoke` and `user delete` hold the data dir's lock
+    (a running app holds it): beside the app each refuses with one line and exit 2, and writes
+    nothing; `token list` only reads and answers. Without the app they go through."""
+    data = ("--data-dir", str(data_dir))
+    code, added, _ = novaberg(*data, "user", "add", "anna", "--password-stdin",
+                              stdin=PASSWORD + "\n")
+    assert code == 0
+    anna = added.split()[-1]
+    [[anna_token_id, _, _, _]] = [line.split() for line in
+                                  novaberg(*data, "token", "list")[1].splitlines()]
+    app = AppProcess(data_dir, token=None).start()
+    try:
+        for command in (("user", "add", "bob", "--password-stdin"),
+                        ("token", "revoke", anna_token_id), ("user", "delete", "anna")):
+            assert novaberg(*data, *command, stdin=PASSWORD + "\n") == (2, "", (
+                f"novaberg: data dir {data_dir} is in use by pid {app.pid}: stop the app "
+                "first\n")), command
+        code, listing, _ = novaberg(*data, "token", "list")
+        assert code == 0 and [line.split()[:2] for line in listing.splitlines()] == [
+            [anna_token_id, "anna"]]
+        assert http("GET", app.url + "/api/me", token=anna)[1]["user_id"] == "anna"
+        assert http("POST", app.url + "/api/login",
+                    body={"name": "bob", "password": PASSWORD})[0] == 401
+    finally:
+        assert app.stop() == 0
+    assert users_in(data_dir) == ["anna"]
+
+    assert novaberg(*data, "user", "add", "bob", "--password-stdin", stdin=PASSWORD + "\n")[0] == 0
+    assert novaberg(*data, "token", "revoke", anna_token_id)[:2] == (
+        0, f"token {anna_token_id} revoked\n")
+    assert users_in(data_dir) == ["anna", "bob"]
+    assert [line.split()[1] for line in novaberg(*data, "token", "list")[1].splitlines()] == [
+        "bob"]
+
+
+def test_a_writing_command_holds_the_data_dir_while_it_writes(data_dir):
+    """While `user add` waits for its password it holds the lock, so no app starts meanwhile
+    (an app's start takes the same lock); the user is added once the password comes."""
+    adding = subprocess.Popen([sys.executable, "-m", "app", "--data-dir", str(data_dir), "user",
+                               "add", "anna", "--password-stdin"], cwd=ROOT, env=clean_env(),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_for(lambda: (data_dir / LOCK_FILE).exists()
+                        and (data_dir / LOCK_FILE).read_text() == str(adding.pid))
+        with pytest.raises(DataDirInUse, match=f"is in use by pid {adding.pid}$"):
+            DataDirLock(data_dir).acquire()
+        out, err = adding.communicate(PASSWORD + "\n", timeout=30)
+    finally:
+        if adding.poll() is None:
+            adding.kill()
+    assert adding.returncode == 0, err
+    assert out.startswith("user anna added") and users_in(data_dir) == ["anna"]
+    lock = DataDirLock(data_dir)
+    lock.acquire()  # and let go when it is done
+    lock.release()
 
 
 async def test_the_database_file_is_owner_only(client, settings):

@@ -12,6 +12,7 @@ import time
 from app.api.app_keys import PIPELINE_HOST, PIPELINES, PIXIE, REDIS, REMINDER_CLOCK
 from app.memory.pixie_queue import PixieQueue, new_trigger
 from tests.pipeline_support import WAIT, fake_app, open_chat
+from tests.waiting import until
 
 
 async def test_one_store_of_each_kind_serves_the_pipelines_and_the_loops(
@@ -33,7 +34,8 @@ async def test_a_reminder_a_turn_writes_wakes_the_clock(fake_model, make_setting
     # A long poll: only the wake lets a reminder due in a moment fire in time for the test.
     app = fake_app(fake_model, make_settings, reminder_poll_seconds=600.0)
     chat = await open_chat(aiohttp_client, app)
-    await asyncio.sleep(0.2)  # the clock's first round has looked at an empty index
+    async with asyncio.timeout(WAIT):  # the clock's first round has looked at an empty index
+        await app[REMINDER_CLOCK].ticker.wait_rounds(1)
     services = app[PIPELINE_HOST].services
     # As the dispatcher writes it (inside the turn's commit, no wake of its own), then wakes.
     await services.reminders.add("local", "nova", "Pause machen", time.time() + 0.2)
@@ -50,22 +52,22 @@ async def test_a_trigger_and_the_memories_a_prompt_used_reach_the_worker(
     app = create_app(make_settings(llm_provider="offline", pixie_poll_seconds=600.0),
                      local_token=TOKEN)
     chat = await open_chat(aiohttp_client, app)
-    await asyncio.sleep(0.2)  # the worker's first round has found nothing to do
+    async with asyncio.timeout(WAIT):  # the worker's first round has found nothing to do
+        await app[PIXIE].ticker.wait_rounds(1)
     services = app[PIPELINE_HOST].services
     await PixieQueue(app[REDIS], "local", "nova").push(new_trigger(
         "local", "nova", turn_id="t1", message_ids=["m1"], text="Meine Schwester heißt Jana.",
         segments=[], importance=0.9))
     services.wake_pixie()
-    async with asyncio.timeout(WAIT):
-        while not (kept := await services.long_term.list("local", "nova")):
-            await asyncio.sleep(0.02)
+    kept = await until(lambda: services.long_term.list("local", "nova"), timeout=WAIT,
+                       what="the trigger's memory")
     assert [m.text for m in kept] == ["Meine Schwester heißt Jana."]
     assert kept[0].last_used_at is None
 
     services.memories_used([kept[0].memory_id], 1234.5)
     services.wake_pixie()
-    async with asyncio.timeout(WAIT):
-        while (await services.long_term.list("local", "nova"))[0].last_used_at is None:
-            await asyncio.sleep(0.02)
+    await until(lambda: services.long_term.list("local", "nova"),
+                lambda kept: kept[0].last_used_at is not None, timeout=WAIT,
+                what="the usage mark")
     assert (await services.long_term.list("local", "nova"))[0].last_used_at == 1234.5
     await chat.close()

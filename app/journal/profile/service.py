@@ -51,6 +51,12 @@ class ProfileService:
         return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
                                     max_chars=self.settings.profile_brief_chars)
 
+    @staticmethod
+    def is_compiled(brief: str) -> bool:
+        """Whether a `journal_brief` was compiled from the profile (not the journal's default):
+        the API says so without knowing the prompt's text."""
+        return brief != DEFAULT_BRIEF
+
     # --- manual edits --------------------------------------------------------------------------
 
     async def edit(self, user_id: str, change: Change | list[Change],

@@ -4,11 +4,11 @@ cooldown and drop out once entries exist."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from app.api.app_keys import DB
 from tests.conftest import AUTH
+from tests.waiting import wait_job
 
 DAY = "2026-03-04"
 
@@ -26,11 +26,7 @@ async def _draft(client) -> dict:
         {"role": "user", "text": "Am Morgen war ich auf dem Markt und habe Brot gekauft."}]})
     job_id = (await (await client.post(f"/api/journal/days/{DAY}/drafts",
                                        headers=AUTH)).json())["job_id"]
-    for _ in range(200):
-        job = await (await client.get(f"/api/journal/jobs/{job_id}", headers=AUTH)).json()
-        if job["state"] in ("done", "failed"):
-            break
-        await asyncio.sleep(0.02)
+    job = await wait_job(client, job_id)
     assert job["state"] == "done", job
     return await (await client.get(f"/api/journal/drafts/{job['draft_id']}",
                                    headers=AUTH)).json()

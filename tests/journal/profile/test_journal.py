@@ -3,13 +3,12 @@ the request body the fake model server received."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from app.journal.stages import DEFAULT_BRIEF
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.waiting import wait_job
 
 DAY = "2026-03-04"
 LINES = ["Heute früh um 6:00 Uhr bin ich mit dem Rad zum Markt gefahren.",
@@ -29,12 +28,7 @@ async def _generate(client) -> None:
     assert response.status == 201
     response = await client.post(f"/api/journal/days/{DAY}/drafts", headers=AUTH)
     assert response.status == 202
-    job_id = (await response.json())["job_id"]
-    for _ in range(200):
-        job = await (await client.get(f"/api/journal/jobs/{job_id}", headers=AUTH)).json()
-        if job["state"] in ("done", "failed"):
-            break
-        await asyncio.sleep(0.02)
+    job = await wait_job(client, (await response.json())["job_id"])
     assert job["state"] == "done", job["error"]
 
 
