@@ -73,7 +73,7 @@ async def get_export(request: web.Request) -> web.Response:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
-    chunks = request.app[DB].stream(lambda conn: stream(exporter, conn, query, fmt))
+    chunks = request.app[DB].read_stream(lambda conn: stream(exporter, conn, query, fmt))
     async with contextlib.aclosing(chunks):
         first = await anext(chunks, b"")  # a failing query still answers in the error shape
         response = web.StreamResponse(headers={

@@ -122,8 +122,8 @@ class Database:
 
         return await asyncio.get_running_loop().run_in_executor(self._readers, _run)
 
-    async def stream(self, produce: Callable[[sqlite3.Connection], Iterator[T]]
-                     ) -> AsyncIterator[T]:
+    async def read_stream(self, produce: Callable[[sqlite3.Connection], Iterator[T]]
+                          ) -> AsyncIterator[T]:
         """The items of the generator `produce(conn)`, each made on a reader thread (one
         step at a time, never two at once) over a read-only connection of its own, closed
         at the end. Use it with `contextlib.aclosing`, so that the generator is closed on

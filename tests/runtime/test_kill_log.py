@@ -12,26 +12,23 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from collections import Counter
+from functools import partial
 from pathlib import Path
 
 import pytest
 import redis as redis_sync
 
 from app.memory import keys
-from tests.kill_support import WAIT, call, fake_model_env, restarted
+from tests.kill_support import WAIT, call, fake_model_env, get, restarted
 from tests.procs import AppProcess
+from tests.waiting import wait_message
 
 ANSWER = "Schön, dass du schreibst."
 
 
 async def closed(proc: AppProcess, message_id: str) -> dict:
-    async with asyncio.timeout(WAIT):
-        while True:
-            status, state = await call(proc, "GET", f"/api/messages/{message_id}")
-            assert status == 200
-            if state["state"] in ("delivered", "failed"):
-                return state
-            await asyncio.sleep(0.05)
+    """The message once it has ended (answered or failed)."""
+    return await wait_message(partial(get, proc), message_id, timeout=WAIT, every=0.05)
 
 
 def rows_of(data_dir: Path) -> list[tuple[str, str, str]]:
