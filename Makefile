@@ -56,6 +56,7 @@ bench: install
 	$(PY) bench/journal.py
 	$(PY) bench/privacy.py
 	$(PY) bench/memory.py
+	$(PY) bench/lore.py
 	$(PY) bench/history.py
 	$(PY) bench/backup.py
 	$(PY) bench/exports.py

@@ -12,6 +12,11 @@
   floor: the same two chat requests sent directly with aiohttp. Target p50 <= 30 ms.
 - Listing 3 years of days: `GET /api/journal/days`' query over 1 100 days (10 chat messages a
   day, an entry and a draft on every day). Target p50 <= 50 ms.
+- The month view (issue 22): what the page asks when the journal opens on a month — the
+  month (`GET /api/journal/months/{month}`) and its newest day (`GET /api/journal/days/
+  {date}`: conversations, entry with versions, drafts) — through the real app over HTTP,
+  in a year with 365 entries (each with a draft and two versions; 20 chat messages a day).
+  Target p50 <= 200 ms for both requests together.
 
 Printed: p50/p99 in milliseconds per figure, and whether it holds its target.
 """
@@ -26,6 +31,7 @@ import logging
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
@@ -135,31 +141,39 @@ async def bench_generation(iterations: int, directory: Path) -> None:
     print(f"{'  (floor: the two model requests alone)':<44} p50 {p50:7.2f} ms")
 
 
-async def bench_listing(iterations: int, directory: Path) -> None:
-    db = Database(directory / "listing.sqlite3")
-    await db.open()
-    store = JournalStore(db)
-    first = dt.date(2023, 1, 1)
-    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(1100)]
+TRACE = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
+                   margin=0.15, margin_tokens=4916, reserved_output=4096,
+                   estimated_input=[100, 100])
+
+
+async def fill_chat(db: Database, first: dt.date, days: int, per_day: int,
+                    text: Callable[[int], str]) -> list[str]:
+    """`per_day` chat messages (user and character by turns) on each of `days` days from
+    `first`, straight into the message log; the dates."""
+    dates = [(first + dt.timedelta(days=n)).isoformat() for n in range(days)]
+    start = dt.datetime.combine(first, dt.time(8), dt.UTC).timestamp()
 
     def fill(conn) -> None:
-        rows = []
-        for n, date in enumerate(dates):
-            for k in range(10):
-                rows.append((f"{date}-{k}", USER, "nova", f"t{n}-{k}", "[]",
-                             "user" if k % 2 == 0 else "assistant", "reply", f"Zeile {k}",
-                             1_672_531_200.0 + n * 86400 + k, date))
+        rows = [(f"{date}-{k}", USER, "nova", f"t{n}-{k // 2}", "[]",
+                 "user" if k % 2 == 0 else "assistant", "reply", text(k),
+                 start + n * 86400 + k * 60, date)
+                for n, date in enumerate(dates) for k in range(per_day)]
         conn.executemany("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                          "message_ids, role, origin, text, created, calendar_date) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     await db.execute_write_fn(fill)
-    trace = DraftTrace(provider="offline", model=None, window_source="provider", window=32768,
-                       margin=0.15, margin_tokens=4916, reserved_output=4096,
-                       estimated_input=[100, 100])
+    return dates
+
+
+async def bench_listing(iterations: int, directory: Path) -> None:
+    db = Database(directory / "listing.sqlite3")
+    await db.open()
+    store = JournalStore(db)
+    dates = await fill_chat(db, dt.date(2023, 1, 1), 1100, 10, lambda k: f"Zeile {k}")
     for date in dates:
         await store.save_draft(USER, date, text="Ein Tag.", reconstruction_status="valid",
-                               narration="model", validation=[], trace=trace, sources=[])
+                               narration="model", validation=[], trace=TRACE, sources=[])
         await store.create_entry(USER, date, "Ein Tag.", None)
     samples = []
     for _ in range(iterations):
@@ -171,6 +185,48 @@ async def bench_listing(iterations: int, directory: Path) -> None:
     report("listing 1 100 days", samples, 50)
 
 
+async def bench_month(iterations: int, directory: Path) -> None:
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from app.wiring.server import DATABASE_FILE, create_app
+
+    data = directory / "month"
+    data.mkdir()
+    db = Database(data / DATABASE_FILE)
+    await db.open()
+    store = JournalStore(db)
+    dates = await fill_chat(db, dt.date(2026, 1, 1), 365, 20,
+                            lambda k: f"Zeile {k} des Tages, mit etwas Text darin.")
+    for date in dates:
+        sources = number_sources(await store.conversations(USER, date))
+        draft_id = await store.save_draft(
+            USER, date, text="Ein Tag, wie er war.", reconstruction_status="valid",
+            narration="model", validation=[], trace=TRACE,
+            sources=[s for s in sources if s.role == "user"])
+        entry_id = await store.create_entry(USER, date, "Ein Tag, wie er war.", draft_id)
+        await store.edit_entry(USER, entry_id, "Ein Tag, wie er war. Von Hand ergänzt.")
+    await db.close()
+
+    token = "bench-token-0123456789"
+    auth = {"Authorization": f"Bearer {token}"}
+    settings = defaults(data_dir=str(data), llm_provider="offline", backup_daily=False,
+                        redis_appendfsync="no")
+    samples = []
+    async with TestClient(TestServer(create_app(settings, local_token=token))) as client:
+        for n in range(iterations):
+            month = f"2026-{n % 12 + 1:02d}"
+            started = time.perf_counter()
+            async with client.get(f"/api/journal/months/{month}", headers=auth) as response:
+                days = (await response.json())["days"]
+            async with client.get(f"/api/journal/days/{days[-1]['date']}",
+                                  headers=auth) as response:
+                day = await response.json()
+            samples.append((time.perf_counter() - started) * 1000)
+            assert len(days) >= 28 and all(d["entry_id"] for d in days), days[:2]
+            assert len(day["entry"]["versions"]) == 2 and day["conversations"]
+    report("month view, a year of 365 entries", samples, 200)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=200)
@@ -180,6 +236,7 @@ async def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         await bench_generation(max(20, args.iterations // 4), Path(tmp))
         await bench_listing(max(20, args.iterations // 4), Path(tmp))
+        await bench_month(max(24, args.iterations // 4), Path(tmp))
 
 
 if __name__ == "__main__":

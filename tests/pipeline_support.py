@@ -167,7 +167,7 @@ async def node_context(settings: Settings, redis: Any, tmp_path: Path, *,
     gateway = Gateway(settings, offline_answers=OFFLINE_ANSWERS)
     await gateway.start()
     book = CharacterBook(settings)
-    character = book.get(character_id)
+    character = book.get("local", character_id)
     assert character is not None
     stages: list[str] = []
 

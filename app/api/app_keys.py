@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from app.backup.service import BackupService
     from app.characters.book import CharacterBook
     from app.characters.catalog import CharacterCatalog
+    from app.characters.store import CharacterStore
     from app.impulses.clock import ReminderClock
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway
@@ -60,6 +61,7 @@ RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 RECORDS: web.AppKey[RecordReads] = web.AppKey("records")  # what the API reads of turns, messages
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
+CHARACTER_STORE: web.AppKey[CharacterStore] = web.AppKey("character_store")  # users' own
 REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
 # backup, restore, export (app/backup)
 BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")

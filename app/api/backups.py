@@ -1,38 +1,49 @@
 """Backups, exports and imports over HTTP (SPEC §8a).
 
-- `GET /api/backups` (admin): the backups in the data dir, newest first, with where they are
-  and the retention settings.
+- `GET /api/backups` (admin): the backups in the data dir, newest first, with where they are,
+  the command line that restores each (`restore_command`, with this app's data dir) and the
+  retention settings.
 - `POST /api/backups` (admin): take one now → `201` with its summary; `409 backup_running`
   while one is being taken. A backup holds every user's data, so in headless mode only the
   admin (`local`) may take or list them; it never holds accounts (a full backup with
   accounts is the command line's `novaberg backup --include-accounts`).
-- `GET /api/exports/{kind}?character=&from=&to=&format=md|json`: the caller's own data as a
-  download (`kind`: a registered exporter, e.g. `chat`), streamed: each chunk is read and
-  serialised on a reader thread and written as it comes (chunked transfer), so neither the
-  event loop nor the memory carries the export's size.
+- `GET /api/exports/{kind}?character=&from=&to=&format=md|json&lang=&per=`: the caller's
+  own data as a download (`kind`: a registered exporter, e.g. `chat`); `lang` (de, en) for
+  the words of a Markdown export (default: the exporter's neutral form); `per=entry`: one
+  file per item in a zip, named as the CLI's `--out FOLDER` names them (the journal); a chat
+  export also carries the lists and reminders kept with the character, or with every character.
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
-  → `{kind, imported, skipped}`; the body is read in pieces and decoded off the event loop.
+  → `{kind, imported, skipped}` (a chat import adds `parts`: per part — messages, lists,
+  reminders — what was imported and skipped); the body is read in pieces and decoded off
+  the event loop, item by item.
+- Every export is streamed: each chunk is read and serialised on a reader thread and written
+  as it comes (chunked transfer; a zip too), so neither the event loop nor the memory
+  carries the export's size.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from app.api.app_keys import BACKUPS, CHARACTERS, DB, SETTINGS
+from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import require_admin
 from app.api.middleware import USER_ID
-from app.backup.exports import ExportError, make_query, stream
+from app.api.validation import read_body
+from app.backup.chat_export import ChatExporter, with_parts
+from app.backup.exports import ExportError, ImportTarget, make_query, stream, stream_zip
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
+from app.core.i18n import LANGUAGES
+from app.storage.datadir import restore_command
 
 EXPORT_FORMATS = ("md", "json")
-READ_PIECE = 1 << 16  # an import's body is read in pieces of this size,
-YIELD_EVERY = 1 << 20  # and the loop gets a turn after each megabyte
 
 
 async def list_backups(request: web.Request) -> web.Response:
@@ -41,9 +52,12 @@ async def list_backups(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     return web.json_response({
         "directory": str(service.directory),
+        "data_dir": str(settings.data_path),
         "keep": settings.backup_keep,
         "daily": settings.backup_daily,
-        "backups": [backup.summary() for backup in await service.list()],
+        "backups": [{**backup.summary(),
+                     "restore_command": restore_command(settings.data_path, backup.path)}
+                    for backup in await service.list()],
     })
 
 
@@ -62,7 +76,8 @@ async def get_export(request: web.Request) -> web.Response:
     if fmt not in EXPORT_FORMATS:
         raise ApiError(400, "invalid_format", f"format {fmt!r}: use md or json")
     character = request.query.get("character") or None
-    if character is not None and request.app[CHARACTERS].get(character) is None:
+    if character is not None and \
+            request.app[CHARACTERS].get(request[USER_ID], character) is None:
         raise ApiError(404, "unknown_character", f"no character {character!r}")
     zone = zone_named(request.app[SETTINGS].timezone)
     try:
@@ -72,14 +87,41 @@ async def get_export(request: web.Request) -> web.Response:
     except ExportError as exc:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
+    language = request.query.get("lang") or None
+    if language is not None and language not in LANGUAGES:
+        raise ApiError(400, "invalid_language", f"lang {language!r}: use de or en")
+    per = request.query.get("per") or None
+    split = getattr(exporter, "files", None)
+    if per is not None and (per != "entry" or split is None):
+        raise ApiError(400, "invalid_export", f"per={per!r}: one file per entry is offered "
+                       "for the journal")
+    kept = None
+    if isinstance(exporter, ChatExporter):
+        redis = request.app[REDIS]
+        defined = [c.id for c in request.app[CHARACTERS].all(request[USER_ID])]
+        kept = await exporter.collect_kept(
+            redis, query, await exporter.kept_characters(redis, query, defined))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
-    chunks = request.app[DB].read_stream(lambda conn: stream(exporter, conn, query, fmt))
+    db = request.app[DB]
+    if per is not None:
+        files = functools.partial(split, query=query, fmt=fmt, language=language)
+        return await _streamed(request, db.read_stream(functools.partial(stream_zip, files)),
+                               f"{stem}.zip", "application/zip")
+    chunks = db.read_stream(lambda conn: stream(exporter, conn, query, fmt, language, kept))
+    return await _streamed(request, chunks, f"{stem}.{fmt}",
+                           "text/markdown" if fmt == "md" else "application/json")
+
+
+async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename: str,
+                    content_type: str) -> web.StreamResponse:
+    """A download written chunk by chunk as `chunks` come (chunked transfer)."""
     async with contextlib.aclosing(chunks):
         first = await anext(chunks, b"")  # a failing query still answers in the error shape
         response = web.StreamResponse(headers={
-            "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
-        response.content_type = "text/markdown" if fmt == "md" else "application/json"
-        response.charset = "utf-8"
+            "Content-Disposition": f'attachment; filename="{filename}"'})
+        response.content_type = content_type
+        if content_type != "application/zip":
+            response.charset = "utf-8"
         response.enable_chunked_encoding()
         await response.prepare(request)
         await response.write(first)
@@ -94,36 +136,24 @@ def _kinds() -> list[str]:
 
 
 async def post_import(request: web.Request) -> web.Response:
-    limit = request.app[SETTINGS].import_max_bytes
-    raw = await _read_bounded(request, limit)
-    user_id = request[USER_ID]
+    settings = request.app[SETTINGS]
+    raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
+    target = ImportTarget(request[USER_ID],
+                          {c.id for c in request.app[CHARACTERS].all(request[USER_ID])})
     try:
-        # Reading the head decodes the whole document: tens of megabytes, not for the loop.
+        # Reading the head goes over the whole document, and the lists and reminders of a
+        # chat export are decoded before anything is written: tens of megabytes, off the loop.
         exporter = await asyncio.to_thread(exporter_for_document, raw)
+        kept = (await asyncio.to_thread(exporter.read_kept, raw, target)
+                if isinstance(exporter, ChatExporter) else None)
         result = await request.app[DB].execute_write_fn(
-            lambda conn: exporter.import_document(conn, user_id, raw))
+            lambda conn: exporter.import_document(conn, target, raw))
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
-    return web.json_response(result.as_dict())
-
-
-async def _read_bounded(request: web.Request, limit: int) -> bytearray:
-    """The body, or 413 as soon as it is longer than `limit` (nothing more is read). Grown
-    piece by piece: joining tens of megabytes at the end would hold the loop."""
-    too_large = ApiError(413, "too_large", f"an import may have at most {limit} bytes "
-                         "(setting import_max_bytes)")
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large
-    body = bytearray()
-    while chunk := await request.content.read(READ_PIECE):
-        if len(body) + len(chunk) > limit:
-            raise too_large
-        body += chunk
-        if len(body) % YIELD_EVERY < len(chunk):
-            # A read of what is buffered already returns at once: without a pause here, a
-            # fast client's 50 MB would be taken in one step of the loop.
-            await asyncio.sleep(0)
-    return body
+    if kept is None:
+        return web.json_response(result.as_dict())
+    return web.json_response(with_parts(
+        result, await exporter.import_kept(request.app[REDIS], request[USER_ID], kept)))
 
 
 def setup(app: web.Application) -> None:

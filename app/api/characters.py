@@ -1,18 +1,37 @@
-"""Characters and a pair's session and state (SPEC §9)."""
+"""Characters (SPEC §9, §11): the list, the editor, pictures, character cards in and out,
+and a pair's session and state.
+
+Every call is the caller's: the list holds the built-in, the shared and the caller's own
+characters, and another user's own character is unknown here (404) — its definition, its
+picture, its card. The work on files runs in a worker thread (`app.characters.service`).
+"""
 
 from __future__ import annotations
 
-import msgspec
-from aiohttp import web
+import asyncio
+from collections.abc import Callable
+from typing import Any
 
-from app.api.app_keys import CHARACTERS, REDIS, RUNTIME, SETTINGS
+import msgspec
+from aiohttp import BodyPartReader, web
+
+from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
+from app.api.errors import ApiError
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
+from app.api.validation import read_body, read_json
+from app.characters import pictures
+from app.characters.book import CharacterError
+from app.characters.cards import CardError
+from app.characters.service import CharacterFields, Characters, CopyFields
+from app.characters.store import CharacterExists, NotOwn
 from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
 
 _ENCODER = msgspec.json.Encoder()
+UPLOAD_SETTING = "character_upload_max_bytes"
+UPLOAD_FIELDS = ("file", "card", "picture")  # the multipart field an upload comes in
 
 
 def _json(value: object, status: int = 200) -> web.Response:
@@ -20,10 +39,172 @@ def _json(value: object, status: int = 200) -> web.Response:
                         content_type="application/json")
 
 
-async def list_characters(request: web.Request) -> web.Response:
-    """`GET /api/characters` → `[{id, name, …}]`."""
-    return _json([c.public() for c in request.app[CHARACTERS].all()])
+def _characters(request: web.Request) -> Characters:
+    return Characters(request.app[CHARACTER_STORE])
 
+
+async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
+    """`work` in a worker thread; what the characters layer refuses in the error shape."""
+    try:
+        return await asyncio.to_thread(work, _characters(request))
+    except CharacterExists as exc:
+        raise ApiError(409, "character_exists", str(exc)) from None
+    except NotOwn as exc:
+        raise ApiError(409, "not_own", str(exc)) from None
+    except CardError as exc:
+        raise ApiError(400, "invalid_card", str(exc)) from None
+    except pictures.PictureError as exc:
+        raise ApiError(400, "invalid_picture", str(exc)) from None
+    except CharacterError as exc:
+        raise ApiError(400, "invalid_character", str(exc)) from None
+    except LookupError as exc:
+        raise ApiError(404, "unknown_character", str(exc)) from None
+
+
+# --- the list and the editor -------------------------------------------------------------------
+
+async def list_characters(request: web.Request) -> web.Response:
+    """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
+    alternate_greetings?}]`: built-in, shared and the caller's own, no persona text."""
+    return _json([c.public() for c in request.app[CHARACTERS].all(request[USER_ID])])
+
+
+async def get_character(request: web.Request) -> web.Response:
+    """`GET /api/characters/{cid}` → the editor's view (persona, greeting, baseline, …)."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    return _json(await _run(request, lambda c: c.view(user_id, c.find(user_id, character_id))))
+
+
+async def post_character(request: web.Request) -> web.Response:
+    """`POST /api/characters` → 201, a new character of the caller."""
+    user_id = request[USER_ID]
+    fields = await read_json(request, CharacterFields)
+    return _json(await _run(request, lambda c: c.view(user_id, c.create(user_id, fields))),
+                 status=201)
+
+
+async def put_character(request: web.Request) -> web.Response:
+    """`PUT /api/characters/{cid}` → 200; a built-in or shared one becomes the caller's own
+    version of it."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    fields = await read_json(request, CharacterFields)
+    return _json(await _run(request, lambda c: c.view(
+        user_id, c.update(user_id, character_id, fields))))
+
+
+async def delete_character(request: web.Request) -> web.Response:
+    """`DELETE /api/characters/{cid}` → 204 (the conversation is kept); 409 `not_own` for a
+    built-in or shared character without the caller's own version."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    await _run(request, lambda c: c.delete(user_id, character_id))
+    return web.Response(status=204)
+
+
+async def post_copy(request: web.Request) -> web.Response:
+    """`POST /api/characters/{cid}/copy` `{"id"?, "name"?}` → 201 the copy."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    fields = await read_json(request, CopyFields)
+    return _json(await _run(request, lambda c: c.view(
+        user_id, c.copy(user_id, character_id, fields))), status=201)
+
+
+# --- pictures ------------------------------------------------------------------------------------
+
+async def get_picture(request: web.Request) -> web.StreamResponse:
+    """`GET /api/characters/{cid}/picture?size=48|96|192` → the picture, or a PNG thumbnail
+    (the caller's characters only)."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    size = request.query.get("size")
+    if size is not None and (not size.isdigit() or int(size) not in pictures.THUMBNAIL_SIZES):
+        raise ApiError(400, "invalid_size", "size: one of "
+                       + ", ".join(map(str, pictures.THUMBNAIL_SIZES)))
+    definition = request.app[CHARACTER_STORE].book.get(user_id, character_id)
+    if definition is None:
+        raise ApiError(404, "unknown_character", f"no character {character_id!r}")
+    path = definition.picture
+    if path is None or not path.is_file():
+        raise ApiError(404, "no_picture", f"{character_id!r} has no picture")
+    headers = {"Cache-Control": "private, max-age=31536000"} if "v" in request.query else {
+        "Cache-Control": "private, no-cache"}
+    if size is None:  # as stored: a PNG, or a shared definition's own JPEG or WebP
+        return web.FileResponse(path, headers=headers)
+    stamp = path.stat().st_mtime_ns
+    body = await _run(request, lambda c: pictures.cached_thumbnail(str(path), stamp, int(size)))
+    return web.Response(body=body, content_type="image/png", headers=headers)
+
+
+async def put_picture(request: web.Request) -> web.Response:
+    """`PUT /api/characters/{cid}/picture` (the image as the body, or multipart) → 200 the
+    editor's view; the picture is stored as a PNG without the file's metadata."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    raw = await _upload(request, "a picture")
+    return _json(await _run(request, lambda c: c.view(
+        user_id, c.set_picture(user_id, character_id, raw))))
+
+
+async def delete_picture(request: web.Request) -> web.Response:
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    return _json(await _run(request, lambda c: c.view(
+        user_id, c.set_picture(user_id, character_id, None))))
+
+
+# --- cards ---------------------------------------------------------------------------------------
+
+async def post_import(request: web.Request) -> web.Response:
+    """`POST /api/characters/import?id=` (a card as the body, or multipart `file`) → 201
+    `{"character": …, "warnings": [str]}`; 400 `invalid_card` / `invalid_character`, 409
+    `character_exists`, 413 over `character_upload_max_bytes` — nothing written."""
+    user_id = request[USER_ID]
+    wanted = request.query.get("id") or None
+    raw = await _upload(request, "a character card")
+
+    def work(c: Characters) -> dict[str, Any]:
+        definition, warnings = c.import_card(user_id, raw, character_id=wanted)
+        return {"character": c.view(user_id, definition), "warnings": warnings}
+
+    return _json(await _run(request, work), status=201)
+
+
+async def get_card(request: web.Request) -> web.Response:
+    """`GET /api/characters/{cid}/card?spec=v2|v3&format=png|json` → the card as a download."""
+    user_id, character_id = request[USER_ID], request.match_info["cid"]
+    spec, fmt = request.query.get("spec", "v3"), request.query.get("format", "png")
+    export = await _run(request, lambda c: c.export_card(user_id, character_id, spec, fmt))
+    return web.Response(body=export.body, content_type=export.content_type, headers={
+        "Content-Disposition": f'attachment; filename="{export.file_name}"'})
+
+
+async def _upload(request: web.Request, noun: str) -> bytes:
+    """The uploaded file: the body itself, or the first file field of a multipart form —
+    bounded by `character_upload_max_bytes` either way."""
+    limit = request.app[SETTINGS].character_upload_max_bytes
+    if not request.content_type.startswith("multipart/"):
+        raw = await read_body(request, limit, UPLOAD_SETTING)
+    else:
+        raw = await _multipart_file(request, limit, noun)
+    if not raw:
+        raise ApiError(400, "empty_upload", f"{noun} was expected; the body is empty")
+    return raw
+
+
+async def _multipart_file(request: web.Request, limit: int, noun: str) -> bytes:
+    reader = await request.multipart()
+    while (part := await reader.next()) is not None:
+        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
+            continue
+        chunks, size = [], 0
+        while chunk := await part.read_chunk(1 << 16):
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, "too_large", f"{noun} may have at most {limit} bytes "
+                               f"(setting {UPLOAD_SETTING})")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    raise ApiError(400, "empty_upload", f"{noun} was expected in a form field "
+                   f"({', '.join(UPLOAD_FIELDS)})")
+
+
+# --- a pair's session and state --------------------------------------------------------------
 
 async def get_session(request: web.Request) -> web.Response:
     """`GET /api/characters/{cid}/session` → `{"turns": [Turn…], "summary": str|null,
@@ -53,6 +234,19 @@ async def get_state(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     app.router.add_get("/api/characters", list_characters)
+    app.router.add_post("/api/characters", post_character)
+    # Uploads may be larger than the app's client_max_size: `_upload` reads them itself,
+    # bounded by character_upload_max_bytes.
+    app.router.add_post("/api/characters/import", post_import)
+    app.router.add_get("/api/characters/{cid}", get_character)
+    app.router.add_put("/api/characters/{cid}", put_character)
+    app.router.add_delete("/api/characters/{cid}", delete_character)
+    app.router.add_post("/api/characters/{cid}/copy", post_copy)
+    app.router.add_get("/api/characters/{cid}/picture", get_picture)
+    app.router.add_put("/api/characters/{cid}/picture", put_picture)
+    app.router.add_delete("/api/characters/{cid}/picture", delete_picture)
+    app.router.add_get("/api/characters/{cid}/card", get_card)
     app.router.add_get("/api/characters/{cid}/session", get_session)
     app.router.add_delete("/api/characters/{cid}/session", delete_session)
     app.router.add_get("/api/characters/{cid}/state", get_state)
+

@@ -3,6 +3,10 @@
 Every error answer is `{"error": {"code": "...", "message": "..."}}` with a fitting status,
 whether a handler raised `ApiError`, aiohttp raised an HTTP exception (404, 405, 413, …) or
 something crashed (500; the traceback goes to the log, never to the client).
+
+A client that goes away mid-request (its connection reset while the body was read or the
+answer written) crashed nothing: that request ends with `CLIENT_CLOSED_REQUEST`, which the
+request log line reports as cancelled — one line, no traceback, nothing sent.
 """
 
 from __future__ import annotations
@@ -15,6 +19,10 @@ from aiohttp import web
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# nginx's convention for "the client closed the connection before the answer": never sent,
+# only logged.
+CLIENT_CLOSED_REQUEST = 499
 
 _DEFAULT_CODES = {
     400: "invalid_request",
@@ -43,6 +51,11 @@ class ApiError(Exception):
         self.headers = headers or {}
 
 
+def default_code(status: int) -> str:
+    """The error code of a status that no handler chose one for."""
+    return _DEFAULT_CODES.get(status, "http_error")
+
+
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     return {"error": {"code": code, "message": message}}
 
@@ -61,9 +74,21 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
-        code = _DEFAULT_CODES.get(exc.status, "http_error")
+        code = default_code(exc.status)
         headers = {k: v for k, v in exc.headers.items() if k.lower() in ("allow", "retry-after")}
         return error_response(exc.status, code, exc.reason, headers)
+    except ConnectionResetError:
+        if not client_gone(request):
+            log.exception("unhandled error", extra={"fields": {"path": request.path}})
+            return error_response(500, "internal_error", "internal server error")
+        return error_response(CLIENT_CLOSED_REQUEST, "client_closed_request",
+                              "the client went away")
     except Exception:
         log.exception("unhandled error", extra={"fields": {"path": request.path}})
         return error_response(500, "internal_error", "internal server error")
+
+
+def client_gone(request: web.Request) -> bool:
+    """The request's own connection is closed (not some other connection of the server)."""
+    transport = request.transport
+    return transport is None or transport.is_closing()

@@ -3,13 +3,18 @@ from __future__ import annotations
 from aiohttp import web
 
 from app import __version__
-from app.api.app_keys import GATEWAY, REDIS_INFO
+from app.api.app_keys import AUTH, GATEWAY, REDIS_INFO
+from app.api.middleware import identify
+from app.auth.accounts import LOCAL_USER
 
 
 async def get_health(request: web.Request) -> web.Response:
-    """`GET /api/health`, no auth: version, Redis, the model provider in use (`offline`:
-    no model is configured or found; the UI says so)."""
+    """`GET /api/health`, no auth: `{"status": "ok"}` — whether the server is up, nothing a
+    scanner could look up. The admin (`local`) also gets the version, Redis and the model
+    provider in use (`offline`: no model is configured or found)."""
     app = request.app
+    if await identify(app[AUTH], request) != LOCAL_USER:
+        return web.json_response({"status": "ok"})
     redis_info = app[REDIS_INFO]
     return web.json_response({
         "status": "ok",

@@ -5,9 +5,10 @@ Handlers validate, call the journal (`app.journal`) and answer; they build no pr
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
-import math
 import re
+import time
 from typing import Any
 
 import msgspec
@@ -16,13 +17,13 @@ from aiohttp import web
 from app.api.app_keys import DB, JOURNAL, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_json
-from app.core.clock import calendar_date, zone_named
+from app.api.validation import add_store_routes, bounded_text, read_json, request_language
+from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.store import ImportedMessage, JournalStore
 
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
 
 
 class ImportMessageIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -38,6 +39,10 @@ class ImportIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class DraftRequestIn(msgspec.Struct, forbid_unknown_fields=True):
     conversation_ids: list[str] | None = None
+    # Seed 004: off by default; on, the draft revises the stored entry version (a leftover
+    # draft only when there is no entry).
+    include_existing: bool = False
+    language: str | None = None
 
 
 class EntryIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -48,6 +53,7 @@ class EntryIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class EntryTextIn(msgspec.Struct, forbid_unknown_fields=True):
     text: str
+    draft_id: str | None = None  # a draft of the day taken over as the next version
 
 
 class RestoreIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -57,26 +63,26 @@ class RestoreIn(msgspec.Struct, forbid_unknown_fields=True):
 def valid_date(raw: str) -> str:
     """A calendar date `YYYY-MM-DD` that exists; 400 `invalid_date` otherwise."""
     try:
-        if not _DATE.fullmatch(raw):
-            raise ValueError
-        return dt.date.fromisoformat(raw).isoformat()
-    except ValueError:
-        raise ApiError(400, "invalid_date", f"{raw!r} is not a date (YYYY-MM-DD)") from None
+        return read_date(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_date", str(exc)) from None
+
+
+def valid_month(raw: str) -> tuple[str, str]:
+    """The first and last date of a month `YYYY-MM`; 400 `invalid_month` otherwise."""
+    match = _MONTH.fullmatch(raw)
+    if match is None or not 1 <= int(match[2]) <= 12 or int(match[1]) < 1:
+        raise ApiError(400, "invalid_month", f"{raw!r} is not a month (YYYY-MM)")
+    year, month = int(match[1]), int(match[2])
+    days = calendar.monthrange(year, month)[1]
+    return dt.date(year, month, 1).isoformat(), dt.date(year, month, days).isoformat()
 
 
 def _moment(raw: str | float, index: int) -> float:
-    if isinstance(raw, str):
-        try:
-            moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
-        except ValueError:
-            moment = None
-        if moment is None or moment.tzinfo is None:
-            raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not an ISO 8601 "
-                           "time with offset")
-        return moment.timestamp()
-    if isinstance(raw, bool) or not math.isfinite(raw) or raw <= 0:
-        raise ApiError(400, "invalid_at", f"messages[{index}].at {raw!r} is not a time")
-    return float(raw)
+    try:
+        return read_moment(raw)
+    except ValueError as exc:
+        raise ApiError(400, "invalid_at", f"messages[{index}].at: {exc}") from None
 
 
 def _store(request: web.Request) -> JournalStore:
@@ -93,6 +99,19 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 
 async def list_days(request: web.Request) -> web.Response:
     return web.json_response(await _store(request).days(request[USER_ID]))
+
+
+async def get_month(request: web.Request) -> web.Response:
+    """The calendar's month: the days of `month` with messages, an entry or a draft (oldest
+    first), today in the user's zone (setting `timezone`), and the newest day with anything
+    at all (`latest`, where the page opens)."""
+    month = request.match_info["month"]
+    start, end = valid_month(month)
+    store, user_id = _store(request), request[USER_ID]
+    days = await store.days(user_id, start, end)
+    today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
+    return web.json_response({"month": month, "today": today, "days": days[::-1],
+                              "latest": await store.latest_day(user_id)})
 
 
 async def get_day(request: web.Request) -> web.Response:
@@ -137,8 +156,7 @@ async def import_day(request: web.Request) -> web.Response:
 
 async def request_draft(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
-    body = (await read_json(request, DraftRequestIn) if await request.read()
-            else DraftRequestIn())
+    body = await read_json(request, DraftRequestIn, empty=DraftRequestIn())
     user_id = request[USER_ID]
     conversations = await _store(request).conversations(user_id, date)
     if body.conversation_ids is not None:
@@ -150,7 +168,9 @@ async def request_draft(request: web.Request) -> web.Response:
         chosen = set(body.conversation_ids)
         conversations = [c for c in conversations if c.conversation_id in chosen]
     try:
-        job_id = await request.app[JOURNAL].start(user_id, date, conversations)
+        job_id = await request.app[JOURNAL].start(
+            user_id, date, conversations, include_existing=body.include_existing,
+            language=request_language(request, body.language))
     except NoUserSources as exc:
         raise ApiError(422, "no_user_sources", str(exc)) from None
     return web.json_response({"job_id": job_id}, status=202)
@@ -190,7 +210,7 @@ async def edit_entry(request: web.Request) -> web.Response:
     body = await read_json(request, EntryTextIn)
     entry_id = request.match_info["entry_id"]
     await _store(request).edit_entry(request[USER_ID], entry_id,
-                                     _text(request, body.text, "entry text"))
+                                     _text(request, body.text, "entry text"), body.draft_id)
     return await _entry_response(request, entry_id)
 
 
@@ -233,6 +253,7 @@ def setup(app: web.Application) -> None:
     routes: list[tuple[str, str, Handler]] = [
         ("GET", "/api/journal/days", list_days),
         ("GET", "/api/journal/days/{date}", get_day),
+        ("GET", "/api/journal/months/{month}", get_month),
         ("POST", "/api/journal/days/{date}/drafts", request_draft),
         ("POST", "/api/journal/import", import_day),
         ("GET", "/api/journal/jobs/{job_id}", get_job),

@@ -2,11 +2,13 @@
 
 - `GET /api/llm`: provider and model in use, offline flag, remote (privacy gateway on), URL,
   auto-detection state and the local servers it found, the cached context window.
-- `POST /api/llm/test` `{"provider": "ollama"|"openai", "url": "http://…", "model"?: str}`:
-  asks that server for its models and window, without switching to it. `200 {"ok": true,
-  "models", "model", "context_window"}` or `200 {"ok": false, "error": {code, message}}`
-  (a failed connection is a result, not an API error). Admin only: it makes the server
-  open a connection to a URL of the caller's choosing.
+- `POST /api/llm/test` `{"provider": "ollama"|"openai", "url"?: "http://…", "model"?: str}`:
+  asks that server for its models and window, without switching to it; an empty or absent
+  URL tests the provider's default (`default_urls` of `GET /api/llm`, what a save without a
+  URL uses). `200 {"ok": true, "url", "models", "model", "context_window"}` or `200 {"ok":
+  false, "url", "error": {code, message}}` (a failed connection is a result, not an API
+  error). Admin only: it makes the server open a connection to a URL of the caller's
+  choosing.
 - `GET /api/admin/llm/traces?limit=N`: the newest model call records, newest first.
 
 Admin is the user `local` (it exists in both modes; in headless mode only whoever holds its
@@ -31,7 +33,7 @@ from app.auth.accounts import LOCAL_USER
 
 class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
     provider: Literal["ollama", "openai"]
-    url: str
+    url: str | None = None
     model: str | None = None
 
 
@@ -67,8 +69,10 @@ async def get_llm(request: web.Request) -> web.Response:
 async def post_llm_test(request: web.Request) -> web.Response:
     require_admin(request)
     body = await read_json(request, ConnectionTest)
-    check_model_url(body.url)
-    result = await request.app[GATEWAY].test_connection(body.provider, body.url, body.model)
+    gateway = request.app[GATEWAY]
+    url = (body.url or "").strip() or gateway.default_url(body.provider)
+    check_model_url(url)
+    result = await gateway.test_connection(body.provider, url, body.model)
     return web.json_response(result)
 
 

@@ -36,8 +36,7 @@ from app.api.errors import ApiError
 from app.api.llm import check_model_url, require_admin
 from app.api.validation import read_json
 from app.core.log import fields
-from app.core.settings import (CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings,
-                               SettingsError)
+from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings, SettingsError
 from app.llm.choice import ModelChoice
 
 log = logging.getLogger(__name__)

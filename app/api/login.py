@@ -17,9 +17,23 @@ class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
     password: str
 
 
-def set_session_cookie(response: web.StreamResponse, session_id: str) -> None:
+def set_session_cookie(request: web.Request, response: web.StreamResponse,
+                       session_id: str) -> None:
+    """HttpOnly, SameSite=Strict, and Secure when the server is reached over https (its
+    public origin is https): such a browser never sends it over plain http."""
     response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
-                        max_age=SESSION_TTL_SECONDS, path="/")
+                        secure=_over_https(request), max_age=SESSION_TTL_SECONDS, path="/")
+
+
+def clear_session_cookie(request: web.Request, response: web.StreamResponse) -> None:
+    """The cookie's removal, with the attributes it was set with (a browser keeps a Secure
+    cookie that a removal without them does not name)."""
+    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict",
+                        secure=_over_https(request))
+
+
+def _over_https(request: web.Request) -> bool:
+    return (request.app[SETTINGS].public_origin or "").lower().startswith("https://")
 
 
 async def post_login(request: web.Request) -> web.Response:
@@ -33,19 +47,19 @@ async def post_login(request: web.Request) -> web.Response:
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})
-    set_session_cookie(response, await auth.new_session(user_id))
+    set_session_cookie(request, response, await auth.new_session(user_id))
     return response
 
 
 async def post_logout(request: web.Request) -> web.Response:
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        user_id = await request.app[AUTH].user_for_session(session_id)
         await request.app[AUTH].end_session(session_id)
-        if user_id is not None:  # that session's open tabs stop receiving at once
-            await request.app[HUB].close_session(user_id, session_id)
+        # That session's open tabs stop receiving: here at once, in other processes at their
+        # next credential check (within a second).
+        request.app[HUB].check_credentials_now()
     response = web.Response(status=204)
-    response.del_cookie(SESSION_COOKIE, path="/")
+    clear_session_cookie(request, response)
     return response
 
 

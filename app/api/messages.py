@@ -17,9 +17,10 @@ log = logging.getLogger(__name__)
 
 
 def known_character(request: web.Request) -> str:
-    """The `{cid}` of the path, or 404 for a character nobody defined."""
+    """The `{cid}` of the path, or 404 for a character the caller does not have (nobody
+    defined it, or it is another user's own)."""
     character_id = request.match_info["cid"]
-    if request.app[CHARACTERS].get(character_id) is None:
+    if request.app[CHARACTERS].get(request[USER_ID], character_id) is None:
         raise ApiError(404, "unknown_character", f"no character {character_id!r}")
     return character_id
 

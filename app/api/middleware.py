@@ -1,7 +1,8 @@
 """The HTTP face of `app.auth`: the middleware that refuses a foreign Host or Origin and sets
 the request's user, and the request keys it sets.
 
-Order of the checks: the Host (421 `misdirected_request`), then — for a state-changing
+Order of the checks: the Host (400 `invalid_host` when it is missing, given twice or not a
+well-formed `host [":" port]`; 421 `misdirected_request` for a foreign name), then — for a state-changing
 request or a WebSocket handshake — the Origin (403 `forbidden_origin`), then, except on
 the public paths, who is asking (401 `unauthorized`). The `user_id` of a request always comes
 from here, never from its body.
@@ -11,24 +12,27 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from urllib.parse import urlsplit
 
-from aiohttp import web
+from aiohttp import HttpVersion11, web
 
 from app.api.errors import ApiError
-from app.auth.credentials import Auth
-from app.auth.origins import host_allowed, origin_allowed
+from app.auth.credentials import Auth, Credential
+from app.auth.origins import HostHeader, host_allowed, origin_allowed, parse_host
 
 log = logging.getLogger(__name__)
 
 SESSION_COOKIE = "novaberg_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Checks its own credential, the desktop app's launch secret (app.api.pages).
+LAUNCH_LINK_PATH = "/api/launch-link"
 PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
-                          "/profile"})
+                          "/profile", LAUNCH_LINK_PATH})
 PUBLIC_PREFIXES = ("/static/",)
 
 USER_ID = web.RequestKey("user_id", str)
-# The login session (cookie) that authenticated the request, when it was one.
-SESSION_ID = web.RequestKey("session_id", str)
+# What authenticated the request (an open WebSocket lives as long as it stays valid).
+CREDENTIAL = web.RequestKey("credential", Credential)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -48,32 +52,64 @@ def local_port(request: web.Request) -> int | None:
 
 
 async def identify(auth: Auth, request: web.Request) -> str | None:
-    """The user a request's bearer token, session cookie or (WebSocket only) `?token=` names."""
+    """The user a request's bearer token, session cookie or (WebSocket only) `?token=` names;
+    what named it is kept as the request's `CREDENTIAL`."""
+    credential = await _credential(auth, request)
+    if credential is None:
+        return None
+    request[CREDENTIAL] = credential
+    return credential.user_id
+
+
+async def _credential(auth: Auth, request: web.Request) -> Credential | None:
     header = request.headers.get("Authorization", "")
     if header:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             return None
-        return await auth.user_for_token(token.strip())
+        return await auth.credential_for_token(token.strip())
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
         user = await auth.user_for_session(session_id)
         if user:
-            request[SESSION_ID] = session_id
-            return user
+            return Credential("session", session_id, user)
     query_token = request.query.get("token")
     if query_token and request.path == "/api/ws":
-        return await auth.user_for_token(query_token)
+        return await auth.credential_for_token(query_token)
     return None
+
+
+def request_host(request: web.Request) -> HostHeader | None:
+    """The request's parsed `Host`; None only for HTTP/1.0 without one (nothing a browser
+    sends). 400 `invalid_host` when an HTTP/1.1 request has none, has several, or one that is
+    not a well-formed `host [":" port]` (RFC 9112 §3.2), or when a target that is not a path
+    names another host than the header."""
+    values = request.headers.getall("Host", [])
+    if not values and request.version < HttpVersion11:
+        return None
+    host = parse_host(values[0]) if len(values) == 1 else None
+    if host is not None and not request.raw_path.startswith("/"):
+        # Not the origin form: an absolute target (`GET http://name/path`, what proxies send;
+        # aiohttp takes the host from it), `*` or an authority. It must name the same host as
+        # the header.
+        target = parse_host(urlsplit(request.raw_path).netloc)
+        host = host if target == host else None
+    if host is None:
+        log.warning("malformed Host refused", extra={"fields": {
+            "path": request.path, "hosts": len(values), "host": values[0][:100] if values else ""}})
+        raise ApiError(400, "invalid_host", "the Host header is missing, given twice or not a "
+                       "host name with an optional port")
+    return host
 
 
 def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable[..., Awaitable[web.StreamResponse]]:
     @web.middleware
     async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         auth = get_auth(request)
-        if not host_allowed(request.headers.get("Host"), auth.host, auth.public_origin):
+        host = request_host(request)
+        if host is not None and not host_allowed(host, auth.host, auth.public_origin):
             log.warning("foreign Host refused", extra={"fields": {
-                "path": request.path, "host": request.headers.get("Host", "")[:200]}})
+                "path": request.path, "host": host.name}})
             raise ApiError(421, "misdirected_request",
                            "this server does not answer for that host name")
         if needs_origin_check(request) and not origin_allowed(

@@ -19,8 +19,9 @@ from aiohttp import web
 from app.api.app_keys import AUTH, SETTINGS
 from app.api.errors import ApiError
 from app.api.login import set_session_cookie
-from app.api.middleware import USER_ID
+from app.api.middleware import LAUNCH_LINK_PATH, USER_ID
 from app.auth.accounts import LOCAL_USER
+from app.auth.credentials import START_CODE_SECONDS
 from app.core.log import fields
 
 log = logging.getLogger(__name__)
@@ -61,9 +62,10 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
     auth = request.app[AUTH]
     if not auth.start_codes.redeem(code):
         raise ApiError(401, "invalid_start_link",
-                       "the start link is not valid or was used already")
+                       "the start link is not valid, was used already or is older than "
+                       f"{START_CODE_SECONDS // 60} minutes")
     response = web.Response(status=302, headers={"Location": "/"})
-    set_session_cookie(response, await auth.new_session(LOCAL_USER))
+    set_session_cookie(request, response, await auth.new_session(LOCAL_USER))
     return response
 
 
@@ -74,6 +76,22 @@ async def post_start_link(request: web.Request) -> web.Response:
         raise ApiError(403, "start_link_desktop_only", "start links exist in desktop mode only")
     code = request.app[AUTH].start_codes.issue()
     return web.json_response({"url": f"/?token={code}"}, status=201)
+
+
+async def post_launch_link(request: web.Request) -> web.Response:
+    """`POST /api/launch-link` with `Authorization: Bearer <launch secret>` (desktop mode)
+    → `201 {"url"}`: a new single-use start link for a second start of the binary, which
+    read the secret from the data dir's instance file (`app.storage.datadir`). Public to the
+    auth middleware: the launch secret is its credential, and it opens nothing else."""
+    if request.app[SETTINGS].headless:
+        raise ApiError(403, "start_link_desktop_only", "start links exist in desktop mode only")
+    auth = request.app[AUTH]
+    scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not auth.launch.matches(secret.strip()):
+        log.warning("launch link refused: no or a wrong launch secret")
+        raise ApiError(401, "unauthorized", "a launch link needs this app's launch secret",
+                       headers={"WWW-Authenticate": "Bearer"})
+    return web.json_response({"url": f"/?token={auth.start_codes.issue()}"}, status=201)
 
 
 async def get_login(request: web.Request) -> web.StreamResponse:
@@ -128,18 +146,25 @@ async def revalidate_static(request: web.Request, response: web.StreamResponse) 
 STATIC_PREFIX = "/static/"
 SECURITY_HEADERS = {
     # Scripts, styles, images and sockets only from this server; no page may frame the UI.
-    "Content-Security-Policy": "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; "
-                               "form-action 'self'",
+    # Images also from blob: — the editor previews a picture chosen on this machine.
+    "Content-Security-Policy": "default-src 'self'; img-src 'self' blob:; "
+                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
 
 
+# Instead of aiohttp's "Python/3.x aiohttp/3.y": no version for a scanner to look up.
+SERVER_NAME = "Novaberg"
+
+
 async def security_headers(request: web.Request, response: web.StreamResponse) -> None:
-    """On every answer, pages, static files, API and errors alike."""
+    """On every answer, pages, static files, API and errors alike (and, from
+    `app.api.front_line`, on the requests aiohttp cannot even read)."""
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)
+    response.headers["Server"] = SERVER_NAME
 
 
 async def get_profile_page(request: web.Request) -> web.StreamResponse:
@@ -152,6 +177,7 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/login", get_login)
     app.router.add_get("/profile", get_profile_page)
     app.router.add_post("/api/start-link", post_start_link)
+    app.router.add_post(LAUNCH_LINK_PATH, post_launch_link)
     app.router.add_get(STATIC_PREFIX + "badge/{count}.svg", get_badge_icon)
     app.router.add_get(STATIC_PREFIX + "{path:.+}", get_static)
     app.on_response_prepare.append(revalidate_static)

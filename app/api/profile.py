@@ -15,7 +15,8 @@ from aiohttp import web
 from app.api.app_keys import DB, GATEWAY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_json
+from app.api.validation import add_store_routes, bounded_text, read_body, read_json
+from app.core import json_input
 from app.core.profiles import NAME, Governance, PortableError
 from app.journal.profile import model, review
 from app.journal.profile import package as pkg
@@ -196,12 +197,12 @@ async def get_package(request: web.Request) -> web.Response:
 
 async def import_result(request: web.Request) -> web.Response:
     """The pasted result: the JSON itself as the body (or `{"text": "<pasted text>"}`)."""
-    body = await request.read()
+    body = await read_body(request)
     if not body.strip():
         raise ApiError(400, "invalid_json", "paste the model's answer")
     try:
-        raw: Any = msgspec.json.decode(body)
-    except msgspec.DecodeError:
+        raw: Any = json_input.decode(body)
+    except json_input.NotJson:
         raw = body  # let the result reader say what is wrong
     if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):
         raw = raw["text"]
@@ -222,7 +223,7 @@ async def get_proposal(request: web.Request) -> web.Response:
 
 
 async def _decide(request: web.Request, accept: bool) -> web.Response:
-    body = (await read_json(request, DecisionIn) if await request.read() else DecisionIn())
+    body = await read_json(request, DecisionIn, empty=DecisionIn())
     proposal = await service(request).store.decide(
         request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept)
     return web.json_response(proposal)
@@ -243,7 +244,7 @@ class ReviewIn(msgspec.Struct, forbid_unknown_fields=True):
 async def ai_review(request: web.Request) -> web.Response:
     """The explicit AI review: 201 with the proposal, or 200 with `proposal: null` and the
     reason when the model proposed nothing to apply."""
-    body = (await read_json(request, ReviewIn) if await request.read() else ReviewIn())
+    body = await read_json(request, ReviewIn, empty=ReviewIn())
     try:
         proposal = await review.run_review(service(request), request.app[GATEWAY],
                                            request[USER_ID], body.mode)
@@ -284,7 +285,7 @@ async def export_profiles(request: web.Request) -> web.Response:
 
 async def import_profiles(request: web.Request) -> web.Response:
     try:
-        await service(request).import_document(request[USER_ID], await request.read())
+        await service(request).import_document(request[USER_ID], await read_body(request))
     except PortableError as exc:
         raise ApiError(400, "invalid_document", str(exc)) from None
     return await _overview(request)

@@ -1,52 +1,93 @@
-"""Reading request bodies: one place that turns bad JSON into the SPEC §9 error shape."""
+"""Reading request bodies: the one reader of every body, and the one place that turns a body
+that cannot be read into the SPEC §9 error shape (never a 500, whatever the bytes)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import zlib
 from collections.abc import Iterable
-from typing import TypeVar
+from typing import Any, TypeVar
 
-import msgspec
 from aiohttp import web
 
 from app.api.errors import ApiError, Handler
+from app.core import json_input
+from app.core.i18n import language_of
 from app.core.log import fields
+from app.core.text import is_blank
 from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")
-# Characters that show nothing: a text of only these (and whitespace) is empty.
-_INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"))
+_NO_DEFAULT: Any = object()
+READ_PIECE = 1 << 16  # a large body is read in pieces of this size,
+YIELD_EVERY = 1 << 20  # and the loop gets a turn after each megabyte
 log = logging.getLogger(__name__)
 
 
-async def read_json(request: web.Request, type_: type[T]) -> T:
-    """Decode and validate the body as `type_` (a msgspec Struct forbidding unknown fields).
+async def read_json(request: web.Request, type_: type[T], *, empty: T = _NO_DEFAULT) -> T:
+    """Decode and validate the body as `type_` (a msgspec Struct forbidding unknown fields,
+    or `Any`: any JSON value, nested at most `json_input.MAX_DEPTH` levels). A body of only
+    whitespace is `empty` where one is given.
 
-    Invalid JSON or wrong types → 400 `invalid_request`; a body over the app's
-    `client_max_size` → 413 (raised by aiohttp, shaped by the error middleware).
+    Invalid JSON (invalid UTF-8, nesting too deep for the decoder) or wrong types → 400
+    `invalid_request`; a body over the app's `client_max_size` → 413 (raised by aiohttp,
+    shaped by the error middleware).
     """
-    body = decoded_body(request, await request.read())
+    body = await read_body(request)
+    if empty is not _NO_DEFAULT and not body.strip():
+        return empty
     try:
-        return msgspec.json.decode(body, type=type_)
-    except msgspec.ValidationError as exc:
+        return json_input.decode(body, type_)
+    except json_input.WrongShape as exc:
         raise ApiError(400, "invalid_request", f"invalid body: {exc}") from None
-    except msgspec.DecodeError as exc:
+    except json_input.NotJson as exc:
         raise ApiError(400, "invalid_request", f"body is not valid JSON: {exc}") from None
 
 
-def decoded_body(request: web.Request, raw: bytes) -> bytes:
+async def read_body(request: web.Request, limit: int | None = None,
+                    setting: str | None = None) -> bytes:
+    """The body as bytes, its `Content-Encoding` undone (`decoded_body`). `limit`: a bound of
+    its own instead of the app's `client_max_size` (an import may be larger; `setting` names
+    it in the answer) — 413 as soon as more has come, nothing more is read."""
+    if limit is None:
+        return decoded_body(request, await request.read())
+    too_large = ApiError(413, "too_large", f"the body may have at most {limit} bytes"
+                         + (f" (setting {setting})" if setting else ""))
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    parts, size = [], 0
+    while chunk := await request.content.read(READ_PIECE):
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        parts.append(chunk)
+        if size % YIELD_EVERY < len(chunk):
+            # A read of what is buffered already returns at once: without a pause here, a
+            # fast client's 50 MB would be taken in one step of the loop.
+            await asyncio.sleep(0)
+    # Joining and inflating up to `limit` (tens of MB) take the loop too long: on a thread.
+    return await asyncio.to_thread(_joined_body, request, parts, limit)
+
+
+def _joined_body(request: web.Request, parts: list[bytes], limit: int) -> bytes:
+    return decoded_body(request, b"".join(parts), limit)
+
+
+def decoded_body(request: web.Request, raw: bytes, limit: int | None = None) -> bytes:
     """The body with its `Content-Encoding` undone. The server does not decode bodies itself
     (`auto_decompress=False` in `create_app`): a body that is not what its header says would
     break inside aiohttp, with a 500 and a traceback per request. Here it is a 400
-    `invalid_body`; an unknown encoding is 415; inflating beyond `client_max_size` is 413."""
+    `invalid_body`; an unknown encoding is 415; inflating beyond `limit` (default: the app's
+    `client_max_size`) is 413."""
     encoding = request.headers.get("Content-Encoding", "identity").strip().lower()
     if encoding == "identity":
         return raw
     if encoding not in _WBITS:
         raise ApiError(415, "unsupported_content_encoding",
                        f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
-    limit = request.app._client_max_size  # noqa: SLF001 — the one body limit of the app
+    if limit is None:
+        limit = request.app._client_max_size  # noqa: SLF001 — the one body limit of the app
     inflater = zlib.decompressobj(_WBITS[encoding])
     try:
         body = inflater.decompress(raw, limit + 1)
@@ -65,6 +106,14 @@ def decoded_body(request: web.Request, raw: bytes) -> bytes:
 _WBITS = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
 
 
+def request_language(request: web.Request, explicit: str | None = None) -> str:
+    """The user's language for the words the server writes into what it makes (a draft's
+    list heading, an export's headings): `explicit` (the page sends its own), else the
+    first of the request's `Accept-Language`, else English."""
+    tag = explicit or request.headers.get("Accept-Language", "").split(",")[0].split(";")[0]
+    return language_of(tag.strip())
+
+
 def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
                  user_id: str) -> str:
     """`raw` trimmed, or the error: empty (or only invisible characters such as zero-width
@@ -72,7 +121,7 @@ def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code:
     (the `max_message_chars` setting) → 413 `long_code`, with a warning naming the limit.
     Nothing is ever cut: a text is taken whole or refused."""
     text = raw.strip()
-    if not text.translate(_INVISIBLE).strip():
+    if is_blank(text):
         raise ApiError(400, empty_code, f"the {noun} is empty")
     if len(text) > limit:
         log.warning(f"{noun} refused: too long", extra=fields(

@@ -1,7 +1,8 @@
 """`GET /api/ws`: the WebSocket every tab keeps open (SPEC §9).
 
 Auth and Origin are checked by the middleware before the upgrade (a refused handshake gets
-its HTTP status). The server sends; what a client sends is ignored. On (re)connect the tab
+its HTTP status); the socket keeps the credential that opened it and is closed (4401) once
+that no longer authenticates (`app.runtime.hub`). The server sends; what a client sends is ignored. On (re)connect the tab
 first gets its queued messages and the state of its open turns, then everything live.
 aiohttp's heartbeat pings every `ws_heartbeat_seconds` and closes a peer that stops
 answering.
@@ -12,7 +13,7 @@ from __future__ import annotations
 from aiohttp import WSMsgType, web
 
 from app.api.app_keys import HUB, RUNTIME, SETTINGS
-from app.api.middleware import SESSION_ID, USER_ID
+from app.api.middleware import CREDENTIAL, USER_ID
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:
@@ -20,7 +21,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     ws = web.WebSocketResponse(heartbeat=request.app[SETTINGS].ws_heartbeat_seconds)
     await ws.prepare(request)
     hub = request.app[HUB]
-    conn = hub.register(user_id, ws, request.transport, request.get(SESSION_ID))
+    conn = hub.register(user_id, ws, request.transport, request.get(CREDENTIAL))
     try:
         hub.start_sending(conn, await request.app[RUNTIME].snapshot(user_id))
         async for message in ws:

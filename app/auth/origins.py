@@ -2,7 +2,8 @@
 sent from. Pure functions over the header values; `app.api.middleware` applies them.
 
 Host (DNS rebinding): a page of a foreign name that resolves to this server must not be
-served. Origin (CSRF): a state-changing request or a WebSocket handshake whose `Origin` is
+served; a `Host` that is not a well-formed `host [":" port]` is refused before any name is
+compared. Origin (CSRF): a state-changing request or a WebSocket handshake whose `Origin` is
 present and not the server's own is refused, whatever its auth. The server's own port is read
 from the connection's local socket, so the check is right whatever port was bound.
 """
@@ -10,19 +11,60 @@ from the connection's local socket, so the check is right whatever port was boun
 from __future__ import annotations
 
 import ipaddress
+import re
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 
+# RFC 3986 `host [":" port]`, as browsers send it: a bracketed IPv6 literal, or a dotted name
+# of DNS labels (letters, digits, `-` inside, `_` for local names), which may be a dotted quad.
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
+_HOST = re.compile(rf"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>{_LABEL}(?:\.{_LABEL})*\.?))"
+                   r"(?::(?P<port>[0-9]{1,5}))?")
+_DIGITS_AND_DOTS = re.compile(r"[0-9.]+")
+MAX_NAME_CHARS = 253
 
-def host_name(host: str) -> str:
-    """The name part of a `Host` value (`[::1]:8765` → `::1`, `Example.org.` → `example.org`)."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1:host.find("]")] if "]" in host else host
-    name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return name.rstrip(".")
+
+@dataclass(frozen=True, slots=True)
+class HostHeader:
+    """A parsed `Host`: the name (lower case, no trailing dot; an IPv6 literal without its
+    brackets, in its short form) and the port, if one was given."""
+
+    name: str
+    port: int | None = None
+
+
+def parse_host(raw: str) -> HostHeader | None:
+    """`raw` read strictly as `host [":" port]`; None for anything else — whitespace, a user
+    part (`localhost:1@evil.example`), text after an IPv6 literal, an empty or too large port,
+    a zone id, non-ASCII look-alikes, a name of digits and dots that is not an IPv4 address."""
+    if not raw.isascii():
+        return None
+    match = _HOST.fullmatch(raw.lower())
+    if match is None:
+        return None
+    port = int(match["port"]) if match["port"] is not None else None
+    if port is not None and port > 65535:
+        return None
+    if match["v6"] is not None:
+        try:
+            return HostHeader(str(ipaddress.IPv6Address(match["v6"])), port)
+        except ValueError:
+            return None
+    spelled = match["name"]
+    name = spelled.rstrip(".")
+    if len(name) > MAX_NAME_CHARS:
+        return None
+    if _DIGITS_AND_DOTS.fullmatch(name):
+        try:
+            name = str(ipaddress.IPv4Address(name))
+        except ValueError:
+            return None  # 127.1, 256.0.0.1, 0177.0.0.1: no address and no name
+        if spelled.endswith("."):
+            return None
+    return HostHeader(name, port)
 
 
 def is_ip_literal(name: str) -> bool:
@@ -33,17 +75,22 @@ def is_ip_literal(name: str) -> bool:
     return True
 
 
-def host_allowed(raw: str | None, bound_host: str, public_origin: str | None) -> bool:
+def _name_of(host_or_netloc: str) -> str | None:
+    """The name of a configured host (`--host`, the public origin's netloc)."""
+    if not host_or_netloc:
+        return host_or_netloc
+    parsed = parse_host(host_or_netloc) or parse_host(f"[{host_or_netloc}]")
+    return parsed.name if parsed is not None else None
+
+
+def host_allowed(host: HostHeader, bound_host: str, public_origin: str | None) -> bool:
     """Allowed: loopback names, the bound host, the public origin's host, and — when bound to
     every interface — IP literals (a rebinding attack needs a name it controls)."""
-    if raw is None:
-        return True  # HTTP/1.0 without Host: nothing a browser sends
-    name = host_name(raw)
-    if name in LOOPBACK_HOSTS or name == host_name(bound_host):
+    if host.name in LOOPBACK_HOSTS or host.name == _name_of(bound_host):
         return True
-    if public_origin and name == host_name(urlsplit(public_origin).netloc):
+    if public_origin and host.name == _name_of(urlsplit(public_origin).netloc):
         return True
-    return bound_host in WILDCARD_HOSTS and is_ip_literal(name)
+    return bound_host in WILDCARD_HOSTS and is_ip_literal(host.name)
 
 
 def own_origins(port: int | None, bound_host: str, public_origin: str | None) -> set[str]:

@@ -1,7 +1,8 @@
 """The data a command-line backup or restore works on, whether or not the app is running.
 
 `open_data_dir` takes the data dir's lock when it can (no app running: the command owns the
-data) and reports whether an app holds it. `redis_of` gives a Redis client for the data:
+data) and reports whether an app holds it. `redis_of` gives a Redis client for the data
+(`redis_url_of` its URL, for an asyncio client):
 the external Redis of `--redis-url`, the running app's embedded Redis through its socket,
 or — when no app runs — the embedded Redis started by the command itself on the data dir's
 files and stopped again afterwards.
@@ -44,14 +45,12 @@ def open_data_dir(data_path: Path, *, restoring: bool = False) -> Iterator[str |
 
 
 @contextmanager
-def redis_of(settings: Settings, *, app_running: bool,
-             appendfsync: str = "no") -> Iterator[redis.Redis]:
+def redis_url_of(settings: Settings, *, app_running: bool,
+                 appendfsync: str = "no") -> Iterator[str]:
+    """The URL of the data's Redis, for as long as the block runs (an embedded one this
+    command started is stopped after it)."""
     if settings.redis_url:
-        client = redis_snapshot.connect(settings.redis_url)
-        try:
-            yield client
-        finally:
-            client.close()
+        yield settings.redis_url
         return
     directory = redis_dir(settings.data_path)
     if app_running:
@@ -59,17 +58,22 @@ def redis_of(settings: Settings, *, app_running: bool,
         if not server.socket_path.exists():
             raise BackupError("the running app uses no embedded Redis here; give the same "
                               "--redis-url as the app")
-        client = redis_snapshot.connect(server.url)
+        yield server.url
+        return
+    server = EmbeddedRedis(directory, appendfsync=appendfsync)
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+@contextmanager
+def redis_of(settings: Settings, *, app_running: bool,
+             appendfsync: str = "no") -> Iterator[redis.Redis]:
+    with redis_url_of(settings, app_running=app_running, appendfsync=appendfsync) as url:
+        client = redis_snapshot.connect(url)
         try:
             yield client
         finally:
             client.close()
-        return
-    server = EmbeddedRedis(directory, appendfsync=appendfsync)
-    server.start()
-    client = redis_snapshot.connect(server.url)
-    try:
-        yield client
-    finally:
-        client.close()
-        server.stop()

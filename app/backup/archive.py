@@ -6,9 +6,12 @@ A backup is a folder `novaberg-backup-<UTC stamp>/` holding
   (`app.backup.database`): every table, without accounts unless asked for;
 - `redis.jsonl`: every Novaberg key with its TTL (`app.backup.redis_snapshot`);
 - `identities.txt` when the data dir has one (the names the privacy gateway masks);
+- `characters/`: the data dir's character folder as it is — the shared TOML files and every
+  user's own characters (definition, picture, card file); each file is listed in the
+  manifest under its path (`characters/users/local/lena.toml`);
 - `manifest.json`: `format_version`, `app_version`, `created_at`, `accounts_included`,
   per file `name`, `bytes`, `sha256`, and `counts` (users, days, entries, messages,
-  redis_keys).
+  redis_keys, characters).
 
 Never in a backup: `secrets.toml` (API keys), `config.toml` (this machine's settings: model
 server, Redis URL, port), login sessions, and — unless `include_accounts` — the `users` and
@@ -25,8 +28,8 @@ import hashlib
 import json
 import logging
 import os
-import stat
 import shutil
+import stat
 import sqlite3
 import time
 from collections.abc import Callable
@@ -39,6 +42,7 @@ import redis
 from app import __version__
 from app.backup import redis_snapshot
 from app.backup.database import copy_database, count_contents
+from app.characters.book import DATA_DIR_FOLDER as CHARACTERS_FOLDER
 from app.core import log as logctx
 from app.core.clock import local_moment
 from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
@@ -49,6 +53,7 @@ MANIFEST = "manifest.json"
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_FILE = "redis.jsonl"
 DATA_FILES = ("identities.txt",)  # plain files of the data dir that are user data
+DATA_FOLDERS = (CHARACTERS_FOLDER,)  # folders of the data dir that are user data, whole
 REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir
@@ -132,6 +137,9 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
                 counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
         for name in DATA_FILES:
             copy_data_file(data_path / name, partial / name)
+        for name in DATA_FOLDERS:
+            copy_folder(data_path / name, partial / name)
+        counts["characters"] = sum(1 for _ in (partial / CHARACTERS_FOLDER).rglob("*.toml"))
         manifest = write_manifest(partial, counts, accounts_included=include_accounts, now=now)
         os.replace(partial, final)
     except BaseException:
@@ -140,19 +148,71 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
     return Backup(final, manifest)
 
 
+def copy_data_file(source: Path, target: Path) -> bool:
+    """Copy a plain file of the data dir (when it is there); a link or anything but a regular
+    file is left out, with a warning: a backup holds only the data dir's own files."""
+    try:
+        with open_regular(source) as handle, target.open("xb") as out:
+            shutil.copyfileobj(handle, out)
+    except FileNotFoundError:
+        return False
+    except NotRegular as exc:
+        log.warning(f"{exc}: not backed up", extra=logctx.fields(file=str(source)))
+        return False
+    return True
+
+
+def copy_folder(source: Path, target: Path,
+                place: Callable[[Path, Path], object] = copy_data_file) -> None:
+    """A data dir folder's regular files (not its temporary `.…tmp` ones), if it exists,
+    each put in place by `place(file, destination)`; a link in it, to a file or a folder,
+    is not followed (and left out with a warning)."""
+    if not source.is_dir() or source.is_symlink():
+        return
+    for path in walk(source):
+        if path.name.startswith("."):
+            continue
+        if not path.is_file() or path.is_symlink():
+            log.warning(f"{path} is {kind_of(path.lstat().st_mode)}: not backed up",
+                        extra=logctx.fields(file=str(path)))
+            continue
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        place(path, destination)
+
+
+def walk(folder: Path) -> list[Path]:
+    """Everything under `folder` but its real folders — files, links (to files or folders),
+    anything else —, sorted; no link is followed."""
+    found = []
+    for top, folders, files in os.walk(folder, followlinks=False):
+        here = Path(top)
+        found += [here / name for name in files]
+        found += [here / name for name in folders if (here / name).is_symlink()]
+    return sorted(found)
+
+
+def backup_files(folder: Path) -> list[Path]:
+    """Every regular file of a backup folder but its manifest, those of its data folders
+    included (no link followed)."""
+    return [path for path in walk(folder)
+            if path != folder / MANIFEST and stat.S_ISREG(path.lstat().st_mode)]
+
+
 def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: bool,
                    now: float) -> dict[str, Any]:
     """Describe the files now in `folder` in its `manifest.json` (and make them private)."""
+    files = backup_files(folder)
     manifest = {
         "kind": "novaberg.backup",
         "format_version": FORMAT_VERSION,
         "app_version": __version__,
         "created_at": dt.datetime.fromtimestamp(now, dt.UTC).isoformat(timespec="seconds"),
         "accounts_included": accounts_included,
-        "files": [_file_entry(path) for path in sorted(folder.iterdir()) if path.name != MANIFEST],
+        "files": [_file_entry(folder, path) for path in files],
         "counts": counts,
     }
-    for path in folder.iterdir():
+    for path in files:
         path.chmod(0o600)
     _write_json(folder / MANIFEST, manifest)
     return manifest
@@ -176,22 +236,9 @@ def _free_name(directory: Path, name: str) -> Path:
     return candidate
 
 
-def copy_data_file(source: Path, target: Path) -> bool:
-    """Copy a plain file of the data dir (when it is there); a link or anything but a regular
-    file is left out, with a warning: a backup holds only the data dir's own files."""
-    try:
-        with open_regular(source) as handle, target.open("xb") as out:
-            shutil.copyfileobj(handle, out)
-    except FileNotFoundError:
-        return False
-    except NotRegular as exc:
-        log.warning(f"{exc}: not backed up", extra=logctx.fields(file=str(source)))
-        return False
-    return True
-
-
-def _file_entry(path: Path) -> dict[str, Any]:
-    return {"name": path.name, "bytes": path.stat().st_size, "sha256": sha256_of(path)}
+def _file_entry(folder: Path, path: Path) -> dict[str, Any]:
+    return {"name": path.relative_to(folder).as_posix(), "bytes": path.stat().st_size,
+            "sha256": sha256_of(path)}
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
@@ -252,9 +299,16 @@ def verify(folder: Path) -> Backup:
         elif _checksum(path) != entry["sha256"]:
             problems.append(f"{entry['name']}: checksum differs from the manifest "
                             "(the file was changed or is damaged)")
-    for path in sorted(folder.iterdir()):
-        if path.name != MANIFEST and path.name not in listed:
-            problems.append(f"{path.name} is not in the manifest (extra file)")
+    for path in walk(folder):
+        name = path.relative_to(folder).as_posix()
+        if name == MANIFEST or name in listed:
+            continue
+        mode = path.lstat().st_mode
+        if stat.S_ISREG(mode):
+            problems.append(f"{name} is not in the manifest (extra file)")
+        else:
+            problems.append(f"{name} is {kind_of(mode)}: a backup holds only regular files "
+                            "(a link could pull in any file)")
     if not isinstance(manifest.get("accounts_included", False), bool):
         problems.append(f"{MANIFEST}: accounts_included must be true or false")
     if problems:
@@ -271,9 +325,19 @@ def _checksum(path: Path) -> str | None:
 
 def _valid_entry(entry: Any) -> bool:
     return (isinstance(entry, dict) and isinstance(entry.get("name"), str)
-            and entry["name"] not in ("", ".", "..", MANIFEST) and "/" not in entry["name"]
-            and "\\" not in entry["name"]
+            and _valid_name(entry["name"])
             and isinstance(entry.get("bytes"), int) and isinstance(entry.get("sha256"), str))
+
+
+def _valid_name(name: str) -> bool:
+    """A file at the top of the backup, or a path inside one of its data folders — never
+    one that leads out of it (`..`, an absolute path, a backslash)."""
+    if "\\" in name or name == MANIFEST:
+        return False
+    parts = name.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        return False
+    return len(parts) == 1 or parts[0] in DATA_FOLDERS
 
 
 # --- the backups in the data dir -------------------------------------------------------------

@@ -1,13 +1,26 @@
 """The conversation exporter: a user's messages with one character (or all) over a range of
-calendar days, from the durable message log (table `messages`, written by the dispatcher).
+calendar days, from the durable message log (table `messages`, written by the dispatcher),
+and what the user keeps with that character: its lists and reminders (Redis).
 
 JSON document (`kind` "novaberg.chat", `format_version` 1): the head of
-`exports.document_head` and `messages`, each a log row with its ids kept —
+`exports.document_head`, `messages`, each a log row with its ids kept —
 `entry_key` (the log's unique key: importing the same row again is a no-op), `turn_id`,
 `message_ids`, `character_id`, `role` ("user" | "assistant"), `origin`, `text`, `created`
-(epoch seconds), `at` (ISO 8601, UTC) and `calendar_date`.
+(epoch seconds), `at` (ISO 8601, UTC) and `calendar_date` —, `lists` (`character_id`,
+`name`, `items`, `created_at`, `updated_at`) and `reminders` (`id`, `character_id`, `text`,
+`due_at`, `created_at`, `status`, `fired_at`, `trigger_turn_id`, `impulse_turn_id`). Lists
+and reminders are the ones kept now, whatever the day range (they belong to no day).
 
-Markdown: one heading per calendar day, each message with its local time and speaker.
+Markdown: one heading per calendar day, each message with its local time and speaker; then
+the lists with their items and the reminders with their local due times.
+
+The messages are read from and written to SQLite (`sections`, `markdown`, `import_document`,
+on the database's threads, streamed: `exports.stream`); the lists and reminders from and to
+Redis (`collect_kept`, `import_kept`, on the event loop; they are few and small), handed to
+the stream as its `kept` lists. An import checks the whole document first: a bad list or
+reminder refuses it before anything is written. It adds what is missing — a list that is
+not there, an item a list lacks, a reminder whose id is not there (ids kept: importing twice
+adds nothing) — and never changes what is there.
 """
 
 from __future__ import annotations
@@ -16,24 +29,33 @@ import datetime as dt
 import json
 import sqlite3
 import time
-from collections.abc import Iterator
-from typing import Any, Literal
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
+import redis.asyncio as aioredis
 
 from app.backup.exports import (
-    ExportError,
-    decode_document,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     Section,
     day_range,
     owner_filter,
+    read_document,
+    require_character,
+    require_date,
+    require_key,
+    require_text,
 )
 from app.core.clock import local_moment
+from app.memory import keys
+from app.memory.lists import ListStore
+from app.memory.reminders import Reminder, ReminderStore
 
 KIND = "novaberg.chat"
+T = TypeVar("T")
 
 
 # gc=False, and a tuple (which the collector drops once it holds only strings): an import of
@@ -52,10 +74,44 @@ class ChatMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     at: str | None = None
 
 
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1, max_length=20_000)]
+
+
+class KeptList(msgspec.Struct, forbid_unknown_fields=True):
+    character_id: NonEmpty
+    name: NonEmpty
+    items: list[NonEmpty] = []
+    created_at: Moment = 0.0
+    updated_at: Moment = 0.0
+
+
+class KeptReminder(msgspec.Struct, forbid_unknown_fields=True):
+    id: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_-]{1,64}$")]
+    character_id: NonEmpty
+    text: NonEmpty
+    due_at: Moment
+    created_at: Moment
+    status: Literal["pending", "claimed", "fired", "done"] = "pending"
+    fired_at: Moment | None = None
+    trigger_turn_id: str | None = None
+    impulse_turn_id: str | None = None
+
+
 class ChatDocument(msgspec.Struct):
     kind: Literal["novaberg.chat"]
     format_version: Literal[1]
     messages: list[ChatMessage]
+    lists: list[KeptList] = []
+    reminders: list[KeptReminder] = []
+
+
+class KeptDocument(msgspec.Struct):
+    """A chat export without its messages (skipped unread: they are `import_document`'s)."""
+
+    kind: Literal["novaberg.chat"]
+    format_version: Literal[1]
+    lists: list[KeptList] = []
+    reminders: list[KeptReminder] = []
 
 
 class ChatExporter:
@@ -66,8 +122,9 @@ class ChatExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("messages", map(_message, _rows(conn, query, _COLUMNS)))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
-                 head: dict[str, Any]) -> Iterator[str]:
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
+        """In English whatever `language` asks (its words have no German yet)."""
         who = query.character_id or "all characters"
         span = " – ".join(d for d in (query.start, query.end) if d)
         count = next(_rows(conn, query, "COUNT(*)"))[0]
@@ -83,19 +140,15 @@ class ChatExporter:
             speaker = "You" if role == "user" else character_id
             time = local_moment(created, query.zone).strftime("%H:%M")
             yield f"\n**{speaker}** · {time}\n\n{_quote_free(text)}\n"
+        kept = _kept_markdown(head, query.zone)
+        if kept:
+            yield "\n" + "\n".join(kept).rstrip() + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
-        try:
-            document = decode_document(raw, ChatDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid conversation export: {exc}") from None
+        document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
-            try:
-                dt.date.fromisoformat(message.calendar_date)
-            except ValueError:
-                raise ExportError(f"message {message.entry_key!r}: calendar_date "
-                                  f"{message.calendar_date!r} is not a date") from None
+            _check(message, target)
         imported = 0
         now = time.time()  # `imported_at`: the chat page names the row as imported
         for message in document.messages:
@@ -103,11 +156,111 @@ class ChatExporter:
                 "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date, imported_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (message.entry_key, user_id, message.character_id, message.turn_id,
+                (message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
                  message.created, message.calendar_date, now))
             imported += cursor.rowcount
         return ImportResult(KIND, imported, len(document.messages) - imported)
+
+    # --- what the user keeps with the character (Redis) -----------------------------------
+
+    async def collect_kept(self, redis: aioredis.Redis, query: ExportQuery,
+                           character_ids: list[str]) -> dict[str, Any]:
+        """The `lists` and `reminders` of the query's user with `character_ids`."""
+        lists, reminders = [], []
+        for character_id in character_ids:
+            for kept in await ListStore(redis, query.user_id, character_id).all():
+                lists.append({"character_id": character_id, "name": kept.name,
+                              "items": kept.items, "created_at": kept.created_at,
+                              "updated_at": kept.updated_at})
+            for reminder in await ReminderStore(redis).list(query.user_id, character_id):
+                reminders.append({
+                    "id": reminder.id, "character_id": character_id, "text": reminder.text,
+                    "due_at": reminder.due_at, "created_at": reminder.created_at,
+                    "status": reminder.status, "fired_at": reminder.fired_at,
+                    "trigger_turn_id": reminder.trigger_turn_id,
+                    "impulse_turn_id": reminder.impulse_turn_id})
+        return {"lists": lists, "reminders": reminders}
+
+    async def kept_characters(self, redis: aioredis.Redis, query: ExportQuery,
+                              defined: list[str]) -> list[str]:
+        """The characters whose lists and reminders an export carries: the one asked for,
+        or every character `defined` and every one the user has talked with."""
+        if query.character_id:
+            return [query.character_id]
+        talked = [character for user, character in map(
+            keys.split_pair, await redis.smembers(keys.known_pairs()))
+            if user == query.user_id]
+        return list(dict.fromkeys([*defined, *sorted(talked)]))
+
+    def read_kept(self, raw: bytes, target: ImportTarget) -> KeptDocument:
+        """The document's lists and reminders, checked whole (ExportError): read before
+        anything is written; a list or reminder of a character this install does not have
+        refuses it."""
+        document = read_document(raw, KeptDocument, "conversation export")
+        for kept in document.lists:
+            require_character(f"list {kept.name[:64]!r}", kept.character_id, target)
+        for reminder in document.reminders:
+            require_character(f"reminder {reminder.id!r}", reminder.character_id, target)
+        return document
+
+    async def import_kept(self, redis: aioredis.Redis, user_id: str,
+                          document: KeptDocument) -> dict[str, dict[str, int]]:
+        """Add the lists, items and reminders the user lacks; per part how many were
+        imported and skipped (items for lists, reminders by id)."""
+        added_items = skipped_items = 0
+        for kept in document.lists:
+            store = ListStore(redis, user_id, kept.character_id)
+            change = await store.merge(kept.name, list(kept.items), kept.created_at,
+                                       kept.updated_at)
+            added_items += len(change.added) + (1 if change.created and not kept.items else 0)
+            skipped_items += len(change.already)
+        reminders = [Reminder(id=r.id, user_id=user_id, character_id=r.character_id,
+                              text=r.text, due_at=r.due_at, created_at=r.created_at,
+                              status="pending" if r.status == "claimed" else r.status,
+                              fired_at=r.fired_at, trigger_turn_id=r.trigger_turn_id,
+                              impulse_turn_id=r.impulse_turn_id)
+                     for r in document.reminders]
+        added = await ReminderStore(redis).restore(reminders)
+        return {"lists": {"imported": added_items, "skipped": skipped_items},
+                "reminders": {"imported": added, "skipped": len(reminders) - added}}
+
+
+def with_parts(result: ImportResult, kept: dict[str, dict[str, int]]) -> dict[str, Any]:
+    """A chat import's answer: the totals over its parts, and `parts` — the messages', and
+    the lists' and reminders' of `import_kept`."""
+    parts = {"messages": {"imported": result.imported, "skipped": result.skipped}, **kept}
+    return {**result.as_dict(), "imported": sum(p["imported"] for p in parts.values()),
+            "skipped": sum(p["skipped"] for p in parts.values()), "parts": parts}
+
+
+async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
+    """`work` with an asyncio client of the Redis at `url` (the command line's way to the
+    stores, which the app reaches through its own pool), closed afterwards."""
+    client = aioredis.from_url(url, decode_responses=True)
+    try:
+        return await work(client)
+    finally:
+        await client.aclose()
+
+
+def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str]:
+    """The lists and reminders of a chat export (`document`: its head), as lines."""
+    lines: list[str] = []
+    if document.get("lists"):
+        lines += ["## Lists", ""]
+        for kept in document["lists"]:
+            lines += [f"### {kept['name']} ({kept['character_id']})", ""]
+            lines += [f"- {_one_line(item)}" for item in kept["items"]] or ["(empty)"]
+            lines.append("")
+    if document.get("reminders"):
+        lines += ["## Reminders", ""]
+        for reminder in document["reminders"]:
+            when = local_moment(reminder["due_at"], zone).strftime("%Y-%m-%d %H:%M")
+            lines.append(f"- {when} · {_one_line(reminder['text'])} · {reminder['status']} "
+                         f"({reminder['character_id']})")
+        lines.append("")
+    return lines
 
 
 _COLUMNS = ("entry_key, turn_id, message_ids, character_id, role, origin, text, created, "
@@ -129,6 +282,19 @@ def _message(row: Any) -> dict[str, Any]:
             "created": row[7],
             "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
             "calendar_date": row[8]}
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _check(message: ChatMessage, target: ImportTarget) -> None:
+    where = f"message {message.entry_key[:64]!r}"
+    require_key(where, entry_key=message.entry_key, turn_id=message.turn_id,
+                character_id=message.character_id)
+    require_date(where, message.calendar_date, "calendar_date")
+    require_text(where, message.text)
+    require_character(where, message.character_id, target)
 
 
 def _quote_free(text: str) -> str:

@@ -8,6 +8,7 @@ the data dir for restore/import, a bad argument).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import sqlite3
 import sys
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from app.backup.access import open_data_dir, redis_dir, redis_of
+from app.backup.access import open_data_dir, redis_dir, redis_of, redis_url_of
 from app.backup.archive import (
     BACKUPS_DIR,
     BackupError,
@@ -24,10 +25,12 @@ from app.backup.archive import (
     database_path,
     prune,
 )
-from app.backup.exports import ExportError, ExportQuery, make_query, stream
+from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
+from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
 from app.storage.datadir import DataDirInUse
 from app.storage.files import NotRegular, private_file
@@ -75,7 +78,10 @@ def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
                         help="last calendar day (default: the last)")
     export.add_argument("--format", choices=("md", "json"), default="md")
     export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout); for a "
-                        "Markdown journal export an existing folder gets one file per entry")
+                        "journal export an existing folder gets one file per entry")
+    export.add_argument("--language", choices=LANGUAGES, help="the words of a Markdown "
+                        "export in this language (default: the neutral form, dates as "
+                        "YYYY-MM-DD)")
     import_cmd = commands.add_parser(
         "import", parents=list(parents), help="import a JSON export (the app must not be running)",
         description="Import a JSON export of Novaberg into this data dir. Items keep their ids; "
@@ -159,12 +165,13 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     zone = zone_named(settings.timezone)
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
+    kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
     out = Path(args.out) if args.out else None
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         if out is not None and out.is_dir() and not out.is_symlink():
-            return _export_files(exporter, conn, query, out, args.format)
-        chunks = stream(exporter, conn, query, args.format)
+            return _export_files(exporter, conn, query, out, args.format, args.language)
+        chunks = stream(exporter, conn, query, args.format, args.language, kept)
         if out is None:
             sys.stdout.flush()
             for chunk in chunks:
@@ -182,15 +189,32 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> dict[str, Any]:
+    """The lists and reminders a chat export carries, from the running app's Redis or from
+    the data dir's own (started here, and stopped again, when no app runs)."""
+    from app.characters.book import CharacterBook
+
+    defined = [character.id for character in CharacterBook(settings).all(query.user_id)]
+
+    async def collect(redis: Any) -> dict[str, Any]:
+        return await exporter.collect_kept(
+            redis, query, await exporter.kept_characters(redis, query, defined))
+
+    with open_data_dir(settings.data_path) as busy, \
+            redis_url_of(settings, app_running=busy is not None) as url:
+        return asyncio.run(on_redis(url, collect))
+
+
 def _export_files(exporter: Any, conn: sqlite3.Connection, query: ExportQuery, folder: Path,
-                  fmt: str) -> int:
-    """`--out` names a folder: one Markdown file per item, where the exporter offers that."""
-    split = getattr(exporter, "markdown_files", None)
-    if fmt != "md" or split is None:
+                  fmt: str, language: str | None) -> int:
+    """`--out` names a folder: one file per item, where the exporter offers that, each
+    written as it is read."""
+    split = getattr(exporter, "files", None)
+    if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
-                          "Markdown journal exports; give a file name")
+                          "journal exports; give a file name")
     written = 0
-    for name, text in split(conn, query):
+    for name, text in split(conn, query, fmt, language):
         with _written(folder / name) as handle:
             handle.write(text.encode())
         written += 1
@@ -211,6 +235,7 @@ def _written(path: Path) -> Iterator[BinaryIO]:
 
 
 def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
@@ -219,6 +244,9 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     except OSError as exc:
         raise ExportError(f"cannot read {file}: {exc.strerror}") from None
     exporter = exporter_for_document(raw)
+    # A chat export's lists and reminders are checked with the rest before anything is written.
+    target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
+    kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
@@ -227,8 +255,16 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         try:
             apply_migrations(conn)
             with conn:
-                result = exporter.import_document(conn, user_id, raw)
+                result = exporter.import_document(conn, target, raw)
         finally:
             conn.close()
-    print(f"imported {result.imported}, skipped {result.skipped} already present ({result.kind})")
+        answer = result.as_dict()
+        if kept is not None and (kept.lists or kept.reminders):
+            with redis_url_of(settings, app_running=False) as url:
+                answer = with_parts(result, asyncio.run(on_redis(
+                    url, lambda redis: exporter.import_kept(redis, user_id, kept))))
+    print(f"imported {answer['imported']}, skipped {answer['skipped']} already present "
+          f"({answer['kind']})")
+    for part, counts in answer.get("parts", {}).items():
+        print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
     return EXIT_OK

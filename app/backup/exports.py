@@ -1,19 +1,27 @@
 """Exports and their import: a small registry of exporters, one per kind of document.
 
 An exporter turns a user's data into a JSON document (`kind`, `format_version`, its items
-with their ids) or into Markdown, and imports such a document into another install without
-duplicates (the ids are kept, an item already present is skipped). Each exporter is a module
-of this package listed in `app.backup.registry.EXPORTERS`; the CLI (`novaberg export KIND`,
-`novaberg import FILE`) and the API (`/api/exports/{kind}`, `POST /api/imports`) serve
-whatever is listed there. This module holds what exporters share, so it imports none of them.
+with their ids) and that document into Markdown, and imports such a document into another
+install without duplicates (the ids are kept, an item already present is skipped — whoever
+it belongs to). An import checks the whole document before it writes anything: canonical
+dates (`clock.read_date`), moments from 1970 to 9999, no empty text or key, only characters
+this install knows (`ImportTarget.characters`); a document that fails is refused whole. Each
+exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; the CLI
+(`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
+`POST /api/imports`) serve whatever is listed there. This module holds what exporters share,
+so it imports none of them.
 
 An export is streamed, never built whole: an exporter names its document's lists
 (`sections`: a name and the items, read lazily from the database) and writes its Markdown
 piece by piece (`markdown`); `stream` turns either into chunks of about `CHUNK_BYTES`, in one
-read transaction (one moment of the database). The API makes each chunk on a reader thread
-and writes it to the response as it comes; the CLI writes it to the file. So an export of
-any size takes memory of one chunk, and the event loop only passes chunks on. The JSON is
-one document of the same shape as ever: the head's fields, then each section's list.
+read transaction (one moment of the database). What is not in the database (a chat export's
+lists and reminders, kept in Redis) is read before and handed to `stream` as `kept`: lists
+after the exporter's own. The API makes each chunk on a reader thread and writes it to the
+response as it comes; the CLI writes it to the file. So an export of any size takes memory
+of one chunk, and the event loop only passes chunks on. The JSON is one document of the same
+shape as `json.dumps(document, ensure_ascii=False, indent=1)` writes: the head's fields, then
+each section's list. One file per item (`files`, the journal's) is streamed as a zip
+(`stream_zip`). An import is decoded off the event loop, item by item (`read_document`).
 
 Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
 of its database's connections (the one writer for imports), the CLI its own.
@@ -22,23 +30,27 @@ of its database's connections (the one writer for imports), the CLI its own.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import sqlite3
-import typing
-from collections.abc import Iterable, Iterator
+import zipfile
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import msgspec
 
+from app.core import json_input
+from app.core.clock import FIRST_MOMENT, LAST_MOMENT, read_date
+from app.core.text import is_blank
+
 FORMAT_VERSION = 1
 CHUNK_BYTES = 256 * 1024  # what one step of a streamed export makes: a page of rows
 ExportFormat = Literal["md", "json"]
+S = TypeVar("S", bound=msgspec.Struct)
 
 # A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
 # a local time can be made of every such value; a crafted file with another one would break
 # every later view of what it imported (Markdown exports, the panels).
-Moment = Annotated[float, msgspec.Meta(ge=0.0, le=253402300799.0)]
+Moment = Annotated[float, msgspec.Meta(ge=FIRST_MOMENT, le=LAST_MOMENT)]
 
 
 class ExportError(ValueError):
@@ -54,6 +66,15 @@ class ExportQuery:
     start: str | None = None
     end: str | None = None
     zone: dt.tzinfo | None = None  # for the local times in Markdown
+
+
+@dataclass(frozen=True, slots=True)
+class ImportTarget:
+    """Whose data an import goes into, and the characters this install has (an item of
+    another character could never be shown or exported here)."""
+
+    user_id: str
+    characters: Collection[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,12 +100,14 @@ class Exporter(Protocol):
         """The document's lists after its head, in order."""
         ...
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
-                 head: dict[str, Any]) -> Iterator[str]:
-        """The Markdown export, piece by piece (`head`: `document_head`'s fields)."""
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
+        """The document for people, piece by piece (`head`: `document_head`'s fields and
+        what `stream` was handed as `kept`); `language` (de, en) for its words where the
+        exporter has them in both, None for the exporter's neutral form."""
         ...
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult: ...
 
 
@@ -92,9 +115,9 @@ def check_date(value: str | None, name: str) -> str | None:
     if value in (None, ""):
         return None
     try:
-        return dt.date.fromisoformat(value).isoformat()
-    except (TypeError, ValueError):
-        raise ExportError(f"{name} {value!r} is not a date (YYYY-MM-DD)") from None
+        return read_date(value)
+    except ValueError as exc:
+        raise ExportError(f"{name} {exc}") from None
 
 
 def make_query(user_id: str, character_id: str | None = None, start: str | None = None,
@@ -113,68 +136,48 @@ class _Head(msgspec.Struct):
 def read_head(raw: bytes) -> _Head:
     """The `kind` and `format_version` of a JSON export; ExportError if it is none."""
     try:
-        return msgspec.json.decode(raw, type=_Head)
-    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        return json_input.decode(raw, _Head)
+    except json_input.JsonInputError as exc:
         raise ExportError(f"not a Novaberg export: {exc}") from None
 
 
-S = TypeVar("S", bound=msgspec.Struct)
-
-
-def decode_document(raw: bytes, shape: type[S]) -> S:
-    """`msgspec.json.decode(raw, type=shape)`, in pieces: one pass over `raw` leaves each of
-    the document's lists raw (`msgspec.Raw`, no objects made), then their items are decoded
-    one by one. A single decode of tens of megabytes holds the GIL for seconds, and the
-    event loop with it, though it runs on a worker thread; between the items the loop runs.
-    A wrong item raises `msgspec.ValidationError` with its path, as the single decode does
-    (`... - at `$.messages[3].text``)."""
-    scan, items = _pieces_of(shape)
-    scanned = msgspec.json.decode(raw, type=scan)
-    values = {}
-    for name in shape.__struct_fields__:
-        value = getattr(scanned, name)
-        if name in items:
-            encode_name, decoder = items[name]
-            value = [_item(decoder, piece, f"$.{encode_name}[{n}]")
-                     for n, piece in enumerate(value)]
-        values[name] = value
-    return shape(**values)
-
-
-@functools.cache
-def _pieces_of(shape: type[msgspec.Struct]
-               ) -> tuple[type[msgspec.Struct], dict[str, tuple[str, msgspec.json.Decoder]]]:
-    """The struct `shape` with its list fields as lists of `msgspec.Raw`, and per list field
-    its JSON name and its items' decoder."""
-    fields: list[Any] = []
-    items = {}
-    for info in msgspec.structs.fields(shape):
-        kind = info.type
-        if typing.get_origin(kind) is list:
-            items[info.name] = (info.encode_name, msgspec.json.Decoder(typing.get_args(kind)[0]))
-            kind = list[msgspec.Raw]
-        if info.default is not msgspec.NODEFAULT:
-            fields.append((info.name, kind, info.default))
-        elif info.default_factory is not msgspec.NODEFAULT:
-            fields.append((info.name, kind, msgspec.field(default_factory=info.default_factory)))
-        else:
-            fields.append((info.name, kind))
-    config = shape.__struct_config__
-    renames = {info.name: info.encode_name for info in msgspec.structs.fields(shape)}
-    scan = msgspec.defstruct(f"{shape.__name__}Pieces", fields, rename=renames,
-                             forbid_unknown_fields=config.forbid_unknown_fields)
-    return scan, items
-
-
-def _item(decoder: msgspec.json.Decoder, piece: msgspec.Raw, path: str) -> Any:
+def read_document(raw: bytes, shape: type[S], noun: str) -> S:
+    """The document `raw` as `shape`, decoded item by item (`json_input.decode_pieces`: on a
+    worker thread, it leaves the event loop a turn between two items); ExportError (naming
+    `noun`) if it is not one."""
     try:
-        return decoder.decode(piece)
-    except msgspec.ValidationError as exc:
-        message = str(exc)
-        if " - at `$" in message:
-            raise msgspec.ValidationError(message.replace(" - at `$", f" - at `{path}", 1)
-                                          ) from None
-        raise msgspec.ValidationError(f"{message} - at `{path}`") from None
+        return json_input.decode_pieces(raw, shape)
+    except json_input.NotJson as exc:
+        raise ExportError(f"not a valid {noun}: not JSON: {exc}") from None
+    except json_input.WrongShape as exc:
+        raise ExportError(f"not a valid {noun}: {exc}") from None
+
+
+# --- checks an import runs on every item before it writes anything -----------------------------
+
+def require_key(where: str, **values: str) -> None:
+    """ExportError when one of the named ids is empty."""
+    for name, value in values.items():
+        if not value.strip():
+            raise ExportError(f"{where}: {name} is empty")
+
+
+def require_text(where: str, text: str, name: str = "text") -> None:
+    if is_blank(text):
+        raise ExportError(f"{where}: {name} is empty")
+
+
+def require_date(where: str, value: str, name: str) -> None:
+    try:
+        read_date(value)
+    except ValueError as exc:
+        raise ExportError(f"{where}: {name} {exc}") from None
+
+
+def require_character(where: str, character_id: str, target: ImportTarget) -> None:
+    if character_id not in target.characters:
+        raise ExportError(f"{where}: character {character_id[:64]!r} does not exist here "
+                          f"(known: {', '.join(sorted(target.characters))})")
 
 
 def document_kind(raw: bytes) -> str:
@@ -183,17 +186,65 @@ def document_kind(raw: bytes) -> str:
 
 
 def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
-           fmt: ExportFormat) -> Iterator[bytes]:
-    """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction."""
+           fmt: ExportFormat, language: str | None = None,
+           kept: Mapping[str, list[dict[str, Any]]] | None = None) -> Iterator[bytes]:
+    """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction; `kept`:
+    the lists read elsewhere before (see the module)."""
+    kept = dict(kept or {})
     conn.execute("BEGIN")  # one moment of the database, however long the export takes
     try:
         head = document_head(exporter.document_kind, query)
         if fmt == "json":
-            yield from chunked(json_pieces(head, exporter.sections(conn, query)))
+            yield from chunked(json_pieces(head, [*exporter.sections(conn, query),
+                                                  *kept.items()]))
         else:
-            yield from chunked(text.encode() for text in exporter.markdown(conn, query, head))
+            yield from chunked(text.encode() for text in exporter.markdown(
+                conn, query, {**head, **kept}, language))
     finally:
         conn.rollback()
+
+
+def stream_zip(files: Callable[[sqlite3.Connection], Iterable[tuple[str, str]]],
+               conn: sqlite3.Connection) -> Iterator[bytes]:
+    """A zip of the text files `files(conn)` makes (name, UTF-8 text), in the order made,
+    in chunks as they are written, read in one transaction."""
+    sink = _Sink()
+    conn.execute("BEGIN")
+    try:
+        with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, text in files(conn):
+                archive.writestr(name, text.encode())
+                if sink.held >= CHUNK_BYTES:
+                    yield sink.take()
+        yield sink.take()
+    finally:
+        conn.rollback()
+
+
+class _Sink:
+    """A file a zip is written to (not seekable: the zip describes each entry after its
+    data), emptied by `take`."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.held = 0
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        self.held += len(data)
+        self.written += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.written
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data, self.parts, self.held = b"".join(self.parts), [], 0
+        return data
 
 
 def json_pieces(head: dict[str, Any], sections: list[Section]) -> Iterator[bytes]:

@@ -4,32 +4,48 @@ JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
 `exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
 current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
 sources: [{conversation_id, message_id}]}]}` — ids kept, so an import into another install
-adds what is missing and skips what is there. Entries in the trash are not exported.
+adds what is missing and skips what is there: an entry whose id, or one of whose version ids,
+exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
+`seq` twice in an entry, refuses the document. Entries in the trash are not exported.
 
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
-or one file per entry titled with its date (`markdown_files`).
+or one file per entry titled with its date. One file per entry (`files`) is offered for JSON
+too: each `<date>.json` a document of this kind with that one entry (it imports on its own).
+With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
+2026`; without one, the neutral form above (the CLI's default). The file names are the same
+in every language: `<date>.md`, `<date>.json`.
+
+Every export is read as it is written, entry by entry (`exports.stream`, `files`): memory
+holds one entry, never the journal.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
 from app.backup.exports import (
     ExportError,
-    decode_document,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     Section,
     day_range,
+    document_head,
     document_kind,
+    read_document,
+    require_date,
+    require_key,
+    require_text,
 )
+from app.core.i18n import long_date, texts
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 
 KIND = "novaberg.journal"
@@ -43,9 +59,15 @@ class SourceRef(msgspec.Struct, forbid_unknown_fields=True):
     message_id: str
 
 
+# A version's number within its entry: from 1 (as the journal counts), and far below SQLite's
+# largest integer, so that the next edit's `MAX(seq) + 1` is one too (a crafted 2**63 was a 500).
+MAX_SEQ = 2**31 - 1
+Seq = Annotated[int, msgspec.Meta(ge=1, le=MAX_SEQ)]
+
+
 class Version(msgspec.Struct, forbid_unknown_fields=True):
     version_id: str
-    seq: int
+    seq: Seq
     origin: Literal["draft", "edit", "restore"]
     text: str
     created_at: Moment
@@ -97,35 +119,39 @@ class JournalExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
-                 head: dict[str, Any]) -> Iterator[str]:
-        yield "# Journal\n\n"
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
+        title = texts("journal", language)["title"] if language else "Journal"
+        yield f"# {title}\n\n"
         for n, (date, text) in enumerate(_current_texts(conn, query)):
-            yield ("\n" if n else "") + f"## {date}\n\n{text}\n"
+            yield ("\n" if n else "") + f"## {_heading(date, language)}\n\n{text}\n"
 
-    def markdown_files(self, conn: sqlite3.Connection,
-                       query: ExportQuery) -> Iterator[tuple[str, str]]:
-        """One file per entry, named and titled with its date."""
+    def files(self, conn: sqlite3.Connection, query: ExportQuery, fmt: Literal["md", "json"],
+              language: str | None = None) -> Iterator[tuple[str, str]]:
+        """One file per entry, named with its date: Markdown titled with the date, or a
+        JSON document of this kind holding that entry alone."""
+        if fmt == "json":
+            head = document_head(KIND, query)
+            for row in _entry_rows(conn, query):
+                entry = _entry(conn, row)
+                yield f"{entry['date']}.json", json.dumps({**head, "entries": [entry]},
+                                                          ensure_ascii=False, indent=1) + "\n"
+            return
         for date, text in _current_texts(conn, query):
-            yield f"{date}.md", f"# {date}\n\n{text}\n"
+            yield f"{date}.md", f"# {_heading(date, language)}\n\n{text}\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
         shape = CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
-        try:
-            document = decode_document(raw, shape)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid journal export: {exc}") from None
+        document = read_document(raw, shape, "journal export")
         entries = (document.entries if isinstance(document, JournalDocument)
                    else [_as_entry(e) for e in document.entries])
-        for entry in entries:
-            _check(entry)
+        _check_all(entries)
         imported = 0
         for entry in entries:
-            if conn.execute("SELECT 1 FROM journal_entries WHERE entry_id = ?",
-                            (entry.entry_id,)).fetchone():
-                continue  # there already: same id
-            day_id = ensure_day(conn, user_id, entry.date)
+            if _present(conn, entry):
+                continue  # there already (its id or a version's id, anyone's): skipped
+            day_id = ensure_day(conn, target.user_id, entry.date)
             if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
                             "deleted_at IS NULL", (day_id,)).fetchone():
                 continue  # the day has another entry here: never two, never overwritten
@@ -144,6 +170,20 @@ class JournalExporter:
                      for i, s in enumerate(version.sources)])
             imported += 1
         return ImportResult(KIND, imported, len(entries) - imported)
+
+
+def _heading(date: str, language: str | None) -> str:
+    """An entry's heading: its date as the user writes it, or as it is (no language)."""
+    return long_date(dt.date.fromisoformat(date), language) if language else date
+
+
+def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
+    if conn.execute("SELECT 1 FROM journal_entries WHERE entry_id = ?",
+                    (entry.entry_id,)).fetchone():
+        return True
+    ids = [v.version_id for v in entry.versions]
+    return conn.execute(f"SELECT 1 FROM journal_entry_versions WHERE version_id IN "
+                        f"({', '.join('?' * len(ids))}) LIMIT 1", ids).fetchone() is not None
 
 
 def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
@@ -181,14 +221,31 @@ def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tup
         yield date, (row[0] if row else "").strip()
 
 
+def _check_all(entries: list[Entry]) -> None:
+    """Every entry is whole and every version id is unique in the document."""
+    seen: set[str] = set()
+    for entry in entries:
+        _check(entry)
+        for version in entry.versions:
+            if version.version_id in seen:
+                raise ExportError(f"version id {version.version_id[:64]!r} appears twice in "
+                                  "the document")
+            seen.add(version.version_id)
+
+
 def _check(entry: Entry) -> None:
-    try:
-        dt.date.fromisoformat(entry.date)
-    except ValueError:
-        raise ExportError(f"entry {entry.entry_id!r}: date {entry.date!r} is not a date") from None
+    where = f"entry {entry.entry_id[:64]!r}"
+    require_key(where, entry_id=entry.entry_id, current_version_id=entry.current_version_id)
+    require_date(where, entry.date, "date")
     if not entry.versions or entry.current_version_id not in {v.version_id for v in entry.versions}:
-        raise ExportError(f"entry {entry.entry_id!r}: its current version is not among its "
-                          "versions")
+        raise ExportError(f"{where}: its current version is not among its versions")
+    seqs: set[int] = set()
+    for version in entry.versions:
+        require_key(where, version_id=version.version_id)
+        require_text(f"{where}, version {version.version_id[:64]!r}", version.text)
+        if version.seq in seqs:
+            raise ExportError(f"{where}: seq {version.seq} appears twice")
+        seqs.add(version.seq)
 
 
 JOURNAL = JournalExporter()

@@ -16,7 +16,6 @@ names its correction.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
 from collections.abc import Iterator
@@ -26,12 +25,16 @@ import msgspec
 
 from app.backup.exports import (
     ExportError,
-    decode_document,
     ExportQuery,
     ImportResult,
+    ImportTarget,
     Moment,
     Section,
     owner_filter,
+    read_document,
+    require_character,
+    require_key,
+    require_text,
 )
 from app.core.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
@@ -72,8 +75,9 @@ class MemoryExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("memories", _memories(conn, query))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery,
-                 head: dict[str, Any]) -> Iterator[str]:
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
+        """In English whatever `language` asks (its words have no German yet)."""
         who = query.character_id
         owner, params = owner_filter(query)
         count = sum(1 for (created,) in conn.execute(
@@ -93,18 +97,15 @@ class MemoryExporter:
                 line += f" — corrected by {memory['superseded_by']}"
             yield line + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, user_id: str,
+    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
-        try:
-            document = decode_document(raw, MemoryDocument)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ExportError(f"not a valid memory export: {exc}") from None
+        document = read_document(raw, MemoryDocument, "memory export")
         for memory in document.memories:
-            _check(memory)
+            _check(memory, target)
         imported = 0
         for memory in document.memories:
             imported += insert_memory(conn, {
-                "memory_id": memory.memory_id, "user_id": user_id,
+                "memory_id": memory.memory_id, "user_id": target.user_id,
                 "character_id": memory.character_id, "text": memory.text, "kind": memory.kind,
                 "importance": memory.importance, "created_at": memory.created_at,
                 "refreshed_at": memory.refreshed_at, "last_used_at": memory.last_used_at,
@@ -120,10 +121,10 @@ def _memories(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[dict[str
     for row in conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "  # noqa: S608
                             "ORDER BY character_id, created_at, id DESC", params):
         memory = dict(zip(_COLUMNS, row, strict=True))
+        memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
         memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)
         if not _in_range(day, query):
             continue
-        memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
         yield memory
 
 
@@ -131,12 +132,11 @@ def _in_range(day: str, query: ExportQuery) -> bool:
     return not ((query.start and day < query.start) or (query.end and day > query.end))
 
 
-def _check(memory: ExportedMemory) -> None:
-    where = f"memory {memory.memory_id!r}"
-    if not memory.memory_id.strip() or not memory.character_id.strip():
-        raise ExportError(f"{where}: memory_id and character_id must not be empty")
-    if not memory.text.strip():
-        raise ExportError(f"{where}: text is empty")
+def _check(memory: ExportedMemory, target: ImportTarget) -> None:
+    where = f"memory {memory.memory_id[:64]!r}"
+    require_key(where, memory_id=memory.memory_id, character_id=memory.character_id)
+    require_text(where, memory.text)
+    require_character(where, memory.character_id, target)
     if memory.kind not in KINDS:
         raise ExportError(f"{where}: kind {memory.kind!r} is not one of "
                           f"{', '.join(KINDS)}")

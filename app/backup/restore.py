@@ -11,13 +11,15 @@ In this order, and no data is changed before step 5:
    backup brings) and the user asked;
 4. the marker (`datadir.RestoreMarker`, phase "saving") is written, and the current data is
    kept in a safety folder `restore-safety-<stamp>/` in the data dir, which is itself a
-   complete backup (accounts included): the database and identities.txt as hard links (the
-   data dir's files are not touched, and a large database is not copied), and a
-   `redis.jsonl` of the current keys; the marker's phase becomes "installing";
+   complete backup (accounts included): the database, identities.txt and the characters
+   folder's files as hard links (the data dir's files are not touched, and a large database
+   is not copied), and a `redis.jsonl` of the current keys; the marker's phase becomes
+   "installing";
 5. the backup is installed, each file written to a temporary name in the data dir, fsynced
    and renamed over the old one (`storage.files.private_file`; its checksum checked again
    while it is copied): the database (into which the install's accounts are carried when the
-   backup has none: they replace whatever is there), the data files, then the Redis keys —
+   backup has none: they replace whatever is there), the data files, the data folders
+   (characters: filled beside the old one, then renamed in its place), then the Redis keys —
    loaded by an embedded Redis that the restore starts on the data dir (so the next start of
    the app finds them in its AOF), or into the external Redis after its Novaberg keys are
    removed;
@@ -49,11 +51,13 @@ from app.backup import redis_snapshot
 from app.backup.access import open_data_dir, redis_dir, redis_of
 from app.backup.archive import (
     DATA_FILES,
+    DATA_FOLDERS,
     DATABASE_FILE,
     REDIS_FILE,
     Backup,
     BackupError,
     BackupInvalid,
+    copy_folder,
     database_counts,
     database_path,
     utc_stamp,
@@ -252,6 +256,8 @@ def _fill_safety(settings: Settings, safety: Path, now: float) -> None:
     for name in DATA_FILES:
         if (data_path / name).is_file() and not (data_path / name).is_symlink():
             _link(data_path / name, safety / name)
+    for name in DATA_FOLDERS:
+        copy_folder(data_path / name, safety / name, place=_link)
     crash_point(settings, "restore:saving")
     with redis_of(settings, app_running=False) as client, \
             (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
@@ -311,6 +317,8 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         else:
             (data_path / name).unlink(missing_ok=True)  # kept in the safety folder
     fsync_dir(data_path)
+    for name in DATA_FOLDERS:
+        _install_folder(settings, backup, name)
     crash_point(settings, "restore:files")
     if not settings.redis_url:  # the keys are in the safety folder; the server starts afresh
         shutil.rmtree(redis_dir(data_path), ignore_errors=True)
@@ -325,6 +333,39 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         crash_point(settings, "restore:redis")
         redis_snapshot.load_snapshot(client, rest)
     crash_point(settings, "restore:loaded")  # all installed; the marker is still there
+
+
+def _install_folder(settings: Settings, backup: Backup, name: str) -> None:
+    """The data folder `name` (characters) replaced by the backup's: its files copied, each
+    checked, into a hidden folder beside it, which then takes the folder's place by two
+    renames; the old folder (kept in the safety folder) is removed. Cut off anywhere, a
+    restore run again finds the leftovers and starts this step afresh."""
+    data_path = settings.data_path
+    current, fresh, old = (data_path / name, data_path / f".{name}.restoring",
+                           data_path / f".{name}.replaced")
+    for leftover in (fresh, old):
+        _remove(leftover)
+    prefix = name + "/"
+    entries = [entry for entry in _listed(backup) if entry.startswith(prefix)]
+    for entry in entries:
+        target = fresh / entry.removeprefix(prefix)
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with private_file(target) as out:
+            _copy_checked(settings, backup, entry, out)
+    if current.is_symlink() or current.exists():
+        current.rename(old)
+    if entries:
+        fresh.rename(current)
+    fsync_dir(data_path)
+    _remove(old)
+
+
+def _remove(path: Path) -> None:
+    """Remove a file, a link (not what it points to) or a folder, if it is there."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 def _listed(backup: Backup) -> dict[str, dict[str, Any]]:

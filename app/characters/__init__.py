@@ -1,2 +1,5 @@
-"""The characters (SPEC §11): their definitions, the built-in `nova`, the folder of TOML files
-in the data dir, and the catalog the API lists."""
+"""The characters (SPEC §11): their definitions and the one validator (`book`), the built-in
+`nova`, the data dir's shared TOML files and each user's own (`store`), the catalog the API
+lists (`catalog`), character cards in and out (`cards`, `pictures`, `macros`), lorebooks
+(`lore`), and what a user does with them — in the page and on the command line (`service`,
+`cli`)."""

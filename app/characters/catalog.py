@@ -2,8 +2,8 @@
 
 `app[CHARACTERS]` holds the catalog. In the running product it is the pipeline's catalog
 over the TOML character definitions (`app.characters.book`: `nova` built in, more from
-`<data dir>/characters/`); `default_catalog()`, with `nova` alone, serves the runtime's own
-tests and benchmarks, which run without the pipeline.
+`<data dir>/characters/`, and each user's own); `default_catalog()`, with `nova` alone,
+serves the runtime's own tests and benchmarks, which run without the pipeline.
 """
 
 from __future__ import annotations
@@ -24,13 +24,17 @@ class Character:
 
 
 class CharacterCatalog:
+    """The characters a user can talk to. This fixed list is the same for every user (the
+    runtime's tests and benchmarks); the product's (`app.characters.book.LiveCatalog`) adds
+    each user's own characters."""
+
     def __init__(self, characters: list[Character]) -> None:
         self._by_id = {c.id: c for c in characters}
 
-    def get(self, character_id: str) -> Character | None:
+    def get(self, user_id: str, character_id: str) -> Character | None:
         return self._by_id.get(character_id)
 
-    def all(self) -> list[Character]:
+    def all(self, user_id: str) -> list[Character]:
         return list(self._by_id.values())
 
 

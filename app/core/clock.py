@@ -4,12 +4,23 @@ The setting `timezone` names an IANA zone (e.g. `Europe/Berlin`); unset means th
 zone. Everything that turns a moment into a calendar day (the message log, the journal) or a
 local wall-clock time into a moment (reminders) goes through here, so a message at 00:30 local
 belongs to that local date whatever UTC says.
+
+Dates and moments from outside (request bodies, import files) are read here too: a date only in
+its canonical form `YYYY-MM-DD` (Python 3.11's `date.fromisoformat` also takes `20200107` and
+`2020-W02-3`, which would be stored as a second spelling of a day), a moment only from 1970 to
+the end of year 9999 (a date and a local time can be made of every such value).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import math
+import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+FIRST_MOMENT = 0.0  # 1970-01-01T00:00:00Z
+LAST_MOMENT = 253402300799.0  # 9999-12-31T23:59:59Z
+_CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 class UnknownZone(ValueError):
@@ -42,3 +53,34 @@ def attach_zone(naive: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
     if zone is None:
         return naive.astimezone()
     return naive.replace(tzinfo=zone)
+
+
+def read_date(raw: object) -> str:
+    """`raw` if it is a calendar date that exists, written `YYYY-MM-DD`; ValueError otherwise
+    (any other spelling of a day too: one day has one key)."""
+    if isinstance(raw, str) and _CANONICAL_DATE.fullmatch(raw):
+        try:
+            return dt.date.fromisoformat(raw).isoformat()
+        except ValueError:
+            pass
+    raise ValueError(f"{str(raw)[:40]!r} is not a date (YYYY-MM-DD)")
+
+
+def read_moment(raw: str | float) -> float:
+    """Epoch seconds of `raw` — an ISO 8601 time with an offset (`Z` too) or epoch seconds —
+    from 1970 to the end of year 9999; ValueError otherwise."""
+    if isinstance(raw, str):
+        try:
+            moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+        if moment is None or moment.tzinfo is None:
+            raise ValueError(f"{raw[:40]!r} is not an ISO 8601 time with offset")
+        seconds = moment.timestamp()
+    elif isinstance(raw, bool) or not isinstance(raw, int | float) or not math.isfinite(raw):
+        raise ValueError(f"{str(raw)[:40]!r} is not a time")
+    else:
+        seconds = float(raw)
+    if not FIRST_MOMENT <= seconds <= LAST_MOMENT:
+        raise ValueError(f"{str(raw)[:40]!r} is not a time from 1970 to 9999")
+    return seconds

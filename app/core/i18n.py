@@ -2,9 +2,11 @@
 
 Server texts are what the server itself says in the user's or the character's language: the
 sentences the lists and reminders agents report ("Milch steht jetzt auf der Liste „Einkauf“."),
-the thoughts a due reminder or a quiet pair becomes, and the interaction profile's product
-defaults, heading and label (shown in the UI and put into the responder's prompt). Every
-language has the same groups, keys and `{placeholders}` (tests/core/test_i18n.py).
+the thoughts a due reminder or a quiet pair becomes, the interaction profile's product
+defaults, heading and label (shown in the UI and put into the responder's prompt), the words
+the journal writes into a draft and an export, and the names of weekdays and months (a long
+date, `long_date`). Every language has the same groups, keys and `{placeholders}`
+(tests/core/test_i18n.py).
 
 Not here, each for a reason:
 - the UI's own texts and the reasons of the API's error codes: `web/js/i18n.js`, in the browser;
@@ -23,10 +25,22 @@ a language the server has no texts for → English.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping
 
 LANGUAGES = ("de", "en")
 FALLBACK_LANGUAGE = "en"
+
+WEEKDAYS = {
+    "de": ("Montag", "Dienstag", "Mittwoch", "Donnerstag", "Freitag", "Samstag", "Sonntag"),
+    "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+}
+MONTHS = {
+    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
+           "Oktober", "November", "Dezember"),
+    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
+           "September", "October", "November", "December"),
+}
 
 
 def language_of(tag: str) -> str:
@@ -40,14 +54,28 @@ def texts(group: str, language: str) -> Mapping[str, str]:
     return TEXTS[language_of(language)][group]
 
 
+def long_date(date: dt.date, language: str) -> str:
+    """A calendar date as a person writes it: "Dienstag, 1. Dezember 2026" / "Tuesday,
+    December 1, 2026" (what the page's `Intl` long date says in that language)."""
+    code = language_of(language)
+    return texts("dates", code)["long"].format(
+        weekday=WEEKDAYS[code][date.weekday()], day=date.day,
+        month=MONTHS[code][date.month - 1], year=date.year)
+
+
 TEXTS: dict[str, dict[str, dict[str, str]]] = {
     "de": {
         "lists": {
             "added": "{items} steht jetzt auf der Liste „{name}“.",
             "added_many": "{items} stehen jetzt auf der Liste „{name}“.",
             "already": "{items} stand schon auf der Liste „{name}“.",
+            "already_many": "{items} standen schon auf der Liste „{name}“.",
             "removed": "{items} ist von der Liste „{name}“ gestrichen.",
+            "removed_many": "{items} sind von der Liste „{name}“ gestrichen.",
             "missing": "{items} stand nicht auf der Liste „{name}“.",
+            "missing_many": "{items} standen nicht auf der Liste „{name}“.",
+            "missing_anywhere": "{items} steht auf keiner Liste.",
+            "missing_anywhere_many": "{items} stehen auf keiner Liste.",
             "cleared": "Die Liste „{name}“ ist jetzt leer.",
             "created": "Die Liste „{name}“ ist neu angelegt.",
             "shows": "Auf der Liste „{name}“ steht: {items}.",
@@ -78,6 +106,14 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "past": "{when} ist schon vorbei. Wann soll ich dich an „{text}“ erinnern?",
             "too_many": "Ich habe schon {count} offene Erinnerungen für dich – mehr merke ich "
                         "mir nicht. Soll ich eine davon löschen?",
+            "deleted": "Die Erinnerung an „{text}“ ist gelöscht.",
+            "moved": "Ich habe „{text}“ verschoben: Ich erinnere dich {when} daran.",
+            "ask_move": "Auf wann soll ich „{text}“ verschieben?",
+            "not_found": "Eine Erinnerung an „{text}“ habe ich nicht gefunden.",
+            "which": "Welche Erinnerung meinst du: {options}?",
+            "still_unclear": "Ich weiß noch nicht, welche Erinnerung du meinst – sag mir ihren "
+                             "Text oder ihre Zeit.",
+            "or": "oder",
         },
         "impulses": {
             "reminder_due": "Ich wollte dich an „{text}“ erinnern – es ist so weit.",
@@ -92,6 +128,13 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "heading": "Wie dieser Mensch angesprochen werden möchte:",
             "label": "Voreinstellung",
         },
+        "journal": {
+            "title": "Tagebuch",
+            "done": "Erledigt",
+        },
+        "dates": {
+            "long": "{weekday}, {day}. {month} {year}",
+        },
         "interaction_defaults": {
             "answer_length": "Antworte kurz: zwei bis vier Sätze, außer der Mensch möchte mehr.",
             "follow_up": "Höchstens eine Anschlussfrage oder ein Impuls pro Antwort.",
@@ -104,8 +147,13 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "added": "{items} is now on the list “{name}”.",
             "added_many": "{items} are now on the list “{name}”.",
             "already": "{items} was already on the list “{name}”.",
+            "already_many": "{items} were already on the list “{name}”.",
             "removed": "{items} is crossed off the list “{name}”.",
+            "removed_many": "{items} are crossed off the list “{name}”.",
             "missing": "{items} was not on the list “{name}”.",
+            "missing_many": "{items} were not on the list “{name}”.",
+            "missing_anywhere": "{items} is on none of the lists.",
+            "missing_anywhere_many": "{items} are on none of the lists.",
             "cleared": "The list “{name}” is empty now.",
             "created": "The list “{name}” is new.",
             "shows": "The list “{name}” has: {items}.",
@@ -135,6 +183,14 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "past": "{when} has passed already. When shall I remind you of “{text}”?",
             "too_many": "You have {count} open reminders already; I can't keep more. Shall I "
                         "drop one of them?",
+            "deleted": "The reminder of “{text}” is deleted.",
+            "moved": "I moved “{text}”: I'll remind you of it {when}.",
+            "ask_move": "When shall I move “{text}” to?",
+            "not_found": "I found no reminder of “{text}”.",
+            "which": "Which reminder do you mean: {options}?",
+            "still_unclear": "I still don't know which reminder you mean – tell me its text "
+                             "or its time.",
+            "or": "or",
         },
         "impulses": {
             "reminder_due": "I wanted to remind you of “{text}” – it is time.",
@@ -147,6 +203,13 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         "interaction": {
             "heading": "How this person likes to be answered:",
             "label": "product default",
+        },
+        "journal": {
+            "title": "Journal",
+            "done": "Done",
+        },
+        "dates": {
+            "long": "{weekday}, {month} {day}, {year}",
         },
         "interaction_defaults": {
             "answer_length": "Keep answers short: two to four sentences unless the person asks "

@@ -19,6 +19,7 @@ import json
 import logging
 import logging.handlers
 import queue
+import re
 import sys
 import time
 from typing import Any
@@ -63,8 +64,44 @@ class JsonFormatter(logging.Formatter):
             return json.dumps(line, ensure_ascii=False, default=str)
 
 
+# What must not reach a terminal as it is: C0 and C1 controls and DEL (a newline would start
+# a forged line, an ANSI escape could clear or recolour the screen), line and paragraph
+# separators, and the bidi controls that make text read other than it is.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
+# A field value shown as it is: no space, quote, `=` or backslash (else it could forge a field).
+_PLAIN_VALUE = re.compile(r'[^\s"=\\\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f'
+                          r"\u202a-\u202e\u2066-\u2069]+")
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _NAMED_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
+                                        else f"\\u{ord(char):04x}")
+
+
+def escaped(text: str) -> str:
+    """`text` with every character that could forge or disguise a terminal line shown as
+    an escape (`\\n`, `\\x1b`, `\\u202e`)."""
+    return _UNSAFE.sub(_escape_char, text)
+
+
+def shown_value(value: Any) -> str:
+    """A field value for the text log: as it is when plain, else quoted with `"` and `\\`
+    escaped too — one token that cannot end early or start a line."""
+    text = str(value)
+    if _PLAIN_VALUE.fullmatch(text):
+        return text
+    return '"' + escaped(text.replace("\\", "\\\\").replace('"', '\\"')) + '"'
+
+
 class TextFormatter(logging.Formatter):
-    """One short human-readable line (desktop terminal): time, level, message, fields."""
+    """One short human-readable line (desktop terminal): time, level, message, fields.
+
+    Whatever a value holds, it stays within its line: messages and values are escaped
+    (`escaped`, `shown_value`), and a traceback's lines are indented under the record with
+    `  | `, so that even an exception message cannot write a line of its own."""
 
     def format(self, record: logging.LogRecord) -> str:
         extra = dict(getattr(record, "fields", None) or {})
@@ -72,12 +109,13 @@ class TextFormatter(logging.Formatter):
             value = getattr(record, name, None)
             if value is not None:
                 extra[name] = value
-        shown = " ".join(f"{k}={v}" for k, v in extra.items() if v is not None)
+        shown = " ".join(f"{k}={shown_value(v)}" for k, v in extra.items() if v is not None)
         level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
         line = f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {level}" \
-               f"{record.getMessage()}{'  ' + shown if shown else ''}"
+               f"{escaped(record.getMessage())}{'  ' + shown if shown else ''}"
         if record.exc_info:
-            line += "\n" + self.formatException(record.exc_info)
+            line += "".join(f"\n  | {escaped(part)}"
+                            for part in self.formatException(record.exc_info).splitlines())
         return line
 
 

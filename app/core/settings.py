@@ -27,8 +27,8 @@ Nothing changes a `Settings` after it is made: it is frozen, and `replace()` mak
 the gateway (`app.llm.choice`, `Gateway.switch`); `app[SETTINGS]` stays the settings in force
 at start.
 
-Why one module of over 400 lines: it is a data table. About 200 lines are the declarations (one
-place per constant, GUIDE.md); the rest reads and checks them. New settings add fields here, so
+Why one module of over 400 lines: it is a data table. About 200 lines are the declarations (a
+setting is declared once, here, and nowhere else); the rest reads and checks them. New settings add fields here, so
 the table and its reader stay together rather than being split by size.
 """
 
@@ -291,10 +291,18 @@ class Settings:
     profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "
             "the writing profile.", minimum=256)
     # --- hardening (issue 11) -------------------------------------------------------------------
-    login_free_failures: int = setting(5, "Failed logins per name and per client before each "
-            "further try must wait (1 s, doubling per failure): 429 with Retry-After.", minimum=1)
-    login_max_delay_seconds: int = setting(900,
-            "Longest wait imposed after failed logins.", minimum=1)
+    login_free_failures: int = setting(5, "Failed logins of one name from one client address "
+            "before each further try from there must wait (1 s, doubling per failure): 429 with "
+            "Retry-After. From every address together, the name's failures only slow a try "
+            "(login_name_max_delay_seconds), never refuse it.", minimum=1)
+    login_client_free_failures: int = setting(20, "Failed logins of one client address (an "
+            "IPv6 one by its /64), over every name, before each further try from there must wait (1 s, doubling per "
+            "failure): 429 with Retry-After.", minimum=1)
+    login_max_delay_seconds: int = setting(900, "Longest wait imposed on a name and address, "
+            "or on an address, after failed logins.", minimum=1)
+    login_name_max_delay_seconds: int = setting(30, "Longest a login waits (before its password "
+            "is checked) because its name failed often from other addresses (at most 30); it is "
+            "never refused for that.", minimum=1, maximum=30)
     log_format: Literal["auto", "json", "text"] = setting("auto", "Log lines as JSON (the "
             "headless default) or short text (the desktop default: quiet, warnings and the start "
             "URL).")
@@ -311,6 +319,11 @@ class Settings:
             "Long-term memories shown to the model per run, at most.", minimum=0)
     memory_budget_chars: int = setting(1500, "Characters the long-term memory block may use; "
             "whole memories only, the rest is left out with a warning.", minimum=0)
+    lore_budget_chars: int = setting(2000, "Characters a character's lorebook entries may use "
+            "in one prompt (with the book's own token_budget, the smaller); whole entries only, "
+            "the rest is left out with a warning.", minimum=0)
+    character_upload_max_bytes: int = setting(16 * 1024 * 1024, "Largest character card (PNG "
+            "or JSON) or picture accepted by an import or upload, in bytes.", minimum=1024)
     memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
             "refresh or correct them instead of adding a duplicate.", minimum=0)
     pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "

@@ -113,7 +113,7 @@ class ReminderClock:
             logctx.pair.reset(token)
 
     def thought(self, reminder: Reminder) -> str:
-        definition = self.characters.get(reminder.character_id)
+        definition = self.characters.get(reminder.user_id, reminder.character_id)
         # The thought is the character's own, in its language.
         language = definition.language if definition is not None else FALLBACK_LANGUAGE
         return texts("impulses", language)["reminder_due"].format(text=reminder.text)
@@ -125,7 +125,7 @@ class ReminderClock:
         started = 0
         for pair in sorted(await redis.smembers(keys.known_pairs())):
             user_id, character_id = keys.split_pair(pair)
-            definition = self.characters.get(character_id)
+            definition = self.characters.get(user_id, character_id)
             state = await load_state(redis, user_id, character_id)
             since = state.user_time
             if definition is None or since is None or now - since < quiet:

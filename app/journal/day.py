@@ -3,12 +3,24 @@
 Every non-empty user line gets `u1, u2, …` in order; the assistant line right before a user
 line (in the same conversation) comes along as context `a1, a2, …`. Other assistant lines
 are not part of the day's sources at all.
+
+A user line may not be part of the day's story although it is the user's: a request the
+character carried out (its turn's action mark: "Setz Milch auf die Einkaufsliste") is `done`,
+a question to the character is `question` (`act_of`). Such a line is a source like any other
+— stage 1 covers it, the draft's refs name it — but an entry lists it apart (done) or leaves
+it out of the prose (question); `app.journal.artifact`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal
+
+Act = Literal["", "done", "question"]
+# What may close a question after its question mark: quotes, brackets, spaces, an emoji.
+_AFTER_QUESTION = re.compile(r"\?[\s\"'»«“”„‘’)\]\u2600-\u27bf\U0001f300-\U0001faff]*\Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +29,9 @@ class DayMessage:
     role: str  # "user" | "assistant"
     text: str
     at: float | None
+    # A user line whose turn's action the character carried out (the action mark, done and
+    # succeeded); only chat lines can have one.
+    done: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +49,7 @@ class Conversation:
         return {"conversation_id": self.conversation_id, "character_id": self.character_id,
                 "source": self.source,
                 "messages": [{"message_id": m.message_id, "role": m.role, "text": m.text,
-                              "at": m.at} for m in self.messages]}
+                              "at": m.at, "done": m.done} for m in self.messages]}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +61,15 @@ class Source:
     text: str
     message_id: str
     conversation_id: str
+    act: Act = ""
+
+
+def act_of(message: DayMessage) -> Act:
+    """`done` for a line the character carried out, `question` for a question to it (a user
+    line that ends with a question mark), else '' (a line of the day's story)."""
+    if message.done:
+        return "done"
+    return "question" if _AFTER_QUESTION.search(message.text.strip()) else ""
 
 
 def number_sources(conversations: Iterable[Conversation]) -> list[Source]:
@@ -67,7 +91,7 @@ def number_sources(conversations: Iterable[Conversation]) -> list[Source]:
                 before = None
             users += 1
             sources.append(Source(f"u{users}", "user", message.text, message.message_id,
-                                  conversation.conversation_id))
+                                  conversation.conversation_id, act_of(message)))
     return sources
 
 

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import msgspec
@@ -26,10 +27,10 @@ from app.core import log as logctx
 from app.core.background import cancel_and_wait
 from app.core.settings import Settings
 from app.journal import budget, stages
-from app.journal.artifact import fallback_artifact
+from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.profile.service import ProfileService
-from app.journal.store import JournalStore
+from app.journal.store import JournalStore, StoredBase
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
@@ -87,22 +88,28 @@ class JournalJobs:
     async def close(self) -> None:
         await cancel_and_wait(list(self._tasks.values()))
 
-    async def start(self, user_id: str, date: str,
-                    conversations: Sequence[Conversation]) -> str:
+    async def start(self, user_id: str, date: str, conversations: Sequence[Conversation], *,
+                    include_existing: bool = False, language: str = "en") -> str:
         """Queue a job for the day's `conversations`; raises `NoUserSources` or the store's
-        `Conflict("journal_busy")`."""
+        `Conflict("journal_busy")`.
+
+        `include_existing` (seed 004, off by default): the draft revises the day's stored
+        text — the entry's current version, or without an entry the day's last draft (none:
+        it is written anew). `language`: the user's, for the words the journal adds itself."""
         sources = number_sources(conversations)
         if not user_sources(sources):
             raise NoUserSources(f"the selected conversations of {date} hold no text of yours")
+        base = await self.store.redraft_base(user_id, date) if include_existing else None
         job_id = await self.store.create_job(user_id, date)
         await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
-        task = asyncio.create_task(self._run(user_id, job_id, date, sources, messages),
-                                   name=f"journal-job:{job_id}")
+        job = _Job(user_id, job_id, date, sources, messages, base, language)
+        task = asyncio.create_task(self._run(job), name=f"journal-job:{job_id}")
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
         log.info("journal job queued", extra=logctx.fields(
-            job_id=job_id, user_id=user_id, date=date, sources=len(sources)))
+            job_id=job_id, user_id=user_id, date=date, sources=len(sources),
+            base=base.origin if base else None))
         return job_id
 
     async def _state(self, user_id: str, job_id: str, date: str, state: str, *,
@@ -124,10 +131,10 @@ class JournalJobs:
             log.warning("journal progress not sent", extra=logctx.fields(
                 job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__))
 
-    async def _run(self, user_id: str, job_id: str, date: str, sources: list[Source],
-                   messages: int) -> None:
+    async def _run(self, job: _Job) -> None:
+        user_id, job_id, date = job.user_id, job.job_id, job.date
         try:
-            draft_id = await self._generate(user_id, job_id, date, sources, messages)
+            draft_id = await self._generate(job)
         except ModelError as exc:
             await self._state(user_id, job_id, date, "failed", error=(exc.code, exc.message))
         except asyncio.CancelledError:
@@ -141,19 +148,20 @@ class JournalJobs:
         else:
             await self._state(user_id, job_id, date, "done", draft_id=draft_id, written=True)
 
-    async def _generate(self, user_id: str, job_id: str, date: str, sources: list[Source],
-                        messages: int) -> str:
+    async def _generate(self, job: _Job) -> str:
+        user_id, job_id, date = job.user_id, job.job_id, job.date
         # The writing profile's compiled brief (the default brief until it is confirmed).
         brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
         (_, (first, second_prompt, planned, window_source)) = await asyncio.gather(
             self._state(user_id, job_id, date, "reconstruct"),
-            self._reconstruct(user_id, date, sources, messages, brief))
+            self._reconstruct(job, brief))
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
             stages.narrate(self.gateway, date, first.artifact, second_prompt,
-                           self.settings.journal_output_tokens, user_id=user_id))
+                           self.settings.journal_output_tokens, user_id=user_id,
+                           language=job.language))
         info = self.gateway.info()
         records = [first.record, second.record]
         trace = DraftTrace(
@@ -165,26 +173,40 @@ class JournalJobs:
             user_id, date, text=second.text,
             reconstruction_status=first.artifact.reconstruction_status,
             narration=second.narration, validation=first.validation, trace=trace,
-            sources=user_sources(sources), job_id=job_id)
+            sources=user_sources(job.sources), job_id=job_id, base=job.base)
 
-    async def _reconstruct(self, user_id: str, date: str, sources: list[Source], messages: int,
-                           brief: str) -> tuple[stages.Reconstructed, list[Message],
-                                                budget.Budget, str]:
+    async def _reconstruct(self, job: _Job, brief: str) -> tuple[
+            stages.Reconstructed, list[Message], budget.Budget, str]:
         """The budget of the whole job (before any model call), then stage 1. With stage
         1's result comes stage 2's prompt: when stage 1 fell back, the very prompt the
         budget measured."""
-        settings = self.settings
-        budget.check_day(messages, settings)
+        settings, sources = self.settings, job.sources
+        budget.check_day(job.messages, settings)
         window, window_source = await self.gateway.context_window()
-        prompt = stages.reconstruct_prompt(date, sources)
-        fallback = fallback_artifact(sources)
+        prompt = stages.reconstruct_prompt(job.date, sources)
+        base = Base(job.base.origin, job.base.text) if job.base is not None else None
+        fallback = fallback_artifact(sources, base)
         fallback_prompt = stages.narrate_prompt(fallback, brief)
         planned = budget.plan(window, [prompt, fallback_prompt], settings)
         first = await stages.reconstruct(self.gateway, prompt, sources, fallback,
-                                         settings.journal_output_tokens, user_id=user_id)
+                                         settings.journal_output_tokens, user_id=job.user_id)
         second_prompt = (fallback_prompt if first.artifact is fallback
                          else stages.narrate_prompt(first.artifact, brief))
         return first, second_prompt, planned, window_source
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """What one job works on: the day's numbered sources, how many messages they came from
+    (the day cap), the stored text it revises, if any, and the user's language."""
+
+    user_id: str
+    job_id: str
+    date: str
+    sources: list[Source]
+    messages: int
+    base: StoredBase | None
+    language: str
 
 
 def _total(values: Any) -> int | None:

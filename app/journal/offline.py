@@ -4,7 +4,9 @@ Listed in `PURPOSE_HANDLERS`, which the wiring composes into the offline model's
 (`app.wiring.purposes`), so the journal works with no model server: stage 1 answers a valid
 reconstruction of the day built from its own lines (every user line in order, its whole text
 as the one claim's evidence, a time token when the line holds one), stage 2 a plain entry made
-of the artifact's lines.
+of the artifact's told lines, unchanged (after the base of a redraft, without the lines that
+stand in it already). No model made either: the stages label them `offline`
+(`app.journal.stages`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import msgspec
 
 from app.journal import times
-from app.journal.artifact import VerifiedArtifact
+from app.journal.artifact import VerifiedArtifact, lines_not_in_base, on_base
 from app.journal.schema import (
     PURPOSE_NARRATE,
     PURPOSE_RECONSTRUCT,
@@ -51,8 +53,11 @@ def narrate(request: OfflineRequest) -> str:
         artifact = _ARTIFACT.decode(_last_user(request))
     except msgspec.DecodeError:
         return ""
-    # Each line whole, in the artifact's order (a confirmed time stands in its own line).
-    return "\n\n".join(line.text.strip() for line in artifact.sources)
+    # Each told line whole, in the artifact's order (a confirmed time stands in its own
+    # line), after the base a redraft revises; a request carried out or a question is no
+    # part of the story (the stage lists the done ones under the text).
+    told = [line.text.strip() for line in lines_not_in_base(artifact)]
+    return "\n\n".join(on_base(artifact, told))
 
 
 PURPOSE_HANDLERS = {PURPOSE_RECONSTRUCT: reconstruct, PURPOSE_NARRATE: narrate}

@@ -71,7 +71,7 @@ def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, s
 
 
 def draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
-    return conn.execute("SELECT source_id, conversation_id, message_id FROM "
+    return conn.execute("SELECT source_id, conversation_id, message_id, act FROM "
                         "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
                         (draft_id,)).fetchall()
 
@@ -93,7 +93,10 @@ def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
             "status": row["status"], "reconstruction_status": row["reconstruction_status"],
             "narration": row["narration"], "validation": json.loads(row["validation_json"]),
             "sources": [{"message_id": r["message_id"], "source_id": r["source_id"],
-                         "conversation_id": r["conversation_id"]} for r in refs],
+                         "conversation_id": r["conversation_id"], "act": r["act"] or None}
+                        for r in refs],
+            "base": ({"origin": row["base_origin"], "id": row["base_id"]}
+                     if row["base_origin"] else None),
             "trace": json.loads(row["trace_json"]), "created_at": row["created_at"]}
 
 

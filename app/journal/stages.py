@@ -7,6 +7,10 @@
 2. *Narrate* (`journal_generate`, plain text): the writing brief and ONLY the verified
    artifact. A privacy block or an empty answer → a local draft made from the artifact.
 
+Without a model server the offline stand-in answers both (`app.journal.offline`); its answers
+pass through the same checks, and each stage records outcome `offline` and code `no_model`,
+the draft narration `local`: nothing calls its text a model's.
+
 Other model errors (server down, timeout, budget) end the job with their code: the journal
 never invents a draft it could not make honestly.
 """
@@ -19,7 +23,12 @@ from dataclasses import dataclass
 
 import msgspec
 
-from app.journal.artifact import VerifiedArtifact, local_draft, verified_artifact
+from app.journal.artifact import (
+    VerifiedArtifact,
+    local_draft,
+    verified_artifact,
+    with_done_list,
+)
 from app.journal.day import Source
 from app.journal.schema import (
     PURPOSE_NARRATE,
@@ -35,6 +44,10 @@ from app.llm.types import Message
 
 # Stage-1 errors that mean "the answer is unusable", not "no model": take the fallback.
 FALLBACK_ERRORS = frozenset(("model_bad_output", "privacy_blocked"))
+# The provider that is no model (`app.llm.providers.offline`), and the code a stage records
+# when it answered: the trace never calls its text a model's.
+OFFLINE = "offline"
+NO_MODEL = "no_model"
 
 RECONSTRUCT_SYSTEM = """\
 You reconstruct a diary day from the user's own lines. You get JSON with `sources`: user
@@ -42,9 +55,10 @@ lines (`u1`, `u2`, …) and, as context only, the assistant line before a user l
 Answer with one JSON object of the schema `journal_reconstruct`:
 - `source_order`: every user id, in the order given.
 - `chronology`: one item per user id: `{"source_id", "source": "user", "time", "claims"}`.
-  Keep the given order unless every item has a clock time written in its own line and the
-  times ascend. `time` is only a bare time token copied from that same line (`6:00`,
-  `6:00 Uhr`, `halb acht`) or null.
+  Keep the given order, except that two items may change places when both have a time
+  written in their own lines and the one placed first is the earlier time. An item without
+  a time keeps its place among all others; equal times keep the given order. `time` is only
+  a bare time token copied from that same line (`6:00`, `6:00 Uhr`, `halb acht`) or null.
   `claims`: `[{"kind", "evidence"}]`, each `evidence` an exact copy of a part of that line.
 - `contradictions`, `uncertainties`, `plan_changes`, `corrections`: lists of
   `{"source_id", "evidence"}` with evidence copied exactly from the named user line.
@@ -56,7 +70,18 @@ Write the user's diary entry for this day from the verified artifact you get as 
 First person, past tense, in the language of the user's lines. Keep quotes attributed as
 they are. Keep every uncertainty and every unresolved contradiction as uncertain or
 unresolved. Use the given times. Invent nothing: no fact, feeling, person, place or time
-that is not in the artifact's `sources`. Answer with the entry's text only.
+that is not in the artifact's `sources`. A source with `"act": "done"` was a request the
+assistant carried out and one with `"act": "question"` a question to it: neither is part of
+the day's story, leave both out (the done ones are listed under the entry for you).
+Answer with the entry's text only.
+"""
+
+# Added to the brief when the artifact has a `base` (seed 004 `include_existing`).
+BASE_RULE = """\
+The artifact's `base` is the user's own current text of this entry. Revise it rather than
+starting anew: keep what it says and how it says it, add what the sources tell that it
+lacks, and change it only where a source corrects it. Invent nothing beyond the base and
+the sources.
 """
 
 
@@ -99,7 +124,8 @@ def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
 
 
 def narrate_prompt(artifact: VerifiedArtifact, brief: str = DEFAULT_BRIEF) -> list[Message]:
-    return [{"role": "system", "content": brief},
+    system = brief if artifact.base is None else f"{brief.rstrip()}\n\n{BASE_RULE}"
+    return [{"role": "system", "content": system},
             {"role": "user", "content": _readable_json(artifact)}]
 
 
@@ -108,9 +134,9 @@ def check(sources: Sequence[Source], answer: Reconstruction, text: str,
     """The validator's codes for the model's `answer` (as the gateway's schema validation
     read it from `text`, whose keys that reading dropped are the validator's too), and the
     artifact stage 2 gets: built from the answer only when there is no code, else
-    `fallback`."""
+    `fallback` (whose `base`, the stored text a redraft revises, either one carries)."""
     found = validate(sources, answer, unknown_key(text))
-    return found, (fallback if found else verified_artifact(sources, answer))
+    return found, (fallback if found else verified_artifact(sources, answer, fallback.base))
 
 
 async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
@@ -140,17 +166,28 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
         found, artifact = check(sources, completion.value, completion.text, fallback)
         codes = ["reconstruction_invalid", *found] if found else []
         record.outcome = "fallback" if found else "valid"
-    record.codes = codes
+        if completion.provider == OFFLINE:
+            # Validated like a model's, but made by this machine: the trace says so.
+            record.outcome = "fallback" if found else "offline"
+            record.codes = [NO_MODEL]
+    record.codes = [*record.codes, *codes]
     record.ms = round((time.perf_counter() - started) * 1000, 3)
     return Reconstructed(artifact, codes, record)
 
 
 async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
-                  prompt: list[Message], max_tokens: int, *, user_id: str) -> Narrated:
-    """Stage 2 with `prompt` (`narrate_prompt` of the same `artifact`)."""
+                  prompt: list[Message], max_tokens: int, *, user_id: str,
+                  language: str) -> Narrated:
+    """Stage 2 with `prompt` (`narrate_prompt` of the same `artifact`). Whoever wrote the
+    text, the lines the character carried out follow it as a list (`with_done_list`, its
+    heading in `language`).
+
+    Outcomes: `model`; `offline` (the offline stand-in answered: the told lines as they are,
+    made by this machine — narration `local`, code `no_model`); `local_draft` (a privacy
+    block or an empty reply: `local_draft`)."""
     record = StageRecord("narrate")
     started = time.perf_counter()
-    narration = "model"
+    narration, record.outcome = "model", "model"
     try:
         completion = await gateway.complete(PURPOSE_NARRATE, prompt, max_tokens=max_tokens,
                                             temperature=0.7, user_id=user_id)
@@ -159,15 +196,20 @@ async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
             raise
         _count_privacy_fallback(gateway, user_id, exc)
         text, narration, record.codes = local_draft(date, artifact), "local", [exc.code]
+        record.outcome = "local_draft"
     else:
         record.prompt_tokens = completion.usage.prompt_tokens
         record.completion_tokens = completion.usage.completion_tokens
         text = completion.text.strip()
+        if completion.provider == OFFLINE:
+            # A day of only requests and questions leaves it nothing to tell: the dated list.
+            narration, record.outcome, record.codes = "local", "offline", [NO_MODEL]
+            text = text or local_draft(date, artifact)
         if not text:
             text, narration, record.codes = local_draft(date, artifact), "local", ["empty_reply"]
-    record.outcome = "model" if narration == "model" else "local_draft"
+            record.outcome = "local_draft"
     record.ms = round((time.perf_counter() - started) * 1000, 3)
-    return Narrated(text, narration, record)
+    return Narrated(with_done_list(text, artifact, language), narration, record)
 
 
 def _count_privacy_fallback(gateway: Gateway, user_id: str, exc: ModelError) -> None:

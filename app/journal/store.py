@@ -3,7 +3,8 @@ through the database's one writer (`Database.execute_write_fn`), each a single t
 
 A user's journal lives in their space (one per user, made on the first write). A journal day
 is `(space_id, calendar_date)`; the calendar date is the user's, as the message log recorded
-it (`messages.calendar_date`, `app.core.clock`). Chat conversations are read from the message log
+it (`messages.calendar_date`, `app.core.clock`). A day needs no messages: any date gets its
+row on the first write (an entry written by hand, whose version has no sources). Chat conversations are read from the message log
 (one per character per day) and never copied; imported conversations are stored here.
 Nothing is updated in place but pointers and marks: a new draft supersedes the current one,
 an edit or restore appends a version, a delete sets `deleted_at`; only a purge from the trash
@@ -38,6 +39,8 @@ from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 
 CHAT_PREFIX = "chat-"
+# Bounds that hold every calendar date (`YYYY-MM-DD` compares as text).
+FIRST_DATE, LAST_DATE = "0000-01-01", "9999-12-31"
 OPEN_JOB_STATES = ("queued", "reconstruct", "narrate")
 
 
@@ -46,6 +49,17 @@ class ImportedMessage:
     role: str
     text: str
     at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoredBase:
+    """The stored text a redraft revises (seed 004 `include_existing`): the live entry's
+    current version (`entry`, its version id) or, without an entry, the day's current draft
+    (`draft`, its draft id)."""
+
+    origin: str
+    ref_id: str
+    text: str
 
 
 def chat_conversation_id(character_id: str, date: str) -> str:
@@ -58,8 +72,14 @@ class JournalStore:
 
     # --- days ----------------------------------------------------------------------------------
 
-    async def days(self, user_id: str) -> list[dict[str, Any]]:
-        """Every day with messages, an entry or a draft, newest first."""
+    async def days(self, user_id: str, start: str = FIRST_DATE,
+                   end: str = LAST_DATE) -> list[dict[str, Any]]:
+        """Every day with messages, an entry or a draft, newest first; with `start`/`end`
+        (calendar dates, inclusive) only those days (a month of the calendar): every count
+        then reads only the range's part of its index."""
+        span, bounds = " AND calendar_date BETWEEN ? AND ?", (start, end)
+        journal_span = " AND d.calendar_date BETWEEN ? AND ?"
+
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
             days: dict[str, dict[str, Any]] = {}
 
@@ -70,32 +90,51 @@ class JournalStore:
             # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
             # one scan that reads each row's role.
             for date, total in conn.execute(
-                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? "
-                    "GROUP BY calendar_date", (user_id,)):
+                    "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ?" + span
+                    + " GROUP BY calendar_date", (user_id, *bounds)):
                 day(date)["messages"] += total
             for date, users in conn.execute(
                     "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
-                    "role = 'user' GROUP BY calendar_date", (user_id,)):
+                    "role = 'user'" + span + " GROUP BY calendar_date", (user_id, *bounds)):
                 day(date)["user_messages"] += users
             scoped = ("FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
-                      "AND s.user_id = ? ")
+                      "AND s.user_id = ?" + journal_span + " ")
             for date, total, users in conn.execute(
                     "SELECT d.calendar_date, COUNT(m.message_id), SUM(m.role = 'user') " + scoped
                     + "JOIN journal_conversations c ON c.journal_day_id = d.day_id "
                     "JOIN journal_messages m ON m.conversation_id = c.conversation_id "
-                    "GROUP BY d.calendar_date", (user_id,)):
+                    "GROUP BY d.calendar_date", (user_id, *bounds)):
                 entry = day(date)
                 entry["messages"] += total
                 entry["user_messages"] += users or 0
             for date, entry_id in conn.execute(
                     "SELECT d.calendar_date, e.entry_id " + scoped + "JOIN journal_entries e "
-                    "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL", (user_id,)):
+                    "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL",
+                    (user_id, *bounds)):
                 day(date)["entry_id"] = entry_id
             for date, draft_id in conn.execute(
                     "SELECT d.calendar_date, r.draft_id " + scoped + "JOIN journal_drafts r "
-                    "ON r.journal_day_id = d.day_id AND r.status = 'current'", (user_id,)):
+                    "ON r.journal_day_id = d.day_id AND r.status = 'current'",
+                    (user_id, *bounds)):
                 day(date)["draft_id"] = draft_id
             return sorted(days.values(), key=lambda d: d["date"], reverse=True)
+
+        return await self.db.execute_fn(read)
+
+    async def latest_day(self, user_id: str) -> str | None:
+        """The newest day with messages, an entry, a draft or an import (None: none yet)."""
+        def read(conn: sqlite3.Connection) -> str | None:
+            scoped = ("SELECT MAX(d.calendar_date) FROM journal_days d JOIN journal_spaces s "
+                      "ON s.space_id = d.space_id AND s.user_id = ? WHERE EXISTS (SELECT 1 FROM ")
+            found = [conn.execute("SELECT MAX(calendar_date) FROM messages WHERE user_id = ?",
+                                  (user_id,)).fetchone()[0]]
+            for table, live in (("journal_entries", " AND x.deleted_at IS NULL"),
+                                ("journal_drafts", " AND x.status = 'current'"),
+                                ("journal_conversations", "")):
+                found.append(conn.execute(
+                    f"{scoped}{table} x WHERE x.journal_day_id = d.day_id{live})",
+                    (user_id,)).fetchone()[0])
+            return max((date for date in found if date), default=None)
 
         return await self.db.execute_fn(read)
 
@@ -106,12 +145,17 @@ class JournalStore:
             found: list[tuple[float, Conversation]] = []
             chats: dict[str, list[DayMessage]] = {}
             started: dict[str, float] = {}
-            for row_id, character_id, role, text, created in conn.execute(
-                    "SELECT id, character_id, role, text, created FROM messages "
-                    "WHERE user_id = ? AND calendar_date = ? ORDER BY created, id",
+            # A user line's action mark (`message_actions`): done when the character
+            # carried out what the line asked.
+            for row_id, character_id, role, text, created, done in conn.execute(
+                    "SELECT m.id, m.character_id, m.role, m.text, m.created, "
+                    "COALESCE(a.succeeded, 0) FROM messages m LEFT JOIN message_actions a "
+                    "ON m.role = 'user' AND a.user_id = m.user_id "
+                    "AND a.character_id = m.character_id AND a.turn_id = m.turn_id "
+                    "WHERE m.user_id = ? AND m.calendar_date = ? ORDER BY m.created, m.id",
                     (user_id, date)):
                 chats.setdefault(character_id, []).append(
-                    DayMessage(f"{CHAT_PREFIX}{row_id}", role, text, created))
+                    DayMessage(f"{CHAT_PREFIX}{row_id}", role, text, created, bool(done)))
                 started.setdefault(character_id, created)
             for character_id, messages in chats.items():
                 found.append((started[character_id], Conversation(
@@ -157,10 +201,12 @@ class JournalStore:
 
     async def save_draft(self, user_id: str, date: str, *, text: str, reconstruction_status: str,
                          narration: str, validation: Sequence[str], trace: DraftTrace,
-                         sources: Sequence[Source], job_id: str | None = None) -> str:
-        """Store a new current draft with its source refs; the previous one is superseded.
-        With `job_id`, that job is marked done with it in the same transaction: a job is
-        done exactly when its draft exists."""
+                         sources: Sequence[Source], job_id: str | None = None,
+                         base: StoredBase | None = None) -> str:
+        """Store a new current draft with its source refs (each with the line's `act`) and
+        the stored text it revised (`base`); the previous one is superseded. With `job_id`,
+        that job is marked done with it in the same transaction: a job is done exactly when
+        its draft exists."""
         def write(conn: sqlite3.Connection) -> str:
             day_id = ensure_day(conn, user_id, date)
             conn.execute("UPDATE journal_drafts SET status = 'superseded' "
@@ -168,13 +214,16 @@ class JournalStore:
             draft_id = new_id("draft")
             conn.execute("INSERT INTO journal_drafts (draft_id, journal_day_id, text, status, "
                          "reconstruction_status, narration, validation_json, trace_json, "
-                         "created_at) VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?)",
+                         "created_at, base_origin, base_id) "
+                         "VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?, ?, ?)",
                          (draft_id, day_id, text, reconstruction_status, narration,
-                          json.dumps(list(validation)), stored_json(trace), time.time()))
+                          json.dumps(list(validation)), stored_json(trace), time.time(),
+                          base.origin if base else None, base.ref_id if base else None))
             conn.executemany("INSERT INTO journal_draft_source_refs (draft_id, position, "
-                             "source_id, conversation_id, message_id) VALUES (?, ?, ?, ?, ?)",
-                             [(draft_id, i, s.source_id, s.conversation_id, s.message_id)
-                              for i, s in enumerate(sources)])
+                             "source_id, conversation_id, message_id, act) "
+                             "VALUES (?, ?, ?, ?, ?, ?)",
+                             [(draft_id, i, s.source_id, s.conversation_id, s.message_id,
+                               s.act) for i, s in enumerate(sources)])
             if job_id is not None:
                 conn.execute("UPDATE journal_jobs SET state = 'done', draft_id = ?, "
                              "updated_at = ? WHERE job_id = ?", (draft_id, time.time(), job_id))
@@ -207,6 +256,27 @@ class JournalStore:
 
         return await self.db.execute_fn(read)
 
+    async def redraft_base(self, user_id: str, date: str) -> StoredBase | None:
+        """What a draft with `include_existing` revises (seed 004): the stored entry version
+        when the day has a live entry; a leftover draft only when there is no entry; else
+        None."""
+        def read(conn: sqlite3.Connection) -> StoredBase | None:
+            scoped = ("JOIN journal_days d ON d.day_id = {}.journal_day_id "
+                      "JOIN journal_spaces s ON s.space_id = d.space_id "
+                      "WHERE s.user_id = ? AND d.calendar_date = ? ")
+            row = conn.execute(
+                "SELECT v.version_id, v.text FROM journal_entries e "
+                "JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
+                + scoped.format("e") + "AND e.deleted_at IS NULL", (user_id, date)).fetchone()
+            if row is not None:
+                return StoredBase("entry", row[0], row[1])
+            row = conn.execute("SELECT r.draft_id, r.text FROM journal_drafts r "
+                               + scoped.format("r") + "AND r.status = 'current'",
+                               (user_id, date)).fetchone()
+            return StoredBase("draft", row[0], row[1]) if row is not None else None
+
+        return await self.db.execute_fn(read)
+
     # --- entries -------------------------------------------------------------------------------
 
     async def create_entry(self, user_id: str, date: str, text: str,
@@ -216,12 +286,7 @@ class JournalStore:
             day_id = ensure_day(conn, user_id, date)
             refs: list[tuple[str, str]] = []
             if draft_id is not None:
-                row = conn.execute("SELECT journal_day_id FROM journal_drafts WHERE "
-                                   "draft_id = ?", (draft_id,)).fetchone()
-                if row is None or row[0] != day_id:
-                    raise Missing(f"no journal draft {draft_id!r} for {date}")
-                refs = [(r["conversation_id"], r["message_id"])
-                        for r in draft_refs(conn, draft_id)]
+                refs = _draft_refs_of_day(conn, draft_id, day_id, date)
             if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
                             "deleted_at IS NULL", (day_id,)).fetchone():
                 raise Conflict("entry_exists", f"{date} has an entry already; edit it")
@@ -234,13 +299,21 @@ class JournalStore:
 
         return await self.db.execute_write_fn(write)
 
-    async def edit_entry(self, user_id: str, entry_id: str, text: str) -> None:
-        """A new version with `text`; it keeps the sources of the version it edits."""
+    async def edit_entry(self, user_id: str, entry_id: str, text: str,
+                         draft_id: str | None = None) -> None:
+        """A new version with `text`; it keeps the sources of the version it edits. With
+        `draft_id` (a draft of the entry's day) the version is that draft taken over as the
+        entry's next version: origin `draft`, the draft's sources (history stays)."""
         def write(conn: sqlite3.Connection) -> None:
             row = entry_row(conn, user_id, entry_id)
             require_live(row)
-            append_version(conn, entry_id, "edit", text,
-                           version_refs(conn, row["current_version_id"]))
+            if draft_id is None:
+                append_version(conn, entry_id, "edit", text,
+                               version_refs(conn, row["current_version_id"]))
+                return
+            append_version(conn, entry_id, "draft", text,
+                           _draft_refs_of_day(conn, draft_id, row["journal_day_id"],
+                                              row["calendar_date"]), draft_id)
 
         await self.db.execute_write_fn(write)
 
@@ -369,3 +442,13 @@ class JournalStore:
                                           (r[0],)).fetchone()) for r in rows]
 
         return await self.db.execute_write_fn(write)
+
+
+def _draft_refs_of_day(conn: sqlite3.Connection, draft_id: str, day_id: str,
+                       date: str) -> list[tuple[str, str]]:
+    """The sources of a draft of the day `day_id`; `Missing` for a draft of another day."""
+    row = conn.execute("SELECT journal_day_id FROM journal_drafts WHERE draft_id = ?",
+                       (draft_id,)).fetchone()
+    if row is None or row[0] != day_id:
+        raise Missing(f"no journal draft {draft_id!r} for {date}")
+    return [(r["conversation_id"], r["message_id"]) for r in draft_refs(conn, draft_id)]

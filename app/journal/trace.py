@@ -14,8 +14,9 @@ import msgspec
 
 
 class StageRecord(msgspec.Struct):
-    """One stage: `outcome` (reconstruct: valid | fallback; narrate: model | local_draft),
-    the codes it recorded, its time and the tokens the provider counted."""
+    """One stage: `outcome` (reconstruct: valid | fallback | offline; narrate: model |
+    offline | local_draft — `offline`: the offline stand-in answered, code `no_model`), the
+    codes it recorded, its time and the tokens the provider counted."""
 
     stage: str
     outcome: str = "running"

@@ -5,9 +5,13 @@ a reconstruction with any code is not used (the artifact falls back to the sourc
 own order, `app.journal.artifact`).
 
 Evidence matches after NFKC + whitespace normalisation *only* (`times.normalize`): no case
-folding, no punctuation stripping. A reorder of the chronology against the source order is
-justified only when every entry carries a time token confirmed in its own line and the
-minutes never go backwards (equal times keep the source order).
+folding, no punctuation stripping.
+
+A reorder is justified only by the times *used for it* (seed 004 §16.1, `reorder_unjustified`):
+every pair of chronology entries whose order differs from the source order must both carry a
+time confirmed in its own line, and their minutes must not fall; an untimed entry keeps its
+place relative to every other entry; equal or relative times keep source order. Pairs the
+chronology keeps in source order are not compared: their times were not used.
 """
 
 from __future__ import annotations
@@ -125,17 +129,57 @@ def _confirmed_time(token: str | None, source: Source, found: _Findings) -> str 
 
 def _check_reorder(placed: Sequence[tuple[Source, str | None]], order: Sequence[str],
                    found: _Findings) -> None:
+    """`reorder_unjustified` unless every pair the chronology `placed` puts out of source
+    order is justified by its two confirmed times (module docstring).
+
+    Not by comparing every pair: one pass over the chronology. An untimed entry has no pair
+    out of order when every entry before it stands before it in the source too and every
+    entry after it after it (prefix maximum, suffix minimum of the source positions). A timed
+    entry's pairs are justified when every timed entry placed before it from a later source
+    position has fewer minutes (the maximum over those positions, kept in a Fenwick tree)."""
     position = {source_id: index for index, source_id in enumerate(order)}
     indices = [position[source.source_id] for source, _ in placed]
     if _non_decreasing(indices):
         return
     minutes = [times.parse(token) if token is not None else None for _, token in placed]
-    if any(m is None for m in minutes):
+    if not (_untimed_stay(indices, minutes) and _timed_ascend(indices, minutes, len(order))):
         found.add("reorder_unjustified")
-        return
-    keys = list(zip(minutes, indices))
-    if not _non_decreasing(keys):
-        found.add("reorder_unjustified")
+
+
+def _untimed_stay(indices: Sequence[int], minutes: Sequence[int | None]) -> bool:
+    """No untimed entry has an entry placed on its other side than in the source."""
+    after = [0] * len(indices)  # the smallest source position placed after each entry
+    smallest = len(indices) and max(indices) + 1
+    for k in range(len(indices) - 1, -1, -1):
+        after[k] = smallest
+        smallest = min(smallest, indices[k])
+    largest = -1  # the largest source position placed before the entry
+    for k, index in enumerate(indices):
+        if minutes[k] is None and (largest > index or after[k] < index):
+            return False
+        largest = max(largest, index)
+    return True
+
+
+def _timed_ascend(indices: Sequence[int], minutes: Sequence[int | None], size: int) -> bool:
+    """Every timed entry has more minutes than each timed entry placed before it from a
+    later source position (an untimed one there is `_untimed_stay`'s)."""
+    tree = [-1] * (size + 1)  # Fenwick tree over reversed positions: max minutes so far
+    for index, value in zip(indices, minutes):
+        if value is None:
+            continue
+        reversed_position = size - index  # positions after `index` come first
+        best, k = -1, reversed_position - 1
+        while k > 0:
+            best = max(best, tree[k])
+            k -= k & -k
+        if best >= value:
+            return False
+        k = reversed_position
+        while k <= size:
+            tree[k] = max(tree[k], value)
+            k += k & -k
+    return True
 
 
 def _non_decreasing(values: Iterable[Any]) -> bool:

@@ -155,9 +155,14 @@ class Gateway:
         if provider not in PROVIDERS:
             raise ValueError(f"unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
         if provider != "offline" and not url:
-            url = (self.settings.llm_probe_ollama_url if provider == "ollama"
-                   else self.settings.llm_probe_openai_url)
+            url = self.default_url(provider)
         self.provider = self._build(provider, url, model)
+
+    def default_url(self, provider: str) -> str | None:
+        """Where a provider is used when no URL is given (also by a connection test): the
+        address auto-detection looks at (`llm_probe_ollama_url`, `llm_probe_openai_url`)."""
+        return {"ollama": self.settings.llm_probe_ollama_url,
+                "openai": self.settings.llm_probe_openai_url}.get(provider)
 
     def _build(self, name: str, url: str | None, model: str | None) -> Provider:
         # The API key goes only to the chosen server, never to a probed or tested one.
@@ -217,6 +222,8 @@ class Gateway:
             "concurrency": self.settings.model_concurrency,
             "api_key": "set" if self.choice.llm_api_key else None,
             "message_limit": self.message_limit(),
+            # What an empty URL stands for, per provider (the settings panel shows it).
+            "default_urls": {name: self.default_url(name) for name in ("ollama", "openai")},
         }
 
     async def context_window(self) -> tuple[int, str]:

@@ -13,6 +13,12 @@ intended `ListEdit`; the dispatcher applies it with the turn (`edit_write`, one 
 turn's commit, `app.memory.commit`), so a turn the tribunal rejects changes no list.
 Items keep the user's spelling; matching (duplicates, removal, list names) ignores case and
 surrounding whitespace.
+
+The user's own edits (the API: remove or rename an item, remove or rename a list) write at
+once, with the same compare-and-set: a turn whose commit computed a list edit from the text
+before the user's change sees the hash changed (its commit `WATCH`es the hash), and computes
+the edit again from what the user left — neither change is lost. An item or a list that is
+not there is `Missing`; a rename onto a name or item already there is a `Conflict`.
 """
 
 from __future__ import annotations
@@ -20,13 +26,16 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
+from redis.exceptions import WatchError
 
 from app.memory import keys
+from app.storage.errors import Conflict, Missing
 
 ATTEMPTS = 10
 _LOCKS: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
@@ -116,26 +125,115 @@ class ListStore:
                     clear: bool = False, create: bool = True) -> ListChange | None:
         """Change the list `name` (created when `create` and it does not exist yet; else None
         for a missing list). Order: clear, remove, add."""
+        def compute(existing: NamedList | None) -> ListChange | None:
+            if existing is None and not create:
+                return None
+            return _change(existing, name, add, remove, clear)
+        return await self._update(name, compute)
+
+    async def remove_item(self, name: str, item: str) -> NamedList:
+        """The list without `item`; `Missing` when the list or the item is not there."""
+        change = await self.apply(name, remove=[item], create=False)
+        if change is None:
+            raise Missing(f"there is no list {name!r}")
+        if change.missing:
+            raise Missing(f"{item!r} is not on the list {change.list.name!r}")
+        return change.list
+
+    async def replace_item(self, name: str, item: str, text: str) -> NamedList:
+        """`item` replaced by `text` in its place. `Missing`: no such list or item;
+        `Conflict` `item_exists`: `text` is another item of the list already."""
+        def compute(existing: NamedList | None) -> ListChange:
+            if existing is None:
+                raise Missing(f"there is no list {name!r}")
+            at = _find(existing.items, item)
+            if at is None:
+                raise Missing(f"{item!r} is not on the list {existing.name!r}")
+            twin = _find(existing.items, text)
+            if twin is not None and twin != at:
+                raise Conflict("item_exists", f"{text!r} is on the list {existing.name!r} "
+                               "already")
+            items = list(existing.items)
+            items[at] = " ".join(text.split())
+            return ListChange(list=msgspec.structs.replace(existing, items=items,
+                                                           updated_at=time.time()))
+        change = await self._update(name, compute)
+        assert change is not None
+        return change.list
+
+    async def merge(self, name: str, items: list[str], created_at: float = 0.0,
+                    updated_at: float = 0.0) -> ListChange:
+        """An import's step: the list `name` with the `items` it lacks added (created with
+        the times it had elsewhere when it is not here). A list that lacks nothing is left
+        as it is — its times too — and the change says so (nothing added)."""
+        def compute(existing: NamedList | None) -> ListChange:
+            change = _change(existing, name, items, [], False)
+            if existing is None and created_at:
+                change.list = msgspec.structs.replace(
+                    change.list, created_at=created_at, updated_at=updated_at or created_at)
+            elif existing is not None and not change.added:
+                change.list = existing
+            return change
+        change = await self._update(name, compute)
+        assert change is not None  # compute always makes one
+        return change
+
+    async def delete_list(self, name: str) -> None:
+        """Remove the list `name` with its items; `Missing` when there is none."""
+        if not await self.redis.hdel(self.key, normalize(name)):
+            raise Missing(f"there is no list {name!r}")
+        self._seen.pop(normalize(name), None)
+
+    async def rename_list(self, name: str, new_name: str) -> NamedList:
+        """The list `name`, called `new_name` from now on (its items and age kept).
+        `Missing`: no such list; `Conflict` `list_exists`: another list has that name."""
+        old_field, new_field = normalize(name), normalize(new_name)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            for _ in range(ATTEMPTS):
+                try:
+                    await pipe.watch(self.key)
+                    raw = await pipe.hget(self.key, old_field)
+                    if raw is None:
+                        raise Missing(f"there is no list {name!r}")
+                    if new_field != old_field and await pipe.hexists(self.key, new_field):
+                        raise Conflict("list_exists", f"there is a list {new_name!r} already")
+                    renamed = msgspec.structs.replace(
+                        _DECODER.decode(raw), name=" ".join(new_name.split()),
+                        updated_at=time.time())
+                    pipe.multi()
+                    pipe.hdel(self.key, old_field)
+                    pipe.hset(self.key, new_field, _ENCODER.encode(renamed))
+                    await pipe.execute()
+                    return renamed
+                except WatchError:
+                    continue
+        raise RuntimeError(f"list {name!r} kept changing; gave up after {ATTEMPTS} attempts")
+
+    async def _update(self, name: str,
+                      compute: Callable[[NamedList | None], ListChange | None]
+                      ) -> ListChange | None:
+        """Write what `compute` makes of the list `name` (None: write nothing), compared and
+        set against the text it was computed from; computed again when that changed."""
         field_name = normalize(name)
         lock = _LOCKS.setdefault(f"{self.key}\n{field_name}", asyncio.Lock())
         async with lock:
-            return await self._apply(name, field_name, add, remove, clear, create)
+            return await self._compare_and_set(name, field_name, compute)
 
     def edit_write(self, edit: ListEdit) -> EditWrite:
         """`edit` as one part of a turn's commit; after it, `.change` says what it did (None:
         the list was not there and the edit does not create it)."""
         return EditWrite(self, edit)
 
-    async def _apply(self, name: str, field_name: str, add: list[str], remove: list[str],
-                     clear: bool, create: bool) -> ListChange | None:
+    async def _compare_and_set(self, name: str, field_name: str,
+                               compute: Callable[[NamedList | None], ListChange | None]
+                               ) -> ListChange | None:
         raw = self._seen.get(field_name)
         if raw is None:  # not seen (or absent when seen): read it now
             raw = await self.redis.hget(self.key, field_name)
         for _ in range(ATTEMPTS):
-            if raw is None and not create:
+            change = compute(_DECODER.decode(raw) if raw is not None else None)
+            if change is None:
                 return None
-            change = _change(_DECODER.decode(raw) if raw is not None else None,
-                             name, add, remove, clear)
             encoded = _ENCODER.encode(change.list).decode()
             answer = await self._set_if_unchanged(keys=[self.key], args=[
                 field_name, "0" if raw is None else "1", raw or "", encoded])

@@ -13,6 +13,11 @@ what the outbox holds to SQLite (idempotent by `entry_key`) and only then takes 
 commit's own step reads the outbox back, so the rows promised earlier and not yet appended
 (the database was busy, the process died) go along with the next turn's; the runtime's
 recovery delivers what is left at start (`deliver_all`).
+
+A user turn's action mark (an agent carried out what the turn asked, or failed to) comes
+later in the turn than its row, so it is kept beside the log in `message_actions` (migration
+`m009_journal_marks`): the journal lists the lines the character carried out apart from the
+day's story.
 """
 
 from __future__ import annotations
@@ -72,6 +77,20 @@ class MessageLog:
                  entry.created, entry.calendar_date)).rowcount == 1 for entry in entries]
 
         return await self.db.execute_write_fn(write)
+
+    async def mark_actions(self, user_id: str, character_id: str, turn_ids: Sequence[str],
+                           succeeded: bool, at: float) -> None:
+        """The action mark of the user turns `turn_ids`, as the session turn got it; a later
+        mark of a turn replaces its earlier one (a rerun writes the same again)."""
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT INTO message_actions (user_id, character_id, turn_id, succeeded, "
+                "marked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, character_id, "
+                "turn_id) DO UPDATE SET succeeded = excluded.succeeded, "
+                "marked_at = excluded.marked_at",
+                [(user_id, character_id, turn_id, int(succeeded), at) for turn_id in turn_ids])
+
+        await self.db.execute_write_fn(write)
 
     async def for_user(self, user_id: str, *, character_id: str | None = None,
                        day: str | None = None) -> list[LoggedMessage]:

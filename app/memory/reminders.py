@@ -4,11 +4,21 @@
 - `reminders:due` (sorted set): every pending reminder, scored by its due time.
 - `reminders:claimed` (sorted set): reminders a clock has taken, scored by claim time.
 
-A reminder goes pending → claimed → fired. Claiming is one atomic step (`ZREM` from the due
-index decides which clock gets it, when several processes share a Redis); the claimer then
-delivers the impulse and marks the reminder fired. A claim that was never marked fired (the
-process died in between) is put back after `reminder_claim_timeout`, so a due reminder is
-never lost — at worst, after a crash, it is delivered twice.
+A reminder goes pending → claimed → fired; the user may then mark it done (or snooze it:
+pending again, at a new time), delete it, or change its text or time while it waits. Its
+status and the indexes always agree: pending ⇔ in the due index, claimed ⇔ in the claimed
+index, fired or done ⇔ in neither.
+
+Every change of a stored reminder is one compare-and-set (`_SET_IF_UNCHANGED`): the new JSON
+and the index entries are written only if the reminder still holds exactly the JSON the
+change was computed from; otherwise it is computed again from what is there now. So the
+clock (claim, fired, put back), the user's edits (the API) and a turn's agent (delete, move;
+through the turn's commit, which `WATCH`es the pair's hash) never lose each other's change,
+and a reminder deleted while it was being delivered is not written back. Claiming is that
+compare-and-set plus "still in the due index" (which clock gets it, when several processes
+share a Redis). A claim that was never marked fired (the process died in between) is put
+back after `reminder_claim_timeout`, so a due reminder is never lost — at worst, after a
+crash, it is delivered twice.
 
 `parse_due` is the one reader of a due time (the API's `due_at`, the reminders agent's
 model output): ISO 8601 with an offset, or without one as the user's local time (setting
@@ -19,10 +29,12 @@ the caller's check (`check_due_at`), not the parser's.
 API and the reminders agent) on an already-parsed epoch time: not a finite number, more than
 `PAST_GRACE_SECONDS` in the past, or further ahead than `reminder_max_days_ahead` is refused,
 and nothing is written — a stored year 9999 once made the pair's reminder list fail for ever.
-The per-pair cap (`max_reminders_per_pair`) is kept by the store in the same step that adds.
+The per-pair cap (`max_reminders_per_pair`, pending and claimed ones) is kept by the store in
+the same step that adds one or makes one pending again.
 
-The reminders agent does not write: it returns a `ReminderToAdd`, which the dispatcher
-stores with the turn (`add_write`, one part of the turn's commit, `app.memory.commit`).
+The reminders agent does not write: it returns a `ReminderToAdd` or a `ReminderChange`
+(delete, move), which the dispatcher applies with the turn (`add_write`, `change_write`:
+parts of the turn's commit, `app.memory.commit`).
 """
 
 from __future__ import annotations
@@ -31,6 +43,7 @@ import datetime as dt
 import math
 import time
 import uuid
+from collections.abc import Callable
 from typing import Literal
 
 import msgspec
@@ -41,10 +54,12 @@ from app.core.clock import attach_zone
 from app.memory import keys
 from app.memory.commit import Blind, Write
 
-Status = Literal["pending", "claimed", "fired"]
+Status = Literal["pending", "claimed", "fired", "done"]
+OPEN: tuple[Status, ...] = ("pending", "claimed")  # what the cap counts
 
 PAST_GRACE_SECONDS = 60  # "now" said a moment ago is not the past
 DAY = 24 * 3600
+ATTEMPTS = 10  # compare-and-set rounds before a change gives up
 
 Problem = Literal["not_a_time", "past", "too_far"]
 
@@ -70,33 +85,52 @@ def check_due_at(due_at: float, now: float, max_days_ahead: int) -> None:
         raise DueTimeRefused("too_far", f"due_at lies more than {max_days_ahead} days ahead "
                              "(setting reminder_max_days_ahead)")
 
-# KEYS: due, claimed, pair hash · ARGV: member, reminder id, now → reminder JSON or nil
-_CLAIM = """
-if redis.call('ZREM', KEYS[1], ARGV[1]) == 0 then return false end
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-return redis.call('HGET', KEYS[3], ARGV[2])
-"""
-
 # KEYS: pair hash, due · ARGV: id, JSON, due time, member, cap (-1: none) → 1 added, 0 at cap
 _ADD = """
 local cap = tonumber(ARGV[5])
 if cap >= 0 then
-  local pending = 0
+  local open = 0
   for _, raw in ipairs(redis.call('HVALS', KEYS[1])) do
-    if not string.find(raw, '"status":"fired"', 1, true) then pending = pending + 1 end
+    if string.find(raw, '"status":"pending"', 1, true)
+        or string.find(raw, '"status":"claimed"', 1, true) then open = open + 1 end
   end
-  if pending >= cap then return 0 end
+  if open >= cap then return 0 end
 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
 return 1
 """
 
-# KEYS: due, claimed · ARGV: member, due time → 1 put back, 0 not claimed (any more)
-_PUT_BACK = """
-if redis.call('ZREM', KEYS[2], ARGV[1]) == 0 then return 0 end
-redis.call('ZADD', KEYS[1], ARGV[2], ARGV[1])
-return 1
+# KEYS: pair hash, due, claimed · ARGV: id, member, expected JSON, new JSON ("" deletes it),
+# index ("due", "claimed" or "none"), score, cap (-1: none; else the new state must keep the
+# pair's open reminders within it), precondition ("due": the member must still be in the due
+# index — a claim) → {1} written, {0, current JSON or ""} changed meanwhile (or gone),
+# {2} not in the due index (another clock claimed it), {3} at the cap. Nothing is written
+# unless the answer is {1}.
+_SET_IF_UNCHANGED = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current or current ~= ARGV[3] then return {0, current or ''} end
+if ARGV[8] == 'due' and not redis.call('ZSCORE', KEYS[2], ARGV[2]) then return {2} end
+local cap = tonumber(ARGV[7])
+if cap >= 0 then
+  local open = 0
+  local all = redis.call('HGETALL', KEYS[1])
+  for i = 1, #all, 2 do
+    if all[i] ~= ARGV[1] and (string.find(all[i + 1], '"status":"pending"', 1, true)
+        or string.find(all[i + 1], '"status":"claimed"', 1, true)) then open = open + 1 end
+  end
+  if open >= cap then return {3} end
+end
+if ARGV[4] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+end
+redis.call('ZREM', KEYS[2], ARGV[2])
+redis.call('ZREM', KEYS[3], ARGV[2])
+if ARGV[5] == 'due' then redis.call('ZADD', KEYS[2], ARGV[6], ARGV[2]) end
+if ARGV[5] == 'claimed' then redis.call('ZADD', KEYS[3], ARGV[6], ARGV[2]) end
+return {1}
 """
 
 
@@ -124,6 +158,27 @@ class ReminderToAdd(msgspec.Struct, kw_only=True, tag="reminder"):
     """A reminder an agent intends; the dispatcher stores it with the turn."""
 
     reminder: Reminder
+
+
+class ReminderChange(msgspec.Struct, kw_only=True, tag="reminder_change"):
+    """A change an agent intends on an existing reminder: delete it, or move it to `due_at`
+    (pending again at that time, also when it had fired); the dispatcher applies it with the
+    turn. `cap`: the most open reminders the pair may have after a move."""
+
+    user_id: str
+    character_id: str
+    reminder_id: str
+    delete: bool = False
+    due_at: float | None = None
+    cap: int | None = None
+
+
+class ReminderMissing(LookupError):
+    """No such reminder of this pair."""
+
+
+class ReminderBusy(Exception):
+    """The reminder is being delivered right now (claimed): it cannot be changed."""
 
 
 class DueTimeError(ValueError):
@@ -158,22 +213,45 @@ def new_reminder(user_id: str, character_id: str, text: str, due_at: float, *,
                     trigger_turn_id=trigger_turn_id)
 
 
+def rescheduled(reminder: Reminder, due_at: float) -> Reminder:
+    """`reminder` pending again at `due_at` (a move, a snooze of one that fired)."""
+    return msgspec.structs.replace(reminder, due_at=due_at, status="pending", claimed_at=None)
+
+
+def completed(reminder: Reminder) -> Reminder:
+    """`reminder` marked done by the user: it will not (or not again) be delivered."""
+    return msgspec.structs.replace(reminder, status="done", claimed_at=None)
+
+
 _DECODER = msgspec.json.Decoder(Reminder)
 _ENCODER = msgspec.json.Encoder()
+
+# `_SET_IF_UNCHANGED`'s answers
+_WRITTEN, _CHANGED, _NOT_DUE, _AT_CAP = 1, 0, 2, 3
+
+
+def _index_of(reminder: Reminder | None) -> tuple[str, float]:
+    """Which index a reminder in this state belongs to, and its score there."""
+    if reminder is None:
+        return "none", 0.0
+    if reminder.status == "pending":
+        return "due", reminder.due_at
+    if reminder.status == "claimed":
+        return "claimed", reminder.claimed_at or time.time()
+    return "none", 0.0
 
 
 class ReminderStore:
     def __init__(self, redis: aioredis.Redis) -> None:
         self.redis = redis
-        self._claim = redis.register_script(_CLAIM)
-        self._put_back = redis.register_script(_PUT_BACK)
         self._add = redis.register_script(_ADD)
+        self._set_if_unchanged = redis.register_script(_SET_IF_UNCHANGED)
 
     async def add(self, user_id: str, character_id: str, text: str, due_at: float, *,
                   trigger_turn_id: str | None = None, now: float | None = None,
                   cap: int | None = None) -> Reminder:
         """Store a pending reminder; with `cap`, `TooManyReminders` (nothing written) when
-        the pair already has that many pending — counted and added in one atomic step."""
+        the pair already has that many open — counted and added in one atomic step."""
         reminder = new_reminder(user_id, character_id, text, due_at,
                                 trigger_turn_id=trigger_turn_id, now=now)
         if cap is None:
@@ -185,7 +263,7 @@ class ReminderStore:
                                 args=[reminder.id, _ENCODER.encode(reminder), due_at,
                                       reminder.member, cap])
         if not added:
-            raise TooManyReminders(f"{cap} reminders are pending already")
+            raise TooManyReminders(f"{cap} reminders are open already")
         return reminder
 
     def add_write(self, reminder: Reminder) -> Write:
@@ -197,6 +275,17 @@ class ReminderStore:
             pipe.hset(key, reminder.id, raw)
             pipe.zadd(keys.reminders_due(), {reminder.member: reminder.due_at})
         return Blind(queue)
+
+    def change_write(self, change: ReminderChange) -> ChangeWrite:
+        """`change` as one part of a turn's commit; after it, `.done` says whether it
+        applied (False: the reminder was gone, or a move would pass the cap)."""
+        return ChangeWrite(change)
+
+    async def get(self, user_id: str, character_id: str, reminder_id: str) -> Reminder:
+        raw = await self.redis.hget(keys.reminders(user_id, character_id), reminder_id)
+        if raw is None:
+            raise ReminderMissing(f"there is no reminder {reminder_id!r}")
+        return _DECODER.decode(raw)
 
     async def list(self, user_id: str, character_id: str) -> list[Reminder]:
         """Every reminder of the pair (pending and past), by due time."""
@@ -210,7 +299,61 @@ class ReminderStore:
         return sorted(found, key=lambda r: (r.due_at, r.created_at))
 
     async def pending(self, user_id: str, character_id: str) -> list[Reminder]:
-        return [r for r in await self.list(user_id, character_id) if r.status != "fired"]
+        """The open reminders (waiting, or being delivered right now)."""
+        return [r for r in await self.list(user_id, character_id) if r.status in OPEN]
+
+    # --- the user's changes ----------------------------------------------------------------
+
+    async def update(self, user_id: str, character_id: str, reminder_id: str,
+                     change: Callable[[Reminder], Reminder], *,
+                     cap: int | None = None) -> Reminder:
+        """Write what `change` makes of the stored reminder (computed again if the reminder
+        changed meanwhile). `ReminderMissing`; `TooManyReminders` when the changed reminder
+        is open and the pair would pass `cap`; whatever `change` raises. Nothing is written
+        on any of them."""
+        new = await self._rewrite(user_id, character_id, reminder_id, change, cap)
+        assert new is not None
+        return new
+
+    async def delete(self, user_id: str, character_id: str, reminder_id: str) -> None:
+        """Remove the reminder (from its hash and every index); `ReminderMissing` when there
+        is none."""
+        await self._rewrite(user_id, character_id, reminder_id, lambda current: None)
+
+    async def _rewrite(self, user_id: str, character_id: str, reminder_id: str,
+                       change: Callable[[Reminder], Reminder | None],
+                       cap: int | None = None) -> Reminder | None:
+        key = keys.reminders(user_id, character_id)
+        for _ in range(ATTEMPTS):
+            raw = await self.redis.hget(key, reminder_id)
+            if raw is None:
+                raise ReminderMissing(f"there is no reminder {reminder_id!r}")
+            current = _DECODER.decode(raw)
+            new = change(current)
+            opens = new is not None and new.status in OPEN and current.status not in OPEN
+            answer = await self._write(current, raw, new, cap=cap if opens else None)
+            if answer == _WRITTEN:
+                return new
+            if answer == _AT_CAP:
+                raise TooManyReminders(f"{cap} reminders are open already")
+        raise RuntimeError(f"reminder {reminder_id!r} kept changing; gave up after {ATTEMPTS}")
+
+    async def restore(self, reminders: list[Reminder]) -> int:
+        """Store the reminders this pair lacks (ids kept; one already there is left as it
+        is), each in the index its state belongs to; returns how many were added. An
+        import's step: it ends no reminder and counts against no cap."""
+        added = 0
+        for reminder in reminders:
+            key = keys.reminders(reminder.user_id, reminder.character_id)
+            if not await self.redis.hsetnx(key, reminder.id, _ENCODER.encode(reminder)):
+                continue
+            added += 1
+            index, score = _index_of(reminder)
+            if index == "due":
+                await self.redis.zadd(keys.reminders_due(), {reminder.member: score})
+            elif index == "claimed":  # delivered here never: the clock puts it back
+                await self.redis.zadd(keys.reminders_claimed(), {reminder.member: score})
+        return added
 
     # --- the clock's side ------------------------------------------------------------------
 
@@ -223,33 +366,39 @@ class ReminderStore:
         return float(first[0][1]) if first else None
 
     async def claim(self, member: str, now: float | None = None) -> Reminder | None:
-        """Take a due reminder; None when another clock took it first (or it is unreadable)."""
+        """Take a due reminder; None when another clock took it first, or it is gone or
+        unreadable (then its stale index entry is dropped)."""
         now = time.time() if now is None else now
         user_id, character_id, reminder_id = keys.split_reminder_member(member)
-        raw = await self._claim(keys=[keys.reminders_due(), keys.reminders_claimed(),
-                                      keys.reminders(user_id, character_id)],
-                                args=[member, reminder_id, now])
-        if raw is None:
-            return None
-        try:
-            reminder = _DECODER.decode(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            await self.redis.zrem(keys.reminders_claimed(), member)
-            raise
-        reminder = msgspec.structs.replace(reminder, status="claimed", claimed_at=now)
-        await self._save(reminder)
-        return reminder
+        key = keys.reminders(user_id, character_id)
+        for _ in range(ATTEMPTS):
+            raw = await self.redis.hget(key, reminder_id)
+            try:
+                reminder = _DECODER.decode(raw) if raw is not None else None
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                await self.redis.zrem(keys.reminders_due(), member)
+                raise
+            if reminder is None or reminder.status != "pending":
+                await self.redis.zrem(keys.reminders_due(), member)
+                return None
+            claimed = msgspec.structs.replace(reminder, status="claimed", claimed_at=now)
+            answer = await self._write(reminder, raw, claimed, only_if_due=True)
+            if answer == _WRITTEN:
+                return claimed
+            if answer == _NOT_DUE:
+                return None
+        return None
 
     async def mark_fired(self, reminder: Reminder, impulse_turn_id: str,
-                         now: float | None = None) -> Reminder:
+                         now: float | None = None) -> Reminder | None:
+        """The claimed `reminder` was delivered. None when the user changed or deleted it
+        meanwhile: what they did stands (a deleted reminder is not written back)."""
         fired = msgspec.structs.replace(reminder, status="fired", impulse_turn_id=impulse_turn_id,
                                         fired_at=time.time() if now is None else now)
-        async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.hset(keys.reminders(fired.user_id, fired.character_id), fired.id,
-                      _ENCODER.encode(fired))
-            pipe.zrem(keys.reminders_claimed(), fired.member)
-            await pipe.execute()
-        return fired
+        if await self._write(reminder, _ENCODER.encode(reminder), fired) == _WRITTEN:
+            return fired
+        await self.redis.zrem(keys.reminders_claimed(), reminder.member)  # gone: no claim left
+        return None
 
     async def put_back_stale(self, older_than: float) -> list[str]:
         """Claims made before `older_than` that were never delivered go back to the due
@@ -259,17 +408,78 @@ class ReminderStore:
         for member in stale:
             user_id, character_id, reminder_id = keys.split_reminder_member(member)
             raw = await self.redis.hget(keys.reminders(user_id, character_id), reminder_id)
-            if raw is None:
+            reminder = _DECODER.decode(raw) if raw is not None else None
+            if reminder is None or reminder.status != "claimed":
                 await self.redis.zrem(keys.reminders_claimed(), member)
                 continue
-            reminder = _DECODER.decode(raw)
-            if await self._put_back(keys=[keys.reminders_due(), keys.reminders_claimed()],
-                                    args=[member, reminder.due_at]):
-                await self._save(msgspec.structs.replace(reminder, status="pending",
-                                                         claimed_at=None))
+            back = msgspec.structs.replace(reminder, status="pending", claimed_at=None)
+            if await self._write(reminder, raw, back) == _WRITTEN:
                 restored.append(member)
         return restored
 
-    async def _save(self, reminder: Reminder) -> None:
-        await self.redis.hset(keys.reminders(reminder.user_id, reminder.character_id),
-                              reminder.id, _ENCODER.encode(reminder))
+    async def _write(self, current: Reminder, raw: bytes | str, new: Reminder | None, *,
+                     cap: int | None = None, only_if_due: bool = False) -> int:
+        index, score = _index_of(new)
+        answer = await self._set_if_unchanged(
+            keys=[keys.reminders(current.user_id, current.character_id), keys.reminders_due(),
+                  keys.reminders_claimed()],
+            args=[current.id, current.member, raw,
+                  _ENCODER.encode(new) if new is not None else "", index, score,
+                  -1 if cap is None else cap, "due" if only_if_due else ""])
+        return int(answer[0])
+
+
+class ChangeWrite:
+    """An agent's change of an existing reminder inside a turn's commit: the reminder is
+    read under `WATCH` and changed from what is there then, so an edit the user made
+    meanwhile (text, time, done) is kept and a reminder deleted meanwhile stays deleted."""
+
+    def __init__(self, change: ReminderChange) -> None:
+        self.change = change
+        self.key = keys.reminders(change.user_id, change.character_id)
+        self.watch = (self.key,)
+        self.done = False
+        self._new: Reminder | None = None
+        self._member = keys.reminder_member(change.user_id, change.character_id,
+                                            change.reminder_id)
+
+    async def read(self, pipe: Pipeline) -> None:
+        self.done = False
+        raw = await pipe.hget(self.key, self.change.reminder_id)
+        if raw is None:
+            return  # deleted meanwhile
+        try:
+            current = _DECODER.decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return
+        if self.change.delete:
+            self._new, self.done = None, True
+            return
+        if self.change.due_at is None:
+            return
+        cap = self.change.cap
+        if cap is not None and current.status not in OPEN:
+            others = [r for field, r in (await pipe.hgetall(self.key)).items()
+                      if field != self.change.reminder_id]
+            if sum(1 for r in others if _open(r)) >= cap:
+                return  # a move would pass the cap (the agent checked; the user added since)
+        self._new, self.done = rescheduled(current, self.change.due_at), True
+
+    def queue(self, pipe: Pipeline) -> None:
+        if not self.done:
+            return
+        if self._new is None:
+            pipe.hdel(self.key, self.change.reminder_id)
+        else:
+            pipe.hset(self.key, self.change.reminder_id, _ENCODER.encode(self._new))
+        pipe.zrem(keys.reminders_due(), self._member)
+        pipe.zrem(keys.reminders_claimed(), self._member)
+        if self._new is not None:
+            pipe.zadd(keys.reminders_due(), {self._member: self._new.due_at})
+
+
+def _open(raw: bytes | str) -> bool:
+    try:
+        return _DECODER.decode(raw).status in OPEN
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return False

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from app.core.i18n import language_of
 from app.core.log import fields
 from app.llm.errors import ModelError
-from app.memory.turns import ROLE_USER
+from app.memory.turns import ROLE_ASSISTANT, ROLE_USER
 from app.pipeline import tribunal
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame, tasks_for
@@ -84,8 +84,10 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         task = f"{task}\n{tasks.regenerate.format(reason=regenerate)}"
     return frame([
         (b.summary, state.summary),
+        (b.lore, "\n".join(state.lore)),
         (b.known, known_text(ctx, state)),
         (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
+        (b.greeting, greeting_text(ctx, state)),
         (b.history, state.history),
         (b.vector, state.vector),
         (b.mood, mood_text(state)),
@@ -94,6 +96,14 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
         (b.retry, stimulus.reason if stimulus.kind == "retry" else ""),
         (b.task, task)])
+
+
+def greeting_text(ctx: NodeContext, state: Path2State) -> str:
+    """The character's greeting, while the session holds no answer of the character yet: the
+    page showed it as the conversation's first message, and the user may be answering it."""
+    if not ctx.character.greeting or any(t.role == ROLE_ASSISTANT for t in state.turns):
+        return ""
+    return ctx.character.for_screen(ctx.character.greeting)
 
 
 _MOOD_LABELS = ("mode", "tone", "language_style", "relationship_dynamic")
@@ -172,7 +182,7 @@ async def judge(ctx: NodeContext, state: Path2State) -> None:
 def _checker(ctx: NodeContext,
              state: Path2State) -> Callable[[str], list[tribunal.Finding]]:
     instructions = tribunal.instruction_sentences([ctx.services.prompts.system(
-        "responder", ctx.language, persona=ctx.character.persona,
+        "responder", ctx.language, persona=ctx.persona,
         character_name=ctx.character.name, interaction_hint=ctx.interaction_hint)])
 
     def check(text: str) -> list[tribunal.Finding]:

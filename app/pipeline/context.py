@@ -94,6 +94,11 @@ class NodeContext:
         return self.character.language
 
     @property
+    def persona(self) -> str:
+        """The character's persona as the model gets it: its card's macros resolved."""
+        return self.character.prompt_persona
+
+    @property
     def blocks(self) -> Blocks:
         return blocks_for(self.character.language)
 
@@ -108,7 +113,7 @@ class NodeContext:
         spec = PURPOSES[purpose]
         messages = self.services.prompts.messages(
             purpose, self.language, frame, character_name=self.character.name,
-            persona=self.character.persona, interaction_hint=self.interaction_hint)
+            persona=self.persona, interaction_hint=self.interaction_hint)
         reserve = max_tokens or spec.max_tokens or self.settings.responder_max_tokens
         started = time.perf_counter()
         try:

@@ -18,7 +18,8 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   thinker's retry, a commitment, or the wish to write again).
 
 The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
-action mark and the changes its agents intended (list edits, reminders) — are one guarded
+action mark and the changes its agents intended (list edits, new, deleted and moved
+reminders) — are one guarded
 transaction (`app.memory.commit`), made after the tribunal: a rejected answer changes
 nothing, and a turn failed meanwhile (a session reset, a recovery) leaves no late write
 behind. The message-log row is part of that commit as a promise on the pair's outbox, and is
@@ -36,13 +37,13 @@ import msgspec
 
 from app.core.clock import calendar_date, zone_named
 from app.core.lifetime import crash_point
-from app.core.settings import CrashPoint
 from app.core.log import fields
+from app.core.settings import CrashPoint
 from app.memory.commit import Write, commit
 from app.memory.lists import EditWrite, ListEdit, ListStore
 from app.memory.message_log import LoggedMessage, Promise
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
-from app.memory.reminders import ReminderToAdd
+from app.memory.reminders import ChangeWrite, ReminderChange, ReminderToAdd
 from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance, compute_stance, save_stance_write
 from app.memory.state import CharacterState, save_state_write
@@ -128,12 +129,16 @@ async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
     _log_effects(effects)
-    if any(isinstance(e, ReminderToAdd) for r in state.results for e in r.effects):
+    if any(isinstance(e, (ReminderToAdd, ReminderChange))
+           for r in state.results for e in r.effects):
         svc.wake_clock()
     state.stored = turn
     state.state = final
     state.follow_up = follow_up(state)
     await _deliver(ctx, user_id, character_id, row, "answer:appended")
+    marked = _marked_turns(state)
+    if marked is not None:  # the same mark beside the message log, for the journal
+        await svc.message_log.mark_actions(user_id, character_id, *marked, at=turn.time)
 
 
 def _answers_of_turn(state: Path2State) -> list[Turn]:
@@ -183,17 +188,26 @@ def action_outcome(results: list[AgentResult]) -> str | None:
     return None
 
 
-def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
-    """The action mark on the user turn an agent action belonged to (and on the request an
-    agent's question was about, when this run answers it)."""
+def _marked_turns(state: Path2State) -> tuple[list[str], bool] | None:
+    """The user turns an agent action belonged to (and the request an agent's question was
+    about, when this run answers it), and whether it succeeded; None: nothing to mark."""
     outcome = action_outcome(state.results)
     if outcome is None:
-        return []
+        return None
     turn_ids = [state.turn_id]
     if state.pending is not None and state.pending.turn_id not in ("", state.turn_id):
         turn_ids.insert(0, state.pending.turn_id)  # the request the question was about
+    return turn_ids, outcome == "completed"
+
+
+def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
+    """The action mark on the session's user turns (`_marked_turns`)."""
+    marked = _marked_turns(state)
+    if marked is None:
+        return []
+    turn_ids, succeeded = marked
     return [ctx.services.memory.mark_write(state.user_id, state.character_id, turn_ids,
-                                           success=outcome == "completed")]
+                                           success=succeeded)]
 
 
 def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
@@ -204,6 +218,8 @@ def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
             if isinstance(effect, ListEdit):
                 store = ListStore(ctx.services.redis, state.user_id, state.character_id)
                 writes.append(store.edit_write(effect))
+            elif isinstance(effect, ReminderChange):
+                writes.append(ctx.services.reminders.change_write(effect))
             else:
                 writes.append(ctx.services.reminders.add_write(effect.reminder))
     return writes
@@ -211,6 +227,16 @@ def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
 
 def _log_effects(writes: list[Write]) -> None:
     for write in writes:
+        if isinstance(write, ChangeWrite):
+            if write.done:
+                log.info("reminder changed", extra=fields(
+                    reminder_id=write.change.reminder_id, deleted=write.change.delete))
+            else:
+                log.warning("reminder removed meanwhile (or a move would pass "
+                            "max_reminders_per_pair); the change changed nothing", extra=fields(
+                                reminder_id=write.change.reminder_id,
+                                limit="max_reminders_per_pair"))
+            continue
         if not isinstance(write, EditWrite):
             continue
         change = write.change

@@ -27,7 +27,7 @@ from app.pipeline.offline_rules import lists, reminders, routing
 from app.pipeline.prompts import BLOCKS, read_frame
 from app.pipeline.tribunal import strip_labels
 
-HEAVY_EMOTIONS = frozenset({"trauer", "angst", "stress", "erschoepfung", "wut"})
+HEAVY_EMOTIONS = handlers.HEAVY
 
 
 # --- reading the frame -----------------------------------------------------------------------
@@ -65,6 +65,10 @@ def vars_of(blocks: object) -> list[str]:
 
 # --- router, planner, agents -------------------------------------------------------------------
 
+def known(frame: Frame) -> routing.Known:
+    return routing.Known.of(frame.get("lists"), frame.get("reminders"))
+
+
 def router(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
     words = frame.last_user_words()
@@ -72,7 +76,7 @@ def router(request: OfflineRequest) -> dict[str, Any]:
     if pending and routing.answers_question(words, pending):
         return {"answers_pending": True}
     text = frame.get("intent") or words
-    agents = routing.agents_for(text)
+    agents = routing.agents_for(text, known(frame))
     return {"needs_action": bool(agents), "agents": agents}
 
 
@@ -84,12 +88,20 @@ def planner(request: OfflineRequest) -> dict[str, Any]:
 
 def agent_lists(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
-    return lists.command(frame.get("task"), frame.get("lists"), bool(frame.get("pending")))
+    resuming = bool(frame.get("pending"))
+    task = frame.get("task")
+    if not resuming:
+        task = routing.command_text(task, "lists", known(frame))
+    return lists.command(task, frame.get("lists"), resuming)
 
 
 def agent_reminders(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
-    return reminders.command(frame.get("task"), frame.get("now"), bool(frame.get("pending")))
+    resuming = bool(frame.get("pending"))
+    task = frame.get("task")
+    if not resuming:
+        task = routing.command_text(task, "reminders", known(frame))
+    return reminders.command(task, frame.get("now"), resuming, frame.get("reminders"))
 
 
 # --- responder, thinker, corrector, salience ---------------------------------------------------
@@ -134,8 +146,19 @@ def responder(request: OfflineRequest) -> str:
     if task and (BLOCKS[frame.language].intent in task or "noch einmal" in task
                  or "once more" in task):
         return words["continue"]
-    return handlers.reflective_reply(frame.last_user_words(), request.max_chars,
-                                     previous=frame.last_character_words())
+    conversation = request.conversation
+    reply = handlers.reflective_reply(frame.last_user_words(), request.max_chars,
+                                      previous=said_before(frame, conversation))
+    if conversation is not None:
+        conversation.remember(reply)
+    return reply
+
+
+def said_before(frame: Frame, conversation: handlers.Conversation | None) -> list[str]:
+    """What the character said that a reply must not repeat: its answers in the history
+    the prompt shows, and what the offline model said today in this conversation."""
+    shown = [c.text for c in tx.contributions(frame.get("history")) if not c.is_user]
+    return [*shown, *(conversation.said() if conversation is not None else [])]
 
 
 def thinker(request: OfflineRequest) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
 from app.pipeline.planning import plan, route, wants_planner, wants_router
 from app.pipeline.prompts import frame
-from app.pipeline.recall import recall, recall_text
+from app.pipeline.recall import recall, recall_text, triggered_lore
 from app.pipeline.state import Path2State
 from app.pipeline.stimulus import read_stimulus, thought_level
 from app.pipeline.vocabulary import UserPayload
@@ -70,11 +70,12 @@ def _stored_emotion(turn: Turn | None) -> Emotion | None:
 
 async def enrich(ctx: NodeContext, state: Path2State) -> None:
     """The session context: history through the one renderer (summary and short-term memory
-    came with the state node's snapshot), and what the character knows about the user from
-    long-term memory, relevant to this run's words (searched here when no router runs, else
-    beside the router's model call)."""
+    came with the state node's snapshot), the lorebook entries the conversation triggers,
+    and what the character knows about the user from long-term memory, relevant to this
+    run's words (searched here when no router runs, else beside the router's model call)."""
     state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
                                    language=ctx.language)
+    state.lore = await triggered_lore(ctx, state)
     if not wants_router(state):  # otherwise the router's node searches beside its call
         state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
 

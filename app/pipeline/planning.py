@@ -2,6 +2,8 @@
 
 - `router` runs for the user's words and for a commitment the character made; an own
   thought, a wish to say more and a retry ask no agent (a retry must not repeat an action).
+  It sees what the agents keep (the lists with their items, the open reminders), so that
+  "Streich die Eier" or "Verschieb den Zahnarzt" is known for a command on something there.
   The long-term memory search runs beside its model call.
 - `planner` runs when the router asked for an action or the user answers an agent's open
   question; agents are called star-shaped, each returning to the planner, at most
@@ -14,10 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from app.core.clock import zone_named
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
+from app.memory.lists import ListStore
 from app.pipeline.agents import AGENTS
+from app.pipeline.agents.lists import lists_text
+from app.pipeline.agents.reminders import reminders_text
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
@@ -35,9 +41,12 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     """The router's call, with the long-term memory search beside it (the search runs on a
     database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
+    kept_lists, kept_reminders = await kept_text(ctx, state)
     routed, known = await asyncio.gather(
         ctx.ask_struct("router", frame([
             (b.summary, state.summary),
+            (b.lists, kept_lists),
+            (b.reminders, kept_reminders),
             (b.pending, state.pending.question if state.pending is not None else ""),
             (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
             (b.history, state.history)])),
@@ -47,6 +56,16 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
         if isinstance(outcome, BaseException):
             raise outcome
     state.route, state.known = routed, known
+
+
+async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
+    """The pair's lists and open reminders as the agents' prompts show them."""
+    existing, waiting = await asyncio.gather(
+        ListStore(ctx.services.redis, state.user_id, state.character_id).all(),
+        ctx.services.reminders.pending(state.user_id, state.character_id))
+    zone = zone_named(ctx.settings.timezone)
+    return (lists_text(existing, ctx.language),
+            reminders_text(waiting, zone, ctx.language))
 
 
 def resuming(state: Path2State) -> bool:

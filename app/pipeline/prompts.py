@@ -18,6 +18,7 @@ The language of a call is the character's language (`de` or `en`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -74,6 +75,7 @@ class Blocks:
     question: str
     pending: str
     lists: str
+    reminders: str   # the pair's open reminders (router, reminders agent)
     now: str
     task: str
     thought: str
@@ -84,6 +86,8 @@ class Blocks:
     findings: str
     request: str
     known: str       # long-term memory (SPEC §3a)
+    lore: str        # the character's lorebook entries the conversation triggered (SPEC §11)
+    greeting: str    # the character's greeting, before its first answer
     said: str        # consolidation: the user's own words
     salient: str     # consolidation: what the salience singled out
 
@@ -94,20 +98,23 @@ BLOCKS: dict[str, Blocks] = {
         history="Verlauf", perceive="Neue Nachricht", vector="Gesprächsrichtung",
         mood="Deine Stimmung", actions="Was du gerade erledigt hast",
         question="Deine Rückfrage", pending="Offene Rückfrage", lists="Vorhandene Listen",
-        now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
+        reminders="Offene Erinnerungen", now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
         intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
         answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
         request="Worum es ging", known="Was du über den Menschen weißt",
+        lore="Hintergrundwissen", greeting="Deine Begrüßung",
         said="Was der Mensch gesagt hat", salient="Was davon wichtig schien"),
     "en": Blocks(
         summary="Summary of earlier conversations", memory="From your short-term memory",
         history="Conversation", perceive="New message", vector="Direction of the conversation",
         mood="Your mood", actions="What you have just done", question="Your question",
-        pending="Open question", lists="Existing lists", now="Now", task="Task",
+        pending="Open question", lists="Existing lists",
+        reminders="Open reminders", now="Now", task="Task",
         thought="Your own thought (nobody said anything)", intent="You wanted to say more",
         retry="Your last attempt was not enough", answer="Answer",
         previous="Your previous answer", findings="Findings", request="What it was about",
-        known="What you know about the person", said="What the person said",
+        known="What you know about the person", lore="Background knowledge",
+        greeting="Your greeting", said="What the person said",
         salient="What of it seemed to matter"),
 }
 BLOCK_PREFIX = "### "
@@ -161,9 +168,18 @@ def blocks_for(language: str) -> Blocks:
 
 
 def frame(parts: Sequence[tuple[str, str | None]]) -> str:
-    """Titled blocks in order; a block without content is left out (never an empty title)."""
-    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{body.strip()}"
+    """Titled blocks in order; a block without content is left out (never an empty title).
+    A line of a body that would read as a title is indented by a space: no text of the
+    user's or of a character card's opens a block of its own."""
+    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{_inert(body.strip())}"
                        for title, body in parts if body and body.strip())
+
+
+_TITLE_LINE = re.compile(r"(?m)^(?=[ \t]*" + re.escape(BLOCK_PREFIX.strip()) + ")")
+
+
+def _inert(body: str) -> str:
+    return _TITLE_LINE.sub(" ", body)
 
 
 def read_frame(text: str) -> dict[str, str]:

@@ -1,11 +1,16 @@
-"""What the character knows about the user, for path 2: the long-term memories relevant to a
+"""What the character knows, for path 2: about the user, the long-term memories relevant to a
 run's words (SPEC §3a), searched by the enricher — or beside the router's model call when a
-router runs — and shown to the responder and the thinker."""
+router runs — and shown to the responder and the thinker; about its own world, the entries of
+its lorebook the conversation triggers (SPEC §11, `app.characters.lore`), for the responder."""
 
 from __future__ import annotations
 
+import asyncio
+
+from app.characters import lore
 from app.core.clock import zone_named
 from app.memory.long_term import Memory, memory_line, within_budget
+from app.memory.turns import ROLE_ASSISTANT
 from app.pipeline.context import NodeContext
 from app.pipeline.state import Path2State
 
@@ -36,3 +41,31 @@ async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -
 def known_text(ctx: NodeContext, state: Path2State) -> str:
     zone = zone_named(ctx.settings.timezone)
     return "\n".join(memory_line(m, zone) for m in state.known)
+
+
+async def triggered_lore(ctx: NodeContext, state: Path2State) -> list[str]:
+    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_ENTRIES`
+    entries (the scan is pure Python: a book of 2 000 entries takes about 50 ms of CPU,
+    bench/lore.py)."""
+    book = ctx.character.lore
+    if book is not None and len(book.entries) > lore.OFF_LOOP_ENTRIES:
+        return await asyncio.to_thread(lore_lines, ctx, state)
+    return lore_lines(ctx, state)
+
+
+def lore_lines(ctx: NodeContext, state: Path2State) -> list[str]:
+    """The lorebook entries the conversation triggers (its recent turns and what this run
+    reacts to), within `lore_budget_chars`, each as one item of the frame's block ("- " and
+    its lines indented: an entry's text never starts a line of the frame)."""
+    book = ctx.character.lore
+    if book is None:
+        return []
+    recent = [turn.content for turn in state.turns if turn.content]
+    if state.stimulus.kind != "user":  # a user's words are the newest turn already
+        recent += [text for text in (state.stimulus.text, state.stimulus.intent) if text]
+    answers = sum(1 for turn in state.turns if turn.role == ROLE_ASSISTANT)
+    chosen = lore.triggered(book, recent, character_turns=answers)
+    budget = lore.book_budget(book, ctx.settings.lore_budget_chars, ctx.settings.chars_per_token)
+    kept = lore.within_budget(chosen, budget, character_id=ctx.character.id)
+    return ["- " + ctx.character.for_prompt(entry.content).strip().replace("\n", "\n  ")
+            for entry in kept]

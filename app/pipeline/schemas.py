@@ -81,11 +81,15 @@ class ListCommand(msgspec.Struct, kw_only=True):
 
 class ReminderCommand(msgspec.Struct, kw_only=True):
     """The reminders agent's reading of one task. `due_at`: ISO 8601 with offset ("" when
-    the user named no time); `show`: list the pending reminders."""
+    the user named no time); `show`: list the pending reminders. `delete`/`move`: the task is
+    about an existing reminder, which `text` names (a move's new time in `due_at`); neither
+    set (the neutral answer) and a `text`: a new reminder."""
 
     text: str = ""
     due_at: str = ""
     show: bool = False
+    delete: bool = False
+    move: bool = False
 
 
 class Verdict(msgspec.Struct, kw_only=True):

@@ -60,7 +60,8 @@ class PipelineHost:
     def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,
         no turn to guard, the gateway in use now."""
-        character = self.services.characters.get(character_id) or stand_in(character_id)
+        character = (self.services.characters.get(user_id, character_id)
+                     or stand_in(character_id))
 
         async def no_stage(name: str) -> None:
             return None
@@ -78,7 +79,7 @@ class PipelineHost:
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
         # Without an active character the user's words are still perceived and kept
         # (seed 001 §6.7): only path 2 needs the character.
-        character = (self.services.characters.get(block.character_id)
+        character = (self.services.characters.get(block.user_id, block.character_id)
                      or stand_in(block.character_id))
         state = Path1State(turn_id=block.turn_id, user_id=block.user_id,
                            character_id=block.character_id, message_ids=list(block.message_ids),
@@ -88,7 +89,7 @@ class PipelineHost:
         return result_of(state)
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun) -> Path2Result:
-        character = self.services.characters.get(run.character_id)
+        character = self.services.characters.get(run.user_id, run.character_id)
         if character is None:
             log.warning("no active character for the event; the turn ends with a notice",
                         extra=fields(character_id=run.character_id, turn_id=run.turn_id))
@@ -111,7 +112,8 @@ class PipelineHost:
     async def after_delivery(self, ctx: PipelineContext, run: CharacterRun,
                              result: Path2Result) -> None:
         """The session summary check, outside the run lock (SPEC §3)."""
-        character = self.services.characters.get(run.character_id) or stand_in(run.character_id)
+        character = (self.services.characters.get(run.user_id, run.character_id)
+                     or stand_in(run.character_id))
         await self.services.memory.summarize_if_needed(
             run.user_id, run.character_id, ctx.gateway, character_name=character.name,
             language=character.language)

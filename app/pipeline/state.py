@@ -12,7 +12,7 @@ from msgspec import UNSET, UnsetType
 from app.core.emotion import Emotion
 from app.memory.lists import ListEdit
 from app.memory.long_term import Memory
-from app.memory.reminders import ReminderToAdd
+from app.memory.reminders import ReminderChange, ReminderToAdd
 from app.memory.short_term import MemoryEntry
 from app.memory.stance import Stance
 from app.memory.state import CharacterState
@@ -64,8 +64,9 @@ class AgentContext(msgspec.Struct, kw_only=True):
     its `awaiting_user` event, which the runtime parks and hands back with the next user
     message (`app.pipeline.agents.follow_up` writes and reads it). The turn is the one the
     question was first asked for; `command` the agent's own command struct so far, as JSON
-    (read back as that struct); `candidates` the lists the user can choose from (the notes
-    agent only: unset otherwise, and not written); `remaining` the plan's steps after it."""
+    (read back as that struct); `candidates` what the user can choose from (the notes agent:
+    list names; the reminders agent: the ids of the reminders a delete or move may mean;
+    unset otherwise, and not written); `remaining` the plan's steps after it."""
 
     agent: str = ""
     turn_id: str = ""
@@ -85,7 +86,8 @@ class AgentResult(msgspec.Struct, kw_only=True):
     context: AgentContext | None = None                     # outcome follow_up: to resume from
     # What the agent would change; the dispatcher applies it with the turn, after the
     # tribunal (an agent never writes: a rejected turn changes nothing).
-    effects: list[ListEdit | ReminderToAdd] = msgspec.field(default_factory=list)
+    effects: list[ListEdit | ReminderToAdd | ReminderChange] = msgspec.field(
+        default_factory=list)
 
 
 class Path2State(msgspec.Struct, kw_only=True):
@@ -103,6 +105,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     summary: str | None = None
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
     known: list[Memory] = msgspec.field(default_factory=list)  # long-term memory, ranked
+    lore: list[str] = msgspec.field(default_factory=list)  # lorebook entries, as shown
     request_turn: Turn | None = None   # the user turn this run answers, if any
     previous_answer: str = ""          # the character's last answer before this run
     history: str = ""

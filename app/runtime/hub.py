@@ -13,6 +13,13 @@ state after a newer one.
 With an external Redis (several processes) a message is published on a Redis channel and
 every process fans it out to its own connections; with the embedded Redis it goes straight
 to the local connections.
+
+A socket lives only as long as what opened it still authenticates: each connection keeps its
+credential (opaque here; `app.auth.credentials.Credential`), and every
+`CREDENTIAL_CHECK_SECONDS` the hub asks which of its connections' credentials are still valid
+(one lookup for all) and closes the others with 4401 — a revoked token, a session logged out
+or purged with a deleted user, in every process, whoever ended it and however. A logout
+here wakes the check at once.
 """
 
 from __future__ import annotations
@@ -21,13 +28,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
+from typing import Any
 
 import msgspec
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from app.core.background import cancel_and_wait
+from app.core.background import Ticker, cancel_and_wait
 from app.core.log import fields
 from app.memory import keys
 from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, encode
@@ -35,10 +43,17 @@ from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, 
 log = logging.getLogger(__name__)
 
 
+CREDENTIAL_CHECK_SECONDS = 0.5  # a revoked credential's sockets close within a second
+CREDENTIAL_CHECK_RETRY_SECONDS = 5.0  # after a failed check (Redis or the database away)
+CREDENTIALS_ENDED = 4401  # the close code a tab reads as "log in again"
+
+# Which of these credentials still authenticate (`app.auth.credentials.Auth.valid`).
+CredentialCheck = Callable[[set[Any]], Awaitable[set[Any]]]
+
+
 class _Envelope(msgspec.Struct):
     user_id: str
     data: str
-    close_session: str | None = None  # set: close that login session's sockets, send nothing
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
@@ -69,9 +84,9 @@ class Connection:
 
     def __init__(self, user_id: str, ws: web.WebSocketResponse,
                  transport: asyncio.BaseTransport | None, maxsize: int,
-                 session_id: str | None = None) -> None:
+                 credential: Hashable | None = None) -> None:
         self.user_id = user_id
-        self.session_id = session_id  # the login session that opened it (cookie), if any
+        self.credential = credential  # what opened it; None: not checked
         self.opened_at = time.monotonic()
         self.ws = ws
         self.transport = transport
@@ -115,19 +130,25 @@ class Connection:
 
 class Hub:
     def __init__(self, send_queue: int, redis: aioredis.Redis | None = None,
-                 max_per_user: int | None = None) -> None:
+                 max_per_user: int | None = None,
+                 credentials_valid: CredentialCheck | None = None) -> None:
         self.send_queue = send_queue
         self.max_per_user = max_per_user
         self.redis = redis  # set: multi-process mode, fan out through a Redis channel
         self._by_user: dict[str, set[Connection]] = {}
         self._listener: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._credentials_valid = credentials_valid
+        self.credential_check: Ticker[int] | None = Ticker(
+            "ws-credentials", self._close_ended, interval=CREDENTIAL_CHECK_SECONDS,
+            error_delay=CREDENTIAL_CHECK_RETRY_SECONDS, logger=log,
+        ) if credentials_valid is not None else None
 
     # --- connections ----------------------------------------------------------------------
     def register(self, user_id: str, ws: web.WebSocketResponse,
                  transport: asyncio.BaseTransport | None,
-                 session_id: str | None = None) -> Connection:
-        conn = Connection(user_id, ws, transport, self.send_queue, session_id)
+                 credential: Hashable | None = None) -> Connection:
+        conn = Connection(user_id, ws, transport, self.send_queue, credential)
         conns = self._by_user.setdefault(user_id, set())
         while self.max_per_user is not None and len(conns) >= self.max_per_user:
             oldest = min(conns, key=lambda c: c.opened_at)
@@ -194,19 +215,29 @@ class Hub:
                 conn.transport.abort()
         await self.unregister(conn)
 
-    async def close_session(self, user_id: str, session_id: str) -> None:
-        """Logout: close every socket that login session opened, in every process."""
-        if self.redis is not None:
-            await self.redis.publish(keys.hub_channel(), encode(_Envelope(
-                user_id=user_id, data="", close_session=session_id)))
-        else:
-            self._close_session_here(user_id, session_id)
+    # --- credentials ----------------------------------------------------------------------
+    def check_credentials_now(self) -> None:
+        """Check every socket's credential now (a logout here), not at the next round."""
+        if self.credential_check is not None:
+            self.credential_check.wake()
 
-    def _close_session_here(self, user_id: str, session_id: str) -> None:
-        for conn in list(self._by_user.get(user_id, ())):
-            if conn.session_id == session_id:
-                log.info("websocket closed: logged out", extra=fields(user_id=user_id))
-                self._close_soon(conn, 4401, b"logged out")
+    async def _close_ended(self) -> int:
+        """Close the sockets whose credential no longer authenticates; returns how many."""
+        assert self._credentials_valid is not None
+        checked = [c for conns in self._by_user.values() for c in conns
+                   if c.credential is not None]
+        if not checked:
+            return 0
+        valid = await self._credentials_valid({c.credential for c in checked})
+        ended = [c for c in checked if c.credential not in valid and not c.dropped]
+        for conn in ended:
+            log.info("websocket closed: its credentials ended", extra=fields(
+                user_id=conn.user_id))
+            conns = self._by_user.get(conn.user_id)
+            if conns is not None:
+                conns.discard(conn)  # nothing more is sent to it meanwhile
+            self._close_soon(conn, CREDENTIALS_ENDED, b"credentials ended")
+        return len(ended)
 
     # --- publishing -----------------------------------------------------------------------
     async def publish(self, user_id: str, message: WsMessage) -> None:
@@ -232,6 +263,8 @@ class Hub:
 
     # --- multi-process listener -----------------------------------------------------------
     async def start(self) -> None:
+        if self.credential_check is not None:
+            await self.credential_check.start()
         if self.redis is None:
             return
         pubsub = self.redis.pubsub(ignore_subscribe_messages=True)
@@ -239,6 +272,8 @@ class Hub:
         self._listener = asyncio.create_task(self._listen(pubsub), name="hub-listener")
 
     async def stop(self) -> None:
+        if self.credential_check is not None:
+            await self.credential_check.stop()
         if self._listener is not None:
             await cancel_and_wait([self._listener])
         await cancel_and_wait(list(self._closing))
@@ -251,9 +286,6 @@ class Hub:
                     envelope = _ENVELOPE.decode(item["data"])
                 except msgspec.DecodeError:
                     log.error("unreadable hub message dropped")
-                    continue
-                if envelope.close_session is not None:
-                    self._close_session_here(envelope.user_id, envelope.close_session)
                     continue
                 self.fan_out(envelope.user_id, envelope.data)
         finally:

@@ -17,6 +17,13 @@ was cut off (`kill -9`, a power cut): cut off while it was only making its safet
 data is as it was and the partial copy is removed; cut off later, the data is half restored,
 and the lock is refused with the two ways on, in one line: finish the restore, or go back to
 the safety copy. Only a restore itself (`restoring=True`) takes the lock then.
+
+The app that holds the lock and serves writes `INSTANCE_FILE` (mode 0600, never the API
+token): its pid, its URL, its mode and, in desktop mode, a secret of its own that asks it for
+a start link (`POST /api/launch-link`). A second start of the binary on the same data dir
+reads it (`running_instance`) and opens a tab on the running app instead of failing; another
+user of the machine cannot read it, and a file that another user could have written is not
+believed.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ import fcntl
 import json
 import logging
 import os
+import shlex
 import shutil
 import stat
 from dataclasses import dataclass
@@ -38,6 +46,7 @@ from app.storage.files import fsync_dir, private_file
 log = logging.getLogger(__name__)
 
 LOCK_FILE = "novaberg.lock"
+INSTANCE_FILE = "instance.json"
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_DIR = "redis"
 RESTORE_MARKER = "restore-in-progress.json"
@@ -105,10 +114,10 @@ class RestoreMarker:
         return cls(backup, safety, "saving", now)
 
     def finish_command(self, data_path: Path) -> str:
-        return f"novaberg --data-dir {data_path} restore {self.backup} --yes"
+        return restore_command(data_path, self.backup, yes=True)
 
     def back_command(self, data_path: Path) -> str:
-        return f"novaberg --data-dir {data_path} restore {self.safety} --yes"
+        return restore_command(data_path, self.safety, yes=True)
 
 
 def read_restore_marker(data_path: Path) -> RestoreMarker | None:
@@ -169,9 +178,10 @@ class DataDirLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 32).decode(errors="replace").strip() or "another process"
+            holder = _written_pid(fd)
             os.close(fd)
-            raise DataDirInUse(f"data dir {self.path} is in use by pid {holder}") from None
+            raise DataDirInUse(f"data dir {self.path} is in use by pid "
+                               f"{holder or 'another process'}") from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
@@ -189,3 +199,95 @@ class DataDirLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def restore_command(data_path: Path, folder: Path, *, yes: bool = False) -> str:
+    """The one command line that restores the backup `folder` into `data_path` (quoted for a
+    POSIX shell), as the settings dialog, the API and the restore's own messages show it."""
+    words = ["novaberg", "--data-dir", str(data_path), "restore", str(folder)]
+    return shlex.join(words + (["--yes"] if yes else []))
+
+
+def _written_pid(fd: int) -> int | None:
+    """The pid the lock's holder wrote into the lock file (None while it has not)."""
+    text = os.pread(fd, 32, 0).decode(errors="replace").strip()
+    return int(text) if text.isdigit() else None
+
+
+def lock_holder(path: Path) -> int | None:
+    """The pid of the live process that holds `path`'s lock (0 when it has not written its
+    pid yet), or None when no process holds it. Takes no lock that a starting app could
+    trip over for longer than this call."""
+    try:
+        fd = os.open(path / LOCK_FILE, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None  # no lock file (or none we may read): nobody runs here
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return _written_pid(fd) or 0
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+@dataclass(frozen=True, slots=True)
+class Instance:
+    """What the serving app tells a second start about itself (`INSTANCE_FILE`)."""
+
+    pid: int
+    url: str  # http://127.0.0.1:PORT
+    mode: Literal["desktop", "headless"]
+    launch_secret: str | None  # desktop mode only: asks the app for a start link
+
+
+def write_instance(path: Path, instance: Instance) -> None:
+    """Write `INSTANCE_FILE` anew (`private_file`: mode 0600 from its first byte, through a
+    temporary name, so a reader never sees half of it; no link is followed)."""
+    document = {"pid": instance.pid, "url": instance.url, "mode": instance.mode,
+                "launch_secret": instance.launch_secret}
+    with private_file(path / INSTANCE_FILE) as handle:
+        handle.write(json.dumps(document).encode())
+
+
+def remove_instance(path: Path, pid: int) -> None:
+    """Remove `INSTANCE_FILE` if it is still the one process `pid` wrote."""
+    found = read_instance(path)
+    if found is not None and found.pid == pid:
+        (path / INSTANCE_FILE).unlink(missing_ok=True)
+
+
+def read_instance(path: Path) -> Instance | None:
+    """`INSTANCE_FILE` as written, or None: absent, unreadable, not a plain file, not this
+    user's own, writable or readable by others, or not what `write_instance` writes."""
+    try:
+        fd = os.open(path / INSTANCE_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid()
+                or stat.S_IMODE(info.st_mode) & 0o077):
+            return None
+        document = json.loads(os.read(fd, 4096).decode())
+        instance = Instance(int(document["pid"]), str(document["url"]), document["mode"],
+                            document.get("launch_secret"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        os.close(fd)
+    if instance.mode not in ("desktop", "headless") or not instance.url.startswith("http://"):
+        return None
+    return instance
+
+
+def running_instance(path: Path) -> Instance | None:
+    """The app that holds `path`'s lock now, as its `INSTANCE_FILE` says — only when the
+    file's pid is the lock holder's (a file left by an app that died is not believed)."""
+    holder = lock_holder(path)
+    if not holder:
+        return None
+    instance = read_instance(path)
+    return instance if instance is not None and instance.pid == holder else None

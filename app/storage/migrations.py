@@ -494,3 +494,37 @@ def m008_message_history(db: sqlite3.Connection) -> None:
     )
     for statement in statements:
         db.execute(statement)
+
+
+@migration
+def m009_journal_marks(db: sqlite3.Connection) -> None:
+    """What the journal needs to know about a line and a draft beyond their text (issue 22).
+
+    - `message_actions`: the action mark of a user turn in the message log (the session
+      turn's `aktion_erledigt` / `aktion_erfolgreich`, seed 001), written by the dispatcher
+      when it commits the mark. The log's rows are never updated and the mark comes after
+      the user's row (an agent acts later in the turn), so it is a row of its own; one per
+      marked turn, and a later mark of the same turn replaces it (as on the session turn).
+    - `journal_draft_source_refs.act`: what a line was, as the draft used it: '' (told),
+      'done' (a request the character carried out), 'question' (a question to it).
+    - `journal_drafts.base_origin`, `base_id`: the stored text a draft revised when it was
+      asked to include the existing one (seed 004 `include_existing`): 'entry' and the
+      version id, or 'draft' and the draft id; NULL when it revised nothing.
+    """
+    for statement in """
+        CREATE TABLE message_actions (
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,
+            succeeded INTEGER NOT NULL CHECK (succeeded IN (0, 1)),
+            marked_at REAL NOT NULL,
+            PRIMARY KEY (user_id, character_id, turn_id)
+        );
+        ALTER TABLE journal_draft_source_refs ADD COLUMN act TEXT NOT NULL DEFAULT ''
+            CHECK (act IN ('', 'done', 'question'));
+        ALTER TABLE journal_drafts ADD COLUMN base_origin TEXT
+            CHECK (base_origin IN ('entry', 'draft'));
+        ALTER TABLE journal_drafts ADD COLUMN base_id TEXT
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)

@@ -1,9 +1,12 @@
-"""The `novaberg` command: start the app (desktop or headless), manage users, or back up,
-restore, export and import (`app.backup.cli`).
+"""The `novaberg` command: start the app (desktop or headless), manage users, back up,
+restore, export and import (`app.backup.cli`), or import and export character cards
+(`app.characters.cli`).
 
 Every problem found before the server runs — a bad flag or setting, an unwritable data dir,
 a taken port, an unreachable Redis — ends with one line on stderr and exit code 2, and
-nothing written.
+nothing written. One exception: a desktop start (without an explicit `--port`) on a data
+dir that a running desktop app holds opens a tab on that app and exits 0
+(`app.wiring.launch`).
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import asyncio
 import getpass
 import ipaddress
 import logging
+import os
 import signal
 import socket
 import sqlite3
 import sys
 import threading
 import time
-import webbrowser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -39,6 +42,11 @@ from app.auth.accounts import (
     valid_user_name,
 )
 from app.backup.cli import BACKUP_COMMANDS, add_backup_commands, run_backup_command
+from app.characters.cli import (
+    CHARACTER_COMMAND,
+    add_character_commands,
+    run_character_command,
+)
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
@@ -49,7 +57,10 @@ from app.storage.datadir import (
     DataDirError,
     DataDirInUse,
     DataDirLock,
+    Instance,
     check_writable,
+    remove_instance,
+    write_instance,
 )
 from app.storage.embedded_redis import RedisStartError
 
@@ -117,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
                                             "stopped)")
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     add_backup_commands(commands, parents=[data_options])
+    add_character_commands(commands, parents=[data_options])
     return parser
 
 
@@ -135,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
                                  getattr(args, "token_id", None))
         if args.command in BACKUP_COMMANDS:
             return run_backup_command(settings, args)
+        if args.command == CHARACTER_COMMAND:
+            return run_character_command(settings, args)
         return serve(settings)
     except (SettingsError, UsageError, DataDirError) as exc:
         print(f"novaberg: {exc}", file=sys.stderr)
@@ -278,6 +292,11 @@ def serve(settings: Settings) -> int:
     logctx.configure(level, sys.stdout if settings.headless else sys.stderr, text=text)
     _check_redis_url(settings.redis_url)
     check_writable(settings.data_path)
+    if not settings.headless and settings.source("port") == "default":
+        from app.wiring.launch import open_running
+
+        if open_running(settings):  # an app runs on this data dir: a tab on it is open now
+            return 0
     if not settings.headless and settings.host != "127.0.0.1":
         log.warning("desktop mode binds 127.0.0.1; --host is used with --headless only")
         settings = settings.replace(host="127.0.0.1")
@@ -372,9 +391,11 @@ def bind_socket(settings: Settings) -> socket.socket:
 async def _run(app: web.Application, sock: socket.socket, settings: Settings,
                token: str | None) -> int:
     from app.api.app_keys import AUTH
+    from app.api.front_line import FrontLineRunner
 
     stop = _stop_on_signals()  # from the very start: a SIGTERM during start-up stops cleanly
-    runner = web.AppRunner(app, handle_signals=False, access_log=None)
+    # FrontLineRunner: a request aiohttp cannot parse is answered in the app's error shape.
+    runner = FrontLineRunner(app, handle_signals=False, access_log=None)
     try:
         await runner.setup()
     except BaseException:
@@ -386,23 +407,29 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
         base = f"http://{'127.0.0.1' if not settings.headless else settings.host}:{port}"
         log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
                                                   data_dir=settings.data_dir))
+        # For a second start on this data dir (app.wiring.launch): where this app is, and
+        # in desktop mode the secret that asks it for a start link.
+        write_instance(settings.data_path, Instance(
+            os.getpid(), base, "headless" if settings.headless else "desktop",
+            None if settings.headless else app[AUTH].launch.value))
         if not settings.headless:
             # Start links carry single-use codes, never the API token: the browser's command
             # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
+            from app.wiring.launch import open_browser_or_say, start_lines
+
             codes = app[AUTH].start_codes
-            start_url = f"{base}/?token={codes.issue()}"
             # One write call: the log listener thread writes to the same stream.
-            sys.stderr.write(f"Novaberg is running: {start_url}\n"
-                             f"API token for scripts (Authorization: Bearer …): {token}\n")
+            sys.stderr.write(start_lines(f"{base}/?token={codes.issue()}", token))
             sys.stderr.flush()
             if not settings.no_browser:
                 # A daemon thread: some browser commands block until the browser closes, and
                 # neither serving nor stopping may wait for that.
-                threading.Thread(target=webbrowser.open, args=(f"{base}/?token={codes.issue()}",),
+                threading.Thread(target=open_browser_or_say, args=(f"{base}/?token={codes.issue()}",),
                                  daemon=True, name="open-browser").start()
         await stop.wait()
         log.info("stopping")
     finally:
+        remove_instance(settings.data_path, os.getpid())
         await runner.cleanup()
     return 0
 

@@ -28,11 +28,11 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from app.api.routes import setup_routes
 from app.api.app_keys import (
     AUTH,
     BACKUPS,
     CHARACTER_BOOK,
+    CHARACTER_STORE,
     CHARACTERS,
     DB,
     GATEWAY,
@@ -52,11 +52,13 @@ from app.api.app_keys import (
     SETTINGS,
     RedisInfo,
 )
-from app.api.errors import error_middleware
+from app.api.errors import CLIENT_CLOSED_REQUEST, client_gone, error_middleware
 from app.api.middleware import auth_middleware_factory
+from app.api.routes import setup_routes
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook
+from app.characters.store import CharacterStore
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
@@ -87,6 +89,7 @@ REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connectio
 
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
+CANCELLED = -1  # the request's task was cancelled while its client was still there
 
 
 @web.middleware
@@ -104,10 +107,20 @@ async def request_log_middleware(
         status = response.status
         response.headers["X-Request-Id"] = rid
         return response
+    except asyncio.CancelledError:
+        status = CLIENT_CLOSED_REQUEST if client_gone(request) else CANCELLED
+        raise
     finally:
-        log.info("request", extra=logctx.fields(
-            method=request.method, path=request.path, status=status,
-            ms=logctx.monotonic_ms(start)))
+        timing = logctx.fields(method=request.method, path=request.path,
+                               ms=logctx.monotonic_ms(start))
+        if status in (CLIENT_CLOSED_REQUEST, CANCELLED):
+            # One line, no traceback: nothing failed, nobody waits for an answer.
+            timing["fields"]["reason"] = ("the client went away" if status == CLIENT_CLOSED_REQUEST
+                                          else "the server is stopping")
+            log.info("request cancelled", extra=timing)
+        else:
+            timing["fields"]["status"] = status
+            log.info("request", extra=timing)
         logctx.request_id.reset(token)
 
 
@@ -158,7 +171,9 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
-                             settings.login_max_delay_seconds)
+                             settings.login_max_delay_seconds,
+                             address_free_failures=settings.login_client_free_failures,
+                             name_max_delay=settings.login_name_max_delay_seconds)
     app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
                      settings.host, throttle=throttle)
     yield
@@ -187,6 +202,7 @@ def install_characters(app: web.Application) -> None:
     catalog before it starts."""
     book = CharacterBook(app[SETTINGS])
     app[CHARACTER_BOOK] = book
+    app[CHARACTER_STORE] = CharacterStore(book)
     app[CHARACTERS] = book.catalog()
 
 
@@ -245,7 +261,8 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     redis = app[REDIS]
     distributed = settings.redis_url is not None
     hub = Hub(settings.ws_send_queue, redis if distributed else None,
-              max_per_user=settings.max_sockets_per_user)
+              max_per_user=settings.max_sockets_per_user,
+              credentials_valid=app[AUTH].valid)
     instance_id = uuid.uuid4().hex[:12]
     slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
                         lease_seconds=3 * settings.turn_marker_refresh_seconds,

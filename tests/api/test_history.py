@@ -277,7 +277,7 @@ def test_m008_indexes_the_lines_that_were_there_before(tmp_path):
         conn.execute("INSERT INTO journal_conversations VALUES ('c', 's', 'd', 'import', NULL, 0)")
         conn.execute("INSERT INTO journal_messages VALUES ('j', 'c', 0, 'user', "
                      "'Leipziger Allerlei', NULL)")
-    assert apply_migrations(conn) == ["m008_message_history"]
+    assert apply_migrations(conn)[0] == "m008_message_history"  # and the later ones
     hits, _ = history.search(conn, "local", "nova", "Leipzig", limit=10)
     assert [(hit.text, hit.source) for hit in hits] == [("Leipziger Allerlei", "import"),
                                                       ("Wir fahren nach Leipzig", "chat")]

@@ -14,7 +14,7 @@ from tests.conftest import AUTH, TOKEN
 
 
 async def test_health_says_plainly_that_no_model_is_configured(client):
-    body = await (await client.get("/api/health")).json()
+    body = await (await client.get("/api/health", headers=AUTH)).json()
     assert body["llm"] == {"provider": "offline", "model": None, "offline": True}
 
 
@@ -56,8 +56,28 @@ async def test_a_failed_connection_is_a_result_not_an_error(client):
     assert body["ok"] is False and body["error"]["code"] == "model_unavailable"
 
 
+async def test_an_empty_url_tests_the_default_that_the_settings_show(aiohttp_client, make_settings,
+                                                                     fake_model):
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        nobody = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    settings = make_settings(llm_provider="offline", llm_probe_openai_url=fake_model.url,
+                             llm_probe_ollama_url=nobody)
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    described = await (await client.get("/api/llm", headers=AUTH)).json()
+    assert described["default_urls"] == {"ollama": nobody, "openai": fake_model.url}
+    for body in ({"provider": "openai"}, {"provider": "openai", "url": ""},
+                 {"provider": "openai", "url": "  ", "model": "fake"}):
+        result = await (await client.post("/api/llm/test", headers=AUTH, json=body)).json()
+        assert result["ok"] is True and result["url"] == fake_model.url, body
+    result = await (await client.post("/api/llm/test", headers=AUTH,
+                                      json={"provider": "ollama", "url": ""})).json()
+    assert result["ok"] is False and result["url"] == nobody
+    assert result["error"]["code"] == "model_unavailable"
+
+
 @pytest.mark.parametrize(("body", "code"), [
-    ({"provider": "openai"}, "invalid_request"),
+    ({"url": "http://127.0.0.1:1"}, "invalid_request"),
     ({"provider": "gemini", "url": "http://127.0.0.1:1"}, "invalid_request"),
     ({"provider": "openai", "url": "http://127.0.0.1:1", "extra": 1}, "invalid_request"),
     ({"provider": "openai", "url": "file:///etc/passwd"}, "invalid_url"),

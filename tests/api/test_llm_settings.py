@@ -9,9 +9,9 @@ import pytest
 
 from app.api.app_keys import GATEWAY, SETTINGS
 from app.api.llm_settings import update_toml_lines
-from app.auth.accounts import add_user_sync
 from app.core.settings import load_settings
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
 
 KEY = "sk-test-0123456789abcdef"
@@ -32,7 +32,7 @@ async def test_switching_to_a_server_is_kept_and_applied_at_once(client, fake_mo
     assert KEY not in await response.text()
     again = await client.get("/api/llm", headers=AUTH)
     assert KEY not in await again.text() and (await again.json())["provider"] == "openai"
-    health = await (await client.get("/api/health")).json()
+    health = await (await client.get("/api/health", headers=AUTH)).json()
     assert health["llm"]["provider"] == "openai"
     # The gateway owns the choice; the settings in force at start stay as they were.
     chosen = client.app[GATEWAY].choice
@@ -124,14 +124,7 @@ async def test_choosing_again_what_the_environment_fixed_keeps_it_fixed(aiohttp_
 
 async def test_only_the_admin_may_choose(aiohttp_client, make_settings):
     settings = make_settings(headless=True, llm_provider="offline")
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    token = add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    token = add_user(settings.data_path)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
     response = await client.put("/api/llm", headers={"Authorization": f"Bearer {token}"},
                                 json={"provider": "offline"})

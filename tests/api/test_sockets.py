@@ -1,5 +1,6 @@
 """Issue 11, item 6: logout closes that session's sockets; a per-user cap on open sockets
-closes the oldest."""
+closes the oldest. Issue 24, item 10: a revoked token's or a deleted user's sockets close
+within a second."""
 
 from __future__ import annotations
 
@@ -8,21 +9,14 @@ import asyncio
 import aiohttp
 import pytest
 
-from app.auth.accounts import add_user_sync
 from app.wiring.server import DATABASE_FILE, create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
 
 
 @pytest.fixture
 def anna(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
+    return add_user(settings.data_path)
 
 
 async def closed_with(ws: aiohttp.ClientWebSocketResponse, timeout: float = 5.0) -> int | None:
@@ -81,3 +75,94 @@ async def test_sockets_per_user_are_capped_oldest_closed_first(aiohttp_client, m
             if message["type"] == "message_accepted":
                 break
         await ws.close()
+
+
+# --- issue 24, item 10: sockets live only as long as their credentials --------------------------
+
+CLOSE_WITHIN = 1.0  # seconds: a revoked or deleted user's sockets are closed this soon
+
+
+def anna_token(settings) -> str:
+    from app.storage.database import connect
+
+    conn = connect(settings.data_path / DATABASE_FILE)
+    try:
+        from app.auth.accounts import list_tokens_sync
+
+        [(token_id, _, _)] = list_tokens_sync(conn, "anna")
+        return token_id
+    finally:
+        conn.close()
+
+
+async def closed_within(ws: aiohttp.ClientWebSocketResponse, seconds: float) -> int | None:
+    """The close code, if the server closes the socket within `seconds` (from now)."""
+    try:
+        return await closed_with(ws, seconds)
+    except asyncio.TimeoutError:
+        return None
+
+
+async def codes_within(sockets: dict[str, aiohttp.ClientWebSocketResponse],
+                       seconds: float) -> dict[str, int | None]:
+    """Each socket's close code within `seconds`, all read at once (as tabs do: a socket whose
+    close frame nobody reads is cut off after a second, 1006)."""
+    codes = await asyncio.gather(*(closed_within(ws, seconds) for ws in sockets.values()))
+    return dict(zip(sockets, codes, strict=True))
+
+
+@pytest.fixture
+async def anna_sockets(aiohttp_client, make_settings, anna):
+    """Anna logged in (a session socket) and with her API token (a bearer and a ?token=
+    socket); `local`'s socket beside them."""
+    token = anna
+    client = await aiohttp_client(create_app(make_settings(headless=True), local_token=TOKEN))
+    assert (await client.post("/api/login", json={"name": "anna",
+                                                  "password": "correct horse battery"})).status == 200
+    script = await aiohttp_client(client.server)  # no cookie: its ?token= is what counts
+    sockets = {
+        "session": await client.ws_connect("/api/ws"),
+        "bearer": await script.ws_connect("/api/ws", headers={"Authorization": f"Bearer {token}"}),
+        "query": await script.ws_connect(f"/api/ws?token={token}"),
+        "local": await script.ws_connect("/api/ws", headers=AUTH),
+    }
+    yield client, sockets
+    for ws in sockets.values():
+        await ws.close()
+
+
+async def test_revoking_a_token_closes_its_sockets_within_a_second(anna_sockets, settings):
+    from app.api.app_keys import DB
+    from app.auth.accounts import revoke_token_sync
+
+    client, sockets = anna_sockets
+    token_id = anna_token(settings)
+    # The row goes as `novaberg token revoke ID` removes it, through the app's one writer
+    # (the command itself refuses beside a running app; another process on the database, or
+    # a revocation the app itself makes, ends it the same way).
+    assert await client.app[DB].execute_write_fn(
+        lambda conn: revoke_token_sync(conn, token_id)) == 1
+    # Her login session is not the token: it stays, like local's.
+    assert await codes_within(sockets, CLOSE_WITHIN) == {
+        "session": None, "bearer": 4401, "query": 4401, "local": None}
+
+
+async def test_a_deleted_users_sockets_close_within_a_second(anna_sockets, settings):
+    """What `novaberg user delete` removes (her rows, her Redis keys and sessions) ends
+    every socket of hers, whatever opened it; nobody else's."""
+    import redis as sync_redis
+
+    from app.api.app_keys import REDIS
+    from app.auth.accounts import delete_user_sync
+    from app.memory.purge import purge_user
+    from app.storage.database import connect
+
+    client, sockets = anna_sockets
+    conn = connect(settings.data_path / DATABASE_FILE)
+    assert delete_user_sync(conn, "anna")
+    conn.close()
+    pool = client.app[REDIS].connection_pool.connection_kwargs
+    with sync_redis.Redis(unix_socket_path=pool["path"], db=pool.get("db", 0)) as redis:
+        purge_user(redis, "anna")
+    assert await codes_within(sockets, CLOSE_WITHIN) == {
+        "session": 4401, "bearer": 4401, "query": 4401, "local": None}

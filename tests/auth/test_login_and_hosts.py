@@ -9,11 +9,13 @@ import time
 
 import pytest
 
-from app.api.app_keys import AUTH, REDIS
+from app.api.app_keys import AUTH, REDIS, SETTINGS
 from app.api.middleware import SESSION_COOKIE
-from app.auth.accounts import add_user_sync, verify_password
+from app.auth.accounts import verify_password
+from app.auth.credentials import LoginThrottle
 from app.memory import keys
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
+from tests.accounts import add_user
 from tests.conftest import AUTH as BEARER
 from tests.conftest import TOKEN
 
@@ -22,15 +24,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture
 def anna(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    token = add_user_sync(conn, "anna", PASSWORD)
-    conn.close()
-    return token
+    return add_user(settings.data_path, "anna", PASSWORD)
 
 
 @pytest.fixture
@@ -50,13 +44,14 @@ async def test_failed_logins_back_off_with_429_and_retry_after(headless, caplog)
         response = await login(headless, "anna", f"guess-{i}")
         assert response.status == 401, i
     refused = await login(headless, "anna", PASSWORD)  # even the right one must wait now
-    assert refused.status == 429
+    assert refused.status == 429  # from this address: the name and the address failed
     assert int(refused.headers["Retry-After"]) >= 1
     assert (await refused.json())["error"]["code"] == "login_backoff"
     assert SESSION_COOKIE not in refused.cookies
     # The state lives in Redis (shared by every process on it), under the one key builder.
     redis = headless.app[REDIS]
-    assert await redis.pttl(keys.login_blocked("name", "anna")) > 0
+    kind, who = LoginThrottle.subjects("anna", "127.0.0.1")[0]
+    assert await redis.pttl(keys.login_blocked(kind, who)) > 0
     failed = [r for r in caplog.records if r.getMessage() == "login failed"]
     assert len(failed) == 5 and all(r.fields["name"] == "anna" for r in failed)
     assert not any("guess-" in r.getMessage() or "guess-" in str(getattr(r, "fields", ""))
@@ -67,7 +62,7 @@ async def test_failed_logins_back_off_with_429_and_retry_after(headless, caplog)
 
 
 async def test_backoff_also_counts_per_client_across_names(headless):
-    for i in range(5):
+    for i in range(headless.app[SETTINGS].login_client_free_failures):
         assert (await login(headless, f"nobody{i}", "x" * 12)).status == 401
     response = await login(headless, "someone-else", "x" * 12)
     assert response.status == 429

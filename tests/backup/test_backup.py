@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import logging
+import shlex
 import shutil
 import sqlite3
 import tempfile
@@ -114,6 +115,10 @@ async def test_round_trip_gives_identical_api_answers(fake_model, make_settings,
     assert not (data_dir / "redis" / "dump.rdb").exists()  # the background save was taken away
     listed = await (await chat.client.get("/api/backups", headers=AUTH)).json()
     assert [b["name"] for b in listed["backups"]] == [made["name"]]
+    assert listed["data_dir"] == str(data_dir)
+    # The settings dialog shows this line; it is the command that restores (run below).
+    command = shlex.split(listed["backups"][0]["restore_command"])
+    assert command == ["novaberg", "--data-dir", str(data_dir), "restore", made["path"]]
 
     # What happens after the backup is what the restore takes back.
     await chat.send("Das hier kommt nach der Sicherung.")
@@ -122,7 +127,7 @@ async def test_round_trip_gives_identical_api_answers(fake_model, make_settings,
     await chat.close()
     await chat.client.close()
 
-    assert run_cli(data_dir, "restore", made["path"], "--yes") == 0
+    assert main([*command[1:], "--yes"]) == 0
     out = capsys.readouterr().out
     assert "messages" in out and "Restored" in out
     safety = [p for p in data_dir.iterdir() if p.name.startswith(SAFETY_PREFIX)]

@@ -31,6 +31,7 @@ from app.backup import exports
 from app.backup.chat_export import CHAT
 from app.backup.exports import make_query, stream
 from app.backup.journal_export import JOURNAL
+from app.core import json_input
 from app.core.settings import defaults
 from app.storage.database import connect
 from app.storage.migrations import apply_migrations
@@ -108,8 +109,10 @@ async def test_a_large_chat_export_streams_in_flat_memory(make_settings, data_di
                                                       llm_provider="offline"),
                                              local_token=TOKEN))
     imported = await second.post("/api/imports", data=into.read_bytes(), headers=AUTH)
-    assert await imported.json() == {"kind": "novaberg.chat", "imported": MESSAGES,
-                                     "skipped": 0}
+    answer = await imported.json()
+    assert (answer["kind"], answer["imported"], answer["skipped"]) == ("novaberg.chat",
+                                                                      MESSAGES, 0)
+    assert answer["parts"]["messages"] == {"imported": MESSAGES, "skipped": 0}
 
 
 class Gate:
@@ -181,7 +184,7 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
 
     # An import is decoded off the loop too, item by item (Bob imports Anna's export into his
     # own data): held after its first message, Bob's session is answered meanwhile.
-    item, items_on = exports._item, []
+    item, items_on = json_input._item, []
     held, opened = threading.Event(), threading.Event()
 
     def gated_item(decoder: Any, piece: Any, path: str) -> Any:
@@ -192,7 +195,7 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
                 raise AssertionError("the import's gate was never opened")
         return item(decoder, piece, path)
 
-    monkeypatch.setattr(exports, "_item", gated_item)
+    monkeypatch.setattr(json_input, "_item", gated_item)
     posting = asyncio.ensure_future(client.post("/api/imports", data=bytes(received),
                                                 headers=bob))
     assert await asyncio.to_thread(held.wait, 60)

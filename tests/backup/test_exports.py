@@ -3,22 +3,47 @@ real API and the real CLI, over the durable message log the dispatcher writes.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
 
-from app.api.app_keys import DB
+from app.api.app_keys import DB, REDIS
+from app.backup.access import redis_url_of
+from app.backup.chat_export import on_redis
 from app.core.settings import defaults
+from app.memory import keys
+from app.memory.lists import ListStore
 from app.memory.long_term import Change, LongTermMemory
 from app.memory.message_log import LoggedMessage, MessageLog
+from app.memory.reminders import ReminderStore, completed
+from app.storage.database import connect
+from app.storage.datadir import DATABASE_FILE
+from app.storage.migrations import apply_migrations
 from app.wiring.cli import main
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.pipeline_support import fake_app, open_chat
 
 DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
+
+
+async def cli(argv: list[str]) -> int:
+    """The command line, from an async test: in a thread, as its chat export and import run
+    an event loop of their own (as a real command line does)."""
+    return await asyncio.to_thread(main, argv)
+
+
+def define_luna(data_dir: Path) -> None:
+    """The second character of these tests, defined in `data_dir` (an import refuses the
+    items of a character the install does not have)."""
+    folder = data_dir / "characters"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "luna.toml").write_text('id = "luna"\nname = "Luna"\nlanguage = "de"\n'
+                                      'persona = "Du bist Luna."\n', encoding="utf-8")
 
 
 async def log_days(app, character_id: str = "nova") -> None:
@@ -98,9 +123,12 @@ async def test_import_into_another_install_keeps_ids_and_adds_no_duplicates(
                                              local_token=TOKEN))
     first = await second.post("/api/imports", data=exported, headers=AUTH)
     assert first.status == 200
-    assert await first.json() == {"kind": "novaberg.chat", "imported": 4, "skipped": 0}
+    nothing = {"imported": 0, "skipped": 0}
+    assert await first.json() == {"kind": "novaberg.chat", "imported": 4, "skipped": 0,
+                                  "parts": {"messages": {"imported": 4, "skipped": 0},
+                                            "lists": nothing, "reminders": nothing}}
     again = await second.post("/api/imports", data=exported, headers=AUTH)
-    assert await again.json() == {"kind": "novaberg.chat", "imported": 0, "skipped": 4}
+    assert (await again.json())["imported"] == 0 and (await again.json())["skipped"] == 4
 
     reexported = json.loads(await (await second.get("/api/exports/chat",
                                                     headers=AUTH)).read())
@@ -130,12 +158,155 @@ async def test_a_bad_import_is_refused_and_writes_nothing(make_settings, aiohttp
     client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
                                              local_token=TOKEN))
     response = await client.post("/api/imports", data=body, headers=AUTH)
+    await refused_with_no_message_written(response, data_dir, expected)
+
+
+async def refused_with_no_message_written(response, data_dir, expected: str) -> None:
     assert response.status == 400
     error = (await response.json())["error"]
     assert error["code"] == "invalid_import" and expected in error["message"]
     conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
     assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
     conn.close()
+
+
+async def test_lists_and_reminders_travel_in_the_chat_export_and_import(
+        make_settings, aiohttp_client, tmp_path):
+    """Issue 21, item 2: the chat export carries the lists and reminders (JSON and
+    Markdown); importing adds what is missing with its ids, and twice adds nothing."""
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    store = ListStore(client.app[REDIS], "local", "nova")
+    await store.apply("Einkaufsliste", add=["Milch", "Eier"])
+    await store.apply("Leer")
+    reminders = ReminderStore(client.app[REDIS])
+    due = time.time() + 3600
+    pending = await reminders.add("local", "nova", "Zahnarzt", due)
+    done = await reminders.add("local", "nova", "Müll", due + 60)
+    await reminders.update("local", "nova", done.id, completed)
+    exported = await (await client.get("/api/exports/chat?character=nova",
+                                       headers=AUTH)).read()
+    document = json.loads(exported)
+    assert [(k["name"], k["items"]) for k in document["lists"]] == [
+        ("Einkaufsliste", ["Milch", "Eier"]), ("Leer", [])]
+    assert [(r["id"], r["text"], r["status"]) for r in document["reminders"]] == [
+        (pending.id, "Zahnarzt", "pending"), (done.id, "Müll", "done")]
+    markdown = await (await client.get("/api/exports/chat?format=md", headers=AUTH)).text()
+    assert "## Lists" in markdown and "### Einkaufsliste (nova)" in markdown
+    assert "- Milch" in markdown and "## Reminders" in markdown and "Zahnarzt · pending" in markdown
+
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    there = ListStore(second.app[REDIS], "local", "nova")
+    await there.apply("Einkaufsliste", add=["Brot", "milch"])  # kept; only Eier is missing
+    first = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert (await first.json())["parts"] == {
+        "messages": {"imported": 0, "skipped": 0}, "lists": {"imported": 2, "skipped": 1},
+        "reminders": {"imported": 2, "skipped": 0}}
+    again = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert (await again.json())["imported"] == 0
+    assert {k.name: k.items for k in await there.all()} == {
+        "Einkaufsliste": ["Brot", "milch", "Eier"], "Leer": []}
+    imported = {r.id: r for r in await ReminderStore(second.app[REDIS]).list("local", "nova")}
+    assert set(imported) == {pending.id, done.id}
+    assert (imported[pending.id].due_at, imported[done.id].status) == (due, "done")
+    members = await second.app[REDIS].zrange(keys.reminders_due(), 0, -1)
+    assert members == [pending.member]  # the pending one will come; the done one will not
+
+
+@pytest.mark.parametrize("kept, expected", [
+    ({"lists": [{"character_id": "nova", "name": "", "items": []}]}, "name"),
+    ({"lists": [{"character_id": "nova", "name": "L", "items": [""]}]}, "items"),
+    ({"reminders": [{"id": "a b", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0}]}, "id"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": -5,
+                     "created_at": 1.0}]}, "due_at"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0, "status": "later"}]}, "status"),
+    ({"reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": 1.0,
+                     "created_at": 1.0, "user_id": "bob"}]}, "user_id"),
+])
+async def test_a_bad_list_or_reminder_refuses_the_whole_import(make_settings, aiohttp_client,
+                                                              data_dir, kept, expected):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    body = {"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"}],
+        "lists": [{"character_id": "nova", "name": "Gut", "items": ["a"]}], **kept}
+    response = await client.post("/api/imports", json=body, headers=AUTH)
+    await refused_with_no_message_written(response, data_dir, expected)
+    assert await ListStore(client.app[REDIS], "local", "nova").all() == []
+    assert await ReminderStore(client.app[REDIS]).list("local", "nova") == []
+
+
+def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsys):
+    """`novaberg export chat` carries the lists and reminders of the data dir's own Redis
+    (started by the command, the app not running); `novaberg import` adds them to another
+    data dir, twice adds nothing, and its export carries the same lists and reminders."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    due = time.time() + 3600
+
+    async def seed(redis):
+        store = ListStore(redis, "local", "nova")
+        await store.apply("Einkaufsliste", add=["Milch", "Eier"])
+        await store.apply("Baumarkt", add=["Schrauben"])
+        reminders = ReminderStore(redis)
+        await reminders.add("local", "nova", "Zahnarzt", due)
+        done = await reminders.add("local", "nova", "Müll", due + 60)
+        await reminders.update("local", "nova", done.id, completed)
+
+    conn = connect(first / DATABASE_FILE)  # an install with no message yet
+    apply_migrations(conn)
+    conn.close()
+    with redis_url_of(defaults(data_dir=str(first)), app_running=False) as url:
+        asyncio.run(on_redis(url, seed))
+    out = tmp_path / "chat.json"
+    assert main(["--data-dir", str(first), "export", "chat", "--format", "json",
+                 "--out", str(out)]) == 0
+    exported = json.loads(out.read_text())
+    assert [(k["name"], k["items"]) for k in exported["lists"]] == [
+        ("Einkaufsliste", ["Milch", "Eier"]), ("Baumarkt", ["Schrauben"])]
+    assert [(r["text"], r["status"]) for r in exported["reminders"]] == [
+        ("Zahnarzt", "pending"), ("Müll", "done")]
+
+    assert main(["--data-dir", str(second), "import", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "lists: imported 3, skipped 0" in printed and "reminders: imported 2" in printed
+    assert main(["--data-dir", str(second), "import", str(out)]) == 0
+    assert "imported 0, skipped 5" in capsys.readouterr().out
+    back = tmp_path / "back.json"
+    assert main(["--data-dir", str(second), "export", "chat", "--format", "json",
+                 "--out", str(back)]) == 0
+    again = json.loads(back.read_text())
+    assert again["lists"] == exported["lists"] and again["reminders"] == exported["reminders"]
+
+    async def due_members(redis):
+        return await redis.zrange(keys.reminders_due(), 0, -1)
+
+    with redis_url_of(defaults(data_dir=str(second)), app_running=False) as url:
+        members = asyncio.run(on_redis(url, due_members))
+    assert members == [keys.reminder_member("local", "nova", exported["reminders"][0]["id"])]
+
+
+def test_a_bad_reminder_refuses_the_command_line_import_whole(tmp_path, capsys):
+    body = {"kind": "novaberg.chat", "format_version": 1, "messages": [
+        {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
+         "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"}],
+        "reminders": [{"id": "r1", "character_id": "nova", "text": "x", "due_at": -5,
+                       "created_at": 1.0}]}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(body))
+    target = tmp_path / "target"
+    assert main(["--data-dir", str(target), "import", str(bad)]) == 2
+    assert "due_at" in capsys.readouterr().err
+    database = target / DATABASE_FILE
+    assert not database.exists() or sqlite3.connect(database).execute(
+        "SELECT count(*) FROM messages").fetchone() == (0,)
 
 
 async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client):
@@ -147,6 +318,8 @@ async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client
     assert "import_max_bytes" in (await response.json())["error"]["message"]
 
 
+# The command line's chat export reads the data dir's own Redis (a real embedded one).
+@pytest.mark.own_redis
 async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tmp_path, capsys):
     app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
     client = await aiohttp_client(app)
@@ -154,27 +327,27 @@ async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tm
     await client.close()
 
     out = tmp_path / "chat.json"
-    assert main(["--data-dir", str(data_dir), "export", "chat", "--format", "json",
+    assert await cli(["--data-dir", str(data_dir), "export", "chat", "--format", "json",
                  "--from", "2026-03-02", "--out", str(out)]) == 0
     assert len(json.loads(out.read_text())["messages"]) == 4
-    assert main(["--data-dir", str(data_dir), "export", "chat", "--character", "nova"]) == 0
+    assert await cli(["--data-dir", str(data_dir), "export", "chat", "--character", "nova"]) == 0
     markdown = capsys.readouterr().out
     assert markdown.count("## 2026-03-0") == 3
 
     other = tmp_path / "other"
-    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert await cli(["--data-dir", str(other), "import", str(out)]) == 0
     assert "imported 4, skipped 0" in capsys.readouterr().out
-    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert await cli(["--data-dir", str(other), "import", str(out)]) == 0
     assert "imported 0, skipped 4" in capsys.readouterr().out
-    assert main(["--data-dir", str(other), "export", "chat", "--from", "gestern"]) == 2
+    assert await cli(["--data-dir", str(other), "export", "chat", "--from", "gestern"]) == 2
     assert "not a date" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
-    assert main(["--data-dir", str(other), "import", str(bad)]) == 2
+    assert await cli(["--data-dir", str(other), "import", str(bad)]) == 2
     assert "not a Novaberg export" in capsys.readouterr().err
-    assert main(["--data-dir", str(other), "import", str(Path(tmp_path / "missing.json"))]) == 2
+    assert await cli(["--data-dir", str(other), "import", str(Path(tmp_path / "missing.json"))]) == 2
     # A folder as --out: one file per item is a journal matter; a chat is refused clearly.
-    assert main(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
+    assert await cli(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
 
 
@@ -239,6 +412,9 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     second = await aiohttp_client(create_app(defaults(data_dir=str(other),
                                                       llm_provider="offline"),
                                              local_token=TOKEN))
+    refused = await second.post("/api/imports", data=exported, headers=AUTH)
+    assert refused.status == 400 and "'luna' does not exist here" in await refused.text()
+    define_luna(other)
     first = await second.post("/api/imports", data=exported, headers=AUTH)
     assert await first.json() == {"kind": "novaberg.memories", "imported": 4, "skipped": 0}
     again = await second.post("/api/imports", data=exported, headers=AUTH)
@@ -258,7 +434,7 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     ({"kind": "secret"}, "kind 'secret'"),
     ({"importance": 7.0}, "importance 7.0"),
     ({"text": "  "}, "text is empty"),
-    ({"memory_id": ""}, "must not be empty"),
+    ({"memory_id": ""}, "memory_id is empty"),
     ({"owner": "x"}, "owner"),
     ({"created_at": -1e300}, "created_at"),
     ({"last_used_at": 1e308}, "last_used_at"),
@@ -294,5 +470,6 @@ async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, 
     assert main(["--data-dir", str(data_dir), "export", "memories"]) == 0
     assert capsys.readouterr().out.count("\n- (") == 4
     other = tmp_path / "other"
+    define_luna(other)
     assert main(["--data-dir", str(other), "import", str(out)]) == 0
     assert "imported 1, skipped 0" in capsys.readouterr().out

@@ -121,11 +121,14 @@ class Nova(AppProcess):
                 "httpOnly": True, "sameSite": "Strict"}
 
     def block_login(self, name: str, seconds: int = 60) -> None:
-        """The login backoff for `name`, as failed logins leave it (app.auth.credentials
-        `LoginThrottle`): each login of that name answers 429 `login_backoff` meanwhile."""
+        """The login backoff for `name` from this browser's address, as failed logins leave
+        it (app.auth.credentials `LoginThrottle`): each login of that name from here answers
+        429 `login_backoff` meanwhile."""
+        from app.auth.credentials import LoginThrottle
         from app.memory import keys
 
-        self.redis_set(keys.login_blocked("name", name), "5", seconds)
+        kind, who = LoginThrottle.subjects(name, "127.0.0.1")[0]
+        self.redis_set(keys.login_blocked(kind, who), "5", seconds)
 
 
 def wait_connected(page: Page) -> None:

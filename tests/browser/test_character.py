@@ -41,8 +41,10 @@ def test_a_reminder_added_in_the_panel_comes_back_as_a_marked_impulse(nova, fake
     expect(impulse.locator(".badge-other")).to_have_count(0)
     expect(impulse.locator(".text")).to_have_text("Du wolltest doch die Blumen gießen!")
     expect(user_bubbles(page)).to_have_count(0)
-    # The reminder is done now, and the panel says so.
-    expect(panel.locator("li.done")).to_have_count(1)
+    # The reminder has come now: the panel says so and offers to mark it done or bring it
+    # again later.
+    expect(panel.locator("li.came")).to_have_count(1)
+    expect(panel.locator("li.came .snooze")).to_be_visible()
     screenshot(page, "character-impulse")
 
     # The impulse stays marked after a reload (from the session's `herkunft`).
@@ -80,7 +82,7 @@ def test_the_stage_indicator_and_the_lists_the_character_keeps(nova, fake, open_
     expect(page.locator("#stage")).to_be_hidden()
     lists = page.locator("#lists")
     expect(lists.locator("h3")).to_have_text("Einkauf")
-    expect(lists.locator("li")).to_have_text(["Milch", "Brot"])
+    expect(lists.locator("li .item-text")).to_have_text(["Milch", "Brot"])
     status, stored = nova.api("GET", "/api/characters/nova/lists")
     assert status == 200 and stored[0]["items"] == ["Milch", "Brot"]
     screenshot(page, "character-lists")

@@ -18,6 +18,14 @@ pytestmark = pytest.mark.browser
 FACT = "Meine Schwester heißt Jana und wohnt in Leipzig."
 
 
+def assert_no_reminder_word(panel) -> None:
+    """In German the panel is the character's "Gedächtnis": "Erinnerung" names only the
+    reminders, in its text and in what a screen reader reads out."""
+    said = panel.evaluate("""(el) => [el.innerText, ...[...el.querySelectorAll('[aria-label], [placeholder]')]
+      .flatMap((n) => [n.getAttribute('aria-label'), n.getAttribute('placeholder')])].join(' ')""")
+    assert "Erinnerung" not in said, said
+
+
 def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat):
     nova = start_nova(offline=True, NOVABERG_PIXIE_POLL_SECONDS="0.05")
     page = open_chat(nova, locale="de-DE")
@@ -32,11 +40,12 @@ def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat
     expect(memory).to_contain_text("Person")
     screenshot(page, "memories-panel")
 
-    search = panel.get_by_role("searchbox", name="Erinnerungen durchsuchen")
+    search = panel.get_by_role("searchbox", name="Gedächtnis durchsuchen")
     search.fill("Leipziger")
     expect(memory).to_have_count(1)
     search.fill("Hamburg")
-    expect(panel).to_contain_text("Keine Erinnerung passt.")
+    expect(panel).to_contain_text("Nichts im Gedächtnis passt dazu.")
+    assert_no_reminder_word(panel)
     search.fill("")
     expect(memory).to_have_count(1)
 
@@ -56,11 +65,12 @@ def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat
     expect(panel.locator("li.memory")).to_have_count(1)
 
     panel.get_by_role("button", name=f"Bearbeiten: {FACT}").click()
-    field = panel.get_by_role("textbox", name="Text der Erinnerung")
+    field = panel.get_by_role("textbox", name="Text im Gedächtnis")
     expect(field).to_be_focused()
     field.fill("Meine Schwester heißt Jana und wohnt in Dresden.")
     panel.get_by_role("button", name="Speichern").click()
-    expect(panel).to_contain_text("Erinnerung geändert.")
+    expect(panel).to_contain_text("Geändert.")
+    assert_no_reminder_word(panel)
     expect(memory).to_contain_text("wohnt in Dresden")
     status, stored = nova.api("GET", "/api/characters/nova/memories")
     assert status == 200 and [m["text"] for m in stored] == [
@@ -90,6 +100,6 @@ def test_forget_everything_asks_first(start_nova, open_chat):
 
     panel.get_by_role("button", name="Forget everything…").click()
     dialog.get_by_role("button", name="Forget everything").click()
-    expect(panel).to_contain_text("Forgot 2 memories.")
+    expect(panel).to_contain_text("Forgotten: 2 memories of you.")
     expect(panel.locator("li.memory")).to_have_count(0)
     assert nova.api("GET", "/api/characters/nova/memories") == (200, [])

@@ -1,5 +1,5 @@
-"""The privacy dialog (from the settings), in a real browser: add, edit and remove people, a bad
-name refused with nothing lost, the preview of what would leave the machine, German."""
+"""The settings' Privacy tab, in a real browser: add, edit and remove people, a bad name
+refused with nothing lost, the preview of what would leave the machine, German."""
 
 from __future__ import annotations
 
@@ -13,9 +13,8 @@ pytestmark = pytest.mark.browser
 
 def open_panel(page):
     page.get_by_role("button", name="Settings").click()
-    page.get_by_role("dialog", name="Language model").get_by_role(
-        "button", name="People (privacy)…").click()
-    panel = page.get_by_role("dialog", name="People (privacy)")
+    page.get_by_role("dialog", name="Settings").get_by_role("tab", name="Privacy").click()
+    panel = page.get_by_role("tabpanel", name="Privacy")
     expect(panel).to_be_visible()
     return panel
 
@@ -65,16 +64,17 @@ def test_people_are_added_edited_removed_and_the_preview_masks_them(nova, open_c
     panel = open_panel(page)
     expect(panel.get_by_label("Name of person 1")).to_have_value("Onkel Gustav")
     expect(panel.locator(".privacy-person")).to_have_count(1)
-    panel.get_by_role("button", name="Close").click()
+    page.get_by_role("dialog", name="Settings").get_by_role("button", name="Close").click()
     expect(panel).to_be_hidden()
 
 
 def test_the_panel_speaks_german(nova, open_chat):
     page = open_chat(nova, locale="de-DE")
     page.get_by_role("button", name="Einstellungen").click()
-    page.get_by_role("button", name="Personen (Privatsphäre)…").click()
-    panel = page.get_by_role("dialog", name="Personen (Privatsphäre)")
+    page.get_by_role("tab", name="Privatsphäre").click()
+    panel = page.get_by_role("tabpanel", name="Privatsphäre")
     expect(panel).to_be_visible()
+    expect(panel.get_by_role("heading", name="Personen")).to_be_visible()
     expect(page.locator("#privacy-empty")).to_have_text("Noch keine Personen.")
     panel.get_by_role("button", name="Person hinzufügen").click()
     panel.get_by_label("Name von Person 1").fill("Herr Freitag")

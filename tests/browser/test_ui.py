@@ -227,15 +227,16 @@ def test_offline_banner_and_switching_to_a_model_in_the_settings(start_nova, fak
     screenshot(page, "ui-offline-banner")
 
     banner.get_by_role("button", name="Open settings").click()
-    dialog = page.get_by_role("dialog", name="Language model")
+    dialog = page.get_by_role("dialog", name="Settings")
     expect(dialog).to_be_visible()
     expect(dialog.get_by_label("Provider", exact=True)).to_have_value("offline")
     expect(dialog.get_by_role("button", name="Test connection")).to_be_disabled()
     dialog.get_by_label("Provider", exact=True).select_option("openai")
     dialog.get_by_label("Server URL").fill(fake.url)
     dialog.get_by_role("button", name="Test connection").click()
-    expect(page.locator("#settings-status")).to_contain_text("Connection works.")
-    expect(dialog.get_by_label("Model", exact=True)).to_have_value("fake")
+    expect(page.locator("#settings-status")).to_have_text(
+        f"The connection to {fake.url} works (fake, context window 32,768 tokens).")
+    expect(dialog.get_by_role("combobox", name="Model", exact=True)).to_have_value("fake")
     screenshot(page, "ui-settings-tested")
     dialog.get_by_role("button", name="Save").click()
     expect(page.locator("#settings-status")).to_have_text("Saved.")
@@ -258,7 +259,7 @@ def test_an_api_key_is_typed_in_but_never_shown_back(nova, open_chat):
     page = open_chat(nova)
     expect(page.locator("#offline-banner")).to_be_hidden()
     page.get_by_role("button", name="Settings").click()
-    dialog = page.get_by_role("dialog", name="Language model")
+    dialog = page.get_by_role("dialog", name="Settings")
     expect(dialog.get_by_label("Provider", exact=True)).to_have_value("openai")
     expect(page.locator("#settings-api-key-state")).to_have_text("No key stored.")
     key_field = dialog.get_by_label("API key")
@@ -301,7 +302,7 @@ def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, 
     page = open_chat(nova)
     expect(page.locator("#offline-banner")).to_be_hidden()  # it found the fake and uses it
     page.get_by_role("button", name="Settings").click()
-    dialog = page.get_by_role("dialog", name="Language model")
+    dialog = page.get_by_role("dialog", name="Settings")
     found = page.locator("#settings-detected li")
     expect(found).to_have_count(1)
     expect(found).to_contain_text(f"openai — {fake.url} (fake)")
@@ -310,8 +311,37 @@ def test_the_settings_offer_the_model_servers_found_on_this_machine(start_nova, 
     found.get_by_role("button", name="Use").click()
     expect(dialog.get_by_label("Provider", exact=True)).to_have_value("openai")
     expect(dialog.get_by_label("Server URL")).to_have_value(fake.url)
-    expect(dialog.get_by_label("Model", exact=True)).to_have_value("fake")
+    expect(dialog.get_by_role("combobox", name="Model", exact=True)).to_have_value("fake")
     screenshot(page, "ui-settings-detected")
+
+
+@pytest.mark.parametrize(("locale", "settings", "hint", "works"), [
+    ("en-US", "Settings", "Leave empty for {url}", "The connection to {url} works"),
+    ("de-DE", "Einstellungen", "Leer lassen für {url}", "Die Verbindung zu {url} funktioniert"),
+])
+def test_an_empty_server_url_tests_and_saves_the_default_the_field_shows(start_nova, fake, open_chat,
+                                                                         locale, settings, hint, works):
+    # The default comes from the server's settings (here pointed at the fake), not from the page.
+    nova = start_nova(offline=True, config={"llm_provider": "offline", "llm_probe_openai_url": fake.url,
+                                            "llm_probe_ollama_url": "http://127.0.0.1:9"})
+    page = open_chat(nova, locale=locale)
+    page.get_by_role("button", name=settings, exact=True).click()
+    url = page.locator("#settings-url")
+    page.locator("#settings-provider").select_option("openai")
+    expect(url).to_have_value("")
+    expect(url).to_have_attribute("placeholder", fake.url)
+    expect(page.locator("#settings-url-hint")).to_have_text(hint.format(url=fake.url))
+    page.locator("#settings-test").click()
+    expect(page.locator("#settings-status")).to_contain_text(works.format(url=fake.url))
+    page.locator("#settings-provider").select_option("ollama")
+    expect(url).to_have_attribute("placeholder", "http://127.0.0.1:9")
+    page.locator("#settings-test").click()
+    expect(page.locator("#settings-status")).to_contain_text("http://127.0.0.1:9")
+    expect(page.locator("#settings-status")).to_have_class("form-status error")
+    page.locator("#settings-provider").select_option("openai")
+    page.locator("#settings-save").click()
+    expect(page.locator("#settings-current")).to_contain_text("openai · fake")
+    assert nova.api("GET", "/api/llm")[1]["url"] == fake.url
 
 
 def test_a_normal_page_exposes_no_live_objects(nova, browser):

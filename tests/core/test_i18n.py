@@ -4,11 +4,23 @@ table of the server can answer."""
 
 from __future__ import annotations
 
+import datetime as dt
 import string
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from app.core.i18n import FALLBACK_LANGUAGE, LANGUAGES, TEXTS, language_of, texts
+from app.core.i18n import (
+    FALLBACK_LANGUAGE,
+    LANGUAGES,
+    MONTHS,
+    TEXTS,
+    WEEKDAYS,
+    language_of,
+    long_date,
+    texts,
+)
 from app.interaction import profile as interaction
 from app.memory.render import LABELS
 from app.pipeline.prompts import BLOCKS, TASKS
@@ -55,3 +67,26 @@ def test_texts_of_a_regional_tag_are_the_languages_own() -> None:
     assert texts("lists", "de-AT")["and"] == "und"
     assert texts("lists", "en_GB")["and"] == "and"
     assert texts("lists", "pt-BR") is TEXTS[FALLBACK_LANGUAGE]["lists"]
+
+
+@pytest.mark.parametrize("day,language,expected", [
+    (dt.date(2026, 12, 1), "de", "Dienstag, 1. Dezember 2026"),
+    (dt.date(2026, 12, 1), "en", "Tuesday, December 1, 2026"),
+    (dt.date(2026, 3, 1), "de-AT", "Sonntag, 1. März 2026"),
+    (dt.date(2026, 3, 1), "fr", "Sunday, March 1, 2026"),  # no texts: English
+])
+def test_a_long_date_as_a_person_writes_it(day: dt.date, language: str, expected: str) -> None:
+    assert long_date(day, language) == expected
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dates(min_value=dt.date(1900, 1, 1), max_value=dt.date(2200, 12, 31)))
+def test_every_long_date_names_its_own_weekday_and_month(day: dt.date) -> None:
+    # The C locale's English names (what strftime writes) are the reference for English;
+    # German takes the same day and month at the same places.
+    assert long_date(day, "en") == f"{day:%A}, {day:%B} {day.day}, {day.year}"
+    weekday, rest = long_date(day, "de").split(", ")
+    assert WEEKDAYS["de"].index(weekday) == day.weekday()
+    number, month, year = rest.split(" ")
+    assert (number, MONTHS["de"].index(month) + 1, year) == (f"{day.day}.", day.month,
+                                                             str(day.year))

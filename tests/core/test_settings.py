@@ -11,8 +11,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.settings import (SETTINGS, Setting, Settings, SettingsError, checked, defaults,
-                               load_settings)
+from app.core.settings import (
+    SETTINGS,
+    Setting,
+    Settings,
+    SettingsError,
+    checked,
+    defaults,
+    load_settings,
+)
 
 
 def write_config(data_dir: Path, text: str) -> None:

@@ -3,6 +3,7 @@ fake model over HTTP (`tests/fakemodel.py`), the offline model, the WebSocket.""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import sqlite3
 from collections.abc import Callable
@@ -20,6 +21,7 @@ from app.runtime.wire import WS_DECODER
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
+from tests.pipeline_support import open_chat
 from tests.waiting import wait_job
 
 DATE = "2026-03-01"
@@ -65,8 +67,9 @@ async def jclient(aiohttp_client, journal_app) -> TestClient:
 
 
 async def call(client: TestClient, method: str, path: str, status: int = 200,
-               **kwargs: Any) -> Any:
-    response = await client.request(method, path, headers=AUTH, **kwargs)
+               headers: dict[str, str] | None = None, **kwargs: Any) -> Any:
+    response = await client.request(method, path, headers={**AUTH, **(headers or {})},
+                                    **kwargs)
     body = await response.text()
     assert response.status == status, (response.status, body)
     return json.loads(body) if body and response.content_type == "application/json" else body
@@ -78,9 +81,10 @@ async def import_day(client: TestClient, lines: list[dict[str, Any]] = LINES,
                       json={"date": date, "messages": lines})
 
 
-async def generate(client: TestClient, date: str = DATE, **body: Any) -> dict[str, Any]:
+async def generate(client: TestClient, date: str = DATE, *,
+                   headers: dict[str, str] | None = None, **body: Any) -> dict[str, Any]:
     started = await call(client, "POST", f"/api/journal/days/{date}/drafts", 202,
-                         json=body or None)
+                         json=body or None, headers={**AUTH, **(headers or {})})
     return await wait_job(client, started["job_id"])
 
 
@@ -207,6 +211,48 @@ async def test_each_invalid_reconstruction_takes_the_fallback(jclient, fake_mode
     assert artifact["sources"] == [{"source_id": f"u{i}", "text": text}
                                    for i, text in enumerate(USER_LINES, 1)]
     assert artifact["uncertainties"] == [] and artifact["contradictions"] == []
+
+
+# A day as a person tells it (issue 22, section 1): two lines with times, told out of order,
+# and lines without any time between and after them.
+SOME_TIMED = [
+    {"role": "user", "text": "Abends um 20:15 Kino mit Tom."},
+    {"role": "user", "text": "Morgens um halb acht gejoggt."},
+    {"role": "user", "text": "Der Tag war warm."},
+    {"role": "user", "text": "Danach habe ich gelesen."},
+]
+
+
+def some_timed(order: list[str]) -> dict[str, Any]:
+    times_by_id = {"u1": "20:15", "u2": "halb acht"}
+    return {"source_order": ["u1", "u2", "u3", "u4"],
+            "chronology": [{"source_id": sid, "source": "user", "time": times_by_id.get(sid),
+                            "claims": []} for sid in order]}
+
+
+@pytest.mark.parametrize("order,status", [
+    (["u2", "u1", "u3", "u4"], "valid"),     # the two timed lines swap, the rest stays
+    (["u1", "u3", "u2", "u4"], "fallback"),  # a timed line moved past an untimed one
+    (["u2", "u3", "u1", "u4"], "fallback"),  # the untimed u3 put before u1
+])
+async def test_a_day_where_only_some_lines_have_times(jclient, fake_model, order, status):
+    answer = some_timed(order)
+    fake_model.script("journal_reconstruct", answer, answer)
+    fake_model.script("journal_generate", "Ein Tag.")
+    await import_day(jclient, SOME_TIMED)
+    draft = await draft_of(jclient, await generate(jclient))
+    assert draft["reconstruction_status"] == status
+    artifact = stage_two_input(fake_model)
+    if status == "valid":
+        assert draft["validation"] == []
+        assert [s["source_id"] for s in artifact["sources"]] == order
+        assert [s.get("time") for s in artifact["sources"]] == ["halb acht", "20:15", None, None]
+    else:
+        assert draft["validation"] == ["reconstruction_invalid", "reorder_unjustified"]
+        assert [s["source_id"] for s in artifact["sources"]] == ["u1", "u2", "u3", "u4"]
+    # Every line reaches stage 2 whole, in either order.
+    assert sorted(s["text"] for s in artifact["sources"]) == sorted(
+        line["text"] for line in SOME_TIMED)
 
 
 async def test_the_fallbacks_stage_two_prompt_is_the_one_the_budget_measured(jclient,
@@ -435,9 +481,65 @@ async def test_the_offline_model_writes_an_entry_out_of_the_box(client):
     await import_day(client)
     draft = await draft_of(client, await generate(client))
     assert draft["reconstruction_status"] == "valid" and draft["validation"] == []
-    assert draft["narration"] == "model"
     assert all(line in draft["text"] for line in USER_LINES)
     assert not any(line in draft["text"] for line in ASSISTANT_LINES)
+
+
+async def test_an_offline_draft_says_what_it_is_and_keeps_requests_and_questions_apart(
+        aiohttp_client, make_settings):
+    """Issue 22, section 3: without a model the draft is the day's told lines, unchanged,
+    labelled as made by this machine; a request the character carried out stands in the
+    Done list under the text, a question to it not in the text — the refs name every line
+    and stage 1 covers them all."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    for text in ("Heute war ich im Park.", "Setz Milch auf die Einkaufsliste",
+                 "Wie wird das Wetter morgen?", "Abends habe ich gelesen."):
+        await chat.response(await chat.send(text))
+    await chat.settle()
+    [day] = await call(chat.client, "GET", "/api/journal/days")
+    lines = (await call(chat.client, "GET", f"/api/journal/days/{day['date']}"))[
+        "conversations"][0]["messages"]
+    assert [m["done"] for m in lines if m["role"] == "user"] == [False, True, False, False]
+
+    draft = await draft_of(chat.client, await generate(chat.client, day["date"],
+                                                       language="de"))
+    assert draft["text"] == ("Heute war ich im Park.\n\nAbends habe ich gelesen.\n\n"
+                             "Erledigt:\n- Setz Milch auf die Einkaufsliste")
+    assert [(s["source_id"], s["act"]) for s in draft["sources"]] == [
+        ("u1", None), ("u2", "done"), ("u3", "question"), ("u4", None)]
+    assert draft["narration"] == "local"  # no model wrote it
+    stages = {s["stage"]: s for s in draft["trace"]["stages"]}
+    assert draft["trace"]["provider"] == "offline"
+    assert (stages["reconstruct"]["outcome"], stages["reconstruct"]["codes"]) == (
+        "offline", ["no_model"])
+    assert (stages["narrate"]["outcome"], stages["narrate"]["codes"]) == (
+        "offline", ["no_model"])
+    assert draft["reconstruction_status"] == "valid" and draft["validation"] == []
+    english = await draft_of(chat.client, await generate(
+        chat.client, day["date"], headers={"Accept-Language": "en-GB,de;q=0.5"}))
+    assert english["text"].endswith("Done:\n- Setz Milch auf die Einkaufsliste")
+    await chat.close()
+
+
+async def test_the_action_mark_reaches_the_journal_through_the_message_log(jclient):
+    log = MessageLog(jclient.app[DB])
+    for index, (turn, role, text) in enumerate([
+            ("t1", "user", "Setz Brot auf die Liste"), ("t1", "assistant", "Auf welche Liste?"),
+            ("t2", "user", "Wocheneinkauf"), ("t2", "assistant", "Brot steht drauf."),
+            ("t3", "user", "Erinnere mich an den Zahnarzt"), ("t3", "assistant", "Ging nicht."),
+    ]):
+        await log.append(LoggedMessage(f"k{index}", "local", "nova", turn, [], role, "reply",
+                                       text, 1_772_000_000.0 + index, DATE))
+    await log.mark_actions("local", "nova", ["t1", "t2"], True, at=1_772_000_010.0)
+    await log.mark_actions("local", "nova", ["t3"], True, at=1_772_000_011.0)
+    await log.mark_actions("local", "nova", ["t3"], False, at=1_772_000_012.0)  # the last wins
+    await log.mark_actions("local", "other", ["t2"], False, at=1_772_000_013.0)  # not this pair
+    [chat] = (await call(jclient, "GET", f"/api/journal/days/{DATE}"))["conversations"]
+    assert [(m["text"], m["done"]) for m in chat["messages"]] == [
+        ("Setz Brot auf die Liste", True), ("Auf welche Liste?", False),
+        ("Wocheneinkauf", True), ("Brot steht drauf.", False),
+        ("Erinnere mich an den Zahnarzt", False), ("Ging nicht.", False)]
 
 
 # --- entries -------------------------------------------------------------------------------------
@@ -562,3 +664,176 @@ async def test_a_provider_refusing_the_length_fails_the_job_with_its_code(jclien
     assert job["state"] == "failed"
     assert job["error"]["code"] == "provider_context_length_rejected"
     assert (await call(jclient, "GET", "/api/journal/days"))[0]["draft_id"] is None
+
+
+# --- any day: the calendar, a hand-written entry, a redraft into the entry ------------------------
+
+async def test_a_month_of_the_calendar_lists_its_days_and_today(jclient):
+    await import_day(jclient, date="2026-02-28")
+    await import_day(jclient, date="2026-03-01")
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": "2026-03-31", "text": "Von Hand, ohne Gespräch."})
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": "2026-04-01", "text": "Nächster Monat."})
+    month = await call(jclient, "GET", "/api/journal/months/2026-03")
+    assert month["month"] == "2026-03"
+    assert month["today"] == dt.datetime.now().date().isoformat()  # the machine's zone here
+    assert [(d["date"], d["user_messages"], bool(d["entry_id"])) for d in month["days"]] == [
+        ("2026-03-01", 3, False), ("2026-03-31", 0, True)]
+    assert (await call(jclient, "GET", "/api/journal/months/2026-02"))["days"][0]["date"] == \
+        "2026-02-28"
+    assert month["latest"] == "2026-04-01"
+    assert (await call(jclient, "GET", "/api/journal/months/1999-01"))["days"] == []
+    entry = (await call(jclient, "GET", "/api/journal/days/2026-04-01"))["entry"]
+    await call(jclient, "DELETE", f"/api/journal/entries/{entry['entry_id']}", 204)
+    assert (await call(jclient, "GET", "/api/journal/months/2026-03"))["latest"] == "2026-03-31"
+    for bad in ("2026-13", "2026-3", "march", "2026-00", "0000-01"):
+        answer = await call(jclient, "GET", f"/api/journal/months/{bad}", 400)
+        assert answer["error"]["code"] == "invalid_month", bad
+
+
+async def test_an_entry_for_a_day_without_any_conversation_is_written_by_hand(jclient):
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": "2025-12-24", "text": "Heiligabend bei den Eltern."})
+    [version] = entry["versions"]
+    assert version["origin"] == "edit" and version["sources"] == [] and not version["draft_id"]
+    day = await call(jclient, "GET", "/api/journal/days/2025-12-24")
+    assert day["conversations"] == [] and day["entry"]["text"] == "Heiligabend bei den Eltern."
+    [listed] = await call(jclient, "GET", "/api/journal/days")
+    assert (listed["date"], listed["messages"], listed["entry_id"]) == (
+        "2025-12-24", 0, entry["entry_id"])
+    # Such a day has nothing to draft from, with or without its entry as the base.
+    for body in ({}, {"include_existing": True}):
+        refused = await call(jclient, "POST", "/api/journal/days/2025-12-24/drafts", 422,
+                             json=body)
+        assert refused["error"]["code"] == "no_user_sources"
+
+
+async def test_a_new_draft_becomes_the_entrys_next_version(jclient, fake_model):
+    fake_model.script("journal_generate", "Erster Entwurf.", "Zweiter Entwurf.")
+    await import_day(jclient)
+    first = await generate(jclient)
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": "Erster Entwurf.",
+                             "draft_id": first["draft_id"]})
+    await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}",
+               json={"text": "Von Hand verbessert."})
+    await import_day(jclient, [{"role": "user", "text": "Nachts noch Sterne geschaut."}])
+    second = await generate(jclient)
+    taken = await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}",
+                       json={"text": "Zweiter Entwurf.", "draft_id": second["draft_id"]})
+    assert [(v["origin"], v["text"]) for v in taken["versions"]] == [
+        ("draft", "Erster Entwurf."), ("edit", "Von Hand verbessert."),
+        ("draft", "Zweiter Entwurf.")]
+    newest = taken["versions"][-1]
+    assert newest["draft_id"] == second["draft_id"]
+    assert taken["current_version_id"] == newest["version_id"]
+    draft = await call(jclient, "GET", f"/api/journal/drafts/{second['draft_id']}")
+    assert newest["sources"] == [{"conversation_id": s["conversation_id"],
+                                  "message_id": s["message_id"]} for s in draft["sources"]]
+    assert len(newest["sources"]) == 4
+    # A draft of another day is not this entry's.
+    await import_day(jclient, date="2026-03-02")
+    other = await generate(jclient, "2026-03-02")
+    wrong = await call(jclient, "PUT", f"/api/journal/entries/{entry['entry_id']}", 404,
+                       json={"text": "x", "draft_id": other["draft_id"]})
+    assert wrong["error"]["code"] == "not_found"
+    assert len((await call(jclient, "GET", f"/api/journal/entries/{entry['entry_id']}"))[
+        "versions"]) == 3
+
+
+async def test_include_existing_revises_the_entry_else_a_leftover_draft(jclient, fake_model):
+    """Seed 004 `include_existing`: off by default; on, the stored entry version is the
+    base, a leftover draft only when there is no entry. The base reaches stage 2 only (in
+    the artifact, with the rule to revise it); stage 1 and its validation stay the day's."""
+    fake_model.script("journal_reconstruct", valid_reconstruction(), valid_reconstruction(),
+                      valid_reconstruction(), valid_reconstruction())
+    fake_model.script("journal_generate", "Der erste Entwurf.", "Ohne Grundlage.",
+                      "Auf dem Entwurf.", "Auf dem Eintrag.")
+    await import_day(jclient)
+    first = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert first["base"] is None  # nothing stored yet: written anew
+    assert stage_two_input(fake_model)["base"] is None
+    fake_model.requests.clear()
+
+    plain = await draft_of(jclient, await generate(jclient))  # off by default
+    assert plain["base"] is None and stage_two_input(fake_model)["base"] is None
+    fake_model.requests.clear()
+
+    on_draft = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert on_draft["base"] == {"origin": "draft", "id": plain["draft_id"]}
+    assert stage_two_input(fake_model)["base"] == {"origin": "draft", "text": "Ohne Grundlage."}
+    fake_model.requests.clear()
+
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": "Mein Eintrag, mit Tom am Abend."})
+    on_entry = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert on_entry["base"] == {"origin": "entry", "id": entry["current_version_id"]}
+    [narrate] = fake_model.chats("journal_generate")
+    artifact = json.loads(narrate.messages[-1]["content"])
+    assert artifact["base"] == {"origin": "entry", "text": "Mein Eintrag, mit Tom am Abend."}
+    system = " ".join(narrate.messages[0]["content"].split())
+    assert "Revise it rather than starting anew" in system
+    [reconstruct] = fake_model.chats("journal_reconstruct")
+    assert "Tom" not in json.dumps(reconstruct.body, ensure_ascii=False)  # never in stage 1
+    assert on_entry["reconstruction_status"] == "valid" and on_entry["validation"] == []
+    # The budget measured stage 2's prompt with the base in it.
+    assert on_entry["trace"]["estimated_input"][1] > plain["trace"]["estimated_input"][1] + 10
+    # The entry itself is untouched until the user takes the draft over.
+    again = await call(jclient, "GET", f"/api/journal/entries/{entry['entry_id']}")
+    assert again["text"] == "Mein Eintrag, mit Tom am Abend." and len(again["versions"]) == 1
+
+
+async def test_an_evidence_from_the_base_is_not_the_days(jclient, fake_model):
+    """The base is the user's text but not a line of the day: a claim quoting it is
+    `evidence_not_verbatim`, and the draft falls back to the day's lines (with the base)."""
+    await call(jclient, "POST", "/api/journal/entries", 201,
+               json={"date": DATE, "text": "Mit Tom im Kino gewesen."})
+    await import_day(jclient)
+    quoting = valid_reconstruction()
+    quoting["chronology"][1]["claims"].append({"kind": "event", "evidence": "Mit Tom im Kino"})
+    fake_model.script("journal_reconstruct", quoting)
+    draft = await draft_of(jclient, await generate(jclient, include_existing=True))
+    assert draft["reconstruction_status"] == "fallback"
+    assert "evidence_not_verbatim" in draft["validation"]
+    assert stage_two_input(fake_model)["base"]["text"] == "Mit Tom im Kino gewesen."
+
+
+@pytest.mark.parametrize("body", [{"include_existing": "yes"}, {"language": 5}])
+async def test_a_bad_draft_request_is_refused(jclient, body):
+    await import_day(jclient)
+    answer = await call(jclient, "POST", f"/api/journal/days/{DATE}/drafts", 400, json=body)
+    assert answer["error"]["code"] == "invalid_request"
+
+
+async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
+    """m009_journal_marks on a database with drafts: every ref is a told line, no draft
+    revised anything, and the log's lines are not done."""
+    from app.journal.rows import draft_dict, draft_refs
+    from app.storage.migrations import apply_migrations
+    from tests.migrations_support import database_before
+
+    conn = database_before(tmp_path / "old.sqlite3", "m009_journal_marks")
+    with conn:
+        conn.execute("INSERT INTO journal_spaces VALUES ('s', 'local', 'user', 0)")
+        conn.execute("INSERT INTO journal_days VALUES ('d', 's', '2026-03-01', '{}', 0)")
+        conn.execute("INSERT INTO journal_drafts (draft_id, journal_day_id, text, status, "
+                     "reconstruction_status, narration, created_at) "
+                     "VALUES ('r', 'd', 'Alt.', 'current', 'valid', 'model', 0)")
+        conn.execute("INSERT INTO journal_draft_source_refs VALUES ('r', 0, 'u1', 'c', 'm')")
+    assert apply_migrations(conn)[0] == "m009_journal_marks"  # and the later ones
+    row = conn.execute("SELECT r.*, d.calendar_date FROM journal_drafts r JOIN journal_days d "
+                       "ON d.day_id = r.journal_day_id").fetchone()
+    draft = draft_dict(row, draft_refs(conn, "r"))
+    assert draft["base"] is None and draft["sources"] == [
+        {"message_id": "m", "source_id": "u1", "conversation_id": "c", "act": None}]
+    conn.close()
+
+
+async def test_a_day_of_only_requests_and_questions_still_gives_an_offline_draft(client):
+    await import_day(client, [{"role": "user", "text": "Wie spät ist es?"},
+                              {"role": "user", "text": "Und morgen?"}])
+    draft = await draft_of(client, await generate(client, language="de"))
+    assert draft["text"] == DATE  # nothing told: the date, no line in the prose
+    assert [s["act"] for s in draft["sources"]] == ["question", "question"]
+    assert draft["trace"]["stages"][1]["outcome"] == "offline"

@@ -4,7 +4,9 @@ duplicates; the backup round trip keeps the journal."""
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 
 import pytest
 
@@ -116,3 +118,77 @@ async def test_the_journals_own_export_imports_too(make_settings, aiohttp_client
     assert entry["text"] == "Ich war mit Anna im Park."
     again = await (await second.post("/api/imports", data=own, headers=AUTH)).json()
     assert again["imported"] == 0
+
+
+async def test_the_page_export_one_file_per_entry_names_them_as_the_cli_does(
+        make_settings, aiohttp_client, data_dir, tmp_path):
+    """Issue 22: the page's export (Markdown or JSON, one file or one per entry as a zip)
+    is the CLI's: the same exporter, the same file names; the words in the user's language."""
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    made = await make_entries(client)
+
+    async def zipped(query: str) -> dict[str, str]:
+        response = await client.get(f"/api/exports/journal?{query}", headers=AUTH)
+        assert response.status == 200, await response.text()
+        assert response.content_type == "application/zip"
+        assert 'filename="novaberg-journal.zip"' in response.headers["Content-Disposition"]
+        with zipfile.ZipFile(io.BytesIO(await response.read())) as archive:
+            return {name: archive.read(name).decode() for name in archive.namelist()}
+
+    german = await zipped("format=md&per=entry&lang=de")
+    assert german == {"2026-03-01.md": "# Sonntag, 1. März 2026\n\nIch war mit Anna im Park.\n",
+                      "2026-03-02.md": "# Montag, 2. März 2026\n\nRegen. Buch gelesen.\n"}
+    english = await zipped("format=md&per=entry&lang=en")
+    assert english["2026-03-01.md"].startswith("# Sunday, March 1, 2026\n")
+    as_json = await zipped("format=json&per=entry")
+    await client.close()
+
+    for fmt, expected, language in (("md", german, ["--language", "de"]),
+                                    ("json", as_json, [])):
+        out = tmp_path / f"cli-{fmt}"
+        out.mkdir()
+        assert main(["--data-dir", str(data_dir), "export", "journal", "--format", fmt,
+                     "--out", str(out), *language]) == 0
+        written = {p.name: p.read_text() for p in out.iterdir()}
+        assert sorted(written) == sorted(expected)
+        if fmt == "md":
+            assert written == expected
+        else:  # the same entries; only `exported_at` may differ between the two exports
+            assert [json.loads(t)["entries"] for t in written.values()] == [
+                json.loads(expected[name])["entries"] for name in written]
+
+    one = json.loads(as_json["2026-03-01.json"])
+    assert one["kind"] == "novaberg.journal" and [e["entry_id"] for e in one["entries"]] == [
+        made[0]["entry_id"]]
+    other = tmp_path / "other"
+    other.mkdir()
+    second = await aiohttp_client(create_app(defaults(data_dir=str(other), llm_provider="offline"),
+                                             local_token=TOKEN))
+    result = await (await second.post("/api/imports", data=as_json["2026-03-01.json"].encode(),
+                                      headers=AUTH)).json()
+    assert result == {"kind": "novaberg.journal", "imported": 1, "skipped": 0}
+    assert (await entry_view(second, made[0]["entry_id"]))["text"] == "Ich war mit Anna im Park."
+
+
+async def test_the_one_file_markdown_export_speaks_the_users_language(make_settings,
+                                                                      aiohttp_client):
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    await make_entries(client)
+
+    async def markdown(query: str) -> str:
+        response = await client.get(f"/api/exports/journal?format=md{query}", headers=AUTH)
+        assert response.status == 200
+        return await response.text()
+
+    assert (await markdown("&lang=de")).startswith(
+        "# Tagebuch\n\n## Sonntag, 1. März 2026\n\nIch war mit Anna im Park.\n")
+    assert (await markdown("&lang=en")).startswith("# Journal\n\n## Sunday, March 1, 2026\n")
+    assert (await markdown("")).startswith("# Journal\n\n## 2026-03-01\n")  # as before
+    for query, code in (("&lang=fr", "invalid_language"), ("&per=day", "invalid_export")):
+        response = await client.get(f"/api/exports/journal?format=md{query}", headers=AUTH)
+        assert response.status == 400
+        assert (await response.json())["error"]["code"] == code
+    chat = await client.get("/api/exports/chat?format=md&per=entry", headers=AUTH)
+    assert chat.status == 400 and (await chat.json())["error"]["code"] == "invalid_export"

@@ -12,6 +12,7 @@ from app.core.settings import SettingsError
 from app.llm import Gateway
 from app.llm.choice import ModelChoice
 from app.wiring.server import create_app
+from tests.conftest import AUTH as ADMIN
 from tests.conftest import TOKEN
 from tests.fakemodel import Fault
 
@@ -97,7 +98,7 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
     client = await aiohttp_client(create_app(probing(closed_port_url(), llama_cpp.url),
                                              local_token=TOKEN))
     await client.app[GATEWAY].ready()
-    body = await (await client.get("/api/health")).json()
+    body = await (await client.get("/api/health", headers=ADMIN)).json()
     assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
 
 

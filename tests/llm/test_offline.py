@@ -8,7 +8,6 @@ from typing import Annotated, Literal
 
 import msgspec
 import pytest
-
 from hypothesis import given
 from hypothesis import strategies as st
 

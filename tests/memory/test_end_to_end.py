@@ -167,7 +167,8 @@ async def test_a_plan_told_yesterday_becomes_a_reflection_the_next_day(
     how it went — once; the impulse's prompt names the plan."""
     import msgspec
 
-    from app.api.app_keys import DB, REMINDER_CLOCK
+    from app.api.app_keys import DB, REMINDER_CLOCK, SETTINGS
+    from app.core.clock import zone_named
     from app.memory.long_term import Change, LongTermMemory
     from app.memory.state import load_state, save_state
 
@@ -177,7 +178,12 @@ async def test_a_plan_told_yesterday_becomes_a_reflection_the_next_day(
     await chat.response(await chat.send("Hallo"))
     await chat.settle()
     await reset_session(chat)  # a day later the session is long gone
-    now = time.time()
+    # The latest noon, not the wall clock: two hours before 01:00 is yesterday's calendar day,
+    # and the test is about a plan from yesterday beside one from today.
+    app_zone = zone_named(app[SETTINGS].timezone)
+    wall = dt.datetime.fromtimestamp(time.time(), app_zone)
+    noon = wall.replace(hour=12, minute=0, second=0, microsecond=0)
+    now = (noon if noon <= wall else noon - dt.timedelta(days=1)).timestamp()
     yesterday = now - 26 * 3600
     store = LongTermMemory(app[DB])
     await store.apply("plan", "local", "nova",

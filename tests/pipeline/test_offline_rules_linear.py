@@ -22,6 +22,7 @@ from app.llm.offline import lexicon
 LENGTH = 20_000
 LIMIT_SECONDS = 0.050
 MODULES = ("app.pipeline.offline", "app.pipeline.offline_rules.words",
+           "app.pipeline.offline_rules.clauses",
            "app.pipeline.offline_rules.routing", "app.pipeline.offline_rules.lists",
            "app.pipeline.offline_rules.reminders", "app.llm.offline.handlers",
            "app.llm.offline.text", "app.llm.offline.lexicon", "app.pipeline.tribunal",
@@ -85,13 +86,24 @@ def test_list_phrases_are_found_in_linear_time() -> None:
             assert time.thread_time() - start <= 2 * LIMIT_SECONDS, unit
 
 
-def test_reminder_cue_is_found_in_linear_time() -> None:
-    from app.pipeline.offline_rules.routing import wants_reminder
+def test_commands_are_found_in_linear_time() -> None:
+    """The router's whole reading (clause starts, command forms, each agent's object) on
+    worst cases built from command words, joints and clause breaks."""
+    from app.pipeline.offline_rules.routing import Known, agents_for, split_tasks
 
-    assert wants_reminder("Kannst du mich morgen an den Zahnarzt erinnern?")
-    assert not wants_reminder("Frag mich. Erinnern ist schwer.")
-    for unit in ("mich ", "erinnern ", "mich (", "mich erinnern. "):
+    known = Known.of("- Einkaufsliste: Milch, Eier", "- Zahnarzt — 2026-12-01T09:00:00+01:00")
+    assert agents_for("Kannst du mich morgen an den Zahnarzt erinnern?") == ["reminders"]
+    assert agents_for("Frag mich. Erinnern ist schwer.") == []
+    for unit in ("mich ", "erinnern ", "mich (", "mich erinnern. ", "setz ", "streich die ",
+                 "Streich die Eier, ", "und setz Milch auf die Liste ", "kannst du ", ", ",
+                 "„setz ", "verschieb den Zahnarzt ", "bitte bitte ", "a und ", "remind me "):
         text = (unit * (LENGTH // len(unit) + 1))[:LENGTH]
-        start = time.thread_time()
-        wants_reminder(text)
-        assert time.thread_time() - start <= LIMIT_SECONDS, unit
+        for run in (agents_for, split_tasks):
+            start = time.thread_time()
+            run(text, known)
+            took = time.thread_time() - start
+            if took > 8 * LIMIT_SECONDS:  # a busy machine gets a second chance
+                start = time.thread_time()
+                run(text, known)
+                took = time.thread_time() - start
+            assert took <= 8 * LIMIT_SECONDS, (unit, run.__name__, took)

@@ -149,12 +149,12 @@ NOVA_LIKE = 'id = "{id}"\nname = "{name}"\nlanguage = "{language}"\npersona = "D
 
 def test_nova_is_built_in(make_settings):
     book = CharacterBook(make_settings())
-    nova = book.get("nova")
+    nova = book.get("local", "nova")
     assert nova is not None and nova.name == "Nova" and nova.language == "de"
     assert "Du bist Nova" in nova.persona
     assert (nova.baseline.emotion, nova.baseline.arousal, nova.baseline.mode) == (
         "neutral", 0.5, "alltag")
-    assert book.catalog().get("nova").public()["name"] == "Nova"
+    assert book.catalog().get("local", "nova").public()["name"] == "Nova"
 
 
 def test_the_data_dir_adds_replaces_and_takes_away_characters(make_settings, data_dir):
@@ -164,19 +164,19 @@ def test_the_data_dir_adds_replaces_and_takes_away_characters(make_settings, dat
         NOVA_LIKE.format(id="luna", name="Luna", language="en") +
         '[baseline]\nemotion = "ruhe"\narousal = 0.3\n', encoding="utf-8")
     book = CharacterBook(make_settings())
-    luna = book.get("luna")
+    luna = book.get("local", "luna")
     assert luna is not None and luna.language == "en"
     assert (luna.baseline.emotion, luna.baseline.arousal) == ("ruhe", 0.3)
     catalog = book.catalog()
-    assert [c.id for c in catalog.all()] == ["nova", "luna"]
+    assert [c.id for c in catalog.all("local")] == ["nova", "luna"]
 
     (folder / "nova.toml").write_text(NOVA_LIKE.format(id="nova", name="Nova Zwei",
                                                        language="de"), encoding="utf-8")
-    assert book.get("nova").name == "Nova Zwei"
+    assert book.get("local", "nova").name == "Nova Zwei"
     (folder / "luna.toml").unlink()
-    assert catalog.get("luna") is None
+    assert catalog.get("local", "luna") is None
     (folder / "nova.toml").unlink()
-    assert book.get("nova").name == "Nova"  # the built-in one again
+    assert book.get("local", "nova").name == "Nova"  # the built-in one again
 
 
 @pytest.mark.parametrize("text, problem", [
@@ -206,7 +206,7 @@ def test_a_broken_file_is_left_out_with_an_error_and_the_rest_loads(make_setting
                                       encoding="utf-8")
     caplog.set_level(logging.ERROR, logger="app.characters.book")
     book = CharacterBook(make_settings())
-    assert sorted(d.id for d in book.all()) == ["luna", "nova"]
+    assert sorted(d.id for d in book.all("local")) == ["luna", "nova"]
     [record] = caplog.records
     assert record.fields["file"].endswith("broken.toml")
     assert "not valid TOML" in record.fields["problem"]

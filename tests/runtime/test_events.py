@@ -10,9 +10,9 @@ import msgspec
 import pytest
 
 from app.api.app_keys import REDIS, RUNTIME
+from app.core.emotion import Emotion
 from app.memory import keys
 from app.memory.state import ThoughtArousalError
-from app.core.emotion import Emotion
 from app.pipeline.vocabulary import (
     AwaitUser,
     Continue,
@@ -21,8 +21,8 @@ from app.pipeline.vocabulary import (
     UserPayload,
 )
 from app.runtime.events import awaiting_event, continue_event, impulse_event, user_event
-from app.runtime.wire import encode
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
+from app.runtime.wire import encode
 from tests.fakemodel import Reply
 from tests.pipeline_support import hold_pair, open_chat
 from tests.runtime_support import marker, responders, runtime_app, user_prompt

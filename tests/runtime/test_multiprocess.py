@@ -130,3 +130,64 @@ async def test_a_live_process_recovers_the_turn_of_a_process_that_died(
     finally:
         await dying.close()
         await survivor.close()
+
+
+# The processes get `redis_client`'s socket as their external Redis (see above).
+@pytest.mark.own_redis
+async def test_a_deleted_users_sockets_close_in_every_process(fake_model, redis_client,
+                                                              tmp_path, aiohttp_client):
+    """Issue 24, item 10: her login session is shared through Redis, so a socket of hers on
+    any process closes within a second of her deletion, and of her logout."""
+    import aiohttp
+    import redis as sync_redis
+
+    from app.api.middleware import SESSION_COOKIE
+    from app.auth.accounts import delete_user_sync
+    from app.memory.purge import purge_user
+    from app.storage.database import connect
+    from tests.accounts import add_user
+
+    socket_path = redis_client.connection_pool.connection_kwargs["path"]
+    redis_url = f"unix://{socket_path}"
+    add_user(tmp_path / "a")
+    one = await aiohttp_client(process(fake_model, tmp_path / "a", redis_url, headless=True))
+    two = await aiohttp_client(process(fake_model, tmp_path / "b", redis_url, headless=True))
+
+    async def login() -> str:
+        response = await one.post("/api/login", json={"name": "anna",
+                                                      "password": "correct horse battery"})
+        assert response.status == 200
+        return response.cookies[SESSION_COOKIE].value
+
+    async def closed_within(ws: aiohttp.ClientWebSocketResponse, seconds: float) -> int | None:
+        try:
+            async with asyncio.timeout(seconds):
+                async for _ in ws:
+                    pass
+        except TimeoutError:
+            return None
+        return ws.close_code
+
+    def session_socket(client, session_id: str):
+        return client.ws_connect("/api/ws", headers={"Cookie": f"{SESSION_COOKIE}={session_id}"})
+
+    # Logout on one process ends the session's sockets on both.
+    session_id = await login()
+    here, there = await session_socket(one, session_id), await session_socket(two, session_id)
+    one.session.cookie_jar.update_cookies({SESSION_COOKIE: session_id})
+    assert (await one.post("/api/logout")).status == 204
+    assert await asyncio.gather(closed_within(here, 1.0), closed_within(there, 1.0)) == [
+        4401, 4401]
+
+    # Her deletion (rows and Redis keys, as `novaberg user delete` removes them) too.
+    session_id = await login()
+    here, there = await session_socket(one, session_id), await session_socket(two, session_id)
+    local = await two.ws_connect("/api/ws", headers=AUTH)
+    conn = connect(tmp_path / "a" / "novaberg.sqlite3")
+    assert delete_user_sync(conn, "anna")
+    conn.close()
+    with sync_redis.Redis(unix_socket_path=socket_path) as redis:
+        purge_user(redis, "anna")
+    assert await asyncio.gather(closed_within(here, 1.0), closed_within(there, 1.0),
+                                closed_within(local, 1.0)) == [4401, 4401, None]
+    await local.close()

@@ -23,7 +23,7 @@ def test_binary_serves_and_stops_without_leftovers(tmp_path):
     data = tmp_path / "fresh-data"
     app = AppProcess(data, command=[str(BINARY)]).start()
     try:
-        status, health = http("GET", app.url + "/api/health")
+        status, health = app.get("/api/health")  # the admin: with the versions
         assert status == 200 and health["redis"]["embedded"] is True
         assert app.get("/api/me")[1]["user_id"] == "local"
         assert http("GET", app.url + "/api/me")[0] == 401

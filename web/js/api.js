@@ -21,10 +21,15 @@ function unreachable(error) {
 
 /** A fetch that answers parsed JSON (or null for an empty answer, e.g. 204) or throws
  * ApiError. `body` goes as JSON; with `{raw: true}` it is a string sent as it is (a file's
- * JSON text that the server reads itself). */
-export async function request(method, path, body, { raw = false } = {}) {
-  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin" };
-  if (body !== undefined) {
+ * JSON text that the server reads itself); a Blob (a chosen file) goes as it is, with its
+ * own type; with `{keepalive: true}` it is sent even when the page is closing (a change
+ * whose undo time had not run out yet). */
+export async function request(method, path, body, { raw = false, keepalive = false } = {}) {
+  const init = { method, headers: { Accept: "application/json" }, credentials: "same-origin", keepalive };
+  if (typeof Blob !== "undefined" && body instanceof Blob) {
+    init.headers["Content-Type"] = body.type || "application/octet-stream";
+    init.body = body;
+  } else if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = raw ? body : JSON.stringify(body);
   }
@@ -66,11 +71,19 @@ function query(params) {
 }
 
 export const api = {
-  health: () => request("GET", "/api/health"),
   me: () => request("GET", "/api/me"),
   login: (name, password) => request("POST", "/api/login", { name, password }),
   logout: () => request("POST", "/api/logout"),
   characters: () => request("GET", "/api/characters"),
+  character: (cid) => request("GET", `/api/characters/${enc(cid)}`),
+  createCharacter: (fields) => request("POST", "/api/characters", fields),
+  saveCharacter: (cid, fields) => request("PUT", `/api/characters/${enc(cid)}`, fields),
+  deleteCharacter: (cid) => request("DELETE", `/api/characters/${enc(cid)}`),
+  copyCharacter: (cid) => request("POST", `/api/characters/${enc(cid)}/copy`, {}),
+  setPicture: (cid, file) => request("PUT", `/api/characters/${enc(cid)}/picture`, file),
+  removePicture: (cid) => request("DELETE", `/api/characters/${enc(cid)}/picture`),
+  importCard: (file) => request("POST", "/api/characters/import", file),
+  cardUrl: (cid, spec, format) => `/api/characters/${enc(cid)}/card?spec=${spec}&format=${format}`,
   send: (cid, text) => request("POST", `/api/characters/${enc(cid)}/messages`, { text }),
   session: (cid) => request("GET", `/api/characters/${enc(cid)}/session`),
   // `{before|after|around: cursor, limit}` → {messages, older, newer, origins}
@@ -82,7 +95,13 @@ export const api = {
   turn: (id) => request("GET", `/api/turns/${enc(id)}`),
   reminders: (cid) => request("GET", `/api/characters/${enc(cid)}/reminders`),
   addReminder: (cid, text, dueAt) => request("POST", `/api/characters/${enc(cid)}/reminders`, { text, due_at: dueAt }),
+  editReminder: (cid, id, change, options) => request("PATCH", `/api/characters/${enc(cid)}/reminders/${enc(id)}`, change, options),
+  deleteReminder: (cid, id, options) => request("DELETE", `/api/characters/${enc(cid)}/reminders/${enc(id)}`, undefined, options),
   lists: (cid) => request("GET", `/api/characters/${enc(cid)}/lists`),
+  renameList: (cid, name, newName) => request("PATCH", `/api/characters/${enc(cid)}/lists/${enc(name)}`, { name: newName }),
+  deleteList: (cid, name, options) => request("DELETE", `/api/characters/${enc(cid)}/lists/${enc(name)}`, undefined, options),
+  editItem: (cid, name, item, text) => request("PATCH", `/api/characters/${enc(cid)}/lists/${enc(name)}/items/${enc(item)}`, { text }),
+  removeItem: (cid, name, item, options) => request("DELETE", `/api/characters/${enc(cid)}/lists/${enc(name)}/items/${enc(item)}`, undefined, options),
   memories: (cid, q = "") => request("GET", `/api/characters/${enc(cid)}/memories?q=${enc(q)}`),
   editMemory: (cid, id, text) => request("PUT", `/api/characters/${enc(cid)}/memories/${enc(id)}`, { text }),
   forgetMemory: (cid, id) => request("DELETE", `/api/characters/${enc(cid)}/memories/${enc(id)}`),
@@ -96,10 +115,12 @@ export const api = {
   // the journal (SPEC §9 /api/journal/…)
   journalDays: () => request("GET", "/api/journal/days"),
   journalDay: (date) => request("GET", `/api/journal/days/${enc(date)}`),
-  journalWrite: (date) => request("POST", `/api/journal/days/${enc(date)}/drafts`, {}),
+  journalMonth: (month) => request("GET", `/api/journal/months/${enc(month)}`),
+  journalWrite: (date, { includeExisting = false, language = null } = {}) => request("POST",
+    `/api/journal/days/${enc(date)}/drafts`, { include_existing: includeExisting, language }),
   journalJob: (id) => request("GET", `/api/journal/jobs/${enc(id)}`),
   journalCreate: (date, text, draftId) => request("POST", "/api/journal/entries", { date, text, draft_id: draftId || null }),
-  journalEdit: (id, text) => request("PUT", `/api/journal/entries/${enc(id)}`, { text }),
+  journalEdit: (id, text, draftId = null) => request("PUT", `/api/journal/entries/${enc(id)}`, { text, draft_id: draftId }),
   journalRestore: (id, versionId) => request("POST", `/api/journal/entries/${enc(id)}/restore`, { version_id: versionId }),
   journalDelete: (id) => request("DELETE", `/api/journal/entries/${enc(id)}`),
   journalUndelete: (id) => request("POST", `/api/journal/entries/${enc(id)}/undelete`),

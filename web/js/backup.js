@@ -1,14 +1,34 @@
-// The "Backup" (Sicherung) section of the settings dialog: take a backup and see the ones in
-// the data dir (admin only: a backup holds every user's data), download this conversation
-// as Markdown or JSON, and import a JSON export (into the signed-in user's own data).
+// The settings' "Backup & export" tab (Sicherung & Export): take a backup and see the ones
+// in the data dir — when to the second, how many messages, how big, the folder and the one
+// command that restores one (admin only: a backup holds every user's data) — download this
+// conversation as Markdown or JSON, and import a JSON export (into the signed-in user's own
+// data), told back as what it added.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, errorText, t } from "./i18n.js";
+import { countText, errorText, formatBytes, formatDateTime, t } from "./i18n.js";
 
-function size(bytes) {
-  if (bytes >= 1024 * 1024) return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-  return `${Math.max(1, Math.round(bytes / 1024))} KB`;
+// What an import of each kind of export adds (`POST /api/imports` → {kind, imported,
+// skipped, parts?}): the count words of its parts. A chat import names its parts itself
+// (`messages`, `lists` — which counts list items — and `reminders`).
+const IMPORT_UNITS = { "novaberg.chat": "messages", "novaberg.journal": "entries",
+                       "novaberg.journal_export": "entries", "novaberg.memories": "memories" };
+const PART_UNITS = { lists: "listItems" };
+
+/** What an import added, by part: "Importiert: 1 Tagebucheintrag.", "Importiert: 3
+ * Nachrichten, 1 Liste; 2 waren schon da.", "Nichts Neues: alles war schon da (2
+ * Nachrichten)." */
+export function importedText(result) {
+  const parts = result.parts ? Object.entries(result.parts)
+    : [[IMPORT_UNITS[result.kind] || "items", { imported: result.imported, skipped: result.skipped }]];
+  const named = (field) => parts.filter(([, part]) => part[field] > 0)
+    .map(([unit, part]) => countText(PART_UNITS[unit] || unit, part[field])).join(", ");
+  if (result.imported > 0) {
+    return result.skipped > 0
+      ? t("import.doneSkipped", { what: named("imported"), skipped: countText("skipped", result.skipped) })
+      : t("import.done", { what: named("imported") });
+  }
+  return result.skipped > 0 ? t("import.nothingNew", { what: named("skipped") }) : t("import.empty");
 }
 
 export class BackupSection {
@@ -30,24 +50,30 @@ export class BackupSection {
     this.updateLink();
     if (!this.isAdmin) return;
     try {
-      this.render((await api.backups()).backups);
+      this.render(await api.backups());
     } catch (error) {
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
     }
   }
 
-  render(backups) {
+  /** `GET /api/backups`: {directory, backups: [{name, created_at, bytes, counts,
+   * restore_command}]}, newest first. */
+  render({ directory, backups }) {
     const list = $("#backup-list");
-    if (!backups.length) {
+    $("#backup-folder").textContent = t("backup.folder", { path: directory });
+    const newest = backups[0];
+    $("#backup-restore").hidden = !newest;
+    $("#backup-restore-command").textContent = newest ? newest.restore_command : "";
+    if (!newest) {
       list.replaceChildren(h("li", { class: "muted", text: t("backup.none") }));
       return;
     }
     list.replaceChildren(...backups.map((b) => h("li", {
-      title: b.path,
+      title: b.name,
       text: t("backup.item", {
-        date: formatDateTime(Date.parse(b.created_at) / 1000),
-        messages: (b.counts && b.counts.messages) || 0,
-        size: size(b.bytes),
+        when: formatDateTime(Date.parse(b.created_at) / 1000, { seconds: true }),
+        messages: countText("messages", (b.counts && b.counts.messages) || 0),
+        size: formatBytes(b.bytes),
       }),
     })));
   }
@@ -66,7 +92,7 @@ export class BackupSection {
     try {
       const made = await api.createBackup();
       setStatus(this.status, t("backup.done", { name: made.name }), "ok");
-      this.render((await api.backups()).backups);
+      this.render(await api.backups());
     } catch (error) {
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
     } finally {
@@ -87,7 +113,7 @@ export class BackupSection {
     }
     try {
       const result = await api.importExport(exported);
-      setStatus(this.status, t("backup.imported", result), "ok");
+      setStatus(this.status, importedText(result), "ok");
     } catch (error) {
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
     } finally {

@@ -15,8 +15,11 @@ export const STRINGS = {
     "conn.reconnecting": "Connection lost — reconnecting…",
     "offline.banner": "Offline mode: no language model is active. {name} answers with simple built-in replies. Choose a model in Settings.",
     "offline.open": "Open settings",
+    "offline.dismiss": "Hide",
+    "menu.open": "Menu",
     "composer.label": "Your message",
     "composer.placeholder": "Write to {name}… (Enter sends, Shift+Enter for a new line)",
+    "composer.placeholderShort": "Write to {name}…",
     "composer.send": "Send",
     "composer.limit": "{count} of at most {limit} characters for the current model",
     "composer.overLimit": "{count} characters: too long for the current model (at most {limit})",
@@ -93,6 +96,9 @@ export const STRINGS = {
     "reason.impulse_without_thought": "the impulse had no thought",
     "reason.invalid_due_at": "the time is not possible (in the past, or too far ahead)",
     "reason.too_many_reminders": "there are too many open reminders",
+    "reason.reminder_busy": "the reminder is being delivered right now; try again in a moment",
+    "reason.list_exists": "there is a list of that name already",
+    "reason.item_exists": "that is on the list already",
     "reason.login_backoff": "too many failed logins; wait a moment",
     "reason.url_has_credentials": "put the API key in its own field, not in the URL",
     "reason.invalid_url": "the URL is not valid",
@@ -110,6 +116,9 @@ export const STRINGS = {
     "reason.invalid_date": "the date is not valid",
     "reason.invalid_document": "the file is not a document this app can read",
     "reason.invalid_format": "unknown format",
+    "reason.invalid_export": "this export cannot be made",
+    "reason.invalid_language": "unknown language",
+    "reason.invalid_month": "not a month",
     "reason.invalid_identities": "a name is not valid (2–100 characters, not only a title, none twice)",
     "reason.invalid_import": "the file is not a valid export; nothing was imported",
     "reason.invalid_json": "the text is not valid JSON",
@@ -122,12 +131,67 @@ export const STRINGS = {
     "reason.invalid_request": "the request was not valid",
     "reason.invalid_role": "a message has an unknown speaker",
     "reason.invalid_setting": "a setting has a value that is not allowed",
-    "reason.invalid_start_link": "this start link is used up or unknown; open the link the terminal shows",
+    "reason.invalid_start_link": "this start link is used up, too old or unknown; open the link the terminal shows",
+    "reason.invalid_host": "the address of this request is malformed",
     "reason.misdirected_request": "this address is not served here",
     "reason.note_too_long": "the note is too long",
     "reason.query_too_long": "the search is too long",
     "reason.setting_locked": "this setting is fixed by the command line or the environment",
     "reason.start_link_desktop_only": "start links work only in desktop mode",
+    "reason.character_exists": "a character with this id exists already",
+    "reason.empty_upload": "no file was sent",
+    "reason.invalid_card": "this is not a character card that can be read",
+    "reason.invalid_character": "the character is not valid",
+    "reason.invalid_picture": "this picture cannot be used",
+    "reason.invalid_size": "this picture size is not offered",
+    "reason.no_picture": "there is no picture",
+    "reason.not_own": "only your own characters can be deleted",
+    "picker.label": "Characters",
+    "picker.switch": "Talk with {name}",
+    "picker.manage": "Characters…",
+    "chars.title": "Characters",
+    "chars.new": "New character",
+    "chars.import": "Import a character card (PNG or JSON)",
+    "chars.importing": "Importing…",
+    "chars.imported": "{name} was imported.",
+    "chars.importNote": "Note: {note}",
+    "chars.talk": "Talk",
+    "chars.edit": "Edit",
+    "chars.copy": "Copy",
+    "chars.copied": "{name} was made as a copy.",
+    "chars.delete": "Delete",
+    "chars.export": "Card:",
+    "chars.current": "current",
+    "chars.kind.built_in": "built in",
+    "chars.kind.shared": "shared",
+    "chars.kind.own": "yours",
+    "chars.kind.changed": "your version",
+    "chars.lore": "{count} lorebook entries",
+    "chars.close": "Close",
+    "chars.deleteTitle": "Delete {name}?",
+    "chars.deleteText": "The definition and picture of {name} are removed. The conversation, the journal and what was remembered stay; a character of the same id later continues them.",
+    "chars.deleteRevert": "Your changes to {name} are removed; the original comes back. The conversation stays.",
+    "chars.deleteConfirm": "Delete",
+    "chars.deleted": "{name} was deleted.",
+    "editor.new": "New character",
+    "editor.edit": "Edit {name}",
+    "editor.name": "Name",
+    "editor.picture": "Picture",
+    "editor.pictureRemove": "Remove picture",
+    "editor.persona": "Persona: who the character is and how it speaks",
+    "editor.greeting": "Greeting: the first message of a new conversation",
+    "editor.description": "Short description for the list",
+    "editor.language": "Language",
+    "editor.emotion": "Baseline mood",
+    "editor.arousal": "Baseline arousal",
+    "editor.mode": "Baseline mode",
+    "editor.save": "Save",
+    "editor.cancel": "Back",
+    "editor.saved": "{name} was saved.",
+    "editor.builtIn": "{name} is built in: saving makes your own version of it; deleting that version brings the original back.",
+    "editor.fromCard": "From a character card: alternate greetings, examples and the lorebook are kept and exported again.",
+    "lang.de": "German",
+    "lang.en": "English",
     "reason.too_large": "too large",
     "reason.unauthorized": "please sign in again",
     "reason.unknown_character": "unknown character",
@@ -191,6 +255,41 @@ export const STRINGS = {
     "reminders.added": "Reminder added.",
     "reminders.past": "That time has passed already; choose a time in the future.",
     "reminders.done": "done",
+    "lists.remove": "Cross off",
+    "lists.removeLabel": "Cross off: {item}",
+    "lists.edit": "Edit",
+    "lists.editLabel": "Edit: {item}",
+    "lists.editField": "Item",
+    "lists.rename": "Rename",
+    "lists.renameLabel": "Rename list: {name}",
+    "lists.renameField": "List name",
+    "lists.delete": "Delete list",
+    "lists.deleteLabel": "Delete list: {name}",
+    "lists.removed": "“{item}” crossed off.",
+    "lists.deleted": "List “{name}” deleted.",
+    "lists.saved": "List changed.",
+    "panel.undo": "Undo",
+    "panel.undoLabel": "Undo: {what}",
+    "panel.save": "Save",
+    "panel.cancel": "Cancel",
+    "reminders.edit": "Edit",
+    "reminders.editLabel": "Edit: {text}",
+    "reminders.editText": "Reminder text",
+    "reminders.editDue": "When",
+    "reminders.saved": "Reminder changed.",
+    "reminders.markDone": "Done",
+    "reminders.markDoneLabel": "Done: {text}",
+    "reminders.delete": "Delete",
+    "reminders.deleteLabel": "Delete: {text}",
+    "reminders.deleted": "Reminder “{text}” deleted.",
+    "reminders.markedDone": "“{text}” is done.",
+    "reminders.came": "it's time",
+    "reminders.later": "Remind me again:",
+    "reminders.snooze10": "in 10 min",
+    "reminders.snooze60": "in 1 h",
+    "reminders.snoozeTomorrow": "tomorrow",
+    "reminders.snoozeLabel": "Remind me again {when}: {text}",
+    "reminders.snoozed": "I'll remind you of “{text}” again: {when}.",
     "panel.session": "Conversation",
     "session.reset": "Reset conversation…",
     "session.confirmTitle": "Reset the conversation?",
@@ -199,12 +298,16 @@ export const STRINGS = {
     "session.cancel": "Cancel",
     "session.wasReset": "The conversation was reset.",
     "settings.open": "Settings",
-    "settings.title": "Language model",
+    "settings.title": "Settings",
+    "settings.tab.model": "Model",
+    "settings.tab.privacy": "Privacy",
+    "settings.tab.backup": "Backup & export",
     "settings.provider": "Provider",
     "settings.provider.offline": "Offline (built in, no model)",
     "settings.provider.ollama": "Ollama",
     "settings.provider.openai": "OpenAI-compatible (llama.cpp, vLLM, LM Studio, OpenRouter)",
     "settings.url": "Server URL",
+    "settings.urlDefault": "Leave empty for {url}",
     "settings.model": "Model",
     "settings.apiKey": "API key",
     "settings.apiKeySet": "A key is stored. Type a new one to replace it.",
@@ -215,15 +318,15 @@ export const STRINGS = {
     "settings.use": "Use",
     "settings.test": "Test connection",
     "settings.testing": "Testing…",
-    "settings.testOk": "Connection works.",
-    "settings.testFailed": "Connection failed: {reason}",
+    "settings.testOk": "The connection to {url} works.",
+    "settings.testOkDetails": "The connection to {url} works ({details}).",
+    "settings.contextWindow": "context window {count} tokens",
+    "settings.testFailed": "The connection to {url} failed: {reason}",
     "settings.save": "Save",
     "settings.saved": "Saved.",
     "settings.savedUnreachable": "Saved, but the server does not answer: {reason}",
     "settings.close": "Close",
-    "privacy.title": "People (privacy)",
-    "privacy.open": "People (privacy)…",
-    "privacy.close": "Close",
+    "privacy.title": "People",
     "privacy.intro": "For a remote language model, these names, and phone numbers, addresses, e-mail addresses, IBANs, tax ids, birth dates, car plates and private links, are replaced by placeholders before anything leaves this machine.",
     "privacy.empty": "No people yet.",
     "privacy.add": "Add person",
@@ -257,20 +360,77 @@ export const STRINGS = {
     "backup.running": "Backing up…",
     "backup.done": "Backup saved: {name}",
     "backup.none": "No backup yet.",
-    "backup.item": "{date} — {messages} messages, {size}",
+    "backup.item": "{when} — {messages}, {size}",
+    "backup.folder": "Folder: {path}",
+    "backup.restoreHint": "To restore the newest one, stop Novaberg and run:",
     "backup.exportTitle": "Export this conversation",
     "backup.from": "From",
     "backup.to": "To",
     "backup.format": "Format",
     "backup.download": "Download",
+    "backup.importTitle": "Import",
     "backup.import": "Import a JSON export",
-    "backup.imported": "Imported {imported} messages ({skipped} were already here).",
     "backup.notJson": "This file is not a JSON export.",
+    "import.done": "Imported: {what}.",
+    "import.doneSkipped": "Imported: {what}; {skipped}.",
+    "import.nothingNew": "Nothing new: everything was already here ({what}).",
+    "import.empty": "The file holds nothing to import.",
+    "count.messages.one": "{count} message",
+    "count.messages.other": "{count} messages",
+    "count.entries.one": "{count} journal entry",
+    "count.entries.other": "{count} journal entries",
+    "count.memories.one": "{count} memory of you",
+    "count.memories.other": "{count} memories of you",
+    "count.lists.one": "{count} list",
+    "count.lists.other": "{count} lists",
+    "count.reminders.one": "{count} reminder",
+    "count.reminders.other": "{count} reminders",
+    "count.listItems.one": "{count} list item",
+    "count.listItems.other": "{count} list items",
+    "count.items.one": "{count} item",
+    "count.items.other": "{count} items",
+    "count.skipped.one": "{count} was already here",
+    "count.skipped.other": "{count} were already here",
+    "time.dayAt": "{day} at {time}",
     "views.label": "Views",
     "views.chat": "Chat",
     "views.journal": "Journal",
     "journal.title": "Journal",
-    "journal.noDays": "No days yet: talk with {name}, or import a day.",
+    "journal.monthDays": "Days in {month}",
+    "journal.monthEmpty": "Nothing in {month} yet. Pick a day in the calendar to write an entry by hand — or talk with {name}: from a day with a conversation, “Write an entry” makes a draft.",
+    "journal.newDate": "Day",
+    "journal.noConversation": "No conversation on this day. Write your entry here by hand.",
+    "journal.cal.prev": "Previous month",
+    "journal.cal.next": "Next month",
+    "journal.cal.help": "Arrow keys move by a day or a week, Page Up and Page Down by a month, Enter opens the day.",
+    "journal.cal.today": "today",
+    "journal.cal.entry": "entry",
+    "journal.cal.chat": "conversation",
+    "journal.cal.todayLegend": "today",
+    "journal.writeAgain": "Write a new draft",
+    "journal.includeEntry": "Start from my entry (the draft revises it)",
+    "journal.includeDraft": "Start from the last draft",
+    "journal.acceptVersion": "Use as new version",
+    "journal.isCurrent": "This draft is the entry's current version.",
+    "journal.offlineDraft": "Without a language model: your lines of the day, unchanged.",
+    "journal.baseEntry": "Revises your entry.",
+    "journal.baseDraft": "Revises the last draft.",
+    "journal.leftOut": "Not in the text: {ids} (questions to {name}).",
+    "journal.sourceDone": "Source {id}, carried out: {text}",
+    "journal.sourceQuestion": "Source {id}, a question, not in the text: {text}",
+    "journal.stageDone.reconstruct": "Day reconstructed",
+    "journal.stageDone.narrate": "Entry written",
+    "journal.export.title": "Export",
+    "journal.export.format": "Format",
+    "journal.export.files": "Files",
+    "journal.export.one": "one file",
+    "journal.export.perEntry": "one per entry (zip)",
+    "journal.export.hint": "Every entry that is not in the trash; JSON with all its versions.",
+    "journal.export.download": "Download",
+    "journal.purgeTitle": "Delete for good?",
+    "journal.purgeText": "The entry of {date} and all its versions will be gone. This cannot be undone.",
+    "journal.purgeCancel": "Keep it",
+    "journal.purged": "Deleted for good.",
     "journal.trash": "Trash",
     "journal.trashEmpty": "The trash is empty.",
     "journal.dayTitle": "{date}",
@@ -341,7 +501,7 @@ export const STRINGS = {
     "memories.forgetAllTitle": "Forget everything?",
     "memories.forgetAllText": "{name} forgets every memory of you, for good. The conversation itself stays.",
     "memories.forgetAllConfirm": "Forget everything",
-    "memories.allForgotten": "Forgot {count} memories.",
+    "memories.allForgotten": "Forgotten: {what}.",
     "memories.kind.fact": "fact",
     "memories.kind.person": "person",
     "memories.kind.preference": "preference",
@@ -358,8 +518,11 @@ export const STRINGS = {
     "conn.reconnecting": "Verbindung verloren — verbinde neu…",
     "offline.banner": "Offline-Modus: Es ist kein Sprachmodell aktiv. {name} antwortet mit einfachen eingebauten Sätzen. Wähle in den Einstellungen ein Modell.",
     "offline.open": "Einstellungen öffnen",
+    "offline.dismiss": "Ausblenden",
+    "menu.open": "Menü",
     "composer.label": "Deine Nachricht",
     "composer.placeholder": "Schreib {name}… (Enter sendet, Umschalt+Enter für eine neue Zeile)",
+    "composer.placeholderShort": "Schreib {name}…",
     "composer.send": "Senden",
     "composer.limit": "{count} von höchstens {limit} Zeichen für das aktuelle Modell",
     "composer.overLimit": "{count} Zeichen: zu lang für das aktuelle Modell (höchstens {limit})",
@@ -435,6 +598,9 @@ export const STRINGS = {
     "reason.internal_error": "ein interner Fehler ist aufgetreten",
     "reason.invalid_due_at": "der Zeitpunkt ist nicht möglich (vorbei oder zu weit in der Zukunft)",
     "reason.too_many_reminders": "es gibt zu viele offene Erinnerungen",
+    "reason.reminder_busy": "die Erinnerung wird gerade zugestellt; versuch es gleich noch einmal",
+    "reason.list_exists": "eine Liste mit diesem Namen gibt es schon",
+    "reason.item_exists": "das steht schon auf der Liste",
     "reason.login_backoff": "zu viele fehlgeschlagene Anmeldungen; warte einen Moment",
     "reason.url_has_credentials": "der API-Schlüssel gehört in sein eigenes Feld, nicht in die URL",
     "reason.invalid_url": "die URL ist ungültig",
@@ -453,6 +619,9 @@ export const STRINGS = {
     "reason.invalid_date": "das Datum ist ungültig",
     "reason.invalid_document": "die Datei ist kein Dokument, das diese App lesen kann",
     "reason.invalid_format": "unbekanntes Format",
+    "reason.invalid_export": "dieser Export geht nicht",
+    "reason.invalid_language": "unbekannte Sprache",
+    "reason.invalid_month": "kein Monat",
     "reason.invalid_identities": "ein Name ist ungültig (2–100 Zeichen, nicht nur eine Anrede, keiner doppelt)",
     "reason.invalid_import": "die Datei ist kein gültiger Export; nichts wurde importiert",
     "reason.invalid_json": "der Text ist kein gültiges JSON",
@@ -465,17 +634,72 @@ export const STRINGS = {
     "reason.invalid_request": "die Anfrage war ungültig",
     "reason.invalid_role": "eine Nachricht hat einen unbekannten Sprecher",
     "reason.invalid_setting": "eine Einstellung hat einen unzulässigen Wert",
-    "reason.invalid_start_link": "dieser Startlink ist verbraucht oder unbekannt; öffne den Link aus dem Terminal",
+    "reason.invalid_start_link": "dieser Startlink ist verbraucht, zu alt oder unbekannt; öffne den Link aus dem Terminal",
+    "reason.invalid_host": "die Adresse dieser Anfrage ist fehlerhaft",
     "reason.misdirected_request": "diese Adresse wird hier nicht bedient",
     "reason.note_too_long": "die Notiz ist zu lang",
     "reason.query_too_long": "die Suche ist zu lang",
     "reason.setting_locked": "diese Einstellung ist über die Kommandozeile oder die Umgebung festgelegt",
     "reason.start_link_desktop_only": "Startlinks gibt es nur im Desktop-Modus",
+    "reason.character_exists": "eine Figur mit dieser Kennung gibt es schon",
+    "reason.empty_upload": "es wurde keine Datei geschickt",
+    "reason.invalid_card": "das ist keine lesbare Charakterkarte",
+    "reason.invalid_character": "die Figur ist nicht gültig",
+    "reason.invalid_picture": "dieses Bild kann nicht verwendet werden",
+    "reason.invalid_size": "diese Bildgröße gibt es nicht",
+    "reason.no_picture": "es gibt kein Bild",
+    "reason.not_own": "nur eigene Figuren können gelöscht werden",
+    "picker.label": "Figuren",
+    "picker.switch": "Mit {name} sprechen",
+    "picker.manage": "Figuren…",
+    "chars.title": "Figuren",
+    "chars.new": "Neue Figur",
+    "chars.import": "Charakterkarte importieren (PNG oder JSON)",
+    "chars.importing": "Wird importiert…",
+    "chars.imported": "{name} wurde importiert.",
+    "chars.importNote": "Hinweis: {note}",
+    "chars.talk": "Sprechen",
+    "chars.edit": "Bearbeiten",
+    "chars.copy": "Kopieren",
+    "chars.copied": "{name} wurde als Kopie angelegt.",
+    "chars.delete": "Löschen",
+    "chars.export": "Karte:",
+    "chars.current": "aktuell",
+    "chars.kind.built_in": "eingebaut",
+    "chars.kind.shared": "gemeinsam",
+    "chars.kind.own": "eigene",
+    "chars.kind.changed": "deine Fassung",
+    "chars.lore": "{count} Lorebook-Einträge",
+    "chars.close": "Schließen",
+    "chars.deleteTitle": "{name} löschen?",
+    "chars.deleteText": "Beschreibung und Bild von {name} werden entfernt. Das Gespräch, das Tagebuch und das Gemerkte bleiben; eine spätere Figur mit derselben Kennung knüpft daran an.",
+    "chars.deleteRevert": "Deine Änderungen an {name} werden entfernt; das Original kommt zurück. Das Gespräch bleibt.",
+    "chars.deleteConfirm": "Löschen",
+    "chars.deleted": "{name} wurde gelöscht.",
+    "editor.new": "Neue Figur",
+    "editor.edit": "{name} bearbeiten",
+    "editor.name": "Name",
+    "editor.picture": "Bild",
+    "editor.pictureRemove": "Bild entfernen",
+    "editor.persona": "Persona: wer die Figur ist und wie sie spricht",
+    "editor.greeting": "Begrüßung: die erste Nachricht eines neuen Gesprächs",
+    "editor.description": "Kurze Beschreibung für die Liste",
+    "editor.language": "Sprache",
+    "editor.emotion": "Grundstimmung",
+    "editor.arousal": "Grundanspannung",
+    "editor.mode": "Grundmodus",
+    "editor.save": "Speichern",
+    "editor.cancel": "Zurück",
+    "editor.saved": "{name} wurde gespeichert.",
+    "editor.builtIn": "{name} ist eingebaut: Speichern legt deine eigene Fassung an; das Löschen dieser Fassung bringt das Original zurück.",
+    "editor.fromCard": "Aus einer Charakterkarte: weitere Begrüßungen, Beispiele und das Lorebook bleiben erhalten und werden wieder exportiert.",
+    "lang.de": "Deutsch",
+    "lang.en": "Englisch",
     "reason.too_large": "zu groß",
     "reason.unauthorized": "bitte melde dich erneut an",
     "reason.unknown_character": "unbekannte Figur",
     "reason.unknown_conversation": "unbekanntes Gespräch",
-    "reason.unknown_memory": "diese Erinnerung gibt es nicht mehr",
+    "reason.unknown_memory": "das steht nicht mehr im Gedächtnis",
     "reason.unsupported_content_encoding": "die Kodierung der Anfrage wird nicht unterstützt",
     "reason.network": "der Server ist nicht erreichbar",
     "reason.invalid_response": "die Antwort des Servers war nicht lesbar",
@@ -534,6 +758,41 @@ export const STRINGS = {
     "reminders.added": "Erinnerung angelegt.",
     "reminders.past": "Dieser Zeitpunkt ist schon vorbei; wähle eine Zeit in der Zukunft.",
     "reminders.done": "erledigt",
+    "lists.remove": "Streichen",
+    "lists.removeLabel": "Streichen: {item}",
+    "lists.edit": "Bearbeiten",
+    "lists.editLabel": "Bearbeiten: {item}",
+    "lists.editField": "Eintrag",
+    "lists.rename": "Umbenennen",
+    "lists.renameLabel": "Liste umbenennen: {name}",
+    "lists.renameField": "Name der Liste",
+    "lists.delete": "Liste löschen",
+    "lists.deleteLabel": "Liste löschen: {name}",
+    "lists.removed": "„{item}“ gestrichen.",
+    "lists.deleted": "Liste „{name}“ gelöscht.",
+    "lists.saved": "Liste geändert.",
+    "panel.undo": "Rückgängig",
+    "panel.undoLabel": "Rückgängig: {what}",
+    "panel.save": "Speichern",
+    "panel.cancel": "Abbrechen",
+    "reminders.edit": "Bearbeiten",
+    "reminders.editLabel": "Bearbeiten: {text}",
+    "reminders.editText": "Text der Erinnerung",
+    "reminders.editDue": "Wann",
+    "reminders.saved": "Erinnerung geändert.",
+    "reminders.markDone": "Erledigt",
+    "reminders.markDoneLabel": "Erledigt: {text}",
+    "reminders.delete": "Löschen",
+    "reminders.deleteLabel": "Löschen: {text}",
+    "reminders.deleted": "Erinnerung „{text}“ gelöscht.",
+    "reminders.markedDone": "„{text}“ ist erledigt.",
+    "reminders.came": "jetzt fällig",
+    "reminders.later": "Noch mal erinnern:",
+    "reminders.snooze10": "in 10 Min.",
+    "reminders.snooze60": "in 1 Std.",
+    "reminders.snoozeTomorrow": "morgen",
+    "reminders.snoozeLabel": "Noch mal erinnern {when}: {text}",
+    "reminders.snoozed": "Ich erinnere dich noch mal an „{text}“: {when}.",
     "panel.session": "Gespräch",
     "session.reset": "Gespräch zurücksetzen…",
     "session.confirmTitle": "Gespräch zurücksetzen?",
@@ -542,12 +801,16 @@ export const STRINGS = {
     "session.cancel": "Abbrechen",
     "session.wasReset": "Das Gespräch wurde zurückgesetzt.",
     "settings.open": "Einstellungen",
-    "settings.title": "Sprachmodell",
+    "settings.title": "Einstellungen",
+    "settings.tab.model": "Modell",
+    "settings.tab.privacy": "Privatsphäre",
+    "settings.tab.backup": "Sicherung & Export",
     "settings.provider": "Anbieter",
     "settings.provider.offline": "Offline (eingebaut, kein Modell)",
     "settings.provider.ollama": "Ollama",
     "settings.provider.openai": "OpenAI-kompatibel (llama.cpp, vLLM, LM Studio, OpenRouter)",
     "settings.url": "Server-Adresse",
+    "settings.urlDefault": "Leer lassen für {url}",
     "settings.model": "Modell",
     "settings.apiKey": "API-Schlüssel",
     "settings.apiKeySet": "Ein Schlüssel ist hinterlegt. Tippe einen neuen ein, um ihn zu ersetzen.",
@@ -558,15 +821,15 @@ export const STRINGS = {
     "settings.use": "Übernehmen",
     "settings.test": "Verbindung testen",
     "settings.testing": "Teste…",
-    "settings.testOk": "Die Verbindung funktioniert.",
-    "settings.testFailed": "Verbindung fehlgeschlagen: {reason}",
+    "settings.testOk": "Die Verbindung zu {url} funktioniert.",
+    "settings.testOkDetails": "Die Verbindung zu {url} funktioniert ({details}).",
+    "settings.contextWindow": "Kontextfenster {count} Tokens",
+    "settings.testFailed": "Die Verbindung zu {url} ist fehlgeschlagen: {reason}",
     "settings.save": "Speichern",
     "settings.saved": "Gespeichert.",
     "settings.savedUnreachable": "Gespeichert, aber der Server antwortet nicht: {reason}",
     "settings.close": "Schließen",
-    "privacy.title": "Personen (Privatsphäre)",
-    "privacy.open": "Personen (Privatsphäre)…",
-    "privacy.close": "Schließen",
+    "privacy.title": "Personen",
     "privacy.intro": "Für ein entferntes Sprachmodell werden diese Namen sowie Telefonnummern, Adressen, E-Mail-Adressen, IBANs, Steuer-IDs, Geburtsdaten, Kennzeichen und private Links durch Platzhalter ersetzt, bevor etwas diesen Rechner verlässt.",
     "privacy.empty": "Noch keine Personen.",
     "privacy.add": "Person hinzufügen",
@@ -600,20 +863,77 @@ export const STRINGS = {
     "backup.running": "Sichere…",
     "backup.done": "Sicherung gespeichert: {name}",
     "backup.none": "Noch keine Sicherung.",
-    "backup.item": "{date} — {messages} Nachrichten, {size}",
+    "backup.item": "{when} — {messages}, {size}",
+    "backup.folder": "Ordner: {path}",
+    "backup.restoreHint": "Zum Wiederherstellen der neuesten Novaberg beenden und ausführen:",
     "backup.exportTitle": "Dieses Gespräch exportieren",
     "backup.from": "Von",
     "backup.to": "Bis",
     "backup.format": "Format",
     "backup.download": "Herunterladen",
+    "backup.importTitle": "Importieren",
     "backup.import": "JSON-Export importieren",
-    "backup.imported": "{imported} Nachrichten importiert ({skipped} waren schon da).",
     "backup.notJson": "Diese Datei ist kein JSON-Export.",
+    "import.done": "Importiert: {what}.",
+    "import.doneSkipped": "Importiert: {what}; {skipped}.",
+    "import.nothingNew": "Nichts Neues: alles war schon da ({what}).",
+    "import.empty": "Die Datei enthält nichts zum Importieren.",
+    "count.messages.one": "{count} Nachricht",
+    "count.messages.other": "{count} Nachrichten",
+    "count.entries.one": "{count} Tagebucheintrag",
+    "count.entries.other": "{count} Tagebucheinträge",
+    "count.memories.one": "{count} Erinnerung an dich",
+    "count.memories.other": "{count} Erinnerungen an dich",
+    "count.lists.one": "{count} Liste",
+    "count.lists.other": "{count} Listen",
+    "count.reminders.one": "{count} Erinnerung",
+    "count.reminders.other": "{count} Erinnerungen",
+    "count.listItems.one": "{count} Listeneintrag",
+    "count.listItems.other": "{count} Listeneinträge",
+    "count.items.one": "{count} Eintrag",
+    "count.items.other": "{count} Einträge",
+    "count.skipped.one": "{count} war schon da",
+    "count.skipped.other": "{count} waren schon da",
+    "time.dayAt": "{day} um {time}",
     "views.label": "Ansichten",
     "views.chat": "Chat",
     "views.journal": "Tagebuch",
     "journal.title": "Tagebuch",
-    "journal.noDays": "Noch keine Tage: sprich mit {name} oder importiere einen Tag.",
+    "journal.monthDays": "Tage im {month}",
+    "journal.monthEmpty": "Im {month} steht noch nichts. Wähle einen Tag im Kalender und schreib einen Eintrag von Hand – oder sprich mit {name}: Aus einem Tag mit Gespräch macht „Eintrag schreiben“ einen Entwurf.",
+    "journal.newDate": "Tag",
+    "journal.noConversation": "An diesem Tag gab es kein Gespräch. Schreib deinen Eintrag hier von Hand.",
+    "journal.cal.prev": "Voriger Monat",
+    "journal.cal.next": "Nächster Monat",
+    "journal.cal.help": "Pfeiltasten: ein Tag oder eine Woche weiter, Bild auf und Bild ab: ein Monat, Eingabe öffnet den Tag.",
+    "journal.cal.today": "heute",
+    "journal.cal.entry": "Eintrag",
+    "journal.cal.chat": "Gespräch",
+    "journal.cal.todayLegend": "heute",
+    "journal.writeAgain": "Neuen Entwurf schreiben",
+    "journal.includeEntry": "Von meinem Eintrag ausgehen (der Entwurf überarbeitet ihn)",
+    "journal.includeDraft": "Vom letzten Entwurf ausgehen",
+    "journal.acceptVersion": "Als neue Fassung übernehmen",
+    "journal.isCurrent": "Dieser Entwurf ist die aktuelle Fassung des Eintrags.",
+    "journal.offlineDraft": "Ohne Sprachmodell: deine Zeilen des Tages, unverändert.",
+    "journal.baseEntry": "Überarbeitet deinen Eintrag.",
+    "journal.baseDraft": "Überarbeitet den letzten Entwurf.",
+    "journal.leftOut": "Nicht im Text: {ids} (Fragen an {name}).",
+    "journal.sourceDone": "Quelle {id}, erledigt: {text}",
+    "journal.sourceQuestion": "Quelle {id}, eine Frage, nicht im Text: {text}",
+    "journal.stageDone.reconstruct": "Tag rekonstruiert",
+    "journal.stageDone.narrate": "Eintrag geschrieben",
+    "journal.export.title": "Exportieren",
+    "journal.export.format": "Format",
+    "journal.export.files": "Dateien",
+    "journal.export.one": "eine Datei",
+    "journal.export.perEntry": "eine pro Eintrag (ZIP)",
+    "journal.export.hint": "Alle Einträge, die nicht im Papierkorb liegen; JSON mit allen Fassungen.",
+    "journal.export.download": "Herunterladen",
+    "journal.purgeTitle": "Endgültig löschen?",
+    "journal.purgeText": "Der Eintrag vom {date} und alle seine Fassungen sind dann weg. Das lässt sich nicht rückgängig machen.",
+    "journal.purgeCancel": "Behalten",
+    "journal.purged": "Endgültig gelöscht.",
     "journal.trash": "Papierkorb",
     "journal.trashEmpty": "Der Papierkorb ist leer.",
     "journal.dayTitle": "{date}",
@@ -667,24 +987,24 @@ export const STRINGS = {
     "reason.field_locked": "eine Änderung betrifft ein gesperrtes Feld; entsperre es zuerst",
 
     "memories.title": "Was {name} sich merkt",
-    "memories.search": "Erinnerungen durchsuchen",
+    "memories.search": "Gedächtnis durchsuchen",
     "memories.empty": "{name} hat sich noch nichts über dich gemerkt.",
-    "memories.noMatch": "Keine Erinnerung passt.",
+    "memories.noMatch": "Nichts im Gedächtnis passt dazu.",
     "memories.export": "Alle herunterladen:",
     "memories.edit": "Bearbeiten",
     "memories.editLabel": "Bearbeiten: {text}",
-    "memories.editField": "Text der Erinnerung",
+    "memories.editField": "Text im Gedächtnis",
     "memories.save": "Speichern",
     "memories.cancel": "Abbrechen",
-    "memories.saved": "Erinnerung geändert.",
+    "memories.saved": "Geändert.",
     "memories.forget": "Vergessen",
     "memories.forgetLabel": "Vergessen: {text}",
     "memories.forgotten": "Vergessen.",
     "memories.forgetAll": "Alles vergessen…",
     "memories.forgetAllTitle": "Alles vergessen?",
-    "memories.forgetAllText": "{name} vergisst alle Erinnerungen an dich, endgültig. Das Gespräch selbst bleibt.",
+    "memories.forgetAllText": "{name} vergisst alles, was im Gedächtnis über dich steht, endgültig. Das Gespräch selbst bleibt.",
     "memories.forgetAllConfirm": "Alles vergessen",
-    "memories.allForgotten": "{count} Erinnerungen vergessen.",
+    "memories.allForgotten": "Vergessen: {what}.",
     "memories.kind.fact": "Tatsache",
     "memories.kind.person": "Person",
     "memories.kind.preference": "Vorliebe",
@@ -703,9 +1023,24 @@ export function pickLanguage(languages) {
   return "en";
 }
 
-export const lang = pickLanguage(
-  typeof navigator === "undefined" ? [] : [...(navigator.languages || []), navigator.language],
-);
+/** The locale numbers and dates are written in: the first browser language of the UI's
+ * language ("en-GB" keeps its 24-hour clock, "de-AT" its own words), else the language. */
+export function pickLocale(languages, language) {
+  for (const tag of languages || []) {
+    if (String(tag).toLowerCase().split("-")[0] !== language) continue;
+    try {
+      return Intl.getCanonicalLocales(tag)[0];
+    } catch {
+      // not a language tag Intl knows: try the next
+    }
+  }
+  return language;
+}
+
+const browserLanguages = typeof navigator === "undefined" ? []
+  : [...(navigator.languages || []), navigator.language];
+export const lang = pickLanguage(browserLanguages);
+export const locale = pickLocale(browserLanguages, lang);
 
 /** The string for `key` with `{name}` placeholders filled from `params`. */
 export function t(key, params = {}) {
@@ -761,11 +1096,15 @@ export function translatePage(root = document, params = {}) {
   for (const node of root.querySelectorAll("[data-i18n-title]")) node.title = t(node.dataset.i18nTitle, params);
 }
 
-const timeFormat = new Intl.DateTimeFormat(lang, { hour: "2-digit", minute: "2-digit" });
-const dateTimeFormat = new Intl.DateTimeFormat(lang, { dateStyle: "medium", timeStyle: "short" });
+const timeFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit" });
+const secondsFormat = new Intl.DateTimeFormat(locale, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const dateTimeFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "short" });
+const dateSecondsFormat = new Intl.DateTimeFormat(locale, { dateStyle: "medium", timeStyle: "medium" });
+const relativeDay = new Intl.RelativeTimeFormat(locale, { numeric: "auto" });
+const pluralRules = new Intl.PluralRules(locale);
 
-const dayFormat = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long" });
-const dayYearFormat = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
+const dayFormat = new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long" });
+const dayYearFormat = new Intl.DateTimeFormat(locale, { weekday: "long", day: "numeric", month: "long", year: "numeric" });
 
 /** A calendar day as the user's language writes it: "Dienstag, 1. Dezember", "Tuesday,
  * December 1" (with the year when it is not this one). */
@@ -778,8 +1117,78 @@ export function formatTime(epochSeconds) {
   return timeFormat.format(new Date(epochSeconds * 1000));
 }
 
-export function formatDateTime(epochSeconds) {
-  return dateTimeFormat.format(new Date(epochSeconds * 1000));
+/** Calendar days from `now`'s day to `date`'s, in local time (-1: yesterday). */
+function daysFrom(now, date) {
+  const midnight = (d) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime();
+  return Math.round((midnight(date) - midnight(now)) / 86_400_000);
+}
+
+/** A moment as a person says it: "heute um 18:34" / "today at 18:34", "gestern um …",
+ * "morgen um …", else the date with the time ("1. Dez. 2026, 18:34"); `seconds` adds them. */
+export function formatDateTime(epochSeconds, { seconds = false, now = new Date() } = {}) {
+  const date = new Date(epochSeconds * 1000);
+  const days = daysFrom(now, date);
+  if (Math.abs(days) <= 1) {
+    return t("time.dayAt", { day: relativeDay.format(days, "day"),
+                             time: (seconds ? secondsFormat : timeFormat).format(date) });
+  }
+  return (seconds ? dateSecondsFormat : dateTimeFormat).format(date);
+}
+
+/** A number as the user's language writes it ("0,50", "32.768"); `options` are
+ * Intl.NumberFormat's. */
+export function formatNumber(value, options = {}) {
+  return new Intl.NumberFormat(locale, options).format(value);
+}
+
+const BYTE_UNITS = ["byte", "kilobyte", "megabyte", "gigabyte", "terabyte"];
+
+/** A size in the largest unit that keeps it at 1 or more, decimal (1 kB = 1000 bytes, as
+ * file managers count): "1,4 MB", "820 kB". */
+export function formatBytes(bytes) {
+  let value = Math.max(0, bytes);
+  let unit = 0;
+  while (value >= 1000 && unit < BYTE_UNITS.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return formatNumber(value, { style: "unit", unit: BYTE_UNITS[unit], unitDisplay: "short",
+                               maximumFractionDigits: value < 10 && unit > 0 ? 1 : 0 });
+}
+
+/** A count with its noun in the right plural form: `count.<unit>.<one|other>` of the
+ * table, chosen by Intl.PluralRules ("1 Tagebucheintrag", "4 Erinnerungen an dich"). */
+export function countText(unit, count) {
+  const form = `count.${unit}.${pluralRules.select(count)}`;
+  return t(known(form) ? form : `count.${unit}.other`, { count: formatNumber(count) });
+}
+
+// Calendar days (`YYYY-MM-DD`) are no moments: they are formatted as UTC dates, so that no
+// time zone moves them to the day before.
+const longDate = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long", year: "numeric", timeZone: "UTC" });
+const monthYear = new Intl.DateTimeFormat(lang, { month: "long", year: "numeric", timeZone: "UTC" });
+
+function calendarDay(iso) {
+  return new Date(`${iso}T00:00:00Z`);
+}
+
+/** A calendar day as the user writes it: "Dienstag, 1. Dezember 2026". */
+export function formatDate(iso) {
+  return longDate.format(calendarDay(iso));
+}
+
+/** The month of a calendar day: "Dezember 2026". */
+export function formatMonth(iso) {
+  return monthYear.format(calendarDay(iso));
+}
+
+/** The weekdays Monday first: `{short, long}` ("Mo", "Montag"). */
+export function weekdayNames() {
+  const short = new Intl.DateTimeFormat(lang, { weekday: "short", timeZone: "UTC" });
+  const long = new Intl.DateTimeFormat(lang, { weekday: "long", timeZone: "UTC" });
+  // 2024-01-01 was a Monday.
+  return Array.from({ length: 7 }, (_, n) => calendarDay(`2024-01-0${n + 1}`))
+    .map((day) => ({ short: short.format(day).replace(/\.$/, ""), long: long.format(day) }));
 }
 
 /** Add a page's own strings (`{en: {…}, de: {…}}`), e.g. those of the profile page. */

@@ -1,39 +1,78 @@
-// The Journal view (SPEC §8, issue 13): days, a day's conversations, "write an entry" with
-// progress for both stages, the draft beside the lines it was built from, the entry with its
-// version history, and the trash. Progress arrives over the WebSocket (`journal_progress`);
-// the view also asks for the job itself, so a missed message never leaves it waiting.
+// The Journal view (SPEC §8, issues 13 and 22): a month calendar and the month's days, any
+// day opened — its conversations, "write an entry" with progress for both stages (optionally
+// starting from the stored text), the draft beside the lines it was built from, the entry
+// (journal-entry.js) written by hand or taken over from a draft, as the first entry or as its
+// next version — the export of the whole journal and the trash, whose one irreversible
+// action asks first. Progress arrives over the WebSocket (`journal_progress`); the view also
+// asks for the job itself, so a missed message never leaves it waiting.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, formatDateTime, formatTime, reasonText, t } from "./i18n.js";
+import { errorText, formatDate, formatMonth, formatTime, lang, reasonText, t } from "./i18n.js";
+import { Calendar, isoDate } from "./journal-calendar.js";
+import { EntryView } from "./journal-entry.js";
 
 const JOB_POLL_MS = 1500;
 const FINAL = new Set(["done", "failed"]);
+const STEPS = ["reconstruct", "narrate", "done"];
+
+/** Today in the browser's zone (until the server says what today is in the user's). */
+function localToday() {
+  const now = new Date();
+  return isoDate(new Date(Date.UTC(now.getFullYear(), now.getMonth(), now.getDate())));
+}
 
 export class JournalView {
-  /** `nameOf(characterId)`: what a day's conversation partner is called. */
-  constructor({ root, nameOf, onError }) {
+  /** `nameOf(characterId)`: what a day's conversation partner is called; `name`: the
+   * page's character's (for the texts about no day in particular). */
+  constructor({ root, nameOf, name, onError }) {
     this.root = root;
     this.nameOf = nameOf;
+    this.name = name;
     this.onError = onError;
     this.date = null;
     this.day = null;
+    this.draft = null;
     this.job = null;
     this.pollTimer = 0;
-    this.lastDeleted = null;
-    $("#journal-write", root).addEventListener("click", () => this.write());
-    $("#journal-trash-open", root).addEventListener("click", () => this.showTrash());
-    $("#journal-entry-form", root).addEventListener("submit", (event) => {
-      event.preventDefault();
-      this.save();
+    this.opened = false;
+    this.calendar = new Calendar({
+      table: $("#journal-calendar", root),
+      title: $("#journal-month-title", root),
+      prev: $("#journal-month-prev", root),
+      next: $("#journal-month-next", root),
+      onMonth: (month) => this.loadMonth(month),
+      onOpen: (date) => this.openDay(date),
     });
-    $("#journal-entry-delete", root).addEventListener("click", () => this.remove());
-    $("#journal-undo-button", root).addEventListener("click", () => this.undo());
+    this.entryView = new EntryView({ root, onChanged: () => this.changed() });
+    $("#journal-write", root).addEventListener("click", () => this.write());
     $("#journal-draft-accept", root).addEventListener("click", () => this.accept());
+    $("#journal-trash-open", root).addEventListener("click", () => this.showTrash());
+    $("#journal-new", root).addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.newEntry($("#journal-new-date", root).value);
+    });
+    for (const input of root.querySelectorAll("#journal-export input")) {
+      input.addEventListener("change", () => this.exportLink());
+    }
+    this.exportLink();
+    this.purgeDialog = $("#journal-purge-dialog");
+    this.purgeDialog.addEventListener("close", () => this.purgeClosed());
   }
 
   async show() {
-    await this.refreshDays();
+    if (!this.opened) {
+      this.opened = true;
+      const today = localToday();
+      $("#journal-new-date", this.root).value = today;
+      await this.calendar.show(today);
+      // Open where something is: the newest day of all (else today, to write by hand).
+      const start = this.latest || this.calendar.today || today;
+      await this.calendar.show(start);
+      await this.openDay(start);
+      return;
+    }
+    await this.calendar.refresh();
     if (this.date) await this.openDay(this.date);
   }
 
@@ -41,34 +80,66 @@ export class JournalView {
     this.onError(t("journal.error", { reason: errorText(error) }));
   }
 
-  // --- days -----------------------------------------------------------------------------
+  // --- the month --------------------------------------------------------------------------
 
-  async refreshDays() {
-    let days;
+  async loadMonth(month) {
+    let answer;
     try {
-      days = await api.journalDays();
+      answer = await api.journalMonth(month);
     } catch (error) {
       this.fail(error);
-      return;
+      return null;
     }
-    const list = $("#journal-days", this.root);
-    list.replaceChildren(...days.map((day) => h("li", {},
+    this.latest = answer.latest;
+    this.renderDays(month, answer.days);
+    return answer;
+  }
+
+  /** The month's days as a list (newest first), or what to do when it has none. */
+  renderDays(month, days) {
+    const name = formatMonth(`${month}-01`);
+    $("#journal-days-title", this.root).textContent = t("journal.monthDays", { month: name });
+    const newest = [...days].reverse();
+    $("#journal-days", this.root).replaceChildren(...newest.map((day) => h("li", {},
       h("button", {
         type: "button", class: "journal-day-button", dataset: { date: day.date },
         "aria-current": day.date === this.date ? "date" : false,
-        onclick: () => this.openDay(day.date),
+        onclick: () => this.pick(day.date),
       },
-      h("span", { class: "journal-day-date", text: day.date }),
-      h("span", { class: "journal-day-meta muted small",
-        text: t("journal.yourMessages", { count: day.user_messages }) }),
+      h("span", { class: "journal-day-date", text: formatDate(day.date) }),
+      day.user_messages ? h("span", { class: "journal-day-meta muted small",
+        text: t("journal.yourMessages", { count: day.user_messages }) }) : null,
       day.entry_id ? h("span", { class: "journal-badge", text: t("journal.hasEntry") }) : null,
       !day.entry_id && day.draft_id ? h("span", { class: "journal-badge draft", text: t("journal.hasDraft") }) : null))));
-    $("#journal-days-empty", this.root).hidden = days.length > 0;
-    if (!this.date && days.length) await this.openDay(days[0].date);
+    $("#journal-days-title", this.root).hidden = days.length === 0;
+    const empty = $("#journal-days-empty", this.root);
+    empty.hidden = days.length > 0;
+    empty.textContent = t("journal.monthEmpty", { month: name, name: this.name });
   }
 
-  async openDay(date) {
+  /** Something of the open day changed: the calendar and the day are read again. */
+  async changed() {
+    await this.calendar.refresh();
+    if (this.date) await this.openDay(this.date, { keepEntryStatus: true });
+  }
+
+  // --- a day ------------------------------------------------------------------------------
+
+  /** Open a day from outside the calendar (the month's list, "New entry"). */
+  async pick(date) {
+    await this.calendar.show(date);
+    await this.openDay(date);
+  }
+
+  async newEntry(date) {
+    if (!date) return;
+    await this.pick(date);
+    this.entryView.focus();
+  }
+
+  async openDay(date, { keepEntryStatus = false } = {}) {
     this.date = date;
+    this.calendar.select(date);
     $("#journal-trash", this.root).hidden = true;
     $("#journal-day", this.root).hidden = false;
     for (const button of this.root.querySelectorAll(".journal-day-button")) {
@@ -81,26 +152,55 @@ export class JournalView {
       this.fail(error);
       return;
     }
-    $("#journal-day-title", this.root).textContent = t("journal.dayTitle", { date });
+    if (this.date !== date) return; // another day was opened meanwhile
+    $("#journal-day-title", this.root).textContent = formatDate(date);
+    if (!keepEntryStatus) setStatus(this.entryView.status, "");
     this.renderConversations();
+    this.renderGenerate();
     this.renderDraft(this.day.drafts.find((d) => d.status === "current") || null);
-    this.renderEntry(this.day.entry);
+    this.entryView.render(date, this.day.entry);
+    this.renderAccept();
+  }
+
+  /** Who a day's chats were with, by the names their definitions give them. */
+  partners() {
+    const ids = [...new Set(this.day.conversations.map((c) => c.character_id).filter(Boolean))];
+    return ids.map((id) => this.nameOf(id)).join(", ") || this.name;
   }
 
   renderConversations() {
-    const box = $("#journal-conversations", this.root);
-    box.replaceChildren(...this.day.conversations.map((conversation) => h("section", { class: "journal-conversation" },
+    const conversations = this.day.conversations;
+    const none = $("#journal-no-conversation", this.root);
+    none.hidden = conversations.length > 0;
+    none.textContent = t("journal.noConversation");
+    $("#journal-conversations", this.root).replaceChildren(...conversations.map((conversation) => h("section", { class: "journal-conversation" },
       h("h4", { text: conversation.source === "chat"
         ? t("journal.chatWith", { name: this.nameOf(conversation.character_id) })
         : t("journal.imported") }),
       h("ol", { class: "journal-lines" }, conversation.messages.map((message) => h("li", {
-        class: `journal-line ${message.role}`, dataset: { messageId: message.message_id },
+        class: `journal-line ${message.role}${message.done ? " done" : ""}`, dataset: { messageId: message.message_id },
       },
       h("span", { class: "journal-line-who muted small",
         text: (message.role === "user" ? t("msg.you")
           : conversation.character_id ? this.nameOf(conversation.character_id) : t("journal.assistant"))
           + (message.at ? ` · ${formatTime(message.at)}` : "") }),
       h("span", { class: "text", text: message.text })))))));
+  }
+
+  /** "Write an entry" only where the day has lines of the user's; with a stored text
+   * (the entry, or a draft) it can be the start of the new draft (seed 004
+   * `include_existing`, off unless ticked). */
+  renderGenerate() {
+    const lines = this.day.conversations.some((c) => c.messages.some((m) => m.role === "user" && m.text.trim()));
+    const stored = this.day.entry ? "entry" : this.day.drafts.some((d) => d.status === "current") ? "draft" : null;
+    $("#journal-generate", this.root).hidden = !lines;
+    const write = $("#journal-write", this.root);
+    write.textContent = stored ? t("journal.writeAgain") : t("journal.write");
+    if (!this.job || FINAL.has(this.job.state)) write.disabled = false;
+    $("#journal-include-box", this.root).hidden = !stored;
+    $("#journal-include-label", this.root).textContent = stored === "entry" ? t("journal.includeEntry") : t("journal.includeDraft");
+    $("#journal-include-existing", this.root).checked = false;
+    if (this.job && this.job.date !== this.date) $("#journal-progress", this.root).hidden = true;
   }
 
   messageText(messageId) {
@@ -118,13 +218,15 @@ export class JournalView {
     if (on) line.scrollIntoView({ block: "nearest" });
   }
 
-  // --- writing --------------------------------------------------------------------------
+  // --- writing ----------------------------------------------------------------------------
 
   async write() {
     if (!this.date) return;
-    $("#journal-write", this.root).disabled = true;
+    const write = $("#journal-write", this.root);
+    write.disabled = true;
     try {
-      const started = await api.journalWrite(this.date);
+      const started = await api.journalWrite(this.date, {
+        includeExisting: $("#journal-include-existing", this.root).checked, language: lang });
       // The job's first progress can arrive over the socket before this answer does (it is
       // then already followed as this day's job): its state must not fall back to queued.
       if (!this.job || this.job.job_id !== started.job_id) {
@@ -133,7 +235,7 @@ export class JournalView {
       this.showProgress(this.job);
       this.pollJob();
     } catch (error) {
-      $("#journal-write", this.root).disabled = false;
+      write.disabled = false;
       this.showProgress({ state: "failed", error });
     }
   }
@@ -165,26 +267,45 @@ export class JournalView {
     if (FINAL.has(message.state)) {
       clearTimeout(this.pollTimer);
       $("#journal-write", this.root).disabled = false;
-      this.refreshDays();
-      if (message.state === "done" && this.job.date === this.date) this.openDay(this.date);
+      if (message.state === "done" && this.job.date === this.date) this.changed();
+      else this.calendar.refresh();
     }
   }
 
+  /** The stages so far: a finished one in the past tense ("Day reconstructed"), the
+   * running one in the present ("Reconstructing the day"). */
   showProgress(job) {
     const node = $("#journal-progress", this.root);
     node.hidden = false;
     node.dataset.state = job.state;
-    const steps = ["reconstruct", "narrate", "done"];
-    const reached = steps.indexOf(job.state);
-    const list = steps.map((step, index) => h("li", {
-      class: index < reached || job.state === "done" ? "done" : index === reached ? "current" : "",
-      text: t(`journal.stage.${step}`),
-    }));
+    const reached = job.state === "done" ? STEPS.length : STEPS.indexOf(job.state);
+    const list = STEPS.map((step, index) => {
+      const done = index < reached || job.state === "done";
+      const label = done && step !== "done" ? t(`journal.stageDone.${step}`) : t(`journal.stage.${step}`);
+      return h("li", { class: done ? "done" : index === reached ? "current" : "", text: label });
+    });
     node.replaceChildren(h("ol", { class: "journal-steps" }, list));
     if (job.state === "failed") {
       node.append(h("p", { class: "journal-error", role: "alert",
         text: t("journal.failed", { reason: errorText(job.error) }) }));
     }
+  }
+
+  /** The notes above a draft: made without a model, revising a stored text, or a stage's
+   * fallback — each says what the draft is. */
+  draftNotes(draft) {
+    const notes = [];
+    const stages = Object.fromEntries((draft.trace.stages || []).map((s) => [s.stage, s]));
+    const offline = stages.narrate && stages.narrate.outcome === "offline";
+    if (offline) notes.push(t("journal.offlineDraft"));
+    if (draft.base) notes.push(t(draft.base.origin === "entry" ? "journal.baseEntry" : "journal.baseDraft"));
+    if (draft.reconstruction_status === "fallback") {
+      notes.push(t("journal.fallbackReconstruct", { why: draft.validation.filter((c) => c !== "reconstruction_invalid").join(", ") || "—" }));
+    }
+    if (draft.narration === "local" && !offline) {
+      notes.push(t("journal.fallbackNarrate", { why: reasonText(stages.narrate && stages.narrate.codes[0]) }));
+    }
+    return notes;
   }
 
   renderDraft(draft) {
@@ -193,116 +314,59 @@ export class JournalView {
     box.hidden = !draft;
     if (!draft) return;
     $("#journal-draft-text", this.root).textContent = draft.text;
-    const notes = [];
-    if (draft.reconstruction_status === "fallback") {
-      notes.push(t("journal.fallbackReconstruct", { why: draft.validation.filter((c) => c !== "reconstruction_invalid").join(", ") || "—" }));
-    }
-    if (draft.narration === "local") {
-      const stage = (draft.trace.stages || []).find((s) => s.stage === "narrate");
-      notes.push(t("journal.fallbackNarrate", { why: reasonText(stage && stage.codes[0]) }));
-    }
+    const notes = this.draftNotes(draft);
     const note = $("#journal-fallback", this.root);
     note.hidden = notes.length === 0;
     note.textContent = notes.join(" ");
     $("#journal-draft-sources", this.root).replaceChildren(...draft.sources.map((source) => {
       const text = this.messageText(source.message_id);
+      const label = source.act === "done" ? "journal.sourceDone"
+        : source.act === "question" ? "journal.sourceQuestion" : "journal.sourceLabel";
       return h("li", {},
         h("button", {
-          type: "button", class: "journal-source", title: text, dataset: { messageId: source.message_id },
-          "aria-label": t("journal.sourceLabel", { id: source.source_id, text }),
+          type: "button", class: `journal-source${source.act ? ` ${source.act}` : ""}`, title: text,
+          dataset: { messageId: source.message_id },
+          "aria-label": t(label, { id: source.source_id, text }),
           onmouseenter: () => this.highlight(source.message_id, true),
           onmouseleave: () => this.highlight(source.message_id, false),
           onfocus: () => this.highlight(source.message_id, true),
           onblur: () => this.highlight(source.message_id, false),
         }, source.source_id));
     }));
-    $("#journal-draft-accept", this.root).hidden = Boolean(this.day && this.day.entry);
+    const questions = draft.sources.filter((s) => s.act === "question").map((s) => s.source_id);
+    const leftOut = $("#journal-left-out", this.root);
+    leftOut.hidden = questions.length === 0;
+    leftOut.textContent = t("journal.leftOut", { ids: questions.join(", "), name: this.partners() });
   }
 
-  // --- the entry ------------------------------------------------------------------------
-
-  renderEntry(entry) {
-    this.entry = entry;
-    $("#journal-entry", this.root).hidden = false;
-    $("#journal-entry-text", this.root).value = entry ? entry.text : "";
-    $("#journal-entry-delete", this.root).hidden = !entry;
-    $("#journal-entry-heading", this.root).textContent = entry ? t("journal.entry") : t("journal.newEntry");
-    const versions = entry ? [...entry.versions].reverse() : [];
-    $("#journal-versions-box", this.root).hidden = versions.length === 0;
-    $("#journal-versions", this.root).replaceChildren(...versions.map((version) => h("li", {
-      class: version.version_id === entry.current_version_id ? "current" : "",
-      dataset: { versionId: version.version_id },
-    },
-    h("span", { class: "muted small", text: `${formatDateTime(version.created_at)} · ${t(`journal.origin.${version.origin}`)}` }),
-    h("p", { class: "text journal-version-text", text: version.text }),
-    version.version_id === entry.current_version_id
-      ? h("span", { class: "journal-badge", text: t("journal.current") })
-      : h("button", { type: "button", class: "button button-small journal-restore", onclick: () => this.restore(version.version_id) },
-        t("journal.restore")))));
+  /** "Use as entry" for a day without one, "Use as new version" for a day with one — not
+   * for the draft the entry's current version already is. */
+  renderAccept() {
+    const button = $("#journal-draft-accept", this.root);
+    if (!this.draft) return;
+    const entry = this.day.entry;
+    const current = entry && entry.versions.find((v) => v.version_id === entry.current_version_id);
+    const taken = Boolean(current && current.draft_id === this.draft.draft_id);
+    button.hidden = taken;
+    button.textContent = entry ? t("journal.acceptVersion") : t("journal.accept");
   }
 
   async accept() {
-    if (!this.draft) return;
-    await this.guard(async () => {
-      this.entry = await api.journalCreate(this.date, this.draft.text, this.draft.draft_id);
-      await this.openDay(this.date);
-      await this.refreshDays();
-      setStatus($("#journal-entry-status", this.root), t("journal.saved"), "ok");
-    });
+    if (this.draft) await this.entryView.adopt(this.draft);
   }
 
-  async save() {
-    const text = $("#journal-entry-text", this.root).value;
-    await this.guard(async () => {
-      if (this.entry) await api.journalEdit(this.entry.entry_id, text);
-      else await api.journalCreate(this.date, text, null);
-      await this.openDay(this.date);
-      await this.refreshDays();
-      setStatus($("#journal-entry-status", this.root), t("journal.saved"), "ok");
-    });
+  // --- export -----------------------------------------------------------------------------
+
+  /** The journal's exporter, as the CLI's `novaberg export journal` (the same documents and
+   * file names), its words in the page's language. */
+  exportLink() {
+    const checked = (name) => this.root.querySelector(`input[name="${name}"]:checked`).value;
+    const params = new URLSearchParams({ format: checked("journal-export-format"), lang });
+    if (checked("journal-export-per")) params.set("per", "entry");
+    $("#journal-export-download", this.root).href = `/api/exports/journal?${params}`;
   }
 
-  async restore(versionId) {
-    await this.guard(async () => {
-      this.renderEntry(await api.journalRestore(this.entry.entry_id, versionId));
-      setStatus($("#journal-entry-status", this.root), t("journal.restored"), "ok");
-    });
-  }
-
-  async remove() {
-    if (!this.entry) return;
-    const entryId = this.entry.entry_id;
-    await this.guard(async () => {
-      await api.journalDelete(entryId);
-      this.lastDeleted = entryId;
-      $("#journal-undo", this.root).hidden = false;
-      await this.openDay(this.date);
-      await this.refreshDays();
-    });
-  }
-
-  async undo() {
-    if (!this.lastDeleted) return;
-    await this.guard(async () => {
-      await api.journalUndelete(this.lastDeleted);
-      this.lastDeleted = null;
-      $("#journal-undo", this.root).hidden = true;
-      await this.show();
-      if (!$("#journal-trash", this.root).hidden) await this.showTrash();
-    });
-  }
-
-  async guard(action) {
-    const status = $("#journal-entry-status", this.root);
-    setStatus(status, "");
-    try {
-      await action();
-    } catch (error) {
-      setStatus(status, t("journal.error", { reason: errorText(error) }), "error");
-    }
-  }
-
-  // --- trash ----------------------------------------------------------------------------
+  // --- trash ------------------------------------------------------------------------------
 
   async showTrash() {
     let entries;
@@ -313,19 +377,39 @@ export class JournalView {
       return;
     }
     $("#journal-day", this.root).hidden = true;
-    const box = $("#journal-trash", this.root);
-    box.hidden = false;
+    $("#journal-trash", this.root).hidden = false;
     $("#journal-trash-list", this.root).replaceChildren(...entries.map((entry) => h("li", {},
-      h("strong", { text: entry.date }), " ",
+      h("strong", { text: formatDate(entry.date) }), " ",
       h("span", { class: "text", text: entry.text }), " ",
-      h("button", { type: "button", class: "button button-small", onclick: async () => {
-        this.lastDeleted = entry.entry_id;
-        await this.undo();
-      } }, t("journal.undelete")),
-      h("button", { type: "button", class: "button button-small button-danger", onclick: async () => {
-        await api.journalPurge(entry.entry_id).catch((error) => this.fail(error));
-        await this.showTrash();
-      } }, t("journal.purge")))));
+      h("span", { class: "journal-trash-actions" },
+        h("button", { type: "button", class: "button button-small", onclick: async () => {
+          await this.entryView.undo(entry.entry_id);
+          await this.showTrash();
+        } }, t("journal.undelete")),
+        h("button", { type: "button", class: "button button-small button-danger journal-purge",
+          "aria-haspopup": "dialog", onclick: () => this.askPurge(entry) }, t("journal.purge"))))));
     $("#journal-trash-empty", this.root).hidden = entries.length > 0;
+  }
+
+  /** The one irreversible action asks first, in a dialog whose default is to keep. */
+  askPurge(entry) {
+    this.purging = entry;
+    $("#journal-purge-text").textContent = t("journal.purgeText", { date: formatDate(entry.date) });
+    this.purgeDialog.showModal();
+  }
+
+  async purgeClosed() {
+    const entry = this.purging;
+    const confirmed = this.purgeDialog.returnValue === "confirm";
+    this.purging = null;
+    this.purgeDialog.returnValue = "";
+    if (!entry || !confirmed) return;
+    try {
+      await api.journalPurge(entry.entry_id);
+    } catch (error) {
+      this.fail(error);
+    }
+    await this.showTrash();
+    await this.calendar.refresh();
   }
 }

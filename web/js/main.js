@@ -3,7 +3,11 @@
 
 import { api } from "./api.js";
 import { Attention } from "./attention.js";
-import { characterGreeting, characterName, DEFAULT_CHARACTER_ID, loadCharacters, namesById, pickCharacter } from "./characters.js";
+import {
+  DEFAULT_CHARACTER_ID, avatar, characterGreeting, characterName, characterHref, loadCharacters, namesById,
+  pickCharacter, rememberCharacter, renderPicker, wantedCharacter,
+} from "./characters.js";
+import { CharactersDialog } from "./character-editor.js";
 import { bindComposer, ChatView } from "./chat.js";
 import { Conversation } from "./conversation.js";
 import { $ } from "./dom.js";
@@ -17,8 +21,12 @@ import { BackupSection } from "./backup.js";
 import { firstPage, HistoryLoader } from "./history.js";
 import { SearchBox } from "./search.js";
 import { ReconnectingSocket } from "./socket.js";
+import { TopbarMenu } from "./topbar.js";
 
 const SESSION_SYNC_DELAY_MS = 250;
+// The offline banner, once hidden, stays hidden in this tab until it closes.
+const OFFLINE_DISMISSED_KEY = "novaberg:offline-banner-dismissed";
+const PHONE_QUERY = "(max-width: 479.98px)"; // as web/css/app.css
 const LOAD_MORE_PX = 300; // this close to the top (or, detached, the bottom) the next page loads
 
 async function whoAmI() {
@@ -40,7 +48,8 @@ class App {
     this.prefetched = prefetched;
     this.prefetchedFor = prefetchedFor;
     this.me = me;
-    this.character = pickCharacter(characters, new URLSearchParams(window.location.search).get("character"));
+    this.characters = characters;
+    this.character = pickCharacter(characters, wantedCharacter(window.location.search, window.localStorage, me.user_id));
     this.name = characterName(this.character);
     this.nameOf = namesById(characters);
     this.conversation = new Conversation({
@@ -59,6 +68,13 @@ class App {
     translatePage(document, { name: this.name });
     $("#character-name").textContent = this.name;
     document.title = `${this.name} · Novaberg`;
+    rememberCharacter(window.localStorage, this.me.user_id, this.character.id);
+    this.showCharacters();
+    this.charactersDialog = new CharactersDialog({
+      currentId: this.character.id,
+      onChanged: (characters, changed, deletedId) => this.charactersChanged(characters, changed, deletedId),
+    });
+    $("#characters-open").addEventListener("click", () => this.charactersDialog.open());
     $("#logout").hidden = !this.me.headless;
     $("#logout").addEventListener("click", async () => {
       await api.logout().catch(() => {});
@@ -100,6 +116,14 @@ class App {
       $("#composer-input").focus();
     });
     bindComposer({ form: $("#composer"), textarea: $("#composer-input"), onSend: (text) => this.send(text) });
+    // A phone's one-line message box has room for the short hint only.
+    const phone = window.matchMedia(PHONE_QUERY);
+    const hint = () => {
+      $("#composer-input").placeholder = t(phone.matches ? "composer.placeholderShort" : "composer.placeholder",
+                                           { name: this.name });
+    };
+    phone.addEventListener("change", hint);
+    hint();
     $("#composer-input").addEventListener("input", () => this.showLimit());
 
     this.panels = new Panels({
@@ -115,15 +139,19 @@ class App {
     this.settings = new SettingsDialog({
       isAdmin: this.me.user_id === "local",
       onChanged: (info) => this.showOffline(info),
+      sections: {
+        privacy: new PrivacyPanel(),
+        backup: new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id }),
+      },
     });
-    this.privacy = new PrivacyPanel();
+    this.menu = new TopbarMenu();
     $("#settings-open").addEventListener("click", () => this.settings.open());
-    $("#offline-settings").addEventListener("click", () => this.settings.open());
-    this.backups = new BackupSection({ isAdmin: this.me.user_id === "local", characterId: this.character.id });
-    for (const id of ["#settings-open", "#offline-settings"]) $(id).addEventListener("click", () => this.backups.load());
+    $("#offline-settings").addEventListener("click", () => this.settings.open("model"));
+    $("#offline-dismiss").addEventListener("click", () => this.dismissOffline());
 
     this.conversation.subscribe((change) => this.onChange(change));
-    this.journal = new JournalView({ root: $("#journal-view"), nameOf: this.nameOf, onError: (text) => this.notice(text) });
+    this.journal = new JournalView({ root: $("#journal-view"), nameOf: (id) => this.nameOf(id), name: this.name,
+      onError: (text) => this.notice(text) });
     $("#view-chat").addEventListener("click", () => this.showView("chat"));
     $("#view-journal").addEventListener("click", () => this.showView("journal"));
 
@@ -151,6 +179,34 @@ class App {
       window.novaberg = { app: this, conversation: this.conversation, socket: this.socket };
     }
     $("#composer-input").focus();
+  }
+
+  // --- characters ---------------------------------------------------------------------
+
+  /** The header: the current character's picture and the picker's links to all of them. */
+  showCharacters() {
+    avatar(this.character, { node: $("#character-avatar"), size: 96 });
+    renderPicker($("#picker-list"), this.characters, this.character.id);
+  }
+
+  /** After the characters dialog changed one: the picker shows the list as it is now; a
+   * change to the current character itself reloads the page (its name is in every text),
+   * which keeps the conversation as a reload always does. */
+  charactersChanged(characters, changed, deletedId = null) {
+    this.characters = characters;
+    this.nameOf = namesById(characters);
+    const current = characters.find((c) => c.id === this.character.id);
+    if (!current) { // the current character itself was deleted
+      window.location.assign(characterHref(DEFAULT_CHARACTER_ID));
+      return;
+    }
+    const touched = (changed && changed.id === current.id) || deletedId === current.id;
+    if (touched && (current.name !== this.character.name || current.language !== this.character.language)) {
+      window.location.reload();
+      return;
+    }
+    this.character = current;
+    this.showCharacters();
   }
 
   // --- sending ------------------------------------------------------------------------
@@ -354,21 +410,23 @@ class App {
     try {
       this.showOffline(await api.llm());
     } catch {
-      try {
-        const health = await api.health();
-        this.showOffline({ offline: health.llm && health.llm.provider === "offline" });
-      } catch {
-        // The server is away; the connection line says so.
-      }
+      // The server is away (the connection line says so), or the session ended.
     }
   }
 
   showOffline(info) {
     const banner = $("#offline-banner");
-    banner.hidden = !info.offline;
+    banner.hidden = !info.offline || window.sessionStorage.getItem(OFFLINE_DISMISSED_KEY) === "1";
     $("#offline-text").textContent = t("offline.banner", { name: this.name });
     this.messageLimit = info.message_limit || null;
     this.showLimit();
+  }
+
+  /** The offline banner is hidden for the rest of this tab's session (sessionStorage). */
+  dismissOffline() {
+    window.sessionStorage.setItem(OFFLINE_DISMISSED_KEY, "1");
+    $("#offline-banner").hidden = true;
+    $("#composer-input").focus();
   }
 
   /** The current model's message limit, shown before sending once a message nears it. */

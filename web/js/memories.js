@@ -1,10 +1,10 @@
-// The panel "What {name} remembers" (SPEC §3a): the character's long-term memories of this
-// user — search, edit, forget one, forget everything (with a confirmation). A session reset
-// does not touch them.
+// The panel "What {name} remembers" (German: the character's "Gedächtnis" — "Erinnerungen"
+// are the reminders): the character's long-term memories of this user — search, edit, forget
+// one, forget everything (with a confirmation). A session reset does not touch them.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { formatDateTime, errorText, t } from "./i18n.js";
+import { countText, errorText, formatDateTime, t } from "./i18n.js";
 
 const SEARCH_DELAY_MS = 250;
 // A memory is written by the background worker a moment after the answer that prompted it.
@@ -132,7 +132,7 @@ export class MemoryPanel {
   async forgetAll() {
     try {
       const result = await api.forgetAllMemories(this.characterId);
-      setStatus(this.status, t("memories.allForgotten", { count: result.forgotten }), "ok");
+      setStatus(this.status, t("memories.allForgotten", { what: countText("memories", result.forgotten) }), "ok");
     } catch (error) {
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
       return;

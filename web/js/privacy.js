@@ -1,6 +1,7 @@
-// The privacy dialog, opened from the settings: the people the user names (identity
-// registry, SPEC §7a) — add, edit, remove, save — and a preview box that shows what would
-// leave this machine for a remote model (POST /api/privacy/preview).
+// The settings' Privacy tab: the people the user names (the identity registry: for a remote
+// model their names, and phone numbers, addresses and the like, are replaced by placeholders
+// before a prompt leaves this machine) — add, edit, remove, save — and a preview box that
+// shows what would leave this machine for a remote model (POST /api/privacy/preview).
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
@@ -12,19 +13,11 @@ function splitAliases(text) {
 
 export class PrivacyPanel {
   constructor() {
-    this.dialog = $("#privacy-dialog");
     this.list = $("#privacy-people");
     this.status = $("#privacy-status");
-    $("#privacy-open").addEventListener("click", () => this.open());
-    $("#privacy-close").addEventListener("click", () => this.dialog.close());
     $("#privacy-add").addEventListener("click", () => this.addRow({ name: "", aliases: [] }, true));
     $("#privacy-save").addEventListener("click", () => this.save());
     $("#privacy-preview-run").addEventListener("click", () => this.preview());
-  }
-
-  open() {
-    this.dialog.showModal();
-    this.load();
   }
 
   async load() {

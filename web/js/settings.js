@@ -1,19 +1,24 @@
-// The settings dialog: provider, URL and model (the locally detected servers offered), a
-// connection test, and the API key — typed in, never shown back (the server only says
-// whether one is stored).
+// The settings dialog, in three tabs a person can find: Model (provider, URL and model, the
+// locally detected servers offered, a connection test, and the API key — typed in, never
+// shown back: the server only says whether one is stored), Privacy (privacy.js) and Backup
+// & export (backup.js). A tab's content is loaded when it is shown.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, t } from "./i18n.js";
+import { errorText, formatNumber, t } from "./i18n.js";
+import { Tabs } from "./tabs.js";
 
 export class SettingsDialog {
-  constructor({ isAdmin, onChanged }) {
+  /** `sections`: the other tabs' contents by tab name, each with `load()`. */
+  constructor({ isAdmin, onChanged, sections = {} }) {
     this.isAdmin = isAdmin;
     this.onChanged = onChanged;
+    this.sections = sections;
     this.dialog = $("#settings-dialog");
     this.form = $("#settings-form");
     this.status = $("#settings-status");
     this.info = null;
+    this.tabs = new Tabs($("#settings-dialog [role=tablist]"), { onShow: (name) => this.loadTab(name) });
     this.bind();
   }
 
@@ -27,10 +32,20 @@ export class SettingsDialog {
     });
   }
 
-  async open() {
+  /** Open on the tab called `tab` ("model", "privacy", "backup"). */
+  open(tab = "model") {
+    this.dialog.showModal();
+    this.tabs.show(tab, { focus: true });
+  }
+
+  loadTab(name) {
+    if (name === "model") return this.loadModel();
+    return this.sections[name] && this.sections[name].load();
+  }
+
+  async loadModel() {
     setStatus(this.status, "");
     $("#settings-api-key").value = "";
-    this.dialog.showModal();
     try {
       this.fill(await api.llm());
     } catch (error) {
@@ -58,11 +73,17 @@ export class SettingsDialog {
   }
 
   syncEnabled() {
-    const offline = $("#settings-provider").value === "offline";
+    const provider = $("#settings-provider").value;
+    const offline = provider === "offline";
     $("#settings-test").disabled = offline || !this.isAdmin;
     for (const id of ["#settings-url", "#settings-model", "#settings-api-key", "#settings-remote"]) {
       $(id).disabled = offline;
     }
+    // An empty URL means the provider's default, as the server has it (the setting
+    // llm_probe_<provider>_url): shown in the field, and what a test or a save then uses.
+    const fallback = (this.info && this.info.default_urls && this.info.default_urls[provider]) || "";
+    $("#settings-url").placeholder = fallback;
+    $("#settings-url-hint").textContent = !offline && fallback ? t("settings.urlDefault", { url: fallback }) : "";
   }
 
   showDetected(detected) {
@@ -103,6 +124,8 @@ export class SettingsDialog {
 
   async test() {
     const values = this.formValues();
+    // An empty field: the server tests the provider's default, the one the field shows.
+    const shown = values.url || $("#settings-url").placeholder;
     setStatus(this.status, t("settings.testing"));
     let result;
     try {
@@ -110,16 +133,19 @@ export class SettingsDialog {
       if (values.model) body.model = values.model;
       result = await api.testLlm(body);
     } catch (error) {
-      setStatus(this.status, t("settings.testFailed", { reason: errorText(error) }), "error");
+      setStatus(this.status, t("settings.testFailed", { url: shown, reason: errorText(error) }), "error");
       return;
     }
     if (result.ok) {
       this.offerModels(result.models || []);
       if (!values.model && result.model) $("#settings-model").value = result.model;
-      const extra = [result.model, result.context_window ? `${result.context_window} tokens` : null].filter(Boolean).join(", ");
-      setStatus(this.status, `${t("settings.testOk")}${extra ? ` (${extra})` : ""}`, "ok");
+      const details = [result.model, result.context_window
+        ? t("settings.contextWindow", { count: formatNumber(result.context_window) }) : null].filter(Boolean).join(", ");
+      setStatus(this.status, t(details ? "settings.testOkDetails" : "settings.testOk",
+                               { url: result.url, details }), "ok");
     } else {
-      setStatus(this.status, t("settings.testFailed", { reason: errorText(result.error) }), "error");
+      setStatus(this.status, t("settings.testFailed", { url: result.url || shown, reason: errorText(result.error) }),
+                "error");
     }
   }
 

@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.core import json_input
 from app.core.profiles import NAME
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
@@ -275,16 +276,18 @@ class Parsed:
 def read_result(raw: str | bytes | Mapping[str, Any]) -> ResultIn:
     """JSON text (one code fence allowed) or a decoded object → the checked result."""
     if isinstance(raw, (str, bytes)):
-        text = raw.decode() if isinstance(raw, bytes) else raw
         try:
-            data = json.loads(strip_fence(text))
-        except json.JSONDecodeError as exc:
+            text = raw.decode() if isinstance(raw, bytes) else raw
+            data = json_input.decode(strip_fence(text))
+        except (UnicodeDecodeError, json_input.JsonInputError) as exc:
             raise ResultInvalid(400, "invalid_json", f"the result is not JSON: {exc}") from None
     else:
         data = raw
     if not isinstance(data, dict):
         raise ResultInvalid(400, "schema_error", "the result must be one JSON object")
     kind = data.get("kind")
+    if not isinstance(kind, str):  # a list or object is no kind (and no set member)
+        raise ResultInvalid(400, "unknown_kind", f"kind must be {RESULT_KIND!r}")
     if kind in PACKAGE_KINDS:
         raise ResultInvalid(400, "unknown_kind", "this is the analysis package; paste the "
                             f"model's answer ({RESULT_KIND})")
@@ -295,8 +298,8 @@ def read_result(raw: str | bytes | Mapping[str, Any]) -> ResultIn:
                             f"format_version {data.get('format_version')!r}; "
                             f"only {FORMAT_VERSION} is read")
     try:
-        return msgspec.convert(data, ResultIn)
-    except msgspec.ValidationError as exc:
+        return json_input.convert(data, ResultIn)
+    except json_input.JsonInputError as exc:
         raise ResultInvalid(400, "schema_error", f"the result does not fit the schema: {exc}") \
             from None
 

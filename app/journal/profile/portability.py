@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from app.core import json_input
 from app.core.profiles import (
     FORMAT_VERSION,
     Governance,
@@ -86,8 +87,8 @@ def export_both(writing: dict[str, Any], interaction: dict[str, Any]) -> dict[st
 def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, InteractionDoc | None]:
     """Check a document; returns the parts it carries. Raises `PortableError`."""
     try:
-        head = msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
+        head = json_input.decode(raw)
+    except json_input.JsonInputError as exc:
         raise PortableError(f"the file is not JSON: {exc}") from None
     kind = head.get("kind") if isinstance(head, dict) else None
     if kind not in KINDS:
@@ -96,8 +97,8 @@ def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, Interacti
         raise PortableError(f"format_version {head.get('format_version')!r}; only 1 is read")
     doc_type = {WRITING: WritingDoc, interaction_doc.KIND: InteractionDoc, BOTH: BothDoc}[kind]
     try:
-        doc = msgspec.convert(head, doc_type)
-    except msgspec.ValidationError as exc:
+        doc = json_input.convert(head, doc_type)
+    except json_input.JsonInputError as exc:
         raise PortableError(f"the {kind} document does not fit the schema: {exc}") from None
     writing = doc if isinstance(doc, WritingDoc) else getattr(doc, "writing", None)
     interaction = doc if isinstance(doc, InteractionDoc) else getattr(doc, "interaction", None)

@@ -22,8 +22,10 @@ rendered history (speaker lines `[n] USER (…): …`), the last USER contributi
 
 from __future__ import annotations
 
+import datetime as dt
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -37,6 +39,44 @@ from app.llm.offline import text as tx
 from app.llm.types import Message
 
 
+class Conversation:
+    """What the offline model said today in one conversation: a real model has the whole
+    conversation in view, the rules only the prompt's window, and without this would say
+    the same sentence again later in the day. The newest `PER_DAY` replies of the local day."""
+
+    PER_DAY = 500
+
+    def __init__(self) -> None:
+        self._day = dt.date.today()
+        self._said: list[str] = []
+
+    def said(self) -> list[str]:
+        return self._said if self._day == dt.date.today() else []
+
+    def remember(self, reply: str) -> None:
+        if self._day != dt.date.today():
+            self._day, self._said = dt.date.today(), []
+        self._said = [*self._said[-(self.PER_DAY - 1):], reply]
+
+
+class Conversations:
+    """The offline provider's `Conversation`s by pair, the newest `PAIRS` of them."""
+
+    PAIRS = 10_000
+
+    def __init__(self) -> None:
+        self._by_pair: OrderedDict[str, Conversation] = OrderedDict()
+
+    def of(self, pair: str | None) -> Conversation | None:
+        if not pair:
+            return None
+        conversation = self._by_pair.pop(pair, None) or Conversation()
+        self._by_pair[pair] = conversation
+        while len(self._by_pair) > self.PAIRS:
+            self._by_pair.popitem(last=False)
+        return conversation
+
+
 @dataclass(frozen=True, slots=True)
 class OfflineRequest:
     purpose: str
@@ -44,6 +84,8 @@ class OfflineRequest:
     schema: type[msgspec.Struct] | None
     max_tokens: int
     chars_per_token: float
+    # The conversation the call belongs to (the running turn's pair), None outside a turn.
+    conversation: Conversation | None = None
 
     @property
     def user_text(self) -> str:
@@ -303,28 +345,47 @@ def summary(request: OfflineRequest) -> str:
 
 _HOW_ARE_YOU = re.compile(r"\bwie geht(?:'?s|\s+es\s+(?:dir|ihnen|euch))\b|\bwie läuft'?s\b|"
                           r"\bhow are you\b|\bhow'?s it going\b", re.IGNORECASE)
+# A direct question about the character itself: what it can do, what it is, which model.
+_ABILITIES = re.compile(
+    r"\b(?:was|wobei|womit|wie)\s+kannst\s+du\b|\bwas\s+kann\s+ich\s+mit\s+dir\b|"
+    r"\bwas\s+(?:machst|bist)\s+du\b|\bwer\s+bist\s+du\b|\bhilfst\s+du\s+mir\b|"
+    r"\b(?:welches|welche|ein)\s+(?:sprach)?modell\b|\bbist\s+du\s+(?:eine?\s+)?(?:ki|bot)\b|"
+    r"\b(?:kannst|könntest)\s+du\s+mir\s+(?:\w+\s+)?helfen\b|"
+    r"\bwhat\s+can\s+you\s+do\b|\b(?:how|can|could)\s+you\s+help\b|\bwhat\s+(?:do|are)\s+you\b|"
+    r"\bwho\s+are\s+you\b|\b(?:which|what|a)\s+(?:language\s+)?model\b|"
+    r"\bare\s+you\s+an?\s+(?:ai|bot)\b|^\s*(?:hilfe|help)\s*[?!.]*\s*$", re.IGNORECASE)
+HEAVY = frozenset({"trauer", "angst", "stress", "erschoepfung", "wut"})  # bad news
 
 
-def reflective_reply(user_words: str, max_chars: int, previous: str = "") -> str:
+def reflective_reply(user_words: str, max_chars: int,
+                     previous: str | Collection[str] = ()) -> str:
     """A reply to the user's words in the user's language that fits `max_chars`. It never
-    quotes the user back, and never repeats `previous` (the character's last answer): a
-    fallback has variants, picked by the words and rotated past the last one."""
+    quotes the user back, and never repeats what it said before (`previous`: the
+    character's earlier answers, or its last one): a reply has variants, picked by the
+    words and rotated past those said already. A question about what it can do gets the
+    honest answer (no model runs; lists, reminders, journal, where to pick a model); bad
+    news gets a question about the person, never one about their plans."""
     language = tx.language(user_words)
     words, reflect = phrases.PHRASES[language], phrases.REFLECT[language]
+    said = _said(previous)
     if not user_words.strip():
         return words["empty"]
     seen = perceive_text(user_words)
     if seen.mode == "krise":
         return words["crisis"]
+    if _ABILITIES.search(user_words):
+        return _fresh(words["abilities"], said)
     if _HOW_ARE_YOU.search(user_words):
-        return words["how"]
+        return _fresh(words["how"], said)
     if "begruessung" in seen.intentions and ("smalltalk" in seen.intentions
                                             or len(tx.words(user_words)) <= 3):
-        return words["greet"]
+        return _fresh(words["greet"], said)
     if "abschied" in seen.intentions and "smalltalk" in seen.intentions:
         return words["bye"]
     opening = reflect.get(seen.emotion, "")
-    if "frage" in seen.intentions:
+    if seen.emotion in HEAVY:
+        follow_ups = list(words["heavy"])
+    elif "frage" in seen.intentions:
         follow_ups = list(words["question"])
     else:
         follow_ups = list(words["ask"])
@@ -332,13 +393,23 @@ def reflective_reply(user_words: str, max_chars: int, previous: str = "") -> str
             follow_ups.insert(0, words["ask_topic"].format(seen.topics[0]))
     start = sum(map(ord, user_words)) % len(follow_ups)
     ordered = follow_ups[start:] + follow_ups[:start]
-    said_before = " ".join(previous.split())
-    for follow_up in ordered:
-        for parts in ((opening, follow_up), (follow_up,)):
-            reply = " ".join(p for p in parts if p)
-            if len(reply) <= max_chars and reply != said_before:
-                return reply
-    return ordered[0]
+    openings = [opening] if opening else ["", *words["acknowledge"]]
+    candidates = [" ".join(p for p in (first, follow_up) if p)
+                  for first in openings for follow_up in ordered]
+    if opening:
+        candidates += ordered  # the follow-up alone, when the opening would not fit
+    fitting = [reply for reply in candidates if len(reply) <= max_chars] or [ordered[0]]
+    return next((reply for reply in fitting if reply not in said), fitting[0])
+
+
+def _fresh(variants: Sequence[str], said: set[str]) -> str:
+    """The first variant not said yet (all said: the first)."""
+    return next((v for v in variants if v not in said), variants[0])
+
+
+def _said(previous: str | Collection[str]) -> set[str]:
+    texts = [previous] if isinstance(previous, str) else list(previous)
+    return {" ".join(text.split()) for text in texts if text}
 
 
 def responder(request: OfflineRequest) -> str:

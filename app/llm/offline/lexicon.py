@@ -34,7 +34,9 @@ EMOTIONS: tuple[LexiconEmotion, ...] = (
         "hammer", "genial*", "kaum erwarten", "juhu", "yay", "excited", "amazing", "thrilled",
         "incredible", "fantastic", "awesome", "can't wait", "cannot wait", "brilliant")),
     LexiconEmotion("freude", "joy", 0.6, 1, (
-        "froh", "freu*", "glücklich*", "gluecklich*", "toll*", "super", "klasse", "prima",
+        # the forms of "sich freuen", not "freu*": that is "Freund" and "Freundin" too
+        "froh", "freue", "freust", "freut", "freuen", "freute", "freuten", "gefreut", "freude",
+        "vorfreude", "erfreut", "glücklich*", "gluecklich*", "toll*", "super", "klasse", "prima",
         "schön*", "schoen*", "lach*", "spaß*", "spass*", "gut gelaunt", "happy", "glad",
         "joy*", "great", "wonderful", "nice", "fun", "laugh*", "smil*", "good news")),
     LexiconEmotion("liebe", "love", 0.6, 1, (
@@ -45,6 +47,16 @@ EMOTIONS: tuple[LexiconEmotion, ...] = (
     LexiconEmotion("trauer", "sadness", 0.3, -1, (
         "traurig*", "trauer*", "weine", "weinen", "weinte", "weint", "vermiss*", "verlust*",
         "verloren", "gestorben",
+        # bad news, said as news: a death, an illness, a parting, a job or an exam lost
+        "tot", "stirbt", "starb", "verstorben*", "beerdigung*", "einschläfern",
+        "eingeschläfert", "schluss gemacht", "getrennt", "trennung*", "scheidung*",
+        "gekündigt", "kündigung*", "arbeitslos*", "durchgefallen", "prüfung gefallen", "nicht bestanden", "krebs",
+        "diagnose", "krankenhaus*", "erkrankt*", "unfall*", "schlecht", "schlimm*",
+        "schrecklich*", "streit*", "gestritten", "so allein", "ganz allein", "mich allein",
+        "dead", "passed away", "funeral", "put down", "broke up", "break up", "breakup",
+        "divorce*", "left me", "fired", "laid off", "lost my job", "unemployed", "failed",
+        "cancer", "diagnosis", "hospital", "accident", "awful", "terrible", "horrible",
+        "a fight", "argument", "so alone", "all alone", "feel alone",
         "einsam*", "deprimiert*", "niedergeschlagen*", "enttäusch*", "enttaeusch*",
         "heulen", "sad", "sadness", "cry*", "miss you", "missing", "lost", "died", "death",
         "lonely", "depressed", "heartbroken", "disappointed", "grief", "unhappy")),

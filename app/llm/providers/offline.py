@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from app.core import log as logctx
 from app.llm.offline import handlers
 from app.llm.providers.base import Provider
 from app.llm.schema import fill, neutral_instance
@@ -35,6 +36,8 @@ class OfflineProvider(Provider):
                  **common: Any) -> None:
         super().__init__(**common)
         self.answers = answers
+        # What it said today per conversation (the running turn's pair): its replies vary.
+        self.conversations = handlers.Conversations()
 
     async def context_window(self) -> int | None:
         return self.settings.llm_offline_context
@@ -45,7 +48,8 @@ class OfflineProvider(Provider):
     def answer(self, call: Call) -> str:
         """The answer text for a call (JSON text for a structured call)."""
         request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
-                                          call.max_tokens, self.settings.chars_per_token)
+                                          call.max_tokens, self.settings.chars_per_token,
+                                          self.conversations.of(logctx.pair.get()))
         handler = self.answers.get(call.purpose)
         result = handler(request) if handler is not None else None
         if call.schema is not None:

@@ -9,6 +9,9 @@ list that is, deterministically:
 - a list of that name exists → that list;
 - a name is given and the user asked for a new list, or there are no lists yet → a new list;
 - no name and exactly one list → that list;
+- no name, items to cross off ("Streich die Eier"): the list the conversation is about — the
+  one list that has them, or of several that have them the one changed last; none has
+  them: the list changed last, which then reports them missing;
 - otherwise it asks "which list?" (outcome `follow_up`). The question is a normal chat
   message; the agent's context travels in the `awaiting_user` event and the user's next
   message resumes it: the answer names a list (or a new one), the original items stay.
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 import msgspec
 
+from app.core.grammar import join, sentence, several
 from app.core.i18n import texts
 from app.core.log import fields
 from app.memory.lists import (
@@ -81,8 +85,11 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     log.info("list change intended", extra=fields(
         list=change.list.name, created=change.created, added=len(change.added),
         removed=len(change.removed), cleared=change.cleared))
+    # Crossed off without naming a list, and on none of them: say that, not one list's name.
+    anywhere = not command.list_name and len(existing) > 1
     return AgentResult(agent=AGENT, task=task, outcome="completed",
-                       said=describe(change, command.show, language), effects=[edit])
+                       said=describe(change, command.show, language, anywhere=anywhere),
+                       effects=[edit])
 
 
 def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -> Target | None:
@@ -90,6 +97,8 @@ def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -
     named = find(existing, command.list_name) if command.list_name else None
     if named is None and answer:
         named = mentioned(existing, answer)
+    if named is None and not command.list_name and command.remove and not command.add:
+        named = holding(existing, command.remove)
     if named is not None:
         return Target(named.name, create=False)
     adds = bool(command.add) or command.create_list
@@ -105,6 +114,21 @@ def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -
 def find(existing: list[NamedList], name: str) -> NamedList | None:
     wanted = normalize(name)
     return next((item for item in existing if normalize(item.name) == wanted), None)
+
+
+def holding(existing: list[NamedList], items: list[str]) -> NamedList | None:
+    """The list the items are to come off: the one list that has them all, or of several
+    the one changed last (it is what the conversation is about); none has them all: the one
+    that has most of them, else the list changed last."""
+    if not existing:
+        return None
+    wanted = {normalize(item) for item in items}
+
+    def held(item: NamedList) -> int:
+        return len(wanted & {normalize(i) for i in item.items})
+
+    recent = sorted(existing, key=lambda item: item.updated_at)
+    return max(recent, key=lambda item: (held(item), item.updated_at))
 
 
 def mentioned(existing: list[NamedList], text: str) -> NamedList | None:
@@ -140,7 +164,10 @@ def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
                      candidates=[item.name for item in existing])
 
 
-def describe(change: ListChange, show: bool, language: str) -> list[str]:
+def describe(change: ListChange, show: bool, language: str, *,
+             anywhere: bool = False) -> list[str]:
+    """What the change did, in sentences that agree with their items ("Eier sind
+    gestrichen"); `anywhere`: items missing are on none of the lists."""
     words = _phrases(language)
     name = change.list.name
     said = []
@@ -148,15 +175,13 @@ def describe(change: ListChange, show: bool, language: str) -> list[str]:
         said.append(words["created"].format(name=name))
     if change.cleared:
         said.append(words["cleared"].format(name=name))
-    if change.removed:
-        said.append(words["removed"].format(items=join(change.removed, words["and"]), name=name))
-    if change.missing:
-        said.append(words["missing"].format(items=join(change.missing, words["and"]), name=name))
-    if change.added:
-        key = "added" if len(change.added) == 1 else "added_many"
-        said.append(words[key].format(items=join(change.added, words["and"]), name=name))
-    if change.already:
-        said.append(words["already"].format(items=join(change.already, words["and"]), name=name))
+    missing = "missing_anywhere" if anywhere else "missing"
+    for key, items in (("removed", change.removed), (missing, change.missing),
+                       ("added", change.added), ("already", change.already)):
+        if items:
+            agreeing = f"{key}_many" if several(items, language) else key
+            said.append(sentence(words[agreeing].format(items=join(items, words["and"]),
+                                                        name=name)))
     if show:
         items = change.list.items
         said.append(words["shows"].format(name=name, items=", ".join(items)) if items
@@ -180,12 +205,6 @@ def lists_text(existing: list[NamedList], language: str) -> str:
     return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
                      for item in ordered)
 
-
-
-def join(items: list[str], conjunction: str) -> str:
-    if len(items) <= 1:
-        return "".join(items)
-    return f"{', '.join(items[:-1])} {conjunction} {items[-1]}"
 
 
 def _phrases(language: str) -> Mapping[str, str]:

@@ -1,16 +1,26 @@
 """The lists agent's rules: which list a task names, which items it adds or removes, and
 whether it shows, clears or creates a list ("Setz Milch und Brot auf die Einkaufsliste",
-"Streich Milch von der Liste", "Füg Eier der Liste hinzu", "Put eggs on my shopping list")."""
+"Streich Milch von der Liste", "Füg Eier der Liste hinzu", "Put eggs on my shopping list").
+An item can be crossed off without naming its list ("Streich die Eier", "Nimm die Eier
+runter", "Cross off the eggs"): the agent finds the list that has it; the router counts such
+a command only for an item that is on a list (`list_command`), so "Streich die Wand" stays
+a conversation."""
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Collection
 from typing import Any, NamedTuple
 
 from app.llm.offline import text as tx
-from app.pipeline.offline_rules.routing import LIST_WORD, ONTO_IT
 from app.pipeline.offline_rules.words import ARTICLE, GAP, STEM, WORD, WORD_START
+
+LIST_WORD = re.compile(
+    rf"(?:{WORD_START}{STEM}{WORD}liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I)
+# "Brot und Eier auch noch drauf": onto the list just talked about.
+ONTO_IT = re.compile(r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
+                     r"[\s.!]*$", re.I)
 
 
 class Phrase(NamedTuple):
@@ -23,14 +33,18 @@ class VerbPhrase:
 
     A single regex with a lazy `items` group rescans up to `GAP` characters from every verb
     it meets; here verbs and joints are each found in one pass and paired by bisection, the
-    first joint within `GAP` characters after a verb (and for a target closed by a word,
-    "Füg Milch der Liste hinzu", the first closing word within `GAP` after the joint).
+    first joint within `GAP` characters after a verb — with `target`, the first whose next
+    four words match it, so "Put X that has to wrap on the list" is not cut at "to" — (and for
+    a target closed by a word, "Füg Milch der Liste hinzu", the first closing word within
+    `GAP` after the joint).
     """
 
-    def __init__(self, verb: str, joint: str, closing: str | None = None) -> None:
+    def __init__(self, verb: str, joint: str, closing: str | None = None,
+                 target: re.Pattern[str] | None = None) -> None:
         self.verb = re.compile(rf"\b(?:{verb})\s+", re.I)
         self.joint = re.compile(rf"(?<=\s)(?:{joint})(?=\s)", re.I)
         self.closing = re.compile(rf"(?<=\s)(?:{closing})\b", re.I) if closing else None
+        self.wanted = target  # a target must match it ("… to wrap on the list": the list's "on")
 
     def search(self, text: str) -> Phrase | None:
         joints = list(self.joint.finditer(text))
@@ -38,15 +52,20 @@ class VerbPhrase:
         closing_starts = [m.start() for m in self.closing.finditer(text)] if self.closing else []
         for verb in self.verb.finditer(text):
             index = bisect.bisect_left(joint_starts, verb.end() + 1)
-            if index == len(joints) or joint_starts[index] - verb.end() > GAP:
-                continue
-            joint = joints[index]
-            found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
-                text[verb.end():joint.start()].strip()
-            if "\n" in found:
-                continue
-            target = self._target(text, joint.end(), closing_starts)
-            if target is not None:
+            while index < len(joints) and joint_starts[index] - verb.end() <= GAP:
+                joint = joints[index]
+                index += 1
+                found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
+                    text[verb.end():joint.start()].strip()
+                if "\n" in found:
+                    break
+                target = self._target(text, joint.end(), closing_starts)
+                if target is None:
+                    continue
+                head = " ".join(target.split()[:4])
+                if self.wanted is not None and not self.wanted.search(head) \
+                        and index < len(joints) and joint_starts[index] - verb.end() <= GAP:
+                    continue  # a later joint may lead to what it is wanted for
                 return Phrase(found, target)
         return None
 
@@ -62,10 +81,30 @@ class VerbPhrase:
 _POLITE = re.compile(r"^(?:bitte|please|noch)\s+(?=\S)", re.I)
 _SENTENCE_REST = re.compile(rf"[^.!?]{{0,{GAP}}}")
 _ADD = VerbPhrase(r"setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?",
-                  r"auf|in|zu|zur|on|onto|to")
+                  r"auf|in|zu|zur|on|onto|to", target=LIST_WORD)
 _ADD_HINZU = VerbPhrase(r"füg\w*", r"zur|zu der|der", closing="hinzu")
 _REMOVE = VerbPhrase(r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take",
                      r"von|aus|from|off")
+# "Streich die Eier", "Nimm die Eier runter", "Cross off the eggs", "Take the eggs off":
+# a removal whose list is not named (the items run to the clause's end, or to its particle).
+_BARE_REMOVE = re.compile(
+    r"\A(?:(?:bitte|please|und|and|dann|then|noch|auch|mal)\s+){0,3}"
+    r"(?:streich(?:e|en\s+sie)?|lösch(?:e|en\s+sie)?|entfern(?:e|en\s+sie)?|nimm|"
+    r"cross(?:\s+off)?|remove|delete|take|scratch|strike)\s+(?:(?:bitte|please|mal|noch)\s+)?"
+    rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)"
+    r"(?:\s+(?:wieder\s+)?(?:runter|weg|raus|ab|off|out)\b)?\s*[.!?]*$", re.I)
+# "Kannst du Käse auf die Einkaufsliste setzen?": the request's verb comes last.
+_MODAL_DU = (r"\A(?:(?:bitte|und|dann|noch|auch|mal)\s+){0,3}(?:kannst|könntest|würdest|magst|"
+             r"kann|könnte|würde|können|könnten|würden)\s+(?:du|sie)\s+"
+             r"(?:(?:bitte|mal|noch|auch|doch)\s+){0,3}")
+_REQUEST_ADD = re.compile(
+    _MODAL_DU + rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)\s+(?:auf|in|zu|zur)\s+"
+    rf"(?P<target>[^.!?;\n]{{1,{GAP}}}?)\s+(?:setzen|schreiben|packen|eintragen|notieren|"
+    r"aufschreiben|hinzufügen|tun)\b", re.I)
+_REQUEST_REMOVE = re.compile(
+    _MODAL_DU + rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)\s+(?:(?:von|aus)\s+"
+    rf"(?P<target>[^.!?;\n]{{1,{GAP}}}?)\s+)?(?:wieder\s+)?(?:streichen|nehmen|löschen|"
+    r"entfernen|runternehmen|wegnehmen|rausnehmen)\b", re.I)
 _SHOW = re.compile(r"\b(?:zeig\w*|was steht|show|what'?s on|what is on|lies)\b", re.I)
 _CLEAR = re.compile(r"\b(?:leer\w*|clear|empty)\b|\blösch\w*\s+(?:die|meine)\s+(?:ganze\s+)?"
                     rf"{WORD}{{0,40}}liste\b", re.I)
@@ -106,10 +145,15 @@ def items(text: str) -> list[str]:
     return found
 
 
+def _phrase(pattern: re.Pattern[str], text: str) -> Phrase | None:
+    found = pattern.match(text.strip())
+    return Phrase(found.group("items"), found.group("target") or "") if found else None
+
+
 def parse_list_task(text: str) -> dict[str, Any]:
     command: dict[str, Any] = {"list_name": list_name(text)}
-    removed = _REMOVE.search(text)
-    added = _ADD_HINZU.search(text) or _ADD.search(text)
+    removed = _phrase(_REQUEST_REMOVE, text) or _REMOVE.search(text)
+    added = _phrase(_REQUEST_ADD, text) or _ADD_HINZU.search(text) or _ADD.search(text)
     if removed:
         command["remove"] = items(removed.items)
     elif added and LIST_WORD.search(added.target or text):
@@ -120,9 +164,53 @@ def parse_list_task(text: str) -> dict[str, Any]:
         command["clear"] = True
     if _SHOW.search(text):
         command["show"] = True
-    if re.search(r"\bneue\w*\s+liste\b|\bnew list\b|\banleg", text, re.I):
+    if _CREATE_NEW.search(text):
         command["create_list"] = True
+    if not (command.get("remove") or command.get("add") or command.get("clear")):
+        bare = bare_removal(text)
+        if bare:
+            command["remove"] = bare
     return command
+
+
+_CREATE_NEW = re.compile(r"\bneue\w*\s+liste\b|\bnew list\b|\banleg", re.I)
+
+
+def bare_removal(clause: str) -> list[str]:
+    """The items of a removal that names no list ("Streich die Eier" → ["Eier"])."""
+    if LIST_WORD.search(clause):
+        return []
+    found = _BARE_REMOVE.match(clause.strip())
+    return items(found.group("items")) if found else []
+
+
+def known_items(lists_block: str) -> set[str]:
+    """Every item on the lists as the prompt shows them ("- Name: a, b"), normalized."""
+    found = set()
+    for line in lists_block.splitlines():
+        if line.startswith("- ") and ":" in line:
+            found.update(" ".join(i.split()).casefold() for i in line.split(":", 1)[1].split(","))
+    return found
+
+
+def list_command(clause: str, known: Collection[str] = ()) -> bool:
+    """Whether a command clause names what a list command needs: a list for adding, showing,
+    clearing or making one, or — for crossing off — a list or an item that is on one."""
+    named = bool(LIST_WORD.search(clause))
+    removed = _phrase(_REQUEST_REMOVE, clause) or _REMOVE.search(clause)
+    if removed and (LIST_WORD.search(removed.target) or _any_known(items(removed.items), known)):
+        return True
+    added = _phrase(_REQUEST_ADD, clause) or _ADD_HINZU.search(clause) or _ADD.search(clause)
+    if named and (added or _SHOW.search(clause)
+                  or _CLEAR.search(clause) or _CREATE_NEW.search(clause)):
+        return True
+    if ONTO_IT.search(clause) and (_ADD.search(clause + " auf die Liste") or named):
+        return True
+    return _any_known(bare_removal(clause), known)
+
+
+def _any_known(found: list[str], known: Collection[str]) -> bool:
+    return any(" ".join(item.split()).casefold() in known for item in found)
 
 
 def command(task: str, lists_block: str, resuming: bool) -> dict[str, Any]:

@@ -1,62 +1,81 @@
 """Routing and planning: which agents a message wants (`agents_for`), whether a short reply
 answers the open question (`answers_question`), and a request split into one task per agent
-(`split_tasks`)."""
+(`split_tasks`).
+
+A message wants an agent only through a clause addressed to the character as a command
+(`clauses.commands`: an imperative or a request at the clause's start, or a question about
+what is kept) whose object that agent's rules recognise (`lists.list_command`,
+`reminders.reminder_command`): a narrative that mentions lists, writing, remembering or
+reminders in passing asks for nothing. The lists and open reminders the prompt shows tell
+"Streich die Eier" (on a list) from "Streich die Wand", and "Verschieb den Zahnarzt" (a
+reminder) from a story. The one command without a verb: a short "Brot und Eier auch noch
+drauf" (onto the list just talked about).
+"""
 
 from __future__ import annotations
 
-import bisect
 import re
+from dataclasses import dataclass, field
 
 from app.llm.offline import text as tx
-from app.pipeline.offline_rules.words import GAP, STEM, WORD, WORD_START
+from app.pipeline.offline_rules import clauses, lists, reminders
 
-LIST_WORD = re.compile(
-    rf"(?:{WORD_START}{STEM}{WORD}liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I)
-LIST_VERB = re.compile(
-    r"\b(?:setz\w*|schreib\w*|pack\w*|füg\w*|trag\w*|notier\w*|streich\w*|nimm|lösch\w*|"
-    r"entfern\w*|zeig\w*|leer\w*|was steht|put|add|write|note|remove|cross|take|show|clear|"
-    r"empty|what'?s on|what is on)\b", re.I)
-REMINDER_CUE = re.compile(
-    r"(?<!ich )\berinner(?:e|n|st)?\s{1,20}(?:mich|uns)\b|"
-    r"\berinnerung(?:en)?\b|\bremind\b|\breminders?\b", re.I)
+SHORT_WORDS = 8  # "Brot und Eier auch noch drauf": a verbless command is this short
 
 
-# "Brot und Eier auch noch drauf": onto the list just talked about.
-ONTO_IT = re.compile(r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
-                     r"[\s.!]*$", re.I)
+@dataclass(frozen=True, slots=True)
+class Known:
+    """What the prompt shows is there: the lists' items, the open reminders."""
+
+    items: set[str] = field(default_factory=set)
+    reminders: list[reminders.Known] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, lists_block: str = "", reminders_block: str = "") -> Known:
+        return cls(lists.known_items(lists_block), reminders.known_reminders(reminders_block))
 
 
-def wants_list(text: str) -> bool:
-    return bool(LIST_WORD.search(text) and LIST_VERB.search(text) or ONTO_IT.search(text))
+def agent_of(clause: str, known: Known) -> str:
+    """The agent a command clause is for ("" when it names nothing an agent keeps)."""
+    if reminders.reminder_command(clause, known.reminders):
+        return "reminders"
+    if lists.list_command(clause, known.items):
+        return "lists"
+    return ""
 
 
-_ERINNERN = re.compile(r"\berinnern\b", re.I)
-_MICH = re.compile(r"\bmich\b", re.I)
-_SENTENCE_END = re.compile(r"[.?!]")
+def tasks(text: str, known: Known | None = None) -> list[tuple[str, str]]:
+    """Each command clause of `text` with its agent, in order."""
+    known = known or Known()
+    found = [(agent_of(c.text, known), c.text) for c in clauses.commands(text)]
+    found = [(agent, task) for agent, task in found if agent]
+    if not found and len(tx.words(text)) <= SHORT_WORDS and lists.ONTO_IT.search(text):
+        found = [("lists", text.strip())]
+    return found
 
 
-def wants_reminder(text: str) -> bool:
-    return bool(REMINDER_CUE.search(text) or _mich_then_erinnern(text))
+def agents_for(text: str, known: Known | None = None) -> list[str]:
+    return list(dict.fromkeys(agent for agent, _ in tasks(text, known)))
 
 
-def _mich_then_erinnern(text: str) -> bool:
-    """"…mich morgen an X erinnern": a "mich" before an "erinnern" in the same sentence,
-    at most `GAP` characters apart (paired by bisection: linear in the text)."""
-    mich = [m.start() for m in _MICH.finditer(text)]
-    ends = [m.start() for m in _SENTENCE_END.finditer(text)]
-    for erinnern in _ERINNERN.finditer(text):
-        before = bisect.bisect_left(mich, erinnern.start()) - 1
-        if before < 0 or erinnern.start() - mich[before] > GAP:
-            continue
-        end_between = bisect.bisect_left(ends, mich[before])
-        if end_between == len(ends) or ends[end_between] > erinnern.start():
-            return True
-    return False
+def split_tasks(text: str, known: Known | None = None) -> list[tuple[str, str]]:
+    """One task per agent's run of command clauses, in order ("Setz Milch auf die Liste und
+    erinnere mich morgen an den Zahnarzt" → lists, reminders); clauses that are no command
+    are left out."""
+    merged: list[tuple[str, str]] = []
+    for agent, task in tasks(text, known):
+        if merged and merged[-1][0] == agent:
+            merged[-1] = (agent, f"{merged[-1][1]}. {task}")
+        else:
+            merged.append((agent, task))
+    return merged
 
 
-def agents_for(text: str) -> list[str]:
-    return [name for name, hit in (("lists", wants_list(text)),
-                                   ("reminders", wants_reminder(text))) if hit]
+def command_text(text: str, agent: str, known: Known | None = None) -> str:
+    """The part of `text` addressed to `agent` (its command clauses), or the whole text when
+    it has none (an answer to the agent's own question)."""
+    found = [task for name, task in tasks(text, known) if name == agent]
+    return ". ".join(found) if found else text
 
 
 _QUOTED = re.compile(r"[„“\"”]([^„“\"”]+)[“”\"]")
@@ -68,31 +87,3 @@ def answers_question(words: str, question: str) -> bool:
     if any(name.casefold() in lowered for name in _QUOTED.findall(question)):
         return True
     return len(tx.words(words)) <= 6 and not agents_for(words)
-
-
-_CLAUSE_SPLIT = re.compile(r"((?<!\s)\s*(?:[,;]|\bund\b|\band\b|\bdann\b|\bthen\b)\s*)", re.I)
-
-
-def split_tasks(text: str) -> list[tuple[str, str]]:
-    """Clauses joined by "und"/","/"and" become one task per agent, in order; a clause
-    without a cue of its own belongs to its neighbour ("Setz Milch und Brot auf die Liste")."""
-    pieces = _CLAUSE_SPLIT.split(text.strip())
-    segments: list[list[str]] = [[pieces[0]]]
-    for separator, piece in zip(pieces[1::2], pieces[2::2], strict=False):
-        current = _agent("".join(segments[-1]))
-        following = _agent(piece)
-        if current and following and current != following:
-            segments.append([piece])
-        else:
-            segments[-1].extend([separator, piece])
-    tasks = [(_agent("".join(parts)), "".join(parts).strip(" ,;")) for parts in segments]
-    return [(agent, task) for agent, task in tasks if agent and task]
-
-
-def _agent(text: str) -> str:
-    if wants_reminder(text):
-        return "reminders"
-    if LIST_WORD.search(text) or wants_list(text):
-        return "lists"
-    return ""
-

@@ -165,6 +165,8 @@ BAD_RESULTS = [
      "unknown_kind"),
     (json.dumps({"kind": "kansho.profile_analysis_package", "format_version": 1}), 400,
      "unknown_kind"),
+    (json.dumps({"kind": [], "format_version": 1}), 400, "unknown_kind"),  # was a 500
+    (json.dumps({"kind": {"a": 1}, "format_version": 1}), 400, "unknown_kind"),
     (json.dumps(result(format_version=2)), 400, "unsupported_format_version"),
     (json.dumps(result(mode="rewrite")), 400, "schema_error"),
     (json.dumps(result(changes=[{"action": "explode", "target": "trait"}])), 400,

@@ -1,0 +1,390 @@
+"""A character's lorebook: the `character_book` of a character card (Character Card V2, and the
+V3 lorebook with its decorators), read into entries that enter the responder's prompt when
+the conversation names them (SPEC §11).
+
+Why a keyword-triggered store beside the definition, not long-term memory: a lorebook is
+written by the card's author about the character's world, and it is keyword-triggered by
+design (keys, secondary keys, `constant`, `selective`, insertion order, `enabled`). Long-term
+memory holds what *the user* told the character: the Pixie worker keeps only what the user's
+own words carry, consolidation refreshes and supersedes it, the user edits and forgets it,
+and the responder is told "the person told you this". Lore entries put there would be
+dropped by those checks, attributed to the user, exported as the user's memories and lost
+on "forget everything". Kept with the definition they are exported with the card again,
+unchanged, and cost nothing at rest: selection is a scan of the last few turns.
+
+What of a lorebook is used (the rest is kept as the card had it and exported again):
+
+- an entry triggers when one of its `keys` appears in the last `scan_depth` texts of the
+  conversation (the book's, else `DEFAULT_SCAN_DEPTH`; the current message counts), at word
+  bounds, case-insensitive unless `case_sensitive`; with `selective` and `secondary_keys`
+  one of those must appear too; `constant` entries always trigger; `enabled: false` never;
+- with `recursive_scanning`, triggered entries' content is scanned too (`RECURSION_ROUNDS`);
+- decorators (V3) at the top of `content`: `@@activate`, `@@dont_activate`,
+  `@@activate_only_after N`, `@@activate_only_every N`, `@@scan_depth N`,
+  `@@additional_keys a,b`, `@@exclude_keys a,b`, with `@@@` fallbacks; the others
+  (`@@depth`, `@@position`, `@@role`, …) place text in ways the one prompt frame does not
+  have, so their fallbacks are looked at and they are otherwise ignored. The decorator lines
+  never reach the prompt;
+- `use_regex` entries are kept but never trigger: a card's regular expression would run on
+  the server's event loop, where one catastrophic pattern stalls every conversation;
+- the budget (`within_budget`): whole entries only, by `priority`, then insertion order —
+  the book's `token_budget` and the setting `lore_budget_chars`, the smaller one; what does
+  not fit is left out and named in a warning; what is kept goes in insertion order.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import math
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.log import fields
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCAN_DEPTH = 4   # texts of the conversation a key is looked for in (the book may say)
+# A card's lorebook holds tens of entries, a large world book hundreds; selection looks at
+# every entry on every turn (about 25 µs each, bench/lore.py), so a book beyond this is
+# refused on import, and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
+MAX_ENTRIES = 2_000
+OFF_LOOP_ENTRIES = 200
+RECURSION_ROUNDS = 3     # recursive scanning: rounds of entries triggering entries
+ENTRY_SEPARATOR = "\n"
+
+
+class LoreError(ValueError):
+    """A lorebook whose shape is not a lorebook's; the message names the place."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoreEntry:
+    index: int                      # its place in the card's list (for logs)
+    label: str                      # name, comment or id, for logs
+    keys: tuple[str, ...]
+    secondary_keys: tuple[str, ...]
+    content: str                    # without decorator lines; macros as written
+    enabled: bool = True
+    constant: bool = False
+    selective: bool = False
+    insertion_order: float = 0.0
+    priority: float | None = None
+    case_sensitive: bool = False
+    use_regex: bool = False
+    # decorators
+    force: bool = False             # @@activate
+    never: bool = False             # @@dont_activate
+    only_after: int | None = None   # @@activate_only_after
+    only_every: int | None = None   # @@activate_only_every
+    scan_depth: int | None = None   # @@scan_depth
+    additional_keys: tuple[str, ...] = ()
+    exclude_keys: tuple[str, ...] = ()
+
+    @property
+    def rank(self) -> tuple[float, float]:
+        """Higher is kept first when the budget is short: by `priority` (V2: a lower one is
+        dropped first; an entry without one comes after every entry with one), then by
+        insertion order (V3: the lowest is dropped first)."""
+        return (self.priority if self.priority is not None else -math.inf,
+                self.insertion_order)
+
+
+@dataclass(frozen=True, slots=True)
+class Lorebook:
+    entries: tuple[LoreEntry, ...]
+    scan_depth: int | None = None
+    token_budget: int | None = None
+    recursive: bool = False
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+def read_book(raw: Any) -> Lorebook:
+    """A lorebook from the card's `character_book` object; `LoreError` names what is wrong.
+    Lenient where card writers differ (keys as a comma-separated string, a missing
+    `enabled`), strict where a value cannot mean anything (keys that are a number)."""
+    if not isinstance(raw, dict):
+        raise LoreError("character_book must be an object")
+    entries = raw.get("entries", [])
+    if not isinstance(entries, list):
+        raise LoreError("character_book.entries must be a list")
+    if len(entries) > MAX_ENTRIES:
+        raise LoreError(f"character_book has {len(entries)} entries; at most {MAX_ENTRIES} "
+                        "are taken")
+    read = tuple(_entry(i, entry) for i, entry in enumerate(entries))
+    return Lorebook(entries=read, scan_depth=_count(raw, "scan_depth", "character_book"),
+                    token_budget=_count(raw, "token_budget", "character_book"),
+                    recursive=_flag(raw, "recursive_scanning", "character_book", False))
+
+
+def _entry(index: int, raw: Any) -> LoreEntry:
+    where = f"character_book entry {index + 1}"
+    if not isinstance(raw, dict):
+        raise LoreError(f"{where} must be an object")
+    content = raw.get("content", "")
+    if not isinstance(content, str):
+        raise LoreError(f"{where}: content must be a string")
+    text, decorators = split_decorators(content)
+    label = next((str(raw[k]) for k in ("name", "comment", "id")
+                  if raw.get(k) not in (None, "")), str(index + 1))
+    priority = raw.get("priority")
+    if priority is not None and not _number(priority):
+        raise LoreError(f"{where}: priority must be a number")
+    order = raw.get("insertion_order", index)
+    if not _number(order):
+        raise LoreError(f"{where}: insertion_order must be a number")
+    return LoreEntry(
+        index=index, label=label, keys=_keys(raw.get("keys"), f"{where}: keys"),
+        secondary_keys=_keys(raw.get("secondary_keys"), f"{where}: secondary_keys"),
+        content=text, enabled=_flag(raw, "enabled", where, True),
+        constant=_flag(raw, "constant", where, False),
+        selective=_flag(raw, "selective", where, False),
+        insertion_order=float(order), priority=None if priority is None else float(priority),
+        case_sensitive=_flag(raw, "case_sensitive", where, False),
+        use_regex=_flag(raw, "use_regex", where, False),
+        force="activate" in decorators, never="dont_activate" in decorators,
+        only_after=_decorator_count(decorators.get("activate_only_after")),
+        only_every=_decorator_count(decorators.get("activate_only_every")),
+        scan_depth=_decorator_count(decorators.get("scan_depth")),
+        additional_keys=_split(decorators.get("additional_keys", "")),
+        exclude_keys=_split(decorators.get("exclude_keys", "")))
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _flag(raw: dict[str, Any], key: str, where: str, default: bool) -> bool:
+    value = raw.get(key)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise LoreError(f"{where}: {key} must be true or false")
+    return value
+
+
+def _count(raw: dict[str, Any], key: str, where: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not _number(value) or value < 0:
+        raise LoreError(f"{where}: {key} must be a number of 0 or more")
+    return int(value)
+
+
+def _keys(value: Any, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):  # V3's "multiple values separated by a comma"
+        return _split(value)
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        raise LoreError(f"{where} must be a list of strings")
+    return tuple(k.strip() for k in value if k.strip())
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in value.split(",") if part.strip())
+
+
+# --- decorators (V3) -------------------------------------------------------------------------
+
+# The decorators this selection acts on; any other is "not recognized", so its fallbacks are
+# looked at (V3: an ignored decorator counts as not recognized).
+USED_DECORATORS = frozenset({"activate", "dont_activate", "activate_only_after",
+                             "activate_only_every", "scan_depth", "additional_keys",
+                             "exclude_keys"})
+_DECORATOR = re.compile(r"^(@{2,3})([A-Za-z_]+)(?:[ \t]+(.*?))?[ \t]*$")
+
+
+def split_decorators(content: str) -> tuple[str, dict[str, str]]:
+    """The content without its leading decorator lines, and the decorators in force: of each
+    `@@` line and the `@@@` fallbacks after it, the first one used here; of two of the same
+    name, the first."""
+    lines = content.split("\n")
+    groups: list[list[tuple[str, str]]] = []
+    taken = 0
+    for line in lines:
+        match = _DECORATOR.match(line.strip())
+        if match is None:
+            break
+        taken += 1
+        marks, name, value = match.group(1), match.group(2).lower(), match.group(3) or ""
+        if len(marks) == 3 and groups:
+            groups[-1].append((name, value))
+        else:
+            groups.append([(name, value)])
+    found: dict[str, str] = {}
+    for group in groups:
+        chosen = next(((n, v) for n, v in group if n in USED_DECORATORS), None)
+        if chosen is not None and chosen[0] not in found:
+            found[chosen[0]] = chosen[1]
+    return "\n".join(lines[taken:]).strip("\n"), found
+
+
+def _decorator_count(value: str | None) -> int | None:
+    if value is None:
+        return None
+    try:
+        number = int(float(value))
+    except ValueError:
+        return None  # not a number: the decorator is ignored (V3)
+    return number if number >= 0 else None
+
+
+# --- selection -------------------------------------------------------------------------------
+
+def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) -> list[LoreEntry]:
+    """The entries the conversation triggers. `recent`: its texts, oldest first, the current
+    one last; `character_turns`: how many answers of the character it holds."""
+    chosen: dict[int, LoreEntry] = {}
+    depth = book.scan_depth if book.scan_depth is not None else DEFAULT_SCAN_DEPTH
+    scanned: dict[int, _Scanned] = {}  # by scan depth: most entries share the book's
+
+    def texts(scan: int) -> _Scanned:
+        if scan not in scanned:
+            scanned[scan] = _Scanned(recent[-scan:] if scan > 0 else [])
+        return scanned[scan]
+
+    for entry in book.entries:
+        if _triggers(entry, texts, depth, character_turns):
+            chosen[entry.index] = entry
+    if book.recursive:
+        added = list(chosen.values())
+        for _ in range(RECURSION_ROUNDS):  # each round scans what the one before added
+            found = _Scanned(e.content for e in added)
+            added = [e for e in book.entries if e.index not in chosen
+                     and _allowed(e, character_turns) and not e.constant
+                     and _keys_match(e, found)]
+            if not added:
+                break
+            chosen.update((e.index, e) for e in added)
+    return sorted(chosen.values(), key=lambda e: (e.insertion_order, e.index))
+
+
+def _allowed(entry: LoreEntry, character_turns: int) -> bool:
+    if not entry.enabled or not entry.content.strip() or entry.use_regex:
+        return False
+    if entry.force:
+        return True
+    if entry.never:
+        return False
+    if entry.only_after is not None and character_turns < entry.only_after:
+        return False
+    return not (entry.only_every and character_turns % entry.only_every)
+
+
+def _triggers(entry: LoreEntry, texts: Callable[[int], _Scanned], depth: int,
+              character_turns: int) -> bool:
+    if not _allowed(entry, character_turns):
+        return False
+    if entry.force or entry.constant:
+        return True
+    return _keys_match(entry, texts(entry.scan_depth if entry.scan_depth is not None
+                                    else depth))
+
+
+def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
+    if not scanned.text or not scanned.has_any(entry.keys, entry.case_sensitive):
+        return False
+    if entry.selective and entry.secondary_keys and not scanned.has_any(
+            entry.secondary_keys, entry.case_sensitive):
+        return False
+    if entry.additional_keys and not scanned.has_any(entry.additional_keys,
+                                                     entry.case_sensitive):
+        return False
+    return not scanned.has_any(entry.exclude_keys, entry.case_sensitive)
+
+
+class _Scanned:
+    """Texts a selection looks for keys in, joined once — and read once into their words
+    (as written and lowered). A key found at word bounds has each of its words as a word of
+    the text, so a key of one word is found exactly when it is one of them, and a key of
+    several ("night shift", "Dr. Weiss") is looked for in the text only when all its words
+    are there (lowered, for an entry that is not case-sensitive)."""
+
+    __slots__ = ("text", "_lowered", "_words", "_lowered_words")
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self.text = "\n".join(texts)
+        self._lowered: str | None = None
+        self._words: frozenset[str] | None = None
+        self._lowered_words: frozenset[str] | None = None
+
+    def has_any(self, keys: Sequence[str], case_sensitive: bool) -> bool:
+        return any(self.has(key, case_sensitive) for key in keys)
+
+    def has(self, key: str, case_sensitive: bool) -> bool:
+        if case_sensitive:
+            text = self.text
+            if self._words is None:
+                self._words = frozenset(_WORD.findall(text))
+            words = self._words
+        else:
+            if self._lowered is None:
+                self._lowered = self.text.lower()
+                self._lowered_words = frozenset(_WORD.findall(self._lowered))
+            text, key = self._lowered, key.lower()
+            words = self._lowered_words or frozenset()
+        parts = _words_of(key)
+        if not all(part in words for part in parts):
+            return False
+        return (len(parts) == 1 and parts[0] == key) or _found(text, key)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _words_of(key: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(key))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _found(text: str, key: str) -> bool:
+    """`key` in `text` at word bounds where it begins or ends with a word character ("cat"
+    is not found in "category"; "Dr." is found before a space) — `\\w` as `re` reads it,
+    without a pattern to compile for every key of every book."""
+    bound_start, bound_end = _is_word(key[0]), _is_word(key[-1])
+    start = text.find(key)
+    while start >= 0:
+        end = start + len(key)
+        if not (bound_start and start > 0 and _is_word(text[start - 1])) and \
+                not (bound_end and end < len(text) and _is_word(text[end])):
+            return True
+        start = text.find(key, start + 1)
+    return False
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def within_budget(entries: Sequence[LoreEntry], budget_chars: int, *,
+                  character_id: str = "") -> list[LoreEntry]:
+    """Whole entries within `budget_chars` (content plus a separator each), the highest rank
+    first; an entry that does not fit is left out (a smaller one after it may still fit),
+    and the left-out ones are named in a warning. Kept ones come back in insertion order."""
+    kept: list[LoreEntry] = []
+    left: list[LoreEntry] = []
+    used = 0
+    for entry in sorted(entries, key=lambda e: e.rank, reverse=True):  # stable: ties in order
+        cost = len(entry.content) + len(ENTRY_SEPARATOR)
+        if used + cost <= budget_chars:
+            kept.append(entry)
+            used += cost
+        else:
+            left.append(entry)
+    if left:
+        log.warning("lorebook entries left out: over the budget", extra=fields(
+            character_id=character_id, left_out=[e.label for e in left], kept=len(kept),
+            budget_chars=budget_chars, setting="lore_budget_chars"))
+    return sorted(kept, key=lambda e: (e.insertion_order, e.index))
+
+
+def book_budget(book: Lorebook, budget_chars: int, chars_per_token: float) -> int:
+    """The smaller of the setting's budget and the book's own `token_budget` in characters."""
+    if book.token_budget:
+        return min(budget_chars, int(book.token_budget * chars_per_token))
+    return budget_chars
