@@ -150,3 +150,60 @@ def test_the_app_makes_an_open_data_dir_private(tmp_path):
         assert mode_of(data) == 0o700
     finally:
         assert proc.stop() == 0
+
+
+@pytest.fixture
+def with_characters(filled: Path, tmp_path: Path) -> Path:
+    """`filled` with a shared character file and a user's own; and, in its characters
+    folder, a link to a file outside the data dir (which no backup may take along)."""
+    own = filled / "characters" / "users" / "local"
+    own.mkdir(parents=True)
+    (filled / "characters" / "lena.toml").write_text('id = "lena"\n')
+    (own / "mira.toml").write_text('id = "mira"\n')
+    outside = tmp_path / "outside-secret.toml"
+    outside.write_text("not the data dir's\n")
+    (own / "planted.toml").symlink_to(outside)
+    return filled
+
+
+def test_a_backup_takes_the_characters_folder_without_its_links(with_characters, tmp_path):
+    assert run_cli(with_characters, "backup", "--to", str(tmp_path / "out")) == 0
+    folder = next((tmp_path / "out").iterdir())
+    taken = sorted(p.relative_to(folder).as_posix() for p in (folder / "characters").rglob("*")
+                   if p.is_file())
+    assert taken == ["characters/lena.toml", "characters/users/local/mira.toml"]
+
+
+def test_a_linked_characters_folder_in_a_backup_is_refused(with_characters, tmp_path, capsys):
+    assert run_cli(with_characters, "backup", "--to", str(tmp_path / "out")) == 0
+    folder = next((tmp_path / "out").iterdir())
+    # The folder moved elsewhere and linked back: every listed file's size and checksum
+    # still match the manifest; only the link is wrong.
+    shutil.move(folder / "characters", tmp_path / "elsewhere")
+    (folder / "characters").symlink_to(tmp_path / "elsewhere")
+    before = tree_digest(with_characters)
+    capsys.readouterr()
+
+    assert run_cli(with_characters, "restore", str(folder), "--yes") == 2
+
+    err = capsys.readouterr().err
+    assert "characters is a symbolic link" in err and "nothing was changed" in err
+    assert tree_digest(with_characters) == before
+
+
+def test_a_restore_puts_the_characters_folder_back_private(with_characters, tmp_path):
+    assert run_cli(with_characters, "backup", "--to", str(tmp_path / "out")) == 0
+    folder = next((tmp_path / "out").iterdir())
+    shutil.rmtree(with_characters / "characters")
+    (with_characters / "characters").mkdir()
+    (with_characters / "characters" / "later.toml").write_text('id = "later"\n')
+
+    assert run_cli(with_characters, "restore", str(folder), "--yes") == 0
+
+    restored = with_characters / "characters"
+    assert sorted(p.relative_to(restored).as_posix() for p in restored.rglob("*")
+                  if p.is_file()) == ["lena.toml", "users/local/mira.toml"]
+    assert mode_of(restored / "users" / "local" / "mira.toml") == 0o600
+    assert not list(with_characters.glob(".characters.*"))  # no leftovers of the swap
+    [safety] = with_characters.glob("restore-safety-*")
+    assert (safety / "characters" / "later.toml").read_text() == 'id = "later"\n'
