@@ -58,6 +58,8 @@ bench: install
 	$(PY) bench/memory.py
 	$(PY) bench/lore.py
 	$(PY) bench/history.py
+	$(PY) bench/backup.py
+	$(PY) bench/exports.py
 
 clean:
 	rm -rf build dist .pytest_cache

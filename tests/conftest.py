@@ -40,7 +40,7 @@ def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> No
 @pytest.fixture
 def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
-    path.mkdir()
+    path.mkdir(mode=0o700)  # as the app makes it (one open to others is tightened, with a warning)
     return path
 
 

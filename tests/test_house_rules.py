@@ -311,9 +311,12 @@ OTHER_WRITERS = {
         "the online backup API's source (it reads only) and the new copy, a file of its own",
     ("app.backup.database", "carry_accounts"):
         "the database a restore has just put in place, under the restore's data dir lock",
-    ("app.backup.restore", "_save_current"):
-        "folds the WAL into the file and makes the safety folder's database, under the "
-        "restore's lock",
+    ("app.backup.restore", "_fold_wal"):
+        "folds the WAL into the file before the safety folder links it, under the restore's "
+        "lock",
+    ("app.backup.restore", "_fill_safety"):
+        "an empty database of the safety folder's own when the data dir's is damaged, under "
+        "the restore's lock",
     ("app.backup.cli", "_import"):
         "`novaberg import` holds the data dir's lock (refused while an app runs)",
 }

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import contextlib
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.backup.access import open_data_dir, redis_dir, redis_of, redis_url_of
 from app.backup.archive import (
@@ -26,13 +26,14 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
-from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query
+from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
 from app.storage.datadir import DataDirInUse
+from app.storage.files import NotRegular, private_file
 
 BACKUP_COMMANDS = ("backup", "restore", "export", "import")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
@@ -164,24 +165,27 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     zone = zone_named(settings.timezone)
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
+    kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
+    out = Path(args.out) if args.out else None
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        document = exporter.collect(conn, query)
+        if out is not None and out.is_dir() and not out.is_symlink():
+            return _export_files(exporter, conn, query, out, args.format, args.language)
+        chunks = stream(exporter, conn, query, args.format, args.language, kept)
+        if out is None:
+            sys.stdout.flush()
+            for chunk in chunks:
+                sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.write(b"\n" if args.format == "json" else b"")
+            sys.stdout.flush()
+            return EXIT_OK
+        with _written(out) as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.write(b"\n" if args.format == "json" else b"")
     finally:
         conn.close()
-    if isinstance(exporter, ChatExporter):
-        document.update(_kept_of(settings, exporter, query))
-    if args.out and Path(args.out).is_dir():
-        return _export_files(exporter, document, Path(args.out), args.format, args.language)
-    if args.format == "md":
-        text = exporter.markdown(document, zone, args.language)
-    else:
-        text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"export written to {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    print(f"export written to {out}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -201,18 +205,33 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
         return asyncio.run(on_redis(url, collect))
 
 
-def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str,
-                  language: str | None) -> int:
-    """`--out` names a folder: one file per item, where the exporter offers that."""
+def _export_files(exporter: Any, conn: sqlite3.Connection, query: ExportQuery, folder: Path,
+                  fmt: str, language: str | None) -> int:
+    """`--out` names a folder: one file per item, where the exporter offers that, each
+    written as it is read."""
     split = getattr(exporter, "files", None)
     if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
                           "journal exports; give a file name")
-    files = split(document, fmt, language)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    print(f"{len(files)} files written to {folder}", file=sys.stderr)
+    written = 0
+    for name, text in split(conn, query, fmt, language):
+        with _written(folder / name) as handle:
+            handle.write(text.encode())
+        written += 1
+    print(f"{written} files written to {folder}", file=sys.stderr)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _written(path: Path) -> Iterator[BinaryIO]:
+    """An export file written only for its owner (0600), never through a link."""
+    try:
+        with private_file(path) as handle:
+            yield handle
+    except NotRegular as exc:
+        raise ExportError(f"--out: {exc}: an export is not written through it") from None
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def _import(settings: Settings, file: Path, user_id: str) -> int:

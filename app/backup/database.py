@@ -8,12 +8,15 @@ proceed). It runs on the caller's thread; the app calls it from a worker thread,
 
 Accounts (`users`: password hashes, `api_tokens`: token hashes) are credentials: they are
 deleted from the copy, with `secure_delete` so that no freed page keeps them, unless the
-caller asks for a full backup.
+caller asks for a full backup. A restore checks the other way round (`check_backup_database`):
+a backup that says it holds no accounts must have none, and when the install's accounts are
+carried into what it restores, they replace whatever is there (`carry_accounts`).
 """
 
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 
 # Tables that hold credentials; child before parent (api_tokens references users).
@@ -48,9 +51,9 @@ def drop_accounts(conn: sqlite3.Connection) -> None:
 
 
 def carry_accounts(target: Path, source: Path) -> int:
-    """Copy the accounts of the database `source` into `target` where `target` has none of
-    that name (a restore of a backup without accounts keeps the install's users); returns the
-    number of users carried over."""
+    """Give `target` the accounts of the database `source`, replacing any it has: the
+    install's rows win (a restore of a backup without accounts keeps the install's users and
+    tokens, and nothing of the backup's); returns the number of users carried over."""
     conn = sqlite3.connect(f"file:{target}", uri=True)  # uri: ATTACH below takes a URI too
     try:
         conn.execute("PRAGMA foreign_keys=OFF")
@@ -58,11 +61,14 @@ def carry_accounts(target: Path, source: Path) -> int:
         conn.execute("ATTACH DATABASE ? AS previous", (f"file:{source}?mode=ro&immutable=1",))
         with conn:
             carried = 0
+            for table in ACCOUNT_TABLES:  # child first
+                if table_exists(conn, table):
+                    conn.execute(f"DELETE FROM main.{table}")  # noqa: S608 - our constant
             for table in reversed(ACCOUNT_TABLES):  # parent first
                 if table_exists(conn, table) and table_exists(conn, table, schema="previous"):
                     columns = ", ".join(_columns(conn, table))
                     cursor = conn.execute(
-                        f"INSERT OR IGNORE INTO main.{table} ({columns}) "  # noqa: S608
+                        f"INSERT INTO main.{table} ({columns}) "  # noqa: S608
                         f"SELECT {columns} FROM previous.{table}")
                     if table == "users":
                         carried = cursor.rowcount
@@ -70,6 +76,50 @@ def carry_accounts(target: Path, source: Path) -> int:
         return carried
     finally:
         conn.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Accounts:
+    """The accounts a database holds: user names, and how many API tokens."""
+
+    users: list[str]
+    tokens: int
+
+    def describe(self) -> str:
+        """"anna, bob (2 users, 3 API tokens)"; a name that is not plain text is quoted."""
+        names = ", ".join(n if n.isascii() and n.isprintable() else ascii(n) for n in self.users)
+        return (f"{names or 'none'} ({len(self.users)} user{'s' * (len(self.users) != 1)}, "
+                f"{self.tokens} API token{'s' * (self.tokens != 1)})")
+
+
+def read_accounts(conn: sqlite3.Connection) -> Accounts:
+    users = ([row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
+             if table_exists(conn, "users") else [])
+    tokens = (conn.execute("SELECT COUNT(*) FROM api_tokens").fetchone()[0]
+              if table_exists(conn, "api_tokens") else 0)
+    return Accounts(users, tokens)
+
+
+def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[str], Accounts]:
+    """The problems of a backup's database file — not a sound SQLite database, or accounts
+    the manifest does not own up to (a backup "without accounts" that has some would plant
+    password logins and tokens) — and the accounts it holds."""
+    name = path.name
+    conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
+    try:
+        verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
+        if verdict != "ok":
+            return [f"{name} is a damaged database ({verdict})"], Accounts([], 0)
+        accounts = read_accounts(conn)
+    except sqlite3.DatabaseError as exc:
+        return [f"{name} is not a readable SQLite database ({exc})"], Accounts([], 0)
+    finally:
+        conn.close()
+    if not accounts_included and (accounts.users or accounts.tokens):
+        return [f"the manifest says the backup holds no accounts, but {name} has "
+                f"{accounts.describe()}: a changed or crafted backup, which would plant "
+                "logins"], accounts
+    return [], accounts
 
 
 def table_exists(conn: sqlite3.Connection, table: str, *, schema: str = "main") -> bool:

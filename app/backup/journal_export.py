@@ -14,6 +14,9 @@ too: each `<date>.json` a document of this kind with that one entry (it imports 
 With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
 2026`; without one, the neutral form above (the CLI's default). The file names are the same
 in every language: `<date>.md`, `<date>.json`.
+
+Every export is read as it is written, entry by entry (`exports.stream`, `files`): memory
+holds one entry, never the journal.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -32,6 +36,7 @@ from app.backup.exports import (
     ImportResult,
     ImportTarget,
     Moment,
+    Section,
     day_range,
     document_head,
     document_kind,
@@ -111,49 +116,29 @@ class JournalExporter:
     document_kind = KIND
     also_reads = (CURRENT_ONLY_KIND,)
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
-               "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
-               "JOIN journal_spaces s ON s.space_id = d.space_id "
-               "WHERE s.user_id = ? AND e.deleted_at IS NULL")
-        params: list[Any] = [query.user_id]
-        days, bounds = day_range("d.calendar_date", query)
-        sql += days + " ORDER BY d.calendar_date"
-        params += bounds
-        entries = []
-        for entry_id, date, created_at, current in conn.execute(sql, params).fetchall():
-            versions = []
-            for row in conn.execute(
-                    "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
-                    "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
-                sources = [{"conversation_id": c, "message_id": m}
-                           for c, m in version_refs(conn, row[0])]
-                versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
-                                 "text": row[3], "draft_id": row[4], "created_at": row[5],
-                                 "sources": sources})
-            entries.append({"entry_id": entry_id, "date": date, "created_at": created_at,
-                            "deleted_at": None, "current_version_id": current,
-                            "versions": versions})
-        return {**document_head(KIND, query), "entries": entries}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
-                 language: str | None = None) -> str:
-        parts = [f"## {_heading(date, language)}\n\n{text}\n"
-                 for date, text in _current_texts(document)]
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
         title = texts("journal", language)["title"] if language else "Journal"
-        return f"# {title}\n\n" + "\n".join(parts)
+        yield f"# {title}\n\n"
+        for n, (date, text) in enumerate(_current_texts(conn, query)):
+            yield ("\n" if n else "") + f"## {_heading(date, language)}\n\n{text}\n"
 
-    def files(self, document: dict[str, Any], fmt: Literal["md", "json"],
-              language: str | None = None) -> dict[str, str]:
+    def files(self, conn: sqlite3.Connection, query: ExportQuery, fmt: Literal["md", "json"],
+              language: str | None = None) -> Iterator[tuple[str, str]]:
         """One file per entry, named with its date: Markdown titled with the date, or a
         JSON document of this kind holding that entry alone."""
         if fmt == "json":
-            head = {key: value for key, value in document.items() if key != "entries"}
-            return {f"{entry['date']}.json": json.dumps({**head, "entries": [entry]},
-                                                        ensure_ascii=False, indent=1) + "\n"
-                    for entry in document["entries"]}
-        return {f"{date}.md": f"# {_heading(date, language)}\n\n{text}\n"
-                for date, text in _current_texts(document)}
+            head = document_head(KIND, query)
+            for row in _entry_rows(conn, query):
+                entry = _entry(conn, row)
+                yield f"{entry['date']}.json", json.dumps({**head, "entries": [entry]},
+                                                          ensure_ascii=False, indent=1) + "\n"
+            return
+        for date, text in _current_texts(conn, query):
+            yield f"{date}.md", f"# {_heading(date, language)}\n\n{text}\n"
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
@@ -201,13 +186,39 @@ def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
                         f"({', '.join('?' * len(ids))}) LIMIT 1", ids).fetchone() is not None
 
 
-def _current_texts(document: dict[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for entry in document["entries"]:
-        current = next(v for v in entry["versions"]
-                       if v["version_id"] == entry["current_version_id"])
-        out.append((entry["date"], current["text"].strip()))
-    return out
+def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
+    """(entry_id, date, created_at, current_version_id) of the query's entries not in the
+    trash, by date, as they are read."""
+    sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
+           "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
+           "JOIN journal_spaces s ON s.space_id = d.space_id "
+           "WHERE s.user_id = ? AND e.deleted_at IS NULL")
+    params: list[Any] = [query.user_id]
+    days, bounds = day_range("d.calendar_date", query)
+    return iter(conn.execute(sql + days + " ORDER BY d.calendar_date", params + bounds))
+
+
+def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
+    entry_id, date, created_at, current = row
+    versions = []
+    for version in conn.execute(
+            "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+            "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
+        sources = [{"conversation_id": c, "message_id": m}
+                   for c, m in version_refs(conn, version[0])]
+        versions.append({"version_id": version[0], "seq": version[1], "origin": version[2],
+                         "text": version[3], "draft_id": version[4],
+                         "created_at": version[5], "sources": sources})
+    return {"entry_id": entry_id, "date": date, "created_at": created_at, "deleted_at": None,
+            "current_version_id": current, "versions": versions}
+
+
+def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
+    """(date, current text) of each entry the export holds."""
+    for entry_id, date, _, current in _entry_rows(conn, query):
+        row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
+                           "version_id = ?", (entry_id, current)).fetchone()
+        yield date, (row[0] if row else "").strip()
 
 
 def _check_all(entries: list[Entry]) -> None:

@@ -60,8 +60,11 @@ DAY = 24 * HOUR
 
 ProviderName = Literal["offline", "ollama", "openai"]
 # Where a crash test may have the process kill itself (`app.core.lifetime.crash_point`): between
-# a turn's Redis commit and its message-log row (the user turn's, the answer's).
-CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended"]
+# a turn's Redis commit and its message-log row (the user turn's, the answer's), and in the
+# steps of a restore.
+CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
+                     "restore:saving", "restore:saved", "restore:copying", "restore:installed",
+                     "restore:database", "restore:files", "restore:redis", "restore:loaded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,8 +137,8 @@ class Settings:
     redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
             "the embedded one.")
     test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
-            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime); unset "
-            "in use.", in_config=False)
+            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
+            "tests/backup); unset in use.", in_config=False)
     redis_appendfsync: Literal["always", "everysec", "no"] = setting("always", "AOF fsync policy "
             "of the embedded Redis.")
     redis_max_connections: int = setting(64, "Redis connections the app opens at most; more "

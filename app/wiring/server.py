@@ -25,10 +25,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-import redis
 import redis.asyncio as aioredis
 from aiohttp import web
-from redis.driver_info import DriverInfo
 
 from app.api.app_keys import (
     AUTH,
@@ -81,6 +79,7 @@ from app.runtime.slots import LocalSlots, RedisSlots
 from app.storage.database import Database
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.storage.redis_driver import DRIVER_INFO
 from app.wiring.purposes import OFFLINE_ANSWERS
 
 log = logging.getLogger(__name__)
@@ -143,12 +142,10 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
         url = embedded.url
     # A blocking pool: with many pairs at once a command waits for a free connection instead
     # of failing with "Too many connections" (redis-py's default pool raises at 100). The
-    # library version is given so that a new connection does not scan the installed
-    # packages for it (milliseconds of event-loop time per connection).
+    # driver info spares each new connection a scan of the installed packages.
     pool = aioredis.BlockingConnectionPool.from_url(
         url, decode_responses=True, max_connections=settings.redis_max_connections,
-        timeout=REDIS_POOL_WAIT_SECONDS,
-        driver_info=DriverInfo(name="redis-py", lib_version=redis.__version__))
+        timeout=REDIS_POOL_WAIT_SECONDS, driver_info=DRIVER_INFO)
     client = aioredis.Redis.from_pool(pool)
     try:
         info = await client.info("server")
