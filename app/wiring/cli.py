@@ -50,7 +50,7 @@ from app.characters.cli import (
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
-from app.storage.database import Database, connect
+from app.storage.database import connect, open_store
 from app.storage.datadir import (
     DATABASE_FILE,
     REDIS_DIR,
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
     parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
+    parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
     parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                               help=SETTINGS_BY_NAME["data_dir"].help)
     data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
                               help=SETTINGS_BY_NAME["redis_url"].help)
+    data_options.add_argument("--database-url", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["database_url"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
@@ -179,7 +182,7 @@ def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
     """`fn(conn)` through the database's writer, in one transaction; the caller holds the
     data dir (`_data_dir_owned`)."""
     async def run() -> T:
-        database = Database(settings.data_path / DATABASE_FILE)
+        database = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
         try:
             await database.open()
             return await database.execute_write_fn(fn)

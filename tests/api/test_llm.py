@@ -7,6 +7,7 @@ import socket
 
 import pytest
 
+from tests.store import store_connection
 from app.api.app_keys import GATEWAY
 from app.auth.accounts import add_user_sync
 from app.wiring.server import DATABASE_FILE, create_app
@@ -117,7 +118,7 @@ async def test_admin_endpoints_refuse_other_users(aiohttp_client, make_settings)
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()

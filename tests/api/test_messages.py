@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from tests.store import store_connection
 from app.api.app_keys import PIPELINES, REDIS
 from app.memory import keys
 from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
@@ -157,7 +158,7 @@ async def test_another_users_message_and_turn_are_not_visible(aiohttp_client, se
     from app.storage.migrations import apply_migrations
     from app.wiring.server import DATABASE_FILE, create_app
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()

@@ -13,6 +13,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from tests.store import store_connection
 from app.api.app_keys import DB, SETTINGS
 from app.journal.jobs import JournalProgress
 from app.llm import budget as budgeting
@@ -624,7 +625,7 @@ async def test_another_user_sees_and_touches_nothing_of_my_journal(aiohttp_clien
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()
