@@ -60,9 +60,8 @@ def engine(config: pytest.Config) -> str:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if engine(config) == "sqlite":
-        return
-    kept = [item for item in items if item.get_closest_marker(SQLITE_ONLY) is None]
+    other = POSTGRES_ONLY if engine(config) == "sqlite" else SQLITE_ONLY
+    kept = [item for item in items if item.get_closest_marker(other) is None]
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[item for item in items if item not in kept])
         items[:] = kept
@@ -127,6 +126,7 @@ SESSION_DATABASES = 16  # redis-server's default `databases`; a test opens far f
 
 
 SQLITE_ONLY = "sqlite_only"
+POSTGRES_ONLY = "postgres_only"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -134,6 +134,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", f"{SQLITE_ONLY}(reason): the test holds what only the SQLite file has (its "
         "bytes on disk, a schema of before a migration); `--engine=postgresql` deselects it "
         "(it is not counted there, and not skipped)")
+    config.addinivalue_line(
+        "markers", f"{POSTGRES_ONLY}: the test needs a PostgreSQL server beside SQLite (moving "
+        "a store between the engines, processes sharing one); only `--engine=postgresql` "
+        "(`make test-postgres`) selects it, so `make test` starts no PostgreSQL")
     config.addinivalue_line(
         "markers", f"{OWN_REDIS}: the test's apps and `redis_client` start redis-servers of "
         "their own instead of using databases of the session's one (tests/conftest.py "

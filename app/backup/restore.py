@@ -44,8 +44,9 @@ from app.backup.archive import (
     verify,
     write_manifest,
 )
-from app.backup.database import carry_accounts, count_contents
+from app.backup.database import carry_accounts, count_contents, dump_store, load_store
 from app.core.settings import Settings
+from app.storage.database import connect_postgres
 from app.storage.datadir import DataDirInUse, restore_command
 
 SAFETY_PREFIX = "restore-safety-"
@@ -72,7 +73,13 @@ def check(folder: Path) -> tuple[Backup, list[dict[str, Any]]]:
     return backup, records
 
 
-def current_counts(data_path: Path) -> dict[str, int] | None:
+def current_counts(data_path: Path, database_url: str | None = None) -> dict[str, int] | None:
+    if database_url:
+        conn = connect_postgres(database_url, readonly=True)
+        try:
+            return count_contents(conn)
+        finally:
+            conn.close()
     path = database_path(data_path)
     if not path.exists():
         return None
@@ -107,7 +114,7 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
     with open_data_dir(data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: an app is running on it; stop the app, then restore")
-        question = describe_change(current_counts(data_path), backup)
+        question = describe_change(current_counts(data_path, settings.database_url), backup)
         if not confirm(question + "\nReplace the current data with the backup?"):
             raise RestoreDeclined("restore cancelled; nothing was changed")
         safety = _move_aside(settings)
@@ -122,7 +129,8 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
 
 def _moved_items(settings: Settings) -> list[Path]:
     database = database_path(settings.data_path)
-    items = [database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm")]
+    items = [] if settings.database_url else [  # PostgreSQL's rows are dumped, not moved
+        database.with_name(database.name + suffix) for suffix in ("", "-wal", "-shm")]
     items += [settings.data_path / name for name in (*DATA_FILES, *DATA_FOLDERS)]
     return [item for item in items if item.exists()]
 
@@ -157,7 +165,9 @@ def _save_current(settings: Settings, safety: Path, moved: list[tuple[Path, Path
     now = time.time()
     data_path = settings.data_path
     database = database_path(data_path)
-    if database.exists():  # fold the WAL into the file: the safety copy is one file
+    if settings.database_url:
+        dump_store(settings.database_url, safety / DATABASE_FILE, include_accounts=True)
+    elif database.exists():  # fold the WAL into the file: the safety copy is one file
         conn = sqlite3.connect(database)
         try:
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -180,11 +190,20 @@ def _install(settings: Settings, backup: Backup, records: list[dict[str, Any]],
              safety: Path) -> None:
     data_path = settings.data_path
     target = database_path(data_path)
-    shutil.copyfile(backup.path / DATABASE_FILE, target)
-    target.chmod(0o600)
-    previous = safety / DATABASE_FILE
-    if not backup.manifest.get("accounts_included") and previous.exists():
-        carry_accounts(target, previous)
+    if settings.database_url:
+        # The backup's file is copied first: bringing it to this version's schema writes it.
+        loading = target.with_name(target.name + ".restoring")
+        shutil.copyfile(backup.path / DATABASE_FILE, loading)
+        try:
+            load_store(loading, settings.database_url)
+        finally:
+            loading.unlink(missing_ok=True)
+    else:
+        shutil.copyfile(backup.path / DATABASE_FILE, target)
+        target.chmod(0o600)
+        previous = safety / DATABASE_FILE
+        if not backup.manifest.get("accounts_included") and previous.exists():
+            carry_accounts(target, previous)
     for name in DATA_FILES:
         if (backup.path / name).is_file():
             shutil.copyfile(backup.path / name, data_path / name)

@@ -135,7 +135,7 @@ class PostgresDatabase(Database):
         self.url = url
 
     def _connect(self, *, readonly: bool) -> PgConnection:
-        return connect_postgres(self.url or "")
+        return connect_postgres(self.url or "", readonly=readonly)
 
     def _transaction(self, conn: Any) -> Any:
         return conn
@@ -248,7 +248,8 @@ class PgConnection:
         self.raw.close()
 
 
-def connect_postgres(url: str) -> PgConnection:
+def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
+    """A connection to PostgreSQL at `url`; `readonly`: the server refuses its writes."""
     import psycopg  # only a server with `database_url` needs it
     from psycopg.adapt import Dumper, Loader
 
@@ -267,7 +268,8 @@ def connect_postgres(url: str) -> PgConnection:
             value = Decimal(bytes(data).decode())
             return int(value) if value == value.to_integral_value() else float(value)
 
-    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory)
+    options = {"options": "-c default_transaction_read_only=on"} if readonly else {}
+    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, **options)
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", NumericAsNumber)
     return PgConnection(raw)
