@@ -11,6 +11,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,14 @@ def make_database(database_url: str | None) -> Callable[[Path], Database]:
         return PostgresDatabase(database_url) if database_url else Database(path)
 
     return _make
+
+
+@pytest.fixture
+def in_store(make_settings: Callable[..., Settings]) -> Callable[[], Any]:
+    """`in_store()`: a transaction on the store the test's apps use, whatever the engine."""
+    from tests.store import store_transaction
+
+    return lambda: store_transaction(make_settings())
 
 
 @pytest.fixture

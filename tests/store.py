@@ -3,6 +3,8 @@ or with a `database_url` that PostgreSQL database (for tests that look at rows d
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from app.core.settings import Settings
@@ -15,3 +17,14 @@ def store_connection(settings: Settings) -> Any:
     if settings.database_url:
         return connect_postgres(settings.database_url)
     return connect(settings.data_path / DATABASE_FILE)
+
+
+@contextlib.contextmanager
+def store_transaction(settings: Settings) -> Iterator[Any]:
+    """`store_connection` inside one transaction (committed at the end), then closed."""
+    conn = store_connection(settings)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()

@@ -80,6 +80,10 @@ class Database:
     def _transaction(self, conn: Any) -> Any:
         return conn  # sqlite3's connection as a context manager: commit, or roll back
 
+    def _usable(self, conn: Any, *, readonly: bool) -> Any:
+        """`conn`, or a new one where it has been lost (a file's connection is not)."""
+        return conn
+
     async def open(self) -> list[str]:
         """Open the write connection and apply migrations; returns the migrations that ran."""
         def _open() -> list[str]:
@@ -92,6 +96,7 @@ class Database:
         """Run `fn(conn)` on the writer thread inside a transaction."""
         def _run() -> T:
             assert self._write_conn is not None, "database not open"
+            self._write_conn = self._usable(self._write_conn, readonly=False)
             with self._transaction(self._write_conn):
                 return fn(self._write_conn)
 
@@ -104,6 +109,9 @@ class Database:
             if conn is None:
                 conn = self._local.conn = self._connect(readonly=True)
                 self._read_conns.append(conn)
+            elif (fresh := self._usable(conn, readonly=True)) is not conn:
+                self._read_conns[self._read_conns.index(conn)] = fresh
+                conn = self._local.conn = fresh
             return fn(conn)
 
         return await asyncio.get_running_loop().run_in_executor(self._readers, _run)
@@ -138,6 +146,14 @@ class PostgresDatabase(Database):
         return connect_postgres(self.url or "", readonly=readonly)
 
     def _transaction(self, conn: Any) -> Any:
+        return conn
+
+    def _usable(self, conn: Any, *, readonly: bool) -> Any:
+        # A server restart or a dropped connection costs the call it happened in, not the
+        # process: the next call connects again.
+        if conn.raw.closed or conn.raw.broken:
+            conn.close()
+            return self._connect(readonly=readonly)
         return conn
 
 

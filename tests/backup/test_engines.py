@@ -162,13 +162,28 @@ async def test_a_restore_without_accounts_keeps_the_servers_users(tmp_path: Path
 
 
 async def test_a_user_added_through_one_process_logs_in_on_another(
-        aiohttp_client, make_settings, tmp_path: Path, postgres_url: str) -> None:
-    first = make_settings(headless=True, database_url=postgres_url)
+        aiohttp_client, make_settings, session_redis, tmp_path: Path,
+        postgres_url: str) -> None:
+    """Two apps, as two processes behind one proxy: one PostgreSQL, one Redis, data dirs of
+    their own. Before `database_url`, B refused A's user (401)."""
+    first = make_settings(headless=True, database_url=postgres_url,
+                          redis_url=session_redis.url("shared"))
     second = first.replace(data_dir=str(tmp_path / "second"))
-    token = add_user(first)
     clients = [await aiohttp_client(create_app(settings)) for settings in (first, second)]
+    token = add_user(first)
     for client in clients:
         login = await client.post("/api/login", json={"name": "anna", "password": PASSWORD})
         assert login.status == 200, await login.text()
         me = await client.get("/api/me", headers={"Authorization": f"Bearer {token}"})
         assert (await me.json())["user_id"] == "anna"
+    bad = await clients[1].post("/api/login", json={"name": "anna", "password": "not hers!!"})
+    assert bad.status == 401
+
+
+def test_a_database_url_that_is_not_postgresql_stops_the_start(tmp_path: Path, capsys) -> None:
+    from app.wiring.cli import main
+
+    code = main(["--headless", "--data-dir", str(tmp_path / "d"), "--database-url",
+                 "mysql://me:secret@db/novaberg"])
+    err = capsys.readouterr().err
+    assert code == 2 and "expected postgresql://" in err and "secret" not in err
