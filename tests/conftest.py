@@ -36,12 +36,18 @@ pytest_plugins = ["tests.fakemodel"]
 
 
 @pytest.fixture(autouse=True)
-def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's data dir or NOVABERG_* variables."""
+def _isolated_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                          request: pytest.FixtureRequest) -> None:
+    """No test reads the developer's data dir or NOVABERG_* variables. Under
+    `--engine=postgresql` the one it gets is `NOVABERG_DATABASE_URL`, the test's database, so
+    the CLI run in-process or as a subprocess uses the store its apps use."""
     for name in list(os.environ):
         if name.startswith(settings_module.ENV_PREFIX):
             monkeypatch.delenv(name)
     monkeypatch.setattr(settings_module, "default_data_dir", lambda: str(tmp_path / "default"))
+    if engine(request.config) == "postgresql":
+        monkeypatch.setenv(f"{settings_module.ENV_PREFIX}DATABASE_URL",
+                           str(request.getfixturevalue("database_url")))
 
 
 @pytest.fixture

@@ -9,10 +9,10 @@ import asyncio
 import aiohttp
 import pytest
 
-from tests.store import store_connection
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 
 @pytest.fixture
@@ -84,7 +84,6 @@ CLOSE_WITHIN = 1.0  # seconds: a revoked or deleted user's sockets are closed th
 
 
 def anna_token(settings) -> str:
-    from app.storage.database import connect
 
     conn = store_connection(settings)
     try:
@@ -156,7 +155,6 @@ async def test_a_deleted_users_sockets_close_within_a_second(anna_sockets, setti
     from app.api.app_keys import REDIS
     from app.auth.accounts import delete_user_sync
     from app.memory.purge import purge_user
-    from app.storage.database import connect
 
     client, sockets = anna_sockets
     conn = store_connection(settings)

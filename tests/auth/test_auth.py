@@ -8,7 +8,7 @@ import pytest
 
 from app.api.app_keys import AUTH as AUTH_KEY
 from app.api.middleware import SESSION_COOKIE
-from app.auth.accounts import add_user_sync, hash_password, verify_password
+from app.auth.accounts import hash_password, verify_password
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 

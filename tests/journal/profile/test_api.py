@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 import random
 
-from tests.store import store_connection
 from app.auth.accounts import add_user_sync
-from app.storage.database import connect
 from app.storage.migrations import apply_migrations
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 RESULT = "kansho.profile_analysis_result"
 WORDS = "Morgens Fahrrad Markt Sauerteigbrot Suppe Nachbarin regnete leise ich wir und".split()
