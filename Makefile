@@ -27,7 +27,7 @@ test: install node
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py).
 POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
 	tests/api/test_history.py tests/api/test_messages.py tests/api/test_memories.py \
-	tests/backup tests/storage
+	tests/backup/test_engines.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
