@@ -116,13 +116,18 @@ def fts_phrase(term: str) -> str:
 
 def _contains(conn: Any, fts: tuple[str, str, str], column: str, terms: list[str],
               joiner: str) -> tuple[str, tuple[Any, ...]]:
+    # A term with a NUL is in no stored text (PostgreSQL's text holds none; FTS5 reads a
+    # query only up to one), so it matches nothing — on both engines alike.
+    storable = [term for term in terms if "\x00" not in term]
+    if not storable or (joiner == "AND" and len(storable) < len(terms)):
+        return "1 = 0", ()
     if is_postgres(conn):
         # pg_trgm's GIN index (migrations m005/m008) serves ILIKE '%term%'.
-        clause = f" {joiner} ".join(f"{column} ILIKE ?" for _ in terms)
-        return f"({clause})", tuple(_like_pattern(term) for term in terms)
+        clause = f" {joiner} ".join(f"{column} ILIKE ?" for _ in storable)
+        return f"({clause})", tuple(_like_pattern(term) for term in storable)
     index, key, outer = fts
     return (f"{outer} IN (SELECT {key} FROM {index} WHERE {index} MATCH ?)",
-            (f" {joiner} ".join(fts_phrase(term) for term in terms),))
+            (f" {joiner} ".join(fts_phrase(term) for term in storable),))
 
 
 def contains_all(conn: Any, fts: tuple[str, str, str], column: str,

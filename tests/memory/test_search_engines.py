@@ -56,6 +56,7 @@ async def found(db, query: str) -> tuple[list[str], list[str]]:
     ("'zitiert'", [TEXTS[3]]),
     ("NEAR(a b)", [TEXTS[4]]),          # FTS5's operators are text
     ("Ja", [TEXTS[4]]),                 # two letters
+    ("00\x00", []),                     # a NUL: in no stored text, and no error
     ("Leipziger Herbst", []),           # every term (history) / any term (memories)
 ])
 async def test_the_same_hits_on_either_engine(db, query, expected):
