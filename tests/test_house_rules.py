@@ -300,10 +300,11 @@ def test_a_handler_may_call_what_builds_the_prompt_below_it(prompts: Prompts) ->
     assert prompt_breaches(module, *prompts) == []
 
 
-# --- one SQLite writer -----------------------------------------------------------------------
+# --- one writer (SQLite's file or PostgreSQL's connection) -----------------------------------------------------------------------
 
 WRITER = "app.storage.database"
-CONNECTS = {"sqlite3.connect", "app.storage.database.connect"}
+CONNECTS = {"sqlite3.connect", "app.storage.database.connect",
+            "app.storage.database.connect_postgres"}
 # Where a connection that may write is opened beside the writer, each with why. These are
 # file-level steps of backup and restore; none runs beside the app's writer on its database.
 OTHER_WRITERS = {
@@ -319,6 +320,13 @@ OTHER_WRITERS = {
         "the restore's lock",
     ("app.backup.cli", "_import"):
         "`novaberg import` holds the data dir's lock (refused while an app runs)",
+    ("app.backup.database", "dump_store"):
+        "PostgreSQL's rows read in one REPEATABLE READ transaction (nothing written there) "
+        "into the backup's new SQLite file, a file of its own",
+    ("app.backup.database", "load_store"):
+        "the restore's own copy of the backup's file, and PostgreSQL's rows replaced in one "
+        "transaction under the restore's data dir lock (the restore refuses while an app "
+        "of this data dir runs)",
 }
 
 

@@ -29,8 +29,8 @@ import json
 import logging
 import os
 import shutil
-import stat
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,7 +41,7 @@ import redis
 
 from app import __version__
 from app.backup import redis_snapshot
-from app.backup.database import copy_database, count_contents
+from app.backup.database import copy_database, count_contents, dump_store
 from app.characters.book import DATA_DIR_FOLDER as CHARACTERS_FOLDER
 from app.core import log as logctx
 from app.core.clock import local_moment
@@ -113,13 +113,15 @@ def sha256_of(path: Path) -> str:
 
 def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
                   embedded_redis_dir: Path | None, include_accounts: bool = False,
-                  should_stop: Callable[[], bool] = lambda: False) -> Backup:
+                  should_stop: Callable[[], bool] = lambda: False,
+                  database_url: str | None = None) -> Backup:
     """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
     it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
     `client` talks to (its snapshot is then one moment), None for an external Redis. The
-    database is copied before Redis is read (see `app.backup.redis_snapshot` on why)."""
+    database is copied before Redis is read (see `app.backup.redis_snapshot` on why); from
+    PostgreSQL (`database_url`) it is written into the same SQLite file (`dump_store`)."""
     database = database_path(data_path)
-    if not database.exists():
+    if database_url is None and not database.exists():
         raise BackupError(f"no database at {database}: nothing to back up")
     target_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     now = time.time()
@@ -127,7 +129,10 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
     partial = target_dir / f".{final.name}.partial"
     partial.mkdir(mode=0o700)
     try:
-        copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
+        if database_url:
+            dump_store(database_url, partial / DATABASE_FILE, include_accounts=include_accounts)
+        else:
+            copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
         counts = database_counts(partial / DATABASE_FILE)
         with (partial / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
             if embedded_redis_dir is not None:

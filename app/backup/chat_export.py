@@ -153,9 +153,9 @@ class ChatExporter:
         now = time.time()  # `imported_at`: the chat page names the row as imported
         for message in document.messages:
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
+                "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date, imported_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
                  message.created, message.calendar_date, now))

@@ -32,6 +32,7 @@ from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
+from app.storage.database import connect_postgres
 from app.storage.datadir import DataDirInUse
 from app.storage.files import NotRegular, private_file
 
@@ -124,7 +125,7 @@ def _err(line: str) -> None:
 
 
 def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
-    if not database_path(settings.data_path).exists():
+    if not settings.database_url and not database_path(settings.data_path).exists():
         raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to back up")
     target = Path(to).expanduser().resolve() if to else settings.data_path / BACKUPS_DIR
     with open_data_dir(settings.data_path) as busy, \
@@ -132,7 +133,8 @@ def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
         backup = create_backup(settings.data_path, client, target,
                                embedded_redis_dir=None if settings.redis_url
                                else redis_dir(settings.data_path),
-                               include_accounts=include_accounts)
+                               include_accounts=include_accounts,
+                               database_url=settings.database_url)
     if to is None:
         prune(target, settings.backup_keep)
     counts = backup.manifest["counts"]
@@ -160,14 +162,15 @@ def _restore(settings: Settings, folder: Path, yes: bool) -> int:
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     path = database_path(settings.data_path)
-    if not path.exists():
+    if not settings.database_url and not path.exists():
         raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to export")
     zone = zone_named(settings.timezone)
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
     kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
     out = Path(args.out) if args.out else None
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_postgres(settings.database_url, readonly=True) if settings.database_url \
+        else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         if out is not None and out.is_dir() and not out.is_symlink():
             return _export_files(exporter, conn, query, out, args.format, args.language)
@@ -251,7 +254,8 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
                                "the app first")
-        conn = connect(database_path(settings.data_path))
+        conn = connect_postgres(settings.database_url) if settings.database_url \
+            else connect(database_path(settings.data_path))
         try:
             apply_migrations(conn)
             with conn:

@@ -64,9 +64,17 @@ from app.backup.archive import (
     verify,
     write_manifest,
 )
-from app.backup.database import Accounts, carry_accounts, check_backup_database, count_contents
+from app.backup.database import (
+    Accounts,
+    carry_accounts,
+    check_backup_database,
+    count_contents,
+    dump_store,
+    load_store,
+)
 from app.core.lifetime import crash_point
 from app.core.settings import Settings
+from app.storage.database import connect_postgres
 from app.storage.datadir import (
     RESTORE_MARKER,
     SAFETY_PREFIX,
@@ -121,7 +129,13 @@ def check(folder: Path) -> Checked:
     return Checked(backup, records, accounts)
 
 
-def current_counts(data_path: Path) -> dict[str, int] | None:
+def current_counts(data_path: Path, database_url: str | None = None) -> dict[str, int] | None:
+    if database_url:
+        conn = connect_postgres(database_url, readonly=True)
+        try:
+            return count_contents(conn)
+        finally:
+            conn.close()
     path = database_path(data_path)
     if not path.exists():
         return None
@@ -177,7 +191,7 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
             marker = None
         if marker is not None:
             _check_safety(marker, checked)
-        question = (describe_change(current_counts(data_path), checked) if marker is None
+        question = (describe_change(current_counts(data_path, settings.database_url), checked) if marker is None
                     else describe_cut_off(marker, checked))
         if not confirm(question + "\nReplace the current data with the backup?"):
             raise RestoreDeclined("restore cancelled; nothing was changed")
@@ -243,7 +257,9 @@ def _keep_aside(settings: Settings, backup: Path) -> RestoreMarker:
 def _fill_safety(settings: Settings, safety: Path, now: float) -> None:
     data_path = settings.data_path
     database = database_path(data_path)
-    if database.exists():
+    if settings.database_url:  # PostgreSQL's rows are dumped as the folder's own file
+        dump_store(settings.database_url, safety / DATABASE_FILE, include_accounts=True)
+    elif database.exists():
         if _fold_wal(database):
             _link(database, safety / DATABASE_FILE)
         else:  # damaged: kept as it was found, with an empty database as the folder's own
@@ -301,14 +317,10 @@ def _link(source: Path, target: Path) -> None:
 def _install(settings: Settings, checked: Checked, safety: Path) -> None:
     data_path = settings.data_path
     backup = checked.backup
-    database = database_path(data_path)
-    for suffix in ("-wal", "-shm", "-journal"):  # the old database's; never the new one's
-        database.with_name(database.name + suffix).unlink(missing_ok=True)
-    with private_file(database) as out:
-        _copy_checked(settings, backup, DATABASE_FILE, out)
-    crash_point(settings, "restore:installed")  # the backup's database, no accounts carried yet
-    if not checked.has_accounts and backup.path != safety:
-        carry_accounts(database, safety / DATABASE_FILE)
+    if settings.database_url:
+        _install_rows(settings, backup)
+    else:
+        _install_file(settings, checked, safety)
     crash_point(settings, "restore:database")
     for name in DATA_FILES:
         if name in _listed(backup):
@@ -333,6 +345,32 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
         crash_point(settings, "restore:redis")
         redis_snapshot.load_snapshot(client, rest)
     crash_point(settings, "restore:loaded")  # all installed; the marker is still there
+
+
+def _install_file(settings: Settings, checked: Checked, safety: Path) -> None:
+    """The backup's database file in the data dir's place, with the install's accounts."""
+    backup = checked.backup
+    database = database_path(settings.data_path)
+    for suffix in ("-wal", "-shm", "-journal"):  # the old database's; never the new one's
+        database.with_name(database.name + suffix).unlink(missing_ok=True)
+    with private_file(database) as out:
+        _copy_checked(settings, backup, DATABASE_FILE, out)
+    crash_point(settings, "restore:installed")  # the backup's database, no accounts carried yet
+    if not checked.has_accounts and backup.path != safety:
+        carry_accounts(database, safety / DATABASE_FILE)
+
+
+def _install_rows(settings: Settings, backup: Backup) -> None:
+    """The backup's rows in PostgreSQL, in one transaction (a cut-off load changed nothing);
+    read from a checked copy, because bringing it to this version's schema writes it. A
+    backup without accounts has none (`check` holds that), so the server's stay."""
+    loading = database_path(settings.data_path).with_name(DATABASE_FILE + ".restoring")
+    try:
+        with private_file(loading) as out:
+            _copy_checked(settings, backup, DATABASE_FILE, out)
+        load_store(loading, settings.database_url or "")
+    finally:
+        loading.unlink(missing_ok=True)
 
 
 def _install_folder(settings: Settings, backup: Backup, name: str) -> None:

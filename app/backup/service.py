@@ -87,7 +87,8 @@ class BackupService:
         try:
             backup = create_backup(self.settings.data_path, client, self.directory,
                                    embedded_redis_dir=self.embedded_redis_dir,
-                                   should_stop=self._stopping.is_set)
+                                   should_stop=self._stopping.is_set,
+                                   database_url=self.settings.database_url)
         finally:
             client.close()
         for path in prune(self.directory, self.settings.backup_keep):

@@ -136,6 +136,9 @@ class Settings:
             "the platform's user data dir).", in_config=False)
     redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
             "the embedded one.")
+    database_url: str | None = setting(None, "Keep the durable store (accounts, message log, "
+            "journal, profiles, memories, privacy registry) in PostgreSQL (postgresql://…) "
+            "instead of the data dir's SQLite, so several processes share it.")
     test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
             "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
             "tests/backup); unset in use.", in_config=False)

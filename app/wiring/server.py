@@ -76,7 +76,7 @@ from app.runtime.markers import PairLocks
 from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
-from app.storage.database import Database
+from app.storage.database import open_store
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.redis_driver import DRIVER_INFO
@@ -159,7 +159,7 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def db_ctx(app: web.Application) -> AsyncIterator[None]:
-    db = Database(app[SETTINGS].data_path / DATABASE_FILE)
+    db = open_store(app[SETTINGS].data_path, app[SETTINGS].database_url, DATABASE_FILE)
     ran = await db.open()
     if ran:
         log.info("database migrated", extra=logctx.fields(migrations=ran))

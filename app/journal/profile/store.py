@@ -282,14 +282,13 @@ class ProfileStore:
     async def add_evidence(self, user_id: str, rows: Sequence[EvidenceRow]) -> int:
         """Store new review candidates; a ref already stored is left as it is."""
         def write(conn: sqlite3.Connection) -> int:
-            before = conn.total_changes
-            conn.executemany(
-                "INSERT OR IGNORE INTO writing_profile_evidence (evidence_id, user_id, signal, "
+            return conn.executemany(
+                "INSERT INTO writing_profile_evidence (evidence_id, user_id, signal, "
                 "ref, text, occurred_at, context_hint, measure_json, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(new_id("ev"), user_id, r.signal, r.ref, r.text, r.occurred_at,
-                  r.context_hint, json.dumps(r.measure or {}), time.time()) for r in rows])
-            return conn.total_changes - before
+                  r.context_hint, json.dumps(r.measure or {}), time.time()) for r in rows]
+            ).rowcount
 
         return await self.db.execute_write_fn(write) if rows else 0
 

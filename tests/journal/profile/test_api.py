@@ -7,10 +7,10 @@ import json
 import random
 
 from app.auth.accounts import add_user_sync
-from app.storage.database import connect
 from app.storage.migrations import apply_migrations
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 RESULT = "kansho.profile_analysis_result"
 WORDS = "Morgens Fahrrad Markt Sauerteigbrot Suppe Nachbarin regnete leise ich wir und".split()
@@ -331,7 +331,7 @@ async def test_profiles_are_per_user(aiohttp_client, make_settings):
     """In headless mode each user has their own profile, proposals and versions."""
     settings = make_settings(headless=True, llm_provider="offline")
     settings.data_path.mkdir(parents=True, exist_ok=True)
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()
