@@ -17,14 +17,14 @@ from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
 from app.core import json_input
-from app.core.profiles import NAME, Governance, PortableError
+from app.core.profiles import Governance, InvalidName, PortableError, clean_label
 from app.journal.profile import model, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
+from app.journal.profile.store import reason
 from app.llm.errors import ModelError
 
-MAX_KEY_CHARS = model.MAX_KEY_CHARS
 
 
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -63,21 +63,28 @@ def profile_text(request: web.Request, raw: str, noun: str) -> str:
 
 
 def facet_name(raw: str) -> str:
-    if not NAME.fullmatch(raw):
-        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
-                       "letters, digits, _; at most 64)")
-    return raw
+    """A facet's name as the user wrote it (free text: "Tagebuch"); its key is derived by
+    the model (`app.core.profiles.derive_key`)."""
+    try:
+        return clean_label(raw)
+    except InvalidName as exc:
+        raise ApiError(400, "invalid_name", f"a facet's name: {exc}") from None
 
 
 def trait_key(raw: str) -> str:
-    key = " ".join(raw.split())
-    if not key or len(key) > MAX_KEY_CHARS:
-        raise ApiError(400, "invalid_key", f"a trait key has 1 to {MAX_KEY_CHARS} characters")
-    return key
+    """A trait's name as the user wrote it (free text), like a facet's."""
+    try:
+        return clean_label(raw)
+    except InvalidName as exc:
+        raise ApiError(400, "invalid_key", f"a trait's name: {exc}") from None
 
 
 def scope_name(raw: str) -> str:
     return raw if raw == model.CORE_SCOPE else facet_name(raw)
+
+
+def _shown(trait: model.Trait) -> str:
+    return trait.label or trait.key
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
@@ -93,26 +100,33 @@ async def get_profile(request: web.Request) -> web.Response:
 async def put_core(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
     change = Change("update", "core", value=profile_text(request, body.value, "core"))
-    await service(request).edit(request[USER_ID], change, "edited the core")
+    await service(request).edit(request[USER_ID], change, reason("core_edited"))
     return await _overview(request)
 
 
 async def put_facet(request: web.Request) -> web.Response:
+    """Add or edit the facet `{name}`: its key or its name as written (free text; a new
+    facet's key is derived from it)."""
     name = facet_name(request.match_info["name"])
     body = await read_json(request, TextIn)
     state = await service(request).store.state(request[USER_ID])
-    action = "update" if name in state.profile.facets else "add"
+    key = state.profile.facet_key(name)
+    action = "update" if key is not None else "add"
+    shown = (state.profile.facets[key].label or key) if key is not None else name
     change = Change(action, "facet", key=name, value=profile_text(request, body.value, "facet"))
-    await service(request).edit(request[USER_ID], change, f"edited facet {name}")
+    await service(request).edit(request[USER_ID], change,
+                                reason(f"facet_{'edited' if key else 'added'}", name=shown))
     return await _overview(request)
 
 
 async def delete_facet(request: web.Request) -> web.Response:
     name = facet_name(request.match_info["name"])
-    if name not in (await service(request).store.state(request[USER_ID])).profile.facets:
+    profile = (await service(request).store.state(request[USER_ID])).profile
+    key = profile.facet_key(name)
+    if key is None:
         raise ApiError(404, "not_found", f"no facet {name!r}")
-    await service(request).edit(request[USER_ID], Change("remove", "facet", key=name),
-                                f"removed facet {name}")
+    await service(request).edit(request[USER_ID], Change("remove", "facet", key=key),
+                                reason("facet_removed", name=profile.facets[key].label or key))
     return await _overview(request)
 
 
@@ -120,7 +134,8 @@ async def add_trait(request: web.Request) -> web.Response:
     body = await read_json(request, TraitIn)
     change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
                     value=profile_text(request, body.value, "trait value"))
-    await service(request).edit(request[USER_ID], change, f"added trait {change.key}")
+    await service(request).edit(request[USER_ID], change, reason("trait_added",
+                                                                 name=change.key or ""))
     return await _overview(request, 201)
 
 
@@ -130,7 +145,8 @@ async def edit_trait(request: web.Request) -> web.Response:
     if body.value is None and body.scope is None:
         raise ApiError(400, "invalid_request", "give a new value, a new scope or both")
     svc = service(request)
-    if (await svc.store.state(request[USER_ID])).profile.trait(trait_id) is None:
+    trait = (await svc.store.state(request[USER_ID])).profile.trait(trait_id)
+    if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     changes = []
     if body.value is not None:
@@ -139,16 +155,17 @@ async def edit_trait(request: web.Request) -> web.Response:
     if body.scope is not None:
         changes.append(Change("reclassify", "trait", trait_id=trait_id,
                               scope=scope_name(body.scope)))
-    await svc.edit(request[USER_ID], changes, f"edited trait {trait_id}")
+    await svc.edit(request[USER_ID], changes, reason("trait_edited", name=_shown(trait)))
     return await _overview(request)
 
 
 async def delete_trait(request: web.Request) -> web.Response:
     trait_id = request.match_info["trait_id"]
-    if (await service(request).store.state(request[USER_ID])).profile.trait(trait_id) is None:
+    trait = (await service(request).store.state(request[USER_ID])).profile.trait(trait_id)
+    if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
-                                f"removed trait {trait_id}")
+                                reason("trait_removed", name=_shown(trait)))
     return await _overview(request)
 
 

@@ -34,7 +34,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.core import json_input
-from app.core.profiles import NAME
+from app.core.profiles import InvalidName, clean_label
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
@@ -105,13 +105,14 @@ def _profile_part(profile: Profile, governance: str, lifecycle: str,
 
     def field(f: model.Field, kind: str) -> dict[str, Any]:
         return {"value": cut_at_word(f.value, share(kind)), "origin": f.origin,
-                "locked": f.locked}
+                "locked": f.locked, **({"label": f.label} if f.label else {})}
 
     return {
         "lifecycle": lifecycle, "governance": governance,
         "core": field(profile.core, "core"),
         "facets": {name: field(f, "facet") for name, f in profile.facets.items()},
-        "traits": [{"trait_id": t.trait_id, "key": t.key, "scope": t.scope,
+        "traits": [{"trait_id": t.trait_id, "key": t.key,
+                    **({"label": t.label} if t.label else {}), "scope": t.scope,
                     "value": cut_at_word(t.value, share("trait")),
                     "origin": t.origin, "locked": t.locked} for t in profile.traits],
     }
@@ -351,13 +352,14 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     keys = [change.key, *change.keys, *(s.key for s in change.into)]
     if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
         raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
-    if change.target == "facet" and change.key is not None and \
-            not NAME.fullmatch(change.key):
-        raise fail(f"facet name {change.key[:80]!r} is not valid")
-    scopes = [change.scope, *(s.scope for s in change.into)]
-    if any(scope is not None and scope != model.CORE_SCOPE and not NAME.fullmatch(scope)
-           for scope in scopes):
-        raise fail("a scope is neither core nor a facet name")
+    names = [key for key in keys if key is not None] if change.target == "facet" else []
+    names += [scope for scope in (change.scope, *(s.scope for s in change.into))
+              if scope is not None]
+    for name in names:
+        try:
+            clean_label(name)
+        except InvalidName as exc:
+            raise fail(f"the name {name[:80]!r}: {exc}") from None
 
 
 def resolve(result: ResultIn, profile: Profile, known_sources: Mapping[str, Source], *,

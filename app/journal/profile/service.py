@@ -22,7 +22,7 @@ from app.journal.profile import brief as briefs
 from app.journal.profile import corpus, model, portability
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
-from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore
+from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore, reason
 from app.journal.stages import DEFAULT_BRIEF
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
@@ -60,8 +60,9 @@ class ProfileService:
     # --- manual edits --------------------------------------------------------------------------
 
     async def edit(self, user_id: str, change: Change | list[Change],
-                   reason: str) -> ProfileState:
-        """Apply the user's own change(s) (origin `manual`) in one transaction: one version;
+                   why: str) -> ProfileState:
+        """Apply the user's own change(s) (origin `manual`) in one transaction: one version
+        (`why`: its reason, `store.reason`);
         a profile edited by hand counts as confirmed. A change that does not apply writes
         nothing."""
         changes = change if isinstance(change, list) else [change]
@@ -75,7 +76,7 @@ class ProfileService:
                 raise Conflict("change_not_applicable", str(exc)) from None
             if state.lifecycle != CONFIRMED:
                 state.lifecycle = CONFIRMED
-            return reason
+            return why
 
         return await self.store.edit(user_id, fn)
 
@@ -84,16 +85,20 @@ class ProfileService:
         profile's state that automatic paths obey)."""
         def fn(state: ProfileState) -> str:
             item: model.Field | Trait | None
+            shown = ""
             if target == "core":
                 item = state.profile.core
             elif target == "facet":
-                item = state.profile.facets.get(name)
+                key = state.profile.facet_key(name)
+                item = state.profile.facets.get(key) if key is not None else None
+                shown = (item.label or key) if item is not None and key is not None else ""
             else:
                 item = state.profile.trait(name)
+                shown = (item.label or item.key) if item is not None else ""
             if item is None:
                 raise Missing(f"no {target} {name!r}")
             item.locked = locked
-            return f"{'locked' if locked else 'unlocked'} {target} {name}".strip()
+            return reason("locked" if locked else "unlocked", target=target, name=shown)
 
         return await self.store.edit(user_id, fn)
 

@@ -69,6 +69,25 @@ def _load(conn: sqlite3.Connection, user_id: str) -> ProfileState:
                         row["lifecycle"], row["version_seq"], row["updated_at"])
 
 
+def reason(code: str, **names: str | int) -> str:
+    """A version's reason as stored: a code the page words in the user's language
+    (`version.<code>`) and what it names — never a sentence in one language."""
+    return json.dumps({"code": code, **names}, ensure_ascii=False)
+
+
+def read_reason(raw: str) -> tuple[str, dict[str, Any]]:
+    """A stored reason's code and names; a reason written before codes (an English
+    sentence) reads as code `text` with the sentence."""
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        found = None
+    if isinstance(found, dict) and isinstance(found.get("code"), str):
+        code = found.pop("code")
+        return code, found
+    return "text", {"text": raw}
+
+
 def _save(conn: sqlite3.Connection, user_id: str, state: ProfileState,
           reason: str | None) -> None:
     """Store `state`; with a `reason`, its profile becomes a new version too."""
@@ -124,6 +143,11 @@ def _proposal_dict(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> dict[str
                         for c in changes]}
 
 
+def _reason_fields(raw: str) -> dict[str, Any]:
+    code, names = read_reason(raw)
+    return {"reason": code, "reason_args": names}
+
+
 class ProfileStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -146,7 +170,8 @@ class ProfileStore:
 
     async def versions(self, user_id: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            return [{"version": r["seq"], "reason": r["reason"], "created_at": r["created_at"],
+            return [{"version": r["seq"], **_reason_fields(r["reason"]),
+                     "created_at": r["created_at"],
                      "profile": json.loads(r["profile_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_versions WHERE user_id = ? ORDER BY seq DESC",
                 (user_id,))]
@@ -194,8 +219,8 @@ class ProfileStore:
             if mode == "initial_build":
                 _step(state, "propose")
             if applied or state.lifecycle != lifecycle:
-                _save(conn, user_id, state, f"learning applied {applied} change(s) of a "
-                      "review" if applied else None)
+                _save(conn, user_id, state,
+                      reason("learning_applied", count=applied) if applied else None)
             return _proposal_dict(_proposal_row(conn, user_id, proposal_id),
                                   _changes(conn, proposal_id))
 
@@ -256,8 +281,7 @@ class ProfileStore:
                     except NotApplicable as exc:
                         raise Conflict("change_not_applicable", str(exc)) from None
                 _step(state, "confirm")  # content the user accepted is theirs
-                _save(conn, user_id, state,
-                      f"accepted {len(chosen)} change(s) of proposal {proposal_id}")
+                _save(conn, user_id, state, reason("proposal_accepted", count=len(chosen)))
             conn.executemany("UPDATE writing_profile_changes SET status = ?, decided_at = ?, "
                              "version_seq = ? WHERE change_id = ?",
                              [("accepted" if accept else "rejected", now,
@@ -329,7 +353,7 @@ class ProfileStore:
                 state.profile, state.governance = profile, governance
                 if not profile.empty:
                     _step(state, "confirm")
-                _save(conn, user_id, state, "imported a writing profile")
+                _save(conn, user_id, state, reason("imported"))
             if interaction is not None:
                 interaction_store.save(conn, user_id, interaction)
 
