@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB, GATEWAY, SETTINGS
+from app.api.app_keys import DB, GATEWAY, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
@@ -24,6 +24,7 @@ from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
 from app.journal.profile.store import reason
 from app.llm.errors import ModelError
+from app.llm.privacy import EgressRefused
 
 
 
@@ -53,7 +54,7 @@ class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def service(request: web.Request) -> ProfileService:
-    return ProfileService(request.app[DB], request.app[SETTINGS])
+    return ProfileService(request.app[DB], request.app[SETTINGS], request.app[PRIVACY])
 
 
 def profile_text(request: web.Request, raw: str, noun: str) -> str:
@@ -204,12 +205,26 @@ def _mode(raw: str) -> str:
     return raw
 
 
+def _masked(raw: str) -> bool:
+    if raw not in ("true", "false"):
+        raise ApiError(400, "invalid_request", "masked must be true or false")
+    return raw == "true"
+
+
 async def get_package(request: web.Request) -> web.Response:
+    """The copy package and its prompt; masked unless `masked=false` (the user's explicit
+    choice). 422 `privacy_blocked` when a registered name survives the masking."""
     mode = _mode(request.query.get("mode", "review"))
-    package = await service(request).package(request[USER_ID], mode)
-    return web.json_response({"package": package, "prompt": pkg.prompt(package),
-                              "chars": len(pkg.dumps(package)),
-                              "max_chars": request.app[SETTINGS].profile_package_chars})
+    masked = _masked(request.query.get("masked", "true"))
+    try:
+        made = await service(request).copy_package(request[USER_ID], mode, masked=masked)
+    except EgressRefused as exc:
+        raise ApiError(422, exc.code, exc.message) from None
+    return web.json_response({"package": made.package, "prompt": made.prompt,
+                              "chars": len(pkg.dumps(made.package)),
+                              "max_chars": request.app[SETTINGS].profile_package_chars,
+                              "masked": made.masked, "package_id": made.package_id,
+                              "placeholders": made.placeholders})
 
 
 async def import_result(request: web.Request) -> web.Response:

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from app.core import log as logctx
 from app.core.settings import Settings
@@ -22,8 +25,9 @@ from app.journal.profile import brief as briefs
 from app.journal.profile import corpus, model, portability
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
-from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore, reason
+from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
 from app.journal.stages import DEFAULT_BRIEF
+from app.llm.privacy import EgressGate, IdentityRegistry, Masker, demask
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
@@ -31,11 +35,24 @@ from statemachine.profile import CONFIRMED
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class CopyPackage:
+    package: dict[str, Any]
+    prompt: str
+    masked: bool
+    package_id: str | None
+    placeholders: dict[str, int]  # per kind: how many distinct values were masked
+
+
 class ProfileService:
-    def __init__(self, db: Database, settings: Settings) -> None:
+    def __init__(self, db: Database, settings: Settings,
+                 identities: IdentityRegistry | None = None) -> None:
         self.db = db
         self.settings = settings
         self.store = ProfileStore(db)
+        # The users' registered people, for the copy package's masking (the app's one
+        # registry where there is one: its cache is dropped when the user edits it).
+        self.identities = identities if identities is not None else IdentityRegistry(db)
 
     # --- the brief for stage 2 of the journal --------------------------------------------------
 
@@ -176,7 +193,8 @@ class ProfileService:
                      for t in corpus_texts]
         return texts, known
 
-    async def package(self, user_id: str, mode: str) -> dict[str, Any]:
+    async def package(self, user_id: str, mode: str, *, package_id: str | None = None,
+                      max_chars: int | None = None) -> dict[str, Any]:
         await self.collect_evidence(user_id)
         state = await self.store.state(user_id)
         texts, _ = await self._evidence_texts(user_id, mode)
@@ -186,15 +204,59 @@ class ProfileService:
                    "note": "local counts; hints only, not evidence"}
         return pkg.build_package(state.profile, governance=state.governance,
                                  lifecycle=state.lifecycle, mode=mode, evidence=texts,
-                                 signals=signals,
-                                 max_chars=self.settings.profile_package_chars)
+                                 signals=signals, package_id=package_id,
+                                 max_chars=max_chars or self.settings.profile_package_chars)
+
+    async def copy_package(self, user_id: str, mode: str, *, masked: bool = True) -> CopyPackage:
+        """The package the user copies into another chat: it leaves the machine, so by
+        default it goes through the privacy gateway's masking (the user's registered people
+        and the detectors' numbers become placeholders; the mapping stays here, for the
+        result's import) and then the egress gate's check (a registered name the masking
+        missed refuses the package: `EgressRefused`). `masked=False` is the user's explicit
+        choice to see and copy their text as it is."""
+        limit = self.settings.profile_package_chars
+        if not masked:
+            log.info("profile copy package made unmasked, by the user's choice",
+                     extra=logctx.fields(user_id=user_id, mode=mode))
+            plain = await self.package(user_id, mode)
+            return CopyPackage(plain, pkg.prompt(plain), False, None, {})
+        package_id = new_id("ppkg")
+        index = await self.identities.index(user_id)
+        budget = limit
+        for _ in range(3):  # placeholders can be longer than what they replace
+            masker = Masker(index)
+            plain = await self.package(user_id, mode, package_id=package_id, max_chars=budget)
+            package = pkg.mask_package(plain, masker.mask)
+            if len(pkg.dumps(package)) <= limit:
+                break
+            budget -= len(pkg.dumps(package)) - limit + 100
+        if masker.mapping:
+            package["task"] += pkg.PLACEHOLDER_RULE
+        text = pkg.prompt(package)
+        # The same gate a remote request passes, over the whole text that is copied.
+        EgressGate(masker.registered, purpose="profile_copy_package").check(
+            msgspec.json.encode({"prompt": text}))
+        if masker.mapping:
+            await self.store.keep_mapping(user_id, package_id, masker.mapping)
+        counts = {kind: n for kind, n in masker.counts.items() if n}
+        log.info("profile copy package masked", extra=logctx.fields(
+            user_id=user_id, mode=mode, masked=len(masker.mapping), kinds=counts))
+        return CopyPackage(package, text, True, package_id, counts)
 
     async def import_result(self, user_id: str, raw: str | bytes | dict[str, Any], *,
                             via: str = "paste") -> dict[str, Any]:
         """A result (pasted, or the AI review's) → a stored proposal. Raises
-        `pkg.ResultInvalid`; nothing is stored then. A pasted result is never applied; the
+        `pkg.ResultInvalid`; nothing is stored then. A pasted result's placeholders are put
+        back with the mapping kept for its copy package (the one it names in `package_id`,
+        else the newest). A pasted result is never applied; the
         AI review's is governed (`learning` applies what an automatic path may)."""
-        result = pkg.read_result(raw)
+        data = pkg.decode_result(raw)
+        if via == "paste" and isinstance(data, dict):
+            # The answer to a masked copy package: its placeholders back, here.
+            named = data.get("package_id")
+            mapping = await self.store.mapping(user_id, named if isinstance(named, str) else None)
+            data = pkg.map_strings(data, lambda text: demask(text, mapping))
+        result = pkg.read_result(data)
         state = await self.store.state(user_id)
         _, known = await self._evidence_texts(user_id, result.mode)
         parsed = pkg.resolve(result, state.profile, known,

@@ -31,6 +31,9 @@ from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
 
+KEPT_MAPPINGS = 20  # masked copy packages whose results can still be demasked
+
+
 @dataclass(slots=True)
 class ProfileState:
     profile: Profile
@@ -339,6 +342,41 @@ class ProfileStore:
                      "measure": json.loads(r["measure_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                 "ORDER BY occurred_at DESC", (user_id,))]
+
+        return await self.db.execute_fn(read)
+
+    # --- copy packages' placeholder mappings (on this machine only) ----------------------------
+
+    async def keep_mapping(self, user_id: str, package_id: str,
+                           mapping: dict[str, str]) -> None:
+        """Keep a masked copy package's mapping until its result comes back; only the
+        newest `KEPT_MAPPINGS` of a user are kept."""
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO writing_profile_packages (package_id, user_id, "
+                         "mapping_json, created_at) VALUES (?, ?, ?, ?)",
+                         (package_id, user_id, json.dumps(mapping, ensure_ascii=False),
+                          time.time()))
+            conn.execute("DELETE FROM writing_profile_packages WHERE user_id = ? AND "
+                         "package_id NOT IN (SELECT package_id FROM writing_profile_packages "
+                         "WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                         (user_id, user_id, KEPT_MAPPINGS))
+
+        await self.db.execute_write_fn(write)
+
+    async def mapping(self, user_id: str, package_id: str | None) -> dict[str, str]:
+        """The mapping of the user's package `package_id`, or of their newest one when the
+        result does not name its package; {} when there is none (a package no longer kept:
+        its placeholders stay, rather than being read with another package's mapping)."""
+        def read(conn: sqlite3.Connection) -> dict[str, str]:
+            if package_id:
+                row = conn.execute(
+                    "SELECT mapping_json FROM writing_profile_packages WHERE user_id = ? "
+                    "AND package_id = ?", (user_id, package_id)).fetchone()
+            else:
+                row = conn.execute("SELECT mapping_json FROM writing_profile_packages WHERE "
+                                   "user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                                   (user_id,)).fetchone()
+            return json.loads(row[0]) if row is not None else {}
 
         return await self.db.execute_fn(read)
 
