@@ -22,7 +22,7 @@ from app.core.settings import Settings
 from app.interaction import portability as interaction_doc
 from app.interaction.store import InteractionStore
 from app.journal.profile import brief as briefs
-from app.journal.profile import corpus, model, portability
+from app.journal.profile import corpus, model, portability, signals
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
 from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
@@ -157,6 +157,52 @@ class ProfileService:
         log.info("profile evidence collected", extra=logctx.fields(
             user_id=user_id, seen=len(texts), added=added))
         return added
+
+    async def on_entry_saved(self, user_id: str, entry_id: str) -> str | None:
+        """The save-time triggers (seed 004 §13, `signals`): the entry's current version
+        becomes a review candidate when it is a strong edit of a generated draft, deviates
+        from the user's usual writing, or periodic readiness has come. Returns the signal,
+        or None (no candidate: the profile is not confirmed, it is `frozen`, the entry was
+        saved unchanged from a draft, its version is a candidate already, or no trigger
+        holds)."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.governance == "frozen":
+            return None
+        settings = self.settings
+        stored = await self.store.evidence(user_id)
+        known = {row["ref"] for row in stored}
+
+        def read(conn: Any) -> tuple[list[corpus.CorpusText], list[corpus.CorpusText]]:
+            this = corpus.voiced_entries(conn, user_id, measure=True, entry_id=entry_id)
+            usual = corpus.voiced_entries(conn, user_id, limit=signals.BASELINE + 1)
+            return this, usual
+
+        this, usual = await self.db.execute_fn(read)
+        if not this or this[0].ref in known:
+            return None
+        text = this[0]
+        usual = [t for t in usual if t.ref != text.ref][:signals.BASELINE]
+        measures = signals.measure(text.text)
+        deviations = signals.deviation(measures, [signals.measure(t.text) for t in usual],
+                                       settings.profile_deviation_share)
+        last = max((row["created_at"] for row in stored), default=None)
+        signal = signals.trigger(
+            edit_share=text.edit_share, strong_share=settings.profile_strong_edit_share,
+            deviations=deviations, last_candidate_at=last,
+            saves_since=sum(last is not None and t.occurred_at > last for t in usual),
+            now=time.time(), period=settings.profile_evidence_period,
+            volume=settings.profile_evidence_volume)
+        if signal is None:
+            log.info("profile: saved entry is no review candidate", extra=logctx.fields(
+                user_id=user_id, entry_id=entry_id))
+            return None
+        await self.store.add_evidence(user_id, [EvidenceRow(
+            signal, text.ref, text.text, text.occurred_at, text.context_hint,
+            {"trigger": signal, "edit_share": text.edit_share, "chars": len(text.text),
+             **measures.as_dict(), **({"deviation": deviations} if deviations else {})})])
+        log.info("profile: saved entry is a review candidate", extra=logctx.fields(
+            user_id=user_id, entry_id=entry_id, signal=signal))
+        return signal
 
     async def overview(self, user_id: str) -> dict[str, Any]:
         state = await self.store.state(user_id)

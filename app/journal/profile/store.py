@@ -339,6 +339,7 @@ class ProfileStore:
             return [{"evidence_id": r["evidence_id"], "signal": r["signal"], "ref": r["ref"],
                      "text": r["text"], "occurred_at": r["occurred_at"],
                      "context_hint": r["context_hint"], "new": r["created_at"] > reviewed,
+                     "created_at": r["created_at"],
                      "measure": json.loads(r["measure_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                 "ORDER BY occurred_at DESC", (user_id,))]
