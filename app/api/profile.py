@@ -285,7 +285,7 @@ async def ai_review(request: web.Request) -> web.Response:
     except pkg.ResultInvalid as exc:
         if exc.code != "nothing_to_apply":
             raise ApiError(exc.status, exc.code, exc.message) from None
-        return web.json_response({"proposal": None, "message": exc.message})
+        return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
     return web.json_response({"proposal": proposal, "message": proposal["summary"]},
                              status=201)
 
