@@ -218,28 +218,19 @@ def mask_package(package: Mapping[str, Any], mask: Callable[[str], str]) -> dict
     """The package with every text of the user's passed through `mask` (the privacy
     gateway's masking: registered people and numbers become placeholders); its own words
     and keys stay as they are so the result can still name what it changes."""
-    def walk(value: Any, name: str | None) -> Any:
-        if name in _NOT_MASKED:
-            return value
-        if isinstance(value, str):
-            return mask(value)
-        if isinstance(value, dict):
-            return {k: walk(v, k) for k, v in value.items()}
-        if isinstance(value, list):
-            return [walk(v, None) for v in value]
-        return value
-
-    return {k: walk(v, k) for k, v in package.items()}
+    return map_strings(dict(package), mask, skip=_NOT_MASKED)
 
 
-def map_strings(data: Any, fn: Callable[[str], str]) -> Any:
-    """Every string value (not object keys) of decoded JSON passed through `fn`."""
+def map_strings(data: Any, fn: Callable[[str], str], *,
+                skip: frozenset[str] = frozenset()) -> Any:
+    """Every string value of decoded JSON passed through `fn`, except the values of the
+    object members named in `skip` (object keys are never passed)."""
     if isinstance(data, str):
         return fn(data)
     if isinstance(data, dict):
-        return {k: map_strings(v, fn) for k, v in data.items()}
+        return {k: v if k in skip else map_strings(v, fn, skip=skip) for k, v in data.items()}
     if isinstance(data, list):
-        return [map_strings(v, fn) for v in data]
+        return [map_strings(v, fn, skip=skip) for v in data]
     return data
 
 

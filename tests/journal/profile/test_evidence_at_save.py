@@ -15,9 +15,8 @@ from app.journal.profile import signals
 from app.journal.profile.store import ProfileStore
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
-from tests.waiting import wait_job
+from tests.journal.profile.test_evidence import DAY, _draft
 
-DAY = "2026-03-04"
 SHORT = ["Kurz. Knapp. Gut.", "Regen. Tee. Buch.", "Markt. Brot. Heim.", "Rad. Wind. Kalt."]
 LONG = ("Heute bin ich nach dem Frühstück sehr lange und ohne jedes Ziel durch die Altstadt "
         "gelaufen und habe dabei über alles Mögliche nachgedacht, was in den letzten Wochen "
@@ -45,17 +44,6 @@ async def _save(client, day: str, text: str) -> dict:
                                  json={"date": day, "text": text})
     assert response.status == 201, await response.text()
     return await response.json()
-
-
-async def _draft(client) -> dict:
-    await client.post("/api/journal/import", headers=AUTH, json={"date": DAY, "messages": [
-        {"role": "user", "text": "Am Morgen war ich auf dem Markt und habe Brot gekauft."}]})
-    job_id = (await (await client.post(f"/api/journal/days/{DAY}/drafts",
-                                       headers=AUTH)).json())["job_id"]
-    job = await wait_job(client, job_id)
-    assert job["state"] == "done", job
-    return await (await client.get(f"/api/journal/drafts/{job['draft_id']}",
-                                   headers=AUTH)).json()
 
 
 class TestTriggersAtSave:
