@@ -4,8 +4,11 @@ interaction profile's own room is `app.interaction`).
 
 Manual edits are the user's own (origin `manual`) and work in every governance mode; each
 content edit is one version. Automatic paths (the AI review's result under governance
-`learning`, evidence collection) run only on a confirmed profile, never under `frozen`, and
+`learning`, evidence collection — when the page asks, and at each journal save through the
+local triggers of `signals`) run only on a confirmed profile, never under `frozen`, and
 never overwrite a locked field or one the user wrote or accepted (`model.automatic_allowed`).
+The copy package that leaves the machine is masked by the privacy gateway's `Masker` unless
+the user chooses otherwise; its mapping stays here for the result's import.
 """
 
 from __future__ import annotations
@@ -169,8 +172,8 @@ class ProfileService:
         if state.lifecycle != CONFIRMED or state.governance == "frozen":
             return None
         settings = self.settings
-        stored = await self.store.evidence(user_id)
-        known = {row["ref"] for row in stored}
+        known = await self.store.evidence_refs(user_id)
+        last = await self.store.last_evidence_at(user_id)
 
         def read(conn: Any) -> tuple[list[corpus.CorpusText], list[corpus.CorpusText]]:
             this = corpus.voiced_entries(conn, user_id, measure=True, entry_id=entry_id)
@@ -185,7 +188,6 @@ class ProfileService:
         measures = signals.measure(text.text)
         deviations = signals.deviation(measures, [signals.measure(t.text) for t in usual],
                                        settings.profile_deviation_share)
-        last = max((row["created_at"] for row in stored), default=None)
         signal = signals.trigger(
             edit_share=text.edit_share, strong_share=settings.profile_strong_edit_share,
             deviations=deviations, last_candidate_at=last,

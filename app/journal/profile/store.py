@@ -331,6 +331,14 @@ class ProfileStore:
 
         return await self.db.execute_fn(read)
 
+    async def last_evidence_at(self, user_id: str) -> float | None:
+        """When the user's newest review candidate was stored (None: there is none)."""
+        def read(conn: sqlite3.Connection) -> float | None:
+            return conn.execute("SELECT MAX(created_at) FROM writing_profile_evidence "
+                                "WHERE user_id = ?", (user_id,)).fetchone()[0]
+
+        return await self.db.execute_fn(read)
+
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
