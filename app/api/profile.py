@@ -17,7 +17,7 @@ from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
 from app.core import json_input
-from app.core.profiles import Governance, InvalidName, PortableError, clean_label
+from app.core.profiles import NAME, Governance, InvalidName, PortableError, clean_label
 from app.journal.profile import model, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
@@ -70,6 +70,15 @@ def facet_name(raw: str) -> str:
         return clean_label(raw)
     except InvalidName as exc:
         raise ApiError(400, "invalid_name", f"a facet's name: {exc}") from None
+
+
+def pref_key(raw: str) -> str:
+    """An interaction preference's key: the product's own snake_case names (not free text:
+    the product defaults and the responder's hint are keyed by them)."""
+    if not NAME.fullmatch(raw):
+        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a preference key (lower-case "
+                       "letters, digits, _; at most 64)")
+    return raw
 
 
 def trait_key(raw: str) -> str:
