@@ -142,3 +142,28 @@ class TestSignals:
         assert signals.trigger(edit_share=edit, strong_share=0.3, deviations=deviations,
                                last_candidate_at=last, saves_since=since, now=time.time(),
                                period=10 * 86400, volume=3) == expected
+
+
+def test_candidates_from_before_m010_survive_it_and_the_new_signals_fit(tmp_path):
+    """m010 rebuilds `writing_profile_evidence` for its new signals: old rows stay whole."""
+    import sqlite3
+
+    from app.storage.migrations import apply_migrations
+    from tests.migrations_support import database_before
+
+    conn = database_before(tmp_path / "old.sqlite3", "m010_profile_review_privacy")
+    with conn:
+        conn.execute("INSERT INTO writing_profile_evidence VALUES ('ev_1', 'local', "
+                     "'strong_edit', 'entry:e:v', 'Alt.', 1.0, 'hint', '{\"chars\": 4}', 2.0)")
+    assert apply_migrations(conn) == ["m010_profile_review_privacy"]
+    row = conn.execute("SELECT * FROM writing_profile_evidence").fetchone()
+    assert tuple(row) == ("ev_1", "local", "strong_edit", "entry:e:v", "Alt.", 1.0, "hint",
+                          '{"chars": 4}', 2.0)
+    with conn:
+        for number, signal in enumerate(("deviation", "periodic")):
+            conn.execute("INSERT INTO writing_profile_evidence VALUES (?, 'local', ?, ?, 'x', "
+                         "1.0, '', '{}', 3.0)", (f"ev_{number + 2}", signal, f"ref{number}"))
+    with pytest.raises(sqlite3.IntegrityError), conn:
+        conn.execute("INSERT INTO writing_profile_evidence VALUES ('ev_9', 'local', 'guess', "
+                     "'r9', 'x', 1.0, '', '{}', 3.0)")
+    conn.close()
