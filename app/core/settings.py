@@ -290,6 +290,15 @@ class Settings:
             "sample of the user's voice (only while no entries exist).", minimum=1)
     profile_dialog_sample_cooldown: int = setting(DAY,
             "Seconds between two dialog samples.", minimum=0)
+    profile_evidence_period: int = setting(7 * DAY, "Seconds after the last review candidate "
+            "when a saved entry of the user's own becomes one again, whatever it measures "
+            "(periodic readiness).", minimum=0)
+    profile_evidence_volume: int = setting(5, "Saved entries of the user's own after the last "
+            "review candidate when the next one becomes a candidate (periodic readiness).",
+            minimum=1)
+    profile_deviation_share: float = setting(0.5, "How far (a share of the usual value) a "
+            "saved entry's sentence or word length must lie from the user's usual writing "
+            "to count as a heuristic deviation (review candidate).", minimum=0.05)
     profile_review_ready_evidence: int = setting(5, "New review candidates since the last review "
             "after which the profile page says a review is due.", minimum=1)
     profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "

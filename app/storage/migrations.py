@@ -587,3 +587,45 @@ def m009_journal_marks(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
+    """The writing profile's review as a person uses it (issue 22 §5).
+
+    - `writing_profile_packages`: the placeholder mapping of each masked copy package
+      (`[PERSON_1]` → the name), kept on this machine only so that the pasted result's
+      placeholders are put back when it is imported; the oldest are dropped.
+    - `writing_profile_evidence.signal` gains the save-time triggers of seed 004 §13:
+      `deviation` (the local measures of a saved entry differ from the user's usual ones) and
+      `periodic` (enough time or entries since the last candidate). SQLite cannot change a
+      CHECK, so the table is rebuilt with its rows.
+    """
+    for statement in """
+        CREATE TABLE writing_profile_packages (
+            package_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            mapping_json TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX writing_profile_packages_user ON writing_profile_packages (user_id, created_at);
+        CREATE TABLE writing_profile_evidence_new (
+            evidence_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample',
+                                                   'deviation', 'periodic')),
+            ref TEXT NOT NULL,
+            text TEXT NOT NULL,
+            occurred_at REAL NOT NULL,
+            context_hint TEXT NOT NULL DEFAULT '',
+            measure_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, ref)
+        );
+        INSERT INTO writing_profile_evidence_new SELECT evidence_id, user_id, signal, ref, text,
+            occurred_at, context_hint, measure_json, created_at FROM writing_profile_evidence;
+        DROP TABLE writing_profile_evidence;
+        ALTER TABLE writing_profile_evidence_new RENAME TO writing_profile_evidence
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)
