@@ -46,9 +46,12 @@ _SUBJECT = r"(?:ich|er|es|wir|man|ihr|i|he|she|we|they)"
 _LEAD = (r"\A(?:(?:bitte|please|hey|ok|okay|also|so|und|and|dann|then|jetzt|now|noch|auch|mal|"
          r"kurz|ach|oh|ja|yes|nova)\b[\s,!]*){0,3}")
 
+# After an imperative "es" is its object ("Lösch es", "Streich es"): a narrative's "es" as
+# the subject follows an inflected verb ("dann streicht es"), which is no imperative.
+_SUBJECT_AFTER_VERB = r"(?:ich|er|wir|man|ihr|i|he|she|we|they)"
 _IMPERATIVE = re.compile(
     rf"{_LEAD}(?:(?:{_DE_STEMS})(?:e|en\s+sie|n\s+sie)?|(?:{_EN_VERBS}))\b"
-    rf"(?!\s+{_SUBJECT}\b)", re.I)
+    rf"(?!\s+{_SUBJECT_AFTER_VERB}\b)", re.I)
 # "Setzt du …?", "Erinnerst du mich …?": the verb first, then "du" — a request.
 _SECOND_PERSON = re.compile(rf"{_LEAD}(?:{_DE_STEMS})e?s?t\s+du\b", re.I)
 # "Kannst du …", "Could you …": the modal opens it, an infinitive closes it.
