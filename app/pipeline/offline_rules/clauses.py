@@ -139,13 +139,13 @@ _OPENS_SUBORDINATE = "".join(rf"(?<!\b{w})" for w in (
     "what", "that", "which", "who", "whom", "how", "if", "as", "like", "when", "where",
     "because", "whatever", "whether", "than", "why"))
 _FRAME_AFTER_EN = re.compile(
-    rf"(?:{_OPENS_SUBORDINATE}\s+{_SUBJECT_EN}\s+(?:{_REPORTING_EN}){_SAID_TO}|"
+    rf"(?:(?<!\s){_OPENS_SUBORDINATE}\s+{_SUBJECT_EN}\s+(?:{_REPORTING_EN}){_SAID_TO}|"
     rf",\s*{_SUBJECT_EN}\s+(?:{_REPORTING_EN}|thought|wrote|writes){_SAID_TO}|"
-    rf"[\s,]\s*(?:said|asked|shouted|wrote)\s+{_SUBJECT_EN}){_THEN_ON}", re.I)
+    rf"(?:,|(?<![\s,])\s)\s*(?:said|asked|shouted|wrote)\s+{_SUBJECT_EN}){_THEN_ON}", re.I)
 _OPENS_NEBENSATZ = "".join(rf"(?<!\b{w})" for w in (
     "die", "der", "das", "den", "dem", "was", "wie", "dass", "wenn", "weil", "ob", "als"))
 _FRAME_AFTER_DE_BARE = re.compile(
-    rf"{_OPENS_NEBENSATZ}\s+(?:ich|er|sie|wir|(?:mein|meine|sein|seine|ihr|ihre|unser|unsere|"
+    rf"(?<!\s){_OPENS_NEBENSATZ}\s+(?:ich|er|sie|wir|(?:mein|meine|sein|seine|ihr|ihre|unser|unsere|"
     r"der|die)\s+[\w']+)\s+(?:(?:sagt|sagte|meint|meinte)(?:\s+(?:das|es|so|immer|mir|uns|"
     r"auch|gestern|heute)){0,3}|(?:hat|hatte)(?:\s+(?:das|es|so|immer|mir|uns|auch|gestern|"
     r"heute)){0,3}\s+(?:gesagt|gemeint))" + _THEN_ON, re.I)

@@ -30,17 +30,17 @@ _EITHER_VERBS = re.compile(r"(?:streich|lösch|entfern)(?:e|en)?\Z|(?:delete|rem
                            r"strike|cancel)\Z", re.I)
 _MOVE_VERBS = re.compile(r"(?:verschieb|verleg)(?:e|en)?\Z|(?:move|reschedule|push|postpone|"
                          r"shift)\Z", re.I)
-_FILLER = r"(?:\s+(?:wieder|bitte|doch|mal|auch|noch|gleich|please|again|too|now|jetzt))*"
+_FILLER = r"(?:\s+(?:wieder|bitte|doch|mal|auch|noch|gleich|please|again|too|now|jetzt)){0,4}"
 # After the pronoun of a removal: fillers, a particle, a list named ("… von der Liste").
 _REMOVAL_REST = re.compile(
-    _FILLER + r"(?:\s+(?:(?:wieder\s+)?(?:runter|weg|raus|ab)|off|out)\b)?"
+    r"\A" + _FILLER + r"(?:\s+(?:(?:wieder\s+)?(?:runter|weg|raus|ab)|off|out)\b)?"
     r"(?:\s+(?:von|aus|from|off)\s+(?:der|dem|den|the|my|meiner|meinem|unserer)\s+[\w-]{1,60}"
     r"(?:\s+list)?)?" + _FILLER + r"\s*\Z", re.I)
 _PARTICLE = re.compile(r"\b(?:runter|weg|raus|off|out)\b", re.I)
 # After the pronoun of a move: its new time ("auf 10 Uhr", "to 10", "morgen") or nothing.
 _MOVE_REST = re.compile(
-    _FILLER + r"(?:\s+(?:auf|um|nach|to|at|for|until|till|in|by|morgen|übermorgen|tomorrow|"
-    r"today|heute)\b[^.!?;\n]*)?\s*\Z", re.I)
+    r"\A" + _FILLER + r"(?:\s+(?:auf|um|nach|to|at|for|until|till|in|by|morgen|übermorgen|tomorrow|"
+    rf"today|heute)\b[^.!?;\n]{{0,{GAP}}})?\s*\Z", re.I)
 
 
 @dataclass(frozen=True, slots=True)
