@@ -195,6 +195,13 @@ def message_outbox(user_id: str, character_id: str) -> str:
     return f"message_outbox:{user_id}:{character_id}"
 
 
+def offline_said(user_id: str, character_id: str) -> str:
+    """List of what the offline model said to the pair on the user's calendar day (entry
+    JSON with the day), expiring at that day's end in the user's zone
+    (`app.memory.said_today`)."""
+    return f"offline_said:{user_id}:{character_id}"
+
+
 def idle_reflection(user_id: str, character_id: str) -> str:
     """The `nutzer_zeit` of the quiet period the character last reflected on (one reflection
     per quiet period)."""
@@ -208,9 +215,10 @@ def idle_reflection(user_id: str, character_id: str) -> str:
 # database is backed up, so a key added later is included without a change here. Login
 # sessions are credentials (and a restored one would outlive its logout); heartbeats, run
 # slots and their queues, turn markers and the summary lock belong to processes that are
-# gone after a restore.
+# gone after a restore. What the offline model said today (`offline_said`) only keeps its
+# replies varied.
 _TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "turn_laeuft:", "run_slots:",
-                       "run_slot_queue:")
+                       "run_slot_queue:", "offline_said:")
 _TRANSIENT_KEYS = ("heartbeats",)
 _TRANSIENT_SUFFIXES = (":summary_lock",)
 

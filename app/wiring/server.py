@@ -60,12 +60,14 @@ from app.backup.service import BackupService
 from app.characters.book import CharacterBook
 from app.characters.store import CharacterStore
 from app.core import log as logctx
+from app.core.clock import zone_named
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
+from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
@@ -187,7 +189,8 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     await identities.import_legacy(settings.data_path if settings.data_dir else None,
                                    settings.privacy_identities)
     app[PRIVACY] = identities
-    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS)
+    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS,
+                      offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)))
     await gateway.start()
     app[GATEWAY] = gateway
     try:
