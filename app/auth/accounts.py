@@ -76,7 +76,8 @@ def list_tokens_sync(conn: sqlite3.Connection,
                      name: str | None = None) -> list[tuple[str, str, float]]:
     """(token id, user, created_at) of the stored API tokens, oldest first."""
     rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
-                        "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
+                        "WHERE CAST(? AS TEXT) IS NULL OR user_id = ? ORDER BY created_at",
+                        (name, name))
     return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
 
 

@@ -56,7 +56,7 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = N
             "LEFT JOIN journal_drafts r ON r.draft_id = (SELECT draft_id FROM "
             "journal_entry_versions WHERE entry_id = e.entry_id AND draft_id IS NOT NULL "
             "AND seq <= v.seq ORDER BY seq DESC LIMIT 1) "
-            "WHERE s.user_id = ? AND e.deleted_at IS NULL AND (? IS NULL OR e.entry_id = ?) "
+            "WHERE s.user_id = ? AND e.deleted_at IS NULL AND (CAST(? AS TEXT) IS NULL OR e.entry_id = ?) "
             "ORDER BY d.calendar_date DESC",
             (user_id, entry_id, entry_id)):
         draft = row["draft_text"]
