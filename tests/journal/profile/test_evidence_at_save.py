@@ -127,20 +127,24 @@ class TestSignals:
         assert "sentence_words" in signals.deviation(signals.measure(LONG), usual, 0.5)
         assert signals.deviation(signals.measure("Wind. Baum. Haus."), usual, 0.5) == {}
 
-    @pytest.mark.parametrize(("edit", "deviations", "last", "since", "expected"), [
-        (0.9, {}, time.time(), 0, "strong_edit"),
-        (0.9, {"word_chars": 0.7}, time.time(), 0, "strong_edit"),
-        (0.1, {"word_chars": 0.7}, time.time(), 0, "deviation"),
+    # `days_ago`: when the last candidate was, in days before now (None: never) — an age,
+    # not a moment, so that the test ids do not depend on the clock.
+    @pytest.mark.parametrize(("edit", "deviations", "days_ago", "since", "expected"), [
+        (0.9, {}, 0, 0, "strong_edit"),
+        (0.9, {"word_chars": 0.7}, 0, 0, "strong_edit"),
+        (0.1, {"word_chars": 0.7}, 0, 0, "deviation"),
         (None, {}, None, 0, "periodic"),
-        (None, {}, time.time() - 11 * 86400, 0, "periodic"),
-        (0.1, {}, time.time(), 2, "periodic"),
-        (0.1, {}, time.time(), 1, None),
-        (None, {}, time.time() - 86400, 0, None),
+        (None, {}, 11, 0, "periodic"),
+        (0.1, {}, 0, 2, "periodic"),
+        (0.1, {}, 0, 1, None),
+        (None, {}, 1, 0, None),
     ])
-    def test_the_first_trigger_that_holds_decides(self, edit, deviations, last, since,
+    def test_the_first_trigger_that_holds_decides(self, edit, deviations, days_ago, since,
                                                   expected):
+        now = time.time()
+        last = None if days_ago is None else now - days_ago * 86400
         assert signals.trigger(edit_share=edit, strong_share=0.3, deviations=deviations,
-                               last_candidate_at=last, saves_since=since, now=time.time(),
+                               last_candidate_at=last, saves_since=since, now=now,
                                period=10 * 86400, volume=3) == expected
 
 
