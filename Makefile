@@ -20,8 +20,11 @@ install: $(STAMP)
 run: install
 	$(VENV)/bin/novaberg $(ARGS)
 
+# Two test processes (pytest-xdist), a file each at a time: the suite is mostly waiting on
+# subprocesses and sockets, and the two cores of CI are both used. tests/procs.free_port gives
+# each process its own port range.
 test: install node
-	$(PYTEST) -q
+	$(PYTEST) -q -n 2 --dist loadfile
 
 # The storage-touching suites again with the durable store in PostgreSQL (`--engine=postgresql`):
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py).

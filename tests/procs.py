@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -27,10 +28,29 @@ ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT = 20.0
 
 
+_WORKER_PORTS = 2000  # ports per test process, below Linux's ephemeral range (32768–60999)
+_next_port = itertools.count()
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    """A port nothing listens on now, for a server a test starts. In a test process of its
+    own (pytest-xdist's `gwN`) the port comes from that process's own range, so another
+    process's app cannot take it between this probe and the bind."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    if not worker.startswith("gw"):
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            return sock.getsockname()[1]
+    base = 20000 + int(worker[2:]) * _WORKER_PORTS
+    for _ in range(_WORKER_PORTS):
+        port = base + next(_next_port) % _WORKER_PORTS
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {base}..{base + _WORKER_PORTS - 1}")
 
 
 def clean_env(**extra: str) -> dict[str, str]:
