@@ -99,7 +99,9 @@ async def get_export(request: web.Request) -> web.Response:
             redis, query, await exporter.kept_characters(redis, query, defined)))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     if per is not None:
-        body = await asyncio.to_thread(zipped, split(document, fmt, language))
+        data_path = request.app[SETTINGS].data_path
+        body = await asyncio.to_thread(
+            lambda: zipped(split(document, fmt, language, data_path=data_path)))
         return web.Response(body=body, content_type="application/zip", headers={
             "Content-Disposition": f'attachment; filename="{stem}.zip"'})
     if fmt == "md":
@@ -112,12 +114,16 @@ async def get_export(request: web.Request) -> web.Response:
         "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
 
 
-def zipped(files: dict[str, str]) -> bytes:
-    """A zip of text files (UTF-8), each under its own name, in the order given."""
+def zipped(files: dict[str, str | bytes]) -> bytes:
+    """A zip of text files (UTF-8) and photos (bytes, stored as they are: already
+    compressed), each under its own name, in the order given."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in files.items():
-            archive.writestr(name, text.encode())
+        for name, body in files.items():
+            if isinstance(body, bytes):
+                archive.writestr(name, body, compress_type=zipfile.ZIP_STORED)
+            else:
+                archive.writestr(name, body.encode())
     return buffer.getvalue()
 
 

@@ -1,10 +1,12 @@
-"""`/api/journal/…` (SPEC §9): days, imports, generation jobs, drafts, entries, trash, export.
+"""`/api/journal/…` (SPEC §9): days, imports, generation jobs, drafts, entries, their photos,
+trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import datetime as dt
 import re
@@ -17,10 +19,17 @@ from aiohttp import web
 from app.api.app_keys import DB, JOURNAL, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_json, request_language
+from app.api.validation import (
+    add_store_routes,
+    bounded_text,
+    read_json,
+    read_upload,
+    request_language,
+)
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.journal import export
 from app.journal.jobs import NoUserSources
+from app.journal.media import THUMB_CONTENT_TYPE, MediaRefused, MediaStore, remove_files
 from app.journal.store import ImportedMessage, JournalStore
 
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
@@ -237,7 +246,56 @@ async def list_trash(request: web.Request) -> web.Response:
 
 
 async def purge_entry(request: web.Request) -> web.Response:
-    await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    files = await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    remove_files(request.app[SETTINGS].data_path, files)
+    return web.Response(status=204)
+
+
+# --- photos -------------------------------------------------------------------------------------
+
+MEDIA_SETTING = "media_max_bytes"
+MEDIA_FIELDS = ("file", "photo")  # the multipart field a photo comes in
+# A photo is the user's own: never cached by anyone else, never read as anything but its kind.
+_MEDIA_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=3600",
+                  "Content-Security-Policy": "default-src 'none'; sandbox"}
+
+
+async def add_media(request: web.Request) -> web.Response:
+    """`POST /api/journal/entries/{id}/media?name=` (the photo as the body, or multipart
+    `file`, whose file name is the default name) → 201 the photo."""
+    settings = request.app[SETTINGS]
+    upload = await read_upload(request, settings.media_max_bytes, MEDIA_SETTING, "a photo",
+                               MEDIA_FIELDS)
+    name = request.query.get("name") or upload.file_name or ""
+    try:
+        asset = await MediaStore(request.app[DB], settings).add_media(
+            request[USER_ID], request.match_info["entry_id"], name, upload.data)
+    except MediaRefused as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    return web.json_response(asset.as_dict(), status=201)
+
+
+async def get_media(request: web.Request) -> web.StreamResponse:
+    return await _media_file(request, thumb=False)
+
+
+async def get_media_thumb(request: web.Request) -> web.StreamResponse:
+    return await _media_file(request, thumb=True)
+
+
+async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamResponse:
+    """The owner's photo (its content type from the decoded kind) or thumbnail (WebP);
+    another user's is 404 like one that does not exist."""
+    asset, path = await MediaStore(request.app[DB], request.app[SETTINGS]).asset_file(
+        request[USER_ID], request.match_info["asset_id"], thumb=thumb)
+    content_type = THUMB_CONTENT_TYPE if thumb else asset.content_type
+    body = await asyncio.to_thread(path.read_bytes)
+    return web.Response(body=body, content_type=content_type, headers=_MEDIA_HEADERS)
+
+
+async def delete_media(request: web.Request) -> web.Response:
+    await MediaStore(request.app[DB], request.app[SETTINGS]).delete_media(
+        request[USER_ID], request.match_info["asset_id"])
     return web.Response(status=204)
 
 
@@ -266,6 +324,12 @@ def setup(app: web.Application) -> None:
         ("POST", "/api/journal/entries/{entry_id}/undelete", undelete_entry),
         ("GET", "/api/journal/trash", list_trash),
         ("DELETE", "/api/journal/trash/{entry_id}", purge_entry),
+        # A photo may be larger than the app's client_max_size: `read_upload` reads it,
+        # bounded by media_max_bytes.
+        ("POST", "/api/journal/entries/{entry_id}/media", add_media),
+        ("GET", "/api/journal/media/{asset_id}", get_media),
+        ("GET", "/api/journal/media/{asset_id}/thumb", get_media_thumb),
+        ("DELETE", "/api/journal/media/{asset_id}", delete_media),
         ("GET", "/api/journal/export", export_entries),
     ]
     add_store_routes(app, routes)

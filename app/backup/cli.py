@@ -172,7 +172,8 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     if isinstance(exporter, ChatExporter):
         document.update(_kept_of(settings, exporter, query))
     if args.out and Path(args.out).is_dir():
-        return _export_files(exporter, document, Path(args.out), args.format, args.language)
+        return _export_files(exporter, document, Path(args.out), args.format, args.language,
+                             settings.data_path)
     if args.format == "md":
         text = exporter.markdown(document, zone, args.language)
     else:
@@ -202,15 +203,19 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
 
 
 def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str,
-                  language: str | None) -> int:
+                  language: str | None, data_path: Path) -> int:
     """`--out` names a folder: one file per item, where the exporter offers that."""
     split = getattr(exporter, "files", None)
     if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
                           "journal exports; give a file name")
-    files = split(document, fmt, language)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
+    files = split(document, fmt, language, data_path=data_path)
+    for name, body in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(body, bytes):  # an entry's photo, in its folder
+            (folder / name).write_bytes(body)
+        else:
+            (folder / name).write_text(body, encoding="utf-8")
     print(f"{len(files)} files written to {folder}", file=sys.stderr)
     return EXIT_OK
 

@@ -3,7 +3,8 @@
 JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
 `exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
 current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
-sources: [{conversation_id, message_id}]}]}` — ids kept, so an import into another install
+sources: [{conversation_id, message_id}]}], media: [{asset_id, name, kind, bytes, sha256,
+created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into another install
 adds what is missing and skips what is there: an entry whose id, or one of whose version ids,
 exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
 `seq` twice in an entry, refuses the document. Entries in the trash are not exported.
@@ -11,6 +12,9 @@ exists already (whoever it belongs to) is skipped whole. A version id twice in a
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
 or one file per entry titled with its date. One file per entry (`files`) is offered for JSON
 too: each `<date>.json` a document of this kind with that one entry (it imports on its own).
+An entry's photos go beside its file, in a folder per entry (`<date>/<photo's name>`), and
+its Markdown file links them under the text. An import reads the photos' list but adds no
+photo (a document carries no image bytes).
 With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
 2026`; without one, the neutral form above (the CLI's default). The file names are the same
 in every language: `<date>.md`, `<date>.json`.
@@ -22,6 +26,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -70,6 +75,16 @@ class Version(msgspec.Struct, forbid_unknown_fields=True):
     sources: list[SourceRef] = []
 
 
+class MediaItem(msgspec.Struct, forbid_unknown_fields=True):
+    asset_id: str
+    name: str
+    kind: str
+    bytes: int
+    sha256: str
+    created_at: Moment
+    file: str
+
+
 class Entry(msgspec.Struct, forbid_unknown_fields=True):
     entry_id: str
     date: str
@@ -77,6 +92,7 @@ class Entry(msgspec.Struct, forbid_unknown_fields=True):
     current_version_id: str
     versions: list[Version]
     deleted_at: Moment | None = None
+    media: list[MediaItem] = []
 
 
 class JournalDocument(msgspec.Struct):
@@ -131,9 +147,13 @@ class JournalExporter:
                 versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
                                  "text": row[3], "draft_id": row[4], "created_at": row[5],
                                  "sources": sources})
+            media = [{"asset_id": r[0], "name": r[1], "kind": r[2], "bytes": r[3],
+                      "sha256": r[4], "created_at": r[5], "file": r[6]} for r in conn.execute(
+                "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM "
+                "media_assets WHERE entry_id = ? ORDER BY created_at, asset_id", (entry_id,))]
             entries.append({"entry_id": entry_id, "date": date, "created_at": created_at,
                             "deleted_at": None, "current_version_id": current,
-                            "versions": versions})
+                            "versions": versions, "media": media})
         return {**document_head(KIND, query), "entries": entries}
 
     def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
@@ -144,16 +164,28 @@ class JournalExporter:
         return f"# {title}\n\n" + "\n".join(parts)
 
     def files(self, document: dict[str, Any], fmt: Literal["md", "json"],
-              language: str | None = None) -> dict[str, str]:
-        """One file per entry, named with its date: Markdown titled with the date, or a
-        JSON document of this kind holding that entry alone."""
-        if fmt == "json":
-            head = {key: value for key, value in document.items() if key != "entries"}
-            return {f"{entry['date']}.json": json.dumps({**head, "entries": [entry]},
-                                                        ensure_ascii=False, indent=1) + "\n"
-                    for entry in document["entries"]}
-        return {f"{date}.md": f"# {_heading(date, language)}\n\n{text}\n"
-                for date, text in _current_texts(document)}
+              language: str | None = None,
+              data_path: Path | None = None) -> dict[str, str | bytes]:
+        """One file per entry, named with its date: Markdown titled with the date (its
+        photos linked under the text), or a JSON document of this kind holding that entry
+        alone; with `data_path` (the data dir the document was read from) each entry's
+        photos too, in its folder `<date>/`."""
+        files: dict[str, str | bytes] = {}
+        head = {key: value for key, value in document.items() if key != "entries"}
+        texts_by_date = dict(_current_texts(document))
+        for entry in document["entries"]:
+            date, media = entry["date"], entry.get("media", [])
+            if fmt == "json":
+                files[f"{date}.json"] = json.dumps({**head, "entries": [entry]},
+                                                   ensure_ascii=False, indent=1) + "\n"
+            else:
+                links = "".join(f"\n![{m['name']}](<{date}/{m['name']}>)\n" for m in media)
+                files[f"{date}.md"] = (f"# {_heading(date, language)}\n\n"
+                                       f"{texts_by_date[date]}\n{links}")
+            if data_path is not None:
+                for item in media:
+                    files[f"{date}/{item['name']}"] = (data_path / item["file"]).read_bytes()
+        return files
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:

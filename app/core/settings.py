@@ -321,6 +321,11 @@ class Settings:
             "the rest is left out with a warning.", minimum=0)
     character_upload_max_bytes: int = setting(16 * 1024 * 1024, "Largest character card (PNG "
             "or JSON) or picture accepted by an import or upload, in bytes.", minimum=1024)
+    media_max_bytes: int = setting(25 * 1024 * 1024, "Largest photo a journal entry takes "
+            "(JPEG, PNG, WebP, HEIC), in bytes; larger: 413 too_large, nothing stored.",
+            minimum=1024)
+    media_keep_location: bool = setting(False, "Keep a photo's EXIF location (GPS) when it is "
+            "added to a journal entry; by default it is removed before the file is stored.")
     memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
             "refresh or correct them instead of adding a duplicate.", minimum=0)
     pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "

@@ -528,3 +528,33 @@ def m009_journal_marks(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m010_media_assets(db: sqlite3.Connection) -> None:
+    """Photos in journal entries (seed 004 `media_assets`: file + kind).
+
+    `file` is the stored image's path relative to the data dir (`media/<user folder>/…`),
+    `thumb` its thumbnail's; `kind` the decoded format (`jpeg`, `png`, `webp`, `heic`), never
+    the name's extension. `name` is the user's file name, checked (no path parts). A row
+    belongs to one entry of its user: it goes with the entry's purge, files included.
+    """
+    db.execute(
+        """
+        CREATE TABLE media_assets (
+            asset_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('jpeg', 'png', 'webp', 'heic')),
+            file TEXT NOT NULL,
+            thumb TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX media_assets_by_entry ON media_assets (entry_id, created_at)")
