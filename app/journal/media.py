@@ -1,7 +1,8 @@
 """Photos in journal entries (seed 004 `media_assets`: a local file and its kind).
 
 `MediaStore.add_media(user_id, entry_id, name, data)` is the one way a photo comes into an
-entry — the API's upload and an importer alike. The bytes are decoded with Pillow (HEIC with
+entry — the API's upload and an importer alike (`add_media_sync` is the same inside a
+transaction an importer holds on its own connection). The bytes are decoded with Pillow (HEIC with
 pillow-heif, where it is installed) before anything is written: what counts is the decoded
 format, never the name's extension, and only JPEG, PNG, WebP and HEIC are taken. The EXIF
 location (GPS) and XMP (which may repeat it) are removed unless the setting
@@ -93,6 +94,7 @@ class MediaAsset:
     width: int
     height: int
     created_at: float
+    files: tuple[str, ...] = ()  # the photo's and its thumbnail's path in the data dir
 
     @property
     def content_type(self) -> str:
@@ -235,44 +237,11 @@ class MediaStore:
         """Add the photo `data` (named `name`) to the user's entry `entry_id`: all of it
         (file, thumbnail, row) or, refused (`MediaRefused`, `Missing` for an entry that is
         not the user's, `Conflict` for one in the trash), nothing."""
-        limit = self.settings.media_max_bytes
-        if len(data) > limit:
-            log.warning("photo refused: too large", extra=fields(
-                user_id=user_id, bytes=len(data), limit=limit, setting="media_max_bytes"))
-            raise MediaRefused(413, "too_large", f"the photo has {len(data)} bytes; at most "
-                               f"{limit} are taken (setting media_max_bytes)")
-        if not data:
-            raise MediaRefused(400, "empty_upload", "a photo was expected; the file is empty")
-        name = checked_name(name)
+        name = _checked_upload(user_id, name, data, self.settings)
         decoded = await asyncio.to_thread(
             decode, data, keep_location=self.settings.media_keep_location)
         return await self.db.execute_write_fn(
-            lambda conn: self._insert(conn, user_id, entry_id, name, decoded))
-
-    def _insert(self, conn: sqlite3.Connection, user_id: str, entry_id: str, name: str,
-                decoded: Decoded) -> MediaAsset:
-        require_live(entry_row(conn, user_id, entry_id))
-        taken = {row[0] for row in conn.execute(
-            "SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))}
-        asset = MediaAsset(new_id("media"), entry_id, _free_name(name, taken), decoded.kind,
-                           len(decoded.data), decoded.width, decoded.height, time.time())
-        file, thumb = stored_paths(user_id, asset.asset_id, asset.kind)
-        written = []
-        try:
-            for relative, body in ((file, decoded.data), (thumb, decoded.thumb)):
-                _write_private(self.root / relative, body)
-                written.append(relative)
-            conn.execute(
-                "INSERT INTO media_assets (asset_id, user_id, entry_id, name, kind, file, "
-                "thumb, bytes, sha256, width, height, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (asset.asset_id, user_id, entry_id, asset.name, asset.kind, file, thumb,
-                 asset.bytes, hashlib.sha256(decoded.data).hexdigest(), asset.width,
-                 asset.height, asset.created_at))
-        except BaseException:
-            remove_files(self.root, written)
-            raise
-        return asset
+            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, decoded))
 
     async def asset_file(self, user_id: str, asset_id: str, *,
                          thumb: bool = False) -> tuple[MediaAsset, Path]:
@@ -303,9 +272,63 @@ class MediaStore:
         remove_files(self.root, await self.db.execute_write_fn(write))
 
 
+def add_media_sync(conn: sqlite3.Connection, settings: Settings, user_id: str, entry_id: str,
+                   name: str, data: bytes) -> MediaAsset:
+    """`MediaStore.add_media` inside a transaction the caller holds (an importer's own
+    connection; blocking). Its files are written at once: should the caller's transaction
+    roll back, it removes them with `remove_files(settings.data_path, asset.files)`."""
+    name = _checked_upload(user_id, name, data, settings)
+    decoded = decode(data, keep_location=settings.media_keep_location)
+    return insert_media(conn, settings.data_path, user_id, entry_id, name, decoded)
+
+
+def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) -> str:
+    """The checks before decoding: the size (`media_max_bytes`) and the name."""
+    limit = settings.media_max_bytes
+    if len(data) > limit:
+        log.warning("photo refused: too large", extra=fields(
+            user_id=user_id, bytes=len(data), limit=limit, setting="media_max_bytes"))
+        raise MediaRefused(413, "too_large", f"the photo has {len(data)} bytes; at most "
+                           f"{limit} are taken (setting media_max_bytes)")
+    if not data:
+        raise MediaRefused(400, "empty_upload", "a photo was expected; the file is empty")
+    return checked_name(name)
+
+
+def insert_media(conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str,
+                 decoded: Decoded) -> MediaAsset:
+    """Write the decoded photo's files under the data dir `root` and add its row, in the
+    caller's transaction: to the user's live entry, or nothing (the files removed again)."""
+    require_live(entry_row(conn, user_id, entry_id))
+    taken = {row[0] for row in conn.execute(
+        "SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))}
+    asset_id = new_id("media")
+    file, thumb = stored_paths(user_id, asset_id, decoded.kind)
+    asset = MediaAsset(asset_id, entry_id, _free_name(name, taken), decoded.kind,
+                       len(decoded.data), decoded.width, decoded.height, time.time(),
+                       (file, thumb))
+    written = []
+    try:
+        for relative, body in ((file, decoded.data), (thumb, decoded.thumb)):
+            _write_private(root / relative, body)
+            written.append(relative)
+        conn.execute(
+            "INSERT INTO media_assets (asset_id, user_id, entry_id, name, kind, file, "
+            "thumb, bytes, sha256, width, height, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (asset.asset_id, user_id, entry_id, asset.name, asset.kind, file, thumb,
+             asset.bytes, hashlib.sha256(decoded.data).hexdigest(), asset.width,
+             asset.height, asset.created_at))
+    except BaseException:
+        remove_files(root, written)
+        raise
+    return asset
+
+
 def _asset(row: sqlite3.Row) -> MediaAsset:
     return MediaAsset(row["asset_id"], row["entry_id"], row["name"], row["kind"],
-                      row["bytes"], row["width"], row["height"], row["created_at"])
+                      row["bytes"], row["width"], row["height"], row["created_at"],
+                      (row["file"], row["thumb"]))
 
 
 def _free_name(name: str, taken: set[str]) -> str:

@@ -113,15 +113,17 @@ async def test_a_multipart_upload_takes_the_forms_file_name(client):
     assert again["name"] == "Frühstück am See (2).jpg"  # one folder per entry in exports
 
 
-async def test_the_location_goes_by_default_and_the_rest_of_exif_stays(client):
+@pytest.mark.parametrize("fmt", ["JPEG", "PNG", "WEBP", "HEIF"])
+async def test_the_location_goes_by_default_and_the_rest_of_exif_stays(client, fmt):
     entry = await new_entry(client)
-    raw = image_bytes("JPEG", gps=True)
+    raw = image_bytes(fmt, gps=True)
     assert GPS_IFD in Image.open(io.BytesIO(raw)).getexif()
-    asset = await upload(client, entry["entry_id"], raw)
-    stored = Image.open(io.BytesIO(await (await client.get(asset["url"], headers=AUTH)).read()))
+    asset = await upload(client, entry["entry_id"], raw, name=f"ort.{fmt.lower()}")
+    body = await (await client.get(asset["url"], headers=AUTH)).read()
+    stored = Image.open(io.BytesIO(body))
     exif = stored.getexif()
     assert GPS_IFD not in exif and exif[MAKE] == "Novaberg Cam"
-    assert asset["bytes"] != len(raw) or stored.tobytes() is not None
+    assert stored.format == fmt and stored.size == (640, 480) and asset["bytes"] == len(body)
 
 
 async def test_the_setting_keeps_the_location(aiohttp_client, make_settings):
@@ -271,3 +273,60 @@ def test_a_taken_name_is_a_plain_file_name(raw):
     assert "/" not in name and "\\" not in name and not name.startswith((".", " "))
     assert name not in (".", "..") and all(c.isprintable() for c in name)
     assert Path(name).name == name
+
+
+async def test_the_cli_exports_an_entrys_photos_into_its_folder(aiohttp_client, settings,
+                                                                tmp_path):
+    from app.wiring.cli import main
+
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    entry = await new_entry(client)
+    raw = image_bytes("WEBP")
+    await upload(client, entry["entry_id"], raw, name="Steg.webp")
+    await client.close()
+    out = tmp_path / "export"
+    out.mkdir()
+    assert main(["--data-dir", str(settings.data_path), "export", "journal", "--format", "md",
+                 "--out", str(out)]) == 0
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == \
+        [f"{DATE}.md", f"{DATE}/Steg.webp"]
+    assert (out / DATE / "Steg.webp").read_bytes() == raw
+    assert f"![Steg.webp](<{DATE}/Steg.webp>)" in (out / f"{DATE}.md").read_text()
+
+
+def test_an_importer_adds_a_photo_in_its_own_transaction(settings):
+    """`add_media_sync` on an importer's connection: the photo with the entry it imports, or
+    — the importer's transaction rolled back — neither row nor file (`asset.files`)."""
+    from app.journal.media import add_media_sync, remove_files
+    from app.journal.rows import append_version, ensure_day, new_id
+    from app.storage.database import connect
+    from app.storage.migrations import apply_migrations
+
+    settings.data_path.mkdir(parents=True, exist_ok=True)
+    conn = connect(settings.data_path / DATABASE_FILE)
+    apply_migrations(conn)
+
+    def imported_entry(date: str) -> str:
+        entry_id = new_id("entry")
+        conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
+                     "VALUES (?, ?, 0)", (entry_id, ensure_day(conn, "local", date)))
+        append_version(conn, entry_id, "edit", "Aus dem alten Tagebuch.", [])
+        return entry_id
+
+    with conn:
+        kept = add_media_sync(conn, settings, "local", imported_entry(DATE), "alt.jpg",
+                              image_bytes("JPEG"))
+    assert [settings.data_path / f for f in kept.files] == stored_files(settings.data_path)
+    try:
+        with conn:
+            dropped = add_media_sync(conn, settings, "local", imported_entry("2026-03-02"),
+                                     "neu.png", image_bytes("PNG"))
+            raise RuntimeError("the import's next entry is malformed")
+    except RuntimeError:
+        remove_files(settings.data_path, dropped.files)
+    assert stored_files(settings.data_path) == [settings.data_path / f for f in kept.files]
+    assert [tuple(r) for r in conn.execute("SELECT name FROM media_assets")] == [("alt.jpg",)]
+    with pytest.raises(MediaRefused):
+        with conn:
+            add_media_sync(conn, settings, "local", kept.entry_id, "x/y.jpg", image_bytes("JPEG"))
+    conn.close()
