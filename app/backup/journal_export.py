@@ -4,9 +4,9 @@ JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
 `exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
 current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
 sources: [{conversation_id, message_id}]}], media: [{asset_id, name, kind, bytes, sha256,
-created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into another install
-adds what is missing and skips what is there: an entry whose id, or one of whose version ids,
-exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
+created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into
+another install adds what is missing and skips what is there: an entry whose id, or one of
+whose version ids, exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
 `seq` twice in an entry, refuses the document. Entries in the trash are not exported.
 
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),

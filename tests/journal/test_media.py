@@ -20,7 +20,13 @@ from app.journal.media import GPS_IFD, MEDIA_FOLDER, MediaRefused, checked_name,
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
-from tests.journal.test_api import call, generate, import_day, jclient, journal_app  # noqa: F401 — fixtures
+from tests.journal.test_api import (  # noqa: F401 — jclient, journal_app: fixtures
+    call,
+    generate,
+    import_day,
+    jclient,
+    journal_app,
+)
 
 DATE = "2026-03-01"
 MAKE = 0x010F  # EXIF camera maker: kept when the location goes
