@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 PYTEST := $(PY) -m pytest
 
-.PHONY: run install node test test-peer test-browser binary binary-test bench clean
+.PHONY: run install node test test-postgres test-peer test-browser binary binary-test bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,17 @@ run: install
 
 test: install node
 	$(PYTEST) -q
+
+# The storage-touching suites again with the durable store in PostgreSQL (`--engine=postgresql`):
+# the test session starts Debian's server itself in a temp dir (tests/postgres_support.py).
+POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
+	tests/api/test_history.py tests/api/test_messages.py tests/api/test_memories.py \
+	tests/backup/test_engines.py
+test-postgres: install
+	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
+	$(PY) -m pip install -q -e '.[postgres]'
+	$(PYTEST) -q -p no:randomly --engine=postgresql $(POSTGRES_SUITES)
 
 # node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/web/test_js.py).
 node:
@@ -58,6 +69,8 @@ bench: install
 	$(PY) bench/memory.py
 	$(PY) bench/lore.py
 	$(PY) bench/history.py
+	$(PY) bench/backup.py
+	$(PY) bench/exports.py
 
 clean:
 	rm -rf build dist .pytest_cache

@@ -7,6 +7,10 @@
 - Package: the `kansho.profile_analysis_package` (initial build) over the whole corpus,
   within `profile_package_chars` — an explicit user action; the SQLite reads run on the
   reader threads, not on the event loop. Target p50 <= 500 ms.
+- Copy package: the same package masked by the privacy gateway (the user's registered people
+  and the detectors) and checked by the egress gate. Target p50 <= 800 ms.
+- Evidence at save: what the journal's save route adds (the save-time triggers over the
+  entry and the user's usual writing). Target p50 <= 50 ms.
 - Evidence: the first collection over 1 100 entries (half of them edited drafts, each
   measured once) and a repeat collection (everything stored already). Printed, no target for
   the first; the repeat p50 <= 200 ms.
@@ -57,8 +61,10 @@ def fill(db_path: Path) -> None:
                      (day, f"20{23 + i // 365}-{i % 365:03d}"))
         text = prose(rng, 400)
         final = text + (" und dann schrieb ich es anders" * 5 if i % 2 else "")
-        conn.execute("INSERT INTO journal_drafts VALUES (?, ?, ?, 'current', 'valid', 'model', "
-                     "'[]', '{}', ?)", (f"r{i}", day, text, float(i)))
+        conn.execute("INSERT INTO journal_drafts (draft_id, journal_day_id, text, status, "
+                     "reconstruction_status, narration, validation_json, trace_json, "
+                     "created_at) VALUES (?, ?, ?, 'current', 'valid', 'model', '[]', '{}', ?)",
+                     (f"r{i}", day, text, float(i)))
         conn.execute("INSERT INTO journal_entries VALUES (?, ?, ?, ?, NULL)",
                      (f"e{i}", day, f"v{i}", float(i)))
         conn.execute("INSERT INTO journal_entry_versions VALUES (?, ?, 1, 'draft', ?, ?, ?)",
@@ -100,6 +106,12 @@ async def main(iterations: int) -> None:
             lambda: profiles.journal_brief(USER), iterations), 5.0)
         report("package, initial build", await timed(
             lambda: profiles.package(USER, "initial_build"), max(3, iterations // 5)), 500.0)
+        report("copy package, masked", await timed(
+            lambda: profiles.copy_package(USER, "initial_build"), max(3, iterations // 5)),
+            800.0)
+        saved = iter(range(DAYS))
+        report("evidence at save (per save)", await timed(
+            lambda: profiles.on_entry_saved(USER, f"e{next(saved)}"), iterations), 50.0)
         first = await timed(lambda: profiles.collect_evidence(USER), 1)
         report("evidence, first collection", first, None)
         report("evidence, repeat collection", await timed(

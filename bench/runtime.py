@@ -1,6 +1,7 @@
 """The turn runtime's numbers (SPEC §10, issue 5), each against a floor measured in the same run.
 
-    .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|fanout|all] [--quick]
+    .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|burst|fanout|all]
+        [--quick]
 
 1. accept — `POST /api/characters/nova/messages` on the real entry point (a subprocess,
    `python -m app --headless`), sequential, keep-alive. Its model never answers, so the
@@ -16,14 +17,20 @@
    `message_accepted` on the WebSocket (one trip through the server and back). Target:
    overhead p50 ≤ 10 ms.
 3. stall — the same app with 200 characters; 200 pairs send 3 messages each, all at once,
-   and each waits for its answers (and no message may be answered twice). The stall is the
-   longest single event-loop callback (one task step that keeps every other task waiting),
-   timed on the loop thread's CPU clock. Also printed: how late a 1 ms ticker wakes (the
-   queueing delay behind everything else that is ready), against the same ticker on the
-   idle app as floor. The client runs in the same loop, so its work counts against the
-   server: the figures are conservative. Target: largest stall ≤ 20 ms.
+   and each waits for its answers (and no message may be answered twice). The client runs
+   in a process of its own (`stall-client`): what the loop carries is the server's work
+   alone (in the same loop, the 200 clients' own steps and objects were most of the lag).
+   The stall is the longest single event-loop callback (one task step that keeps every
+   other task waiting), timed on the loop thread's CPU clock; the loop lag is how late a
+   1 ms ticker wakes (p50/p99/max; the queueing delay behind everything else that is
+   ready), against the same ticker on the idle app as floor (bench/loopwatch.py). Targets:
+   largest stall ≤ 20 ms, loop lag ≤ 20 ms (SPEC §10).
 3b. stall-long — messages of 20 000 characters through the installed pipelines and the
    offline model (its rules read the whole text); the longest single callback. Target ≤ 20 ms.
+3c. burst — 1 000 pairs (characters of the one user) post one message each within one
+   second and wait for the answer (minimal pipelines, offline model, graph_slots 1): the
+   accept time taken inside the server (the outermost middleware), p50/p99 during the
+   burst (first 3 s) and after, and the loop lag. Target (SPEC §10): p99 ≤ 10 ms.
 4. fanout — 100 WebSockets of one user; one `character_response` published through the
    hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
 """
@@ -59,6 +66,7 @@ from app.core.settings import defaults  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
 from app.runtime.wire import CharacterResponse  # noqa: E402
 from app.wiring.server import create_app  # noqa: E402
+from bench.loopwatch import Callbacks, Ticks, watching  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TOKEN = "bench-token-0123456789"
@@ -232,12 +240,16 @@ def in_process_app(tmp: str, characters: int = 1, **overrides: Any) -> web.Appli
 
 
 class Inbox:
-    """One WebSocket's messages, with waiters by predicate."""
+    """One WebSocket's messages, with waiters by predicate and, found by id, for a message's
+    answer or failure (200 pairs wait at once: a scan of every waiter per message would make
+    the client's share of the loop grow with the square of the pairs)."""
 
     def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
         self.ws = ws
         self.seen: list[dict[str, Any]] = []
         self.waiters: list[tuple[Callable[[dict[str, Any]], bool], asyncio.Future[float]]] = []
+        self.closing: dict[str, asyncio.Future[float]] = {}
+        self.closed_at: dict[str, float] = {}  # closed before anyone waited for it
         self.task = asyncio.create_task(self._read())
 
     def expect(self, predicate: Callable[[dict[str, Any]], bool]) -> asyncio.Future[float]:
@@ -245,11 +257,27 @@ class Inbox:
         self.waiters.append((predicate, future))
         return future
 
+    def closed(self, message_id: str) -> asyncio.Future[float]:
+        """When a `character_response` or `turn_failed` names `message_id`."""
+        future: asyncio.Future[float] = asyncio.get_running_loop().create_future()
+        if message_id in self.closed_at:
+            future.set_result(self.closed_at.pop(message_id))
+        else:
+            self.closing[message_id] = future
+        return future
+
     async def _read(self) -> None:
         async for message in self.ws:
             data = json.loads(message.data)
             now = time.perf_counter()
             self.seen.append(data)
+            if data["type"] in ("character_response", "turn_failed"):
+                for message_id in data.get("message_ids", []):
+                    future = self.closing.pop(message_id, None)
+                    if future is None:
+                        self.closed_at[message_id] = now
+                    else:
+                        future.set_result(now)
             for waiter in list(self.waiters):
                 if waiter[0](data):
                     self.waiters.remove(waiter)
@@ -258,11 +286,6 @@ class Inbox:
     async def close(self) -> None:
         self.task.cancel()
         await self.ws.close()
-
-
-def closes(message_id: str) -> Callable[[dict[str, Any]], bool]:
-    return lambda m: (m["type"] in ("character_response", "turn_failed")
-                      and message_id in m.get("message_ids", []))
 
 
 # --- 2. orchestration overhead ------------------------------------------------------------------
@@ -285,7 +308,7 @@ async def bench_overhead(turns: int) -> None:
                                              headers=AUTH)
                 message_id = (await response.json())["message_id"]
                 accepted_at = await accepted
-                done_at = await inbox.expect(closes(message_id))
+                done_at = await inbox.closed(message_id)
                 await app[RUNTIME].idle()
                 if i < 20:
                     continue  # warm-up
@@ -311,111 +334,67 @@ async def bench_overhead(turns: int) -> None:
 
 # --- 3. event-loop stall -----------------------------------------------------------------------
 
-class Ticks:
-    """How late the loop wakes a 1 ms sleeper: `wall` (what a waiting task feels: everything
-    else that was ready ran first, plus time the OS gave to other processes on a shared
-    machine) and `cpu` (the loop thread's own CPU time in that interval)."""
+async def stall_client(base: str, pairs: int, messages: int) -> None:
+    """The stall bench's client, in a process of its own (`runtime.py stall-client URL PAIRS
+    MESSAGES`): `pairs` pairs each send `messages` messages, one after the other, waiting
+    for each answer; prints "ready" once its WebSocket is open, then one JSON line."""
+    names = ["nova"] + [f"c{i}" for i in range(1, pairs)]
+    connector = aiohttp.TCPConnector(limit=0)
+    async with aiohttp.ClientSession(base, connector=connector, headers=AUTH) as session:
+        inbox = Inbox(await session.ws_connect("/api/ws"))
+        print("ready", flush=True)
 
-    def __init__(self) -> None:
-        self.wall: list[float] = []
-        self.cpu: list[float] = []
+        async def chat(character: str) -> int:
+            closed = 0
+            for i in range(messages):
+                async with session.post(f"/api/characters/{character}/messages",
+                                        json={"text": f"Hallo {character} {i}"}) as response:
+                    body = await response.json()
+                    assert response.status == 202, body
+                await inbox.closed(body["message_id"])
+                closed += 1
+            return closed
 
-    async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
-            started, cpu_started = time.perf_counter(), time.thread_time()
-            await asyncio.sleep(0.001)
-            self.wall.append((time.perf_counter() - started - 0.001) * 1000)
-            self.cpu.append((time.thread_time() - cpu_started) * 1000)
-
-
-class Callbacks:
-    """The stall proper: how long single event-loop callbacks (one task step each) run.
-
-    Wraps `asyncio.Handle._run` while active and keeps the longest callbacks, wall and
-    loop-thread CPU time, with the task they belong to.
-    """
-
-    def __init__(self) -> None:
-        self.longest: list[tuple[float, float, str]] = []  # (cpu ms, wall ms, what)
-        self._original = asyncio.events.Handle._run
-
-    def __enter__(self) -> Callbacks:
-        original, longest = self._original, self.longest
-
-        def timed(handle: asyncio.events.Handle) -> None:
-            cpu, wall = time.thread_time(), time.perf_counter()
-            original(handle)
-            took = (time.perf_counter() - wall) * 1000
-            if took > 2.0:
-                owner = getattr(handle._callback, "__self__", None)  # noqa: SLF001
-                what = (f"{owner.get_name()} {owner.get_coro().__qualname__}"
-                        if isinstance(owner, asyncio.Task)
-                        else repr(handle._callback)[:60])  # noqa: SLF001
-                longest.append(((time.thread_time() - cpu) * 1000, took, what))
-
-        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        asyncio.events.Handle._run = self._original  # type: ignore[method-assign]
-        self.longest.sort(reverse=True)
+        started = time.perf_counter()
+        closed = await asyncio.gather(*(chat(n) for n in names))
+        elapsed = time.perf_counter() - started
+        answers = [i for m in inbox.seen if m["type"] == "character_response"
+                   for i in m["message_ids"]]
+        await inbox.close()
+    print(json.dumps({"closed": sum(closed), "elapsed": elapsed,
+                      "twice": len(answers) - len(set(answers))}), flush=True)
 
 
 async def bench_stall(pairs: int, messages: int) -> None:
-    print(f"stall: {pairs} pairs × {messages} messages at once, minimal pipelines, offline model")
+    print(f"stall: {pairs} pairs × {messages} messages at once, minimal pipelines, offline "
+          "model; the client in a process of its own, so the loop measured is the server's")
     with tempfile.TemporaryDirectory() as tmp:
         app = in_process_app(tmp, characters=pairs)
-        async with TestClient(TestServer(app)) as client:
-            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
-            idle = Ticks()
-            stop = asyncio.Event()
-            tick = asyncio.create_task(idle.run(stop))
-            await asyncio.sleep(1.0)
-            stop.set()
-            await tick
-
-            async def chat(character: str) -> int:
-                closed = 0
-                for i in range(messages):
-                    response = await client.post(f"/api/characters/{character}/messages",
-                                                 json={"text": f"Hallo {character} {i}"},
-                                                 headers=AUTH)
-                    body = await response.json()
-                    assert response.status == 202, body
-                    await inbox.expect(closes(body["message_id"]))
-                    closed += 1
-                return closed
-
-            load = Ticks()
-            stop = asyncio.Event()
-            tick = asyncio.create_task(load.run(stop))
-            started = time.perf_counter()
-            names = ["nova"] + [f"c{i}" for i in range(1, pairs)]
-            with Callbacks() as callbacks:
-                closed = await asyncio.gather(*(chat(n) for n in names))
-                elapsed = time.perf_counter() - started
+        async with TestServer(app) as server:
+            async with watching() as idle:
+                await asyncio.sleep(1.0)
+            client = await asyncio.create_subprocess_exec(
+                sys.executable, __file__, "stall-client", f"http://127.0.0.1:{server.port}",
+                str(pairs), str(messages), stdout=asyncio.subprocess.PIPE, cwd=ROOT)
+            assert client.stdout is not None
+            assert (await client.stdout.readline()).strip() == b"ready"
+            async with watching() as load:
+                result = json.loads(await client.stdout.readline())
                 await app[RUNTIME].idle()
-            stop.set()
-            await tick
-            answers = [i for m in inbox.seen if m["type"] == "character_response"
-                       for i in m["message_ids"]]
-            await inbox.close()
-    print(f"  {sum(closed)} messages closed in {elapsed:.1f} s "
-          f"({sum(closed) / elapsed:.0f}/s, graph_slots = 1); answered twice: "
-          f"{len(answers) - len(set(answers))}")
-    worst_cpu, worst_wall, worst_what = callbacks.longest[0] if callbacks.longest else (0, 0, "-")
-    for cpu, wall, what in callbacks.longest[:int(os.environ.get("BENCH_SHOW", "0"))]:
+            assert await client.wait() == 0
+    print(f"  {result['closed']} messages closed in {result['elapsed']:.1f} s "
+          f"({result['closed'] / result['elapsed']:.0f}/s, graph_slots = 1); answered twice: "
+          f"{result['twice']}")
+    for cpu, wall, what in load.callbacks.longest[:int(os.environ.get("BENCH_SHOW", "0"))]:
         print(f"    {wall:6.1f} ms wall {cpu:6.1f} ms cpu  {what}")
-    print(f"  longest single callback (the stall): {worst_wall:.1f} ms wall, "
-          f"{worst_cpu:.1f} ms loop-thread CPU ({worst_what}); callbacks over 2 ms: "
-          f"{len(callbacks.longest)}")
-    print(line("loop lag (wall), idle app (floor)", idle.wall))
-    print(line("loop lag (wall), 200 pairs", load.wall, idle.wall))
-    print(line("loop thread CPU per tick, 200 pairs", load.cpu, idle.cpu))
-    print(f"  target: largest stall ≤ 20 ms ({'met' if worst_cpu <= 20 else 'NOT met'}: the "
-          f"longest callback ran {worst_cpu:.1f} ms on the loop thread). The loop lag is "
-          "the wait of a ready task behind all the others that were ready too (200 pairs' "
-          "steps in one loop round), plus, on a shared machine, other processes' time.")
+    print(f"  {load.stall_line()}; callbacks over 2 ms: {len(load.callbacks.longest)}")
+    print(line("loop lag (wall), idle app (floor)", idle.ticks.wall))
+    print(line(f"loop lag (wall), {pairs} pairs", load.ticks.wall, idle.ticks.wall))
+    print(line(f"loop thread CPU per tick, {pairs} pairs", load.ticks.cpu, idle.ticks.cpu))
+    print(f"  {load.lag_line(f'with {pairs} pairs')}")
+    print("  The loop lag is the wait of a ready task behind all the others that were ready "
+          "too (the pairs' steps in one loop round), plus, on a shared machine, other "
+          "processes' time.")
 
 
 async def bench_stall_long(messages: int, chars: int) -> None:
@@ -439,7 +418,7 @@ async def bench_stall_long(messages: int, chars: int) -> None:
                                                  json={"text": text}, headers=AUTH)
                     body = await response.json()
                     assert response.status == 202, body
-                    await inbox.expect(closes(body["message_id"]))
+                    await inbox.closed(body["message_id"])
                 await app[RUNTIME].idle()
             elapsed = time.perf_counter() - started
             await inbox.close()
@@ -449,6 +428,70 @@ async def bench_stall_long(messages: int, chars: int) -> None:
     print(f"  {messages} turns in {elapsed:.1f} s; longest single callback: {worst_wall:.1f} ms "
           f"wall, {worst_cpu:.1f} ms loop-thread CPU ({worst_what})")
     print(f"  target: largest stall ≤ 20 ms ({'met' if worst_cpu <= 20 else 'NOT met'})")
+
+
+# --- 3c. burst ----------------------------------------------------------------------------
+
+def timed_accepts(app: web.Application, into: list[tuple[float, float]]) -> None:
+    """Time each `POST …/messages` inside the server (outermost middleware: from the
+    handler chain's start to its response), as (start on the perf clock, ms)."""
+    @web.middleware
+    async def timing(request: web.Request, handler: Any) -> web.StreamResponse:
+        started = time.perf_counter()
+        try:
+            return await handler(request)
+        finally:
+            if request.method == "POST" and request.path.endswith("/messages"):
+                into.append((started, (time.perf_counter() - started) * 1000))
+
+    app.middlewares.insert(0, timing)
+
+
+async def bench_burst(pairs: int, spread: float) -> None:
+    """SPEC §10: accept p99 ≤ 10 ms also while 1 000 pairs post within one second. Each pair
+    posts one message (the posts spread evenly over `spread` seconds) and waits for its
+    answer; the accept time is taken in the server. Printed: during the burst (its first
+    3 s) and after it, and the loop lag meanwhile."""
+    print(f"burst: {pairs} pairs post within {spread:.0f} s, minimal pipelines, offline model")
+    with tempfile.TemporaryDirectory() as tmp:
+        app = in_process_app(tmp, characters=pairs)
+        accepts: list[tuple[float, float]] = []
+        timed_accepts(app, accepts)
+        async with TestClient(TestServer(app)) as client:
+            client.session.connector._limit = 0  # noqa: SLF001 - every pair its connection
+            inbox = Inbox(await client.ws_connect("/api/ws", headers=AUTH))
+            names = ["nova"] + [f"c{i}" for i in range(1, pairs)]
+
+            async def pair(i: int, character: str) -> None:
+                await asyncio.sleep(spread * i / pairs)
+                response = await client.post(f"/api/characters/{character}/messages",
+                                             json={"text": f"Hallo {character}"}, headers=AUTH)
+                body = await response.json()
+                assert response.status == 202, body
+                await inbox.expect(closes(body["message_id"]))
+
+            load = Ticks()
+            stop = asyncio.Event()
+            tick = asyncio.create_task(load.run(stop))
+            started = time.perf_counter()
+            await asyncio.gather(*(pair(i, n) for i, n in enumerate(names)))
+            elapsed = time.perf_counter() - started
+            stop.set()
+            await tick
+            await app[RUNTIME].idle()
+            answers = [i for m in inbox.seen if m["type"] == "character_response"
+                       for i in m["message_ids"]]
+            await inbox.close()
+    during = [ms for at, ms in accepts if at - started <= 3.0]
+    after = [ms for at, ms in accepts if at - started > 3.0]
+    print(f"  {len(answers)} of {pairs} answered in {elapsed:.1f} s; answered twice: "
+          f"{len(answers) - len(set(answers))}")
+    print(line("server-side accept, burst (first 3 s)", during))
+    if after:
+        print(line("server-side accept, after", after))
+    print(line("loop lag (wall), burst and its turns", load.wall))
+    p99 = percentile(during, 0.99)
+    print(f"  target: accept p99 ≤ 10 ms during the burst ({'met' if p99 <= 10 else 'NOT met'})")
 
 
 # --- 4. fan-out --------------------------------------------------------------------------------
@@ -501,6 +544,7 @@ async def main(which: str, quick: bool) -> None:
         "overhead": lambda: bench_overhead(int(300 * scale)),
         "stall": lambda: bench_stall(200, 3),
         "stall-long": lambda: bench_stall_long(3 if quick else 10, 20_000),
+        "burst": lambda: bench_burst(1000, 1.0),
         "fanout": lambda: bench_fanout(100, int(100 * scale)),
     }
     for name, step in steps.items():
@@ -513,9 +557,13 @@ if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "floor-server":
         floor_server(int(sys.argv[2]), sys.argv[3])
         raise SystemExit(0)
+    if len(sys.argv) > 1 and sys.argv[1] == "stall-client":
+        asyncio.run(stall_client(sys.argv[2], int(sys.argv[3]), int(sys.argv[4])))
+        raise SystemExit(0)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("which", nargs="?", default="all",
-                        choices=("accept", "overhead", "stall", "stall-long", "fanout", "all"))
+                        choices=("accept", "overhead", "stall", "stall-long", "burst", "fanout",
+                                 "all"))
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     args = parser.parse_args()
     asyncio.run(main(args.which, args.quick))

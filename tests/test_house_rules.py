@@ -52,7 +52,7 @@ def module_of(text: str, name: str = "app.somewhere.thing") -> Module:
 
 def key_namespaces(keys: Module) -> tuple[set[str], set[str]]:
     """What the key builder's keys begin with: the namespaces before the first ":"
-    ("session", "turn_laeuft", …) and the keys that are one word ("run_slots")."""
+    ("session", "turn_laeuft", …) and the keys that are one word ("heartbeats")."""
     namespaces, words = set(), set()
     for function in keys.tree.body:
         if not isinstance(function, ast.FunctionDef):
@@ -102,7 +102,7 @@ def test_the_key_builder_knows_the_seeds_key_layout() -> None:
     assert {"session", "nova_state", "haltung", "prompt_queue", "event_queue", "turn_laeuft",
             "turn", "message", "auth_session", "heartbeat", "kzg", "pixie_queue",
             "reminders"} <= namespaces
-    assert words == {"run_slots"}
+    assert "run_slots" in namespaces and words == {"heartbeats"}
 
 
 def test_only_the_key_builder_spells_a_redis_key(modules: dict[str, Module]) -> None:
@@ -148,8 +148,8 @@ def test_a_key_of_every_namespace_is_caught_however_it_is_written(namespace: str
 
 def test_one_word_keys_are_caught_only_whole() -> None:
     pattern = key_pattern(KEYS)
-    module = module_of('SLOTS = "run_slots"\nGAUGE = "run_slots_in_use"\n')
-    assert spelled_keys(module, pattern) == [(1, "run_slots")]
+    module = module_of('LIVE = "heartbeats"\nGAUGE = "heartbeats_seen"\n')
+    assert spelled_keys(module, pattern) == [(1, "heartbeats")]
 
 
 # --- handlers never build prompts ------------------------------------------------------------
@@ -300,10 +300,11 @@ def test_a_handler_may_call_what_builds_the_prompt_below_it(prompts: Prompts) ->
     assert prompt_breaches(module, *prompts) == []
 
 
-# --- one SQLite writer -----------------------------------------------------------------------
+# --- one writer (SQLite's file or PostgreSQL's connection) -----------------------------------------------------------------------
 
 WRITER = "app.storage.database"
-CONNECTS = {"sqlite3.connect", "app.storage.database.connect"}
+CONNECTS = {"sqlite3.connect", "app.storage.database.connect",
+            "app.storage.database.connect_postgres"}
 # Where a connection that may write is opened beside the writer, each with why. These are
 # file-level steps of backup and restore; none runs beside the app's writer on its database.
 OTHER_WRITERS = {
@@ -311,11 +312,21 @@ OTHER_WRITERS = {
         "the online backup API's source (it reads only) and the new copy, a file of its own",
     ("app.backup.database", "carry_accounts"):
         "the database a restore has just put in place, under the restore's data dir lock",
-    ("app.backup.restore", "_save_current"):
-        "folds the WAL into the file and makes the safety folder's database, under the "
-        "restore's lock",
+    ("app.backup.restore", "_fold_wal"):
+        "folds the WAL into the file before the safety folder links it, under the restore's "
+        "lock",
+    ("app.backup.restore", "_fill_safety"):
+        "an empty database of the safety folder's own when the data dir's is damaged, under "
+        "the restore's lock",
     ("app.backup.cli", "_import"):
         "`novaberg import` holds the data dir's lock (refused while an app runs)",
+    ("app.backup.database", "dump_store"):
+        "PostgreSQL's rows read in one REPEATABLE READ transaction (nothing written there) "
+        "into the backup's new SQLite file, a file of its own",
+    ("app.backup.database", "load_store"):
+        "the restore's own copy of the backup's file, and PostgreSQL's rows replaced in one "
+        "transaction under the restore's data dir lock (the restore refuses while an app "
+        "of this data dir runs)",
 }
 
 
@@ -402,6 +413,8 @@ FIXED_TIMES = {
         "a quiet time in which no further round may start",
     ("tests.core.test_background", "test_it_does_not_spin"):
         "counts the rounds of a fixed time: a loop that spins would run many",
+    ("tests.runtime.test_slots", "test_waiting_runs_are_woken_by_the_release_not_by_polling"):
+        "counts the slot scripts Redis runs in a fixed wait: a poller would run many",
     ("tests.browser.test_panel_editing",
      "test_list_items_are_crossed_off_with_undo_edited_and_lists_renamed"):
         "the undo time runs out: a removal undone must not be sent when it does",

@@ -14,15 +14,19 @@
   export also carries the lists and reminders kept with the character, or with every character.
 - `POST /api/imports` (body: a JSON export): into the caller's own data, without duplicates
   → `{kind, imported, skipped}` (a chat import adds `parts`: per part — messages, lists,
-  reminders — what was imported and skipped).
+  reminders — what was imported and skipped); the body is read in pieces and decoded off
+  the event loop, item by item.
+- Every export is streamed: each chunk is read and serialised on a reader thread and written
+  as it comes (chunked transfer; a zip too), so neither the event loop nor the memory
+  carries the export's size.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
-import json
-import zipfile
+import contextlib
+import functools
+from collections.abc import AsyncIterator
 
 from aiohttp import web
 
@@ -32,7 +36,7 @@ from app.api.llm import require_admin
 from app.api.middleware import USER_ID
 from app.api.validation import read_body
 from app.backup.chat_export import ChatExporter, with_parts
-from app.backup.exports import ExportError, ImportTarget, make_query
+from app.backup.exports import ExportError, ImportTarget, make_query, stream, stream_zip
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
@@ -91,40 +95,41 @@ async def get_export(request: web.Request) -> web.Response:
     if per is not None and (per != "entry" or split is None):
         raise ApiError(400, "invalid_export", f"per={per!r}: one file per entry is offered "
                        "for the journal")
-    document = await request.app[DB].execute_fn(lambda conn: exporter.collect(conn, query))
+    kept = None
     if isinstance(exporter, ChatExporter):
         redis = request.app[REDIS]
         defined = [c.id for c in request.app[CHARACTERS].all(request[USER_ID])]
-        document.update(await exporter.collect_kept(
-            redis, query, await exporter.kept_characters(redis, query, defined)))
+        kept = await exporter.collect_kept(
+            redis, query, await exporter.kept_characters(redis, query, defined))
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
+    db = request.app[DB]
     if per is not None:
-        data_path = request.app[SETTINGS].data_path
-        body = await asyncio.to_thread(
-            lambda: zipped(split(document, fmt, language, data_path=data_path)))
-        return web.Response(body=body, content_type="application/zip", headers={
-            "Content-Disposition": f'attachment; filename="{stem}.zip"'})
-    if fmt == "md":
-        body = exporter.markdown(document, zone, language).encode()
-        content_type = "text/markdown"
-    else:
-        body = json.dumps(document, ensure_ascii=False, indent=1).encode()
-        content_type = "application/json"
-    return web.Response(body=body, content_type=content_type, charset="utf-8", headers={
-        "Content-Disposition": f'attachment; filename="{stem}.{fmt}"'})
+        files = functools.partial(split, query=query, fmt=fmt, language=language,
+                                  data_path=request.app[SETTINGS].data_path)
+        return await _streamed(request, db.read_stream(functools.partial(stream_zip, files)),
+                               f"{stem}.zip", "application/zip")
+    chunks = db.read_stream(lambda conn: stream(exporter, conn, query, fmt, language, kept))
+    return await _streamed(request, chunks, f"{stem}.{fmt}",
+                           "text/markdown" if fmt == "md" else "application/json")
 
 
-def zipped(files: dict[str, str | bytes]) -> bytes:
-    """A zip of text files (UTF-8) and photos (bytes, stored as they are: already
-    compressed), each under its own name, in the order given."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, body in files.items():
-            if isinstance(body, bytes):
-                archive.writestr(name, body, compress_type=zipfile.ZIP_STORED)
-            else:
-                archive.writestr(name, body.encode())
-    return buffer.getvalue()
+async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename: str,
+                    content_type: str) -> web.StreamResponse:
+    """A download written chunk by chunk as `chunks` come (chunked transfer)."""
+    async with contextlib.aclosing(chunks):
+        first = await anext(chunks, b"")  # a failing query still answers in the error shape
+        response = web.StreamResponse(headers={
+            "Content-Disposition": f'attachment; filename="{filename}"'})
+        response.content_type = content_type
+        if content_type != "application/zip":
+            response.charset = "utf-8"
+        response.enable_chunked_encoding()
+        await response.prepare(request)
+        await response.write(first)
+        async for chunk in chunks:
+            await response.write(chunk)
+    await response.write_eof()
+    return response
 
 
 def _kinds() -> list[str]:
@@ -137,8 +142,11 @@ async def post_import(request: web.Request) -> web.Response:
     target = ImportTarget(request[USER_ID],
                           {c.id for c in request.app[CHARACTERS].all(request[USER_ID])})
     try:
-        exporter = exporter_for_document(raw)
-        kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
+        # Reading the head goes over the whole document, and the lists and reminders of a
+        # chat export are decoded before anything is written: tens of megabytes, off the loop.
+        exporter = await asyncio.to_thread(exporter_for_document, raw)
+        kept = (await asyncio.to_thread(exporter.read_kept, raw, target)
+                if isinstance(exporter, ChatExporter) else None)
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, target, raw))
     except ExportError as exc:

@@ -14,7 +14,7 @@ from aiohttp import web
 from app.api.app_keys import DB
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.profile import GovernanceIn, TextIn, facet_name, profile_text
+from app.api.profile import GovernanceIn, TextIn, pref_key, profile_text
 from app.api.validation import add_store_routes, read_json
 from app.interaction import profile as interaction
 from app.interaction.store import InteractionStore
@@ -51,7 +51,7 @@ async def get_interaction(request: web.Request) -> web.Response:
 
 
 async def put_interaction_pref(request: web.Request) -> web.Response:
-    key = facet_name(request.match_info["key"])
+    key = pref_key(request.match_info["key"])
     body = await read_json(request, TextIn)
     value = profile_text(request, body.value, "preference")
     await store(request).edit(
@@ -60,7 +60,7 @@ async def put_interaction_pref(request: web.Request) -> web.Response:
 
 
 async def delete_interaction_pref(request: web.Request) -> web.Response:
-    key = facet_name(request.match_info["key"])
+    key = pref_key(request.match_info["key"])
 
     def drop(profile: dict[str, Any]) -> None:
         if profile["prefs"].pop(key, None) is None:
@@ -80,7 +80,7 @@ async def put_interaction_governance(request: web.Request) -> web.Response:
 async def post_observation(request: web.Request) -> web.Response:
     """An observed preference (an explicit one, never silence), under governance."""
     body = await read_json(request, ObservationIn)
-    key = facet_name(body.key)
+    key = pref_key(body.key)
     value = profile_text(request, body.value, "observation")
     if len(body.note) > MAX_NOTE_CHARS:
         raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")

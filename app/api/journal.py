@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import datetime as dt
+import logging
 import re
 import time
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB, JOURNAL, SETTINGS
+from app.api.app_keys import DB, JOURNAL, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import (
@@ -27,11 +28,14 @@ from app.api.validation import (
     request_language,
 )
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
+from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.media import THUMB_CONTENT_TYPE, MediaRefused, MediaStore, remove_files
+from app.journal.profile.service import ProfileService
 from app.journal.store import ImportedMessage, JournalStore
 
+log = logging.getLogger(__name__)
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
 
 
@@ -203,11 +207,23 @@ async def _entry_response(request: web.Request, entry_id: str, status: int = 200
                              status=status)
 
 
+async def _profile_evidence(request: web.Request, entry_id: str) -> None:
+    """The writing profile's save-time triggers (seed 004 §13) for the entry just saved. The
+    entry is saved whatever happens here: a failure is logged, not answered."""
+    try:
+        await ProfileService(request.app[DB], request.app[SETTINGS],
+                             request.app[PRIVACY]).on_entry_saved(request[USER_ID], entry_id)
+    except Exception:  # noqa: BLE001 - the save succeeded; the candidate is only a hint
+        log.exception("profile evidence at save failed; the entry is saved",
+                      extra=fields(user_id=request[USER_ID], entry_id=entry_id))
+
+
 async def create_entry(request: web.Request) -> web.Response:
     body = await read_json(request, EntryIn)
     date = valid_date(body.date)
     text = _text(request, body.text, "entry text")
     entry_id = await _store(request).create_entry(request[USER_ID], date, text, body.draft_id)
+    await _profile_evidence(request, entry_id)
     return await _entry_response(request, entry_id, 201)
 
 
@@ -220,6 +236,7 @@ async def edit_entry(request: web.Request) -> web.Response:
     entry_id = request.match_info["entry_id"]
     await _store(request).edit_entry(request[USER_ID], entry_id,
                                      _text(request, body.text, "entry text"), body.draft_id)
+    await _profile_evidence(request, entry_id)
     return await _entry_response(request, entry_id)
 
 

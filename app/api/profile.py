@@ -12,19 +12,20 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB, GATEWAY, SETTINGS
+from app.api.app_keys import DB, GATEWAY, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
 from app.core import json_input
-from app.core.profiles import NAME, Governance, PortableError
+from app.core.profiles import NAME, Governance, InvalidName, PortableError, clean_label
 from app.journal.profile import model, review
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change
 from app.journal.profile.service import ProfileService
+from app.journal.profile.store import reason
 from app.llm.errors import ModelError
+from app.llm.privacy import EgressRefused
 
-MAX_KEY_CHARS = model.MAX_KEY_CHARS
 
 
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -53,7 +54,7 @@ class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def service(request: web.Request) -> ProfileService:
-    return ProfileService(request.app[DB], request.app[SETTINGS])
+    return ProfileService(request.app[DB], request.app[SETTINGS], request.app[PRIVACY])
 
 
 def profile_text(request: web.Request, raw: str, noun: str) -> str:
@@ -63,21 +64,37 @@ def profile_text(request: web.Request, raw: str, noun: str) -> str:
 
 
 def facet_name(raw: str) -> str:
+    """A facet's name as the user wrote it (free text: "Tagebuch"); its key is derived by
+    the model (`app.core.profiles.derive_key`)."""
+    try:
+        return clean_label(raw)
+    except InvalidName as exc:
+        raise ApiError(400, "invalid_name", f"a facet's name: {exc}") from None
+
+
+def pref_key(raw: str) -> str:
+    """An interaction preference's key: the product's own snake_case names (not free text:
+    the product defaults and the responder's hint are keyed by them)."""
     if not NAME.fullmatch(raw):
-        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a facet name (lower-case "
+        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a preference key (lower-case "
                        "letters, digits, _; at most 64)")
     return raw
 
 
 def trait_key(raw: str) -> str:
-    key = " ".join(raw.split())
-    if not key or len(key) > MAX_KEY_CHARS:
-        raise ApiError(400, "invalid_key", f"a trait key has 1 to {MAX_KEY_CHARS} characters")
-    return key
+    """A trait's name as the user wrote it (free text), like a facet's."""
+    try:
+        return clean_label(raw)
+    except InvalidName as exc:
+        raise ApiError(400, "invalid_key", f"a trait's name: {exc}") from None
 
 
 def scope_name(raw: str) -> str:
     return raw if raw == model.CORE_SCOPE else facet_name(raw)
+
+
+def _shown(trait: model.Trait) -> str:
+    return trait.label or trait.key
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
@@ -93,26 +110,33 @@ async def get_profile(request: web.Request) -> web.Response:
 async def put_core(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
     change = Change("update", "core", value=profile_text(request, body.value, "core"))
-    await service(request).edit(request[USER_ID], change, "edited the core")
+    await service(request).edit(request[USER_ID], change, reason("core_edited"))
     return await _overview(request)
 
 
 async def put_facet(request: web.Request) -> web.Response:
+    """Add or edit the facet `{name}`: its key or its name as written (free text; a new
+    facet's key is derived from it)."""
     name = facet_name(request.match_info["name"])
     body = await read_json(request, TextIn)
     state = await service(request).store.state(request[USER_ID])
-    action = "update" if name in state.profile.facets else "add"
+    key = state.profile.facet_key(name)
+    action = "update" if key is not None else "add"
+    shown = (state.profile.facets[key].label or key) if key is not None else name
     change = Change(action, "facet", key=name, value=profile_text(request, body.value, "facet"))
-    await service(request).edit(request[USER_ID], change, f"edited facet {name}")
+    await service(request).edit(request[USER_ID], change,
+                                reason(f"facet_{'edited' if key else 'added'}", name=shown))
     return await _overview(request)
 
 
 async def delete_facet(request: web.Request) -> web.Response:
     name = facet_name(request.match_info["name"])
-    if name not in (await service(request).store.state(request[USER_ID])).profile.facets:
+    profile = (await service(request).store.state(request[USER_ID])).profile
+    key = profile.facet_key(name)
+    if key is None:
         raise ApiError(404, "not_found", f"no facet {name!r}")
-    await service(request).edit(request[USER_ID], Change("remove", "facet", key=name),
-                                f"removed facet {name}")
+    await service(request).edit(request[USER_ID], Change("remove", "facet", key=key),
+                                reason("facet_removed", name=profile.facets[key].label or key))
     return await _overview(request)
 
 
@@ -120,7 +144,8 @@ async def add_trait(request: web.Request) -> web.Response:
     body = await read_json(request, TraitIn)
     change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
                     value=profile_text(request, body.value, "trait value"))
-    await service(request).edit(request[USER_ID], change, f"added trait {change.key}")
+    await service(request).edit(request[USER_ID], change, reason("trait_added",
+                                                                 name=change.key or ""))
     return await _overview(request, 201)
 
 
@@ -130,7 +155,8 @@ async def edit_trait(request: web.Request) -> web.Response:
     if body.value is None and body.scope is None:
         raise ApiError(400, "invalid_request", "give a new value, a new scope or both")
     svc = service(request)
-    if (await svc.store.state(request[USER_ID])).profile.trait(trait_id) is None:
+    trait = (await svc.store.state(request[USER_ID])).profile.trait(trait_id)
+    if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     changes = []
     if body.value is not None:
@@ -139,16 +165,17 @@ async def edit_trait(request: web.Request) -> web.Response:
     if body.scope is not None:
         changes.append(Change("reclassify", "trait", trait_id=trait_id,
                               scope=scope_name(body.scope)))
-    await svc.edit(request[USER_ID], changes, f"edited trait {trait_id}")
+    await svc.edit(request[USER_ID], changes, reason("trait_edited", name=_shown(trait)))
     return await _overview(request)
 
 
 async def delete_trait(request: web.Request) -> web.Response:
     trait_id = request.match_info["trait_id"]
-    if (await service(request).store.state(request[USER_ID])).profile.trait(trait_id) is None:
+    trait = (await service(request).store.state(request[USER_ID])).profile.trait(trait_id)
+    if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
-                                f"removed trait {trait_id}")
+                                reason("trait_removed", name=_shown(trait)))
     return await _overview(request)
 
 
@@ -187,12 +214,26 @@ def _mode(raw: str) -> str:
     return raw
 
 
+def _masked(raw: str) -> bool:
+    if raw not in ("true", "false"):
+        raise ApiError(400, "invalid_request", "masked must be true or false")
+    return raw == "true"
+
+
 async def get_package(request: web.Request) -> web.Response:
+    """The copy package and its prompt; masked unless `masked=false` (the user's explicit
+    choice). 422 `privacy_blocked` when a registered name survives the masking."""
     mode = _mode(request.query.get("mode", "review"))
-    package = await service(request).package(request[USER_ID], mode)
-    return web.json_response({"package": package, "prompt": pkg.prompt(package),
-                              "chars": len(pkg.dumps(package)),
-                              "max_chars": request.app[SETTINGS].profile_package_chars})
+    masked = _masked(request.query.get("masked", "true"))
+    try:
+        made = await service(request).copy_package(request[USER_ID], mode, masked=masked)
+    except EgressRefused as exc:
+        raise ApiError(422, exc.code, exc.message) from None
+    return web.json_response({"package": made.package, "prompt": made.prompt,
+                              "chars": len(pkg.dumps(made.package)),
+                              "max_chars": request.app[SETTINGS].profile_package_chars,
+                              "masked": made.masked, "package_id": made.package_id,
+                              "placeholders": made.placeholders})
 
 
 async def import_result(request: web.Request) -> web.Response:
@@ -253,7 +294,7 @@ async def ai_review(request: web.Request) -> web.Response:
     except pkg.ResultInvalid as exc:
         if exc.code != "nothing_to_apply":
             raise ApiError(exc.status, exc.code, exc.message) from None
-        return web.json_response({"proposal": None, "message": exc.message})
+        return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
     return web.json_response({"proposal": proposal, "message": proposal["summary"]},
                              status=201)
 

@@ -22,6 +22,8 @@ from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")
 _NO_DEFAULT: Any = object()
+READ_PIECE = 1 << 16  # a large body is read in pieces of this size,
+YIELD_EVERY = 1 << 20  # and the loop gets a turn after each megabyte
 log = logging.getLogger(__name__)
 
 
@@ -57,13 +59,21 @@ async def read_body(request: web.Request, limit: int | None = None,
     if request.content_length is not None and request.content_length > limit:
         raise too_large
     parts, size = [], 0
-    while chunk := await request.content.read(1 << 16):
+    while chunk := await request.content.read(READ_PIECE):
         size += len(chunk)
         if size > limit:
             raise too_large
         parts.append(chunk)
-    # Inflating up to `limit` (tens of MB) takes the loop too long: on a thread.
-    return await asyncio.to_thread(decoded_body, request, b"".join(parts), limit)
+        if size % YIELD_EVERY < len(chunk):
+            # A read of what is buffered already returns at once: without a pause here, a
+            # fast client's 50 MB would be taken in one step of the loop.
+            await asyncio.sleep(0)
+    # Joining and inflating up to `limit` (tens of MB) take the loop too long: on a thread.
+    return await asyncio.to_thread(_joined_body, request, parts, limit)
+
+
+def _joined_body(request: web.Request, parts: list[bytes], limit: int) -> bytes:
+    return decoded_body(request, b"".join(parts), limit)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,8 @@ import secrets
 import sqlite3
 import time
 
+from app.storage import dialect
+
 LOCAL_USER = "local"
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
@@ -53,7 +55,7 @@ def valid_user_name(name: str) -> bool:
     return 1 <= len(name) <= 64 and set(name) <= USER_NAME_CHARS and name != LOCAL_USER
 
 
-# --- users in SQLite -----------------------------------------------------------------------
+# --- users in the store -----------------------------------------------------------------------
 
 def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
     """Create a user with a password and one API token; returns the token (shown once)."""
@@ -74,7 +76,8 @@ def list_tokens_sync(conn: sqlite3.Connection,
                      name: str | None = None) -> list[tuple[str, str, float]]:
     """(token id, user, created_at) of the stored API tokens, oldest first."""
     rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
-                        "WHERE ? IS NULL OR user_id = ? ORDER BY created_at", (name, name))
+                        "WHERE CAST(? AS TEXT) IS NULL OR user_id = ? ORDER BY created_at",
+                        (name, name))
     return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
 
 
@@ -99,16 +102,13 @@ def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
     through its entry, …), children first. Tables added by later migrations are covered
     without touching this code. The `users` row goes last, all in one transaction.
     """
-    tables = [row[0] for row in conn.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "AND sql NOT LIKE 'CREATE VIRTUAL TABLE%'")]
-    children = _foreign_key_children(conn, tables)
+    tables = dialect.tables(conn)
+    children = _foreign_key_children(conn)
     with conn:
         if conn.execute("SELECT 1 FROM users WHERE user_id = ?", (name,)).fetchone() is None:
             return False
         for table in tables:
-            columns = {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
-            if table != "users" and "user_id" in columns:
+            if table != "users" and "user_id" in dialect.columns_of(conn, table):
                 _delete_with_children(conn, children, table, '"user_id" = ?', (name,))
         _delete_with_children(conn, children, "users", '"user_id" = ?', (name,))
     return True
@@ -117,14 +117,11 @@ def delete_user_sync(conn: sqlite3.Connection, name: str) -> bool:
 ForeignKeyChild = tuple[str, str, str]  # (child table, its column, the parent's column)
 
 
-def _foreign_key_children(conn: sqlite3.Connection,
-                          tables: list[str]) -> dict[str, list[ForeignKeyChild]]:
+def _foreign_key_children(conn: sqlite3.Connection) -> dict[str, list[ForeignKeyChild]]:
     children: dict[str, list[ForeignKeyChild]] = {}
-    for table in tables:
-        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
-            parent, column, parent_column = fk[2], fk[3], fk[4]
-            if parent != table:
-                children.setdefault(parent, []).append((table, column, parent_column or "rowid"))
+    for table, column, parent, parent_column in dialect.foreign_keys(conn):
+        if parent != table:
+            children.setdefault(parent, []).append((table, column, parent_column))
     return children
 
 

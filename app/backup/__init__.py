@@ -2,8 +2,9 @@
 
 - `archive`: backup folders — create, verify (manifest + checksums), list, prune;
 - `database` / `redis_snapshot`: the two parts of a backup;
-- `restore`: the checked, confirmed restore with its safety backup;
+- `restore`: the checked, confirmed restore with its safety backup, safe to cut off;
 - `access`: the data dir and its Redis for the command line, with or without a running app;
 - `service`: backups from the running app (API, daily backup);
-- `exports` + one module per exporter (`chat_export`): JSON/Markdown exports and their import.
+- `exports` + one module per exporter (`chat_export`, …): JSON/Markdown exports, streamed,
+  and their import.
 """

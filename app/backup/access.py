@@ -28,12 +28,13 @@ def redis_dir(data_path: Path) -> Path:
 
 
 @contextmanager
-def open_data_dir(data_path: Path) -> Iterator[str | None]:
+def open_data_dir(data_path: Path, *, restoring: bool = False) -> Iterator[str | None]:
     """Yields why the data dir is busy ("data dir … is in use by pid N") when an app holds
-    it, None when this command holds its lock (released on exit)."""
+    it, None when this command holds its lock (released on exit). A restore that was cut off
+    refuses the lock (`RestoreCutOff`) except to a restore (`restoring`)."""
     lock = DataDirLock(data_path)
     try:
-        lock.acquire()
+        lock.acquire(restoring=restoring)
     except DataDirInUse as exc:
         yield str(exc)
         return

@@ -28,9 +28,11 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import logging
 import os
 import shutil
 import sqlite3
+import stat
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,11 +43,13 @@ import redis
 
 from app import __version__
 from app.backup import redis_snapshot
-from app.backup.database import copy_database, count_contents
+from app.backup.database import copy_database, count_contents, dump_store
 from app.characters.book import DATA_DIR_FOLDER as CHARACTERS_FOLDER
+from app.core import log as logctx
 from app.core.clock import local_moment
 from app.journal.media import MEDIA_FOLDER
 from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
+from app.storage.files import NotRegular, kind_of, open_regular
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -57,6 +61,8 @@ REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir
 PARTIAL_MAX_AGE_SECONDS = 3600
+
+log = logging.getLogger(__name__)
 
 
 class BackupError(RuntimeError):
@@ -100,8 +106,9 @@ def utc_stamp(now: float) -> str:
 
 
 def sha256_of(path: Path) -> str:
+    """The file's checksum; `NotRegular` for a link or anything but a regular file."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -109,13 +116,15 @@ def sha256_of(path: Path) -> str:
 
 def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
                   embedded_redis_dir: Path | None, include_accounts: bool = False,
-                  should_stop: Callable[[], bool] = lambda: False) -> Backup:
+                  should_stop: Callable[[], bool] = lambda: False,
+                  database_url: str | None = None) -> Backup:
     """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
     it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
     `client` talks to (its snapshot is then one moment), None for an external Redis. The
-    database is copied before Redis is read (see `app.backup.redis_snapshot` on why)."""
+    database is copied before Redis is read (see `app.backup.redis_snapshot` on why); from
+    PostgreSQL (`database_url`) it is written into the same SQLite file (`dump_store`)."""
     database = database_path(data_path)
-    if not database.exists():
+    if database_url is None and not database.exists():
         raise BackupError(f"no database at {database}: nothing to back up")
     target_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     now = time.time()
@@ -123,7 +132,10 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
     partial = target_dir / f".{final.name}.partial"
     partial.mkdir(mode=0o700)
     try:
-        copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
+        if database_url:
+            dump_store(database_url, partial / DATABASE_FILE, include_accounts=include_accounts)
+        else:
+            copy_database(database, partial / DATABASE_FILE, include_accounts=include_accounts)
         counts = database_counts(partial / DATABASE_FILE)
         with (partial / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
             if embedded_redis_dir is not None:
@@ -132,8 +144,7 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
             else:
                 counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
         for name in DATA_FILES:
-            if (data_path / name).is_file():
-                shutil.copyfile(data_path / name, partial / name)
+            copy_data_file(data_path / name, partial / name)
         for name in DATA_FOLDERS:
             copy_folder(data_path / name, partial / name)
         counts["characters"] = sum(1 for _ in (partial / CHARACTERS_FOLDER).rglob("*.toml"))
@@ -145,21 +156,55 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
     return Backup(final, manifest)
 
 
-def copy_folder(source: Path, target: Path) -> None:
-    """A data dir folder's files (not its temporary `.…tmp` ones), if it exists."""
-    if not source.is_dir():
+def copy_data_file(source: Path, target: Path) -> bool:
+    """Copy a plain file of the data dir (when it is there); a link or anything but a regular
+    file is left out, with a warning: a backup holds only the data dir's own files."""
+    try:
+        with open_regular(source) as handle, target.open("xb") as out:
+            shutil.copyfileobj(handle, out)
+    except FileNotFoundError:
+        return False
+    except NotRegular as exc:
+        log.warning(f"{exc}: not backed up", extra=logctx.fields(file=str(source)))
+        return False
+    return True
+
+
+def copy_folder(source: Path, target: Path,
+                place: Callable[[Path, Path], object] = copy_data_file) -> None:
+    """A data dir folder's regular files (not its temporary `.…tmp` ones), if it exists,
+    each put in place by `place(file, destination)`; a link in it, to a file or a folder,
+    is not followed (and left out with a warning)."""
+    if not source.is_dir() or source.is_symlink():
         return
-    for path in sorted(source.rglob("*")):
-        if path.is_file() and not path.name.startswith("."):
-            destination = target / path.relative_to(source)
-            destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            shutil.copyfile(path, destination)
+    for path in walk(source):
+        if path.name.startswith("."):
+            continue
+        if not path.is_file() or path.is_symlink():
+            log.warning(f"{path} is {kind_of(path.lstat().st_mode)}: not backed up",
+                        extra=logctx.fields(file=str(path)))
+            continue
+        destination = target / path.relative_to(source)
+        destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        place(path, destination)
+
+
+def walk(folder: Path) -> list[Path]:
+    """Everything under `folder` but its real folders — files, links (to files or folders),
+    anything else —, sorted; no link is followed."""
+    found = []
+    for top, folders, files in os.walk(folder, followlinks=False):
+        here = Path(top)
+        found += [here / name for name in files]
+        found += [here / name for name in folders if (here / name).is_symlink()]
+    return sorted(found)
 
 
 def backup_files(folder: Path) -> list[Path]:
-    """Every file of a backup folder but its manifest, those of its data folders included."""
-    return sorted(path for path in folder.rglob("*")
-                  if path.is_file() and path != folder / MANIFEST)
+    """Every regular file of a backup folder but its manifest, those of its data folders
+    included (no link followed)."""
+    return [path for path in walk(folder)
+            if path != folder / MANIFEST and stat.S_ISREG(path.lstat().st_mode)]
 
 
 def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: bool,
@@ -217,14 +262,19 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 
 def verify(folder: Path) -> Backup:
     """Check a backup folder completely before anything is restored: the manifest, the
-    format version, every file's size and checksum, no file missing and none extra. Raises
+    format version, every file a regular file (no link, which could pull in any file of the
+    machine) with its size and checksum, no file missing and none extra. Raises
     `BackupInvalid` naming every problem found."""
     if not folder.is_dir():
         raise BackupInvalid(folder, [f"{folder} is not a folder"])
     try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        with open_regular(folder / MANIFEST) as handle:
+            manifest = json.loads(handle.read().decode("utf-8"))
     except FileNotFoundError:
         raise BackupInvalid(folder, [f"{MANIFEST} is missing"]) from None
+    except NotRegular as exc:
+        raise BackupInvalid(folder, [f"{MANIFEST}: {exc.args[0]}; a backup holds only "
+                                     "regular files"]) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BackupInvalid(folder, [f"{MANIFEST} is not valid JSON ({exc})"]) from None
     if not isinstance(manifest, dict):
@@ -243,21 +293,42 @@ def verify(folder: Path) -> Backup:
             problems.append(f"{name} is not in the manifest")
     for entry in files:
         path = folder / entry["name"]
-        if not path.is_file():
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
             problems.append(f"{entry['name']} is missing")
-        elif path.stat().st_size != entry["bytes"]:
-            problems.append(f"{entry['name']} has {path.stat().st_size} bytes, the manifest "
+            continue
+        if not stat.S_ISREG(info.st_mode):
+            problems.append(f"{entry['name']} is {kind_of(info.st_mode)}: a backup holds "
+                            "only regular files (a link could pull in any file)")
+        elif info.st_size != entry["bytes"]:
+            problems.append(f"{entry['name']} has {info.st_size} bytes, the manifest "
                             f"says {entry['bytes']} (changed or cut short)")
-        elif sha256_of(path) != entry["sha256"]:
+        elif _checksum(path) != entry["sha256"]:
             problems.append(f"{entry['name']}: checksum differs from the manifest "
                             "(the file was changed or is damaged)")
-    for path in backup_files(folder):
+    for path in walk(folder):
         name = path.relative_to(folder).as_posix()
-        if name not in listed:
+        if name == MANIFEST or name in listed:
+            continue
+        mode = path.lstat().st_mode
+        if stat.S_ISREG(mode):
             problems.append(f"{name} is not in the manifest (extra file)")
+        else:
+            problems.append(f"{name} is {kind_of(mode)}: a backup holds only regular files "
+                            "(a link could pull in any file)")
+    if not isinstance(manifest.get("accounts_included", False), bool):
+        problems.append(f"{MANIFEST}: accounts_included must be true or false")
     if problems:
         raise BackupInvalid(folder, problems)
     return Backup(folder, manifest)
+
+
+def _checksum(path: Path) -> str | None:
+    try:
+        return sha256_of(path)
+    except NotRegular:  # swapped for a link after it was looked at
+        return None
 
 
 def _valid_entry(entry: Any) -> bool:

@@ -14,9 +14,10 @@ and reminders are the ones kept now, whatever the day range (they belong to no d
 Markdown: one heading per calendar day, each message with its local time and speaker; then
 the lists with their items and the reminders with their local due times.
 
-The messages are read from and written to SQLite (`collect`, `import_document`, on the
-database's thread); the lists and reminders from and to Redis (`collect_kept`,
-`import_kept`, on the event loop). An import checks the whole document first: a bad list or
+The messages are read from and written to SQLite (`sections`, `markdown`, `import_document`,
+on the database's threads, streamed: `exports.stream`); the lists and reminders from and to
+Redis (`collect_kept`, `import_kept`, on the event loop; they are few and small), handed to
+the stream as its `kept` lists. An import checks the whole document first: a bad list or
 reminder refuses it before anything is written. It adds what is missing — a list that is
 not there, an item a list lacks, a reminder whose id is not there (ids kept: importing twice
 adds nothing) — and never changes what is there.
@@ -28,7 +29,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
@@ -39,8 +40,8 @@ from app.backup.exports import (
     ImportResult,
     ImportTarget,
     Moment,
+    Section,
     day_range,
-    document_head,
     owner_filter,
     read_document,
     require_character,
@@ -57,7 +58,10 @@ KIND = "novaberg.chat"
 T = TypeVar("T")
 
 
-class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
+# gc=False, and a tuple (which the collector drops once it holds only strings): an import of
+# 100 000 messages would otherwise add a few hundred thousand objects to every full garbage
+# collection while it runs, and such a walk may fall to the event loop's thread.
+class ChatMessage(msgspec.Struct, forbid_unknown_fields=True, gc=False):
     entry_key: str
     turn_id: str
     character_id: str
@@ -65,7 +69,7 @@ class ChatMessage(msgspec.Struct, forbid_unknown_fields=True):
     text: str
     created: Moment
     calendar_date: str
-    message_ids: list[str] = []
+    message_ids: tuple[str, ...] = ()
     origin: str = ""
     at: str | None = None
 
@@ -101,47 +105,44 @@ class ChatDocument(msgspec.Struct):
     reminders: list[KeptReminder] = []
 
 
+class KeptDocument(msgspec.Struct):
+    """A chat export without its messages (skipped unread: they are `import_document`'s)."""
+
+    kind: Literal["novaberg.chat"]
+    format_version: Literal[1]
+    lists: list[KeptList] = []
+    reminders: list[KeptReminder] = []
+
+
 class ChatExporter:
     name = "chat"
     document_kind = KIND
     also_reads: tuple[str, ...] = ()
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = ("SELECT entry_key, turn_id, message_ids, character_id, role, origin, text, "
-               "created, calendar_date FROM messages")
-        owner, params = owner_filter(query)
-        sql += owner
-        days, bounds = day_range("calendar_date", query)
-        sql += days + " ORDER BY created, id"
-        params += bounds
-        messages = [{
-            "entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
-            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
-            "created": row[7],
-            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
-            "calendar_date": row[8],
-        } for row in conn.execute(sql, params)]
-        return {**document_head(KIND, query), "messages": messages}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("messages", map(_message, _rows(conn, query, _COLUMNS)))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
-                 language: str | None = None) -> str:
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
         """In English whatever `language` asks (its words have no German yet)."""
-        who = document.get("character_id") or "all characters"
-        span = " – ".join(d for d in (document.get("from"), document.get("to")) if d)
-        messages = document["messages"]
-        lines = [f"# Conversation with {who}", "",
-                 f"Exported {document['exported_at']} from Novaberg {document['app_version']}"
-                 f"{' · ' + span if span else ''} · {len(messages)} messages", ""]
+        who = query.character_id or "all characters"
+        span = " – ".join(d for d in (query.start, query.end) if d)
+        count = next(_rows(conn, query, "COUNT(*)"))[0]
+        yield (f"# Conversation with {who}\n\n"
+               f"Exported {head['exported_at']} from Novaberg {head['app_version']}"
+               f"{' · ' + span if span else ''} · {count} messages\n")
         day = None
-        for message in messages:
-            if message["calendar_date"] != day:
-                day = message["calendar_date"]
-                lines += [f"## {day}", ""]
-            speaker = "You" if message["role"] == "user" else message["character_id"]
-            time = local_moment(message["created"], zone).strftime("%H:%M")
-            lines += [f"**{speaker}** · {time}", "", _quote_free(message["text"]), ""]
-        lines += _kept_markdown(document, zone)
-        return "\n".join(lines).rstrip() + "\n"
+        for _, _, _, character_id, role, _, text, created, calendar in _rows(conn, query,
+                                                                            _COLUMNS):
+            if calendar != day:
+                day = calendar
+                yield f"\n## {day}\n"
+            speaker = "You" if role == "user" else character_id
+            time = local_moment(created, query.zone).strftime("%H:%M")
+            yield f"\n**{speaker}** · {time}\n\n{_quote_free(text)}\n"
+        kept = _kept_markdown(head, query.zone)
+        if kept:
+            yield "\n" + "\n".join(kept).rstrip() + "\n"
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
@@ -152,9 +153,9 @@ class ChatExporter:
         now = time.time()  # `imported_at`: the chat page names the row as imported
         for message in document.messages:
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
+                "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date, imported_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
                  message.created, message.calendar_date, now))
@@ -192,10 +193,11 @@ class ChatExporter:
             if user == query.user_id]
         return list(dict.fromkeys([*defined, *sorted(talked)]))
 
-    def read_kept(self, raw: bytes, target: ImportTarget) -> ChatDocument:
-        """The document, checked whole (ExportError): read before anything is written; a
-        list or reminder of a character this install does not have refuses it."""
-        document = read_document(raw, ChatDocument, "conversation export")
+    def read_kept(self, raw: bytes, target: ImportTarget) -> KeptDocument:
+        """The document's lists and reminders, checked whole (ExportError): read before
+        anything is written; a list or reminder of a character this install does not have
+        refuses it."""
+        document = read_document(raw, KeptDocument, "conversation export")
         for kept in document.lists:
             require_character(f"list {kept.name[:64]!r}", kept.character_id, target)
         for reminder in document.reminders:
@@ -203,7 +205,7 @@ class ChatExporter:
         return document
 
     async def import_kept(self, redis: aioredis.Redis, user_id: str,
-                          document: ChatDocument) -> dict[str, dict[str, int]]:
+                          document: KeptDocument) -> dict[str, dict[str, int]]:
         """Add the lists, items and reminders the user lacks; per part how many were
         imported and skipped (items for lists, reminders by id)."""
         added_items = skipped_items = 0
@@ -243,6 +245,7 @@ async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> 
 
 
 def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str]:
+    """The lists and reminders of a chat export (`document`: its head), as lines."""
     lines: list[str] = []
     if document.get("lists"):
         lines += ["## Lists", ""]
@@ -258,6 +261,27 @@ def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str
                          f"({reminder['character_id']})")
         lines.append("")
     return lines
+
+
+_COLUMNS = ("entry_key, turn_id, message_ids, character_id, role, origin, text, created, "
+            "calendar_date")
+
+
+def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterator[Any]:
+    """The query's rows of the message log, in the order they were said, as they are read."""
+    owner, params = owner_filter(query)
+    days, bounds = day_range("calendar_date", query)
+    order = "" if columns.startswith("COUNT") else " ORDER BY created, id"
+    return iter(conn.execute(f"SELECT {columns} FROM messages{owner}{days}{order}",  # noqa: S608
+                             params + bounds))
+
+
+def _message(row: Any) -> dict[str, Any]:
+    return {"entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
+            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
+            "created": row[7],
+            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
+            "calendar_date": row[8]}
 
 
 def _one_line(text: str) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
+import contextlib
+import shutil
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from app.backup.access import open_data_dir, redis_dir, redis_of, redis_url_of
 from app.backup.archive import (
@@ -26,13 +27,15 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
-from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query
+from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
+from app.storage.database import connect_postgres
 from app.storage.datadir import DataDirInUse
+from app.storage.files import NotRegular, open_regular, private_file
 
 BACKUP_COMMANDS = ("backup", "restore", "export", "import")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
@@ -123,7 +126,7 @@ def _err(line: str) -> None:
 
 
 def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
-    if not database_path(settings.data_path).exists():
+    if not settings.database_url and not database_path(settings.data_path).exists():
         raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to back up")
     target = Path(to).expanduser().resolve() if to else settings.data_path / BACKUPS_DIR
     with open_data_dir(settings.data_path) as busy, \
@@ -131,7 +134,8 @@ def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
         backup = create_backup(settings.data_path, client, target,
                                embedded_redis_dir=None if settings.redis_url
                                else redis_dir(settings.data_path),
-                               include_accounts=include_accounts)
+                               include_accounts=include_accounts,
+                               database_url=settings.database_url)
     if to is None:
         prune(target, settings.backup_keep)
     counts = backup.manifest["counts"]
@@ -159,30 +163,34 @@ def _restore(settings: Settings, folder: Path, yes: bool) -> int:
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     path = database_path(settings.data_path)
-    if not path.exists():
+    if not settings.database_url and not path.exists():
         raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to export")
     zone = zone_named(settings.timezone)
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
+    out = Path(args.out) if args.out else None
+    conn = connect_postgres(settings.database_url, readonly=True) if settings.database_url \
+        else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        document = exporter.collect(conn, query)
+        if out is not None and out.is_dir() and not out.is_symlink():
+            return _export_files(exporter, conn, query, out, args.format, args.language,
+                                 settings.data_path)
+        chunks = stream(exporter, conn, query, args.format, args.language, kept)
+        if out is None:
+            sys.stdout.flush()
+            for chunk in chunks:
+                sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.write(b"\n" if args.format == "json" else b"")
+            sys.stdout.flush()
+            return EXIT_OK
+        with _written(out) as handle:
+            for chunk in chunks:
+                handle.write(chunk)
+            handle.write(b"\n" if args.format == "json" else b"")
     finally:
         conn.close()
-    if isinstance(exporter, ChatExporter):
-        document.update(_kept_of(settings, exporter, query))
-    if args.out and Path(args.out).is_dir():
-        return _export_files(exporter, document, Path(args.out), args.format, args.language,
-                             settings.data_path)
-    if args.format == "md":
-        text = exporter.markdown(document, zone, args.language)
-    else:
-        text = json.dumps(document, ensure_ascii=False, indent=1) + "\n"
-    if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
-        print(f"export written to {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    print(f"export written to {out}", file=sys.stderr)
     return EXIT_OK
 
 
@@ -202,22 +210,60 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
         return asyncio.run(on_redis(url, collect))
 
 
-def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: str,
-                  language: str | None, data_path: Path) -> int:
-    """`--out` names a folder: one file per item, where the exporter offers that."""
+def _export_files(exporter: Any, conn: sqlite3.Connection, query: ExportQuery, folder: Path,
+                  fmt: str, language: str | None, data_path: Path) -> int:
+    """`--out` names a folder: one file per item, where the exporter offers that, each
+    written as it is read; a journal entry's photos in its own folder `<date>/`."""
     split = getattr(exporter, "files", None)
     if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
                           "journal exports; give a file name")
-    files = split(document, fmt, language, data_path=data_path)
-    for name, body in files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(body, bytes):  # an entry's photo, in its folder
-            (folder / name).write_bytes(body)
+    written = 0
+    for name, body in split(conn, query, fmt, language, data_path=data_path):
+        target = folder / name
+        if isinstance(body, Path):  # an entry's photo, copied from the data dir
+            _private_folder(target.parent)
+            with _written(target) as handle, _source(body) as source:
+                shutil.copyfileobj(source, handle)
         else:
-            (folder / name).write_text(body, encoding="utf-8")
-    print(f"{len(files)} files written to {folder}", file=sys.stderr)
+            with _written(target) as handle:
+                handle.write(body.encode())
+        written += 1
+    print(f"{written} files written to {folder}", file=sys.stderr)
     return EXIT_OK
+
+
+@contextlib.contextmanager
+def _written(path: Path) -> Iterator[BinaryIO]:
+    """An export file written only for its owner (0600), never through a link."""
+    try:
+        with private_file(path) as handle:
+            yield handle
+    except NotRegular as exc:
+        raise ExportError(f"--out: {exc}: an export is not written through it") from None
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+
+
+def _private_folder(path: Path) -> None:
+    """An entry's folder in the export folder (0700), refused when it is a link."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+    if path.is_symlink() or not path.is_dir():
+        what = "a symbolic link" if path.is_symlink() else "not a folder"
+        raise ExportError(f"--out: {path} is {what}: an export is not written through it")
+
+
+@contextlib.contextmanager
+def _source(path: Path) -> Iterator[BinaryIO]:
+    """A stored photo opened for copying, never through a link."""
+    try:
+        with open_regular(path) as handle:
+            yield handle
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def _import(settings: Settings, file: Path, user_id: str) -> int:
@@ -237,7 +283,8 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         if busy:
             raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
                                "the app first")
-        conn = connect(database_path(settings.data_path))
+        conn = connect_postgres(settings.database_url) if settings.database_url \
+            else connect(database_path(settings.data_path))
         try:
             apply_migrations(conn)
             with conn:

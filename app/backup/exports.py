@@ -11,6 +11,19 @@ exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; 
 `POST /api/imports`) serve whatever is listed there. This module holds what exporters share,
 so it imports none of them.
 
+An export is streamed, never built whole: an exporter names its document's lists
+(`sections`: a name and the items, read lazily from the database) and writes its Markdown
+piece by piece (`markdown`); `stream` turns either into chunks of about `CHUNK_BYTES`, in one
+read transaction (one moment of the database). What is not in the database (a chat export's
+lists and reminders, kept in Redis) is read before and handed to `stream` as `kept`: lists
+after the exporter's own. The API makes each chunk on a reader thread and writes it to the
+response as it comes; the CLI writes it to the file. So an export of any size takes memory
+of one chunk, and the event loop only passes chunks on. The JSON is one document of the same
+shape as `json.dumps(document, ensure_ascii=False, indent=1)` writes: the head's fields, then
+each section's list. One file per item (`files`, the journal's) is streamed as a zip
+(`stream_zip`), a file on disk among them (an entry's photo) copied into it as it is read.
+An import is decoded off the event loop, item by item (`read_document`).
+
 Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
 of its database's connections (the one writer for imports), the CLI its own.
 """
@@ -18,19 +31,26 @@ of its database's connections (the one writer for imports), the CLI its own.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
-from collections.abc import Collection
+import time
+import zipfile
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Protocol, TypeVar
+from pathlib import Path
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import msgspec
 
 from app.core import json_input
 from app.core.clock import FIRST_MOMENT, LAST_MOMENT, read_date
 from app.core.text import is_blank
+from app.storage.files import open_regular
 
 FORMAT_VERSION = 1
-T = TypeVar("T")
+CHUNK_BYTES = 256 * 1024  # what one step of a streamed export makes: a page of rows
+ExportFormat = Literal["md", "json"]
+S = TypeVar("S", bound=msgspec.Struct)
 
 # A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
 # a local time can be made of every such value; a crafted file with another one would break
@@ -72,17 +92,24 @@ class ImportResult:
         return {"kind": self.kind, "imported": self.imported, "skipped": self.skipped}
 
 
+# A list of the JSON document: its name ("messages") and its items, read as they are needed.
+Section = tuple[str, Iterable[dict[str, Any]]]
+
+
 class Exporter(Protocol):
     name: str  # the CLI/API word: "chat", "journal"
     document_kind: str  # the document's "kind": "novaberg.chat"
     also_reads: tuple[str, ...]  # other kinds its import takes (older or narrower exports)
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]: ...
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        """The document's lists after its head, in order."""
+        ...
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
-                 language: str | None = None) -> str:
-        """The document for people; `language` (de, en) for its words where the exporter
-        has them in both, None for the exporter's neutral form."""
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
+        """The document for people, piece by piece (`head`: `document_head`'s fields and
+        what `stream` was handed as `kept`); `language` (de, en) for its words where the
+        exporter has them in both, None for the exporter's neutral form."""
         ...
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
@@ -119,10 +146,12 @@ def read_head(raw: bytes) -> _Head:
         raise ExportError(f"not a Novaberg export: {exc}") from None
 
 
-def read_document(raw: bytes, shape: type[T], noun: str) -> T:
-    """The document `raw` as `shape`; ExportError (naming `noun`) if it is not one."""
+def read_document(raw: bytes, shape: type[S], noun: str) -> S:
+    """The document `raw` as `shape`, decoded item by item (`json_input.decode_pieces`: on a
+    worker thread, it leaves the event loop a turn between two items); ExportError (naming
+    `noun`) if it is not one."""
     try:
-        return json_input.decode(raw, shape)
+        return json_input.decode_pieces(raw, shape)
     except json_input.NotJson as exc:
         raise ExportError(f"not a valid {noun}: not JSON: {exc}") from None
     except json_input.WrongShape as exc:
@@ -159,6 +188,120 @@ def require_character(where: str, character_id: str, target: ImportTarget) -> No
 def document_kind(raw: bytes) -> str:
     """The `kind` a JSON export says it is."""
     return read_head(raw).kind
+
+
+def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
+           fmt: ExportFormat, language: str | None = None,
+           kept: Mapping[str, list[dict[str, Any]]] | None = None) -> Iterator[bytes]:
+    """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction; `kept`:
+    the lists read elsewhere before (see the module)."""
+    kept = dict(kept or {})
+    conn.execute("BEGIN")  # one moment of the database, however long the export takes
+    try:
+        head = document_head(exporter.document_kind, query)
+        if fmt == "json":
+            yield from chunked(json_pieces(head, [*exporter.sections(conn, query),
+                                                  *kept.items()]))
+        else:
+            yield from chunked(text.encode() for text in exporter.markdown(
+                conn, query, {**head, **kept}, language))
+    finally:
+        conn.rollback()
+
+
+def stream_zip(files: Callable[[sqlite3.Connection], Iterable[tuple[str, str | Path]]],
+               conn: sqlite3.Connection) -> Iterator[bytes]:
+    """A zip of the files `files(conn)` makes, in the order made, in chunks as they are
+    written, read in one transaction: a text (name, UTF-8 text) deflated; a file on disk
+    (name, its path: a journal entry's photo, already compressed) stored as it is, copied
+    piece by piece, never through a link."""
+    sink = _Sink()
+    conn.execute("BEGIN")
+    try:
+        with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, body in files(conn):
+                if isinstance(body, Path):
+                    yield from _stored(archive, name, body, sink)
+                else:
+                    archive.writestr(name, body.encode())
+                if sink.held >= CHUNK_BYTES:
+                    yield sink.take()
+        yield sink.take()
+    finally:
+        conn.rollback()
+
+
+def _stored(archive: zipfile.ZipFile, name: str, path: Path, sink: _Sink) -> Iterator[bytes]:
+    """`path`'s bytes into `archive` as `name`, uncompressed, yielding the sink's chunks."""
+    with open_regular(path) as source:
+        info = zipfile.ZipInfo(name, time.localtime()[:6])
+        info.compress_type = zipfile.ZIP_STORED
+        info.file_size = os.fstat(source.fileno()).st_size  # tells the zip whether zip64
+        with archive.open(info, "w") as target:
+            while piece := source.read(CHUNK_BYTES):
+                target.write(piece)
+                if sink.held >= CHUNK_BYTES:
+                    yield sink.take()
+
+
+class _Sink:
+    """A file a zip is written to (not seekable: the zip describes each entry after its
+    data), emptied by `take`."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.held = 0
+        self.written = 0
+
+    def write(self, data: bytes) -> int:
+        self.parts.append(bytes(data))
+        self.held += len(data)
+        self.written += len(data)
+        return len(data)
+
+    def tell(self) -> int:
+        return self.written
+
+    def flush(self) -> None:
+        pass
+
+    def take(self) -> bytes:
+        data, self.parts, self.held = b"".join(self.parts), [], 0
+        return data
+
+
+def json_pieces(head: dict[str, Any], sections: list[Section]) -> Iterator[bytes]:
+    """One JSON document (indented by one, like `json.dumps(indent=1)`): the head's fields,
+    then each section's list, item by item."""
+    opening = _ENCODE(head)
+    yield msgspec.json.format(opening, indent=1)[:-2] if len(opening) > 2 else b"{\n"
+    for n, (name, items) in enumerate(sections):
+        comma = b",\n" if len(opening) > 2 or n else b""
+        yield comma + b" " + _ENCODE(name) + b": ["
+        separator = b"\n  "
+        for item in items:
+            yield separator + msgspec.json.format(_ENCODE(item), indent=1).replace(b"\n",
+                                                                                   b"\n  ")
+            separator = b",\n  "
+        yield b"]" if separator == b"\n  " else b"\n ]"
+    yield b"\n}"
+
+
+_ENCODE = msgspec.json.Encoder().encode
+
+
+def chunked(pieces: Iterable[bytes], size: int = CHUNK_BYTES) -> Iterator[bytes]:
+    """The pieces joined into chunks of at least `size` bytes (the last may be smaller)."""
+    parts: list[bytes] = []
+    held = 0
+    for piece in pieces:
+        parts.append(piece)
+        held += len(piece)
+        if held >= size:
+            yield b"".join(parts)
+            parts, held = [], 0
+    if parts:
+        yield b"".join(parts)
 
 
 def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:

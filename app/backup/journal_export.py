@@ -6,8 +6,9 @@ current_version_id, versions: [{version_id, seq, origin, text, draft_id, created
 sources: [{conversation_id, message_id}]}], media: [{asset_id, name, kind, bytes, sha256,
 created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into
 another install adds what is missing and skips what is there: an entry whose id, or one of
-whose version ids, exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
-`seq` twice in an entry, refuses the document. Entries in the trash are not exported.
+whose version ids, exists already (whoever it belongs to) is skipped whole. A version id
+twice in a document, or a `seq` twice in an entry, refuses the document. Entries in the
+trash are not exported.
 
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
 or one file per entry titled with its date. One file per entry (`files`) is offered for JSON
@@ -18,6 +19,10 @@ photo (a document carries no image bytes).
 With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
 2026`; without one, the neutral form above (the CLI's default). The file names are the same
 in every language: `<date>.md`, `<date>.json`.
+
+Every export is read as it is written, entry by entry (`exports.stream`, `files`): memory
+holds one entry, never the journal; a photo is named by its stored file's path and copied
+from there as the zip or the folder is written, never read whole.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,6 +43,7 @@ from app.backup.exports import (
     ImportResult,
     ImportTarget,
     Moment,
+    Section,
     day_range,
     document_head,
     document_kind,
@@ -127,65 +134,39 @@ class JournalExporter:
     document_kind = KIND
     also_reads = (CURRENT_ONLY_KIND,)
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
-               "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
-               "JOIN journal_spaces s ON s.space_id = d.space_id "
-               "WHERE s.user_id = ? AND e.deleted_at IS NULL")
-        params: list[Any] = [query.user_id]
-        days, bounds = day_range("d.calendar_date", query)
-        sql += days + " ORDER BY d.calendar_date"
-        params += bounds
-        entries = []
-        for entry_id, date, created_at, current in conn.execute(sql, params).fetchall():
-            versions = []
-            for row in conn.execute(
-                    "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
-                    "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
-                sources = [{"conversation_id": c, "message_id": m}
-                           for c, m in version_refs(conn, row[0])]
-                versions.append({"version_id": row[0], "seq": row[1], "origin": row[2],
-                                 "text": row[3], "draft_id": row[4], "created_at": row[5],
-                                 "sources": sources})
-            media = [{"asset_id": r[0], "name": r[1], "kind": r[2], "bytes": r[3],
-                      "sha256": r[4], "created_at": r[5], "file": r[6]} for r in conn.execute(
-                "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM "
-                "media_assets WHERE entry_id = ? ORDER BY created_at, asset_id", (entry_id,))]
-            entries.append({"entry_id": entry_id, "date": date, "created_at": created_at,
-                            "deleted_at": None, "current_version_id": current,
-                            "versions": versions, "media": media})
-        return {**document_head(KIND, query), "entries": entries}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
-                 language: str | None = None) -> str:
-        parts = [f"## {_heading(date, language)}\n\n{text}\n"
-                 for date, text in _current_texts(document)]
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
         title = texts("journal", language)["title"] if language else "Journal"
-        return f"# {title}\n\n" + "\n".join(parts)
+        yield f"# {title}\n\n"
+        for n, (date, text) in enumerate(_current_texts(conn, query)):
+            yield ("\n" if n else "") + f"## {_heading(date, language)}\n\n{text}\n"
 
-    def files(self, document: dict[str, Any], fmt: Literal["md", "json"],
+    def files(self, conn: sqlite3.Connection, query: ExportQuery, fmt: Literal["md", "json"],
               language: str | None = None,
-              data_path: Path | None = None) -> dict[str, str | bytes]:
+              data_path: Path | None = None) -> Iterator[tuple[str, str | Path]]:
         """One file per entry, named with its date: Markdown titled with the date (its
         photos linked under the text), or a JSON document of this kind holding that entry
-        alone; with `data_path` (the data dir the document was read from) each entry's
-        photos too, in its folder `<date>/`."""
-        files: dict[str, str | bytes] = {}
-        head = {key: value for key, value in document.items() if key != "entries"}
-        texts_by_date = dict(_current_texts(document))
-        for entry in document["entries"]:
-            date, media = entry["date"], entry.get("media", [])
+        alone; with `data_path` (the data dir read from) each entry's photos too, in its
+        folder `<date>/`, each as the path of its stored file (copied as it is written)."""
+        head = document_head(KIND, query)
+        for row in _entry_rows(conn, query):
+            entry_id, date, _, current = row
             if fmt == "json":
-                files[f"{date}.json"] = json.dumps({**head, "entries": [entry]},
-                                                   ensure_ascii=False, indent=1) + "\n"
+                entry = _entry(conn, row)
+                media = entry["media"]
+                yield f"{date}.json", json.dumps({**head, "entries": [entry]},
+                                                 ensure_ascii=False, indent=1) + "\n"
             else:
+                media = _media(conn, entry_id)
                 links = "".join(f"\n![{m['name']}](<{date}/{m['name']}>)\n" for m in media)
-                files[f"{date}.md"] = (f"# {_heading(date, language)}\n\n"
-                                       f"{texts_by_date[date]}\n{links}")
+                yield f"{date}.md", (f"# {_heading(date, language)}\n\n"
+                                     f"{_current_text(conn, entry_id, current)}\n{links}")
             if data_path is not None:
                 for item in media:
-                    files[f"{date}/{item['name']}"] = (data_path / item["file"]).read_bytes()
-        return files
+                    yield f"{date}/{item['name']}", data_path / item["file"]
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
@@ -233,13 +214,51 @@ def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
                         f"({', '.join('?' * len(ids))}) LIMIT 1", ids).fetchone() is not None
 
 
-def _current_texts(document: dict[str, Any]) -> list[tuple[str, str]]:
-    out = []
-    for entry in document["entries"]:
-        current = next(v for v in entry["versions"]
-                       if v["version_id"] == entry["current_version_id"])
-        out.append((entry["date"], current["text"].strip()))
-    return out
+def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
+    """(entry_id, date, created_at, current_version_id) of the query's entries not in the
+    trash, by date, as they are read."""
+    sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
+           "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
+           "JOIN journal_spaces s ON s.space_id = d.space_id "
+           "WHERE s.user_id = ? AND e.deleted_at IS NULL")
+    params: list[Any] = [query.user_id]
+    days, bounds = day_range("d.calendar_date", query)
+    return iter(conn.execute(sql + days + " ORDER BY d.calendar_date", params + bounds))
+
+
+def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
+    entry_id, date, created_at, current = row
+    versions = []
+    for version in conn.execute(
+            "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+            "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
+        sources = [{"conversation_id": c, "message_id": m}
+                   for c, m in version_refs(conn, version[0])]
+        versions.append({"version_id": version[0], "seq": version[1], "origin": version[2],
+                         "text": version[3], "draft_id": version[4],
+                         "created_at": version[5], "sources": sources})
+    return {"entry_id": entry_id, "date": date, "created_at": created_at, "deleted_at": None,
+            "current_version_id": current, "versions": versions, "media": _media(conn, entry_id)}
+
+
+def _media(conn: sqlite3.Connection, entry_id: str) -> list[dict[str, Any]]:
+    """The entry's photos as the document lists them (`file`: the path in the data dir)."""
+    return [{"asset_id": r[0], "name": r[1], "kind": r[2], "bytes": r[3], "sha256": r[4],
+             "created_at": r[5], "file": r[6]} for r in conn.execute(
+        "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
+        "WHERE entry_id = ? ORDER BY created_at, asset_id", (entry_id,))]
+
+
+def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
+    """(date, current text) of each entry the export holds."""
+    for entry_id, date, _, current in _entry_rows(conn, query):
+        yield date, _current_text(conn, entry_id, current)
+
+
+def _current_text(conn: sqlite3.Connection, entry_id: str, current: str) -> str:
+    row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
+                       "version_id = ?", (entry_id, current)).fetchone()
+    return (row[0] if row else "").strip()
 
 
 def _check_all(entries: list[Entry]) -> None:

@@ -16,9 +16,9 @@ names its correction.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import sqlite3
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -29,7 +29,7 @@ from app.backup.exports import (
     ImportResult,
     ImportTarget,
     Moment,
-    document_head,
+    Section,
     owner_filter,
     read_document,
     require_character,
@@ -72,39 +72,30 @@ class MemoryExporter:
     document_kind = KIND
     also_reads: tuple[str, ...] = ()
 
-    def collect(self, conn: sqlite3.Connection, query: ExportQuery) -> dict[str, Any]:
-        owner, params = owner_filter(query)
-        sql = (f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "
-               "ORDER BY character_id, created_at, id DESC")
-        memories = []
-        for row in conn.execute(sql, params):
-            memory = dict(zip(_COLUMNS, row, strict=True))
-            memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
-            memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)
-            if (query.start and day < query.start) or (query.end and day > query.end):
-                continue
-            memories.append(memory)
-        return {**document_head(KIND, query), "memories": memories}
+    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+        return [("memories", _memories(conn, query))]
 
-    def markdown(self, document: dict[str, Any], zone: dt.tzinfo | None,
-                 language: str | None = None) -> str:
+    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
+                 language: str | None = None) -> Iterator[str]:
         """In English whatever `language` asks (its words have no German yet)."""
-        memories = document["memories"]
-        who = document.get("character_id")
-        lines = [f"# What {who} remembers" if who else "# What the characters remember", "",
-                 f"Exported {document['exported_at']} from Novaberg {document['app_version']}"
-                 f" · {len(memories)} memories", ""]
+        who = query.character_id
+        owner, params = owner_filter(query)
+        count = sum(1 for (created,) in conn.execute(
+            f"SELECT created_at FROM memories{owner}", params)  # noqa: S608
+            if _in_range(calendar_date(created, query.zone), query))
+        yield (f"# What {who} remembers" if who else "# What the characters remember") + "\n"
+        yield (f"\nExported {head['exported_at']} from Novaberg {head['app_version']}"
+               f" · {count} memories\n")
         character = None
-        for memory in memories:
+        for memory in _memories(conn, query):
             if memory["character_id"] != character:
                 character = memory["character_id"]
-                lines += [f"## {character}", ""]
-            line = (f"- ({calendar_date(memory['created_at'], zone)}, {memory['kind']}) "
+                yield f"\n## {character}\n\n"
+            line = (f"- ({memory['calendar_date']}, {memory['kind']}) "
                     f"{' '.join(memory['text'].split())}")
             if memory["superseded_by"]:
                 line += f" — corrected by {memory['superseded_by']}"
-            lines.append(line)
-        return "\n".join(lines).rstrip() + "\n"
+            yield line + "\n"
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
@@ -122,6 +113,23 @@ class MemoryExporter:
                 "source_message_ids": json.dumps(memory.source_message_ids),
                 "superseded_by": memory.superseded_by})
         return ImportResult(KIND, imported, len(document.memories) - imported)
+
+
+def _memories(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[dict[str, Any]]:
+    """The query's memories, by character and the order they were told, as they are read."""
+    owner, params = owner_filter(query)
+    for row in conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "  # noqa: S608
+                            "ORDER BY character_id, created_at, id DESC", params):
+        memory = dict(zip(_COLUMNS, row, strict=True))
+        memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
+        memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)
+        if not _in_range(day, query):
+            continue
+        yield memory
+
+
+def _in_range(day: str, query: ExportQuery) -> bool:
+    return not ((query.start and day < query.start) or (query.end and day > query.end))
 
 
 def _check(memory: ExportedMemory, target: ImportTarget) -> None:

@@ -43,6 +43,7 @@ from typing import IO, Any
 import redis
 
 from app.memory import keys
+from app.storage.redis_driver import DRIVER_INFO
 
 BATCH = 500
 RDB_FILE = "dump.rdb"  # the embedded server's --dbfilename (app.storage.embedded_redis)
@@ -136,7 +137,8 @@ def _text(raw: bytes) -> str:
 
 
 def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, decode_responses=False, socket_timeout=60)
+    return redis.Redis.from_url(url, decode_responses=False, socket_timeout=60,
+                                driver_info=DRIVER_INFO)
 
 
 def backed_up_keys(client: redis.Redis) -> Iterator[str]:

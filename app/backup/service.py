@@ -1,8 +1,10 @@
 """Backups from the running app: one at a time, off the event loop, and once a day.
 
-`BackupService.create` runs `archive.create_backup` on a worker thread with a Redis
+`BackupService.create` runs `archive.create_backup` on a worker thread of its own with a Redis
 connection of its own (the app's asyncio client stays free) and the SQLite backup API (which
 releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
+The thread, and the private redis-server it reads the snapshot from, run at a lower priority
+(`background.low_priority_executor`): on a busy machine the serving loop gets the CPU first.
 `daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
 start and then hourly (the `daily` ticker; a failed look is logged and the next hour tries
 again) it looks whether the data dir has a backup from today (the user's calendar day) and
@@ -13,6 +15,7 @@ the app.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import threading
 import time
@@ -29,7 +32,7 @@ from app.backup.archive import (
     prune,
 )
 from app.core import log as logctx
-from app.core.background import Ticker
+from app.core.background import Ticker, low_priority_executor
 from app.core.clock import local_moment, zone_named
 from app.core.settings import Settings
 from app.storage.embedded_redis import EmbeddedRedis
@@ -52,6 +55,7 @@ class BackupService:
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None
+        self._worker = low_priority_executor("backup")
         self.daily: Ticker[str] = Ticker("daily-backup", self.take_daily,
                                          interval=DAILY_CHECK_SECONDS,
                                          first_delay=settings.backup_daily_delay, logger=log)
@@ -62,7 +66,9 @@ class BackupService:
             raise BackupBusy("a backup is being taken right now; try again when it is done")
         async with self._lock:
             start = time.perf_counter()
-            self._running = asyncio.ensure_future(asyncio.to_thread(self._create_sync))
+            run = contextvars.copy_context().run  # the log context goes along
+            self._running = asyncio.get_running_loop().run_in_executor(
+                self._worker, run, self._create_sync)
             try:
                 backup = await asyncio.shield(self._running)
             except Exception as exc:
@@ -81,7 +87,8 @@ class BackupService:
         try:
             backup = create_backup(self.settings.data_path, client, self.directory,
                                    embedded_redis_dir=self.embedded_redis_dir,
-                                   should_stop=self._stopping.is_set)
+                                   should_stop=self._stopping.is_set,
+                                   database_url=self.settings.database_url)
         finally:
             client.close()
         for path in prune(self.directory, self.settings.backup_keep):
@@ -121,3 +128,4 @@ class BackupService:
                 await running
             except Exception:  # noqa: BLE001 - cancelled or failed: its folder is gone
                 pass
+        self._worker.shutdown(wait=False)

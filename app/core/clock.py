@@ -48,6 +48,14 @@ def calendar_date(ts: float, zone: dt.tzinfo | None = None) -> str:
     return local_moment(ts, zone).date().isoformat()
 
 
+def day_end(ts: float, zone: dt.tzinfo | None = None) -> float:
+    """Epoch seconds of the midnight that ends the user's calendar day of `ts` (the next
+    local 00:00 in `zone`; a day of a clock change is 23 or 25 hours long)."""
+    day = local_moment(ts, zone).date() + dt.timedelta(days=1)
+    midnight = dt.datetime.combine(day, dt.time(0))
+    return attach_zone(midnight, zone).timestamp()
+
+
 def attach_zone(naive: dt.datetime, zone: dt.tzinfo | None) -> dt.datetime:
     """Read a naive wall-clock time as the user's local time."""
     if zone is None:

@@ -97,3 +97,18 @@ def sentence(text: str) -> str:
     """`text` as a sentence: its first letter a capital ("eggs are crossed off" → "Eggs are
     crossed off"), the rest as it is."""
     return text[:1].upper() + text[1:]
+
+
+# A pronoun standing for what a command is about ("Streich die", "Verschieb ihn", "Cross it
+# off", "delete that one"): what it means is the conversation's to say, never the word itself.
+OBJECT_PRONOUNS = frozenset("""
+die sie ihn es das den diese dieses diesen jene jenen it them that this those these
+""".split())
+PLURAL_PRONOUNS = frozenset("die sie diese them those these".split())
+_POINTING = re.compile(r"\s+(?:one|ones|da|hier)$", re.I)  # "that one", "die da"
+
+
+def is_pronoun(words: str) -> bool:
+    """Whether `words` is a pronoun alone ("sie", "it", "that one"), as a command's object."""
+    plain = _POINTING.sub("", " ".join(words.split()))
+    return plain.casefold() in OBJECT_PRONOUNS

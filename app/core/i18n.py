@@ -82,6 +82,8 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "empty": "Die Liste „{name}“ ist leer.",
             "no_lists": "Es gibt noch keine Listen.",
             "not_found": "Eine Liste „{name}“ gibt es nicht.",
+            "which_item": "Was meinst du mit „{word}“? Sag mir, welchen Eintrag ich streichen "
+                          "soll – ich habe nichts geändert.",
             "which": "Auf welche Liste: {names}?",
             "which_new": "Eine Liste „{name}“ gibt es noch nicht. Soll ich sie neu anlegen, oder "
                          "meinst du {names}?",
@@ -160,6 +162,8 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "empty": "The list “{name}” is empty.",
             "no_lists": "There are no lists yet.",
             "not_found": "There is no list “{name}”.",
+            "which_item": "What do you mean by “{word}”? Tell me which entry to cross off – "
+                          "I haven't changed anything.",
             "which": "Which list: {names}?",
             "which_new": "There is no list “{name}” yet. Shall I start it as a new list, or do "
                          "you mean {names}?",

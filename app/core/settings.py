@@ -60,8 +60,11 @@ DAY = 24 * HOUR
 
 ProviderName = Literal["offline", "ollama", "openai"]
 # Where a crash test may have the process kill itself (`app.core.lifetime.crash_point`): between
-# a turn's Redis commit and its message-log row (the user turn's, the answer's).
-CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended"]
+# a turn's Redis commit and its message-log row (the user turn's, the answer's), and in the
+# steps of a restore.
+CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
+                     "restore:saving", "restore:saved", "restore:copying", "restore:installed",
+                     "restore:database", "restore:files", "restore:redis", "restore:loaded"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,9 +136,12 @@ class Settings:
             "the platform's user data dir).", in_config=False)
     redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
             "the embedded one.")
+    database_url: str | None = setting(None, "Keep the durable store (accounts, message log, "
+            "journal, profiles, memories, privacy registry) in PostgreSQL (postgresql://…) "
+            "instead of the data dir's SQLite, so several processes share it.")
     test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
-            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime); unset "
-            "in use.", in_config=False)
+            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
+            "tests/backup); unset in use.", in_config=False)
     redis_appendfsync: Literal["always", "everysec", "no"] = setting("always", "AOF fsync policy "
             "of the embedded Redis.")
     redis_max_connections: int = setting(64, "Redis connections the app opens at most; more "
@@ -229,7 +235,8 @@ class Settings:
     heartbeat_seconds: float = setting(10.0,
             "How often a process refreshes its heartbeat key.", minimum=1.0)
     max_self_triggers: int = setting(3, "Follow-ups the character may ask for in a row.", minimum=0)
-    graph_slots: int = setting(1, "Pipeline runs at a time per process (one GPU).", minimum=1)
+    graph_slots: int = setting(1, "Pipeline runs at a time per model server (one GPU), shared by "
+            "the processes that use it.", minimum=1)
     lock_wait_timeout: float = setting(60.0, "Seconds a turn waits for a run slot before it "
             "fails with a notice.", minimum=0.1)
     max_turn_attempts: int = setting(2,
@@ -283,6 +290,15 @@ class Settings:
             "sample of the user's voice (only while no entries exist).", minimum=1)
     profile_dialog_sample_cooldown: int = setting(DAY,
             "Seconds between two dialog samples.", minimum=0)
+    profile_evidence_period: int = setting(7 * DAY, "Seconds after the last review candidate "
+            "when a saved entry of the user's own becomes one again, whatever it measures "
+            "(periodic readiness).", minimum=0)
+    profile_evidence_volume: int = setting(5, "Saved entries of the user's own after the last "
+            "review candidate when the next one becomes a candidate (periodic readiness).",
+            minimum=1)
+    profile_deviation_share: float = setting(0.5, "How far (a share of the usual value) a "
+            "saved entry's sentence or word length must lie from the user's usual writing "
+            "to count as a heuristic deviation (review candidate).", minimum=0.05)
     profile_review_ready_evidence: int = setting(5, "New review candidates since the last review "
             "after which the profile page says a review is due.", minimum=1)
     profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "

@@ -32,11 +32,12 @@ import itertools
 import json
 import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from app.memory.recall import MAX_TERMS, lookup_terms
+from app.storage import dialect
 
 SOURCE_CHAT = "chat"        # said here
 SOURCE_EXPORT = "export"    # a chat export's row, imported
@@ -113,15 +114,22 @@ class Page:
 _LOG_COLUMNS = ("SELECT id, turn_id, message_ids, role, origin, text, created, calendar_date, "
                 "imported_at FROM messages WHERE user_id = ? AND character_id = ?")
 _LOG_SCAN = "SELECT id, text FROM messages WHERE user_id = ? AND character_id = ?"
-_IMPORT_AT = ("coalesce(m.at, (julianday(d.calendar_date) - 2440587.5) * 86400 + 43200 "
-              "+ m.position * 0.001)")
-_IMPORT_COLUMNS = (
-    f"SELECT m.rowid, m.message_id, m.role, m.text, m.at, d.calendar_date, c.conversation_id, "
-    f"{_IMPORT_AT} FROM journal_messages m "
-    "JOIN journal_conversations c ON c.conversation_id = m.conversation_id "
-    "JOIN journal_days d ON d.day_id = c.journal_day_id "
-    "JOIN journal_spaces s ON s.space_id = d.space_id "
-    "WHERE s.user_id = ? AND c.source = 'import'")
+
+
+def _import_at(conn: sqlite3.Connection) -> str:
+    """An imported line's time: its own, or noon of its day plus a millisecond per position."""
+    return (f"coalesce(m.at, {dialect.day_seconds(conn, 'd.calendar_date')} + 43200 "
+            "+ m.position * 0.001)")
+
+
+def _import_columns(conn: sqlite3.Connection) -> str:
+    return (
+        "SELECT m.rowid, m.message_id, m.role, m.text, m.at, d.calendar_date, "
+        f"c.conversation_id, {_import_at(conn)} FROM journal_messages m "
+        "JOIN journal_conversations c ON c.conversation_id = m.conversation_id "
+        "JOIN journal_days d ON d.day_id = c.journal_day_id "
+        "JOIN journal_spaces s ON s.space_id = d.space_id "
+        "WHERE s.user_id = ? AND c.source = 'import'")
 
 
 def _bound(columns: tuple[str, str, str], rank: int, key: Key | None,
@@ -159,13 +167,19 @@ def _containing(rows: Iterator[tuple[Any, ...]], needle: str, column: int) -> It
     return (row for row in rows if needle in row[column].casefold())
 
 
+# SQLite's FTS5 indexes of the two sources (migration m008), as `dialect.contains_all` names them.
+_LOG_FTS = ("messages_fts", "rowid", "id")
+_IMPORT_FTS = ("journal_messages_fts", "message_id", "m.message_id")
+
+
 def _log_rows(conn: sqlite3.Connection, user_id: str, character_id: str, key: Key | None,
-              op: str, newest_first: bool, *, match: str = "", needle: str = "",
+              op: str, newest_first: bool, *, match: Sequence[str] = (), needle: str = "",
               limit: int | None = None) -> Iterator[Line]:
     where, params = _bound(("calendar_date", "created", "id"), _RANK_LOG, key, op)
     if match:
-        where += " AND id IN (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?)"
-        params += (match,)
+        found, found_params = dialect.contains_all(conn, _LOG_FTS, "text", list(match))
+        where += f" AND {found}"
+        params += found_params
     order = " DESC" if newest_first else ""
     sql = (f"{_LOG_COLUMNS}{where} ORDER BY calendar_date{order}, created{order}, id{order}"
            + (" LIMIT ?" if limit is not None else ""))
@@ -180,22 +194,23 @@ def _log_rows(conn: sqlite3.Connection, user_id: str, character_id: str, key: Ke
 
 
 def _import_rows(conn: sqlite3.Connection, user_id: str, key: Key | None, op: str,
-                 newest_first: bool, *, match: str = "", needle: str = "",
+                 newest_first: bool, *, match: Sequence[str] = (), needle: str = "",
                  limit: int | None = None) -> Iterator[Line]:
-    where, params = _bound(("d.calendar_date", _IMPORT_AT, "m.rowid"), _RANK_IMPORT, key, op)
+    at = _import_at(conn)
+    where, params = _bound(("d.calendar_date", at, "m.rowid"), _RANK_IMPORT, key, op)
     if match:
-        where += (" AND m.message_id IN (SELECT message_id FROM journal_messages_fts "
-                  "WHERE journal_messages_fts MATCH ?)")
-        params += (match,)
+        found, found_params = dialect.contains_all(conn, _IMPORT_FTS, "m.text", list(match))
+        where += f" AND {found}"
+        params += found_params
     order = " DESC" if newest_first else ""
-    sql = (f"{_IMPORT_COLUMNS}{where} ORDER BY d.calendar_date{order}, {_IMPORT_AT}{order}, "
+    sql = (f"{_import_columns(conn)}{where} ORDER BY d.calendar_date{order}, {at}{order}, "
            f"m.rowid{order}" + (" LIMIT ?" if limit is not None else ""))
     args = (user_id, *params) + ((limit,) if limit is not None else ())
     return map(_import_line, _containing(conn.execute(sql, args), needle, 3))
 
 
 def _merged(conn: sqlite3.Connection, user_id: str, character_id: str, key: Key | None,
-            op: str, newest_first: bool, *, match: str = "", needle: str = "",
+            op: str, newest_first: bool, *, match: Sequence[str] = (), needle: str = "",
             limit: int | None = None) -> Iterator[Line]:
     """Both sources in one order; with `limit`, each source reads at most that many rows;
     with `needle`, only rows whose text contains it (checked before a line is made of it)."""
@@ -242,24 +257,17 @@ def page(conn: sqlite3.Connection, user_id: str, character_id: str, *, limit: in
 
 
 TRIGRAM = 3  # the index looks up texts of at least three characters
-
-
-def phrase(text: str) -> str:
-    """`text` as one quoted FTS5 phrase: with the trigram tokenizer, a substring."""
-    return '"' + text.replace('"', '""') + '"'
-
-
 _NUMBER = re.compile(r"\d{3,}")
 
 
-def match_all(query: str) -> str:
-    """The FTS5 expression that asks for every term of `query` ("" when it has none the
-    index can look up): its words as the memory search takes them (`words.query_terms`) and,
-    unlike there, its numbers of three digits or more ("4711"); at most `recall.MAX_TERMS`,
-    the longest, each quoted."""
-    numbers = [phrase(number) for number in dict.fromkeys(_NUMBER.findall(query))]
+def match_all(query: str) -> list[str]:
+    """The terms a line must all contain to match `query` ([] when it has none the index can
+    look up): its words as the memory search takes them (`words.query_terms`) and, unlike
+    there, its numbers of three digits or more ("4711"); at most `recall.MAX_TERMS`, the
+    longest."""
+    numbers = list(dict.fromkeys(_NUMBER.findall(query)))
     terms = sorted(dict.fromkeys([*lookup_terms(query), *numbers]), key=len, reverse=True)
-    return " AND ".join(terms[:MAX_TERMS])
+    return terms[:MAX_TERMS]
 
 
 def search(conn: sqlite3.Connection, user_id: str, character_id: str, query: str, *,
@@ -269,7 +277,7 @@ def search(conn: sqlite3.Connection, user_id: str, character_id: str, query: str
     match = match_all(query)
     needle = query.strip().casefold()
     if not match and len(needle) >= TRIGRAM:
-        match = phrase(needle)  # only stopwords or signs: the index finds it as it stands
+        match = [needle]  # only stopwords or signs: the index finds it as it stands
     if match:
         lines = _merged(conn, user_id, character_id, before, "<", True, match=match,
                         limit=limit + 1)

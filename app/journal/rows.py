@@ -21,16 +21,16 @@ def new_id(prefix: str) -> str:
 
 
 def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
-    conn.execute("INSERT OR IGNORE INTO journal_spaces (space_id, user_id, created_at) "
-                 "VALUES (?, ?, ?)", (new_id("space"), user_id, time.time()))
+    conn.execute("INSERT INTO journal_spaces (space_id, user_id, created_at) "
+                 "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (new_id("space"), user_id, time.time()))
     return conn.execute("SELECT space_id FROM journal_spaces WHERE user_id = ?",
                         (user_id,)).fetchone()[0]
 
 
 def ensure_day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
     space_id = ensure_space(conn, user_id)
-    conn.execute("INSERT OR IGNORE INTO journal_days (day_id, space_id, calendar_date, "
-                 "created_at) VALUES (?, ?, ?, ?)", (new_id("day"), space_id, date, time.time()))
+    conn.execute("INSERT INTO journal_days (day_id, space_id, calendar_date, "
+                 "created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (new_id("day"), space_id, date, time.time()))
     return conn.execute("SELECT day_id FROM journal_days WHERE space_id = ? AND "
                         "calendar_date = ?", (space_id, date)).fetchone()[0]
 

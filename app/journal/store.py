@@ -103,7 +103,7 @@ class JournalStore:
             scoped = ("FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
                       "AND s.user_id = ?" + journal_span + " ")
             for date, total, users in conn.execute(
-                    "SELECT d.calendar_date, COUNT(m.message_id), SUM(m.role = 'user') " + scoped
+                    "SELECT d.calendar_date, COUNT(m.message_id), COUNT(CASE WHEN m.role = 'user' THEN 1 END) " + scoped
                     + "JOIN journal_conversations c ON c.journal_day_id = d.day_id "
                     "JOIN journal_messages m ON m.conversation_id = c.conversation_id "
                     "GROUP BY d.calendar_date", (user_id, *bounds)):

@@ -56,7 +56,7 @@ from app.llm import detect
 from app.llm.choice import ModelChoice
 from app.llm.errors import ModelError
 from app.llm.guard import PrivacyGuard, demask
-from app.llm.offline.handlers import BASE_ANSWERS, Answers
+from app.llm.offline.handlers import BASE_ANSWERS, Answers, DayMemory
 from app.llm.privacy import (
     EgressGate,
     EgressRefused,
@@ -82,16 +82,20 @@ class Gateway:
     (or `async with Gateway(settings) as gateway:`), and `await aclose()` at the end.
 
     `offline_answers`: what the offline provider answers per purpose (the product's are
-    composed in `app.wiring.purposes`; without them, the provider's own base answers)."""
+    composed in `app.wiring.purposes`; without them, the provider's own base answers);
+    `offline_memory`: where it keeps what it said to a pair today (none: nothing beyond
+    the prompt)."""
 
     def __init__(self, settings: Settings, identities: IdentityRegistry | None = None, *,
-                 offline_answers: Answers = BASE_ANSWERS) -> None:
+                 offline_answers: Answers = BASE_ANSWERS,
+                 offline_memory: DayMemory | None = None) -> None:
         self.settings = settings
         self.choice = ModelChoice.of(settings)
         self.session: aiohttp.ClientSession | None = None
         # This gateway's provider classes: the table's, with its own offline answers.
         self._providers: Mapping[str, Callable[..., Provider]] = {
-            **PROVIDERS, "offline": functools.partial(OfflineProvider, answers=offline_answers)}
+            **PROVIDERS, "offline": functools.partial(OfflineProvider, answers=offline_answers,
+                                                      memory=offline_memory)}
         self.provider: Provider = self._build("offline", None, None)
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
@@ -203,6 +207,12 @@ class Gateway:
             await asyncio.shield(self._detection)
 
     # --- what it is ------------------------------------------------------------------------
+
+    @property
+    def endpoint(self) -> str | None:
+        """The model server the provider in use talks to (its base URL): what the runtime's
+        run slots belong to. None for the offline model (it runs in this process)."""
+        return None if self.provider.offline else self.provider.url
 
     def info(self) -> dict[str, Any]:
         """`{"provider", "model", "offline"}` — for /api/health and the UI."""

@@ -146,7 +146,10 @@ async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard,
     for command_args, _options in recorder.command_stack:
         args += [len(command_args), *command_args]
     await recorder.reset()
-    answer = await redis.eval(_GUARDED_BATCH, 2, guard.record_key, guard.marker_key, *args)
+    # EVALSHA: the script's text (over a kilobyte) is not sent, nor hashed by the server,
+    # with every turn.
+    answer = await redis.register_script(_GUARDED_BATCH)(
+        keys=[guard.record_key, guard.marker_key], args=args)
     if answer[0] != 1:
         raise GuardFailed(f"the turn has ended or lost its marker (state {answer[1]!r})")
     results = answer[1:]

@@ -115,9 +115,27 @@ def user_open_turns(user_id: str) -> str:
     return f"turns:open:{user_id}"
 
 
-def run_slots() -> str:
-    """Sorted set of the held pipeline run slots (holder → lease expiry), multi-process mode."""
-    return "run_slots"
+def run_slots(endpoint: str) -> str:
+    """Sorted set of the held pipeline run slots of one model endpoint (its base URL; holder
+    → lease expiry), multi-process mode: processes that share a model server share these."""
+    return f"run_slots:{endpoint}"
+
+
+def run_slot_queue(endpoint: str) -> str:
+    """List of the process instances waiting for a run slot of `endpoint`, one ticket each,
+    in turn order (`app.runtime.slots.RedisSlots`)."""
+    return f"run_slot_queue:{endpoint}"
+
+
+def slot_channel() -> str:
+    """Pub/sub channel: a run slot of the endpoint named in the message was released."""
+    return "novaberg:slots"
+
+
+def instances() -> str:
+    """Set of the process instances that keep a heartbeat (`heartbeat`); the keeper's death
+    watch looks at their heartbeats' expiry."""
+    return "heartbeats"
 
 
 def wake_channel() -> str:
@@ -177,6 +195,13 @@ def message_outbox(user_id: str, character_id: str) -> str:
     return f"message_outbox:{user_id}:{character_id}"
 
 
+def offline_said(user_id: str, character_id: str) -> str:
+    """List of what the offline model said to the pair on the user's calendar day (entry
+    JSON with the day), expiring at that day's end in the user's zone
+    (`app.memory.said_today`)."""
+    return f"offline_said:{user_id}:{character_id}"
+
+
 def idle_reflection(user_id: str, character_id: str) -> str:
     """The `nutzer_zeit` of the quiet period the character last reflected on (one reflection
     per quiet period)."""
@@ -189,9 +214,12 @@ def idle_reflection(user_id: str, character_id: str) -> str:
 # leaves them out and a restore never writes them. Everything else in Novaberg's Redis
 # database is backed up, so a key added later is included without a change here. Login
 # sessions are credentials (and a restored one would outlive its logout); heartbeats, run
-# slots, turn markers and the summary lock belong to processes that are gone after a restore.
-_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "turn_laeuft:")
-_TRANSIENT_KEYS = ("run_slots",)
+# slots and their queues, turn markers and the summary lock belong to processes that are
+# gone after a restore. What the offline model said today (`offline_said`) only keeps its
+# replies varied.
+_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "turn_laeuft:", "run_slots:",
+                       "run_slot_queue:", "offline_said:")
+_TRANSIENT_KEYS = ("heartbeats",)
 _TRANSIENT_SUFFIXES = (":summary_lock",)
 
 

@@ -32,13 +32,14 @@ from app.core.clock import calendar_date
 from app.core.log import fields
 from app.memory.recall import (
     CANDIDATE_POOL,
+    MEMORIES_FTS,
     TERM_POOL,
     lookup_terms,
-    match_query,
     pair_range,
     ranked_ids,
 )
 from app.memory.words import query_terms
+from app.storage import dialect
 from app.storage.database import Database
 from app.storage.migrations import memory_text_key
 
@@ -150,8 +151,9 @@ class LongTermMemory:
 
         def write(conn: sqlite3.Connection) -> Applied | None:
             done = conn.execute(
-                "INSERT OR IGNORE INTO memory_triggers (trigger_id, user_id, character_id, "
-                "consolidated_at) VALUES (?, ?, ?, ?)", (trigger_id, user_id, character_id, now))
+                "INSERT INTO memory_triggers (trigger_id, user_id, character_id, "
+                "consolidated_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (trigger_id, user_id, character_id, now))
             if done.rowcount == 0:
                 return None
             applied = Applied()
@@ -190,7 +192,8 @@ class LongTermMemory:
         rows = [(at, memory_id) for memory_id, at in used.items()]
 
         def write(conn: sqlite3.Connection) -> None:
-            conn.executemany("UPDATE memories SET last_used_at = max(coalesce(last_used_at, 0), ?) "
+            latest = dialect.greatest(conn, "coalesce(last_used_at, 0)", "?")
+            conn.executemany(f"UPDATE memories SET last_used_at = {latest} "
                              "WHERE memory_id = ?", rows)
 
         await self.db.execute_write_fn(write)
@@ -199,30 +202,27 @@ class LongTermMemory:
 
     async def list(self, user_id: str, character_id: str, *, query: str = "",
                    include_superseded: bool = False) -> list[Memory]:
-        """The pair's memories, newest first; `query` searches them (FTS5). A query without a
+        """The pair's memories, newest first; `query` searches them (the text index). A query without a
         term the index can look up (shorter than three letters, or only stopwords: "Jo",
         "mag") is matched as a substring of the pair's memories instead, so the search box
         never answers nothing for a word that is there."""
         live = "" if include_superseded else " AND m.superseded_by IS NULL"
-        match = match_query(query_terms(query)) if query.strip() else ""
-        if query.strip() and not match:
+        terms = query_terms(query) if query.strip() else []
+        if query.strip() and not terms:
             needle = query.strip().casefold()
             every = await self.list(user_id, character_id,
                                     include_superseded=include_superseded)
             return [memory for memory in every if needle in memory.text.casefold()]
-        if match:
-            sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.id IN "
-                   "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ?) "
-                   f"AND m.user_id = ? AND m.character_id = ?{live} "
-                   "ORDER BY m.created_at DESC, m.id")
-            params: tuple[Any, ...] = (match, user_id, character_id)
-        else:
-            sql = (f"SELECT {_COLUMNS_M} FROM memories m WHERE m.user_id = ? "
-                   f"AND m.character_id = ?{live} ORDER BY m.created_at DESC, m.id")
-            params = (user_id, character_id)
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
-            return [_row(row) for row in conn.execute(sql, params)]
+            found, params = "", ()
+            if terms:
+                found, params = dialect.contains_any(conn, MEMORIES_FTS, "m.text", terms)
+                found = f" AND {found}"
+            return [_row(row) for row in conn.execute(
+                f"SELECT {_COLUMNS_M} FROM memories m WHERE m.user_id = ? "
+                f"AND m.character_id = ?{live}{found} ORDER BY m.created_at DESC, m.id",
+                (user_id, character_id, *params))]
 
         return await self.db.execute_fn(read)
 
@@ -279,6 +279,8 @@ class LongTermMemory:
         """Move the WAL into the main file and truncate it: the deleted text lived on in the
         WAL's page images until then."""
         def run(conn: sqlite3.Connection) -> tuple[int, int, int]:
+            if dialect.is_postgres(conn):
+                return (0, 0, 0)  # no WAL file of ours; the server's VACUUM reclaims the rows
             return tuple(conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone())
 
         busy, _, _ = await self.db.execute_write_fn(run)
@@ -324,7 +326,8 @@ def _apply_one(conn: sqlite3.Connection, applied: Applied, user_id: str, charact
                         target.memory_id)
     if change.action == "refresh" and target is not None:
         merged = list(dict.fromkeys([*target.source_message_ids, *sources]))
-        conn.execute("UPDATE memories SET refreshed_at = ?, importance = max(importance, ?), "
+        conn.execute("UPDATE memories SET refreshed_at = ?, importance = "
+                     f"{dialect.greatest(conn, 'importance', '?')}, "
                      "source_message_ids = ? WHERE memory_id = ?",
                      (now, change.importance, json.dumps(merged), target.memory_id))
         applied.refreshed.append(target.memory_id)
@@ -350,9 +353,12 @@ def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
     if conn.execute("SELECT 1 FROM memories WHERE memory_id = ?",
                     (row["memory_id"],)).fetchone():
         return False
-    conn.execute("INSERT OR IGNORE INTO memory_pairs (user_id, character_id) VALUES (?, ?)",
-                 (row["user_id"], row["character_id"]))
-    first, last = pair_range(conn, row["user_id"], row["character_id"]) or (0, 0)
+    pair = pair_range(conn, row["user_id"], row["character_id"])
+    if pair is None:  # a new pair: numbered here (no number is spent on an existing one)
+        conn.execute("INSERT INTO memory_pairs (user_id, character_id) VALUES (?, ?)",
+                     (row["user_id"], row["character_id"]))
+        pair = pair_range(conn, row["user_id"], row["character_id"])
+    first, last = pair or (0, 0)
     newest = conn.execute("SELECT min(id) FROM memories WHERE id BETWEEN ? AND ?",
                           (first, last)).fetchone()[0]
     names = ["id", "text_key", *row]
@@ -402,5 +408,7 @@ def _delete(conn: sqlite3.Connection, where: str, params: tuple[Any, ...]) -> in
 
 def _merge_index(conn: sqlite3.Connection) -> None:
     """Rewrite the FTS index into one segment: a deleted entry's terms otherwise live on in
-    older segments until an automatic merge reaches them."""
-    conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+    older segments until an automatic merge reaches them. (PostgreSQL's GIN index drops a
+    deleted row's entries at its VACUUM.)"""
+    if not dialect.is_postgres(conn):
+        conn.execute("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")

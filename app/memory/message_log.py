@@ -69,9 +69,9 @@ class MessageLog:
         """Write the rows in one transaction; per row False when its `entry_key` exists."""
         def write(conn: sqlite3.Connection) -> list[bool]:
             return [conn.execute(
-                "INSERT OR IGNORE INTO messages (entry_key, user_id, character_id, turn_id, "
+                "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
                 "message_ids, role, origin, text, created, calendar_date) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (entry.entry_key, entry.user_id, entry.character_id, entry.turn_id,
                  json.dumps(entry.message_ids), entry.role, entry.occasion, entry.text,
                  entry.created, entry.calendar_date)).rowcount == 1 for entry in entries]

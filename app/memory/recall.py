@@ -26,6 +26,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from app.memory.words import query_terms
+from app.storage import dialect
 from app.storage.migrations import PAIR_ROWS
 
 MAX_TERMS = 12          # words of a block looked up, the longest first
@@ -39,9 +40,8 @@ DAY = 86400.0
 _DECAY_PER_DAY = math.log(2) / RECENCY_HALF_LIFE_DAYS
 
 
-def match_query(terms: Sequence[str]) -> str:
-    """The FTS5 MATCH expression for any of `terms` ("" when there are none)."""
-    return " OR ".join(terms)
+# SQLite's FTS5 index of `memories` (migration m005), as `dialect.contains_*` name it.
+MEMORIES_FTS = ("memories_fts", "rowid", "m.id")
 
 
 def lookup_terms(text: str) -> list[str]:
@@ -83,12 +83,7 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
         # The index first (CROSS JOIN keeps SQLite from looking the word up once per row of
         # the pair), only the pair's row ids, newest first — the smallest ids, so FTS5 walks
         # its doclists forward (twice as fast as backward) — and stop at the pool's size.
-        rows = conn.execute(
-            "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
-            "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-            "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
-            "ORDER BY f.rowid LIMIT ?",
-            (term, *rows_of_pair, pool)).fetchall()
+        rows = conn.execute(*_term_matches(conn, term, rows_of_pair, pool)).fetchall()
         idf = math.log(1.0 + pool / len(rows)) if rows else 0.0
         for rowid, importance, refreshed_at in rows:
             if rowid in relevance:
@@ -97,3 +92,19 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
                 relevance[rowid] = idf
                 weights[rowid] = weight(importance, refreshed_at, now)
     return heapq.nlargest(top_k, relevance, key=lambda rowid: relevance[rowid] * weights[rowid])
+
+
+def _term_matches(conn: sqlite3.Connection, term: str, rows_of_pair: tuple[int, int],
+                  pool: int) -> tuple[str, tuple[object, ...]]:
+    """The query for the pair's newest `pool` live memories that contain `term`."""
+    if dialect.is_postgres(conn):
+        # The pair's id range walked in the primary key's order (newest first), each row's
+        # text checked; pg_trgm's index would first collect every pair's matches.
+        found, params = dialect.contains_any(conn, MEMORIES_FTS, "m.text", [term])
+        return ("SELECT m.id, m.importance, m.refreshed_at FROM memories m "
+                f"WHERE m.id BETWEEN ? AND ? AND m.superseded_by IS NULL AND {found} "
+                "ORDER BY m.id LIMIT ?", (*rows_of_pair, *params, pool))
+    return ("SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+            "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+            "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
+            "ORDER BY f.rowid LIMIT ?", (dialect.fts_phrase(term), *rows_of_pair, pool))

@@ -43,9 +43,10 @@ def content_words(text: str) -> list[str]:
 
 
 def query_terms(text: str) -> list[str]:
-    """FTS5 trigram query terms for `text`: its content words casefolded (umlauts kept: the
+    """Text search terms for `text` (each a substring to look for, see
+    `app.storage.dialect.contains_any`): its content words casefolded (umlauts kept: the
     index holds the text as written), long words shortened by up to `MAX_ENDING` letters to
-    a stem of at least five (so "Leipziger" also finds "Leipzig"), each once, quoted."""
+    a stem of at least five (so "Leipziger" also finds "Leipzig"), each once."""
     stop = _FOLDED_STOPWORDS
     terms = []
     for raw in _WORD.findall(text):
@@ -54,7 +55,7 @@ def query_terms(text: str) -> list[str]:
             continue
         if len(word) > 5:
             word = word[:max(5, len(word) - MAX_ENDING)]
-        terms.append('"' + word.replace('"', '""') + '"')
+        terms.append(word)
     return list(dict.fromkeys(terms))
 
 

@@ -76,7 +76,7 @@ def router(request: OfflineRequest) -> dict[str, Any]:
     if pending and routing.answers_question(words, pending):
         return {"answers_pending": True}
     text = frame.get("intent") or words
-    agents = routing.agents_for(text, known(frame))
+    agents = routing.agents_for(text, known(frame), routing.recent_turns(frame.get("history")))
     return {"needs_action": bool(agents), "agents": agents}
 
 
@@ -91,7 +91,8 @@ def agent_lists(request: OfflineRequest) -> dict[str, Any]:
     resuming = bool(frame.get("pending"))
     task = frame.get("task")
     if not resuming:
-        task = routing.command_text(task, "lists", known(frame))
+        task = routing.command_text(task, "lists", known(frame),
+                                    routing.recent_turns(frame.get("history")))
     return lists.command(task, frame.get("lists"), resuming)
 
 
@@ -100,8 +101,11 @@ def agent_reminders(request: OfflineRequest) -> dict[str, Any]:
     resuming = bool(frame.get("pending"))
     task = frame.get("task")
     if not resuming:
-        task = routing.command_text(task, "reminders", known(frame))
-    return reminders.command(task, frame.get("now"), resuming, frame.get("reminders"))
+        task = routing.command_text(task, "reminders", known(frame),
+                                    routing.recent_turns(frame.get("history")))
+    asked_for = frame.get("pending").rsplit("\n", 1)[-1]  # the question, then its task
+    return reminders.command(task, frame.get("now"), resuming, frame.get("reminders"),
+                             asked_for)
 
 
 # --- responder, thinker, corrector, salience ---------------------------------------------------

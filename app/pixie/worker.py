@@ -53,7 +53,7 @@ ContextFor = Callable[[str, str], NodeContext]  # (user, character) → a model-
 class Slots(Protocol):
     """The runtime's run slots, as the worker uses them (`app.runtime.slots`)."""
 
-    def hold_when_free(self) -> AbstractAsyncContextManager[None]: ...
+    def hold_when_free(self, endpoint: str | None) -> AbstractAsyncContextManager[None]: ...
 
 
 class PixieWorker:
@@ -179,7 +179,8 @@ class PixieWorker:
             trigger.user_id, trigger.character_id,
             "\n".join([trigger.text, *trigger.segments]), self.settings.memory_candidates)
         ctx = self.context_for(trigger.user_id, trigger.character_id)
-        async with self.slots.hold_when_free():
+        # The slots of the model server this call goes to (`Gateway.endpoint`).
+        async with self.slots.hold_when_free(ctx.gateway.endpoint):
             self.busy = True
             try:
                 changes = await consolidate(ctx, trigger, known)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -30,6 +31,7 @@ from app.runtime.blocks import joins_block
 from app.runtime.events import EventQueue, new_id
 from app.runtime.markers import PairLocks, parse_marker
 from app.runtime.records import Records, TurnRecord
+from app.runtime.slots import SlotTimeout
 from app.runtime.turns import TurnRunner
 from app.runtime.wire import AcceptedMessage, decode_accepted, decode_event
 from statemachine import FAILED, QUEUED
@@ -117,29 +119,66 @@ class PairConsumer:
             logctx.pair.reset(token)
 
     async def _step(self, pair: str) -> bool:
-        """One unit of work for the pair; False when there is nothing it can do now."""
-        user_id, character_id = keys.split_pair(pair)
+        """One unit of work for the pair; False when there is nothing it can do now.
+
+        Work that runs a pipeline waits for a run slot first and takes the pair's marker only
+        once it has one (issue 26): a pair that waits holds nothing, so a process that dies
+        leaves markers only of the turns it was running."""
         resume = self.resume_path1.pop(pair, None)
         if resume is not None:
-            await self._resume_path1(resume)
+            await self._in_slot(lambda timed_out: self._resume_path1(resume, timed_out))
             return True
-        events = EventQueue(self.redis, user_id, character_id)
-        # What the pair looks like now, in one round trip.
+        events = EventQueue(self.redis, *keys.split_pair(pair))
+        front, taken, marker, queued = await self._look(pair, events)
+        if front is not None:
+            event = await self._readable_event(pair, events, front)
+            if event is None:
+                return True  # dropped or parked: no run
+            if not self._may_run(pair, event, marker):
+                return False  # another turn runs; its end loops back to this queue
+        elif marker is not None or taken or not queued:
+            return False  # a turn runs (its end loops back here), or nothing waits
+        return await self._in_slot(lambda timed_out: self._work(pair, events, timed_out))
+
+    async def _in_slot(self, work: Callable[[SlotTimeout | None], Awaitable[bool]]) -> bool:
+        """`work(None)` under a run slot, or `work(timeout)` when none came in time (the
+        work then fails its turn with `lock_timeout`)."""
+        try:
+            async with self.turns.slot():
+                return await work(None)
+        except SlotTimeout as exc:
+            return await work(exc)
+
+    async def _look(self, pair: str, events: EventQueue
+                    ) -> tuple[str | None, int, str | None, int]:
+        """What the pair looks like now, in one round trip: the front event, how many events
+        are taken, the marker, how many messages wait."""
+        user_id, character_id = keys.split_pair(pair)
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.lindex(events.queue, 0)
             pipe.llen(events.processing)
             pipe.get(keys.turn_marker(user_id, character_id))
             pipe.llen(keys.prompt_queue(user_id, character_id))
             front, taken, marker, queued = await pipe.execute()
+        return front, taken, marker, queued
+
+    async def _work(self, pair: str, events: EventQueue, timed_out: SlotTimeout | None
+                    ) -> bool:
+        """The step proper, under a run slot (or after waiting for one in vain): the pair is
+        looked at again, since the wait may have been long."""
+        front, taken, marker, queued = await self._look(pair, events)
         if front is not None:
-            return await self._consume_event(pair, events, front, marker)
+            return await self._consume_event(pair, events, front, marker, timed_out)
         if marker is not None or taken or not queued:
-            return False  # a turn runs (its end loops back here), or nothing waits
-        return await self._consume_prompts(pair, user_id, character_id, events)
+            return False
+        user_id, character_id = keys.split_pair(pair)
+        return await self._consume_prompts(pair, user_id, character_id, events, timed_out)
 
     async def _consume_prompts(self, pair: str, user_id: str, character_id: str,
-                               events: EventQueue) -> bool:
-        """The marker was free and no event waited: take the pair and cut the front block."""
+                               events: EventQueue, timed_out: SlotTimeout | None) -> bool:
+        """The marker was free and no event waited: take the pair and cut the front block.
+        Its turn runs path 1 and then its path 2 under the one slot the step holds; without a
+        slot in time the block's turn fails with `lock_timeout`."""
         queue_key = keys.prompt_queue(user_id, character_id)
         turn_id = new_id()
         marker = self.locks.marker_for(turn_id)
@@ -165,9 +204,15 @@ class PairConsumer:
         await self.records.create(record, also=lambda pipe: pipe.ltrim(queue_key, consumed, -1))
         log.info("block taken", extra=fields(turn_id=turn_id, pair=pair, messages=len(block)))
         await self.turns.publish_state(record)
+        if timed_out is not None:
+            await self.turns.fail_slot_timeout(record, timed_out, release=marker)
+            return True
         await self.turns.run_path1(record, block)
+        if self.locks.holding(pair) == marker:  # path 1 went well: its path 2, same slot
+            front, _, current, _ = await self._look(pair, events)
+            if front is not None:
+                await self._consume_event(pair, events, front, current, None)
         return True
-
     async def _read_front_block(self, queue_key: str, page: list[str]
                                 ) -> tuple[list[AcceptedMessage], int]:
         """Read the queue page by page (the first one given) until the front block ends.
@@ -194,13 +239,19 @@ class PairConsumer:
                 return block, consumed
             page = await self.redis.lrange(queue_key, consumed, consumed + BLOCK_PAGE - 1)
 
-    async def _resume_path1(self, turn_id: str) -> None:
-        """Rerun path 1 of a recovered turn (its block was taken before the crash)."""
+    async def _resume_path1(self, turn_id: str, timed_out: SlotTimeout | None) -> bool:
+        """Rerun path 1 of a recovered turn (its block was taken before the crash; recovery
+        handed this process its marker)."""
         record = await self.records.turn(turn_id)
         if record is None or record.state != QUEUED:
-            return
+            return True
+        if timed_out is not None:
+            await self.turns.fail_slot_timeout(record, timed_out,
+                                               release=self.locks.holding(record.pair) or "")
+            return True
         block = await self._block_from_records(record)
         await self.turns.run_path1(record, block)
+        return True
 
     async def _block_from_records(self, record: TurnRecord) -> list[AcceptedMessage]:
         async with self.redis.pipeline(transaction=False) as pipe:
@@ -212,24 +263,41 @@ class PairConsumer:
                                 received_at=float(row["received_at"]))
                 for row in rows if row]
 
-    async def _consume_event(self, pair: str, events: EventQueue, raw: str,
-                             current_marker: str | None) -> bool:
+    async def _readable_event(self, pair: str, events: EventQueue, raw: str
+                              ) -> Event[EventPayload] | None:
+        """The front event, if it is one a turn runs; None when it was dropped (unreadable,
+        no turn id) or parked (an agent's question waits for the next user message)."""
         try:
             event = decode_event(raw)
         except (msgspec.DecodeError, msgspec.ValidationError):
             log.error("unreadable event dropped", extra=fields(pair=pair, raw=raw))
             await events.drop(raw)
-            return True
+            return None
         if event.typ == "awaiting_user":
             replaced = await events.park()
             log.info("agent question parked for the next user message",
                      extra=fields(pair=pair, turn_id=event.turn_id, replaced=len(replaced)))
-            return True
-        turn_id = event.turn_id
-        if turn_id is None:
+            return None
+        if event.turn_id is None:
             log.error("event without turn_id dropped", extra=fields(pair=pair, raw=raw))
             await events.drop(raw)
+            return None
+        return event
+
+    def _may_run(self, pair: str, event: Event[EventPayload], current: str | None) -> bool:
+        """Can this process run the front event's turn (or its own turn's event behind it)
+        once it has a slot: the marker is free, or is the one of this event's turn, or this
+        process holds it for a turn of its own."""
+        return (current is None or current == self.locks.marker_for(event.turn_id or "")
+                or current == self.locks.holding(pair))
+
+    async def _consume_event(self, pair: str, events: EventQueue, raw: str,
+                             current_marker: str | None, timed_out: SlotTimeout | None
+                             ) -> bool:
+        event = await self._readable_event(pair, events, raw)
+        if event is None:
             return True
+        turn_id = event.turn_id or ""
         marker = self.locks.marker_for(turn_id)
         if not await self._hold_marker(pair, marker, current_marker):
             own = await self._running_turns_event(pair, events, current_marker)
@@ -250,13 +318,16 @@ class PairConsumer:
             log.error("event vanished under the marker", extra=fields(pair=pair))
             return True
         acks = (parked, raw) if parked is not None else (raw,)
+        if timed_out is not None:
+            await self.turns.fail_slot_timeout(record, timed_out, acks=acks, release=marker)
+            return True
         await self.turns.run_path2(record, event, acks, self._pending_agent(parked), marker)
         return True
 
     async def _hold_marker(self, pair: str, marker: str, current: str | None) -> bool:
         """Own the pair's marker (`current` is its value as just read) for this event's turn:
         a user event finds the one its block set; a character event (impulse, continue)
-        sets it when it is picked up."""
+        sets it when it is picked up, under the run slot."""
         if current == marker:
             self.locks.keep(pair, marker)
             return True

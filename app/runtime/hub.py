@@ -241,12 +241,20 @@ class Hub:
 
     # --- publishing -----------------------------------------------------------------------
     async def publish(self, user_id: str, message: WsMessage) -> None:
-        data = encode(message).decode()
-        if self.redis is not None:
-            await self.redis.publish(keys.hub_channel(),
-                                     encode(_Envelope(user_id=user_id, data=data)))
+        shared = self.envelope(user_id, message)
+        if shared is not None:
+            await self.redis.publish(*shared)  # type: ignore[union-attr]
         else:
-            self.fan_out(user_id, data)
+            self.fan_out(user_id, encode(message).decode())
+
+    def envelope(self, user_id: str, message: WsMessage) -> tuple[str, bytes] | None:
+        """With an external Redis: the (channel, payload) that publishes `message` to the
+        user's tabs in every process — for a caller that publishes it in a call of its own
+        (the accept script); None with the embedded Redis (`fan_out` then)."""
+        if self.redis is None:
+            return None
+        return keys.hub_channel(), encode(_Envelope(user_id=user_id,
+                                                    data=encode(message).decode()))
 
     def fan_out(self, user_id: str, data: str) -> None:
         for conn in list(self._by_user.get(user_id, ())):

@@ -7,8 +7,14 @@ task; all cancelled and awaited on shutdown.
   its TTL back (compare-and-expire), so only a turn nobody runs hits the emergency brake;
   run-slot leases (multi-process mode) are extended in the same beat;
 - with an external Redis: a wake listener (pub/sub) that starts the consumer of a pair
-  another process accepted input for, and an orphan sweep that recovers the turns of
-  processes that lost their heartbeat.
+  another process accepted input for, and the death watch: every process lists itself in
+  `keys.instances()`, and the watch sleeps until the next heartbeat of another process
+  could expire (its PTTL, at most one heartbeat period), looks, and for a process whose
+  heartbeat is gone frees the run slots at once (the slots' pumps look again; the slot
+  script drops a dead holder) and runs the orphan sweep, which recovers its turns and
+  clears its markers. So recovery begins when the heartbeat expires, not up to a sweep
+  period later (issue 26). The periodic orphan sweep (every three heartbeat periods) stays
+  as the net for a process that died before it was listed.
 
 The keeper is handed what it uses: the pair lock and the run slots it refreshes, and, with an
 external Redis, `wake_pair` (start a pair's consumer) and `sweep_orphans` (`Runtime.recover`
@@ -26,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 import redis.asyncio as aioredis
 
 from app.core.background import Ticker, cancel_and_wait
+from app.core.log import fields
 from app.core.settings import Settings
 from app.memory import keys
 
@@ -36,6 +43,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HEARTBEAT_PERIODS_TO_LIVE = 3
+# The death watch looks this long after a heartbeat's PTTL ran out (Redis expires the key on
+# the next access at the latest, so the look sees it gone).
+EXPIRY_MARGIN_SECONDS = 0.02
 
 
 class Keeper:
@@ -54,6 +64,8 @@ class Keeper:
         self.sweep_orphans = sweep_orphans
         self.tickers: list[Ticker[Any]] = []
         self._listener: asyncio.Task[None] | None = None
+        self._watch: asyncio.Task[None] | None = None
+        self._sweeping = asyncio.Lock()  # one orphan sweep at a time in this process
 
     async def start(self) -> None:
         await self.beat()
@@ -62,8 +74,9 @@ class Keeper:
             ("heartbeat", self.beat, settings.heartbeat_seconds),
             ("marker-refresh", self.refresh_markers, settings.turn_marker_refresh_seconds)]
         if self.sweep_orphans is not None:
-            steps.append(("orphan-sweep", self.sweep_orphans,
+            steps.append(("orphan-sweep", self.sweep,
                           settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE))
+            self._watch = asyncio.create_task(self._watch_deaths(), name="death-watch")
         if self.wake_pair is not None:
             self._listener = asyncio.create_task(self._wake_loop(), name="wake-listener")
         # Each step first runs one period after the start (the heartbeat was just written); a
@@ -76,16 +89,60 @@ class Keeper:
     async def stop(self) -> None:
         for ticker in self.tickers:
             await ticker.stop()
-        if self._listener is not None:
-            await cancel_and_wait([self._listener])
-            self._listener = None
+        await cancel_and_wait([task for task in (self._listener, self._watch)
+                               if task is not None])
+        self._listener = self._watch = None
         with contextlib.suppress(aioredis.RedisError, OSError):
-            await self.redis.delete(keys.heartbeat(self.instance_id))
+            async with self.redis.pipeline(transaction=True) as pipe:
+                pipe.delete(keys.heartbeat(self.instance_id))
+                pipe.srem(keys.instances(), self.instance_id)
+                await pipe.execute()
 
     async def beat(self) -> None:
         settings = self.settings
         ttl = max(1, int(settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE))
-        await self.redis.set(keys.heartbeat(self.instance_id), "alive", ex=ttl)
+        async with self.redis.pipeline(transaction=True) as pipe:
+            pipe.set(keys.heartbeat(self.instance_id), "alive", ex=ttl)
+            pipe.sadd(keys.instances(), self.instance_id)
+            await pipe.execute()
+
+    async def sweep(self) -> None:
+        """The orphan sweep (`Runtime.recover` for dead owners), one at a time."""
+        assert self.sweep_orphans is not None
+        async with self._sweeping:
+            await self.sweep_orphans()
+
+    async def look_for_deaths(self) -> float:
+        """One look of the death watch: processes listed in `keys.instances()` whose
+        heartbeat is gone are unlisted, their slots freed and their turns recovered. Returns
+        the seconds until the next heartbeat could expire (one period at most)."""
+        period = self.settings.heartbeat_seconds
+        others = sorted(await self.redis.smembers(keys.instances()) - {self.instance_id})
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for instance in others:
+                pipe.pttl(keys.heartbeat(instance))
+            ttls = await pipe.execute() if others else []
+        dead = [instance for instance, ttl in zip(others, ttls, strict=True) if ttl == -2]
+        if dead:
+            await self.redis.srem(keys.instances(), *dead)
+            log.warning("processes without a heartbeat; recovering what they held",
+                        extra=fields(dead=dead))
+            self.slots.wake()
+            await self.sweep()
+        left = [ttl / 1000 for ttl in ttls if ttl > 0]
+        return min([period, *left]) + EXPIRY_MARGIN_SECONDS
+
+    async def _watch_deaths(self) -> None:
+        while True:
+            try:
+                wait = await self.look_for_deaths()
+            except (aioredis.RedisError, OSError):
+                log.exception("death watch failed; looking again")
+                wait = self.settings.heartbeat_seconds
+            except Exception:  # noqa: BLE001 - a failed sweep: the watch goes on
+                log.exception("orphan sweep after a death failed; looking again")
+                wait = self.settings.heartbeat_seconds
+            await asyncio.sleep(wait)
 
     async def refresh_markers(self) -> None:
         await self.locks.refresh_held()

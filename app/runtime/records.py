@@ -60,7 +60,8 @@ return {1, ARGV[2]}
 
 # The accept path in one call (one request, one reply; atomic like a MULTI, cheaper to send).
 # KEYS: prompt queue, message record, known pairs, the user's pairs · ARGV: queue entry, ttl,
-# message_id, user_id, character_id, text, received_at, pair, wake channel ('' = none)
+# message_id, user_id, character_id, text, received_at, pair, wake channel ('' = none), hub
+# channel ('' = none), hub envelope (the `message_accepted` for every process's tabs)
 ACCEPT = """
 redis.call('RPUSH', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'message_id', ARGV[3], 'user_id', ARGV[4], 'character_id', ARGV[5],
@@ -69,6 +70,7 @@ redis.call('EXPIRE', KEYS[2], ARGV[2])
 redis.call('SADD', KEYS[3], ARGV[8])
 redis.call('SADD', KEYS[4], ARGV[5])
 if ARGV[9] ~= '' then redis.call('PUBLISH', ARGV[9], ARGV[8]) end
+if ARGV[10] ~= '' then redis.call('PUBLISH', ARGV[10], ARGV[11]) end
 return 1
 """
 
@@ -156,16 +158,20 @@ class Records:
         self._accept = redis.register_script(ACCEPT)
 
     # --- accept ---------------------------------------------------------------------------
-    async def accept(self, message: AcceptedMessage, entry: bytes, *, wake: str = "") -> None:
+    async def accept(self, message: AcceptedMessage, entry: bytes, *, wake: str = "",
+                     announce: tuple[str, bytes] | None = None) -> None:
         """Queue `entry` (the encoded message) on the pair's prompt queue and write the
-        message record, atomically; `wake` names a channel to tell other processes."""
+        message record, atomically; `wake` names a channel to tell other processes;
+        `announce` (channel, payload) is published in the same call (the hub's envelope of
+        `message_accepted`: one round trip for the whole accept)."""
         pair = keys.pair_id(message.user_id, message.character_id)
+        channel, payload = announce if announce is not None else ("", b"")
         await self._accept(
             keys=[keys.prompt_queue(message.user_id, message.character_id),
                   keys.message_record(message.message_id), keys.known_pairs(),
                   keys.user_pairs(message.user_id)],
             args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
-                  message.text, repr(message.received_at), pair, wake])
+                  message.text, repr(message.received_at), pair, wake, channel, payload])
 
     # --- writes inside a caller's MULTI ---------------------------------------------------
 

@@ -11,9 +11,9 @@ One `Runtime` per process, built from its rooms:
 - `app.runtime.turns.TurnRunner` — path 1, path 2, delivery and failure of one turn;
 - `app.runtime.recovery.Recovery` — start-up recovery over these rooms (`recover`);
 - this module — what the API and the reminder clock call:
-  `accept` stamps `received_at`, pushes the message on the pair's prompt queue and writes
-  its message record in one atomic Redis call, wakes the pair and tells every tab of the
-  user (`message_accepted`), with no model call and no lock; `submit_impulse` queues an own
+  `accept` stamps `received_at`, pushes the message on the pair's prompt queue, writes
+  its message record and (external Redis) publishes the wake and the `message_accepted`
+  for every tab of the user in one atomic Redis call, with no model call and no lock; `submit_impulse` queues an own
   impulse; `snapshot` is what a (re)connecting tab needs; `reset_pair` resets a session.
 
 The marker's value is ``{instance_id}:{turn_id}``; the keeper (`app.runtime.keeper`)
@@ -96,12 +96,17 @@ class Runtime:
         message = AcceptedMessage(message_id=new_id(), user_id=user_id,
                                   character_id=character_id, text=text,
                                   received_at=time.time())
-        await self.records.accept(message, encode(message),
-                                  wake=keys.wake_channel() if self.distributed else "")
-        self.notify(pair)
-        await self.hub.publish(user_id, MessageAccepted(
+        accepted = MessageAccepted(
             character_id=character_id, at=message.received_at, message_id=message.message_id,
-            text=message.text, received_at=message.received_at))
+            text=message.text, received_at=message.received_at)
+        # With an external Redis the tabs of every process hear of it in the same call.
+        shared = self.hub.envelope(user_id, accepted)
+        await self.records.accept(message, encode(message),
+                                  wake=keys.wake_channel() if self.distributed else "",
+                                  announce=shared)
+        self.notify(pair)
+        if shared is None:
+            self.hub.fan_out(user_id, encode(accepted).decode())
         return message
 
     async def submit_impulse(self, user_id: str, character_id: str, thought: str, *,

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable, Coroutine
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -67,7 +68,8 @@ def _model_error_code(exc: BaseException) -> str | None:
 
 
 class TurnRunner:
-    """Runs one turn's half under a run slot and ends it: delivered, or failed with a notice."""
+    """Runs one turn's half and ends it: delivered, or failed with a notice. The caller (the
+    consumer) holds the run slot (`slot`) around it."""
 
     def __init__(self, *, redis: aioredis.Redis, settings: Settings, hub: Hub,
                  slots: LocalSlots, pipelines: Pipelines, gateway: Callable[[], Any],
@@ -87,24 +89,19 @@ class TurnRunner:
         machine = record.machine(self.settings.max_turn_attempts)
         marker = self.locks.holding(record.pair) or ""
         try:
-            async with self.slots.hold():
-                await self._fire(record, machine, "perceive")
-                user_block = UserBlock(
-                    turn_id=record.turn_id, user_id=record.user_id,
-                    character_id=record.character_id,
-                    message_ids=tuple(m.message_id for m in block),
-                    texts=tuple(m.text for m in block),
-                    received_at=tuple(m.received_at for m in block),
-                    attempt=record.attempts)
-                result = await self.pipelines.path1(self.context(record, marker),
-                                                    user_block)
-                event = user_event(record.user_id, record.character_id, record.turn_id,
-                                   list(user_block.message_ids), user_block.text,
-                                   result.perceived, result.language)
-                await self._fire(record, machine, "respond", push=encode(event))
-        except SlotTimeout as exc:
-            self._warn_slot_timeout(record, exc)
-            await self._fail(record, machine, "lock_timeout", release=marker)
+            await self._fire(record, machine, "perceive")
+            user_block = UserBlock(
+                turn_id=record.turn_id, user_id=record.user_id,
+                character_id=record.character_id,
+                message_ids=tuple(m.message_id for m in block),
+                texts=tuple(m.text for m in block),
+                received_at=tuple(m.received_at for m in block),
+                attempt=record.attempts)
+            result = await self.pipelines.path1(self.context(record, marker), user_block)
+            event = user_event(record.user_id, record.character_id, record.turn_id,
+                               list(user_block.message_ids), user_block.text,
+                               result.perceived, result.language)
+            await self._fire(record, machine, "respond", push=encode(event))
         except (Conflict, IllegalTransition) as exc:
             await self._drop_late(record, exc, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
@@ -132,12 +129,8 @@ class TurnRunner:
                                character_id=record.character_id, event=event,
                                message_ids=tuple(record.message_ids), origin=event.origin,
                                pending_agent=pending_agent, attempt=record.attempts)
-            async with self.slots.hold():
-                result = await self.pipelines.path2(self.context(record, marker), run)
+            result = await self.pipelines.path2(self.context(record, marker), run)
             await self._deliver(record, machine, run, result, acks, marker)
-        except SlotTimeout as exc:
-            self._warn_slot_timeout(record, exc)
-            await self._fail(record, machine, "lock_timeout", acks=acks, release=marker)
         except (Conflict, IllegalTransition) as exc:
             await self._drop_late(record, exc, acks=acks, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
@@ -264,10 +257,22 @@ class TurnRunner:
         log.error("turn run crashed", exc_info=exc)
         return "internal_error"
 
-    def _warn_slot_timeout(self, record: TurnRecord, exc: SlotTimeout) -> None:
+    def slot(self) -> AbstractAsyncContextManager[None]:
+        """One run slot of the model endpoint in use (`SlotTimeout` after
+        `lock_wait_timeout`): the consumer holds it around a turn's run and takes the pair's
+        marker only once it has it."""
+        gateway = self.gateway()
+        return self.slots.hold(gateway.endpoint if gateway is not None else None)
+
+    async def fail_slot_timeout(self, record: TurnRecord, exc: SlotTimeout, *,
+                                acks: tuple[str, ...] = (), release: str = "") -> None:
+        """The turn waited `lock_wait_timeout` for a run slot: it fails with `lock_timeout`,
+        naming every message id."""
         log.warning("no run slot free in time", extra=fields(
             turn_id=record.turn_id, pair=record.pair, waited_s=round(exc.waited, 3),
             limit=self.settings.lock_wait_timeout, setting="lock_wait_timeout"))
+        machine = record.machine(self.settings.max_turn_attempts)
+        await self._fail(record, machine, "lock_timeout", acks=acks, release=release)
 
     async def publish_state(self, record: TurnRecord, at: float | None = None) -> None:
         await self.hub.publish(record.user_id, TurnState(

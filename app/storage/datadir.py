@@ -7,6 +7,17 @@ The kernel drops the lock when the process dies, so a crash never leaves it stal
 Its layout: the SQLite database (`DATABASE_FILE`) and the embedded Redis's folder
 (`REDIS_DIR`), named here for the app, the command line and backup alike.
 
+The data dir holds password hashes and every message: it is its owner's alone (mode 0700). A
+data dir that others may read is tightened when it is locked (a warning says so); one that
+belongs to another user is refused.
+
+A restore (`app.backup.restore`) writes `RESTORE_MARKER` before it changes anything and
+removes it when it is done. Whoever takes the lock and finds the marker learns that a restore
+was cut off (`kill -9`, a power cut): cut off while it was only making its safety copy, the
+data is as it was and the partial copy is removed; cut off later, the data is half restored,
+and the lock is refused with the two ways on, in one line: finish the restore, or go back to
+the safety copy. Only a restore itself (`restoring=True`) takes the lock then.
+
 The app that holds the lock and serves writes `INSTANCE_FILE` (mode 0600, never the API
 token): its pid, its URL, its mode and, in desktop mode, a secret of its own that asks it for
 a start link (`POST /api/launch-link`). A second start of the binary on the same data dir
@@ -17,20 +28,30 @@ believed.
 
 from __future__ import annotations
 
+import datetime as dt
 import fcntl
 import json
+import logging
 import os
 import shlex
+import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from app.core.log import fields
+from app.storage.files import fsync_dir, private_file
+
+log = logging.getLogger(__name__)
+
 LOCK_FILE = "novaberg.lock"
 INSTANCE_FILE = "instance.json"
-PRIVATE_FILE_MODE = 0o600
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_DIR = "redis"
+RESTORE_MARKER = "restore-in-progress.json"
+SAFETY_PREFIX = "restore-safety-"  # the restore's copy of the data from before, in the data dir
+PRIVATE_DIR_MODE = 0o700
 
 
 class DataDirError(RuntimeError):
@@ -53,14 +74,106 @@ def check_writable(path: Path) -> None:
         raise DataDirError(f"data dir {path}: {existing} is not writable")
 
 
+class RestoreCutOff(DataDirError):
+    """A restore was cut off after it began to replace the data (see the module)."""
+
+
+def make_private(path: Path) -> None:
+    """Create the data dir (mode 0700), or tighten an existing one that others may enter;
+    `DataDirError` when it belongs to another user."""
+    path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    info = path.stat()
+    if info.st_uid != os.getuid():
+        raise DataDirError(f"data dir {path} belongs to another user (uid {info.st_uid}); "
+                           "use a data dir of your own")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        path.chmod(PRIVATE_DIR_MODE)
+        log.warning(f"data dir {path} was open to others (mode {mode:o}); tightened to 0700",
+                    extra=fields(data_dir=str(path), mode=f"{mode:o}"))
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreMarker:
+    """What a restore in progress notes in the data dir before it changes anything."""
+
+    backup: Path  # what is being restored
+    safety: Path  # where the data from before is kept (a backup folder)
+    phase: Literal["saving", "installing"]  # making the safety copy | replacing the data
+    started_at: str
+
+    def write(self, data_path: Path) -> None:
+        document = {"backup": str(self.backup), "safety": str(self.safety),
+                    "phase": self.phase, "started_at": self.started_at}
+        with private_file(data_path / RESTORE_MARKER) as handle:
+            handle.write(json.dumps(document, indent=2).encode() + b"\n")
+
+    @classmethod
+    def begin(cls, backup: Path, safety: Path) -> RestoreMarker:
+        now = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+        return cls(backup, safety, "saving", now)
+
+    def finish_command(self, data_path: Path) -> str:
+        return restore_command(data_path, self.backup, yes=True)
+
+    def back_command(self, data_path: Path) -> str:
+        return restore_command(data_path, self.safety, yes=True)
+
+
+def read_restore_marker(data_path: Path) -> RestoreMarker | None:
+    """The marker of a restore that did not finish, or None. A marker that cannot be read
+    still says that a restore was cut off (its paths unknown)."""
+    path = data_path / RESTORE_MARKER
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+        phase = document["phase"]
+        if phase not in ("saving", "installing"):
+            raise ValueError(phase)
+        return RestoreMarker(Path(document["backup"]), Path(document["safety"]), phase,
+                             str(document.get("started_at", "")))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return RestoreMarker(Path("<the backup>"), Path(f"<{data_path}/{SAFETY_PREFIX}…>"),
+                             "installing", "")
+
+
+def remove_restore_marker(data_path: Path) -> None:
+    (data_path / RESTORE_MARKER).unlink(missing_ok=True)
+    fsync_dir(data_path)
+
+
+def cut_off_message(data_path: Path, marker: RestoreMarker) -> str:
+    """One line: what happened, and the two commands that lead on."""
+    return (f"data dir {data_path}: a restore of {marker.backup} was cut off half-way"
+            f"{' (started ' + marker.started_at + ')' if marker.started_at else ''}, so the "
+            f"data is half restored; finish it: {marker.finish_command(data_path)} — or go "
+            f"back to the data from before: {marker.back_command(data_path)}")
+
+
+def undo_saving(data_path: Path, marker: RestoreMarker) -> None:
+    """A restore cut off while it made its safety copy changed no data: remove the partial
+    copy (only a safety folder of this data dir) and the marker."""
+    safety = marker.safety
+    if safety.parent == data_path and safety.name.startswith(SAFETY_PREFIX):
+        shutil.rmtree(safety, ignore_errors=True)
+    remove_restore_marker(data_path)
+    log.warning(f"a restore of {marker.backup} was cut off before it changed any data; its "
+                f"partial safety copy {safety} was removed, the data is as it was",
+                extra=fields(backup=str(marker.backup), safety=str(safety)))
+
+
 class DataDirLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
 
-    def acquire(self) -> None:
+    def acquire(self, *, restoring: bool = False) -> None:
+        """Take the lock (`DataDirInUse` while another process holds it). A restore that was
+        cut off: see the module; `restoring`: the caller is a restore, which finishes or
+        undoes it."""
         check_writable(self.path)
-        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(self.path)
         fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -72,6 +185,14 @@ class DataDirLock:
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
+        marker = read_restore_marker(self.path)
+        if marker is None or restoring:
+            return
+        if marker.phase == "saving":
+            undo_saving(self.path, marker)
+            return
+        self.release()
+        raise RestoreCutOff(cut_off_message(self.path, marker))
 
     def release(self) -> None:
         if self._fd is not None:
@@ -123,21 +244,12 @@ class Instance:
 
 
 def write_instance(path: Path, instance: Instance) -> None:
-    """Write `INSTANCE_FILE` anew, mode 0600 from its first byte, through a temporary name
-    (a reader never sees half of it; no link is followed)."""
-    target = path / INSTANCE_FILE
-    temporary = path / f".{INSTANCE_FILE}.{os.getpid()}"
-    temporary.unlink(missing_ok=True)
-    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
-                 PRIVATE_FILE_MODE)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"pid": instance.pid, "url": instance.url, "mode": instance.mode,
-                       "launch_secret": instance.launch_secret}, handle)
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    """Write `INSTANCE_FILE` anew (`private_file`: mode 0600 from its first byte, through a
+    temporary name, so a reader never sees half of it; no link is followed)."""
+    document = {"pid": instance.pid, "url": instance.url, "mode": instance.mode,
+                "launch_secret": instance.launch_secret}
+    with private_file(path / INSTANCE_FILE) as handle:
+        handle.write(json.dumps(document).encode())
 
 
 def remove_instance(path: Path, pid: int) -> None:

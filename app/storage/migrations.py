@@ -4,13 +4,21 @@ Add a new function at the end with the next number; never edit or reorder one th
 shipped. `apply_migrations` runs the missing ones in order, each in its own transaction.
 The file is long by design: it only grows, one self-contained function per schema change,
 and the order of the file is the order they run in.
+
+One history for both engines: a migration is written once, in SQLite's SQL; on PostgreSQL
+its CREATE/ALTER TABLE statements are read in PostgreSQL's types (`dialect.pg_ddl`), and
+only what has no counterpart (FTS5's virtual tables and their triggers: pg_trgm indexes
+there) is written per engine, under `is_postgres(db)`.
 """
 
 from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from app.storage.dialect import is_postgres, pg_ddl
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
@@ -43,20 +51,52 @@ def m001_users(db: sqlite3.Connection) -> None:
     )
 
 
+class _PostgresSchema:
+    """The connection a migration gets on PostgreSQL: its table statements in PostgreSQL's
+    types, everything else as written."""
+
+    engine = "postgresql"
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+        if sql.lstrip().upper().startswith(("CREATE TABLE", "ALTER TABLE")):
+            sql = pg_ddl(sql)
+        return self._conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Any) -> Any:
+        return self._conn.executemany(sql, rows)
+
+
 def applied(db: sqlite3.Connection) -> list[str]:
+    if is_postgres(db):
+        # One process migrates at a time: the others wait here until it has committed.
+        db.execute("SELECT pg_advisory_xact_lock(4711)")
+        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+                   "applied_at DOUBLE PRECISION)")
+        return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY applied_at")]
     db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
     return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
 
 
 def apply_migrations(db: sqlite3.Connection) -> list[str]:
-    """Run every migration not yet recorded; return the names that ran."""
+    """Run every migration not yet recorded; return the names that ran (on PostgreSQL all
+    of them in one transaction, so processes starting together migrate once)."""
+    if is_postgres(db):
+        with db:
+            return _apply(db, _PostgresSchema(db))
+    return _apply(db, db)
+
+
+def _apply(db: Any, schema: Any) -> list[str]:
     done = set(applied(db))
     ran = []
     for fn in MIGRATIONS:
         if fn.__name__ in done:
             continue
         with db:
-            fn(db)
+            fn(schema)
             db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
                        (fn.__name__, time.time()))
         ran.append(fn.__name__)
@@ -347,6 +387,26 @@ def m005_memories(db: sqlite3.Connection) -> None:
         """
     )
     db.execute("CREATE INDEX memories_by_pair ON memories (user_id, character_id, created_at)")
+    if is_postgres(db):
+        # pg_trgm's trigrams under ILIKE: the FTS5 trigram index's behaviour (and, unlike
+        # it, terms of one or two letters too).
+        db.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+        db.execute("CREATE INDEX memories_text_trgm ON memories USING gin (text gin_trgm_ops)")
+    else:
+        _memories_fts(db)
+    db.execute(
+        """
+        CREATE TABLE memory_triggers (
+            trigger_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            character_id TEXT NOT NULL,
+            consolidated_at REAL NOT NULL
+        )
+        """
+    )
+
+
+def _memories_fts(db: sqlite3.Connection) -> None:
     db.execute(
         """
         CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -373,16 +433,6 @@ def m005_memories(db: sqlite3.Connection) -> None:
             INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.id, old.text);
             INSERT INTO memories_fts (rowid, text) VALUES (new.id, new.text);
         END
-        """
-    )
-    db.execute(
-        """
-        CREATE TABLE memory_triggers (
-            trigger_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            character_id TEXT NOT NULL,
-            consolidated_at REAL NOT NULL
-        )
         """
     )
 
@@ -436,7 +486,8 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
         WHERE memories.id = renumbered.old_id
         """
     )
-    db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
+    if not is_postgres(db):
+        db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
     db.execute("ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT ''")
     db.executemany("UPDATE memories SET text_key = ? WHERE id = ?",
                    [(memory_text_key(text), rowid)
@@ -460,10 +511,18 @@ def m008_message_history(db: sqlite3.Connection) -> None:
       text with the `message_id`. Triggers keep both in step with their tables; existing
       rows are indexed here.
     """
+    db.execute("ALTER TABLE messages ADD COLUMN imported_at REAL")
+    db.execute("CREATE INDEX messages_by_pair ON messages "
+               "(user_id, character_id, calendar_date, created, id)")
+    if is_postgres(db):
+        # SQLite's implicit `rowid` of the journal's messages, which the history orders by.
+        db.execute("ALTER TABLE journal_messages ADD COLUMN rowid BIGINT "
+                   "GENERATED ALWAYS AS IDENTITY")
+        db.execute("CREATE INDEX messages_text_trgm ON messages USING gin (text gin_trgm_ops)")
+        db.execute("CREATE INDEX journal_messages_text_trgm ON journal_messages "
+                   "USING gin (text gin_trgm_ops)")
+        return
     statements = (
-        "ALTER TABLE messages ADD COLUMN imported_at REAL",
-        "CREATE INDEX messages_by_pair ON messages "
-        "(user_id, character_id, calendar_date, created, id)",
         "CREATE VIRTUAL TABLE messages_fts USING fts5("
         "text, content='messages', content_rowid='id', tokenize='trigram')",
         """CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
@@ -531,7 +590,49 @@ def m009_journal_marks(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m010_media_assets(db: sqlite3.Connection) -> None:
+def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
+    """The writing profile's review as a person uses it (issue 22 §5).
+
+    - `writing_profile_packages`: the placeholder mapping of each masked copy package
+      (`[PERSON_1]` → the name), kept on this machine only so that the pasted result's
+      placeholders are put back when it is imported; the oldest are dropped.
+    - `writing_profile_evidence.signal` gains the save-time triggers of seed 004 §13:
+      `deviation` (the local measures of a saved entry differ from the user's usual ones) and
+      `periodic` (enough time or entries since the last candidate). SQLite cannot change a
+      CHECK, so the table is rebuilt with its rows.
+    """
+    for statement in """
+        CREATE TABLE writing_profile_packages (
+            package_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            mapping_json TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX writing_profile_packages_user ON writing_profile_packages (user_id, created_at);
+        CREATE TABLE writing_profile_evidence_new (
+            evidence_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample',
+                                                   'deviation', 'periodic')),
+            ref TEXT NOT NULL,
+            text TEXT NOT NULL,
+            occurred_at REAL NOT NULL,
+            context_hint TEXT NOT NULL DEFAULT '',
+            measure_json TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (user_id, ref)
+        );
+        INSERT INTO writing_profile_evidence_new SELECT evidence_id, user_id, signal, ref, text,
+            occurred_at, context_hint, measure_json, created_at FROM writing_profile_evidence;
+        DROP TABLE writing_profile_evidence;
+        ALTER TABLE writing_profile_evidence_new RENAME TO writing_profile_evidence
+        """.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migration
+def m011_media_assets(db: sqlite3.Connection) -> None:
     """Photos in journal entries (seed 004 `media_assets`: file + kind).
 
     `file` is the stored image's path relative to the data dir (`media/<user folder>/…`),

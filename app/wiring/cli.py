@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import ipaddress
 import logging
@@ -25,8 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import NoReturn, TypeVar
+from typing import Any, NoReturn, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
@@ -50,7 +50,7 @@ from app.characters.cli import (
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
-from app.storage.database import Database, connect
+from app.storage.database import connect, connect_postgres, is_postgres_url, open_store
 from app.storage.datadir import (
     DATABASE_FILE,
     REDIS_DIR,
@@ -95,6 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
     parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
+    parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
     parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
@@ -108,6 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                               help=SETTINGS_BY_NAME["data_dir"].help)
     data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
                               help=SETTINGS_BY_NAME["redis_url"].help)
+    data_options.add_argument("--database-url", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["database_url"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
@@ -179,7 +182,7 @@ def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
     """`fn(conn)` through the database's writer, in one transaction; the caller holds the
     data dir (`_data_dir_owned`)."""
     async def run() -> T:
-        database = Database(settings.data_path / DATABASE_FILE)
+        database = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
         try:
             await database.open()
             return await database.execute_write_fn(fn)
@@ -189,11 +192,26 @@ def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
     return asyncio.run(run())
 
 
-def _require_database(settings: Settings) -> Path:
-    path = settings.data_path / DATABASE_FILE
-    if not path.exists():
+def _require_database(settings: Settings) -> None:
+    if not settings.database_url and not (settings.data_path / DATABASE_FILE).exists():
         raise UsageError(f"no database in {settings.data_path} (no users yet)")
-    return path
+
+
+@contextlib.contextmanager
+def _store_reader(settings: Settings) -> Iterator[Any]:
+    """A read-only connection to the settings' store (PostgreSQL, or the data dir's SQLite;
+    None when that file does not exist)."""
+    if settings.database_url:
+        conn = connect_postgres(settings.database_url, readonly=True)
+    elif (settings.data_path / DATABASE_FILE).exists():
+        conn = connect(settings.data_path / DATABASE_FILE, readonly=True)
+    else:
+        yield None
+        return
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
@@ -212,15 +230,13 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
 
 def manage_tokens(settings: Settings, action: str, name: str | None,
                   token_id: str | None) -> int:
-    path = _require_database(settings)
+    _require_database(settings)
     if action == "list":  # reads only: also beside a running app
-        conn = connect(path, readonly=True)
-        try:
-            tokens = list_tokens_sync(conn, name)
-        except sqlite3.OperationalError:  # a database no app has opened yet: no tables
-            tokens = []
-        finally:
-            conn.close()
+        with _store_reader(settings) as conn:
+            try:
+                tokens = list_tokens_sync(conn, name)
+            except sqlite3.OperationalError:  # a database no app has opened yet: no tables
+                tokens = []
         for tid, user, created in tokens:
             stamp = time.strftime("%Y-%m-%d %H:%M", time.localtime(created))
             print(f"{tid}  {user}  {stamp}")
@@ -291,6 +307,7 @@ def serve(settings: Settings) -> int:
         level = "warning"  # the desktop terminal stays quiet: the start URL and what is wrong
     logctx.configure(level, sys.stdout if settings.headless else sys.stderr, text=text)
     _check_redis_url(settings.redis_url)
+    _check_database_url(settings.database_url)
     check_writable(settings.data_path)
     if not settings.headless and settings.source("port") == "default":
         from app.wiring.launch import open_running
@@ -312,6 +329,20 @@ def serve(settings: Settings) -> int:
         return asyncio.run(_run(app, sock, settings, token))
     except (DataDirError, RedisStartError, OSError) as exc:
         raise UsageError(str(exc)) from None
+
+
+def _check_database_url(url: str | None) -> None:
+    """A `--database-url` that is no PostgreSQL URL, or one whose driver is missing, stops
+    the start with exit code 2 (the server's own refusal comes from the first connection)."""
+    if url is None:
+        return
+    if not is_postgres_url(url):
+        raise UsageError(f"--database-url {redact_url(url)!r}: expected postgresql://")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise UsageError("--database-url needs psycopg: pip install 'novaberg[postgres]'") \
+            from None
 
 
 def _check_redis_url(url: str | None) -> None:
@@ -352,16 +383,13 @@ def _is_loopback(host: str) -> bool:
 def _refuse_open_server_without_users(settings: Settings) -> None:
     if _is_loopback(settings.host) or settings.token:
         return
-    path = settings.data_path / DATABASE_FILE
     users = 0
-    if path.exists():
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-        try:
-            users = count_users_sync(conn)
-        except sqlite3.OperationalError:
-            users = 0
-        finally:
-            conn.close()
+    with _store_reader(settings) as conn:
+        if conn is not None:
+            try:
+                users = count_users_sync(conn)
+            except sqlite3.OperationalError:
+                users = 0
     if users == 0:
         raise UsageError(f"refusing to serve {settings.host} with no users: add one with "
                          "'novaberg user add NAME' (or set --token)")

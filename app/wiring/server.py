@@ -25,10 +25,8 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
-import redis
 import redis.asyncio as aioredis
 from aiohttp import web
-from redis.driver_info import DriverInfo
 
 from app.api.app_keys import (
     AUTH,
@@ -62,12 +60,14 @@ from app.backup.service import BackupService
 from app.characters.book import CharacterBook
 from app.characters.store import CharacterStore
 from app.core import log as logctx
+from app.core.clock import zone_named
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
+from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
@@ -78,9 +78,10 @@ from app.runtime.markers import PairLocks
 from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
-from app.storage.database import Database
+from app.storage.database import open_store
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.storage.redis_driver import DRIVER_INFO
 from app.wiring.purposes import OFFLINE_ANSWERS
 
 log = logging.getLogger(__name__)
@@ -143,12 +144,10 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
         url = embedded.url
     # A blocking pool: with many pairs at once a command waits for a free connection instead
     # of failing with "Too many connections" (redis-py's default pool raises at 100). The
-    # library version is given so that a new connection does not scan the installed
-    # packages for it (milliseconds of event-loop time per connection).
+    # driver info spares each new connection a scan of the installed packages.
     pool = aioredis.BlockingConnectionPool.from_url(
         url, decode_responses=True, max_connections=settings.redis_max_connections,
-        timeout=REDIS_POOL_WAIT_SECONDS,
-        driver_info=DriverInfo(name="redis-py", lib_version=redis.__version__))
+        timeout=REDIS_POOL_WAIT_SECONDS, driver_info=DRIVER_INFO)
     client = aioredis.Redis.from_pool(pool)
     try:
         info = await client.info("server")
@@ -162,7 +161,7 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def db_ctx(app: web.Application) -> AsyncIterator[None]:
-    db = Database(app[SETTINGS].data_path / DATABASE_FILE)
+    db = open_store(app[SETTINGS].data_path, app[SETTINGS].database_url, DATABASE_FILE)
     ran = await db.open()
     if ran:
         log.info("database migrated", extra=logctx.fields(migrations=ran))
@@ -190,7 +189,8 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     await identities.import_legacy(settings.data_path if settings.data_dir else None,
                                    settings.privacy_identities)
     app[PRIVACY] = identities
-    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS)
+    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS,
+                      offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)))
     await gateway.start()
     app[GATEWAY] = gateway
     try:
@@ -257,8 +257,8 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     Recovery runs after the heartbeat is written and before the app serves a request, so a
     restarted process first closes or retries what a crash left open, then accepts new
     input. With an external Redis (`redis_url`) the hub fans out through Redis, the run slots
-    live in Redis, and a wake listener plus an orphan sweep let several processes share the
-    pairs.
+    of an endpoint are shared through Redis by the processes using it, and a wake listener
+    plus the death watch and the orphan sweep let several processes share the pairs.
     """
     settings = app[SETTINGS]
     redis = app[REDIS]
@@ -284,6 +284,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     app[RUNTIME] = runtime
     app[RECORDS] = records
     await hub.start()
+    await slots.start()
     await keeper.start()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
@@ -296,6 +297,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         gc.unfreeze()
         await runtime.stop()
         await keeper.stop()
+        await slots.stop()
         await hub.stop()
 
 

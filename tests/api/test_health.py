@@ -32,7 +32,7 @@ async def test_the_admin_gets_version_redis_and_model(client):
 @pytest.mark.parametrize("credentials", ["user", "bad token"])
 async def test_another_user_or_a_bad_token_gets_the_short_answer(aiohttp_client, settings,
                                                                  credentials):
-    anna = add_user(settings.data_path)
+    anna = add_user(settings)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
     token = anna if credentials == "user" else "not-a-token"
     response = await client.get("/api/health", headers={"Authorization": f"Bearer {token}"})

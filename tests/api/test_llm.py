@@ -9,8 +9,9 @@ import pytest
 
 from app.api.app_keys import GATEWAY
 from app.auth.accounts import add_user_sync
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 
 async def test_health_says_plainly_that_no_model_is_configured(client):
@@ -114,10 +115,9 @@ async def test_traces_are_readable_by_the_admin_newest_first(client):
 async def test_admin_endpoints_refuse_other_users(aiohttp_client, make_settings):
     settings = make_settings(llm_provider="offline", headless=True)
     settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()

@@ -124,7 +124,7 @@ async def test_choosing_again_what_the_environment_fixed_keeps_it_fixed(aiohttp_
 
 async def test_only_the_admin_may_choose(aiohttp_client, make_settings):
     settings = make_settings(headless=True, llm_provider="offline")
-    token = add_user(settings.data_path)
+    token = add_user(settings)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
     response = await client.put("/api/llm", headers={"Authorization": f"Bearer {token}"},
                                 json={"provider": "offline"})

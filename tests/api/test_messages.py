@@ -10,6 +10,7 @@ from app.api.app_keys import PIPELINES, REDIS
 from app.memory import keys
 from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 URL = "/api/characters/nova/messages"
 
@@ -153,11 +154,10 @@ async def test_unknown_message_and_turn_are_404(client):
 
 async def test_another_users_message_and_turn_are_not_visible(aiohttp_client, settings):
     from app.auth.accounts import add_user_sync
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
-    from app.wiring.server import DATABASE_FILE, create_app
+    from app.wiring.server import create_app
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()

@@ -9,14 +9,15 @@ import asyncio
 import aiohttp
 import pytest
 
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
+from tests.store import store_connection
 
 
 @pytest.fixture
 def anna(settings):
-    return add_user(settings.data_path)
+    return add_user(settings)
 
 
 async def closed_with(ws: aiohttp.ClientWebSocketResponse, timeout: float = 5.0) -> int | None:
@@ -83,9 +84,8 @@ CLOSE_WITHIN = 1.0  # seconds: a revoked or deleted user's sockets are closed th
 
 
 def anna_token(settings) -> str:
-    from app.storage.database import connect
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     try:
         from app.auth.accounts import list_tokens_sync
 
@@ -155,10 +155,9 @@ async def test_a_deleted_users_sockets_close_within_a_second(anna_sockets, setti
     from app.api.app_keys import REDIS
     from app.auth.accounts import delete_user_sync
     from app.memory.purge import purge_user
-    from app.storage.database import connect
 
     client, sockets = anna_sockets
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     assert delete_user_sync(conn, "anna")
     conn.close()
     pool = client.app[REDIS].connection_pool.connection_kwargs

@@ -8,7 +8,7 @@ import pytest
 
 from app.api.app_keys import AUTH as AUTH_KEY
 from app.api.middleware import SESSION_COOKIE
-from app.auth.accounts import add_user_sync, hash_password, verify_password
+from app.auth.accounts import hash_password, verify_password
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 
@@ -102,15 +102,9 @@ async def test_websocket_handshake_with_foreign_origin_gets_403_before_upgrade(c
 
 @pytest.fixture
 def headless_user(settings):
-    settings.data_path.mkdir(parents=True, exist_ok=True)
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
+    from tests.accounts import add_user
 
-    conn = connect(settings.data_path / DATABASE_FILE)
-    apply_migrations(conn)
-    token = add_user_sync(conn, "anna", "correct horse battery")
-    conn.close()
-    return token
+    return add_user(settings, "anna", "correct horse battery")
 
 
 async def test_headless_login_sets_session_and_logout_ends_it(aiohttp_client, make_settings,
@@ -143,6 +137,7 @@ async def test_user_id_never_comes_from_the_body(client):
     assert (await me.json())["user_id"] == "local"
 
 
+@pytest.mark.sqlite_only("dumps the database file")
 def test_tokens_are_stored_hashed(settings, headless_user):
     conn = sqlite3.connect(settings.data_path / DATABASE_FILE)
     dump = "\n".join(conn.iterdump())

@@ -14,7 +14,7 @@ from tests.conftest import TOKEN
 
 @pytest.fixture
 def anna(settings):
-    return add_user(settings.data_path)
+    return add_user(settings)
 
 
 def session_cookie(response) -> str:

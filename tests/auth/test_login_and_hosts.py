@@ -24,7 +24,7 @@ PASSWORD = "correct horse battery"
 
 @pytest.fixture
 def anna(settings):
-    return add_user(settings.data_path, "anna", PASSWORD)
+    return add_user(settings, "anna", PASSWORD)
 
 
 @pytest.fixture

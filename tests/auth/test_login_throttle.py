@@ -28,7 +28,7 @@ ANNA_AT_HOME = "198.51.100.7"
 
 @pytest.fixture
 def anna(settings):
-    return add_user(settings.data_path)
+    return add_user(settings)
 
 
 @pytest.fixture

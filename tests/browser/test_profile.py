@@ -40,7 +40,8 @@ def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_conte
     row = page.locator("#traits tr[data-trait=humor]")
     expect(row).to_contain_text("selbstironisch")
     expect(row).to_contain_text("yours")
-    row.get_by_role("checkbox", name="Locked: humor").check()
+    expect(row).to_contain_text("Humour")  # the seed's key in the page's words
+    row.get_by_role("checkbox", name="Locked: Humour").check()
     expect(page.locator("#versions li")).to_have_count(3)
     status, body = nova.api("GET", "/api/profile")
     assert body["traits"][0]["locked"] is True

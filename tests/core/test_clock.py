@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from app.core.clock import UnknownZone, attach_zone, calendar_date, zone_named
+from app.core.clock import (
+    UnknownZone,
+    attach_zone,
+    calendar_date,
+    day_end,
+    local_moment,
+    zone_named,
+)
 from app.core.settings import SettingsError, defaults
 
 BERLIN = "Europe/Berlin"
@@ -46,3 +57,22 @@ def test_timezone_setting_is_validated() -> None:
     assert defaults(timezone=BERLIN).timezone == BERLIN
     with pytest.raises(SettingsError, match="timezone"):
         defaults(timezone="Nowhere/Land")
+
+
+# --- the end of the user's day (issue 21: what the offline model said today) ---------------
+
+DAY_ZONES = ["Pacific/Kiritimati", "Etc/GMT+12", "Europe/Berlin", "America/St_Johns",
+             "Asia/Kathmandu", "Australia/Lord_Howe", "UTC"]
+
+
+@hypothesis_settings(max_examples=300, deadline=None)
+@given(ts=st.floats(min_value=0, max_value=4_000_000_000), zone=st.sampled_from(DAY_ZONES))
+def test_the_day_ends_at_the_next_local_midnight(ts, zone):
+    """Every moment of a day lies before its end, the end is the next day's first moment in
+    the user's zone, and it is local midnight (also on a day of a clock change)."""
+    tz = ZoneInfo(zone)
+    end = day_end(ts, tz)
+    assert ts < end <= ts + 25 * 3600
+    assert calendar_date(end - 0.001, tz) == calendar_date(ts, tz)
+    assert calendar_date(end, tz) != calendar_date(ts, tz)
+    assert local_moment(end, tz).time() == dt.time(0)

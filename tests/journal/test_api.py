@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 from collections.abc import Callable
 from typing import Any
 
@@ -18,10 +17,11 @@ from app.journal.jobs import JournalProgress
 from app.llm import budget as budgeting
 from app.memory.message_log import LoggedMessage, MessageLog
 from app.runtime.wire import WS_DECODER
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import UNNAMED, Fault
 from tests.pipeline_support import open_chat
+from tests.store import store_connection
 from tests.waiting import wait_job
 
 DATE = "2026-03-01"
@@ -271,11 +271,11 @@ TRACE_KEYS = ["provider", "model", "window_source", "window", "margin", "margin_
 STAGE_KEYS = ["stage", "outcome", "codes", "ms", "prompt_tokens", "completion_tokens"]
 
 
-async def test_a_drafts_trace_is_stored_as_it_always_was(jclient, fake_model, data_dir):
+async def test_a_drafts_trace_is_stored_as_it_always_was(jclient, fake_model, in_store):
     fake_model.script("journal_reconstruct", valid_reconstruction())
     await import_day(jclient)
     draft = await draft_of(jclient, await generate(jclient))
-    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:
+    with in_store() as conn:
         [(raw,)] = conn.execute("SELECT trace_json FROM journal_drafts").fetchall()
     stored = json.loads(raw)
     # Keys in this order, in the stdlib's JSON layout the first version wrote.
@@ -284,7 +284,7 @@ async def test_a_drafts_trace_is_stored_as_it_always_was(jclient, fake_model, da
     assert stored == draft["trace"]
 
 
-async def test_a_trace_written_by_an_earlier_version_reads_as_written(jclient, data_dir):
+async def test_a_trace_written_by_an_earlier_version_reads_as_written(jclient, in_store):
     await import_day(jclient)
     job = await generate(jclient)
     earlier = ('{"provider": "openai", "model": "fake", "window_source": "provider", '
@@ -293,7 +293,7 @@ async def test_a_trace_written_by_an_earlier_version_reads_as_written(jclient, d
                '"completion_tokens": null, "stages": [{"stage": "reconstruct", "outcome": '
                '"fallback", "codes": ["reconstruction_invalid", "privacy_blocked"], "ms": '
                '12.5, "prompt_tokens": null, "completion_tokens": null}], "later_key": 1}')
-    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:
+    with in_store() as conn:
         conn.execute("UPDATE journal_drafts SET trace_json = ?", (earlier,))
     draft = await call(jclient, "GET", f"/api/journal/drafts/{job['draft_id']}")
     assert draft["trace"] == json.loads(earlier)
@@ -378,7 +378,7 @@ async def test_a_failed_jobs_progress_names_its_error(jclient, fake_model):
 
 async def test_one_job_per_user_and_shutdown_marks_a_running_job_failed(aiohttp_client,
                                                                         journal_app,
-                                                                        fake_model, data_dir):
+                                                                        fake_model, in_store):
     fake_model.script("journal_reconstruct", Fault.hang())
     app = journal_app()
     client = await aiohttp_client(app)
@@ -390,16 +390,16 @@ async def test_one_job_per_user_and_shutdown_marks_a_running_job_failed(aiohttp_
     assert (await call(client, "GET", f"/api/journal/jobs/{started['job_id']}"))["state"] \
         == "reconstruct"
     await client.close()  # the server stops with the job running
-    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:
+    with in_store() as conn:
         state, code = conn.execute("SELECT state, error_code FROM journal_jobs").fetchone()
     assert (state, code) == ("failed", "interrupted")
 
 
 async def test_a_job_left_open_by_a_dead_process_is_failed_at_start(aiohttp_client,
-                                                                    journal_app, data_dir):
+                                                                    journal_app, in_store):
     first = await aiohttp_client(journal_app())
     await first.close()
-    with sqlite3.connect(data_dir / DATABASE_FILE) as conn:  # as a killed process leaves it
+    with in_store() as conn:  # as a killed process leaves it
         conn.execute("INSERT INTO journal_jobs VALUES ('job_dead', 'local', ?, 'narrate', NULL, "
                      "NULL, NULL, 1, 1)", (DATE,))
     client = await aiohttp_client(journal_app())
@@ -621,10 +621,9 @@ async def test_the_journal_needs_auth(client):
 
 async def test_another_user_sees_and_touches_nothing_of_my_journal(aiohttp_client, settings):
     from app.auth.accounts import add_user_sync
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
     anna = {"Authorization": f"Bearer {add_user_sync(conn, 'anna', 'correct horse battery')}"}
     conn.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import sqlite3
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from app.journal.media import GPS_IFD, MEDIA_FOLDER, MediaRefused, checked_name, user_folder
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
 from tests.journal.test_api import (  # noqa: F401 — jclient, journal_app: fixtures
@@ -60,12 +59,14 @@ def stored_files(data_dir: Path) -> list[Path]:
     return sorted(p for p in (data_dir / MEDIA_FOLDER).rglob("*") if p.is_file())
 
 
-def media_rows(data_dir: Path) -> int:
-    conn = sqlite3.connect(data_dir / DATABASE_FILE)
-    try:
-        return conn.execute("SELECT COUNT(*) FROM media_assets").fetchone()[0]
-    finally:
-        conn.close()
+@pytest.fixture
+def media_rows(in_store: Any) -> Any:
+    """`media_rows()`: how many photos the store holds, on the test's engine."""
+    def count() -> int:
+        with in_store() as conn:
+            return conn.execute("SELECT COUNT(*) FROM media_assets").fetchone()[0]
+
+    return count
 
 
 @pytest.mark.parametrize(("fmt", "kind", "content_type"), [
@@ -166,15 +167,16 @@ BAD_UPLOADS = [
 
 
 @pytest.mark.parametrize(("data", "name", "status", "code"), BAD_UPLOADS)
-async def test_a_refused_upload_writes_nothing(client, data_dir, data, name, status, code):
+async def test_a_refused_upload_writes_nothing(client, data_dir, media_rows, data, name, status,
+                                               code):
     entry = await new_entry(client)
     answer = await upload(client, entry["entry_id"], data, name=name, status=status)
     assert answer["error"]["code"] == code and answer["error"]["message"]
-    assert stored_files(data_dir) == [] and media_rows(data_dir) == 0
+    assert stored_files(data_dir) == [] and media_rows() == 0
 
 
 async def test_a_photo_over_media_max_bytes_is_refused_as_it_comes(aiohttp_client,
-                                                                   make_settings):
+                                                                   make_settings, media_rows):
     settings = make_settings(media_max_bytes=4096)
     client = await aiohttp_client(create_app(settings, local_token=TOKEN))
     entry = await new_entry(client)
@@ -186,21 +188,22 @@ async def test_a_photo_over_media_max_bytes_is_refused_as_it_comes(aiohttp_clien
         answer = await upload(client, entry["entry_id"], data, status=413)
         assert answer["error"]["code"] == "too_large"
         assert "media_max_bytes" in answer["error"]["message"]
-    assert stored_files(settings.data_path) == [] and media_rows(settings.data_path) == 0
+    assert stored_files(settings.data_path) == [] and media_rows() == 0
 
 
-async def test_an_unknown_or_deleted_entry_takes_no_photo(client, data_dir):
+async def test_an_unknown_or_deleted_entry_takes_no_photo(client, data_dir, media_rows):
     answer = await upload(client, "entry_nope", image_bytes("JPEG"), status=404)
     assert answer["error"]["code"] == "not_found"
     entry = await new_entry(client)
     await call(client, "DELETE", f"/api/journal/entries/{entry['entry_id']}", 204)
     answer = await upload(client, entry["entry_id"], image_bytes("JPEG"), status=409)
     assert answer["error"]["code"] == "entry_deleted"
-    assert stored_files(data_dir) == [] and media_rows(data_dir) == 0
+    assert stored_files(data_dir) == [] and media_rows() == 0
 
 
-async def test_another_users_photos_and_entries_are_not_found(client, data_dir):
-    anna = {"Authorization": f"Bearer {add_user(data_dir, 'anna')}"}
+async def test_another_users_photos_and_entries_are_not_found(client, data_dir, settings,
+                                                              media_rows):
+    anna = {"Authorization": f"Bearer {add_user(settings, 'anna')}"}
     entry = await new_entry(client)
     asset = await upload(client, entry["entry_id"], image_bytes("JPEG"))
     for method, path in [("GET", asset["url"]), ("GET", asset["thumb_url"]),
@@ -210,24 +213,24 @@ async def test_another_users_photos_and_entries_are_not_found(client, data_dir):
     answer = await upload(client, entry["entry_id"], image_bytes("JPEG"), headers=anna,
                           status=404)
     assert answer["error"]["code"] == "not_found"
-    assert len(stored_files(data_dir)) == 2 and media_rows(data_dir) == 1
+    assert len(stored_files(data_dir)) == 2 and media_rows() == 1
     assert (await client.get(asset["url"], headers=AUTH)).status == 200
 
 
-async def test_a_deleted_photo_and_a_purged_entry_leave_no_file(client, data_dir):
+async def test_a_deleted_photo_and_a_purged_entry_leave_no_file(client, data_dir, media_rows):
     entry = await new_entry(client)
     first = await upload(client, entry["entry_id"], image_bytes("JPEG"), name="a.jpg")
     await upload(client, entry["entry_id"], image_bytes("PNG"), name="b.png")
     await call(client, "DELETE", first["url"], 204)
     assert (await client.get(first["url"], headers=AUTH)).status == 404
-    assert len(stored_files(data_dir)) == 2 and media_rows(data_dir) == 1
+    assert len(stored_files(data_dir)) == 2 and media_rows() == 1
 
     await call(client, "DELETE", f"/api/journal/entries/{entry['entry_id']}", 204)
     # In the trash the photos stay (undelete brings the entry back whole) …
     assert len(stored_files(data_dir)) == 2
     await call(client, "DELETE", f"/api/journal/trash/{entry['entry_id']}", 204)
     # … purged, they are gone from disk and from the database.
-    assert stored_files(data_dir) == [] and media_rows(data_dir) == 0
+    assert stored_files(data_dir) == [] and media_rows() == 0
 
 
 async def test_the_per_entry_export_puts_photos_in_a_folder_per_entry(client):
@@ -236,10 +239,14 @@ async def test_the_per_entry_export_puts_photos_in_a_folder_per_entry(client):
     await upload(client, entry["entry_id"], raw, name="Ufer am Morgen.jpg")
     await new_entry(client, date="2026-03-02", text="Ohne Bild.")
     response = await client.get("/api/exports/journal?format=md&per=entry", headers=AUTH)
+    assert response.headers.get("Transfer-Encoding") == "chunked"  # streamed, photos too
     archive = zipfile.ZipFile(io.BytesIO(await response.read()))
     assert sorted(archive.namelist()) == [f"{DATE}.md", f"{DATE}/Ufer am Morgen.jpg",
                                           "2026-03-02.md"]
     assert archive.read(f"{DATE}/Ufer am Morgen.jpg") == raw
+    # A photo is already compressed: stored as it is; the texts are deflated.
+    assert archive.getinfo(f"{DATE}/Ufer am Morgen.jpg").compress_type == zipfile.ZIP_STORED
+    assert archive.getinfo(f"{DATE}.md").compress_type == zipfile.ZIP_DEFLATED
     assert f"![Ufer am Morgen.jpg](<{DATE}/Ufer am Morgen.jpg>)" in \
         archive.read(f"{DATE}.md").decode()
     response = await client.get("/api/exports/journal?format=json&per=entry", headers=AUTH)
@@ -298,6 +305,37 @@ async def test_the_cli_exports_an_entrys_photos_into_its_folder(aiohttp_client, 
         [f"{DATE}.md", f"{DATE}/Steg.webp"]
     assert (out / DATE / "Steg.webp").read_bytes() == raw
     assert f"![Steg.webp](<{DATE}/Steg.webp>)" in (out / f"{DATE}.md").read_text()
+    assert (out / DATE / "Steg.webp").stat().st_mode & 0o777 == 0o600
+    assert (out / DATE).stat().st_mode & 0o077 == 0
+
+
+@pytest.mark.parametrize("planted", ["photo", "folder"])
+async def test_the_cli_writes_no_photo_through_a_link(aiohttp_client, settings, tmp_path,
+                                                      capsys, planted):
+    """A link where the photo (or its entry's folder) goes is refused; what it points at
+    stays as it was."""
+    from app.wiring.cli import main
+
+    client = await aiohttp_client(create_app(settings, local_token=TOKEN))
+    entry = await new_entry(client)
+    await upload(client, entry["entry_id"], image_bytes("PNG"), name="Steg.png")
+    await client.close()
+    out, elsewhere = tmp_path / "export", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    victim = elsewhere / "Steg.png"
+    victim.write_text("keep me")
+    if planted == "photo":
+        (out / DATE).mkdir()
+        (out / DATE / "Steg.png").symlink_to(victim)
+    else:
+        (out / DATE).symlink_to(elsewhere)
+    capsys.readouterr()
+    assert main(["--data-dir", str(settings.data_path), "export", "journal", "--format", "md",
+                 "--out", str(out)]) == 2
+    assert "link" in capsys.readouterr().err
+    assert victim.read_text() == "keep me" and sorted(p.name for p in elsewhere.iterdir()) == \
+        ["Steg.png"]
 
 
 def test_an_importer_adds_a_photo_in_its_own_transaction(settings):
@@ -305,11 +343,11 @@ def test_an_importer_adds_a_photo_in_its_own_transaction(settings):
     — the importer's transaction rolled back — neither row nor file (`asset.files`)."""
     from app.journal.media import add_media_sync, remove_files
     from app.journal.rows import append_version, ensure_day, new_id
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
+    from tests.store import store_connection
 
     settings.data_path.mkdir(parents=True, exist_ok=True)
-    conn = connect(settings.data_path / DATABASE_FILE)
+    conn = store_connection(settings)
     apply_migrations(conn)
 
     def imported_entry(date: str) -> str:

@@ -12,14 +12,13 @@ from pathlib import Path
 import pytest
 
 from app.memory.long_term import Change, LongTermMemory, memory_line, within_budget
-from app.storage.database import Database
 
 DAY = 86400.0
 
 
 @pytest.fixture
-async def store(tmp_path: Path):
-    db = Database(tmp_path / "memories.sqlite3")
+async def store(tmp_path: Path, make_database):
+    db = make_database(tmp_path / "memories.sqlite3")
     await db.open()
     try:
         yield LongTermMemory(db)
@@ -152,6 +151,7 @@ async def test_pairs_never_see_each_others_memories(store):
     assert await store.edit("bob", "nova", alice.memory_id, "x") is None
 
 
+@pytest.mark.sqlite_only("reads the database file's bytes")
 async def test_forgetting_is_real_the_text_leaves_the_database_files(store):
     keep = await remember(store, "Ich wohne in Quedlinburg.")
     gone = await remember(store, "Mein Geheimnis heißt Zwetschgenkuchenrezept.")
@@ -165,6 +165,7 @@ async def test_forgetting_is_real_the_text_leaves_the_database_files(store):
     assert await store.forget("u", "nova", gone) is False
 
 
+@pytest.mark.sqlite_only("reads the database file's bytes")
 async def test_an_edit_leaves_no_trace_of_the_old_text(store):
     memory_id = await remember(store, "Ich arbeite bei Pflaumenwerk.")
     edited = await store.edit("u", "nova", memory_id, "Ich arbeite bei Birnenhaus.")
@@ -174,6 +175,7 @@ async def test_an_edit_leaves_no_trace_of_the_old_text(store):
     assert await store.list("u", "nova", query="Pflaumenwerk") == []
 
 
+@pytest.mark.sqlite_only("reads the database file's bytes")
 async def test_forget_all_clears_the_pair_only(store):
     await remember(store, "Ich mag Tee.")
     await remember(store, "Ich mag Kaffee.")
@@ -220,6 +222,7 @@ async def test_a_pairs_search_reads_only_its_own_rows_newest_first(store):
     assert await store.relevant("c", "nova", "Leipzig", top_k=5, now=3000.0) == []
 
 
+@pytest.mark.sqlite_only("a SQLite file of before m007")
 def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_path):
     """A database from before m007 (ids of all pairs interleaved) keeps every memory, its
     order and its search."""
@@ -244,7 +247,7 @@ def test_m007_renumbers_existing_memories_by_pair_and_rebuilds_the_index(tmp_pat
     assert [row[0] for row in conn.execute(
         "SELECT memory_id FROM memories WHERE id IN (SELECT rowid FROM memories_fts "
         "WHERE memories_fts MATCH 'wohnt') ORDER BY id")] == ["id0", "id3"]
-    best = ranked_ids(conn, "b", "nova", ['"kassel"', '"wohnt"'], 5, 10.0)
+    best = ranked_ids(conn, "b", "nova", ["kassel", "wohnt"], 5, 10.0)
     assert conn.execute("SELECT memory_id FROM memories WHERE id = ?",
                         best[:1]).fetchone()[0] == "id3"
     conn.close()

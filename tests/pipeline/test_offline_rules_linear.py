@@ -24,7 +24,8 @@ LIMIT_SECONDS = 0.050
 MODULES = ("app.pipeline.offline", "app.pipeline.offline_rules.words",
            "app.pipeline.offline_rules.clauses",
            "app.pipeline.offline_rules.routing", "app.pipeline.offline_rules.lists",
-           "app.pipeline.offline_rules.reminders", "app.llm.offline.handlers",
+           "app.pipeline.offline_rules.reminders", "app.pipeline.offline_rules.pronouns",
+           "app.llm.offline.handlers",
            "app.llm.offline.text", "app.llm.offline.lexicon", "app.pipeline.tribunal",
            "app.llm.providers.offline")
 GENERIC = ("a", "ä", " ", "a ", "aa ", ".", "\n", "a\n", "(", "[", "( a", "1", "1 ", "a, ",

@@ -6,12 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from app.api.app_keys import REDIS
+from app.api.app_keys import REDIS, RUNTIME
 from app.memory import keys
 from tests.conftest import AUTH
 from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat, open_chat
 from tests.runtime_support import marker, responders, runtime_app
+from tests.waiting import until
 
 
 async def test_a_model_that_keeps_failing_fails_the_turn_naming_every_message_id(
@@ -71,6 +72,31 @@ async def test_no_run_slot_in_time_fails_the_turn_with_a_notice(fake_model, make
     assert warning and warning[0].fields["setting"] == "lock_wait_timeout"
     assert warning[0].fields["limit"] == 0.2
     assert await marker(chat.app, "luna") is None
+    await chat.close()
+
+
+async def test_a_pair_waiting_for_a_slot_holds_no_marker_and_times_out_naming_every_id(
+        fake_model, make_settings, aiohttp_client):
+    """Issue 26: the pair's marker is taken when its run can start, not before it waits for
+    the slot (a dead process would otherwise hold the markers of every pair waiting in it).
+    A block that waited `lock_wait_timeout` in vain fails with `lock_timeout` naming every
+    message it holds."""
+    fake_model.script("responder", Fault.hang())
+    chat = await open_chat(aiohttp_client, runtime_app(
+        fake_model, make_settings, graph_slots=1, lock_wait_timeout=1.0))
+    slots = chat.app[RUNTIME].slots
+    held = await chat.send("Erzähl mir alles.", character_id="nova")
+    await fake_model.wait_requests(1, "responder")  # nova's turn holds the one slot
+    block = [await chat.send("Hallo Luna", character_id="luna"),
+             await chat.send("Bist du da?", character_id="luna")]
+    await until(lambda: slots.waiting == 1, what="luna's pair to wait for the slot")
+    assert await marker(chat.app, "luna") is None
+    assert [(await chat.get(f"/api/messages/{m}"))["state"] for m in block] == [
+        "accepted", "accepted"]  # no turn yet: nothing runs for it
+    failed = await chat.failure(block[0])
+    assert failed["reason"] == "lock_timeout" and failed["message_ids"] == block
+    assert await marker(chat.app, "luna") is None
+    assert (await chat.get(f"/api/messages/{held}"))["state"] == "path2"
     await chat.close()
 
 

@@ -71,3 +71,37 @@ async def test_a_round_without_redis_is_logged_and_the_next_one_writes_again(
     [failed] = [r for r in caplog.records if r.levelno == logging.ERROR
                 and r.getMessage().startswith("background round failed")]
     assert failed.fields["task"] == "heartbeat"  # type: ignore[attr-defined]
+
+
+async def test_the_death_watch_looks_when_a_heartbeat_can_expire_and_recovers_the_dead(
+        redis_client, make_settings):
+    """Issue 26: recovery begins when a process's heartbeat expires. The watch sleeps until
+    the next listed heartbeat could run out; a listed process without one is unlisted, the
+    slots look again, and the orphan sweep runs once for it."""
+    settings = make_settings(heartbeat_seconds=5.0)
+    sweeps: list[int] = []
+    woken: list[int] = []
+
+    class Slots(LocalSlots):
+        def wake(self) -> None:
+            woken.append(1)
+
+    async def sweep() -> None:
+        sweeps.append(1)
+
+    keeper = Keeper(redis=redis_client, settings=settings, instance_id="k1",
+                    locks=PairLocks(redis_client, "k1", settings.turn_marker_ttl),
+                    slots=Slots(1, 1.0), sweep_orphans=sweep)
+    await keeper.beat()
+    await redis_client.set(keys.heartbeat("soon"), "alive", px=1500)
+    await redis_client.sadd(keys.instances(), "soon", "gone")  # "gone" has no heartbeat
+    wait = await keeper.look_for_deaths()
+    assert 1.0 < wait <= 1.6  # when "soon"'s heartbeat runs out, not a period later
+    assert sweeps == [1] and woken == [1]
+    assert await redis_client.smembers(keys.instances()) == {"k1", "soon"}
+    await redis_client.delete(keys.heartbeat("soon"))  # expired
+    assert await keeper.look_for_deaths() <= 5.0 + 0.1  # nothing listed to expire: a period
+    assert sweeps == [1, 1]
+    assert await redis_client.smembers(keys.instances()) == {"k1"}
+    await keeper.stop()
+    assert not await redis_client.sismember(keys.instances(), "k1")

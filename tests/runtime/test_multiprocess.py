@@ -61,31 +61,37 @@ async def test_two_processes_share_pairs_slots_and_tabs(fake_model, redis_client
     for character in ("nova", "luna"):
         assert await redis.llen(keys.prompt_queue("local", character)) == 0
         assert await redis.get(keys.turn_marker("local", character)) is None
-    assert await redis.zcard(keys.run_slots()) == 0
+    assert await redis.zcard(keys.run_slots(fake_model.url)) == 0
     for tab in (tab_one, tab_two):
         await tab.close()
 
 
-async def test_redis_run_slots_are_shared_and_bounded_across_processes(redis_client):
-    from app.runtime.slots import RedisSlots, SlotTimeout
-
-    first = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
-    second = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=30)
-    async with first.hold():
-        assert await redis_client.zcard(keys.run_slots()) == 1
-        with pytest.raises(SlotTimeout):
-            async with second.hold():
-                raise AssertionError("two holders of one slot")
-        await first.refresh()  # the keeper's lease extension keeps the holder
-        assert await redis_client.zcard(keys.run_slots()) == 1
-    async with second.hold():  # released: the other process gets it
-        assert await redis_client.zcard(keys.run_slots()) == 1
-    assert await redis_client.zcard(keys.run_slots()) == 0
-    # A crashed holder's lease runs out instead of blocking the slot for ever.
-    crashed = RedisSlots(redis_client, 1, timeout=0.3, lease_seconds=0.1)
-    await crashed._take("dead-holder")  # noqa: SLF001 - a holder that never releases
-    async with second.hold():
-        assert await redis_client.zscore(keys.run_slots(), "dead-holder") is None
+# The processes get `redis_client`'s socket as their external Redis (see above).
+@pytest.mark.own_redis
+async def test_processes_with_a_model_server_each_run_at_once(fake_model, start_fake_model,
+                                                               redis_client, tmp_path,
+                                                               aiohttp_client):
+    """Slots belong to a model endpoint (issue 26): two processes on one Redis, each with a
+    model server of its own and graph_slots 1, run a turn each at the same time — both
+    models are called while neither has answered (with one slot for the cluster the
+    second call would wait for the first answer, which never comes)."""
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    own_model = await start_fake_model()
+    for model in (fake_model, own_model):
+        model.always("responder", Fault.hang())
+    one = await aiohttp_client(process(fake_model, tmp_path / "a", redis_url, graph_slots=1))
+    two = await aiohttp_client(process(own_model, tmp_path / "b", redis_url, graph_slots=1))
+    tab_one = await Chat(client=one, ws=await one.ws_connect("/api/ws", headers=AUTH)).start()
+    await tab_one.send("Hallo Nova", character_id="nova")
+    await fake_model.wait_requests(1, "responder")  # process one's slot is taken
+    tab_two = await Chat(client=two, ws=await two.ws_connect("/api/ws", headers=AUTH)).start()
+    await tab_two.send("Hallo Luna", character_id="luna")
+    await own_model.wait_requests(1, "responder")  # and process two runs meanwhile
+    redis = one.app[REDIS]
+    assert await redis.zcard(keys.run_slots(fake_model.url)) == 1
+    assert await redis.zcard(keys.run_slots(own_model.url)) == 1
+    for tab in (tab_one, tab_two):
+        await tab.close()
 
 
 # The processes get `redis_client`'s socket as their external Redis: a server of its own, which

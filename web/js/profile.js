@@ -1,6 +1,9 @@
-// The profile page: the writing profile (core, facets, traits with locks, governance), the
-// suggestions waiting for the user (accept or reject each), the copy/paste and AI review,
-// the interaction profile, versions, and export/import. Every change goes through /api/profile.
+// The profile page: a short introduction, the writing profile (core, facets, traits with locks,
+// governance), the suggestions waiting for the user (accept or reject each), the copy/paste and
+// AI review (the copied prompt masked unless the user chooses otherwise), the interaction
+// profile, versions, and export/import. Every change goes through /api/profile. Names are shown
+// as the user wrote them; the profile's own ids (`core`, `autobiographical_journal`, the seed's
+// trait keys) in the page's language.
 
 import { request } from "./api.js";
 import { characterName, loadCharacters, pickCharacter } from "./characters.js";
@@ -13,6 +16,30 @@ addStrings(PROFILE_STRINGS);
 const P = "/api/profile";
 const enc = encodeURIComponent;
 const status = () => $("#profile-status");
+const JOURNAL_FACET = "autobiographical_journal";
+let catalog = [];
+
+/** A facet's or scope's name as the page shows it: the user's own, else the id's label. */
+function scopeLabel(profile, key) {
+  if (key === "core") return t("scope.core");
+  const label = profile.facets[key]?.label;
+  if (label) return label;
+  return key === JOURNAL_FACET ? t(`facet.${key}`) : key;
+}
+
+/** A trait's name as the page shows it. */
+function traitLabel(trait) {
+  if (trait.label) return trait.label;
+  return catalog.includes(trait.key) ? t(`catalog.${trait.key}`) : trait.key;
+}
+
+/** What the facet form's name means: the journal facet's shown label is its id. */
+function facetNameFor(typed) {
+  return typed.trim().toLowerCase() === t(`facet.${JOURNAL_FACET}`).toLowerCase() ? JOURNAL_FACET : typed.trim();
+}
+
+/** An error in the page's words (the profile's own codes first). */
+const profileError = (error) => errorText(error, "profileError");
 
 /** Run a change; show "saved" or the server's reason; then redraw everything. */
 // The page is rendered again before the status says "saved": a status seen first, then a
@@ -27,7 +54,7 @@ async function act(fn, okText = t("profile.saved")) {
       window.location.replace("/login");
       return;
     }
-    [message, kind] = [t("profile.error", { reason: errorText(error) }), "error"];
+    [message, kind] = [t("profile.error", { reason: profileError(error) }), "error"];
   }
   await render();
   setStatus(status(), message, kind);
@@ -52,30 +79,32 @@ function renderProfile(profile) {
   $("#core-lock").checked = profile.core.locked;
 
   const facets = Object.entries(profile.facets);
-  $("#facets").replaceChildren(...(facets.length ? facets.map(([name, facet]) => h("li", { dataset: { facet: name } },
-    h("span", { class: "label", text: name }),
+  $("#facets").replaceChildren(...(facets.length ? facets.map(([key, facet]) => h("li", { dataset: { facet: key } },
+    h("span", { class: "label", text: scopeLabel(profile, key) }),
     h("span", { text: facet.value }),
     h("div", { class: "row" },
-      h("label", { class: "check" }, lockBox(facet.locked, `${t("profile.locked")}: ${name}`, (locked) =>
-        act(() => request("PUT", `${P}/locks`, { target: "facet", name, locked }))), t("profile.locked")),
+      h("label", { class: "check" }, lockBox(facet.locked, `${t("profile.locked")}: ${scopeLabel(profile, key)}`, (locked) =>
+        act(() => request("PUT", `${P}/locks`, { target: "facet", name: key, locked }))), t("profile.locked")),
       h("button", { type: "button", class: "button button-small button-danger", text: t("profile.remove"),
-        onclick: () => act(() => request("DELETE", `${P}/facets/${enc(name)}`)) })),
+        onclick: () => act(() => request("DELETE", `${P}/facets/${enc(key)}`)) })),
   )) : [h("li", { class: "muted", text: t("profile.noFacets") })]));
+  $("#facet-names").replaceChildren(h("option", { value: t(`facet.${JOURNAL_FACET}`) }));
 
   const scopes = ["core", ...Object.keys(profile.facets)];
   if (!scopes.includes(profile.journal_facet)) scopes.push(profile.journal_facet);
   const scopeSelect = $("#trait-scope");
   const chosen = scopeSelect.value;
-  scopeSelect.replaceChildren(...scopes.map((s) => h("option", { value: s, text: s })));
+  scopeSelect.replaceChildren(...scopes.map((s) => h("option", { value: s, text: scopeLabel(profile, s) })));
   if (scopes.includes(chosen)) scopeSelect.value = chosen;
-  $("#seed-catalog").replaceChildren(...profile.seed_catalog.map((key) => h("option", { value: key })));
+  catalog = profile.seed_catalog;
+  $("#seed-catalog").replaceChildren(...catalog.map((key) => h("option", { value: t(`catalog.${key}`) })));
 
   $("#traits").replaceChildren(...(profile.traits.length ? profile.traits.map((trait) => h("tr", { dataset: { trait: trait.key } },
-    h("td", { text: trait.key }),
+    h("td", { text: traitLabel(trait) }),
     h("td", { class: "value", text: trait.value }),
-    h("td", { text: trait.scope }),
+    h("td", { text: scopeLabel(profile, trait.scope) }),
     h("td", { text: t(`origin.${trait.origin}`) }),
-    h("td", {}, lockBox(trait.locked, `${t("profile.locked")}: ${trait.key}`, (locked) =>
+    h("td", {}, lockBox(trait.locked, `${t("profile.locked")}: ${traitLabel(trait)}`, (locked) =>
       act(() => request("PUT", `${P}/locks`, { target: "trait", name: trait.trait_id, locked })))),
     h("td", {}, h("button", { type: "button", class: "button button-small button-danger", text: t("profile.remove"),
       onclick: () => act(() => request("DELETE", `${P}/traits/${enc(trait.trait_id)}`)) })),
@@ -83,25 +112,42 @@ function renderProfile(profile) {
   return profile;
 }
 
-function currentValue(profile, change) {
-  if (change.target === "core") return profile.core.value;
-  if (change.target === "facet") return profile.facets[change.key]?.value;
-  const trait = profile.traits.find((x) => x.trait_id === change.trait_id) ||
-    profile.traits.find((x) => x.key.toLowerCase() === String(change.key || "").toLowerCase());
-  return trait?.value;
+const folded = (name) => String(name || "").split(/\s+/).filter(Boolean).join(" ").toLowerCase();
+
+function facetOf(profile, name) {
+  return Object.entries(profile.facets).find(([key, f]) => key === folded(name) || folded(f.label) === folded(name));
 }
 
-function changeText(change) {
-  const name = change.target === "core" ? t("profile.core") : change.key || change.trait_id || change.keys.join(" + ");
-  const value = change.value ? `: ${change.value}` : change.scope ? ` → ${change.scope}` : "";
-  return `${change.action} ${name}${value}`;
+function traitOf(profile, change) {
+  return profile.traits.find((x) => x.trait_id === change.trait_id) ||
+    profile.traits.find((x) => x.key === folded(change.key) || folded(x.label) === folded(change.key));
+}
+
+function currentValue(profile, change) {
+  if (change.target === "core") return profile.core.value;
+  if (change.target === "facet") return facetOf(profile, change.key)?.[1].value;
+  return traitOf(profile, change)?.value;
+}
+
+function changeText(profile, change) {
+  let name;
+  if (change.target === "core") name = t("scope.core");
+  else if (change.target === "facet") name = facetOf(profile, change.key) ? scopeLabel(profile, facetOf(profile, change.key)[0]) : change.key;
+  else {
+    const trait = traitOf(profile, change);
+    name = trait ? traitLabel(trait) : change.key || change.keys.join(" + ");
+  }
+  const scope = change.scope ? scopeLabel(profile, facetOf(profile, change.scope)?.[0] || change.scope) : "";
+  const value = change.value ? `: ${change.value}` : scope ? ` → ${scope}` : "";
+  const action = t(`action.${change.action}`);
+  return `${action} · ${name}${value}`;
 }
 
 function renderProposals(profile, proposals) {
   const open = proposals.filter((p) => p.changes.some((c) => c.status === "pending"));
   $("#proposals").replaceChildren(...(open.length ? open.map((proposal) => {
     const decide = (verb, ids) => act(() => request("POST", `${P}/proposals/${enc(proposal.proposal_id)}/${verb}`, ids ? { change_ids: ids } : undefined));
-    const mode = proposal.mode === "initial_build" ? t("review.initial") : t("review.review");
+    const mode = t(`mode.${proposal.mode}`);
     return h("div", { class: "proposal", dataset: { proposal: proposal.proposal_id } },
       h("p", { text: t("proposal.title", { mode, via: t(`via.${proposal.via}`), summary: proposal.summary || "—" }) }),
       proposal.unknown_refs.length ? h("p", { class: "unknown", text: t("proposal.unknown", { refs: proposal.unknown_refs.join(", ") }) }) : null,
@@ -109,13 +155,13 @@ function renderProposals(profile, proposals) {
       h("ul", {}, proposal.changes.map((change) => {
         const was = currentValue(profile, change);
         return h("li", { class: "change", dataset: { status: change.status, change: change.change_id } },
-          h("span", { text: changeText(change) }),
+          h("span", { text: changeText(profile, change) }),
           h("span", { class: "was", text: was ? t("change.was", { value: was }) : t("change.new") }),
           change.rationale ? h("span", { class: "muted small", text: change.rationale }) : null,
           change.status === "pending" ? h("div", { class: "row" },
             h("button", { type: "button", class: "button button-small", text: t("change.accept"), onclick: () => decide("accept", [change.change_id]) }),
             h("button", { type: "button", class: "button button-small", text: t("change.reject"), onclick: () => decide("reject", [change.change_id]) }),
-          ) : h("span", { class: "muted small", text: change.status }));
+          ) : h("span", { class: "muted small", text: t(`status.${change.status}`) }));
       })),
       h("div", { class: "row" },
         h("button", { type: "button", class: "button", onclick: () => decide("accept"),
@@ -124,10 +170,20 @@ function renderProposals(profile, proposals) {
   }) : [h("p", { class: "muted", text: t("profile.noPending") })]));
 }
 
+/** A version's reason in the page's language (stored as a code and what it names). */
+function reasonText(version) {
+  const args = { ...(version.reason_args || {}) };
+  if (args.name === JOURNAL_FACET) args.name = t(`facet.${JOURNAL_FACET}`);
+  else if (catalog.includes(args.name)) args.name = t(`catalog.${args.name}`);
+  const what = args.target === "core" ? t("scope.core") : args.name || "";
+  return t(`version.${version.reason}`, { ...args, what });
+}
+
 function renderVersions(versions) {
-  $("#versions").replaceChildren(...(versions.length ? versions.map((v) => h("li", { value: v.version,
-    text: t("version.line", { version: v.version, when: formatDateTime(v.created_at), reason: v.reason }) }))
-    : [h("li", { class: "muted", text: t("profile.noVersions") })]));
+  $("#versions").hidden = !versions.length;
+  $("#versions-empty").hidden = Boolean(versions.length);
+  $("#versions").replaceChildren(...versions.map((v) => h("li", { value: v.version,
+    text: t("version.line", { version: v.version, when: formatDateTime(v.created_at), reason: reasonText(v) }) })));
 }
 
 function renderInteraction(current) {
@@ -169,7 +225,7 @@ async function render() {
     document.body.dataset.ready = "true";
   } catch (error) {
     if (error.status === 401) window.location.replace("/login");
-    else setStatus(status(), t("profile.error", { reason: errorText(error) }), "error");
+    else setStatus(status(), t("profile.error", { reason: profileError(error) }), "error");
   }
 }
 
@@ -184,7 +240,7 @@ function bind() {
     act(() => request("PUT", `${P}/locks`, { target: "core", locked: event.target.checked })));
   $("#facet-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    const name = $("#facet-name").value.trim();
+    const name = facetNameFor($("#facet-name").value);
     act(async () => {
       await request("PUT", `${P}/facets/${enc(name)}`, { value: $("#facet-value").value });
       event.target.reset();
@@ -199,9 +255,15 @@ function bind() {
     });
   });
   $("#make-prompt").addEventListener("click", () => act(async () => {
-    const answer = await request("GET", `${P}/package?mode=${enc($("#review-mode").value)}`);
+    const masked = !$("#unmasked").checked;
+    const answer = await request("GET", `${P}/package?mode=${enc($("#review-mode").value)}&masked=${masked}`);
     $("#prompt-text").value = answer.prompt;
     $("#prompt-size").textContent = t("review.size", { chars: answer.chars, max: answer.max_chars });
+    const count = Object.values(answer.placeholders).reduce((a, b) => a + b, 0);
+    const masking = $("#prompt-masking");
+    masking.textContent = !answer.masked ? t("review.unmaskedWarning") : count ? t("review.masked", { count }) : t("review.maskedNone");
+    masking.className = answer.masked ? "muted small" : "notice";
+    masking.dataset.masked = String(answer.masked);
     $("#prompt-box").hidden = false;
   }, ""));
   $("#copy-prompt").addEventListener("click", async () => {
@@ -223,7 +285,7 @@ function bind() {
   });
   $("#ai-review").addEventListener("click", () => act(async () => request("POST", `${P}/review`, { mode: $("#review-mode").value }),
     (answer) => (answer.proposal ? t("review.imported", { count: answer.proposal.changes.filter((c) => c.status === "pending").length })
-      : t("review.none", { reason: answer.message }))));
+      : t("review.none", { reason: profileError({ code: answer.code, message: answer.message }) }))));
   $("#interaction-governance").addEventListener("change", (event) =>
     act(() => request("PUT", `${P}/interaction/governance`, { governance: event.target.value })));
   $("#import-file").addEventListener("change", async (event) => {

@@ -39,11 +39,12 @@ def edit_share(draft: str, final: str) -> float:
 
 
 def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = None,
-                   measure: bool = False,
-                   measured: Collection[str] = ()) -> list[CorpusText]:
+                   measure: bool = False, measured: Collection[str] = (),
+                   entry_id: str | None = None) -> list[CorpusText]:
     """The user's live entries in their current version, newest day first, without those
-    saved unchanged from a draft; at most `limit`. With `measure`, each entry made from a
-    draft says how much of it the user changed (`edit_share`), except those whose ref is in
+    saved unchanged from a draft; at most `limit`; only `entry_id` where it is given. With
+    `measure`, each entry made from a draft says how much of it the user changed
+    (`edit_share`, against the draft it last took over), except those whose ref is in
     `measured` (already known)."""
     found: list[CorpusText] = []
     for row in conn.execute(
@@ -52,11 +53,12 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = N
             "JOIN journal_days d ON d.day_id = e.journal_day_id "
             "JOIN journal_spaces s ON s.space_id = d.space_id "
             "JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
-            "LEFT JOIN journal_entry_versions first ON first.entry_id = e.entry_id "
-            "AND first.seq = 1 "
-            "LEFT JOIN journal_drafts r ON r.draft_id = first.draft_id "
-            "WHERE s.user_id = ? AND e.deleted_at IS NULL ORDER BY d.calendar_date DESC",
-            (user_id,)):
+            "LEFT JOIN journal_drafts r ON r.draft_id = (SELECT draft_id FROM "
+            "journal_entry_versions WHERE entry_id = e.entry_id AND draft_id IS NOT NULL "
+            "AND seq <= v.seq ORDER BY seq DESC LIMIT 1) "
+            "WHERE s.user_id = ? AND e.deleted_at IS NULL AND (CAST(? AS TEXT) IS NULL OR e.entry_id = ?) "
+            "ORDER BY d.calendar_date DESC",
+            (user_id, entry_id, entry_id)):
         draft = row["draft_text"]
         if draft is not None and draft == row["text"]:
             continue  # an unedited draft: not the user's voice

@@ -1,8 +1,12 @@
 """The writing profile as data, and the pure rules that change it (seed 004 §12–§15).
 
 A profile is a shell: a core brief, optional facets (`autobiographical_journal`, …) and
-dynamic traits. Traits are not a fixed grid: `key` is free text (`SEED_CATALOG` lists the
-seed's hints for the UI, nothing binds to it). Every field knows its origin — `manual` (the
+dynamic traits. Traits are not a fixed grid (`SEED_CATALOG` lists the seed's hints for the
+UI, nothing binds to it). A facet's and a trait's name is free text as the user wrote it
+(`label`: "Tagebuch", "Sätze – kurz"); its `key` is the stable snake_case key derived from
+the name once, when it is added (`app.core.profiles.derive_key`: the one place), and never
+changes after. A name finds its facet or trait by key or by label (`Profile.find`,
+`Profile.facet_key`). Every field knows its origin — `manual` (the
 user wrote it), `accepted` (the user accepted a proposed change), `automatic` (governance
 `learning` applied it; the origins and governance modes are `app.core.profiles`, shared with
 the interaction profile) — and can be locked.
@@ -19,14 +23,14 @@ from typing import Any
 
 import msgspec
 
-from app.core.profiles import USER_ORIGINS, Origin
+from app.core.profiles import NAME, USER_ORIGINS, InvalidName, Origin, clean_label, derive_key
 
 JOURNAL_FACET = "autobiographical_journal"
 CORE_SCOPE = "core"
 # The seed's style keys: hints for the UI's "add a trait" list, not a schema (seed 004 §14).
 SEED_CATALOG: tuple[str, ...] = ("rhythm", "humor", "detail", "chronology", "tone",
                                  "perspective", "sentence_length", "vocabulary")
-MAX_KEY_CHARS = 80  # a trait's key
+MAX_KEY_CHARS = 80  # a trait's or facet's name as written (`app.core.profiles.MAX_LABEL_CHARS`)
 ACTIONS: tuple[str, ...] = ("keep", "update", "add", "remove", "reclassify", "merge", "split")
 
 
@@ -44,6 +48,7 @@ class Field(msgspec.Struct):
     origin: Origin | None = None
     locked: bool = False
     updated_at: float | None = None
+    label: str = ""  # a facet's name as the user wrote it ("" : the key is the name)
 
 
 class Trait(msgspec.Struct):
@@ -55,6 +60,18 @@ class Trait(msgspec.Struct):
     origin: Origin = "manual"
     sources: list[Source] = []
     updated_at: float | None = None
+    label: str = ""  # the name as the user wrote it ("": the key is the name)
+
+
+def _folded(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _same(key: str, label: str, name: str) -> bool:
+    """Does `name` name the item with `key` and `label` (its key, or its label, in any
+    case and spacing)?"""
+    wanted = _folded(name)
+    return key.casefold() == wanted or (bool(label) and _folded(label) == wanted)
 
 
 class Profile(msgspec.Struct):
@@ -65,11 +82,16 @@ class Profile(msgspec.Struct):
     def trait(self, trait_id: str) -> Trait | None:
         return next((t for t in self.traits if t.trait_id == trait_id), None)
 
-    def find(self, key: str, scope: str | None = None) -> Trait | None:
-        """The trait with `key` (case-insensitive) in `scope`, or in any scope."""
-        wanted = key.strip().lower()
-        return next((t for t in self.traits if t.key.lower() == wanted
+    def find(self, name: str, scope: str | None = None) -> Trait | None:
+        """The trait `name` names (its key or its label, case-insensitive) in `scope`, or in
+        any scope."""
+        return next((t for t in self.traits if _same(t.key, t.label, name)
                      and (scope is None or t.scope == scope)), None)
+
+    def facet_key(self, name: str) -> str | None:
+        """The key of the facet `name` names (its key or its label), or None."""
+        return next((key for key, facet in self.facets.items()
+                     if _same(key, facet.label, name)), None)
 
     @property
     def empty(self) -> bool:
@@ -119,8 +141,30 @@ def copy(profile: Profile) -> Profile:
 
 
 def decode_profile(raw: str | bytes) -> Profile:
-    """A stored profile (lenient: old documents keep reading)."""
-    return msgspec.json.decode(raw, type=Profile)
+    """A stored profile (lenient: old documents keep reading; see `with_keys`)."""
+    return with_keys(msgspec.json.decode(raw, type=Profile))
+
+
+def with_keys(profile: Profile) -> Profile:
+    """A profile written before names were free text keeps reading: a trait whose key was
+    free text ("Satzlänge") keeps it as its label and gets its derived key."""
+    for trait in profile.traits:
+        if not NAME.fullmatch(trait.key):
+            taken = {t.key for t in profile.traits if t.scope == trait.scope and t is not trait}
+            trait.label = trait.label or trait.key
+            try:
+                trait.key = derive_key(trait.key, taken)
+            except InvalidName:
+                trait.key = derive_key("trait", taken)
+    return profile
+
+
+def checked_label(raw: str | None, what: str) -> str:
+    """A free-text name, cleaned; raises `NotApplicable` for one no key can come from."""
+    try:
+        return clean_label(raw or "")
+    except InvalidName as exc:
+        raise NotApplicable(f"{what}: {exc}") from None
 
 
 def encode_profile(profile: Profile) -> str:
@@ -139,6 +183,8 @@ def _existing(profile: Profile, change: Change, key: str | None = None) -> Trait
     if not change.key:
         return None
     scope = change.scope if change.action in ("update", "remove", "split") else None
+    if scope is not None and scope != CORE_SCOPE:
+        scope = profile.facet_key(scope) or scope
     return profile.find(change.key, scope)
 
 
@@ -147,7 +193,8 @@ def touched(profile: Profile, change: Change) -> list[Field | Trait]:
     if change.target == "core":
         return [profile.core] if change.action != "keep" else []
     if change.target == "facet":
-        facet = profile.facets.get(change.key or "")
+        key = profile.facet_key(change.key or "")
+        facet = profile.facets.get(key) if key is not None else None
         return [facet] if facet is not None and change.action != "keep" else []
     if change.action == "merge":
         return [t for k in change.keys if (t := profile.find(k)) is not None]
@@ -203,22 +250,26 @@ def _apply_core(profile: Profile, change: Change, origin: Origin, now: float) ->
 
 
 def _apply_facet(profile: Profile, change: Change, origin: Origin, now: float) -> None:
-    name = (change.key or "").strip()
-    if not name:
-        raise NotApplicable("a facet change needs the facet's name in `key`")
-    current = profile.facets.get(name)
+    name = checked_label(change.key, "a facet change needs the facet's name in `key`")
+    key = profile.facet_key(name)
+    current = profile.facets.get(key) if key is not None else None
     if change.action == "remove":
-        if current is None:
+        if key is None:
             raise NotApplicable(f"no facet {name!r}")
-        del profile.facets[name]
-        profile.traits = [t for t in profile.traits if t.scope != name]
+        del profile.facets[key]
+        profile.traits = [t for t in profile.traits if t.scope != key]
         return
     if change.action not in ("add", "update"):
         raise NotApplicable(f"a facet cannot {change.action}")
     if change.action == "update" and current is None:
         raise NotApplicable(f"no facet {name!r}")
-    profile.facets[name] = Field(_text(change.value, f"facet {name!r}"), origin,
-                                 current.locked if current else False, now)
+    if key is None:  # a new facet: its key is derived from its name, once
+        key = derive_key(name, profile.facets.keys())
+        label = "" if name == key else name
+    else:
+        label = current.label if current is not None else ""
+    profile.facets[key] = Field(_text(change.value, f"facet {name!r}"), origin,
+                                current.locked if current else False, now, label)
 
 
 def _require(profile: Profile, change: Change, key: str | None = None) -> Trait:
@@ -229,21 +280,35 @@ def _require(profile: Profile, change: Change, key: str | None = None) -> Trait:
 
 
 def _scope(profile: Profile, scope: str | None) -> str:
-    name = (scope or CORE_SCOPE).strip() or CORE_SCOPE
-    if name != CORE_SCOPE and name not in profile.facets and name != JOURNAL_FACET:
+    """The key of the scope `scope` names: `core`, a facet (by key or label) or the
+    journal's facet (which need not exist yet)."""
+    name = " ".join((scope or CORE_SCOPE).split()) or CORE_SCOPE
+    if name.casefold() in (CORE_SCOPE, JOURNAL_FACET):
+        return name.casefold()
+    key = profile.facet_key(name)
+    if key is None:
         raise NotApplicable(f"scope {name!r} is neither core nor a facet")
-    return name
+    return key
+
+
+def _new_trait(profile: Profile, name: str | None, value: str | None, scope: str,
+               origin: Origin, sources: list[Source], now: float) -> Trait:
+    """A new trait named `name` in `scope`: its key derived from the name (a suffix where
+    another trait of the scope has that key); an existing trait of that name is refused."""
+    label = checked_label(name, "a new trait needs its name in `key`")
+    if profile.find(label, scope) is not None:
+        raise NotApplicable(f"trait {label!r} exists in {scope!r}; update it instead")
+    key = derive_key(label, {t.key for t in profile.traits if t.scope == scope})
+    return Trait(new_trait_id(), key, _text(value, label), scope, False, origin, sources,
+                 now, "" if label == key else label)
 
 
 def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -> None:
     action = change.action
     if action == "add":
-        key = _text(change.key, "a new trait's key")
-        scope = _scope(profile, change.scope)
-        if profile.find(key, scope) is not None:
-            raise NotApplicable(f"trait {key!r} exists in {scope!r}; update it instead")
-        profile.traits.append(Trait(new_trait_id(), key, _text(change.value, key), scope,
-                                    False, origin, list(change.sources), now))
+        profile.traits.append(_new_trait(profile, change.key, change.value,
+                                         _scope(profile, change.scope), origin,
+                                         list(change.sources), now))
     elif action == "update":
         trait = _require(profile, change)
         trait.value = _text(change.value, trait.key)
@@ -260,25 +325,21 @@ def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -
         if len(change.keys) < 2:
             raise NotApplicable("a merge names at least two traits in `keys`")
         merged = [_require(profile, change, k) for k in change.keys]
-        key = _text(change.key, "the merged trait's key")
         sources = [s for t in merged for s in t.sources]
         for trait in merged:
             profile.traits.remove(trait)
-        profile.traits.append(Trait(new_trait_id(), key, _text(change.value, key),
-                                    _scope(profile, change.scope or merged[0].scope), False,
-                                    origin, _merged(sources, change.sources), now))
+        profile.traits.append(_new_trait(profile, change.key, change.value,
+                                         _scope(profile, change.scope or merged[0].scope),
+                                         origin, _merged(sources, change.sources), now))
     elif action == "split":
         trait = _require(profile, change)
         if len(change.into) < 2:
             raise NotApplicable("a split names at least two traits in `into`")
         profile.traits.remove(trait)
         for spec in change.into:
-            if profile.find(spec.key, spec.scope) is not None:
-                raise NotApplicable(f"trait {spec.key!r} exists in {spec.scope!r}")
-            profile.traits.append(Trait(new_trait_id(), _text(spec.key, "a split trait's key"),
-                                        _text(spec.value, spec.key),
-                                        _scope(profile, spec.scope), False, origin,
-                                        _merged(trait.sources, change.sources), now))
+            profile.traits.append(_new_trait(profile, spec.key, spec.value,
+                                             _scope(profile, spec.scope), origin,
+                                             _merged(trait.sources, change.sources), now))
     else:
         raise NotApplicable(f"unknown action {action!r}")
 

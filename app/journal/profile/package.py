@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
 
 from app.core import json_input
-from app.core.profiles import NAME
+from app.core.profiles import InvalidName, clean_label
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
@@ -68,6 +68,10 @@ TASK = {
         "`remove`, `reclassify`, `merge`, `split`; `keep` where it holds). Never propose a "
         "whole new profile. Locked fields are the user's decision: leave them alone."),
 }
+PLACEHOLDER_RULE = (
+    " Names, phone numbers and other personal data are replaced by placeholders in square "
+    "brackets ([PERSON_1], [PHONE_1], …): write them exactly as they are, never guess what "
+    "they stand for.")
 RULES = (
     "Cite the refs of the evidence a change rests on in `source_refs`; invent no source, no "
     "example and no ref. You may also use the person's own texts from your conversation "
@@ -105,13 +109,14 @@ def _profile_part(profile: Profile, governance: str, lifecycle: str,
 
     def field(f: model.Field, kind: str) -> dict[str, Any]:
         return {"value": cut_at_word(f.value, share(kind)), "origin": f.origin,
-                "locked": f.locked}
+                "locked": f.locked, **({"label": f.label} if f.label else {})}
 
     return {
         "lifecycle": lifecycle, "governance": governance,
         "core": field(profile.core, "core"),
         "facets": {name: field(f, "facet") for name, f in profile.facets.items()},
-        "traits": [{"trait_id": t.trait_id, "key": t.key, "scope": t.scope,
+        "traits": [{"trait_id": t.trait_id, "key": t.key,
+                    **({"label": t.label} if t.label else {}), "scope": t.scope,
                     "value": cut_at_word(t.value, share("trait")),
                     "origin": t.origin, "locked": t.locked} for t in profile.traits],
     }
@@ -135,9 +140,11 @@ def _fit_profile(package: dict[str, Any], profile: Profile, governance: str, lif
             part[f"{name}_left_out"] = part.get(f"{name}_left_out", 0) + 1
 
 
-def _expected(mode: str) -> dict[str, Any]:
+def _expected(mode: str, package_id: str | None) -> dict[str, Any]:
     return {"kind": RESULT_KIND, "format_version": FORMAT_VERSION, "mode": mode,
-            "target": "writing", "evidence_basis": ["kansho_evidence"],
+            "target": "writing",
+            **({"package_id": package_id} if package_id else {}),
+            "evidence_basis": ["kansho_evidence"],
             "summary": "what you found, in one or two sentences",
             "changes": [{"action": "update | add | remove | reclassify | merge | split | keep",
                          "target": "core | facet | trait",
@@ -167,13 +174,15 @@ def representative(texts: Sequence[EvidenceText]) -> list[EvidenceText]:
 
 def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: str,
                   evidence: Sequence[EvidenceText], signals: Mapping[str, Any],
-                  max_chars: int) -> dict[str, Any]:
-    """The package as a dict whose JSON (`dumps`) has at most `max_chars` characters."""
+                  max_chars: int, package_id: str | None = None) -> dict[str, Any]:
+    """The package as a dict whose JSON (`dumps`) has at most `max_chars` characters.
+    `package_id`: a copy package's id, which the result names back (`expected_result`)."""
     package: dict[str, Any] = {
         "kind": PACKAGE_KIND, "format_version": FORMAT_VERSION, "mode": mode,
-        "target": "writing", "profile": {}, "evidence": [], "left_out": 0,
+        "target": "writing", **({"package_id": package_id} if package_id else {}),
+        "profile": {}, "evidence": [], "left_out": 0,
         "signals": dict(signals), "task": f"{TASK[mode]} {RULES}",
-        "expected_result": _expected(mode)}
+        "expected_result": _expected(mode, package_id)}
     _fit_profile(package, profile, governance, lifecycle, max_chars)
     chosen = representative(evidence)
     for index, text in enumerate(chosen):
@@ -195,6 +204,34 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
             package["left_out"] += len(chosen) - index
             break
     return package
+
+
+# The package's own words: the contract's names, ids, times, our task. Everything else in it
+# is the user's text (profile values, names as written, evidence) and is masked.
+_NOT_MASKED = frozenset(("kind", "format_version", "mode", "target", "package_id", "ref",
+                         "trait_id", "key", "scope", "occurred_at", "origin", "locked",
+                         "lifecycle", "governance", "task", "expected_result", "signals",
+                         "cut", "left_out", "kind_note", "traits_left_out", "facets_left_out"))
+
+
+def mask_package(package: Mapping[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
+    """The package with every text of the user's passed through `mask` (the privacy
+    gateway's masking: registered people and numbers become placeholders); its own words
+    and keys stay as they are so the result can still name what it changes."""
+    return map_strings(dict(package), mask, skip=_NOT_MASKED)
+
+
+def map_strings(data: Any, fn: Callable[[str], str], *,
+                skip: frozenset[str] = frozenset()) -> Any:
+    """Every string value of decoded JSON passed through `fn`, except the values of the
+    object members named in `skip` (object keys are never passed)."""
+    if isinstance(data, str):
+        return fn(data)
+    if isinstance(data, dict):
+        return {k: v if k in skip else map_strings(v, fn, skip=skip) for k, v in data.items()}
+    if isinstance(data, list):
+        return [map_strings(v, fn, skip=skip) for v in data]
+    return data
 
 
 def dumps(package: Mapping[str, Any]) -> str:
@@ -254,6 +291,7 @@ class ResultIn(msgspec.Struct):
     format_version: int
     mode: Literal["initial_build", "review"]
     target: Literal["writing"] = "writing"
+    package_id: str | None = None  # the package answered (its placeholders' mapping)
     summary: str = ""
     evidence_basis: list[Basis] = []
     changes: list[ChangeIn] = []
@@ -273,16 +311,20 @@ class Parsed:
     kept: int = 0
 
 
+def decode_result(raw: str | bytes | Mapping[str, Any]) -> Any:
+    """JSON text (one code fence allowed) or a decoded object → the decoded object."""
+    if not isinstance(raw, (str, bytes)):
+        return raw
+    try:
+        text = raw.decode() if isinstance(raw, bytes) else raw
+        return json_input.decode(strip_fence(text))
+    except (UnicodeDecodeError, json_input.JsonInputError) as exc:
+        raise ResultInvalid(400, "invalid_json", f"the result is not JSON: {exc}") from None
+
+
 def read_result(raw: str | bytes | Mapping[str, Any]) -> ResultIn:
     """JSON text (one code fence allowed) or a decoded object → the checked result."""
-    if isinstance(raw, (str, bytes)):
-        try:
-            text = raw.decode() if isinstance(raw, bytes) else raw
-            data = json_input.decode(strip_fence(text))
-        except (UnicodeDecodeError, json_input.JsonInputError) as exc:
-            raise ResultInvalid(400, "invalid_json", f"the result is not JSON: {exc}") from None
-    else:
-        data = raw
+    data = decode_result(raw)
     if not isinstance(data, dict):
         raise ResultInvalid(400, "schema_error", "the result must be one JSON object")
     kind = data.get("kind")
@@ -351,13 +393,14 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     keys = [change.key, *change.keys, *(s.key for s in change.into)]
     if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
         raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
-    if change.target == "facet" and change.key is not None and \
-            not NAME.fullmatch(change.key):
-        raise fail(f"facet name {change.key[:80]!r} is not valid")
-    scopes = [change.scope, *(s.scope for s in change.into)]
-    if any(scope is not None and scope != model.CORE_SCOPE and not NAME.fullmatch(scope)
-           for scope in scopes):
-        raise fail("a scope is neither core nor a facet name")
+    names = [key for key in keys if key is not None] if change.target == "facet" else []
+    names += [scope for scope in (change.scope, *(s.scope for s in change.into))
+              if scope is not None]
+    for name in names:
+        try:
+            clean_label(name)
+        except InvalidName as exc:
+            raise fail(f"the name {name[:80]!r}: {exc}") from None
 
 
 def resolve(result: ResultIn, profile: Profile, known_sources: Mapping[str, Source], *,

@@ -40,6 +40,7 @@ class FieldDoc(msgspec.Struct, forbid_unknown_fields=True):
     value: str = ""
     origin: Origin | None = None
     locked: bool = False
+    label: str = ""  # a facet's name as written (the key is the dict's key)
 
 
 class TraitDoc(msgspec.Struct, forbid_unknown_fields=True):
@@ -48,6 +49,7 @@ class TraitDoc(msgspec.Struct, forbid_unknown_fields=True):
     scope: str = model.CORE_SCOPE
     locked: bool = False
     origin: Origin = "manual"
+    label: str = ""  # the name as written; `key` is its stable key
 
 
 class WritingDoc(msgspec.Struct, forbid_unknown_fields=True):
@@ -70,13 +72,15 @@ class BothDoc(msgspec.Struct, forbid_unknown_fields=True):
 
 def export_writing(profile: Profile, governance: str) -> dict[str, Any]:
     def field(f: Field) -> dict[str, Any]:
-        return {"value": f.value, "origin": f.origin, "locked": f.locked}
+        return {"value": f.value, "origin": f.origin, "locked": f.locked,
+                **({"label": f.label} if f.label else {})}
 
     return {"kind": WRITING, "format_version": FORMAT_VERSION, "exported_at": time.time(),
             "governance": governance, "core": field(profile.core),
             "facets": {name: field(f) for name, f in profile.facets.items()},
             "traits": [{"key": t.key, "value": t.value, "scope": t.scope, "locked": t.locked,
-                        "origin": t.origin} for t in profile.traits]}
+                        "origin": t.origin, **({"label": t.label} if t.label else {})}
+                       for t in profile.traits]}
 
 
 def export_both(writing: dict[str, Any], interaction: dict[str, Any]) -> dict[str, Any]:
@@ -135,6 +139,8 @@ def writing_profile(doc: WritingDoc) -> Profile:
     now = time.time()
     return Profile(
         core=Field(doc.core.value, doc.core.origin, doc.core.locked, now),
-        facets={n: Field(f.value, f.origin, f.locked, now) for n, f in doc.facets.items()},
-        traits=[Trait(model.new_trait_id(), t.key.strip(), t.value, t.scope, t.locked,
-                      t.origin, [], now) for t in doc.traits])
+        facets={n: Field(f.value, f.origin, f.locked, now, " ".join(f.label.split())[:80])
+                for n, f in doc.facets.items()},
+        traits=model.with_keys(Profile(traits=[
+            Trait(model.new_trait_id(), t.key.strip(), t.value, t.scope, t.locked, t.origin,
+                  [], now, " ".join(t.label.split())[:80]) for t in doc.traits])).traits)

@@ -4,26 +4,33 @@ interaction profile's own room is `app.interaction`).
 
 Manual edits are the user's own (origin `manual`) and work in every governance mode; each
 content edit is one version. Automatic paths (the AI review's result under governance
-`learning`, evidence collection) run only on a confirmed profile, never under `frozen`, and
+`learning`, evidence collection — when the page asks, and at each journal save through the
+local triggers of `signals`) run only on a confirmed profile, never under `frozen`, and
 never overwrite a locked field or one the user wrote or accepted (`model.automatic_allowed`).
+The copy package that leaves the machine is masked by the privacy gateway's `Masker` unless
+the user chooses otherwise; its mapping stays here for the result's import.
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.interaction import portability as interaction_doc
 from app.interaction.store import InteractionStore
 from app.journal.profile import brief as briefs
-from app.journal.profile import corpus, model, portability
+from app.journal.profile import corpus, model, portability, signals
 from app.journal.profile import package as pkg
 from app.journal.profile.model import Change, NotApplicable, Source, Trait
-from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore
+from app.journal.profile.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
 from app.journal.stages import DEFAULT_BRIEF
+from app.llm.privacy import EgressGate, IdentityRegistry, Masker, demask
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
@@ -31,11 +38,24 @@ from statemachine.profile import CONFIRMED
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class CopyPackage:
+    package: dict[str, Any]
+    prompt: str
+    masked: bool
+    package_id: str | None
+    placeholders: dict[str, int]  # per kind: how many distinct values were masked
+
+
 class ProfileService:
-    def __init__(self, db: Database, settings: Settings) -> None:
+    def __init__(self, db: Database, settings: Settings,
+                 identities: IdentityRegistry | None = None) -> None:
         self.db = db
         self.settings = settings
         self.store = ProfileStore(db)
+        # The users' registered people, for the copy package's masking (the app's one
+        # registry where there is one: its cache is dropped when the user edits it).
+        self.identities = identities if identities is not None else IdentityRegistry(db)
 
     # --- the brief for stage 2 of the journal --------------------------------------------------
 
@@ -60,8 +80,9 @@ class ProfileService:
     # --- manual edits --------------------------------------------------------------------------
 
     async def edit(self, user_id: str, change: Change | list[Change],
-                   reason: str) -> ProfileState:
-        """Apply the user's own change(s) (origin `manual`) in one transaction: one version;
+                   why: str) -> ProfileState:
+        """Apply the user's own change(s) (origin `manual`) in one transaction: one version
+        (`why`: its reason, `store.reason`);
         a profile edited by hand counts as confirmed. A change that does not apply writes
         nothing."""
         changes = change if isinstance(change, list) else [change]
@@ -75,7 +96,7 @@ class ProfileService:
                 raise Conflict("change_not_applicable", str(exc)) from None
             if state.lifecycle != CONFIRMED:
                 state.lifecycle = CONFIRMED
-            return reason
+            return why
 
         return await self.store.edit(user_id, fn)
 
@@ -84,16 +105,20 @@ class ProfileService:
         profile's state that automatic paths obey)."""
         def fn(state: ProfileState) -> str:
             item: model.Field | Trait | None
+            shown = ""
             if target == "core":
                 item = state.profile.core
             elif target == "facet":
-                item = state.profile.facets.get(name)
+                key = state.profile.facet_key(name)
+                item = state.profile.facets.get(key) if key is not None else None
+                shown = (item.label or key) if item is not None and key is not None else ""
             else:
                 item = state.profile.trait(name)
+                shown = (item.label or item.key) if item is not None else ""
             if item is None:
                 raise Missing(f"no {target} {name!r}")
             item.locked = locked
-            return f"{'locked' if locked else 'unlocked'} {target} {name}".strip()
+            return reason("locked" if locked else "unlocked", target=target, name=shown)
 
         return await self.store.edit(user_id, fn)
 
@@ -136,6 +161,51 @@ class ProfileService:
             user_id=user_id, seen=len(texts), added=added))
         return added
 
+    async def on_entry_saved(self, user_id: str, entry_id: str) -> str | None:
+        """The save-time triggers (seed 004 §13, `signals`): the entry's current version
+        becomes a review candidate when it is a strong edit of a generated draft, deviates
+        from the user's usual writing, or periodic readiness has come. Returns the signal,
+        or None (no candidate: the profile is not confirmed, it is `frozen`, the entry was
+        saved unchanged from a draft, its version is a candidate already, or no trigger
+        holds)."""
+        state = await self.store.state(user_id)
+        if state.lifecycle != CONFIRMED or state.governance == "frozen":
+            return None
+        settings = self.settings
+        known = await self.store.evidence_refs(user_id)
+        last = await self.store.last_evidence_at(user_id)
+
+        def read(conn: Any) -> tuple[list[corpus.CorpusText], list[corpus.CorpusText]]:
+            this = corpus.voiced_entries(conn, user_id, measure=True, entry_id=entry_id)
+            usual = corpus.voiced_entries(conn, user_id, limit=signals.BASELINE + 1)
+            return this, usual
+
+        this, usual = await self.db.execute_fn(read)
+        if not this or this[0].ref in known:
+            return None
+        text = this[0]
+        usual = [t for t in usual if t.ref != text.ref][:signals.BASELINE]
+        measures = signals.measure(text.text)
+        deviations = signals.deviation(measures, [signals.measure(t.text) for t in usual],
+                                       settings.profile_deviation_share)
+        signal = signals.trigger(
+            edit_share=text.edit_share, strong_share=settings.profile_strong_edit_share,
+            deviations=deviations, last_candidate_at=last,
+            saves_since=sum(last is not None and t.occurred_at > last for t in usual),
+            now=time.time(), period=settings.profile_evidence_period,
+            volume=settings.profile_evidence_volume)
+        if signal is None:
+            log.info("profile: saved entry is no review candidate", extra=logctx.fields(
+                user_id=user_id, entry_id=entry_id))
+            return None
+        await self.store.add_evidence(user_id, [EvidenceRow(
+            signal, text.ref, text.text, text.occurred_at, text.context_hint,
+            {"trigger": signal, "edit_share": text.edit_share, "chars": len(text.text),
+             **measures.as_dict(), **({"deviation": deviations} if deviations else {})})])
+        log.info("profile: saved entry is a review candidate", extra=logctx.fields(
+            user_id=user_id, entry_id=entry_id, signal=signal))
+        return signal
+
     async def overview(self, user_id: str) -> dict[str, Any]:
         state = await self.store.state(user_id)
         return {**state.as_dict(), "seed_catalog": list(model.SEED_CATALOG),
@@ -171,7 +241,8 @@ class ProfileService:
                      for t in corpus_texts]
         return texts, known
 
-    async def package(self, user_id: str, mode: str) -> dict[str, Any]:
+    async def package(self, user_id: str, mode: str, *, package_id: str | None = None,
+                      max_chars: int | None = None) -> dict[str, Any]:
         await self.collect_evidence(user_id)
         state = await self.store.state(user_id)
         texts, _ = await self._evidence_texts(user_id, mode)
@@ -181,15 +252,59 @@ class ProfileService:
                    "note": "local counts; hints only, not evidence"}
         return pkg.build_package(state.profile, governance=state.governance,
                                  lifecycle=state.lifecycle, mode=mode, evidence=texts,
-                                 signals=signals,
-                                 max_chars=self.settings.profile_package_chars)
+                                 signals=signals, package_id=package_id,
+                                 max_chars=max_chars or self.settings.profile_package_chars)
+
+    async def copy_package(self, user_id: str, mode: str, *, masked: bool = True) -> CopyPackage:
+        """The package the user copies into another chat: it leaves the machine, so by
+        default it goes through the privacy gateway's masking (the user's registered people
+        and the detectors' numbers become placeholders; the mapping stays here, for the
+        result's import) and then the egress gate's check (a registered name the masking
+        missed refuses the package: `EgressRefused`). `masked=False` is the user's explicit
+        choice to see and copy their text as it is."""
+        limit = self.settings.profile_package_chars
+        if not masked:
+            log.info("profile copy package made unmasked, by the user's choice",
+                     extra=logctx.fields(user_id=user_id, mode=mode))
+            plain = await self.package(user_id, mode)
+            return CopyPackage(plain, pkg.prompt(plain), False, None, {})
+        package_id = new_id("ppkg")
+        index = await self.identities.index(user_id)
+        budget = limit
+        for _ in range(3):  # placeholders can be longer than what they replace
+            masker = Masker(index)
+            plain = await self.package(user_id, mode, package_id=package_id, max_chars=budget)
+            package = pkg.mask_package(plain, masker.mask)
+            if len(pkg.dumps(package)) <= limit:
+                break
+            budget -= len(pkg.dumps(package)) - limit + 100
+        if masker.mapping:
+            package["task"] += pkg.PLACEHOLDER_RULE
+        text = pkg.prompt(package)
+        # The same gate a remote request passes, over the whole text that is copied.
+        EgressGate(masker.registered, purpose="profile_copy_package").check(
+            msgspec.json.encode({"prompt": text}))
+        if masker.mapping:
+            await self.store.keep_mapping(user_id, package_id, masker.mapping)
+        counts = {kind: n for kind, n in masker.counts.items() if n}
+        log.info("profile copy package masked", extra=logctx.fields(
+            user_id=user_id, mode=mode, masked=len(masker.mapping), kinds=counts))
+        return CopyPackage(package, text, True, package_id, counts)
 
     async def import_result(self, user_id: str, raw: str | bytes | dict[str, Any], *,
                             via: str = "paste") -> dict[str, Any]:
         """A result (pasted, or the AI review's) → a stored proposal. Raises
-        `pkg.ResultInvalid`; nothing is stored then. A pasted result is never applied; the
+        `pkg.ResultInvalid`; nothing is stored then. A pasted result's placeholders are put
+        back with the mapping kept for its copy package (the one it names in `package_id`,
+        else the newest). A pasted result is never applied; the
         AI review's is governed (`learning` applies what an automatic path may)."""
-        result = pkg.read_result(raw)
+        data = pkg.decode_result(raw)
+        if via == "paste" and isinstance(data, dict):
+            # The answer to a masked copy package: its placeholders back, here.
+            named = data.get("package_id")
+            mapping = await self.store.mapping(user_id, named if isinstance(named, str) else None)
+            data = pkg.map_strings(data, lambda text: demask(text, mapping))
+        result = pkg.read_result(data)
         state = await self.store.state(user_id)
         _, known = await self._evidence_texts(user_id, result.mode)
         parsed = pkg.resolve(result, state.profile, known,

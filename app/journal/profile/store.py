@@ -31,6 +31,9 @@ from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
 
+KEPT_MAPPINGS = 20  # masked copy packages whose results can still be demasked
+
+
 @dataclass(slots=True)
 class ProfileState:
     profile: Profile
@@ -67,6 +70,25 @@ def _load(conn: sqlite3.Connection, user_id: str) -> ProfileState:
         return ProfileState(Profile(), DEFAULT_GOVERNANCE, "uninitialized", 0, None)
     return ProfileState(model.decode_profile(row["profile_json"]), row["governance"],
                         row["lifecycle"], row["version_seq"], row["updated_at"])
+
+
+def reason(code: str, **names: str | int) -> str:
+    """A version's reason as stored: a code the page words in the user's language
+    (`version.<code>`) and what it names — never a sentence in one language."""
+    return json.dumps({"code": code, **names}, ensure_ascii=False)
+
+
+def read_reason(raw: str) -> tuple[str, dict[str, Any]]:
+    """A stored reason's code and names; a reason written before codes (an English
+    sentence) reads as code `text` with the sentence."""
+    try:
+        found = json.loads(raw)
+    except ValueError:
+        found = None
+    if isinstance(found, dict) and isinstance(found.get("code"), str):
+        code = found.pop("code")
+        return code, found
+    return "text", {"text": raw}
 
 
 def _save(conn: sqlite3.Connection, user_id: str, state: ProfileState,
@@ -124,6 +146,11 @@ def _proposal_dict(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> dict[str
                         for c in changes]}
 
 
+def _reason_fields(raw: str) -> dict[str, Any]:
+    code, names = read_reason(raw)
+    return {"reason": code, "reason_args": names}
+
+
 class ProfileStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -146,7 +173,8 @@ class ProfileStore:
 
     async def versions(self, user_id: str) -> list[dict[str, Any]]:
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            return [{"version": r["seq"], "reason": r["reason"], "created_at": r["created_at"],
+            return [{"version": r["seq"], **_reason_fields(r["reason"]),
+                     "created_at": r["created_at"],
                      "profile": json.loads(r["profile_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_versions WHERE user_id = ? ORDER BY seq DESC",
                 (user_id,))]
@@ -194,8 +222,8 @@ class ProfileStore:
             if mode == "initial_build":
                 _step(state, "propose")
             if applied or state.lifecycle != lifecycle:
-                _save(conn, user_id, state, f"learning applied {applied} change(s) of a "
-                      "review" if applied else None)
+                _save(conn, user_id, state,
+                      reason("learning_applied", count=applied) if applied else None)
             return _proposal_dict(_proposal_row(conn, user_id, proposal_id),
                                   _changes(conn, proposal_id))
 
@@ -256,8 +284,7 @@ class ProfileStore:
                     except NotApplicable as exc:
                         raise Conflict("change_not_applicable", str(exc)) from None
                 _step(state, "confirm")  # content the user accepted is theirs
-                _save(conn, user_id, state,
-                      f"accepted {len(chosen)} change(s) of proposal {proposal_id}")
+                _save(conn, user_id, state, reason("proposal_accepted", count=len(chosen)))
             conn.executemany("UPDATE writing_profile_changes SET status = ?, decided_at = ?, "
                              "version_seq = ? WHERE change_id = ?",
                              [("accepted" if accept else "rejected", now,
@@ -282,14 +309,13 @@ class ProfileStore:
     async def add_evidence(self, user_id: str, rows: Sequence[EvidenceRow]) -> int:
         """Store new review candidates; a ref already stored is left as it is."""
         def write(conn: sqlite3.Connection) -> int:
-            before = conn.total_changes
-            conn.executemany(
-                "INSERT OR IGNORE INTO writing_profile_evidence (evidence_id, user_id, signal, "
+            return conn.executemany(
+                "INSERT INTO writing_profile_evidence (evidence_id, user_id, signal, "
                 "ref, text, occurred_at, context_hint, measure_json, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 [(new_id("ev"), user_id, r.signal, r.ref, r.text, r.occurred_at,
-                  r.context_hint, json.dumps(r.measure or {}), time.time()) for r in rows])
-            return conn.total_changes - before
+                  r.context_hint, json.dumps(r.measure or {}), time.time()) for r in rows]
+            ).rowcount
 
         return await self.db.execute_write_fn(write) if rows else 0
 
@@ -304,6 +330,14 @@ class ProfileStore:
 
         return await self.db.execute_fn(read)
 
+    async def last_evidence_at(self, user_id: str) -> float | None:
+        """When the user's newest review candidate was stored (None: there is none)."""
+        def read(conn: sqlite3.Connection) -> float | None:
+            return conn.execute("SELECT MAX(created_at) FROM writing_profile_evidence "
+                                "WHERE user_id = ?", (user_id,)).fetchone()[0]
+
+        return await self.db.execute_fn(read)
+
     async def evidence(self, user_id: str) -> list[dict[str, Any]]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
         def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
@@ -312,9 +346,45 @@ class ProfileStore:
             return [{"evidence_id": r["evidence_id"], "signal": r["signal"], "ref": r["ref"],
                      "text": r["text"], "occurred_at": r["occurred_at"],
                      "context_hint": r["context_hint"], "new": r["created_at"] > reviewed,
+                     "created_at": r["created_at"],
                      "measure": json.loads(r["measure_json"])} for r in conn.execute(
                 "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                 "ORDER BY occurred_at DESC", (user_id,))]
+
+        return await self.db.execute_fn(read)
+
+    # --- copy packages' placeholder mappings (on this machine only) ----------------------------
+
+    async def keep_mapping(self, user_id: str, package_id: str,
+                           mapping: dict[str, str]) -> None:
+        """Keep a masked copy package's mapping until its result comes back; only the
+        newest `KEPT_MAPPINGS` of a user are kept."""
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("INSERT INTO writing_profile_packages (package_id, user_id, "
+                         "mapping_json, created_at) VALUES (?, ?, ?, ?)",
+                         (package_id, user_id, json.dumps(mapping, ensure_ascii=False),
+                          time.time()))
+            conn.execute("DELETE FROM writing_profile_packages WHERE user_id = ? AND "
+                         "package_id NOT IN (SELECT package_id FROM writing_profile_packages "
+                         "WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                         (user_id, user_id, KEPT_MAPPINGS))
+
+        await self.db.execute_write_fn(write)
+
+    async def mapping(self, user_id: str, package_id: str | None) -> dict[str, str]:
+        """The mapping of the user's package `package_id`, or of their newest one when the
+        result does not name its package; {} when there is none (a package no longer kept:
+        its placeholders stay, rather than being read with another package's mapping)."""
+        def read(conn: sqlite3.Connection) -> dict[str, str]:
+            if package_id:
+                row = conn.execute(
+                    "SELECT mapping_json FROM writing_profile_packages WHERE user_id = ? "
+                    "AND package_id = ?", (user_id, package_id)).fetchone()
+            else:
+                row = conn.execute("SELECT mapping_json FROM writing_profile_packages WHERE "
+                                   "user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                                   (user_id,)).fetchone()
+            return json.loads(row[0]) if row is not None else {}
 
         return await self.db.execute_fn(read)
 
@@ -329,7 +399,7 @@ class ProfileStore:
                 state.profile, state.governance = profile, governance
                 if not profile.empty:
                     _step(state, "confirm")
-                _save(conn, user_id, state, "imported a writing profile")
+                _save(conn, user_id, state, reason("imported"))
             if interaction is not None:
                 interaction_store.save(conn, user_id, interaction)
 

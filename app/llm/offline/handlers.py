@@ -22,13 +22,11 @@ rendered history (speaker lines `[n] USER (…): …`), the last USER contributi
 
 from __future__ import annotations
 
-import datetime as dt
 import re
-from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -40,41 +38,34 @@ from app.llm.types import Message
 
 
 class Conversation:
-    """What the offline model said today in one conversation: a real model has the whole
-    conversation in view, the rules only the prompt's window, and without this would say
-    the same sentence again later in the day. The newest `PER_DAY` replies of the local day."""
+    """What the offline model said today in one conversation, read before a call (`said`),
+    and what the call says (`remember`, collected in `new` for the caller to keep): a real
+    model has the whole conversation in view, the rules only the prompt's window, and
+    without this would say the same sentence again later in the day."""
 
-    PER_DAY = 500
-
-    def __init__(self) -> None:
-        self._day = dt.date.today()
-        self._said: list[str] = []
+    def __init__(self, said: Sequence[str] = ()) -> None:
+        self._said = list(said)
+        self.new: list[str] = []
 
     def said(self) -> list[str]:
-        return self._said if self._day == dt.date.today() else []
+        return self._said
 
     def remember(self, reply: str) -> None:
-        if self._day != dt.date.today():
-            self._day, self._said = dt.date.today(), []
-        self._said = [*self._said[-(self.PER_DAY - 1):], reply]
+        self._said.append(reply)
+        self.new.append(reply)
 
 
-class Conversations:
-    """The offline provider's `Conversation`s by pair, the newest `PAIRS` of them."""
+class DayMemory(Protocol):
+    """Where the offline provider keeps what it said to a pair on the user's day, across
+    restarts (the app's is `app.memory.said_today.SaidToday`)."""
 
-    PAIRS = 10_000
+    async def said(self, pair: str) -> list[str]: ...
 
-    def __init__(self) -> None:
-        self._by_pair: OrderedDict[str, Conversation] = OrderedDict()
+    async def remember(self, pair: str, replies: Sequence[str]) -> None: ...
 
-    def of(self, pair: str | None) -> Conversation | None:
-        if not pair:
-            return None
-        conversation = self._by_pair.pop(pair, None) or Conversation()
-        self._by_pair[pair] = conversation
-        while len(self._by_pair) > self.PAIRS:
-            self._by_pair.popitem(last=False)
-        return conversation
+
+# The purposes whose answers vary with what was said today (the others never read it).
+CONVERSATION_PURPOSES = frozenset({"responder"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ import asyncio
 import functools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import phonenumbers
 
@@ -56,6 +56,21 @@ def value_key(kind: str, value: str) -> str:
         return kind + ":" + (value[:2].upper() if kind == "IBAN" else "") + \
             _NOT_DIGIT.sub("", value)
     return kind + ":" + _SPACE.sub(" ", value.casefold())
+
+
+def demask(text: str, mapping: Mapping[str, str], *, json_string: bool = False) -> str:
+    """`text` with every placeholder of `mapping` (`[PERSON_1]` → its original) put back; a
+    placeholder the mapping does not know stays as it is. `json_string`: the text is JSON,
+    escape what goes in. (A copy package's mapping is kept locally until its result is
+    pasted back: `app.journal.profile`.)"""
+
+    def original(match: re.Match[str]) -> str:
+        value = mapping.get(f"[{match.group(1)}_{match.group(2)}]")
+        if value is None:
+            return match.group(0)
+        return json.dumps(value, ensure_ascii=False)[1:-1] if json_string else value
+
+    return PLACEHOLDER.sub(original, text) if mapping else text
 
 
 class Masker:
@@ -146,14 +161,7 @@ class Masker:
 
     def unmask(self, text: str, *, json_string: bool = False) -> str:
         """Put the originals back. `json_string`: the text is JSON, escape what goes in."""
-
-        def original(match: re.Match[str]) -> str:
-            value = self.mapping.get(f"[{match.group(1)}_{match.group(2)}]")
-            if value is None:
-                return match.group(0)
-            return json.dumps(value, ensure_ascii=False)[1:-1] if json_string else value
-
-        return PLACEHOLDER.sub(original, text) if self.mapping else text
+        return demask(text, self.mapping, json_string=json_string)
 
     @property
     def hold_back(self) -> int:

@@ -53,7 +53,11 @@ class IdentityRegistry:
         if cached is None:
             people = await self.db.execute_fn(lambda conn: _read(conn, user_id))
             index = NameIndex([p.name for p in people], [a for p in people for a in p.aliases])
-            cached = self._cache[user_id] = (people, index)
+            cached = (people, index)
+            # A shared store (PostgreSQL) is changed by other processes too: each turn reads
+            # the registry as it stands there, or a name registered elsewhere goes unmasked.
+            if self.db.engine == "sqlite":
+                self._cache[user_id] = cached
         return cached
 
     async def replace(self, user_id: str, people: list[Person]) -> list[Person]:

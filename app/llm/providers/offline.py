@@ -33,11 +33,12 @@ class OfflineProvider(Provider):
     offline = True
 
     def __init__(self, *, answers: handlers.Answers = handlers.BASE_ANSWERS,
-                 **common: Any) -> None:
+                 memory: handlers.DayMemory | None = None, **common: Any) -> None:
         super().__init__(**common)
         self.answers = answers
-        # What it said today per conversation (the running turn's pair): its replies vary.
-        self.conversations = handlers.Conversations()
+        # What it said today per conversation (the running turn's pair), kept across
+        # restarts: its replies vary. None: it remembers nothing beyond the prompt.
+        self.memory = memory
 
     async def context_window(self) -> int | None:
         return self.settings.llm_offline_context
@@ -45,11 +46,12 @@ class OfflineProvider(Provider):
     async def list_models(self) -> list[str]:
         return [OFFLINE_MODEL]
 
-    def answer(self, call: Call) -> str:
-        """The answer text for a call (JSON text for a structured call)."""
+    def answer(self, call: Call, conversation: handlers.Conversation | None = None) -> str:
+        """The answer text for a call (JSON text for a structured call); `conversation`:
+        what was said today in the call's conversation."""
         request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
                                           call.max_tokens, self.settings.chars_per_token,
-                                          self.conversations.of(logctx.pair.get()))
+                                          conversation)
         handler = self.answers.get(call.purpose)
         result = handler(request) if handler is not None else None
         if call.schema is not None:
@@ -76,8 +78,15 @@ class OfflineProvider(Provider):
 
     async def _answer_off_loop(self, call: Call) -> str:
         """The rules read messages of up to 20 000 characters: tens of milliseconds of CPU
-        that would otherwise stall every other user's requests on the event loop."""
-        return await asyncio.to_thread(self.answer, call)
+        that would otherwise stall every other user's requests on the event loop. What the
+        conversation heard today is read before and what it hears now kept after."""
+        pair = logctx.pair.get()
+        if not pair or self.memory is None or call.purpose not in handlers.CONVERSATION_PURPOSES:
+            return await asyncio.to_thread(self.answer, call)
+        conversation = handlers.Conversation(await self.memory.said(pair))
+        text = await asyncio.to_thread(self.answer, call, conversation)
+        await self.memory.remember(pair, conversation.new)
+        return text
 
     def _tokens(self, chars: int) -> int:
         return math.ceil(chars / self.settings.chars_per_token)

@@ -9,6 +9,8 @@ list that is, deterministically:
 - a list of that name exists → that list;
 - a name is given and the user asked for a new list, or there are no lists yet → a new list;
 - no name and exactly one list → that list;
+- items that are only a pronoun ("Streich die", the model's or the rules' reading when the
+  conversation names nothing it stands for): it asks which entry is meant, changing nothing;
 - no name, items to cross off ("Streich die Eier"): the list the conversation is about — the
   one list that has them, or of several that have them the one changed last; none has
   them: the list changed last, which then reports them missing;
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from app.core.grammar import join, sentence, several
+from app.core.grammar import is_pronoun, join, sentence, several
 from app.core.i18n import texts
 from app.core.log import fields
 from app.memory.lists import (
@@ -59,6 +61,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     b = ctx.blocks
     command: ListCommand = await ctx.ask_struct("agent_lists", frame([
         (b.lists, lists_text(existing, ctx.language)),
+        (b.history, state.history),
         (b.pending, pending_text(pending)),
         (b.task, task)]))
     if pending is not None:
@@ -72,6 +75,11 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
                              or command.list_name):
         return AgentResult(agent=AGENT, task=task, outcome="completed",
                            said=show_all(existing, language))
+    if command.remove and all(is_pronoun(item) for item in command.remove):
+        # "Streich die" with nothing in the conversation it stands for: ask, never guess.
+        log.info("list removal names only a pronoun; asking")
+        return AgentResult(agent=AGENT, task=task, outcome="refused",
+                           said=[words["which_item"].format(word=command.remove[0])])
     answer = task if pending is not None else ""
     target = resolve(command, existing, answer)
     if target is None:

@@ -10,7 +10,8 @@ the user's next message resumes it.
 
 "Lösch die Erinnerung an den Zahnarzt" / "Verschieb den Zahnarzt auf 10 Uhr" (`delete`,
 `move`) act on the reminder the words name — never a new one: the agent finds it among the
-pair's reminders that are not done (by its words; one of several asks "which?"), and returns
+pair's reminders that are not done (by its words; one of several asks "which?"; a pronoun
+the conversation gave no meaning — "Verschieb ihn" — asks which of them), and returns
 the `ReminderChange`, applied with the turn. None that fits: it says so. A move checks the
 new time like a new reminder's (and the cap, for one that had fired).
 """
@@ -24,7 +25,7 @@ from collections.abc import Mapping
 import msgspec
 
 from app.core.clock import local_moment, zone_named
-from app.core.grammar import join
+from app.core.grammar import is_pronoun, join
 from app.core.i18n import WEEKDAYS, language_of, texts
 from app.core.log import fields
 from app.llm.offline.lexicon import STOPWORDS
@@ -81,6 +82,7 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     command: ReminderCommand = await ctx.ask_struct("agent_reminders", frame([
         (b.now, now_text(now, zone, ctx.language)),
         (b.reminders, reminders_text(existing, zone, ctx.language)),
+        (b.history, state.history),
         (b.pending, pending_text(pending)),
         (b.task, task)]))
     if pending is not None:
@@ -150,6 +152,10 @@ def change(ctx: NodeContext, state: Path2State, task: str, command: ReminderComm
     language = reply_language(ctx, state)
     words = _phrases(language)
     chosen = among(existing, pending)
+    if is_pronoun(command.text) and chosen:
+        # "Verschieb ihn" with nothing in the conversation it stands for: ask, never guess.
+        return _which(ctx, state, task, msgspec.structs.replace(command, text=""), pending,
+                      chosen)
     found = matching(command.text, chosen, task if pending is not None else "")
     if not found:
         log.info("no reminder fits the change", extra=fields(delete=command.delete))
@@ -160,12 +166,7 @@ def change(ctx: NodeContext, state: Path2State, task: str, command: ReminderComm
         if pending is not None and pending.candidates:
             return AgentResult(agent=AGENT, task=task, outcome="refused",
                                said=[words["still_unclear"]])
-        options = join([words["item"].format(text=r.text,
-                                              when=when_text(r.due_at, zone, language))
-                        for r in found], words["or"])
-        return follow_up(AGENT, state, task, command, pending,
-                         words["which"].format(options=options),
-                         candidates=[r.id for r in found])
+        return _which(ctx, state, task, command, pending, found)
     reminder = found[0]
     if command.delete:
         log.info("reminder deletion intended", extra=fields(reminder_id=reminder.id))
@@ -204,6 +205,18 @@ def move(ctx: NodeContext, state: Path2State, task: str, command: ReminderComman
         words["moved"].format(text=reminder.text, when=when_text(due_at, zone, language))],
         effects=[ReminderChange(user_id=state.user_id, character_id=state.character_id,
                                 reminder_id=reminder.id, due_at=due_at, cap=cap)])
+
+
+def _which(ctx: NodeContext, state: Path2State, task: str, command: ReminderCommand,
+           pending: AgentContext | None, found: list[Reminder]) -> AgentResult:
+    """Asks which of `found` the change means; the answer resumes it among them."""
+    zone = zone_named(ctx.settings.timezone)
+    language = reply_language(ctx, state)
+    words = _phrases(language)
+    options = join([words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
+                    for r in found], words["or"])
+    return follow_up(AGENT, state, task, command, pending,
+                     words["which"].format(options=options), candidates=[r.id for r in found])
 
 
 def among(existing: list[Reminder], pending: AgentContext | None) -> list[Reminder]:

@@ -46,9 +46,12 @@ _SUBJECT = r"(?:ich|er|es|wir|man|ihr|i|he|she|we|they)"
 _LEAD = (r"\A(?:(?:bitte|please|hey|ok|okay|also|so|und|and|dann|then|jetzt|now|noch|auch|mal|"
          r"kurz|ach|oh|ja|yes|nova)\b[\s,!]*){0,3}")
 
+# After an imperative "es" is its object ("Lösch es", "Streich es"): a narrative's "es" as
+# the subject follows an inflected verb ("dann streicht es"), which is no imperative.
+_SUBJECT_AFTER_VERB = r"(?:ich|er|wir|man|ihr|i|he|she|we|they)"
 _IMPERATIVE = re.compile(
     rf"{_LEAD}(?:(?:{_DE_STEMS})(?:e|en\s+sie|n\s+sie)?|(?:{_EN_VERBS}))\b"
-    rf"(?!\s+{_SUBJECT}\b)", re.I)
+    rf"(?!\s+{_SUBJECT_AFTER_VERB}\b)", re.I)
 # "Setzt du …?", "Erinnerst du mich …?": the verb first, then "du" — a request.
 _SECOND_PERSON = re.compile(rf"{_LEAD}(?:{_DE_STEMS})e?s?t\s+du\b", re.I)
 # "Kannst du …", "Could you …": the modal opens it, an infinitive closes it.
@@ -100,24 +103,56 @@ _SPEECH_DE_DONE = (r"gesagt|gemeint|gerufen|geschrieben|gedacht|gefragt|geraten|
                    r"geflüstert|gebrüllt|geschrien")
 _SPEECH_EN_PAST = r"said|told|thought|wrote|shouted|asked|yelled|whispered|used to say"
 _SPEECH_EN_NOW = r"says|tells|writes|shouts|asks|always say"
+_SPEECH_EN_ON = r"saying|telling|asking|say"  # "he keeps saying", "she used to say"
 _FRAME_BEFORE = re.compile(
-    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW})"
+    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW}|{_SPEECH_EN_ON})"
     r"(?:\s+(?:mir|mich|uns|ihm|ihr|ihnen|nur|immer|noch|dann|einfach|zu mir|me|us|him|her|"
-    r"them|only|always|just|again|to me)){0,3}\s*[:,]\s*$", re.I)
+    r"them|only|always|just|again|to me|yesterday|today|earlier|once|so|gestern|heute|"
+    r"(?:the|my|his|her|our)\s+[\w']+)){0,3}\s*[:,]\s*$", re.I)
 _FRAME_AFTER = re.compile(
     r",\s*(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
-    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+|"
-    rf"(?:[\w']+\s+){{1,4}}(?:(?:{_SPEECH_EN_PAST})(?:\s+[\w']+){{0,3}}|(?:{_SPEECH_EN_NOW}))"
-    r"\s*(?:,\s*(?:but|and)\b|$))", re.I)
+    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+)", re.I)
+# What may follow a frame to the end of its sentence: "…, and left", "… und ist gegangen".
+_THEN_ON = r"(?:,?\s+(?:and|but|und|aber)\b[^.!?;\n]{0,200})?\s*$"
 # Typed without the comma, German's verb-first frame still ends its sentence ("Streich die
 # Eier dachte ich", "Setz Brot drauf hat mein Mann gesagt").
 _FRAME_AFTER_BARE = re.compile(
     r"\s(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
     rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})(?:\s+[\w']+){{1,5}})"
-    r"(?:\s+(?:und|aber)\b[^.!?;\n]*)?\s*$", re.I)
+    + _THEN_ON, re.I)
+# English, with or without the comma: the frame — a subject and a verb of saying, nothing of
+# its own after it but whom it was said to — ends the sentence ("Put bread on the list my
+# husband said", "add milk to the list she told me", "remind me to call mom he keeps
+# saying", "…, said my wife"; with the comma also "…, I thought"). Decided by the verb: "…the list my husband likes", "…the
+# list she asked for", "…what the doctor said" (after a word that opens a subordinate
+# clause) are the command's own words. German's subject-first frame likewise ("Setz Milch
+# drauf meine Frau hat das gesagt", "… mein Mann meinte").
+_REPORTING_EN = (r"said|says|told|tells|asked|asks|shouted|yelled|whispered|"
+                 r"(?:always|just|once|still)\s+(?:says?|said)|used\s+to\s+say|would\s+say|"
+                 r"(?:keeps?|kept)\s+(?:on\s+)?(?:saying|telling|asking)")
+_SAID_TO = (r"(?:\s+(?:(?:to\s+)?(?:me|us|him|her|them)|again|once|so|too|earlier|yesterday|"
+            r"today|this\s+morning|last\s+night|just\s+now|(?:the|my|his|her|our)\s+[\w']+|"
+            r"(?:on|in|to)\s+(?:a|the|my|his|her|our)\s+[\w']+)){0,3}")
+_SUBJECT_EN = (r"(?:i|he|she|they|we|(?:my|his|her|our|their|the)(?:\s+[\w']+){1,2}|"
+               r"(?-i:[A-Z][\w']+))")
+_OPENS_SUBORDINATE = "".join(rf"(?<!\b{w})" for w in (
+    "what", "that", "which", "who", "whom", "how", "if", "as", "like", "when", "where",
+    "because", "whatever", "whether", "than", "why"))
+_FRAME_AFTER_EN = re.compile(
+    rf"(?:(?<!\s){_OPENS_SUBORDINATE}\s+{_SUBJECT_EN}\s+(?:{_REPORTING_EN}){_SAID_TO}|"
+    rf",\s*{_SUBJECT_EN}\s+(?:{_REPORTING_EN}|thought|wrote|writes){_SAID_TO}|"
+    rf"(?:,|(?<![\s,])\s)\s*(?:said|asked|shouted|wrote)\s+{_SUBJECT_EN}){_THEN_ON}", re.I)
+_OPENS_NEBENSATZ = "".join(rf"(?<!\b{w})" for w in (
+    "die", "der", "das", "den", "dem", "was", "wie", "dass", "wenn", "weil", "ob", "als"))
+_FRAME_AFTER_DE_BARE = re.compile(
+    rf"(?<!\s){_OPENS_NEBENSATZ}\s+(?:ich|er|sie|wir|(?:mein|meine|sein|seine|ihr|ihre|unser|unsere|"
+    r"der|die)\s+[\w']+)\s+(?:(?:sagt|sagte|meint|meinte)(?:\s+(?:das|es|so|immer|mir|uns|"
+    r"auch|gestern|heute)){0,3}|(?:hat|hatte)(?:\s+(?:das|es|so|immer|mir|uns|auch|gestern|"
+    r"heute)){0,3}\s+(?:gesagt|gemeint))" + _THEN_ON, re.I)
 # Any verb of saying: a text without one frames nothing (`reported` need not look).
 _ANY_SPEECH = re.compile(
-    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW})\b", re.I)
+    rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW}|{_SPEECH_EN_ON})\b",
+    re.I)
 _TO_YOU = re.compile(r"\b(?:dir|dich|euch|you)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?;\n]")
 _QUOTES_OPEN = {"„": "“”\"", "“": "”\"", "\"": "\"", "»": "«", "«": "»"}
@@ -257,7 +292,8 @@ def reported(text: str, start: int) -> bool:
     after = text[start:start + CLAUSE_CHARS]
     end = _SENTENCE_END.search(after)
     sentence = after[:end.start()] if end else after
-    frame = _FRAME_AFTER.search(sentence) or _FRAME_AFTER_BARE.search(sentence)
+    frame = (_FRAME_AFTER.search(sentence) or _FRAME_AFTER_BARE.search(sentence)
+             or _FRAME_AFTER_EN.search(sentence) or _FRAME_AFTER_DE_BARE.search(sentence))
     return bool(frame) and not _TO_YOU.search(frame.group())
 
 

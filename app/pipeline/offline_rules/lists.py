@@ -193,6 +193,20 @@ def known_items(lists_block: str) -> set[str]:
     return found
 
 
+def mentioned_items(text: str, known: Collection[str]) -> list[str]:
+    """The kept items (`known_items`) that `text` names, as it spells them, in its order
+    ("Eier stehen jetzt auf der Liste" → ["Eier"])."""
+    lowered = text.casefold()
+    found = []
+    for item in known:
+        if not item:
+            continue
+        at = re.search(rf"(?<!{WORD}){re.escape(item)}(?!{WORD})", lowered)
+        if at is not None:
+            found.append((at.start(), text[at.start():at.end()]))
+    return [spelled for _, spelled in sorted(found)]
+
+
 def list_command(clause: str, known: Collection[str] = ()) -> bool:
     """Whether a command clause names what a list command needs: a list for adding, showing,
     clearing or making one, or — for crossing off — a list or an item that is on one."""

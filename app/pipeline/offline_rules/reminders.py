@@ -263,12 +263,20 @@ def target_text(clause: str, known: list[Known]) -> str:
 
 
 def command(task: str, now_block: str, resuming: bool,
-            reminders_block: str = "") -> dict[str, Any]:
+            reminders_block: str = "", asked_for: str = "") -> dict[str, Any]:
     """The `agent_reminders` answer for a task; `now_block` is the prompt's "now" line,
     `resuming` whether the task answers the agent's own question (the text is known then),
-    `reminders_block` the open reminders as the prompt lists them."""
+    `reminders_block` the open reminders as the prompt lists them, `asked_for` the task the
+    question was asked for."""
     known = known_reminders(reminders_block)
     now = now_of(now_block)
+    if resuming and _MOVE.search(as_imperative(asked_for)):
+        # "Verschieb ihn auf 10 Uhr" – "Welche meinst du?" – "Den Zahnarzt": the new time
+        # counts from the one the answer picked.
+        hit = meant(task, known)
+        if hit is not None and hit.due is not None:
+            when = parse_move(as_imperative(asked_for), now, hit.due)
+            return {"move": True, "text": hit.text, "due_at": when.isoformat() if when else ""}
     if _SHOW.search(task) and _REMINDERS.search(task):
         return {"show": True}
     if not (_REMIND_ME.search(task) or _ME_THEN_REMIND.search(task)):

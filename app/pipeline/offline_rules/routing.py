@@ -8,17 +8,21 @@ what is kept) whose object that agent's rules recognise (`lists.list_command`,
 `reminders.reminder_command`): a narrative that mentions lists, writing, remembering or
 reminders in passing asks for nothing. The lists and open reminders the prompt shows tell
 "Streich die Eier" (on a list) from "Streich die Wand", and "Verschieb den Zahnarzt" (a
-reminder) from a story. The one command without a verb: a short "Brot und Eier auch noch
+reminder) from a story. A pronoun as the object ("Streich die wieder", "Verschieb ihn auf
+10 Uhr", "Delete it") stands for what the recent turns named (`referent`). The one command
+without a verb: a short "Brot und Eier auch noch
 drauf" (onto the list just talked about).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from app.core.grammar import PLURAL_PRONOUNS
 from app.llm.offline import text as tx
-from app.pipeline.offline_rules import clauses, lists, reminders
+from app.pipeline.offline_rules import clauses, lists, pronouns, reminders
 
 SHORT_WORDS = 8  # "Brot und Eier auch noch drauf": a verbless command is this short
 
@@ -44,26 +48,72 @@ def agent_of(clause: str, known: Known) -> str:
     return ""
 
 
-def tasks(text: str, known: Known | None = None) -> list[tuple[str, str]]:
-    """Each command clause of `text` with its agent, in order."""
+@dataclass(frozen=True, slots=True)
+class Referent:
+    """What a pronoun stands for: items of a list ("Milch, Eier") or an open reminder."""
+
+    agent: str
+    words: str
+
+
+def referent(command: pronouns.PronounCommand, recent: Sequence[str],
+             known: Known) -> Referent | None:
+    """What the pronoun of `command` stands for: the kept items or the open reminder that
+    the newest of the `recent` turns names (Nova's last answer, then the user's message
+    before). None when no turn names one that fits, or when the newest that does names
+    several where the pronoun means one ("es", "it") or both an item and a reminder: the
+    agent asks then, it does not guess."""
+    for text in recent:
+        found = [] if command.kind == "reminder" else lists.mentioned_items(text, known.items)
+        reminder = None if command.kind == "item" else reminders.meant(text, known.reminders)
+        if found and reminder is not None:
+            return None
+        if reminder is not None:
+            return Referent("reminders", reminder.text)
+        if found:
+            if len(found) > 1 and command.pronoun.casefold() not in PLURAL_PRONOUNS:
+                return None
+            return Referent("lists", ", ".join(found))
+    return None
+
+
+def agent_and_task(clause: str, known: Known, recent: Sequence[str]) -> tuple[str, str]:
+    """The agent a command clause is for and the clause as its task: a pronoun for its
+    referent ("Streich die wieder" → "Streich Eier wieder"); a pronoun that stands for
+    nothing the conversation named goes to the agent that asks which one."""
+    imperative = reminders.as_imperative(clause)  # "Could you move it to 11?" → "move it to 11"
+    command = pronouns.pronoun_command(imperative)
+    if command is None:
+        return agent_of(clause, known), clause
+    found = referent(command, recent, known)
+    if found is None:
+        return command.agent, clause
+    return found.agent, pronouns.replaced(imperative, command, found.words)
+
+
+def tasks(text: str, known: Known | None = None,
+          recent: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Each command clause of `text` with its agent, in order; `recent`: the turns before
+    it, newest first (`recent_turns`), which a pronoun refers to."""
     known = known or Known()
-    found = [(agent_of(c.text, known), c.text) for c in clauses.commands(text)]
+    found = [agent_and_task(c.text, known, recent) for c in clauses.commands(text)]
     found = [(agent, task) for agent, task in found if agent]
     if not found and len(tx.words(text)) <= SHORT_WORDS and lists.ONTO_IT.search(text):
         found = [("lists", text.strip())]
     return found
 
 
-def agents_for(text: str, known: Known | None = None) -> list[str]:
-    return list(dict.fromkeys(agent for agent, _ in tasks(text, known)))
+def agents_for(text: str, known: Known | None = None, recent: Sequence[str] = ()) -> list[str]:
+    return list(dict.fromkeys(agent for agent, _ in tasks(text, known, recent)))
 
 
-def split_tasks(text: str, known: Known | None = None) -> list[tuple[str, str]]:
+def split_tasks(text: str, known: Known | None = None,
+                recent: Sequence[str] = ()) -> list[tuple[str, str]]:
     """One task per agent's run of command clauses, in order ("Setz Milch auf die Liste und
     erinnere mich morgen an den Zahnarzt" → lists, reminders); clauses that are no command
     are left out."""
     merged: list[tuple[str, str]] = []
-    for agent, task in tasks(text, known):
+    for agent, task in tasks(text, known, recent):
         if merged and merged[-1][0] == agent:
             merged[-1] = (agent, f"{merged[-1][1]}. {task}")
         else:
@@ -71,10 +121,12 @@ def split_tasks(text: str, known: Known | None = None) -> list[tuple[str, str]]:
     return merged
 
 
-def command_text(text: str, agent: str, known: Known | None = None) -> str:
-    """The part of `text` addressed to `agent` (its command clauses), or the whole text when
-    it has none (an answer to the agent's own question)."""
-    found = [task for name, task in tasks(text, known) if name == agent]
+def command_text(text: str, agent: str, known: Known | None = None,
+                 recent: Sequence[str] = ()) -> str:
+    """The part of `text` addressed to `agent` (its command clauses, a pronoun replaced by
+    what it stands for), or the whole text when it has none (an answer to the agent's own
+    question)."""
+    found = [task for name, task in tasks(text, known, recent) if name == agent]
     return ". ".join(found) if found else text
 
 
@@ -87,3 +139,16 @@ def answers_question(words: str, question: str) -> bool:
     if any(name.casefold() in lowered for name in _QUOTED.findall(question)):
         return True
     return len(tx.words(words)) <= 6 and not agents_for(words)
+
+
+def recent_turns(history: str) -> list[str]:
+    """What a pronoun in the newest user message may refer to: the turns before it — the
+    character's last answer and the user's message before — newest first."""
+    said = tx.contributions(history)
+    users = [index for index, c in enumerate(said) if c.is_user]
+    before = said[:users[-1]] if users else said
+    last_user = next((c for c in reversed(before) if c.is_user), None)
+    last_answer = next((c for c in reversed(before) if not c.is_user), None)
+    turns = [c for c in (last_answer, last_user) if c is not None]
+    turns.sort(key=before.index, reverse=True)
+    return [c.text for c in turns]

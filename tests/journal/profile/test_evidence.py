@@ -51,14 +51,18 @@ async def test_an_unedited_draft_is_no_source_and_a_strong_edit_is(client):
     assert found[0]["text"].startswith("Morgens Markt.")
 
 
-async def test_a_light_edit_is_a_saved_entry_not_a_strong_edit(client):
+async def test_a_light_edit_is_no_strong_edit(client):
     await _confirm(client)
     draft = await _draft(client)
     entry = await (await client.post("/api/journal/entries", headers=AUTH, json={
         "date": DAY, "text": draft["text"], "draft_id": draft["draft_id"]})).json()
     await client.put(f"/api/journal/entries/{entry['entry_id']}", headers=AUTH,
                      json={"text": draft["text"] + "!"})
-    assert [e["signal"] for e in await _evidence(client)] == ["entry_saved"]
+    # Saved, it is the first candidate by periodic readiness (`test_evidence_at_save`), and
+    # its small edit share is measured, not read as a strong edit.
+    found = await _evidence(client)
+    assert [e["signal"] for e in found] == ["periodic"]
+    assert found[0]["measure"]["edit_share"] < 0.3
 
 
 async def _chat(client, rows: list[tuple[float, str]]) -> None:

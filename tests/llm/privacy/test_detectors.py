@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from app.llm.privacy import (
+    Masker,
     NameIndex,
     address,
     birthdate,
@@ -191,4 +192,15 @@ def test_english_capitalised_non_dictionary_words_in_a_person_context(text, foun
 def test_overlapping_finds_keep_the_longer_one():
     spans = [Span(0, 20, "EMAIL", "x"), Span(0, 4, "PERSON", "anna"), Span(25, 30, "PHONE", "y")]
     assert settle(spans) == [spans[0], spans[2]]
+
+
+def test_overlapping_people_become_one_person():
+    """A name read in context ("Abends Anna-Lena", as long as the registered "Anna-Lena
+    Öztürk") must not win a tie and leave "Öztürk" standing (found by the copy package's
+    property test, issue 22 §5)."""
+    text = "Heute Abends Anna-Lena Öztürk rief an"
+    spans = [Span(6, 22, "PERSON", text[6:22]), Span(13, 29, "PERSON", text[13:29])]
+    assert settle(spans) == [Span(6, 29, "PERSON", "Abends Anna-Lena Öztürk")]
+    masker = Masker(NameIndex(["Anna-Lena Öztürk"], ["Anna-Lena", "Öztürk"]))
+    assert masker.mask(text) == "Heute [PERSON_1] rief an"
 

@@ -1,0 +1,122 @@
+"""How the event loop fares while something runs, for every bench that watches it.
+
+- the **stall**: the longest single callback (one task step that keeps every other task
+  waiting), timed on the loop thread's CPU clock (`Callbacks`);
+- the **lag**: how late a 1 ms ticker wakes (`Ticks`) — the queueing delay behind everything
+  else that was ready, plus, on a shared machine, time the OS gave to other processes. SPEC
+  §10 holds it ≤ 20 ms with 200 pairs, during a backup and during any export.
+
+    async with watching() as watch:
+        await something()
+    print(watch.stall_line()); print(watch.lag_line("during the backup"))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+
+from bench.percentiles import percentile
+
+LAG_TARGET_MS = 20.0
+STALL_TARGET_MS = 20.0
+
+
+class Ticks:
+    """How late the loop wakes a 1 ms sleeper: `wall` (what a waiting task feels: everything
+    else that was ready ran first, plus time the OS gave to other processes on a shared
+    machine) and `cpu` (the loop thread's own CPU time in that interval)."""
+
+    def __init__(self) -> None:
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            started, cpu_started = time.perf_counter(), time.thread_time()
+            await asyncio.sleep(0.001)
+            self.wall.append((time.perf_counter() - started - 0.001) * 1000)
+            self.cpu.append((time.thread_time() - cpu_started) * 1000)
+
+
+class Callbacks:
+    """The stall proper: how long single event-loop callbacks (one task step each) run.
+
+    Wraps `asyncio.Handle._run` while active and keeps the longest callbacks, wall and
+    loop-thread CPU time, with the task they belong to.
+    """
+
+    def __init__(self) -> None:
+        self.longest: list[tuple[float, float, str]] = []  # (cpu ms, wall ms, what)
+        self._original = asyncio.events.Handle._run
+
+    def __enter__(self) -> Callbacks:
+        original, longest = self._original, self.longest
+
+        def timed(handle: asyncio.events.Handle) -> None:
+            cpu, wall = time.thread_time(), time.perf_counter()
+            original(handle)
+            took = (time.perf_counter() - wall) * 1000
+            if took > 2.0:
+                owner = getattr(handle._callback, "__self__", None)  # noqa: SLF001
+                what = (f"{owner.get_name()} {owner.get_coro().__qualname__}"
+                        if isinstance(owner, asyncio.Task)
+                        else repr(handle._callback)[:60])  # noqa: SLF001
+                longest.append(((time.thread_time() - cpu) * 1000, took, what))
+
+        asyncio.events.Handle._run = timed  # type: ignore[method-assign]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        asyncio.events.Handle._run = self._original  # type: ignore[method-assign]
+        self.longest.sort(reverse=True)
+
+
+@dataclass(slots=True)
+class Watch:
+    ticks: Ticks = field(default_factory=lambda: Ticks())
+    callbacks: Callbacks = field(default_factory=lambda: Callbacks())
+
+    @property
+    def stall_ms(self) -> float:
+        """The longest callback's loop-thread CPU time."""
+        return self.callbacks.longest[0][0] if self.callbacks.longest else 0.0
+
+    @property
+    def lag_max_ms(self) -> float:
+        return max(self.ticks.wall, default=0.0)
+
+    def stall_line(self) -> str:
+        cpu, wall, what = self.callbacks.longest[0] if self.callbacks.longest else (0, 0, "-")
+        met = "met" if cpu <= STALL_TARGET_MS else "NOT met"
+        return (f"stall (longest callback): {cpu:.1f} ms CPU, {wall:.1f} ms wall ({what}); "
+                f"target ≤ {STALL_TARGET_MS:.0f} ms: {met}")
+
+    def lag_line(self, when: str) -> str:
+        """The lag (wall), and how much of the worst tick was the loop thread's own work
+        (its CPU time; the rest is waiting: for the GIL, or for a CPU on a busy machine)."""
+        wall = self.ticks.wall
+        met = "met" if self.lag_max_ms <= LAG_TARGET_MS else "NOT met"
+        return (f"loop lag {when} (1 ms ticker, {len(wall)} ticks): "
+                f"p50 {percentile(wall, .5):.2f} ms, p99 {percentile(wall, .99):.2f} ms, "
+                f"max {self.lag_max_ms:.2f} ms (the loop thread's own CPU in a tick: p99 "
+                f"{percentile(self.ticks.cpu, .99):.2f} ms, max "
+                f"{max(self.ticks.cpu, default=0.0):.2f} ms); target max ≤ "
+                f"{LAG_TARGET_MS:.0f} ms: {met}")
+
+
+@contextlib.asynccontextmanager
+async def watching() -> AsyncIterator[Watch]:
+    """Ticker and callback timing for the block's duration."""
+    watch = Watch()
+    stop = asyncio.Event()
+    ticker = asyncio.create_task(watch.ticks.run(stop))
+    try:
+        with watch.callbacks:
+            yield watch
+    finally:
+        stop.set()
+        await ticker

@@ -1,0 +1,23 @@
+"""`make bench` runs every bench there is (issue 24, item 18: bench/backup.py was missing):
+each script of bench/ that runs as a program is a line of the Makefile's bench target."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def bench_target() -> list[str]:
+    makefile = (ROOT / "Makefile").read_text()
+    body = re.search(r"^bench:.*\n((?:\t.*\n)+)", makefile, re.MULTILINE)
+    assert body, "the Makefile has no bench target"
+    return re.findall(r"bench/(\w+\.py)", body.group(1))
+
+
+def test_every_bench_program_is_run_by_make_bench():
+    programs = sorted(p.name for p in (ROOT / "bench").glob("*.py")
+                      if 'if __name__ == "__main__":' in p.read_text())
+    assert "backup.py" in programs and "exports.py" in programs
+    assert sorted(bench_target()) == programs
