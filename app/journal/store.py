@@ -351,7 +351,8 @@ class JournalStore:
         await self.db.execute_write_fn(write)
 
     async def purge_entry(self, user_id: str, entry_id: str) -> None:
-        """Remove an entry for good — only one that is in the trash."""
+        """Remove an entry for good — only one that is in the trash — with its versions and
+        its import record (an imported diary's entry comes back when it is imported again)."""
         def write(conn: sqlite3.Connection) -> None:
             row = entry_row(conn, user_id, entry_id)
             if row["deleted_at"] is None:
@@ -360,6 +361,8 @@ class JournalStore:
                          "(SELECT version_id FROM journal_entry_versions WHERE entry_id = ?)",
                          (entry_id,))
             conn.execute("DELETE FROM journal_entry_versions WHERE entry_id = ?", (entry_id,))
+            # Its import record goes too: importing the diary again brings the entry back.
+            conn.execute("DELETE FROM journal_imports WHERE entry_id = ?", (entry_id,))
             conn.execute("DELETE FROM journal_entries WHERE entry_id = ?", (entry_id,))
 
         await self.db.execute_write_fn(write)
