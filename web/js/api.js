@@ -125,6 +125,7 @@ export const api = {
   journalDelete: (id) => request("DELETE", `/api/journal/entries/${enc(id)}`),
   journalUndelete: (id) => request("POST", `/api/journal/entries/${enc(id)}/undelete`),
   journalTrash: () => request("GET", "/api/journal/trash"),
+  journalImportDiary: (file) => request("POST", `/api/journal/import/diary${query({ name: file.name })}`, file),
   journalPurge: (id) => request("DELETE", `/api/journal/trash/${enc(id)}`),
   identities: () => request("GET", "/api/privacy/identities"),
   saveIdentities: (people) => request("PUT", "/api/privacy/identities", { people }),
