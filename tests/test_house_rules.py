@@ -314,8 +314,9 @@ OTHER_WRITERS = {
     ("app.backup.restore", "_save_current"):
         "folds the WAL into the file and makes the safety folder's database, under the "
         "restore's lock",
-    ("app.backup.cli", "_import"):
-        "`novaberg import` holds the data dir's lock (refused while an app runs)",
+    ("app.backup.cli", "_locked_database"):
+        "`novaberg import` and `import-diary` hold the data dir's lock (refused while an app "
+        "runs)",
 }
 
 

@@ -13,7 +13,8 @@ import asyncio
 import json
 import sqlite3
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -234,10 +235,26 @@ def _export_files(exporter: Any, document: dict[str, Any], folder: Path, fmt: st
     return EXIT_OK
 
 
-def _import(settings: Settings, file: Path, user_id: str) -> int:
-    from app.characters.book import CharacterBook
+@contextmanager
+def _locked_database(settings: Settings, in_app: str) -> Iterator[sqlite3.Connection]:
+    """The data dir's database, migrated, for an import to write (in its own transaction),
+    under the data dir's lock: refused while an app runs (`in_app`: where to import then)."""
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
+
+    with open_data_dir(settings.data_path) as busy:
+        if busy:
+            raise DataDirInUse(f"{busy}: {in_app}, or stop the app first")
+        conn = connect(database_path(settings.data_path))
+        try:
+            apply_migrations(conn)
+            yield conn
+        finally:
+            conn.close()
+
+
+def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
 
     try:
         raw = file.read_bytes()
@@ -247,17 +264,9 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     # A chat export's lists and reminders are checked with the rest before anything is written.
     target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
     kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
-    with open_data_dir(settings.data_path) as busy:
-        if busy:
-            raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
-                               "the app first")
-        conn = connect(database_path(settings.data_path))
-        try:
-            apply_migrations(conn)
-            with conn:
-                result = exporter.import_document(conn, target, raw)
-        finally:
-            conn.close()
+    with _locked_database(settings, "import in the app's settings (Backup)") as conn:
+        with conn:
+            result = exporter.import_document(conn, target, raw)
         answer = result.as_dict()
         if kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
@@ -271,9 +280,6 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
 
 
 def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
-    from app.storage.database import connect
-    from app.storage.migrations import apply_migrations
-
     limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
     if path.is_dir():
         diary = read_folder(path, limits)
@@ -287,18 +293,8 @@ def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
             raise ExportError(f"cannot read {path}: {exc.strerror}") from None
         diary = read_upload(raw, limits, path.name)
     target = ImportTarget(user_id, ())
-    with open_data_dir(settings.data_path) as busy:
-        if busy:
-            raise DataDirInUse(f"{busy}: import the diary in the journal page, or stop the "
-                               "app first")
-        conn = connect(database_path(settings.data_path))
-        try:
-            apply_migrations(conn)
-            with conn:
-                result = import_diary(conn, target, diary,
-                                      max_chars=settings.max_message_chars)
-        finally:
-            conn.close()
+    with _locked_database(settings, "import the diary in the journal page") as conn, conn:
+        result = import_diary(conn, target, diary, max_chars=settings.max_message_chars)
     attach_photos(user_id, result, diary)
     print(f"imported {result.imported}, skipped {result.skipped} already present "
           f"({diary.source}; {len(result.entries)} new entries)")
