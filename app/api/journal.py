@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import datetime as dt
+import logging
 import re
 import time
 from typing import Any
@@ -30,10 +31,12 @@ from app.backup.diary_formats import Limits, read_upload
 from app.backup.diary_import import attach_photos, import_diary
 from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
+from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.store import ImportedMessage, JournalStore
 
+log = logging.getLogger(__name__)
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
 
 
@@ -180,6 +183,10 @@ async def import_diary_file(request: web.Request) -> web.Response:
     except ExportError as exc:
         raise ApiError(400, "invalid_diary", str(exc)) from None
     attach_photos(target.user_id, result, diary)
+    log.info("diary imported", extra=fields(
+        user_id=target.user_id, source=diary.source, items=result.items,
+        imported=result.imported, skipped=result.skipped, entries=len(result.entries),
+        day_has_entry=len(result.day_has_entry), photos_not_imported=result.photos.not_imported))
     return web.json_response(result.as_dict(request_language(request)))
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import io
+import logging
 import re
 import zipfile
 from collections.abc import Iterable, Mapping
@@ -42,8 +43,10 @@ import msgspec
 from app.backup.exports import ExportError
 from app.core import json_input
 from app.core.clock import calendar_date, read_date, read_moment
+from app.core.log import fields
 from app.core.text import is_blank
 
+log = logging.getLogger(__name__)
 Source = Literal["dayone", "markdown"]
 MAX_MEMBERS = 20_000  # entries of an archive (a Day One zip holds one file per photo)
 MAX_RATIO = 200  # unpacked / packed for one member: beyond is a zip bomb, not a diary
@@ -347,15 +350,20 @@ def _checked_members(archive: zipfile.ZipFile, limits: Limits) -> list[zipfile.Z
     for info in infos:
         name = info.filename
         path = PurePosixPath(name)
-        if name.startswith("/") or "\\" in name or ".." in path.parts or ":" in path.parts[0]:
+        if not path.parts or name.startswith("/") or "\\" in name or ".." in path.parts \
+                or ":" in path.parts[0]:
             raise ExportError(f"the zip member {name[:100]!r} has an unsafe name")
         if info.is_dir() or path.parts[0] == "__MACOSX" or path.name.startswith("."):
             continue
         total += info.file_size
         if total > limits.max_bytes:
+            log.warning("diary import refused: too large unpacked", extra=fields(
+                members=len(infos), limit=limits.max_bytes, setting="import_max_bytes"))
             raise ExportError(f"the zip unpacks to more than {limits.max_bytes} bytes "
                               "(setting import_max_bytes)")
         if info.file_size > (1 << 20) and info.file_size > MAX_RATIO * max(info.compress_size, 1):
+            log.warning("diary import refused: a member packed too tightly", extra=fields(
+                bytes=info.file_size, packed=info.compress_size, limit=MAX_RATIO))
             raise ExportError(f"the zip member {name[:100]!r} packs {info.file_size} bytes "
                               f"into {info.compress_size}: refused")
         files.append(info)

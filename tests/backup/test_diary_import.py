@@ -196,7 +196,7 @@ async def test_a_zip_without_the_photo_files_still_imports_and_says_so(client):
 
 # --- archives that are not what they claim ------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["../2025-03-14.md", "/etc/2025-03-14.md",
+@pytest.mark.parametrize("name", [".", "../2025-03-14.md", "/etc/2025-03-14.md",
                                   "tagebuch/../../2025-03-14.md", "C:/2025-03-14.md",
                                   "tagebuch\\2025-03-14.md"])
 async def test_a_member_name_that_climbs_out_refuses_the_zip(client, name):
@@ -204,15 +204,16 @@ async def test_a_member_name_that_climbs_out_refuses_the_zip(client, name):
     assert "unsafe name" in answer["error"]["message"]
 
 
-async def test_a_zip_bomb_is_refused_before_it_is_unpacked(client):
+async def test_a_zip_bomb_is_refused_before_it_is_unpacked(client, caplog):
     bomb = zipped({"2025-03-14.md": b"a" * (40 << 20)})
     assert len(bomb) < 100_000
     answer = await upload(client, bomb, status=400)
     assert "packs" in answer["error"]["message"]
+    assert "diary import refused: a member packed too tightly" in caplog.messages
 
 
 async def test_what_a_zip_unpacks_to_is_bounded_by_the_import_limit(make_settings,
-                                                                    aiohttp_client):
+                                                                    aiohttp_client, caplog):
     client = await aiohttp_client(create_app(make_settings(
         llm_provider="offline", import_max_bytes=4096), local_token=TOKEN))
     files = {f"2025-03-{day:02d}.md": ("Ein Tag. " * 60).encode() for day in range(1, 11)}
@@ -220,6 +221,8 @@ async def test_what_a_zip_unpacks_to_is_bounded_by_the_import_limit(make_setting
     assert len(body) < 4096
     answer = await upload(client, body, status=400)
     assert "import_max_bytes" in answer["error"]["message"]
+    [warning] = [r for r in caplog.records if r.getMessage().startswith("diary import refused")]
+    assert warning.levelname == "WARNING" and warning.fields["setting"] == "import_max_bytes"
     response = await client.post(ROUTE, data=b"{" + b" " * 5000, headers=AUTH)
     assert response.status == 413
     assert (await response.json())["error"]["code"] == "too_large"
