@@ -55,7 +55,8 @@ def test_a_day_one_export_imports_in_the_journal_page(start_nova, open_chat, tmp
     broken.write_text(json.dumps(bad), encoding="utf-8")
     import_file(page, broken)
     status = page.locator("#journal-diary-status")
-    expect(status).to_contain_text("Nicht importiert, nichts wurde geändert")
+    expect(status).to_contain_text("Nicht importiert, nichts wurde geändert: die Datei ist kein "
+                                   "lesbares Tagebuch")
     expect(status).to_contain_text("entries[3]: timeZone 'Mars/Olympus_Mons'")
     expect(page.locator("#journal-diary-result")).to_be_hidden()
     status_code, days = nova.api("GET", "/api/journal/days")

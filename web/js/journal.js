@@ -390,7 +390,10 @@ export class JournalView {
     try {
       answer = await api.journalImportDiary(file);
     } catch (error) {
-      setStatus(status, t("journal.diary.failed", { reason: errorText(error) }), "error");
+      // The server names the first bad entry ("entries[3] (2025-07-03): …"): shown too.
+      const reason = error.code === "invalid_diary"
+        ? t("journal.diary.where", { reason: errorText(error), detail: error.message }) : errorText(error);
+      setStatus(status, t("journal.diary.failed", { reason }), "error");
       return;
     } finally {
       submit.disabled = false;
