@@ -1,5 +1,5 @@
-"""`/api/journal/…` (SPEC §9): days, imports, generation jobs, drafts, entries, their photos,
-trash, export.
+"""`/api/journal/…` (SPEC §9): days, imports (a day's conversation; a diary the user already
+has), generation jobs, drafts, entries, their photos, trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
 """
@@ -23,10 +23,15 @@ from app.api.middleware import USER_ID
 from app.api.validation import (
     add_store_routes,
     bounded_text,
+    read_body,
     read_json,
     read_upload,
     request_language,
 )
+from app.backup.diary_formats import Limits
+from app.backup.diary_formats import read_upload as read_diary
+from app.backup.diary_import import attach_photos, import_diary
+from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
 from app.journal import export
@@ -163,6 +168,30 @@ async def import_day(request: web.Request) -> web.Response:
                                                                      messages)
     return web.json_response({"conversation_id": conversation_id, "message_ids": ids},
                              status=201)
+
+
+async def import_diary_file(request: web.Request) -> web.Response:
+    """A diary the user already has (body: Day One's JSON or zip, or a zip of Markdown files;
+    `?name=` the file's name, which gives a lone Markdown file its day) → entries, all or
+    nothing: `{kind, source, items, imported, skipped, day_has_entry, entries, photos,
+    notes}`; 400 `invalid_diary` naming the first bad entry, nothing written."""
+    settings = request.app[SETTINGS]
+    raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
+    limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
+    target = ImportTarget(request[USER_ID], ())
+    try:
+        diary = await asyncio.to_thread(read_diary, raw, limits,
+                                        request.query.get("name", ""))
+        result = await request.app[DB].execute_write_fn(lambda conn: import_diary(
+            conn, target, diary, max_chars=settings.max_message_chars))
+    except ExportError as exc:
+        raise ApiError(400, "invalid_diary", str(exc)) from None
+    attach_photos(target.user_id, result, diary)
+    log.info("diary imported", extra=fields(
+        user_id=target.user_id, source=diary.source, items=result.items,
+        imported=result.imported, skipped=result.skipped, entries=len(result.entries),
+        day_has_entry=len(result.day_has_entry), photos_not_imported=result.photos.not_imported))
+    return web.json_response(result.as_dict(request_language(request)))
 
 
 # --- generation ---------------------------------------------------------------------------------
@@ -331,6 +360,7 @@ def setup(app: web.Application) -> None:
         ("GET", "/api/journal/months/{month}", get_month),
         ("POST", "/api/journal/days/{date}/drafts", request_draft),
         ("POST", "/api/journal/import", import_day),
+        ("POST", "/api/journal/import/diary", import_diary_file),
         ("GET", "/api/journal/jobs/{job_id}", get_job),
         ("GET", "/api/journal/drafts/{draft_id}", get_draft),
         ("POST", "/api/journal/entries", create_entry),

@@ -1,4 +1,5 @@
-"""`novaberg backup | restore | export | import`: the command-line side of app/backup.
+"""`novaberg backup | restore | export | import | import-diary`: the command-line side of
+app/backup.
 
 Exit codes: 0 done; 1 the restore was declined or failed half-way (the message says how to
 get back); 2 refused before anything changed (a damaged or foreign backup, an app running on
@@ -27,6 +28,8 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.diary_formats import Limits, read_folder, read_upload
+from app.backup.diary_import import attach_photos, import_diary
 from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
@@ -37,7 +40,7 @@ from app.storage.database import connect_postgres
 from app.storage.datadir import DataDirInUse
 from app.storage.files import NotRegular, open_regular, private_file
 
-BACKUP_COMMANDS = ("backup", "restore", "export", "import")
+BACKUP_COMMANDS = ("backup", "restore", "export", "import", "import-diary")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
 
@@ -91,6 +94,20 @@ def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
                     "the app runs, import from its settings (Backup) instead.")
     import_cmd.add_argument("file", metavar="FILE", help="the JSON export")
     import_cmd.add_argument("--user", default="local", help="whose data (default: local)")
+    diary = commands.add_parser(
+        "import-diary", parents=list(parents),
+        help="import a diary you already have as journal entries (the app must not be "
+             "running)",
+        description="Import Day One's export (the .json, or the .zip Day One writes) or a "
+                    "folder of Markdown files, one per day (the day from the file name "
+                    "YYYY-MM-DD.md or front matter `date:`), as journal entries. Entries of "
+                    "the same day become one entry; importing twice adds nothing; a bad file "
+                    "names its first bad entry and nothing is written. Photos are found and "
+                    "listed but not imported yet. While the app runs, import in the journal "
+                    "page instead.")
+    diary.add_argument("path", metavar="PATH", help="Day One's .json or .zip, a zip of "
+                       "Markdown files, a folder of them, or one .md file")
+    diary.add_argument("--user", default="local", help="whose journal (default: local)")
 
 
 def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -101,6 +118,8 @@ def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
             return _restore(settings, Path(args.folder), args.yes)
         if args.command == "export":
             return _export(settings, args)
+        if args.command == "import-diary":
+            return _import_diary(settings, Path(args.path), args.user)
         return _import(settings, Path(args.file), args.user)
     except BackupInvalid as exc:
         _err(f"{exc.folder} cannot be restored, nothing was changed:")
@@ -266,10 +285,27 @@ def _source(path: Path) -> Iterator[BinaryIO]:
         raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
-def _import(settings: Settings, file: Path, user_id: str) -> int:
-    from app.characters.book import CharacterBook
+@contextlib.contextmanager
+def _locked_database(settings: Settings, in_app: str) -> Iterator[sqlite3.Connection]:
+    """The store, migrated, for an import to write (in its own transaction), under the data
+    dir's lock: refused while an app runs (`in_app`: where to import then)."""
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
+
+    with open_data_dir(settings.data_path) as busy:
+        if busy:
+            raise DataDirInUse(f"{busy}: {in_app}, or stop the app first")
+        conn = connect_postgres(settings.database_url) if settings.database_url \
+            else connect(database_path(settings.data_path))
+        try:
+            apply_migrations(conn)
+            yield conn
+        finally:
+            conn.close()
+
+
+def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
 
     try:
         raw = file.read_bytes()
@@ -279,18 +315,9 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     # A chat export's lists and reminders are checked with the rest before anything is written.
     target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
     kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
-    with open_data_dir(settings.data_path) as busy:
-        if busy:
-            raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
-                               "the app first")
-        conn = connect_postgres(settings.database_url) if settings.database_url \
-            else connect(database_path(settings.data_path))
-        try:
-            apply_migrations(conn)
-            with conn:
-                result = exporter.import_document(conn, target, raw)
-        finally:
-            conn.close()
+    with _locked_database(settings, "import in the app's settings (Backup)") as conn:
+        with conn:
+            result = exporter.import_document(conn, target, raw)
         answer = result.as_dict()
         if kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
@@ -300,4 +327,28 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
           f"({answer['kind']})")
     for part, counts in answer.get("parts", {}).items():
         print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
+    return EXIT_OK
+
+
+def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
+    limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
+    if path.is_dir():
+        diary = read_folder(path, limits)
+    else:
+        try:
+            if path.stat().st_size > limits.max_bytes:
+                raise ExportError(f"{path} has more than {limits.max_bytes} bytes (setting "
+                                  "import_max_bytes)")
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ExportError(f"cannot read {path}: {exc.strerror}") from None
+        diary = read_upload(raw, limits, path.name)
+    target = ImportTarget(user_id, ())
+    with _locked_database(settings, "import the diary in the journal page") as conn, conn:
+        result = import_diary(conn, target, diary, max_chars=settings.max_message_chars)
+    attach_photos(user_id, result, diary)
+    print(f"imported {result.imported}, skipped {result.skipped} already present "
+          f"({diary.source}; {len(result.entries)} new entries)")
+    for note in result.notes("en"):
+        print(f"  {note}")
     return EXIT_OK

@@ -75,7 +75,7 @@ Seq = Annotated[int, msgspec.Meta(ge=1, le=MAX_SEQ)]
 class Version(msgspec.Struct, forbid_unknown_fields=True):
     version_id: str
     seq: Seq
-    origin: Literal["draft", "edit", "restore"]
+    origin: Literal["draft", "edit", "restore", "import"]
     text: str
     created_at: Moment
     draft_id: str | None = None

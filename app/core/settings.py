@@ -272,7 +272,8 @@ class Settings:
     backup_daily_delay: float = setting(60.0, "Seconds after start before the daily backup is "
             "taken, so that start-up stays quick.", minimum=0.0)
     import_max_bytes: int = setting(64 * 1024 * 1024, "Largest export file accepted by POST "
-            "/api/imports, in bytes.", minimum=1024)
+            "/api/imports, and largest diary (as sent, and unpacked) by a diary import, in "
+            "bytes.", minimum=1024)
     # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
     journal_day_max_messages: int = setting(500, "Messages of one day journal generation takes "
             "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.", minimum=1)

@@ -361,9 +361,10 @@ class JournalStore:
         await self.db.execute_write_fn(write)
 
     async def purge_entry(self, user_id: str, entry_id: str) -> list[str]:
-        """Remove an entry for good — only one that is in the trash — with its photos' rows;
-        returns their files (relative to the data dir) for the caller to remove once the
-        rows are gone (`app.journal.media.remove_files`)."""
+        """Remove an entry for good — only one that is in the trash — with its versions, its
+        photos' rows and its import record (an imported diary's entry comes back when it is
+        imported again); returns the photos' files (relative to the data dir) for the caller
+        to remove once the rows are gone (`app.journal.media.remove_files`)."""
         def write(conn: sqlite3.Connection) -> list[str]:
             row = entry_row(conn, user_id, entry_id)
             if row["deleted_at"] is None:
@@ -376,6 +377,8 @@ class JournalStore:
                          "(SELECT version_id FROM journal_entry_versions WHERE entry_id = ?)",
                          (entry_id,))
             conn.execute("DELETE FROM journal_entry_versions WHERE entry_id = ?", (entry_id,))
+            # Its import record goes too: importing the diary again brings the entry back.
+            conn.execute("DELETE FROM journal_imports WHERE entry_id = ?", (entry_id,))
             conn.execute("DELETE FROM journal_entries WHERE entry_id = ?", (entry_id,))
             return files
 

@@ -125,6 +125,7 @@ export const api = {
   journalDelete: (id) => request("DELETE", `/api/journal/entries/${enc(id)}`),
   journalUndelete: (id) => request("POST", `/api/journal/entries/${enc(id)}/undelete`),
   journalTrash: () => request("GET", "/api/journal/trash"),
+  journalImportDiary: (file) => request("POST", `/api/journal/import/diary${query({ name: file.name })}`, file),
   journalPurge: (id) => request("DELETE", `/api/journal/trash/${enc(id)}`),
   journalEntry: (id) => request("GET", `/api/journal/entries/${enc(id)}`),
   journalAddPhoto: (id, file) => request("POST", `/api/journal/entries/${enc(id)}/media${query({ name: file.name })}`, file),
