@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import calendar
 import datetime as dt
+import functools
 import logging
 import re
 import time
@@ -186,11 +187,13 @@ async def import_diary_file(request: web.Request) -> web.Response:
             conn, target, diary, max_chars=settings.max_message_chars))
     except ExportError as exc:
         raise ApiError(400, "invalid_diary", str(exc)) from None
-    attach_photos(target.user_id, result, diary)
+    store = MediaStore(request.app[DB], settings)
+    await attach_photos(result, diary, functools.partial(store.add_media, target.user_id))
     log.info("diary imported", extra=fields(
         user_id=target.user_id, source=diary.source, items=result.items,
         imported=result.imported, skipped=result.skipped, entries=len(result.entries),
-        day_has_entry=len(result.day_has_entry), photos_not_imported=result.photos.not_imported))
+        day_has_entry=len(result.day_has_entry), photos_imported=result.photos.imported,
+        photos_not_imported=result.photos.not_imported))
     return web.json_response(result.as_dict(request_language(request)))
 
 

@@ -344,11 +344,21 @@ def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
             raise ExportError(f"cannot read {path}: {exc.strerror}") from None
         diary = read_upload(raw, limits, path.name)
     target = ImportTarget(user_id, ())
-    with _locked_database(settings, "import the diary in the journal page") as conn, conn:
-        result = import_diary(conn, target, diary, max_chars=settings.max_message_chars)
-    attach_photos(user_id, result, diary)
+    from app.journal.media import add_media_sync
+
+    with _locked_database(settings, "import the diary in the journal page") as conn:
+        with conn:
+            result = import_diary(conn, target, diary, max_chars=settings.max_message_chars)
+
+        async def add(entry_id: str, name: str, data: bytes) -> object:
+            with conn:  # each photo in its own transaction, after the entries' commit
+                return add_media_sync(conn, settings, user_id, entry_id, name, data)
+
+        asyncio.run(attach_photos(result, diary, add))
     print(f"imported {result.imported}, skipped {result.skipped} already present "
           f"({diary.source}; {len(result.entries)} new entries)")
+    if result.photos.imported:
+        print(f"  {result.photos.imported} photos imported")
     for note in result.notes("en"):
         print(f"  {note}")
     return EXIT_OK

@@ -13,8 +13,10 @@ connection given (nothing is written when anything is refused).
   something else) is not merged into it: it is skipped and its day named (`day_has_entry`),
   so nothing the user wrote is changed behind their back.
 - Photos (Day One `photos[]`) are recorded with the item (`photos_json`) and handed to
-  `attach_photos` after the commit, which today stores none: the media module (issue 22 §4)
-  is not here yet. The answer says how many were not imported.
+  `attach_photos` after the commit, which adds each file of the zip to its entry through
+  the media module (issue 22 §4). One it refuses (its kind, its size), or one the archive
+  does not hold, is named in the answer with the reason and fails nothing. A re-import adds
+  no photo twice: an item imported before is skipped with its photos.
 
 The writing profile's bootstrap reads these entries as `external_context` of the facet
 `autobiographical_journal` (`app.journal.profile.corpus`).
@@ -22,20 +24,27 @@ The writing profile's bootstrap reads these entries as `external_context` of the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import PurePosixPath
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.backup.diary_formats import Diary, DiaryItem, PhotoRef
+from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, read_photo
 from app.backup.exports import ExportError, ImportTarget
 from app.core.i18n import texts
+from app.journal.media import MediaRefused
 from app.journal.rows import append_version, ensure_day, ensure_space, new_id
 
 ITEM_BREAK = "\n\n* * *\n\n"
-PHOTOS_NOT_IMPORTED = "media_not_available"  # why a photo was not stored (no media module yet)
+NOT_IN_ARCHIVE = "not_in_archive"  # why a photo was not stored: the export holds no file
+# Adds a photo to an entry: (entry_id, name, data) → the stored asset; `MediaRefused` when
+# the media module does not take it (`MediaStore.add_media` bound to the user, or
+# `add_media_sync` on the importer's connection).
+AddPhoto = Callable[[str, str, bytes], Awaitable[object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,19 +163,31 @@ def import_diary(conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *
     return result
 
 
-def attach_photos(user_id: str, result: DiaryResult, diary: Diary) -> PhotoReport:
-    """The photos of the entries just imported, after the commit: the one place that will
-    hand them to the media module (issue 22 §4, `add_media(user_id, entry_id, name, data)`
-    with `diary_formats.read_photo(diary, photo)`). Until that module is merged it stores
-    none and records each as found and not imported (`media_not_available`), which the
-    import's answer says ("3 photos not imported")."""
+async def attach_photos(result: DiaryResult, diary: Diary, add: AddPhoto) -> PhotoReport:
+    """The photos of the entries just imported, after the commit, each file of the archive
+    handed to the media module (`add`), named as in the archive (`photos/<md5>.jpeg`'s
+    name). One it refuses is reported by name with its reason (`too_large`,
+    `not_an_image`, …) and fails nothing; one the archive does not hold: `not_in_archive`."""
     report = PhotoReport()
     for entry in result.entries:
         for photo in entry.photos:
             report.found += 1
-            report.items.append({"entry_id": entry.entry_id, "date": entry.date,
-                                 **photo.as_dict(), "imported": False,
-                                 "reason": PHOTOS_NOT_IMPORTED})
+            name = PurePosixPath(photo.member).name if photo.member else \
+                f"{photo.identifier}.{photo.type}"
+            item = {"entry_id": entry.entry_id, "date": entry.date, **photo.as_dict(),
+                    "name": name, "imported": False}
+            data = await asyncio.to_thread(read_photo, diary, photo)
+            if data is None:
+                item["reason"] = NOT_IN_ARCHIVE
+            else:
+                try:
+                    asset = await add(entry.entry_id, name, data)
+                except MediaRefused as exc:
+                    item.update(reason=exc.code, message=exc.message)
+                else:
+                    item.update(imported=True, asset_id=getattr(asset, "asset_id", None))
+                    report.imported += 1
+            report.items.append(item)
     result.photos = report
     return report
 

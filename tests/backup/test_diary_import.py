@@ -60,21 +60,29 @@ async def entries(client) -> dict[str, dict[str, Any]]:
 
 # --- Day One ------------------------------------------------------------------------------------
 
-async def test_the_day_one_zip_becomes_entries_with_the_photos_named_not_imported(client):
+async def test_the_day_one_zip_becomes_entries_with_their_photos(client, data_dir):
     answer = await upload(client, dayone_zip())
     assert answer["source"] == "dayone" and answer["kind"] == "diary.dayone"
     assert (answer["items"], answer["imported"], answer["skipped"]) == (5, 5, 0)
     assert [e["date"] for e in answer["entries"]] == DAYONE_DAYS
     assert [e["items"] for e in answer["entries"]] == [2, 1, 1, 1]
     photos = answer["photos"]
-    assert (photos["found"], photos["imported"], photos["not_imported"]) == (3, 0, 3)
+    assert (photos["found"], photos["imported"], photos["not_imported"]) == (3, 3, 0)
     assert {p["md5"] for p in photos["items"]} == {p.stem for p in PHOTOS}
-    assert all(p["in_archive"] and p["reason"] == "media_not_available"
-               for p in photos["items"])
+    assert all(p["in_archive"] and p["imported"] and p["asset_id"] for p in photos["items"])
     by_entry = {e["date"]: e["entry_id"] for e in answer["entries"]}
     assert [p["entry_id"] for p in photos["items"]] == [by_entry["2025-07-02"]] * 2 + [
         by_entry["2025-07-05"]]
-    assert answer["notes"] == ["3 photos not imported"]
+    assert answer["notes"] == []
+    # Each entry has its photos, the bytes of the zip's files (no location in the sample).
+    for date, names in (("2025-07-02", 2), ("2025-07-05", 1)):
+        entry = await (await client.get(f"/api/journal/entries/{by_entry[date]}",
+                                        headers=AUTH)).json()
+        assert len(entry["media"]) == names
+        for media in entry["media"]:
+            served = await client.get(media["url"], headers=AUTH)
+            assert served.status == 200
+            assert await served.read() in {p.read_bytes() for p in PHOTOS}
 
     stored = await entries(client)
     assert list(stored) == DAYONE_DAYS
@@ -113,13 +121,14 @@ async def test_the_day_is_the_entry_own_zone_not_utc(client):
 
 async def test_importing_twice_adds_nothing_as_json_or_as_zip(client):
     first = await upload(client, dayone_zip(), language="de")
-    assert first["notes"] == ["3 Fotos nicht übernommen"]
+    assert first["photos"]["imported"] == 3 and first["notes"] == []
     before = await entries(client)
     for body in (dayone_zip(), DAYONE_JSON):
         again = await upload(client, body, language="de")
         assert (again["imported"], again["skipped"], again["entries"]) == (0, 5, [])
         assert again["photos"]["found"] == 0 and again["notes"] == []
-    assert await entries(client) == before
+    assert await entries(client) == before  # the photos too: none added twice
+    assert sum(len(e["media"]) for e in before.values()) == 3
 
 
 async def test_a_later_export_adds_its_new_days_and_never_touches_an_existing_entry(client):
@@ -191,7 +200,28 @@ async def test_a_zip_without_the_photo_files_still_imports_and_says_so(client):
     answer = await upload(client, dayone_zip(photos=False))
     assert answer["imported"] == 5
     assert [p["in_archive"] for p in answer["photos"]["items"]] == [False] * 3
+    assert {p["reason"] for p in answer["photos"]["items"]} == {"not_in_archive"}
     assert answer["photos"]["not_imported"] == 3
+
+
+async def test_a_photo_the_media_module_refuses_is_named_and_the_rest_imports(client):
+    """A file that is no image (its md5 matching) is refused by the media module: named
+    with the reason, the entries and the other photos imported all the same."""
+    import hashlib
+
+    document = dayone_document()
+    bad = b"not an image at all"
+    photo = document["entries"][4]["photos"][0]
+    photo["md5"] = hashlib.md5(bad).hexdigest()
+    files = {"Journal.json": dayone_bytes(document)}
+    files.update({f"photos/{p.name}": p.read_bytes() for p in PHOTOS})
+    files[f"photos/{photo['md5']}.{photo['type']}"] = bad
+    answer = await upload(client, zipped(files))
+    assert answer["imported"] == 5
+    refused = [p for p in answer["photos"]["items"] if not p["imported"]]
+    assert [(p["name"], p["reason"]) for p in refused] == [
+        (f"{photo['md5']}.{photo['type']}", "not_an_image")]
+    assert answer["photos"]["imported"] == 2 and answer["notes"] == ["1 photo not imported"]
 
 
 # --- archives that are not what they claim ------------------------------------------------------
@@ -329,7 +359,7 @@ def test_the_cli_imports_a_folder_and_a_day_one_zip_once(tmp_path, data_dir, in_
     printed = capsys.readouterr().out
     # 2025-03-14 came from the Markdown folder already: its Day One entries are not taken.
     assert "imported 3, skipped 0 already present (dayone; 3 new entries)" in printed
-    assert "3 photos not imported" in printed
+    assert "3 photos imported" in printed and "not imported" not in printed.split("day")[0]
     assert "day has an entry already: 2025-03-14" in printed
     with in_store() as conn:  # the store the CLI wrote, on the test's engine
         assert [tuple(r) for r in conn.execute(

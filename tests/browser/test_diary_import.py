@@ -1,5 +1,5 @@
 """A diary the user already has, imported in the journal page (issue 22 §6), in a real
-browser: the Day One sample as Day One's zip → the answer (entries imported, photos not
+browser: the Day One sample as Day One's zip → the answer (entries imported, their photos
 imported), the newest imported day open with its entry; the same file again adds nothing;
 a bad file is named and changes nothing."""
 
@@ -34,7 +34,7 @@ def test_a_day_one_export_imports_in_the_journal_page(start_nova, open_chat, tmp
 
     import_file(page, archive)
     result = page.locator("#journal-diary-result li")
-    expect(result).to_have_text(["5 Einträge übernommen", "3 Fotos nicht übernommen"])
+    expect(result).to_have_text(["5 Einträge übernommen", "3 Fotos übernommen"])
     # The newest imported day opens, its entry the Day One text (escapes undone).
     expect(page.locator("#journal-day-title")).to_have_text("Samstag, 5. Juli 2025")
     expect(page.locator("#journal-entry-text")).to_have_value(

@@ -401,6 +401,7 @@ export class JournalView {
     setStatus(status, "");
     const lines = [countText("diaryImported", answer.imported)];
     if (answer.skipped) lines.push(countText("diarySkipped", answer.skipped));
+    if (answer.photos.imported) lines.push(countText("photosImported", answer.photos.imported));
     if (answer.photos.not_imported) lines.push(countText("photosNotImported", answer.photos.not_imported));
     if (answer.day_has_entry.length) {
       lines.push(t("journal.diary.dayHasEntry", { days: answer.day_has_entry.map(formatDate).join(", ") }));
