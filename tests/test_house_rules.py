@@ -318,8 +318,9 @@ OTHER_WRITERS = {
     ("app.backup.restore", "_fill_safety"):
         "an empty database of the safety folder's own when the data dir's is damaged, under "
         "the restore's lock",
-    ("app.backup.cli", "_import"):
-        "`novaberg import` holds the data dir's lock (refused while an app runs)",
+    ("app.backup.cli", "_locked_database"):
+        "`novaberg import` and `import-diary` hold the data dir's lock (refused while an app "
+        "runs)",
     ("app.backup.database", "dump_store"):
         "PostgreSQL's rows read in one REPEATABLE READ transaction (nothing written there) "
         "into the backup's new SQLite file, a file of its own",

@@ -13,13 +13,13 @@ from collections.abc import Callable
 from typing import Any
 
 import msgspec
-from aiohttp import BodyPartReader, web
+from aiohttp import web
 
 from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
-from app.api.validation import read_body, read_json
+from app.api.validation import read_json, read_upload
 from app.characters import pictures
 from app.characters.book import CharacterError
 from app.characters.cards import CardError
@@ -175,33 +175,11 @@ async def get_card(request: web.Request) -> web.Response:
 
 
 async def _upload(request: web.Request, noun: str) -> bytes:
-    """The uploaded file: the body itself, or the first file field of a multipart form —
-    bounded by `character_upload_max_bytes` either way."""
-    limit = request.app[SETTINGS].character_upload_max_bytes
-    if not request.content_type.startswith("multipart/"):
-        raw = await read_body(request, limit, UPLOAD_SETTING)
-    else:
-        raw = await _multipart_file(request, limit, noun)
-    if not raw:
-        raise ApiError(400, "empty_upload", f"{noun} was expected; the body is empty")
-    return raw
-
-
-async def _multipart_file(request: web.Request, limit: int, noun: str) -> bytes:
-    reader = await request.multipart()
-    while (part := await reader.next()) is not None:
-        if not isinstance(part, BodyPartReader) or part.name not in UPLOAD_FIELDS:
-            continue
-        chunks, size = [], 0
-        while chunk := await part.read_chunk(1 << 16):
-            size += len(chunk)
-            if size > limit:
-                raise ApiError(413, "too_large", f"{noun} may have at most {limit} bytes "
-                               f"(setting {UPLOAD_SETTING})")
-            chunks.append(chunk)
-        return b"".join(chunks)
-    raise ApiError(400, "empty_upload", f"{noun} was expected in a form field "
-                   f"({', '.join(UPLOAD_FIELDS)})")
+    """The uploaded file (the body, or a multipart form's file field), bounded by
+    `character_upload_max_bytes`."""
+    upload = await read_upload(request, request.app[SETTINGS].character_upload_max_bytes,
+                               UPLOAD_SETTING, noun, UPLOAD_FIELDS)
+    return upload.data
 
 
 # --- a pair's session and state --------------------------------------------------------------

@@ -1,12 +1,15 @@
-"""`/api/journal/…` (SPEC §9): days, imports, generation jobs, drafts, entries, trash, export.
+"""`/api/journal/…` (SPEC §9): days, imports (a day's conversation; a diary the user already
+has), generation jobs, drafts, entries, their photos, trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
 """
 
 from __future__ import annotations
 
+import asyncio
 import calendar
 import datetime as dt
+import functools
 import logging
 import re
 import time
@@ -18,11 +21,23 @@ from aiohttp import web
 from app.api.app_keys import DB, JOURNAL, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_json, request_language
+from app.api.validation import (
+    add_store_routes,
+    bounded_text,
+    read_body,
+    read_json,
+    read_upload,
+    request_language,
+)
+from app.backup.diary_formats import Limits
+from app.backup.diary_formats import read_upload as read_diary
+from app.backup.diary_import import attach_photos, import_diary
+from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
+from app.journal.media import THUMB_CONTENT_TYPE, MediaRefused, MediaStore, remove_files
 from app.journal.profile.service import ProfileService
 from app.journal.store import ImportedMessage, JournalStore
 
@@ -156,6 +171,32 @@ async def import_day(request: web.Request) -> web.Response:
                              status=201)
 
 
+async def import_diary_file(request: web.Request) -> web.Response:
+    """A diary the user already has (body: Day One's JSON or zip, or a zip of Markdown files;
+    `?name=` the file's name, which gives a lone Markdown file its day) → entries, all or
+    nothing: `{kind, source, items, imported, skipped, day_has_entry, entries, photos,
+    notes}`; 400 `invalid_diary` naming the first bad entry, nothing written."""
+    settings = request.app[SETTINGS]
+    raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
+    limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
+    target = ImportTarget(request[USER_ID], ())
+    try:
+        diary = await asyncio.to_thread(read_diary, raw, limits,
+                                        request.query.get("name", ""))
+        result = await request.app[DB].execute_write_fn(lambda conn: import_diary(
+            conn, target, diary, max_chars=settings.max_message_chars))
+    except ExportError as exc:
+        raise ApiError(400, "invalid_diary", str(exc)) from None
+    store = MediaStore(request.app[DB], settings)
+    await attach_photos(result, diary, functools.partial(store.add_media, target.user_id))
+    log.info("diary imported", extra=fields(
+        user_id=target.user_id, source=diary.source, items=result.items,
+        imported=result.imported, skipped=result.skipped, entries=len(result.entries),
+        day_has_entry=len(result.day_has_entry), photos_imported=result.photos.imported,
+        photos_not_imported=result.photos.not_imported))
+    return web.json_response(result.as_dict(request_language(request)))
+
+
 # --- generation ---------------------------------------------------------------------------------
 
 async def request_draft(request: web.Request) -> web.Response:
@@ -254,7 +295,56 @@ async def list_trash(request: web.Request) -> web.Response:
 
 
 async def purge_entry(request: web.Request) -> web.Response:
-    await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    files = await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    remove_files(request.app[SETTINGS].data_path, files)
+    return web.Response(status=204)
+
+
+# --- photos -------------------------------------------------------------------------------------
+
+MEDIA_SETTING = "media_max_bytes"
+MEDIA_FIELDS = ("file", "photo")  # the multipart field a photo comes in
+# A photo is the user's own: never cached by anyone else, never read as anything but its kind.
+_MEDIA_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=3600",
+                  "Content-Security-Policy": "default-src 'none'; sandbox"}
+
+
+async def add_media(request: web.Request) -> web.Response:
+    """`POST /api/journal/entries/{id}/media?name=` (the photo as the body, or multipart
+    `file`, whose file name is the default name) → 201 the photo."""
+    settings = request.app[SETTINGS]
+    upload = await read_upload(request, settings.media_max_bytes, MEDIA_SETTING, "a photo",
+                               MEDIA_FIELDS)
+    name = request.query.get("name") or upload.file_name or ""
+    try:
+        asset = await MediaStore(request.app[DB], settings).add_media(
+            request[USER_ID], request.match_info["entry_id"], name, upload.data)
+    except MediaRefused as exc:
+        raise ApiError(exc.status, exc.code, exc.message) from None
+    return web.json_response(asset.as_dict(), status=201)
+
+
+async def get_media(request: web.Request) -> web.StreamResponse:
+    return await _media_file(request, thumb=False)
+
+
+async def get_media_thumb(request: web.Request) -> web.StreamResponse:
+    return await _media_file(request, thumb=True)
+
+
+async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamResponse:
+    """The owner's photo (its content type from the decoded kind) or thumbnail (WebP);
+    another user's is 404 like one that does not exist."""
+    asset, path = await MediaStore(request.app[DB], request.app[SETTINGS]).asset_file(
+        request[USER_ID], request.match_info["asset_id"], thumb=thumb)
+    content_type = THUMB_CONTENT_TYPE if thumb else asset.content_type
+    body = await asyncio.to_thread(path.read_bytes)
+    return web.Response(body=body, content_type=content_type, headers=_MEDIA_HEADERS)
+
+
+async def delete_media(request: web.Request) -> web.Response:
+    await MediaStore(request.app[DB], request.app[SETTINGS]).delete_media(
+        request[USER_ID], request.match_info["asset_id"])
     return web.Response(status=204)
 
 
@@ -273,6 +363,7 @@ def setup(app: web.Application) -> None:
         ("GET", "/api/journal/months/{month}", get_month),
         ("POST", "/api/journal/days/{date}/drafts", request_draft),
         ("POST", "/api/journal/import", import_day),
+        ("POST", "/api/journal/import/diary", import_diary_file),
         ("GET", "/api/journal/jobs/{job_id}", get_job),
         ("GET", "/api/journal/drafts/{draft_id}", get_draft),
         ("POST", "/api/journal/entries", create_entry),
@@ -283,6 +374,12 @@ def setup(app: web.Application) -> None:
         ("POST", "/api/journal/entries/{entry_id}/undelete", undelete_entry),
         ("GET", "/api/journal/trash", list_trash),
         ("DELETE", "/api/journal/trash/{entry_id}", purge_entry),
+        # A photo may be larger than the app's client_max_size: `read_upload` reads it,
+        # bounded by media_max_bytes.
+        ("POST", "/api/journal/entries/{entry_id}/media", add_media),
+        ("GET", "/api/journal/media/{asset_id}", get_media),
+        ("GET", "/api/journal/media/{asset_id}/thumb", get_media_thumb),
+        ("DELETE", "/api/journal/media/{asset_id}", delete_media),
         ("GET", "/api/journal/export", export_entries),
     ]
     add_store_routes(app, routes)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import urllib.parse
 import zlib
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
 
 from app.api.errors import ApiError, Handler
 from app.core import json_input
@@ -72,6 +74,46 @@ async def read_body(request: web.Request, limit: int | None = None,
 
 def _joined_body(request: web.Request, parts: list[bytes], limit: int) -> bytes:
     return decoded_body(request, b"".join(parts), limit)
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    data: bytes
+    file_name: str | None  # the multipart part's file name, where the form sent one
+
+
+async def read_upload(request: web.Request, limit: int, setting: str, noun: str,
+                      form_fields: tuple[str, ...]) -> Upload:
+    """An uploaded file: the body itself, or the first of the multipart form's `form_fields`
+    — bounded by `limit` (the setting `setting`) either way: 413 as soon as more has come.
+    Empty → 400 `empty_upload`."""
+    if not request.content_type.startswith("multipart/"):
+        upload = Upload(await read_body(request, limit, setting), None)
+    else:
+        upload = await _multipart_file(request, limit, setting, noun, form_fields)
+    if not upload.data:
+        raise ApiError(400, "empty_upload", f"{noun} was expected; the body is empty")
+    return upload
+
+
+async def _multipart_file(request: web.Request, limit: int, setting: str, noun: str,
+                          form_fields: tuple[str, ...]) -> Upload:
+    reader = await request.multipart()
+    while (part := await reader.next()) is not None:
+        if not isinstance(part, BodyPartReader) or part.name not in form_fields:
+            continue
+        chunks, size = [], 0
+        while chunk := await part.read_chunk(1 << 16):
+            size += len(chunk)
+            if size > limit:
+                raise ApiError(413, "too_large", f"{noun} may have at most {limit} bytes "
+                               f"(setting {setting})")
+            chunks.append(chunk)
+        # Browsers send the name as UTF-8, aiohttp's client percent-encoded: one name either way.
+        name = urllib.parse.unquote(part.filename) if part.filename else None
+        return Upload(b"".join(chunks), name)
+    raise ApiError(400, "empty_upload", f"{noun} was expected in a form field "
+                   f"({', '.join(form_fields)})")
 
 
 def decoded_body(request: web.Request, raw: bytes, limit: int | None = None) -> bytes:

@@ -9,9 +9,11 @@ A backup is a folder `novaberg-backup-<UTC stamp>/` holding
 - `characters/`: the data dir's character folder as it is — the shared TOML files and every
   user's own characters (definition, picture, card file); each file is listed in the
   manifest under its path (`characters/users/local/lena.toml`);
+- `media/`: the photos of journal entries and their thumbnails (`app.journal.media`), each
+  listed in the manifest like the characters' files (`media/local/media_….jpg`);
 - `manifest.json`: `format_version`, `app_version`, `created_at`, `accounts_included`,
   per file `name`, `bytes`, `sha256`, and `counts` (users, days, entries, messages,
-  redis_keys, characters).
+  media, redis_keys, characters).
 
 Never in a backup: `secrets.toml` (API keys), `config.toml` (this machine's settings: model
 server, Redis URL, port), login sessions, and — unless `include_accounts` — the `users` and
@@ -45,6 +47,7 @@ from app.backup.database import copy_database, count_contents, dump_store
 from app.characters.book import DATA_DIR_FOLDER as CHARACTERS_FOLDER
 from app.core import log as logctx
 from app.core.clock import local_moment
+from app.journal.media import MEDIA_FOLDER
 from app.storage.datadir import DATABASE_FILE as LIVE_DATABASE
 from app.storage.files import NotRegular, kind_of, open_regular
 
@@ -53,7 +56,7 @@ MANIFEST = "manifest.json"
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_FILE = "redis.jsonl"
 DATA_FILES = ("identities.txt",)  # plain files of the data dir that are user data
-DATA_FOLDERS = (CHARACTERS_FOLDER,)  # folders of the data dir that are user data, whole
+DATA_FOLDERS = (CHARACTERS_FOLDER, MEDIA_FOLDER)  # folders of the data dir that are user data, whole
 REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir

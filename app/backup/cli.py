@@ -1,4 +1,5 @@
-"""`novaberg backup | restore | export | import`: the command-line side of app/backup.
+"""`novaberg backup | restore | export | import | import-diary`: the command-line side of
+app/backup.
 
 Exit codes: 0 done; 1 the restore was declined or failed half-way (the message says how to
 get back); 2 refused before anything changed (a damaged or foreign backup, an app running on
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import shutil
 import sqlite3
 import sys
 from collections.abc import Iterator, Sequence
@@ -26,6 +28,8 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.diary_formats import Limits, read_folder, read_upload
+from app.backup.diary_import import attach_photos, import_diary
 from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
@@ -34,9 +38,9 @@ from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
 from app.storage.database import connect_postgres
 from app.storage.datadir import DataDirInUse
-from app.storage.files import NotRegular, private_file
+from app.storage.files import NotRegular, open_regular, private_file
 
-BACKUP_COMMANDS = ("backup", "restore", "export", "import")
+BACKUP_COMMANDS = ("backup", "restore", "export", "import", "import-diary")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 
 
@@ -90,6 +94,20 @@ def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
                     "the app runs, import from its settings (Backup) instead.")
     import_cmd.add_argument("file", metavar="FILE", help="the JSON export")
     import_cmd.add_argument("--user", default="local", help="whose data (default: local)")
+    diary = commands.add_parser(
+        "import-diary", parents=list(parents),
+        help="import a diary you already have as journal entries (the app must not be "
+             "running)",
+        description="Import Day One's export (the .json, or the .zip Day One writes) or a "
+                    "folder of Markdown files, one per day (the day from the file name "
+                    "YYYY-MM-DD.md or front matter `date:`), as journal entries. Entries of "
+                    "the same day become one entry; importing twice adds nothing; a bad file "
+                    "names its first bad entry and nothing is written. Photos are found and "
+                    "listed but not imported yet. While the app runs, import in the journal "
+                    "page instead.")
+    diary.add_argument("path", metavar="PATH", help="Day One's .json or .zip, a zip of "
+                       "Markdown files, a folder of them, or one .md file")
+    diary.add_argument("--user", default="local", help="whose journal (default: local)")
 
 
 def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
@@ -100,6 +118,8 @@ def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
             return _restore(settings, Path(args.folder), args.yes)
         if args.command == "export":
             return _export(settings, args)
+        if args.command == "import-diary":
+            return _import_diary(settings, Path(args.path), args.user)
         return _import(settings, Path(args.file), args.user)
     except BackupInvalid as exc:
         _err(f"{exc.folder} cannot be restored, nothing was changed:")
@@ -173,7 +193,8 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
         else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         if out is not None and out.is_dir() and not out.is_symlink():
-            return _export_files(exporter, conn, query, out, args.format, args.language)
+            return _export_files(exporter, conn, query, out, args.format, args.language,
+                                 settings.data_path)
         chunks = stream(exporter, conn, query, args.format, args.language, kept)
         if out is None:
             sys.stdout.flush()
@@ -209,17 +230,23 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
 
 
 def _export_files(exporter: Any, conn: sqlite3.Connection, query: ExportQuery, folder: Path,
-                  fmt: str, language: str | None) -> int:
+                  fmt: str, language: str | None, data_path: Path) -> int:
     """`--out` names a folder: one file per item, where the exporter offers that, each
-    written as it is read."""
+    written as it is read; a journal entry's photos in its own folder `<date>/`."""
     split = getattr(exporter, "files", None)
     if split is None:
         raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
                           "journal exports; give a file name")
     written = 0
-    for name, text in split(conn, query, fmt, language):
-        with _written(folder / name) as handle:
-            handle.write(text.encode())
+    for name, body in split(conn, query, fmt, language, data_path=data_path):
+        target = folder / name
+        if isinstance(body, Path):  # an entry's photo, copied from the data dir
+            _private_folder(target.parent)
+            with _written(target) as handle, _source(body) as source:
+                shutil.copyfileobj(source, handle)
+        else:
+            with _written(target) as handle:
+                handle.write(body.encode())
         written += 1
     print(f"{written} files written to {folder}", file=sys.stderr)
     return EXIT_OK
@@ -237,10 +264,48 @@ def _written(path: Path) -> Iterator[BinaryIO]:
         raise ExportError(f"cannot write {path}: {exc.strerror}") from None
 
 
-def _import(settings: Settings, file: Path, user_id: str) -> int:
-    from app.characters.book import CharacterBook
+def _private_folder(path: Path) -> None:
+    """An entry's folder in the export folder (0700), refused when it is a link."""
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror}") from None
+    if path.is_symlink() or not path.is_dir():
+        what = "a symbolic link" if path.is_symlink() else "not a folder"
+        raise ExportError(f"--out: {path} is {what}: an export is not written through it")
+
+
+@contextlib.contextmanager
+def _source(path: Path) -> Iterator[BinaryIO]:
+    """A stored photo opened for copying, never through a link."""
+    try:
+        with open_regular(path) as handle:
+            yield handle
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def _locked_database(settings: Settings, in_app: str) -> Iterator[sqlite3.Connection]:
+    """The store, migrated, for an import to write (in its own transaction), under the data
+    dir's lock: refused while an app runs (`in_app`: where to import then)."""
     from app.storage.database import connect
     from app.storage.migrations import apply_migrations
+
+    with open_data_dir(settings.data_path) as busy:
+        if busy:
+            raise DataDirInUse(f"{busy}: {in_app}, or stop the app first")
+        conn = connect_postgres(settings.database_url) if settings.database_url \
+            else connect(database_path(settings.data_path))
+        try:
+            apply_migrations(conn)
+            yield conn
+        finally:
+            conn.close()
+
+
+def _import(settings: Settings, file: Path, user_id: str) -> int:
+    from app.characters.book import CharacterBook
 
     try:
         raw = file.read_bytes()
@@ -250,18 +315,9 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     # A chat export's lists and reminders are checked with the rest before anything is written.
     target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
     kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
-    with open_data_dir(settings.data_path) as busy:
-        if busy:
-            raise DataDirInUse(f"{busy}: import in the app's settings (Backup), or stop "
-                               "the app first")
-        conn = connect_postgres(settings.database_url) if settings.database_url \
-            else connect(database_path(settings.data_path))
-        try:
-            apply_migrations(conn)
-            with conn:
-                result = exporter.import_document(conn, target, raw)
-        finally:
-            conn.close()
+    with _locked_database(settings, "import in the app's settings (Backup)") as conn:
+        with conn:
+            result = exporter.import_document(conn, target, raw)
         answer = result.as_dict()
         if kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
@@ -271,4 +327,38 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
           f"({answer['kind']})")
     for part, counts in answer.get("parts", {}).items():
         print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
+    return EXIT_OK
+
+
+def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
+    limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
+    if path.is_dir():
+        diary = read_folder(path, limits)
+    else:
+        try:
+            if path.stat().st_size > limits.max_bytes:
+                raise ExportError(f"{path} has more than {limits.max_bytes} bytes (setting "
+                                  "import_max_bytes)")
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise ExportError(f"cannot read {path}: {exc.strerror}") from None
+        diary = read_upload(raw, limits, path.name)
+    target = ImportTarget(user_id, ())
+    from app.journal.media import add_media_sync
+
+    with _locked_database(settings, "import the diary in the journal page") as conn:
+        with conn:
+            result = import_diary(conn, target, diary, max_chars=settings.max_message_chars)
+
+        async def add(entry_id: str, name: str, data: bytes) -> object:
+            with conn:  # each photo in its own transaction, after the entries' commit
+                return add_media_sync(conn, settings, user_id, entry_id, name, data)
+
+        asyncio.run(attach_photos(result, diary, add))
+    print(f"imported {result.imported}, skipped {result.skipped} already present "
+          f"({diary.source}; {len(result.entries)} new entries)")
+    if result.photos.imported:
+        print(f"  {result.photos.imported} photos imported")
+    for note in result.notes("en"):
+        print(f"  {note}")
     return EXIT_OK

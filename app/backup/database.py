@@ -166,6 +166,7 @@ def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
         "days": scalar(f"SELECT COUNT(*) FROM ({' UNION '.join(day_sources)}) AS found"),
         "entries": scalar("SELECT COUNT(*) FROM journal_entries WHERE deleted_at IS NULL"),
         "messages": scalar("SELECT COUNT(*) FROM messages"),
+        "media": scalar("SELECT COUNT(*) FROM media_assets"),
     }
 
 

@@ -21,7 +21,8 @@ response as it comes; the CLI writes it to the file. So an export of any size ta
 of one chunk, and the event loop only passes chunks on. The JSON is one document of the same
 shape as `json.dumps(document, ensure_ascii=False, indent=1)` writes: the head's fields, then
 each section's list. One file per item (`files`, the journal's) is streamed as a zip
-(`stream_zip`). An import is decoded off the event loop, item by item (`read_document`).
+(`stream_zip`), a file on disk among them (an entry's photo) copied into it as it is read.
+An import is decoded off the event loop, item by item (`read_document`).
 
 Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
 of its database's connections (the one writer for imports), the CLI its own.
@@ -30,10 +31,13 @@ of its database's connections (the one writer for imports), the CLI its own.
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sqlite3
+import time
 import zipfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 import msgspec
@@ -41,6 +45,7 @@ import msgspec
 from app.core import json_input
 from app.core.clock import FIRST_MOMENT, LAST_MOMENT, read_date
 from app.core.text import is_blank
+from app.storage.files import open_regular
 
 FORMAT_VERSION = 1
 CHUNK_BYTES = 256 * 1024  # what one step of a streamed export makes: a page of rows
@@ -204,21 +209,39 @@ def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
         conn.rollback()
 
 
-def stream_zip(files: Callable[[sqlite3.Connection], Iterable[tuple[str, str]]],
+def stream_zip(files: Callable[[sqlite3.Connection], Iterable[tuple[str, str | Path]]],
                conn: sqlite3.Connection) -> Iterator[bytes]:
-    """A zip of the text files `files(conn)` makes (name, UTF-8 text), in the order made,
-    in chunks as they are written, read in one transaction."""
+    """A zip of the files `files(conn)` makes, in the order made, in chunks as they are
+    written, read in one transaction: a text (name, UTF-8 text) deflated; a file on disk
+    (name, its path: a journal entry's photo, already compressed) stored as it is, copied
+    piece by piece, never through a link."""
     sink = _Sink()
     conn.execute("BEGIN")
     try:
         with zipfile.ZipFile(sink, "w", zipfile.ZIP_DEFLATED) as archive:
-            for name, text in files(conn):
-                archive.writestr(name, text.encode())
+            for name, body in files(conn):
+                if isinstance(body, Path):
+                    yield from _stored(archive, name, body, sink)
+                else:
+                    archive.writestr(name, body.encode())
                 if sink.held >= CHUNK_BYTES:
                     yield sink.take()
         yield sink.take()
     finally:
         conn.rollback()
+
+
+def _stored(archive: zipfile.ZipFile, name: str, path: Path, sink: _Sink) -> Iterator[bytes]:
+    """`path`'s bytes into `archive` as `name`, uncompressed, yielding the sink's chunks."""
+    with open_regular(path) as source:
+        info = zipfile.ZipInfo(name, time.localtime()[:6])
+        info.compress_type = zipfile.ZIP_STORED
+        info.file_size = os.fstat(source.fileno()).st_size  # tells the zip whether zip64
+        with archive.open(info, "w") as target:
+            while piece := source.read(CHUNK_BYTES):
+                target.write(piece)
+                if sink.held >= CHUNK_BYTES:
+                    yield sink.take()
 
 
 class _Sink:

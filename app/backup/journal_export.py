@@ -3,20 +3,26 @@
 JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
 `exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
 current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
-sources: [{conversation_id, message_id}]}]}` — ids kept, so an import into another install
-adds what is missing and skips what is there: an entry whose id, or one of whose version ids,
-exists already (whoever it belongs to) is skipped whole. A version id twice in a document, or a
-`seq` twice in an entry, refuses the document. Entries in the trash are not exported.
+sources: [{conversation_id, message_id}]}], media: [{asset_id, name, kind, bytes, sha256,
+created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into
+another install adds what is missing and skips what is there: an entry whose id, or one of
+whose version ids, exists already (whoever it belongs to) is skipped whole. A version id
+twice in a document, or a `seq` twice in an entry, refuses the document. Entries in the
+trash are not exported.
 
 Markdown: one file for all (`# Journal`, one `## <date>` per entry with its current text),
 or one file per entry titled with its date. One file per entry (`files`) is offered for JSON
 too: each `<date>.json` a document of this kind with that one entry (it imports on its own).
+An entry's photos go beside its file, in a folder per entry (`<date>/<photo's name>`), and
+its Markdown file links them under the text. An import reads the photos' list but adds no
+photo (a document carries no image bytes).
 With a language (`de`, `en`) the words are the user's: `# Tagebuch`, `## Sonntag, 1. März
 2026`; without one, the neutral form above (the CLI's default). The file names are the same
 in every language: `<date>.md`, `<date>.json`.
 
 Every export is read as it is written, entry by entry (`exports.stream`, `files`): memory
-holds one entry, never the journal.
+holds one entry, never the journal; a photo is named by its stored file's path and copied
+from there as the zip or the folder is written, never read whole.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -68,11 +75,21 @@ Seq = Annotated[int, msgspec.Meta(ge=1, le=MAX_SEQ)]
 class Version(msgspec.Struct, forbid_unknown_fields=True):
     version_id: str
     seq: Seq
-    origin: Literal["draft", "edit", "restore"]
+    origin: Literal["draft", "edit", "restore", "import"]
     text: str
     created_at: Moment
     draft_id: str | None = None
     sources: list[SourceRef] = []
+
+
+class MediaItem(msgspec.Struct, forbid_unknown_fields=True):
+    asset_id: str
+    name: str
+    kind: str
+    bytes: int
+    sha256: str
+    created_at: Moment
+    file: str
 
 
 class Entry(msgspec.Struct, forbid_unknown_fields=True):
@@ -82,6 +99,7 @@ class Entry(msgspec.Struct, forbid_unknown_fields=True):
     current_version_id: str
     versions: list[Version]
     deleted_at: Moment | None = None
+    media: list[MediaItem] = []
 
 
 class JournalDocument(msgspec.Struct):
@@ -127,18 +145,28 @@ class JournalExporter:
             yield ("\n" if n else "") + f"## {_heading(date, language)}\n\n{text}\n"
 
     def files(self, conn: sqlite3.Connection, query: ExportQuery, fmt: Literal["md", "json"],
-              language: str | None = None) -> Iterator[tuple[str, str]]:
-        """One file per entry, named with its date: Markdown titled with the date, or a
-        JSON document of this kind holding that entry alone."""
-        if fmt == "json":
-            head = document_head(KIND, query)
-            for row in _entry_rows(conn, query):
+              language: str | None = None,
+              data_path: Path | None = None) -> Iterator[tuple[str, str | Path]]:
+        """One file per entry, named with its date: Markdown titled with the date (its
+        photos linked under the text), or a JSON document of this kind holding that entry
+        alone; with `data_path` (the data dir read from) each entry's photos too, in its
+        folder `<date>/`, each as the path of its stored file (copied as it is written)."""
+        head = document_head(KIND, query)
+        for row in _entry_rows(conn, query):
+            entry_id, date, _, current = row
+            if fmt == "json":
                 entry = _entry(conn, row)
-                yield f"{entry['date']}.json", json.dumps({**head, "entries": [entry]},
-                                                          ensure_ascii=False, indent=1) + "\n"
-            return
-        for date, text in _current_texts(conn, query):
-            yield f"{date}.md", f"# {_heading(date, language)}\n\n{text}\n"
+                media = entry["media"]
+                yield f"{date}.json", json.dumps({**head, "entries": [entry]},
+                                                 ensure_ascii=False, indent=1) + "\n"
+            else:
+                media = _media(conn, entry_id)
+                links = "".join(f"\n![{m['name']}](<{date}/{m['name']}>)\n" for m in media)
+                yield f"{date}.md", (f"# {_heading(date, language)}\n\n"
+                                     f"{_current_text(conn, entry_id, current)}\n{links}")
+            if data_path is not None:
+                for item in media:
+                    yield f"{date}/{item['name']}", data_path / item["file"]
 
     def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
                         raw: bytes) -> ImportResult:
@@ -210,15 +238,27 @@ def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
                          "text": version[3], "draft_id": version[4],
                          "created_at": version[5], "sources": sources})
     return {"entry_id": entry_id, "date": date, "created_at": created_at, "deleted_at": None,
-            "current_version_id": current, "versions": versions}
+            "current_version_id": current, "versions": versions, "media": _media(conn, entry_id)}
+
+
+def _media(conn: sqlite3.Connection, entry_id: str) -> list[dict[str, Any]]:
+    """The entry's photos as the document lists them (`file`: the path in the data dir)."""
+    return [{"asset_id": r[0], "name": r[1], "kind": r[2], "bytes": r[3], "sha256": r[4],
+             "created_at": r[5], "file": r[6]} for r in conn.execute(
+        "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
+        "WHERE entry_id = ? ORDER BY created_at, asset_id", (entry_id,))]
 
 
 def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
     """(date, current text) of each entry the export holds."""
     for entry_id, date, _, current in _entry_rows(conn, query):
-        row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
-                           "version_id = ?", (entry_id, current)).fetchone()
-        yield date, (row[0] if row else "").strip()
+        yield date, _current_text(conn, entry_id, current)
+
+
+def _current_text(conn: sqlite3.Connection, entry_id: str, current: str) -> str:
+    row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
+                       "version_id = ?", (entry_id, current)).fetchone()
+    return (row[0] if row else "").strip()
 
 
 def _check_all(entries: list[Entry]) -> None:

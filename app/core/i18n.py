@@ -134,6 +134,11 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "title": "Tagebuch",
             "done": "Erledigt",
         },
+        "diary_import": {
+            "photo_not_imported": "{count} Foto nicht übernommen",
+            "photos_not_imported": "{count} Fotos nicht übernommen",
+            "day_has_entry": "Nicht übernommen, weil der Tag schon einen Eintrag hat: {days}",
+        },
         "dates": {
             "long": "{weekday}, {day}. {month} {year}",
         },
@@ -211,6 +216,11 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         "journal": {
             "title": "Journal",
             "done": "Done",
+        },
+        "diary_import": {
+            "photo_not_imported": "{count} photo not imported",
+            "photos_not_imported": "{count} photos not imported",
+            "day_has_entry": "Not imported because the day has an entry already: {days}",
         },
         "dates": {
             "long": "{weekday}, {month} {day}, {year}",

@@ -272,7 +272,8 @@ class Settings:
     backup_daily_delay: float = setting(60.0, "Seconds after start before the daily backup is "
             "taken, so that start-up stays quick.", minimum=0.0)
     import_max_bytes: int = setting(64 * 1024 * 1024, "Largest export file accepted by POST "
-            "/api/imports, in bytes.", minimum=1024)
+            "/api/imports, and largest diary (as sent, and unpacked) by a diary import, in "
+            "bytes.", minimum=1024)
     # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
     journal_day_max_messages: int = setting(500, "Messages of one day journal generation takes "
             "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.", minimum=1)
@@ -337,6 +338,11 @@ class Settings:
             "the rest is left out with a warning.", minimum=0)
     character_upload_max_bytes: int = setting(16 * 1024 * 1024, "Largest character card (PNG "
             "or JSON) or picture accepted by an import or upload, in bytes.", minimum=1024)
+    media_max_bytes: int = setting(25 * 1024 * 1024, "Largest photo a journal entry takes "
+            "(JPEG, PNG, WebP, HEIC), in bytes; larger: 413 too_large, nothing stored.",
+            minimum=1024)
+    media_keep_location: bool = setting(False, "Keep a photo's EXIF location (GPS) when it is "
+            "added to a journal entry; by default it is removed before the file is stored.")
     memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
             "refresh or correct them instead of adding a duplicate.", minimum=0)
     pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "

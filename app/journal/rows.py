@@ -1,6 +1,7 @@
 """The journal's row-level SQL, run inside a transaction its caller holds (the store's writer,
 or an importer's connection): a user's space and day, made on first use; an entry of a user;
-appending a version with its source refs; and the rows as the API's dicts.
+appending a version with its source refs; and the rows as the API's dicts (an entry's photos,
+`media_assets`, among them).
 """
 
 from __future__ import annotations
@@ -111,7 +112,24 @@ def entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
                          "sources": [{"conversation_id": c, "message_id": m}
                                      for c, m in version_refs(conn, version["version_id"])]})
     current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
+    media = [asset_dict(*r) for r in conn.execute(
+        "SELECT asset_id, entry_id, name, kind, bytes, width, height, created_at "
+        "FROM media_assets WHERE entry_id = ? ORDER BY created_at, asset_id",
+        (row["entry_id"],))]
     return {"entry_id": row["entry_id"], "date": row["calendar_date"],
             "text": current["text"] if current else "",
             "current_version_id": row["current_version_id"], "created_at": row["created_at"],
-            "deleted_at": row["deleted_at"], "versions": versions}
+            "deleted_at": row["deleted_at"], "versions": versions, "media": media}
+
+
+def media_url(asset_id: str, *, thumb: bool = False) -> str:
+    """Where the owner's browser gets a photo (or its thumbnail): `GET /api/journal/media/…`."""
+    return f"/api/journal/media/{asset_id}" + ("/thumb" if thumb else "")
+
+
+def asset_dict(asset_id: str, entry_id: str, name: str, kind: str, size: int, width: int,
+               height: int, created_at: float) -> dict[str, Any]:
+    """A photo as the API shows it: never its path in the data dir."""
+    return {"asset_id": asset_id, "entry_id": entry_id, "name": name, "kind": kind,
+            "bytes": size, "width": width, "height": height, "created_at": created_at,
+            "url": media_url(asset_id), "thumb_url": media_url(asset_id, thumb=True)}

@@ -30,6 +30,7 @@ from app.journal.rows import (
     entry_dict,
     entry_row,
     job_dict,
+    media_url,
     new_id,
     require_live,
     version_refs,
@@ -74,7 +75,8 @@ class JournalStore:
 
     async def days(self, user_id: str, start: str = FIRST_DATE,
                    end: str = LAST_DATE) -> list[dict[str, Any]]:
-        """Every day with messages, an entry or a draft, newest first; with `start`/`end`
+        """Every day with messages, an entry or a draft, newest first, with the count of its
+        entry's photos (`photos`) and one thumbnail's URL (`photo`); with `start`/`end`
         (calendar dates, inclusive) only those days (a month of the calendar): every count
         then reads only the range's part of its index."""
         span, bounds = " AND calendar_date BETWEEN ? AND ?", (start, end)
@@ -85,7 +87,8 @@ class JournalStore:
 
             def day(date: str) -> dict[str, Any]:
                 return days.setdefault(date, {"date": date, "messages": 0, "user_messages": 0,
-                                              "entry_id": None, "draft_id": None})
+                                              "entry_id": None, "draft_id": None,
+                                              "photos": 0, "photo": None})
 
             # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
             # one scan that reads each row's role.
@@ -117,6 +120,13 @@ class JournalStore:
                     "ON r.journal_day_id = d.day_id AND r.status = 'current'",
                     (user_id, *bounds)):
                 day(date)["draft_id"] = draft_id
+            # The live entry's photos: how many, and one thumbnail for the day's cell.
+            for date, count, first in conn.execute(
+                    "SELECT d.calendar_date, COUNT(*), MIN(m.asset_id) " + scoped
+                    + "JOIN journal_entries e ON e.journal_day_id = d.day_id "
+                    "AND e.deleted_at IS NULL JOIN media_assets m ON m.entry_id = e.entry_id "
+                    "GROUP BY d.calendar_date", (user_id, *bounds)):
+                day(date).update(photos=count, photo=media_url(first, thumb=True))
             return sorted(days.values(), key=lambda d: d["date"], reverse=True)
 
         return await self.db.execute_fn(read)
@@ -350,19 +360,29 @@ class JournalStore:
 
         await self.db.execute_write_fn(write)
 
-    async def purge_entry(self, user_id: str, entry_id: str) -> None:
-        """Remove an entry for good — only one that is in the trash."""
-        def write(conn: sqlite3.Connection) -> None:
+    async def purge_entry(self, user_id: str, entry_id: str) -> list[str]:
+        """Remove an entry for good — only one that is in the trash — with its versions, its
+        photos' rows and its import record (an imported diary's entry comes back when it is
+        imported again); returns the photos' files (relative to the data dir) for the caller
+        to remove once the rows are gone (`app.journal.media.remove_files`)."""
+        def write(conn: sqlite3.Connection) -> list[str]:
             row = entry_row(conn, user_id, entry_id)
             if row["deleted_at"] is None:
                 raise Conflict("not_in_trash", "only an entry in the trash can be purged")
+            files = [name for pair in conn.execute(
+                "SELECT file, thumb FROM media_assets WHERE entry_id = ?", (entry_id,))
+                for name in pair]
+            conn.execute("DELETE FROM media_assets WHERE entry_id = ?", (entry_id,))
             conn.execute("DELETE FROM journal_entry_version_source_refs WHERE version_id IN "
                          "(SELECT version_id FROM journal_entry_versions WHERE entry_id = ?)",
                          (entry_id,))
             conn.execute("DELETE FROM journal_entry_versions WHERE entry_id = ?", (entry_id,))
+            # Its import record goes too: importing the diary again brings the entry back.
+            conn.execute("DELETE FROM journal_imports WHERE entry_id = ?", (entry_id,))
             conn.execute("DELETE FROM journal_entries WHERE entry_id = ?", (entry_id,))
+            return files
 
-        await self.db.execute_write_fn(write)
+        return await self.db.execute_write_fn(write)
 
     async def entry(self, user_id: str, entry_id: str) -> dict[str, Any]:
         def read(conn: sqlite3.Connection) -> dict[str, Any]:

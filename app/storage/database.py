@@ -341,6 +341,11 @@ class PgConnection:
     def __exit__(self, *exc: Any) -> None:
         self._transactions.pop().__exit__(*exc)
 
+    def rollback(self) -> None:
+        """Ends what an explicit `BEGIN` began (a streamed export's one read moment), as
+        sqlite3's `rollback` does; without one, PostgreSQL only warns."""
+        self.raw.execute("ROLLBACK")
+
     def close(self) -> None:
         self.raw.close()
 

@@ -629,3 +629,106 @@ def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m011_media_assets(db: sqlite3.Connection) -> None:
+    """Photos in journal entries (seed 004 `media_assets`: file + kind).
+
+    `file` is the stored image's path relative to the data dir (`media/<user folder>/…`),
+    `thumb` its thumbnail's; `kind` the decoded format (`jpeg`, `png`, `webp`, `heic`), never
+    the name's extension. `name` is the user's file name, checked (no path parts). A row
+    belongs to one entry of its user: it goes with the entry's purge, files included.
+    """
+    db.execute(
+        """
+        CREATE TABLE media_assets (
+            asset_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('jpeg', 'png', 'webp', 'heic')),
+            file TEXT NOT NULL,
+            thumb TEXT NOT NULL,
+            bytes INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            width INTEGER NOT NULL,
+            height INTEGER NOT NULL,
+            created_at REAL NOT NULL
+        )
+        """
+    )
+    db.execute("CREATE INDEX media_assets_by_entry ON media_assets (entry_id, created_at)")
+
+
+@migration
+def m012_diary_imports(db: sqlite3.Connection) -> None:
+    """Diaries the user already had, imported as journal entries (issue 22 §6, seed 004).
+
+    - `journal_entry_versions.origin` may be `import`: the first version of an entry made
+      from an imported diary. SQLite cannot change a CHECK in place, so the table is rebuilt
+      in this migration's transaction, foreign keys on: its one child, the version source
+      refs, is moved aside first (a parent with children cannot be dropped), then the new
+      versions table takes the old one's name and the refs come back in their own table.
+    - `journal_imports`: one row per imported item (a Day One entry, a Markdown file) under
+      its stable key (`dayone:<uuid>`, `markdown:<sha256>`), the entry it went into, its
+      original moment and day (in its own time zone), its tags and the photos it named.
+      The key makes a second import of the same diary add nothing.
+
+    On PostgreSQL the CHECK is changed in place instead (a table with foreign keys pointing
+    at it is not dropped there).
+    """
+    if is_postgres(db):
+        db.execute("ALTER TABLE journal_entry_versions DROP CONSTRAINT "
+                   "journal_entry_versions_origin_check")
+        db.execute("ALTER TABLE journal_entry_versions ADD CONSTRAINT "
+                   "journal_entry_versions_origin_check CHECK (origin IN ('draft', 'edit', "
+                   "'restore', 'import'))")
+        rebuild = ""
+    else:
+        rebuild = """
+        CREATE TABLE journal_entry_versions_m012 (
+            version_id TEXT PRIMARY KEY,
+            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
+            seq INTEGER NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('draft', 'edit', 'restore', 'import')),
+            text TEXT NOT NULL,
+            draft_id TEXT,
+            created_at REAL NOT NULL,
+            UNIQUE (entry_id, seq)
+        );
+        INSERT INTO journal_entry_versions_m012 SELECT version_id, entry_id, seq, origin, text,
+            draft_id, created_at FROM journal_entry_versions;
+        CREATE TABLE journal_refs_m012 AS SELECT version_id, position, conversation_id,
+            message_id FROM journal_entry_version_source_refs;
+        DROP TABLE journal_entry_version_source_refs;
+        DROP TABLE journal_entry_versions;
+        ALTER TABLE journal_entry_versions_m012 RENAME TO journal_entry_versions;
+        CREATE TABLE journal_entry_version_source_refs (
+            version_id TEXT NOT NULL REFERENCES journal_entry_versions(version_id),
+            position INTEGER NOT NULL,
+            conversation_id TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            PRIMARY KEY (version_id, position)
+        );
+        INSERT INTO journal_entry_version_source_refs SELECT version_id, position,
+            conversation_id, message_id FROM journal_refs_m012;
+        DROP TABLE journal_refs_m012;
+        """
+    for statement in (rebuild + """
+        CREATE TABLE journal_imports (
+            space_id TEXT NOT NULL REFERENCES journal_spaces(space_id),
+            import_key TEXT NOT NULL,
+            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
+            source TEXT NOT NULL CHECK (source IN ('dayone', 'markdown')),
+            calendar_date TEXT NOT NULL,
+            occurred_at REAL NOT NULL,
+            tags_json TEXT NOT NULL DEFAULT '[]',
+            photos_json TEXT NOT NULL DEFAULT '[]',
+            imported_at REAL NOT NULL,
+            PRIMARY KEY (space_id, import_key)
+        );
+        CREATE INDEX journal_imports_by_entry ON journal_imports (entry_id)
+        """).split(";"):
+        if statement.strip():
+            db.execute(statement)

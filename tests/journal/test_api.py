@@ -105,7 +105,7 @@ async def test_import_stores_a_day_and_lists_it(jclient):
     assert len(imported["message_ids"]) == len(LINES)
     days = await call(jclient, "GET", "/api/journal/days")
     assert days == [{"date": DATE, "messages": 5, "user_messages": 3, "entry_id": None,
-                     "draft_id": None}]
+                     "draft_id": None, "photos": 0, "photo": None}]
     day = await call(jclient, "GET", f"/api/journal/days/{DATE}")
     [conversation] = day["conversations"]
     assert conversation["source"] == "import" and conversation["character_id"] is None

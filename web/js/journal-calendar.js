@@ -159,6 +159,7 @@ export class Calendar {
     if (day && day.entry_id) parts.push(t("journal.hasEntry"));
     else if (day && day.draft_id) parts.push(t("journal.hasDraft"));
     if (day && day.user_messages) parts.push(t("journal.yourMessages", { count: day.user_messages }));
+    if (day && day.photos) parts.push(t("journal.photoCount", { count: day.photos }));
     return parts.join(", ");
   }
 
@@ -183,7 +184,8 @@ export class Calendar {
           tabindex: date === stop ? "0" : "-1",
           "aria-label": this.label(date, day),
           "aria-current": date === this.today ? "date" : false,
-        }, h("span", { "aria-hidden": "true", text: String(Number(date.slice(8))) })));
+        }, h("span", { "aria-hidden": "true", text: String(Number(date.slice(8))) }),
+        day && day.photo ? h("img", { class: "journal-cal-photo", src: day.photo, alt: "", loading: "lazy" }) : null));
     }))));
     this.table.replaceChildren(head, body);
   }

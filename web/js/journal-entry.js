@@ -1,5 +1,6 @@
 // A day's entry in the Journal view (SPEC §8): its text (or a new one, written by hand), its
-// versions with restore, delete to the trash with undo. One section of the page
+// photos (added, shown as thumbnails, removed), its versions with restore, delete to the trash
+// with undo. One section of the page
 // (#journal-entry); what an entry holds besides its text gets a part of its own here, each
 // rendered by `render(entry)`.
 
@@ -21,6 +22,7 @@ export class EntryView {
     });
     $("#journal-entry-delete", root).addEventListener("click", () => this.remove());
     $("#journal-undo-button", root).addEventListener("click", () => this.undo());
+    $("#journal-photo-input", root).addEventListener("change", (event) => this.addPhotos(event.target));
   }
 
   get status() {
@@ -35,7 +37,58 @@ export class EntryView {
     $("#journal-entry-text", this.root).value = entry ? entry.text : "";
     $("#journal-entry-delete", this.root).hidden = !entry;
     $("#journal-entry-heading", this.root).textContent = entry ? t("journal.entry") : t("journal.newEntry");
+    this.renderPhotos(entry);
     this.renderVersions(entry);
+  }
+
+  /** The entry's photos as thumbnails, each opening the photo; a new entry takes photos once
+   * it is saved (a photo belongs to an entry). */
+  renderPhotos(entry) {
+    $("#journal-photos", this.root).hidden = !entry;
+    const media = entry ? entry.media || [] : [];
+    $("#journal-photo-list", this.root).replaceChildren(...media.map((photo) => h("li", {
+      class: "journal-photo", dataset: { assetId: photo.asset_id },
+    },
+    h("a", { href: photo.url, target: "_blank", rel: "noopener" },
+      h("img", { src: photo.thumb_url, alt: photo.name, loading: "lazy", class: "journal-photo-thumb" })),
+    h("button", {
+      type: "button", class: "button button-small journal-photo-remove",
+      "aria-label": t("journal.removePhoto", { name: photo.name }), title: t("journal.removePhoto", { name: photo.name }),
+      onclick: () => this.removePhoto(photo.asset_id),
+    }, "×"))));
+  }
+
+  async addPhotos(input) {
+    const files = [...input.files];
+    input.value = "";
+    if (!this.entry || files.length === 0) return;
+    const entryId = this.entry.entry_id;
+    setStatus(this.status, "");
+    try {
+      for (const file of files) await api.journalAddPhoto(entryId, file);
+    } catch (error) {
+      setStatus(this.status, t("journal.error", { reason: errorText(error, "photo") }), "error");
+      await this.reload(entryId);
+      return;
+    }
+    await this.reload(entryId, t("journal.photoAdded"));
+  }
+
+  async removePhoto(assetId) {
+    const entryId = this.entry.entry_id;
+    await this.guard(async () => {
+      await api.journalRemovePhoto(assetId);
+      await this.reload(entryId, t("journal.photoRemoved"));
+    });
+  }
+
+  /** The entry as the server has it now (after its photos changed). */
+  async reload(entryId, message = null) {
+    const entry = await api.journalEntry(entryId);
+    this.entry = entry;
+    this.renderPhotos(entry);
+    await this.onChanged(entry);
+    if (message) setStatus(this.status, message, "ok");
   }
 
   renderVersions(entry) {

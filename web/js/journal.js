@@ -2,13 +2,14 @@
 // day opened — its conversations, "write an entry" with progress for both stages (optionally
 // starting from the stored text), the draft beside the lines it was built from, the entry
 // (journal-entry.js) written by hand or taken over from a draft, as the first entry or as its
-// next version — the export of the whole journal and the trash, whose one irreversible
+// next version — the export of the whole journal, the import of a diary the user already
+// has (Day One, Markdown) told back as what it added, and the trash, whose one irreversible
 // action asks first. Progress arrives over the WebSocket (`journal_progress`); the view also
 // asks for the job itself, so a missed message never leaves it waiting.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, formatDate, formatMonth, formatTime, lang, reasonText, t } from "./i18n.js";
+import { countText, errorText, formatDate, formatMonth, formatTime, lang, reasonText, t } from "./i18n.js";
 import { Calendar, isoDate } from "./journal-calendar.js";
 import { EntryView } from "./journal-entry.js";
 
@@ -56,6 +57,10 @@ export class JournalView {
       input.addEventListener("change", () => this.exportLink());
     }
     this.exportLink();
+    $("#journal-diary-form", root).addEventListener("submit", (event) => {
+      event.preventDefault();
+      this.importDiary();
+    });
     this.purgeDialog = $("#journal-purge-dialog");
     this.purgeDialog.addEventListener("close", () => this.purgeClosed());
   }
@@ -364,6 +369,49 @@ export class JournalView {
     const params = new URLSearchParams({ format: checked("journal-export-format"), lang });
     if (checked("journal-export-per")) params.set("per", "entry");
     $("#journal-export-download", this.root).href = `/api/exports/journal?${params}`;
+  }
+
+  // --- a diary the user already has -------------------------------------------------------
+
+  /** Day One's export or Markdown files → entries (`POST /api/journal/import/diary`), told
+   * back as entries imported, skipped as already there, photos not imported, days left
+   * alone; then the newest imported day opens. A refused file changed nothing. */
+  async importDiary() {
+    const input = $("#journal-diary-file", this.root);
+    const status = $("#journal-diary-status", this.root);
+    const result = $("#journal-diary-result", this.root);
+    const file = input.files[0];
+    if (!file) return;
+    const submit = $("#journal-diary-submit", this.root);
+    submit.disabled = true;
+    result.hidden = true;
+    setStatus(status, t("journal.diary.busy"));
+    let answer;
+    try {
+      answer = await api.journalImportDiary(file);
+    } catch (error) {
+      // The server names the first bad entry ("entries[3] (2025-07-03): …"): shown too.
+      const reason = error.code === "invalid_diary"
+        ? t("journal.diary.where", { reason: errorText(error), detail: error.message }) : errorText(error);
+      setStatus(status, t("journal.diary.failed", { reason }), "error");
+      return;
+    } finally {
+      submit.disabled = false;
+    }
+    setStatus(status, "");
+    const lines = [countText("diaryImported", answer.imported)];
+    if (answer.skipped) lines.push(countText("diarySkipped", answer.skipped));
+    if (answer.photos.imported) lines.push(countText("photosImported", answer.photos.imported));
+    if (answer.photos.not_imported) lines.push(countText("photosNotImported", answer.photos.not_imported));
+    if (answer.day_has_entry.length) {
+      lines.push(t("journal.diary.dayHasEntry", { days: answer.day_has_entry.map(formatDate).join(", ") }));
+    }
+    result.replaceChildren(...lines.map((line) => h("li", { text: line })));
+    result.hidden = false;
+    input.value = "";
+    const newest = answer.entries.at(-1);
+    if (newest) await this.pick(newest.date);
+    else await this.calendar.refresh();
   }
 
   // --- trash ------------------------------------------------------------------------------

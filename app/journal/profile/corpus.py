@@ -4,6 +4,10 @@ message log; seed 004 §12–§14).
 - *Voiced entries*: live journal entries whose current text the user wrote or changed. An
   entry saved unchanged from a generated draft is not the user's voice and never a style
   source.
+- *Imported diary entries* (Day One, Markdown; `journal_imports`): the user's own writing
+  from before Novaberg, read as `external_context` (seed 004 §15: external provenance such
+  as `dayone_export` is context, not a Novaberg source) of the facet
+  `autobiographical_journal` (§14: holiday diaries map to it), dated when they were written.
 - *Dialog samples*: long user messages from the chat log and from imported conversations.
   Dialog is a weaker voice and drops out as soon as voiced entries exist.
 
@@ -18,16 +22,21 @@ import sqlite3
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from app.journal.profile.model import JOURNAL_FACET
+
+EXTERNAL_CONTEXT = "external_context"  # the kind of an imported diary's entry
+SOURCE_NAMES = {"dayone": "Day One", "markdown": "Markdown"}
 
 @dataclass(frozen=True, slots=True)
 class CorpusText:
     ref: str
-    kind: str  # "entry" | "dialog"
+    kind: str  # "entry" | "external_context" (an imported diary's) | "dialog"
     text: str
     occurred_at: float
     context_hint: str
     edit_share: float | None = None  # for an entry made from a draft: how much the user changed
     date: str = ""  # the calendar day of an entry
+    facet: str | None = None  # the facet the text speaks for (an imported diary's: the journal)
 
 
 def edit_share(draft: str, final: str) -> float:
@@ -42,20 +51,25 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = N
                    measure: bool = False, measured: Collection[str] = (),
                    entry_id: str | None = None) -> list[CorpusText]:
     """The user's live entries in their current version, newest day first, without those
-    saved unchanged from a draft; at most `limit`; only `entry_id` where it is given. With
-    `measure`, each entry made from a draft says how much of it the user changed
-    (`edit_share`, against the draft it last took over), except those whose ref is in
+    saved unchanged from a draft; at most `limit`; only `entry_id` where it is given. An
+    imported diary's entry is of kind `external_context`, dated when it was written, for the
+    facet `autobiographical_journal`. With `measure`, each entry made from a draft says how
+    much of it the user changed (`edit_share`, against the draft it last took over), except
+    those whose ref is in
     `measured` (already known)."""
     found: list[CorpusText] = []
     for row in conn.execute(
             "SELECT e.entry_id, d.calendar_date, v.version_id, v.origin, v.text, v.created_at, "
-            "r.text AS draft_text FROM journal_entries e "
+            "r.text AS draft_text, i.source AS imported_from, i.occurred_at AS written_at "
+            "FROM journal_entries e "
             "JOIN journal_days d ON d.day_id = e.journal_day_id "
             "JOIN journal_spaces s ON s.space_id = d.space_id "
             "JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
             "LEFT JOIN journal_drafts r ON r.draft_id = (SELECT draft_id FROM "
             "journal_entry_versions WHERE entry_id = e.entry_id AND draft_id IS NOT NULL "
             "AND seq <= v.seq ORDER BY seq DESC LIMIT 1) "
+            "LEFT JOIN (SELECT entry_id, MIN(source) AS source, MIN(occurred_at) AS occurred_at "
+            "FROM journal_imports GROUP BY entry_id) i ON i.entry_id = e.entry_id "
             "WHERE s.user_id = ? AND e.deleted_at IS NULL AND (CAST(? AS TEXT) IS NULL OR e.entry_id = ?) "
             "ORDER BY d.calendar_date DESC",
             (user_id, entry_id, entry_id)):
@@ -65,10 +79,15 @@ def voiced_entries(conn: sqlite3.Connection, user_id: str, limit: int | None = N
         ref = f"entry:{row['entry_id']}:{row['version_id']}"
         share = (edit_share(draft, row["text"])
                  if draft is not None and measure and ref not in measured else None)
-        found.append(CorpusText(ref, "entry",
-                                row["text"], row["created_at"],
-                                f"journal entry of {row['calendar_date']}", share,
-                                row["calendar_date"]))
+        if row["imported_from"] is not None:
+            found.append(CorpusText(
+                ref, EXTERNAL_CONTEXT, row["text"], row["written_at"],
+                f"{SOURCE_NAMES[row['imported_from']]} diary entry of {row['calendar_date']} "
+                "(imported)", None, row["calendar_date"], JOURNAL_FACET))
+        else:
+            found.append(CorpusText(ref, "entry", row["text"], row["created_at"],
+                                    f"journal entry of {row['calendar_date']}", share,
+                                    row["calendar_date"]))
         if limit is not None and len(found) >= limit:
             break
     return found

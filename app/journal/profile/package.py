@@ -61,7 +61,9 @@ TASK = {
         "whatever stands out), not what they wrote about. Work with the existing structure "
         "first: confirm, refine, change a scope, merge or split before you add. Propose a "
         "core (what holds for all their writing) only if the texts come from different "
-        "kinds of sources; diary-like texts belong to the facet `autobiographical_journal`."),
+        "kinds of sources; diary-like texts belong to the facet `autobiographical_journal`. Evidence of kind "
+        "`external_context` is the person's own earlier diary, imported: their voice, for "
+        "the facet it names."),
     "review": (
         "Compare the new evidence with the existing profile and propose changes only where "
         "the evidence shows something the profile misses or gets wrong (`update`, `add`, "
@@ -88,10 +90,11 @@ PROMPT_HEAD = (
 @dataclass(frozen=True, slots=True)
 class EvidenceText:
     ref: str
-    kind: str  # entry | strong_edit | dialog
+    kind: str  # entry | external_context (an imported diary's entry) | strong_edit | dialog
     text: str
     occurred_at: float
     context_hint: str
+    facet: str | None = None  # the facet it speaks for, where known (imported diaries)
 
 
 def iso(moment: float | None) -> str | None:
@@ -196,6 +199,8 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
             continue
         item = {"ref": text.ref, "kind": text.kind, "occurred_at": iso(text.occurred_at),
                 "context_hint": text.context_hint, "text": body}
+        if text.facet:
+            item["facet"] = text.facet
         if body != " ".join(text.text.split()):
             item["cut"] = True
         package["evidence"].append(item)

@@ -237,8 +237,8 @@ class ProfileService:
                                       row["occurred_at"], row["context_hint"])
                      for row in fresh]
         else:
-            texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint)
-                     for t in corpus_texts]
+            texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint,
+                                      t.facet) for t in corpus_texts]
         return texts, known
 
     async def package(self, user_id: str, mode: str, *, package_id: str | None = None,

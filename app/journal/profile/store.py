@@ -366,7 +366,7 @@ class ProfileStore:
                           time.time()))
             conn.execute("DELETE FROM writing_profile_packages WHERE user_id = ? AND "
                          "package_id NOT IN (SELECT package_id FROM writing_profile_packages "
-                         "WHERE user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ?)",
+                         "WHERE user_id = ? ORDER BY created_at DESC, package_id DESC LIMIT ?)",
                          (user_id, user_id, KEPT_MAPPINGS))
 
         await self.db.execute_write_fn(write)
@@ -382,7 +382,7 @@ class ProfileStore:
                     "AND package_id = ?", (user_id, package_id)).fetchone()
             else:
                 row = conn.execute("SELECT mapping_json FROM writing_profile_packages WHERE "
-                                   "user_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1",
+                                   "user_id = ? ORDER BY created_at DESC, package_id DESC LIMIT 1",
                                    (user_id,)).fetchone()
             return json.loads(row[0]) if row is not None else {}
 
