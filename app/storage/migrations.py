@@ -629,3 +629,14 @@ def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
         """.split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m011_profile_packages_order(db: sqlite3.Connection) -> None:
+    """The copy packages' mappings are ordered newest first by `created_at` and, for two kept
+    in the same clock tick, by the order they were written: SQLite's implicit `rowid`. On
+    PostgreSQL the same column is added, as `m008_message_history` does for the journal's
+    messages, so the store's queries are one text for both engines."""
+    if is_postgres(db):
+        db.execute("ALTER TABLE writing_profile_packages ADD COLUMN rowid BIGINT "
+                   "GENERATED ALWAYS AS IDENTITY")
