@@ -342,16 +342,17 @@ class PgConnection:
         self._transactions.pop().__exit__(*exc)
 
     def rollback(self) -> None:
-        """Ends what an explicit `BEGIN` began (a streamed export's one read moment), as
-        sqlite3's `rollback` does; without one, PostgreSQL only warns."""
-        self.raw.execute("ROLLBACK")
+        """End the transaction an explicit `BEGIN` opened, without its writes (sqlite3's
+        `rollback`; nothing when none is open)."""
+        self.raw.rollback()
 
     def close(self) -> None:
         self.raw.close()
 
 
 def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
-    """A connection to PostgreSQL at `url`; `readonly`: the server refuses its writes."""
+    """A connection to PostgreSQL at `url`; `readonly`: the server refuses its writes, and
+    its transactions are REPEATABLE READ."""
     import psycopg  # only a server with `database_url` needs it
     from psycopg.adapt import Dumper, Loader
 
@@ -370,7 +371,10 @@ def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
             value = Decimal(bytes(data).decode())
             return int(value) if value == value.to_integral_value() else float(value)
 
-    options = {"options": "-c default_transaction_read_only=on"} if readonly else {}
+    # A reader's explicit transaction (an export's `BEGIN`) reads one moment of the store, as
+    # SQLite's read transaction does; PostgreSQL's default, READ COMMITTED, would not.
+    options = {"options": "-c default_transaction_read_only=on "
+                          "-c default_transaction_isolation=repeatable\\ read"} if readonly else {}
     raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, **options)
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", NumericAsNumber)
