@@ -52,8 +52,8 @@ from app.memory import keys  # noqa: E402
 from app.storage.database import connect  # noqa: E402
 from app.storage.migrations import apply_migrations  # noqa: E402
 from app.wiring.server import DATABASE_FILE, create_app  # noqa: E402
-from bench.percentiles import percentile  # noqa: E402
 from bench.loopwatch import watching  # noqa: E402
+from bench.percentiles import percentile  # noqa: E402
 
 TOKEN = "bench-token-0123456789"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -468,7 +468,7 @@ async def bench_burst(pairs: int, spread: float) -> None:
                                              json={"text": f"Hallo {character}"}, headers=AUTH)
                 body = await response.json()
                 assert response.status == 202, body
-                await inbox.expect(closes(body["message_id"]))
+                await inbox.closed(body["message_id"])
 
             load = Ticks()
             stop = asyncio.Event()

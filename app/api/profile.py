@@ -27,7 +27,6 @@ from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
 
 
-
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
     value: str
 

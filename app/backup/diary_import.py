@@ -29,8 +29,8 @@ import json
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import PurePosixPath
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Any
 
 from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, read_photo

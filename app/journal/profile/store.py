@@ -30,7 +30,6 @@ from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
 
-
 KEPT_MAPPINGS = 20  # masked copy packages whose results can still be demasked
 
 

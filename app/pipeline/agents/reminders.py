@@ -148,7 +148,6 @@ def resumed(answer: ReminderCommand, pending: AgentContext) -> ReminderCommand:
 def change(ctx: NodeContext, state: Path2State, task: str, command: ReminderCommand,
            pending: AgentContext | None, existing: list[Reminder], now: float) -> AgentResult:
     """Delete or move the reminder the command names."""
-    zone = zone_named(ctx.settings.timezone)
     language = reply_language(ctx, state)
     words = _phrases(language)
     chosen = among(existing, pending)
