@@ -165,6 +165,9 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
     async with client.get("/api/exports/chat", headers=anna) as response:
         assert response.status == 200
         received = bytearray(await response.content.readany())
+        # The second chunk is made after the first is written: wait until Anna's export
+        # is held there, on its reader thread, before Bob comes.
+        assert await asyncio.to_thread(gate.held.wait, 30), "the export never reached the gate"
         # Anna's export is held half-way on its reader thread; Bob is served meanwhile: his
         # own export (the other reader thread), his session, the health check.
         own = await client.get("/api/exports/chat", headers=bob)
@@ -174,7 +177,7 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
         session = await client.get("/api/characters/nova/session", headers=bob)
         assert session.status == 200 and (await session.json())["turns"] == []
         assert (await client.get("/api/health")).status == 200
-        assert gate.held.is_set() and not gate.opened.is_set()  # still half-way
+        assert not gate.opened.is_set()  # still half-way
         gate.opened.set()
         async for chunk in response.content.iter_chunked(1 << 16):
             received += chunk
