@@ -46,9 +46,13 @@ export class SettingsDialog {
   async loadModel() {
     setStatus(this.status, "");
     $("#settings-api-key").value = "";
+    // Held until the server's values are in: a choice made before they arrive would be
+    // overwritten by them (seen as a provider picked at once and then reset).
+    $("#settings-fields").disabled = true;
     try {
       this.fill(await api.llm());
     } catch (error) {
+      $("#settings-fields").disabled = !this.isAdmin;
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
     }
   }
