@@ -5,7 +5,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 PYTEST := $(PY) -m pytest
 
-.PHONY: run install node test test-postgres test-peer test-browser binary binary-test bench clean
+.PHONY: run install node test test-postgres test-peer test-browser binary binary-test bench \
+	bench-scaleout clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +31,7 @@ test: install node
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py).
 POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
 	tests/api/test_history.py tests/api/test_messages.py tests/api/test_memories.py \
-	tests/backup/test_engines.py
+	tests/backup/test_engines.py tests/bench/test_scaleout.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
@@ -74,6 +75,13 @@ bench: install
 	$(PY) bench/history.py
 	$(PY) bench/backup.py
 	$(PY) bench/exports.py
+
+# N processes on one PostgreSQL and one Redis (issue 26): the burst with a kill -9 for
+# N = 1, 2, 3 and the 10 000-turn soak, some minutes each, so not part of `make bench`.
+bench-scaleout: install
+	$(PY) -m pip install -q -e '.[postgres]'
+	$(PY) bench/scaleout.py burst
+	$(PY) bench/scaleout.py soak
 
 clean:
 	rm -rf build dist .pytest_cache

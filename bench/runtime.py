@@ -127,7 +127,12 @@ def floor_server(port: int, socket_path: str) -> None:
     import redis.asyncio as aioredis
 
     async def main() -> None:
-        redis = aioredis.Redis(unix_socket_path=socket_path, decode_responses=True)
+        # The app's kind of pool and size (app.wiring.server): under a burst of 1 000 at once
+        # redis-py's default pool fails at 100 connections instead of waiting.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            f"unix://{socket_path}", decode_responses=True,
+            max_connections=defaults().redis_max_connections)
+        redis = aioredis.Redis.from_pool(pool)
 
         async def handler(request: web.Request) -> web.Response:
             body = await request.json()
