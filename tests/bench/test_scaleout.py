@@ -73,6 +73,12 @@ class TestTheChecks:
         o["stored"]["rows"]["m2"]["assistant"] = []
         assert self.problems(o) == []
 
+    def test_a_turn_failed_before_its_dispatcher_has_no_row_at_all(self):
+        o = self.outcome()
+        o["sockets"]["u1"].failed.add("m2")
+        o["stored"]["rows"].pop("m2")
+        assert self.problems(o) == []
+
     def test_a_journal_unlike_the_single_process_one_fails(self):
         o = self.outcome()
         o["journal"] = {"anna": list(reversed(JOURNAL["anna"] + ["Noch ein Satz."]))}
