@@ -313,11 +313,11 @@ class UserSocket:
             self.closed_at.setdefault(message_id, now)
             if data["type"] == "turn_failed":
                 self.failed.add(message_id)
-        if data["type"] == "turn_failed":
-            self.reasons[data.get("reason", "?")] += 1
             waiter = self.waiters.pop(message_id, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
+        if data["type"] == "turn_failed":
+            self.reasons[data.get("reason", "?")] += 1
 
     async def wait_closed(self, message_id: str, timeout: float) -> bool:
         """True once the socket saw `message_id` closed; False after `timeout`."""
@@ -412,8 +412,12 @@ async def send_burst(cluster: Cluster, tokens: dict[str, str], characters: list[
     total = len(users) * len(characters) * messages
     third = asyncio.Event()
     # The journal user's posts never span the kill (its journal is compared message by
-    # message); every other post may be cut off by it.
-    kill_gate = asyncio.Lock()
+    # message); every other post may be cut off by it. The kill waits for the journal
+    # user's posts in flight and holds back new ones until the process is dead.
+    gate_open, drained = asyncio.Event(), asyncio.Event()
+    gate_open.set()
+    in_flight = 0
+    killed_at: list[int] = []
     victim = n - 1
     pairs = [(u, c) for u in users for c in characters]
     random.Random(26).shuffle(pairs)
@@ -432,14 +436,21 @@ async def send_burst(cluster: Cluster, tokens: dict[str, str], characters: list[
         return message_id
 
     async def pair(index: int, user: str, character: str) -> None:
+        nonlocal in_flight
         await asyncio.sleep(BURST_SECONDS * index / len(pairs))
         route = users.index(user) + characters.index(character)
         for j in range(messages):
             if user != JOURNAL_USER:
                 await one(user, character, j, route + j)
                 continue
-            async with kill_gate:
+            await gate_open.wait()
+            in_flight += 1
+            try:
                 message_id = await one(user, character, j, route + j)
+            finally:
+                in_flight -= 1
+                if in_flight == 0:
+                    drained.set()
             if message_id is not None:  # one at a time: no two of its messages in one turn
                 await until_closed(cluster, tokens[user], sockets[user], message_id)
 
@@ -447,14 +458,24 @@ async def send_burst(cluster: Cluster, tokens: dict[str, str], characters: list[
         if not kill:
             return None
         await third.wait()
-        async with kill_gate:
-            return await cluster.kill_and_restart(victim)
+        gate_open.clear()
+        while in_flight:
+            drained.clear()
+            await drained.wait()
+        killed_at.append(len(posted))
+        restart = asyncio.create_task(cluster.kill_and_restart(victim))
+        while cluster.alive[victim]:  # dead once the SIGKILL is through
+            await asyncio.sleep(0.01)
+        gate_open.set()
+        return await restart
 
     started = time.perf_counter()
     kill_task = asyncio.create_task(killer())
     await asyncio.gather(*(pair(i, u, c) for i, (u, c) in enumerate(pairs)))
     third.set()
     restart_s = await kill_task
+    if killed_at:
+        print(f"  the kill came after {killed_at[0]} of {total} messages were accepted")
     return posted, cut, sockets, started, restart_s
 
 
