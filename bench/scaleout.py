@@ -63,6 +63,7 @@ import contextlib
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -852,6 +853,11 @@ async def bench_soak(n: int, turns: int, n_pairs: int, every: int) -> bool:
 
 
 async def main(args: argparse.Namespace) -> int:
+    # SIGTERM (a `timeout`, a CI limit) cancels the run, so the PostgreSQL cluster and the
+    # processes it started are stopped as after Ctrl-C: pg_ctl's server outlives its parent.
+    task = asyncio.current_task()
+    assert task is not None
+    asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
     if args.mode == "soak":
         ok = await bench_soak(args.processes[0] if len(args.processes) == 1 else 2, args.turns,
                               args.pairs, args.every)

@@ -6,6 +6,7 @@ cluster, as the test session does, and `make test` starts none."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 from collections import Counter
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from bench.scaleout import JOURNAL_USER, BurstResult, Posted, check_run
+from bench.scaleout import JOURNAL_USER, BurstResult, Posted, UserSocket, check_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -84,6 +85,27 @@ class TestTheChecks:
         o["journal"] = {"anna": list(reversed(JOURNAL["anna"] + ["Noch ein Satz."]))}
         [problem] = self.problems(o)
         assert JOURNAL_USER in problem and "single-process" in problem
+
+
+class TestTheSocket:
+    """A user's socket closes an id on its answer or its failure notice, whether the bench
+    waits for it before or after the event."""
+
+    @pytest.mark.parametrize("kind", ["character_response", "turn_failed"])
+    async def test_a_waiter_is_woken_by_the_event_that_closes_its_id(self, kind):
+        socket = UserSocket(None, "token", 0)  # type: ignore[arg-type]
+        waiting = asyncio.create_task(socket.wait_closed("m1", 5.0))
+        await asyncio.sleep(0)
+        socket._seen({"type": kind, "message_ids": ["m1", "m2"], "reason": "lock_timeout"})
+        assert await waiting
+        assert await socket.wait_closed("m2", 0.01)
+        assert socket.closes == Counter({"m1": 1, "m2": 1})
+        assert (socket.failed == {"m1", "m2"}) == (kind == "turn_failed")
+
+    async def test_other_events_close_nothing(self):
+        socket = UserSocket(None, "token", 0)  # type: ignore[arg-type]
+        socket._seen({"type": "turn_state", "message_ids": ["m1"], "state": "path1"})
+        assert not await socket.wait_closed("m1", 0.01)
 
 
 @pytest.mark.postgres_only
