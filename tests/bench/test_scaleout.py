@@ -116,7 +116,7 @@ def test_the_smallest_scale_out_runs_and_its_checks_pass(tmp_path):
     done = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "scaleout.py"), "--processes", "2", "--users",
          "2", "--characters", "10", "--messages", "2"],
-        cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+        cwd=ROOT, capture_output=True, text=True, timeout=420, check=False)
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "process 1 killed at one third, healthy again" in output, output
