@@ -19,7 +19,7 @@ from aiohttp import web
 from app.api.app_keys import AUTH, SETTINGS
 from app.api.errors import ApiError
 from app.api.login import set_session_cookie
-from app.api.middleware import LAUNCH_LINK_PATH, USER_ID
+from app.api.middleware import LAUNCH_LINK_PATH, USER_ID, identify
 from app.auth.accounts import LOCAL_USER
 from app.auth.credentials import START_CODE_SECONDS
 from app.core.log import fields
@@ -50,7 +50,8 @@ async def get_index(request: web.Request) -> web.StreamResponse:
 
 async def exchange_start_code(request: web.Request, code: str) -> web.Response:
     """The desktop start link: only a single-use start code (never an API token), only in
-    desktop mode, never from another site — a link must not switch who you are."""
+    desktop mode, never from another site — a link must not switch who you are. A used or
+    expired link opened in a browser that holds `local`'s session already leads to the chat."""
     if request.app[SETTINGS].headless:
         raise ApiError(403, "start_link_desktop_only",
                        "start links exist in desktop mode only; log in at /login")
@@ -61,6 +62,10 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
                        "not from another site")
     auth = request.app[AUTH]
     if not auth.start_codes.redeem(code):
+        if await identify(auth, request) == LOCAL_USER:
+            # The browser is signed in already: the tab the app opened used this link, and the
+            # user clicked the one in the terminal too. The chat, not an error; no new session.
+            return web.Response(status=302, headers={"Location": "/"})
         raise ApiError(401, "invalid_start_link",
                        "the start link is not valid, was used already or is older than "
                        f"{START_CODE_SECONDS // 60} minutes")

@@ -14,11 +14,12 @@ import secrets
 import sqlite3
 import time
 
+from app.core.user_names import LOCAL_USER, valid_user_name
 from app.storage import dialect
 
-LOCAL_USER = "local"
+__all__ = ["LOCAL_USER", "valid_user_name"]  # the name rule lives in app.core.user_names
+
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
-USER_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-.")
 
 
 # --- secrets -------------------------------------------------------------------------------
@@ -49,10 +50,6 @@ def verify_password(password: str, stored: str) -> bool:
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(actual, expected)
-
-
-def valid_user_name(name: str) -> bool:
-    return 1 <= len(name) <= 64 and set(name) <= USER_NAME_CHARS and name != LOCAL_USER
 
 
 # --- users in the store -----------------------------------------------------------------------

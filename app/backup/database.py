@@ -13,8 +13,10 @@ proceed). It runs on the caller's thread; the app calls it from a worker thread,
 Accounts (`users`: password hashes, `api_tokens`: token hashes) are credentials: they are
 deleted from the copy, with `secure_delete` so that no freed page keeps them, unless the
 caller asks for a full backup. A restore checks the other way round (`check_backup_database`):
-a backup that says it holds no accounts must have none, and when the install's accounts are
-carried into what it restores, they replace whatever is there (`carry_accounts`).
+a backup that says it holds no accounts must have none, one that holds accounts holds only
+those an install writes (never a password or token of `local`, the admin), and when the
+install's accounts are carried into what it restores, they replace whatever is there
+(`carry_accounts`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.core.user_names import valid_user_name
 from app.storage import dialect
 from app.storage.database import connect_postgres
 from app.storage.migrations import apply_migrations
@@ -109,10 +112,21 @@ def read_accounts(conn: sqlite3.Connection) -> Accounts:
     return Accounts(users, tokens)
 
 
+def foreign_account_names(conn: sqlite3.Connection) -> list[str]:
+    """The names with a password or a token that no install writes: `local` (the admin,
+    whose credential is never stored) or a name `novaberg user add` refuses."""
+    names: set[str] = set()
+    for table in ACCOUNT_TABLES:
+        if table_exists(conn, table):
+            names.update(row[0] for row in conn.execute(f"SELECT DISTINCT user_id FROM {table}"))
+    return sorted(name for name in names if not valid_user_name(str(name)))
+
+
 def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[str], Accounts]:
     """The problems of a backup's database file — not a sound SQLite database, or accounts
     the manifest does not own up to (a backup "without accounts" that has some would plant
-    password logins and tokens) — and the accounts it holds."""
+    password logins and tokens), or accounts no install writes (a login of the admin) —
+    and the accounts it holds."""
     name = path.name
     conn = sqlite3.connect(f"file:{path}?mode=ro&immutable=1", uri=True)
     try:
@@ -120,6 +134,7 @@ def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[
         if verdict != "ok":
             return [f"{name} is a damaged database ({verdict})"], Accounts([], 0)
         accounts = read_accounts(conn)
+        foreign = foreign_account_names(conn)
     except sqlite3.DatabaseError as exc:
         return [f"{name} is not a readable SQLite database ({exc})"], Accounts([], 0)
     finally:
@@ -128,6 +143,11 @@ def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[
         return [f"the manifest says the backup holds no accounts, but {name} has "
                 f"{accounts.describe()}: a changed or crafted backup, which would plant "
                 "logins"], accounts
+    if foreign:
+        named = ", ".join(ascii(name) for name in foreign)
+        return [f"{name} has accounts no install writes ({named}; `local` is the admin, "
+                "whose password or token is never stored): a changed or crafted backup, which "
+                "would plant an admin login"], accounts
     return [], accounts
 
 

@@ -24,11 +24,11 @@ from app.characters.pictures import PictureError
 from app.characters.service import Characters
 from app.characters.store import CharacterStore
 from app.core.settings import Settings
+from app.core.user_names import LOCAL_USER
 from app.storage.datadir import DATABASE_FILE, DataDirInUse, DataDirLock
 
 CHARACTER_COMMAND = "character"
 EXIT_OK, EXIT_REFUSED = 0, 2
-LOCAL_USER = "local"
 
 
 class CommandError(Exception):

@@ -104,8 +104,30 @@ async def test_start_code_works_once(client):
     code = client.app[AUTH].start_codes.issue()
     first = await client.get(f"/?token={code}", allow_redirects=False)
     assert first.status == 302 and SESSION_COOKIE in first.cookies
+    client.session.cookie_jar.clear()
     second = await client.get(f"/?token={code}", allow_redirects=False)
     assert second.status == 401 and SESSION_COOKIE not in second.cookies
+
+
+async def test_a_used_start_link_in_the_signed_in_browser_leads_to_the_chat(client, anna):
+    """Found on the walk: the tab the desktop app opens uses the start link, and a user who
+    clicks the same link in the terminal got a JSON error page in a browser that was signed
+    in already. That browser is sent to the chat, with no new session; a browser signed in
+    as another user (or not at all) is still refused, and the link stays used."""
+    code = client.app[AUTH].start_codes.issue()
+    first = await client.get(f"/?token={code}", allow_redirects=False)
+    assert first.status == 302
+    for expired in (code, "never-issued-code"):
+        again = await client.get(f"/?token={expired}", allow_redirects=False)
+        assert again.status == 302 and again.headers["Location"] == "/"
+        assert SESSION_COOKIE not in again.cookies
+    client.session.cookie_jar.clear()
+    as_anna = await client.get(f"/?token={code}", allow_redirects=False,
+                               headers={"Authorization": f"Bearer {anna}"})
+    assert as_anna.status == 401
+    assert (await as_anna.json())["error"]["code"] == "invalid_start_link"
+    stranger = await client.get(f"/?token={code}", allow_redirects=False)
+    assert stranger.status == 401 and SESSION_COOKIE not in stranger.cookies
 
 
 async def test_cross_site_start_link_is_refused_and_not_used_up(client):

@@ -147,3 +147,46 @@ def test_a_backup_with_accounts_says_so_and_names_them(data_dir, tmp_path, monke
     assert run_cli(data_dir, "restore", str(plain)) == 1
     question = capsys.readouterr().out
     assert "holds no accounts" in question and "anna" not in question
+
+
+def _local_login_beside_real_accounts(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO users VALUES ('local', ?, 1.0)", (hash_password("forged pass"),))
+
+
+def _local_token_beside_real_accounts(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO api_tokens VALUES (?, 'local', 1.0)", (token_hash("planted"),))
+
+
+def _a_name_no_install_writes(conn: sqlite3.Connection) -> None:
+    conn.execute("INSERT INTO users VALUES (?, ?, 1.0)",
+                 ("x\nNovaberg is running", hash_password("forged pass")))
+
+
+@pytest.mark.parametrize("craft", [_local_login_beside_real_accounts,
+                                   _local_token_beside_real_accounts,
+                                   _a_name_no_install_writes])
+def test_a_backup_with_accounts_cannot_bring_an_account_no_install_writes(
+        data_dir, tmp_path, monkeypatch, capsys, craft):
+    """Found by probing (walk): a backup that owns up to its accounts could still carry a
+    password login or an API token of `local`, the headless admin — `novaberg user add`
+    refuses that name, so no install writes such a row; restored, it gave whoever forged
+    the backup the admin's routes. Such a backup is refused whole, as a crafted one."""
+    token = add_user(data_dir, "anna", monkeypatch, capsys)
+    assert run_cli(data_dir, "backup", "--to", str(tmp_path / "out"), "--include-accounts") == 0
+    folder = next((tmp_path / "out").iterdir())
+    conn = sqlite3.connect(folder / DATABASE_FILE)
+    with conn:
+        craft(conn)
+    conn.close()
+    reseal(folder, accounts_included=True)
+    before = tree_digest(data_dir)
+    capsys.readouterr()
+
+    assert run_cli(data_dir, "restore", str(folder), "--yes") == 2
+
+    err = capsys.readouterr().err
+    assert "no install writes" in err and "nothing was changed" in err
+    assert tree_digest(data_dir) == before
+    users, tokens = accounts_of(data_dir / DATABASE_FILE)
+    assert [name for name, _ in users] == ["anna"]
+    assert [t for t, _ in tokens] == [token_hash(token)]

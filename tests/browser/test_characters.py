@@ -175,3 +175,24 @@ def test_a_bad_card_is_refused_with_its_reason_and_nothing_is_added(nova, open_c
     expect(page.locator(".character-item")).to_have_count(1)
     _, listed = nova.api("GET", "/api/characters")
     assert [c["id"] for c in listed] == ["nova"]
+
+
+@pytest.mark.parametrize("locale, expected", [
+    ("en-US", "This card is imported already: the character is in your list. To have a second "
+              "version, use “Copy” on it."),
+    ("de-DE", "Diese Karte ist schon importiert: Die Figur steht in deiner Liste. Für eine "
+              "zweite Fassung nimm bei ihr „Kopieren“.")])
+def test_a_card_imported_twice_is_named_so_in_the_page_language(nova, open_chat, locale,
+                                                                 expected):
+    """Found on the walk: importing a card a second time answered, in a German page, "Etwas
+    ist schiefgegangen: … (a character with the id 'lena-brandt' exists already; choose
+    another id)" — English inside German, and an id the import does not let one choose."""
+    page = open_chat(nova, locale=locale, viewport=PHONE)
+    open_characters(page)
+    page.locator("#character-import").set_input_files(str(CARDS / "lena-v2.png"))
+    expect(page.locator(".character-item")).to_have_count(2)
+    page.locator("#character-import").set_input_files(str(CARDS / "lena-v2.png"))
+    status = page.locator("#characters-status")
+    expect(status).to_have_text(expected)
+    expect(page.locator(".character-item")).to_have_count(2)
+    screenshot(page, f"characters-imported-twice-{locale}")

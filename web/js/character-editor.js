@@ -241,7 +241,11 @@ export class CharactersDialog {
       await this.refresh();
       this.onChanged(this.characters, result.character);
     } catch (error) {
-      setStatus(this.status, t("error.generic", { reason: detail(error) }), "error");
+      // A card imported twice: say so in the user's language (the server's English detail
+      // asks to "choose another id", which an import does not let the user do).
+      const text = error.code === "character_exists" ? t("chars.importExists")
+        : t("error.generic", { reason: detail(error) });
+      setStatus(this.status, text, "error");
     } finally {
       input.value = "";
     }

@@ -20,13 +20,13 @@ from pathlib import Path
 import msgspec
 
 from app.core.log import fields
+from app.core.user_names import LOCAL_USER
 from app.llm.privacy.names import NameIndex
 from app.storage.database import Database
 
 log = logging.getLogger(__name__)
 
 LEGACY_FILE = "identities.txt"
-LOCAL_USER = "local"  # app.auth.credentials.LOCAL_USER (not imported: app.auth.credentials imports the storage layer)
 
 
 class Person(msgspec.Struct, forbid_unknown_fields=True):
