@@ -219,6 +219,7 @@ async def bench_accept(samples: int) -> None:
             ratio_c = statistics.median(accept_c) / statistics.median(floor_c)
             print(f"  target at concurrency 10: p50 ratio ≤ 1.5 "
                   f"({'met' if ratio_c <= 1.5 else 'NOT met'})")
+            print(f"  load {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         finally:
             for proc in (app, floor):
                 if proc is not None:
