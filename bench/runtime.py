@@ -28,9 +28,10 @@
 3b. stall-long — messages of 20 000 characters through the installed pipelines and the
    offline model (its rules read the whole text); the longest single callback. Target ≤ 20 ms.
 3c. burst — 1 000 pairs (characters of the one user) post one message each within one
-   second and wait for the answer (minimal pipelines, offline model, graph_slots 1): the
-   accept time taken inside the server (the outermost middleware), p50/p99 during the
-   burst (first 3 s) and after, and the loop lag. Target (SPEC §10): p99 ≤ 10 ms.
+   second and wait for the answer (minimal pipelines, offline model, graph_slots 1; the
+   client in a process of its own, as in stall): the accept time taken inside the server
+   (the outermost middleware), p50/p99 during the burst (first 3 s) and after, the loop
+   lag against the idle app's, and the load. Target (SPEC §10): p99 ≤ 10 ms.
 4. fanout — 100 WebSockets of one user; one `character_response` published through the
    hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
 """
@@ -66,7 +67,7 @@ from app.core.settings import defaults  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
 from app.runtime.wire import CharacterResponse  # noqa: E402
 from app.wiring.server import create_app  # noqa: E402
-from bench.loopwatch import Callbacks, Ticks, watching  # noqa: E402
+from bench.loopwatch import Callbacks, Watch, watching  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 
 TOKEN = "bench-token-0123456789"
@@ -366,23 +367,32 @@ async def stall_client(base: str, pairs: int, messages: int) -> None:
                       "twice": len(answers) - len(set(answers))}), flush=True)
 
 
+async def with_client_process(app: web.Application, mode: str, *args: object
+                              ) -> tuple[Watch, Watch, dict[str, Any]]:
+    """Serve `app`, watch its idle loop for a second (the floor), then run this file's
+    client `mode` with `args` in a process of its own, watching the loop until the client's
+    JSON line has come and the runtime is idle. Returns (idle, load, the client's result)."""
+    async with TestServer(app) as server:
+        async with watching() as idle:
+            await asyncio.sleep(1.0)
+        client = await asyncio.create_subprocess_exec(
+            sys.executable, __file__, mode, f"http://127.0.0.1:{server.port}",
+            *(str(a) for a in args), stdout=asyncio.subprocess.PIPE, cwd=ROOT)
+        assert client.stdout is not None
+        assert (await client.stdout.readline()).strip() == b"ready"
+        async with watching() as load:
+            result = json.loads(await client.stdout.readline())
+            await app[RUNTIME].idle()
+        assert await client.wait() == 0
+    return idle, load, result
+
+
 async def bench_stall(pairs: int, messages: int) -> None:
     print(f"stall: {pairs} pairs × {messages} messages at once, minimal pipelines, offline "
           "model; the client in a process of its own, so the loop measured is the server's")
     with tempfile.TemporaryDirectory() as tmp:
         app = in_process_app(tmp, characters=pairs)
-        async with TestServer(app) as server:
-            async with watching() as idle:
-                await asyncio.sleep(1.0)
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "stall-client", f"http://127.0.0.1:{server.port}",
-                str(pairs), str(messages), stdout=asyncio.subprocess.PIPE, cwd=ROOT)
-            assert client.stdout is not None
-            assert (await client.stdout.readline()).strip() == b"ready"
-            async with watching() as load:
-                result = json.loads(await client.stdout.readline())
-                await app[RUNTIME].idle()
-            assert await client.wait() == 0
+        idle, load, result = await with_client_process(app, "stall-client", pairs, messages)
     print(f"  {result['closed']} messages closed in {result['elapsed']:.1f} s "
           f"({result['closed'] / result['elapsed']:.0f}/s, graph_slots = 1); answered twice: "
           f"{result['twice']}")
@@ -494,18 +504,7 @@ async def bench_burst(pairs: int, spread: float) -> None:
         app = in_process_app(tmp, characters=pairs, ws_send_queue=4 * pairs)
         accepts: list[tuple[float, float]] = []
         timed_accepts(app, accepts)
-        async with TestServer(app) as server:
-            async with watching() as idle:
-                await asyncio.sleep(1.0)
-            client = await asyncio.create_subprocess_exec(
-                sys.executable, __file__, "burst-client", f"http://127.0.0.1:{server.port}",
-                str(pairs), str(spread), stdout=asyncio.subprocess.PIPE, cwd=ROOT)
-            assert client.stdout is not None
-            assert (await client.stdout.readline()).strip() == b"ready"
-            async with watching() as load:
-                result = json.loads(await client.stdout.readline())
-                await app[RUNTIME].idle()
-            assert await client.wait() == 0
+        idle, load, result = await with_client_process(app, "burst-client", pairs, spread)
     first = min(at for at, _ in accepts)
     during = [ms for at, ms in accepts if at - first <= 3.0]
     after = [ms for at, ms in accepts if at - first > 3.0]
