@@ -14,6 +14,7 @@ from app.memory import keys
 from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
 from app.storage.redis_driver import ScriptLine
 from tests.conftest import AUTH
+from tests.waiting import until
 
 ECHO = "return {KEYS[1], ARGV[1], redis.call('INCR', KEYS[2])}"
 
@@ -79,7 +80,8 @@ async def test_accept_answers_while_every_pool_connection_is_taken(app, aiohttp_
              for b in bodies]
     assert texts == [f"Hallo {i}" for i in range(10)]
     # The pair's consumer ran once the pool was free: every message was taken into a turn.
-    async with asyncio.timeout(5):
-        while any([await app[REDIS].hget(keys.message_record(b["message_id"]), "turn_id")
-                   is None for b in bodies]):
-            await asyncio.sleep(0.02)
+    async def untaken() -> int:
+        return sum([await app[REDIS].hget(keys.message_record(b["message_id"]), "turn_id")
+                    is None for b in bodies])
+
+    await until(untaken, lambda n: n == 0)
