@@ -32,6 +32,7 @@ import redis.asyncio as aioredis
 
 from app.memory import keys
 from app.runtime.wire import AcceptedMessage
+from app.storage.redis_driver import ScriptLine
 from statemachine import QUEUED, TERMINAL_STATES, TurnLifecycle, build_machine
 
 TRANSITION = """
@@ -155,7 +156,9 @@ class Records:
         self.ttl = ttl
         self.instance_id = instance_id
         self._transition = redis.register_script(TRANSITION)
-        self._accept = redis.register_script(ACCEPT)
+        # The accept has a connection of its own: it never waits behind the orchestration's
+        # calls for one of the pool's (issue 26 item 4).
+        self._accept = ScriptLine(redis, ACCEPT)
 
     # --- accept ---------------------------------------------------------------------------
     async def accept(self, message: AcceptedMessage, entry: bytes, *, wake: str = "",
@@ -172,6 +175,10 @@ class Records:
                   keys.user_pairs(message.user_id)],
             args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
                   message.text, repr(message.received_at), pair, wake, channel, payload])
+
+    async def aclose(self) -> None:
+        """Close the accept's own connection."""
+        await self._accept.aclose()
 
     # --- writes inside a caller's MULTI ---------------------------------------------------
 

@@ -13,7 +13,8 @@ One `Runtime` per process, built from its rooms:
 - this module — what the API and the reminder clock call:
   `accept` stamps `received_at`, pushes the message on the pair's prompt queue, writes
   its message record and (external Redis) publishes the wake and the `message_accepted`
-  for every tab of the user in one atomic Redis call, with no model call and no lock; `submit_impulse` queues an own
+  for every tab of the user in one atomic Redis call on a connection of its own (never
+  behind the orchestration's calls), with no model call and no lock; `submit_impulse` queues an own
   impulse; `snapshot` is what a (re)connecting tab needs; `reset_pair` resets a session.
 
 The marker's value is ``{instance_id}:{turn_id}``; the keeper (`app.runtime.keeper`)
@@ -229,3 +230,4 @@ class Runtime:
         self.consumer.stopping()
         await cancel_and_wait([*self.consumer.tasks, *self.turns.background])
         self.consumer.clear()
+        await self.records.aclose()
