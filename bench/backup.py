@@ -226,6 +226,8 @@ async def main(args: argparse.Namespace) -> None:
         print(f"   floor (serving, no backup): {floor.stall_line()}")
         print(f"   {watch.lag_line('during the backup')}")
         print(f"   floor: {floor.lag_line('serving, no backup')}")
+        print(f"   during the backup: {watch.collections.line()}")
+        print(f"   floor: {floor.collections.line()}")
         print(f"   requests served meanwhile: {len(lat)}, p50 {percentile(lat, .5):.1f} ms, "
               f"p99 {percentile(lat, .99):.1f} ms (floor p50 {percentile(floor_lat, .5):.1f}, "
               f"p99 {percentile(floor_lat, .99):.1f})")
