@@ -4,7 +4,10 @@
   waiting), timed on the loop thread's CPU clock (`Callbacks`);
 - the **lag**: how late a 1 ms ticker wakes (`Ticks`) — the queueing delay behind everything
   else that was ready, plus, on a shared machine, time the OS gave to other processes. SPEC
-  §10 holds it ≤ 20 ms with 200 pairs, during a backup and during any export.
+  §10 holds it ≤ 20 ms with 200 pairs, during a backup and during any export;
+- the **collections**: every run of the garbage collector (`Collections`), with its
+  generation, its duration and the thread it ran on — a full collection stops every thread
+  (it holds the GIL), so one on any thread is a lag of the loop.
 
     async with watching() as watch:
         await something()
@@ -15,6 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -75,10 +80,44 @@ class Callbacks:
         self.longest.sort(reverse=True)
 
 
+class Collections:
+    """Every garbage collection while active: (generation, wall ms, thread name)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[int, float, str]] = []
+        self._started = 0.0
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.runs.append((info["generation"], (time.perf_counter() - self._started) * 1000,
+                              threading.current_thread().name))
+
+    def __enter__(self) -> Collections:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def line(self) -> str:
+        """How many collections of each generation, and the longest (where it ran)."""
+        parts = []
+        for generation in (0, 1, 2):
+            runs = [r for r in self.runs if r[0] == generation]
+            if runs:
+                longest = max(runs, key=lambda r: r[1])
+                parts.append(f"gen{generation} ×{len(runs)} (longest {longest[1]:.1f} ms, "
+                             f"on {longest[2]})")
+        return "garbage collections: " + ("; ".join(parts) or "none")
+
+
 @dataclass(slots=True)
 class Watch:
     ticks: Ticks = field(default_factory=lambda: Ticks())
     callbacks: Callbacks = field(default_factory=lambda: Callbacks())
+    collections: Collections = field(default_factory=lambda: Collections())
 
     @property
     def stall_ms(self) -> float:
@@ -115,7 +154,7 @@ async def watching() -> AsyncIterator[Watch]:
     stop = asyncio.Event()
     ticker = asyncio.create_task(watch.ticks.run(stop))
     try:
-        with watch.callbacks:
+        with watch.callbacks, watch.collections:
             yield watch
     finally:
         stop.set()

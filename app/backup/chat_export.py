@@ -29,7 +29,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
@@ -53,6 +53,7 @@ from app.core.clock import local_moment
 from app.memory import keys
 from app.memory.lists import ListStore
 from app.memory.reminders import Reminder, ReminderStore
+from app.storage import dialect
 
 KIND = "novaberg.chat"
 T = TypeVar("T")
@@ -149,17 +150,12 @@ class ChatExporter:
         document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
             _check(message, target)
-        imported = 0
         now = time.time()  # `imported_at`: the chat page names the row as imported
-        for message in document.messages:
-            cursor = conn.execute(
-                "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
-                "message_ids, role, origin, text, created, calendar_date, imported_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (message.entry_key, target.user_id, message.character_id, message.turn_id,
+        rows = ((message.entry_key, target.user_id, message.character_id, message.turn_id,
                  json.dumps(message.message_ids), message.role, message.origin, message.text,
-                 message.created, message.calendar_date, now))
-            imported += cursor.rowcount
+                 message.created, message.calendar_date, now)
+                for message in document.messages)
+        imported = _append_log_rows(conn, rows, now)
         return ImportResult(KIND, imported, len(document.messages) - imported)
 
     # --- what the user keeps with the character (Redis) -----------------------------------
@@ -282,6 +278,40 @@ def _message(row: Any) -> dict[str, Any]:
             "created": row[7],
             "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
             "calendar_date": row[8]}
+
+
+_INSERT_LOG_ROW = ("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+                   "message_ids, role, origin, text, created, calendar_date, imported_at) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+_SEARCH_TRIGGER = "messages_fts_insert"  # m010's trigger: the search index of each new row
+
+
+def _append_log_rows(conn: Any, rows: Iterable[tuple[Any, ...]], imported_at: float) -> int:
+    """Insert the rows (a row whose `entry_key` is there already is skipped) in one
+    `executemany`; returns how many were new — the rows after the log's last id that carry
+    this import's `imported_at` (on PostgreSQL another process may append meanwhile).
+
+    On SQLite the search index (`messages_fts`, trigram) is filled once for all new rows
+    instead of row by row by its insert trigger: that trigger is dropped for the bulk
+    insert and created again from its own stored SQL, in the caller's transaction (DDL is
+    transactional in SQLite: a failed import leaves trigger and index as they were). Row by
+    row, the trigger made a 50 MB import several times slower. The caller commits or rolls
+    back (`with conn`)."""
+    before = conn.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
+    trigger = None if dialect.is_postgres(conn) else conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
+        (_SEARCH_TRIGGER,)).fetchone()
+    if trigger is not None:
+        if not conn.in_transaction:  # sqlite3 opens one only before DML, not before DDL
+            conn.execute("BEGIN")
+        conn.execute(f"DROP TRIGGER {_SEARCH_TRIGGER}")
+    conn.executemany(_INSERT_LOG_ROW, rows)
+    if trigger is not None:
+        conn.execute("INSERT INTO messages_fts (rowid, text) "
+                     "SELECT id, text FROM messages WHERE id > ?", (before,))
+        conn.execute(trigger[0])
+    return int(conn.execute("SELECT COUNT(*) FROM messages WHERE id > ? AND imported_at = ?",
+                            (before, imported_at)).fetchone()[0])
 
 
 def _one_line(text: str) -> str:

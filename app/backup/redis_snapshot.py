@@ -46,18 +46,22 @@ from app.memory import keys
 from app.storage.redis_driver import DRIVER_INFO
 
 BATCH = 500
+CHUNK = 5000  # keys per SCAN step of a private server (`write_private_snapshot`)
 RDB_FILE = "dump.rdb"  # the embedded server's --dbfilename (app.storage.embedded_redis)
 SAVE_TIMEOUT_SECONDS = 120.0
 LOAD_BATCH = 1000
+# The snapshot server is a process of its own: it can yield the CPU to the app. The backup's
+# thread cannot — it shares the GIL with the event loop, and a lowered thread that is
+# preempted while it holds the GIL keeps the loop waiting (priority inversion: with nice +10
+# on a loaded machine the loop woke up to 750 ms late).
+SNAPSHOT_SERVER_NICE = 10
 
-# One batch of keys, read in one step of the server, answered as the snapshot's own lines
-# (made by the server's cjson): parsing many small reply elements and encoding them again in
-# Python would be the slowest part of a backup by far. Zset scores travel as the server's
-# text (cjson would round them to 14 digits) and are read back as numbers. Values that are
-# not UTF-8 make the answer undecodable; such a batch is read again with `_READ_BATCH_RAW`.
-_READ_BATCH_LINES = """
-local lines = {}
-for _, key in ipairs(KEYS) do
+# One key's snapshot line (made by the server's cjson), or nil for a key that is gone; or
+# nil and the problem. Parsing many small reply elements and encoding them again in Python
+# would be the slowest part of a backup by far. Zset scores travel as the server's text
+# (cjson would round them to 14 digits) and are read back as numbers.
+_LINE_OF = """
+local function line_of(key)
   local kind = redis.call('TYPE', key)['ok']
   local value
   if kind == 'string' then value = redis.call('GET', key)
@@ -72,15 +76,56 @@ for _, key in ipairs(KEYS) do
     value = {}
     for i = 1, #flat, 2 do value[#value + 1] = {flat[i], flat[i + 1]} end
   elseif kind ~= 'none' then
-    return redis.error_reply('key ' .. key .. ' has type ' .. kind .. ', which a backup cannot hold')
+    return nil, 'key ' .. key .. ' has type ' .. kind .. ', which a backup cannot hold'
   end
-  if value ~= nil then
-    local ttl = redis.call('PTTL', key)
-    if ttl < 0 then ttl = cjson.null end
-    lines[#lines + 1] = cjson.encode({key = key, type = kind, ttl_ms = ttl, value = value})
-  end
+  if value == nil then return nil end
+  local ttl = redis.call('PTTL', key)
+  if ttl < 0 then ttl = cjson.null end
+  return cjson.encode({key = key, type = kind, ttl_ms = ttl, value = value})
+end
+"""
+# One batch of keys (KEYS), read in one step of the server, answered as their lines. Values
+# that are not UTF-8 make the answer undecodable; such a batch is read again with
+# `_READ_BATCH_RAW`.
+_READ_BATCH_LINES = _LINE_OF + """
+local lines = {}
+for _, key in ipairs(KEYS) do
+  local line, problem = line_of(key)
+  if problem then return redis.error_reply(problem) end
+  if line then lines[#lines + 1] = line end
 end
 return table.concat(lines, '\\n')
+"""
+# A private server's keys, a SCAN step at a time (ARGV: cursor, COUNT, the rules of
+# `keys.transient` as JSON), the transient keys left out by the server itself: answers
+# {next cursor, the lines, how many}. The backup's thread then only moves a few large
+# strings — no reply element per key, no Python work per key (which, on a thread beside the
+# serving loop, is the loop's lag: every step of it takes the GIL). Only for a server
+# nobody else uses: one call holds the server for a whole chunk.
+_READ_CHUNK_LINES = _LINE_OF + """
+local rules = cjson.decode(ARGV[3])
+local function transient(key)
+  for _, prefix in ipairs(rules.prefixes) do
+    if string.sub(key, 1, #prefix) == prefix then return true end
+  end
+  for _, name in ipairs(rules.keys) do
+    if key == name then return true end
+  end
+  for _, suffix in ipairs(rules.suffixes) do
+    if #key >= #suffix and string.sub(key, -#suffix) == suffix then return true end
+  end
+  return false
+end
+local scanned = redis.call('SCAN', ARGV[1], 'COUNT', ARGV[2])
+local lines = {}
+for _, key in ipairs(scanned[2]) do
+  if not transient(key) then
+    local line, problem = line_of(key)
+    if problem then return redis.error_reply(problem) end
+    if line then lines[#lines + 1] = line end
+  end
+end
+return {scanned[1], table.concat(lines, '\\n'), #lines}
 """
 _READ_BATCH_RAW = """
 local out = {}
@@ -206,6 +251,37 @@ def write_snapshot(client: redis.Redis, out: IO[str],
     return written
 
 
+def write_private_snapshot(client: redis.Redis, out: IO[str],
+                           should_stop: Callable[[], bool] = lambda: False) -> int:
+    """`write_snapshot` for a server that nobody else uses (the backup's snapshot server, the
+    data dir's own while a restore holds it): the server walks its keys in chunks of
+    `CHUNK` and answers the lines itself. A chunk that is not UTF-8 (the app writes UTF-8;
+    possible only for a key written from outside) sends the whole snapshot back to
+    `write_snapshot`, which reads such values raw."""
+    read_chunk = client.register_script(_READ_CHUNK_LINES)
+    rules = json.dumps(keys.transient_rules())
+    start = out.tell()
+    cursor, written = b"0", 0
+    while True:
+        if should_stop():
+            raise Cancelled
+        try:
+            cursor, reply, lines = read_chunk(args=[cursor, CHUNK, rules])
+        except redis.ResponseError as exc:
+            raise SnapshotError(str(exc)) from None
+        try:
+            text = reply.decode("utf-8")
+        except UnicodeDecodeError:
+            out.seek(start)
+            out.truncate()
+            return write_snapshot(client, out, should_stop)
+        if text:
+            out.write(text + "\n")
+            written += lines
+        if cursor == b"0":
+            return written
+
+
 def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
                         should_stop: Callable[[], bool] = lambda: False) -> int:
     """Write every backed-up key of the embedded Redis whose files are in `directory`, as of
@@ -229,11 +305,12 @@ def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
         raise SnapshotError(f"Redis could not save a snapshot (see {directory}/redis.log)")
     with tempfile.TemporaryDirectory(prefix="nb-snap-") as tmp:  # short: a socket path is ≤ 107 bytes
         shutil.move(saved, Path(tmp) / RDB_FILE)
-        server = EmbeddedRedis(Path(tmp), appendfsync="no", appendonly=False)
+        server = EmbeddedRedis(Path(tmp), appendfsync="no", appendonly=False,
+                               nice=SNAPSHOT_SERVER_NICE)
         server.start()
         private = connect(server.url)
         try:
-            return write_snapshot(private, out, should_stop)
+            return write_private_snapshot(private, out, should_stop)
         finally:
             private.close()
             server.stop()

@@ -277,7 +277,10 @@ def _fill_safety(settings: Settings, safety: Path, now: float) -> None:
     crash_point(settings, "restore:saving")
     with redis_of(settings, app_running=False) as client, \
             (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
-        redis_snapshot.write_snapshot(client, out)
+        if settings.redis_url:
+            redis_snapshot.write_snapshot(client, out)
+        else:  # the data dir's own server, started by this restore: nobody else uses it
+            redis_snapshot.write_private_snapshot(client, out)
         out.flush()
         os.fsync(out.fileno())
     counts = database_counts(safety / DATABASE_FILE)

@@ -1,10 +1,13 @@
 """Backups from the running app: one at a time, off the event loop, and once a day.
 
 `BackupService.create` runs `archive.create_backup` on a worker thread of its own with a Redis
-connection of its own (the app's asyncio client stays free) and the SQLite backup API (which
-releases the GIL while it copies), so the event loop keeps serving while a backup is taken.
-The thread, and the private redis-server it reads the snapshot from, run at a lower priority
-(`background.low_priority_executor`): on a busy machine the serving loop gets the CPU first.
+connection of its own (the app's asyncio client stays free). The thread holds the GIL as
+little as it can, since every moment it does is the loop's lag: the database is copied by
+SQLite's backup API and hashed by hashlib (both release the GIL), and the Redis snapshot is
+written by a private redis-server that walks its keys and encodes the lines itself
+(`redis_snapshot.write_private_snapshot`), at a lower priority
+(`redis_snapshot.SNAPSHOT_SERVER_NICE`). The thread keeps the normal priority: lowered, it
+would be preempted while holding the GIL, and the loop would wait for it.
 `daily_loop` takes the automatic backup (`backup_daily`): `backup_daily_delay` seconds after
 start and then hourly (the `daily` ticker; a failed look is logged and the next hour tries
 again) it looks whether the data dir has a backup from today (the user's calendar day) and
@@ -15,6 +18,7 @@ the app.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextvars
 import logging
 import threading
@@ -32,7 +36,7 @@ from app.backup.archive import (
     prune,
 )
 from app.core import log as logctx
-from app.core.background import Ticker, low_priority_executor
+from app.core.background import Ticker
 from app.core.clock import local_moment, zone_named
 from app.core.settings import Settings
 from app.storage.embedded_redis import EmbeddedRedis
@@ -55,7 +59,8 @@ class BackupService:
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None
-        self._worker = low_priority_executor("backup")
+        self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1,
+                                                             thread_name_prefix="backup")
         self.daily: Ticker[str] = Ticker("daily-backup", self.take_daily,
                                          interval=DAILY_CHECK_SECONDS,
                                          first_delay=settings.backup_daily_delay, logger=log)

@@ -8,21 +8,13 @@ carries on to its next await. So a task is cancelled again until it has really e
 keeper's heartbeat, marker refresh and orphan sweep, the daily backup): a round runs the
 owner's step, then the ticker sleeps until the interval has passed or `wake()` is called.
 A step that raises is logged and the loop goes on; only `stop()` ends it.
-
-`low_priority_executor` is a worker thread for long work beside the serving loop (the
-backup): on Linux the OS gives it, and every process it starts, a lower priority (`nice`),
-so that on a busy machine the event loop's thread gets the CPU first.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import logging
-import os
-import sys
-import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, Generic, TypeVar
@@ -36,28 +28,6 @@ MAX_ROUNDS = 20
 RETRY_AFTER_FAILURE_SECONDS = 1.0  # the clock's and the worker's pause after a failed round
 
 T = TypeVar("T")
-LOW_PRIORITY_NICE = 10  # added to the worker thread's nice value (Linux: per thread)
-
-
-def low_priority_executor(name: str) -> concurrent.futures.ThreadPoolExecutor:
-    """One worker thread whose priority is lowered when it starts (see the module); a child
-    process it starts (a private redis-server) inherits the lower priority."""
-    return concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix=name,
-                                                 initializer=_lower_this_thread)
-
-
-def _lower_this_thread() -> None:
-    if not sys.platform.startswith("linux"):  # elsewhere setpriority would nice the process
-        return
-    tid = threading.get_native_id()
-    try:
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid)
-                       + LOW_PRIORITY_NICE)
-    except OSError as exc:  # a container may forbid it: the work runs at normal priority
-        log.warning("could not lower a worker thread's priority", extra=fields(
-            error=str(exc)))
-
-
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
     pending = {task for task in tasks if not task.done()}
     for _ in range(MAX_ROUNDS):

@@ -223,6 +223,13 @@ _TRANSIENT_KEYS = ("heartbeats",)
 _TRANSIENT_SUFFIXES = (":summary_lock",)
 
 
+def transient_rules() -> dict[str, tuple[str, ...]]:
+    """The rules of `transient` as data, for a server-side script that applies them
+    (`app.backup.redis_snapshot` reads a private snapshot server that way)."""
+    return {"prefixes": _TRANSIENT_PREFIXES, "keys": _TRANSIENT_KEYS,
+            "suffixes": _TRANSIENT_SUFFIXES}
+
+
 def transient(key: str) -> bool:
     """True for a key that a backup leaves out (see above)."""
     return (key.startswith(_TRANSIENT_PREFIXES) or key in _TRANSIENT_KEYS

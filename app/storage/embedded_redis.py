@@ -17,6 +17,7 @@ switched on over an RDB file. Instead:
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -50,21 +51,26 @@ def redis_executable() -> str:
     return str(Path(next(iter(spec.submodule_search_locations))) / "bin" / "redis-server")
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
+def _die_with_parent(nice: int = 0) -> None:  # runs in the child between fork and exec
     set_parent_death_signal(signal.SIGTERM)
     os.setpgrp()  # a Ctrl-C in the terminal reaches the app, which stops Redis in order
+    if nice:
+        os.nice(nice)
 
 
 class EmbeddedRedis:
     """Start, watch and stop one redis-server that keeps its files in `directory`."""
 
     def __init__(self, directory: Path, appendfsync: str = "always", *,
-                 appendonly: bool = True) -> None:
+                 appendonly: bool = True, nice: int = 0) -> None:
         """`appendonly=False` serves the `dump.rdb` in `directory` instead of the AOF (a
-        backup reads a point-in-time snapshot that way; the app always uses the AOF)."""
+        backup reads a point-in-time snapshot that way; the app always uses the AOF).
+        `nice`: added to the server's nice value (a backup's snapshot server yields the CPU
+        to the app)."""
         self.directory = directory
         self.appendfsync = appendfsync
         self.appendonly = appendonly
+        self.nice = nice
         self.socket_path = directory / "redis.sock"
         self.pidfile = directory / "redis.pid"
         self.logfile = directory / "redis.log"
@@ -95,7 +101,8 @@ class EmbeddedRedis:
         ]
         self.process = subprocess.Popen(
             args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent, close_fds=True,
+            stderr=subprocess.DEVNULL, preexec_fn=functools.partial(_die_with_parent, self.nice),
+            close_fds=True,
         )
         self.pidfile.write_text(str(self.process.pid))
         self._wait_until_ready()

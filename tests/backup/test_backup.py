@@ -315,7 +315,11 @@ def test_secrets_stay_out_unless_asked_for(data_dir, tmp_path, capsys, monkeypat
     conn.close()
 
 
-async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path):
+@pytest.mark.parametrize("writer", ["write_snapshot", "write_private_snapshot"])
+async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path, writer):
+    """Both ways of reading: batch by batch (a live server) and chunk by chunk with the
+    transient keys left out by the server (a private one; its non-UTF-8 value sends it back
+    to the batches)."""
     await redis_client.set(keys.auth_session("s1"), "anna", ex=600)
     await redis_client.set(keys.heartbeat("i1"), "1", ex=30)
     await redis_client.set(keys.turn_marker("local", "nova"), "x", ex=30)
@@ -333,7 +337,7 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path):
     client.rpush("bytes:not:utf8", b"\xff\xfe ok", "Grüße")  # read back raw, kept exactly
     out = tmp_path / "snap.jsonl"
     with out.open("w") as handle:
-        written = redis_snapshot.write_snapshot(client, handle)
+        written = getattr(redis_snapshot, writer)(client, handle)
     records = {r["key"]: r for r in redis_snapshot.read_records(out)}
     assert written == 6 and set(records) == {
         keys.session_turns("local", "nova"), keys.nova_state("local", "nova"), keys.open_turns(),
@@ -352,6 +356,36 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path):
     assert await redis_client.ttl(keys.nova_state("local", "nova")) == -1
     assert await redis_client.zscore(keys.reminders_due(), "local:nova:r1") == 12.5
     assert await redis_client.get(keys.auth_session("s1")) is None
+
+
+async def test_a_private_server_read_in_chunks_gives_what_batches_give(redis_client, tmp_path,
+                                                                      monkeypatch):
+    """Many SCAN steps (a chunk of 7 keys), every rule of `keys.transient` applied by the
+    server (prefix, whole name, suffix), every type: the same records as the batch reader."""
+    monkeypatch.setattr(redis_snapshot, "CHUNK", 7)
+    for n in range(40):
+        await redis_client.rpush(f"session:u{n}:nova:turns", "a", f"Grüße {n}")
+        await redis_client.set(keys.heartbeat(f"i{n}"), "1", ex=30)
+        await redis_client.set(f"summary:u{n}:nova:summary_lock", "x", ex=30)
+    await redis_client.sadd("heartbeats", "i1")
+    await redis_client.sadd("a:set", "b", "a")
+    await redis_client.hset("a:hash", mapping={"k": "v"})
+    await redis_client.zadd("a:zset", {"m": 0.1 + 0.2})
+    await redis_client.set("a:string", "s", ex=500)
+    url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    client = redis_snapshot.connect(url)
+    found = {}
+    for writer in (redis_snapshot.write_snapshot, redis_snapshot.write_private_snapshot):
+        out = tmp_path / f"{writer.__name__}.jsonl"
+        with out.open("w") as handle:
+            assert writer(client, handle) == 44
+        found[writer] = {r["key"]: {**r, "ttl_ms": r["ttl_ms"] and r["ttl_ms"] // 10_000}
+                         for r in redis_snapshot.read_records(out)}
+    client.close()
+    batches, chunks = found.values()
+    assert chunks == batches and len(chunks) == 44
+    assert chunks["a:zset"]["value"] == [["m", 0.1 + 0.2]]
+    assert not any(keys.transient(key) for key in chunks)
 
 
 def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_dir, tmp_path,

@@ -135,6 +135,66 @@ async def test_import_into_another_install_keeps_ids_and_adds_no_duplicates(
     assert reexported["messages"] == json.loads(exported)["messages"]
 
 
+def imported(entry_key: str, text: str, created: float = 1772323200.0) -> dict[str, object]:
+    return {"entry_key": entry_key, "turn_id": f"t-{entry_key}", "character_id": "nova",
+            "role": "user", "text": text, "created": created, "calendar_date": "2026-03-01"}
+
+
+async def test_an_imported_chat_is_searchable_and_so_is_what_is_said_after_it(
+        aiohttp_client, tmp_path):
+    """An import fills the search index once for all its rows (the per-row insert trigger is
+    set aside meanwhile): what it brought, what was there before and what is said after are
+    each found once; a row that was there already is skipped and not indexed again."""
+    client = await aiohttp_client(create_app(defaults(data_dir=str(tmp_path),
+                                                      llm_provider="offline"),
+                                             local_token=TOKEN))
+    log = MessageLog(client.app[DB])
+    await log.append(LoggedMessage("here-1", "local", "nova", "t-here", ["m-here"], "user", "",
+                                   "Ich fahre nach Leipzig.", 1772323200.0, "2026-03-01"))
+    body = {"kind": "novaberg.chat", "format_version": 1, "messages": [
+        imported("here-1", "Ich fahre nach Leipzig."),
+        imported("imp-1", "Die Leipziger Messe ist groß.", 1772323260.0),
+        imported("imp-2", "Zimmer 4711 im Hotel", 1772323320.0)]}
+    response = await client.post("/api/imports", data=json.dumps(body), headers=AUTH)
+    assert (await response.json())["parts"]["messages"] == {"imported": 2, "skipped": 1}
+    await log.append(LoggedMessage("after-1", "local", "nova", "t-after", ["m-after"], "user",
+                                   "", "Danach: Leipzig im Regen.", 1772323380.0, "2026-03-01"))
+
+    async def found(query: str) -> list[str]:
+        answer = await client.get("/api/characters/nova/history/search",
+                                  params={"q": query}, headers=AUTH)
+        assert answer.status == 200
+        return sorted(hit["text"] for hit in (await answer.json())["hits"])
+
+    assert await found("Leipzig") == ["Danach: Leipzig im Regen.",
+                                      "Die Leipziger Messe ist groß.", "Ich fahre nach Leipzig."]
+    assert await found("4711") == ["Zimmer 4711 im Hotel"]
+
+
+def test_a_bulk_insert_that_fails_leaves_the_log_and_its_search_trigger_as_they_were(tmp_path):
+    """The trigger is dropped inside the import's transaction: a failure rolls the drop back
+    with the rows, and the next row said is indexed as ever."""
+    from app.backup.chat_export import _append_log_rows
+
+    conn = connect(tmp_path / "db.sqlite3")
+    apply_migrations(conn)
+    good = ("k-1", "local", "nova", "t-1", "[]", "user", "", "Leipzig", 1.0, "2026-03-01", 2.0)
+    bad = ("k-2", "local", "nova", "t-2", "[]", "user", "", None, 1.0, "2026-03-01", 2.0)
+    with pytest.raises(sqlite3.IntegrityError):
+        with conn:
+            _append_log_rows(conn, [good, bad], 2.0)
+    assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
+    assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' "
+                        "AND name = 'messages_fts_insert'").fetchone()
+    with conn:
+        conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, role, "
+                     "text, created, calendar_date) VALUES ('k-3', 'local', 'nova', 't-3', "
+                     "'user', 'Leipziger Messe', 1.0, '2026-03-01')")
+    assert conn.execute("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'Leipzig'"
+                        ).fetchone()[0] == 1
+    conn.close()
+
+
 @pytest.mark.parametrize("body, expected", [
     (b"not json", "not a Novaberg export"),
     (b'{"kind": "novaberg.diary", "format_version": 1}', "kind 'novaberg.diary'"),
