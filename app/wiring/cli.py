@@ -160,13 +160,22 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- user add, token list | revoke, user delete ----------------------------------------------
 
-# A command that writes holds the data dir's lock, as a running app does: beside a running app
-# it refuses (one line, exit 2), and no app starts while it writes. Its writes go through the
-# database's one writer (`Database.execute_write_fn`, migrations applied on open), as the
-# app's do.
+# A command that writes to the data dir's SQLite holds the data dir's lock, as a running app
+# does: beside a running app it refuses (one line, exit 2), and no app starts while it writes.
+# On PostgreSQL (`database_url`) the store is shared by every process of the install: the
+# data dir's lock guards nothing there, so the command writes beside running processes, and
+# the database keeps them apart — each command one transaction, the unique keys decide a race
+# (two `user add` of one name: one user, and the other command says it exists). Its writes go
+# through the database's one writer (`Database.execute_write_fn`, migrations applied on open),
+# as the app's do.
 
 @contextmanager
-def _data_dir_owned(settings: Settings) -> Iterator[None]:
+def _store_owned(settings: Settings, *, needs_data_dir: bool = False) -> Iterator[None]:
+    """The right to write the store: the data dir's lock for its SQLite (or when the command
+    uses the data dir itself, `needs_data_dir`: its embedded Redis); nothing on PostgreSQL."""
+    if settings.database_url and not needs_data_dir:
+        yield
+        return
     lock = DataDirLock(settings.data_path)
     try:
         lock.acquire()
@@ -179,8 +188,8 @@ def _data_dir_owned(settings: Settings) -> Iterator[None]:
 
 
 def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """`fn(conn)` through the database's writer, in one transaction; the caller holds the
-    data dir (`_data_dir_owned`)."""
+    """`fn(conn)` through the database's writer, in one transaction; the caller owns the
+    store (`_store_owned`)."""
     async def run() -> T:
         database = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
         try:
@@ -218,7 +227,7 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     if not valid_user_name(name):
         raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
                          "('local' is reserved)")
-    with _data_dir_owned(settings):
+    with _store_owned(settings):
         password = _read_password(password_stdin)
         try:
             token = _write(settings, lambda conn: add_user_sync(conn, name, password))
@@ -242,7 +251,7 @@ def manage_tokens(settings: Settings, action: str, name: str | None,
             print(f"{tid}  {user}  {stamp}")
         return 0
     assert token_id is not None
-    with _data_dir_owned(settings):
+    with _store_owned(settings):
         matched = _write(settings, lambda conn: revoke_token_sync(conn, token_id))
     if matched != 1:
         raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
@@ -253,11 +262,13 @@ def manage_tokens(settings: Settings, action: str, name: str | None,
 
 
 def delete_user(settings: Settings, name: str) -> int:
-    """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
-    must be stopped (the data dir lock says so): its embedded Redis is started here."""
+    """The user, their tokens and rows in the store, and everything Redis holds of them. With
+    the embedded Redis the app must be stopped (the data dir lock says so): its embedded
+    Redis is started here. On PostgreSQL with an external Redis it runs beside the
+    processes: the user's sessions there are purged, so no process lets them in again."""
     from app.memory.purge import purge_user
 
-    with _data_dir_owned(settings):
+    with _store_owned(settings, needs_data_dir=not settings.redis_url):
         _require_database(settings)
         if not _write(settings, lambda conn: delete_user_sync(conn, name)):
             raise UsageError(f"no user {name!r}")
