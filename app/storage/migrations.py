@@ -751,4 +751,5 @@ def m013_shared_store(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE journal_jobs ADD COLUMN owner TEXT")
     db.execute("CREATE UNIQUE INDEX journal_jobs_one_open ON journal_jobs (user_id) "
                "WHERE state IN ('queued', 'reconstruct', 'narrate')")
-    db.execute("CREATE TABLE _install (id TEXT PRIMARY KEY, created_at REAL NOT NULL)")
+    db.execute("CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
+               "id TEXT NOT NULL, created_at REAL NOT NULL)")

@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -50,7 +49,13 @@ from app.characters.cli import (
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
-from app.storage.database import connect, connect_postgres, is_postgres_url, open_store
+from app.storage.database import (
+    connect,
+    connect_postgres,
+    is_postgres_url,
+    open_store,
+    redact_url,
+)
 from app.storage.datadir import (
     DATABASE_FILE,
     REDIS_DIR,
@@ -96,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
     parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
     parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
+    parser.add_argument("--files-dir", help=SETTINGS_BY_NAME["files_dir"].help)
     parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
@@ -111,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                               help=SETTINGS_BY_NAME["redis_url"].help)
     data_options.add_argument("--database-url", default=argparse.SUPPRESS,
                               help=SETTINGS_BY_NAME["database_url"].help)
+    data_options.add_argument("--files-dir", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["files_dir"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
@@ -371,15 +379,6 @@ def _check_redis_url(url: str | None) -> None:
         client.close()
     except (ValueError, redis.RedisError) as exc:
         raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _is_loopback(host: str) -> bool:

@@ -78,9 +78,10 @@ from app.runtime.markers import PairLocks
 from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
-from app.storage.database import open_store
+from app.storage.database import open_store, redact_url
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.storage.install import checked_install
 from app.storage.redis_driver import DRIVER_INFO
 from app.wiring.purposes import OFFLINE_ANSWERS
 
@@ -161,10 +162,23 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def db_ctx(app: web.Application) -> AsyncIterator[None]:
-    db = open_store(app[SETTINGS].data_path, app[SETTINGS].database_url, DATABASE_FILE)
-    ran = await db.open()
-    if ran:
-        log.info("database migrated", extra=logctx.fields(migrations=ran))
+    """The store, migrated, and of one install with the files dir (`app.storage.install`:
+    a mismatch stops the start in one line)."""
+    settings = app[SETTINGS]
+    db = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
+    try:
+        ran = await db.open()
+        if ran:
+            log.info("database migrated", extra=logctx.fields(migrations=ran))
+        where = (redact_url(settings.database_url) if settings.database_url
+                 else str(settings.data_path / DATABASE_FILE))
+        install = await db.execute_write_fn(
+            lambda conn: checked_install(conn, settings.files_path, where))
+    except BaseException:
+        await db.close()
+        raise
+    log.info("install", extra=logctx.fields(install=install,
+                                            files_dir=str(settings.files_path)))
     app[DB] = db
     yield
     await db.close()

@@ -22,14 +22,14 @@ import pytest
 from hypothesis import strategies as st
 
 from app.api.app_keys import DB
-from app.core.settings import ENV_PREFIX, defaults
+from app.core.settings import ENV_PREFIX
 from app.journal.store import JournalStore
 from app.storage.dialect import tables
 from app.wiring.cli import main
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.own_loop import served_on_own_loop
-from tests.store import store_transaction
+from tests.store import live_connection
 
 NON_CANONICAL_DATES = ["20200107", "2020-W02-3", "2020-007", "2020-01-07T00:00",
                        "\u0662\u0660\u0662\u0660-\u0660\u0661-\u0660\u0667", " 2020-01-07",
@@ -48,9 +48,12 @@ async def client(aiohttp_client, settings):
 def store_of(data_dir) -> Iterator[Any]:
     """The store the test's apps and CLI use (the data dir's SQLite, or under
     `--engine=postgresql` the test's database, which the environment names)."""
-    url = os.environ.get(f"{ENV_PREFIX}DATABASE_URL")
-    with store_transaction(defaults(data_dir=str(data_dir), database_url=url)) as conn:
-        yield conn
+    conn = live_connection(data_dir)
+    try:
+        with conn:
+            yield conn
+    finally:
+        conn.close()
 
 
 def counts(data_dir) -> dict[str, int]:

@@ -191,6 +191,7 @@ def test_a_writing_command_holds_the_data_dir_while_it_writes(data_dir):
     lock.release()
 
 
+@pytest.mark.sqlite_only("the data dir's SQLite file and its mode")
 async def test_the_database_file_is_owner_only(client, settings):
     mode = stat.S_IMODE((settings.data_path / DATABASE_FILE).stat().st_mode)
     assert mode == 0o600

@@ -74,9 +74,9 @@ async def test_a_user_added_beside_running_processes_logs_in_on_each(
         assert login.status == 401
 
 
-def test_two_commands_adding_one_name_at_once_make_one_user(tmp_path: Path, make_settings,
-                                                             database_url: str) -> None:
-    env = clean_env(NOVABERG_DATABASE_URL=database_url)
+def test_two_commands_adding_one_name_at_once_make_one_user(tmp_path: Path,
+                                                             make_settings) -> None:
+    env = clean_env()  # the test's database
     adding = [subprocess.Popen(
         [sys.executable, "-m", "app", "--data-dir", str(tmp_path / f"d{n}"), "user", "add",
          "bob", "--password-stdin"], cwd=ROOT, env=env, stdin=subprocess.PIPE,
