@@ -30,7 +30,10 @@ test: install node
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py), one
 # per test process. Tests that hold only what SQLite has are marked `sqlite_only` and left out.
 POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
-	tests/api tests/backup tests/characters/test_cli.py tests/wiring/test_cli_accounts.py \
+	tests/api tests/backup/test_engines.py tests/backup/test_backup.py \
+	tests/backup/test_import_checks.py tests/backup/test_media_backup.py \
+	tests/backup/test_character_backup.py tests/backup/test_diary_import.py \
+	tests/backup/test_backup_priority.py tests/characters/test_cli.py \
 	tests/wiring/test_cli_shared_store.py tests/wiring/test_files_dir.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
