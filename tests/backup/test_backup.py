@@ -311,7 +311,7 @@ def test_secrets_stay_out_unless_asked_for(data_dir, tmp_path, capsys, monkeypat
     # A restore of the plain backup keeps this install's accounts.
     assert run_cli(data_dir, "restore", str(plain), "--yes") == 0
     conn = live_connection(data_dir)
-    assert conn.execute("SELECT user_id FROM users").fetchall() == [("anna",)]
+    assert [tuple(row) for row in conn.execute("SELECT user_id FROM users")] == [("anna",)]
     conn.close()
 
 
