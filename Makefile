@@ -28,15 +28,19 @@ test: install node
 	$(PYTEST) -q -n 2 --dist loadfile
 
 # The storage-touching suites again with the durable store in PostgreSQL (`--engine=postgresql`):
-# the test session starts Debian's server itself in a temp dir (tests/postgres_support.py).
+# the test session starts Debian's server itself in a temp dir (tests/postgres_support.py), one
+# per test process. Tests that hold only what SQLite has are marked `sqlite_only` and left out.
 POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
-	tests/api/test_history.py tests/api/test_messages.py tests/api/test_memories.py \
-	tests/backup/test_engines.py tests/bench/test_scaleout.py
+	tests/api tests/backup/test_engines.py tests/backup/test_backup.py \
+	tests/backup/test_import_checks.py tests/backup/test_media_backup.py \
+	tests/backup/test_character_backup.py tests/backup/test_diary_import.py \
+	tests/backup/test_backup_priority.py tests/characters/test_cli.py \
+	tests/wiring/test_cli_shared_store.py tests/wiring/test_files_dir.py tests/bench/test_scaleout.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
 	$(PY) -m pip install -q -e '.[postgres]'
-	$(PYTEST) -q -p no:randomly --engine=postgresql $(POSTGRES_SUITES)
+	$(PYTEST) -q -p no:randomly -n 2 --dist loadfile --engine=postgresql $(POSTGRES_SUITES)
 
 # node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/web/test_js.py).
 node:

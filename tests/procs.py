@@ -53,8 +53,15 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {base}..{base + _WORKER_PORTS - 1}")
 
 
+# Set by tests/conftest.py under `--engine=postgresql` (the test's own database): a
+# subprocess app or CLI uses the store the test's in-process apps use.
+KEPT_ENV = ("NOVABERG_DATABASE_URL",)
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NOVABERG_")}
+    """The environment without NOVABERG_ settings, but the test's store (`KEPT_ENV`)."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("NOVABERG_") or k in KEPT_ENV}
     env.update(extra)
     return env
 

@@ -105,7 +105,7 @@ async def get_export(request: web.Request) -> web.Response:
     db = request.app[DB]
     if per is not None:
         files = functools.partial(split, query=query, fmt=fmt, language=language,
-                                  data_path=request.app[SETTINGS].data_path)
+                                  data_path=request.app[SETTINGS].files_path)
         return await _streamed(request, db.read_stream(functools.partial(stream_zip, files)),
                                f"{stem}.zip", "application/zip")
     chunks = db.read_stream(lambda conn: stream(exporter, conn, query, fmt, language, kept))

@@ -296,7 +296,7 @@ async def list_trash(request: web.Request) -> web.Response:
 
 async def purge_entry(request: web.Request) -> web.Response:
     files = await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
-    remove_files(request.app[SETTINGS].data_path, files)
+    remove_files(request.app[SETTINGS].files_path, files)
     return web.Response(status=204)
 
 

@@ -56,7 +56,7 @@ MANIFEST = "manifest.json"
 DATABASE_FILE = "novaberg.sqlite3"
 REDIS_FILE = "redis.jsonl"
 DATA_FILES = ("identities.txt",)  # plain files of the data dir that are user data
-DATA_FOLDERS = (CHARACTERS_FOLDER, MEDIA_FOLDER)  # folders of the data dir that are user data, whole
+DATA_FOLDERS = (CHARACTERS_FOLDER, MEDIA_FOLDER)  # folders of the files dir: user data, whole
 REQUIRED_FILES = (DATABASE_FILE, REDIS_FILE)
 BACKUP_PREFIX = "novaberg-backup-"
 BACKUPS_DIR = "backups"  # inside the data dir
@@ -117,12 +117,14 @@ def sha256_of(path: Path) -> str:
 def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
                   embedded_redis_dir: Path | None, include_accounts: bool = False,
                   should_stop: Callable[[], bool] = lambda: False,
-                  database_url: str | None = None) -> Backup:
+                  database_url: str | None = None, files_path: Path | None = None) -> Backup:
     """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
     it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
     `client` talks to (its snapshot is then one moment), None for an external Redis. The
     database is copied before Redis is read (see `app.backup.redis_snapshot` on why); from
-    PostgreSQL (`database_url`) it is written into the same SQLite file (`dump_store`)."""
+    PostgreSQL (`database_url`) it is written into the same SQLite file (`dump_store`).
+    `files_path`: the files dir the characters and photos are read from (default the data
+    dir; setting `files_dir`)."""
     database = database_path(data_path)
     if database_url is None and not database.exists():
         raise BackupError(f"no database at {database}: nothing to back up")
@@ -146,7 +148,7 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
         for name in DATA_FILES:
             copy_data_file(data_path / name, partial / name)
         for name in DATA_FOLDERS:
-            copy_folder(data_path / name, partial / name)
+            copy_folder((files_path or data_path) / name, partial / name)
         counts["characters"] = sum(1 for _ in (partial / CHARACTERS_FOLDER).rglob("*.toml"))
         manifest = write_manifest(partial, counts, accounts_included=include_accounts, now=now)
         os.replace(partial, final)

@@ -154,7 +154,8 @@ def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
                                embedded_redis_dir=None if settings.redis_url
                                else redis_dir(settings.data_path),
                                include_accounts=include_accounts,
-                               database_url=settings.database_url)
+                               database_url=settings.database_url,
+                               files_path=settings.files_path)
     if to is None:
         prune(target, settings.backup_keep)
     counts = backup.manifest["counts"]
@@ -194,7 +195,7 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if out is not None and out.is_dir() and not out.is_symlink():
             return _export_files(exporter, conn, query, out, args.format, args.language,
-                                 settings.data_path)
+                                 settings.files_path)
         chunks = stream(exporter, conn, query, args.format, args.language, kept)
         if out is None:
             sys.stdout.flush()

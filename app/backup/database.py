@@ -29,10 +29,14 @@ from typing import Any
 from app.core.user_names import valid_user_name
 from app.storage import dialect
 from app.storage.database import connect_postgres
+from app.storage.install import INSTALL_TABLE
 from app.storage.migrations import apply_migrations
 
 # Tables that hold credentials; child before parent (api_tokens references users).
 ACCOUNT_TABLES = ("api_tokens", "users")
+# The store's own bookkeeping, not its contents: never copied between stores (a restore keeps
+# the target's migrations and install id, `app.storage.install`).
+STORE_TABLES = ("_migrations", INSTALL_TABLE)
 
 
 def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None:
@@ -43,6 +47,9 @@ def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None
         src.execute("PRAGMA busy_timeout=5000")
         src.backup(dst)  # pages=-1: one step, one read transaction, one consistent moment
         dst.execute("PRAGMA journal_mode=DELETE")  # the copy is a single self-contained file
+        if table_exists(dst, INSTALL_TABLE):  # the install's id stays with the install
+            with dst:
+                dst.execute(f"DELETE FROM {INSTALL_TABLE}")  # noqa: S608 - our constant
         if not include_accounts:
             drop_accounts(dst)
     finally:
@@ -227,7 +234,7 @@ def load_store(source: Path, database_url: str) -> None:
         skip = ACCOUNT_TABLES if keep_accounts else ()
         with target:
             for table in reversed(_parents_first(target)):
-                if table not in skip and table != "_migrations":
+                if table not in skip and table not in STORE_TABLES:
                     target.execute(f'DELETE FROM "{table}"')  # noqa: S608 - the schema's names
             copy_rows(backup, target, skip=skip)
             _renumber_after_copy(target)
@@ -241,7 +248,7 @@ def copy_rows(source: Any, target: Any, *, skip: tuple[str, ...] = ()) -> None:
     same migration; parents before children), the columns both have."""
     wanted = set(dialect.tables(target))
     for table in _parents_first(source):
-        if table in skip or table == "_migrations" or table not in wanted:
+        if table in skip or table in STORE_TABLES or table not in wanted:
             continue
         columns = [c for c in dialect.columns_of(source, table)
                    if c in set(dialect.columns_of(target, table)) and c != "rowid"]

@@ -149,7 +149,7 @@ class JournalExporter:
               data_path: Path | None = None) -> Iterator[tuple[str, str | Path]]:
         """One file per entry, named with its date: Markdown titled with the date (its
         photos linked under the text), or a JSON document of this kind holding that entry
-        alone; with `data_path` (the data dir read from) each entry's photos too, in its
+        alone; with `data_path` (the files dir read from) each entry's photos too, in its
         folder `<date>/`, each as the path of its stored file (copied as it is written)."""
         head = document_head(KIND, query)
         for row in _entry_rows(conn, query):

@@ -273,7 +273,7 @@ def _fill_safety(settings: Settings, safety: Path, now: float) -> None:
         if (data_path / name).is_file() and not (data_path / name).is_symlink():
             _link(data_path / name, safety / name)
     for name in DATA_FOLDERS:
-        copy_folder(data_path / name, safety / name, place=_link)
+        copy_folder(settings.files_path / name, safety / name, place=_link)
     crash_point(settings, "restore:saving")
     with redis_of(settings, app_running=False) as client, \
             (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
@@ -377,11 +377,12 @@ def _install_rows(settings: Settings, backup: Backup) -> None:
 
 
 def _install_folder(settings: Settings, backup: Backup, name: str) -> None:
-    """The data folder `name` (characters) replaced by the backup's: its files copied, each
-    checked, into a hidden folder beside it, which then takes the folder's place by two
-    renames; the old folder (kept in the safety folder) is removed. Cut off anywhere, a
+    """The files dir's folder `name` (characters, media) replaced by the backup's: its files
+    copied, each checked, into a hidden folder beside it, which then takes the folder's place
+    by two renames; the old folder (kept in the safety folder) is removed. Cut off anywhere, a
     restore run again finds the leftovers and starts this step afresh."""
-    data_path = settings.data_path
+    data_path = settings.files_path
+    data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
     current, fresh, old = (data_path / name, data_path / f".{name}.restoring",
                            data_path / f".{name}.replaced")
     for leftover in (fresh, old):

@@ -93,7 +93,8 @@ class BackupService:
             backup = create_backup(self.settings.data_path, client, self.directory,
                                    embedded_redis_dir=self.embedded_redis_dir,
                                    should_stop=self._stopping.is_set,
-                                   database_url=self.settings.database_url)
+                                   database_url=self.settings.database_url,
+                                   files_path=self.settings.files_path)
         finally:
             client.close()
         for path in prune(self.directory, self.settings.backup_keep):

@@ -393,7 +393,9 @@ class CharacterBook:
     ones and each user's own (see the module docstring for the order)."""
 
     def __init__(self, settings: Settings) -> None:
-        self.folder = Path(settings.data_dir) / DATA_DIR_FOLDER if settings.data_dir else None
+        # In the files dir (the data dir unless `files_dir`): every process of an install
+        # that shares one sees the characters any of them stored.
+        self.folder = settings.files_path / DATA_DIR_FOLDER if settings.data_dir else None
         self._built_in = {d.id: d for d in (parse_character(text, f"built-in {name}")
                                             for name, text in built_in_files())}
         self._shared = _Folder(self.folder, "shared", None) if self.folder else None

@@ -25,6 +25,7 @@ from app.characters.service import Characters
 from app.characters.store import CharacterStore
 from app.core.settings import Settings
 from app.core.user_names import LOCAL_USER
+from app.storage.database import connect, connect_postgres
 from app.storage.datadir import DATABASE_FILE, DataDirInUse, DataDirLock
 
 CHARACTER_COMMAND = "character"
@@ -107,8 +108,9 @@ def _check_user(settings: Settings, user_id: str) -> None:
         return
     path = settings.data_path / DATABASE_FILE
     found = None
-    if path.exists():
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    if settings.database_url or path.exists():  # the store the install's processes use
+        conn = (connect_postgres(settings.database_url, readonly=True) if settings.database_url
+                else connect(path, readonly=True))
         try:
             found = conn.execute("SELECT 1 FROM users WHERE user_id = ?", (user_id,)).fetchone()
         except sqlite3.Error:

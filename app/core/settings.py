@@ -139,6 +139,10 @@ class Settings:
     database_url: str | None = setting(None, "Keep the durable store (accounts, message log, "
             "journal, profiles, memories, privacy registry) in PostgreSQL (postgresql://…) "
             "instead of the data dir's SQLite, so several processes share it.")
+    files_dir: str | None = setting(None, "Where the files beside the store live — the "
+            "characters (definitions, pictures, imported cards) and the journal's photos "
+            "(default: the data dir). Processes sharing one database_url point it at one "
+            "shared volume; it and the store must be of one install (a start checks).")
     test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
             "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
             "tests/backup); unset in use.", in_config=False)
@@ -380,6 +384,11 @@ class Settings:
     @property
     def data_path(self) -> Path:
         return Path(self.data_dir)
+
+    @property
+    def files_path(self) -> Path:
+        """The files dir: `files_dir`, else the data dir (`app.storage.install`)."""
+        return Path(self.files_dir).expanduser().resolve() if self.files_dir else self.data_path
 
     def public(self) -> dict[str, Any]:
         """Values safe to show: secrets are reported as set or not, never shown."""

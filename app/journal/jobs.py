@@ -8,7 +8,11 @@ The job row lives in SQLite (`journal_jobs`), so `GET /api/journal/jobs/{id}` an
 the job and after a restart. Every state change is written, then sent to all of the user's
 WebSockets as `journal_progress`. A job that ends in an exception is marked failed with the
 error's code; one cancelled at shutdown is marked failed (`interrupted`) before the process
-goes; one found open at start-up (the process died) is marked failed (`interrupted`) too.
+goes. Each job row names its owner, the process that runs it (the runtime's instance id);
+one whose owner died is marked failed (`interrupted`) too — at start-up and, with processes
+sharing a store, when the runtime's death watch sees another process gone (`recover`). A
+live process's running job is never touched: whether an owner is dead is the runtime's
+heartbeat's word (`owner_dead`, handed in by the wiring).
 The job's tasks are kept and cancelled and awaited on shutdown (one cleanup context).
 """
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -62,22 +67,40 @@ class NoUserSources(Exception):
 
 # Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).
 Publish = Callable[[str, Any], Awaitable[None]]
+# Whether the process that owns a job is gone (the runtime's heartbeat, given by the wiring).
+OwnerDead = Callable[[str], Awaitable[bool]]
 
 
 class JournalJobs:
     def __init__(self, store: JournalStore, gateway: Gateway, settings: Settings,
-                 publish: Publish | None) -> None:
+                 publish: Publish | None, *, owner: str = "",
+                 owner_dead: OwnerDead | None = None) -> None:
+        """`owner`: this process's id in the job rows (the runtime's instance id; a fresh
+        one when not given). `owner_dead`: whether another owner is gone; without it this
+        process is the store's only one, so every other owner is."""
         self.store = store
         self.gateway = gateway
         self.settings = settings
         self.publish = publish
+        self.owner = owner or uuid.uuid4().hex[:12]
+        self.owner_dead = owner_dead
         self._tasks: dict[str, asyncio.Task[None]] = {}
 
-    async def recover(self) -> None:
-        """Start-up: a job still open was running in a process that is gone."""
-        for job in await self.store.fail_open_jobs(*INTERRUPTED):
-            log.warning("journal job found open at start-up; marked failed",
+    async def recover(self) -> list[str]:
+        """Fail the open jobs whose owner is gone (start-up; the death watch's sweep);
+        returns their ids. Jobs of this process and of live processes are left alone."""
+        dead: list[str] = []
+        for job_id, owner in await self.store.open_jobs():
+            if owner == self.owner:
+                continue
+            if owner and self.owner_dead is not None and not await self.owner_dead(owner):
+                continue
+            dead.append(job_id)
+        failed = await self.store.fail_jobs(dead, *INTERRUPTED)
+        for job in failed:
+            log.warning("journal job of a process that is gone; marked failed",
                         extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]))
+        return [job["job_id"] for job in failed]
 
     async def wait(self, job_id: str) -> None:
         """Until the job has ended, if it runs in this process (tools, benchmarks)."""
@@ -100,7 +123,7 @@ class JournalJobs:
         if not user_sources(sources):
             raise NoUserSources(f"the selected conversations of {date} hold no text of yours")
         base = await self.store.redraft_base(user_id, date) if include_existing else None
-        job_id = await self.store.create_job(user_id, date)
+        job_id = await self.store.create_job(user_id, date, self.owner)
         await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
         job = _Job(user_id, job_id, date, sources, messages, base, language)

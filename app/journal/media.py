@@ -9,8 +9,9 @@ location (GPS) and XMP (which may repeat it) are removed unless the setting
 `media_keep_location` says to keep them; a file without a location is stored byte for byte.
 A thumbnail (WebP, `THUMB_SIDE` a side, no metadata) is made once, when the photo is added.
 
-Files live in the data dir's `media/<user folder>/` (`MEDIA_FOLDER`, backed up whole with the
-data dir's other user data): `<asset_id>.<ext>` and `<asset_id>.thumb.webp`, written under a
+Files live in the files dir's `media/<user folder>/` (`MEDIA_FOLDER`; the files dir is the
+data dir unless `files_dir` names a volume the processes of an install share — so a photo
+uploaded through one is served by all; backed up whole with the other user data): `<asset_id>.<ext>` and `<asset_id>.thumb.webp`, written under a
 hidden temporary name and renamed, inside the writer's transaction that adds the row — a
 refused photo (not an image, a kind not taken, too large, an odd name, an entry that is not
 the user's) leaves neither a file nor a row. They are served only to their owner, and never
@@ -45,7 +46,7 @@ from app.storage.errors import Missing
 
 log = logging.getLogger(__name__)
 
-MEDIA_FOLDER = "media"  # in the data dir (seed 004: `data/media/<profile_id>/`)
+MEDIA_FOLDER = "media"  # in the files dir (seed 004: `data/media/<profile_id>/`)
 THUMB_SIDE = 320
 MAX_PIXELS = 64 * 1024 * 1024  # decoded size refused above this (a 48-megapixel phone photo fits)
 NAME_MAX_CHARS = 120
@@ -94,7 +95,7 @@ class MediaAsset:
     width: int
     height: int
     created_at: float
-    files: tuple[str, ...] = ()  # the photo's and its thumbnail's path in the data dir
+    files: tuple[str, ...] = ()  # the photo's and its thumbnail's path in the files dir
 
     @property
     def content_type(self) -> str:
@@ -138,7 +139,7 @@ def user_folder(user_id: str) -> str:
 
 
 def stored_paths(user_id: str, asset_id: str, kind: str) -> tuple[str, str]:
-    """The file and the thumbnail of an asset, relative to the data dir."""
+    """The file and the thumbnail of an asset, relative to the files dir."""
     extension = next(ext for k, ext, _ in KINDS.values() if k == kind)
     folder = f"{MEDIA_FOLDER}/{user_folder(user_id)}"
     return f"{folder}/{asset_id}.{extension}", f"{folder}/{asset_id}.thumb.webp"
@@ -230,7 +231,7 @@ class MediaStore:
     def __init__(self, db: Database, settings: Settings) -> None:
         self.db = db
         self.settings = settings
-        self.root = settings.data_path
+        self.root = settings.files_path
 
     async def add_media(self, user_id: str, entry_id: str, name: str,
                         data: bytes) -> MediaAsset:
@@ -276,10 +277,10 @@ def add_media_sync(conn: sqlite3.Connection, settings: Settings, user_id: str, e
                    name: str, data: bytes) -> MediaAsset:
     """`MediaStore.add_media` inside a transaction the caller holds (an importer's own
     connection; blocking). Its files are written at once: should the caller's transaction
-    roll back, it removes them with `remove_files(settings.data_path, asset.files)`."""
+    roll back, it removes them with `remove_files(settings.files_path, asset.files)`."""
     name = _checked_upload(user_id, name, data, settings)
     decoded = decode(data, keep_location=settings.media_keep_location)
-    return insert_media(conn, settings.data_path, user_id, entry_id, name, decoded)
+    return insert_media(conn, settings.files_path, user_id, entry_id, name, decoded)
 
 
 def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) -> str:
@@ -297,7 +298,7 @@ def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) ->
 
 def insert_media(conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str,
                  decoded: Decoded) -> MediaAsset:
-    """Write the decoded photo's files under the data dir `root` and add its row, in the
+    """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""
     require_live(entry_row(conn, user_id, entry_id))
     taken = {row[0] for row in conn.execute(
@@ -359,6 +360,6 @@ def _write_private(path: Path, body: bytes) -> None:
 
 
 def remove_files(root: Path, files: Iterable[str]) -> None:
-    """Remove the stored files `files` (relative to the data dir `root`)."""
+    """Remove the stored files `files` (relative to the files dir `root`)."""
     for relative in files:
         (root / relative).unlink(missing_ok=True)

@@ -412,20 +412,23 @@ class JournalStore:
 
     # --- jobs ----------------------------------------------------------------------------------
 
-    async def create_job(self, user_id: str, date: str) -> str:
-        """A queued job; `journal_busy` while another of the user's jobs is open."""
+    async def create_job(self, user_id: str, date: str, owner: str) -> str:
+        """A queued job run by the process `owner`; `journal_busy` while another of the
+        user's jobs is open (in any process: the store's unique index decides a race)."""
         def write(conn: sqlite3.Connection) -> str:
             busy = conn.execute(
                 "SELECT job_id FROM journal_jobs WHERE user_id = ? AND state IN (?, ?, ?)",
                 (user_id, *OPEN_JOB_STATES)).fetchone()
             if busy is not None:
-                raise Conflict("journal_busy", f"journal job {busy[0]} is still running; "
-                               "one at a time")
+                raise _busy(busy[0])
             job_id = new_id("job")
             now = time.time()
-            conn.execute("INSERT INTO journal_jobs (job_id, user_id, calendar_date, state, "
-                         "created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?)",
-                         (job_id, user_id, date, now, now))
+            try:
+                conn.execute("INSERT INTO journal_jobs (job_id, user_id, calendar_date, state, "
+                             "owner, created_at, updated_at) VALUES (?, ?, ?, 'queued', ?, ?, ?)",
+                             (job_id, user_id, date, owner, now, now))
+            except sqlite3.IntegrityError:  # another process's job came in between
+                raise _busy("of another process") from None
             return job_id
 
         return await self.db.execute_write_fn(write)
@@ -450,18 +453,36 @@ class JournalStore:
 
         return await self.db.execute_fn(read)
 
-    async def fail_open_jobs(self, code: str, message: str) -> list[dict[str, Any]]:
-        """Mark every open job failed (start-up after a crash); returns them as they are now."""
-        def write(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            rows = conn.execute("SELECT job_id FROM journal_jobs WHERE state IN (?, ?, ?)",
-                                OPEN_JOB_STATES).fetchall()
-            conn.execute("UPDATE journal_jobs SET state = 'failed', error_code = ?, "
-                         "error_message = ?, updated_at = ? WHERE state IN (?, ?, ?)",
-                         (code, message, time.time(), *OPEN_JOB_STATES))
-            return [job_dict(conn.execute("SELECT * FROM journal_jobs WHERE job_id = ?",
-                                          (r[0],)).fetchone()) for r in rows]
+    async def open_jobs(self) -> list[tuple[str, str | None]]:
+        """(job id, owner) of every open job, of every process."""
+        def read(conn: sqlite3.Connection) -> list[tuple[str, str | None]]:
+            return [(row[0], row[1]) for row in conn.execute(
+                "SELECT job_id, owner FROM journal_jobs WHERE state IN (?, ?, ?) "
+                "ORDER BY created_at", OPEN_JOB_STATES)]
 
-        return await self.db.execute_write_fn(write)
+        return await self.db.execute_fn(read)
+
+    async def fail_jobs(self, job_ids: list[str], code: str,
+                        message: str) -> list[dict[str, Any]]:
+        """Mark the jobs `job_ids` failed where they are still open (a job that ended in
+        between, or that another process failed first, is left); returns those it failed."""
+        def write(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            failed = []
+            for job_id in job_ids:
+                changed = conn.execute(
+                    "UPDATE journal_jobs SET state = 'failed', error_code = ?, "
+                    "error_message = ?, updated_at = ? WHERE job_id = ? AND state IN (?, ?, ?)",
+                    (code, message, time.time(), job_id, *OPEN_JOB_STATES)).rowcount
+                if changed:
+                    failed.append(job_dict(conn.execute(
+                        "SELECT * FROM journal_jobs WHERE job_id = ?", (job_id,)).fetchone()))
+            return failed
+
+        return await self.db.execute_write_fn(write) if job_ids else []
+
+
+def _busy(job: str) -> Conflict:
+    return Conflict("journal_busy", f"journal job {job} is still running; one at a time")
 
 
 def _draft_refs_of_day(conn: sqlite3.Connection, draft_id: str, day_id: str,

@@ -48,6 +48,13 @@ HEARTBEAT_PERIODS_TO_LIVE = 3
 EXPIRY_MARGIN_SECONDS = 0.02
 
 
+async def heartbeat_gone(redis: aioredis.Redis, instance: str) -> bool:
+    """Whether the process `instance` is dead: its heartbeat has expired (or never was).
+    The one test of it — for turns and markers (recovery) and for journal jobs (the wiring
+    hands it to them)."""
+    return not await redis.exists(keys.heartbeat(instance))
+
+
 class Keeper:
     def __init__(self, *, redis: aioredis.Redis, settings: Settings, instance_id: str,
                  locks: PairLocks, slots: LocalSlots,

@@ -37,6 +37,7 @@ from app.core.settings import Settings
 from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
+from app.runtime.keeper import heartbeat_gone
 from app.runtime.markers import parse_marker
 from app.runtime.records import Conflict, Records, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
@@ -91,7 +92,7 @@ class Recovery:
             if not only_dead_owners:
                 return True
             if owner not in dead_cache:
-                dead_cache[owner] = not await redis.exists(keys.heartbeat(owner))
+                dead_cache[owner] = await heartbeat_gone(redis, owner)
             return dead_cache[owner]
 
         # 1–2: open turns.

@@ -34,6 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 from app.storage.datadir import DataDirError
 from app.storage.migrations import apply_migrations
@@ -240,6 +241,16 @@ class PostgresDatabase(Database):
 
 def is_postgres_url(url: str | None) -> bool:
     return bool(url) and str(url).startswith(POSTGRES_SCHEMES)
+
+
+def redact_url(url: str) -> str:
+    """A store's URL (PostgreSQL's, Redis's) with any password replaced, for messages and
+    logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def open_store(data_path: Path, database_url: str | None, file_name: str) -> Database:

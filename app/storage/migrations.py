@@ -732,3 +732,24 @@ def m012_diary_imports(db: sqlite3.Connection) -> None:
         """).split(";"):
         if statement.strip():
             db.execute(statement)
+
+
+@migration
+def m013_shared_store(db: sqlite3.Connection) -> None:
+    """What processes sharing one store need (issue 26).
+
+    - `journal_jobs.owner`: the process (its runtime instance id) that runs the job; a start
+      fails only the open jobs of processes that are gone, never a live one's. Jobs from
+      before have none: their process is gone.
+      At most one open job per user also across processes: a partial unique index, so two
+      processes starting a job for one user at once get one job and one `journal_busy`.
+    - `_install`: the install's identity, one row, made at the first start. The files dir
+      (pictures, photos) holds the same id; a store and a files dir of different installs
+      refuse to start (`app.storage.install`). Like `_migrations` it belongs to the store,
+      not to its contents: a backup does not carry it, a restore keeps the target's.
+    """
+    db.execute("ALTER TABLE journal_jobs ADD COLUMN owner TEXT")
+    db.execute("CREATE UNIQUE INDEX journal_jobs_one_open ON journal_jobs (user_id) "
+               "WHERE state IN ('queued', 'reconstruct', 'narrate')")
+    db.execute("CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
+               "id TEXT NOT NULL, created_at REAL NOT NULL)")

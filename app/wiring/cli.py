@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, NoReturn, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from aiohttp import web
 
@@ -50,7 +49,13 @@ from app.characters.cli import (
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
-from app.storage.database import connect, connect_postgres, is_postgres_url, open_store
+from app.storage.database import (
+    connect,
+    connect_postgres,
+    is_postgres_url,
+    open_store,
+    redact_url,
+)
 from app.storage.datadir import (
     DATABASE_FILE,
     REDIS_DIR,
@@ -96,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
     parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
     parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
+    parser.add_argument("--files-dir", help=SETTINGS_BY_NAME["files_dir"].help)
     parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
     parser.add_argument("--no-browser", action="store_true", default=None,
                         help=SETTINGS_BY_NAME["no_browser"].help)
@@ -111,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
                               help=SETTINGS_BY_NAME["redis_url"].help)
     data_options.add_argument("--database-url", default=argparse.SUPPRESS,
                               help=SETTINGS_BY_NAME["database_url"].help)
+    data_options.add_argument("--files-dir", default=argparse.SUPPRESS,
+                              help=SETTINGS_BY_NAME["files_dir"].help)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
@@ -160,13 +168,22 @@ def main(argv: list[str] | None = None) -> int:
 
 # --- user add, token list | revoke, user delete ----------------------------------------------
 
-# A command that writes holds the data dir's lock, as a running app does: beside a running app
-# it refuses (one line, exit 2), and no app starts while it writes. Its writes go through the
-# database's one writer (`Database.execute_write_fn`, migrations applied on open), as the
-# app's do.
+# A command that writes to the data dir's SQLite holds the data dir's lock, as a running app
+# does: beside a running app it refuses (one line, exit 2), and no app starts while it writes.
+# On PostgreSQL (`database_url`) the store is shared by every process of the install: the
+# data dir's lock guards nothing there, so the command writes beside running processes, and
+# the database keeps them apart — each command one transaction, the unique keys decide a race
+# (two `user add` of one name: one user, and the other command says it exists). Its writes go
+# through the database's one writer (`Database.execute_write_fn`, migrations applied on open),
+# as the app's do.
 
 @contextmanager
-def _data_dir_owned(settings: Settings) -> Iterator[None]:
+def _store_owned(settings: Settings, *, needs_data_dir: bool = False) -> Iterator[None]:
+    """The right to write the store: the data dir's lock for its SQLite (or when the command
+    uses the data dir itself, `needs_data_dir`: its embedded Redis); nothing on PostgreSQL."""
+    if settings.database_url and not needs_data_dir:
+        yield
+        return
     lock = DataDirLock(settings.data_path)
     try:
         lock.acquire()
@@ -179,8 +196,8 @@ def _data_dir_owned(settings: Settings) -> Iterator[None]:
 
 
 def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
-    """`fn(conn)` through the database's writer, in one transaction; the caller holds the
-    data dir (`_data_dir_owned`)."""
+    """`fn(conn)` through the database's writer, in one transaction; the caller owns the
+    store (`_store_owned`)."""
     async def run() -> T:
         database = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
         try:
@@ -218,7 +235,7 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     if not valid_user_name(name):
         raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
                          "('local' is reserved)")
-    with _data_dir_owned(settings):
+    with _store_owned(settings):
         password = _read_password(password_stdin)
         try:
             token = _write(settings, lambda conn: add_user_sync(conn, name, password))
@@ -242,7 +259,7 @@ def manage_tokens(settings: Settings, action: str, name: str | None,
             print(f"{tid}  {user}  {stamp}")
         return 0
     assert token_id is not None
-    with _data_dir_owned(settings):
+    with _store_owned(settings):
         matched = _write(settings, lambda conn: revoke_token_sync(conn, token_id))
     if matched != 1:
         raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
@@ -253,11 +270,13 @@ def manage_tokens(settings: Settings, action: str, name: str | None,
 
 
 def delete_user(settings: Settings, name: str) -> int:
-    """The user, their tokens and rows in SQLite, and everything Redis holds of them. The app
-    must be stopped (the data dir lock says so): its embedded Redis is started here."""
+    """The user, their tokens and rows in the store, and everything Redis holds of them. With
+    the embedded Redis the app must be stopped (the data dir lock says so): its embedded
+    Redis is started here. On PostgreSQL with an external Redis it runs beside the
+    processes: the user's sessions there are purged, so no process lets them in again."""
     from app.memory.purge import purge_user
 
-    with _data_dir_owned(settings):
+    with _store_owned(settings, needs_data_dir=not settings.redis_url):
         _require_database(settings)
         if not _write(settings, lambda conn: delete_user_sync(conn, name)):
             raise UsageError(f"no user {name!r}")
@@ -360,15 +379,6 @@ def _check_redis_url(url: str | None) -> None:
         client.close()
     except (ValueError, redis.RedisError) as exc:
         raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
-
-
-def redact_url(url: str) -> str:
-    """The URL with any password replaced, for messages and logs."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def _is_loopback(host: str) -> bool:

@@ -73,14 +73,15 @@ from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
 from app.pixie.worker import PixieWorker
 from app.runtime.hub import Hub
-from app.runtime.keeper import Keeper
+from app.runtime.keeper import Keeper, heartbeat_gone
 from app.runtime.markers import PairLocks
 from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
-from app.storage.database import open_store
+from app.storage.database import open_store, redact_url
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
+from app.storage.install import checked_install
 from app.storage.redis_driver import DRIVER_INFO
 from app.wiring.purposes import OFFLINE_ANSWERS
 
@@ -161,10 +162,23 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def db_ctx(app: web.Application) -> AsyncIterator[None]:
-    db = open_store(app[SETTINGS].data_path, app[SETTINGS].database_url, DATABASE_FILE)
-    ran = await db.open()
-    if ran:
-        log.info("database migrated", extra=logctx.fields(migrations=ran))
+    """The store, migrated, and of one install with the files dir (`app.storage.install`:
+    a mismatch stops the start in one line)."""
+    settings = app[SETTINGS]
+    db = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
+    try:
+        ran = await db.open()
+        if ran:
+            log.info("database migrated", extra=logctx.fields(migrations=ran))
+        where = (redact_url(settings.database_url) if settings.database_url
+                 else str(settings.data_path / DATABASE_FILE))
+        install = await db.execute_write_fn(
+            lambda conn: checked_install(conn, settings.files_path, where))
+    except BaseException:
+        await db.close()
+        raise
+    log.info("install", extra=logctx.fields(install=install,
+                                            files_dir=str(settings.files_path)))
     app[DB] = db
     yield
     await db.close()
@@ -276,7 +290,14 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots, records=records,
                       locks=locks, pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
                       instance_id=instance_id)
-    sweep = functools.partial(runtime.recover, only_dead_owners=True)
+
+    async def sweep() -> None:
+        """What a dead process left: its turns and markers, then its journal jobs."""
+        await runtime.recover(only_dead_owners=True)
+        jobs = app.get(JOURNAL)
+        if jobs is not None:
+            await jobs.recover()
+
     keeper = Keeper(redis=redis, settings=settings, instance_id=instance_id, locks=locks,
                     slots=slots, wake_pair=runtime.notify if distributed else None,
                     sweep_orphans=sweep if distributed else None)
@@ -366,11 +387,17 @@ async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
-    """The journal's job runner: jobs a dead process left open are recovered at start,
-    running jobs cancelled and marked failed on stop."""
+    """The journal's job runner: jobs a dead process left open are recovered at start (and
+    by the death watch's sweep), running jobs cancelled and marked failed on stop. The jobs'
+    owner is the runtime's instance; with an external Redis another owner is dead when its
+    heartbeat is gone, with the embedded one (one process owns the data dir) it is."""
     hub = app.get(HUB)
+    runtime = app[RUNTIME]
+    owner_dead = (functools.partial(heartbeat_gone, app[REDIS])
+                  if app[SETTINGS].redis_url is not None else None)
     jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS],
-                       hub.publish if hub is not None else None)
+                       hub.publish if hub is not None else None, owner=runtime.instance_id,
+                       owner_dead=owner_dead)
     await jobs.recover()
     app[JOURNAL] = jobs
     try:

@@ -27,6 +27,7 @@ from app.api.validation import read_json
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.own_loop import served_on_own_loop
+from tests.store import live_connection
 
 DEEP = 100_000
 HOSTILE = [
@@ -157,9 +158,7 @@ DEEP_PROFILE_BODIES = {
 
 
 def profile_rows(data_dir) -> dict[str, int]:
-    import sqlite3
-
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     try:
         return {t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
                 for t in PROFILE_TABLES}

@@ -36,6 +36,7 @@ from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Reply
 from tests.pipeline_support import fake_app, open_chat
 from tests.procs import AppProcess, free_port
+from tests.store import live_connection
 from tests.waiting import logged, until
 
 # Backups BGSAVE into the data dir's redis/ and restores load files there: the embedded
@@ -191,10 +192,9 @@ async def test_backup_while_twenty_messages_are_answered_is_consistent(
 @pytest.fixture
 def backup_folder(settings, data_dir, tmp_path) -> Path:
     """A real backup of a data dir with one message exchange (taken by the CLI, no app)."""
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     apply_migrations(conn)
     with conn:
         conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, role, "
@@ -290,7 +290,7 @@ def test_secrets_stay_out_unless_asked_for(data_dir, tmp_path, capsys, monkeypat
     monkeypatch.setattr("sys.stdin", io.StringIO("correct horse battery\n"))
     assert run_cli(data_dir, "user", "add", "anna", "--password-stdin") == 0
     token = capsys.readouterr().out.strip().rsplit(" ", 1)[-1]
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     password_hash = conn.execute("SELECT password_hash FROM users").fetchone()[0]
     token_hash = conn.execute("SELECT token_hash FROM api_tokens").fetchone()[0]
     conn.close()
@@ -310,8 +310,8 @@ def test_secrets_stay_out_unless_asked_for(data_dir, tmp_path, capsys, monkeypat
 
     # A restore of the plain backup keeps this install's accounts.
     assert run_cli(data_dir, "restore", str(plain), "--yes") == 0
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
-    assert conn.execute("SELECT user_id FROM users").fetchall() == [("anna",)]
+    conn = live_connection(data_dir)
+    assert [tuple(row) for row in conn.execute("SELECT user_id FROM users")] == [("anna",)]
     conn.close()
 
 
@@ -400,10 +400,9 @@ def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_
         url = server.url
         client = redis_sync.Redis.from_url(url)
         client.rpush(keys.session_turns("local", "nova"), "vorher")
-        from app.storage.database import connect
         from app.storage.migrations import apply_migrations
 
-        conn = connect(data_dir / "novaberg.sqlite3")
+        conn = live_connection(data_dir)
         apply_migrations(conn)
         conn.close()
         assert main(["--data-dir", str(data_dir), "--redis-url", url, "backup",
@@ -444,10 +443,9 @@ def test_a_restore_that_fails_half_way_says_how_to_get_back(make_settings, data_
 
 async def test_only_the_admin_takes_or_lists_backups(make_settings, aiohttp_client, data_dir):
     from app.auth.accounts import add_user_sync
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
-    conn = connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     apply_migrations(conn)
     anna = add_user_sync(conn, "anna", "correct horse battery")
     conn.close()
@@ -509,12 +507,11 @@ async def test_a_second_backup_while_one_runs_is_refused(make_settings, aiohttp_
 
 
 def test_the_data_dir_may_also_follow_the_backup_subcommand(tmp_path: Path) -> None:
-    from app.storage.database import connect
     from app.storage.migrations import apply_migrations
 
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    conn = connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     apply_migrations(conn)
     conn.close()
     assert main(["backup", "--to", str(tmp_path / "out"), "--data-dir", str(data_dir)]) == 0

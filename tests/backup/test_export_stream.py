@@ -37,17 +37,19 @@ from app.core import json_input
 from app.core.settings import defaults
 from app.storage.database import connect
 from app.storage.migrations import apply_migrations
-from app.wiring.server import DATABASE_FILE, create_app
+from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
+from tests.store import live_connection
 
 MESSAGES = 30_000
 WORDS = ("heute", "war", "ich", "im", "Park", "und", "Anna", "Kaffee", "schön", "müde", "„da“")
 
 
-def fill_messages(database: Path, count: int, rng: random.Random, user_id: str = "local",
+def fill_messages(data_dir: Path, count: int, rng: random.Random, user_id: str = "local",
                   prefix: str = "") -> None:
-    """`count` rows of `user_id`'s log, entry keys `{prefix}k0`, `{prefix}k1`, …"""
-    conn = connect(database)
+    """`count` rows of `user_id`'s log in the store of the app on `data_dir`, entry keys
+    `{prefix}k0`, `{prefix}k1`, …"""
+    conn = live_connection(data_dir)
     apply_migrations(conn)
     start = 1772323200.0
     with conn:
@@ -82,7 +84,7 @@ async def download(client: Any, path: str, into: Path) -> tuple[Any, int]:
 @pytest.mark.parametrize("fmt", ["json", "md"])
 async def test_a_large_chat_export_streams_in_flat_memory(make_settings, data_dir, tmp_path,
                                                            aiohttp_client, fmt):
-    fill_messages(data_dir / "novaberg.sqlite3", MESSAGES, random.Random(3))
+    fill_messages(data_dir, MESSAGES, random.Random(3))
     client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
                                              local_token=TOKEN))
     into = tmp_path / f"chat.{fmt}"
@@ -142,10 +144,9 @@ class Gate:
 async def test_another_user_is_answered_while_an_export_is_half_way(make_settings, data_dir,
                                                                     aiohttp_client,
                                                                     monkeypatch):
-    database = data_dir / DATABASE_FILE
-    fill_messages(database, 6_000, random.Random(5), "anna", "a")
-    fill_messages(database, 10, random.Random(6), "bob", "b")
-    conn = connect(database)
+    fill_messages(data_dir, 6_000, random.Random(5), "anna", "a")
+    fill_messages(data_dir, 10, random.Random(6), "bob", "b")
+    conn = live_connection(data_dir)
     tokens = {name: add_user_sync(conn, name, "correct horse battery") for name in ("anna", "bob")}
     conn.close()
     anna, bob = ({"Authorization": f"Bearer {tokens[name]}"} for name in ("anna", "bob"))

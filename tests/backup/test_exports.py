@@ -27,6 +27,7 @@ from app.wiring.cli import main
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.pipeline_support import fake_app, open_chat
+from tests.store import live_connection
 
 DAYS = ("2026-03-01", "2026-03-02", "2026-03-03")
 
@@ -225,7 +226,7 @@ async def refused_with_no_message_written(response, data_dir, expected: str) -> 
     assert response.status == 400
     error = (await response.json())["error"]
     assert error["code"] == "invalid_import" and expected in error["message"]
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     assert conn.execute("SELECT COUNT(*) FROM messages").fetchone()[0] == 0
     conn.close()
 
@@ -511,7 +512,7 @@ async def test_a_bad_memory_import_is_refused_and_writes_nothing(
     assert response.status == 400
     error = (await response.json())["error"]
     assert error["code"] == "invalid_import" and expected in error["message"]
-    conn = sqlite3.connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)
     assert conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0] == 0
     conn.close()
 

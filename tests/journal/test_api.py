@@ -395,13 +395,18 @@ async def test_one_job_per_user_and_shutdown_marks_a_running_job_failed(aiohttp_
     assert (state, code) == ("failed", "interrupted")
 
 
+@pytest.mark.parametrize("owner", [None, "other0000001"])
 async def test_a_job_left_open_by_a_dead_process_is_failed_at_start(aiohttp_client,
-                                                                    journal_app, in_store):
+                                                                    journal_app, in_store,
+                                                                    owner):
+    """With the embedded Redis one process owns the store: every other owner is dead (a job
+    of before owners had none)."""
     first = await aiohttp_client(journal_app())
     await first.close()
     with in_store() as conn:  # as a killed process leaves it
-        conn.execute("INSERT INTO journal_jobs VALUES ('job_dead', 'local', ?, 'narrate', NULL, "
-                     "NULL, NULL, 1, 1)", (DATE,))
+        conn.execute("INSERT INTO journal_jobs (job_id, user_id, calendar_date, state, owner, "
+                     "created_at, updated_at) VALUES ('job_dead', 'local', ?, 'narrate', ?, "
+                     "1, 1)", (DATE, owner))
     client = await aiohttp_client(journal_app())
     job = await call(client, "GET", "/api/journal/jobs/job_dead")
     assert job["state"] == "failed" and job["error"]["code"] == "interrupted"

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from app.wiring.cli import redact_url
+from app.storage.database import redact_url
 from tests.procs import ROOT, AppProcess, clean_env, free_port, http, redis_pids, wait_for
 
 

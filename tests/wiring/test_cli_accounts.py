@@ -127,6 +127,8 @@ def novaberg(capsys, monkeypatch):
     return run
 
 
+@pytest.mark.sqlite_only("the data dir's lock guards its SQLite; a shared PostgreSQL store is "
+                         "written beside the processes (tests/wiring/test_cli_shared_store.py)")
 def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_one(
         data_dir, novaberg):
     """One SQLite writer: `user add`, `token revoke` and `user delete` hold the data dir's lock
@@ -164,6 +166,8 @@ def test_commands_that_write_refuse_beside_a_running_app_and_go_through_without_
         "bob"]
 
 
+@pytest.mark.sqlite_only("the data dir's lock guards its SQLite (on PostgreSQL the database "
+                         "keeps writers apart: tests/wiring/test_cli_shared_store.py)")
 def test_a_writing_command_holds_the_data_dir_while_it_writes(data_dir):
     """While `user add` waits for its password it holds the lock, so no app starts meanwhile
     (an app's start takes the same lock); the user is added once the password comes."""
@@ -187,6 +191,7 @@ def test_a_writing_command_holds_the_data_dir_while_it_writes(data_dir):
     lock.release()
 
 
+@pytest.mark.sqlite_only("the data dir's SQLite file and its mode")
 async def test_the_database_file_is_owner_only(client, settings):
     mode = stat.S_IMODE((settings.data_path / DATABASE_FILE).stat().st_mode)
     assert mode == 0o600
