@@ -536,11 +536,9 @@ async def _sleep_unless_gone(request: web.Request, seconds: float) -> bool:
 
 
 async def _wait_unless_gone(request: web.Request, event: threading.Event) -> bool:
-    """Wait until `event` is set; False as soon as the client has gone."""
-    while not event.is_set():
-        if _gone(request):
-            return False
-        await asyncio.sleep(0.01)
+    """Wait until `event` is set (a minute at most); False as soon as the client has gone."""
+    await until(lambda: event.is_set() or _gone(request), timeout=60,
+                what="the test to release the held answer")
     return not _gone(request)
 
 
