@@ -35,8 +35,8 @@ neutral defaults — or the text `default_text` for a text call). A step is
 - `str`: the answer text (for a structured call, the raw content: script invalid JSON so),
 - `dict` / `list` / msgspec Struct: the answer as JSON text,
 - `Reply(text_or_value, delay=…, chunks=[…], chunk_delay=…, finish_reason=…,
-  usage=(prompt, completion), drop_after=n)` (`drop_after`: the stream breaks off after n
-  pieces),
+  usage=(prompt, completion), drop_after=n, hold=event)` (`drop_after`: the stream breaks off
+  after n pieces; `hold`: a `threading.Event` the answer waits for, a Fault's too),
 - a `Fault`: `Fault.status(500)`, `Fault.rate_limited(retry_after=1)`, `Fault.hang()` (no
   answer until the client goes), `Fault.garbage()` (200, not JSON), `Fault.context_length()`
   (400 in the dialect's words), `Fault.empty_stream()` (200 and an empty event stream, as
@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
@@ -92,6 +93,9 @@ class Reply:
     finish_reason: str = "stop"
     usage: tuple[int, int] | None = None  # (prompt, completion); default: counted
     drop_after: int | None = None  # stream: close the connection after this many pieces
+    # Set by the test (from any thread): the answer waits for it — a stage held while the
+    # test looks at what the app shows meanwhile, however slow the machine is.
+    hold: threading.Event | None = None
 
     def text(self) -> str:
         if isinstance(self.content, str):
@@ -107,6 +111,7 @@ class Fault:
     status_code: int = 500
     message: str = "scripted fault"
     headers: dict[str, str] = field(default_factory=dict)
+    hold: threading.Event | None = None  # as Reply's: the fault waits for it
 
     @classmethod
     def status(cls, code: int, message: str = "scripted fault",
@@ -383,6 +388,9 @@ class FakeModel:
                            "should be 'text' or 'json_object'",
                 "type": "internal_server_error"}}, status=500)
         step = self._step(recorded)
+        if step.hold is not None and not await _wait_unless_gone(request, step.hold):
+            recorded.disconnected = True
+            return web.Response(status=499)
         if isinstance(step, Fault):
             recorded.answered = f"fault:{step.kind}"
             return await self._fault(request, recorded, step)
@@ -524,6 +532,13 @@ async def _sleep_unless_gone(request: web.Request, seconds: float) -> bool:
         if _gone(request):
             return False
         await asyncio.sleep(min(0.01, max(0.0, deadline - time.monotonic())))
+    return not _gone(request)
+
+
+async def _wait_unless_gone(request: web.Request, event: threading.Event) -> bool:
+    """Wait until `event` is set (a minute at most); False as soon as the client has gone."""
+    await until(lambda: event.is_set() or _gone(request), timeout=60,
+                what="the test to release the held answer")
     return not _gone(request)
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections.abc import AsyncIterator
 
 from aiohttp import web
@@ -41,7 +42,10 @@ from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.service import BackupBusy
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
+from app.core.log import fields
 from app.storage.datadir import restore_command
+
+log = logging.getLogger(__name__)
 
 EXPORT_FORMATS = ("md", "json")
 
@@ -115,7 +119,12 @@ async def get_export(request: web.Request) -> web.Response:
 
 async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename: str,
                     content_type: str) -> web.StreamResponse:
-    """A download written chunk by chunk as `chunks` come (chunked transfer)."""
+    """A download written chunk by chunk as `chunks` come (chunked transfer).
+
+    A chunk that fails after the first was sent can no longer become an error response (the
+    status went out with the first): the download is broken off — logged, and the connection
+    closed before the transfer's end, so the client sees it cut short, never as a whole
+    file. The stream's reader and its connection are released either way (`read_stream`)."""
     async with contextlib.aclosing(chunks):
         first = await anext(chunks, b"")  # a failing query still answers in the error shape
         response = web.StreamResponse(headers={
@@ -125,9 +134,18 @@ async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename
             response.charset = "utf-8"
         response.enable_chunked_encoding()
         await response.prepare(request)
-        await response.write(first)
-        async for chunk in chunks:
-            await response.write(chunk)
+        try:
+            await response.write(first)
+            async for chunk in chunks:
+                await response.write(chunk)
+        except ConnectionResetError:
+            raise  # the client went away (the error middleware knows it)
+        except Exception:
+            log.exception("download broken off: a chunk failed after the first was sent; "
+                          "connection closed", extra=fields(path=request.path, filename=filename))
+            if request.transport is not None:
+                request.transport.close()
+            return response
     await response.write_eof()
     return response
 

@@ -1,7 +1,7 @@
 """The one error shape of the API (SPEC §9) and the middleware that produces it.
 
 Every error answer is `{"error": {"code": "...", "message": "..."}}` with a fitting status,
-whether a handler raised `ApiError`, aiohttp raised an HTTP exception (404, 405, 413, …) or
+whether a handler raised `ApiError` (or a room below its own `Refused`), aiohttp raised an HTTP exception (404, 405, 413, …) or
 something crashed (500; the traceback goes to the log, never to the client).
 
 A client that goes away mid-request (its connection reset while the body was read or the
@@ -15,6 +15,8 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
+
+from app.core.refusal import Refused
 
 log = logging.getLogger(__name__)
 
@@ -40,15 +42,9 @@ _DEFAULT_CODES = {
 }
 
 
-class ApiError(Exception):
-    """Raise from a handler to answer with the SPEC §9 error shape."""
-
-    def __init__(self, status: int, code: str, message: str, headers: dict[str, str] | None = None):
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.headers = headers or {}
+class ApiError(Refused):
+    """Raise from a handler to answer with the SPEC §9 error shape (a room below raises its
+    own `Refused`, answered alike)."""
 
 
 def default_code(status: int) -> str:
@@ -69,7 +65,7 @@ def error_response(status: int, code: str, message: str,
 async def error_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
-    except ApiError as exc:
+    except Refused as exc:  # ApiError, or a room's own refusal
         return error_response(exc.status, exc.code, exc.message, exc.headers)
     except web.HTTPException as exc:
         if exc.status < 400:

@@ -37,7 +37,7 @@ from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
-from app.journal.media import THUMB_CONTENT_TYPE, MediaRefused, MediaStore, remove_files
+from app.journal.media import THUMB_CONTENT_TYPE, MediaStore, remove_files
 from app.journal.profile.service import ProfileService
 from app.journal.store import ImportedMessage, JournalStore
 
@@ -316,11 +316,9 @@ async def add_media(request: web.Request) -> web.Response:
     upload = await read_upload(request, settings.media_max_bytes, MEDIA_SETTING, "a photo",
                                MEDIA_FIELDS)
     name = request.query.get("name") or upload.file_name or ""
-    try:
-        asset = await MediaStore(request.app[DB], settings).add_media(
-            request[USER_ID], request.match_info["entry_id"], name, upload.data)
-    except MediaRefused as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from None
+    # A photo refused (`MediaRefused`) is answered as it is.
+    asset = await MediaStore(request.app[DB], settings).add_media(
+        request[USER_ID], request.match_info["entry_id"], name, upload.data)
     return web.json_response(asset.as_dict(), status=201)
 
 

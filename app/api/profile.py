@@ -246,10 +246,8 @@ async def import_result(request: web.Request) -> web.Response:
         raw = body  # let the result reader say what is wrong
     if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):
         raw = raw["text"]
-    try:
-        proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
-    except pkg.ResultInvalid as exc:
-        raise ApiError(exc.status, exc.code, exc.message) from None
+    # A result that cannot become a proposal (`pkg.ResultInvalid`) is answered as it is.
+    proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
     return web.json_response(proposal, status=201)
 
 
@@ -292,7 +290,7 @@ async def ai_review(request: web.Request) -> web.Response:
         raise ApiError(exc.http_status, exc.code, exc.message) from None
     except pkg.ResultInvalid as exc:
         if exc.code != "nothing_to_apply":
-            raise ApiError(exc.status, exc.code, exc.message) from None
+            raise  # answered as it is
         return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
     return web.json_response({"proposal": proposal, "message": proposal["summary"]},
                              status=201)

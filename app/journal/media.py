@@ -39,6 +39,7 @@ from typing import Any
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from app.core.log import fields
+from app.core.refusal import Refused
 from app.core.settings import Settings
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
 from app.storage.database import Database
@@ -75,14 +76,8 @@ except ImportError:  # pragma: no cover - pillow-heif is a dependency; a trimmed
     HEIC_DECODER = False
 
 
-class MediaRefused(ValueError):
+class MediaRefused(Refused, ValueError):
     """A photo this app does not take; `status` and `code` are the API's answer."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, TypeVar
@@ -168,20 +168,39 @@ class Database:
                           ) -> AsyncIterator[T]:
         """The items of the generator `produce(conn)`, each made on a reader thread (one
         step at a time, never two at once) over a read-only connection of its own, closed
-        at the end. Use it with `contextlib.aclosing`, so that the generator is closed on
-        its thread when the reader stops early (a client that went away)."""
+        at the end — also when the generator raises (the exception reaches the reader) or
+        the reading task is cancelled. Use it with `contextlib.aclosing`, so that the
+        generator is closed on its thread when the reader stops early (a client that went
+        away)."""
         loop = asyncio.get_running_loop()
         conn = await loop.run_in_executor(self._readers,
                                           functools.partial(self._connect, readonly=True))
-        items = produce(conn)
+        items: Iterator[T] | None = None
+        step: Future[Any] | None = None
         try:
-            while (item := await loop.run_in_executor(self._readers, next, items,
-                                                      _DONE)) is not _DONE:
-                yield item  # type: ignore[misc]
+            items = produce(conn)
+            while True:
+                step = self._readers.submit(next, items, _DONE)
+                item = await asyncio.wrap_future(step)
+                if item is _DONE:
+                    return
+                yield item
         finally:
             # Shielded: the generator and its connection are closed on a reader thread
             # even when the task that read them is being cancelled.
-            await asyncio.shield(loop.run_in_executor(self._readers, _close, items, conn))
+            await asyncio.shield(self._end_stream(step, items, conn))
+
+    async def _end_stream(self, step: Future[Any] | None,
+                          items: Iterator[object] | None, conn: Any) -> None:
+        """Close a stream's generator and connection once its last step has ended: a
+        cancelled reader leaves its step running on the reader thread, and a generator
+        cannot be closed while it runs."""
+        if step is not None and not step.done():
+            last = asyncio.wrap_future(step)
+            await asyncio.wait([last])
+            if not last.cancelled():
+                last.exception()  # its outcome was the reader's to see, not ours
+        await asyncio.get_running_loop().run_in_executor(self._readers, _close, items, conn)
 
     async def close(self) -> None:
         if self._closed:
@@ -203,7 +222,7 @@ class Database:
 _DONE = object()
 
 
-def _close(items: Iterator[object], conn: Any) -> None:
+def _close(items: Iterator[object] | None, conn: Any) -> None:
     try:
         close = getattr(items, "close", None)
         if close is not None:

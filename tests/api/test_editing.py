@@ -13,11 +13,11 @@ from urllib.parse import quote
 import pytest
 from redis.asyncio.client import Pipeline
 
-from app.api.app_keys import REDIS
+from app.api.app_keys import REDIS, REMINDER_CLOCK
 from app.memory import keys
 from app.memory.commit import commit
 from app.memory.lists import ListEdit, ListStore
-from app.memory.reminders import ReminderChange, ReminderStore
+from app.memory.reminders import Reminder, ReminderChange, ReminderStore
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 
@@ -203,14 +203,21 @@ async def test_a_reminder_marked_done_does_not_come_and_can_be_opened_again(clie
     assert list(await due_index(client)) == [keys.reminder_member("local", "nova", made["id"])]
 
 
-async def fire(client, reminder_id: str) -> None:
-    """What the clock does with a due reminder: claim it, deliver it, mark it fired."""
-    store = ReminderStore(client.app[REDIS])
+async def claim_as_the_clock(client, reminder_id: str) -> Reminder:
+    """Makes the reminder due and claims it the way the clock does. The app's own clock is
+    stopped first: it would otherwise claim (and deliver) a due reminder before the test."""
+    await client.app[REMINDER_CLOCK].stop()
     member = keys.reminder_member("local", "nova", reminder_id)
     await client.app[REDIS].zadd(keys.reminders_due(), {member: time.time() - 1})
-    claimed = await store.claim(member)
+    claimed = await ReminderStore(client.app[REDIS]).claim(member)
     assert claimed is not None
-    await store.mark_fired(claimed, "turn-1")
+    return claimed
+
+
+async def fire(client, reminder_id: str) -> None:
+    """What the clock does with a due reminder: claim it, deliver it, mark it fired."""
+    claimed = await claim_as_the_clock(client, reminder_id)
+    await ReminderStore(client.app[REDIS]).mark_fired(claimed, "turn-1")
 
 
 async def test_a_fired_reminder_is_snoozed_or_marked_done(client):
@@ -243,10 +250,8 @@ async def test_a_snooze_keeps_the_cap(aiohttp_client, make_settings):
 
 async def test_a_reminder_being_delivered_cannot_be_changed_but_can_be_deleted(client):
     made = await create(client)
-    member = keys.reminder_member("local", "nova", made["id"])
+    claimed = await claim_as_the_clock(client, made["id"])
     store = ReminderStore(client.app[REDIS])
-    await client.app[REDIS].zadd(keys.reminders_due(), {member: time.time() - 1})
-    claimed = await store.claim(member)
     busy = await client.patch(f"{REMINDERS}/{made['id']}", json={"text": "x"}, headers=AUTH)
     assert busy.status == 409 and await error_of(busy) == "reminder_busy"
     assert (await client.delete(f"{REMINDERS}/{made['id']}", headers=AUTH)).status == 204

@@ -23,11 +23,13 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
+from app.api.app_keys import DB
 from app.auth.accounts import add_user_sync
 from app.backup import exports
 from app.backup.chat_export import CHAT
@@ -35,6 +37,7 @@ from app.backup.exports import make_query, stream
 from app.backup.journal_export import JOURNAL
 from app.core import json_input
 from app.core.settings import defaults
+from app.memory.message_log import LoggedMessage, MessageLog
 from app.storage.database import connect
 from app.storage.migrations import apply_migrations
 from app.wiring.server import create_app
@@ -81,6 +84,7 @@ async def download(client: Any, path: str, into: Path) -> tuple[Any, int]:
     return response, peak - base
 
 
+@pytest.mark.sqlite_only("fills the SQLite file directly")
 @pytest.mark.parametrize("fmt", ["json", "md"])
 async def test_a_large_chat_export_streams_in_flat_memory(make_settings, data_dir, tmp_path,
                                                            aiohttp_client, fmt):
@@ -141,6 +145,7 @@ class Gate:
         monkeypatch.setattr(exports, "chunked", gated)
 
 
+@pytest.mark.sqlite_only("fills the SQLite file directly")
 async def test_another_user_is_answered_while_an_export_is_half_way(make_settings, data_dir,
                                                                     aiohttp_client,
                                                                     monkeypatch):
@@ -213,6 +218,59 @@ async def test_another_user_is_answered_while_an_export_is_half_way(make_setting
     assert (await imported.json())["kind"] == "novaberg.chat"
     assert decoded_on and loop_thread not in decoded_on
     assert len(items_on) == 6_000 and loop_thread not in items_on
+
+
+CHUNKED = exports.chunked
+
+
+def breaking_at(monkeypatch: pytest.MonkeyPatch, fails_at: int) -> None:
+    """Every export's chunks are single pieces, and the one at `fails_at` raises on the
+    reader thread (a disk error, a bug in an exporter)."""
+    def breaking(pieces: Any, size: int = exports.CHUNK_BYTES) -> Any:
+        for n, chunk in enumerate(CHUNKED(pieces, 1)):
+            if n == fails_at:
+                raise RuntimeError("the disk went away")
+            yield chunk
+
+    monkeypatch.setattr(exports, "chunked", breaking)
+
+
+@pytest.mark.parametrize("fmt", ["json", "md"])
+async def test_an_export_that_breaks_mid_stream_is_cut_off_and_the_server_goes_on(
+        make_settings, aiohttp_client, monkeypatch, caplog, fmt):
+    """After the first chunk the status is sent: a later failure cannot be an error
+    response. The download ends cut short (never as a whole file, never hanging), a log line
+    names it, and the server serves the next export whole. Before the first chunk it is
+    still the error shape. On both engines."""
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    await MessageLog(client.app[DB]).append_all([LoggedMessage(
+        entry_key=f"k{n}", user_id="local", character_id="nova", turn_id=f"t{n}",
+        message_ids=[f"m{n}"], role="user", occasion="", text=f"Zeile {n}",
+        created=1772323200.0 + n, calendar_date="2026-03-01") for n in range(3)])
+    breaking_at(monkeypatch, 0)
+    early = await client.get(f"/api/exports/chat?format={fmt}", headers=AUTH)
+    assert early.status == 500 and (await early.json())["error"]["code"] == "internal_error"
+
+    breaking_at(monkeypatch, 1)  # the first chunk went out with the status
+    async with asyncio.timeout(30):
+        async with client.get(f"/api/exports/chat?format={fmt}", headers=AUTH) as response:
+            assert response.status == 200
+            with pytest.raises(aiohttp.ClientPayloadError):
+                await response.read()
+    [broken] = [r for r in caplog.records if r.name == "app.api.backups"]
+    assert "broken off" in broken.getMessage() and broken.exc_info is not None
+    assert getattr(broken, "fields")["filename"] == f"novaberg-chat.{fmt}"
+
+    monkeypatch.undo()
+    assert (await client.get("/api/health")).status == 200
+    for _ in range(3):  # more than the reader threads: none was kept by the broken ones
+        whole = await client.get(f"/api/exports/chat?format={fmt}", headers=AUTH)
+        assert whole.status == 200
+        if fmt == "json":
+            assert (await whole.json())["kind"] == "novaberg.chat"
+        else:
+            assert (await whole.text()).startswith("# Conversation with all characters\n")
 
 
 @pytest.fixture(scope="module")

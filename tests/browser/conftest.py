@@ -29,7 +29,7 @@ if importlib.util.find_spec("playwright") is None:
     # `make test` without the browser extra: nothing here is collected (not "skipped").
     collect_ignore_glob = ["test_*.py"]
 else:
-    from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+    from playwright.sync_api import Browser, BrowserContext, Page, expect, sync_playwright
 
     from tests.browser.helpers import (
         CHROMIUM,
@@ -38,6 +38,7 @@ else:
         TOKEN,
         Nova,
         ThreadedFake,
+        signed_in_page,
         wait_connected,
     )
     from tests.fakemodel import PURPOSE_SETTING
@@ -136,11 +137,19 @@ else:
         """`open_chat(nova, context=None, **context_options)` → a connected chat page."""
 
         def open_(nova: Nova, context: BrowserContext | None = None, **options: Any) -> Page:
-            context = context or new_context(**options)
-            context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
-            page = context.new_page()
-            page.goto(nova.url)
+            page = signed_in_page(context or new_context(**options), nova)
             wait_connected(page)
+            return page
+
+        return open_
+
+    @pytest.fixture
+    def open_profile(new_context: Callable[..., BrowserContext]) -> Callable[..., Page]:
+        """`open_profile(nova, **context_options)` → the writing profile page, ready."""
+
+        def open_(nova: Nova, **options: Any) -> Page:
+            page = signed_in_page(new_context(**options), nova, "/profile")
+            expect(page.locator("body")).to_have_attribute("data-ready", "true")
             return page
 
         return open_

@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import BrowserContext, Locator, Page, expect
 
 from tests.fakemodel import FakeModel
 from tests.procs import ROOT, AppProcess, http
@@ -129,6 +129,14 @@ class Nova(AppProcess):
 
         kind, who = LoginThrottle.subjects(name, "127.0.0.1")[0]
         self.redis_set(keys.login_blocked(kind, who), "5", seconds)
+
+
+def signed_in_page(context: BrowserContext, nova: Nova, path: str = "") -> Page:
+    """A new page of `context`, holding a session cookie of `local`, at `path` of `nova`."""
+    context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
+    page = context.new_page()
+    page.goto(nova.url + path)
+    return page
 
 
 def wait_connected(page: Page) -> None:

@@ -4,6 +4,8 @@ note in German on a phone-sized dark page."""
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from playwright.sync_api import expect
 
@@ -26,7 +28,6 @@ RECONSTRUCTION = {
                    for i in (1, 2, 3)],
 }
 DRAFT = "Ich bin um 6:00 Uhr müde aufgestanden, habe mit Anna Brot gegessen und abends gelesen."
-STAGE_SECONDS = 1.5
 
 
 def import_day(nova) -> None:
@@ -36,8 +37,11 @@ def import_day(nova) -> None:
 
 def test_write_an_entry_edit_restore_delete_and_undo(nova, fake, open_chat):
     import_day(nova)
-    fake.script("journal_reconstruct", Reply(RECONSTRUCTION, delay=STAGE_SECONDS))
-    fake.script("journal_generate", Reply(DRAFT, delay=STAGE_SECONDS))
+    # Each stage's model answer is held until the page has shown that stage as running:
+    # the page must show it, however fast the stage or slow the machine.
+    reconstructing, narrating = threading.Event(), threading.Event()
+    fake.script("journal_reconstruct", Reply(RECONSTRUCTION, hold=reconstructing))
+    fake.script("journal_generate", Reply(DRAFT, hold=narrating))
     page = open_chat(nova)
 
     page.locator("#view-journal").click()
@@ -48,8 +52,8 @@ def test_write_an_entry_edit_restore_delete_and_undo(nova, fake, open_chat):
     expect(day).to_have_attribute("aria-current", "date")
     expect(page.locator(".journal-line")).to_have_count(4)
 
-    # Every stage the page shows as running, as it shows it: on a loaded machine the job's
-    # narrate state can reach the page only just before it is done, too briefly to poll.
+    # Every stage the page shows as running, in the order it shows them: it never goes back
+    # to an earlier one (a poll's late answer must not undo what the socket said).
     page.evaluate("""() => {
         window.stagesShown = [];
         new MutationObserver(() => {
@@ -62,7 +66,26 @@ def test_write_an_entry_edit_restore_delete_and_undo(nova, fake, open_chat):
     page.locator("#journal-write").click()
     progress = page.locator("#journal-progress")
     expect(progress.locator("li.current")).to_have_text("Reconstructing the day")
+    expect(progress.locator("li")).to_have_text(
+        ["Reconstructing the day", "Writing the entry", "Draft ready"])
     screenshot(page, "journal-reconstruct")
+    reconstructing.set()
+    expect(progress.locator("li.current")).to_have_text("Writing the entry")
+    expect(progress.locator("li.done")).to_have_text(["Day reconstructed"])
+
+    # An answer to the page's poll that left the server before the socket's news: the
+    # page stays at the stage it knows.
+    def an_older_state(route):
+        response = route.fetch()
+        route.fulfill(response=response, json={**response.json(), "state": "reconstruct"})
+
+    page.route("**/api/journal/jobs/*", an_older_state)
+    with page.expect_request_finished(lambda request: "/api/journal/jobs/" in request.url):
+        pass
+    expect(progress.locator("li.current")).to_have_text("Writing the entry")
+    page.unroute("**/api/journal/jobs/*")
+    narrating.set()
+
     expect(page.locator("#journal-draft-text")).to_have_text(DRAFT)
     assert page.evaluate("window.stagesShown") == ["Reconstructing the day",
                                                    "Writing the entry"]
@@ -135,12 +158,19 @@ def test_the_fallback_is_explained_in_german_on_a_dark_phone(nova, fake, open_ch
 
 def test_a_failed_job_says_why_and_keeps_the_day(nova, fake, open_chat):
     import_day(nova)
-    fake.script("journal_reconstruct", Fault.context_length())
+    reconstructing = threading.Event()
+    fake.script("journal_reconstruct", Fault("context_length", 400, hold=reconstructing))
     page = open_chat(nova)
     page.locator("#view-journal").click()
     page.locator("#journal-write").click()
+    progress = page.locator("#journal-progress")
+    expect(progress.locator("li.current")).to_have_text("Reconstructing the day")
+    reconstructing.set()
     expect(page.locator(".journal-error")).to_have_text(
         "No draft: the model server refused the day as too long")
+    # The stage it stopped in stays in view, marked failed; nothing shows as done.
+    expect(progress.locator("li.failed")).to_have_text("Reconstructing the day")
+    expect(progress.locator("li.done, li.current")).to_have_count(0)
     expect(page.locator("#journal-write")).to_be_enabled()
     expect(page.locator("#journal-draft")).to_be_hidden()
     expect(page.locator(".journal-line")).to_have_count(4)

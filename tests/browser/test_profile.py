@@ -7,25 +7,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import expect
 
 from tests.browser.helpers import screenshot
 
 pytestmark = pytest.mark.browser
 
 
-def open_profile(nova, new_context, **options) -> Page:
-    context = new_context(**options)
-    context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
-    page = context.new_page()
-    page.goto(f"{nova.url}/profile")
-    expect(page.locator("body")).to_have_attribute("data-ready", "true")
-    return page
-
-
-def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_context):
+def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, open_profile):
     nova = start_nova(offline=True)
-    page = open_profile(nova, new_context)
+    page = open_profile(nova)
     expect(page.locator("#profile-lifecycle")).to_have_text("Not set up yet")
     expect(page.locator("input[name=governance][value=advising]")).to_be_checked()
 
@@ -97,9 +88,9 @@ def test_the_profile_page_edits_reviews_and_keeps_versions(start_nova, new_conte
     screenshot(page, "profile-light")
 
 
-def test_the_profile_page_speaks_german_and_follows_dark_mode(start_nova, new_context):
+def test_the_profile_page_speaks_german_and_follows_dark_mode(start_nova, open_profile):
     nova = start_nova(offline=True)
-    page = open_profile(nova, new_context, locale="de-DE", color_scheme="dark")
+    page = open_profile(nova, locale="de-DE", color_scheme="dark")
     expect(page.locator("html")).to_have_attribute("lang", "de")
     expect(page.locator("h1")).to_have_text("Schreibprofil")
     expect(page.locator("#profile-lifecycle")).to_have_text("Noch nicht eingerichtet")

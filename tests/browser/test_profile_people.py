@@ -10,13 +10,11 @@ import json
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import screenshot
+from tests.browser.helpers import PHONE, screenshot
 from tests.browser.test_phone import assert_fits
-from tests.browser.test_profile import open_profile
 
 pytestmark = pytest.mark.browser
 
-PHONE = {"width": 390, "height": 844}
 ENTRY = ("Heute habe ich lange mit Carla telefoniert, ihre neue Nummer ist 0171 2345678. "
          "Danach bin ich mit Carla Mustermann am Fluss spazieren gegangen.")
 # What the German page must not show: English, and the profile's raw ids.
@@ -37,9 +35,9 @@ def with_person_and_entry(nova) -> None:
 
 
 def test_the_german_page_introduces_itself_and_speaks_german_with_free_names(
-        start_nova, new_context):
+        start_nova, open_profile):
     nova = start_nova(offline=True)
-    page = open_profile(nova, new_context, locale="de-DE")
+    page = open_profile(nova, locale="de-DE")
     expect(page.locator("#intro-title")).to_have_text("Wofür dieses Profil da ist")
     expect(page.locator("#intro-what")).to_contain_text("die Stimme deines Tagebuchs")
     expect(page.locator("#intro-start")).to_contain_text("So fängst du an")
@@ -111,10 +109,10 @@ def test_the_german_page_introduces_itself_and_speaks_german_with_free_names(
 
 
 def test_the_copy_package_is_masked_with_its_warning_and_comes_back_with_the_names(
-        start_nova, new_context):
+        start_nova, open_profile):
     nova = start_nova(offline=True)
     with_person_and_entry(nova)
-    page = open_profile(nova, new_context)
+    page = open_profile(nova)
     page.fill("#core-value", "Warm, with many names.")
     page.locator("#core-form").get_by_role("button", name="Save").click()
     expect(page.locator("#profile-lifecycle")).to_have_text("Confirmed")
@@ -158,10 +156,10 @@ def test_the_copy_package_is_masked_with_its_warning_and_comes_back_with_the_nam
     ("de-DE", "Wofür dieses Profil da ist", "Noch keine Versionen"),
     ("en-US", "What this profile is for", "No versions yet"),
 ])
-def test_the_page_fits_a_phone(start_nova, new_context, locale, intro, empty):
+def test_the_page_fits_a_phone(start_nova, open_profile, locale, intro, empty):
     nova = start_nova(offline=True)
     with_person_and_entry(nova)
-    page = open_profile(nova, new_context, locale=locale, viewport=PHONE)
+    page = open_profile(nova, locale=locale, viewport=PHONE)
     expect(page.locator("#intro-title")).to_have_text(intro)
     expect(page.locator("#versions-empty")).to_contain_text(empty)
     assert_fits(page, "the profile page")

@@ -76,7 +76,8 @@ def test_a_server_that_is_gone_reads_as_unreachable_in_every_panel(nova, open_ch
     expect(user_bubbles(page).get_by_role("button", name="Erneut senden")).to_be_visible()
 
 
-def test_the_character_is_called_what_its_definition_calls_it(nova, fake, open_chat, new_context):
+def test_the_character_is_called_what_its_definition_calls_it(nova, fake, open_chat,
+                                                               open_profile):
     # `<data dir>/characters/nova.toml` replaces the built-in definition (read again live).
     built_in = resources.files("app.characters").joinpath("nova.toml").read_text(encoding="utf-8")
     renamed = re.sub(r'(?m)^name = "Nova"$', 'name = "Mika"', built_in)
@@ -106,11 +107,7 @@ def test_the_character_is_called_what_its_definition_calls_it(nova, fake, open_c
     expect(conversation.locator(".journal-line.assistant .journal-line-who")).to_contain_text("Mika")
 
     # The profile page's interaction profile, in German.
-    context = new_context(locale="de-DE")
-    context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
-    profile = context.new_page()
-    profile.goto(nova.url + "/profile")
-    expect(profile.locator("body")).to_have_attribute("data-ready", "true")
+    profile = open_profile(nova, locale="de-DE")
     expect(profile.locator("#interaction-title")).to_have_text("Wie Mika dir antwortet")
 
     for shown in (page, profile):

@@ -14,6 +14,7 @@ from tests.browser.helpers import (
     character_bubbles,
     screenshot,
     send,
+    signed_in_page,
     user_bubbles,
     wait_connected,
 )
@@ -347,9 +348,7 @@ def test_an_empty_server_url_tests_and_saves_the_default_the_field_shows(start_n
 def test_a_normal_page_exposes_no_live_objects(nova, browser):
     context = browser.new_context()  # without the tests' flag
     try:
-        context.add_cookies([nova.session_cookie()])  # type: ignore[list-item]
-        page = context.new_page()
-        page.goto(nova.url)
+        page = signed_in_page(context, nova)
         wait_connected(page)
         assert page.evaluate("typeof window.novaberg") == "undefined"
     finally:

@@ -16,6 +16,8 @@ import { EntryView } from "./journal-entry.js";
 const JOB_POLL_MS = 1500;
 const FINAL = new Set(["done", "failed"]);
 const STEPS = ["reconstruct", "narrate", "done"];
+// A job's states in the order it goes through them (app/journal/jobs.py); failed ends any.
+const ORDER = ["queued", ...STEPS, "failed"];
 
 /** Today in the browser's zone (until the server says what today is in the user's). */
 function localToday() {
@@ -267,7 +269,12 @@ export class JournalView {
       $("#journal-write", this.root).disabled = true;
     }
     if (!this.job || message.job_id !== this.job.job_id || FINAL.has(this.job.state)) return;
-    this.job = { ...this.job, ...message };
+    // A poll's answer can be older than what the socket said meanwhile: a job never goes
+    // back a stage, and neither does the page.
+    if (ORDER.indexOf(message.state) < ORDER.indexOf(this.job.state)) return;
+    // The last stage it ran, so a failed job still shows how far it came.
+    const stage = STEPS.includes(message.state) ? message.state : this.job.stage;
+    this.job = { ...this.job, ...message, stage };
     this.showProgress(this.job);
     if (FINAL.has(message.state)) {
       clearTimeout(this.pollTimer);
@@ -277,17 +284,21 @@ export class JournalView {
     }
   }
 
-  /** The stages so far: a finished one in the past tense ("Day reconstructed"), the
-   * running one in the present ("Reconstructing the day"). */
+  /** Every stage in order: a finished one in the past tense ("Day reconstructed"), the
+   * running one in the present ("Reconstructing the day") and marked current, the one a
+   * failed job stopped in marked failed. */
   showProgress(job) {
     const node = $("#journal-progress", this.root);
     node.hidden = false;
     node.dataset.state = job.state;
-    const reached = job.state === "done" ? STEPS.length : STEPS.indexOf(job.state);
+    const failed = job.state === "failed";
+    const at = failed ? job.stage : job.state;
+    const reached = at === "done" ? STEPS.length : STEPS.indexOf(at);
     const list = STEPS.map((step, index) => {
-      const done = index < reached || job.state === "done";
+      const done = index < reached;
       const label = done && step !== "done" ? t(`journal.stageDone.${step}`) : t(`journal.stage.${step}`);
-      return h("li", { class: done ? "done" : index === reached ? "current" : "", text: label });
+      const mark = done ? "done" : index !== reached ? "" : failed ? "failed" : "current";
+      return h("li", { class: mark, text: label });
     });
     node.replaceChildren(h("ol", { class: "journal-steps" }, list));
     if (job.state === "failed") {

@@ -35,6 +35,7 @@ import msgspec
 
 from app.core import json_input
 from app.core.profiles import InvalidName, clean_label
+from app.core.refusal import Refused
 from app.journal.profile import model
 from app.journal.profile.brief import cut_at_word
 from app.journal.profile.model import Change, NotApplicable, Profile, Source, TraitSpec
@@ -250,14 +251,8 @@ def prompt(package: Mapping[str, Any]) -> str:
 
 # --- the result ---------------------------------------------------------------------------------
 
-class ResultInvalid(Exception):
+class ResultInvalid(Refused):
     """The pasted or returned result cannot become a proposal; nothing is stored."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 Action = Literal["add", "keep", "merge", "reclassify", "remove", "split", "update"]
