@@ -7,12 +7,18 @@ whose owning process has lost its heartbeat):
    message-log rows their commits promised are appended, once);
 1. every open turn found in ``path1``/``path2`` goes back to ``queued`` (trigger ``requeue``,
    same ``turn_id``, attempts + 1) and runs again — at most ``max_turn_attempts`` runs in all;
-   beyond that it fails with ``turn_failed`` (reason ``crashed``);
+   beyond that it fails with ``turn_failed`` (reason ``crashed``). The requeue clears the old
+   owner's marker in the same atomic step, and the added attempt fences the old run: an owner
+   that was only declared dead (its heartbeat lapsed under load) and finishes later has its
+   commit refused by the guard (marker gone) and its transitions by the attempts
+   (`records.Conflict.fenced`); it leaves the turn's events for this pass to put back;
 2. a user turn whose path 1 has not finished reruns path 1 from its message records (its
    block had already left the prompt queue);
 3. events taken but not acknowledged go back to the front of their queue, in order;
 4. a stale marker is cleared (or handed to the turn that reruns path 1);
-5. every pair with queued input is woken;
+5. every pair with queued input is woken — in a periodic pass (`only_dead_owners`) only a
+   pair this pass took something over for, so a pass after a false death does not wake
+   every waiting pair of the cluster again (each wake is a consumer task per process);
 6. promotion triggers a dead process's Pixie worker had taken but not consolidated go back
    to the front of their Pixie queue.
 
@@ -37,7 +43,7 @@ from app.core.settings import Settings
 from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
-from app.runtime.markers import parse_marker
+from app.runtime.markers import marker_value, parse_marker
 from app.runtime.records import Conflict, Records, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
 
@@ -122,7 +128,9 @@ class Recovery:
                 # A live process may be between two steps of this pair; leave its lists alone.
                 if await redis.llen(keys.event_processing(user_id, character_id)):
                     continue
-            report.restored_events += await EventQueue(redis, user_id, character_id).restore()
+            restored = await EventQueue(redis, user_id, character_id).restore()
+            report.restored_events += restored
+            taken_over = pair in orphan_pairs or marker is not None or restored > 0
             resume = self.consumer.resuming(pair)
             if resume is not None and not await self.locks.take(
                     pair, self.locks.marker_for(resume)):
@@ -131,6 +139,8 @@ class Recovery:
                 pipe.llen(keys.prompt_queue(user_id, character_id))
                 pipe.llen(keys.event_queue(user_id, character_id))
                 queued, events = await pipe.execute()
+            if only_dead_owners and not taken_over:
+                continue  # its live consumers were woken when its input came
             if queued or events or self.consumer.resuming(pair) is not None:
                 self.consumer.notify(pair)
                 report.woken_pairs += 1
@@ -161,7 +171,11 @@ class Recovery:
                     report.failed.append(record.turn_id)
                 return
             try:
-                await self.records.transition(record, machine, "requeue")
+                # The old owner's marker goes with the requeue, atomically: its commit can
+                # no longer land once the turn is queued for a rerun.
+                await self.records.transition(
+                    record, machine, "requeue",
+                    release_marker=marker_value(record.owner, record.turn_id))
             except (Conflict, IllegalTransition) as exc:
                 log.warning("turn moved during recovery", extra=fields(
                     turn_id=record.turn_id, error=str(exc)))
