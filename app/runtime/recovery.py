@@ -16,9 +16,10 @@ whose owning process has lost its heartbeat):
    block had already left the prompt queue);
 3. events taken but not acknowledged go back to the front of their queue, in order;
 4. a stale marker is cleared (or handed to the turn that reruns path 1);
-5. every pair with queued input is woken — in a periodic pass (`only_dead_owners`) only a
-   pair this pass took something over for, so a pass after a false death does not wake
-   every waiting pair of the cluster again (each wake is a consumer task per process);
+5. every pair with queued input is woken — in a periodic pass (`only_dead_owners`) a pair
+   this pass took nothing over for only if no consumer of this process works on it: under
+   load hundreds of pairs wait for a run slot with a consumer each, and a pass after every
+   false death woke them all again (and reported them as woken);
 6. promotion triggers a dead process's Pixie worker had taken but not consolidated go back
    to the front of their Pixie queue.
 
@@ -139,8 +140,8 @@ class Recovery:
                 pipe.llen(keys.prompt_queue(user_id, character_id))
                 pipe.llen(keys.event_queue(user_id, character_id))
                 queued, events = await pipe.execute()
-            if only_dead_owners and not taken_over:
-                continue  # its live consumers were woken when its input came
+            if only_dead_owners and not taken_over and self.consumer.running(pair):
+                continue  # its consumer here waits for a slot or loops back by itself
             if queued or events or self.consumer.resuming(pair) is not None:
                 self.consumer.notify(pair)
                 report.woken_pairs += 1

@@ -19,7 +19,7 @@ from app.runtime.events import EventQueue
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
-from tests.fakemodel import Reply
+from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat
 from tests.runtime_support import CATALOG
 
@@ -132,3 +132,65 @@ async def test_a_live_process_declared_dead_loses_no_id_and_fails_none(
     finally:
         await owner.close()
         await watcher.close()
+
+
+# The process gets `redis_client`'s socket as its external Redis (see above).
+@pytest.mark.own_redis
+async def test_a_periodic_pass_wakes_what_it_took_over_not_pairs_waiting_for_a_slot(
+        fake_model, redis_client, tmp_path, aiohttp_client):
+    """After a false death every process's pass ran over the cluster's pairs: it woke each
+    pair with queued input again, hundreds under load, though each already had a consumer
+    waiting for a run slot. A pass wakes the pairs it took over, and waiting ones nobody
+    here works on."""
+    from app.characters.catalog import Character, CharacterCatalog
+
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    fake_model.always("responder", Fault.hang())
+    app = process(fake_model, tmp_path / "a", redis_url, HeldRuns(held=0), 1.0)
+    app[CHARACTERS] = CharacterCatalog([*CATALOG.all("local"), Character(id="mira", name="Mira")])
+    client = await aiohttp_client(app)
+    runtime = app[RUNTIME]
+    await redis_client.set(keys.turn_marker("local", "luna"), "gone:t0")  # a dead owner's
+    for character in ("nova", "mira", "luna"):
+        response = await client.post(f"/api/characters/{character}/messages",
+                                     json={"text": "Hallo"}, headers=AUTH)
+        assert response.status == 202
+        if character == "nova":
+            await fake_model.wait_requests(1, "responder")  # nova holds the one run slot
+    await until(lambda: runtime.consumer.running(keys.pair_id("local", "mira"))
+                and not runtime.consumer.running(keys.pair_id("local", "luna")))
+
+    report = await runtime.recover(only_dead_owners=True)
+    assert report.cleared_markers == 1 and report.woken_pairs == 1  # luna's, not mira's
+    assert runtime.consumer.running(keys.pair_id("local", "luna"))
+
+
+async def test_a_run_from_before_a_requeue_is_refused_even_where_the_state_matches(
+        redis_client):
+    """The attempts are the fence: the old run and the rerun both see `path2`, only the
+    rerun's delivery lands, and the old run's is a fenced `Conflict` that changes nothing."""
+    from app.runtime.records import Conflict, Records, TurnRecord
+
+    records = Records(redis_client, 60, "old")
+    rerun_records = Records(redis_client, 60, "new")
+    old = TurnRecord(turn_id="fence-t1", user_id="local", character_id="nova",
+                     initiator="user", message_ids=["m1"])
+    await records.create(old)
+    old_machine = old.machine(3)
+    await records.transition(old, old_machine, "perceive")
+    await records.transition(old, old_machine, "respond")
+    stored = await rerun_records.turn("fence-t1")
+    await rerun_records.transition(stored, stored.machine(3), "requeue")
+    rerun = await rerun_records.turn("fence-t1")
+    rerun_machine = rerun.machine(3)
+    await rerun_records.transition(rerun, rerun_machine, "respond")
+    assert (rerun.state, rerun.attempts) == ("path2", 2)
+
+    with pytest.raises(Conflict) as refused:
+        await records.transition(old, old_machine, "deliver")
+    assert refused.value.fenced and old.state == "path2" and old.attempts == 1
+    with pytest.raises(Conflict):
+        await records.transition(old, old_machine, "fail", reason="turn_ended")
+    assert (await records.turn("fence-t1")).state == "path2"
+    await rerun_records.transition(rerun, rerun_machine, "deliver")
+    assert (await records.turn("fence-t1")).state == "delivered"
