@@ -22,6 +22,7 @@ from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat
 from tests.runtime_support import CATALOG
+from tests.waiting import until
 
 WAIT = 10.0
 
@@ -60,12 +61,6 @@ def process(fake_model, data_dir, redis_url: str, held: HeldRuns, heartbeat: flo
     app[PIPELINES] = held.pipelines()
     app[CHARACTERS] = CATALOG
     return app
-
-
-async def until(predicate, timeout: float = WAIT) -> None:
-    async with asyncio.timeout(timeout):
-        while not predicate():
-            await asyncio.sleep(0.02)
 
 
 # The processes get `redis_client`'s socket as their external Redis: a server of its own,
