@@ -14,8 +14,9 @@ received_at, turn_id (once a turn took it). Expires after ``record_ttl``.
 Every transition is one Lua script (`TRANSITION`): compare the stored state and attempts with
 those the lifecycle machine started from, write the new state, append the history entry, keep
 the open sets right, and apply the transition's queue effects (push the next event,
-acknowledge the processed ones, release the turn marker) in the same atomic step. A crash therefore never
-leaves a turn in path 2 without its event, or delivered with its event still pending.
+acknowledge the processed ones, release the turn marker) in the same atomic step. A crash
+therefore never leaves a turn in path 2 without its event, or delivered with its event still
+pending.
 
 The attempts count is the turn's fencing epoch: recovery's `requeue` adds one, so a process
 that was declared dead while it ran the turn (its heartbeat lapsed under load) has every
