@@ -76,8 +76,6 @@ async def test_a_live_process_declared_dead_loses_no_id_and_fails_none(
     owner = TestClient(TestServer(process(fake_model, tmp_path / "a", redis_url, held, 60.0)))
     watcher = TestClient(TestServer(process(fake_model, tmp_path / "b", redis_url, held, 1.0)))
     await owner.start_server()
-    await watcher.start_server()
-    tab = await Chat(client=watcher, ws=await watcher.ws_connect("/api/ws", headers=AUTH)).start()
     owner_runtime = owner.app[RUNTIME]
 
     if late == "before_restore":
@@ -99,6 +97,11 @@ async def test_a_live_process_declared_dead_loses_no_id_and_fails_none(
         message_id = (await response.json())["message_id"]
         async with asyncio.timeout(WAIT):
             await held.entered[0].wait()  # the owner runs the turn's path 2
+        # The watcher starts only now, so the owner is the one running the turn; its
+        # start-up recovery leaves a live process's turn alone.
+        await watcher.start_server()
+        tab = await Chat(client=watcher,
+                         ws=await watcher.ws_connect("/api/ws", headers=AUTH)).start()
         await redis_client.delete(keys.heartbeat(owner_runtime.instance_id))
 
         if late == "during_rerun":
