@@ -93,6 +93,10 @@ class PairConsumer:
                                                       name=f"pair:{pair}")
         wake.set()
 
+    def running(self, pair: str) -> bool:
+        """A consumer of this process works on the pair now (or waits for a run slot)."""
+        return pair in self._workers
+
     @property
     def active_pairs(self) -> int:
         return len(self._workers)

@@ -2,7 +2,10 @@
 task; all cancelled and awaited on shutdown.
 
 - heartbeat: ``heartbeat:{instance}`` is set every `heartbeat_seconds` with a TTL of three
-  periods; a marker or turn whose owner has no heartbeat is stale;
+  periods; a marker or turn whose owner has no heartbeat is stale. A beat that finds its own
+  heartbeat gone, or this process unlisted, logs a warning naming the process: it was
+  declared dead while alive (a stalled loop under load, a short period), and others may have
+  recovered its turns — their late results are fenced off (`app.runtime.recovery`);
 - marker refresh: every `turn_marker_refresh_seconds` each marker this process holds gets
   its TTL back (compare-and-expire), so only a turn nobody runs hits the emergency brake;
   run-slot leases (multi-process mode) are extended in the same beat;
@@ -73,6 +76,7 @@ class Keeper:
         self._listener: asyncio.Task[None] | None = None
         self._watch: asyncio.Task[None] | None = None
         self._sweeping = asyncio.Lock()  # one orphan sweep at a time in this process
+        self._beaten = False  # the first beat registers; a later one finds what it left
 
     async def start(self) -> None:
         await self.beat()
@@ -108,10 +112,19 @@ class Keeper:
     async def beat(self) -> None:
         settings = self.settings
         ttl = max(1, int(settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE))
+        heartbeat = keys.heartbeat(self.instance_id)
         async with self.redis.pipeline(transaction=True) as pipe:
-            pipe.set(keys.heartbeat(self.instance_id), "alive", ex=ttl)
+            pipe.exists(heartbeat)
+            pipe.set(heartbeat, "alive", ex=ttl)
             pipe.sadd(keys.instances(), self.instance_id)
-            await pipe.execute()
+            had_heartbeat, _, added = await pipe.execute()
+        if self._beaten and (not had_heartbeat or added):
+            log.warning("this process was declared dead while alive; its turns may have been "
+                        "recovered elsewhere", extra=fields(
+                            instance=self.instance_id, heartbeat_lapsed=not had_heartbeat,
+                            unlisted=bool(added), period_s=settings.heartbeat_seconds,
+                            setting="heartbeat_seconds"))
+        self._beaten = True
 
     async def sweep(self) -> None:
         """The orphan sweep (`Runtime.recover` for dead owners), one at a time."""

@@ -11,11 +11,17 @@ and for a reconnecting tab.
 Message record ``message:{id}`` (hash): message_id, user_id, character_id, text,
 received_at, turn_id (once a turn took it). Expires after ``record_ttl``.
 
-Every transition is one Lua script (`TRANSITION`): compare the stored state with the state the
-lifecycle machine started from, write the new state, append the history entry, keep the open
-sets right, and apply the transition's queue effects (push the next event, acknowledge the
-processed ones, release the turn marker) in the same atomic step. A crash therefore never
-leaves a turn in path 2 without its event, or delivered with its event still pending.
+Every transition is one Lua script (`TRANSITION`): compare the stored state and attempts with
+those the lifecycle machine started from, write the new state, append the history entry, keep
+the open sets right, and apply the transition's queue effects (push the next event,
+acknowledge the processed ones, release the turn marker) in the same atomic step. A crash
+therefore never leaves a turn in path 2 without its event, or delivered with its event still
+pending.
+
+The attempts count is the turn's fencing epoch: recovery's `requeue` adds one, so a process
+that was declared dead while it ran the turn (its heartbeat lapsed under load) has every
+later transition of that run refused (`Conflict`, `fenced`) — even when the rerun elsewhere
+has brought the turn back to the same state.
 
 They are read back as structs (`TurnRecord`, `MessageRecord`, `Transition`); what the API reads
 of them is `RecordReads`.
@@ -37,8 +43,9 @@ from statemachine import QUEUED, TERMINAL_STATES, TurnLifecycle, build_machine
 
 TRANSITION = """
 local cur = redis.call('HGET', KEYS[1], 'state')
-if not cur then return {0, ''} end
-if cur ~= ARGV[1] then return {0, cur} end
+if not cur then return {0, '', ''} end
+local attempts = redis.call('HGET', KEYS[1], 'attempts') or '1'
+if cur ~= ARGV[1] or attempts ~= ARGV[13] then return {0, cur, attempts} end
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'at_' .. ARGV[2], ARGV[3], 'updated_at', ARGV[3],
            'attempts', ARGV[4], 'perceived', ARGV[5], 'owner', ARGV[11])
 if ARGV[9] ~= '' then redis.call('HSET', KEYS[1], 'reason', ARGV[9]) end
@@ -53,9 +60,9 @@ else
   redis.call('SADD', KEYS[4], ARGV[8])
 end
 if ARGV[10] ~= '' then redis.call('RPUSH', KEYS[5], ARGV[10]) end
-for i = 13, #ARGV do redis.call('LREM', KEYS[6], 1, ARGV[i]) end
+for i = 14, #ARGV do redis.call('LREM', KEYS[6], 1, ARGV[i]) end
 if ARGV[12] ~= '' and redis.call('GET', KEYS[7]) == ARGV[12] then redis.call('DEL', KEYS[7]) end
-return {1, ARGV[2]}
+return {1, ARGV[2], ''}
 """
 
 
@@ -137,10 +144,13 @@ class RecordReads(Protocol):
 class Conflict(Exception):
     """The stored state moved on under us (another actor failed or finished the turn)."""
 
-    def __init__(self, turn_id: str, expected: str, found: str) -> None:
-        super().__init__(f"turn {turn_id}: expected state {expected}, found {found or 'none'}")
+    def __init__(self, turn_id: str, expected: str, found: str, *, fenced: bool = False) -> None:
+        what = (f"turn {turn_id}: recovered and run again elsewhere (state {found})" if fenced
+                else f"turn {turn_id}: expected state {expected}, found {found or 'none'}")
+        super().__init__(what)
         self.expected = expected
         self.found = found
+        self.fenced = fenced  # the state may match, but recovery took the turn over
 
 
 _JSON = msgspec.json.Encoder()
@@ -217,8 +227,9 @@ class Records:
                          reason: str = "", push: bytes | None = None,
                          ack: tuple[str, ...] = (), release_marker: str = "") -> float:
         """Fire `trigger` on `machine` (raises IllegalTransition) and persist it atomically
-        with its queue effects. Raises `Conflict` if the stored state is not the one the
-        machine started from. Updates `record` in place; returns the transition's time."""
+        with its queue effects. Raises `Conflict` if the stored state or attempts are not the
+        ones the machine started from (attempts: recovery requeued the turn under this run).
+        Updates `record` in place; returns the transition's time."""
         before = machine.state
         attempts_before, perceived_before = machine.attempts, machine.perceived
         machine.fire(trigger)
@@ -227,8 +238,9 @@ class Records:
         args: list[Any] = [
             before, machine.state, repr(now), machine.attempts, int(machine.perceived),
             self.ttl, "1" if machine.terminal else "0", record.turn_id, reason,
-            push if push is not None else "", self.instance_id, release_marker, *ack]
-        ok, found = await self._transition(
+            push if push is not None else "", self.instance_id, release_marker,
+            attempts_before, *ack]
+        ok, found, found_attempts = await self._transition(
             keys=[keys.turn_record(record.turn_id), keys.turn_history(record.turn_id),
                   keys.open_turns(), keys.user_open_turns(user),
                   keys.event_queue(user, character), keys.event_processing(user, character),
@@ -238,7 +250,8 @@ class Records:
             # Put the machine back: the stored record is the truth.
             machine.state, machine.attempts, machine.perceived = (
                 before, attempts_before, perceived_before)
-            raise Conflict(record.turn_id, before, found)
+            raise Conflict(record.turn_id, before, found,
+                           fenced=found == before and found_attempts != str(attempts_before))
         record.state, record.attempts, record.perceived = (
             machine.state, machine.attempts, machine.perceived)
         record.updated_at = now

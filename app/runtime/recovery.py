@@ -7,12 +7,19 @@ whose owning process has lost its heartbeat):
    message-log rows their commits promised are appended, once);
 1. every open turn found in ``path1``/``path2`` goes back to ``queued`` (trigger ``requeue``,
    same ``turn_id``, attempts + 1) and runs again — at most ``max_turn_attempts`` runs in all;
-   beyond that it fails with ``turn_failed`` (reason ``crashed``);
+   beyond that it fails with ``turn_failed`` (reason ``crashed``). The requeue clears the old
+   owner's marker in the same atomic step, and the added attempt fences the old run: an owner
+   that was only declared dead (its heartbeat lapsed under load) and finishes later has its
+   commit refused by the guard (marker gone) and its transitions by the attempts
+   (`records.Conflict.fenced`); it leaves the turn's events for this pass to put back;
 2. a user turn whose path 1 has not finished reruns path 1 from its message records (its
    block had already left the prompt queue);
 3. events taken but not acknowledged go back to the front of their queue, in order;
 4. a stale marker is cleared (or handed to the turn that reruns path 1);
-5. every pair with queued input is woken;
+5. every pair with queued input is woken — in a periodic pass (`only_dead_owners`) a pair
+   this pass took nothing over for only if no consumer of this process works on it: under
+   load hundreds of pairs wait for a run slot with a consumer each, and a pass after every
+   false death woke them all again (and reported them as woken);
 6. promotion triggers a dead process's Pixie worker had taken but not consolidated go back
    to the front of their Pixie queue.
 
@@ -38,7 +45,7 @@ from app.memory import keys
 from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
 from app.runtime.keeper import heartbeat_gone
-from app.runtime.markers import parse_marker
+from app.runtime.markers import marker_value, parse_marker
 from app.runtime.records import Conflict, Records, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
 
@@ -123,7 +130,9 @@ class Recovery:
                 # A live process may be between two steps of this pair; leave its lists alone.
                 if await redis.llen(keys.event_processing(user_id, character_id)):
                     continue
-            report.restored_events += await EventQueue(redis, user_id, character_id).restore()
+            restored = await EventQueue(redis, user_id, character_id).restore()
+            report.restored_events += restored
+            taken_over = pair in orphan_pairs or marker is not None or restored > 0
             resume = self.consumer.resuming(pair)
             if resume is not None and not await self.locks.take(
                     pair, self.locks.marker_for(resume)):
@@ -132,6 +141,8 @@ class Recovery:
                 pipe.llen(keys.prompt_queue(user_id, character_id))
                 pipe.llen(keys.event_queue(user_id, character_id))
                 queued, events = await pipe.execute()
+            if only_dead_owners and not taken_over and self.consumer.running(pair):
+                continue  # its consumer here waits for a slot or loops back by itself
             if queued or events or self.consumer.resuming(pair) is not None:
                 self.consumer.notify(pair)
                 report.woken_pairs += 1
@@ -162,7 +173,11 @@ class Recovery:
                     report.failed.append(record.turn_id)
                 return
             try:
-                await self.records.transition(record, machine, "requeue")
+                # The old owner's marker goes with the requeue, atomically: its commit can
+                # no longer land once the turn is queued for a rerun.
+                await self.records.transition(
+                    record, machine, "requeue",
+                    release_marker=marker_value(record.owner, record.turn_id))
             except (Conflict, IllegalTransition) as exc:
                 log.warning("turn moved during recovery", extra=fields(
                     turn_id=record.turn_id, error=str(exc)))

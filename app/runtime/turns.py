@@ -6,7 +6,9 @@ finish fails with `turn_failed` naming every message id: a model error (its code
 slot within `lock_wait_timeout` (`lock_timeout`), a session reset (`session_reset`), a crash
 beyond `max_turn_attempts` (`crashed`), a defect (`internal_error`,
 `impulse_without_thought`), a turn whose marker was gone when it came to write
-(`turn_ended`). A late result for a failed turn is logged and dropped.
+(`turn_ended`). A late result for an ended turn is logged and dropped; so is one of a run
+that recovery took over (its process was declared dead while it ran: the turn's attempts
+moved on), which leaves the turn's events to the recovery and the rerun.
 
 A pipeline run gets a `PipelineContext` whose guard (`app.memory.commit.TurnGuard`) names
 the turn's record and the pair marker it holds: its writes land only while both still hold.
@@ -226,16 +228,24 @@ class TurnRunner:
     async def _drop_late(self, record: TurnRecord, exc: Exception, *,
                          acks: tuple[str, ...] = (), release: str = "") -> None:
         """The turn ended elsewhere (failed by a reset or recovery): drop our result, but
-        still acknowledge what we took and give back the marker if it is ours."""
+        still acknowledge what we took and give back the marker if it is ours.
+
+        A run recovery took over (the stored attempts moved past this run's) acknowledges
+        nothing: its events are the rerun's now — back in the queue, or about to be put back
+        by the recovery pass that requeued the turn, or taken by the rerun — and removing
+        them would leave the requeued turn with nothing to run."""
         stored = await self.records.turn(record.turn_id)
+        taken_over = stored is not None and stored.attempts != record.attempts
         log.warning("late result for an ended turn dropped", extra=fields(
             turn_id=record.turn_id, pair=record.pair, error=str(exc),
-            state=stored.state if stored else None))
+            state=stored.state if stored else None, taken_over=taken_over,
+            attempts=record.attempts, stored_attempts=stored.attempts if stored else None))
         user_id, character_id = record.user_id, record.character_id
-        async with self.redis.pipeline(transaction=True) as pipe:
-            for raw in acks:
-                pipe.lrem(keys.event_processing(user_id, character_id), 1, raw)
-            await pipe.execute()
+        if acks and not taken_over:
+            async with self.redis.pipeline(transaction=True) as pipe:
+                for raw in acks:
+                    pipe.lrem(keys.event_processing(user_id, character_id), 1, raw)
+                await pipe.execute()
         if release:
             await self.locks.release(record.pair, release)
 

@@ -105,3 +105,27 @@ async def test_the_death_watch_looks_when_a_heartbeat_can_expire_and_recovers_th
     assert await redis_client.smembers(keys.instances()) == {"k1"}
     await keeper.stop()
     assert not await redis_client.sismember(keys.instances(), "k1")
+
+
+async def test_a_beat_that_finds_its_process_declared_dead_warns_naming_it(
+        redis_client, make_settings, caplog):
+    """A live process whose heartbeat lapsed (a stalled loop) or that another's death watch
+    unlisted says so at its next beat, with its id; a beat that finds its heartbeat in place
+    says nothing."""
+    keeper = keeper_on(redis_client, make_settings)
+    caplog.set_level(logging.WARNING, logger="app.runtime.keeper")
+
+    def warnings() -> list[dict]:
+        return [dict(r.fields) for r in caplog.records  # type: ignore[attr-defined]
+                if r.getMessage().startswith("this process was declared dead")]
+
+    await keeper.beat()
+    await keeper.beat()
+    assert warnings() == []
+    await redis_client.delete(keys.heartbeat("k1"))
+    await keeper.beat()
+    await redis_client.srem(keys.instances(), "k1")
+    await keeper.beat()
+    found = [(w["instance"], w["heartbeat_lapsed"], w["unlisted"]) for w in warnings()]
+    assert found == [("k1", True, False), ("k1", False, True)]
+    await keeper.stop()
