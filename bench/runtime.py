@@ -408,6 +408,7 @@ async def bench_stall(pairs: int, messages: int) -> None:
     print(line(f"loop lag (wall), {pairs} pairs", load.ticks.wall, idle.ticks.wall))
     print(line(f"loop thread CPU per tick, {pairs} pairs", load.ticks.cpu, idle.ticks.cpu))
     print(f"  {load.lag_line(f'with {pairs} pairs')}")
+    print(f"  {load.collections.line()}")
     print("  The loop lag is the wait of a ready task behind all the others that were ready "
           "too (the pairs' steps in one loop round), plus, on a shared machine, other "
           "processes' time.")
