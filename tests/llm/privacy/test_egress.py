@@ -131,8 +131,11 @@ def test_a_span_of_the_view_maps_back_to_exactly_the_disguised_characters(name, 
                                                ("I met ", " today")]))
     text = before + written + after
     shown = view(text)
-    start = shown.text.index(normalise(written))
+    # The frames are ASCII, which the view never folds: the name's view starts where the frame
+    # ends (searching for it could find it inside the frame: "eut" in "Heute").
+    start = len(before)
     end = start + len(normalise(written))
+    assert shown.text[start:end] == normalise(written)
     assert (shown.start(start), shown.end(end)) == (len(before), len(before) + len(written))
 
 
