@@ -7,6 +7,7 @@ the session's one redis-server as its embedded Redis (`SessionRedis`).
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import tempfile
@@ -20,6 +21,7 @@ import redis.asyncio as aioredis
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 
+from app.core import log
 from app.core import settings as settings_module
 from app.core.settings import Settings
 from app.storage.database import Database, PostgresDatabase
@@ -33,6 +35,20 @@ AUTH = {"Authorization": f"Bearer {TOKEN}"}
 
 # `fake_model` / `start_fake_model`: a real fake model server (see tests/fakemodel.py).
 pytest_plugins = ["tests.fakemodel"]
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A test that runs `novaberg` in-process configures the root logger onto the stream the
+    test captured; left so, a later test's lines go to a closed file ("Logging error" in its
+    captured stderr) — so each test ends with the logging it began with."""
+    root = logging.getLogger()
+    handlers, level = root.handlers[:], root.level
+    yield
+    if root.handlers != handlers:
+        log.stop()
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 @pytest.fixture(autouse=True)

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from app.auth.accounts import add_user_sync
-from app.storage.database import connect
 from app.storage.datadir import DataDirLock
 from app.storage.migrations import apply_migrations
 from app.wiring.cli import main
+from tests.store import live_connection
 
 CARDS = Path(__file__).resolve().parents[1] / "data" / "cards"
 
@@ -71,7 +71,7 @@ def test_a_taken_id_an_unknown_user_a_missing_file_and_a_big_card_are_refused(
 
 
 def test_a_headless_users_character_goes_to_that_user(data_dir, capsys):
-    conn = connect(data_dir / "novaberg.sqlite3")
+    conn = live_connection(data_dir)  # the store the command reads: SQLite or PostgreSQL
     apply_migrations(conn)
     with conn:
         add_user_sync(conn, "anna", "password123")
