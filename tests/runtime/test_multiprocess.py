@@ -17,6 +17,7 @@ from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Fault, Reply
 from tests.pipeline_support import Chat
 from tests.runtime_support import CATALOG, responders
+from tests.waiting import until
 
 
 def process(fake_model, data_dir, redis_url: str, **overrides):
@@ -83,10 +84,15 @@ async def test_processes_with_a_model_server_each_run_at_once(fake_model, start_
     two = await aiohttp_client(process(own_model, tmp_path / "b", redis_url, graph_slots=1))
     tab_one = await Chat(client=one, ws=await one.ws_connect("/api/ws", headers=AUTH)).start()
     await tab_one.send("Hallo Nova", character_id="nova")
-    await fake_model.wait_requests(1, "responder")  # process one's slot is taken
+    # Both processes consume the shared pairs: either may run the first turn, and its slot is
+    # then taken (graph_slots 1) — the second turn can only run on the other one's model.
+    busy = await until(lambda: next((model for model in (fake_model, own_model)
+                                     if model.chats("responder")), None),
+                       what="a responder request on either model")
     tab_two = await Chat(client=two, ws=await two.ws_connect("/api/ws", headers=AUTH)).start()
     await tab_two.send("Hallo Luna", character_id="luna")
-    await own_model.wait_requests(1, "responder")  # and process two runs meanwhile
+    other = own_model if busy is fake_model else fake_model
+    await other.wait_requests(1, "responder")  # the other process runs meanwhile
     redis = one.app[REDIS]
     assert await redis.zcard(keys.run_slots(fake_model.url)) == 1
     assert await redis.zcard(keys.run_slots(own_model.url)) == 1
