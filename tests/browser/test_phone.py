@@ -10,7 +10,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.helpers import PHONE, character_bubbles, screenshot, send, wait_connected
+from tests.browser.helpers import (
+    PHONE,
+    character_bubbles,
+    screenshot,
+    send,
+    signed_in_page,
+    wait_connected,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -218,6 +225,42 @@ def test_the_offline_banner_can_be_hidden_for_the_session(start_nova, open_chat)
     other.goto(nova.url)
     wait_connected(other)
     expect(other.locator("#offline-banner")).to_be_visible()
+
+
+def test_the_offline_banner_comes_when_the_first_model_status_ask_fails(start_nova, new_context):
+    """The page asks `GET /api/llm` at the start; when that ask gets no answer (the server
+    not up yet, a dropped connection) it is asked again, and the banner still comes."""
+    nova = start_nova(offline=True)
+    context = new_context(locale="de-DE", viewport=PHONE)
+    asks: list[str] = []
+
+    def first_fails(route: Any) -> None:
+        asks.append(route.request.method)
+        if len(asks) == 1:
+            route.abort("connectionreset")
+        else:
+            route.continue_()
+
+    context.route("**/api/llm", first_fails)
+    page = signed_in_page(context, nova)
+    wait_connected(page)
+    expect(page.locator("#offline-banner")).to_be_visible()
+    assert len(asks) >= 2
+
+
+def test_the_offline_banner_follows_the_model_after_a_reconnect(start_nova, open_chat):
+    """The model changed while the page was away (another tab's settings, a restart with
+    another config): the page asks again once its WebSocket is back."""
+    nova = start_nova()  # the fake model: no banner
+    page = open_chat(nova, locale="de-DE", viewport=PHONE)
+    page.wait_for_function("window.novaberg && window.novaberg.app.messageLimit !== undefined")
+    banner = page.locator("#offline-banner")
+    expect(banner).to_be_hidden()
+    status, _ = nova.api("PUT", "/api/llm", {"provider": "offline"})
+    assert status == 200
+    page.evaluate("window.novaberg.socket.drop()")
+    wait_connected(page)
+    expect(banner).to_be_visible()
 
 
 def test_the_settings_tabs_work_with_the_keyboard(start_nova, open_chat):

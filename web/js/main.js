@@ -28,6 +28,10 @@ const SESSION_SYNC_DELAY_MS = 250;
 const OFFLINE_DISMISSED_KEY = "novaberg:offline-banner-dismissed";
 const PHONE_QUERY = "(max-width: 479.98px)"; // as web/css/app.css
 const LOAD_MORE_PX = 300; // this close to the top (or, detached, the bottom) the next page loads
+// The model's status is asked again this long after a failed ask (doubling up to the
+// longest), and while the server still detects its model (the answer may change then).
+const LLM_RETRY_MS = 1000;
+const LLM_RETRY_MAX_MS = 15000;
 
 async function whoAmI() {
   try {
@@ -62,6 +66,9 @@ class App {
     this.syncing = null;
     this.syncAgain = false;
     this.sessionTimer = 0;
+    this.llmTimer = 0;
+    this.llmDelay = LLM_RETRY_MS;
+    this.llmAsk = 0;
   }
 
   async start() {
@@ -160,7 +167,11 @@ class App {
       url: `${scheme}://${window.location.host}/api/ws`,
       onMessage: (message) => this.onSocketMessage(message),
       onStatus: (status) => this.showConnection(status),
-      onOpen: () => this.resync(),
+      // A reconnected server may run another model than the one last shown.
+      onOpen: (isReconnect) => {
+        this.resync();
+        if (isReconnect) this.refreshLlm();
+      },
       onRepeatedFailure: () => this.checkLogin(),
     });
     // The newest history first: the session merged after it knows what is archive.
@@ -406,12 +417,31 @@ class App {
     $("#connection-text").textContent = t(`conn.${status}`);
   }
 
+  /** The model's status for the offline banner and the message limit: asked at the start
+   * and at every reconnect; a failed ask is tried again with a growing delay, and an answer
+   * given while the server still detects its model is asked again shortly. */
   async refreshLlm() {
+    clearTimeout(this.llmTimer);
+    const ask = ++this.llmAsk; // only the newest ask's answer is shown
+    let info;
     try {
-      this.showOffline(await api.llm());
-    } catch {
-      // The server is away (the connection line says so), or the session ended.
+      info = await api.llm();
+    } catch (error) {
+      if (ask !== this.llmAsk) return;
+      // The server is away (the connection line says so) or not ready yet; an ended
+      // session sends the page to the login (checkLogin).
+      if (error.status === 401) {
+        this.checkLogin();
+        return;
+      }
+      this.llmTimer = setTimeout(() => this.refreshLlm(), this.llmDelay);
+      this.llmDelay = Math.min(LLM_RETRY_MAX_MS, this.llmDelay * 2);
+      return;
     }
+    if (ask !== this.llmAsk) return;
+    this.llmDelay = LLM_RETRY_MS;
+    this.showOffline(info);
+    if (info.detecting) this.llmTimer = setTimeout(() => this.refreshLlm(), LLM_RETRY_MS);
   }
 
   showOffline(info) {
