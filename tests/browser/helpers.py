@@ -143,6 +143,14 @@ def wait_connected(page: Page) -> None:
     expect(page.locator("#connection")).to_have_attribute("data-state", "online")
 
 
+def wait_model_status(page: Page) -> None:
+    """Until the page has shown the model's status (the offline banner, the message limit:
+    web/js/main.js `showOffline`). Given as a function: Playwright polls an expression
+    string with `eval`, which the app's CSP forbids — an EvalError as soon as the first look
+    finds it not yet there."""
+    page.wait_for_function("() => window.novaberg && window.novaberg.app.messageLimit !== undefined")
+
+
 def screenshot(page: Page, name: str) -> Path:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     path = ARTIFACTS / f"{name}.png"

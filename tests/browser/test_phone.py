@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     send,
     signed_in_page,
     wait_connected,
+    wait_model_status,
 )
 
 pytestmark = pytest.mark.browser
@@ -218,7 +219,7 @@ def test_the_offline_banner_can_be_hidden_for_the_session(start_nova, open_chat)
     assert chat_top(page) == edge(page.locator(".topbar"))
     page.reload()
     wait_connected(page)
-    page.wait_for_function("window.novaberg && window.novaberg.app.messageLimit !== undefined")
+    wait_model_status(page)
     expect(banner).to_be_hidden()  # the same tab: still hidden
     # A new tab is a new session: the notice is there again.
     other = page.context.new_page()
@@ -253,7 +254,7 @@ def test_the_offline_banner_follows_the_model_after_a_reconnect(start_nova, open
     another config): the page asks again once its WebSocket is back."""
     nova = start_nova()  # the fake model: no banner
     page = open_chat(nova, locale="de-DE", viewport=PHONE)
-    page.wait_for_function("window.novaberg && window.novaberg.app.messageLimit !== undefined")
+    wait_model_status(page)
     banner = page.locator("#offline-banner")
     expect(banner).to_be_hidden()
     status, _ = nova.api("PUT", "/api/llm", {"provider": "offline"})
