@@ -234,6 +234,11 @@ class Gateway:
             "message_limit": self.message_limit(),
             # What an empty URL stands for, per provider (the settings panel shows it).
             "default_urls": {name: self.default_url(name) for name in ("ollama", "openai")},
+            # The model choice as configured (what the next start uses; provider None:
+            # auto-detection, which takes the model named here): shown by the settings panel
+            # also while the offline model runs instead.
+            "configured": {"provider": self.choice.llm_provider, "url": self.choice.llm_url,
+                           "model": self.choice.llm_model},
         }
 
     async def context_window(self) -> tuple[int, str]:

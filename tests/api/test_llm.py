@@ -31,6 +31,23 @@ async def test_get_llm_describes_the_gateway_without_secrets(aiohttp_client, mak
     assert body["auto_detect"] is False and body["detected"] == []
 
 
+async def test_get_llm_names_the_configured_model_while_the_offline_model_runs(
+        aiohttp_client, make_settings):
+    # No provider chosen and no model server found: the offline model runs, and the model
+    # the configuration names (auto-detection would take it) is still said.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        nobody = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    settings = make_settings(llm_provider=None, llm_model="llama3.2", llm_probe_openai_url=nobody,
+                             llm_probe_ollama_url=nobody)
+    app = create_app(settings, local_token=TOKEN)
+    client = await aiohttp_client(app)
+    await app[GATEWAY].ready()
+    body = await (await client.get("/api/llm", headers=AUTH)).json()
+    assert body["offline"] is True and body["model"] is None and body["auto_detect"] is True
+    assert body["configured"] == {"provider": None, "url": None, "model": "llama3.2"}
+
+
 async def test_connection_test_reports_models_and_window(client, fake_model):
     fake_model.context_length = 16384
     response = await client.post("/api/llm/test", headers=AUTH,

@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     signed_in_page,
     user_bubbles,
     wait_connected,
+    wait_model_status,
 )
 from tests.fakemodel import Reply
 
@@ -254,6 +255,38 @@ def test_offline_banner_and_switching_to_a_model_in_the_settings(start_nova, fak
     page.reload()
     wait_connected(page)
     expect(banner).to_be_hidden()
+
+
+@pytest.mark.parametrize(("locale", "settings", "active", "builtin"), [
+    ("en-US", "Settings", "Active now: the built-in offline model (no language model).",
+     "built-in offline model"),
+    ("de-DE", "Einstellungen", "Aktiv: das eingebaute Offline-Modell (kein Sprachmodell).",
+     "eingebautes Offline-Modell"),
+])
+def test_the_model_settings_say_the_offline_model_is_in_use_and_what_is_configured(
+        start_nova, open_chat, locale, settings, active, builtin):
+    # No provider chosen and no model server found: the offline model runs. The settings say
+    # so, and show the model the configuration names (auto-detection would take it).
+    nobody = "http://127.0.0.1:9"
+    nova = start_nova(config={"llm_model": "llama3.2", "llm_probe_openai_url": nobody,
+                              "llm_probe_ollama_url": nobody})
+    page = open_chat(nova, locale=locale)
+    wait_model_status(page)
+    expect(page.locator("#offline-banner")).to_be_visible()
+    page.get_by_role("button", name=settings, exact=True).click()
+    expect(page.locator("#settings-current")).to_have_text(active)
+    expect(page.locator("#settings-provider")).to_have_value("offline")
+    expect(page.locator("#settings-model")).to_have_value("llama3.2")
+    expect(page.locator("#settings-model")).to_be_disabled()
+    # Chosen offline explicitly: nothing configured, the empty field names the offline model.
+    page.keyboard.press("Escape")
+    nova.api("PUT", "/api/llm", {"provider": "offline"})
+    page.get_by_role("button", name=settings, exact=True).click()
+    expect(page.locator("#settings-current")).to_have_text(active)
+    expect(page.locator("#settings-model")).to_have_value("")
+    expect(page.locator("#settings-model")).to_have_attribute("placeholder", builtin)
+    page.locator("#settings-provider").select_option("ollama")
+    expect(page.locator("#settings-model")).to_have_attribute("placeholder", "")
 
 
 def test_an_api_key_is_typed_in_but_never_shown_back(nova, open_chat):

@@ -60,12 +60,15 @@ export class SettingsDialog {
   fill(info) {
     this.info = info;
     const provider = info.provider || "offline";
-    $("#settings-current").textContent = t("settings.current", {
+    // The offline model is named as such; its URL and model fields show what is configured
+    // (the model auto-detection takes, say), not nothing.
+    const configured = info.configured || {};
+    $("#settings-current").textContent = info.offline ? t("settings.currentOffline") : t("settings.current", {
       provider: [provider, info.model].filter(Boolean).join(" · "),
     });
     $("#settings-provider").value = provider;
-    $("#settings-url").value = info.url || "";
-    $("#settings-model").value = info.model || "";
+    $("#settings-url").value = info.url || configured.url || "";
+    $("#settings-model").value = info.model || configured.model || "";
     $("#settings-remote").checked = Boolean(info.remote);
     $("#settings-api-key-state").textContent = info.api_key ? t("settings.apiKeySet") : t("settings.apiKeyNone");
     this.showDetected(info.detected || []);
@@ -87,6 +90,7 @@ export class SettingsDialog {
     // llm_probe_<provider>_url): shown in the field, and what a test or a save then uses.
     const fallback = (this.info && this.info.default_urls && this.info.default_urls[provider]) || "";
     $("#settings-url").placeholder = fallback;
+    $("#settings-model").placeholder = offline ? t("settings.modelOffline") : "";
     $("#settings-url-hint").textContent = !offline && fallback ? t("settings.urlDefault", { url: fallback }) : "";
   }
 
