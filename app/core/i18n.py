@@ -5,8 +5,8 @@ sentences the lists and reminders agents report ("Milch steht jetzt auf der List
 the thoughts a due reminder or a quiet pair becomes, the interaction profile's product
 defaults, heading and label (shown in the UI and put into the responder's prompt), the words
 the journal writes into a draft and an export, and the names of weekdays and months (a long
-date, `long_date`). Every language has the same groups, keys and `{placeholders}`
-(tests/core/test_i18n.py).
+date, `long_date`; a date inside a sentence, `sentence_date`). Every language has the same
+groups, keys and `{placeholders}` (tests/core/test_i18n.py).
 
 Not here, each for a reason:
 - the UI's own texts and the reasons of the API's error codes: `web/js/i18n.js`, in the browser;
@@ -63,6 +63,21 @@ def long_date(date: dt.date, language: str) -> str:
         month=MONTHS[code][date.month - 1], year=date.year)
 
 
+# How a date stands in a sentence ("am 02.12.2026", "on December 2, 2026"): each language's
+# own form with its own fields, so no TEXTS entry (those have the same placeholders in every
+# language); `{month}` is the month's name.
+SENTENCE_DATES = {
+    "de": "{date:%d.%m.%Y}",
+    "en": "{month} {date.day}, {date.year}",
+}
+
+
+def sentence_date(date: dt.date, language: str) -> str:
+    """A calendar date inside a sentence: "02.12.2026" / "December 2, 2026"."""
+    code = language_of(language)
+    return SENTENCE_DATES[code].format(date=date, month=MONTHS[code][date.month - 1])
+
+
 TEXTS: dict[str, dict[str, dict[str, str]]] = {
     "de": {
         "lists": {
@@ -99,7 +114,7 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         },
         "reminders": {
             "set": "Ich erinnere dich {when} an „{text}“.",
-            "when": "am {date:%d.%m.%Y} um {date:%H:%M} Uhr",
+            "when": "am {day} um {date:%H:%M} Uhr",
             "list": "Offene Erinnerungen: {items}.",
             "item": "„{text}“ {when}",
             "none": "Es gibt keine offenen Erinnerungen.",
@@ -183,7 +198,7 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         },
         "reminders": {
             "set": "I'll remind you of “{text}” {when}.",
-            "when": "on {date:%Y-%m-%d} at {date:%H:%M}",
+            "when": "on {day} at {date:%H:%M}",
             "list": "Open reminders: {items}.",
             "item": "“{text}” {when}",
             "none": "There are no open reminders.",

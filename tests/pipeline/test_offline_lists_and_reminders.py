@@ -4,9 +4,13 @@ app with the default offline model."""
 
 from __future__ import annotations
 
+import datetime as dt
+import re
+
 import pytest
 
 from app.api.app_keys import RUNTIME
+from app.pipeline.agents.reminders import when_text
 from app.pipeline.offline_rules.lists import parse_list_task
 from app.pipeline.offline_rules.reminders import reminder_text
 from app.wiring.server import create_app
@@ -84,3 +88,29 @@ async def test_list_replies_come_in_the_users_language(aiohttp_client, make_sett
     answer = await chat.response(await chat.send("Please put milk on the shopping list"))
     assert "is now on the list" in answer["text"], answer["text"]
     assert "steht jetzt" not in answer["text"]
+
+
+@pytest.mark.parametrize("text, form", [
+    ("Remind me tomorrow at 9 about the dentist", "on {d:%B} {d.day}, {d.year} at {d:%H:%M}"),
+    ("Erinnere mich morgen um 9 an den Zahnarzt", "am {d:%d.%m.%Y} um {d:%H:%M} Uhr"),
+])
+async def test_a_reminders_date_in_the_reply_is_written_as_its_language_writes_it(
+        aiohttp_client, make_settings, text, form):
+    """English: "on December 2, 2026 at 09:00", not the ISO "2026-12-02"; German:
+    "am 02.12.2026 um 09:00 Uhr"."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    answer = await chat.response(await chat.send(text))
+    [reminder] = await chat.get("/api/characters/nova/reminders")
+    due = dt.datetime.fromisoformat(reminder["due_at_iso"])
+    assert form.format(d=due) in answer["text"], answer["text"]
+    assert not re.search(r"\d{4}-\d{2}-\d{2}", answer["text"]), answer["text"]
+
+
+@pytest.mark.parametrize("language, expected", [
+    ("en", "on March 1, 2026 at 07:05"), ("en-GB", "on March 1, 2026 at 07:05"),
+    ("de", "am 01.03.2026 um 07:05 Uhr"), ("fr", "on March 1, 2026 at 07:05"),
+])
+def test_when_text_writes_the_languages_date(language, expected):
+    due = dt.datetime(2026, 3, 1, 7, 5, tzinfo=dt.timezone.utc).timestamp()
+    assert when_text(due, dt.timezone.utc, language) == expected

@@ -26,7 +26,7 @@ import msgspec
 
 from app.core.clock import local_moment, zone_named
 from app.core.grammar import is_pronoun, join
-from app.core.i18n import WEEKDAYS, language_of, texts
+from app.core.i18n import WEEKDAYS, language_of, sentence_date, texts
 from app.core.log import fields
 from app.llm.offline.lexicon import STOPWORDS
 from app.llm.offline.text import words as words_of
@@ -59,7 +59,10 @@ def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:
 
 
 def when_text(due_at: float, zone: dt.tzinfo | None, language: str) -> str:
-    return _phrases(language)["when"].format(date=local_moment(due_at, zone))
+    """"am 02.12.2026 um 09:00 Uhr" / "on December 2, 2026 at 09:00": the due time in a
+    reply, the date as the language writes it."""
+    moment = local_moment(due_at, zone)
+    return _phrases(language)["when"].format(date=moment, day=sentence_date(moment, language))
 
 
 def reminders_text(reminders: list[Reminder], zone: dt.tzinfo | None, language: str) -> str:
