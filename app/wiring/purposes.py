@@ -5,7 +5,9 @@
   handler takes the place of an earlier one (the pipeline's `responder` wraps the
   provider's reflective reply; the memory rules wrap the pipeline's `salience` and
   `responder`), the step says so (`replacing`); any other purpose listed twice is an error
-  at import. `app.wiring.server.create_app` hands it to the model gateway it builds.
+  at import; the journal's draft leaves out a line of nothing but commands by the pipeline's
+  command rules, handed in here. `app.wiring.server.create_app` hands it to the model
+  gateway it builds.
 - `model_schemas()`: the structs the product sends to a model, by purpose — the pipeline's
   purpose table, the journal's reconstruction, the writing profile's review. Nothing at run
   time needs the list; the tests hold every schema against the offline provider and the
@@ -27,6 +29,7 @@ from app.journal.profile.package import PURPOSE_REVIEW, ReviewAnswer
 from app.journal.schema import PURPOSE_RECONSTRUCT, Reconstruction
 from app.llm.offline import handlers
 from app.pipeline import offline as pipeline_offline
+from app.pipeline.offline_rules import routing
 from app.pipeline.prompts import PURPOSES
 from app.pixie import offline as pixie_offline
 
@@ -35,7 +38,8 @@ _PIPELINE = handlers.extended(handlers.BASE_ANSWERS, pipeline_offline.PURPOSE_HA
 _MEMORY = handlers.extended(_PIPELINE, pixie_offline.PURPOSE_HANDLERS,
                             replacing={"salience", "responder"})
 OFFLINE_ANSWERS: handlers.Answers = handlers.extended(
-    handlers.extended(_MEMORY, journal_offline.PURPOSE_HANDLERS), review.PURPOSE_HANDLERS)
+    handlers.extended(_MEMORY, journal_offline.purpose_handlers(routing.only_commands)),
+    review.PURPOSE_HANDLERS)
 
 
 def model_schemas() -> dict[str, type[msgspec.Struct]]:

@@ -527,6 +527,28 @@ async def test_an_offline_draft_says_what_it_is_and_keeps_requests_and_questions
     await chat.close()
 
 
+async def test_an_offline_draft_leaves_out_commands_that_were_not_carried_out(
+        aiohttp_client, make_settings):
+    """A command to the character is no part of the day's story, also when it was not
+    carried out (its question back never answered): the offline draft leaves it out, the
+    refs still name it."""
+    chat = await open_chat(aiohttp_client, create_app(make_settings(llm_provider="offline"),
+                                                      local_token=TOKEN))
+    for text in ("Heute war ich im Park.", "Abends habe ich gelesen.",
+                 "Erinnere mich an die Wäsche"):
+        await chat.response(await chat.send(text))
+    await chat.settle()
+    [day] = await call(chat.client, "GET", "/api/journal/days")
+    lines = (await call(chat.client, "GET", f"/api/journal/days/{day['date']}"))[
+        "conversations"][0]["messages"]
+    assert [m["done"] for m in lines if m["role"] == "user"] == [False, False, False]
+    draft = await draft_of(chat.client, await generate(chat.client, day["date"],
+                                                       language="de"))
+    assert draft["text"] == "Heute war ich im Park.\n\nAbends habe ich gelesen."
+    assert [s["source_id"] for s in draft["sources"]] == ["u1", "u2", "u3"]  # refs name all
+    await chat.close()
+
+
 async def test_the_action_mark_reaches_the_journal_through_the_message_log(jclient):
     log = MessageLog(jclient.app[DB])
     for index, (turn, role, text) in enumerate([

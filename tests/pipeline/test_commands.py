@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from app.api.app_keys import REDIS
 from app.memory.lists import ListStore
-from app.pipeline.offline_rules.routing import Known, agents_for, split_tasks
+from app.pipeline.offline_rules.routing import Known, agents_for, only_commands, split_tasks
 from app.wiring.server import create_app
 from tests.conftest import TOKEN
 from tests.pipeline_support import open_chat
@@ -210,3 +210,19 @@ async def test_a_long_account_of_a_hard_day_gets_no_list_recital(offline_app, ai
     assert kept["items"] == ["Milch", "Eier"]
     user_turn = [t for t in await chat.session() if t["rolle"] == "user"][-1]
     assert not user_turn["aktion_erledigt"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Setz Brot auf die Liste", True),
+    ("Erinnere mich an die Wäsche", True),
+    ("Bitte setz Milch auf die Liste.", True),
+    ("Setz Milch auf die Einkaufsliste und erinnere mich morgen an den Zahnarzt.", True),
+    ("Remind me tomorrow at 9 about the dentist", True),
+    ("Put bread on the shopping list, please!", True),
+    ("Heute war ich im Park und setz Milch auf die Liste", False),  # it tells something too
+    ("Mein Chef sagte: setz das auf die Liste", False),  # somebody else's words
+    ("Erzähl mir einen Witz", False),  # no agent keeps it
+    ("Heute war ich im Park.", False),
+])
+def test_only_commands_is_a_line_of_nothing_but_commands_an_agent_keeps(text, expected):
+    assert only_commands(text) is expected

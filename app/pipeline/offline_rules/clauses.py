@@ -319,12 +319,13 @@ def commands(text: str) -> list[Clause]:
     return found_clauses
 
 
-_JOINTS = frozenset({"und", "and", "dann", "then", "aber", "but"})
+# What joins one command to the next ("… und erinnere mich …").
+JOINTS = frozenset({"und", "and", "dann", "then", "aber", "but"})
 
 
 def _without_joint(clause: str) -> str:
     """The clause without what joins it to the next command ("… und", "…, then")."""
     words = clause.strip(" ,\t\n").split(" ")
-    while len(words) > 1 and words[-1].casefold() in _JOINTS:
+    while len(words) > 1 and words[-1].casefold() in JOINTS:
         words.pop()
     return " ".join(words).strip(" ,\t\n")

@@ -1,6 +1,7 @@
 """Routing and planning: which agents a message wants (`agents_for`), whether a short reply
 answers the open question (`answers_question`), and a request split into one task per agent
-(`split_tasks`).
+(`split_tasks`); whether a line is nothing but such commands (`only_commands`: the
+journal's offline draft leaves it out of the day's story).
 
 A message wants an agent only through a clause addressed to the character as a command
 (`clauses.commands`: an imperative or a request at the clause's start, or a question about
@@ -105,6 +106,21 @@ def tasks(text: str, known: Known | None = None,
 
 def agents_for(text: str, known: Known | None = None, recent: Sequence[str] = ()) -> list[str]:
     return list(dict.fromkeys(agent for agent, _ in tasks(text, known, recent)))
+
+
+def only_commands(text: str) -> bool:
+    """Is `text` nothing but commands an agent keeps ("Setz Brot auf die Liste", "Erinnere
+    mich an die Wäsche")? A line that also tells something ("Heute war ich im Park und setz
+    Milch auf die Liste"), a command nobody keeps or somebody else's words are not."""
+    found = [c for c in clauses.commands(text) if agent_of(c.text, Known())]
+    if not found:
+        return False
+    rest, at = [], 0
+    for clause in found:
+        rest.append(text[at:clause.start])
+        at = clause.end
+    rest.append(text[at:])
+    return all(word.casefold() in clauses.JOINTS for word in tx.words(" ".join(rest)))
 
 
 def split_tasks(text: str, known: Known | None = None,
