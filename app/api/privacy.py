@@ -2,7 +2,9 @@
 
 - `GET /api/privacy/identities` → `{"names": [str], "people": [{"name", "aliases"}]}`
 - `PUT /api/privacy/identities` `{"people": [{"name", "aliases"?}]}` or `{"names": [str]}`
-  replaces the registry; 200 with the stored registry, or 400 and nothing written;
+  replaces the registry; 200 with the stored registry, or 400 and nothing written
+  (`duplicate_name` for a name given twice — as a name or an alias, in any case — its
+  message naming it; `invalid_identities` for any other bad name or list);
 - `POST /api/privacy/preview` `{"text"}` → `{"masked", "spans": [{"start", "end", "kind",
   "placeholder"}]}`: what would leave the machine;
 - `GET /api/privacy/stats` → the counters (no values, no mapping).
@@ -59,7 +61,7 @@ def checked_people(body: IdentitiesIn) -> list[Person]:
         names = [checked_name(n) for n in person.names()]
         for name in names:
             if name.casefold() in seen:
-                raise ApiError(400, "invalid_identities", f"the name {name!r} is given twice")
+                raise ApiError(400, "duplicate_name", f"the name {name!r} is given twice")
             seen.add(name.casefold())
         result.append(Person(names[0], names[1:]))
     return result

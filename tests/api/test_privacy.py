@@ -51,8 +51,7 @@ async def test_the_registry_round_trips_and_put_replaces_it(client):
 
 @pytest.mark.parametrize("body", [
     {"names": ["x"]}, {"names": [""]}, {"names": ["Frau"]}, {"names": ["Dr. Prof."]},
-    {"names": ["Anna", "anna"]}, {"names": ["1234"]}, {"names": ["A" * 101]},
-    {"names": ["Anna\u0000"]}, {"people": [{"name": "Anna", "aliases": ["ANNA"]}]},
+    {"names": ["1234"]}, {"names": ["A" * 101]}, {"names": ["Anna\u0000"]},
     {"people": [{"name": "Anna", "age": 3}]}, {"names": "Anna"}, {}, {"names": [], "people": []},
     {"names": [f"Person {i}" for i in range(501)]},
     {"people": [{"name": "Anna", "aliases": [f"A{i}x" for i in range(21)]}]}])
@@ -62,6 +61,22 @@ async def test_bad_identities_get_400_and_nothing_is_written(client, body):
     assert response.status == 400
     error = (await response.json())["error"]
     assert error["code"] in ("invalid_identities", "invalid_request") and error["message"]
+    response = await client.get("/api/privacy/identities", headers=AUTH)
+    assert len((await response.json())["people"]) == len(PEOPLE)
+
+
+@pytest.mark.parametrize(("body", "name"), [
+    ({"names": ["Anna", "anna"]}, "anna"),
+    ({"people": [{"name": "Anna", "aliases": ["ANNA"]}]}, "ANNA"),
+    ({"people": [*PEOPLE, {"name": "Anni"}]}, "Anni"),  # another person's alias
+    ({"people": [*PEOPLE, {"name": "Onkel   August"}]}, "Onkel August"),
+])
+async def test_a_name_given_twice_is_refused_naming_it(client, body, name):
+    await put(client, {"people": PEOPLE})
+    response = await put(client, body)
+    assert response.status == 400
+    assert await response.json() == {"error": {
+        "code": "duplicate_name", "message": f"the name {name!r} is given twice"}}
     response = await client.get("/api/privacy/identities", headers=AUTH)
     assert len((await response.json())["people"]) == len(PEOPLE)
 

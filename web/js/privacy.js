@@ -11,6 +11,22 @@ function splitAliases(text) {
   return text.split(",").map((alias) => alias.trim()).filter(Boolean);
 }
 
+/** The first name (or alias) that `people` gives twice, as typed the second time; null if
+ * none. The server decides (`duplicate_name`, app/api/privacy.py: spaces collapsed, any
+ * case); this only finds the name its answer is about, to say it in the UI's language. */
+export function repeatedName(people) {
+  const seen = new Set();
+  for (const person of people) {
+    for (const raw of [person.name, ...person.aliases]) {
+      const name = raw.split(/\s+/).filter(Boolean).join(" ");
+      const key = name.toLocaleLowerCase();
+      if (seen.has(key)) return name;
+      seen.add(key);
+    }
+  }
+  return null;
+}
+
 export class PrivacyPanel {
   constructor() {
     this.list = $("#privacy-people");
@@ -62,11 +78,14 @@ export class PrivacyPanel {
   }
 
   async save() {
+    const people = this.people();
     let stored;
     try {
-      stored = await api.saveIdentities(this.people());
+      stored = await api.saveIdentities(people);
     } catch (error) {
-      setStatus(this.status, t("privacy.saveFailed", { reason: errorText(error) }), "error");
+      const twice = error.code === "duplicate_name" ? repeatedName(people) : null;
+      const reason = twice ? t("privacy.duplicate", { name: twice }) : errorText(error);
+      setStatus(this.status, t("privacy.saveFailed", { reason }), "error");
       return;
     }
     this.show(stored.people);
