@@ -213,12 +213,13 @@ def idle_reflection(user_id: str, character_id: str) -> str:
 # Keys that describe this moment of one running process, not the user's data: a backup
 # leaves them out and a restore never writes them. Everything else in Novaberg's Redis
 # database is backed up, so a key added later is included without a change here. Login
-# sessions are credentials (and a restored one would outlive its logout); heartbeats, run
-# slots and their queues, turn markers and the summary lock belong to processes that are
-# gone after a restore. What the offline model said today (`offline_said`) only keeps its
-# replies varied.
-_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "turn_laeuft:", "run_slots:",
-                       "run_slot_queue:", "offline_said:")
+# sessions are credentials (and a restored one would outlive its logout); the login
+# throttle's failures and blocks are the state of recent attempts, no user data (a restored
+# one would lock a person out again); heartbeats, run slots and their queues, turn markers
+# and the summary lock belong to processes that are gone after a restore. What the offline
+# model said today (`offline_said`) only keeps its replies varied.
+_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "login_failures:", "login_blocked:",
+                       "turn_laeuft:", "run_slots:", "run_slot_queue:", "offline_said:")
 _TRANSIENT_KEYS = ("heartbeats",)
 _TRANSIENT_SUFFIXES = (":summary_lock",)
 

@@ -321,6 +321,8 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path, 
     transient keys left out by the server (a private one; its non-UTF-8 value sends it back
     to the batches)."""
     await redis_client.set(keys.auth_session("s1"), "anna", ex=600)
+    await redis_client.set(keys.login_failures("name", "anna"), "3", ex=600)
+    await redis_client.set(keys.login_blocked("client", "127.0.0.1"), "5", ex=60)
     await redis_client.set(keys.heartbeat("i1"), "1", ex=30)
     await redis_client.set(keys.turn_marker("local", "nova"), "x", ex=30)
     await redis_client.zadd(keys.run_slots("http://127.0.0.1:8080"), {"h": 1.0})
@@ -356,6 +358,25 @@ async def test_login_sessions_and_process_keys_stay_out(redis_client, tmp_path, 
     assert await redis_client.ttl(keys.nova_state("local", "nova")) == -1
     assert await redis_client.zscore(keys.reminders_due(), "local:nova:r1") == 12.5
     assert await redis_client.get(keys.auth_session("s1")) is None
+
+
+async def test_a_backup_that_holds_login_throttling_restores_without_it(redis_client, tmp_path):
+    """A backup made before login throttling was left out holds its keys: a restore does not
+    bring back someone's failed logins or a block on their next try."""
+    out = tmp_path / "old.jsonl"
+    records = [(keys.login_failures("name", "anna"), "3"),
+               (keys.login_blocked("client", "127.0.0.1"), "5"),
+               (keys.nova_state("local", "nova"), "kept")]
+    out.write_text("".join(json.dumps({"key": key, "type": "string", "ttl_ms": 600_000,
+                                       "value": value}) + "\n" for key, value in records))
+    url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    client = redis_snapshot.connect(url)
+    try:
+        assert redis_snapshot.load_snapshot(client, redis_snapshot.read_records(out)) == 1
+    finally:
+        client.close()
+    assert await redis_client.keys("login_*") == []
+    assert await redis_client.get(keys.nova_state("local", "nova")) == "kept"
 
 
 async def test_a_private_server_read_in_chunks_gives_what_batches_give(redis_client, tmp_path,
