@@ -30,13 +30,13 @@ from app.core.user_names import valid_user_name
 from app.storage import dialect
 from app.storage.database import connect_postgres
 from app.storage.install import INSTALL_TABLE
-from app.storage.migrations import apply_migrations
+from app.storage.migrations import MIGRATIONS_TABLE, apply_migrations
 
 # Tables that hold credentials; child before parent (api_tokens references users).
 ACCOUNT_TABLES = ("api_tokens", "users")
 # The store's own bookkeeping, not its contents: never copied between stores (a restore keeps
 # the target's migrations and install id, `app.storage.install`).
-STORE_TABLES = ("_migrations", INSTALL_TABLE)
+STORE_TABLES = (MIGRATIONS_TABLE, INSTALL_TABLE)
 
 
 def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None:
