@@ -120,6 +120,29 @@ def database_url(request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture
+def other_store(request: pytest.FixtureRequest) -> Iterator[Callable[[], list[str]]]:
+    """`other_store()`: the command-line options that give another data dir a store apart
+    from the test's — none on SQLite (each data dir has its own file); under
+    `--engine=postgresql` `--database-url` of a fresh database of the session's server
+    (dropped after the test), where the test's own is in the environment for every data dir."""
+    if engine(request.config) != "postgresql":
+        yield lambda: []
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    made: list[str] = []
+
+    def _make() -> list[str]:
+        made.append(server.new_database())
+        return ["--database-url", server.url(made[-1])]
+
+    try:
+        yield _make
+    finally:
+        for name in made:
+            server.drop(name)
+
+
+@pytest.fixture
 def make_database(database_url: str | None) -> Callable[[Path], Database]:
     """A store on the test's engine: the SQLite file at `path`, or the test's PostgreSQL
     database (the same one for every call of a test: one shared store, as processes see it)."""

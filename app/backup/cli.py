@@ -28,6 +28,7 @@ from app.backup.archive import (
     prune,
 )
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.database import table_exists
 from app.backup.diary_formats import Limits, read_folder, read_upload
 from app.backup.diary_import import attach_photos, import_diary
 from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
@@ -36,9 +37,10 @@ from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
-from app.storage.database import connect_postgres
+from app.storage.database import connect_postgres, redact_url
 from app.storage.datadir import DataDirInUse
 from app.storage.files import NotRegular, open_regular, private_file
+from app.storage.migrations import MIGRATIONS_TABLE
 
 BACKUP_COMMANDS = ("backup", "restore", "export", "import", "import-diary")
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
@@ -183,16 +185,23 @@ def _restore(settings: Settings, folder: Path, yes: bool) -> int:
 
 def _export(settings: Settings, args: argparse.Namespace) -> int:
     path = database_path(settings.data_path)
+    where = redact_url(settings.database_url) if settings.database_url else settings.data_path
+    nothing = f"no Novaberg data in {where}: nothing to export"
     if not settings.database_url and not path.exists():
-        raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to export")
+        raise BackupError(nothing)
     zone = zone_named(settings.timezone)
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
-    kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
     out = Path(args.out) if args.out else None
     conn = connect_postgres(settings.database_url, readonly=True) if settings.database_url \
         else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
+        # A store no Novaberg has set up (an empty PostgreSQL database, an empty file) has
+        # no tables to read: the same refusal as no database at all, not a traceback.
+        if not table_exists(conn, MIGRATIONS_TABLE):
+            raise BackupError(nothing)
+        kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) \
+            else None
         if out is not None and out.is_dir() and not out.is_symlink():
             return _export_files(exporter, conn, query, out, args.format, args.language,
                                  settings.files_path)

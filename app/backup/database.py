@@ -22,6 +22,7 @@ install's accounts are carried into what it restores, they replace whatever is t
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,13 +31,13 @@ from app.core.user_names import valid_user_name
 from app.storage import dialect
 from app.storage.database import connect_postgres
 from app.storage.install import INSTALL_TABLE
-from app.storage.migrations import apply_migrations
+from app.storage.migrations import MIGRATIONS_TABLE, apply_migrations
 
 # Tables that hold credentials; child before parent (api_tokens references users).
 ACCOUNT_TABLES = ("api_tokens", "users")
 # The store's own bookkeeping, not its contents: never copied between stores (a restore keeps
 # the target's migrations and install id, `app.storage.install`).
-STORE_TABLES = ("_migrations", INSTALL_TABLE)
+STORE_TABLES = (MIGRATIONS_TABLE, INSTALL_TABLE)
 
 
 def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None:
@@ -221,10 +222,12 @@ def dump_store(database_url: str, target: Path, *, include_accounts: bool) -> No
         copy.close()
 
 
-def load_store(source: Path, database_url: str) -> None:
+def load_store(source: Path, database_url: str,
+               before_commit: Callable[[], None] = lambda: None) -> None:
     """Replace every row of PostgreSQL's store with those of a backup's SQLite file `source`
     (migrated to this version first, on the file: the caller's own copy, never the backup
-    folder's), in one transaction; the accounts there stay when the file has none."""
+    folder's), in one transaction — a process killed before its commit (`before_commit` runs
+    just before it) changed nothing; the accounts there stay when the file has none."""
     backup = sqlite3.connect(source)
     target = connect_postgres(database_url)
     try:
@@ -238,6 +241,7 @@ def load_store(source: Path, database_url: str) -> None:
                     target.execute(f'DELETE FROM "{table}"')  # noqa: S608 - the schema's names
             copy_rows(backup, target, skip=skip)
             _renumber_after_copy(target)
+            before_commit()
     finally:
         backup.close()
         target.close()

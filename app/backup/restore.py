@@ -18,7 +18,9 @@ In this order, and no data is changed before step 5:
 5. the backup is installed, each file written to a temporary name in the data dir, fsynced
    and renamed over the old one (`storage.files.private_file`; its checksum checked again
    while it is copied): the database (into which the install's accounts are carried when the
-   backup has none: they replace whatever is there), the data files, the data folders
+   backup has none: they replace whatever is there; on PostgreSQL the backup's rows replace
+   the store's in one transaction, `database.load_store`, so a load cut off before its commit
+   left every row as it was), the data files, the data folders
    (characters: filled beside the old one, then renamed in its place), then the Redis keys —
    loaded by an embedded Redis that the restore starts on the data dir (so the next start of
    the app finds them in its AOF), or into the external Redis after its Novaberg keys are
@@ -371,7 +373,8 @@ def _install_rows(settings: Settings, backup: Backup) -> None:
     try:
         with private_file(loading) as out:
             _copy_checked(settings, backup, DATABASE_FILE, out)
-        load_store(loading, settings.database_url or "")
+        load_store(loading, settings.database_url or "",
+                   before_commit=lambda: crash_point(settings, "restore:rows"))
     finally:
         loading.unlink(missing_ok=True)
 

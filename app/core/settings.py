@@ -64,7 +64,8 @@ ProviderName = Literal["offline", "ollama", "openai"]
 # steps of a restore.
 CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
                      "restore:saving", "restore:saved", "restore:copying", "restore:installed",
-                     "restore:database", "restore:files", "restore:redis", "restore:loaded"]
+                     "restore:rows", "restore:database", "restore:files", "restore:redis",
+                     "restore:loaded"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,6 +22,8 @@ from app.storage.dialect import is_postgres, pg_ddl
 
 Migration = Callable[[sqlite3.Connection], None]
 MIGRATIONS: list[Migration] = []
+# Where the applied migrations are recorded; a store without it was never set up.
+MIGRATIONS_TABLE = "_migrations"
 
 
 def migration(fn: Migration) -> Migration:
@@ -73,11 +75,13 @@ def applied(db: sqlite3.Connection) -> list[str]:
     if is_postgres(db):
         # One process migrates at a time: the others wait here until it has committed.
         db.execute("SELECT pg_advisory_xact_lock(4711)")
-        db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, "
+        db.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
                    "applied_at DOUBLE PRECISION)")
-        return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY applied_at")]
-    db.execute("CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    return [row[0] for row in db.execute("SELECT name FROM _migrations ORDER BY rowid")]
+        return [row[0] for row in
+                db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY applied_at")]
+    db.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
+               "applied_at REAL)")
+    return [row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
 
 
 def apply_migrations(db: sqlite3.Connection) -> list[str]:
@@ -97,7 +101,7 @@ def _apply(db: Any, schema: Any) -> list[str]:
             continue
         with db:
             fn(schema)
-            db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+            db.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)",
                        (fn.__name__, time.time()))
         ran.append(fn.__name__)
     return ran

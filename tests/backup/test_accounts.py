@@ -12,6 +12,7 @@ import io
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from app.storage.database import connect
 from app.storage.migrations import apply_migrations
 from app.wiring.cli import main
 from tests.backup.test_backup import tree_digest
+from tests.store import live_connection
 
 pytestmark = pytest.mark.own_redis
 
@@ -39,11 +41,14 @@ def add_user(data_dir: Path, name: str, monkeypatch: pytest.MonkeyPatch,
     return capsys.readouterr().out.strip().rsplit(" ", 1)[-1]
 
 
-def accounts_of(database: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    conn = sqlite3.connect(database)
+def accounts_of(conn: Any) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """The users and API tokens of `conn` (closed here): a backup's SQLite file, or the live
+    store of a data dir (`live_connection`, SQLite or PostgreSQL)."""
     try:
-        return (conn.execute("SELECT user_id, password_hash FROM users ORDER BY 1").fetchall(),
-                conn.execute("SELECT token_hash, user_id FROM api_tokens ORDER BY 1").fetchall())
+        return ([tuple(row) for row in
+                 conn.execute("SELECT user_id, password_hash FROM users ORDER BY 1")],
+                [tuple(row) for row in
+                 conn.execute("SELECT token_hash, user_id FROM api_tokens ORDER BY 1")])
     finally:
         conn.close()
 
@@ -90,7 +95,7 @@ def test_a_backup_without_accounts_that_has_some_is_refused(data_dir, tmp_path, 
     conn.close()
     reseal(folder, accounts_included=False)
     before = tree_digest(data_dir)
-    accounts_before = accounts_of(data_dir / DATABASE_FILE)
+    accounts_before = accounts_of(live_connection(data_dir))
     capsys.readouterr()
 
     assert run_cli(data_dir, "restore", str(folder), "--yes") == 2
@@ -98,7 +103,7 @@ def test_a_backup_without_accounts_that_has_some_is_refused(data_dir, tmp_path, 
     err = capsys.readouterr().err
     assert "holds no accounts" in err and expected in err and "nothing was changed" in err
     assert tree_digest(data_dir) == before
-    users, tokens = accounts_of(data_dir / DATABASE_FILE)
+    users, tokens = accounts_of(live_connection(data_dir))
     assert (users, tokens) == accounts_before
     assert verify_password(PASSWORD, dict(users)["anna"])
     assert [t for t, _ in tokens] == [token_hash(token)]
@@ -122,7 +127,7 @@ def test_carrying_the_install_accounts_replaces_those_of_the_target(tmp_path):
 
     assert carry_accounts(theirs, ours) == 1
 
-    users, tokens = accounts_of(theirs)
+    users, tokens = accounts_of(sqlite3.connect(theirs))
     assert [name for name, _ in users] == ["anna"]
     assert verify_password("our pass", users[0][1])
     assert tokens == [(token_hash("our-token"), "anna")]
@@ -187,6 +192,6 @@ def test_a_backup_with_accounts_cannot_bring_an_account_no_install_writes(
     err = capsys.readouterr().err
     assert "no install writes" in err and "nothing was changed" in err
     assert tree_digest(data_dir) == before
-    users, tokens = accounts_of(data_dir / DATABASE_FILE)
+    users, tokens = accounts_of(live_connection(data_dir))
     assert [name for name, _ in users] == ["anna"]
     assert [t for t, _ in tokens] == [token_hash(token)]

@@ -14,6 +14,7 @@ import pytest
 from app.api.app_keys import DB, REDIS
 from app.backup.access import redis_url_of
 from app.backup.chat_export import on_redis
+from app.backup.database import table_exists
 from app.core.settings import defaults
 from app.memory import keys
 from app.memory.lists import ListStore
@@ -24,7 +25,7 @@ from app.storage.database import connect
 from app.storage.datadir import DATABASE_FILE
 from app.storage.migrations import apply_migrations
 from app.wiring.cli import main
-from app.wiring.server import create_app
+from app.wiring.server import REDIS_DIR, create_app
 from tests.conftest import AUTH, TOKEN
 from tests.pipeline_support import fake_app, open_chat
 from tests.store import live_connection
@@ -304,12 +305,14 @@ async def test_a_bad_list_or_reminder_refuses_the_whole_import(make_settings, ai
     assert await ReminderStore(client.app[REDIS]).list("local", "nova") == []
 
 
-def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsys):
+def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsys,
+                                                                 other_store):
     """`novaberg export chat` carries the lists and reminders of the data dir's own Redis
     (started by the command, the app not running); `novaberg import` adds them to another
     data dir, twice adds nothing, and its export carries the same lists and reminders."""
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
+    apart = other_store()  # the second install's store
     due = time.time() + 3600
 
     async def seed(redis):
@@ -321,7 +324,7 @@ def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsy
         done = await reminders.add("local", "nova", "Müll", due + 60)
         await reminders.update("local", "nova", done.id, completed)
 
-    conn = connect(first / DATABASE_FILE)  # an install with no message yet
+    conn = live_connection(first)  # an install with no message yet
     apply_migrations(conn)
     conn.close()
     with redis_url_of(defaults(data_dir=str(first)), app_running=False) as url:
@@ -335,13 +338,13 @@ def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsy
     assert [(r["text"], r["status"]) for r in exported["reminders"]] == [
         ("Zahnarzt", "pending"), ("Müll", "done")]
 
-    assert main(["--data-dir", str(second), "import", str(out)]) == 0
+    assert main(["--data-dir", str(second), *apart, "import", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "lists: imported 3, skipped 0" in printed and "reminders: imported 2" in printed
-    assert main(["--data-dir", str(second), "import", str(out)]) == 0
+    assert main(["--data-dir", str(second), *apart, "import", str(out)]) == 0
     assert "imported 0, skipped 5" in capsys.readouterr().out
     back = tmp_path / "back.json"
-    assert main(["--data-dir", str(second), "export", "chat", "--format", "json",
+    assert main(["--data-dir", str(second), *apart, "export", "chat", "--format", "json",
                  "--out", str(back)]) == 0
     again = json.loads(back.read_text())
     assert again["lists"] == exported["lists"] and again["reminders"] == exported["reminders"]
@@ -354,7 +357,20 @@ def test_lists_and_reminders_round_trip_through_the_command_line(tmp_path, capsy
     assert members == [keys.reminder_member("local", "nova", exported["reminders"][0]["id"])]
 
 
-def test_a_bad_reminder_refuses_the_command_line_import_whole(tmp_path, capsys):
+@pytest.mark.parametrize("kind", ["chat", "journal", "memories"])
+def test_an_export_from_a_store_never_set_up_says_there_is_nothing(data_dir, capsys, kind):
+    """A store no Novaberg has opened — an empty SQLite file, the fresh PostgreSQL database
+    of an install whose app never ran — has no tables: the command says there is nothing to
+    export (as with no database at all), with no traceback, and starts no Redis for it."""
+    (data_dir / DATABASE_FILE).touch()
+    assert main(["--data-dir", str(data_dir), "export", kind, "--format", "json"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "nothing to export" in err and "Traceback" not in err
+    assert not (data_dir / REDIS_DIR).exists()
+
+
+def test_a_bad_reminder_refuses_the_command_line_import_whole(tmp_path, capsys,
+                                                              database_url):
     body = {"kind": "novaberg.chat", "format_version": 1, "messages": [
         {"entry_key": "ok", "turn_id": "t", "character_id": "nova", "role": "user",
          "text": "fine", "created": 1.0, "calendar_date": "2026-01-01"}],
@@ -365,9 +381,15 @@ def test_a_bad_reminder_refuses_the_command_line_import_whole(tmp_path, capsys):
     target = tmp_path / "target"
     assert main(["--data-dir", str(target), "import", str(bad)]) == 2
     assert "due_at" in capsys.readouterr().err
-    database = target / DATABASE_FILE
-    assert not database.exists() or sqlite3.connect(database).execute(
-        "SELECT count(*) FROM messages").fetchone() == (0,)
+    # Nothing stored: no store, a store without tables, or one without a message (SQLite's
+    # file or, under --engine=postgresql, the test's database).
+    if database_url or (target / DATABASE_FILE).exists():
+        conn = live_connection(target)
+        try:
+            assert not table_exists(conn, "messages") or conn.execute(
+                "SELECT count(*) FROM messages").fetchone()[0] == 0
+        finally:
+            conn.close()
 
 
 async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client):
@@ -381,7 +403,8 @@ async def test_an_import_over_the_limit_is_refused(make_settings, aiohttp_client
 
 # The command line's chat export reads the data dir's own Redis (a real embedded one).
 @pytest.mark.own_redis
-async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tmp_path, capsys):
+async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tmp_path, capsys,
+                                     other_store):
     app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
     client = await aiohttp_client(app)
     await log_days(app)
@@ -395,20 +418,23 @@ async def test_cli_export_and_import(make_settings, aiohttp_client, data_dir, tm
     markdown = capsys.readouterr().out
     assert markdown.count("## 2026-03-0") == 3
 
-    other = tmp_path / "other"
-    assert await cli(["--data-dir", str(other), "import", str(out)]) == 0
+    other, apart = tmp_path / "other", other_store()
+    assert await cli(["--data-dir", str(other), *apart, "import", str(out)]) == 0
     assert "imported 4, skipped 0" in capsys.readouterr().out
-    assert await cli(["--data-dir", str(other), "import", str(out)]) == 0
+    assert await cli(["--data-dir", str(other), *apart, "import", str(out)]) == 0
     assert "imported 0, skipped 4" in capsys.readouterr().out
-    assert await cli(["--data-dir", str(other), "export", "chat", "--from", "gestern"]) == 2
+    assert await cli(["--data-dir", str(other), *apart, "export", "chat",
+                      "--from", "gestern"]) == 2
     assert "not a date" in capsys.readouterr().err
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
-    assert await cli(["--data-dir", str(other), "import", str(bad)]) == 2
+    assert await cli(["--data-dir", str(other), *apart, "import", str(bad)]) == 2
     assert "not a Novaberg export" in capsys.readouterr().err
-    assert await cli(["--data-dir", str(other), "import", str(Path(tmp_path / "missing.json"))]) == 2
+    assert await cli(["--data-dir", str(other), *apart, "import",
+                      str(Path(tmp_path / "missing.json"))]) == 2
     # A folder as --out: one file per item is a journal matter; a chat is refused clearly.
-    assert await cli(["--data-dir", str(other), "export", "chat", "--out", str(tmp_path)]) == 2
+    assert await cli(["--data-dir", str(other), *apart, "export", "chat",
+                      "--out", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
 
 
@@ -518,7 +544,7 @@ async def test_a_bad_memory_import_is_refused_and_writes_nothing(
 
 
 async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, data_dir,
-                                                 tmp_path, capsys):
+                                                 tmp_path, capsys, other_store):
     app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
     client = await aiohttp_client(app)
     await remember_days(app)
@@ -530,7 +556,7 @@ async def test_cli_export_and_import_of_memories(make_settings, aiohttp_client, 
     assert [m["text"] for m in json.loads(out.read_text())["memories"]] == ["Ich mag Tee."]
     assert main(["--data-dir", str(data_dir), "export", "memories"]) == 0
     assert capsys.readouterr().out.count("\n- (") == 4
-    other = tmp_path / "other"
+    other, apart = tmp_path / "other", other_store()
     define_luna(other)
-    assert main(["--data-dir", str(other), "import", str(out)]) == 0
+    assert main(["--data-dir", str(other), *apart, "import", str(out)]) == 0
     assert "imported 1, skipped 0" in capsys.readouterr().out

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from app.backup.archive import DATABASE_FILE, MANIFEST
-from app.storage.database import connect
 from app.storage.migrations import apply_migrations
 from app.wiring.cli import main
 from tests.backup.test_backup import tree_digest
+from tests.store import live_connection
 
 pytestmark = pytest.mark.own_redis
 
@@ -33,7 +33,7 @@ def mode_of(path: Path) -> int:
 @pytest.fixture
 def filled(data_dir: Path) -> Path:
     """A data dir with a message, a journal entry and an identities file."""
-    conn = connect(data_dir / DATABASE_FILE)
+    conn = live_connection(data_dir)  # the data dir's store, SQLite or PostgreSQL
     apply_migrations(conn)
     with conn:
         conn.execute("INSERT INTO messages (entry_key, user_id, character_id, turn_id, role, "
@@ -87,12 +87,16 @@ def test_a_folder_in_place_of_a_backup_file_is_refused(backup_folder, filled, ca
     assert f"{IDENTITIES} is a folder" in capsys.readouterr().err
 
 
-def test_a_restored_identities_file_and_database_are_private(backup_folder, filled, capsys):
+def test_a_restored_identities_file_and_database_are_private(backup_folder, filled, capsys,
+                                                             database_url):
     (filled / IDENTITIES).unlink()
     assert run_cli(filled, "restore", str(backup_folder), "--yes") == 0
     assert (filled / IDENTITIES).read_text() == "Anna Schmidt\n"
     assert mode_of(filled / IDENTITIES) == 0o600
-    assert mode_of(filled / DATABASE_FILE) == 0o600
+    if database_url is None:
+        assert mode_of(filled / DATABASE_FILE) == 0o600
+    else:  # the rows went into PostgreSQL: the backup's file copied for it is gone again
+        assert not [p.name for p in filled.iterdir() if p.name.startswith(DATABASE_FILE)]
 
 
 @pytest.mark.parametrize("kind, fmt", [("chat", "json"), ("chat", "md"), ("journal", "json"),

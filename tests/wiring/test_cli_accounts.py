@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from app.storage.embedded_redis import EmbeddedRedis
 from app.wiring.cli import main
 from app.wiring.server import DATABASE_FILE, REDIS_DIR, create_app
 from tests.procs import ROOT, AppProcess, clean_env, http, wait_for
+from tests.store import live_connection
 from tests.wiring.test_cli import run_cli
 
 PASSWORD = "correct horse battery"
@@ -81,7 +81,7 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
 
     result = await asyncio.to_thread(run_cli, "--data-dir", str(data), "user", "delete", "anna")
     assert result.returncode == 0, result.stderr
-    conn = sqlite3.connect(data / DATABASE_FILE)
+    conn = live_connection(data)
     for table in ("users", "api_tokens", "messages", "journal_spaces"):
         users = {row[0] for row in conn.execute(f"SELECT user_id FROM {table}")}
         assert "anna" not in users and "bob" in users, table
@@ -108,7 +108,7 @@ async def test_user_delete_removes_the_user_and_their_data(data_dir, aiohttp_cli
 
 
 def users_in(data: Path) -> list[str]:
-    conn = sqlite3.connect(f"file:{data / DATABASE_FILE}?mode=ro", uri=True)
+    conn = live_connection(data)
     try:
         return [row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
     finally:
@@ -248,6 +248,8 @@ def test_log_format_json_on_request(data_dir):
     assert any(line.startswith('{"ts"') for line in err.splitlines())
 
 
+@pytest.mark.sqlite_only("where `--data-dir` stands shows in the SQLite file it names: on "
+                         "PostgreSQL `user add` writes nothing in the data dir")
 def test_data_dir_may_follow_the_subcommand(tmp_path):
     data = tmp_path / "after"
     result = run_cli("user", "add", "anna", "--password-stdin", "--data-dir", str(data),
