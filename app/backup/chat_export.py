@@ -54,6 +54,7 @@ from app.memory import keys
 from app.memory.lists import ListStore
 from app.memory.reminders import Reminder, ReminderStore
 from app.storage import dialect
+from app.storage.database import stream_rows
 
 KIND = "novaberg.chat"
 T = TypeVar("T")
@@ -268,8 +269,8 @@ def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterato
     owner, params = owner_filter(query)
     days, bounds = day_range("calendar_date", query)
     order = "" if columns.startswith("COUNT") else " ORDER BY created, id"
-    return iter(conn.execute(f"SELECT {columns} FROM messages{owner}{days}{order}",  # noqa: S608
-                             params + bounds))
+    return stream_rows(conn, f"SELECT {columns} FROM messages{owner}{days}{order}",  # noqa: S608
+                       params + bounds)
 
 
 def _message(row: Any) -> dict[str, Any]:

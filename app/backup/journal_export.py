@@ -54,6 +54,7 @@ from app.backup.exports import (
 )
 from app.core.i18n import long_date, texts
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
+from app.storage.database import stream_rows
 
 KIND = "novaberg.journal"
 # What `GET /api/journal/export?format=json` writes (app.journal.export): entries with their
@@ -223,7 +224,7 @@ def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
            "WHERE s.user_id = ? AND e.deleted_at IS NULL")
     params: list[Any] = [query.user_id]
     days, bounds = day_range("d.calendar_date", query)
-    return iter(conn.execute(sql + days + " ORDER BY d.calendar_date", params + bounds))
+    return stream_rows(conn, sql + days + " ORDER BY d.calendar_date", params + bounds)
 
 
 def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:

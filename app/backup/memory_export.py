@@ -38,6 +38,7 @@ from app.backup.exports import (
 )
 from app.core.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
+from app.storage.database import stream_rows
 
 KIND = "novaberg.memories"
 
@@ -80,8 +81,8 @@ class MemoryExporter:
         """In English whatever `language` asks (its words have no German yet)."""
         who = query.character_id
         owner, params = owner_filter(query)
-        count = sum(1 for (created,) in conn.execute(
-            f"SELECT created_at FROM memories{owner}", params)  # noqa: S608
+        count = sum(1 for (created,) in stream_rows(
+            conn, f"SELECT created_at FROM memories{owner}", params)  # noqa: S608
             if _in_range(calendar_date(created, query.zone), query))
         yield (f"# What {who} remembers" if who else "# What the characters remember") + "\n"
         yield (f"\nExported {head['exported_at']} from Novaberg {head['app_version']}"
@@ -118,8 +119,8 @@ class MemoryExporter:
 def _memories(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[dict[str, Any]]:
     """The query's memories, by character and the order they were told, as they are read."""
     owner, params = owner_filter(query)
-    for row in conn.execute(f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "  # noqa: S608
-                            "ORDER BY character_id, created_at, id DESC", params):
+    for row in stream_rows(conn, f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "  # noqa: S608
+                           "ORDER BY character_id, created_at, id DESC", params):
         memory = dict(zip(_COLUMNS, row, strict=True))
         memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
         memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)

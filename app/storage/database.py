@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import itertools
 import os
 import re
 import sqlite3
@@ -41,6 +42,7 @@ from app.storage.migrations import apply_migrations
 
 T = TypeVar("T")
 READ_THREADS = 2
+STREAM_ROWS = 500  # the rows a streamed query (`stream_rows`) holds at once on PostgreSQL
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
@@ -354,6 +356,26 @@ class PgConnection:
                 cursor.execute(sql)
         return cursor
 
+    def rows(self, sql: str, params: Sequence[Any] | None = None) -> Iterator[Any]:
+        """The rows of a query as they are read, `STREAM_ROWS` at a time, from a server-side
+        cursor: a client cursor (`execute`) receives the whole result before its first row,
+        so an export of 200 000 messages would be held whole in libpq's memory. Inside a
+        transaction (an export's `BEGIN`) the cursor lives as long as it; outside one it is
+        declared WITH HOLD. Other queries may run on the connection between two rows."""
+        import psycopg
+
+        idle = self.raw.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+        cursor = self.raw.cursor(name=f"rows_{next(_cursor_numbers)}", withhold=idle)
+        cursor.itersize = STREAM_ROWS
+        try:
+            with _as_sqlite_errors():
+                cursor.execute(pg_sql(sql), tuple(params) if params else None)
+            yield from cursor
+        finally:
+            # Nothing to do where the transaction (and the cursor with it) has ended or the
+            # connection is closed; otherwise CLOSE.
+            cursor.close()
+
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         cursor = self.raw.cursor()
         rows = [tuple(row) for row in rows]
@@ -378,6 +400,18 @@ class PgConnection:
 
     def close(self) -> None:
         self.raw.close()
+
+
+_cursor_numbers = itertools.count(1)
+
+
+def stream_rows(conn: Any, sql: str, params: Sequence[Any] = ()) -> Iterator[Any]:
+    """The rows of a long read (an export's) as they are read, on either engine: SQLite's
+    cursor steps through the result row by row already; PostgreSQL's comes in pages of a
+    server-side cursor (`PgConnection.rows`)."""
+    if isinstance(conn, PgConnection):
+        return conn.rows(sql, params)
+    return iter(conn.execute(sql, params))
 
 
 def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:

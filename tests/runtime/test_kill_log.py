@@ -1,5 +1,5 @@
 """`kill -9` between a turn's Redis commit and its row in the message log (issue 24, item
-17): after the restart every delivered turn has its rows in SQLite, each exactly once.
+17): after the restart every delivered turn has its rows in the message log (SQLite or PostgreSQL), each exactly once.
 
 The real entry point runs as a subprocess against the fake model server and kills itself
 with SIGKILL (the setting `test_crash_at`) at each point between the two writes: right after
@@ -10,7 +10,6 @@ data dir without the setting; the turn reruns and is delivered."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections import Counter
 from functools import partial
 from pathlib import Path
@@ -21,6 +20,7 @@ import redis as redis_sync
 from app.memory import keys
 from tests.kill_support import WAIT, call, fake_model_env, get, restarted
 from tests.procs import AppProcess
+from tests.store import live_connection
 from tests.waiting import wait_message
 
 ANSWER = "Schön, dass du schreibst."
@@ -32,9 +32,11 @@ async def closed(proc: AppProcess, message_id: str) -> dict:
 
 
 def rows_of(data_dir: Path) -> list[tuple[str, str, str]]:
-    conn = sqlite3.connect(f"file:{data_dir / 'novaberg.sqlite3'}?mode=ro", uri=True)
+    """The message log's rows of the app on `data_dir`, on the test's engine."""
+    conn = live_connection(data_dir)
     try:
-        return conn.execute("SELECT turn_id, role, entry_key FROM messages").fetchall()
+        return [tuple(row) for row in
+                conn.execute("SELECT turn_id, role, entry_key FROM messages").fetchall()]
     finally:
         conn.close()
 
