@@ -11,12 +11,13 @@ import asyncio
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from app.api.app_keys import CHARACTERS, PIPELINES, RUNTIME
+from app.api.app_keys import CHARACTERS, KEEPER, PIPELINES, RUNTIME
 from app.core import settings as settings_module
 from app.memory import keys
 from app.pipeline.vocabulary import CharacterRun, PipelineContext, Pipelines
 from app.runtime.events import EventQueue
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
+from app.runtime.slots import RECHECK_SECONDS
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Fault, Reply
@@ -36,17 +37,22 @@ class HeldRuns:
         self.gates = [asyncio.Event() for _ in range(held)]
         self.ended = [asyncio.Event() for _ in range(held)]
         self.runs = 0
+        self.order: list[str] = []  # "enter <run>", "end <run>": what ran when, in both
 
     async def path2(self, ctx: PipelineContext, run: CharacterRun):
         index, self.runs = self.runs, self.runs + 1
-        if index >= len(self.gates):
-            return await respond_once(ctx, run)
-        self.entered[index].set()
+        self.order.append(f"enter {index}")
         try:
-            await self.gates[index].wait()
-            return await respond_once(ctx, run)
+            if index >= len(self.gates):
+                return await respond_once(ctx, run)
+            self.entered[index].set()
+            try:
+                await self.gates[index].wait()
+                return await respond_once(ctx, run)
+            finally:
+                self.ended[index].set()
         finally:
-            self.ended[index].set()
+            self.order.append(f"end {index}")
 
     def pipelines(self) -> Pipelines:
         return Pipelines(path1=store_user_turn, path2=self.path2,
@@ -192,3 +198,56 @@ async def test_a_run_from_before_a_requeue_is_refused_even_where_the_state_match
     assert (await records.turn("fence-t1")).state == "path2"
     await rerun_records.transition(rerun, rerun_machine, "deliver")
     assert (await records.turn("fence-t1")).state == "delivered"
+
+
+# The processes get `redis_client`'s socket as their external Redis (see above).
+@pytest.mark.own_redis
+async def test_a_process_declared_dead_puts_back_the_slot_its_run_still_uses(
+        fake_model, redis_client, tmp_path, caplog):
+    """graph_slots 1. The owner's run is in its model call when its heartbeat lapses; the
+    watcher drops the owner's slot as a dead holder's and reruns the turn on it — two runs
+    at once on the endpoint, the over-commit a false death leaves. The owner's next beat
+    puts its slot back, so once the rerun has ended no other run starts while the owner's
+    still uses the endpoint, and the owner's release then frees it."""
+    redis_url = f"unix://{redis_client.connection_pool.connection_kwargs['path']}"
+    fake_model.always("responder", Reply("Antwort"))
+    held = HeldRuns(held=2)
+    owner = TestClient(TestServer(process(fake_model, tmp_path / "a", redis_url, held, 60.0)))
+    watcher = TestClient(TestServer(process(fake_model, tmp_path / "b", redis_url, held, 1.0)))
+    slots_key = keys.run_slots(fake_model.url)
+    await owner.start_server()
+    owner_runtime = owner.app[RUNTIME]
+    try:
+        response = await owner.post("/api/characters/luna/messages", json={"text": "Hallo"},
+                                    headers=AUTH)
+        first = (await response.json())["message_id"]
+        async with asyncio.timeout(WAIT):
+            await held.entered[0].wait()
+        [owner_slot] = await redis_client.zrange(slots_key, 0, -1)
+        await watcher.start_server()
+        tab = await Chat(client=watcher,
+                         ws=await watcher.ws_connect("/api/ws", headers=AUTH)).start()
+        await redis_client.delete(keys.heartbeat(owner_runtime.instance_id))
+        async with asyncio.timeout(WAIT):
+            await held.entered[1].wait()  # the rerun, on the slot dropped as the owner's
+        assert owner_slot not in await redis_client.zrange(slots_key, 0, -1)
+
+        await owner.app[KEEPER].beat()  # finds itself declared dead
+        assert owner_slot in await redis_client.zrange(slots_key, 0, -1)
+        assert await redis_client.zcard(slots_key) == 2  # both runs count
+        assert "run slots put back" in caplog.text
+
+        held.gates[1].set()
+        await tab.response(first)  # the rerun answered and gave its slot back
+        second = await tab.send("Und du?", character_id="nova")
+        await asyncio.sleep(RECHECK_SECONDS + 0.5)  # a waiting pump has looked again
+        assert held.runs == 2  # nova's run waits: the owner's run still holds the slot
+        held.gates[0].set()
+        await tab.response(second)
+        await asyncio.gather(owner_runtime.idle(), watcher.app[RUNTIME].idle())
+        assert held.order.index("end 0") < held.order.index("enter 2")
+        assert await redis_client.zcard(slots_key) == 0
+        await tab.close()
+    finally:
+        await owner.close()
+        await watcher.close()
