@@ -17,7 +17,6 @@ from app.memory import keys
 from app.pipeline.vocabulary import CharacterRun, PipelineContext, Pipelines
 from app.runtime.events import EventQueue
 from app.runtime.minimal import respond_once, store_user_turn, summarize_after_delivery
-from app.runtime.slots import RECHECK_SECONDS
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
 from tests.fakemodel import Fault, Reply
@@ -240,8 +239,11 @@ async def test_a_process_declared_dead_puts_back_the_slot_its_run_still_uses(
         held.gates[1].set()
         await tab.response(first)  # the rerun answered and gave its slot back
         second = await tab.send("Und du?", character_id="nova")
-        await asyncio.sleep(RECHECK_SECONDS + 0.5)  # a waiting pump has looked again
-        assert held.runs == 2  # nova's run waits: the owner's run still holds the slot
+        # Nova's run asked for the slot and was refused (a refused process queues its
+        # ticket): the owner's run still holds it.
+        await until(lambda: redis_client.llen(keys.run_slot_queue(fake_model.url)),
+                    what="nova's run refused a slot")
+        assert held.runs == 2
         held.gates[0].set()
         await tab.response(second)
         await asyncio.gather(owner_runtime.idle(), watcher.app[RUNTIME].idle())
