@@ -36,7 +36,7 @@ POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests
 	tests/backup/test_character_backup.py tests/backup/test_diary_import.py \
 	tests/backup/test_backup_priority.py tests/characters/test_cli.py \
 	tests/wiring/test_cli_shared_store.py tests/wiring/test_files_dir.py tests/bench/test_scaleout.py \
-	tests/storage/test_read_stream.py
+	tests/storage/test_read_stream.py tests/runtime/test_fencing_log.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
