@@ -21,11 +21,11 @@ took it, also when the run is cancelled.
   refresh periods). A holder names its process ("<instance>/<id>"), and a slot whose
   process has no heartbeat left is free at once. A process declared dead while alive puts
   the slots of its runs back on its next beat (`RedisSlots.refresh`); a holder is unique,
-  so a release by a holder whose entry was dropped frees nobody else's slot. Only the first local waiter of an endpoint
-  asks Redis (one pump task per endpoint and process); across processes they queue fairly in
-  `keys.run_slot_queue(endpoint)`, one ticket per process that waits: a free slot goes to
-  the process at the head, which goes to the back if it has more waiters (round robin, so
-  no process starves another). A release publishes the endpoint on `keys.slot_channel()`;
+  so a release by a holder whose entry was dropped frees nobody else's slot. Only the
+  first local waiter of an endpoint asks Redis (one pump task per endpoint and process);
+  across processes they queue fairly in `keys.run_slot_queue(endpoint)`, one ticket per
+  process that waits: a free slot goes to the process at the head, which goes to the back
+  if it has more waiters (round robin, so no process starves another). A release publishes the endpoint on `keys.slot_channel()`;
   every process's listener wakes its pump for that endpoint. A lost notification cannot
   stall: a pump that waits looks again after `RECHECK_SECONDS` at the latest.
 """
