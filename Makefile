@@ -41,7 +41,7 @@ POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests
 	tests/backup/test_accounts.py tests/backup/test_export_stream.py tests/backup/test_exports.py \
 	tests/wiring/test_cli_accounts.py \
 	tests/runtime/test_kill_log.py tests/runtime/test_delivery.py tests/runtime/test_events.py \
-	tests/pipeline/test_log.py
+	tests/runtime/test_fencing_log.py tests/pipeline/test_log.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }

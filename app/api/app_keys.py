@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from app.pipeline.vocabulary import Pipelines
     from app.pixie.worker import PixieWorker
     from app.runtime.hub import Hub
+    from app.runtime.keeper import Keeper
     from app.runtime.records import RecordReads
     from app.runtime.runtime import Runtime
     from app.storage.database import Database
@@ -59,6 +60,7 @@ CHARACTERS: web.AppKey[CharacterCatalog] = web.AppKey("characters")
 HUB: web.AppKey[Hub] = web.AppKey("hub")
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 RECORDS: web.AppKey[RecordReads] = web.AppKey("records")  # what the API reads of turns, messages
+KEEPER: web.AppKey[Keeper] = web.AppKey("keeper")  # heartbeat, marker refresh, death watch
 # the character's pipelines (app/pipeline)
 CHARACTER_BOOK: web.AppKey[CharacterBook] = web.AppKey("character_book")
 CHARACTER_STORE: web.AppKey[CharacterStore] = web.AppKey("character_store")  # users' own

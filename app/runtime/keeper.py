@@ -5,7 +5,9 @@ task; all cancelled and awaited on shutdown.
   periods; a marker or turn whose owner has no heartbeat is stale. A beat that finds its own
   heartbeat gone, or this process unlisted, logs a warning naming the process: it was
   declared dead while alive (a stalled loop under load, a short period), and others may have
-  recovered its turns — their late results are fenced off (`app.runtime.recovery`);
+  recovered its turns — their late results are fenced off (`app.runtime.recovery`) — and
+  its run slots were dropped as a dead holder's: the beat puts back those it still holds
+  (`RedisSlots.refresh`), so the endpoint's count is true again;
 - marker refresh: every `turn_marker_refresh_seconds` each marker this process holds gets
   its TTL back (compare-and-expire), so only a turn nobody runs hits the emergency brake;
   run-slot leases (multi-process mode) are extended in the same beat;
@@ -118,13 +120,16 @@ class Keeper:
             pipe.set(heartbeat, "alive", ex=ttl)
             pipe.sadd(keys.instances(), self.instance_id)
             had_heartbeat, _, added = await pipe.execute()
-        if self._beaten and (not had_heartbeat or added):
+        declared_dead = self._beaten and (not had_heartbeat or bool(added))
+        self._beaten = True
+        if declared_dead:
             log.warning("this process was declared dead while alive; its turns may have been "
                         "recovered elsewhere", extra=fields(
                             instance=self.instance_id, heartbeat_lapsed=not had_heartbeat,
                             unlisted=bool(added), period_s=settings.heartbeat_seconds,
                             setting="heartbeat_seconds"))
-        self._beaten = True
+            # Others dropped its run slots as a dead holder's; its runs still use them.
+            await self.slots.refresh()
 
     async def sweep(self) -> None:
         """The orphan sweep (`Runtime.recover` for dead owners), one at a time."""

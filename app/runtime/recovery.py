@@ -11,7 +11,14 @@ whose owning process has lost its heartbeat):
    owner's marker in the same atomic step, and the added attempt fences the old run: an owner
    that was only declared dead (its heartbeat lapsed under load) and finishes later has its
    commit refused by the guard (marker gone) and its transitions by the attempts
-   (`records.Conflict.fenced`); it leaves the turn's events for this pass to put back;
+   (`records.Conflict.fenced`); it leaves the turn's events for this pass to put back.
+   A turn out of attempts whose owner has no heartbeat but whose marker is still the
+   owner's (in a periodic pass, `only_dead_owners`) is left to that owner: a process only
+   declared dead (its heartbeat lapsed under load) keeps refreshing its marker and ends
+   the turn itself, answered; a crashed one's marker runs out (`turn_marker_ttl`, the
+   emergency brake) and a later pass fails the turn `crashed`. So a turn falsely declared
+   dead twice is not failed while it can still be answered, and one that crashes its
+   process every time still stops (it fails up to `turn_marker_ttl` later);
 2. a user turn whose path 1 has not finished reruns path 1 from its message records (its
    block had already left the prompt queue);
 3. events taken but not acknowledged go back to the front of their queue, in order;
@@ -66,6 +73,7 @@ class RecoveryReport:
     restored_triggers: int = 0
     cleared_markers: int = 0
     woken_pairs: int = 0
+    left_to_owner: list[str] = field(default_factory=list)  # out of attempts, marker held
 
 
 FailTurn = Callable[[TurnRecord, str], Awaitable[bool]]  # False: the turn had ended already
@@ -105,11 +113,15 @@ class Recovery:
         # 1–2: open turns.
         open_ids = sorted(await redis.smembers(keys.open_turns()))
         orphan_pairs: set[str] = set()
+        owners_pairs: set[str] = set()  # left to an owner that may be alive: hands off
         for record in await self.records.turns(open_ids):
             if record.terminal:
                 await self._forget_open(record)
                 continue
             if not await owner_dead(record.owner):
+                continue
+            if only_dead_owners and await self._left_to_owner(record, report):
+                owners_pairs.add(record.pair)
                 continue
             orphan_pairs.add(record.pair)
             await self._recover_turn(record, report)
@@ -119,6 +131,8 @@ class Recovery:
             user_id, character_id = keys.split_pair(pair)
             # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
             await redis.sadd(keys.user_pairs(user_id), character_id)
+            if pair in owners_pairs:
+                continue  # its marker, its taken events and its queue are the owner's
             marker = await redis.get(keys.turn_marker(user_id, character_id))
             if marker is not None:
                 owner, _ = parse_marker(marker)
@@ -161,6 +175,25 @@ class Recovery:
                 cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,
                 restored_triggers=report.restored_triggers))
         return report
+
+    async def _left_to_owner(self, record: TurnRecord, report: RecoveryReport) -> bool:
+        """A running turn out of attempts whose pair marker is still its owner's: the owner
+        may only have been declared dead, and refreshes the marker while it runs the turn.
+        It is left alone until the marker is gone (True)."""
+        if record.state not in RUNNING_STATES:
+            return False
+        if record.machine(self.settings.max_turn_attempts).has_attempts_left():
+            return False
+        marker = await self.redis.get(keys.turn_marker(record.user_id, record.character_id))
+        if marker != marker_value(record.owner, record.turn_id):
+            return False
+        log.warning("turn out of attempts left to its owner while its marker holds",
+                    extra=fields(turn_id=record.turn_id, pair=record.pair,
+                                 owner=record.owner, attempts=record.attempts,
+                                 limit=self.settings.max_turn_attempts,
+                                 setting="turn_marker_ttl"))
+        report.left_to_owner.append(record.turn_id)
+        return True
 
     async def _recover_turn(self, record: TurnRecord, report: RecoveryReport) -> None:
         if record.state in RUNNING_STATES:

@@ -19,11 +19,13 @@ took it, also when the run is cancelled.
   a sorted set in Redis (`keys.run_slots(endpoint)`: holder → lease expiry), taken by a Lua
   script; the keeper refreshes a holder's lease while it runs (`lease_seconds`, three
   refresh periods). A holder names its process ("<instance>/<id>"), and a slot whose
-  process has no heartbeat left is free at once. Only the first local waiter of an endpoint
-  asks Redis (one pump task per endpoint and process); across processes they queue fairly in
-  `keys.run_slot_queue(endpoint)`, one ticket per process that waits: a free slot goes to
-  the process at the head, which goes to the back if it has more waiters (round robin, so
-  no process starves another). A release publishes the endpoint on `keys.slot_channel()`;
+  process has no heartbeat left is free at once. A process declared dead while alive puts
+  the slots of its runs back on its next beat (`RedisSlots.refresh`); a holder is unique,
+  so a release by a holder whose entry was dropped frees nobody else's slot. Only the
+  first local waiter of an endpoint asks Redis (one pump task per endpoint and process);
+  across processes they queue fairly in `keys.run_slot_queue(endpoint)`, one ticket per
+  process that waits: a free slot goes to the process at the head, which goes to the back
+  if it has more waiters (round robin, so no process starves another). A release publishes the endpoint on `keys.slot_channel()`;
   every process's listener wakes its pump for that endpoint. A lost notification cannot
   stall: a pump that waits looks again after `RECHECK_SECONDS` at the latest.
 """
@@ -41,6 +43,7 @@ from collections.abc import AsyncIterator
 import redis.asyncio as aioredis
 
 from app.core.background import cancel_and_wait
+from app.core.log import fields
 from app.memory import keys
 
 log = logging.getLogger(__name__)
@@ -379,9 +382,28 @@ class RedisSlots(LocalSlots):
                             args=[holder, keys.slot_channel(), group.endpoint])
 
     async def refresh(self) -> None:
-        """Extend the leases of the slots this process holds (called by the keeper)."""
+        """Extend the leases of the slots this process holds (the keeper: every marker
+        refresh, and at once from a beat that finds this process was declared dead).
+
+        A held slot whose entry is gone while its run goes on — another process dropped it
+        as a dead holder's (this process's heartbeat lapsed under load), or its lease ran
+        out in a stall — is put back: the run still uses the model endpoint, so it counts,
+        and no run starts anywhere until the endpoint is back under `graph_slots`. Between
+        the drop and this refresh another process may have taken the slot (the endpoint is
+        over-committed for as long as both runs last); putting it back keeps that from
+        compounding. A slot released while this refresh was on its way stays released."""
         expiry = time.time() + self.lease_seconds
         for group in list(self._groups.values()):
-            if isinstance(group, _RedisGroup):
-                for holder in list(group.held):
-                    await self.redis.zadd(group.slots_key, {holder: expiry}, xx=True)
+            if not isinstance(group, _RedisGroup) or not group.held:
+                continue
+            holders = list(group.held)
+            added = await self.redis.zadd(group.slots_key, dict.fromkeys(holders, expiry))
+            for holder in holders:
+                if holder not in group.held:  # its release may have come before the ZADD
+                    await self.redis_release(group, holder)
+            if added:
+                log.warning("run slots put back: their runs went on after the slots were "
+                            "dropped (this process was declared dead, or stalled past its "
+                            "lease)", extra=fields(endpoint=group.endpoint, slots=added,
+                                                   instance=self.instance_id,
+                                                   setting="heartbeat_seconds"))

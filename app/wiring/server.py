@@ -38,6 +38,7 @@ from app.api.app_keys import (
     GATEWAY,
     HUB,
     JOURNAL,
+    KEEPER,
     LOCAL_TOKEN,
     PATH_RUN_OBSERVER,
     PIPELINE_HOST,
@@ -304,6 +305,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     app[HUB] = hub
     app[RUNTIME] = runtime
     app[RECORDS] = records
+    app[KEEPER] = keeper
     await hub.start()
     await slots.start()
     await keeper.start()

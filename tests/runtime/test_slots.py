@@ -230,3 +230,77 @@ async def test_a_lease_the_keeper_stops_refreshing_runs_out(redis_client):
                 assert await redis_client.zcard(keys.run_slots(ENDPOINT)) == 1
     finally:
         await other.stop()
+
+
+async def test_a_release_by_a_holder_declared_dead_frees_nobody_elses_slot(redis_client):
+    """pa was only slow: its heartbeat lapsed while it held the slot, pb took it as a dead
+    holder's. pa's release then takes off nothing of pb's: pb still holds the slot, and a
+    third process waits for it."""
+    await alive(redis_client, "pa", "pb", "pc")
+    key = keys.run_slots(ENDPOINT)
+    slow = RedisSlots(redis_client, 1, 5.0, lease_seconds=30, instance_id="pa")
+    other = RedisSlots(redis_client, 1, 5.0, lease_seconds=30, instance_id="pb")
+    third = RedisSlots(redis_client, 1, 0.3, lease_seconds=30, instance_id="pc")
+    try:
+        recorder = Recorder(slow)
+        run = recorder.start("slow")
+        await until(lambda: recorder.order == ["slow"])
+        await redis_client.delete(keys.heartbeat("pa"))
+        async with other.hold(ENDPOINT):
+            [other_holder] = await redis_client.zrange(key, 0, -1)
+            recorder.go["slow"].set()  # pa's run ends and releases
+            await run
+            assert slow.in_use == 0
+            assert await redis_client.zrange(key, 0, -1) == [other_holder]
+            with pytest.raises(SlotTimeout):
+                async with third.hold(ENDPOINT):
+                    raise AssertionError("a slot freed by a holder that had lost it")
+    finally:
+        for slots in (slow, other, third):
+            await slots.stop()
+
+
+async def test_a_holder_declared_dead_while_alive_puts_its_slot_back(redis_client):
+    """The same false death; pa's refresh (its next beat) puts its slot back beside the one
+    pb took: both runs use the endpoint, so nobody else gets a slot until both released —
+    and a slot pa released while the refresh was on its way stays released."""
+    await alive(redis_client, "pa", "pb", "pc")
+    key = keys.run_slots(ENDPOINT)
+    slow_redis = aioredis.Redis(connection_pool=redis_client.connection_pool)
+    armed, on_its_way, sent = asyncio.Event(), asyncio.Event(), asyncio.Event()
+    zadd = slow_redis.zadd
+
+    async def late_zadd(*args, **kwargs):  # once armed: the refresh's ZADD, held in flight
+        if armed.is_set() and not sent.is_set():
+            on_its_way.set()
+            await sent.wait()
+        return await zadd(*args, **kwargs)
+
+    slow_redis.zadd = late_zadd
+    slow = RedisSlots(slow_redis, 1, 5.0, lease_seconds=30, instance_id="pa")
+    other = RedisSlots(redis_client, 1, 5.0, lease_seconds=30, instance_id="pb")
+    third = RedisSlots(redis_client, 1, 0.3, lease_seconds=30, instance_id="pc")
+    try:
+        async with slow.hold(ENDPOINT):
+            [slow_holder] = await redis_client.zrange(key, 0, -1)
+            await redis_client.delete(keys.heartbeat("pa"))
+            async with other.hold(ENDPOINT):
+                await alive(redis_client, "pa")  # its next beat ...
+                await slow.refresh()  # ... puts its slot back
+                assert slow_holder in await redis_client.zrange(key, 0, -1)
+                assert await redis_client.zcard(key) == 2
+            with pytest.raises(SlotTimeout):  # pb released; pa's run still holds
+                async with third.hold(ENDPOINT):
+                    raise AssertionError("a third run beside a put-back slot")
+            # A release that lands while the refresh's ZADD is on its way is not undone.
+            group = slow.group(ENDPOINT)
+            armed.set()
+            refresh = asyncio.create_task(slow.refresh())
+            await until(lambda: on_its_way.is_set())
+        sent.set()  # the ZADD lands after the release's ZREM
+        await refresh
+        assert await redis_client.zcard(key) == 0
+        assert group.held == set()
+    finally:
+        for slots in (slow, other, third):
+            await slots.stop()
