@@ -37,17 +37,21 @@ class InstallMismatch(DataDirError):
 
 def store_install_id(conn: sqlite3.Connection) -> str:
     """The store's install id, made now if it has none (on the writer, in its transaction)."""
-    conn.execute(f"INSERT INTO {INSTALL_TABLE} (singleton, id, created_at) "  # noqa: S608
-                 "VALUES ('install', ?, ?) ON CONFLICT (singleton) DO NOTHING",
-                 (f"nb-{secrets.token_hex(8)}", time.time()))
+    _keep_first_id(conn, f"nb-{secrets.token_hex(8)}")
     return str(conn.execute(f"SELECT id FROM {INSTALL_TABLE}").fetchone()[0])  # noqa: S608
 
 
 def adopt_files_id(conn: sqlite3.Connection, files_id: str) -> None:
     """A store without an id takes the files dir's (a restored store)."""
+    _keep_first_id(conn, files_id)
+
+
+def _keep_first_id(conn: sqlite3.Connection, install_id: str) -> None:
+    """Give the store `install_id` unless it has one: the first id a store got stays its id
+    (another process may have written one between our look and this write)."""
     conn.execute(f"INSERT INTO {INSTALL_TABLE} (singleton, id, created_at) "  # noqa: S608
                  "VALUES ('install', ?, ?) ON CONFLICT (singleton) DO NOTHING",
-                 (files_id, time.time()))
+                 (install_id, time.time()))
 
 
 def files_install_id(files_path: Path) -> str | None:
