@@ -4,6 +4,7 @@ pair consumers' calls for one of the shared pool's; `ScriptLine` is that connect
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 
 import pytest
@@ -12,7 +13,7 @@ import redis.asyncio as aioredis
 from app.api.app_keys import PIPELINES, REDIS, SETTINGS
 from app.memory import keys
 from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
-from app.storage.redis_driver import ScriptLine
+from app.storage.redis_driver import LINE_BATCH, ScriptLine
 from tests.conftest import AUTH
 from tests.waiting import until
 
@@ -85,3 +86,56 @@ async def test_accept_answers_while_every_pool_connection_is_taken(app, aiohttp_
                     is None for b in bodies])
 
     await until(untaken, lambda n: n == 0)
+
+
+async def test_a_crowd_of_calls_wakes_at_most_a_batch_of_callers_per_loop_round(redis_client,
+                                                                                 monkeypatch):
+    """200 calls at once (a burst of accepts): no loop round resumes more than `LINE_BATCH`
+    of their callers — all of them at once held the loop for ~50 ms (issue 24 item 18) — and
+    each still gets its own reply, in order."""
+    loop = asyncio.get_running_loop()
+    if not hasattr(loop, "_run_once"):
+        pytest.skip("counts the rounds of asyncio's own loop")
+    rounds = 0
+    run_once = loop._run_once
+
+    def counted() -> None:
+        nonlocal rounds
+        rounds += 1
+        run_once()
+
+    monkeypatch.setattr(loop, "_run_once", counted)
+    line = ScriptLine(redis_client, ECHO)
+    resumed: list[int] = []  # the loop round each caller resumed in
+
+    async def call(i: int) -> list:
+        reply = await line([f"k{i}", "count"], [i])
+        resumed.append(rounds)
+        return reply
+
+    try:
+        replies = await asyncio.gather(*(call(i) for i in range(200)))
+    finally:
+        await line.aclose()
+    assert [r[:2] for r in replies] == [[f"k{i}", str(i)] for i in range(200)]
+    assert sorted(r[2] for r in replies) == list(range(1, 201))
+    per_round = collections.Counter(resumed)
+    assert max(per_round.values()) <= LINE_BATCH
+    assert resumed == sorted(resumed)  # the first callers are answered first
+
+
+async def test_a_failed_batch_fails_its_own_calls_only(redis_client):
+    """A reply that is an error (here the script's own) fails that call alone; the calls
+    around it, in its batch and the next, get their replies."""
+    line = ScriptLine(redis_client, "if ARGV[1] == 'bad' then return redis.error_reply('no')"
+                                    " end return ARGV[1]")
+    try:
+        args = ["bad" if i == 20 else str(i) for i in range(40)]
+        replies = await asyncio.gather(*(line(["k"], [a]) for a in args),
+                                       return_exceptions=True)
+    finally:
+        await line.aclose()
+    assert isinstance(replies[20], aioredis.ResponseError)
+    assert [r for i, r in enumerate(replies) if i != 20] == [str(i) for i in range(40)
+                                                             if i != 20]
+
