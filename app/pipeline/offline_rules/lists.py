@@ -50,18 +50,25 @@ class VerbPhrase:
         joints = list(self.joint.finditer(text))
         joint_starts = [m.start() for m in joints]
         closing_starts = [m.start() for m in self.closing.finditer(text)] if self.closing else []
+        if self.closing is not None and not closing_starts:
+            return None  # a phrase closed by a word ("… hinzu") that the text never has
         for verb in self.verb.finditer(text):
             index = bisect.bisect_left(joint_starts, verb.end() + 1)
             while index < len(joints) and joint_starts[index] - verb.end() <= GAP:
                 joint = joints[index]
                 index += 1
+                # The target first: a bisection, where the items are a slice and a regex of
+                # up to GAP characters — done for every joint of every verb, the items made
+                # the phrase's worst case ("füg der füg der …") cost a hundred times more.
+                # (A joint with no target is passed over; the next joint's items hold this
+                # one's, a line break among them included, so the break below still ends it.)
+                target = self._target(text, joint.end(), closing_starts)
+                if target is None:
+                    continue
                 found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
                     text[verb.end():joint.start()].strip()
                 if "\n" in found:
                     break
-                target = self._target(text, joint.end(), closing_starts)
-                if target is None:
-                    continue
                 head = " ".join(target.split()[:4])
                 if self.wanted is not None and not self.wanted.search(head) \
                         and index < len(joints) and joint_starts[index] - verb.end() <= GAP:
