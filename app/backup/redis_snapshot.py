@@ -17,8 +17,8 @@ anywhere, and the file can be read (and grepped for secrets) by the user.
 
 Which keys: everything in Novaberg's Redis database except what `keys.transient` names
 (heartbeats, login sessions and login throttling, run slots, turn markers, summary locks),
-so a key added later is backed up without a change here. An external Redis is expected to hold only Novaberg's keys
-in its database (use a database number of its own).
+so a key added later is backed up without a change here. An external Redis is expected to
+hold only Novaberg's keys in its database (use a database number of its own).
 
 Consistency: with the embedded Redis (the default) the snapshot is one moment of the server:
 `write_point_in_time` has it save a background snapshot (a fork; the app is not held up) and

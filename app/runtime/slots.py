@@ -25,9 +25,10 @@ took it, also when the run is cancelled.
   first local waiter of an endpoint asks Redis (one pump task per endpoint and process);
   across processes they queue fairly in `keys.run_slot_queue(endpoint)`, one ticket per
   process that waits: a free slot goes to the process at the head, which goes to the back
-  if it has more waiters (round robin, so no process starves another). A release publishes the endpoint on `keys.slot_channel()`;
-  every process's listener wakes its pump for that endpoint. A lost notification cannot
-  stall: a pump that waits looks again after `RECHECK_SECONDS` at the latest.
+  if it has more waiters (round robin, so no process starves another). A release publishes
+  the endpoint on `keys.slot_channel()`; every process's listener wakes its pump for that
+  endpoint. A lost notification cannot stall: a pump that waits looks again after
+  `RECHECK_SECONDS` at the latest.
 """
 
 from __future__ import annotations
