@@ -148,7 +148,8 @@ def wait_model_status(page: Page) -> None:
     web/js/main.js `showOffline`). Given as a function: Playwright polls an expression
     string with `eval`, which the app's CSP forbids — an EvalError as soon as the first look
     finds it not yet there."""
-    page.wait_for_function("() => window.novaberg && window.novaberg.app.messageLimit !== undefined")
+    page.wait_for_function(
+        "() => window.novaberg && window.novaberg.app.messageLimit !== undefined")
 
 
 def screenshot(page: Page, name: str) -> Path:

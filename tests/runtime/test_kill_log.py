@@ -1,5 +1,6 @@
 """`kill -9` between a turn's Redis commit and its row in the message log (issue 24, item
-17): after the restart every delivered turn has its rows in the message log (SQLite or PostgreSQL), each exactly once.
+17): after the restart every delivered turn has its rows in the message log (SQLite or
+PostgreSQL), each exactly once.
 
 The real entry point runs as a subprocess against the fake model server and kills itself
 with SIGKILL (the setting `test_crash_at`) at each point between the two writes: right after
