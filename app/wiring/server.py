@@ -28,7 +28,9 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 from aiohttp import web
 
+from app.core.admission import RoundAdmission
 from app.api.app_keys import (
+    ADMISSION,
     AUTH,
     BACKUPS,
     CHARACTER_BOOK,
@@ -107,6 +109,7 @@ async def request_log_middleware(
     start = time.perf_counter()
     status = 500
     try:
+        await request.app[ADMISSION].admit()  # a burst begins a batch per loop round
         response = await handler(request)
         status = response.status
         response.headers["X-Request-Id"] = rid
@@ -432,6 +435,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
                      auth_middleware_factory(lambda request: request.app[AUTH])],
     )
     app[SETTINGS] = settings
+    app[ADMISSION] = RoundAdmission()
     if local_token:
         app[LOCAL_TOKEN] = local_token
     # The one place the characters in use are chosen (tests may replace them, and the
