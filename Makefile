@@ -39,7 +39,7 @@ POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests
 	tests/storage/test_read_stream.py tests/storage/test_stream_rows.py \
 	tests/backup/test_restore_kill.py tests/backup/test_links.py \
 	tests/backup/test_accounts.py tests/backup/test_export_stream.py tests/backup/test_exports.py \
-	tests/wiring/test_cli_accounts.py \
+	tests/wiring/test_cli_accounts.py tests/wiring/test_compose_start.py \
 	tests/runtime/test_kill_log.py tests/runtime/test_delivery.py tests/runtime/test_events.py \
 	tests/runtime/test_fencing_log.py tests/pipeline/test_log.py
 test-postgres: install
