@@ -31,17 +31,12 @@ test: install node
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py), one
 # per test process. Tests that hold only what SQLite has are marked `sqlite_only` and left out.
 POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
-	tests/api tests/backup/test_engines.py tests/backup/test_backup.py \
-	tests/backup/test_import_checks.py tests/backup/test_media_backup.py \
-	tests/backup/test_character_backup.py tests/backup/test_diary_import.py \
-	tests/backup/test_backup_priority.py tests/characters/test_cli.py \
-	tests/wiring/test_cli_shared_store.py tests/wiring/test_files_dir.py tests/bench/test_scaleout.py \
-	tests/storage/test_read_stream.py tests/storage/test_stream_rows.py \
-	tests/backup/test_restore_kill.py tests/backup/test_links.py \
-	tests/backup/test_accounts.py tests/backup/test_export_stream.py tests/backup/test_exports.py \
-	tests/wiring/test_cli_accounts.py tests/wiring/test_compose_start.py \
-	tests/runtime/test_kill_log.py tests/runtime/test_delivery.py tests/runtime/test_events.py \
-	tests/runtime/test_fencing_log.py tests/pipeline/test_log.py
+	tests/api tests/backup tests/storage tests/runtime tests/characters tests/impulses \
+	tests/test_scenarios.py tests/bench/test_scaleout.py tests/wiring/test_cli.py \
+	tests/wiring/test_cli_accounts.py tests/wiring/test_cli_shared_store.py \
+	tests/wiring/test_compose_start.py tests/wiring/test_files_dir.py tests/wiring/test_server.py \
+	tests/pipeline/test_log.py tests/pipeline/test_commands.py \
+	tests/pipeline/test_changes_by_chat.py tests/pipeline/test_thinker.py
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }

@@ -18,12 +18,12 @@ from aiohttp import web
 from app.core.settings import Settings
 
 if TYPE_CHECKING:
-    from app.core.admission import RoundAdmission
     from app.auth.credentials import Auth
     from app.backup.service import BackupService
     from app.characters.book import CharacterBook
     from app.characters.catalog import CharacterCatalog
     from app.characters.store import CharacterStore
+    from app.core.admission import RoundAdmission
     from app.impulses.clock import ReminderClock
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway

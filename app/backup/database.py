@@ -21,6 +21,7 @@ install's accounts are carried into what it restores, they replace whatever is t
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from typing import Any
 
 from app.core.user_names import valid_user_name
 from app.storage import dialect
-from app.storage.database import connect_postgres
+from app.storage.database import STREAM_ROWS, connect_postgres, stream_rows
 from app.storage.install import INSTALL_TABLE
 from app.storage.migrations import MIGRATIONS_TABLE, apply_migrations
 
@@ -260,9 +261,13 @@ def copy_rows(source: Any, target: Any, *, skip: tuple[str, ...] = ()) -> None:
         # The journal's messages keep their order (the history orders by it), no matter
         # whether the order is SQLite's rowid or PostgreSQL's column of that name.
         order = " ORDER BY rowid" if table == "journal_messages" else ""
-        rows = source.execute(f'SELECT {names} FROM "{table}"{order}')  # noqa: S608
-        target.executemany(f'INSERT INTO "{table}" ({names}) '  # noqa: S608
-                           f"VALUES ({', '.join('?' * len(columns))})", rows.fetchall())
+        rows = stream_rows(source, f'SELECT {names} FROM "{table}"{order}')  # noqa: S608
+        insert = (f'INSERT INTO "{table}" ({names}) '  # noqa: S608
+                  f"VALUES ({', '.join('?' * len(columns))})")
+        # In pages, so a copy holds a page of a table, not the table (a day of 200 000
+        # messages is a few hundred MB as Python rows).
+        while page := list(itertools.islice(rows, STREAM_ROWS)):
+            target.executemany(insert, page)
 
 
 def _parents_first(conn: Any) -> list[str]:

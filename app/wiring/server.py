@@ -28,7 +28,6 @@ from typing import Any, Protocol
 import redis.asyncio as aioredis
 from aiohttp import web
 
-from app.core.admission import RoundAdmission
 from app.api.app_keys import (
     ADMISSION,
     AUTH,
@@ -63,6 +62,7 @@ from app.backup.service import BackupService
 from app.characters.book import CharacterBook
 from app.characters.store import CharacterStore
 from app.core import log as logctx
+from app.core.admission import RoundAdmission
 from app.core.clock import zone_named
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock

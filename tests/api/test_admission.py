@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.admission import ADMIT_PER_ROUND, RoundAdmission
 from app.api.app_keys import ADMISSION
+from app.core.admission import ADMIT_PER_ROUND, RoundAdmission
 from tests.conftest import AUTH
 
 
