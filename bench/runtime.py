@@ -63,6 +63,7 @@ from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from app.api.app_keys import CHARACTERS, GATEWAY, HUB, PIPELINES, RECORDS, RUNTIME  # noqa: E402
 from app.characters.catalog import Character, CharacterCatalog  # noqa: E402
+from app.core import lanes  # noqa: E402
 from app.core.settings import defaults  # noqa: E402
 from app.runtime.minimal import minimal_pipelines  # noqa: E402
 from app.runtime.wire import CharacterResponse  # noqa: E402
@@ -603,4 +604,4 @@ if __name__ == "__main__":
                                  "all"))
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     args = parser.parse_args()
-    asyncio.run(main(args.which, args.quick))
+    lanes.run(main(args.which, args.quick))  # the loop the server runs on

@@ -23,6 +23,7 @@ from aiohttp.test_utils import TestClient
 
 from app.core import log
 from app.core import settings as settings_module
+from app.core.lanes import LaneLoop
 from app.core.settings import Settings
 from app.storage.database import Database, PostgresDatabase
 from app.storage.embedded_redis import EmbeddedRedis
@@ -71,6 +72,11 @@ def data_dir(tmp_path: Path) -> Path:
     path = tmp_path / "data"
     path.mkdir(mode=0o700)  # as the app makes it (one open to others is tightened, with a warning)
     return path
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> dict:
+    """Every async test runs on the loop the server runs on (app.core.lanes)."""
+    return {"lanes": LaneLoop}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -30,6 +30,7 @@ import msgspec
 
 from app.core import log as logctx
 from app.core.background import cancel_and_wait
+from app.core.lanes import in_background
 from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
@@ -127,7 +128,8 @@ class JournalJobs:
         await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
         job = _Job(user_id, job_id, date, sources, messages, base, language)
-        task = asyncio.create_task(self._run(job), name=f"journal-job:{job_id}")
+        # The background lane (app.core.lanes): a day's drafting never holds a request.
+        task = in_background(self._run(job), name=f"journal-job:{job_id}")
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
         log.info("journal job queued", extra=logctx.fields(

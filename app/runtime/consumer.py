@@ -23,6 +23,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from app.core import log as logctx
+from app.core.lanes import in_background
 from app.core.log import fields
 from app.core.settings import Settings
 from app.memory import keys
@@ -89,8 +90,9 @@ class PairConsumer:
         wake = self._wakes.get(pair)
         if wake is None:
             wake = self._wakes[pair] = asyncio.Event()
-            self._workers[pair] = asyncio.create_task(self._pair_worker(pair, wake),
-                                                      name=f"pair:{pair}")
+            # The background lane (app.core.lanes): a burst of turns never holds an accept.
+            self._workers[pair] = in_background(self._pair_worker(pair, wake),
+                                                name=f"pair:{pair}")
         wake.set()
 
     def running(self, pair: str) -> bool:

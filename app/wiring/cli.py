@@ -46,6 +46,7 @@ from app.characters.cli import (
     add_character_commands,
     run_character_command,
 )
+from app.core import lanes
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
@@ -345,7 +346,7 @@ def serve(settings: Settings) -> int:
 
     app = create_app(settings.replace(port=port), local_token=token)
     try:
-        return asyncio.run(_run(app, sock, settings, token))
+        return lanes.run(_run(app, sock, settings, token))
     except (DataDirError, RedisStartError, OSError) as exc:
         raise UsageError(str(exc)) from None
 
