@@ -14,8 +14,9 @@ selector has been asked again. The normal lane (requests, sockets, timers, the I
 themselves) runs as asyncio runs it. Within each lane the order is asyncio's (first come,
 first run); background work is never starved: every round runs at least one of its callbacks.
 
-On another loop (a test's plain loop, a command-line run) `in_background` starts an ordinary
-task: the lanes change when work runs, never what it does.
+The server (`lanes.run`), `bench/runtime.py` and every async test run on a `LaneLoop`; on a
+plain asyncio loop `in_background` starts an ordinary task. The lanes change when work runs,
+never what it does.
 """
 
 from __future__ import annotations

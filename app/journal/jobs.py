@@ -128,7 +128,7 @@ class JournalJobs:
         await self._state(user_id, job_id, date, "queued", written=True)
         messages = sum(len(c.messages) for c in conversations)
         job = _Job(user_id, job_id, date, sources, messages, base, language)
-        # The background lane (app.core.lanes): a day's drafting never holds a request.
+        # The background lane (app.core.lanes): a day's drafting holds a request a slice at most.
         task = in_background(self._run(job), name=f"journal-job:{job_id}")
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))

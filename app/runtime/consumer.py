@@ -90,7 +90,7 @@ class PairConsumer:
         wake = self._wakes.get(pair)
         if wake is None:
             wake = self._wakes[pair] = asyncio.Event()
-            # The background lane (app.core.lanes): a burst of turns never holds an accept.
+            # The background lane (app.core.lanes): a burst of turns holds an accept a slice at most.
             self._workers[pair] = in_background(self._pair_worker(pair, wake),
                                                 name=f"pair:{pair}")
         wake.set()

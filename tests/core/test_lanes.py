@@ -66,9 +66,10 @@ def test_on_a_plain_loop_the_same_callback_waits_behind_all_of_them() -> None:
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=1, max_size=60))
 def test_each_lane_keeps_its_order_and_every_callback_runs_once(plan) -> None:  # noqa: ANN001
     """`plan`: (background?, scheduled from inside an earlier callback?) per callback."""
+    order: dict[bool, list[int]] = {True: [], False: []}  # each lane's callbacks as scheduled
+
     def schedule(loop: asyncio.AbstractEventLoop, ran: list) -> None:
         lanes = {True: background_context(), False: contextvars.copy_context()}
-        order = {True: [], False: []}
 
         def callback(n: int, lane: bool) -> None:
             ran.append((lane, n))
@@ -79,20 +80,16 @@ def test_each_lane_keeps_its_order_and_every_callback_runs_once(plan) -> None:  
             order[lane].append(n)
             loop.call_soon(callback, n, lane, context=lanes[lane])
 
-        def nested(n: int) -> None:  # scheduled later, from a callback of the normal lane
-            add(n)
-
         for n, (_, later) in enumerate(plan):
-            if later:
-                loop.call_soon(nested, n)
+            if later:  # scheduled later, from a callback of the normal lane
+                loop.call_soon(add, n)
             else:
                 add(n)
-        schedule.order = order
 
     ran = run_on(LaneLoop(), schedule, len(plan))
     assert sorted(n for _, n in ran) == list(range(len(plan)))
     for lane in (True, False):
-        assert [n for ran_lane, n in ran if ran_lane == lane] == schedule.order[lane]
+        assert [n for ran_lane, n in ran if ran_lane == lane] == order[lane]
 
 
 def test_busy_normal_work_does_not_starve_the_background_lane() -> None:
