@@ -186,6 +186,12 @@ class Records:
             args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
                   message.text, repr(message.received_at), pair, wake, channel, payload])
 
+    async def open(self) -> None:
+        """Open the accept's own connection (at start-up: the first message after a start
+        would otherwise pay for the connect and the script's load, and every accept behind
+        it wait for that)."""
+        await self._accept.open()
+
     async def aclose(self) -> None:
         """Close the accept's own connection."""
         await self._accept.aclose()

@@ -1,6 +1,7 @@
-"""How Novaberg talks to Redis beyond a plain client: what every client tells the server about
-itself (CLIENT SETINFO), and `ScriptLine`, a script's own connection for a path that must not
-queue behind the rest of the process.
+"""How Novaberg talks to Redis beyond a plain client: the app's connection pool
+(`connection_pool`: what every connection tells the server about itself, CLIENT SETINFO, and
+how it times its commands out), and `ScriptLine`, a script's own connection for a path that
+must not queue behind the rest of the process.
 
 With the library's version given, a new connection does not look it up: redis-py would
 otherwise ask `importlib.metadata`, which scans every installed package — milliseconds of
@@ -11,14 +12,72 @@ event loop for 10–15 ms during each backup (its worker thread connects anew).
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any
 
 import redis
 import redis.asyncio as aioredis
 from redis.driver_info import DriverInfo
 from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 DRIVER_INFO = DriverInfo(name="redis-py", lib_version=redis.__version__)
+
+
+def connection_pool(url: str, *, max_connections: int, wait_seconds: float
+                    ) -> aioredis.BlockingConnectionPool:
+    """The app's pool for `url`: blocking (with many pairs at once a command waits up to
+    `wait_seconds` for a free connection instead of failing with "Too many connections";
+    redis-py's default pool raises at 100), with the driver's info given, and connections
+    that send without a task of their own (`timed_by_timer`)."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, decode_responses=True, max_connections=max_connections, timeout=wait_seconds,
+        driver_info=DRIVER_INFO)
+    pool.connection_class = timed_by_timer(pool.connection_class)
+    return pool
+
+
+@functools.cache
+def timed_by_timer(base: type[aioredis.connection.AbstractConnection]
+                   ) -> type[aioredis.connection.AbstractConnection]:
+    """`base` (the connection class the URL chose) with the same `socket_timeout` (5 s by
+    default) on every write and read, kept by a timer instead of `asyncio.wait_for`.
+
+    On Python 3.11 redis-py's `wait_for` around each write starts a task: the command goes
+    out one loop round later (behind that round's background slice) and costs a task's
+    creation and four more callbacks — under the 1 000-pair burst a third of the loop's
+    callbacks, and the accept's round trip waited one round more (issue 26 item 4). A timer
+    (`asyncio.timeout`) bounds the same wait, and the write happens in the caller's step.
+    """
+
+    class TimedByTimer(base):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # What redis-py would time with wait_for; None there makes its writes direct.
+            self.command_timeout: float | None = self.socket_timeout
+            self.socket_timeout = None
+
+        async def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            try:
+                async with asyncio.timeout(self.command_timeout):
+                    await super().send_packed_command(command, check_health)
+            except TimeoutError:  # as redis-py's own write timeout ends
+                await self.disconnect(nowait=True)
+                raise RedisTimeoutError("Timeout writing to socket") from None
+
+        async def read_response(self, disable_decoding: bool = False,
+                                timeout: float | None = None, **kwargs: Any) -> Any:
+            if timeout is not None:  # the caller's own (pub/sub): a timeout there returns None
+                return await super().read_response(disable_decoding, timeout, **kwargs)
+            try:
+                async with asyncio.timeout(self.command_timeout):
+                    return await super().read_response(disable_decoding, **kwargs)
+            except TimeoutError:  # as redis-py's own read timeout ends
+                await self.disconnect(nowait=True)
+                raise RedisTimeoutError("Timeout reading from socket") from None
+
+    TimedByTimer.__name__ = TimedByTimer.__qualname__ = f"TimedByTimer{base.__name__}"
+    return TimedByTimer
 
 # Calls a `ScriptLine` sends in one round trip at most. Its replies wake their callers all in
 # the same loop round: 200 accepts that came at once used to finish in one ~50 ms round
@@ -129,6 +188,11 @@ class ScriptLine:
                                 strict=True):
                 replies[i] = reply
         return replies
+
+    async def open(self) -> None:
+        """Connect and load the script now (at start-up), so the first calls after a start
+        do not each wait behind the connection's handshake and the script's load."""
+        await self._round_trip([])
 
     async def aclose(self) -> None:
         if self._sender is not None:

@@ -64,6 +64,7 @@ from app.characters.store import CharacterStore
 from app.core import log as logctx
 from app.core.admission import RoundAdmission
 from app.core.clock import zone_named
+from app.core.descriptors import reserve_descriptors
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
 from app.journal.jobs import JournalJobs
@@ -85,7 +86,7 @@ from app.storage.database import open_store, redact_url
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
 from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
-from app.storage.redis_driver import DRIVER_INFO
+from app.storage.redis_driver import connection_pool
 from app.wiring.purposes import OFFLINE_ANSWERS
 
 log = logging.getLogger(__name__)
@@ -131,6 +132,13 @@ async def request_log_middleware(
         logctx.request_id.reset(token)
 
 
+async def process_ctx(app: web.Application) -> AsyncIterator[None]:
+    """What the process needs before it serves: room for its file descriptors (a table that
+    grew while the loop was busy stalled it 10–17 ms, see app/core/descriptors.py)."""
+    reserve_descriptors()
+    yield
+
+
 async def data_dir_ctx(app: web.Application) -> AsyncIterator[None]:
     lock = DataDirLock(app[SETTINGS].data_path)
     lock.acquire()
@@ -147,12 +155,8 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
         embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
         embedded.start()
         url = embedded.url
-    # A blocking pool: with many pairs at once a command waits for a free connection instead
-    # of failing with "Too many connections" (redis-py's default pool raises at 100). The
-    # driver info spares each new connection a scan of the installed packages.
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url, decode_responses=True, max_connections=settings.redis_max_connections,
-        timeout=REDIS_POOL_WAIT_SECONDS, driver_info=DRIVER_INFO)
+    pool = connection_pool(url, max_connections=settings.redis_max_connections,
+                           wait_seconds=REDIS_POOL_WAIT_SECONDS)
     client = aioredis.Redis.from_pool(pool)
     try:
         info = await client.info("server")
@@ -312,6 +316,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     await hub.start()
     await slots.start()
     await keeper.start()
+    await records.open()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
     log.info("runtime started", extra=logctx.fields(
@@ -441,7 +446,7 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # The one place the characters in use are chosen (tests may replace them, and the
     # pipelines, `app[PIPELINES]`, before the app starts).
     install_characters(app)
-    app.cleanup_ctx.extend([data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
+    app.cleanup_ctx.extend([process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)
