@@ -525,6 +525,7 @@ async def bench_burst(pairs: int, spread: float) -> None:
     print(f"  {load.stall_line()}")
     for cpu, wall, what in load.callbacks.longest[:int(os.environ.get("BENCH_SHOW", "0"))]:
         print(f"    {wall:6.1f} ms wall {cpu:6.1f} ms cpu  {what}")
+    print(f"  {load.collections.line()}")
     p99 = percentile(during, 0.99)
     print(f"  target: accept p99 ≤ 10 ms during the burst ({'met' if p99 <= 10 else 'NOT met'})")
 
