@@ -10,9 +10,10 @@ import contextlib
 import pytest
 import redis.asyncio as aioredis
 
-from app.api.app_keys import PIPELINES, REDIS, SETTINGS
+from app.api.app_keys import PIPELINES, RECORDS, REDIS, SETTINGS
 from app.memory import keys
 from app.pipeline.vocabulary import Path1Result, Path2Result, Pipelines
+from app.runtime.records import ACCEPT
 from app.storage.redis_driver import LINE_BATCH, ScriptLine
 from tests.conftest import AUTH
 from tests.waiting import until
@@ -55,6 +56,17 @@ async def _hold(ctx, block):  # a turn that never finishes
 async def _never(ctx, run):  # pragma: no cover - path 1 never ends
     raise AssertionError
     return Path2Result(text="", origin="reply")
+
+
+@pytest.mark.own_redis
+async def test_the_accept_line_is_open_and_its_script_loaded_before_the_first_message(
+        app, aiohttp_client):
+    """The first message after a start does not pay for the connect and the script's load
+    (and every accept arriving behind it wait for that)."""
+    await aiohttp_client(app)
+    redis = app[REDIS]
+    assert await redis.script_exists(redis.register_script(ACCEPT).sha) == [True]
+    assert app[RECORDS]._accept._connection.is_connected  # noqa: SLF001
 
 
 async def test_accept_answers_while_every_pool_connection_is_taken(app, aiohttp_client):
