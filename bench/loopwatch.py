@@ -5,8 +5,8 @@
 - the **lag**: how late a 1 ms ticker wakes (`Ticks`) — the queueing delay behind everything
   else that was ready, plus, on a shared machine, time the OS gave to other processes (the
   loop thread's wait for a CPU is read from Linux's schedstat and shown with the worst
-  tick), plus time the thread was blocked in the kernel. SPEC §10 holds it ≤ 20 ms with 200
-  pairs, during a backup and during any export;
+  tick), plus time the thread was off the CPU otherwise (a blocking call, the GIL). SPEC
+  §10 holds it ≤ 20 ms with 200 pairs, during a backup and during any export;
 - the **collections**: every run of the garbage collector (`Collections`), with its
   generation, its duration and the thread it ran on — a full collection stops every thread
   (it holds the GIL), so one on any thread is a lag of the loop.
@@ -50,8 +50,9 @@ class Ticks:
     """How late the loop wakes a 1 ms sleeper: `wall` (what a waiting task feels: everything
     else that was ready ran first, plus time the OS gave to other processes on a shared
     machine), `cpu` (the loop thread's own CPU time in that interval) and `queued` (its wait
-    for a CPU in that interval; empty where the OS does not tell). Wall minus both is time
-    the thread was blocked (in a system call, or for the GIL)."""
+    for a CPU in that interval; empty where the OS does not tell). The rest of a tick the
+    thread was off the CPU for another reason: blocked in a call, waiting for the GIL, or
+    asleep in the selector and woken late."""
 
     def __init__(self) -> None:
         self.wall: list[float] = []
@@ -78,8 +79,10 @@ class Ticks:
         if not self.queued:
             return f"worst tick {wall:.1f} ms: {cpu:.1f} ms the loop thread's CPU"
         queued = self.queued[i]
+        other = max(0.0, wall + 1 - cpu - queued)  # the tick's interval: its 1 ms sleep + lag
         return (f"worst tick {wall:.1f} ms: {cpu:.1f} ms the loop thread's CPU, {queued:.1f} ms "
-                f"waiting for a CPU, {max(0.0, wall + 1 - cpu - queued):.1f} ms blocked")
+                f"waiting for a CPU, {other:.1f} ms off the CPU otherwise (blocked in a call, "
+                f"waiting for the GIL, or woken late)")
 
 
 class Callbacks:
