@@ -141,7 +141,8 @@ class _Head(msgspec.Struct):
 def read_head(raw: bytes) -> _Head:
     """The `kind` and `format_version` of a JSON export; ExportError if it is none."""
     try:
-        return json_input.decode(raw, _Head)
+        # Only the head is read here; `read_document` checks the whole text for U+0000.
+        return json_input.decode(raw, _Head, nul_checked=False)
     except json_input.JsonInputError as exc:
         raise ExportError(f"not a Novaberg export: {exc}") from None
 
