@@ -1,4 +1,5 @@
-"""What counts as an empty text, wherever a text comes in (request bodies, imports)."""
+"""What counts as an empty text, wherever a text comes in (request bodies, imports), and
+what a model's text may not hold."""
 
 from __future__ import annotations
 
@@ -10,3 +11,10 @@ INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u
 def is_blank(text: str) -> bool:
     """True for a text of only whitespace and invisible characters (zero-width spaces, …)."""
     return not text.translate(INVISIBLE).strip()
+
+
+def without_nul(text: str) -> str:
+    """A model's text without U+0000: it means nothing in an answer, and PostgreSQL cannot
+    store it (on the scale-out engine such an answer failed its turn with internal_error).
+    A person's text with one is refused at the boundary instead (app.core.json_input)."""
+    return text.replace("\x00", "") if "\x00" in text else text

@@ -52,6 +52,7 @@ import msgspec
 
 from app.core import log as logctx
 from app.core.settings import Settings
+from app.core.text import without_nul
 from app.llm import detect
 from app.llm.choice import ModelChoice
 from app.llm.errors import ModelError
@@ -324,6 +325,7 @@ class Gateway:
         attempt = call
         while True:
             reply = await self.retries.run(lambda: provider.complete(attempt), trace)
+            reply.text = without_nul(reply.text)
             trace.add_usage(reply.prompt_tokens, reply.completion_tokens)
             value = None
             if call.schema is not None:
@@ -370,11 +372,13 @@ class Gateway:
                     try:
                         async with contextlib.aclosing(self.retries.stream(
                                 provider, attempt, trace, unmasker)) as pieces:
-                            async for piece in pieces:
+                            async for raw_piece in pieces:
+                                if not (piece := without_nul(raw_piece)):
+                                    continue
                                 parts.append(piece)
                                 yield piece
                         if unmasker is not None:
-                            rest = unmasker.finish()
+                            rest = without_nul(unmasker.finish())
                             if rest:
                                 parts.append(rest)
                                 yield rest

@@ -1,7 +1,9 @@
 """A text with U+0000 is refused where it comes in (app.core.json_input): PostgreSQL cannot
 store it, so on the scale-out engine such a message was accepted (202) and then could not
 reach the durable log. Now it is a 400 in the error shape on both engines, and nothing is
-written: not the message, not any row of an import that holds one."""
+written: not the message, not any row of an import that holds one. A model's answer with one
+is delivered and stored without it (before, on PostgreSQL, the turn failed with
+internal_error)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import json
 from app.api.app_keys import DB, REDIS
 from app.memory.message_log import MessageLog
 from tests.conftest import AUTH
+from tests.pipeline_support import fake_app, open_chat
 
 
 def imported(entry_key: str, text: str) -> dict[str, object]:
@@ -47,3 +50,16 @@ async def test_an_import_with_one_nul_text_is_refused_whole(client):
     response = await client.post("/api/imports", data=json.dumps(document), headers=AUTH)
     assert response.status == 200, await response.json()
     assert len(await MessageLog(client.app[DB]).for_user("local", character_id="nova")) == 2
+
+
+async def test_a_models_answer_with_nul_is_delivered_and_stored_without_it(
+        fake_model, make_settings, aiohttp_client):
+    fake_model.always("responder", "Klingt\x00 gut.")
+    app = fake_app(fake_model, make_settings, input_window_seconds=0.0)
+    chat = await open_chat(aiohttp_client, app)
+    answer = await chat.response(await chat.send("Hallo Nova"))
+    assert answer["text"] == "Klingt gut."
+    await chat.settle()
+    rows = await MessageLog(app[DB]).for_user("local", character_id="nova")
+    assert [(r.role, r.text) for r in rows] == [("user", "Hallo Nova"),
+                                                ("assistant", "Klingt gut.")]

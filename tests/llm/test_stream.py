@@ -45,6 +45,15 @@ async def test_empty_deltas_are_skipped(gateway, fake_model):
     assert [d async for d in gateway.stream("responder", HI, max_tokens=8)] == ["a", "b"]
 
 
+async def test_a_nul_in_the_models_deltas_is_dropped(gateway, fake_model):
+    """U+0000 means nothing in an answer and PostgreSQL cannot store it: dropped, and a delta
+    of only that is no delta at all."""
+    fake_model.script("responder", Reply("Hallo Welt", chunks=["Hal\x00lo", "\x00", " Welt"]))
+    stream = gateway.stream("responder", HI, max_tokens=8)
+    assert [d async for d in stream] == ["Hallo", " Welt"]
+    assert stream.completion.text == "Hallo Welt"
+
+
 async def test_a_stream_without_usage_reports_estimated_tokens(fake_model, make_settings):
     fake_model.stream_usage = False  # like llama-cpp-python, which ignores stream_options
     fake_model.script("responder", "vier")
