@@ -130,7 +130,8 @@ def read_dayone(raw: bytes, limits: Limits, photo_files: Mapping[str, str] | Non
     files in the archive it came in (None: a bare JSON file)."""
     prefix = f"{name}: " if name else ""
     try:
-        document = json_input.decode(raw, DayOneExport)
+        # Each entry is checked for U+0000 as it is decoded, so the answer names it.
+        document = json_input.decode(raw, DayOneExport, nul_checked=False)
     except json_input.JsonInputError as exc:
         raise ExportError(f"{prefix}not a Day One export: {exc}") from None
     if not document.entries:
@@ -216,6 +217,8 @@ def _markdown_item(name: str, raw: bytes, limits: Limits) -> DiaryItem:
         content = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ExportError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+    if "\x00" in content:  # as a JSON text with one is refused (json_input.HasNul)
+        raise ExportError(f"{name}: {json_input.HasNul()}")
     content = content.replace("\r\n", "\n")
     meta, body = _front_matter(content, name)
     date = None

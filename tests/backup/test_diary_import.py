@@ -445,3 +445,23 @@ def test_the_sample_is_what_day_one_writes():
     assert sum(len(e.get("photos", [])) for e in document["entries"]) == len(PHOTOS) == 3
     with zipfile.ZipFile(__import__("io").BytesIO(dayone_zip())) as archive:
         assert sorted(archive.namelist())[0] == "Journal.json"
+
+
+# --- U+0000, which PostgreSQL cannot store -------------------------------------------------------
+
+async def test_a_markdown_file_holding_nul_refuses_the_import_naming_it(client):
+    body = zipped({"2025-03-14.md": "Heute war es gut.".encode(),
+                   "2025-03-15.md": "Ich ging\x00 spazieren.".encode()})
+    answer = await upload(client, body, status=400)
+    assert answer["error"]["message"].startswith("2025-03-15.md: ")
+    assert "U+0000" in answer["error"]["message"]
+    assert await entries(client) == {}
+
+
+async def test_a_day_one_entry_holding_nul_refuses_the_import_naming_it(client):
+    document = dayone_document()
+    document["entries"][1]["text"] = "Am See\x00"
+    answer = await upload(client, dayone_bytes(document), status=400)
+    assert "entries[1]" in answer["error"]["message"]
+    assert "U+0000" in answer["error"]["message"]
+    assert await entries(client) == {}
