@@ -242,6 +242,8 @@ async def import_result(request: web.Request) -> web.Response:
         raise ApiError(400, "invalid_json", "paste the model's answer")
     try:
         raw: Any = json_input.decode(body)
+    except json_input.HasNul as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from None
     except json_input.NotJson:
         raw = body  # let the result reader say what is wrong
     if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):

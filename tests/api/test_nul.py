@@ -63,3 +63,14 @@ async def test_a_models_answer_with_nul_is_delivered_and_stored_without_it(
     rows = await MessageLog(app[DB]).for_user("local", character_id="nova")
     assert [(r.role, r.text) for r in rows] == [("user", "Hallo Nova"),
                                                 ("assistant", "Klingt gut.")]
+
+
+async def test_a_pasted_profile_result_with_nul_is_refused(client):
+    for body in (json.dumps({"text": '{"dimensions": {}}\x00'}), '{"dimensions": "\\u0000"}'):
+        response = await client.post("/api/profile/results", data=body, headers=AUTH)
+        answer = await response.json()
+        assert response.status == 400, answer
+        assert answer["error"]["code"] == "invalid_request"
+        assert "U+0000" in answer["error"]["message"]
+    listed = await client.get("/api/profile/proposals", headers=AUTH)
+    assert await listed.json() == []
