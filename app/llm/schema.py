@@ -24,6 +24,8 @@ from typing import Any
 import msgspec
 from msgspec import inspect as mi
 
+from app.core import json_input
+
 
 @functools.cache
 def json_schema(schema: type[msgspec.Struct]) -> dict[str, Any]:
@@ -62,8 +64,15 @@ def _decoder(schema: type[msgspec.Struct]) -> msgspec.json.Decoder[Any]:
 
 
 def decode(text: str, schema: type[msgspec.Struct]) -> msgspec.Struct:
-    """Decode and validate an answer. Raises msgspec.DecodeError/ValidationError."""
-    return _decoder(schema).decode(strip_fence(text))
+    """Decode and validate an answer. Raises msgspec.DecodeError/ValidationError — also for
+    a text holding U+0000 (`\\u0000`), which no store of ours can keep in every engine: the
+    model gets the one repair retry, as for any other invalid answer."""
+    body = strip_fence(text)
+    try:
+        json_input.check_no_nul(body)
+    except json_input.HasNul as exc:
+        raise msgspec.ValidationError(str(exc)) from None
+    return _decoder(schema).decode(body)
 
 
 def strip_fence(text: str) -> str:

@@ -95,6 +95,20 @@ async def test_invalid_output_gets_exactly_one_repair_retry_that_shows_the_error
     assert gateway.traces.list()[0]["repaired"] is True
 
 
+class Note(msgspec.Struct):
+    text: str
+
+
+async def test_a_structured_answer_holding_nul_gets_the_repair_retry(gateway, fake_model):
+    """U+0000 in a structured answer (no store keeps it on every engine) is an invalid answer:
+    the repair names it, and the value comes from the repaired answer."""
+    fake_model.script("perception", '{"text": "Hallo\\u0000"}', {"text": "Hallo"})
+    result = await gateway.complete("perception", HI, schema=Note, max_tokens=64)
+    assert result.value == Note("Hallo")
+    _, second = fake_model.chats()
+    assert "U+0000" in second.messages[-1]["content"]
+
+
 async def test_output_still_invalid_after_the_repair_is_model_bad_output(gateway, fake_model):
     fake_model.script("perception", "not json at all", '{"emotion": "freude"}',
                       {"emotion": "freude", "arousal": 0.1})
