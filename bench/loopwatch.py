@@ -23,7 +23,7 @@ import contextlib
 import gc
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
 from bench.percentiles import percentile
@@ -32,18 +32,21 @@ LAG_TARGET_MS = 20.0
 STALL_TARGET_MS = 20.0
 
 
-def _run_queue_clock() -> Callable[[], float] | None:
-    """The loop thread's total wait for a CPU so far, in ms (Linux schedstat), or None."""
+@contextlib.contextmanager
+def _run_queue_clock() -> Iterator[Callable[[], float] | None]:
+    """The calling thread's total wait for a CPU so far, in ms (Linux schedstat), or None."""
     try:
         schedstat = open("/proc/thread-self/schedstat", "rb", buffering=0)  # noqa: SIM115
     except OSError:
-        return None
+        yield None
+        return
 
     def waited() -> float:
         schedstat.seek(0)
         return int(schedstat.read().split()[1]) / 1e6
 
-    return waited
+    with schedstat:
+        yield waited
 
 
 class Ticks:
@@ -60,15 +63,15 @@ class Ticks:
         self.queued: list[float] = []
 
     async def run(self, stop: asyncio.Event) -> None:
-        run_queue = _run_queue_clock()
-        while not stop.is_set():
-            started, cpu_started = time.perf_counter(), time.thread_time()
-            queued_before = run_queue() if run_queue else 0.0
-            await asyncio.sleep(0.001)
-            self.wall.append((time.perf_counter() - started - 0.001) * 1000)
-            self.cpu.append((time.thread_time() - cpu_started) * 1000)
-            if run_queue:
-                self.queued.append(run_queue() - queued_before)
+        with _run_queue_clock() as run_queue:
+            while not stop.is_set():
+                started, cpu_started = time.perf_counter(), time.thread_time()
+                queued_before = run_queue() if run_queue else 0.0
+                await asyncio.sleep(0.001)
+                self.wall.append((time.perf_counter() - started - 0.001) * 1000)
+                self.cpu.append((time.thread_time() - cpu_started) * 1000)
+                if run_queue:
+                    self.queued.append(run_queue() - queued_before)
 
     def worst(self) -> str:
         """The worst tick, split into the loop thread's CPU, its wait for a CPU, the rest."""

@@ -131,7 +131,7 @@ def read_dayone(raw: bytes, limits: Limits, photo_files: Mapping[str, str] | Non
     prefix = f"{name}: " if name else ""
     try:
         # Each entry is checked for U+0000 as it is decoded, so the answer names it.
-        document = json_input.decode(raw, DayOneExport, nul_checked=False)
+        document = json_input.decode(raw, DayOneExport, check_nul=False)
     except json_input.JsonInputError as exc:
         raise ExportError(f"{prefix}not a Day One export: {exc}") from None
     if not document.entries:
@@ -218,7 +218,7 @@ def _markdown_item(name: str, raw: bytes, limits: Limits) -> DiaryItem:
     except UnicodeDecodeError as exc:
         raise ExportError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     if "\x00" in content:  # as a JSON text with one is refused (json_input.HasNul)
-        raise ExportError(f"{name}: {json_input.HasNul()}")
+        raise ExportError(f"{name}: {json_input.NUL_REFUSED}")
     content = content.replace("\r\n", "\n")
     meta, body = _front_matter(content, name)
     date = None

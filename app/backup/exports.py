@@ -142,7 +142,7 @@ def read_head(raw: bytes) -> _Head:
     """The `kind` and `format_version` of a JSON export; ExportError if it is none."""
     try:
         # Only the head is read here; `read_document` checks the whole text for U+0000.
-        return json_input.decode(raw, _Head, nul_checked=False)
+        return json_input.decode(raw, _Head, check_nul=False)
     except json_input.JsonInputError as exc:
         raise ExportError(f"not a Novaberg export: {exc}") from None
 

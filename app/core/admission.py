@@ -29,8 +29,8 @@ class RoundAdmission:
     the next round, after whatever was ready before it. The mark's callback opens a window
     that lasts until its next run (about one round): in it, up to `per_round` requests are let
     in — those it wakes (they run in the round after it) and, while there is room and nobody
-    waits or is woken and not yet running, newcomers at once. A round runs the tail of one window and the head of the next:
-    at most twice `per_round` requests' first steps. A request that comes while the server is
+    waits or is woken and not yet running, newcomers at once. A round runs the tail of one
+    window and the head of the next: at most twice `per_round` requests' first steps. A request that comes while the server is
     not crowded waits for nothing (under the 1 000-pair burst, waiting a round whenever
     another request had been let in lately made the admission a third of the accept's p99,
     issue 26 item 4).

@@ -43,11 +43,14 @@ class WrongShape(JsonInputError):
     """JSON, but not of the expected type."""
 
 
+NUL_REFUSED = "a text holds the character U+0000 (NUL), which is not accepted"
+
+
 class HasNul(WrongShape):
     """A string of the document holds U+0000 (escaped as \\u0000; JSON has no other way)."""
 
     def __init__(self) -> None:
-        super().__init__("a text holds the character U+0000 (NUL), which is not accepted")
+        super().__init__(NUL_REFUSED)
 
 
 _NUL_ESCAPE = b"\\u0000"
@@ -57,13 +60,9 @@ NUL_SCAN_PIECE = 1 << 20  # bytes searched at a time: the GIL can change hands b
 def check_no_nul(raw: bytes | str | msgspec.Raw) -> None:
     """`HasNul` when a JSON string in `raw` holds U+0000. The escape counts only where the
     backslash before `u0000` is not itself escaped (`\\\\u0000` is a backslash and the text
-    "u0000"). Searched in pieces, a few megabytes in milliseconds."""
-    if isinstance(raw, str):
-        if "\x00" in raw:  # not JSON either; the decoder says so
-            return
-        data = raw.encode()
-    else:
-        data = raw if isinstance(raw, bytes) else bytes(raw)  # a piece (msgspec.Raw)
+    "u0000"; a raw NUL is no JSON at all, which the decoder says). Searched in pieces, a few
+    megabytes in milliseconds."""
+    data = raw.encode() if isinstance(raw, str) else bytes(raw)  # bytes(b) is b itself
     step = NUL_SCAN_PIECE
     for start in range(0, len(data), step):
         # Overlap by the escape's length, so one that straddles two pieces is found.
@@ -79,11 +78,11 @@ def check_no_nul(raw: bytes | str | msgspec.Raw) -> None:
 
 
 def decode(raw: bytes | str | msgspec.Raw, type_: type[T] = Any, *,  # type: ignore[assignment]
-           nul_checked: bool = True) -> T:
+           check_nul: bool = True) -> T:
     """`raw` decoded as `type_` (default: any JSON value, at most `MAX_DEPTH` deep); a text
-    holding U+0000 is `HasNul` (`nul_checked=False`: where only a few fields of a document
+    holding U+0000 is `HasNul` (`check_nul=False`: where only a few fields of a document
     are read and the document's own decode checks it)."""
-    if nul_checked:
+    if check_nul:
         check_no_nul(raw)
     try:
         value = msgspec.json.decode(raw, type=type_)

@@ -17,4 +17,4 @@ def without_nul(text: str) -> str:
     """A model's text without U+0000: it means nothing in an answer, and PostgreSQL cannot
     store it (on the scale-out engine such an answer failed its turn with internal_error).
     A person's text with one is refused at the boundary instead (app.core.json_input)."""
-    return text.replace("\x00", "") if "\x00" in text else text
+    return text.replace("\x00", "")

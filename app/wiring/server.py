@@ -446,7 +446,8 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # The one place the characters in use are chosen (tests may replace them, and the
     # pipelines, `app[PIPELINES]`, before the app starts).
     install_characters(app)
-    app.cleanup_ctx.extend([process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx])
+    app.cleanup_ctx.extend([process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx,
+                            pipelines_ctx])
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)
