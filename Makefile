@@ -5,15 +5,25 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-test
 PYTEST := $(PY) -m pytest
 
-.PHONY: run install node test test-postgres test-peer test-browser binary binary-test bench \
+.PHONY: run install lock upgrade lint node test test-postgres test-peer test-browser binary binary-test bench \
 	bench-scaleout clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): pyproject.toml | $(PY)
-	$(PY) -m pip install -q -e '.[test]'
+# Every install goes through a lock in requirements/ (each transitive pin with its hashes, so
+# a release made since the lock cannot change a fresh clone); the project itself goes in
+# editable, without dependencies and without a build environment of its own (setuptools is
+# pinned in the lock). `make lock` writes the locks anew after pyproject.toml changed, keeping
+# every pin it can; `make upgrade` moves every pin to the newest release and runs the suite.
+LOCK_GROUPS := app test postgres browser build peer
+define install_lock
+	$(PY) -m pip install -q --require-hashes --no-deps -r requirements/$(1).txt
+endef
+
+$(STAMP): pyproject.toml requirements/test.txt | $(PY)
+	$(call install_lock,test)
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 	touch $@
 
 install: $(STAMP)
@@ -40,7 +50,7 @@ POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests
 test-postgres: install
 	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q postgresql; }
-	$(PY) -m pip install -q -e '.[postgres]'
+	$(call install_lock,postgres)
 	$(PYTEST) -q -p no:randomly -n 2 --dist loadfile --engine=postgresql $(POSTGRES_SUITES)
 
 # node's built-in test runner for the UI's DOM-free modules (tests/js/, run by tests/web/test_js.py).
@@ -49,7 +59,7 @@ node:
 
 # The real llama.cpp server as a peer of the model gateway (builds llama-cpp-python once).
 test-peer: install
-	$(PY) -m pip install -q 'llama-cpp-python[server]' gguf numpy
+	$(call install_lock,peer)
 	$(PYTEST) -q -o addopts='' tests/peer
 
 # The web UI in Debian's chromium (from apt; Playwright's own browser download is not used),
@@ -57,11 +67,11 @@ test-peer: install
 test-browser: install
 	@if [ ! -x /usr/bin/chromium ]; then \
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; fi
-	$(PY) -m pip install -q -e '.[browser]'
+	$(call install_lock,browser)
 	$(PYTEST) -q -o addopts='' tests/browser
 
 binary: install
-	$(PY) -m pip install -q -e '.[build]'
+	$(call install_lock,build)
 	$(PY) -m PyInstaller --noconfirm --clean --log-level WARN build.spec
 
 binary-test: binary
@@ -84,9 +94,25 @@ bench: install
 # N processes on one PostgreSQL and one Redis (issue 26): the burst with a kill -9 for
 # N = 1, 2, 3 and the 10 000-turn soak, some minutes each, so not part of `make bench`.
 bench-scaleout: install
-	$(PY) -m pip install -q -e '.[postgres]'
+	$(call install_lock,postgres)
 	$(PY) bench/scaleout.py burst
 	$(PY) bench/scaleout.py soak
+
+# The locks, one per install: app (what the program needs), test (+ the suite's and the
+# house's tools), and one per slow suite on top of test. Each is resolved for every platform
+# and Python the project supports, the groups constrained by test so they agree on each pin.
+UV_COMPILE = $(VENV)/bin/uv pip compile pyproject.toml --universal --python-version 3.11 \
+	--generate-hashes --custom-compile-command 'make lock' --quiet $(UV_FLAGS)
+lock: install
+	$(UV_COMPILE) -o requirements/app.txt
+	$(UV_COMPILE) --extra test --extra dev -c requirements/app.txt -o requirements/test.txt
+	for extra in postgres browser build peer; do \
+		$(UV_COMPILE) --extra test --extra dev --extra $$extra -c requirements/test.txt \
+			-o requirements/$$extra.txt || exit 1; done
+
+upgrade:
+	$(MAKE) lock UV_FLAGS=--upgrade
+	$(MAKE) test
 
 clean:
 	rm -rf build dist .pytest_cache

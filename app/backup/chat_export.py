@@ -55,6 +55,7 @@ from app.memory.lists import ListStore
 from app.memory.reminders import Reminder, ReminderStore
 from app.storage import dialect
 from app.storage.database import stream_rows
+from app.storage.redis_driver import async_client
 
 KIND = "novaberg.chat"
 T = TypeVar("T")
@@ -234,7 +235,7 @@ def with_parts(result: ImportResult, kept: dict[str, dict[str, int]]) -> dict[st
 async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
     """`work` with an asyncio client of the Redis at `url` (the command line's way to the
     stores, which the app reaches through its own pool), closed afterwards."""
-    client = aioredis.from_url(url, decode_responses=True)
+    client = async_client(url, decode_responses=True)
     try:
         return await work(client)
     finally:

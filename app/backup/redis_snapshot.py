@@ -43,7 +43,7 @@ from typing import IO, Any
 import redis
 
 from app.memory import keys
-from app.storage.redis_driver import DRIVER_INFO
+from app.storage import redis_driver
 
 BATCH = 500
 CHUNK = 5000  # keys per SCAN step of a private server (`write_private_snapshot`)
@@ -182,8 +182,7 @@ def _text(raw: bytes) -> str:
 
 
 def connect(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url, decode_responses=False, socket_timeout=60,
-                                driver_info=DRIVER_INFO)
+    return redis_driver.client(url, decode_responses=False, socket_timeout=60)
 
 
 def backed_up_keys(client: redis.Redis) -> Iterator[str]:

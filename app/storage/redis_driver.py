@@ -1,7 +1,15 @@
-"""How Novaberg talks to Redis beyond a plain client: the app's connection pool
-(`connection_pool`: what every connection tells the server about itself, CLIENT SETINFO, and
-how it times its commands out), and `ScriptLine`, a script's own connection for a path that
-must not queue behind the rest of the process.
+"""How Novaberg talks to Redis: the protocol every client speaks (`PROTOCOL`), the app's
+connection pool (`connection_pool`: what every connection tells the server about itself,
+CLIENT SETINFO, and how it times its commands out), the command line's clients (`client`,
+`async_client`), and `ScriptLine`, a script's own connection for a path that must not queue
+behind the rest of the process.
+
+RESP2, chosen on purpose rather than left to the library's default (redis-py 8.2 moved that
+default to RESP3): the app reads replies in the shapes RESP2 gives (stream entries, scores,
+pub/sub messages as lists), every Redis-compatible server speaks it (RESP3 needs Redis 6 and
+HELLO, which some proxies and older managed servers lack), and the app uses nothing only
+RESP3 has (client-side caching, push messages). With it named, a connection sends no HELLO:
+the handshake is the same on every server and every library release.
 
 With the library's version given, a new connection does not look it up: redis-py would
 otherwise ask `importlib.metadata`, which scans every installed package — milliseconds of
@@ -22,6 +30,18 @@ from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 DRIVER_INFO = DriverInfo(name="redis-py", lib_version=redis.__version__)
+PROTOCOL = 2
+
+
+def client(url: str, **options: Any) -> redis.Redis:
+    """A blocking client of the Redis at `url` speaking `PROTOCOL` (the command line's and a
+    backup thread's way in; `options` as redis-py's)."""
+    return redis.Redis.from_url(url, protocol=PROTOCOL, driver_info=DRIVER_INFO, **options)
+
+
+def async_client(url: str, **options: Any) -> aioredis.Redis:
+    """An asyncio client of the Redis at `url` speaking `PROTOCOL`, outside the app's pool."""
+    return aioredis.Redis.from_url(url, protocol=PROTOCOL, driver_info=DRIVER_INFO, **options)
 
 
 def connection_pool(url: str, *, max_connections: int, wait_seconds: float
@@ -32,7 +52,7 @@ def connection_pool(url: str, *, max_connections: int, wait_seconds: float
     that send without a task of their own (`timed_by_timer`)."""
     pool = aioredis.BlockingConnectionPool.from_url(
         url, decode_responses=True, max_connections=max_connections, timeout=wait_seconds,
-        driver_info=DRIVER_INFO)
+        protocol=PROTOCOL, driver_info=DRIVER_INFO)
     pool.connection_class = timed_by_timer(pool.connection_class)
     return pool
 

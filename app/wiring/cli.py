@@ -281,10 +281,10 @@ def delete_user(settings: Settings, name: str) -> int:
         _require_database(settings)
         if not _write(settings, lambda conn: delete_user_sync(conn, name)):
             raise UsageError(f"no user {name!r}")
-        import redis
+        from app.storage.redis_driver import client as redis_client
 
         if settings.redis_url:
-            client = redis.Redis.from_url(settings.redis_url)
+            client = redis_client(settings.redis_url)
             try:
                 keys_removed = purge_user(client, name)
             finally:
@@ -294,7 +294,7 @@ def delete_user(settings: Settings, name: str) -> int:
 
             embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
             embedded.start()
-            client = redis.Redis(unix_socket_path=str(embedded.socket_path))
+            client = redis_client(embedded.url)
             try:
                 keys_removed = purge_user(client, name)
             finally:
@@ -374,8 +374,10 @@ def _check_redis_url(url: str | None) -> None:
         raise UsageError(f"--redis-url {shown!r}: expected redis://, rediss:// or unix://")
     import redis
 
+    from app.storage.redis_driver import client as redis_client
+
     try:
-        client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+        client = redis_client(url, socket_connect_timeout=3, socket_timeout=3)
         client.ping()
         client.close()
     except (ValueError, redis.RedisError) as exc:

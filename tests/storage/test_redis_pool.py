@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from app.storage.redis_driver import connection_pool
+from app.storage.redis_driver import PROTOCOL, async_client, client, connection_pool
 
 
 class TaskCount:
@@ -65,8 +65,11 @@ async def test_the_library_default_would_start_a_task_per_command(session_redis)
 
 @pytest.fixture
 async def stalling_server():  # noqa: ANN201
-    """A TCP server that speaks just enough RESP: +OK to every command (the connection's
-    handshake), and no answer at all to PING — a Redis that hangs."""
+    """A TCP server that speaks just enough RESP2: +OK to every command (the connection's
+    handshake), and no answer at all to PING — a Redis that hangs. It yields its port and the
+    names of the commands it was sent."""
+    received: list[bytes] = []
+
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while header := await reader.readline():  # *N
@@ -74,6 +77,7 @@ async def stalling_server():  # noqa: ANN201
                 for _ in range(int(header[1:])):
                     length = int((await reader.readline())[1:])  # $len
                     args.append((await reader.readexactly(length + 2))[:-2])
+                received.append(args[0].upper())
                 if args[0].upper() != b"PING":
                     writer.write(b"+OK\r\n")
         except (asyncio.CancelledError, asyncio.IncompleteReadError):
@@ -82,7 +86,7 @@ async def stalling_server():  # noqa: ANN201
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     try:
-        yield server.sockets[0].getsockname()[1]
+        yield server.sockets[0].getsockname()[1], received
     finally:
         server.close()
         await server.wait_closed()
@@ -90,8 +94,9 @@ async def stalling_server():  # noqa: ANN201
 
 async def test_a_redis_that_stops_answering_fails_the_command_and_drops_the_connection(
         stalling_server) -> None:  # noqa: ANN001
+    port, _ = stalling_server
     client = aioredis.Redis.from_pool(connection_pool(
-        f"redis://127.0.0.1:{stalling_server}/0?socket_timeout=0.3", max_connections=2,
+        f"redis://127.0.0.1:{port}/0?socket_timeout=0.3", max_connections=2,
         wait_seconds=1))
     try:
         assert await client.set("k", "v")  # the handshake and a command answered
@@ -102,3 +107,40 @@ async def test_a_redis_that_stops_answering_fails_the_command_and_drops_the_conn
         assert await client.set("k", "v")  # a fresh connection works again
     finally:
         await client.aclose()
+
+
+async def test_the_pool_speaks_resp2_without_a_hello(stalling_server) -> None:  # noqa: ANN001
+    """The protocol is the app's choice (PROTOCOL), not the library's default: redis-py 8.2
+    began each connection with HELLO 3, which a RESP2-only server cannot answer."""
+    port, received = stalling_server
+    client = aioredis.Redis.from_pool(connection_pool(
+        f"redis://127.0.0.1:{port}/0", max_connections=1, wait_seconds=1))
+    try:
+        assert await client.set("k", "v")
+        assert b"SET" in received
+        assert b"HELLO" not in received
+    finally:
+        await client.aclose()
+
+
+async def test_every_client_of_the_app_is_a_resp2_connection(session_redis) -> None:  # noqa: ANN001
+    """What the server itself reports of each kind of client the app makes: the pool's, the
+    command line's blocking one and its asyncio one."""
+    url = session_redis.url("pool")
+    pool_client = aioredis.Redis.from_pool(connection_pool(url, max_connections=1,
+                                                           wait_seconds=1))
+    async_one = async_client(url, decode_responses=True)
+    blocking = client(url, decode_responses=True)
+    try:
+        # HELLO without a version answers with the connection's own, changing nothing.
+        infos = [await pool_client.execute_command("HELLO"),
+                 await async_one.execute_command("HELLO"),
+                 blocking.execute_command("HELLO")]
+    finally:
+        await pool_client.aclose()
+        await async_one.aclose()
+        blocking.close()
+    assert PROTOCOL == 2
+    for info in infos:  # a flat list of names and values in RESP2, a map in RESP3
+        fields = info if isinstance(info, dict) else dict(zip(info[::2], info[1::2]))
+        assert fields["proto"] == PROTOCOL, info
