@@ -98,6 +98,14 @@ bench-scaleout: install
 	$(PY) bench/scaleout.py burst
 	$(PY) bench/scaleout.py soak
 
+# The house's checks over the program's code (config in pyproject.toml): ruff's lint and its
+# format check, and mypy. .ci/run runs them before the suite.
+LINTED := app statemachine
+lint: install
+	$(VENV)/bin/ruff check $(LINTED)
+	$(VENV)/bin/ruff format --check $(LINTED)
+	$(VENV)/bin/mypy $(LINTED)
+
 # The locks, one per install: app (what the program needs), test (+ the suite's and the
 # house's tools), and one per slow suite on top of test. Each is resolved for every platform
 # and Python the project supports, the groups constrained by test so they agree on each pin.

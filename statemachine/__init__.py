@@ -17,7 +17,17 @@ from statemachine.turn import (
 )
 
 __all__ = [
-    "DELIVERED", "FAILED", "PATH1", "PATH2", "QUEUED", "RUNNING_STATES", "STATES",
-    "TERMINAL_STATES", "TRANSITIONS", "TRIGGERS", "IllegalTransition", "TurnLifecycle",
+    "DELIVERED",
+    "FAILED",
+    "PATH1",
+    "PATH2",
+    "QUEUED",
+    "RUNNING_STATES",
+    "STATES",
+    "TERMINAL_STATES",
+    "TRANSITIONS",
+    "TRIGGERS",
+    "IllegalTransition",
+    "TurnLifecycle",
     "build_machine",
 ]

@@ -94,9 +94,14 @@ _MACHINE: Machine | None = None
 def _machine() -> Machine:
     global _MACHINE
     if _MACHINE is None:
-        _MACHINE = Machine(model=None, states=list(STATES),
-                           transitions=[dict(t) for t in TRANSITIONS], initial=UNINITIALIZED,
-                           auto_transitions=False, ignore_invalid_triggers=False)
+        _MACHINE = Machine(
+            model=None,
+            states=list(STATES),
+            transitions=[dict(t) for t in TRANSITIONS],
+            initial=UNINITIALIZED,
+            auto_transitions=False,
+            ignore_invalid_triggers=False,
+        )
     return _MACHINE
 
 

@@ -62,8 +62,13 @@ TRANSITIONS: tuple[dict[str, Any], ...] = (
     {"trigger": "deliver", "source": PATH2, "dest": DELIVERED},
     {"trigger": "follow_up", "source": DELIVERED, "dest": PATH2},
     {"trigger": "fail", "source": [QUEUED, PATH1, PATH2], "dest": FAILED},
-    {"trigger": "requeue", "source": [PATH1, PATH2], "dest": QUEUED,
-     "conditions": "has_attempts_left", "after": "count_attempt"},
+    {
+        "trigger": "requeue",
+        "source": [PATH1, PATH2],
+        "dest": QUEUED,
+        "conditions": "has_attempts_left",
+        "after": "count_attempt",
+    },
 )
 
 
@@ -84,8 +89,16 @@ class TurnLifecycle:
     for its own convenience methods.)
     """
 
-    def __init__(self, machine: Machine, initiator: Initiator, *, state: str = QUEUED,
-                 attempts: int = 1, max_attempts: int = 2, perceived: bool = False) -> None:
+    def __init__(
+        self,
+        machine: Machine,
+        initiator: Initiator,
+        *,
+        state: str = QUEUED,
+        attempts: int = 1,
+        max_attempts: int = 2,
+        perceived: bool = False,
+    ) -> None:
         if initiator not in ("user", "character"):
             raise ValueError(f"unknown turn initiator {initiator!r}")
         if state not in STATES:
@@ -147,14 +160,31 @@ def _machine() -> Machine:
     """
     global _MACHINE
     if _MACHINE is None:
-        _MACHINE = Machine(model=None, states=list(STATES),
-                           transitions=[dict(t) for t in TRANSITIONS], initial=QUEUED,
-                           auto_transitions=False, ignore_invalid_triggers=False)
+        _MACHINE = Machine(
+            model=None,
+            states=list(STATES),
+            transitions=[dict(t) for t in TRANSITIONS],
+            initial=QUEUED,
+            auto_transitions=False,
+            ignore_invalid_triggers=False,
+        )
     return _MACHINE
 
 
-def build_machine(initiator: Initiator, *, state: str = QUEUED, attempts: int = 1,
-                  max_attempts: int = 2, perceived: bool = False) -> TurnLifecycle:
+def build_machine(
+    initiator: Initiator,
+    *,
+    state: str = QUEUED,
+    attempts: int = 1,
+    max_attempts: int = 2,
+    perceived: bool = False,
+) -> TurnLifecycle:
     """A lifecycle in `state`, driven by the machine built from `TRANSITIONS`."""
-    return TurnLifecycle(_machine(), initiator, state=state, attempts=attempts,
-                         max_attempts=max_attempts, perceived=perceived)
+    return TurnLifecycle(
+        _machine(),
+        initiator,
+        state=state,
+        attempts=attempts,
+        max_attempts=max_attempts,
+        perceived=perceived,
+    )

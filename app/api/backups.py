@@ -54,15 +54,21 @@ async def list_backups(request: web.Request) -> web.Response:
     require_admin(request)
     service = request.app[BACKUPS]
     settings = request.app[SETTINGS]
-    return web.json_response({
-        "directory": str(service.directory),
-        "data_dir": str(settings.data_path),
-        "keep": settings.backup_keep,
-        "daily": settings.backup_daily,
-        "backups": [{**backup.summary(),
-                     "restore_command": restore_command(settings.data_path, backup.path)}
-                    for backup in await service.list()],
-    })
+    return web.json_response(
+        {
+            "directory": str(service.directory),
+            "data_dir": str(settings.data_path),
+            "keep": settings.backup_keep,
+            "daily": settings.backup_daily,
+            "backups": [
+                {
+                    **backup.summary(),
+                    "restore_command": restore_command(settings.data_path, backup.path),
+                }
+                for backup in await service.list()
+            ],
+        }
+    )
 
 
 async def post_backup(request: web.Request) -> web.Response:
@@ -80,14 +86,14 @@ async def get_export(request: web.Request) -> web.Response:
     if fmt not in EXPORT_FORMATS:
         raise ApiError(400, "invalid_format", f"format {fmt!r}: use md or json")
     character = request.query.get("character") or None
-    if character is not None and \
-            request.app[CHARACTERS].get(request[USER_ID], character) is None:
+    if character is not None and request.app[CHARACTERS].get(request[USER_ID], character) is None:
         raise ApiError(404, "unknown_character", f"no character {character!r}")
     zone = zone_named(request.app[SETTINGS].timezone)
     try:
         exporter = exporter_named(kind)
-        query = make_query(request[USER_ID], character, request.query.get("from"),
-                           request.query.get("to"), zone)
+        query = make_query(
+            request[USER_ID], character, request.query.get("from"), request.query.get("to"), zone
+        )
     except ExportError as exc:
         status = 404 if kind not in _kinds() else 400
         raise ApiError(status, "invalid_export", str(exc)) from None
@@ -97,28 +103,41 @@ async def get_export(request: web.Request) -> web.Response:
     per = request.query.get("per") or None
     split = getattr(exporter, "files", None)
     if per is not None and (per != "entry" or split is None):
-        raise ApiError(400, "invalid_export", f"per={per!r}: one file per entry is offered "
-                       "for the journal")
+        raise ApiError(
+            400, "invalid_export", f"per={per!r}: one file per entry is offered for the journal"
+        )
     kept = None
     if isinstance(exporter, ChatExporter):
         redis = request.app[REDIS]
         defined = [c.id for c in request.app[CHARACTERS].all(request[USER_ID])]
         kept = await exporter.collect_kept(
-            redis, query, await exporter.kept_characters(redis, query, defined))
+            redis, query, await exporter.kept_characters(redis, query, defined)
+        )
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     db = request.app[DB]
     if per is not None:
-        files = functools.partial(split, query=query, fmt=fmt, language=language,
-                                  data_path=request.app[SETTINGS].files_path)
-        return await _streamed(request, db.read_stream(functools.partial(stream_zip, files)),
-                               f"{stem}.zip", "application/zip")
+        files = functools.partial(
+            split,
+            query=query,
+            fmt=fmt,
+            language=language,
+            data_path=request.app[SETTINGS].files_path,
+        )
+        return await _streamed(
+            request,
+            db.read_stream(functools.partial(stream_zip, files)),
+            f"{stem}.zip",
+            "application/zip",
+        )
     chunks = db.read_stream(lambda conn: stream(exporter, conn, query, fmt, language, kept))
-    return await _streamed(request, chunks, f"{stem}.{fmt}",
-                           "text/markdown" if fmt == "md" else "application/json")
+    return await _streamed(
+        request, chunks, f"{stem}.{fmt}", "text/markdown" if fmt == "md" else "application/json"
+    )
 
 
-async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename: str,
-                    content_type: str) -> web.StreamResponse:
+async def _streamed(
+    request: web.Request, chunks: AsyncIterator[bytes], filename: str, content_type: str
+) -> web.StreamResponse:
     """A download written chunk by chunk as `chunks` come (chunked transfer).
 
     A chunk that fails after the first was sent can no longer become an error response (the
@@ -127,8 +146,9 @@ async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename
     file. The stream's reader and its connection are released either way (`read_stream`)."""
     async with contextlib.aclosing(chunks):
         first = await anext(chunks, b"")  # a failing query still answers in the error shape
-        response = web.StreamResponse(headers={
-            "Content-Disposition": f'attachment; filename="{filename}"'})
+        response = web.StreamResponse(
+            headers={"Content-Disposition": f'attachment; filename="{filename}"'}
+        )
         response.content_type = content_type
         if content_type != "application/zip":
             response.charset = "utf-8"
@@ -141,8 +161,10 @@ async def _streamed(request: web.Request, chunks: AsyncIterator[bytes], filename
         except ConnectionResetError:
             raise  # the client went away (the error middleware knows it)
         except Exception:
-            log.exception("download broken off: a chunk failed after the first was sent; "
-                          "connection closed", extra=fields(path=request.path, filename=filename))
+            log.exception(
+                "download broken off: a chunk failed after the first was sent; connection closed",
+                extra=fields(path=request.path, filename=filename),
+            )
             if request.transport is not None:
                 request.transport.close()
             return response
@@ -157,22 +179,28 @@ def _kinds() -> list[str]:
 async def post_import(request: web.Request) -> web.Response:
     settings = request.app[SETTINGS]
     raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
-    target = ImportTarget(request[USER_ID],
-                          {c.id for c in request.app[CHARACTERS].all(request[USER_ID])})
+    target = ImportTarget(
+        request[USER_ID], {c.id for c in request.app[CHARACTERS].all(request[USER_ID])}
+    )
     try:
         # Reading the head goes over the whole document, and the lists and reminders of a
         # chat export are decoded before anything is written: tens of megabytes, off the loop.
         exporter = await asyncio.to_thread(exporter_for_document, raw)
-        kept = (await asyncio.to_thread(exporter.read_kept, raw, target)
-                if isinstance(exporter, ChatExporter) else None)
+        kept = (
+            await asyncio.to_thread(exporter.read_kept, raw, target)
+            if isinstance(exporter, ChatExporter)
+            else None
+        )
         result = await request.app[DB].execute_write_fn(
-            lambda conn: exporter.import_document(conn, target, raw))
+            lambda conn: exporter.import_document(conn, target, raw)
+        )
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
     if kept is None:
         return web.json_response(result.as_dict())
-    return web.json_response(with_parts(
-        result, await exporter.import_kept(request.app[REDIS], request[USER_ID], kept)))
+    return web.json_response(
+        with_parts(result, await exporter.import_kept(request.app[REDIS], request[USER_ID], kept))
+    )
 
 
 def setup(app: web.Application) -> None:

@@ -35,8 +35,7 @@ UPLOAD_FIELDS = ("file", "card", "picture")  # the multipart field an upload com
 
 
 def _json(value: object, status: int = 200) -> web.Response:
-    return web.Response(body=_ENCODER.encode(value), status=status,
-                        content_type="application/json")
+    return web.Response(body=_ENCODER.encode(value), status=status, content_type="application/json")
 
 
 def _characters(request: web.Request) -> Characters:
@@ -63,6 +62,7 @@ async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
 
 # --- the list and the editor -------------------------------------------------------------------
 
+
 async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
     alternate_greetings?}]`: built-in, shared and the caller's own, no persona text."""
@@ -79,8 +79,9 @@ async def post_character(request: web.Request) -> web.Response:
     """`POST /api/characters` → 201, a new character of the caller."""
     user_id = request[USER_ID]
     fields = await read_json(request, CharacterFields)
-    return _json(await _run(request, lambda c: c.view(user_id, c.create(user_id, fields))),
-                 status=201)
+    return _json(
+        await _run(request, lambda c: c.view(user_id, c.create(user_id, fields))), status=201
+    )
 
 
 async def put_character(request: web.Request) -> web.Response:
@@ -88,8 +89,9 @@ async def put_character(request: web.Request) -> web.Response:
     version of it."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CharacterFields)
-    return _json(await _run(request, lambda c: c.view(
-        user_id, c.update(user_id, character_id, fields))))
+    return _json(
+        await _run(request, lambda c: c.view(user_id, c.update(user_id, character_id, fields)))
+    )
 
 
 async def delete_character(request: web.Request) -> web.Response:
@@ -104,11 +106,14 @@ async def post_copy(request: web.Request) -> web.Response:
     """`POST /api/characters/{cid}/copy` `{"id"?, "name"?}` → 201 the copy."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CopyFields)
-    return _json(await _run(request, lambda c: c.view(
-        user_id, c.copy(user_id, character_id, fields))), status=201)
+    return _json(
+        await _run(request, lambda c: c.view(user_id, c.copy(user_id, character_id, fields))),
+        status=201,
+    )
 
 
 # --- pictures ------------------------------------------------------------------------------------
+
 
 async def get_picture(request: web.Request) -> web.StreamResponse:
     """`GET /api/characters/{cid}/picture?size=48|96|192` → the picture, or a PNG thumbnail
@@ -116,16 +121,20 @@ async def get_picture(request: web.Request) -> web.StreamResponse:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     size = request.query.get("size")
     if size is not None and (not size.isdigit() or int(size) not in pictures.THUMBNAIL_SIZES):
-        raise ApiError(400, "invalid_size", "size: one of "
-                       + ", ".join(map(str, pictures.THUMBNAIL_SIZES)))
+        raise ApiError(
+            400, "invalid_size", "size: one of " + ", ".join(map(str, pictures.THUMBNAIL_SIZES))
+        )
     definition = request.app[CHARACTER_STORE].book.get(user_id, character_id)
     if definition is None:
         raise ApiError(404, "unknown_character", f"no character {character_id!r}")
     path = definition.picture
     if path is None or not path.is_file():
         raise ApiError(404, "no_picture", f"{character_id!r} has no picture")
-    headers = {"Cache-Control": "private, max-age=31536000"} if "v" in request.query else {
-        "Cache-Control": "private, no-cache"}
+    headers = (
+        {"Cache-Control": "private, max-age=31536000"}
+        if "v" in request.query
+        else {"Cache-Control": "private, no-cache"}
+    )
     if size is None:  # as stored: a PNG, or a shared definition's own JPEG or WebP
         return web.FileResponse(path, headers=headers)
     stamp = path.stat().st_mtime_ns
@@ -138,17 +147,20 @@ async def put_picture(request: web.Request) -> web.Response:
     editor's view; the picture is stored as a PNG without the file's metadata."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     raw = await _upload(request, "a picture")
-    return _json(await _run(request, lambda c: c.view(
-        user_id, c.set_picture(user_id, character_id, raw))))
+    return _json(
+        await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, raw)))
+    )
 
 
 async def delete_picture(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
-    return _json(await _run(request, lambda c: c.view(
-        user_id, c.set_picture(user_id, character_id, None))))
+    return _json(
+        await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, None)))
+    )
 
 
 # --- cards ---------------------------------------------------------------------------------------
+
 
 async def post_import(request: web.Request) -> web.Response:
     """`POST /api/characters/import?id=` (a card as the body, or multipart `file`) → 201
@@ -170,19 +182,28 @@ async def get_card(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     spec, fmt = request.query.get("spec", "v3"), request.query.get("format", "png")
     export = await _run(request, lambda c: c.export_card(user_id, character_id, spec, fmt))
-    return web.Response(body=export.body, content_type=export.content_type, headers={
-        "Content-Disposition": f'attachment; filename="{export.file_name}"'})
+    return web.Response(
+        body=export.body,
+        content_type=export.content_type,
+        headers={"Content-Disposition": f'attachment; filename="{export.file_name}"'},
+    )
 
 
 async def _upload(request: web.Request, noun: str) -> bytes:
     """The uploaded file (the body, or a multipart form's file field), bounded by
     `character_upload_max_bytes`."""
-    upload = await read_upload(request, request.app[SETTINGS].character_upload_max_bytes,
-                               UPLOAD_SETTING, noun, UPLOAD_FIELDS)
+    upload = await read_upload(
+        request,
+        request.app[SETTINGS].character_upload_max_bytes,
+        UPLOAD_SETTING,
+        noun,
+        UPLOAD_FIELDS,
+    )
     return upload.data
 
 
 # --- a pair's session and state --------------------------------------------------------------
+
 
 async def get_session(request: web.Request) -> web.Response:
     """`GET /api/characters/{cid}/session` → `{"turns": [Turn…], "summary": str|null,
@@ -227,4 +248,3 @@ def setup(app: web.Application) -> None:
     app.router.add_get("/api/characters/{cid}/session", get_session)
     app.router.add_delete("/api/characters/{cid}/session", delete_session)
     app.router.add_get("/api/characters/{cid}/state", get_state)
-

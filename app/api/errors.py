@@ -56,8 +56,9 @@ def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     return {"error": {"code": code, "message": message}}
 
 
-def error_response(status: int, code: str, message: str,
-                   headers: dict[str, str] | None = None) -> web.Response:
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> web.Response:
     return web.json_response(error_body(code, message), status=status, headers=headers)
 
 
@@ -77,8 +78,9 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
         if not client_gone(request):
             log.exception("unhandled error", extra={"fields": {"path": request.path}})
             return error_response(500, "internal_error", "internal server error")
-        return error_response(CLIENT_CLOSED_REQUEST, "client_closed_request",
-                              "the client went away")
+        return error_response(
+            CLIENT_CLOSED_REQUEST, "client_closed_request", "the client went away"
+        )
     except Exception:
         log.exception("unhandled error", extra={"fields": {"path": request.path}})
         return error_response(500, "internal_error", "internal server error")

@@ -36,24 +36,39 @@ _MESSAGES = {
 class FrontLineHandler(RequestHandler):
     """aiohttp's connection protocol, with its error answer in the app's shape."""
 
-    def handle_error(self, request: BaseRequest, status: int = 500,
-                     exc: BaseException | None = None,
-                     message: str | None = None) -> web.StreamResponse:
+    def handle_error(
+        self,
+        request: BaseRequest,
+        status: int = 500,
+        exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:
         if status >= 500:
-            log.error("request failed before the app", exc_info=exc, extra=fields(
-                status=status, client=request.remote))
+            log.error(
+                "request failed before the app",
+                exc_info=exc,
+                extra=fields(status=status, client=request.remote),
+            )
         else:
             # Junk or TLS on the plain port is what scanners send: not worth a warning.
             level = logging.INFO if isinstance(exc, BadHttpMethod) else logging.WARNING
-            log.log(level, "unreadable request refused", extra=fields(
-                status=status, error=type(exc).__name__ if exc else None,
-                client=request.remote))
+            log.log(
+                level,
+                "unreadable request refused",
+                extra=fields(
+                    status=status, error=type(exc).__name__ if exc else None, client=request.remote
+                ),
+            )
         if request.writer.output_size > 0:
-            raise ConnectionError("response is sent already, cannot send another response "
-                                  "with the error message")
-        response = error_response(status, default_code(status),
-                                  _MESSAGES.get(status, "the request was refused"),
-                                  headers={**SECURITY_HEADERS, "Server": SERVER_NAME})
+            raise ConnectionError(
+                "response is sent already, cannot send another response with the error message"
+            )
+        response = error_response(
+            status,
+            default_code(status),
+            _MESSAGES.get(status, "the request was refused"),
+            headers={**SECURITY_HEADERS, "Server": SERVER_NAME},
+        )
         response.force_close()
         return response
 
@@ -68,6 +83,10 @@ class FrontLineRunner(web.AppRunner):
 
     async def _make_server(self) -> web.Server:
         made = await super()._make_server()  # the app's startup, its handler arguments
-        return FrontLineServer(made.request_handler, request_factory=made.request_factory,
-                               handler_cancellation=made.handler_cancellation,
-                               loop=made._loop, **made._kwargs)  # noqa: SLF001
+        return FrontLineServer(
+            made.request_handler,
+            request_factory=made.request_factory,
+            handler_cancellation=made.handler_cancellation,
+            loop=made._loop,
+            **made._kwargs,
+        )  # noqa: SLF001

@@ -16,12 +16,14 @@ async def get_health(request: web.Request) -> web.Response:
     if await identify(app[AUTH], request) != LOCAL_USER:
         return web.json_response({"status": "ok"})
     redis_info = app[REDIS_INFO]
-    return web.json_response({
-        "status": "ok",
-        "version": __version__,
-        "redis": {"version": redis_info.version, "embedded": redis_info.embedded},
-        "llm": app[GATEWAY].info(),
-    })
+    return web.json_response(
+        {
+            "status": "ok",
+            "version": __version__,
+            "redis": {"version": redis_info.version, "embedded": redis_info.embedded},
+            "llm": app[GATEWAY].info(),
+        }
+    )
 
 
 def setup(app: web.Application) -> None:

@@ -62,10 +62,16 @@ async def get_history(request: web.Request) -> web.Response:
     cursors = {name: _cursor(request, name) for name in given}
     user_id = request[USER_ID]
     found = await request.app[DB].execute_fn(
-        lambda conn: history.page(conn, user_id, character_id, limit=limit, **cursors))
-    return web.json_response({"messages": [line.wire() for line in found.lines],
-                              "older": found.older, "newer": found.newer,
-                              "origins": ORIGIN_OF_OCCASION})
+        lambda conn: history.page(conn, user_id, character_id, limit=limit, **cursors)
+    )
+    return web.json_response(
+        {
+            "messages": [line.wire() for line in found.lines],
+            "older": found.older,
+            "newer": found.newer,
+            "origins": ORIGIN_OF_OCCASION,
+        }
+    )
 
 
 async def search_history(request: web.Request) -> web.Response:
@@ -75,10 +81,11 @@ async def search_history(request: web.Request) -> web.Response:
     before = _cursor(request, "before")
     user_id = request[USER_ID]
     hits, more = await request.app[DB].execute_fn(
-        lambda conn: history.search(conn, user_id, character_id, query, limit=limit,
-                                    before=before))
-    return web.json_response({"hits": [line.wire() for line in hits], "next": more,
-                              "origins": ORIGIN_OF_OCCASION})
+        lambda conn: history.search(conn, user_id, character_id, query, limit=limit, before=before)
+    )
+    return web.json_response(
+        {"hits": [line.wire() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
+    )
 
 
 def setup(app: web.Application) -> None:

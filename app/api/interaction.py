@@ -25,6 +25,7 @@ MAX_NOTE_CHARS = 500
 
 # --- the interaction profile --------------------------------------------------------------------
 
+
 class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
     key: str
     value: str
@@ -39,11 +40,13 @@ def _language(request: web.Request) -> str:
     return request.query.get("lang", "en")
 
 
-async def _interaction_response(request: web.Request, status: int = 200,
-                                **extra: Any) -> web.Response:
+async def _interaction_response(
+    request: web.Request, status: int = 200, **extra: Any
+) -> web.Response:
     current = await store(request).current(request[USER_ID])
-    return web.json_response({**interaction.describe(current, _language(request)), **extra},
-                             status=status)
+    return web.json_response(
+        {**interaction.describe(current, _language(request)), **extra}, status=status
+    )
 
 
 async def get_interaction(request: web.Request) -> web.Response:
@@ -55,7 +58,8 @@ async def put_interaction_pref(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
     value = profile_text(request, body.value, "preference")
     await store(request).edit(
-        request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual"))
+        request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual")
+    )
     return await _interaction_response(request)
 
 
@@ -72,8 +76,7 @@ async def delete_interaction_pref(request: web.Request) -> web.Response:
 
 async def put_interaction_governance(request: web.Request) -> web.Response:
     body = await read_json(request, GovernanceIn)
-    await store(request).edit(
-        request[USER_ID], lambda p: p.update(governance=body.governance))
+    await store(request).edit(request[USER_ID], lambda p: p.update(governance=body.governance))
     return await _interaction_response(request)
 
 
@@ -86,8 +89,9 @@ async def post_observation(request: web.Request) -> web.Response:
         raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
     outcome: list[str] = []
     await store(request).edit(
-        request[USER_ID], lambda p: outcome.append(interaction.observe(p, key, value,
-                                                                       body.note.strip())))
+        request[USER_ID],
+        lambda p: outcome.append(interaction.observe(p, key, value, body.note.strip())),
+    )
     return await _interaction_response(request, outcome=outcome[0])
 
 
@@ -117,10 +121,8 @@ def routes() -> list[tuple[str, str, Handler]]:
         ("DELETE", "/api/profile/interaction/prefs/{key}", delete_interaction_pref),
         ("PUT", "/api/profile/interaction/governance", put_interaction_governance),
         ("POST", "/api/profile/interaction/observations", post_observation),
-        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/accept",
-         accept_suggestion),
-        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/reject",
-         reject_suggestion),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/accept", accept_suggestion),
+        ("POST", "/api/profile/interaction/suggestions/{suggestion_id}/reject", reject_suggestion),
     ]
 
 

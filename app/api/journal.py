@@ -109,12 +109,18 @@ def _store(request: web.Request) -> JournalStore:
 
 
 def _text(request: web.Request, raw: str, noun: str) -> str:
-    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
-                        empty_code="empty_text", long_code="text_too_long",
-                        user_id=request[USER_ID])
+    return bounded_text(
+        raw,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun=noun,
+        empty_code="empty_text",
+        long_code="text_too_long",
+        user_id=request[USER_ID],
+    )
 
 
 # --- days and imports ---------------------------------------------------------------------------
+
 
 async def list_days(request: web.Request) -> web.Response:
     return web.json_response(await _store(request).days(request[USER_ID]))
@@ -129,18 +135,28 @@ async def get_month(request: web.Request) -> web.Response:
     store, user_id = _store(request), request[USER_ID]
     days = await store.days(user_id, start, end)
     today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
-    return web.json_response({"month": month, "today": today, "days": days[::-1],
-                              "latest": await store.latest_day(user_id)})
+    return web.json_response(
+        {
+            "month": month,
+            "today": today,
+            "days": days[::-1],
+            "latest": await store.latest_day(user_id),
+        }
+    )
 
 
 async def get_day(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
     store, user_id = _store(request), request[USER_ID]
     conversations = await store.conversations(user_id, date)
-    return web.json_response({
-        "date": date, "conversations": [c.as_dict() for c in conversations],
-        "entry": await store.day_entry(user_id, date),
-        "drafts": await store.drafts_of_day(user_id, date)})
+    return web.json_response(
+        {
+            "date": date,
+            "conversations": [c.as_dict() for c in conversations],
+            "entry": await store.day_entry(user_id, date),
+            "drafts": await store.drafts_of_day(user_id, date),
+        }
+    )
 
 
 async def import_day(request: web.Request) -> web.Response:
@@ -150,25 +166,35 @@ async def import_day(request: web.Request) -> web.Response:
     if not body.messages:
         raise ApiError(400, "empty_import", "an import needs at least one message")
     if len(body.messages) > settings.journal_day_max_messages:
-        raise ApiError(413, "import_too_large",
-                       f"{len(body.messages)} messages; a day takes at most "
-                       f"{settings.journal_day_max_messages} (journal_day_max_messages)")
+        raise ApiError(
+            413,
+            "import_too_large",
+            f"{len(body.messages)} messages; a day takes at most "
+            f"{settings.journal_day_max_messages} (journal_day_max_messages)",
+        )
     zone = zone_named(settings.timezone)
     messages = []
     for index, message in enumerate(body.messages):
         if message.role not in ("user", "assistant"):
-            raise ApiError(400, "invalid_role", f"messages[{index}].role {message.role!r} is "
-                           "not user or assistant")
+            raise ApiError(
+                400,
+                "invalid_role",
+                f"messages[{index}].role {message.role!r} is not user or assistant",
+            )
         text = _text(request, message.text, f"text of messages[{index}]")
         at = _moment(message.at, index) if message.at is not None else None
         if at is not None and calendar_date(at, zone) != date:
-            raise ApiError(400, "invalid_at", f"messages[{index}].at falls on "
-                           f"{calendar_date(at, zone)} in your time zone, not on {date}")
+            raise ApiError(
+                400,
+                "invalid_at",
+                f"messages[{index}].at falls on "
+                f"{calendar_date(at, zone)} in your time zone, not on {date}",
+            )
         messages.append(ImportedMessage(message.role, text, at))
-    conversation_id, ids = await _store(request).import_conversation(request[USER_ID], date,
-                                                                     messages)
-    return web.json_response({"conversation_id": conversation_id, "message_ids": ids},
-                             status=201)
+    conversation_id, ids = await _store(request).import_conversation(
+        request[USER_ID], date, messages
+    )
+    return web.json_response({"conversation_id": conversation_id, "message_ids": ids}, status=201)
 
 
 async def import_diary_file(request: web.Request) -> web.Response:
@@ -181,23 +207,33 @@ async def import_diary_file(request: web.Request) -> web.Response:
     limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
     target = ImportTarget(request[USER_ID], ())
     try:
-        diary = await asyncio.to_thread(read_diary, raw, limits,
-                                        request.query.get("name", ""))
-        result = await request.app[DB].execute_write_fn(lambda conn: import_diary(
-            conn, target, diary, max_chars=settings.max_message_chars))
+        diary = await asyncio.to_thread(read_diary, raw, limits, request.query.get("name", ""))
+        result = await request.app[DB].execute_write_fn(
+            lambda conn: import_diary(conn, target, diary, max_chars=settings.max_message_chars)
+        )
     except ExportError as exc:
         raise ApiError(400, "invalid_diary", str(exc)) from None
     store = MediaStore(request.app[DB], settings)
     await attach_photos(result, diary, functools.partial(store.add_media, target.user_id))
-    log.info("diary imported", extra=fields(
-        user_id=target.user_id, source=diary.source, items=result.items,
-        imported=result.imported, skipped=result.skipped, entries=len(result.entries),
-        day_has_entry=len(result.day_has_entry), photos_imported=result.photos.imported,
-        photos_not_imported=result.photos.not_imported))
+    log.info(
+        "diary imported",
+        extra=fields(
+            user_id=target.user_id,
+            source=diary.source,
+            items=result.items,
+            imported=result.imported,
+            skipped=result.skipped,
+            entries=len(result.entries),
+            day_has_entry=len(result.day_has_entry),
+            photos_imported=result.photos.imported,
+            photos_not_imported=result.photos.not_imported,
+        ),
+    )
     return web.json_response(result.as_dict(request_language(request)))
 
 
 # --- generation ---------------------------------------------------------------------------------
+
 
 async def request_draft(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
@@ -208,14 +244,21 @@ async def request_draft(request: web.Request) -> web.Response:
         known = {c.conversation_id for c in conversations}
         unknown = [c for c in body.conversation_ids if c not in known]
         if unknown or not body.conversation_ids:
-            raise ApiError(400, "unknown_conversation",
-                           f"not conversations of {date}: {unknown or 'none selected'}")
+            raise ApiError(
+                400,
+                "unknown_conversation",
+                f"not conversations of {date}: {unknown or 'none selected'}",
+            )
         chosen = set(body.conversation_ids)
         conversations = [c for c in conversations if c.conversation_id in chosen]
     try:
         job_id = await request.app[JOURNAL].start(
-            user_id, date, conversations, include_existing=body.include_existing,
-            language=request_language(request, body.language))
+            user_id,
+            date,
+            conversations,
+            include_existing=body.include_existing,
+            language=request_language(request, body.language),
+        )
     except NoUserSources as exc:
         raise ApiError(422, "no_user_sources", str(exc)) from None
     return web.json_response({"job_id": job_id}, status=202)
@@ -228,26 +271,30 @@ async def get_job(request: web.Request) -> web.Response:
 
 
 async def get_draft(request: web.Request) -> web.Response:
-    return web.json_response(await _store(request).draft(request[USER_ID],
-                                                         request.match_info["draft_id"]))
+    return web.json_response(
+        await _store(request).draft(request[USER_ID], request.match_info["draft_id"])
+    )
 
 
 # --- entries ------------------------------------------------------------------------------------
 
+
 async def _entry_response(request: web.Request, entry_id: str, status: int = 200) -> web.Response:
-    return web.json_response(await _store(request).entry(request[USER_ID], entry_id),
-                             status=status)
+    return web.json_response(await _store(request).entry(request[USER_ID], entry_id), status=status)
 
 
 async def _profile_evidence(request: web.Request, entry_id: str) -> None:
     """The writing profile's save-time triggers (seed 004 §13) for the entry just saved. The
     entry is saved whatever happens here: a failure is logged, not answered."""
     try:
-        await ProfileService(request.app[DB], request.app[SETTINGS],
-                             request.app[PRIVACY]).on_entry_saved(request[USER_ID], entry_id)
-    except Exception:  # noqa: BLE001 - the save succeeded; the candidate is only a hint
-        log.exception("profile evidence at save failed; the entry is saved",
-                      extra=fields(user_id=request[USER_ID], entry_id=entry_id))
+        await ProfileService(
+            request.app[DB], request.app[SETTINGS], request.app[PRIVACY]
+        ).on_entry_saved(request[USER_ID], entry_id)
+    except Exception:
+        log.exception(
+            "profile evidence at save failed; the entry is saved",
+            extra=fields(user_id=request[USER_ID], entry_id=entry_id),
+        )
 
 
 async def create_entry(request: web.Request) -> web.Response:
@@ -266,8 +313,9 @@ async def get_entry(request: web.Request) -> web.Response:
 async def edit_entry(request: web.Request) -> web.Response:
     body = await read_json(request, EntryTextIn)
     entry_id = request.match_info["entry_id"]
-    await _store(request).edit_entry(request[USER_ID], entry_id,
-                                     _text(request, body.text, "entry text"), body.draft_id)
+    await _store(request).edit_entry(
+        request[USER_ID], entry_id, _text(request, body.text, "entry text"), body.draft_id
+    )
     await _profile_evidence(request, entry_id)
     return await _entry_response(request, entry_id)
 
@@ -305,20 +353,25 @@ async def purge_entry(request: web.Request) -> web.Response:
 MEDIA_SETTING = "media_max_bytes"
 MEDIA_FIELDS = ("file", "photo")  # the multipart field a photo comes in
 # A photo is the user's own: never cached by anyone else, never read as anything but its kind.
-_MEDIA_HEADERS = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=3600",
-                  "Content-Security-Policy": "default-src 'none'; sandbox"}
+_MEDIA_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "Cache-Control": "private, max-age=3600",
+    "Content-Security-Policy": "default-src 'none'; sandbox",
+}
 
 
 async def add_media(request: web.Request) -> web.Response:
     """`POST /api/journal/entries/{id}/media?name=` (the photo as the body, or multipart
     `file`, whose file name is the default name) → 201 the photo."""
     settings = request.app[SETTINGS]
-    upload = await read_upload(request, settings.media_max_bytes, MEDIA_SETTING, "a photo",
-                               MEDIA_FIELDS)
+    upload = await read_upload(
+        request, settings.media_max_bytes, MEDIA_SETTING, "a photo", MEDIA_FIELDS
+    )
     name = request.query.get("name") or upload.file_name or ""
     # A photo refused (`MediaRefused`) is answered as it is.
     asset = await MediaStore(request.app[DB], settings).add_media(
-        request[USER_ID], request.match_info["entry_id"], name, upload.data)
+        request[USER_ID], request.match_info["entry_id"], name, upload.data
+    )
     return web.json_response(asset.as_dict(), status=201)
 
 
@@ -334,7 +387,8 @@ async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamRespons
     """The owner's photo (its content type from the decoded kind) or thumbnail (WebP);
     another user's is 404 like one that does not exist."""
     asset, path = await MediaStore(request.app[DB], request.app[SETTINGS]).asset_file(
-        request[USER_ID], request.match_info["asset_id"], thumb=thumb)
+        request[USER_ID], request.match_info["asset_id"], thumb=thumb
+    )
     content_type = THUMB_CONTENT_TYPE if thumb else asset.content_type
     body = await asyncio.to_thread(path.read_bytes)
     return web.Response(body=body, content_type=content_type, headers=_MEDIA_HEADERS)
@@ -342,7 +396,8 @@ async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamRespons
 
 async def delete_media(request: web.Request) -> web.Response:
     await MediaStore(request.app[DB], request.app[SETTINGS]).delete_media(
-        request[USER_ID], request.match_info["asset_id"])
+        request[USER_ID], request.match_info["asset_id"]
+    )
     return web.Response(status=204)
 
 

@@ -39,8 +39,12 @@ class ItemEdit(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def describe(item: NamedList) -> dict[str, Any]:
-    return {"name": item.name, "items": item.items, "created_at": item.created_at,
-            "updated_at": item.updated_at}
+    return {
+        "name": item.name,
+        "items": item.items,
+        "created_at": item.created_at,
+        "updated_at": item.updated_at,
+    }
 
 
 def _store(request: web.Request) -> ListStore:
@@ -48,9 +52,14 @@ def _store(request: web.Request) -> ListStore:
 
 
 def _text(request: web.Request, raw: str, noun: str) -> str:
-    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
-                        empty_code="empty_text", long_code="text_too_long",
-                        user_id=request[USER_ID])
+    return bounded_text(
+        raw,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun=noun,
+        empty_code="empty_text",
+        long_code="text_too_long",
+        user_id=request[USER_ID],
+    )
 
 
 async def get_lists(request: web.Request) -> web.Response:
@@ -75,22 +84,25 @@ async def edit_item(request: web.Request) -> web.Response:
     store = _store(request)
     body = await read_json(request, ItemEdit)
     text = _text(request, body.text, "item")
-    changed = await store.replace_item(request.match_info["name"], request.match_info["item"],
-                                       text)
+    changed = await store.replace_item(request.match_info["name"], request.match_info["item"], text)
     return web.json_response(describe(changed))
 
 
 async def delete_item(request: web.Request) -> web.Response:
-    changed = await _store(request).remove_item(request.match_info["name"],
-                                                request.match_info["item"])
+    changed = await _store(request).remove_item(
+        request.match_info["name"], request.match_info["item"]
+    )
     return web.json_response(describe(changed))
 
 
 def setup(app: web.Application) -> None:
     app.router.add_get(BASE, get_lists)
-    add_store_routes(app, [
-        ("PATCH", BASE + "/{name}", rename_list),
-        ("DELETE", BASE + "/{name}", delete_list),
-        ("PATCH", BASE + "/{name}/items/{item}", edit_item),
-        ("DELETE", BASE + "/{name}/items/{item}", delete_item),
-    ])
+    add_store_routes(
+        app,
+        [
+            ("PATCH", BASE + "/{name}", rename_list),
+            ("DELETE", BASE + "/{name}", delete_list),
+            ("PATCH", BASE + "/{name}/items/{item}", edit_item),
+            ("DELETE", BASE + "/{name}/items/{item}", delete_item),
+        ],
+    )

@@ -58,8 +58,11 @@ def check_model_url(url: str) -> None:
     if port == 0:
         raise ApiError(400, "invalid_url", "url: port 0 is not a server port")
     if parts.username is not None or parts.password is not None:
-        raise ApiError(400, "url_has_credentials", "put the API key in api_key, not in the URL "
-                       "(a URL is shown to every user and logged)")
+        raise ApiError(
+            400,
+            "url_has_credentials",
+            "put the API key in api_key, not in the URL (a URL is shown to every user and logged)",
+        )
 
 
 async def get_llm(request: web.Request) -> web.Response:

@@ -109,6 +109,7 @@ def _locked(settings: Settings, current: ModelChoice, changes: dict[str, Any]) -
 
 # --- the two files ----------------------------------------------------------------------
 
+
 def _toml_value(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -168,6 +169,7 @@ def persist(data_dir: Path, changes: dict[str, Any]) -> None:
 
 # --- the handler ------------------------------------------------------------------------
 
+
 async def put_llm(request: web.Request) -> web.Response:
     require_admin(request)
     choice = await read_json(request, LlmChoice)
@@ -175,8 +177,11 @@ async def put_llm(request: web.Request) -> web.Response:
     changes = changes_for(choice, gateway.choice)
     locked = _locked(settings, gateway.choice, changes)
     if locked:
-        raise ApiError(409, "setting_locked",
-                       f"set by {', '.join(locked)}; change it there (it wins at every start)")
+        raise ApiError(
+            409,
+            "setting_locked",
+            f"set by {', '.join(locked)}; change it there (it wins at every start)",
+        )
     try:
         gateway.choice.changed(**changes)  # validated before anything is written
     except SettingsError as exc:
@@ -184,9 +189,15 @@ async def put_llm(request: web.Request) -> web.Response:
     persist(settings.data_path, changes)
     await gateway.switch(**changes)
     chosen = gateway.choice
-    log.info("model provider chosen in the UI", extra=fields(
-        provider=chosen.llm_provider or "offline", model=chosen.llm_model,
-        url=chosen.llm_url, api_key="set" if chosen.llm_api_key else None))
+    log.info(
+        "model provider chosen in the UI",
+        extra=fields(
+            provider=chosen.llm_provider or "offline",
+            model=chosen.llm_model,
+            url=chosen.llm_url,
+            api_key="set" if chosen.llm_api_key else None,
+        ),
+    )
     body = gateway.describe()
     if not gateway.provider.offline:
         body["warning"] = await connection_warning(gateway)
@@ -200,8 +211,10 @@ async def connection_warning(gateway: Any) -> dict[str, str] | None:
     result = await gateway.test_connection(provider.name, provider.url, provider.model)
     if result["ok"]:
         return None
-    log.warning("saved model server does not answer", extra=fields(
-        provider=provider.name, url=provider.url, error=result["error"]["code"]))
+    log.warning(
+        "saved model server does not answer",
+        extra=fields(provider=provider.name, url=provider.url, error=result["error"]["code"]),
+    )
     return result["error"]
 
 

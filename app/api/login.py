@@ -17,19 +17,26 @@ class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
     password: str
 
 
-def set_session_cookie(request: web.Request, response: web.StreamResponse,
-                       session_id: str) -> None:
+def set_session_cookie(request: web.Request, response: web.StreamResponse, session_id: str) -> None:
     """HttpOnly, SameSite=Strict, and Secure when the server is reached over https (its
     public origin is https): such a browser never sends it over plain http."""
-    response.set_cookie(SESSION_COOKIE, session_id, httponly=True, samesite="Strict",
-                        secure=_over_https(request), max_age=SESSION_TTL_SECONDS, path="/")
+    response.set_cookie(
+        SESSION_COOKIE,
+        session_id,
+        httponly=True,
+        samesite="Strict",
+        secure=_over_https(request),
+        max_age=SESSION_TTL_SECONDS,
+        path="/",
+    )
 
 
 def clear_session_cookie(request: web.Request, response: web.StreamResponse) -> None:
     """The cookie's removal, with the attributes it was set with (a browser keeps a Secure
     cookie that a removal without them does not name)."""
-    response.del_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="Strict",
-                        secure=_over_https(request))
+    response.del_cookie(
+        SESSION_COOKIE, path="/", httponly=True, samesite="Strict", secure=_over_https(request)
+    )
 
 
 def _over_https(request: web.Request) -> bool:
@@ -42,8 +49,9 @@ async def post_login(request: web.Request) -> web.Response:
     try:
         user_id = await auth.login(body.name, body.password, request.remote or "-")
     except LoginBackoff as exc:
-        raise ApiError(429, "login_backoff", str(exc),
-                       headers={"Retry-After": str(exc.retry_after)}) from None
+        raise ApiError(
+            429, "login_backoff", str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from None
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})
@@ -64,8 +72,9 @@ async def post_logout(request: web.Request) -> web.Response:
 
 
 async def get_me(request: web.Request) -> web.Response:
-    return web.json_response({"user_id": request[USER_ID],
-                              "headless": request.app[SETTINGS].headless})
+    return web.json_response(
+        {"user_id": request[USER_ID], "headless": request.app[SETTINGS].headless}
+    )
 
 
 def setup(app: web.Application) -> None:

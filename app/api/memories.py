@@ -59,8 +59,11 @@ async def list_memories(request: web.Request) -> web.Response:
     character_id = known_character(request)
     query = search_text(request, request.app[SETTINGS].max_message_chars)
     memories = await _store(request).list(
-        request[USER_ID], character_id, query=query,
-        include_superseded=_flag(request, "include_superseded"))
+        request[USER_ID],
+        character_id,
+        query=query,
+        include_superseded=_flag(request, "include_superseded"),
+    )
     return web.json_response([m.wire() for m in memories])
 
 
@@ -68,9 +71,14 @@ async def edit_memory(request: web.Request) -> web.Response:
     character_id = known_character(request)
     memory_id = _memory_id(request)
     body = await read_json(request, MemoryEdit)
-    text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
-                        noun="memory text", empty_code="empty_text", long_code="text_too_long",
-                        user_id=request[USER_ID])
+    text = bounded_text(
+        body.text,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun="memory text",
+        empty_code="empty_text",
+        long_code="text_too_long",
+        user_id=request[USER_ID],
+    )
     # One line in every prompt it goes into: line breaks become spaces.
     text = " ".join(text.split())
     memory = await _store(request).edit(request[USER_ID], character_id, memory_id, text)

@@ -34,19 +34,30 @@ async def post_message(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     character_id = known_character(request)
     body = await read_json(request, MessageIn)
-    text = bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
-                        noun="message", empty_code="empty_message", long_code="message_too_long",
-                        user_id=user_id)
+    text = bounded_text(
+        body.text,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun="message",
+        empty_code="empty_message",
+        long_code="message_too_long",
+        user_id=user_id,
+    )
     check_fits_model(request, text, user_id)
     runtime = request.app[RUNTIME]
     if not runtime.rate_limiter.allow(user_id):
-        log.warning("message refused: rate limit", extra=fields(
-            user_id=user_id, limit=runtime.rate_limiter.rate, setting="rate_limit_per_second"))
-        raise ApiError(429, "rate_limited", "too many messages per second",
-                       headers={"Retry-After": "1"})
+        log.warning(
+            "message refused: rate limit",
+            extra=fields(
+                user_id=user_id, limit=runtime.rate_limiter.rate, setting="rate_limit_per_second"
+            ),
+        )
+        raise ApiError(
+            429, "rate_limited", "too many messages per second", headers={"Retry-After": "1"}
+        )
     message = await runtime.accept(user_id, character_id, text)
-    return web.json_response({"message_id": message.message_id,
-                              "received_at": message.received_at}, status=202)
+    return web.json_response(
+        {"message_id": message.message_id, "received_at": message.received_at}, status=202
+    )
 
 
 def check_fits_model(request: web.Request, text: str, user_id: str) -> None:
@@ -55,12 +66,19 @@ def check_fits_model(request: web.Request, text: str, user_id: str) -> None:
     gateway = request.app.get(GATEWAY)
     limit = gateway.message_limit() if gateway is not None else None
     if limit is not None and len(text) > limit:
-        log.warning("message refused: too long for the model", extra=fields(
-            user_id=user_id, chars=len(text), limit=limit, window=gateway.known_window()))
-        raise ApiError(413, "message_too_long_for_model",
-                       f"the message has {len(text)} characters; the current model "
-                       f"(context window {gateway.known_window()} tokens) takes at most "
-                       f"{limit}")
+        log.warning(
+            "message refused: too long for the model",
+            extra=fields(
+                user_id=user_id, chars=len(text), limit=limit, window=gateway.known_window()
+            ),
+        )
+        raise ApiError(
+            413,
+            "message_too_long_for_model",
+            f"the message has {len(text)} characters; the current model "
+            f"(context window {gateway.known_window()} tokens) takes at most "
+            f"{limit}",
+        )
 
 
 async def get_message(request: web.Request) -> web.Response:
@@ -87,11 +105,16 @@ async def get_turn(request: web.Request) -> web.Response:
     if turn is None or turn.user_id != request[USER_ID]:
         raise ApiError(404, "not_found", f"no turn {turn_id!r}")
     body: dict[str, object] = {
-        "turn_id": turn.turn_id, "state": turn.state,
-        "history": [{"state": entry.state, "at": entry.at}
-                    for entry in await records.history(turn_id)],
-        "message_ids": turn.message_ids, "character_id": turn.character_id,
-        "origin": turn.initiator, "attempts": turn.attempts}
+        "turn_id": turn.turn_id,
+        "state": turn.state,
+        "history": [
+            {"state": entry.state, "at": entry.at} for entry in await records.history(turn_id)
+        ],
+        "message_ids": turn.message_ids,
+        "character_id": turn.character_id,
+        "origin": turn.initiator,
+        "attempts": turn.attempts,
+    }
     if turn.reason:
         body["reason"] = turn.reason
     return web.json_response(body)

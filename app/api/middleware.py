@@ -26,8 +26,9 @@ SESSION_COOKIE = "novaberg_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # Checks its own credential, the desktop app's launch secret (app.api.pages).
 LAUNCH_LINK_PATH = "/api/launch-link"
-PUBLIC_PATHS = frozenset({"/", "/login", "/api/health", "/api/login", "/favicon.ico",
-                          "/profile", LAUNCH_LINK_PATH})
+PUBLIC_PATHS = frozenset(
+    {"/", "/login", "/api/health", "/api/login", "/favicon.ico", "/profile", LAUNCH_LINK_PATH}
+)
 PUBLIC_PREFIXES = ("/static/",)
 
 USER_ID = web.RequestKey("user_id", str)
@@ -95,34 +96,56 @@ def request_host(request: web.Request) -> HostHeader | None:
         target = parse_host(urlsplit(request.raw_path).netloc)
         host = host if target == host else None
     if host is None:
-        log.warning("malformed Host refused", extra={"fields": {
-            "path": request.path, "hosts": len(values), "host": values[0][:100] if values else ""}})
-        raise ApiError(400, "invalid_host", "the Host header is missing, given twice or not a "
-                       "host name with an optional port")
+        log.warning(
+            "malformed Host refused",
+            extra={
+                "fields": {
+                    "path": request.path,
+                    "hosts": len(values),
+                    "host": values[0][:100] if values else "",
+                }
+            },
+        )
+        raise ApiError(
+            400,
+            "invalid_host",
+            "the Host header is missing, given twice or not a host name with an optional port",
+        )
     return host
 
 
-def auth_middleware_factory(get_auth: Callable[[web.Request], Auth]) -> Callable[..., Awaitable[web.StreamResponse]]:
+def auth_middleware_factory(
+    get_auth: Callable[[web.Request], Auth],
+) -> Callable[..., Awaitable[web.StreamResponse]]:
     @web.middleware
     async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         auth = get_auth(request)
         host = request_host(request)
         if host is not None and not host_allowed(host, auth.host, auth.public_origin):
-            log.warning("foreign Host refused", extra={"fields": {
-                "path": request.path, "host": host.name}})
-            raise ApiError(421, "misdirected_request",
-                           "this server does not answer for that host name")
+            log.warning(
+                "foreign Host refused", extra={"fields": {"path": request.path, "host": host.name}}
+            )
+            raise ApiError(
+                421, "misdirected_request", "this server does not answer for that host name"
+            )
         if needs_origin_check(request) and not origin_allowed(
-                request.headers.get("Origin"), local_port(request), auth.host, auth.public_origin):
-            log.warning("foreign origin refused", extra={"fields": {
-                "path": request.path, "origin": request.headers.get("Origin")}})
+            request.headers.get("Origin"), local_port(request), auth.host, auth.public_origin
+        ):
+            log.warning(
+                "foreign origin refused",
+                extra={"fields": {"path": request.path, "origin": request.headers.get("Origin")}},
+            )
             raise ApiError(403, "forbidden_origin", "request from a foreign origin")
         if is_public(request.path):
             return await handler(request)
         user_id = await identify(auth, request)
         if user_id is None:
-            raise ApiError(401, "unauthorized", "authentication required",
-                           headers={"WWW-Authenticate": "Bearer"})
+            raise ApiError(
+                401,
+                "unauthorized",
+                "authentication required",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
         request[USER_ID] = user_id
         return await handler(request)
 

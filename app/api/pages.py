@@ -44,8 +44,7 @@ async def get_index(request: web.Request) -> web.StreamResponse:
     code = request.query.get("token")
     if code is not None:
         return await exchange_start_code(request, code)
-    return web.FileResponse(web_root() / "index.html",
-                            headers={"Cache-Control": "no-cache"})
+    return web.FileResponse(web_root() / "index.html", headers={"Cache-Control": "no-cache"})
 
 
 async def exchange_start_code(request: web.Request, code: str) -> web.Response:
@@ -53,22 +52,33 @@ async def exchange_start_code(request: web.Request, code: str) -> web.Response:
     desktop mode, never from another site — a link must not switch who you are. A used or
     expired link opened in a browser that holds `local`'s session already leads to the chat."""
     if request.app[SETTINGS].headless:
-        raise ApiError(403, "start_link_desktop_only",
-                       "start links exist in desktop mode only; log in at /login")
+        raise ApiError(
+            403,
+            "start_link_desktop_only",
+            "start links exist in desktop mode only; log in at /login",
+        )
     if request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site":
-        log.warning("start link from another site refused", extra=fields(
-            referer_present="Referer" in request.headers))
-        raise ApiError(403, "cross_site_start_link", "a start link must be opened directly, "
-                       "not from another site")
+        log.warning(
+            "start link from another site refused",
+            extra=fields(referer_present="Referer" in request.headers),
+        )
+        raise ApiError(
+            403,
+            "cross_site_start_link",
+            "a start link must be opened directly, not from another site",
+        )
     auth = request.app[AUTH]
     if not auth.start_codes.redeem(code):
         if await identify(auth, request) == LOCAL_USER:
             # The browser is signed in already: the tab the app opened used this link, and the
             # user clicked the one in the terminal too. The chat, not an error; no new session.
             return web.Response(status=302, headers={"Location": "/"})
-        raise ApiError(401, "invalid_start_link",
-                       "the start link is not valid, was used already or is older than "
-                       f"{START_CODE_SECONDS // 60} minutes")
+        raise ApiError(
+            401,
+            "invalid_start_link",
+            "the start link is not valid, was used already or is older than "
+            f"{START_CODE_SECONDS // 60} minutes",
+        )
     response = web.Response(status=302, headers={"Location": "/"})
     set_session_cookie(request, response, await auth.new_session(LOCAL_USER))
     return response
@@ -94,15 +104,20 @@ async def post_launch_link(request: web.Request) -> web.Response:
     scheme, _, secret = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not auth.launch.matches(secret.strip()):
         log.warning("launch link refused: no or a wrong launch secret")
-        raise ApiError(401, "unauthorized", "a launch link needs this app's launch secret",
-                       headers={"WWW-Authenticate": "Bearer"})
+        raise ApiError(
+            401,
+            "unauthorized",
+            "a launch link needs this app's launch secret",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
     return web.json_response({"url": f"/?token={auth.start_codes.issue()}"}, status=201)
 
 
 async def get_login(request: web.Request) -> web.StreamResponse:
     page = web_root() / "login.html"
-    return web.FileResponse(page if page.exists() else web_root() / "index.html",
-                            headers={"Cache-Control": "no-cache"})
+    return web.FileResponse(
+        page if page.exists() else web_root() / "index.html", headers={"Cache-Control": "no-cache"}
+    )
 
 
 async def get_static(request: web.Request) -> web.StreamResponse:
@@ -135,9 +150,11 @@ async def get_badge_icon(request: web.Request) -> web.Response:
     count = int(raw)
     label = str(count) if count <= BADGE_MAX else f"{BADGE_MAX}+"
     size = {1: 26, 2: 22}.get(len(label), 16)
-    return web.Response(text=_BADGE_ICON.format(label=label, size=size),
-                        content_type="image/svg+xml",
-                        headers={"Cache-Control": "max-age=86400"})
+    return web.Response(
+        text=_BADGE_ICON.format(label=label, size=size),
+        content_type="image/svg+xml",
+        headers={"Cache-Control": "max-age=86400"},
+    )
 
 
 async def revalidate_static(request: web.Request, response: web.StreamResponse) -> None:
@@ -153,7 +170,7 @@ SECURITY_HEADERS = {
     # Scripts, styles, images and sockets only from this server; no page may frame the UI.
     # Images also from blob: — the editor previews a picture chosen on this machine.
     "Content-Security-Policy": "default-src 'self'; img-src 'self' blob:; "
-                               "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",

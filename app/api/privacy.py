@@ -40,8 +40,10 @@ class PreviewIn(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def describe(people: list[Person]) -> dict[str, Any]:
-    return {"names": [n for person in people for n in person.names()],
-            "people": [{"name": p.name, "aliases": p.aliases} for p in people]}
+    return {
+        "names": [n for person in people for n in person.names()],
+        "people": [{"name": p.name, "aliases": p.aliases} for p in people],
+    }
 
 
 def checked_people(body: IdentitiesIn) -> list[Person]:
@@ -50,14 +52,18 @@ def checked_people(body: IdentitiesIn) -> list[Person]:
         raise ApiError(400, "invalid_identities", 'send either "people" or "names"')
     people = body.people if body.people is not None else [Person(n) for n in body.names or []]
     if len(people) > MAX_PEOPLE:
-        raise ApiError(400, "invalid_identities",
-                       f"{len(people)} people; at most {MAX_PEOPLE} are kept")
+        raise ApiError(
+            400, "invalid_identities", f"{len(people)} people; at most {MAX_PEOPLE} are kept"
+        )
     seen: set[str] = set()
     result = []
     for person in people:
         if len(person.aliases) > MAX_ALIASES:
-            raise ApiError(400, "invalid_identities",
-                           f"{len(person.aliases)} aliases; at most {MAX_ALIASES} per person")
+            raise ApiError(
+                400,
+                "invalid_identities",
+                f"{len(person.aliases)} aliases; at most {MAX_ALIASES} per person",
+            )
         names = [checked_name(n) for n in person.names()]
         for name in names:
             if name.casefold() in seen:
@@ -70,14 +76,20 @@ def checked_people(body: IdentitiesIn) -> list[Person]:
 def checked_name(raw: str) -> str:
     name = " ".join(raw.split())
     if not MIN_NAME_CHARS <= len(name) <= MAX_NAME_CHARS:
-        raise ApiError(400, "invalid_identities", f"a name has {MIN_NAME_CHARS} to "
-                       f"{MAX_NAME_CHARS} characters; got {len(name)}")
+        raise ApiError(
+            400,
+            "invalid_identities",
+            f"a name has {MIN_NAME_CHARS} to {MAX_NAME_CHARS} characters; got {len(name)}",
+        )
     if not any(c.isalpha() for c in name) or any(not c.isprintable() for c in raw.strip()):
         raise ApiError(400, "invalid_identities", f"{name!r} is no name")
-    if all(part.casefold() in HONORIFICS or part.casefold().rstrip(".") in ("dr", "prof")
-           for part in name.split()):
-        raise ApiError(400, "invalid_identities",
-                       f"{name!r} is only a title or role; add the person's name")
+    if all(
+        part.casefold() in HONORIFICS or part.casefold().rstrip(".") in ("dr", "prof")
+        for part in name.split()
+    ):
+        raise ApiError(
+            400, "invalid_identities", f"{name!r} is only a title or role; add the person's name"
+        )
     return name
 
 
@@ -94,14 +106,20 @@ async def put_identities(request: web.Request) -> web.Response:
 
 async def preview(request: web.Request) -> web.Response:
     body = await read_json(request, PreviewIn)
-    bounded_text(body.text, limit=request.app[SETTINGS].max_message_chars,
-                 noun="preview text", empty_code="empty_text", long_code="text_too_long",
-                 user_id=request[USER_ID])
+    bounded_text(
+        body.text,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun="preview text",
+        empty_code="empty_text",
+        long_code="text_too_long",
+        user_id=request[USER_ID],
+    )
     text = body.text  # as sent: the offsets refer to it
     masker = Masker(await request.app[PRIVACY].index(request[USER_ID]))
     spans = masker.spans(text)
-    return web.json_response({"masked": masker.mask(text), "spans": spans,
-                              "remote": request.app[GATEWAY].remote})
+    return web.json_response(
+        {"masked": masker.mask(text), "spans": spans, "remote": request.app[GATEWAY].remote}
+    )
 
 
 async def stats(request: web.Request) -> web.Response:

@@ -57,9 +57,14 @@ def service(request: web.Request) -> ProfileService:
 
 
 def profile_text(request: web.Request, raw: str, noun: str) -> str:
-    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars, noun=noun,
-                        empty_code="empty_value", long_code="value_too_long",
-                        user_id=request[USER_ID])
+    return bounded_text(
+        raw,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun=noun,
+        empty_code="empty_value",
+        long_code="value_too_long",
+        user_id=request[USER_ID],
+    )
 
 
 def facet_name(raw: str) -> str:
@@ -75,8 +80,11 @@ def pref_key(raw: str) -> str:
     """An interaction preference's key: the product's own snake_case names (not free text:
     the product defaults and the responder's hint are keyed by them)."""
     if not NAME.fullmatch(raw):
-        raise ApiError(400, "invalid_name", f"{raw[:80]!r} is not a preference key (lower-case "
-                       "letters, digits, _; at most 64)")
+        raise ApiError(
+            400,
+            "invalid_name",
+            f"{raw[:80]!r} is not a preference key (lower-case letters, digits, _; at most 64)",
+        )
     return raw
 
 
@@ -102,6 +110,7 @@ async def _overview(request: web.Request, status: int = 200) -> web.Response:
 
 # --- the writing profile ------------------------------------------------------------------------
 
+
 async def get_profile(request: web.Request) -> web.Response:
     return await _overview(request)
 
@@ -123,8 +132,9 @@ async def put_facet(request: web.Request) -> web.Response:
     action = "update" if key is not None else "add"
     shown = (state.profile.facets[key].label or key) if key is not None else name
     change = Change(action, "facet", key=name, value=profile_text(request, body.value, "facet"))
-    await service(request).edit(request[USER_ID], change,
-                                reason(f"facet_{'edited' if key else 'added'}", name=shown))
+    await service(request).edit(
+        request[USER_ID], change, reason(f"facet_{'edited' if key else 'added'}", name=shown)
+    )
     return await _overview(request)
 
 
@@ -134,17 +144,26 @@ async def delete_facet(request: web.Request) -> web.Response:
     key = profile.facet_key(name)
     if key is None:
         raise ApiError(404, "not_found", f"no facet {name!r}")
-    await service(request).edit(request[USER_ID], Change("remove", "facet", key=key),
-                                reason("facet_removed", name=profile.facets[key].label or key))
+    await service(request).edit(
+        request[USER_ID],
+        Change("remove", "facet", key=key),
+        reason("facet_removed", name=profile.facets[key].label or key),
+    )
     return await _overview(request)
 
 
 async def add_trait(request: web.Request) -> web.Response:
     body = await read_json(request, TraitIn)
-    change = Change("add", "trait", key=trait_key(body.key), scope=scope_name(body.scope),
-                    value=profile_text(request, body.value, "trait value"))
-    await service(request).edit(request[USER_ID], change, reason("trait_added",
-                                                                 name=change.key or ""))
+    change = Change(
+        "add",
+        "trait",
+        key=trait_key(body.key),
+        scope=scope_name(body.scope),
+        value=profile_text(request, body.value, "trait value"),
+    )
+    await service(request).edit(
+        request[USER_ID], change, reason("trait_added", name=change.key or "")
+    )
     return await _overview(request, 201)
 
 
@@ -159,11 +178,18 @@ async def edit_trait(request: web.Request) -> web.Response:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
     changes = []
     if body.value is not None:
-        changes.append(Change("update", "trait", trait_id=trait_id,
-                              value=profile_text(request, body.value, "trait value")))
+        changes.append(
+            Change(
+                "update",
+                "trait",
+                trait_id=trait_id,
+                value=profile_text(request, body.value, "trait value"),
+            )
+        )
     if body.scope is not None:
-        changes.append(Change("reclassify", "trait", trait_id=trait_id,
-                              scope=scope_name(body.scope)))
+        changes.append(
+            Change("reclassify", "trait", trait_id=trait_id, scope=scope_name(body.scope))
+        )
     await svc.edit(request[USER_ID], changes, reason("trait_edited", name=_shown(trait)))
     return await _overview(request)
 
@@ -173,8 +199,11 @@ async def delete_trait(request: web.Request) -> web.Response:
     trait = (await service(request).store.state(request[USER_ID])).profile.trait(trait_id)
     if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
-    await service(request).edit(request[USER_ID], Change("remove", "trait", trait_id=trait_id),
-                                reason("trait_removed", name=_shown(trait)))
+    await service(request).edit(
+        request[USER_ID],
+        Change("remove", "trait", trait_id=trait_id),
+        reason("trait_removed", name=_shown(trait)),
+    )
     return await _overview(request)
 
 
@@ -197,11 +226,11 @@ async def list_versions(request: web.Request) -> web.Response:
 async def get_brief(request: web.Request) -> web.Response:
     svc = service(request)
     text = await svc.journal_brief(request[USER_ID])
-    return web.json_response({"brief": text, "chars": len(text),
-                              "compiled": svc.is_compiled(text)})
+    return web.json_response({"brief": text, "chars": len(text), "compiled": svc.is_compiled(text)})
 
 
 # --- review: package out, result in, decisions -----------------------------------------------
+
 
 class DecisionIn(msgspec.Struct, forbid_unknown_fields=True):
     change_ids: list[str] | None = None  # None: every pending change
@@ -228,11 +257,17 @@ async def get_package(request: web.Request) -> web.Response:
         made = await service(request).copy_package(request[USER_ID], mode, masked=masked)
     except EgressRefused as exc:
         raise ApiError(422, exc.code, exc.message) from None
-    return web.json_response({"package": made.package, "prompt": made.prompt,
-                              "chars": len(pkg.dumps(made.package)),
-                              "max_chars": request.app[SETTINGS].profile_package_chars,
-                              "masked": made.masked, "package_id": made.package_id,
-                              "placeholders": made.placeholders})
+    return web.json_response(
+        {
+            "package": made.package,
+            "prompt": made.prompt,
+            "chars": len(pkg.dumps(made.package)),
+            "max_chars": request.app[SETTINGS].profile_package_chars,
+            "masked": made.masked,
+            "package_id": made.package_id,
+            "placeholders": made.placeholders,
+        }
+    )
 
 
 async def import_result(request: web.Request) -> web.Response:
@@ -258,14 +293,16 @@ async def list_proposals(request: web.Request) -> web.Response:
 
 
 async def get_proposal(request: web.Request) -> web.Response:
-    return web.json_response(await service(request).store.proposal(
-        request[USER_ID], request.match_info["proposal_id"]))
+    return web.json_response(
+        await service(request).store.proposal(request[USER_ID], request.match_info["proposal_id"])
+    )
 
 
 async def _decide(request: web.Request, accept: bool) -> web.Response:
     body = await read_json(request, DecisionIn, empty=DecisionIn())
     proposal = await service(request).store.decide(
-        request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept)
+        request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept
+    )
     return web.json_response(proposal)
 
 
@@ -286,16 +323,16 @@ async def ai_review(request: web.Request) -> web.Response:
     reason when the model proposed nothing to apply."""
     body = await read_json(request, ReviewIn, empty=ReviewIn())
     try:
-        proposal = await review.run_review(service(request), request.app[GATEWAY],
-                                           request[USER_ID], body.mode)
+        proposal = await review.run_review(
+            service(request), request.app[GATEWAY], request[USER_ID], body.mode
+        )
     except ModelError as exc:
         raise ApiError(exc.http_status, exc.code, exc.message) from None
     except pkg.ResultInvalid as exc:
         if exc.code != "nothing_to_apply":
             raise  # answered as it is
         return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
-    return web.json_response({"proposal": proposal, "message": proposal["summary"]},
-                             status=201)
+    return web.json_response({"proposal": proposal, "message": proposal["summary"]}, status=201)
 
 
 async def list_evidence(request: web.Request) -> web.Response:
@@ -303,10 +340,14 @@ async def list_evidence(request: web.Request) -> web.Response:
     svc, user_id = service(request), request[USER_ID]
     added = await svc.collect_evidence(user_id)
     fresh = await svc.store.new_since_review(user_id)
-    return web.json_response({
-        "added": added, "evidence": await svc.store.evidence(user_id),
-        "new_since_review": fresh,
-        "review_due": fresh >= request.app[SETTINGS].profile_review_ready_evidence})
+    return web.json_response(
+        {
+            "added": added,
+            "evidence": await svc.store.evidence(user_id),
+            "new_since_review": fresh,
+            "review_due": fresh >= request.app[SETTINGS].profile_review_ready_evidence,
+        }
+    )
 
 
 # --- portability --------------------------------------------------------------------------------
@@ -319,8 +360,10 @@ async def export_profiles(request: web.Request) -> web.Response:
     if kind not in EXPORT_KINDS:
         raise ApiError(400, "invalid_kind", "kind must be writing, interaction or all")
     document = await service(request).export(request[USER_ID], kind)
-    return web.json_response(document, headers={
-        "Content-Disposition": f'attachment; filename="novaberg-profile-{kind}.json"'})
+    return web.json_response(
+        document,
+        headers={"Content-Disposition": f'attachment; filename="novaberg-profile-{kind}.json"'},
+    )
 
 
 async def import_profiles(request: web.Request) -> web.Response:
@@ -359,4 +402,3 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 def setup(app: web.Application) -> None:
     add_store_routes(app, routes())
-

@@ -78,10 +78,14 @@ def iso_or_none(epoch: float, zone: dt.tzinfo | None) -> str | None:
 
 def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
     return {
-        "id": reminder.id, "text": reminder.text, "due_at": reminder.due_at,
+        "id": reminder.id,
+        "text": reminder.text,
+        "due_at": reminder.due_at,
         "due_at_iso": iso_or_none(reminder.due_at, zone),
-        "status": reminder.status, "created_at": reminder.created_at,
-        "fired_at": reminder.fired_at, "trigger_turn_id": reminder.trigger_turn_id,
+        "status": reminder.status,
+        "created_at": reminder.created_at,
+        "fired_at": reminder.fired_at,
+        "trigger_turn_id": reminder.trigger_turn_id,
         "impulse_turn_id": reminder.impulse_turn_id,
     }
 
@@ -94,9 +98,14 @@ async def list_reminders(request: web.Request) -> web.Response:
 
 
 def checked_text(request: web.Request, raw: str) -> str:
-    return bounded_text(raw, limit=request.app[SETTINGS].max_message_chars,
-                        noun="reminder text", empty_code="empty_text", long_code="text_too_long",
-                        user_id=request[USER_ID])
+    return bounded_text(
+        raw,
+        limit=request.app[SETTINGS].max_message_chars,
+        noun="reminder text",
+        empty_code="empty_text",
+        long_code="text_too_long",
+        user_id=request[USER_ID],
+    )
 
 
 def checked_due(request: web.Request, raw: str | float, zone: dt.tzinfo | None) -> float:
@@ -115,19 +124,31 @@ def count_against_rate(request: web.Request) -> None:
     user_id = request[USER_ID]
     runtime = request.app[RUNTIME]
     if not runtime.rate_limiter.allow(user_id):
-        log.warning("reminder refused: rate limit", extra=fields(
-            user_id=user_id, limit=runtime.rate_limiter.rate, setting="rate_limit_per_second"))
-        raise ApiError(429, "rate_limited", "too many requests per second",
-                       headers={"Retry-After": "1"})
+        log.warning(
+            "reminder refused: rate limit",
+            extra=fields(
+                user_id=user_id, limit=runtime.rate_limiter.rate, setting="rate_limit_per_second"
+            ),
+        )
+        raise ApiError(
+            429, "rate_limited", "too many requests per second", headers={"Retry-After": "1"}
+        )
 
 
 def too_many(request: web.Request, character_id: str) -> ApiError:
     limit = request.app[SETTINGS].max_reminders_per_pair
-    log.warning("reminder refused: cap", extra=fields(
-        user_id=request[USER_ID], character_id=character_id, limit=limit,
-        setting="max_reminders_per_pair"))
-    return ApiError(429, "too_many_reminders",
-                    f"at most {limit} reminders may be pending per character")
+    log.warning(
+        "reminder refused: cap",
+        extra=fields(
+            user_id=request[USER_ID],
+            character_id=character_id,
+            limit=limit,
+            setting="max_reminders_per_pair",
+        ),
+    )
+    return ApiError(
+        429, "too_many_reminders", f"at most {limit} reminders may be pending per character"
+    )
 
 
 def wake_clock(request: web.Request) -> None:
@@ -146,7 +167,8 @@ async def create_reminder(request: web.Request) -> web.Response:
     count_against_rate(request)
     try:
         reminder = await ReminderStore(request.app[REDIS]).add(
-            request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair)
+            request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair
+        )
     except TooManyReminders:
         raise too_many(request, character_id) from None
     wake_clock(request)
@@ -160,8 +182,11 @@ async def patch_reminder(request: web.Request) -> web.Response:
     if body.text is None and body.due_at is None and body.done is None:
         raise ApiError(400, "invalid_request", "nothing to change: give text, due_at or done")
     if body.done and body.due_at is not None:
-        raise ApiError(400, "invalid_request", "a reminder marked done has no new time; "
-                       "give due_at or done, not both")
+        raise ApiError(
+            400,
+            "invalid_request",
+            "a reminder marked done has no new time; give due_at or done, not both",
+        )
     settings = request.app[SETTINGS]
     zone = zone_named(settings.timezone)
     text = checked_text(request, body.text) if body.text is not None else None
@@ -185,8 +210,8 @@ async def patch_reminder(request: web.Request) -> web.Response:
 
     try:
         reminder = await ReminderStore(request.app[REDIS]).update(
-            request[USER_ID], character_id, reminder_id, change,
-            cap=settings.max_reminders_per_pair)
+            request[USER_ID], character_id, reminder_id, change, cap=settings.max_reminders_per_pair
+        )
     except ReminderMissing as exc:
         raise ApiError(404, "not_found", str(exc)) from None
     except TooManyReminders:
@@ -202,8 +227,7 @@ def reopened(reminder: Reminder, request: web.Request) -> Reminder:
     if reminder.fired_at is not None:
         return msgspec.structs.replace(reminder, status="fired")
     try:
-        check_due_at(reminder.due_at, time.time(),
-                     request.app[SETTINGS].reminder_max_days_ahead)
+        check_due_at(reminder.due_at, time.time(), request.app[SETTINGS].reminder_max_days_ahead)
     except DueTimeRefused as exc:
         raise ApiError(400, "invalid_due_at", f"{exc}: give a new due_at") from None
     return rescheduled(reminder, reminder.due_at)
@@ -212,8 +236,9 @@ def reopened(reminder: Reminder, request: web.Request) -> Reminder:
 async def delete_reminder(request: web.Request) -> web.Response:
     character_id = known_character(request)
     try:
-        await ReminderStore(request.app[REDIS]).delete(request[USER_ID], character_id,
-                                                       request.match_info["rid"])
+        await ReminderStore(request.app[REDIS]).delete(
+            request[USER_ID], character_id, request.match_info["rid"]
+        )
     except ReminderMissing as exc:
         raise ApiError(404, "not_found", str(exc)) from None
     return web.Response(status=204)

@@ -47,15 +47,19 @@ async def read_json(request: web.Request, type_: type[T], *, empty: T = _NO_DEFA
         raise ApiError(400, "invalid_request", f"body is not valid JSON: {exc}") from None
 
 
-async def read_body(request: web.Request, limit: int | None = None,
-                    setting: str | None = None) -> bytes:
+async def read_body(
+    request: web.Request, limit: int | None = None, setting: str | None = None
+) -> bytes:
     """The body as bytes, its `Content-Encoding` undone (`decoded_body`). `limit`: a bound of
     its own instead of the app's `client_max_size` (an import may be larger; `setting` names
     it in the answer) — 413 as soon as more has come, nothing more is read."""
     if limit is None:
         return decoded_body(request, await request.read())
-    too_large = ApiError(413, "too_large", f"the body may have at most {limit} bytes"
-                         + (f" (setting {setting})" if setting else ""))
+    too_large = ApiError(
+        413,
+        "too_large",
+        f"the body may have at most {limit} bytes" + (f" (setting {setting})" if setting else ""),
+    )
     if request.content_length is not None and request.content_length > limit:
         raise too_large
     parts, size = [], 0
@@ -82,8 +86,9 @@ class Upload:
     file_name: str | None  # the multipart part's file name, where the form sent one
 
 
-async def read_upload(request: web.Request, limit: int, setting: str, noun: str,
-                      form_fields: tuple[str, ...]) -> Upload:
+async def read_upload(
+    request: web.Request, limit: int, setting: str, noun: str, form_fields: tuple[str, ...]
+) -> Upload:
     """An uploaded file: the body itself, or the first of the multipart form's `form_fields`
     — bounded by `limit` (the setting `setting`) either way: 413 as soon as more has come.
     Empty → 400 `empty_upload`."""
@@ -96,8 +101,9 @@ async def read_upload(request: web.Request, limit: int, setting: str, noun: str,
     return upload
 
 
-async def _multipart_file(request: web.Request, limit: int, setting: str, noun: str,
-                          form_fields: tuple[str, ...]) -> Upload:
+async def _multipart_file(
+    request: web.Request, limit: int, setting: str, noun: str, form_fields: tuple[str, ...]
+) -> Upload:
     reader = await request.multipart()
     while (part := await reader.next()) is not None:
         if not isinstance(part, BodyPartReader) or part.name not in form_fields:
@@ -106,14 +112,16 @@ async def _multipart_file(request: web.Request, limit: int, setting: str, noun: 
         while chunk := await part.read_chunk(1 << 16):
             size += len(chunk)
             if size > limit:
-                raise ApiError(413, "too_large", f"{noun} may have at most {limit} bytes "
-                               f"(setting {setting})")
+                raise ApiError(
+                    413, "too_large", f"{noun} may have at most {limit} bytes (setting {setting})"
+                )
             chunks.append(chunk)
         # Browsers send the name as UTF-8, aiohttp's client percent-encoded: one name either way.
         name = urllib.parse.unquote(part.filename) if part.filename else None
         return Upload(b"".join(chunks), name)
-    raise ApiError(400, "empty_upload", f"{noun} was expected in a form field "
-                   f"({', '.join(form_fields)})")
+    raise ApiError(
+        400, "empty_upload", f"{noun} was expected in a form field ({', '.join(form_fields)})"
+    )
 
 
 def decoded_body(request: web.Request, raw: bytes, limit: int | None = None) -> bytes:
@@ -126,18 +134,23 @@ def decoded_body(request: web.Request, raw: bytes, limit: int | None = None) -> 
     if encoding == "identity":
         return raw
     if encoding not in _WBITS:
-        raise ApiError(415, "unsupported_content_encoding",
-                       f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)")
+        raise ApiError(
+            415,
+            "unsupported_content_encoding",
+            f"Content-Encoding {encoding[:40]!r} is not supported (gzip, deflate)",
+        )
     if limit is None:
         limit = request.app._client_max_size  # noqa: SLF001 — the one body limit of the app
     inflater = zlib.decompressobj(_WBITS[encoding])
     try:
         body = inflater.decompress(raw, limit + 1)
     except zlib.error:
-        log.warning("request body unreadable", extra=fields(
-            path=request.path, content_encoding=encoding))
-        raise ApiError(400, "invalid_body",
-                       f"the body is not {encoding} data as Content-Encoding says") from None
+        log.warning(
+            "request body unreadable", extra=fields(path=request.path, content_encoding=encoding)
+        )
+        raise ApiError(
+            400, "invalid_body", f"the body is not {encoding} data as Content-Encoding says"
+        ) from None
     if len(body) > limit:
         raise ApiError(413, "too_large", f"the decoded body exceeds {limit} bytes")
     if not inflater.eof:
@@ -156,8 +169,9 @@ def request_language(request: web.Request, explicit: str | None = None) -> str:
     return language_of(tag.strip())
 
 
-def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code: str,
-                 user_id: str) -> str:
+def bounded_text(
+    raw: str, *, limit: int, noun: str, empty_code: str, long_code: str, user_id: str
+) -> str:
     """`raw` trimmed, or the error: empty (or only invisible characters such as zero-width
     spaces) → 400 `empty_code`; over `limit` characters
     (the `max_message_chars` setting) → 413 `long_code`, with a warning naming the limit.
@@ -166,10 +180,15 @@ def bounded_text(raw: str, *, limit: int, noun: str, empty_code: str, long_code:
     if is_blank(text):
         raise ApiError(400, empty_code, f"the {noun} is empty")
     if len(text) > limit:
-        log.warning(f"{noun} refused: too long", extra=fields(
-            user_id=user_id, chars=len(text), limit=limit, setting="max_message_chars"))
-        raise ApiError(413, long_code,
-                       f"the {noun} has {len(text)} characters; at most {limit} are accepted")
+        log.warning(
+            f"{noun} refused: too long",
+            extra=fields(
+                user_id=user_id, chars=len(text), limit=limit, setting="max_message_chars"
+            ),
+        )
+        raise ApiError(
+            413, long_code, f"the {noun} has {len(text)} characters; at most {limit} are accepted"
+        )
     return text
 
 
@@ -178,13 +197,15 @@ def search_text(request: web.Request, limit: int) -> str:
     `query_too_long`. Any text is a safe query: the stores quote what they search."""
     query = request.query.get("q", "")
     if len(query) > limit:
-        raise ApiError(413, "query_too_long",
-                       f"the search text has {len(query)} characters; at most {limit}")
+        raise ApiError(
+            413, "query_too_long", f"the search text has {len(query)} characters; at most {limit}"
+        )
     return query
 
 
 def store_errors_as_api(handler: Handler) -> Handler:
     """A store's `Missing`/`Conflict` answered in the SPEC §9 error shape (404/409)."""
+
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:
             return await handler(request)
@@ -196,8 +217,7 @@ def store_errors_as_api(handler: Handler) -> Handler:
     return wrapped
 
 
-def add_store_routes(app: web.Application,
-                     routes: Iterable[tuple[str, str, Handler]]) -> None:
+def add_store_routes(app: web.Application, routes: Iterable[tuple[str, str, Handler]]) -> None:
     """Add `(method, path, handler)` routes whose handlers call a store: its `Missing` and
     `Conflict` are answered in the error shape (`store_errors_as_api`)."""
     for method, path, handler in routes:

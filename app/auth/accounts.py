@@ -24,6 +24,7 @@ SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 
 # --- secrets -------------------------------------------------------------------------------
 
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -45,8 +46,14 @@ def verify_password(password: str, stored: str) -> bool:
         if scheme != "scrypt":
             return False
         expected = base64.b64decode(digest)
-        actual = hashlib.scrypt(password.encode(), salt=base64.b64decode(salt),
-                                n=int(n), r=int(r), p=int(p), dklen=len(expected))
+        actual = hashlib.scrypt(
+            password.encode(),
+            salt=base64.b64decode(salt),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=len(expected),
+        )
     except (ValueError, TypeError):
         return False
     return hmac.compare_digest(actual, expected)
@@ -54,27 +61,35 @@ def verify_password(password: str, stored: str) -> bool:
 
 # --- users in the store -----------------------------------------------------------------------
 
+
 def add_user_sync(conn: sqlite3.Connection, name: str, password: str) -> str:
     """Create a user with a password and one API token; returns the token (shown once)."""
     token = new_token()
     now = time.time()
     with conn:
-        conn.execute("INSERT INTO users (user_id, password_hash, created_at) VALUES (?, ?, ?)",
-                     (name, hash_password(password), now))
-        conn.execute("INSERT INTO api_tokens (token_hash, user_id, created_at) VALUES (?, ?, ?)",
-                     (token_hash(token), name, now))
+        conn.execute(
+            "INSERT INTO users (user_id, password_hash, created_at) VALUES (?, ?, ?)",
+            (name, hash_password(password), now),
+        )
+        conn.execute(
+            "INSERT INTO api_tokens (token_hash, user_id, created_at) VALUES (?, ?, ?)",
+            (token_hash(token), name, now),
+        )
     return token
 
 
 TOKEN_ID_CHARS = 12  # a token is named by the head of its hash: safe to show, enough to pick
 
 
-def list_tokens_sync(conn: sqlite3.Connection,
-                     name: str | None = None) -> list[tuple[str, str, float]]:
+def list_tokens_sync(
+    conn: sqlite3.Connection, name: str | None = None
+) -> list[tuple[str, str, float]]:
     """(token id, user, created_at) of the stored API tokens, oldest first."""
-    rows = conn.execute("SELECT token_hash, user_id, created_at FROM api_tokens "
-                        "WHERE CAST(? AS TEXT) IS NULL OR user_id = ? ORDER BY created_at",
-                        (name, name))
+    rows = conn.execute(
+        "SELECT token_hash, user_id, created_at FROM api_tokens "
+        "WHERE CAST(? AS TEXT) IS NULL OR user_id = ? ORDER BY created_at",
+        (name, name),
+    )
     return [(row[0][:TOKEN_ID_CHARS], row[1], row[2]) for row in rows]
 
 
@@ -84,8 +99,9 @@ def revoke_token_sync(conn: sqlite3.Connection, token_id: str) -> int:
     if len(token_id) < 6 or not all(c in "0123456789abcdef" for c in token_id):
         return 0
     with conn:
-        rows = conn.execute("SELECT token_hash FROM api_tokens WHERE token_hash LIKE ?",
-                            (token_id + "%",)).fetchall()
+        rows = conn.execute(
+            "SELECT token_hash FROM api_tokens WHERE token_hash LIKE ?", (token_id + "%",)
+        ).fetchall()
         if len(rows) == 1:
             conn.execute("DELETE FROM api_tokens WHERE token_hash = ?", (rows[0][0],))
     return len(rows)
@@ -122,12 +138,21 @@ def _foreign_key_children(conn: sqlite3.Connection) -> dict[str, list[ForeignKey
     return children
 
 
-def _delete_with_children(conn: sqlite3.Connection, children: dict[str, list[ForeignKeyChild]],
-                          table: str, where: str, params: tuple[object, ...]) -> None:
+def _delete_with_children(
+    conn: sqlite3.Connection,
+    children: dict[str, list[ForeignKeyChild]],
+    table: str,
+    where: str,
+    params: tuple[object, ...],
+) -> None:
     for child, column, parent_column in children.get(table, []):
         _delete_with_children(
-            conn, children, child,
-            f'"{column}" IN (SELECT "{parent_column}" FROM "{table}" WHERE {where})', params)
+            conn,
+            children,
+            child,
+            f'"{column}" IN (SELECT "{parent_column}" FROM "{table}" WHERE {where})',
+            params,
+        )
     conn.execute(f'DELETE FROM "{table}" WHERE {where}', params)
 
 

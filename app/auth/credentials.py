@@ -78,8 +78,10 @@ class StartCodes:
         self._codes[code] = self.clock()
         while len(self._codes) > MAX_START_CODES:
             del self._codes[next(iter(self._codes))]
-            log.warning("oldest start link dropped: too many outstanding", extra=fields(
-                limit="MAX_START_CODES", outstanding=MAX_START_CODES))
+            log.warning(
+                "oldest start link dropped: too many outstanding",
+                extra=fields(limit="MAX_START_CODES", outstanding=MAX_START_CODES),
+            )
         return code
 
     def redeem(self, code: str) -> bool:
@@ -99,8 +101,10 @@ class StartCodes:
             del self._codes[code]
             expired += 1
         if expired:
-            log.warning("start links expired unused", extra=fields(
-                count=expired, limit="START_CODE_SECONDS", seconds=START_CODE_SECONDS))
+            log.warning(
+                "start links expired unused",
+                extra=fields(count=expired, limit="START_CODE_SECONDS", seconds=START_CODE_SECONDS),
+            )
 
 
 class LaunchSecret:
@@ -177,8 +181,15 @@ class LoginThrottle:
     expires. Failures, refusals and waits are logged with the name, never the password.
     """
 
-    def __init__(self, redis: aioredis.Redis, free_failures: int = 5, max_delay: int = 900, *,
-                 address_free_failures: int = 20, name_max_delay: int = 30) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        free_failures: int = 5,
+        max_delay: int = 900,
+        *,
+        address_free_failures: int = 20,
+        name_max_delay: int = 30,
+    ) -> None:
         self.redis = redis
         self.free_failures = free_failures
         self.max_delay = max_delay
@@ -201,41 +212,79 @@ class LoginThrottle:
         must wait first because its name failed often (0 when it need not)."""
         subjects = self.subjects(name, client)
         pair_ms, client_ms, name_ms = await self._attempt(
-            keys=[*(keys.login_failures(k, w) for k, w in subjects),
-                  *(keys.login_blocked(k, w) for k, w in subjects)],
-            args=[self.free_failures, self.address_free_failures, self.free_failures,
-                  self.max_delay, self.name_max_delay, LOGIN_FAILURES_MEMORY_SECONDS])
+            keys=[
+                *(keys.login_failures(k, w) for k, w in subjects),
+                *(keys.login_blocked(k, w) for k, w in subjects),
+            ],
+            args=[
+                self.free_failures,
+                self.address_free_failures,
+                self.free_failures,
+                self.max_delay,
+                self.name_max_delay,
+                LOGIN_FAILURES_MEMORY_SECONDS,
+            ],
+        )
         if pair_ms > 0 or client_ms > 0:
             retry_after = math.ceil(max(pair_ms, client_ms) / 1000)
-            log.warning("login refused: backoff after failed logins", extra=fields(
-                name=name[:64], client=client, retry_after=retry_after,
-                by="name and client" if pair_ms >= client_ms else "client",
-                setting="login_free_failures" if pair_ms >= client_ms
-                else "login_client_free_failures"))
+            log.warning(
+                "login refused: backoff after failed logins",
+                extra=fields(
+                    name=name[:64],
+                    client=client,
+                    retry_after=retry_after,
+                    by="name and client" if pair_ms >= client_ms else "client",
+                    setting="login_free_failures"
+                    if pair_ms >= client_ms
+                    else "login_client_free_failures",
+                ),
+            )
             raise LoginBackoff(retry_after)
         delay = min(name_ms / 1000, self.name_max_delay)
         if delay > 0:
-            log.warning("login slowed: the name failed often from other addresses", extra=fields(
-                name=name[:64], client=client, delay_s=round(delay, 3),
-                setting="login_name_max_delay_seconds"))
+            log.warning(
+                "login slowed: the name failed often from other addresses",
+                extra=fields(
+                    name=name[:64],
+                    client=client,
+                    delay_s=round(delay, 3),
+                    setting="login_name_max_delay_seconds",
+                ),
+            )
         return delay
 
     async def failed(self, name: str, client: str) -> None:
         """The attempt failed (it was counted as a failure already): log it."""
         who = self.subjects(name, client)
         counts = await self.redis.mget([keys.login_failures(k, w) for k, w in who])
-        log.warning("login failed", extra=fields(
-            name=name[:64], client=client,
-            failures=dict(zip(("name_and_client", "client", "name"),
-                              (int(c or 0) for c in counts), strict=True))))
+        log.warning(
+            "login failed",
+            extra=fields(
+                name=name[:64],
+                client=client,
+                failures=dict(
+                    zip(
+                        ("name_and_client", "client", "name"),
+                        (int(c or 0) for c in counts),
+                        strict=True,
+                    )
+                ),
+            ),
+        )
 
     async def succeeded(self, name: str, client: str) -> None:
         pair, address, by_name = self.subjects(name, client)
-        await self._success(keys=[
-            keys.login_failures(*pair), keys.login_blocked(*pair),
-            keys.login_failures(*by_name), keys.login_blocked(*by_name),
-            keys.login_failures(*address), keys.login_blocked(*address)],
-            args=[self.address_free_failures])
+        await self._success(
+            keys=[
+                keys.login_failures(*pair),
+                keys.login_blocked(*pair),
+                keys.login_failures(*by_name),
+                keys.login_blocked(*by_name),
+                keys.login_failures(*address),
+                keys.login_blocked(*address),
+            ],
+            args=[self.address_free_failures],
+        )
 
 
 def client_key(client: str) -> str:
@@ -270,9 +319,16 @@ CHECK_BATCH = 500  # credentials looked up per query
 class Auth:
     """Resolves a token or a login session to a user id; logs users in."""
 
-    def __init__(self, db: Database, redis: aioredis.Redis, local_token: str | None,
-                 public_origin: str | None, host: str, *,
-                 throttle: LoginThrottle | None = None) -> None:
+    def __init__(
+        self,
+        db: Database,
+        redis: aioredis.Redis,
+        local_token: str | None,
+        public_origin: str | None,
+        host: str,
+        *,
+        throttle: LoginThrottle | None = None,
+    ) -> None:
         self.db = db
         self.throttle = throttle or LoginThrottle(redis)
         self.start_codes = StartCodes()
@@ -288,8 +344,9 @@ class Auth:
         digest = token_hash(token)
 
         def _find(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT user_id FROM api_tokens WHERE token_hash = ?",
-                               (digest,)).fetchone()
+            row = conn.execute(
+                "SELECT user_id FROM api_tokens WHERE token_hash = ?", (digest,)
+            ).fetchone()
             return row[0] if row else None
 
         user_id = await self.db.execute_fn(_find)
@@ -306,19 +363,25 @@ class Auth:
         valid = {c for c in credentials if c.kind == "local"}
         sessions = [c for c in credentials if c.kind == "session"]
         for start in range(0, len(sessions), CHECK_BATCH):
-            batch = sessions[start:start + CHECK_BATCH]
+            batch = sessions[start : start + CHECK_BATCH]
             owners = await self.redis.mget([keys.auth_session(c.value) for c in batch])
-            valid.update(c for c, owner in zip(batch, owners, strict=True)
-                         if _text(owner) == c.user_id)
+            valid.update(
+                c for c, owner in zip(batch, owners, strict=True) if _text(owner) == c.user_id
+            )
         tokens = [c for c in credentials if c.kind == "token"]
 
         def _existing(conn: sqlite3.Connection) -> set[tuple[str, str]]:
             found: set[tuple[str, str]] = set()
             for start in range(0, len(tokens), CHECK_BATCH):
-                digests = [c.value for c in tokens[start:start + CHECK_BATCH]]
-                found.update((row[0], row[1]) for row in conn.execute(
-                    f"SELECT token_hash, user_id FROM api_tokens WHERE token_hash IN "
-                    f"({', '.join('?' * len(digests))})", digests))
+                digests = [c.value for c in tokens[start : start + CHECK_BATCH]]
+                found.update(
+                    (row[0], row[1])
+                    for row in conn.execute(
+                        f"SELECT token_hash, user_id FROM api_tokens WHERE token_hash IN "
+                        f"({', '.join('?' * len(digests))})",
+                        digests,
+                    )
+                )
             return found
 
         if tokens:
@@ -335,8 +398,9 @@ class Auth:
             await asyncio.sleep(delay)
 
         def _find(conn: sqlite3.Connection) -> str | None:
-            row = conn.execute("SELECT password_hash FROM users WHERE user_id = ?",
-                               (name,)).fetchone()
+            row = conn.execute(
+                "SELECT password_hash FROM users WHERE user_id = ?", (name,)
+            ).fetchone()
             return row[0] if row else None
 
         stored = await self.db.execute_fn(_find)

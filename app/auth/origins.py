@@ -21,8 +21,10 @@ WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
 # RFC 3986 `host [":" port]`, as browsers send it: a bracketed IPv6 literal, or a dotted name
 # of DNS labels (letters, digits, `-` inside, `_` for local names), which may be a dotted quad.
 _LABEL = r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?"
-_HOST = re.compile(rf"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>{_LABEL}(?:\.{_LABEL})*\.?))"
-                   r"(?::(?P<port>[0-9]{1,5}))?")
+_HOST = re.compile(
+    rf"(?:\[(?P<v6>[0-9a-f:.]+)\]|(?P<name>{_LABEL}(?:\.{_LABEL})*\.?))"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
 _DIGITS_AND_DOTS = re.compile(r"[0-9.]+")
 MAX_NAME_CHARS = 253
 
@@ -105,8 +107,9 @@ def own_origins(port: int | None, bound_host: str, public_origin: str | None) ->
     return origins
 
 
-def origin_allowed(origin: str | None, port: int | None, bound_host: str,
-                   public_origin: str | None) -> bool:
+def origin_allowed(
+    origin: str | None, port: int | None, bound_host: str, public_origin: str | None
+) -> bool:
     if origin is None:
         return True  # not a browser: the CSRF/rebinding check does not apply
     return origin.rstrip("/") in own_origins(port, bound_host, public_origin)

@@ -45,8 +45,9 @@ def open_data_dir(data_path: Path, *, restoring: bool = False) -> Iterator[str |
 
 
 @contextmanager
-def redis_url_of(settings: Settings, *, app_running: bool,
-                 appendfsync: str = "no") -> Iterator[str]:
+def redis_url_of(
+    settings: Settings, *, app_running: bool, appendfsync: str = "no"
+) -> Iterator[str]:
     """The URL of the data's Redis, for as long as the block runs (an embedded one this
     command started is stopped after it)."""
     if settings.redis_url:
@@ -56,8 +57,9 @@ def redis_url_of(settings: Settings, *, app_running: bool,
     if app_running:
         server = EmbeddedRedis(directory)
         if not server.socket_path.exists():
-            raise BackupError("the running app uses no embedded Redis here; give the same "
-                              "--redis-url as the app")
+            raise BackupError(
+                "the running app uses no embedded Redis here; give the same --redis-url as the app"
+            )
         yield server.url
         return
     server = EmbeddedRedis(directory, appendfsync=appendfsync)
@@ -69,8 +71,9 @@ def redis_url_of(settings: Settings, *, app_running: bool,
 
 
 @contextmanager
-def redis_of(settings: Settings, *, app_running: bool,
-             appendfsync: str = "no") -> Iterator[redis.Redis]:
+def redis_of(
+    settings: Settings, *, app_running: bool, appendfsync: str = "no"
+) -> Iterator[redis.Redis]:
     with redis_url_of(settings, app_running=app_running, appendfsync=appendfsync) as url:
         client = redis_snapshot.connect(url)
         try:

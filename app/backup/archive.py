@@ -114,10 +114,17 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
-                  embedded_redis_dir: Path | None, include_accounts: bool = False,
-                  should_stop: Callable[[], bool] = lambda: False,
-                  database_url: str | None = None, files_path: Path | None = None) -> Backup:
+def create_backup(
+    data_path: Path,
+    client: redis.Redis,
+    target_dir: Path,
+    *,
+    embedded_redis_dir: Path | None,
+    include_accounts: bool = False,
+    should_stop: Callable[[], bool] = lambda: False,
+    database_url: str | None = None,
+    files_path: Path | None = None,
+) -> Backup:
     """Write a new backup folder into `target_dir` and return it. Blocking: the app calls
     it from a worker thread. `embedded_redis_dir`: the files of the embedded Redis that
     `client` talks to (its snapshot is then one moment), None for an external Redis. The
@@ -142,7 +149,8 @@ def create_backup(data_path: Path, client: redis.Redis, target_dir: Path, *,
         with (partial / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
             if embedded_redis_dir is not None:
                 counts["redis_keys"] = redis_snapshot.write_point_in_time(
-                    client, embedded_redis_dir, out, should_stop)
+                    client, embedded_redis_dir, out, should_stop
+                )
             else:
                 counts["redis_keys"] = redis_snapshot.write_snapshot(client, out, should_stop)
         for name in DATA_FILES:
@@ -172,8 +180,9 @@ def copy_data_file(source: Path, target: Path) -> bool:
     return True
 
 
-def copy_folder(source: Path, target: Path,
-                place: Callable[[Path, Path], object] = copy_data_file) -> None:
+def copy_folder(
+    source: Path, target: Path, place: Callable[[Path, Path], object] = copy_data_file
+) -> None:
     """A data dir folder's regular files (not its temporary `.…tmp` ones), if it exists,
     each put in place by `place(file, destination)`; a link in it, to a file or a folder,
     is not followed (and left out with a warning)."""
@@ -183,8 +192,10 @@ def copy_folder(source: Path, target: Path,
         if path.name.startswith("."):
             continue
         if not path.is_file() or path.is_symlink():
-            log.warning(f"{path} is {kind_of(path.lstat().st_mode)}: not backed up",
-                        extra=logctx.fields(file=str(path)))
+            log.warning(
+                f"{path} is {kind_of(path.lstat().st_mode)}: not backed up",
+                extra=logctx.fields(file=str(path)),
+            )
             continue
         destination = target / path.relative_to(source)
         destination.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -205,12 +216,16 @@ def walk(folder: Path) -> list[Path]:
 def backup_files(folder: Path) -> list[Path]:
     """Every regular file of a backup folder but its manifest, those of its data folders
     included (no link followed)."""
-    return [path for path in walk(folder)
-            if path != folder / MANIFEST and stat.S_ISREG(path.lstat().st_mode)]
+    return [
+        path
+        for path in walk(folder)
+        if path != folder / MANIFEST and stat.S_ISREG(path.lstat().st_mode)
+    ]
 
 
-def write_manifest(folder: Path, counts: dict[str, int], *, accounts_included: bool,
-                   now: float) -> dict[str, Any]:
+def write_manifest(
+    folder: Path, counts: dict[str, int], *, accounts_included: bool, now: float
+) -> dict[str, Any]:
     """Describe the files now in `folder` in its `manifest.json` (and make them private)."""
     files = backup_files(folder)
     manifest = {
@@ -247,8 +262,11 @@ def _free_name(directory: Path, name: str) -> Path:
 
 
 def _file_entry(folder: Path, path: Path) -> dict[str, Any]:
-    return {"name": path.relative_to(folder).as_posix(), "bytes": path.stat().st_size,
-            "sha256": sha256_of(path)}
+    return {
+        "name": path.relative_to(folder).as_posix(),
+        "bytes": path.stat().st_size,
+        "sha256": sha256_of(path),
+    }
 
 
 def _write_json(path: Path, document: dict[str, Any]) -> None:
@@ -261,6 +279,7 @@ def _write_json(path: Path, document: dict[str, Any]) -> None:
 
 
 # --- checking a backup -----------------------------------------------------------------------
+
 
 def verify(folder: Path) -> Backup:
     """Check a backup folder completely before anything is restored: the manifest, the
@@ -275,16 +294,22 @@ def verify(folder: Path) -> Backup:
     except FileNotFoundError:
         raise BackupInvalid(folder, [f"{MANIFEST} is missing"]) from None
     except NotRegular as exc:
-        raise BackupInvalid(folder, [f"{MANIFEST}: {exc.args[0]}; a backup holds only "
-                                     "regular files"]) from None
+        raise BackupInvalid(
+            folder, [f"{MANIFEST}: {exc.args[0]}; a backup holds only regular files"]
+        ) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BackupInvalid(folder, [f"{MANIFEST} is not valid JSON ({exc})"]) from None
     if not isinstance(manifest, dict):
         raise BackupInvalid(folder, [f"{MANIFEST} is not a JSON object"])
     version = manifest.get("format_version")
     if version != FORMAT_VERSION:
-        raise BackupInvalid(folder, [f"format_version {version!r} is not supported "
-                                     f"(this version of Novaberg reads {FORMAT_VERSION})"])
+        raise BackupInvalid(
+            folder,
+            [
+                f"format_version {version!r} is not supported "
+                f"(this version of Novaberg reads {FORMAT_VERSION})"
+            ],
+        )
     files = manifest.get("files")
     if not isinstance(files, list) or not all(_valid_entry(e) for e in files):
         raise BackupInvalid(folder, [f"{MANIFEST} has no valid file list"])
@@ -301,14 +326,20 @@ def verify(folder: Path) -> Backup:
             problems.append(f"{entry['name']} is missing")
             continue
         if not stat.S_ISREG(info.st_mode):
-            problems.append(f"{entry['name']} is {kind_of(info.st_mode)}: a backup holds "
-                            "only regular files (a link could pull in any file)")
+            problems.append(
+                f"{entry['name']} is {kind_of(info.st_mode)}: a backup holds "
+                "only regular files (a link could pull in any file)"
+            )
         elif info.st_size != entry["bytes"]:
-            problems.append(f"{entry['name']} has {info.st_size} bytes, the manifest "
-                            f"says {entry['bytes']} (changed or cut short)")
+            problems.append(
+                f"{entry['name']} has {info.st_size} bytes, the manifest "
+                f"says {entry['bytes']} (changed or cut short)"
+            )
         elif _checksum(path) != entry["sha256"]:
-            problems.append(f"{entry['name']}: checksum differs from the manifest "
-                            "(the file was changed or is damaged)")
+            problems.append(
+                f"{entry['name']}: checksum differs from the manifest "
+                "(the file was changed or is damaged)"
+            )
     for path in walk(folder):
         name = path.relative_to(folder).as_posix()
         if name == MANIFEST or name in listed:
@@ -317,8 +348,10 @@ def verify(folder: Path) -> Backup:
         if stat.S_ISREG(mode):
             problems.append(f"{name} is not in the manifest (extra file)")
         else:
-            problems.append(f"{name} is {kind_of(mode)}: a backup holds only regular files "
-                            "(a link could pull in any file)")
+            problems.append(
+                f"{name} is {kind_of(mode)}: a backup holds only regular files "
+                "(a link could pull in any file)"
+            )
     if not isinstance(manifest.get("accounts_included", False), bool):
         problems.append(f"{MANIFEST}: accounts_included must be true or false")
     if problems:
@@ -334,9 +367,13 @@ def _checksum(path: Path) -> str | None:
 
 
 def _valid_entry(entry: Any) -> bool:
-    return (isinstance(entry, dict) and isinstance(entry.get("name"), str)
-            and _valid_name(entry["name"])
-            and isinstance(entry.get("bytes"), int) and isinstance(entry.get("sha256"), str))
+    return (
+        isinstance(entry, dict)
+        and isinstance(entry.get("name"), str)
+        and _valid_name(entry["name"])
+        and isinstance(entry.get("bytes"), int)
+        and isinstance(entry.get("sha256"), str)
+    )
 
 
 def _valid_name(name: str) -> bool:
@@ -351,6 +388,7 @@ def _valid_name(name: str) -> bool:
 
 
 # --- the backups in the data dir -------------------------------------------------------------
+
 
 def list_backups(directory: Path) -> list[Backup]:
     """Complete backups in `directory`, newest first (a folder without a readable manifest
@@ -377,9 +415,13 @@ def prune(directory: Path, keep: int) -> list[Path]:
     removed = [b.path for b in list_backups(directory)[keep:]]
     cutoff = time.time() - PARTIAL_MAX_AGE_SECONDS
     if directory.is_dir():
-        removed += [p for p in directory.iterdir()
-                    if p.name.startswith("." + BACKUP_PREFIX) and p.name.endswith(".partial")
-                    and p.stat().st_mtime < cutoff]
+        removed += [
+            p
+            for p in directory.iterdir()
+            if p.name.startswith("." + BACKUP_PREFIX)
+            and p.name.endswith(".partial")
+            and p.stat().st_mtime < cutoff
+        ]
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed

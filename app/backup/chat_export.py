@@ -125,18 +125,24 @@ class ChatExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("messages", map(_message, _rows(conn, query, _COLUMNS)))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
-                 language: str | None = None) -> Iterator[str]:
+    def markdown(
+        self,
+        conn: sqlite3.Connection,
+        query: ExportQuery,
+        head: dict[str, Any],
+        language: str | None = None,
+    ) -> Iterator[str]:
         """In English whatever `language` asks (its words have no German yet)."""
         who = query.character_id or "all characters"
         span = " – ".join(d for d in (query.start, query.end) if d)
         count = next(_rows(conn, query, "COUNT(*)"))[0]
-        yield (f"# Conversation with {who}\n\n"
-               f"Exported {head['exported_at']} from Novaberg {head['app_version']}"
-               f"{' · ' + span if span else ''} · {count} messages\n")
+        yield (
+            f"# Conversation with {who}\n\n"
+            f"Exported {head['exported_at']} from Novaberg {head['app_version']}"
+            f"{' · ' + span if span else ''} · {count} messages\n"
+        )
         day = None
-        for _, _, _, character_id, role, _, text, created, calendar in _rows(conn, query,
-                                                                            _COLUMNS):
+        for _, _, _, character_id, role, _, text, created, calendar in _rows(conn, query, _COLUMNS):
             if calendar != day:
                 day = calendar
                 yield f"\n## {day}\n"
@@ -147,48 +153,78 @@ class ChatExporter:
         if kept:
             yield "\n" + "\n".join(kept).rstrip() + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
-                        raw: bytes) -> ImportResult:
+    def import_document(
+        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
+    ) -> ImportResult:
         document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
             _check(message, target)
         now = time.time()  # `imported_at`: the chat page names the row as imported
-        rows = ((message.entry_key, target.user_id, message.character_id, message.turn_id,
-                 json.dumps(message.message_ids), message.role, message.origin, message.text,
-                 message.created, message.calendar_date, now)
-                for message in document.messages)
+        rows = (
+            (
+                message.entry_key,
+                target.user_id,
+                message.character_id,
+                message.turn_id,
+                json.dumps(message.message_ids),
+                message.role,
+                message.origin,
+                message.text,
+                message.created,
+                message.calendar_date,
+                now,
+            )
+            for message in document.messages
+        )
         imported = _append_log_rows(conn, rows, now)
         return ImportResult(KIND, imported, len(document.messages) - imported)
 
     # --- what the user keeps with the character (Redis) -----------------------------------
 
-    async def collect_kept(self, redis: aioredis.Redis, query: ExportQuery,
-                           character_ids: list[str]) -> dict[str, Any]:
+    async def collect_kept(
+        self, redis: aioredis.Redis, query: ExportQuery, character_ids: list[str]
+    ) -> dict[str, Any]:
         """The `lists` and `reminders` of the query's user with `character_ids`."""
         lists, reminders = [], []
         for character_id in character_ids:
             for kept in await ListStore(redis, query.user_id, character_id).all():
-                lists.append({"character_id": character_id, "name": kept.name,
-                              "items": kept.items, "created_at": kept.created_at,
-                              "updated_at": kept.updated_at})
+                lists.append(
+                    {
+                        "character_id": character_id,
+                        "name": kept.name,
+                        "items": kept.items,
+                        "created_at": kept.created_at,
+                        "updated_at": kept.updated_at,
+                    }
+                )
             for reminder in await ReminderStore(redis).list(query.user_id, character_id):
-                reminders.append({
-                    "id": reminder.id, "character_id": character_id, "text": reminder.text,
-                    "due_at": reminder.due_at, "created_at": reminder.created_at,
-                    "status": reminder.status, "fired_at": reminder.fired_at,
-                    "trigger_turn_id": reminder.trigger_turn_id,
-                    "impulse_turn_id": reminder.impulse_turn_id})
+                reminders.append(
+                    {
+                        "id": reminder.id,
+                        "character_id": character_id,
+                        "text": reminder.text,
+                        "due_at": reminder.due_at,
+                        "created_at": reminder.created_at,
+                        "status": reminder.status,
+                        "fired_at": reminder.fired_at,
+                        "trigger_turn_id": reminder.trigger_turn_id,
+                        "impulse_turn_id": reminder.impulse_turn_id,
+                    }
+                )
         return {"lists": lists, "reminders": reminders}
 
-    async def kept_characters(self, redis: aioredis.Redis, query: ExportQuery,
-                              defined: list[str]) -> list[str]:
+    async def kept_characters(
+        self, redis: aioredis.Redis, query: ExportQuery, defined: list[str]
+    ) -> list[str]:
         """The characters whose lists and reminders an export carries: the one asked for,
         or every character `defined` and every one the user has talked with."""
         if query.character_id:
             return [query.character_id]
-        talked = [character for user, character in map(
-            keys.split_pair, await redis.smembers(keys.known_pairs()))
-            if user == query.user_id]
+        talked = [
+            character
+            for user, character in map(keys.split_pair, await redis.smembers(keys.known_pairs()))
+            if user == query.user_id
+        ]
         return list(dict.fromkeys([*defined, *sorted(talked)]))
 
     def read_kept(self, raw: bytes, target: ImportTarget) -> KeptDocument:
@@ -202,34 +238,51 @@ class ChatExporter:
             require_character(f"reminder {reminder.id!r}", reminder.character_id, target)
         return document
 
-    async def import_kept(self, redis: aioredis.Redis, user_id: str,
-                          document: KeptDocument) -> dict[str, dict[str, int]]:
+    async def import_kept(
+        self, redis: aioredis.Redis, user_id: str, document: KeptDocument
+    ) -> dict[str, dict[str, int]]:
         """Add the lists, items and reminders the user lacks; per part how many were
         imported and skipped (items for lists, reminders by id)."""
         added_items = skipped_items = 0
         for kept in document.lists:
             store = ListStore(redis, user_id, kept.character_id)
-            change = await store.merge(kept.name, list(kept.items), kept.created_at,
-                                       kept.updated_at)
+            change = await store.merge(
+                kept.name, list(kept.items), kept.created_at, kept.updated_at
+            )
             added_items += len(change.added) + (1 if change.created and not kept.items else 0)
             skipped_items += len(change.already)
-        reminders = [Reminder(id=r.id, user_id=user_id, character_id=r.character_id,
-                              text=r.text, due_at=r.due_at, created_at=r.created_at,
-                              status="pending" if r.status == "claimed" else r.status,
-                              fired_at=r.fired_at, trigger_turn_id=r.trigger_turn_id,
-                              impulse_turn_id=r.impulse_turn_id)
-                     for r in document.reminders]
+        reminders = [
+            Reminder(
+                id=r.id,
+                user_id=user_id,
+                character_id=r.character_id,
+                text=r.text,
+                due_at=r.due_at,
+                created_at=r.created_at,
+                status="pending" if r.status == "claimed" else r.status,
+                fired_at=r.fired_at,
+                trigger_turn_id=r.trigger_turn_id,
+                impulse_turn_id=r.impulse_turn_id,
+            )
+            for r in document.reminders
+        ]
         added = await ReminderStore(redis).restore(reminders)
-        return {"lists": {"imported": added_items, "skipped": skipped_items},
-                "reminders": {"imported": added, "skipped": len(reminders) - added}}
+        return {
+            "lists": {"imported": added_items, "skipped": skipped_items},
+            "reminders": {"imported": added, "skipped": len(reminders) - added},
+        }
 
 
 def with_parts(result: ImportResult, kept: dict[str, dict[str, int]]) -> dict[str, Any]:
     """A chat import's answer: the totals over its parts, and `parts` — the messages', and
     the lists' and reminders' of `import_kept`."""
     parts = {"messages": {"imported": result.imported, "skipped": result.skipped}, **kept}
-    return {**result.as_dict(), "imported": sum(p["imported"] for p in parts.values()),
-            "skipped": sum(p["skipped"] for p in parts.values()), "parts": parts}
+    return {
+        **result.as_dict(),
+        "imported": sum(p["imported"] for p in parts.values()),
+        "skipped": sum(p["skipped"] for p in parts.values()),
+        "parts": parts,
+    }
 
 
 async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
@@ -255,14 +308,17 @@ def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str
         lines += ["## Reminders", ""]
         for reminder in document["reminders"]:
             when = local_moment(reminder["due_at"], zone).strftime("%Y-%m-%d %H:%M")
-            lines.append(f"- {when} · {_one_line(reminder['text'])} · {reminder['status']} "
-                         f"({reminder['character_id']})")
+            lines.append(
+                f"- {when} · {_one_line(reminder['text'])} · {reminder['status']} "
+                f"({reminder['character_id']})"
+            )
         lines.append("")
     return lines
 
 
-_COLUMNS = ("entry_key, turn_id, message_ids, character_id, role, origin, text, created, "
-            "calendar_date")
+_COLUMNS = (
+    "entry_key, turn_id, message_ids, character_id, role, origin, text, created, calendar_date"
+)
 
 
 def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterator[Any]:
@@ -270,21 +326,29 @@ def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterato
     owner, params = owner_filter(query)
     days, bounds = day_range("calendar_date", query)
     order = "" if columns.startswith("COUNT") else " ORDER BY created, id"
-    return stream_rows(conn, f"SELECT {columns} FROM messages{owner}{days}{order}",  # noqa: S608
-                       params + bounds)
+    return stream_rows(conn, f"SELECT {columns} FROM messages{owner}{days}{order}", params + bounds)
 
 
 def _message(row: Any) -> dict[str, Any]:
-    return {"entry_key": row[0], "turn_id": row[1], "message_ids": json.loads(row[2]),
-            "character_id": row[3], "role": row[4], "origin": row[5], "text": row[6],
-            "created": row[7],
-            "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
-            "calendar_date": row[8]}
+    return {
+        "entry_key": row[0],
+        "turn_id": row[1],
+        "message_ids": json.loads(row[2]),
+        "character_id": row[3],
+        "role": row[4],
+        "origin": row[5],
+        "text": row[6],
+        "created": row[7],
+        "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
+        "calendar_date": row[8],
+    }
 
 
-_INSERT_LOG_ROW = ("INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
-                   "message_ids, role, origin, text, created, calendar_date, imported_at) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
+_INSERT_LOG_ROW = (
+    "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+    "message_ids, role, origin, text, created, calendar_date, imported_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING"
+)
 _SEARCH_TRIGGER = "messages_fts_insert"  # m010's trigger: the search index of each new row
 
 
@@ -300,20 +364,29 @@ def _append_log_rows(conn: Any, rows: Iterable[tuple[Any, ...]], imported_at: fl
     row, the trigger made a 50 MB import several times slower. The caller commits or rolls
     back (`with conn`)."""
     before = conn.execute("SELECT COALESCE(MAX(id), 0) FROM messages").fetchone()[0]
-    trigger = None if dialect.is_postgres(conn) else conn.execute(
-        "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?",
-        (_SEARCH_TRIGGER,)).fetchone()
+    trigger = (
+        None
+        if dialect.is_postgres(conn)
+        else conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = ?", (_SEARCH_TRIGGER,)
+        ).fetchone()
+    )
     if trigger is not None:
         if not conn.in_transaction:  # sqlite3 opens one only before DML, not before DDL
             conn.execute("BEGIN")
         conn.execute(f"DROP TRIGGER {_SEARCH_TRIGGER}")
     conn.executemany(_INSERT_LOG_ROW, rows)
     if trigger is not None:
-        conn.execute("INSERT INTO messages_fts (rowid, text) "
-                     "SELECT id, text FROM messages WHERE id > ?", (before,))
+        conn.execute(
+            "INSERT INTO messages_fts (rowid, text) SELECT id, text FROM messages WHERE id > ?",
+            (before,),
+        )
         conn.execute(trigger[0])
-    return int(conn.execute("SELECT COUNT(*) FROM messages WHERE id > ? AND imported_at = ?",
-                            (before, imported_at)).fetchone()[0])
+    return int(
+        conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE id > ? AND imported_at = ?", (before, imported_at)
+        ).fetchone()[0]
+    )
 
 
 def _one_line(text: str) -> str:
@@ -322,8 +395,12 @@ def _one_line(text: str) -> str:
 
 def _check(message: ChatMessage, target: ImportTarget) -> None:
     where = f"message {message.entry_key[:64]!r}"
-    require_key(where, entry_key=message.entry_key, turn_id=message.turn_id,
-                character_id=message.character_id)
+    require_key(
+        where,
+        entry_key=message.entry_key,
+        turn_id=message.turn_id,
+        character_id=message.character_id,
+    )
     require_date(where, message.calendar_date, "calendar_date")
     require_text(where, message.text)
     require_character(where, message.character_id, target)

@@ -49,66 +49,98 @@ EXIT_OK, EXIT_FAILED, EXIT_REFUSED = 0, 1, 2
 def add_backup_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
     """`parents`: the data options, so they may also follow the subcommand."""
     backup = commands.add_parser(
-        "backup", parents=list(parents), help="back up the data (works while the app runs); never secrets: no "
-                       "passwords, tokens or API keys unless --include-accounts",
+        "backup",
+        parents=list(parents),
+        help="back up the data (works while the app runs); never secrets: no "
+        "passwords, tokens or API keys unless --include-accounts",
         description="Write a backup folder novaberg-backup-<UTC time>/ with the database "
-                    "(SQLite backup API), a snapshot of the Redis keys (sessions, state, "
-                    "queues, lists, reminders, turn records) and manifest.json with checksums. "
-                    "A backup NEVER holds secrets: no API keys, no settings file, no login "
-                    "sessions, and no accounts (password hashes and API tokens) unless you "
-                    "give --include-accounts.")
-    backup.add_argument("--to", metavar="DIR",
-                        help="folder to write the backup into (default: backups/ in the data "
-                             "dir, where only the newest backup_keep are kept)")
-    backup.add_argument("--include-accounts", action="store_true",
-                        help="a full backup: ALSO the user accounts with their password "
-                             "hashes and API token hashes. Keep such a backup private.")
+        "(SQLite backup API), a snapshot of the Redis keys (sessions, state, "
+        "queues, lists, reminders, turn records) and manifest.json with checksums. "
+        "A backup NEVER holds secrets: no API keys, no settings file, no login "
+        "sessions, and no accounts (password hashes and API tokens) unless you "
+        "give --include-accounts.",
+    )
+    backup.add_argument(
+        "--to",
+        metavar="DIR",
+        help="folder to write the backup into (default: backups/ in the data "
+        "dir, where only the newest backup_keep are kept)",
+    )
+    backup.add_argument(
+        "--include-accounts",
+        action="store_true",
+        help="a full backup: ALSO the user accounts with their password "
+        "hashes and API token hashes. Keep such a backup private.",
+    )
     restore_cmd = commands.add_parser(
-        "restore", parents=list(parents), help="replace the data with a backup (the app must not be running)",
+        "restore",
+        parents=list(parents),
+        help="replace the data with a backup (the app must not be running)",
         description="Check the backup (manifest, format version, every checksum), then show "
-                    "what will be replaced and ask. The current data is first moved into a "
-                    "safety backup restore-safety-<UTC time>/ in the data dir; going back is "
-                    "another restore of that folder. Refused while an app runs on the data "
-                    "dir (exit 2).")
+        "what will be replaced and ask. The current data is first moved into a "
+        "safety backup restore-safety-<UTC time>/ in the data dir; going back is "
+        "another restore of that folder. Refused while an app runs on the data "
+        "dir (exit 2).",
+    )
     restore_cmd.add_argument("folder", metavar="DIR", help="the backup folder")
     restore_cmd.add_argument("--yes", action="store_true", help="do not ask")
     export = commands.add_parser(
-        "export", parents=list(parents), help="export a conversation (or other data) as Markdown or JSON",
+        "export",
+        parents=list(parents),
+        help="export a conversation (or other data) as Markdown or JSON",
         description="Export from the data dir (also while the app runs). A JSON export can be "
-                    "imported into another install with 'novaberg import'.")
+        "imported into another install with 'novaberg import'.",
+    )
     export.add_argument("kind", choices=sorted(EXPORTERS), help="what to export")
     export.add_argument("--user", default="local", help="whose data (default: local)")
     export.add_argument("--character", help="only this character (default: all)")
-    export.add_argument("--from", dest="start", metavar="YYYY-MM-DD",
-                        help="first calendar day (default: the first)")
-    export.add_argument("--to", dest="end", metavar="YYYY-MM-DD",
-                        help="last calendar day (default: the last)")
+    export.add_argument(
+        "--from", dest="start", metavar="YYYY-MM-DD", help="first calendar day (default: the first)"
+    )
+    export.add_argument(
+        "--to", dest="end", metavar="YYYY-MM-DD", help="last calendar day (default: the last)"
+    )
     export.add_argument("--format", choices=("md", "json"), default="md")
-    export.add_argument("--out", metavar="FILE", help="write to FILE (default: stdout); for a "
-                        "journal export an existing folder gets one file per entry")
-    export.add_argument("--language", choices=LANGUAGES, help="the words of a Markdown "
-                        "export in this language (default: the neutral form, dates as "
-                        "YYYY-MM-DD)")
+    export.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write to FILE (default: stdout); for a "
+        "journal export an existing folder gets one file per entry",
+    )
+    export.add_argument(
+        "--language",
+        choices=LANGUAGES,
+        help="the words of a Markdown "
+        "export in this language (default: the neutral form, dates as "
+        "YYYY-MM-DD)",
+    )
     import_cmd = commands.add_parser(
-        "import", parents=list(parents), help="import a JSON export (the app must not be running)",
+        "import",
+        parents=list(parents),
+        help="import a JSON export (the app must not be running)",
         description="Import a JSON export of Novaberg into this data dir. Items keep their ids; "
-                    "an item already here is skipped, so importing twice adds nothing. While "
-                    "the app runs, import from its settings (Backup) instead.")
+        "an item already here is skipped, so importing twice adds nothing. While "
+        "the app runs, import from its settings (Backup) instead.",
+    )
     import_cmd.add_argument("file", metavar="FILE", help="the JSON export")
     import_cmd.add_argument("--user", default="local", help="whose data (default: local)")
     diary = commands.add_parser(
-        "import-diary", parents=list(parents),
-        help="import a diary you already have as journal entries (the app must not be "
-             "running)",
+        "import-diary",
+        parents=list(parents),
+        help="import a diary you already have as journal entries (the app must not be running)",
         description="Import Day One's export (the .json, or the .zip Day One writes) or a "
-                    "folder of Markdown files, one per day (the day from the file name "
-                    "YYYY-MM-DD.md or front matter `date:`), as journal entries. Entries of "
-                    "the same day become one entry; importing twice adds nothing; a bad file "
-                    "names its first bad entry and nothing is written. Photos are found and "
-                    "listed but not imported yet. While the app runs, import in the journal "
-                    "page instead.")
-    diary.add_argument("path", metavar="PATH", help="Day One's .json or .zip, a zip of "
-                       "Markdown files, a folder of them, or one .md file")
+        "folder of Markdown files, one per day (the day from the file name "
+        "YYYY-MM-DD.md or front matter `date:`), as journal entries. Entries of "
+        "the same day become one entry; importing twice adds nothing; a bad file "
+        "names its first bad entry and nothing is written. Photos are found and "
+        "listed but not imported yet. While the app runs, import in the journal "
+        "page instead.",
+    )
+    diary.add_argument(
+        "path",
+        metavar="PATH",
+        help="Day One's .json or .zip, a zip of Markdown files, a folder of them, or one .md file",
+    )
     diary.add_argument("--user", default="local", help="whose journal (default: local)")
 
 
@@ -150,14 +182,19 @@ def _backup(settings: Settings, to: str | None, include_accounts: bool) -> int:
     if not settings.database_url and not database_path(settings.data_path).exists():
         raise BackupError(f"no Novaberg data in {settings.data_path}: nothing to back up")
     target = Path(to).expanduser().resolve() if to else settings.data_path / BACKUPS_DIR
-    with open_data_dir(settings.data_path) as busy, \
-            redis_of(settings, app_running=busy is not None) as client:
-        backup = create_backup(settings.data_path, client, target,
-                               embedded_redis_dir=None if settings.redis_url
-                               else redis_dir(settings.data_path),
-                               include_accounts=include_accounts,
-                               database_url=settings.database_url,
-                               files_path=settings.files_path)
+    with (
+        open_data_dir(settings.data_path) as busy,
+        redis_of(settings, app_running=busy is not None) as client,
+    ):
+        backup = create_backup(
+            settings.data_path,
+            client,
+            target,
+            embedded_redis_dir=None if settings.redis_url else redis_dir(settings.data_path),
+            include_accounts=include_accounts,
+            database_url=settings.database_url,
+            files_path=settings.files_path,
+        )
     if to is None:
         prune(target, settings.backup_keep)
     counts = backup.manifest["counts"]
@@ -193,18 +230,21 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     exporter = exporter_named(args.kind)
     query = make_query(args.user, args.character, args.start, args.end, zone)
     out = Path(args.out) if args.out else None
-    conn = connect_postgres(settings.database_url, readonly=True) if settings.database_url \
+    conn = (
+        connect_postgres(settings.database_url, readonly=True)
+        if settings.database_url
         else sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    )
     try:
         # A store no Novaberg has set up (an empty PostgreSQL database, an empty file) has
         # no tables to read: the same refusal as no database at all, not a traceback.
         if not table_exists(conn, MIGRATIONS_TABLE):
             raise BackupError(nothing)
-        kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) \
-            else None
+        kept = _kept_of(settings, exporter, query) if isinstance(exporter, ChatExporter) else None
         if out is not None and out.is_dir() and not out.is_symlink():
-            return _export_files(exporter, conn, query, out, args.format, args.language,
-                                 settings.files_path)
+            return _export_files(
+                exporter, conn, query, out, args.format, args.language, settings.files_path
+            )
         chunks = stream(exporter, conn, query, args.format, args.language, kept)
         if out is None:
             sys.stdout.flush()
@@ -232,21 +272,33 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
 
     async def collect(redis: Any) -> dict[str, Any]:
         return await exporter.collect_kept(
-            redis, query, await exporter.kept_characters(redis, query, defined))
+            redis, query, await exporter.kept_characters(redis, query, defined)
+        )
 
-    with open_data_dir(settings.data_path) as busy, \
-            redis_url_of(settings, app_running=busy is not None) as url:
+    with (
+        open_data_dir(settings.data_path) as busy,
+        redis_url_of(settings, app_running=busy is not None) as url,
+    ):
         return asyncio.run(on_redis(url, collect))
 
 
-def _export_files(exporter: Any, conn: sqlite3.Connection, query: ExportQuery, folder: Path,
-                  fmt: str, language: str | None, data_path: Path) -> int:
+def _export_files(
+    exporter: Any,
+    conn: sqlite3.Connection,
+    query: ExportQuery,
+    folder: Path,
+    fmt: str,
+    language: str | None,
+    data_path: Path,
+) -> int:
     """`--out` names a folder: one file per item, where the exporter offers that, each
     written as it is read; a journal entry's photos in its own folder `<date>/`."""
     split = getattr(exporter, "files", None)
     if split is None:
-        raise ExportError(f"--out {folder} is a folder: one file per item is offered for "
-                          "journal exports; give a file name")
+        raise ExportError(
+            f"--out {folder} is a folder: one file per item is offered for "
+            "journal exports; give a file name"
+        )
     written = 0
     for name, body in split(conn, query, fmt, language, data_path=data_path):
         target = folder / name
@@ -305,8 +357,11 @@ def _locked_database(settings: Settings, in_app: str) -> Iterator[sqlite3.Connec
     with open_data_dir(settings.data_path) as busy:
         if busy:
             raise DataDirInUse(f"{busy}: {in_app}, or stop the app first")
-        conn = connect_postgres(settings.database_url) if settings.database_url \
+        conn = (
+            connect_postgres(settings.database_url)
+            if settings.database_url
             else connect(database_path(settings.data_path))
+        )
         try:
             apply_migrations(conn)
             yield conn
@@ -331,10 +386,16 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
         answer = result.as_dict()
         if kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
-                answer = with_parts(result, asyncio.run(on_redis(
-                    url, lambda redis: exporter.import_kept(redis, user_id, kept))))
-    print(f"imported {answer['imported']}, skipped {answer['skipped']} already present "
-          f"({answer['kind']})")
+                answer = with_parts(
+                    result,
+                    asyncio.run(
+                        on_redis(url, lambda redis: exporter.import_kept(redis, user_id, kept))
+                    ),
+                )
+    print(
+        f"imported {answer['imported']}, skipped {answer['skipped']} already present "
+        f"({answer['kind']})"
+    )
     for part, counts in answer.get("parts", {}).items():
         print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
     return EXIT_OK
@@ -347,8 +408,9 @@ def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
     else:
         try:
             if path.stat().st_size > limits.max_bytes:
-                raise ExportError(f"{path} has more than {limits.max_bytes} bytes (setting "
-                                  "import_max_bytes)")
+                raise ExportError(
+                    f"{path} has more than {limits.max_bytes} bytes (setting import_max_bytes)"
+                )
             raw = path.read_bytes()
         except OSError as exc:
             raise ExportError(f"cannot read {path}: {exc.strerror}") from None
@@ -365,8 +427,10 @@ def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
                 return add_media_sync(conn, settings, user_id, entry_id, name, data)
 
         asyncio.run(attach_photos(result, diary, add))
-    print(f"imported {result.imported}, skipped {result.skipped} already present "
-          f"({diary.source}; {len(result.entries)} new entries)")
+    print(
+        f"imported {result.imported}, skipped {result.skipped} already present "
+        f"({diary.source}; {len(result.entries)} new entries)"
+    )
     if result.photos.imported:
         print(f"  {result.photos.imported} photos imported")
     for note in result.notes("en"):

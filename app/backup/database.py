@@ -51,7 +51,7 @@ def copy_database(source: Path, target: Path, *, include_accounts: bool) -> None
         dst.execute("PRAGMA journal_mode=DELETE")  # the copy is a single self-contained file
         if table_exists(dst, INSTALL_TABLE):  # the install's id stays with the install
             with dst:
-                dst.execute(f"DELETE FROM {INSTALL_TABLE}")  # noqa: S608 - our constant
+                dst.execute(f"DELETE FROM {INSTALL_TABLE}")
         if not include_accounts:
             drop_accounts(dst)
     finally:
@@ -68,7 +68,7 @@ def drop_accounts(conn: sqlite3.Connection) -> None:
     with conn:
         for table in ACCOUNT_TABLES:
             if table_exists(conn, table):
-                conn.execute(f"DELETE FROM {table}")  # noqa: S608 - names from our constant
+                conn.execute(f"DELETE FROM {table}")
 
 
 def carry_accounts(target: Path, source: Path) -> int:
@@ -84,13 +84,14 @@ def carry_accounts(target: Path, source: Path) -> int:
             carried = 0
             for table in ACCOUNT_TABLES:  # child first
                 if table_exists(conn, table):
-                    conn.execute(f"DELETE FROM main.{table}")  # noqa: S608 - our constant
+                    conn.execute(f"DELETE FROM main.{table}")
             for table in reversed(ACCOUNT_TABLES):  # parent first
                 if table_exists(conn, table) and table_exists(conn, table, schema="previous"):
                     columns = ", ".join(_columns(conn, table))
                     cursor = conn.execute(
-                        f"INSERT INTO main.{table} ({columns}) "  # noqa: S608
-                        f"SELECT {columns} FROM previous.{table}")
+                        f"INSERT INTO main.{table} ({columns}) "
+                        f"SELECT {columns} FROM previous.{table}"
+                    )
                     if table == "users":
                         carried = cursor.rowcount
         conn.execute("DETACH DATABASE previous")
@@ -107,17 +108,25 @@ class Accounts:
     tokens: int
 
     def describe(self) -> str:
-        """"anna, bob (2 users, 3 API tokens)"; a name that is not plain text is quoted."""
+        """ "anna, bob (2 users, 3 API tokens)"; a name that is not plain text is quoted."""
         names = ", ".join(n if n.isascii() and n.isprintable() else ascii(n) for n in self.users)
-        return (f"{names or 'none'} ({len(self.users)} user{'s' * (len(self.users) != 1)}, "
-                f"{self.tokens} API token{'s' * (self.tokens != 1)})")
+        return (
+            f"{names or 'none'} ({len(self.users)} user{'s' * (len(self.users) != 1)}, "
+            f"{self.tokens} API token{'s' * (self.tokens != 1)})"
+        )
 
 
 def read_accounts(conn: sqlite3.Connection) -> Accounts:
-    users = ([row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
-             if table_exists(conn, "users") else [])
-    tokens = (conn.execute("SELECT COUNT(*) FROM api_tokens").fetchone()[0]
-              if table_exists(conn, "api_tokens") else 0)
+    users = (
+        [row[0] for row in conn.execute("SELECT user_id FROM users ORDER BY user_id")]
+        if table_exists(conn, "users")
+        else []
+    )
+    tokens = (
+        conn.execute("SELECT COUNT(*) FROM api_tokens").fetchone()[0]
+        if table_exists(conn, "api_tokens")
+        else 0
+    )
     return Accounts(users, tokens)
 
 
@@ -149,22 +158,27 @@ def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[
     finally:
         conn.close()
     if not accounts_included and (accounts.users or accounts.tokens):
-        return [f"the manifest says the backup holds no accounts, but {name} has "
-                f"{accounts.describe()}: a changed or crafted backup, which would plant "
-                "logins"], accounts
+        return [
+            f"the manifest says the backup holds no accounts, but {name} has "
+            f"{accounts.describe()}: a changed or crafted backup, which would plant "
+            "logins"
+        ], accounts
     if foreign:
         named = ", ".join(ascii(name) for name in foreign)
-        return [f"{name} has accounts no install writes ({named}; `local` is the admin, "
-                "whose password or token is never stored): a changed or crafted backup, which "
-                "would plant an admin login"], accounts
+        return [
+            f"{name} has accounts no install writes ({named}; `local` is the admin, "
+            "whose password or token is never stored): a changed or crafted backup, which "
+            "would plant an admin login"
+        ], accounts
     return [], accounts
 
 
 def table_exists(conn: sqlite3.Connection, table: str, *, schema: str = "main") -> bool:
     if dialect.is_postgres(conn):
         return table in dialect.tables(conn)
-    row = conn.execute(f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?",
-                       (table,)).fetchone()
+    row = conn.execute(
+        f"SELECT 1 FROM {schema}.sqlite_master WHERE type = 'table' AND name = ?", (table,)
+    ).fetchone()
     return row is not None
 
 
@@ -176,6 +190,7 @@ def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
     """What a backup holds, for the manifest and the restore question: users with data or an
     account, their calendar days with messages or a journal day, journal entries not in the
     trash, messages. A table that does not exist (yet) counts 0."""
+
     def scalar(sql: str) -> int:
         try:
             return int(conn.execute(sql).fetchone()[0])
@@ -188,8 +203,10 @@ def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
     users = scalar(f"SELECT COUNT(*) FROM ({' UNION '.join(user_sources)}) AS found")
     day_sources = ["SELECT user_id, calendar_date FROM messages"]
     if table_exists(conn, "journal_days") and table_exists(conn, "journal_spaces"):
-        day_sources.append("SELECT s.user_id, d.calendar_date FROM journal_days d "
-                           "JOIN journal_spaces s ON s.space_id = d.space_id")
+        day_sources.append(
+            "SELECT s.user_id, d.calendar_date FROM journal_days d "
+            "JOIN journal_spaces s ON s.space_id = d.space_id"
+        )
     return {
         "users": users,
         "days": scalar(f"SELECT COUNT(*) FROM ({' UNION '.join(day_sources)}) AS found"),
@@ -200,6 +217,7 @@ def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
 
 
 # --- PostgreSQL: the same backup file, row by row -----------------------------------------------
+
 
 def dump_store(database_url: str, target: Path, *, include_accounts: bool) -> None:
     """Write PostgreSQL's store as a backup's SQLite file `target` (new): the schema from the
@@ -223,8 +241,9 @@ def dump_store(database_url: str, target: Path, *, include_accounts: bool) -> No
         copy.close()
 
 
-def load_store(source: Path, database_url: str,
-               before_commit: Callable[[], None] = lambda: None) -> None:
+def load_store(
+    source: Path, database_url: str, before_commit: Callable[[], None] = lambda: None
+) -> None:
     """Replace every row of PostgreSQL's store with those of a backup's SQLite file `source`
     (migrated to this version first, on the file: the caller's own copy, never the backup
     folder's), in one transaction — a process killed before its commit (`before_commit` runs
@@ -239,7 +258,7 @@ def load_store(source: Path, database_url: str,
         with target:
             for table in reversed(_parents_first(target)):
                 if table not in skip and table not in STORE_TABLES:
-                    target.execute(f'DELETE FROM "{table}"')  # noqa: S608 - the schema's names
+                    target.execute(f'DELETE FROM "{table}"')
             copy_rows(backup, target, skip=skip)
             _renumber_after_copy(target)
             before_commit()
@@ -255,15 +274,17 @@ def copy_rows(source: Any, target: Any, *, skip: tuple[str, ...] = ()) -> None:
     for table in _parents_first(source):
         if table in skip or table in STORE_TABLES or table not in wanted:
             continue
-        columns = [c for c in dialect.columns_of(source, table)
-                   if c in set(dialect.columns_of(target, table)) and c != "rowid"]
+        columns = [
+            c
+            for c in dialect.columns_of(source, table)
+            if c in set(dialect.columns_of(target, table)) and c != "rowid"
+        ]
         names = ", ".join(f'"{c}"' for c in columns)
         # The journal's messages keep their order (the history orders by it), no matter
         # whether the order is SQLite's rowid or PostgreSQL's column of that name.
         order = " ORDER BY rowid" if table == "journal_messages" else ""
-        rows = stream_rows(source, f'SELECT {names} FROM "{table}"{order}')  # noqa: S608
-        insert = (f'INSERT INTO "{table}" ({names}) '  # noqa: S608
-                  f"VALUES ({', '.join('?' * len(columns))})")
+        rows = stream_rows(source, f'SELECT {names} FROM "{table}"{order}')
+        insert = f'INSERT INTO "{table}" ({names}) VALUES ({", ".join("?" * len(columns))})'
         # In pages, so a copy holds a page of a table, not the table (a day of 200 000
         # messages is a few hundred MB as Python rows).
         while page := list(itertools.islice(rows, STREAM_ROWS)):
@@ -288,6 +309,7 @@ def _parents_first(conn: Any) -> list[str]:
 def _renumber_after_copy(conn: Any) -> None:
     """PostgreSQL's identity columns go on after the rows copied in with their own ids."""
     for table, column in (("messages", "id"), ("memories", "id"), ("memory_pairs", "pair_no")):
-        conn.execute(f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                     f"greatest((SELECT max({column}) FROM {table}), 1))")
-
+        conn.execute(
+            f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+            f"greatest((SELECT max({column}) FROM {table}), 1))"
+        )

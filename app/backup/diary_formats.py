@@ -71,8 +71,12 @@ class PhotoRef:
     member: str | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {"identifier": self.identifier, "md5": self.md5, "type": self.type,
-                "in_archive": self.member is not None}
+        return {
+            "identifier": self.identifier,
+            "md5": self.md5,
+            "type": self.type,
+            "in_archive": self.member is not None,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +109,7 @@ class Limits:
 
 # --- Day One ------------------------------------------------------------------------------------
 
+
 class DayOnePhoto(msgspec.Struct):
     identifier: str
     md5: str
@@ -124,8 +129,9 @@ class DayOneExport(msgspec.Struct):
     entries: list[msgspec.Raw]
 
 
-def read_dayone(raw: bytes, limits: Limits, photo_files: Mapping[str, str] | None = None,
-                name: str = "") -> list[DiaryItem]:
+def read_dayone(
+    raw: bytes, limits: Limits, photo_files: Mapping[str, str] | None = None, name: str = ""
+) -> list[DiaryItem]:
     """The entries of one Day One JSON export. `photo_files`: md5 → member name of the photo
     files in the archive it came in (None: a bare JSON file)."""
     prefix = f"{name}: " if name else ""
@@ -136,12 +142,15 @@ def read_dayone(raw: bytes, limits: Limits, photo_files: Mapping[str, str] | Non
         raise ExportError(f"{prefix}not a Day One export: {exc}") from None
     if not document.entries:
         raise ExportError(f"{prefix}the Day One export has no entries")
-    return [_dayone_item(entry, index, limits, photo_files, prefix)
-            for index, entry in enumerate(document.entries)]
+    return [
+        _dayone_item(entry, index, limits, photo_files, prefix)
+        for index, entry in enumerate(document.entries)
+    ]
 
 
-def _dayone_item(raw: msgspec.Raw, index: int, limits: Limits,
-                 photo_files: Mapping[str, str] | None, prefix: str) -> DiaryItem:
+def _dayone_item(
+    raw: msgspec.Raw, index: int, limits: Limits, photo_files: Mapping[str, str] | None, prefix: str
+) -> DiaryItem:
     where = f"{prefix}entries[{index}]"
     try:
         entry = json_input.decode(raw, DayOneEntry)
@@ -156,27 +165,34 @@ def _dayone_item(raw: msgspec.Raw, index: int, limits: Limits,
         try:
             zone = ZoneInfo(entry.time_zone)
         except (ZoneInfoNotFoundError, ValueError):
-            raise ExportError(f"{where}: timeZone {entry.time_zone[:64]!r} is not a time "
-                              "zone") from None
+            raise ExportError(
+                f"{where}: timeZone {entry.time_zone[:64]!r} is not a time zone"
+            ) from None
     date = calendar_date(moment, zone)
     where = f"{where} ({date})"
     photos = tuple(_photo(p, i, where, photo_files) for i, p in enumerate(entry.photos))
     known = {p.identifier for p in photos}
     for linked in _MOMENT_LINK.findall(entry.text):
         if linked not in known:
-            raise ExportError(f"{where}: the text links photo {linked[:64]!r}, which is not "
-                              "among the entry's photos")
+            raise ExportError(
+                f"{where}: the text links photo {linked[:64]!r}, which is not "
+                "among the entry's photos"
+            )
     text = unescape(entry.text).strip()
     if is_blank(text) and not photos:
         raise ExportError(f"{where}: the entry has no text")
     tags = _tags(entry.tags, where)
-    key = entry.uuid.strip() if entry.uuid and entry.uuid.strip() else _digest(
-        entry.creation_date, entry.text)
+    key = (
+        entry.uuid.strip()
+        if entry.uuid and entry.uuid.strip()
+        else _digest(entry.creation_date, entry.text)
+    )
     return DiaryItem(f"dayone:{key[:128]}", where, date, moment, text, tags, photos)
 
 
-def _photo(photo: DayOnePhoto, index: int, where: str,
-           photo_files: Mapping[str, str] | None) -> PhotoRef:
+def _photo(
+    photo: DayOnePhoto, index: int, where: str, photo_files: Mapping[str, str] | None
+) -> PhotoRef:
     at = f"{where}: photos[{index}]"
     if not _IDENTIFIER.fullmatch(photo.identifier):
         raise ExportError(f"{at}: identifier {photo.identifier[:64]!r} is not a Day One id")
@@ -195,7 +211,7 @@ def unescape(text: str) -> str:
     links, which stay as they are for the media import to find)."""
     parts, last = [], 0
     for link in _MOMENT_LINK.finditer(text):
-        parts.append(_ESCAPED.sub(r"\1", text[last:link.start()]))
+        parts.append(_ESCAPED.sub(r"\1", text[last : link.start()]))
         parts.append(link.group(0))
         last = link.end()
     parts.append(_ESCAPED.sub(r"\1", text[last:]))
@@ -203,6 +219,7 @@ def unescape(text: str) -> str:
 
 
 # --- Markdown -----------------------------------------------------------------------------------
+
 
 def read_markdown(files: Iterable[tuple[str, bytes]], limits: Limits) -> list[DiaryItem]:
     """One item per Markdown file (`name`, bytes), in name order."""
@@ -229,8 +246,9 @@ def _markdown_item(name: str, raw: bytes, limits: Limits) -> DiaryItem:
             if len(value) > 10 and value[10] not in "T ":
                 raise ValueError(value)
         except ValueError:
-            raise ExportError(f"{name}: front matter date {value[:40]!r} is not a day "
-                              "(YYYY-MM-DD)") from None
+            raise ExportError(
+                f"{name}: front matter date {value[:40]!r} is not a day (YYYY-MM-DD)"
+            ) from None
     else:
         found = _NAME_DATE.match(PurePosixPath(name).name)
         if found is not None:
@@ -239,8 +257,9 @@ def _markdown_item(name: str, raw: bytes, limits: Limits) -> DiaryItem:
             except ValueError:
                 raise ExportError(f"{name}: {found[1]} in the file name is not a day") from None
     if date is None:
-        raise ExportError(f"{name}: no day: name the file YYYY-MM-DD.md or give `date:` in "
-                          "its front matter")
+        raise ExportError(
+            f"{name}: no day: name the file YYYY-MM-DD.md or give `date:` in its front matter"
+        )
     title = meta.get("title", "").strip().strip("'\"")
     text = (f"# {title}\n\n{body.strip()}" if title else body).strip()
     where = f"{name} ({date})"
@@ -261,7 +280,7 @@ def _front_matter(content: str, name: str) -> tuple[dict[str, str], str]:
         raise ExportError(f"{name}: the front matter (---) is not closed")
     meta: dict[str, str] = {}
     key = None
-    for line in content[4:4 + end.start()].splitlines():
+    for line in content[4 : 4 + end.start()].splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if line.lstrip().startswith("- ") and key is not None:
@@ -272,7 +291,7 @@ def _front_matter(content: str, name: str) -> tuple[dict[str, str], str]:
             raise ExportError(f"{name}: front matter line {line[:60]!r} is not `key: value`")
         key = head.strip().lower()
         meta[key] = value.strip()
-    return meta, content[4 + end.end():]
+    return meta, content[4 + end.end() :]
 
 
 def _tag_list(value: str) -> list[str]:
@@ -283,6 +302,7 @@ def _tag_list(value: str) -> list[str]:
 
 
 # --- shared -------------------------------------------------------------------------------------
+
 
 def _tags(tags: Iterable[str], where: str) -> tuple[str, ...]:
     kept: list[str] = []
@@ -305,6 +325,7 @@ def _digest(*parts: str) -> str:
 
 # --- what was given: a zip, a JSON file, a Markdown file, a folder ------------------------------
 
+
 def read_upload(raw: bytes, limits: Limits, name: str = "") -> Diary:
     """A diary from uploaded bytes: a zip (Day One's, with a `.json` at its top, or one of
     Markdown files), a Day One JSON file, or one Markdown file (`name` gives its day)."""
@@ -314,8 +335,10 @@ def read_upload(raw: bytes, limits: Limits, name: str = "") -> Diary:
         return Diary("dayone", read_dayone(raw, limits))
     if PurePosixPath(name).suffix.lower() in MARKDOWN_SUFFIXES:
         return Diary("markdown", read_markdown([(PurePosixPath(name).name, raw)], limits))
-    raise ExportError("not a diary: give Day One's export (.json or .zip) or Markdown "
-                      "files (.md, several in a .zip)")
+    raise ExportError(
+        "not a diary: give Day One's export (.json or .zip) or Markdown "
+        "files (.md, several in a .zip)"
+    )
 
 
 def read_zip(raw: bytes, limits: Limits) -> Diary:
@@ -326,19 +349,33 @@ def read_zip(raw: bytes, limits: Limits) -> Diary:
     with archive:
         infos = _checked_members(archive, limits)
         names = {info.filename: info for info in infos}
-        journals = [n for n in names if PurePosixPath(n).suffix.lower() == ".json"
-                    and len(PurePosixPath(n).parts) == 1]
+        journals = [
+            n
+            for n in names
+            if PurePosixPath(n).suffix.lower() == ".json" and len(PurePosixPath(n).parts) == 1
+        ]
         if journals:
             photo_files = _photo_files(archive, names)
-            items = [item for journal in sorted(journals) for item in read_dayone(
-                _member(archive, names[journal]), limits, photo_files,
-                journal if len(journals) > 1 else "")]
+            items = [
+                item
+                for journal in sorted(journals)
+                for item in read_dayone(
+                    _member(archive, names[journal]),
+                    limits,
+                    photo_files,
+                    journal if len(journals) > 1 else "",
+                )
+            ]
             return Diary("dayone", items, raw, {n: i.file_size for n, i in names.items()})
-        markdown = [(n, _member(archive, info)) for n, info in names.items()
-                    if PurePosixPath(n).suffix.lower() in MARKDOWN_SUFFIXES]
+        markdown = [
+            (n, _member(archive, info))
+            for n, info in names.items()
+            if PurePosixPath(n).suffix.lower() in MARKDOWN_SUFFIXES
+        ]
         if not markdown:
-            raise ExportError("the zip holds neither a Day One export (.json at its top) "
-                              "nor Markdown files (.md)")
+            raise ExportError(
+                "the zip holds neither a Day One export (.json at its top) nor Markdown files (.md)"
+            )
         return Diary("markdown", read_markdown(markdown, limits))
 
 
@@ -353,22 +390,36 @@ def _checked_members(archive: zipfile.ZipFile, limits: Limits) -> list[zipfile.Z
     for info in infos:
         name = info.filename
         path = PurePosixPath(name)
-        if not path.parts or name.startswith("/") or "\\" in name or ".." in path.parts \
-                or ":" in path.parts[0]:
+        if (
+            not path.parts
+            or name.startswith("/")
+            or "\\" in name
+            or ".." in path.parts
+            or ":" in path.parts[0]
+        ):
             raise ExportError(f"the zip member {name[:100]!r} has an unsafe name")
         if info.is_dir() or path.parts[0] == "__MACOSX" or path.name.startswith("."):
             continue
         total += info.file_size
         if total > limits.max_bytes:
-            log.warning("diary import refused: too large unpacked", extra=fields(
-                members=len(infos), limit=limits.max_bytes, setting="import_max_bytes"))
-            raise ExportError(f"the zip unpacks to more than {limits.max_bytes} bytes "
-                              "(setting import_max_bytes)")
+            log.warning(
+                "diary import refused: too large unpacked",
+                extra=fields(
+                    members=len(infos), limit=limits.max_bytes, setting="import_max_bytes"
+                ),
+            )
+            raise ExportError(
+                f"the zip unpacks to more than {limits.max_bytes} bytes (setting import_max_bytes)"
+            )
         if info.file_size > (1 << 20) and info.file_size > MAX_RATIO * max(info.compress_size, 1):
-            log.warning("diary import refused: a member packed too tightly", extra=fields(
-                bytes=info.file_size, packed=info.compress_size, limit=MAX_RATIO))
-            raise ExportError(f"the zip member {name[:100]!r} packs {info.file_size} bytes "
-                              f"into {info.compress_size}: refused")
+            log.warning(
+                "diary import refused: a member packed too tightly",
+                extra=fields(bytes=info.file_size, packed=info.compress_size, limit=MAX_RATIO),
+            )
+            raise ExportError(
+                f"the zip member {name[:100]!r} packs {info.file_size} bytes "
+                f"into {info.compress_size}: refused"
+            )
         files.append(info)
     return files
 
@@ -379,15 +430,13 @@ def _member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
         with archive.open(info) as stream:
             data = stream.read(info.file_size + 1)
     except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
-        raise ExportError(f"the zip member {info.filename[:100]!r} cannot be read: "
-                          f"{exc}") from None
+        raise ExportError(f"the zip member {info.filename[:100]!r} cannot be read: {exc}") from None
     if len(data) > info.file_size:
         raise ExportError(f"the zip member {info.filename[:100]!r} is larger than it says")
     return data
 
 
-def _photo_files(archive: zipfile.ZipFile,
-                 names: Mapping[str, zipfile.ZipInfo]) -> dict[str, str]:
+def _photo_files(archive: zipfile.ZipFile, names: Mapping[str, zipfile.ZipInfo]) -> dict[str, str]:
     """md5 → member name of the photo files (`photos/<md5>.<type>`), each checked against
     its md5."""
     found: dict[str, str] = {}
@@ -395,8 +444,10 @@ def _photo_files(archive: zipfile.ZipFile,
         path = PurePosixPath(name)
         if len(path.parts) != 2 or path.parts[0] != "photos" or not _MD5.fullmatch(path.stem):
             continue
-        if hashlib.md5(_member(archive, info), usedforsecurity=False).hexdigest() \
-                != path.stem.lower():
+        if (
+            hashlib.md5(_member(archive, info), usedforsecurity=False).hexdigest()
+            != path.stem.lower()
+        ):
             raise ExportError(f"the photo {name[:100]!r} does not match its md5")
         found[path.stem.lower()] = name
     return found
@@ -419,12 +470,18 @@ def read_folder(folder: Path, limits: Limits) -> Diary:
     files, total = [], 0
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or path.is_symlink() \
-                or not path.is_file() or path.suffix.lower() not in MARKDOWN_SUFFIXES:
+        if (
+            any(part.startswith(".") for part in relative.parts)
+            or path.is_symlink()
+            or not path.is_file()
+            or path.suffix.lower() not in MARKDOWN_SUFFIXES
+        ):
             continue
         total += path.stat().st_size
         if total > limits.max_bytes:
-            raise ExportError(f"the Markdown files of {folder} hold more than "
-                              f"{limits.max_bytes} bytes (setting import_max_bytes)")
+            raise ExportError(
+                f"the Markdown files of {folder} hold more than "
+                f"{limits.max_bytes} bytes (setting import_max_bytes)"
+            )
         files.append((relative.as_posix(), path.read_bytes()))
     return Diary("markdown", read_markdown(files, limits))

@@ -66,8 +66,12 @@ class PhotoReport:
         return self.found - self.imported
 
     def as_dict(self) -> dict[str, Any]:
-        return {"found": self.found, "imported": self.imported,
-                "not_imported": self.not_imported, "items": self.items}
+        return {
+            "found": self.found,
+            "imported": self.imported,
+            "not_imported": self.not_imported,
+            "items": self.items,
+        }
 
 
 @dataclass(slots=True)
@@ -81,12 +85,19 @@ class DiaryResult:
     photos: PhotoReport = field(default_factory=PhotoReport)
 
     def as_dict(self, language: str = "en") -> dict[str, Any]:
-        return {"kind": f"diary.{self.source}", "source": self.source, "items": self.items,
-                "imported": self.imported, "skipped": self.skipped,
-                "day_has_entry": self.day_has_entry,
-                "entries": [{"entry_id": e.entry_id, "date": e.date, "items": e.items}
-                            for e in self.entries],
-                "photos": self.photos.as_dict(), "notes": self.notes(language)}
+        return {
+            "kind": f"diary.{self.source}",
+            "source": self.source,
+            "items": self.items,
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "day_has_entry": self.day_has_entry,
+            "entries": [
+                {"entry_id": e.entry_id, "date": e.date, "items": e.items} for e in self.entries
+            ],
+            "photos": self.photos.as_dict(),
+            "notes": self.notes(language),
+        }
 
     def notes(self, language: str) -> list[str]:
         """What the user should know beyond the counts, in their language."""
@@ -122,17 +133,24 @@ def check_diary(diary: Diary, max_chars: int) -> None:
     for date, items in _by_day(diary.items).items():
         length = len(entry_text(items))
         if length > max_chars:
-            raise ExportError(f"{items[0].where}: the entry of {date} would have {length} "
-                              f"characters; at most {max_chars} (setting max_message_chars)")
+            raise ExportError(
+                f"{items[0].where}: the entry of {date} would have {length} "
+                f"characters; at most {max_chars} (setting max_message_chars)"
+            )
 
 
-def import_diary(conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *,
-                 max_chars: int) -> DiaryResult:
+def import_diary(
+    conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *, max_chars: int
+) -> DiaryResult:
     """Write the diary's new items as entries (in the caller's transaction)."""
     check_diary(diary, max_chars)
     space_id = ensure_space(conn, target.user_id)
-    done = {row[0] for row in conn.execute(
-        "SELECT import_key FROM journal_imports WHERE space_id = ?", (space_id,))}
+    done = {
+        row[0]
+        for row in conn.execute(
+            "SELECT import_key FROM journal_imports WHERE space_id = ?", (space_id,)
+        )
+    }
     result = DiaryResult(diary.source, len(diary.items))
     now = time.time()
     for date, items in _by_day(diary.items).items():
@@ -141,25 +159,44 @@ def import_diary(conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *
         if not fresh:
             continue
         day_id = ensure_day(conn, target.user_id, date)
-        if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
-                        "deleted_at IS NULL", (day_id,)).fetchone():
+        if conn.execute(
+            "SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND deleted_at IS NULL",
+            (day_id,),
+        ).fetchone():
             result.day_has_entry.append(date)
             continue
         entry_id = new_id("entry")
-        conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
-                     "VALUES (?, ?, ?)", (entry_id, day_id, now))
+        conn.execute(
+            "INSERT INTO journal_entries (entry_id, journal_day_id, created_at) VALUES (?, ?, ?)",
+            (entry_id, day_id, now),
+        )
         append_version(conn, entry_id, "import", entry_text(fresh), ())
         conn.executemany(
             "INSERT INTO journal_imports (space_id, import_key, entry_id, source, "
             "calendar_date, occurred_at, tags_json, photos_json, imported_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(space_id, item.key, entry_id, diary.source, date, item.occurred_at,
-              json.dumps(item.tags, ensure_ascii=False),
-              json.dumps([p.as_dict() for p in item.photos]), now) for item in fresh])
+            [
+                (
+                    space_id,
+                    item.key,
+                    entry_id,
+                    diary.source,
+                    date,
+                    item.occurred_at,
+                    json.dumps(item.tags, ensure_ascii=False),
+                    json.dumps([p.as_dict() for p in item.photos]),
+                    now,
+                )
+                for item in fresh
+            ],
+        )
         done.update(item.key for item in fresh)
         result.imported += len(fresh)
-        result.entries.append(ImportedEntry(entry_id, date, len(fresh), tuple(
-            photo for item in fresh for photo in item.photos)))
+        result.entries.append(
+            ImportedEntry(
+                entry_id, date, len(fresh), tuple(photo for item in fresh for photo in item.photos)
+            )
+        )
     return result
 
 
@@ -172,10 +209,18 @@ async def attach_photos(result: DiaryResult, diary: Diary, add: AddPhoto) -> Pho
     for entry in result.entries:
         for photo in entry.photos:
             report.found += 1
-            name = PurePosixPath(photo.member).name if photo.member else \
-                f"{photo.identifier}.{photo.type}"
-            item = {"entry_id": entry.entry_id, "date": entry.date, **photo.as_dict(),
-                    "name": name, "imported": False}
+            name = (
+                PurePosixPath(photo.member).name
+                if photo.member
+                else f"{photo.identifier}.{photo.type}"
+            )
+            item = {
+                "entry_id": entry.entry_id,
+                "date": entry.date,
+                **photo.as_dict(),
+                "name": name,
+                "imported": False,
+            }
             data = await asyncio.to_thread(read_photo, diary, photo)
             if data is None:
                 item["reason"] = NOT_IN_ARCHIVE

@@ -105,15 +105,21 @@ class Exporter(Protocol):
         """The document's lists after its head, in order."""
         ...
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
-                 language: str | None = None) -> Iterator[str]:
+    def markdown(
+        self,
+        conn: sqlite3.Connection,
+        query: ExportQuery,
+        head: dict[str, Any],
+        language: str | None = None,
+    ) -> Iterator[str]:
         """The document for people, piece by piece (`head`: `document_head`'s fields and
         what `stream` was handed as `kept`); `language` (de, en) for its words where the
         exporter has them in both, None for the exporter's neutral form."""
         ...
 
-    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
-                        raw: bytes) -> ImportResult: ...
+    def import_document(
+        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
+    ) -> ImportResult: ...
 
 
 def check_date(value: str | None, name: str) -> str | None:
@@ -125,8 +131,13 @@ def check_date(value: str | None, name: str) -> str | None:
         raise ExportError(f"{name} {exc}") from None
 
 
-def make_query(user_id: str, character_id: str | None = None, start: str | None = None,
-               end: str | None = None, zone: dt.tzinfo | None = None) -> ExportQuery:
+def make_query(
+    user_id: str,
+    character_id: str | None = None,
+    start: str | None = None,
+    end: str | None = None,
+    zone: dt.tzinfo | None = None,
+) -> ExportQuery:
     start, end = check_date(start, "from"), check_date(end, "to")
     if start and end and start > end:
         raise ExportError(f"from {start} is after to {end}")
@@ -161,6 +172,7 @@ def read_document(raw: bytes, shape: type[S], noun: str) -> S:
 
 # --- checks an import runs on every item before it writes anything -----------------------------
 
+
 def require_key(where: str, **values: str) -> None:
     """ExportError when one of the named ids is empty."""
     for name, value in values.items():
@@ -182,8 +194,10 @@ def require_date(where: str, value: str, name: str) -> None:
 
 def require_character(where: str, character_id: str, target: ImportTarget) -> None:
     if character_id not in target.characters:
-        raise ExportError(f"{where}: character {character_id[:64]!r} does not exist here "
-                          f"(known: {', '.join(sorted(target.characters))})")
+        raise ExportError(
+            f"{where}: character {character_id[:64]!r} does not exist here "
+            f"(known: {', '.join(sorted(target.characters))})"
+        )
 
 
 def document_kind(raw: bytes) -> str:
@@ -191,9 +205,14 @@ def document_kind(raw: bytes) -> str:
     return read_head(raw).kind
 
 
-def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
-           fmt: ExportFormat, language: str | None = None,
-           kept: Mapping[str, list[dict[str, Any]]] | None = None) -> Iterator[bytes]:
+def stream(
+    exporter: Exporter,
+    conn: sqlite3.Connection,
+    query: ExportQuery,
+    fmt: ExportFormat,
+    language: str | None = None,
+    kept: Mapping[str, list[dict[str, Any]]] | None = None,
+) -> Iterator[bytes]:
     """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction; `kept`:
     the lists read elsewhere before (see the module)."""
     kept = dict(kept or {})
@@ -201,17 +220,19 @@ def stream(exporter: Exporter, conn: sqlite3.Connection, query: ExportQuery,
     try:
         head = document_head(exporter.document_kind, query)
         if fmt == "json":
-            yield from chunked(json_pieces(head, [*exporter.sections(conn, query),
-                                                  *kept.items()]))
+            yield from chunked(json_pieces(head, [*exporter.sections(conn, query), *kept.items()]))
         else:
-            yield from chunked(text.encode() for text in exporter.markdown(
-                conn, query, {**head, **kept}, language))
+            yield from chunked(
+                text.encode() for text in exporter.markdown(conn, query, {**head, **kept}, language)
+            )
     finally:
         conn.rollback()
 
 
-def stream_zip(files: Callable[[sqlite3.Connection], Iterable[tuple[str, str | Path]]],
-               conn: sqlite3.Connection) -> Iterator[bytes]:
+def stream_zip(
+    files: Callable[[sqlite3.Connection], Iterable[tuple[str, str | Path]]],
+    conn: sqlite3.Connection,
+) -> Iterator[bytes]:
     """A zip of the files `files(conn)` makes, in the order made, in chunks as they are
     written, read in one transaction: a text (name, UTF-8 text) deflated; a file on disk
     (name, its path: a journal entry's photo, already compressed) stored as it is, copied
@@ -281,8 +302,7 @@ def json_pieces(head: dict[str, Any], sections: list[Section]) -> Iterator[bytes
         yield comma + b" " + _ENCODE(name) + b": ["
         separator = b"\n  "
         for item in items:
-            yield separator + msgspec.json.format(_ENCODE(item), indent=1).replace(b"\n",
-                                                                                   b"\n  ")
+            yield separator + msgspec.json.format(_ENCODE(item), indent=1).replace(b"\n", b"\n  ")
             separator = b",\n  "
         yield b"]" if separator == b"\n  " else b"\n ]"
     yield b"\n}"
@@ -309,10 +329,16 @@ def document_head(kind: str, query: ExportQuery) -> dict[str, Any]:
     """The fields every export document starts with."""
     from app import __version__
 
-    return {"kind": kind, "format_version": FORMAT_VERSION, "app_version": __version__,
-            "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            "user_id": query.user_id, "character_id": query.character_id,
-            "from": query.start, "to": query.end}
+    return {
+        "kind": kind,
+        "format_version": FORMAT_VERSION,
+        "app_version": __version__,
+        "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "user_id": query.user_id,
+        "character_id": query.character_id,
+        "from": query.start,
+        "to": query.end,
+    }
 
 
 def owner_filter(query: ExportQuery) -> tuple[str, list[Any]]:
@@ -335,4 +361,3 @@ def day_range(column: str, query: ExportQuery) -> tuple[str, list[Any]]:
         sql += f" AND {column} <= ?"
         params.append(query.end)
     return sql, params
-

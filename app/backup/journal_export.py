@@ -124,10 +124,21 @@ class CurrentOnlyDocument(msgspec.Struct):
 
 def _as_entry(current: CurrentEntry) -> Entry:
     now = time.time()
-    return Entry(entry_id=current.entry_id, date=current.date, created_at=now,
-                 current_version_id=current.version_id,
-                 versions=[Version(version_id=current.version_id, seq=1, origin="restore",
-                                   text=current.text, created_at=now)])
+    return Entry(
+        entry_id=current.entry_id,
+        date=current.date,
+        created_at=now,
+        current_version_id=current.version_id,
+        versions=[
+            Version(
+                version_id=current.version_id,
+                seq=1,
+                origin="restore",
+                text=current.text,
+                created_at=now,
+            )
+        ],
+    )
 
 
 class JournalExporter:
@@ -138,16 +149,26 @@ class JournalExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
-                 language: str | None = None) -> Iterator[str]:
+    def markdown(
+        self,
+        conn: sqlite3.Connection,
+        query: ExportQuery,
+        head: dict[str, Any],
+        language: str | None = None,
+    ) -> Iterator[str]:
         title = texts("journal", language)["title"] if language else "Journal"
         yield f"# {title}\n\n"
         for n, (date, text) in enumerate(_current_texts(conn, query)):
             yield ("\n" if n else "") + f"## {_heading(date, language)}\n\n{text}\n"
 
-    def files(self, conn: sqlite3.Connection, query: ExportQuery, fmt: Literal["md", "json"],
-              language: str | None = None,
-              data_path: Path | None = None) -> Iterator[tuple[str, str | Path]]:
+    def files(
+        self,
+        conn: sqlite3.Connection,
+        query: ExportQuery,
+        fmt: Literal["md", "json"],
+        language: str | None = None,
+        data_path: Path | None = None,
+    ) -> Iterator[tuple[str, str | Path]]:
         """One file per entry, named with its date: Markdown titled with the date (its
         photos linked under the text), or a JSON document of this kind holding that entry
         alone; with `data_path` (the files dir read from) each entry's photos too, in its
@@ -158,45 +179,72 @@ class JournalExporter:
             if fmt == "json":
                 entry = _entry(conn, row)
                 media = entry["media"]
-                yield f"{date}.json", json.dumps({**head, "entries": [entry]},
-                                                 ensure_ascii=False, indent=1) + "\n"
+                yield (
+                    f"{date}.json",
+                    json.dumps({**head, "entries": [entry]}, ensure_ascii=False, indent=1) + "\n",
+                )
             else:
                 media = _media(conn, entry_id)
                 links = "".join(f"\n![{m['name']}](<{date}/{m['name']}>)\n" for m in media)
-                yield f"{date}.md", (f"# {_heading(date, language)}\n\n"
-                                     f"{_current_text(conn, entry_id, current)}\n{links}")
+                yield (
+                    f"{date}.md",
+                    (
+                        f"# {_heading(date, language)}\n\n"
+                        f"{_current_text(conn, entry_id, current)}\n{links}"
+                    ),
+                )
             if data_path is not None:
                 for item in media:
                     yield f"{date}/{item['name']}", data_path / item["file"]
 
-    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
-                        raw: bytes) -> ImportResult:
+    def import_document(
+        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
+    ) -> ImportResult:
         shape = CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
         document = read_document(raw, shape, "journal export")
-        entries = (document.entries if isinstance(document, JournalDocument)
-                   else [_as_entry(e) for e in document.entries])
+        entries = (
+            document.entries
+            if isinstance(document, JournalDocument)
+            else [_as_entry(e) for e in document.entries]
+        )
         _check_all(entries)
         imported = 0
         for entry in entries:
             if _present(conn, entry):
                 continue  # there already (its id or a version's id, anyone's): skipped
             day_id = ensure_day(conn, target.user_id, entry.date)
-            if conn.execute("SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND "
-                            "deleted_at IS NULL", (day_id,)).fetchone():
+            if conn.execute(
+                "SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND deleted_at IS NULL",
+                (day_id,),
+            ).fetchone():
                 continue  # the day has another entry here: never two, never overwritten
-            conn.execute("INSERT INTO journal_entries (entry_id, journal_day_id, "
-                         "current_version_id, created_at, deleted_at) VALUES (?, ?, ?, ?, NULL)",
-                         (entry.entry_id, day_id, entry.current_version_id, entry.created_at))
+            conn.execute(
+                "INSERT INTO journal_entries (entry_id, journal_day_id, "
+                "current_version_id, created_at, deleted_at) VALUES (?, ?, ?, ?, NULL)",
+                (entry.entry_id, day_id, entry.current_version_id, entry.created_at),
+            )
             for version in entry.versions:
-                conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, "
-                             "origin, text, draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (version.version_id, entry.entry_id, version.seq, version.origin,
-                              version.text, version.draft_id, version.created_at))
+                conn.execute(
+                    "INSERT INTO journal_entry_versions (version_id, entry_id, seq, "
+                    "origin, text, draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        version.version_id,
+                        entry.entry_id,
+                        version.seq,
+                        version.origin,
+                        version.text,
+                        version.draft_id,
+                        version.created_at,
+                    ),
+                )
                 conn.executemany(
                     "INSERT INTO journal_entry_version_source_refs (version_id, position, "
                     "conversation_id, message_id) VALUES (?, ?, ?, ?)",
-                    [(version.version_id, i, s.conversation_id, s.message_id)
-                     for i, s in enumerate(version.sources)])
+                    [
+                        (version.version_id, i, s.conversation_id, s.message_id)
+                        for i, s in enumerate(version.sources)
+                    ],
+                )
             imported += 1
         return ImportResult(KIND, imported, len(entries) - imported)
 
@@ -207,21 +255,30 @@ def _heading(date: str, language: str | None) -> str:
 
 
 def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
-    if conn.execute("SELECT 1 FROM journal_entries WHERE entry_id = ?",
-                    (entry.entry_id,)).fetchone():
+    if conn.execute(
+        "SELECT 1 FROM journal_entries WHERE entry_id = ?", (entry.entry_id,)
+    ).fetchone():
         return True
     ids = [v.version_id for v in entry.versions]
-    return conn.execute(f"SELECT 1 FROM journal_entry_versions WHERE version_id IN "
-                        f"({', '.join('?' * len(ids))}) LIMIT 1", ids).fetchone() is not None
+    return (
+        conn.execute(
+            f"SELECT 1 FROM journal_entry_versions WHERE version_id IN "
+            f"({', '.join('?' * len(ids))}) LIMIT 1",
+            ids,
+        ).fetchone()
+        is not None
+    )
 
 
 def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
     """(entry_id, date, created_at, current_version_id) of the query's entries not in the
     trash, by date, as they are read."""
-    sql = ("SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
-           "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
-           "JOIN journal_spaces s ON s.space_id = d.space_id "
-           "WHERE s.user_id = ? AND e.deleted_at IS NULL")
+    sql = (
+        "SELECT e.entry_id, d.calendar_date, e.created_at, e.current_version_id "
+        "FROM journal_entries e JOIN journal_days d ON d.day_id = e.journal_day_id "
+        "JOIN journal_spaces s ON s.space_id = d.space_id "
+        "WHERE s.user_id = ? AND e.deleted_at IS NULL"
+    )
     params: list[Any] = [query.user_id]
     days, bounds = day_range("d.calendar_date", query)
     return stream_rows(conn, sql + days + " ORDER BY d.calendar_date", params + bounds)
@@ -231,23 +288,53 @@ def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
     entry_id, date, created_at, current = row
     versions = []
     for version in conn.execute(
-            "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
-            "journal_entry_versions WHERE entry_id = ? ORDER BY seq", (entry_id,)):
-        sources = [{"conversation_id": c, "message_id": m}
-                   for c, m in version_refs(conn, version[0])]
-        versions.append({"version_id": version[0], "seq": version[1], "origin": version[2],
-                         "text": version[3], "draft_id": version[4],
-                         "created_at": version[5], "sources": sources})
-    return {"entry_id": entry_id, "date": date, "created_at": created_at, "deleted_at": None,
-            "current_version_id": current, "versions": versions, "media": _media(conn, entry_id)}
+        "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+        "journal_entry_versions WHERE entry_id = ? ORDER BY seq",
+        (entry_id,),
+    ):
+        sources = [
+            {"conversation_id": c, "message_id": m} for c, m in version_refs(conn, version[0])
+        ]
+        versions.append(
+            {
+                "version_id": version[0],
+                "seq": version[1],
+                "origin": version[2],
+                "text": version[3],
+                "draft_id": version[4],
+                "created_at": version[5],
+                "sources": sources,
+            }
+        )
+    return {
+        "entry_id": entry_id,
+        "date": date,
+        "created_at": created_at,
+        "deleted_at": None,
+        "current_version_id": current,
+        "versions": versions,
+        "media": _media(conn, entry_id),
+    }
 
 
 def _media(conn: sqlite3.Connection, entry_id: str) -> list[dict[str, Any]]:
     """The entry's photos as the document lists them (`file`: the path in the data dir)."""
-    return [{"asset_id": r[0], "name": r[1], "kind": r[2], "bytes": r[3], "sha256": r[4],
-             "created_at": r[5], "file": r[6]} for r in conn.execute(
-        "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
-        "WHERE entry_id = ? ORDER BY created_at, asset_id", (entry_id,))]
+    return [
+        {
+            "asset_id": r[0],
+            "name": r[1],
+            "kind": r[2],
+            "bytes": r[3],
+            "sha256": r[4],
+            "created_at": r[5],
+            "file": r[6],
+        }
+        for r in conn.execute(
+            "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
+            "WHERE entry_id = ? ORDER BY created_at, asset_id",
+            (entry_id,),
+        )
+    ]
 
 
 def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
@@ -257,8 +344,10 @@ def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tup
 
 
 def _current_text(conn: sqlite3.Connection, entry_id: str, current: str) -> str:
-    row = conn.execute("SELECT text FROM journal_entry_versions WHERE entry_id = ? AND "
-                       "version_id = ?", (entry_id, current)).fetchone()
+    row = conn.execute(
+        "SELECT text FROM journal_entry_versions WHERE entry_id = ? AND version_id = ?",
+        (entry_id, current),
+    ).fetchone()
     return (row[0] if row else "").strip()
 
 
@@ -269,8 +358,9 @@ def _check_all(entries: list[Entry]) -> None:
         _check(entry)
         for version in entry.versions:
             if version.version_id in seen:
-                raise ExportError(f"version id {version.version_id[:64]!r} appears twice in "
-                                  "the document")
+                raise ExportError(
+                    f"version id {version.version_id[:64]!r} appears twice in the document"
+                )
             seen.add(version.version_id)
 
 

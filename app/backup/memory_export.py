@@ -42,9 +42,19 @@ from app.storage.database import stream_rows
 
 KIND = "novaberg.memories"
 
-_COLUMNS = ("memory_id", "character_id", "text", "kind", "importance", "created_at",
-            "refreshed_at", "last_used_at", "reflected_at", "source_message_ids",
-            "superseded_by")
+_COLUMNS = (
+    "memory_id",
+    "character_id",
+    "text",
+    "kind",
+    "importance",
+    "created_at",
+    "refreshed_at",
+    "last_used_at",
+    "reflected_at",
+    "source_message_ids",
+    "superseded_by",
+)
 
 
 class ExportedMemory(msgspec.Struct, forbid_unknown_fields=True):
@@ -76,51 +86,76 @@ class MemoryExporter:
     def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
         return [("memories", _memories(conn, query))]
 
-    def markdown(self, conn: sqlite3.Connection, query: ExportQuery, head: dict[str, Any],
-                 language: str | None = None) -> Iterator[str]:
+    def markdown(
+        self,
+        conn: sqlite3.Connection,
+        query: ExportQuery,
+        head: dict[str, Any],
+        language: str | None = None,
+    ) -> Iterator[str]:
         """In English whatever `language` asks (its words have no German yet)."""
         who = query.character_id
         owner, params = owner_filter(query)
-        count = sum(1 for (created,) in stream_rows(
-            conn, f"SELECT created_at FROM memories{owner}", params)  # noqa: S608
-            if _in_range(calendar_date(created, query.zone), query))
+        count = sum(
+            1
+            for (created,) in stream_rows(conn, f"SELECT created_at FROM memories{owner}", params)
+            if _in_range(calendar_date(created, query.zone), query)
+        )
         yield (f"# What {who} remembers" if who else "# What the characters remember") + "\n"
-        yield (f"\nExported {head['exported_at']} from Novaberg {head['app_version']}"
-               f" · {count} memories\n")
+        yield (
+            f"\nExported {head['exported_at']} from Novaberg {head['app_version']}"
+            f" · {count} memories\n"
+        )
         character = None
         for memory in _memories(conn, query):
             if memory["character_id"] != character:
                 character = memory["character_id"]
                 yield f"\n## {character}\n\n"
-            line = (f"- ({memory['calendar_date']}, {memory['kind']}) "
-                    f"{' '.join(memory['text'].split())}")
+            line = (
+                f"- ({memory['calendar_date']}, {memory['kind']}) "
+                f"{' '.join(memory['text'].split())}"
+            )
             if memory["superseded_by"]:
                 line += f" — corrected by {memory['superseded_by']}"
             yield line + "\n"
 
-    def import_document(self, conn: sqlite3.Connection, target: ImportTarget,
-                        raw: bytes) -> ImportResult:
+    def import_document(
+        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
+    ) -> ImportResult:
         document = read_document(raw, MemoryDocument, "memory export")
         for memory in document.memories:
             _check(memory, target)
         imported = 0
         for memory in document.memories:
-            imported += insert_memory(conn, {
-                "memory_id": memory.memory_id, "user_id": target.user_id,
-                "character_id": memory.character_id, "text": memory.text, "kind": memory.kind,
-                "importance": memory.importance, "created_at": memory.created_at,
-                "refreshed_at": memory.refreshed_at, "last_used_at": memory.last_used_at,
-                "reflected_at": memory.reflected_at,
-                "source_message_ids": json.dumps(memory.source_message_ids),
-                "superseded_by": memory.superseded_by})
+            imported += insert_memory(
+                conn,
+                {
+                    "memory_id": memory.memory_id,
+                    "user_id": target.user_id,
+                    "character_id": memory.character_id,
+                    "text": memory.text,
+                    "kind": memory.kind,
+                    "importance": memory.importance,
+                    "created_at": memory.created_at,
+                    "refreshed_at": memory.refreshed_at,
+                    "last_used_at": memory.last_used_at,
+                    "reflected_at": memory.reflected_at,
+                    "source_message_ids": json.dumps(memory.source_message_ids),
+                    "superseded_by": memory.superseded_by,
+                },
+            )
         return ImportResult(KIND, imported, len(document.memories) - imported)
 
 
 def _memories(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[dict[str, Any]]:
     """The query's memories, by character and the order they were told, as they are read."""
     owner, params = owner_filter(query)
-    for row in stream_rows(conn, f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "  # noqa: S608
-                           "ORDER BY character_id, created_at, id DESC", params):
+    for row in stream_rows(
+        conn,
+        f"SELECT {', '.join(_COLUMNS)} FROM memories{owner} "
+        "ORDER BY character_id, created_at, id DESC",
+        params,
+    ):
         memory = dict(zip(_COLUMNS, row, strict=True))
         memory["source_message_ids"] = json.loads(memory["source_message_ids"] or "[]")
         memory["calendar_date"] = day = calendar_date(memory["created_at"], query.zone)
@@ -139,8 +174,7 @@ def _check(memory: ExportedMemory, target: ImportTarget) -> None:
     require_text(where, memory.text)
     require_character(where, memory.character_id, target)
     if memory.kind not in KINDS:
-        raise ExportError(f"{where}: kind {memory.kind!r} is not one of "
-                          f"{', '.join(KINDS)}")
+        raise ExportError(f"{where}: kind {memory.kind!r} is not one of {', '.join(KINDS)}")
     if not 0.0 <= memory.importance <= 1.0:
         raise ExportError(f"{where}: importance {memory.importance} is not in [0, 1]")
 

@@ -87,7 +87,9 @@ end
 # One batch of keys (KEYS), read in one step of the server, answered as their lines. Values
 # that are not UTF-8 make the answer undecodable; such a batch is read again with
 # `_READ_BATCH_RAW`.
-_READ_BATCH_LINES = _LINE_OF + """
+_READ_BATCH_LINES = (
+    _LINE_OF
+    + """
 local lines = {}
 for _, key in ipairs(KEYS) do
   local line, problem = line_of(key)
@@ -96,13 +98,16 @@ for _, key in ipairs(KEYS) do
 end
 return table.concat(lines, '\\n')
 """
+)
 # A private server's keys, a SCAN step at a time (ARGV: cursor, COUNT, the rules of
 # `keys.transient` as JSON), the transient keys left out by the server itself: answers
 # {next cursor, the lines, how many}. The backup's thread then only moves a few large
 # strings — no reply element per key, no Python work per key (which, on a thread beside the
 # serving loop, is the loop's lag: every step of it takes the GIL). Only for a server
 # nobody else uses: one call holds the server for a whole chunk.
-_READ_CHUNK_LINES = _LINE_OF + """
+_READ_CHUNK_LINES = (
+    _LINE_OF
+    + """
 local rules = cjson.decode(ARGV[3])
 local function transient(key)
   for _, prefix in ipairs(rules.prefixes) do
@@ -127,6 +132,7 @@ for _, key in ipairs(scanned[2]) do
 end
 return {scanned[1], table.concat(lines, '\\n'), #lines}
 """
+)
 _READ_BATCH_RAW = """
 local out = {}
 for i, key in ipairs(KEYS) do
@@ -211,8 +217,9 @@ def _record(key: str, kind: str, ttl: int, value: Any) -> dict[str, Any] | None:
     return {"key": key, "type": kind, "ttl_ms": ttl if ttl > 0 else None, "value": data}
 
 
-def write_snapshot(client: redis.Redis, out: IO[str],
-                   should_stop: Callable[[], bool] = lambda: False) -> int:
+def write_snapshot(
+    client: redis.Redis, out: IO[str], should_stop: Callable[[], bool] = lambda: False
+) -> int:
     """Write every backed-up key to `out`; returns how many were written."""
     read_lines = client.register_script(_READ_BATCH_LINES)
     read_raw = client.register_script(_READ_BATCH_RAW)
@@ -250,8 +257,9 @@ def write_snapshot(client: redis.Redis, out: IO[str],
     return written
 
 
-def write_private_snapshot(client: redis.Redis, out: IO[str],
-                           should_stop: Callable[[], bool] = lambda: False) -> int:
+def write_private_snapshot(
+    client: redis.Redis, out: IO[str], should_stop: Callable[[], bool] = lambda: False
+) -> int:
     """`write_snapshot` for a server that nobody else uses (the backup's snapshot server, the
     data dir's own while a restore holds it): the server walks its keys in chunks of
     `CHUNK` and answers the lines itself. A chunk that is not UTF-8 (the app writes UTF-8;
@@ -281,8 +289,12 @@ def write_private_snapshot(client: redis.Redis, out: IO[str],
             return written
 
 
-def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
-                        should_stop: Callable[[], bool] = lambda: False) -> int:
+def write_point_in_time(
+    client: redis.Redis,
+    directory: Path,
+    out: IO[str],
+    should_stop: Callable[[], bool] = lambda: False,
+) -> int:
     """Write every backed-up key of the embedded Redis whose files are in `directory`, as of
     one moment: the server saves a snapshot in the background (BGSAVE: a fork, so the app's
     commands are not held up), and a private server started on that file is read at leisure.
@@ -302,10 +314,13 @@ def write_point_in_time(client: redis.Redis, directory: Path, out: IO[str],
         time.sleep(0.01)
     if client.info("persistence")["rdb_last_bgsave_status"] != "ok":
         raise SnapshotError(f"Redis could not save a snapshot (see {directory}/redis.log)")
-    with tempfile.TemporaryDirectory(prefix="nb-snap-") as tmp:  # short: a socket path is ≤ 107 bytes
+    with tempfile.TemporaryDirectory(
+        prefix="nb-snap-"
+    ) as tmp:  # short: a socket path is ≤ 107 bytes
         shutil.move(saved, Path(tmp) / RDB_FILE)
-        server = EmbeddedRedis(Path(tmp), appendfsync="no", appendonly=False,
-                               nice=SNAPSHOT_SERVER_NICE)
+        server = EmbeddedRedis(
+            Path(tmp), appendfsync="no", appendonly=False, nice=SNAPSHOT_SERVER_NICE
+        )
         server.start()
         private = connect(server.url)
         try:
@@ -342,8 +357,10 @@ def _problem(record: Any) -> str | None:
     expected = {"string": str, "list": list, "hash": dict, "set": list, "zset": list}[kind]
     if not isinstance(value, expected):
         return f"key {record['key']!r}: a {kind} needs a {expected.__name__} value"
-    if kind == "zset" and not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
-                                  and _is_score(p[1]) for p in value):
+    if kind == "zset" and not all(
+        isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) and _is_score(p[1])
+        for p in value
+    ):
         return f"key {record['key']!r}: a zset needs [member, score] pairs"
     if kind == "hash" and not all(isinstance(v, str) for v in value.values()):
         return f"key {record['key']!r}: a hash needs text values"

@@ -8,8 +8,7 @@ from app.backup.exports import FORMAT_VERSION, Exporter, ExportError, read_head
 from app.backup.journal_export import JOURNAL
 from app.backup.memory_export import MEMORIES
 
-EXPORTERS: dict[str, Exporter] = {exporter.name: exporter
-                                  for exporter in (CHAT, JOURNAL, MEMORIES)}
+EXPORTERS: dict[str, Exporter] = {exporter.name: exporter for exporter in (CHAT, JOURNAL, MEMORIES)}
 
 
 def exporter_named(name: str) -> Exporter:
@@ -25,8 +24,10 @@ def exporter_for_document(raw: bytes) -> Exporter:
     for exporter in EXPORTERS.values():
         if head.kind in (exporter.document_kind, *exporter.also_reads):
             if head.format_version != FORMAT_VERSION:
-                raise ExportError(f"format_version {head.format_version} of {head.kind} is "
-                                  f"not supported (this version reads {FORMAT_VERSION})")
+                raise ExportError(
+                    f"format_version {head.format_version} of {head.kind} is "
+                    f"not supported (this version reads {FORMAT_VERSION})"
+                )
             return exporter
     known = ", ".join(e.document_kind for e in EXPORTERS.values())
     raise ExportError(f"not a Novaberg export: kind {head.kind!r} (known: {known})")

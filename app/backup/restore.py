@@ -120,8 +120,9 @@ def check(folder: Path) -> Checked:
     names the problems). The records are kept for step 5: the file is read once."""
     backup = verify(folder)
     with_accounts = backup.manifest.get("accounts_included") is True
-    problems, accounts = check_backup_database(folder / DATABASE_FILE,
-                                               accounts_included=with_accounts)
+    problems, accounts = check_backup_database(
+        folder / DATABASE_FILE, accounts_included=with_accounts
+    )
     if problems:
         raise BackupInvalid(folder, problems)
     try:
@@ -153,34 +154,51 @@ def current_counts(data_path: Path, database_url: str | None = None) -> dict[str
 def describe_change(current: dict[str, int] | None, checked: Checked) -> str:
     backup = checked.backup
     counts = backup.manifest.get("counts", {})
-    lines = [f"Backup {backup.path.name} (made {backup.manifest.get('created_at')}, "
-             f"Novaberg {backup.manifest.get('app_version')}):"]
+    lines = [
+        f"Backup {backup.path.name} (made {backup.manifest.get('created_at')}, "
+        f"Novaberg {backup.manifest.get('app_version')}):"
+    ]
     for name in COUNT_NAMES:
         now = "-" if current is None else current.get(name, 0)
         lines.append(f"  {name:<9} now {now:>8}  →  from the backup {counts.get(name, 0):>8}")
     lines.append(f"  Redis keys from the backup: {counts.get('redis_keys', 0)}")
     if checked.has_accounts:
-        lines.append("  The backup HOLDS ACCOUNTS (password and token hashes); they replace the "
-                     f"users and tokens of this install: {checked.accounts.describe()}.")
+        lines.append(
+            "  The backup HOLDS ACCOUNTS (password and token hashes); they replace the "
+            f"users and tokens of this install: {checked.accounts.describe()}."
+        )
     else:
-        lines.append("  The backup holds no accounts: the users and tokens of this install "
-                     "are kept.")
+        lines.append(
+            "  The backup holds no accounts: the users and tokens of this install are kept."
+        )
     return "\n".join(lines)
 
 
 def describe_cut_off(marker: RestoreMarker, checked: Checked) -> str:
     going_back = checked.backup.path == marker.safety
-    return "\n".join([
-        f"A restore of {marker.backup} was cut off half-way: the data dir holds part of it.",
-        f"The data from before that restore is kept in {marker.safety}.",
-        "This restore " + ("goes back to it." if going_back else
-                           f"installs {checked.backup.path.name} in place of the half-restored "
-                           "data (no new safety copy is made)."),
-        describe_change(None, checked)])
+    return "\n".join(
+        [
+            f"A restore of {marker.backup} was cut off half-way: the data dir holds part of it.",
+            f"The data from before that restore is kept in {marker.safety}.",
+            "This restore "
+            + (
+                "goes back to it."
+                if going_back
+                else f"installs {checked.backup.path.name} in place of the half-restored "
+                "data (no new safety copy is made)."
+            ),
+            describe_change(None, checked),
+        ]
+    )
 
 
-def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
-            say: Callable[[str], None] = print) -> Path:
+def restore(
+    settings: Settings,
+    folder: Path,
+    *,
+    confirm: Callable[[str], bool],
+    say: Callable[[str], None] = print,
+) -> Path:
     """Restore `folder` into the settings' data dir; returns the safety folder."""
     checked = check(folder)
     data_path = settings.data_path
@@ -193,8 +211,11 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
             marker = None
         if marker is not None:
             _check_safety(marker, checked)
-        question = (describe_change(current_counts(data_path, settings.database_url), checked) if marker is None
-                    else describe_cut_off(marker, checked))
+        question = (
+            describe_change(current_counts(data_path, settings.database_url), checked)
+            if marker is None
+            else describe_cut_off(marker, checked)
+        )
         if not confirm(question + "\nReplace the current data with the backup?"):
             raise RestoreDeclined("restore cancelled; nothing was changed")
         if marker is None:
@@ -206,8 +227,9 @@ def restore(settings: Settings, folder: Path, *, confirm: Callable[[str], bool],
         try:
             _install(settings, checked, marker.safety)
         except Exception as exc:
-            raise RestoreFailed(f"restore failed half-way: {exc}\n"
-                                + _ways_on(settings, marker)) from exc
+            raise RestoreFailed(
+                f"restore failed half-way: {exc}\n" + _ways_on(settings, marker)
+            ) from exc
         remove_restore_marker(data_path)
     say(f"Restored {checked.backup.path.name}. Your previous data is in {marker.safety}.")
     return marker.safety
@@ -225,10 +247,12 @@ def _check_safety(marker: RestoreMarker, checked: Checked) -> None:
             f"a restore was cut off here, and its safety folder {marker.safety} is not usable "
             f"({'; '.join(exc.problems)}): this install's accounts cannot be carried from it. "
             "Restore a backup with accounts, or remove "
-            f"{marker.safety.parent / RESTORE_MARKER} to restore without them") from None
+            f"{marker.safety.parent / RESTORE_MARKER} to restore without them"
+        ) from None
 
 
 # --- step 4: the safety folder -----------------------------------------------------------
+
 
 def _keep_aside(settings: Settings, backup: Path) -> RestoreMarker:
     """The current data becomes a backup folder of its own (accounts included), so that going
@@ -248,8 +272,9 @@ def _keep_aside(settings: Settings, backup: Path) -> RestoreMarker:
     except Exception as exc:
         shutil.rmtree(safety, ignore_errors=True)
         remove_restore_marker(data_path)
-        raise BackupError(f"could not keep the current data first ({exc}); nothing was "
-                          "changed") from exc
+        raise BackupError(
+            f"could not keep the current data first ({exc}); nothing was changed"
+        ) from exc
     installing = dataclasses.replace(marker, phase="installing")
     installing.write(data_path)
     crash_point(settings, "restore:saved")
@@ -277,8 +302,10 @@ def _fill_safety(settings: Settings, safety: Path, now: float) -> None:
     for name in DATA_FOLDERS:
         copy_folder(settings.files_path / name, safety / name, place=_link)
     crash_point(settings, "restore:saving")
-    with redis_of(settings, app_running=False) as client, \
-            (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out:
+    with (
+        redis_of(settings, app_running=False) as client,
+        (safety / REDIS_FILE).open("w", encoding="utf-8", errors="surrogateescape") as out,
+    ):
         if settings.redis_url:
             redis_snapshot.write_snapshot(client, out)
         else:  # the data dir's own server, started by this restore: nobody else uses it
@@ -319,6 +346,7 @@ def _link(source: Path, target: Path) -> None:
 
 # --- step 5: the install -------------------------------------------------------------------
 
+
 def _install(settings: Settings, checked: Checked, safety: Path) -> None:
     data_path = settings.data_path
     backup = checked.backup
@@ -344,8 +372,10 @@ def _install(settings: Settings, checked: Checked, safety: Path) -> None:
     with redis_of(settings, app_running=False, appendfsync="no") as client:
         if settings.redis_url:
             redis_snapshot.delete_backed_up_keys(client)
-        first, rest = (checked.records[:redis_snapshot.LOAD_BATCH],
-                       checked.records[redis_snapshot.LOAD_BATCH:])
+        first, rest = (
+            checked.records[: redis_snapshot.LOAD_BATCH],
+            checked.records[redis_snapshot.LOAD_BATCH :],
+        )
         redis_snapshot.load_snapshot(client, first)
         crash_point(settings, "restore:redis")
         redis_snapshot.load_snapshot(client, rest)
@@ -373,8 +403,11 @@ def _install_rows(settings: Settings, backup: Backup) -> None:
     try:
         with private_file(loading) as out:
             _copy_checked(settings, backup, DATABASE_FILE, out)
-        load_store(loading, settings.database_url or "",
-                   before_commit=lambda: crash_point(settings, "restore:rows"))
+        load_store(
+            loading,
+            settings.database_url or "",
+            before_commit=lambda: crash_point(settings, "restore:rows"),
+        )
     finally:
         loading.unlink(missing_ok=True)
 
@@ -386,8 +419,11 @@ def _install_folder(settings: Settings, backup: Backup, name: str) -> None:
     restore run again finds the leftovers and starts this step afresh."""
     data_path = settings.files_path
     data_path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    current, fresh, old = (data_path / name, data_path / f".{name}.restoring",
-                           data_path / f".{name}.replaced")
+    current, fresh, old = (
+        data_path / name,
+        data_path / f".{name}.restoring",
+        data_path / f".{name}.replaced",
+    )
     for leftover in (fresh, old):
         _remove(leftover)
     prefix = name + "/"
@@ -434,8 +470,10 @@ def _copy_checked(settings: Settings, backup: Backup, name: str, out: IO[bytes])
 
 
 def _ways_on(settings: Settings, marker: RestoreMarker) -> str:
-    return (f"Your data as it was before the restore is kept in {marker.safety} (a complete "
-            "backup with accounts). To go back to it, run:\n"
-            f"  {marker.back_command(settings.data_path)}\n"
-            "or, to finish this restore, run it again:\n"
-            f"  {marker.finish_command(settings.data_path)}")
+    return (
+        f"Your data as it was before the restore is kept in {marker.safety} (a complete "
+        "backup with accounts). To go back to it, run:\n"
+        f"  {marker.back_command(settings.data_path)}\n"
+        "or, to finish this restore, run it again:\n"
+        f"  {marker.finish_command(settings.data_path)}"
+    )

@@ -59,11 +59,16 @@ class BackupService:
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None
-        self._worker = concurrent.futures.ThreadPoolExecutor(max_workers=1,
-                                                             thread_name_prefix="backup")
-        self.daily: Ticker[str] = Ticker("daily-backup", self.take_daily,
-                                         interval=DAILY_CHECK_SECONDS,
-                                         first_delay=settings.backup_daily_delay, logger=log)
+        self._worker = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="backup"
+        )
+        self.daily: Ticker[str] = Ticker(
+            "daily-backup",
+            self.take_daily,
+            interval=DAILY_CHECK_SECONDS,
+            first_delay=settings.backup_daily_delay,
+            logger=log,
+        )
 
     async def create(self, *, reason: str) -> Backup:
         """Take a backup into the data dir and prune old ones; `BackupBusy` while one runs."""
@@ -73,7 +78,8 @@ class BackupService:
             start = time.perf_counter()
             run = contextvars.copy_context().run  # the log context goes along
             self._running = asyncio.get_running_loop().run_in_executor(
-                self._worker, run, self._create_sync)
+                self._worker, run, self._create_sync
+            )
             try:
                 backup = await asyncio.shield(self._running)
             except Exception as exc:
@@ -82,24 +88,39 @@ class BackupService:
             finally:
                 self._running = None
             summary = backup.summary()
-            log.info("backup made", extra=logctx.fields(
-                reason=reason, name=summary["name"], bytes=summary["bytes"],
-                ms=logctx.monotonic_ms(start), **summary["counts"]))
+            log.info(
+                "backup made",
+                extra=logctx.fields(
+                    reason=reason,
+                    name=summary["name"],
+                    bytes=summary["bytes"],
+                    ms=logctx.monotonic_ms(start),
+                    **summary["counts"],
+                ),
+            )
             return backup
 
     def _create_sync(self) -> Backup:
         client = redis_snapshot.connect(self.redis_url)
         try:
-            backup = create_backup(self.settings.data_path, client, self.directory,
-                                   embedded_redis_dir=self.embedded_redis_dir,
-                                   should_stop=self._stopping.is_set,
-                                   database_url=self.settings.database_url,
-                                   files_path=self.settings.files_path)
+            backup = create_backup(
+                self.settings.data_path,
+                client,
+                self.directory,
+                embedded_redis_dir=self.embedded_redis_dir,
+                should_stop=self._stopping.is_set,
+                database_url=self.settings.database_url,
+                files_path=self.settings.files_path,
+            )
         finally:
             client.close()
         for path in prune(self.directory, self.settings.backup_keep):
-            log.info("old backup removed", extra=logctx.fields(
-                name=path.name, setting="backup_keep", keep=self.settings.backup_keep))
+            log.info(
+                "old backup removed",
+                extra=logctx.fields(
+                    name=path.name, setting="backup_keep", keep=self.settings.backup_keep
+                ),
+            )
         return backup
 
     async def list(self) -> list[Backup]:

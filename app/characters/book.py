@@ -74,12 +74,26 @@ NAME_MAX_CHARS = 80
 _NOT_IN_A_NAME = frozenset({"Cc", "Zl", "Zp"})  # control characters, line and paragraph breaks
 FILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 PICTURE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
-_KNOWN_KEYS = frozenset({"id", "name", "language", "persona", "description", "baseline",
-                         "greeting", "alternate_greetings", "examples", "picture"})
+_KNOWN_KEYS = frozenset(
+    {
+        "id",
+        "name",
+        "language",
+        "persona",
+        "description",
+        "baseline",
+        "greeting",
+        "alternate_greetings",
+        "examples",
+        "picture",
+    }
+)
 CARD_KEY = "card"  # the TOML file's name of its card file, read by the book beside it
 PERSONA_PARTS = ("system_prompt", "description", "personality", "scenario")
-PART_LABELS = {"de": {"personality": "Persönlichkeit", "scenario": "Situation"},
-               "en": {"personality": "Personality", "scenario": "Scenario"}}
+PART_LABELS = {
+    "de": {"personality": "Persönlichkeit", "scenario": "Situation"},
+    "en": {"personality": "Personality", "scenario": "Scenario"},
+}
 Kind = Literal["built_in", "shared", "own"]
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
@@ -111,8 +125,11 @@ def compose_persona(parts: PersonaParts, language: str) -> str:
     a description alone gives exactly that text."""
     labels = PART_LABELS[language_of(language)]
     pieces = [parts.system_prompt, parts.description]
-    pieces += [f"{labels[name]}: {getattr(parts, name)}" for name in ("personality", "scenario")
-               if getattr(parts, name)]
+    pieces += [
+        f"{labels[name]}: {getattr(parts, name)}"
+        for name in ("personality", "scenario")
+        if getattr(parts, name)
+    ]
     return "\n\n".join(piece for piece in pieces if piece)
 
 
@@ -121,15 +138,15 @@ class CharacterDefinition:
     id: str
     name: str
     language: str
-    persona: str       # what the responder speaks from (composed when from a card's parts)
+    persona: str  # what the responder speaks from (composed when from a card's parts)
     description: str
     baseline: CharacterState
-    source: str        # where it was read from (for logs)
+    source: str  # where it was read from (for logs)
     greeting: str = ""
     alternate_greetings: tuple[str, ...] = ()
     examples: str = ""
     persona_parts: PersonaParts | None = None  # a card's parts, when the persona is made of them
-    picture: Path | None = None                # the picture file, when there is one
+    picture: Path | None = None  # the picture file, when there is one
     card: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)  # a card's other fields
     lore: Lorebook | None = None
     kind: Kind = "built_in"
@@ -198,15 +215,25 @@ class CharacterDefinition:
 
 def baseline_data(state: CharacterState) -> dict[str, Any]:
     """The baseline's set fields by their stored names (no None, no empty text)."""
-    return {name: value for name, value in msgspec.to_builtins(state).items()
-            if value is not None and value != ""}
+    return {
+        name: value
+        for name, value in msgspec.to_builtins(state).items()
+        if value is not None and value != ""
+    }
 
 
 # --- the one validator -------------------------------------------------------------------------
 
-def definition_from(data: Mapping[str, Any], source: str, *, folder: Path | None = None,
-                    card: Mapping[str, Any] | None = None, kind: Kind = "built_in",
-                    owner: str | None = None) -> CharacterDefinition:
+
+def definition_from(
+    data: Mapping[str, Any],
+    source: str,
+    *,
+    folder: Path | None = None,
+    card: Mapping[str, Any] | None = None,
+    kind: Kind = "built_in",
+    owner: str | None = None,
+) -> CharacterDefinition:
     """One definition from its TOML shape (a TOML file, the editor's input, an imported card);
     `CharacterError` names the problem. `card`: what the `card` file holds (its JSON),
     `folder`: where `picture` is looked for."""
@@ -222,14 +249,23 @@ def definition_from(data: Mapping[str, Any], source: str, *, folder: Path | None
     persona, parts = _persona(data.get("persona"), language)
     extras = _card(card)
     return CharacterDefinition(
-        id=character_id, name=_name(data), language=language,
-        persona=persona, persona_parts=parts, description=_optional_str(data, "description"),
-        baseline=_baseline(data.get("baseline", {})), source=source,
+        id=character_id,
+        name=_name(data),
+        language=language,
+        persona=persona,
+        persona_parts=parts,
+        description=_optional_str(data, "description"),
+        baseline=_baseline(data.get("baseline", {})),
+        source=source,
         greeting=_optional_str(data, "greeting"),
         alternate_greetings=_str_list(data, "alternate_greetings"),
         examples=_optional_str(data, "examples"),
-        picture=_picture(data.get("picture"), folder), card=MappingProxyType(extras),
-        lore=_lore(extras), kind=kind, owner=owner)
+        picture=_picture(data.get("picture"), folder),
+        card=MappingProxyType(extras),
+        lore=_lore(extras),
+        kind=kind,
+        owner=owner,
+    )
 
 
 def parse_character(text: str, source: str, **context: Any) -> CharacterDefinition:
@@ -255,8 +291,9 @@ def _persona(value: Any, language: str) -> tuple[str, PersonaParts | None]:
         if not persona:
             raise CharacterError("[persona]: every part is empty")
         return persona, (None if parts.only_description else parts)
-    raise CharacterError("persona must be a non-empty string (or a [persona] table of "
-                         f"{', '.join(PERSONA_PARTS)})")
+    raise CharacterError(
+        f"persona must be a non-empty string (or a [persona] table of {', '.join(PERSONA_PARTS)})"
+    )
 
 
 def _lines(value: str) -> str:
@@ -298,10 +335,14 @@ def _str_list(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
 def _picture(value: Any, folder: Path | None) -> Path | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not FILE_NAME.match(value) \
-            or not value.lower().endswith(PICTURE_SUFFIXES):
-        raise CharacterError(f"picture must be the name of a {'/'.join(PICTURE_SUFFIXES)} "
-                             "file beside the definition")
+    if (
+        not isinstance(value, str)
+        or not FILE_NAME.match(value)
+        or not value.lower().endswith(PICTURE_SUFFIXES)
+    ):
+        raise CharacterError(
+            f"picture must be the name of a {'/'.join(PICTURE_SUFFIXES)} file beside the definition"
+        )
     return (folder / value) if folder is not None else Path(value)
 
 
@@ -396,8 +437,10 @@ class CharacterBook:
         # In the files dir (the data dir unless `files_dir`): every process of an install
         # that shares one sees the characters any of them stored.
         self.folder = settings.files_path / DATA_DIR_FOLDER if settings.data_dir else None
-        self._built_in = {d.id: d for d in (parse_character(text, f"built-in {name}")
-                                            for name, text in built_in_files())}
+        self._built_in = {
+            d.id: d
+            for d in (parse_character(text, f"built-in {name}") for name, text in built_in_files())
+        }
         self._shared = _Folder(self.folder, "shared", None) if self.folder else None
         self._users: dict[str, _Folder] = {}
 
@@ -467,8 +510,11 @@ class LiveCatalog(CharacterCatalog):
 def built_in_files() -> list[tuple[str, str]]:
     """(name, text) of every character shipped as package data."""
     folder = resources.files(BUILT_IN_PACKAGE)
-    return sorted((entry.name, entry.read_text(encoding="utf-8"))
-                  for entry in folder.iterdir() if entry.name.endswith(".toml"))
+    return sorted(
+        (entry.name, entry.read_text(encoding="utf-8"))
+        for entry in folder.iterdir()
+        if entry.name.endswith(".toml")
+    )
 
 
 def read_card_file(path: Path) -> dict[str, Any]:
@@ -488,12 +534,14 @@ def _read_file(path: Path, kind: Kind, owner: str | None) -> CharacterDefinition
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
         card_name = data.pop(CARD_KEY, None)
-        if card_name is not None and (not isinstance(card_name, str)
-                                      or not FILE_NAME.match(card_name)):
+        if card_name is not None and (
+            not isinstance(card_name, str) or not FILE_NAME.match(card_name)
+        ):
             raise CharacterError("card must be the name of a JSON file beside the definition")
         card = read_card_file(path.parent / card_name) if card_name else None
-        definition = definition_from(data, str(path), folder=path.parent, card=card,
-                                     kind=kind, owner=owner)
+        definition = definition_from(
+            data, str(path), folder=path.parent, card=card, kind=kind, owner=owner
+        )
     except (OSError, UnicodeDecodeError) as exc:
         problem = f"cannot read: {exc}"
     except tomllib.TOMLDecodeError as exc:
@@ -502,10 +550,11 @@ def _read_file(path: Path, kind: Kind, owner: str | None) -> CharacterDefinition
         problem = str(exc)
     else:
         if definition.picture is not None and not definition.picture.is_file():
-            log.error("character picture missing; shown without one", extra=fields(
-                file=str(path), picture=str(definition.picture)))
+            log.error(
+                "character picture missing; shown without one",
+                extra=fields(file=str(path), picture=str(definition.picture)),
+            )
             definition = replace(definition, picture=None)
         return definition
     log.error("character definition left out", extra=fields(file=str(path), problem=problem))
     return None
-

@@ -58,14 +58,26 @@ SPECS: dict[Spec, tuple[str, str, str]] = {  # spec → (spec value, spec_versio
 FORMATS = ("png", "json")
 OURS = "novaberg"  # our key in `extensions`
 # What the definition holds; everything else of `data` is kept as the card had it.
-MAPPED = frozenset({"name", *PERSONA_PARTS, "first_mes", "alternate_greetings", "mes_example",
-                    "creator_notes"})
+MAPPED = frozenset(
+    {"name", *PERSONA_PARTS, "first_mes", "alternate_greetings", "mes_example", "creator_notes"}
+)
 # What an export writes when the definition has nothing else; such a value is not kept.
 DEFAULTS: dict[Spec, dict[str, Any]] = {
-    "v2": {"tags": [], "creator": "", "character_version": "", "extensions": {},
-           "post_history_instructions": ""},
-    "v3": {"tags": [], "creator": "", "character_version": "", "extensions": {},
-           "post_history_instructions": "", "group_only_greetings": []},
+    "v2": {
+        "tags": [],
+        "creator": "",
+        "character_version": "",
+        "extensions": {},
+        "post_history_instructions": "",
+    },
+    "v3": {
+        "tags": [],
+        "creator": "",
+        "character_version": "",
+        "extensions": {},
+        "post_history_instructions": "",
+        "group_only_greetings": [],
+    },
 }
 _KEEP_DEFAULTS = {key: value for spec in DEFAULTS.values() for key, value in spec.items()}
 FALLBACK_ID = "character"
@@ -93,6 +105,7 @@ class ImportedCard:
 
 # --- reading a file ------------------------------------------------------------------------------
 
+
 def read_card(raw: bytes, *, character_id: str | None = None) -> ImportedCard:
     """A card file (PNG or JSON) mapped to a definition's TOML shape; `CardError` names what is
     wrong. `character_id`: the id to use instead of the card's."""
@@ -101,8 +114,10 @@ def read_card(raw: bytes, *, character_id: str | None = None) -> ImportedCard:
     if pictures.is_png(raw):
         document, picture, warnings = _from_png(raw)
     elif (kind := _other_picture(raw)) is not None:
-        raise CardError(f"a {kind} picture is not a character card: cards come as a PNG (with "
-                        "a chara or ccv3 chunk) or as JSON")
+        raise CardError(
+            f"a {kind} picture is not a character card: cards come as a PNG (with "
+            "a chara or ccv3 chunk) or as JSON"
+        )
     else:
         document = _json(raw, "the file")
     spec, data = _card_data(document)
@@ -118,8 +133,9 @@ _PICTURE_SIGNATURES = ((b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a"
 def _other_picture(raw: bytes) -> str | None:
     if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
         return "WebP"
-    return next((kind for signature, kind in _PICTURE_SIGNATURES if raw.startswith(signature)),
-                None)
+    return next(
+        (kind for signature, kind in _PICTURE_SIGNATURES if raw.startswith(signature)), None
+    )
 
 
 def _from_png(raw: bytes) -> tuple[Any, bytes, list[str]]:
@@ -137,7 +153,8 @@ def _from_png(raw: bytes) -> tuple[Any, bytes, list[str]]:
         raise CardError(f"the PNG's {chunk} chunk is not valid base64") from None
     others = sorted(key for key in chunks if key not in ("chara", "ccv3"))
     named = ", ".join(others[:NAMED_CHUNKS]) + (
-        f" and {len(others) - NAMED_CHUNKS} more" if len(others) > NAMED_CHUNKS else "")
+        f" and {len(others) - NAMED_CHUNKS} more" if len(others) > NAMED_CHUNKS else ""
+    )
     warnings = [f"the PNG's other text chunks were not kept: {named}"] if others else []
     return _json(decoded, f"the PNG's {chunk} chunk"), picture, warnings
 
@@ -178,8 +195,13 @@ def _depth(document: Any) -> int:
     deepest, pending = 0, [(document, 1)]
     while pending:
         value, level = pending.pop()
-        children = value.values() if isinstance(value, dict) else \
-            value if isinstance(value, list) else None
+        children = (
+            value.values()
+            if isinstance(value, dict)
+            else value
+            if isinstance(value, list)
+            else None
+        )
         if children is None:
             continue
         deepest = max(deepest, level)
@@ -202,8 +224,7 @@ def _card_data(document: Any) -> tuple[str, dict[str, Any]]:
         return "chara_card_v1", dict(document)
     if spec is None:
         raise CardError("not a character card: no `spec` and no `name`")
-    raise CardError(f"card spec {str(spec)[:40]!r} is not supported (chara_card_v2, "
-                    "chara_card_v3)")
+    raise CardError(f"card spec {str(spec)[:40]!r} is not supported (chara_card_v2, chara_card_v3)")
 
 
 def _data_url_icon(data: Mapping[str, Any], warnings: list[str]) -> bytes | None:
@@ -220,8 +241,7 @@ def _data_url_icon(data: Mapping[str, Any], warnings: list[str]) -> bytes | None
         payload = base64.b64decode(uri.split(",", 1)[1], validate=True)
         return pictures.stored_png(payload)
     except pictures.PictureError as exc:
-        warnings.append(f"the card's icon (a data: URL) was not taken: {exc}; no picture was "
-                        "set")
+        warnings.append(f"the card's icon (a data: URL) was not taken: {exc}; no picture was set")
     except (IndexError, binascii.Error, ValueError):
         warnings.append("the card's icon (a data: URL) is not valid base64; no picture was set")
     return None
@@ -229,40 +249,57 @@ def _data_url_icon(data: Mapping[str, Any], warnings: list[str]) -> bytes | None
 
 # --- mapping -------------------------------------------------------------------------------------
 
-def map_card(data: Mapping[str, Any], *, character_id: str | None = None,
-             ) -> tuple[dict[str, Any], dict[str, Any]]:
+
+def map_card(
+    data: Mapping[str, Any],
+    *,
+    character_id: str | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """The card's `data` as a definition's TOML shape and the card file's content (see the
     module docstring); `CardError` for a field of the wrong type."""
     name = one_line(data.get("name"))
     if not name:
         raise CardError("the card has no name")
     if len(name) > NAME_MAX_CHARS:
-        raise CardError(f"the card's name has {len(name)} characters; at most "
-                        f"{NAME_MAX_CHARS} are taken")
-    texts = {key: _text(data, key) for key in (*PERSONA_PARTS, "first_mes", "mes_example",
-                                                "creator_notes")}
+        raise CardError(
+            f"the card's name has {len(name)} characters; at most {NAME_MAX_CHARS} are taken"
+        )
+    texts = {
+        key: _text(data, key)
+        for key in (*PERSONA_PARTS, "first_mes", "mes_example", "creator_notes")
+    }
     greetings = data.get("alternate_greetings", [])
     if not isinstance(greetings, list) or not all(isinstance(g, str) for g in greetings):
         raise CardError("alternate_greetings must be a list of strings")
-    extras = {key: copy.deepcopy(value) for key, value in data.items()
-              if key not in MAPPED and not (key in _KEEP_DEFAULTS
-                                            and value == _KEEP_DEFAULTS[key])}
+    extras = {
+        key: copy.deepcopy(value)
+        for key, value in data.items()
+        if key not in MAPPED and not (key in _KEEP_DEFAULTS and value == _KEEP_DEFAULTS[key])
+    }
     ours = _take_ours(extras)
     parts = {key: texts[key].strip() for key in PERSONA_PARTS}
     if not any(parts.values()):
-        raise CardError("the card has no description, personality, scenario or system prompt: "
-                        "nothing for the character to speak from")
+        raise CardError(
+            "the card has no description, personality, scenario or system prompt: "
+            "nothing for the character to speak from"
+        )
     language = ours.get("language")
     if language not in LANGUAGES:
-        language = detect_language("\n".join([parts["description"], parts["personality"],
-                                              texts["first_mes"]]))
+        language = detect_language(
+            "\n".join([parts["description"], parts["personality"], texts["first_mes"]])
+        )
     only_description = not (parts["system_prompt"] or parts["personality"] or parts["scenario"])
     mapped: dict[str, Any] = {
-        "id": character_id or _our_id(ours) or slug(name), "name": name,
+        "id": character_id or _our_id(ours) or slug(name),
+        "name": name,
         "language": language,
-        "persona": parts["description"] if only_description else parts}
-    for key, target in (("creator_notes", "description"), ("first_mes", "greeting"),
-                        ("mes_example", "examples")):
+        "persona": parts["description"] if only_description else parts,
+    }
+    for key, target in (
+        ("creator_notes", "description"),
+        ("first_mes", "greeting"),
+        ("mes_example", "examples"),
+    ):
         if texts[key].strip():
             mapped[target] = texts[key].strip()
     if greetings:
@@ -315,6 +352,7 @@ def slug(name: str) -> str:
 
 # --- writing -------------------------------------------------------------------------------------
 
+
 def card_document(definition: CharacterDefinition, spec: Spec) -> dict[str, Any]:
     """The definition as a character card object of `spec`."""
     spec_name, version, _ = SPECS[spec]
@@ -322,15 +360,22 @@ def card_document(definition: CharacterDefinition, spec: Spec) -> dict[str, Any]
     if definition.persona_parts is not None:
         data.update(definition.persona_parts.as_dict())
     else:
-        data.update({key: "" for key in PERSONA_PARTS}, description=definition.persona)
-    data.update(name=definition.name, first_mes=definition.greeting,
-                alternate_greetings=list(definition.alternate_greetings),
-                mes_example=definition.examples, creator_notes=definition.description)
+        data.update(dict.fromkeys(PERSONA_PARTS, ""), description=definition.persona)
+    data.update(
+        name=definition.name,
+        first_mes=definition.greeting,
+        alternate_greetings=list(definition.alternate_greetings),
+        mes_example=definition.examples,
+        creator_notes=definition.description,
+    )
     for key, value in DEFAULTS[spec].items():
         data.setdefault(key, copy.deepcopy(value))
     extensions = data["extensions"] if isinstance(data.get("extensions"), dict) else {}
-    extensions[OURS] = {"id": definition.id, "language": definition.language,
-                        "baseline": baseline_data(definition.baseline)}
+    extensions[OURS] = {
+        "id": definition.id,
+        "language": definition.language,
+        "baseline": baseline_data(definition.baseline),
+    }
     data["extensions"] = extensions
     return {"spec": spec_name, "spec_version": version, "data": data}
 

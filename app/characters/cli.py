@@ -40,34 +40,50 @@ def add_character_commands(commands: Any, parents: Sequence[Any] = ()) -> None:
     character = commands.add_parser(CHARACTER_COMMAND, help="import or export character cards")
     actions = character.add_subparsers(dest="character_command", metavar="ACTION", required=True)
     importing = actions.add_parser(
-        "import", parents=list(parents), help="import a character card (PNG or JSON; the app "
-        "must not be running)",
+        "import",
+        parents=list(parents),
+        help="import a character card (PNG or JSON; the app must not be running)",
         description="Import a Character Card V2 or V3 (a PNG with a chara/ccv3 chunk, or "
-                    "JSON) as one of the user's own characters. Refused while an app runs "
-                    "on the data dir: import in the page then.")
+        "JSON) as one of the user's own characters. Refused while an app runs "
+        "on the data dir: import in the page then.",
+    )
     importing.add_argument("file", metavar="FILE", help="the card")
     importing.add_argument("--user", default=LOCAL_USER, help="whose character (default: local)")
-    importing.add_argument("--id", dest="character_id", help="the id to give it (default: "
-                           "from the card, or made from its name)")
+    importing.add_argument(
+        "--id",
+        dest="character_id",
+        help="the id to give it (default: from the card, or made from its name)",
+    )
     exporting = actions.add_parser(
-        "export", parents=list(parents), help="export a character as a card (PNG or JSON)",
-        description="Write a character (built-in ones too) as a Character Card V2 or V3.")
+        "export",
+        parents=list(parents),
+        help="export a character as a card (PNG or JSON)",
+        description="Write a character (built-in ones too) as a Character Card V2 or V3.",
+    )
     exporting.add_argument("character_id", metavar="ID", help="the character's id")
     exporting.add_argument("--user", default=LOCAL_USER, help="whose character (default: local)")
     exporting.add_argument("--spec", choices=sorted(SPECS), default="v3")
     exporting.add_argument("--format", choices=("png", "json"), default="png")
-    exporting.add_argument("--out", metavar="FILE", help="where to write it (default: "
-                           "<id>-card-<spec>.<format> in the current folder)")
+    exporting.add_argument(
+        "--out",
+        metavar="FILE",
+        help="where to write it (default: <id>-card-<spec>.<format> in the current folder)",
+    )
 
 
 def run_character_command(settings: Settings, args: argparse.Namespace) -> int:
     try:
         if args.character_command == "import":
             return _import(settings, Path(args.file), args.user, args.character_id)
-        return _export(settings, args.character_id, args.user, args.spec, args.format,
-                       args.out)
-    except (CommandError, CardError, PictureError, CharacterError, DataDirInUse,
-            LookupError) as exc:
+        return _export(settings, args.character_id, args.user, args.spec, args.format, args.out)
+    except (
+        CommandError,
+        CardError,
+        PictureError,
+        CharacterError,
+        DataDirInUse,
+        LookupError,
+    ) as exc:
         message = exc.args[0] if isinstance(exc, LookupError) and exc.args else str(exc)
         print(f"novaberg: {message}", file=sys.stderr)
         return EXIT_REFUSED
@@ -80,14 +96,15 @@ def _import(settings: Settings, file: Path, user_id: str, character_id: str | No
         raise CommandError(f"cannot read {file}: {exc.strerror}") from None
     limit = settings.character_upload_max_bytes
     if len(raw) > limit:
-        raise CommandError(f"{file} has {len(raw)} bytes; a card may have at most {limit} "
-                           "(setting character_upload_max_bytes)")
+        raise CommandError(
+            f"{file} has {len(raw)} bytes; a card may have at most {limit} "
+            "(setting character_upload_max_bytes)"
+        )
     lock = DataDirLock(settings.data_path)
     try:
         lock.acquire()
     except DataDirInUse as exc:
-        raise CommandError(f"{exc}: import the card in the page, or stop the app "
-                           "first") from None
+        raise CommandError(f"{exc}: import the card in the page, or stop the app first") from None
     try:
         _check_user(settings, user_id)
         characters = Characters(CharacterStore(CharacterBook(settings)))
@@ -95,8 +112,10 @@ def _import(settings: Settings, file: Path, user_id: str, character_id: str | No
     finally:
         lock.release()
     lore = len(definition.lore.entries) if definition.lore is not None else 0
-    print(f"character {definition.id} imported: {definition.name} ({definition.language}, "
-          f"{lore} lorebook entries{', with a picture' if definition.picture else ''})")
+    print(
+        f"character {definition.id} imported: {definition.name} ({definition.language}, "
+        f"{lore} lorebook entries{', with a picture' if definition.picture else ''})"
+    )
     for warning in warnings:
         print(f"  note: {warning}")
     return EXIT_OK
@@ -109,8 +128,11 @@ def _check_user(settings: Settings, user_id: str) -> None:
     path = settings.data_path / DATABASE_FILE
     found = None
     if settings.database_url or path.exists():  # the store the install's processes use
-        conn = (connect_postgres(settings.database_url, readonly=True) if settings.database_url
-                else connect(path, readonly=True))
+        conn = (
+            connect_postgres(settings.database_url, readonly=True)
+            if settings.database_url
+            else connect(path, readonly=True)
+        )
         try:
             found = conn.execute("SELECT 1 FROM users WHERE user_id = ?", (user_id,)).fetchone()
         except sqlite3.Error:
@@ -121,8 +143,9 @@ def _check_user(settings: Settings, user_id: str) -> None:
         raise CommandError(f"no user {user_id!r} (add one with 'novaberg user add NAME')")
 
 
-def _export(settings: Settings, character_id: str, user_id: str, spec: str, fmt: str,
-            out: str | None) -> int:
+def _export(
+    settings: Settings, character_id: str, user_id: str, spec: str, fmt: str, out: str | None
+) -> int:
     characters = Characters(CharacterStore(CharacterBook(settings)))
     export = characters.export_card(user_id, character_id, spec, fmt)
     target = Path(out) if out else Path(export.file_name)

@@ -46,13 +46,13 @@ from app.core.log import fields
 
 log = logging.getLogger(__name__)
 
-DEFAULT_SCAN_DEPTH = 4   # texts of the conversation a key is looked for in (the book may say)
+DEFAULT_SCAN_DEPTH = 4  # texts of the conversation a key is looked for in (the book may say)
 # A card's lorebook holds tens of entries, a large world book hundreds; selection looks at
 # every entry on every turn (about 25 µs each, bench/lore.py), so a book beyond this is
 # refused on import, and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
 MAX_ENTRIES = 2_000
 OFF_LOOP_ENTRIES = 200
-RECURSION_ROUNDS = 3     # recursive scanning: rounds of entries triggering entries
+RECURSION_ROUNDS = 3  # recursive scanning: rounds of entries triggering entries
 ENTRY_SEPARATOR = "\n"
 
 
@@ -62,11 +62,11 @@ class LoreError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class LoreEntry:
-    index: int                      # its place in the card's list (for logs)
-    label: str                      # name, comment or id, for logs
+    index: int  # its place in the card's list (for logs)
+    label: str  # name, comment or id, for logs
     keys: tuple[str, ...]
     secondary_keys: tuple[str, ...]
-    content: str                    # without decorator lines; macros as written
+    content: str  # without decorator lines; macros as written
     enabled: bool = True
     constant: bool = False
     selective: bool = False
@@ -75,11 +75,11 @@ class LoreEntry:
     case_sensitive: bool = False
     use_regex: bool = False
     # decorators
-    force: bool = False             # @@activate
-    never: bool = False             # @@dont_activate
-    only_after: int | None = None   # @@activate_only_after
-    only_every: int | None = None   # @@activate_only_every
-    scan_depth: int | None = None   # @@scan_depth
+    force: bool = False  # @@activate
+    never: bool = False  # @@dont_activate
+    only_after: int | None = None  # @@activate_only_after
+    only_every: int | None = None  # @@activate_only_every
+    scan_depth: int | None = None  # @@scan_depth
     additional_keys: tuple[str, ...] = ()
     exclude_keys: tuple[str, ...] = ()
 
@@ -88,8 +88,7 @@ class LoreEntry:
         """Higher is kept first when the budget is short: by `priority` (V2: a lower one is
         dropped first; an entry without one comes after every entry with one), then by
         insertion order (V3: the lowest is dropped first)."""
-        return (self.priority if self.priority is not None else -math.inf,
-                self.insertion_order)
+        return (self.priority if self.priority is not None else -math.inf, self.insertion_order)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +101,7 @@ class Lorebook:
 
 # --- reading ---------------------------------------------------------------------------------
 
+
 def read_book(raw: Any) -> Lorebook:
     """A lorebook from the card's `character_book` object; `LoreError` names what is wrong.
     Lenient where card writers differ (keys as a comma-separated string, a missing
@@ -112,12 +112,16 @@ def read_book(raw: Any) -> Lorebook:
     if not isinstance(entries, list):
         raise LoreError("character_book.entries must be a list")
     if len(entries) > MAX_ENTRIES:
-        raise LoreError(f"character_book has {len(entries)} entries; at most {MAX_ENTRIES} "
-                        "are taken")
+        raise LoreError(
+            f"character_book has {len(entries)} entries; at most {MAX_ENTRIES} are taken"
+        )
     read = tuple(_entry(i, entry) for i, entry in enumerate(entries))
-    return Lorebook(entries=read, scan_depth=_count(raw, "scan_depth", "character_book"),
-                    token_budget=_count(raw, "token_budget", "character_book"),
-                    recursive=_flag(raw, "recursive_scanning", "character_book", False))
+    return Lorebook(
+        entries=read,
+        scan_depth=_count(raw, "scan_depth", "character_book"),
+        token_budget=_count(raw, "token_budget", "character_book"),
+        recursive=_flag(raw, "recursive_scanning", "character_book", False),
+    )
 
 
 def _entry(index: int, raw: Any) -> LoreEntry:
@@ -128,8 +132,10 @@ def _entry(index: int, raw: Any) -> LoreEntry:
     if not isinstance(content, str):
         raise LoreError(f"{where}: content must be a string")
     text, decorators = split_decorators(content)
-    label = next((str(raw[k]) for k in ("name", "comment", "id")
-                  if raw.get(k) not in (None, "")), str(index + 1))
+    label = next(
+        (str(raw[k]) for k in ("name", "comment", "id") if raw.get(k) not in (None, "")),
+        str(index + 1),
+    )
     priority = raw.get("priority")
     if priority is not None and not _number(priority):
         raise LoreError(f"{where}: priority must be a number")
@@ -137,20 +143,26 @@ def _entry(index: int, raw: Any) -> LoreEntry:
     if not _number(order):
         raise LoreError(f"{where}: insertion_order must be a number")
     return LoreEntry(
-        index=index, label=label, keys=_keys(raw.get("keys"), f"{where}: keys"),
+        index=index,
+        label=label,
+        keys=_keys(raw.get("keys"), f"{where}: keys"),
         secondary_keys=_keys(raw.get("secondary_keys"), f"{where}: secondary_keys"),
-        content=text, enabled=_flag(raw, "enabled", where, True),
+        content=text,
+        enabled=_flag(raw, "enabled", where, True),
         constant=_flag(raw, "constant", where, False),
         selective=_flag(raw, "selective", where, False),
-        insertion_order=float(order), priority=None if priority is None else float(priority),
+        insertion_order=float(order),
+        priority=None if priority is None else float(priority),
         case_sensitive=_flag(raw, "case_sensitive", where, False),
         use_regex=_flag(raw, "use_regex", where, False),
-        force="activate" in decorators, never="dont_activate" in decorators,
+        force="activate" in decorators,
+        never="dont_activate" in decorators,
         only_after=_decorator_count(decorators.get("activate_only_after")),
         only_every=_decorator_count(decorators.get("activate_only_every")),
         scan_depth=_decorator_count(decorators.get("scan_depth")),
         additional_keys=_split(decorators.get("additional_keys", "")),
-        exclude_keys=_split(decorators.get("exclude_keys", "")))
+        exclude_keys=_split(decorators.get("exclude_keys", "")),
+    )
 
 
 def _number(value: Any) -> bool:
@@ -193,9 +205,17 @@ def _split(value: str) -> tuple[str, ...]:
 
 # The decorators this selection acts on; any other is "not recognized", so its fallbacks are
 # looked at (V3: an ignored decorator counts as not recognized).
-USED_DECORATORS = frozenset({"activate", "dont_activate", "activate_only_after",
-                             "activate_only_every", "scan_depth", "additional_keys",
-                             "exclude_keys"})
+USED_DECORATORS = frozenset(
+    {
+        "activate",
+        "dont_activate",
+        "activate_only_after",
+        "activate_only_every",
+        "scan_depth",
+        "additional_keys",
+        "exclude_keys",
+    }
+)
 _DECORATOR = re.compile(r"^(@{2,3})([A-Za-z_]+)(?:[ \t]+(.*?))?[ \t]*$")
 
 
@@ -236,6 +256,7 @@ def _decorator_count(value: str | None) -> int | None:
 
 # --- selection -------------------------------------------------------------------------------
 
+
 def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) -> list[LoreEntry]:
     """The entries the conversation triggers. `recent`: its texts, oldest first, the current
     one last; `character_turns`: how many answers of the character it holds."""
@@ -255,9 +276,14 @@ def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) ->
         added = list(chosen.values())
         for _ in range(RECURSION_ROUNDS):  # each round scans what the one before added
             found = _Scanned(e.content for e in added)
-            added = [e for e in book.entries if e.index not in chosen
-                     and _allowed(e, character_turns) and not e.constant
-                     and _keys_match(e, found)]
+            added = [
+                e
+                for e in book.entries
+                if e.index not in chosen
+                and _allowed(e, character_turns)
+                and not e.constant
+                and _keys_match(e, found)
+            ]
             if not added:
                 break
             chosen.update((e.index, e) for e in added)
@@ -276,24 +302,26 @@ def _allowed(entry: LoreEntry, character_turns: int) -> bool:
     return not (entry.only_every and character_turns % entry.only_every)
 
 
-def _triggers(entry: LoreEntry, texts: Callable[[int], _Scanned], depth: int,
-              character_turns: int) -> bool:
+def _triggers(
+    entry: LoreEntry, texts: Callable[[int], _Scanned], depth: int, character_turns: int
+) -> bool:
     if not _allowed(entry, character_turns):
         return False
     if entry.force or entry.constant:
         return True
-    return _keys_match(entry, texts(entry.scan_depth if entry.scan_depth is not None
-                                    else depth))
+    return _keys_match(entry, texts(entry.scan_depth if entry.scan_depth is not None else depth))
 
 
 def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
     if not scanned.text or not scanned.has_any(entry.keys, entry.case_sensitive):
         return False
-    if entry.selective and entry.secondary_keys and not scanned.has_any(
-            entry.secondary_keys, entry.case_sensitive):
+    if (
+        entry.selective
+        and entry.secondary_keys
+        and not scanned.has_any(entry.secondary_keys, entry.case_sensitive)
+    ):
         return False
-    if entry.additional_keys and not scanned.has_any(entry.additional_keys,
-                                                     entry.case_sensitive):
+    if entry.additional_keys and not scanned.has_any(entry.additional_keys, entry.case_sensitive):
         return False
     return not scanned.has_any(entry.exclude_keys, entry.case_sensitive)
 
@@ -305,7 +333,7 @@ class _Scanned:
     several ("night shift", "Dr. Weiss") is looked for in the text only when all its words
     are there (lowered, for an entry that is not case-sensitive)."""
 
-    __slots__ = ("text", "_lowered", "_words", "_lowered_words")
+    __slots__ = ("_lowered", "_lowered_words", "_words", "text")
 
     def __init__(self, texts: Iterable[str]) -> None:
         self.text = "\n".join(texts)
@@ -350,8 +378,9 @@ def _found(text: str, key: str) -> bool:
     start = text.find(key)
     while start >= 0:
         end = start + len(key)
-        if not (bound_start and start > 0 and _is_word(text[start - 1])) and \
-                not (bound_end and end < len(text) and _is_word(text[end])):
+        if not (bound_start and start > 0 and _is_word(text[start - 1])) and not (
+            bound_end and end < len(text) and _is_word(text[end])
+        ):
             return True
         start = text.find(key, start + 1)
     return False
@@ -361,8 +390,9 @@ def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
 
 
-def within_budget(entries: Sequence[LoreEntry], budget_chars: int, *,
-                  character_id: str = "") -> list[LoreEntry]:
+def within_budget(
+    entries: Sequence[LoreEntry], budget_chars: int, *, character_id: str = ""
+) -> list[LoreEntry]:
     """Whole entries within `budget_chars` (content plus a separator each), the highest rank
     first; an entry that does not fit is left out (a smaller one after it may still fit),
     and the left-out ones are named in a warning. Kept ones come back in insertion order."""
@@ -377,9 +407,16 @@ def within_budget(entries: Sequence[LoreEntry], budget_chars: int, *,
         else:
             left.append(entry)
     if left:
-        log.warning("lorebook entries left out: over the budget", extra=fields(
-            character_id=character_id, left_out=[e.label for e in left], kept=len(kept),
-            budget_chars=budget_chars, setting="lore_budget_chars"))
+        log.warning(
+            "lorebook entries left out: over the budget",
+            extra=fields(
+                character_id=character_id,
+                left_out=[e.label for e in left],
+                kept=len(kept),
+                budget_chars=budget_chars,
+                setting="lore_budget_chars",
+            ),
+        )
     return sorted(kept, key=lambda e: (e.insertion_order, e.index))
 
 

@@ -27,8 +27,7 @@ SHOWN_USER = {"de": "du", "en": "you"}
 
 _CHAR = re.compile(r"\{\{char\}\}|<char>|<bot>", re.IGNORECASE)
 _USER = re.compile(r"\{\{user\}\}|<user>", re.IGNORECASE)
-_SILENT = re.compile(r"\{\{(?:original|//[^}]*|comment:[^}]*|hidden_key:[^}]*)\}\}",
-                     re.IGNORECASE)
+_SILENT = re.compile(r"\{\{(?:original|//[^}]*|comment:[^}]*|hidden_key:[^}]*)\}\}", re.IGNORECASE)
 
 
 def resolve(text: str, *, char: str, user: str) -> str:

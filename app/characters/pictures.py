@@ -25,8 +25,8 @@ from pathlib import Path
 from PIL import Image, PngImagePlugin, UnidentifiedImageError
 
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
-MAX_PIXELS = 4096 * 4096       # decoded size refused above this (a 12-megapixel photo fits)
-MAX_SIDE = 1024               # a stored picture is at most this wide and high
+MAX_PIXELS = 4096 * 4096  # decoded size refused above this (a 12-megapixel photo fits)
+MAX_SIDE = 1024  # a stored picture is at most this wide and high
 THUMBNAIL_SIZES = (48, 96, 192)
 PLACEHOLDER_SIZE = (400, 600)  # portrait, as card sites show them
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -42,8 +42,9 @@ def _open(raw: bytes) -> Image.Image:
     except UnidentifiedImageError:
         raise PictureError("not a picture (PNG, JPEG, WebP or GIF)") from None
     except Image.DecompressionBombError:  # Pillow's own bound, far above ours
-        raise PictureError(f"the picture declares more than {MAX_PIXELS} pixels (a "
-                           "decompression bomb?)") from None
+        raise PictureError(
+            f"the picture declares more than {MAX_PIXELS} pixels (a decompression bomb?)"
+        ) from None
     except ValueError as exc:  # a compressed text chunk past PngImagePlugin.MAX_TEXT_CHUNK
         raise PictureError(f"a chunk of the file is too large ({exc})") from None
     except OSError as exc:  # a chunk longer than the file, a broken header
@@ -52,8 +53,9 @@ def _open(raw: bytes) -> Image.Image:
         raise PictureError(f"a {image.format} picture is not taken: use PNG, JPEG, WebP or GIF")
     width, height = image.size
     if width * height > MAX_PIXELS:
-        raise PictureError(f"the picture has {width} × {height} pixels; at most {MAX_PIXELS} "
-                           "are taken")
+        raise PictureError(
+            f"the picture has {width} × {height} pixels; at most {MAX_PIXELS} are taken"
+        )
     return image
 
 

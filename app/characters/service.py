@@ -65,19 +65,26 @@ class Export:
     content_type: str
 
 
-def describe(definition: CharacterDefinition, book_original: CharacterDefinition | None
-             ) -> dict[str, Any]:
+def describe(
+    definition: CharacterDefinition, book_original: CharacterDefinition | None
+) -> dict[str, Any]:
     """The editor's view of a character: everything it shows and edits, texts as written."""
     view: dict[str, Any] = {
         **definition.character().public(),
-        "persona": definition.persona, "description": definition.description,
+        "persona": definition.persona,
+        "description": definition.description,
         "greeting": definition.greeting,
         "alternate_greetings": list(definition.alternate_greetings),
-        "baseline": {"emotion": definition.baseline.emotion,
-                     "arousal": definition.baseline.arousal, "mode": definition.baseline.mode},
-        "editable": True, "deletable": definition.kind == "own",
-        "replaces": (book_original.kind if definition.kind == "own"
-                     and book_original is not None else None),
+        "baseline": {
+            "emotion": definition.baseline.emotion,
+            "arousal": definition.baseline.arousal,
+            "mode": definition.baseline.mode,
+        },
+        "editable": True,
+        "deletable": definition.kind == "own",
+        "replaces": (
+            book_original.kind if definition.kind == "own" and book_original is not None else None
+        ),
         "from_card": bool(definition.card) or definition.persona_parts is not None,
         "lore_entries": len(definition.lore.entries) if definition.lore is not None else 0,
     }
@@ -109,11 +116,14 @@ class Characters:
         character_id = fields.id or self._free_id(user_id, slug(fields.name))
         return self.store.create(user_id, _data(fields, character_id=character_id))
 
-    def update(self, user_id: str, character_id: str,
-               fields: CharacterFields) -> CharacterDefinition:
+    def update(
+        self, user_id: str, character_id: str, fields: CharacterFields
+    ) -> CharacterDefinition:
         if fields.id is not None and fields.id != character_id:
-            raise CharacterError(f"the id of a character cannot change ({character_id!r}); "
-                                 "copy it to give it another")
+            raise CharacterError(
+                f"the id of a character cannot change ({character_id!r}); "
+                "copy it to give it another"
+            )
         current = self.find(user_id, character_id)
         data = _data(fields, character_id=character_id, current=current)
         return self.store.save(user_id, data, card=dict(current.card) or None)
@@ -124,10 +134,12 @@ class Characters:
         data = current.toml_data()
         data["name"] = name
         data["id"] = fields.id or self._free_id(user_id, slug(name))
-        picture = pictures.stored_png(current.picture.read_bytes()) \
-            if current.picture is not None else None
-        return self.store.create(user_id, data, card=dict(current.card) or None,
-                                 picture=picture)
+        picture = (
+            pictures.stored_png(current.picture.read_bytes())
+            if current.picture is not None
+            else None
+        )
+        return self.store.create(user_id, data, card=dict(current.card) or None, picture=picture)
 
     def _free_id(self, user_id: str, wanted: str) -> str:
         if self.book.get(user_id, wanted) is None:
@@ -138,13 +150,15 @@ class Characters:
                 return candidate
         raise CharacterExists(f"no free id like {wanted!r}; choose one")
 
-    def set_picture(self, user_id: str, character_id: str,
-                    raw: bytes | None) -> CharacterDefinition:
+    def set_picture(
+        self, user_id: str, character_id: str, raw: bytes | None
+    ) -> CharacterDefinition:
         """A new picture (any PNG, JPEG, WebP or GIF, stored as a PNG) or none."""
         current = self.find(user_id, character_id)
         picture = pictures.stored_png(raw) if raw is not None else None
-        return self.store.save(user_id, current.toml_data(), card=dict(current.card) or None,
-                               picture=picture)
+        return self.store.save(
+            user_id, current.toml_data(), card=dict(current.card) or None, picture=picture
+        )
 
     def delete(self, user_id: str, character_id: str) -> CharacterDefinition | None:
         self.find(user_id, character_id)
@@ -152,19 +166,23 @@ class Characters:
 
     # --- cards ---------------------------------------------------------------------------
 
-    def import_card(self, user_id: str, raw: bytes, *,
-                    character_id: str | None = None) -> tuple[CharacterDefinition, list[str]]:
+    def import_card(
+        self, user_id: str, raw: bytes, *, character_id: str | None = None
+    ) -> tuple[CharacterDefinition, list[str]]:
         """A character card (PNG or JSON) as a new character of the user; `CardError` or
         `CharacterError` name what is wrong, `CharacterExists` a taken id — nothing written."""
         imported: ImportedCard = cards.read_card(raw, character_id=character_id)
-        definition = self.store.create(user_id, imported.data, card=imported.card or None,
-                                       picture=imported.picture)
+        definition = self.store.create(
+            user_id, imported.data, card=imported.card or None, picture=imported.picture
+        )
         warnings = list(imported.warnings)
         if definition.lore is not None:
             regex = [e.label for e in definition.lore.entries if e.use_regex]
             if regex:
-                warnings.append("lorebook entries with regular-expression keys are kept but "
-                                f"never triggered: {', '.join(regex)}")
+                warnings.append(
+                    "lorebook entries with regular-expression keys are kept but "
+                    f"never triggered: {', '.join(regex)}"
+                )
         return definition, warnings
 
     def export_card(self, user_id: str, character_id: str, spec: str, fmt: str) -> Export:
@@ -172,21 +190,27 @@ class Characters:
         definition = self.find(user_id, character_id)
         stem = f"{definition.id}-card-{checked_spec}"
         if checked_format == "json":
-            return Export(cards.card_json(definition, checked_spec), f"{stem}.json",
-                          "application/json")
+            return Export(
+                cards.card_json(definition, checked_spec), f"{stem}.json", "application/json"
+            )
         picture = definition.picture.read_bytes() if definition.picture is not None else None
-        return Export(cards.card_png(definition, checked_spec, picture), f"{stem}.png",
-                      "image/png")
+        return Export(cards.card_png(definition, checked_spec, picture), f"{stem}.png", "image/png")
 
 
-def _data(fields: CharacterFields, *, character_id: str,
-          current: CharacterDefinition | None = None) -> dict[str, Any]:
+def _data(
+    fields: CharacterFields, *, character_id: str, current: CharacterDefinition | None = None
+) -> dict[str, Any]:
     """The editor's fields in a definition's TOML shape; what the editor does not show (the
     alternate greetings, the examples, a card's persona parts while the persona is unchanged,
     the rest of the baseline) is taken from the current definition."""
     data: dict[str, Any] = current.toml_data() if current is not None else {}
-    data.update(id=character_id, name=fields.name, language=fields.language,
-                description=fields.description, greeting=fields.greeting)
+    data.update(
+        id=character_id,
+        name=fields.name,
+        language=fields.language,
+        description=fields.description,
+        greeting=fields.greeting,
+    )
     unchanged = current is not None and fields.persona.strip() == current.persona
     if not unchanged:
         data["persona"] = fields.persona
@@ -195,4 +219,5 @@ def _data(fields: CharacterFields, *, character_id: str,
         baseline.update(msgspec.to_builtins(fields.baseline))
     data["baseline"] = baseline
     return {key: value for key, value in data.items() if value not in ("", None)} | {
-        "persona": data.get("persona", "")}
+        "persona": data.get("persona", "")
+    }

@@ -63,23 +63,41 @@ class CharacterStore:
             raise NoDataDir("characters can only be kept with a data dir")
         return folder
 
-    def check(self, user_id: str, data: dict[str, Any], *, card: dict[str, Any] | None = None,
-              ) -> CharacterDefinition:
+    def check(
+        self,
+        user_id: str,
+        data: dict[str, Any],
+        *,
+        card: dict[str, Any] | None = None,
+    ) -> CharacterDefinition:
         """What `save` would store, checked by the one validator; nothing is written."""
         return definition_from(data, "input", card=card, kind="own", owner=user_id)
 
-    def create(self, user_id: str, data: dict[str, Any], *, card: dict[str, Any] | None = None,
-               picture: bytes | None = None) -> CharacterDefinition:
+    def create(
+        self,
+        user_id: str,
+        data: dict[str, Any],
+        *,
+        card: dict[str, Any] | None = None,
+        picture: bytes | None = None,
+    ) -> CharacterDefinition:
         """A new character of the user; `CharacterExists` when its id is taken."""
         definition = self.check(user_id, data, card=card)
         with self._lock:
             if self.book.get(user_id, definition.id) is not None:
-                raise CharacterExists(f"a character with the id {definition.id!r} exists "
-                                      "already; choose another id")
+                raise CharacterExists(
+                    f"a character with the id {definition.id!r} exists already; choose another id"
+                )
             return self._write(user_id, definition, card=card, picture=picture, new=True)
 
-    def save(self, user_id: str, data: dict[str, Any], *, card: dict[str, Any] | None = None,
-             picture: bytes | None | object = KEEP) -> CharacterDefinition:
+    def save(
+        self,
+        user_id: str,
+        data: dict[str, Any],
+        *,
+        card: dict[str, Any] | None = None,
+        picture: bytes | object | None = KEEP,
+    ) -> CharacterDefinition:
         """The user's version of a character: their own one changed, or — for a built-in or
         shared one — a version of it that is only theirs (the original stays as it is)."""
         definition = self.check(user_id, data, card=card)
@@ -99,9 +117,15 @@ class CharacterStore:
                 (folder / f"{character_id}{suffix}").unlink(missing_ok=True)
         return self.book.get(user_id, character_id)
 
-    def _write(self, user_id: str, definition: CharacterDefinition, *,
-               card: dict[str, Any] | None, picture: bytes | None | object,
-               new: bool) -> CharacterDefinition:
+    def _write(
+        self,
+        user_id: str,
+        definition: CharacterDefinition,
+        *,
+        card: dict[str, Any] | None,
+        picture: bytes | object | None,
+        new: bool,
+    ) -> CharacterDefinition:
         folder = self.folder(user_id)
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         stem = definition.id
@@ -131,8 +155,11 @@ class CharacterStore:
             _link_new(target, text)
         else:
             _put(target, text)
-        return replace(definition, picture=picture_path if picture_bytes is not None else None,
-                       source=str(target))
+        return replace(
+            definition,
+            picture=picture_path if picture_bytes is not None else None,
+            source=str(target),
+        )
 
 
 def _picture_of(definition: CharacterDefinition | None) -> bytes | None:
@@ -166,7 +193,8 @@ def _link_new(path: Path, content: bytes) -> None:
     try:
         os.link(temporary, path)  # fails if the file exists: a new id is never overwritten
     except FileExistsError:
-        raise CharacterExists(f"a character with the id {path.stem!r} exists already; "
-                              "choose another id") from None
+        raise CharacterExists(
+            f"a character with the id {path.stem!r} exists already; choose another id"
+        ) from None
     finally:
         temporary.unlink(missing_ok=True)

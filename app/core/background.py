@@ -28,6 +28,8 @@ MAX_ROUNDS = 20
 RETRY_AFTER_FAILURE_SECONDS = 1.0  # the clock's and the worker's pause after a failed round
 
 T = TypeVar("T")
+
+
 async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
     pending = {task for task in tasks if not task.done()}
     for _ in range(MAX_ROUNDS):
@@ -36,8 +38,10 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
         for task in pending:
             task.cancel()
         _, pending = await asyncio.wait(pending, timeout=ROUND_SECONDS)
-    log.error("tasks did not end when cancelled", extra={"fields": {
-        "tasks": sorted(task.get_name() for task in pending)}})
+    log.error(
+        "tasks did not end when cancelled",
+        extra={"fields": {"tasks": sorted(task.get_name() for task in pending)}},
+    )
 
 
 class Ticker(Generic[T]):
@@ -56,10 +60,16 @@ class Ticker(Generic[T]):
     until `n` have finished (tests wait on it instead of sleeping).
     """
 
-    def __init__(self, name: str, step: Callable[[], Awaitable[T]], *,
-                 interval: float | Callable[[T], float], first_delay: float = 0.0,
-                 error_delay: float | None = None,
-                 logger: logging.Logger | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        step: Callable[[], Awaitable[T]],
+        *,
+        interval: float | Callable[[T], float],
+        first_delay: float = 0.0,
+        error_delay: float | None = None,
+        logger: logging.Logger | None = None,
+    ) -> None:
         if error_delay is None:
             if callable(interval):
                 raise ValueError(f"ticker {name!r}: an interval function needs an error_delay")
@@ -122,19 +132,32 @@ class Ticker(Generic[T]):
             result = await self.step()
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001 - Redis down, a disk error, a defect: log, go on
+        except Exception:
             self.failures += 1
-            self.log.exception("background round failed; the loop goes on", extra=fields(
-                task=self.name, round=number, failures_in_a_row=self.failures,
-                retry_in_s=self.error_delay))
+            self.log.exception(
+                "background round failed; the loop goes on",
+                extra=fields(
+                    task=self.name,
+                    round=number,
+                    failures_in_a_row=self.failures,
+                    retry_in_s=self.error_delay,
+                ),
+            )
             delay = self.error_delay
         else:
             self.failures = 0
             delay = self.interval(result) if callable(self.interval) else self.interval
             if self.log.isEnabledFor(logging.DEBUG):
-                self.log.debug("background round", extra=fields(
-                    task=self.name, round=number, result=result, next_in_s=round(delay, 3),
-                    ms=round((time.perf_counter() - started) * 1000, 1)))
+                self.log.debug(
+                    "background round",
+                    extra=fields(
+                        task=self.name,
+                        round=number,
+                        result=result,
+                        next_in_s=round(delay, 3),
+                        ms=round((time.perf_counter() - started) * 1000, 1),
+                    ),
+                )
         self.rounds = number
         self._signal()
         return delay

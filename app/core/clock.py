@@ -39,7 +39,7 @@ def zone_named(name: str | None) -> dt.tzinfo | None:
 
 def local_moment(ts: float, zone: dt.tzinfo | None) -> dt.datetime:
     """An aware datetime for epoch seconds `ts` in `zone` (None: the machine's zone)."""
-    moment = dt.datetime.fromtimestamp(ts, tz=dt.timezone.utc)
+    moment = dt.datetime.fromtimestamp(ts, tz=dt.UTC)
     return moment.astimezone(zone) if zone is not None else moment.astimezone()
 
 

@@ -37,12 +37,14 @@ def reserve_descriptors() -> tuple[int, int]:
     if soft != resource.RLIM_INFINITY and soft < wanted:
         try:
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
-            log.info("open-file limit raised", extra=fields(soft_before=soft, soft=wanted,
-                                                            hard=hard))
+            log.info(
+                "open-file limit raised", extra=fields(soft_before=soft, soft=wanted, hard=hard)
+            )
             soft = wanted
         except (ValueError, OSError) as exc:  # a sandbox that forbids it: keep the soft one
-            log.warning("open-file limit not raised", extra=fields(soft=soft, hard=hard,
-                                                                   error=str(exc)))
+            log.warning(
+                "open-file limit not raised", extra=fields(soft=soft, hard=hard, error=str(exc))
+            )
     table = DESCRIPTOR_TABLE if soft == resource.RLIM_INFINITY else min(soft, DESCRIPTOR_TABLE)
     _grow_table_to(table)
     return soft, table

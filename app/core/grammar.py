@@ -15,37 +15,205 @@ import re
 from app.core.i18n import language_of
 
 _NUMBER = re.compile(r"^\s*(?P<n>\d+(?:[.,]\d+)?|[a-zäöüß]+)\b", re.I)
-_COUNTS = {"ein": 1, "eine": 1, "einen": 1, "one": 1, "a": 1, "an": 1, "zwei": 2, "drei": 3,
-           "vier": 4, "fünf": 5, "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10,
-           "zwölf": 12, "paar": 2, "einige": 2, "ein paar": 2, "mehrere": 2, "viele": 2,
-           "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-           "nine": 9, "ten": 10, "twelve": 12, "dozen": 12, "some": 0, "few": 2, "several": 2}
+_COUNTS = {
+    "ein": 1,
+    "eine": 1,
+    "einen": 1,
+    "one": 1,
+    "a": 1,
+    "an": 1,
+    "zwei": 2,
+    "drei": 3,
+    "vier": 4,
+    "fünf": 5,
+    "sechs": 6,
+    "sieben": 7,
+    "acht": 8,
+    "neun": 9,
+    "zehn": 10,
+    "zwölf": 12,
+    "paar": 2,
+    "einige": 2,
+    "ein paar": 2,
+    "mehrere": 2,
+    "viele": 2,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "dozen": 12,
+    "some": 0,
+    "few": 2,
+    "several": 2,
+}
 _LAST_WORD = re.compile(r"([a-zäöüß]+)[^a-zäöüß]*$", re.I)
 
 # The plurals lists hold most often (German); and singulars with a plural's ending.
-_DE_PLURALS = frozenset("""
-eier äpfel tomaten kartoffeln nudeln zwiebeln bananen möhren karotten erdbeeren himbeeren
-blaubeeren heidelbeeren trauben weintrauben kekse chips brötchen semmeln windeln batterien
-tabletten oliven gurken linsen bohnen erbsen nüsse haselnüsse walnüsse mandeln haferflocken
-cornflakes gewürze servietten taschentücher müllbeutel müllsäcke kirschen pflaumen birnen
-zitronen limetten orangen mandarinen clementinen pilze champignons würstchen garnelen
-spaghetti pommes kräuter blumen socken schrauben nägel dübel glühbirnen kerzen rosinen
-datteln feigen aprikosen pfirsiche nektarinen radieschen paprikas avocados kiwis
-frühlingszwiebeln knoblauchzehen eiswürfel tüten beutel filter kapseln pads tücher
-rechnungen briefe pakete geschenke karten unterlagen formulare termine hausaufgaben
-vokabeln bücher hefte stifte kabel schuhe hosen hemden handschuhe medikamente vitamine
-sachen dinge leute freunde kinder
-""".split())
-_DE_SINGULARS = frozenset("""
-kuchen schinken braten rahmen käse reis essen joghurt senf zucker butter pfeffer wasser
-wagen garten boden ofen besen laden regen leben hähnchen mädchen
-""".split())
+_DE_PLURALS = frozenset(
+    [
+        "eier",
+        "äpfel",
+        "tomaten",
+        "kartoffeln",
+        "nudeln",
+        "zwiebeln",
+        "bananen",
+        "möhren",
+        "karotten",
+        "erdbeeren",
+        "himbeeren",
+        "blaubeeren",
+        "heidelbeeren",
+        "trauben",
+        "weintrauben",
+        "kekse",
+        "chips",
+        "brötchen",
+        "semmeln",
+        "windeln",
+        "batterien",
+        "tabletten",
+        "oliven",
+        "gurken",
+        "linsen",
+        "bohnen",
+        "erbsen",
+        "nüsse",
+        "haselnüsse",
+        "walnüsse",
+        "mandeln",
+        "haferflocken",
+        "cornflakes",
+        "gewürze",
+        "servietten",
+        "taschentücher",
+        "müllbeutel",
+        "müllsäcke",
+        "kirschen",
+        "pflaumen",
+        "birnen",
+        "zitronen",
+        "limetten",
+        "orangen",
+        "mandarinen",
+        "clementinen",
+        "pilze",
+        "champignons",
+        "würstchen",
+        "garnelen",
+        "spaghetti",
+        "pommes",
+        "kräuter",
+        "blumen",
+        "socken",
+        "schrauben",
+        "nägel",
+        "dübel",
+        "glühbirnen",
+        "kerzen",
+        "rosinen",
+        "datteln",
+        "feigen",
+        "aprikosen",
+        "pfirsiche",
+        "nektarinen",
+        "radieschen",
+        "paprikas",
+        "avocados",
+        "kiwis",
+        "frühlingszwiebeln",
+        "knoblauchzehen",
+        "eiswürfel",
+        "tüten",
+        "beutel",
+        "filter",
+        "kapseln",
+        "pads",
+        "tücher",
+        "rechnungen",
+        "briefe",
+        "pakete",
+        "geschenke",
+        "karten",
+        "unterlagen",
+        "formulare",
+        "termine",
+        "hausaufgaben",
+        "vokabeln",
+        "bücher",
+        "hefte",
+        "stifte",
+        "kabel",
+        "schuhe",
+        "hosen",
+        "hemden",
+        "handschuhe",
+        "medikamente",
+        "vitamine",
+        "sachen",
+        "dinge",
+        "leute",
+        "freunde",
+        "kinder",
+    ]
+)
+_DE_SINGULARS = frozenset(
+    [
+        "kuchen",
+        "schinken",
+        "braten",
+        "rahmen",
+        "käse",
+        "reis",
+        "essen",
+        "joghurt",
+        "senf",
+        "zucker",
+        "butter",
+        "pfeffer",
+        "wasser",
+        "wagen",
+        "garten",
+        "boden",
+        "ofen",
+        "besen",
+        "laden",
+        "regen",
+        "leben",
+        "hähnchen",
+        "mädchen",
+    ]
+)
 _DE_ENDINGS = ("ungen", "heiten", "keiten", "schaften", "ionen", "innen", "eln", "ien")
-_EN_SINGULARS = frozenset("""
-hummus couscous asparagus molasses news gas bus glass grass dress lens series species
-octopus citrus cactus walrus swiss
-""".split())
-_EN_PLURALS = frozenset("people children mice geese teeth feet men women".split())
+_EN_SINGULARS = frozenset(
+    [
+        "hummus",
+        "couscous",
+        "asparagus",
+        "molasses",
+        "news",
+        "gas",
+        "bus",
+        "glass",
+        "grass",
+        "dress",
+        "lens",
+        "series",
+        "species",
+        "octopus",
+        "citrus",
+        "cactus",
+        "walrus",
+        "swiss",
+    ]
+)
+_EN_PLURALS = frozenset(["people", "children", "mice", "geese", "teeth", "feet", "men", "women"])
 
 
 def plural(item: str, language: str) -> bool:
@@ -101,10 +269,28 @@ def sentence(text: str) -> str:
 
 # A pronoun standing for what a command is about ("Streich die", "Verschieb ihn", "Cross it
 # off", "delete that one"): what it means is the conversation's to say, never the word itself.
-OBJECT_PRONOUNS = frozenset("""
-die sie ihn es das den diese dieses diesen jene jenen it them that this those these
-""".split())
-PLURAL_PRONOUNS = frozenset("die sie diese them those these".split())
+OBJECT_PRONOUNS = frozenset(
+    [
+        "die",
+        "sie",
+        "ihn",
+        "es",
+        "das",
+        "den",
+        "diese",
+        "dieses",
+        "diesen",
+        "jene",
+        "jenen",
+        "it",
+        "them",
+        "that",
+        "this",
+        "those",
+        "these",
+    ]
+)
+PLURAL_PRONOUNS = frozenset(["die", "sie", "diese", "them", "those", "these"])
 _POINTING = re.compile(r"\s+(?:one|ones|da|hier)$", re.I)  # "that one", "die da"
 
 

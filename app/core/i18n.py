@@ -36,10 +36,34 @@ WEEKDAYS = {
     "en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
 }
 MONTHS = {
-    "de": ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September",
-           "Oktober", "November", "Dezember"),
-    "en": ("January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"),
+    "de": (
+        "Januar",
+        "Februar",
+        "März",
+        "April",
+        "Mai",
+        "Juni",
+        "Juli",
+        "August",
+        "September",
+        "Oktober",
+        "November",
+        "Dezember",
+    ),
+    "en": (
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ),
 }
 
 
@@ -59,8 +83,11 @@ def long_date(date: dt.date, language: str) -> str:
     December 1, 2026" (what the page's `Intl` long date says in that language)."""
     code = language_of(language)
     return texts("dates", code)["long"].format(
-        weekday=WEEKDAYS[code][date.weekday()], day=date.day,
-        month=MONTHS[code][date.month - 1], year=date.year)
+        weekday=WEEKDAYS[code][date.weekday()],
+        day=date.day,
+        month=MONTHS[code][date.month - 1],
+        year=date.year,
+    )
 
 
 # How a date stands in a sentence ("am 02.12.2026", "on December 2, 2026"): each language's
@@ -98,10 +125,10 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "no_lists": "Es gibt noch keine Listen.",
             "not_found": "Eine Liste „{name}“ gibt es nicht.",
             "which_item": "Was meinst du mit „{word}“? Sag mir, welchen Eintrag ich streichen "
-                          "soll – ich habe nichts geändert.",
+            "soll – ich habe nichts geändert.",
             "which": "Auf welche Liste: {names}?",
             "which_new": "Eine Liste „{name}“ gibt es noch nicht. Soll ich sie neu anlegen, oder "
-                         "meinst du {names}?",
+            "meinst du {names}?",
             "name_it": "Wie soll die Liste heißen?",
             "and": "und",
             "or": "oder",
@@ -122,14 +149,14 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "ask_what": "Woran soll ich dich erinnern?",
             "past": "{when} ist schon vorbei. Wann soll ich dich an „{text}“ erinnern?",
             "too_many": "Ich habe schon {count} offene Erinnerungen für dich – mehr merke ich "
-                        "mir nicht. Soll ich eine davon löschen?",
+            "mir nicht. Soll ich eine davon löschen?",
             "deleted": "Die Erinnerung an „{text}“ ist gelöscht.",
             "moved": "Ich habe „{text}“ verschoben: Ich erinnere dich {when} daran.",
             "ask_move": "Auf wann soll ich „{text}“ verschieben?",
             "not_found": "Eine Erinnerung an „{text}“ habe ich nicht gefunden.",
             "which": "Welche Erinnerung meinst du: {options}?",
             "still_unclear": "Ich weiß noch nicht, welche Erinnerung du meinst – sag mir ihren "
-                             "Text oder ihre Zeit.",
+            "Text oder ihre Zeit.",
             "or": "oder",
         },
         "impulses": {
@@ -139,7 +166,7 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         "reflect_on": {
             "plan": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es gelaufen ist.",
             "feeling": "Du hattest mir erzählt: „{text}“ – ich frage mich, wie es dir jetzt "
-                       "damit geht.",
+            "damit geht.",
         },
         "interaction": {
             "heading": "Wie dieser Mensch angesprochen werden möchte:",
@@ -161,7 +188,7 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "answer_length": "Antworte kurz: zwei bis vier Sätze, außer der Mensch möchte mehr.",
             "follow_up": "Höchstens eine Anschlussfrage oder ein Impuls pro Antwort.",
             "listening": "Während der Mensch erzählt, hör zu: kurz spiegeln, keine Ratschläge, "
-                         "kein Themenwechsel.",
+            "kein Themenwechsel.",
         },
     },
     "en": {
@@ -183,10 +210,10 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "no_lists": "There are no lists yet.",
             "not_found": "There is no list “{name}”.",
             "which_item": "What do you mean by “{word}”? Tell me which entry to cross off – "
-                          "I haven't changed anything.",
+            "I haven't changed anything.",
             "which": "Which list: {names}?",
             "which_new": "There is no list “{name}” yet. Shall I start it as a new list, or do "
-                         "you mean {names}?",
+            "you mean {names}?",
             "name_it": "What should the list be called?",
             "and": "and",
             "or": "or",
@@ -206,14 +233,14 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
             "ask_what": "What shall I remind you of?",
             "past": "{when} has passed already. When shall I remind you of “{text}”?",
             "too_many": "You have {count} open reminders already; I can't keep more. Shall I "
-                        "drop one of them?",
+            "drop one of them?",
             "deleted": "The reminder of “{text}” is deleted.",
             "moved": "I moved “{text}”: I'll remind you of it {when}.",
             "ask_move": "When shall I move “{text}” to?",
             "not_found": "I found no reminder of “{text}”.",
             "which": "Which reminder do you mean: {options}?",
             "still_unclear": "I still don't know which reminder you mean – tell me its text "
-                             "or its time.",
+            "or its time.",
             "or": "or",
         },
         "impulses": {
@@ -242,10 +269,10 @@ TEXTS: dict[str, dict[str, dict[str, str]]] = {
         },
         "interaction_defaults": {
             "answer_length": "Keep answers short: two to four sentences unless the person asks "
-                             "for more.",
+            "for more.",
             "follow_up": "At most one follow-up question or impulse per answer.",
             "listening": "While the person tells a story, listen: reflect briefly, give no "
-                         "advice and do not change the topic.",
+            "advice and do not change the topic.",
         },
     },
 }

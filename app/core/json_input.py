@@ -77,8 +77,12 @@ def check_no_nul(raw: bytes | str | msgspec.Raw) -> None:
             found = data.find(_NUL_ESCAPE, found + 1, piece_end)
 
 
-def decode(raw: bytes | str | msgspec.Raw, type_: type[T] = Any, *,  # type: ignore[assignment]
-           check_nul: bool = True) -> T:
+def decode(
+    raw: bytes | str | msgspec.Raw,
+    type_: type[T] = Any,
+    *,  # type: ignore[assignment]
+    check_nul: bool = True,
+) -> T:
     """`raw` decoded as `type_` (default: any JSON value, at most `MAX_DEPTH` deep); a text
     holding U+0000 is `HasNul` (`check_nul=False`: where only a few fields of a document
     are read and the document's own decode checks it)."""
@@ -114,10 +118,14 @@ def check_depth(value: Any, limit: int = MAX_DEPTH) -> None:
     recursion)."""
     level: list[Any] = [value]
     for _ in range(limit):
-        level = [child for item in level
-                 for child in (item.values() if isinstance(item, dict)
-                               else item if isinstance(item, list) else ())
-                 if isinstance(child, dict | list)]
+        level = [
+            child
+            for item in level
+            for child in (
+                item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+            )
+            if isinstance(child, dict | list)
+        ]
         if not level:
             return
     raise NotJson(f"nested deeper than {limit} levels")
@@ -137,8 +145,9 @@ def decode_pieces(raw: bytes, shape: type[S]) -> S:
             value = getattr(scanned, name)
             if name in items:
                 encode_name, decoder = items[name]
-                value = [_item(decoder, piece, f"$.{encode_name}[{n}]")
-                         for n, piece in enumerate(value)]
+                value = [
+                    _item(decoder, piece, f"$.{encode_name}[{n}]") for n, piece in enumerate(value)
+                ]
             values[name] = value
         return shape(**values)
     except msgspec.ValidationError as exc:
@@ -150,8 +159,9 @@ def decode_pieces(raw: bytes, shape: type[S]) -> S:
 
 
 @functools.cache
-def _pieces_of(shape: type[msgspec.Struct]
-               ) -> tuple[type[msgspec.Struct], dict[str, tuple[str, msgspec.json.Decoder]]]:
+def _pieces_of(
+    shape: type[msgspec.Struct],
+) -> tuple[type[msgspec.Struct], dict[str, tuple[str, msgspec.json.Decoder]]]:
     """The struct `shape` with its list fields as lists of `msgspec.Raw`, and per list field
     its JSON name and its items' decoder."""
     fields: list[Any] = []
@@ -169,8 +179,12 @@ def _pieces_of(shape: type[msgspec.Struct]
             fields.append((info.name, kind))
     config = shape.__struct_config__
     renames = {info.name: info.encode_name for info in msgspec.structs.fields(shape)}
-    scan = msgspec.defstruct(f"{shape.__name__}Pieces", fields, rename=renames,
-                             forbid_unknown_fields=config.forbid_unknown_fields)
+    scan = msgspec.defstruct(
+        f"{shape.__name__}Pieces",
+        fields,
+        rename=renames,
+        forbid_unknown_fields=config.forbid_unknown_fields,
+    )
     return scan, items
 
 
@@ -180,6 +194,7 @@ def _item(decoder: msgspec.json.Decoder, piece: msgspec.Raw, path: str) -> Any:
     except msgspec.ValidationError as exc:
         message = str(exc)
         if " - at `$" in message:
-            raise msgspec.ValidationError(message.replace(" - at `$", f" - at `{path}", 1)
-                                          ) from None
+            raise msgspec.ValidationError(
+                message.replace(" - at `$", f" - at `{path}", 1)
+            ) from None
         raise msgspec.ValidationError(f"{message} - at `{path}`") from None

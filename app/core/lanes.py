@@ -30,8 +30,9 @@ from typing import Any, TypeVar
 
 T = TypeVar("T")
 
-BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar("novaberg_background",
-                                                                  default=False)
+BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "novaberg_background", default=False
+)
 # The loop time one round gives the background lane: short enough that a reply for a
 # request waits at most about this long behind the turns, long enough that the slice's own
 # hop (one callback per round) costs nothing next to it.
@@ -54,10 +55,13 @@ class LaneLoop(asyncio.SelectorEventLoop):
         self._slice_scheduled = False
         self._slice_context = contextvars.Context()  # the slice itself is normal-lane work
 
-    def call_soon(self, callback: Callable[..., object], *args: Any,
-                  context: contextvars.Context | None = None) -> asyncio.Handle:
-        background = (context.get(BACKGROUND, False) if context is not None
-                      else BACKGROUND.get())
+    def call_soon(
+        self,
+        callback: Callable[..., object],
+        *args: Any,
+        context: contextvars.Context | None = None,
+    ) -> asyncio.Handle:
+        background = context.get(BACKGROUND, False) if context is not None else BACKGROUND.get()
         if not background:
             return super().call_soon(callback, *args, context=context)
         self._check_closed()

@@ -20,9 +20,13 @@ from typing import Any
 import msgspec
 
 
-def readable_fields(record: Mapping[str, Any], kind: type[msgspec.Struct], *,
-                    dropped: Callable[[str, Any], None], strict: bool = True
-                    ) -> dict[str, Any]:
+def readable_fields(
+    record: Mapping[str, Any],
+    kind: type[msgspec.Struct],
+    *,
+    dropped: Callable[[str, Any], None],
+    strict: bool = True,
+) -> dict[str, Any]:
     """The fields of `record` (by wire name) whose values convert to `kind`'s field types,
     converted; `dropped(wire_name, value)` for each one that does not."""
     clean: dict[str, Any] = {}

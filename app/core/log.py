@@ -67,18 +67,20 @@ class JsonFormatter(logging.Formatter):
 # What must not reach a terminal as it is: C0 and C1 controls and DEL (a newline would start
 # a forged line, an ANSI escape could clear or recolour the screen), line and paragraph
 # separators, and the bidi controls that make text read other than it is.
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e"
-                     "\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 # A field value shown as it is: no space, quote, `=` or backslash (else it could forge a field).
-_PLAIN_VALUE = re.compile(r'[^\s"=\\\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f'
-                          r"\u202a-\u202e\u2066-\u2069]+")
+_PLAIN_VALUE = re.compile(
+    r'[^\s"=\\\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f'
+    r"\u202a-\u202e\u2066-\u2069]+"
+)
 _NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
 def _escape_char(match: re.Match[str]) -> str:
     char = match.group()
-    return _NAMED_ESCAPES.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
-                                        else f"\\u{ord(char):04x}")
+    return _NAMED_ESCAPES.get(char) or (
+        f"\\x{ord(char):02x}" if ord(char) < 0x100 else f"\\u{ord(char):04x}"
+    )
 
 
 def escaped(text: str) -> str:
@@ -111,11 +113,15 @@ class TextFormatter(logging.Formatter):
                 extra[name] = value
         shown = " ".join(f"{k}={shown_value(v)}" for k, v in extra.items() if v is not None)
         level = "" if record.levelno == logging.INFO else f"{record.levelname.lower()}: "
-        line = f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {level}" \
-               f"{escaped(record.getMessage())}{'  ' + shown if shown else ''}"
+        line = (
+            f"{time.strftime('%H:%M:%S', time.localtime(record.created))} {level}"
+            f"{escaped(record.getMessage())}{'  ' + shown if shown else ''}"
+        )
         if record.exc_info:
-            line += "".join(f"\n  | {escaped(part)}"
-                            for part in self.formatException(record.exc_info).splitlines())
+            line += "".join(
+                f"\n  | {escaped(part)}"
+                for part in self.formatException(record.exc_info).splitlines()
+            )
         return line
 
 
@@ -155,7 +161,8 @@ def configure(level: str = "info", stream: Any = None, text: bool = False) -> No
     logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
     # The state machine library reports every transition at info: that is debug chatter.
     logging.getLogger("transitions").setLevel(
-        logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING)
+        logging.DEBUG if level.upper() == "DEBUG" else logging.WARNING
+    )
 
 
 def stop() -> None:

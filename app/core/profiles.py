@@ -31,9 +31,24 @@ MAX_KEY_CHARS = 64  # what NAME allows
 MAX_LABEL_CHARS = 80  # a free-text name as the user wrote it
 # German letters whose plain-letter spelling is two letters (NFKD would drop the umlaut's dots
 # and keep "a": "Männer" must not become "manner").
-_SPELLED = str.maketrans({"ä": "ae", "ö": "oe", "ü": "ue", "ß": "ss", "Ä": "ae", "Ö": "oe",
-                          "Ü": "ue", "ẞ": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d",
-                          "ł": "l", "þ": "th"})
+_SPELLED = str.maketrans(
+    {
+        "ä": "ae",
+        "ö": "oe",
+        "ü": "ue",
+        "ß": "ss",
+        "Ä": "ae",
+        "Ö": "oe",
+        "Ü": "ue",
+        "ẞ": "ss",
+        "æ": "ae",
+        "œ": "oe",
+        "ø": "o",
+        "đ": "d",
+        "ł": "l",
+        "þ": "th",
+    }
+)
 _NOT_KEY = re.compile(r"[^a-z0-9]+")
 
 
@@ -64,8 +79,7 @@ def base_key(label: str) -> str:
     label = clean_label(label)
     if NAME.fullmatch(label):
         return label
-    folded = unicodedata.normalize("NFKD", label.translate(_SPELLED).casefold()
-                                   .translate(_SPELLED))
+    folded = unicodedata.normalize("NFKD", label.translate(_SPELLED).casefold().translate(_SPELLED))
     ascii_only = folded.encode("ascii", "ignore").decode()
     key = _NOT_KEY.sub("_", ascii_only).strip("_")
     if not key:
@@ -85,7 +99,7 @@ def derive_key(label: str, taken: Collection[str] = ()) -> str:
         return key
     for number in range(2, len(taken) + 3):
         suffix = f"_{number}"
-        candidate = key[:MAX_KEY_CHARS - len(suffix)] + suffix
+        candidate = key[: MAX_KEY_CHARS - len(suffix)] + suffix
         if candidate not in taken:
             return candidate
     raise AssertionError("unreachable: len(taken) + 1 suffixes cannot all be taken")

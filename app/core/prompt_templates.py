@@ -25,8 +25,9 @@ def read_template(settings: Settings, package: str, relative: str) -> str:
         return override
     key = (package, relative)
     if key not in _shipped:
-        _shipped[key] = resources.files(package).joinpath(PROMPTS_DIR, relative).read_text(
-            encoding="utf-8")
+        _shipped[key] = (
+            resources.files(package).joinpath(PROMPTS_DIR, relative).read_text(encoding="utf-8")
+        )
     return _shipped[key]
 
 

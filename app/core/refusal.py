@@ -7,8 +7,9 @@ from __future__ import annotations
 
 
 class Refused(Exception):
-    def __init__(self, status: int, code: str, message: str,
-                 headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.code = code

@@ -62,10 +62,21 @@ ProviderName = Literal["offline", "ollama", "openai"]
 # Where a crash test may have the process kill itself (`app.core.lifetime.crash_point`): between
 # a turn's Redis commit and its message-log row (the user turn's, the answer's), and in the
 # steps of a restore.
-CrashPoint = Literal["user:committed", "user:appended", "answer:committed", "answer:appended",
-                     "restore:saving", "restore:saved", "restore:copying", "restore:installed",
-                     "restore:rows", "restore:database", "restore:files", "restore:redis",
-                     "restore:loaded"]
+CrashPoint = Literal[
+    "user:committed",
+    "user:appended",
+    "answer:committed",
+    "answer:appended",
+    "restore:saving",
+    "restore:saved",
+    "restore:copying",
+    "restore:installed",
+    "restore:rows",
+    "restore:database",
+    "restore:files",
+    "restore:redis",
+    "restore:loaded",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,13 +121,21 @@ class _Declared:
 _DECLARED = "novaberg.setting"
 
 
-def setting(default: Any, help: str, *, minimum: float | None = None,  # noqa: A002
-            maximum: float | None = None, secret: bool = False, in_config: bool = True) -> Any:
+def setting(
+    default: Any,
+    help: str,
+    *,
+    minimum: float | None = None,  # noqa: A002
+    maximum: float | None = None,
+    secret: bool = False,
+    in_config: bool = True,
+) -> Any:
     """Declare a field of `Settings` as a setting. The dataclass field itself has no default:
     a `Settings` is made only by `load_settings`/`defaults` (through `_made`), which give
     every value."""
-    return field(metadata={
-        _DECLARED: _Declared(default, help, minimum, maximum, secret, in_config)})
+    return field(
+        metadata={_DECLARED: _Declared(default, help, minimum, maximum, secret, in_config)}
+    )
 
 
 # Not slots=True: in Python 3.11 a frozen class with slots answers an assignment to an unknown
@@ -131,235 +150,471 @@ class Settings:
     # --- process, storage, network ---------------------------------------------------------
     headless: bool = setting(False, "Run as a server: no browser, logs to stdout, named users.")
     host: str = setting("127.0.0.1", "Address to bind. Desktop mode always binds 127.0.0.1.")
-    port: int = setting(8765, "Port to bind. An explicit port is binding; only the default falls "
-            "back to a free port in desktop mode.", minimum=0, maximum=65535)
-    data_dir: str = setting(None, "Where Redis, SQLite, users, prompts and config live (default: "
-            "the platform's user data dir).", in_config=False)
-    redis_url: str | None = setting(None, "Use an external Redis/Valkey (redis://…) instead of "
-            "the embedded one.")
-    database_url: str | None = setting(None, "Keep the durable store (accounts, message log, "
-            "journal, profiles, memories, privacy registry) in PostgreSQL (postgresql://…) "
-            "instead of the data dir's SQLite, so several processes share it.")
-    files_dir: str | None = setting(None, "Where the files beside the store live — the "
-            "characters (definitions, pictures, imported cards) and the journal's photos "
-            "(default: the data dir). Processes sharing one database_url point it at one "
-            "shared volume; it and the store must be of one install (a start checks).")
-    test_crash_at: CrashPoint | None = setting(None, "Tests only: the process kills itself "
-            "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
-            "tests/backup); unset in use.", in_config=False)
-    redis_appendfsync: Literal["always", "everysec", "no"] = setting("always", "AOF fsync policy "
-            "of the embedded Redis.")
-    redis_max_connections: int = setting(64, "Redis connections the app opens at most; more "
-            "concurrent commands wait for a free one.", minimum=4)
-    token: str | None = setting(None, "Fixed API token of the user `local` (default: a new one "
-            "per start in desktop mode).", secret=True)
+    port: int = setting(
+        8765,
+        "Port to bind. An explicit port is binding; only the default falls "
+        "back to a free port in desktop mode.",
+        minimum=0,
+        maximum=65535,
+    )
+    data_dir: str = setting(
+        None,
+        "Where Redis, SQLite, users, prompts and config live (default: "
+        "the platform's user data dir).",
+        in_config=False,
+    )
+    redis_url: str | None = setting(
+        None, "Use an external Redis/Valkey (redis://…) instead of the embedded one."
+    )
+    database_url: str | None = setting(
+        None,
+        "Keep the durable store (accounts, message log, "
+        "journal, profiles, memories, privacy registry) in PostgreSQL (postgresql://…) "
+        "instead of the data dir's SQLite, so several processes share it.",
+    )
+    files_dir: str | None = setting(
+        None,
+        "Where the files beside the store live — the "
+        "characters (definitions, pictures, imported cards) and the journal's photos "
+        "(default: the data dir). Processes sharing one database_url point it at one "
+        "shared volume; it and the store must be of one install (a start checks).",
+    )
+    test_crash_at: CrashPoint | None = setting(
+        None,
+        "Tests only: the process kills itself "
+        "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
+        "tests/backup); unset in use.",
+        in_config=False,
+    )
+    redis_appendfsync: Literal["always", "everysec", "no"] = setting(
+        "always", "AOF fsync policy of the embedded Redis."
+    )
+    redis_max_connections: int = setting(
+        64,
+        "Redis connections the app opens at most; more concurrent commands wait for a free one.",
+        minimum=4,
+    )
+    token: str | None = setting(
+        None,
+        "Fixed API token of the user `local` (default: a new one per start in desktop mode).",
+        secret=True,
+    )
     no_browser: bool = setting(False, "Do not open a browser tab in desktop mode.")
     log_level: Literal["debug", "info", "warning", "error"] = setting("info", "Log level.")
-    public_origin: str | None = setting(None, "An extra Origin (scheme://host[:port]) accepted "
-            "on state-changing requests, e.g. behind a reverse proxy.")
-    timezone: str | None = setting(None, "The user's IANA time zone (e.g. Europe/Berlin) for "
-            "calendar days and local times; unset = the machine's zone.")
-    rate_limit_per_second: float = setting(10.0, "Messages one user may send per second (burst "
-            "of twice that); beyond it: 429.", minimum=0.1)
+    public_origin: str | None = setting(
+        None,
+        "An extra Origin (scheme://host[:port]) accepted "
+        "on state-changing requests, e.g. behind a reverse proxy.",
+    )
+    timezone: str | None = setting(
+        None,
+        "The user's IANA time zone (e.g. Europe/Berlin) for "
+        "calendar days and local times; unset = the machine's zone.",
+    )
+    rate_limit_per_second: float = setting(
+        10.0,
+        "Messages one user may send per second (burst of twice that); beyond it: 429.",
+        minimum=0.1,
+    )
     # --- model gateway (SPEC §7) ------------------------------------------------------------
-    llm_provider: Literal["offline", "ollama", "openai"] | None = setting(None, "Model provider; "
-            "unset = auto-detect Ollama/llama.cpp on localhost, else offline.")
+    llm_provider: Literal["offline", "ollama", "openai"] | None = setting(
+        None, "Model provider; unset = auto-detect Ollama/llama.cpp on localhost, else offline."
+    )
     llm_url: str | None = setting(None, "Base URL of the model server.")
     llm_model: str | None = setting(None, "Model name at the provider.")
-    llm_api_key: str | None = setting(None, "API key for the model server (env or secrets.toml "
-            "only).", secret=True)
-    llm_remote: bool = setting(False, "The provider is remote: the privacy gateway masks "
-            "identities in every prompt.")
-    llm_context: int | None = setting(None, "Context window in tokens where the server does not "
-            "say.", minimum=256)
+    llm_api_key: str | None = setting(
+        None, "API key for the model server (env or secrets.toml only).", secret=True
+    )
+    llm_remote: bool = setting(
+        False, "The provider is remote: the privacy gateway masks identities in every prompt."
+    )
+    llm_context: int | None = setting(
+        None, "Context window in tokens where the server does not say.", minimum=256
+    )
     model_timeout: float = setting(120.0, "Seconds before a model call fails.", minimum=0.1)
-    model_retries: int = setting(2,
-            "Retries after a connection error, 5xx or 429.", minimum=0, maximum=10)
+    model_retries: int = setting(
+        2, "Retries after a connection error, 5xx or 429.", minimum=0, maximum=10
+    )
     model_concurrency: int = setting(1, "Parallel requests per provider.", minimum=1)
-    model_metadata_ttl: int = setting(HOUR,
-            "Seconds a provider's context window is cached.", minimum=0)
+    model_metadata_ttl: int = setting(
+        HOUR, "Seconds a provider's context window is cached.", minimum=0
+    )
     chars_per_token: float = setting(2.0, "Budget estimate: characters per token.", minimum=0.5)
-    budget_safety_margin: float = setting(0.15,
-            "Budget: share of the window kept free.", minimum=0.0, maximum=0.9)
-    model_backoff_seconds: float = setting(0.5, "First retry delay; doubles per retry, plus up "
-            "to half of it as jitter; a longer Retry-After wins.", minimum=0.0)
-    model_retry_max_seconds: float = setting(10.0, "A model call stops retrying when the next "
-            "retry would start later than this after its first attempt.", minimum=0.0)
-    llm_offline_context: int = setting(32768, "Context window of the built-in offline provider, "
-            "in tokens.", minimum=256)
-    llm_ollama_default_context: int = setting(8192, "Window asked of Ollama (num_ctx) when "
-            "neither the model's Modelfile nor llm_context sets one.", minimum=256)
-    journal_min_context: int = setting(32768, "Smallest context window journal generation runs "
-            "with (model_context_too_small below it).", minimum=256)
-    llm_probe_ollama_url: str = setting("http://127.0.0.1:11434", "Where auto-detection looks "
-            "for Ollama.")
-    llm_probe_openai_url: str = setting("http://127.0.0.1:8080", "Where auto-detection looks for "
-            "an OpenAI-style server (llama.cpp).")
-    llm_probe_timeout: float = setting(0.3, "Seconds auto-detection waits for local model "
-            "servers (in the background; start-up never waits).", minimum=0.01)
-    llm_trace_size: int = setting(200,
-            "Model call records kept in memory for the admin trace.", minimum=1)
-    llm_test_purpose_header: bool = setting(False, "Tests only: send each model call's purpose "
-            "in the header X-Novaberg-Purpose (the fake model of tests/fakemodel.py answers by "
-            "it); never to a remote provider (llm_remote, or a host off this network).")
-    privacy_identities: str | None = setting(None, "Deprecated: names, comma-separated, imported "
-            "once at start-up (with identities.txt in the data dir) into the privacy registry; "
-            "edit people in the settings.")
-    privacy_detect_url: str | None = setting(None, "A LOCAL OpenAI-compatible model server the "
-            "privacy gateway asks for further names before a remote call (the detect role); off "
-            "when unset; refused unless on this machine or the local network.")
-    privacy_detect_model: str | None = setting(None, "The model of privacy_detect_url (unset: "
-            "the server's first).")
+    budget_safety_margin: float = setting(
+        0.15, "Budget: share of the window kept free.", minimum=0.0, maximum=0.9
+    )
+    model_backoff_seconds: float = setting(
+        0.5,
+        "First retry delay; doubles per retry, plus up "
+        "to half of it as jitter; a longer Retry-After wins.",
+        minimum=0.0,
+    )
+    model_retry_max_seconds: float = setting(
+        10.0,
+        "A model call stops retrying when the next "
+        "retry would start later than this after its first attempt.",
+        minimum=0.0,
+    )
+    llm_offline_context: int = setting(
+        32768, "Context window of the built-in offline provider, in tokens.", minimum=256
+    )
+    llm_ollama_default_context: int = setting(
+        8192,
+        "Window asked of Ollama (num_ctx) when "
+        "neither the model's Modelfile nor llm_context sets one.",
+        minimum=256,
+    )
+    journal_min_context: int = setting(
+        32768,
+        "Smallest context window journal generation runs with (model_context_too_small below it).",
+        minimum=256,
+    )
+    llm_probe_ollama_url: str = setting(
+        "http://127.0.0.1:11434", "Where auto-detection looks for Ollama."
+    )
+    llm_probe_openai_url: str = setting(
+        "http://127.0.0.1:8080",
+        "Where auto-detection looks for an OpenAI-style server (llama.cpp).",
+    )
+    llm_probe_timeout: float = setting(
+        0.3,
+        "Seconds auto-detection waits for local model "
+        "servers (in the background; start-up never waits).",
+        minimum=0.01,
+    )
+    llm_trace_size: int = setting(
+        200, "Model call records kept in memory for the admin trace.", minimum=1
+    )
+    llm_test_purpose_header: bool = setting(
+        False,
+        "Tests only: send each model call's purpose "
+        "in the header X-Novaberg-Purpose (the fake model of tests/fakemodel.py answers by "
+        "it); never to a remote provider (llm_remote, or a host off this network).",
+    )
+    privacy_identities: str | None = setting(
+        None,
+        "Deprecated: names, comma-separated, imported "
+        "once at start-up (with identities.txt in the data dir) into the privacy registry; "
+        "edit people in the settings.",
+    )
+    privacy_detect_url: str | None = setting(
+        None,
+        "A LOCAL OpenAI-compatible model server the "
+        "privacy gateway asks for further names before a remote call (the detect role); off "
+        "when unset; refused unless on this machine or the local network.",
+    )
+    privacy_detect_model: str | None = setting(
+        None, "The model of privacy_detect_url (unset: the server's first)."
+    )
     # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
-    session_ttl: int = setting(4 * HOUR, "Seconds of quiet after which a session expires; must "
-            "stay above eigenzeit_nullpunkt_seconds.", minimum=60)
-    session_summarize_at: int = setting(25,
-            "Summarize when the session holds more turns.", minimum=2)
-    session_summarize_batch: int = setting(10,
-            "Oldest turns folded into the summary at once.", minimum=1)
+    session_ttl: int = setting(
+        4 * HOUR,
+        "Seconds of quiet after which a session expires; must "
+        "stay above eigenzeit_nullpunkt_seconds.",
+        minimum=60,
+    )
+    session_summarize_at: int = setting(
+        25, "Summarize when the session holds more turns.", minimum=2
+    )
+    session_summarize_batch: int = setting(
+        10, "Oldest turns folded into the summary at once.", minimum=1
+    )
     session_max_turns: int = setting(20, "Turns kept when summarizing fails.", minimum=1)
-    session_history_budget_chars: int = setting(8000, "Rendered history budget in characters; "
-            "whole oldest groups are dropped, nothing is cut.", minimum=100)
-    session_summary_max_tokens: int = setting(600, "Output tokens reserved for the session "
-            "summary.", minimum=16)
-    session_window_exchanges: int = setting(10, "Exchanges (groups with a user utterance) shown "
-            "to the model.", minimum=1)
+    session_history_budget_chars: int = setting(
+        8000,
+        "Rendered history budget in characters; whole oldest groups are dropped, nothing is cut.",
+        minimum=100,
+    )
+    session_summary_max_tokens: int = setting(
+        600, "Output tokens reserved for the session summary.", minimum=16
+    )
+    session_window_exchanges: int = setting(
+        10, "Exchanges (groups with a user utterance) shown to the model.", minimum=1
+    )
     # --- character state (SPEC §4) ------------------------------------------------------------
-    eigenzeit_nullpunkt_seconds: int = setting(3 * HOUR, "Seconds of quiet after which the "
-            "character's state has relaxed to its baseline.", minimum=1)
-    empathy_alpha: float = setting(0.3, "How far a user event moves the character's state toward "
-            "the user's.", minimum=0.0, maximum=1.0)
+    eigenzeit_nullpunkt_seconds: int = setting(
+        3 * HOUR,
+        "Seconds of quiet after which the character's state has relaxed to its baseline.",
+        minimum=1,
+    )
+    empathy_alpha: float = setting(
+        0.3,
+        "How far a user event moves the character's state toward the user's.",
+        minimum=0.0,
+        maximum=1.0,
+    )
     # --- turn runtime (SPEC §5, seed 001) -----------------------------------------------------
     max_message_chars: int = setting(20000, "Longest accepted message, after trimming.", minimum=1)
-    input_window_seconds: float = setting(30.0, "Messages closer than this to their predecessor "
-            "form one block.", minimum=0.0)
-    turn_marker_ttl: int = setting(120,
-            "Emergency-brake TTL of the turn marker, seconds.", minimum=5)
-    turn_marker_refresh_seconds: float = setting(30.0, "How often a running turn refreshes its "
-            "marker.", minimum=1.0)
-    heartbeat_seconds: float = setting(10.0,
-            "How often a process refreshes its heartbeat key.", minimum=1.0)
+    input_window_seconds: float = setting(
+        30.0, "Messages closer than this to their predecessor form one block.", minimum=0.0
+    )
+    turn_marker_ttl: int = setting(
+        120, "Emergency-brake TTL of the turn marker, seconds.", minimum=5
+    )
+    turn_marker_refresh_seconds: float = setting(
+        30.0, "How often a running turn refreshes its marker.", minimum=1.0
+    )
+    heartbeat_seconds: float = setting(
+        10.0, "How often a process refreshes its heartbeat key.", minimum=1.0
+    )
     max_self_triggers: int = setting(3, "Follow-ups the character may ask for in a row.", minimum=0)
-    graph_slots: int = setting(1, "Pipeline runs at a time per model server (one GPU), shared by "
-            "the processes that use it.", minimum=1)
-    lock_wait_timeout: float = setting(60.0, "Seconds a turn waits for a run slot before it "
-            "fails with a notice.", minimum=0.1)
-    max_turn_attempts: int = setting(2,
-            "Runs of a turn in all, crash recoveries included.", minimum=1)
+    graph_slots: int = setting(
+        1,
+        "Pipeline runs at a time per model server (one GPU), shared by the processes that use it.",
+        minimum=1,
+    )
+    lock_wait_timeout: float = setting(
+        60.0, "Seconds a turn waits for a run slot before it fails with a notice.", minimum=0.1
+    )
+    max_turn_attempts: int = setting(
+        2, "Runs of a turn in all, crash recoveries included.", minimum=1
+    )
     record_ttl: int = setting(7 * DAY, "Seconds turn and message records are kept.", minimum=60)
-    ws_send_queue: int = setting(256, "Messages buffered per WebSocket before a slow client is "
-            "dropped.", minimum=1)
+    ws_send_queue: int = setting(
+        256, "Messages buffered per WebSocket before a slow client is dropped.", minimum=1
+    )
     ws_heartbeat_seconds: float = setting(20.0, "WebSocket ping interval.", minimum=1.0)
-    idle_reflection_minutes: int = setting(0, "Minutes of quiet before the character reflects on "
-            "its own (0 = off).", minimum=0)
+    idle_reflection_minutes: int = setting(
+        0, "Minutes of quiet before the character reflects on its own (0 = off).", minimum=0
+    )
     # --- pipelines, agents, impulses (SPEC §6, seed 001 §2) -----------------------------------
-    responder_max_tokens: int = setting(600, "Output tokens reserved for one answer of the "
-            "character.", minimum=16)
-    planner_max_steps: int = setting(4, "Agent steps the planner runs in one turn; further steps "
-            "are dropped with a warning.", minimum=1)
-    salience_memory_threshold: float = setting(0.5, "Importance from which salient segments "
-            "become short-term memory entries.", minimum=0.0, maximum=1.0)
-    short_term_memory_ttl: int = setting(7 * DAY,
-            "Seconds a short-term memory entry is kept.", minimum=60)
-    short_term_memory_max_entries: int = setting(200, "Short-term memory entries kept per pair; "
-            "the oldest go first.", minimum=1)
-    short_term_memory_recent: int = setting(8, "Newest short-term memory entries shown to the "
-            "model.", minimum=0)
-    reminder_poll_seconds: float = setting(5.0, "Longest sleep of the reminder clock (it also "
-            "wakes when a reminder is added in this process).", minimum=0.05)
-    reminder_claim_timeout: float = setting(60.0, "Seconds after which a reminder claimed by a "
-            "clock that never delivered it is put back.", minimum=1.0)
+    responder_max_tokens: int = setting(
+        600, "Output tokens reserved for one answer of the character.", minimum=16
+    )
+    planner_max_steps: int = setting(
+        4,
+        "Agent steps the planner runs in one turn; further steps are dropped with a warning.",
+        minimum=1,
+    )
+    salience_memory_threshold: float = setting(
+        0.5,
+        "Importance from which salient segments become short-term memory entries.",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    short_term_memory_ttl: int = setting(
+        7 * DAY, "Seconds a short-term memory entry is kept.", minimum=60
+    )
+    short_term_memory_max_entries: int = setting(
+        200, "Short-term memory entries kept per pair; the oldest go first.", minimum=1
+    )
+    short_term_memory_recent: int = setting(
+        8, "Newest short-term memory entries shown to the model.", minimum=0
+    )
+    reminder_poll_seconds: float = setting(
+        5.0,
+        "Longest sleep of the reminder clock (it also "
+        "wakes when a reminder is added in this process).",
+        minimum=0.05,
+    )
+    reminder_claim_timeout: float = setting(
+        60.0,
+        "Seconds after which a reminder claimed by a clock that never delivered it is put back.",
+        minimum=1.0,
+    )
     # --- backup, restore, export (SPEC §8a) ------------------------------------------------
-    backup_keep: int = setting(10, "Backups kept in the data dir's backups/ folder; the oldest "
-            "beyond this are removed after a new one.", minimum=1)
-    backup_daily: bool = setting(True, "Take a backup into the data dir once a day (the first "
-            "time the app runs that day).")
-    backup_daily_delay: float = setting(60.0, "Seconds after start before the daily backup is "
-            "taken, so that start-up stays quick.", minimum=0.0)
-    import_max_bytes: int = setting(64 * 1024 * 1024, "Largest export file accepted by POST "
-            "/api/imports, and largest diary (as sent, and unpacked) by a diary import, in "
-            "bytes.", minimum=1024)
+    backup_keep: int = setting(
+        10,
+        "Backups kept in the data dir's backups/ folder; the oldest "
+        "beyond this are removed after a new one.",
+        minimum=1,
+    )
+    backup_daily: bool = setting(
+        True, "Take a backup into the data dir once a day (the first time the app runs that day)."
+    )
+    backup_daily_delay: float = setting(
+        60.0,
+        "Seconds after start before the daily backup is taken, so that start-up stays quick.",
+        minimum=0.0,
+    )
+    import_max_bytes: int = setting(
+        64 * 1024 * 1024,
+        "Largest export file accepted by POST "
+        "/api/imports, and largest diary (as sent, and unpacked) by a diary import, in "
+        "bytes.",
+        minimum=1024,
+    )
     # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
-    journal_day_max_messages: int = setting(500, "Messages of one day journal generation takes "
-            "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.", minimum=1)
-    journal_output_tokens: int = setting(4096, "Output tokens reserved for each journal stage "
-            "(reconstruct, narrate).", minimum=256)
+    journal_day_max_messages: int = setting(
+        500,
+        "Messages of one day journal generation takes "
+        "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
+        minimum=1,
+    )
+    journal_output_tokens: int = setting(
+        4096, "Output tokens reserved for each journal stage (reconstruct, narrate).", minimum=256
+    )
     # --- writing profile (seed 004 §12–§15, issue 16) -----------------------------------------
-    profile_brief_chars: int = setting(4000, "Longest compiled brief the journal's stage 2 gets "
-            "from the writing profile; fields are cut at word bounds.", minimum=500)
-    profile_package_chars: int = setting(12000, "Longest profile analysis package (the JSON "
-            "exported for a review); evidence is chosen to fit, never cut mid-word.", minimum=4000)
-    profile_strong_edit_share: float = setting(0.3, "Share of a generated draft the user must "
-            "change before the saved entry counts as a strong edit (review candidate).",
-            minimum=0.0)
-    profile_dialog_sample_chars: int = setting(400, "Shortest chat message taken as a dialog "
-            "sample of the user's voice (only while no entries exist).", minimum=1)
-    profile_dialog_sample_cooldown: int = setting(DAY,
-            "Seconds between two dialog samples.", minimum=0)
-    profile_evidence_period: int = setting(7 * DAY, "Seconds after the last review candidate "
-            "when a saved entry of the user's own becomes one again, whatever it measures "
-            "(periodic readiness).", minimum=0)
-    profile_evidence_volume: int = setting(5, "Saved entries of the user's own after the last "
-            "review candidate when the next one becomes a candidate (periodic readiness).",
-            minimum=1)
-    profile_deviation_share: float = setting(0.5, "How far (a share of the usual value) a "
-            "saved entry's sentence or word length must lie from the user's usual writing "
-            "to count as a heuristic deviation (review candidate).", minimum=0.05)
-    profile_review_ready_evidence: int = setting(5, "New review candidates since the last review "
-            "after which the profile page says a review is due.", minimum=1)
-    profile_review_max_tokens: int = setting(2048, "Output tokens reserved for the AI review of "
-            "the writing profile.", minimum=256)
+    profile_brief_chars: int = setting(
+        4000,
+        "Longest compiled brief the journal's stage 2 gets "
+        "from the writing profile; fields are cut at word bounds.",
+        minimum=500,
+    )
+    profile_package_chars: int = setting(
+        12000,
+        "Longest profile analysis package (the JSON "
+        "exported for a review); evidence is chosen to fit, never cut mid-word.",
+        minimum=4000,
+    )
+    profile_strong_edit_share: float = setting(
+        0.3,
+        "Share of a generated draft the user must "
+        "change before the saved entry counts as a strong edit (review candidate).",
+        minimum=0.0,
+    )
+    profile_dialog_sample_chars: int = setting(
+        400,
+        "Shortest chat message taken as a dialog "
+        "sample of the user's voice (only while no entries exist).",
+        minimum=1,
+    )
+    profile_dialog_sample_cooldown: int = setting(
+        DAY, "Seconds between two dialog samples.", minimum=0
+    )
+    profile_evidence_period: int = setting(
+        7 * DAY,
+        "Seconds after the last review candidate "
+        "when a saved entry of the user's own becomes one again, whatever it measures "
+        "(periodic readiness).",
+        minimum=0,
+    )
+    profile_evidence_volume: int = setting(
+        5,
+        "Saved entries of the user's own after the last "
+        "review candidate when the next one becomes a candidate (periodic readiness).",
+        minimum=1,
+    )
+    profile_deviation_share: float = setting(
+        0.5,
+        "How far (a share of the usual value) a "
+        "saved entry's sentence or word length must lie from the user's usual writing "
+        "to count as a heuristic deviation (review candidate).",
+        minimum=0.05,
+    )
+    profile_review_ready_evidence: int = setting(
+        5,
+        "New review candidates since the last review "
+        "after which the profile page says a review is due.",
+        minimum=1,
+    )
+    profile_review_max_tokens: int = setting(
+        2048, "Output tokens reserved for the AI review of the writing profile.", minimum=256
+    )
     # --- hardening (issue 11) -------------------------------------------------------------------
-    login_free_failures: int = setting(5, "Failed logins of one name from one client address "
-            "before each further try from there must wait (1 s, doubling per failure): 429 with "
-            "Retry-After. From every address together, the name's failures only slow a try "
-            "(login_name_max_delay_seconds), never refuse it.", minimum=1)
-    login_client_free_failures: int = setting(20, "Failed logins of one client address (an "
-            "IPv6 one by its /64), over every name, before each further try from there must wait (1 s, doubling per "
-            "failure): 429 with Retry-After.", minimum=1)
-    login_max_delay_seconds: int = setting(900, "Longest wait imposed on a name and address, "
-            "or on an address, after failed logins.", minimum=1)
-    login_name_max_delay_seconds: int = setting(30, "Longest a login waits (before its password "
-            "is checked) because its name failed often from other addresses (at most 30); it is "
-            "never refused for that.", minimum=1, maximum=30)
-    log_format: Literal["auto", "json", "text"] = setting("auto", "Log lines as JSON (the "
-            "headless default) or short text (the desktop default: quiet, warnings and the start "
-            "URL).")
-    max_sockets_per_user: int = setting(20, "Open WebSockets per user; a new one beyond it "
-            "closes that user's oldest.", minimum=1)
-    max_reminders_per_pair: int = setting(200, "Pending reminders one user may have with one "
-            "character; beyond it: 429 too_many_reminders.", minimum=1)
-    reminder_max_days_ahead: int = setting(3650, "How far ahead a reminder may be due, in days; "
-            "later (or more than a minute past) is 400 invalid_due_at.", minimum=1)
+    login_free_failures: int = setting(
+        5,
+        "Failed logins of one name from one client address "
+        "before each further try from there must wait (1 s, doubling per failure): 429 with "
+        "Retry-After. From every address together, the name's failures only slow a try "
+        "(login_name_max_delay_seconds), never refuse it.",
+        minimum=1,
+    )
+    login_client_free_failures: int = setting(
+        20,
+        "Failed logins of one client address (an "
+        "IPv6 one by its /64), over every name, before each further try from there must wait (1 s, doubling per "
+        "failure): 429 with Retry-After.",
+        minimum=1,
+    )
+    login_max_delay_seconds: int = setting(
+        900,
+        "Longest wait imposed on a name and address, or on an address, after failed logins.",
+        minimum=1,
+    )
+    login_name_max_delay_seconds: int = setting(
+        30,
+        "Longest a login waits (before its password "
+        "is checked) because its name failed often from other addresses (at most 30); it is "
+        "never refused for that.",
+        minimum=1,
+        maximum=30,
+    )
+    log_format: Literal["auto", "json", "text"] = setting(
+        "auto",
+        "Log lines as JSON (the "
+        "headless default) or short text (the desktop default: quiet, warnings and the start "
+        "URL).",
+    )
+    max_sockets_per_user: int = setting(
+        20, "Open WebSockets per user; a new one beyond it closes that user's oldest.", minimum=1
+    )
+    max_reminders_per_pair: int = setting(
+        200,
+        "Pending reminders one user may have with one "
+        "character; beyond it: 429 too_many_reminders.",
+        minimum=1,
+    )
+    reminder_max_days_ahead: int = setting(
+        3650,
+        "How far ahead a reminder may be due, in days; "
+        "later (or more than a minute past) is 400 invalid_due_at.",
+        minimum=1,
+    )
     # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
-    promotion_threshold: float = setting(0.7, "User salience from which a block is queued for "
-            "long-term memory (the Pixie queue).", minimum=0.0, maximum=1.0)
-    memory_top_k: int = setting(5,
-            "Long-term memories shown to the model per run, at most.", minimum=0)
-    memory_budget_chars: int = setting(1500, "Characters the long-term memory block may use; "
-            "whole memories only, the rest is left out with a warning.", minimum=0)
-    lore_budget_chars: int = setting(2000, "Characters a character's lorebook entries may use "
-            "in one prompt (with the book's own token_budget, the smaller); whole entries only, "
-            "the rest is left out with a warning.", minimum=0)
-    character_upload_max_bytes: int = setting(16 * 1024 * 1024, "Largest character card (PNG "
-            "or JSON) or picture accepted by an import or upload, in bytes.", minimum=1024)
-    media_max_bytes: int = setting(25 * 1024 * 1024, "Largest photo a journal entry takes "
-            "(JPEG, PNG, WebP, HEIC), in bytes; larger: 413 too_large, nothing stored.",
-            minimum=1024)
-    media_keep_location: bool = setting(False, "Keep a photo's EXIF location (GPS) when it is "
-            "added to a journal entry; by default it is removed before the file is stored.")
-    memory_candidates: int = setting(8, "Existing memories shown to consolidation, so it can "
-            "refresh or correct them instead of adding a duplicate.", minimum=0)
-    pixie_poll_seconds: float = setting(5.0, "Longest sleep of the Pixie worker (it also wakes "
-            "when this process queues a trigger).", minimum=0.05)
-    pixie_max_attempts: int = setting(3, "Consolidations of one promotion trigger that may fail "
-            "on a model error before it is dropped with a warning.", minimum=1)
+    promotion_threshold: float = setting(
+        0.7,
+        "User salience from which a block is queued for long-term memory (the Pixie queue).",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    memory_top_k: int = setting(
+        5, "Long-term memories shown to the model per run, at most.", minimum=0
+    )
+    memory_budget_chars: int = setting(
+        1500,
+        "Characters the long-term memory block may use; "
+        "whole memories only, the rest is left out with a warning.",
+        minimum=0,
+    )
+    lore_budget_chars: int = setting(
+        2000,
+        "Characters a character's lorebook entries may use "
+        "in one prompt (with the book's own token_budget, the smaller); whole entries only, "
+        "the rest is left out with a warning.",
+        minimum=0,
+    )
+    character_upload_max_bytes: int = setting(
+        16 * 1024 * 1024,
+        "Largest character card (PNG "
+        "or JSON) or picture accepted by an import or upload, in bytes.",
+        minimum=1024,
+    )
+    media_max_bytes: int = setting(
+        25 * 1024 * 1024,
+        "Largest photo a journal entry takes "
+        "(JPEG, PNG, WebP, HEIC), in bytes; larger: 413 too_large, nothing stored.",
+        minimum=1024,
+    )
+    media_keep_location: bool = setting(
+        False,
+        "Keep a photo's EXIF location (GPS) when it is "
+        "added to a journal entry; by default it is removed before the file is stored.",
+    )
+    memory_candidates: int = setting(
+        8,
+        "Existing memories shown to consolidation, so it can "
+        "refresh or correct them instead of adding a duplicate.",
+        minimum=0,
+    )
+    pixie_poll_seconds: float = setting(
+        5.0,
+        "Longest sleep of the Pixie worker (it also wakes when this process queues a trigger).",
+        minimum=0.05,
+    )
+    pixie_max_attempts: int = setting(
+        3,
+        "Consolidations of one promotion trigger that may fail "
+        "on a model error before it is dropped with a warning.",
+        minimum=1,
+    )
 
     _sources: Mapping[str, str]  # not a setting: where each value came from (`source`)
 
     def __repr__(self) -> str:
-        shown = ", ".join(f"{row.name}={getattr(self, row.name)!r}"
-                          for row in SETTINGS if not row.secret)  # a logged one shows no secret
+        shown = ", ".join(
+            f"{row.name}={getattr(self, row.name)!r}" for row in SETTINGS if not row.secret
+        )  # a logged one shows no secret
         return f"Settings({shown})"
 
     def source(self, name: str) -> str:
@@ -393,8 +648,14 @@ class Settings:
 
     def public(self) -> dict[str, Any]:
         """Values safe to show: secrets are reported as set or not, never shown."""
-        return {row.name: (("set" if getattr(self, row.name) else None) if row.secret
-                           else getattr(self, row.name)) for row in SETTINGS}
+        return {
+            row.name: (
+                ("set" if getattr(self, row.name) else None)
+                if row.secret
+                else getattr(self, row.name)
+            )
+            for row in SETTINGS
+        }
 
 
 def _rows() -> tuple[Setting, ...]:
@@ -406,9 +667,20 @@ def _rows() -> tuple[Setting, ...]:
         if declared is None:
             continue
         kind, nullable, choices = _kind(hints[f.name])
-        rows.append(Setting(f.name, kind, declared.default, declared.help, declared.minimum,
-                            declared.maximum, choices, nullable, declared.secret,
-                            declared.in_config))
+        rows.append(
+            Setting(
+                f.name,
+                kind,
+                declared.default,
+                declared.help,
+                declared.minimum,
+                declared.maximum,
+                choices,
+                nullable,
+                declared.secret,
+                declared.in_config,
+            )
+        )
     return tuple(rows)
 
 
@@ -532,8 +804,9 @@ def _read_config(path: Path) -> dict[str, Any]:
                 f"set {setting.env} or put it in {SECRETS_FILE} (mode 0600)"
             )
         if not setting.in_config:
-            raise SettingsError(f"setting {key!r} cannot be set in {path} (use --data-dir "
-                                f"or {setting.env})")
+            raise SettingsError(
+                f"setting {key!r} cannot be set in {path} (use --data-dir or {setting.env})"
+            )
     return config
 
 
@@ -542,8 +815,9 @@ def _read_secrets(path: Path) -> dict[str, Any]:
         return {}
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        raise SettingsError(f"{path}: readable by others (mode {oct(mode & 0o777)}); "
-                            f"run: chmod 600 {path}")
+        raise SettingsError(
+            f"{path}: readable by others (mode {oct(mode & 0o777)}); run: chmod 600 {path}"
+        )
     try:
         secrets = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
@@ -592,7 +866,9 @@ def _validate(setting: Setting, value: Any, source: str) -> Any:
     if expected is float and isinstance(value, int) and not isinstance(value, bool):
         value, ok = float(value), True
     if not ok:
-        raise SettingsError(f"setting {setting.name}: {value!r} is not a {expected.__name__} {where}")
+        raise SettingsError(
+            f"setting {setting.name}: {value!r} is not a {expected.__name__} {where}"
+        )
     if setting.choices is not None and value not in setting.choices:
         raise SettingsError(
             f"setting {setting.name}: {value!r} is not one of {', '.join(setting.choices)} {where}"
@@ -630,10 +906,15 @@ def markdown_table() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m app.core.settings",
-                                     description="Print the settings table.")
-    parser.add_argument("--markdown", action="store_true", required=True,
-                        help="as README.md's settings table (Markdown)")
+    parser = argparse.ArgumentParser(
+        prog="python -m app.core.settings", description="Print the settings table."
+    )
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        required=True,
+        help="as README.md's settings table (Markdown)",
+    )
     parser.parse_args(argv)
     sys.stdout.write(markdown_table())
     return 0

@@ -4,8 +4,9 @@ what a model's text may not hold."""
 from __future__ import annotations
 
 # Characters that show nothing: a text of only these (and whitespace) is empty.
-INVISIBLE = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062"
-                                   "\u2063\u2064"))
+INVISIBLE = dict.fromkeys(
+    map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+)
 
 
 def is_blank(text: str) -> bool:

@@ -50,8 +50,14 @@ Submit = Callable[..., Awaitable[str]]  # Runtime.submit_impulse
 
 
 class ReminderClock:
-    def __init__(self, store: ReminderStore, settings: Settings, characters: CharacterBook,
-                 submit: Submit, long_term: LongTermMemory | None = None) -> None:
+    def __init__(
+        self,
+        store: ReminderStore,
+        settings: Settings,
+        characters: CharacterBook,
+        submit: Submit,
+        long_term: LongTermMemory | None = None,
+    ) -> None:
         self.store = store
         self.long_term = long_term
         self.settings = settings
@@ -59,8 +65,12 @@ class ReminderClock:
         self.submit = submit
         # Each round sleeps as long as tick() says: until the next due reminder, at most the poll.
         self.ticker: Ticker[float] = Ticker(
-            "reminder-clock", self.tick, interval=lambda delay: delay,
-            error_delay=RETRY_AFTER_FAILURE_SECONDS, logger=log)
+            "reminder-clock",
+            self.tick,
+            interval=lambda delay: delay,
+            error_delay=RETRY_AFTER_FAILURE_SECONDS,
+            logger=log,
+        )
         self._next_scan = 0.0
         self.fired = 0
         self.reflected = 0
@@ -80,9 +90,14 @@ class ReminderClock:
         now = time.time()
         restored = await self.store.put_back_stale(now - self.settings.reminder_claim_timeout)
         if restored:
-            log.warning("undelivered reminder claims put back", extra=fields(
-                members=restored, limit="reminder_claim_timeout",
-                seconds=self.settings.reminder_claim_timeout))
+            log.warning(
+                "undelivered reminder claims put back",
+                extra=fields(
+                    members=restored,
+                    limit="reminder_claim_timeout",
+                    seconds=self.settings.reminder_claim_timeout,
+                ),
+            )
         for member in await self.store.due_members(now, DUE_BATCH):
             reminder = await self.store.claim(member, now)
             if reminder is not None:
@@ -100,14 +115,24 @@ class ReminderClock:
         pair = keys.pair_id(reminder.user_id, reminder.character_id)
         token = logctx.pair.set(pair)
         try:
-            turn_id = await self.submit(reminder.user_id, reminder.character_id,
-                                        self.thought(reminder), arousal=None,
-                                        trigger_turn_id=reminder.trigger_turn_id)
+            turn_id = await self.submit(
+                reminder.user_id,
+                reminder.character_id,
+                self.thought(reminder),
+                arousal=None,
+                trigger_turn_id=reminder.trigger_turn_id,
+            )
             await self.store.mark_fired(reminder, turn_id)
             self.fired += 1
-            log.info("reminder fired as an own impulse", extra=fields(
-                reminder_id=reminder.id, turn_id=turn_id, pair=pair,
-                late_s=round(time.time() - reminder.due_at, 3)))
+            log.info(
+                "reminder fired as an own impulse",
+                extra=fields(
+                    reminder_id=reminder.id,
+                    turn_id=turn_id,
+                    pair=pair,
+                    late_s=round(time.time() - reminder.due_at, 3),
+                ),
+            )
             return turn_id
         finally:
             logctx.pair.reset(token)
@@ -132,8 +157,7 @@ class ReminderClock:
                 continue
             language = definition.language
             memory = await self.memory_to_reflect_on(user_id, character_id, since, now)
-            if memory is None and not await redis.exists(
-                    keys.session_turns(user_id, character_id)):
+            if memory is None and not await redis.exists(keys.session_turns(user_id, character_id)):
                 continue  # nothing left to think back on
             marker = keys.idle_reflection(user_id, character_id)
             if await redis.getset(marker, repr(since)) == repr(since):
@@ -145,26 +169,35 @@ class ReminderClock:
                 await self.long_term.mark_reflected(memory.memory_id, now)
             else:
                 thought = texts("impulses", language)["reflection"]
-            turn_id = await self.submit(user_id, character_id, thought, arousal=None,
-                                        trigger_turn_id=None)
+            turn_id = await self.submit(
+                user_id, character_id, thought, arousal=None, trigger_turn_id=None
+            )
             started += 1
             self.reflected += 1
-            log.info("idle reflection as an own impulse", extra=fields(
-                pair=pair, turn_id=turn_id, quiet_s=round(now - since, 3),
-                setting="idle_reflection_minutes",
-                memory_id=memory.memory_id if memory is not None else None))
+            log.info(
+                "idle reflection as an own impulse",
+                extra=fields(
+                    pair=pair,
+                    turn_id=turn_id,
+                    quiet_s=round(now - since, 3),
+                    setting="idle_reflection_minutes",
+                    memory_id=memory.memory_id if memory is not None else None,
+                ),
+            )
         return started
 
-    async def memory_to_reflect_on(self, user_id: str, character_id: str, since: float,
-                                   now: float) -> Memory | None:
+    async def memory_to_reflect_on(
+        self, user_id: str, character_id: str, since: float, now: float
+    ) -> Memory | None:
         """A plan or feeling told before the quiet period began and not yet brought up; a
         plan only from an earlier calendar day (it is about "tomorrow")."""
         if self.long_term is None:
             return None
         zone = zone_named(self.settings.timezone)
         today = calendar_date(now, zone)
-        for memory in await self.long_term.to_reflect_on(user_id, character_id,
-                                                         before=since + 1e-6):
+        for memory in await self.long_term.to_reflect_on(
+            user_id, character_id, before=since + 1e-6
+        ):
             if memory.kind != "plan" or calendar_date(memory.created_at, zone) < today:
                 return memory
         return None

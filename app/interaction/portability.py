@@ -38,10 +38,15 @@ class InteractionDoc(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def export(current: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": KIND, "format_version": FORMAT_VERSION, "exported_at": time.time(),
-            "governance": current["governance"],
-            "prefs": {k: {"value": p["value"], "origin": p["origin"]}
-                      for k, p in current["prefs"].items()}}
+    return {
+        "kind": KIND,
+        "format_version": FORMAT_VERSION,
+        "exported_at": time.time(),
+        "governance": current["governance"],
+        "prefs": {
+            k: {"value": p["value"], "origin": p["origin"]} for k, p in current["prefs"].items()
+        },
+    }
 
 
 def check(doc: InteractionDoc, max_value_chars: int) -> None:
@@ -54,7 +59,11 @@ def check(doc: InteractionDoc, max_value_chars: int) -> None:
 def imported(doc: InteractionDoc) -> dict[str, Any]:
     """The profile a checked document replaces the stored one with (no suggestions)."""
     now = time.time()
-    return {"governance": doc.governance,
-            "prefs": {k: {"value": p.value, "origin": p.origin, "updated_at": now}
-                      for k, p in doc.prefs.items()},
-            "suggestions": []}
+    return {
+        "governance": doc.governance,
+        "prefs": {
+            k: {"value": p.value, "origin": p.origin, "updated_at": now}
+            for k, p in doc.prefs.items()
+        },
+        "suggestions": [],
+    }

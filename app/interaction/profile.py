@@ -40,8 +40,11 @@ def hint(profile: dict[str, Any], language: str) -> str:
 def describe(profile: dict[str, Any], language: str) -> dict[str, Any]:
     label = texts("interaction", language)["label"]
     defaults = texts("interaction_defaults", language)
-    return {**profile, "defaults": [{"key": key, "value": defaults[key], "label": label}
-                                    for key in DEFAULT_KEYS], "hint": hint(profile, language)}
+    return {
+        **profile,
+        "defaults": [{"key": key, "value": defaults[key], "label": label} for key in DEFAULT_KEYS],
+        "hint": hint(profile, language),
+    }
 
 
 def set_pref(profile: dict[str, Any], key: str, value: str, origin: str) -> None:
@@ -58,16 +61,21 @@ def observe(profile: dict[str, Any], key: str, value: str, note: str = "") -> st
     if governance == "learning" and (current is None or current["origin"] not in USER_ORIGINS):
         set_pref(profile, key, value, "automatic")
         return "applied"
-    profile["suggestions"].append({"suggestion_id": f"isug_{uuid.uuid4().hex[:16]}",
-                                   "key": key, "value": value, "note": note,
-                                   "created_at": time.time()})
+    profile["suggestions"].append(
+        {
+            "suggestion_id": f"isug_{uuid.uuid4().hex[:16]}",
+            "key": key,
+            "value": value,
+            "note": note,
+            "created_at": time.time(),
+        }
+    )
     return "suggested"
 
 
 def decide(profile: dict[str, Any], suggestion_id: str, accept: bool) -> bool:
     """Accept (as the user's) or drop a suggestion; False when there is no such one."""
-    found = next((s for s in profile["suggestions"] if s["suggestion_id"] == suggestion_id),
-                 None)
+    found = next((s for s in profile["suggestions"] if s["suggestion_id"] == suggestion_id), None)
     if found is None:
         return False
     profile["suggestions"].remove(found)

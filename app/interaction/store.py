@@ -24,10 +24,10 @@ class InteractionStore:
     async def current(self, user_id: str) -> dict[str, Any]:
         return await self.db.execute_fn(lambda conn: load(conn, user_id))
 
-    async def edit(self, user_id: str,
-                   fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    async def edit(self, user_id: str, fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
         """Change the profile in one transaction: `fn` changes the profile it gets (raising
         writes nothing)."""
+
         def write(conn: sqlite3.Connection) -> dict[str, Any]:
             current = load(conn, user_id)
             fn(current)
@@ -38,20 +38,31 @@ class InteractionStore:
 
 
 def load(conn: sqlite3.Connection, user_id: str) -> dict[str, Any]:
-    row = conn.execute("SELECT * FROM interaction_profiles WHERE user_id = ?",
-                       (user_id,)).fetchone()
+    row = conn.execute(
+        "SELECT * FROM interaction_profiles WHERE user_id = ?", (user_id,)
+    ).fetchone()
     if row is None:
         return {"governance": DEFAULT_GOVERNANCE, "prefs": {}, "suggestions": []}
-    return {"governance": row["governance"], "prefs": json.loads(row["prefs_json"]),
-            "suggestions": json.loads(row["suggestions_json"])}
+    return {
+        "governance": row["governance"],
+        "prefs": json.loads(row["prefs_json"]),
+        "suggestions": json.loads(row["suggestions_json"]),
+    }
 
 
 def save(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> None:
-    conn.execute("INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
-                 "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
-                 "(user_id) DO UPDATE SET governance = excluded.governance, "
-                 "prefs_json = excluded.prefs_json, "
-                 "suggestions_json = excluded.suggestions_json, "
-                 "updated_at = excluded.updated_at",
-                 (user_id, current["governance"], json.dumps(current["prefs"]),
-                  json.dumps(current["suggestions"]), time.time()))
+    conn.execute(
+        "INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
+        "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
+        "(user_id) DO UPDATE SET governance = excluded.governance, "
+        "prefs_json = excluded.prefs_json, "
+        "suggestions_json = excluded.suggestions_json, "
+        "updated_at = excluded.updated_at",
+        (
+            user_id,
+            current["governance"],
+            json.dumps(current["prefs"]),
+            json.dumps(current["suggestions"]),
+            time.time(),
+        ),
+    )

@@ -55,8 +55,7 @@ class Base(msgspec.Struct):
     text: str
 
 
-class VerifiedArtifact(msgspec.Struct, tag_field="kind", tag="verified_artifact",
-                       kw_only=True):
+class VerifiedArtifact(msgspec.Struct, tag_field="kind", tag="verified_artifact", kw_only=True):
     """SPEC §8 `{"kind": "verified_artifact", "reconstruction_status", "sources",
     "corrections", "uncertainties", "contradictions", "plan_changes", "base"}`."""
 
@@ -79,12 +78,16 @@ def _line(source: Source, time: str | None = None) -> Line:
 
 def fallback_artifact(sources: Sequence[Source], base: Base | None = None) -> VerifiedArtifact:
     """Every user line in its own order, nothing of the model's answer."""
-    return VerifiedArtifact(reconstruction_status="fallback",
-                            sources=[_line(s) for s in user_sources(sources)], base=base)
+    return VerifiedArtifact(
+        reconstruction_status="fallback",
+        sources=[_line(s) for s in user_sources(sources)],
+        base=base,
+    )
 
 
-def verified_artifact(sources: Sequence[Source], answer: Reconstruction,
-                      base: Base | None = None) -> VerifiedArtifact:
+def verified_artifact(
+    sources: Sequence[Source], answer: Reconstruction, base: Base | None = None
+) -> VerifiedArtifact:
     """The artifact of an `answer` the validator passed (no code; any code means the
     fallback): its chronology's order and confirmed times, its sourced notes."""
     by_id = {s.source_id: s for s in user_sources(sources)}
@@ -95,11 +98,15 @@ def verified_artifact(sources: Sequence[Source], answer: Reconstruction,
             continue
         seen.add(item.source_id)
         lines.append(_line(by_id[item.source_id], item.time))
-    return VerifiedArtifact(reconstruction_status="valid", sources=lines,
-                            corrections=answer.corrections,
-                            uncertainties=answer.uncertainties,
-                            contradictions=answer.contradictions,
-                            plan_changes=answer.plan_changes, base=base)
+    return VerifiedArtifact(
+        reconstruction_status="valid",
+        sources=lines,
+        corrections=answer.corrections,
+        uncertainties=answer.uncertainties,
+        contradictions=answer.contradictions,
+        plan_changes=answer.plan_changes,
+        base=base,
+    )
 
 
 def lines_not_in_base(artifact: VerifiedArtifact) -> list[Line]:
@@ -132,8 +139,9 @@ def local_draft(date: str, artifact: VerifiedArtifact) -> str:
 
 # The done list's heading in every language, as `with_done_list` writes it.
 DONE_HEADINGS = tuple(texts("journal", code)["done"] for code in LANGUAGES)
-_DONE_LIST = re.compile(r"(?:\A|\n\n)(?:" + "|".join(map(re.escape, DONE_HEADINGS))
-                        + r"):\n((?:- [^\n]*(?:\n|\Z))+)\Z")
+_DONE_LIST = re.compile(
+    r"(?:\A|\n\n)(?:" + "|".join(map(re.escape, DONE_HEADINGS)) + r"):\n((?:- [^\n]*(?:\n|\Z))+)\Z"
+)
 
 
 def split_done_list(text: str) -> tuple[str, list[str]]:
@@ -142,7 +150,7 @@ def split_done_list(text: str) -> tuple[str, list[str]]:
     if found is None:
         return text, []
     items = [line[2:].strip() for line in found[1].splitlines() if line.startswith("- ")]
-    return text.rstrip()[:found.start()], items
+    return text.rstrip()[: found.start()], items
 
 
 def with_done_list(text: str, artifact: VerifiedArtifact, language: str) -> str:
@@ -152,8 +160,11 @@ def with_done_list(text: str, artifact: VerifiedArtifact, language: str) -> str:
     as it is when there is nothing to list."""
     body, items = split_done_list(text)
     listed = {times.normalize(item) for item in items}
-    items += [line.text.strip() for line in artifact.sources
-              if line.act == "done" and times.normalize(line.text) not in listed]
+    items += [
+        line.text.strip()
+        for line in artifact.sources
+        if line.act == "done" and times.normalize(line.text) not in listed
+    ]
     if not items:
         return text
     heading = texts("journal", language)["done"]

@@ -37,27 +37,46 @@ class Budget(msgspec.Struct, kw_only=True):
 def check_day(messages: int, settings: Settings) -> None:
     """The day cap: counted over every message of the selected conversations."""
     if messages > settings.journal_day_max_messages:
-        log.warning("journal day over the message cap", extra=logctx.fields(
-            messages=messages, limit=settings.journal_day_max_messages,
-            setting="journal_day_max_messages"))
-        raise ModelError("prompt_budget_exceeded",
-                         f"the day has {messages} messages; journal generation takes at most "
-                         f"{settings.journal_day_max_messages} (journal_day_max_messages); "
-                         f"nothing was cut")
+        log.warning(
+            "journal day over the message cap",
+            extra=logctx.fields(
+                messages=messages,
+                limit=settings.journal_day_max_messages,
+                setting="journal_day_max_messages",
+            ),
+        )
+        raise ModelError(
+            "prompt_budget_exceeded",
+            f"the day has {messages} messages; journal generation takes at most "
+            f"{settings.journal_day_max_messages} (journal_day_max_messages); "
+            f"nothing was cut",
+        )
 
 
 def plan(window: int, prompts: Sequence[Sequence[Message]], settings: Settings) -> Budget:
     """The budget of the job's prompts in `window`; raises `ModelError` when one does not
     fit or the window is too small."""
     if window < settings.journal_min_context:
-        raise ModelError("model_context_too_small",
-                         f"journal generation needs a window of {settings.journal_min_context} "
-                         f"tokens (journal_min_context); the model has {window}")
-    budgets = [budgeting.plan(prompt, window=window, max_tokens=settings.journal_output_tokens,
-                              chars_per_token=settings.chars_per_token,
-                              margin=settings.budget_safety_margin)
-               for prompt in prompts]
+        raise ModelError(
+            "model_context_too_small",
+            f"journal generation needs a window of {settings.journal_min_context} "
+            f"tokens (journal_min_context); the model has {window}",
+        )
+    budgets = [
+        budgeting.plan(
+            prompt,
+            window=window,
+            max_tokens=settings.journal_output_tokens,
+            chars_per_token=settings.chars_per_token,
+            margin=settings.budget_safety_margin,
+        )
+        for prompt in prompts
+    ]
     biggest = max(budgets, key=lambda b: b.estimated_input)
-    return Budget(window=window, margin=settings.budget_safety_margin,
-                  margin_tokens=biggest.margin_tokens, reserved_output=biggest.reserved_output,
-                  estimated_input=[b.estimated_input for b in budgets])
+    return Budget(
+        window=window,
+        margin=settings.budget_safety_margin,
+        margin_tokens=biggest.margin_tokens,
+        reserved_output=biggest.reserved_output,
+        estimated_input=[b.estimated_input for b in budgets],
+    )

@@ -46,10 +46,21 @@ class Conversation:
         return sum(1 for m in self.messages if m.role == "user")
 
     def as_dict(self) -> dict[str, object]:
-        return {"conversation_id": self.conversation_id, "character_id": self.character_id,
-                "source": self.source,
-                "messages": [{"message_id": m.message_id, "role": m.role, "text": m.text,
-                              "at": m.at, "done": m.done} for m in self.messages]}
+        return {
+            "conversation_id": self.conversation_id,
+            "character_id": self.character_id,
+            "source": self.source,
+            "messages": [
+                {
+                    "message_id": m.message_id,
+                    "role": m.role,
+                    "text": m.text,
+                    "at": m.at,
+                    "done": m.done,
+                }
+                for m in self.messages
+            ],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +97,27 @@ def number_sources(conversations: Iterable[Conversation]) -> list[Source]:
                 continue
             if before is not None:
                 assistants += 1
-                sources.append(Source(f"a{assistants}", "assistant", before.text,
-                                      before.message_id, conversation.conversation_id))
+                sources.append(
+                    Source(
+                        f"a{assistants}",
+                        "assistant",
+                        before.text,
+                        before.message_id,
+                        conversation.conversation_id,
+                    )
+                )
                 before = None
             users += 1
-            sources.append(Source(f"u{users}", "user", message.text, message.message_id,
-                                  conversation.conversation_id, act_of(message)))
+            sources.append(
+                Source(
+                    f"u{users}",
+                    "user",
+                    message.text,
+                    message.message_id,
+                    conversation.conversation_id,
+                    act_of(message),
+                )
+            )
     return sources
 
 

@@ -12,9 +12,19 @@ FORMAT_VERSION = 1
 
 
 def as_json(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return {"kind": EXPORT_KIND, "format_version": FORMAT_VERSION,
-            "entries": [{"entry_id": e["entry_id"], "date": e["date"], "text": e["text"],
-                         "version_id": e["current_version_id"]} for e in entries]}
+    return {
+        "kind": EXPORT_KIND,
+        "format_version": FORMAT_VERSION,
+        "entries": [
+            {
+                "entry_id": e["entry_id"],
+                "date": e["date"],
+                "text": e["text"],
+                "version_id": e["current_version_id"],
+            }
+            for e in entries
+        ],
+    }
 
 
 def as_markdown(entries: Sequence[dict[str, Any]]) -> str:
@@ -25,7 +35,10 @@ def as_markdown(entries: Sequence[dict[str, Any]]) -> str:
 def response(entries: Sequence[dict[str, Any]], fmt: Literal["md", "json"]) -> web.Response:
     disposition = f'attachment; filename="journal.{fmt}"'
     if fmt == "json":
-        return web.json_response(as_json(entries),
-                                 headers={"Content-Disposition": disposition})
-    return web.Response(text=as_markdown(entries), content_type="text/markdown",
-                        charset="utf-8", headers={"Content-Disposition": disposition})
+        return web.json_response(as_json(entries), headers={"Content-Disposition": disposition})
+    return web.Response(
+        text=as_markdown(entries),
+        content_type="text/markdown",
+        charset="utf-8",
+        headers={"Content-Disposition": disposition},
+    )

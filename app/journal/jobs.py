@@ -73,9 +73,16 @@ OwnerDead = Callable[[str], Awaitable[bool]]
 
 
 class JournalJobs:
-    def __init__(self, store: JournalStore, gateway: Gateway, settings: Settings,
-                 publish: Publish | None, *, owner: str = "",
-                 owner_dead: OwnerDead | None = None) -> None:
+    def __init__(
+        self,
+        store: JournalStore,
+        gateway: Gateway,
+        settings: Settings,
+        publish: Publish | None,
+        *,
+        owner: str = "",
+        owner_dead: OwnerDead | None = None,
+    ) -> None:
         """`owner`: this process's id in the job rows (the runtime's instance id; a fresh
         one when not given). `owner_dead`: whether another owner is gone; without it this
         process is the store's only one, so every other owner is."""
@@ -99,8 +106,10 @@ class JournalJobs:
             dead.append(job_id)
         failed = await self.store.fail_jobs(dead, *INTERRUPTED)
         for job in failed:
-            log.warning("journal job of a process that is gone; marked failed",
-                        extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]))
+            log.warning(
+                "journal job of a process that is gone; marked failed",
+                extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]),
+            )
         return [job["job_id"] for job in failed]
 
     async def wait(self, job_id: str) -> None:
@@ -112,8 +121,15 @@ class JournalJobs:
     async def close(self) -> None:
         await cancel_and_wait(list(self._tasks.values()))
 
-    async def start(self, user_id: str, date: str, conversations: Sequence[Conversation], *,
-                    include_existing: bool = False, language: str = "en") -> str:
+    async def start(
+        self,
+        user_id: str,
+        date: str,
+        conversations: Sequence[Conversation],
+        *,
+        include_existing: bool = False,
+        language: str = "en",
+    ) -> str:
         """Queue a job for the day's `conversations`; raises `NoUserSources` or the store's
         `Conflict("journal_busy")`.
 
@@ -132,29 +148,58 @@ class JournalJobs:
         task = in_background(self._run(job), name=f"journal-job:{job_id}")
         self._tasks[job_id] = task
         task.add_done_callback(lambda _: self._tasks.pop(job_id, None))
-        log.info("journal job queued", extra=logctx.fields(
-            job_id=job_id, user_id=user_id, date=date, sources=len(sources),
-            base=base.origin if base else None))
+        log.info(
+            "journal job queued",
+            extra=logctx.fields(
+                job_id=job_id,
+                user_id=user_id,
+                date=date,
+                sources=len(sources),
+                base=base.origin if base else None,
+            ),
+        )
         return job_id
 
-    async def _state(self, user_id: str, job_id: str, date: str, state: str, *,
-                     draft_id: str | None = None, error: tuple[str, str] | None = None,
-                     written: bool = False) -> None:
+    async def _state(
+        self,
+        user_id: str,
+        job_id: str,
+        date: str,
+        state: str,
+        *,
+        draft_id: str | None = None,
+        error: tuple[str, str] | None = None,
+        written: bool = False,
+    ) -> None:
         """Write the job's new state (unless `written` already) and tell the user's tabs."""
         if not written:
             await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
-        log.info("journal job state", extra=logctx.fields(
-            job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None))
+        log.info(
+            "journal job state",
+            extra=logctx.fields(
+                job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None
+            ),
+        )
         if self.publish is None:
             return
         progress = JournalProgress(
-            character_id="", at=time.time(), job_id=job_id, date=date, state=state,
-            draft_id=draft_id, error={"code": error[0], "message": error[1]} if error else None)
+            character_id="",
+            at=time.time(),
+            job_id=job_id,
+            date=date,
+            state=state,
+            draft_id=draft_id,
+            error={"code": error[0], "message": error[1]} if error else None,
+        )
         try:
             await self.publish(user_id, progress)
         except Exception as exc:  # noqa: BLE001 - the state is stored; the page polls the job
-            log.warning("journal progress not sent", extra=logctx.fields(
-                job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__))
+            log.warning(
+                "journal progress not sent",
+                extra=logctx.fields(
+                    job_id=job_id, user_id=user_id, state=state, error=type(exc).__name__
+                ),
+            )
 
     async def _run(self, job: _Job) -> None:
         user_id, job_id, date = job.user_id, job.job_id, job.date
@@ -166,10 +211,16 @@ class JournalJobs:
             await self._state(user_id, job_id, date, "failed", error=INTERRUPTED)
             raise
         except Exception as exc:
-            log.exception("journal job crashed", extra=logctx.fields(job_id=job_id,
-                                                                     user_id=user_id))
-            await self._state(user_id, job_id, date, "failed",
-                              error=("internal_error", f"the job crashed ({type(exc).__name__})"))
+            log.exception(
+                "journal job crashed", extra=logctx.fields(job_id=job_id, user_id=user_id)
+            )
+            await self._state(
+                user_id,
+                job_id,
+                date,
+                "failed",
+                error=("internal_error", f"the job crashed ({type(exc).__name__})"),
+            )
         else:
             await self._state(user_id, job_id, date, "done", draft_id=draft_id, written=True)
 
@@ -180,28 +231,47 @@ class JournalJobs:
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
         (_, (first, second_prompt, planned, window_source)) = await asyncio.gather(
-            self._state(user_id, job_id, date, "reconstruct"),
-            self._reconstruct(job, brief))
+            self._state(user_id, job_id, date, "reconstruct"), self._reconstruct(job, brief)
+        )
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
-            stages.narrate(self.gateway, date, first.artifact, second_prompt,
-                           self.settings.journal_output_tokens, user_id=user_id,
-                           language=job.language))
+            stages.narrate(
+                self.gateway,
+                date,
+                first.artifact,
+                second_prompt,
+                self.settings.journal_output_tokens,
+                user_id=user_id,
+                language=job.language,
+            ),
+        )
         info = self.gateway.info()
         records = [first.record, second.record]
         trace = DraftTrace(
-            provider=info["provider"], model=info["model"], window_source=window_source,
+            provider=info["provider"],
+            model=info["model"],
+            window_source=window_source,
             **msgspec.structs.asdict(planned),
             prompt_tokens=_total(r.prompt_tokens for r in records),
-            completion_tokens=_total(r.completion_tokens for r in records), stages=records)
+            completion_tokens=_total(r.completion_tokens for r in records),
+            stages=records,
+        )
         return await self.store.save_draft(
-            user_id, date, text=second.text,
+            user_id,
+            date,
+            text=second.text,
             reconstruction_status=first.artifact.reconstruction_status,
-            narration=second.narration, validation=first.validation, trace=trace,
-            sources=user_sources(job.sources), job_id=job_id, base=job.base)
+            narration=second.narration,
+            validation=first.validation,
+            trace=trace,
+            sources=user_sources(job.sources),
+            job_id=job_id,
+            base=job.base,
+        )
 
-    async def _reconstruct(self, job: _Job, brief: str) -> tuple[
-            stages.Reconstructed, list[Message], budget.Budget, str]:
+    async def _reconstruct(
+        self, job: _Job, brief: str
+    ) -> tuple[stages.Reconstructed, list[Message], budget.Budget, str]:
         """The budget of the whole job (before any model call), then stage 1. With stage
         1's result comes stage 2's prompt: when stage 1 fell back, the very prompt the
         budget measured."""
@@ -213,10 +283,19 @@ class JournalJobs:
         fallback = fallback_artifact(sources, base)
         fallback_prompt = stages.narrate_prompt(fallback, brief)
         planned = budget.plan(window, [prompt, fallback_prompt], settings)
-        first = await stages.reconstruct(self.gateway, prompt, sources, fallback,
-                                         settings.journal_output_tokens, user_id=job.user_id)
-        second_prompt = (fallback_prompt if first.artifact is fallback
-                         else stages.narrate_prompt(first.artifact, brief))
+        first = await stages.reconstruct(
+            self.gateway,
+            prompt,
+            sources,
+            fallback,
+            settings.journal_output_tokens,
+            user_id=job.user_id,
+        )
+        second_prompt = (
+            fallback_prompt
+            if first.artifact is fallback
+            else stages.narrate_prompt(first.artifact, brief)
+        )
         return first, second_prompt, planned, window_source
 
 

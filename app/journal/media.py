@@ -97,8 +97,16 @@ class MediaAsset:
         return CONTENT_TYPES[self.kind]
 
     def as_dict(self) -> dict[str, Any]:
-        return asset_dict(self.asset_id, self.entry_id, self.name, self.kind, self.bytes,
-                          self.width, self.height, self.created_at)
+        return asset_dict(
+            self.asset_id,
+            self.entry_id,
+            self.name,
+            self.kind,
+            self.bytes,
+            self.width,
+            self.height,
+            self.created_at,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,14 +122,23 @@ class Decoded:
 
 # --- names and paths -------------------------------------------------------------------------
 
+
 def checked_name(raw: str) -> str:
     """The user's file name, NFC; `invalid_name` for one with path parts or odd characters."""
     name = unicodedata.normalize("NFC", raw)
-    if not name or len(name) > NAME_MAX_CHARS or name.endswith((" ", ".")) \
-            or _NAME.fullmatch(name) is None:
-        raise MediaRefused(400, "invalid_name", f"the file name {raw[:80]!r} is not taken: a "
-                           f"plain name of at most {NAME_MAX_CHARS} letters, digits, spaces "
-                           "and . , _ - ( ) +, without a folder")
+    if (
+        not name
+        or len(name) > NAME_MAX_CHARS
+        or name.endswith((" ", "."))
+        or _NAME.fullmatch(name) is None
+    ):
+        raise MediaRefused(
+            400,
+            "invalid_name",
+            f"the file name {raw[:80]!r} is not taken: a "
+            f"plain name of at most {NAME_MAX_CHARS} letters, digits, spaces "
+            "and . , _ - ( ) +, without a folder",
+        )
     return name
 
 
@@ -142,6 +159,7 @@ def stored_paths(user_id: str, asset_id: str, kind: str) -> tuple[str, str]:
 
 # --- decoding --------------------------------------------------------------------------------
 
+
 def decode(raw: bytes, *, keep_location: bool) -> Decoded:
     """Check that `raw` is a whole image of a kind this app takes, and make what is stored."""
     image = _open(raw)
@@ -158,25 +176,37 @@ def decode(raw: bytes, *, keep_location: bool) -> Decoded:
 
 def _open(raw: bytes) -> Image.Image:
     if _looks_like_heif(raw) and not HEIC_DECODER:
-        raise MediaRefused(415, "kind_not_allowed", "HEIC photos cannot be decoded here "
-                           "(pillow-heif is not installed): convert it to JPEG first")
+        raise MediaRefused(
+            415,
+            "kind_not_allowed",
+            "HEIC photos cannot be decoded here "
+            "(pillow-heif is not installed): convert it to JPEG first",
+        )
     try:
         image = Image.open(io.BytesIO(raw))
     except UnidentifiedImageError:
-        raise MediaRefused(400, "not_an_image", "the file is not an image (JPEG, PNG, WebP "
-                           "or HEIC)") from None
+        raise MediaRefused(
+            400, "not_an_image", "the file is not an image (JPEG, PNG, WebP or HEIC)"
+        ) from None
     except Image.DecompressionBombError:
-        raise MediaRefused(413, "image_too_large", f"the image declares more than "
-                           f"{MAX_PIXELS} pixels") from None
+        raise MediaRefused(
+            413, "image_too_large", f"the image declares more than {MAX_PIXELS} pixels"
+        ) from None
     except (OSError, ValueError, SyntaxError) as exc:
         raise MediaRefused(400, "not_an_image", f"the file is broken ({exc})") from None
     if image.format not in KINDS:
-        raise MediaRefused(415, "kind_not_allowed", f"a {image.format} image is not taken: "
-                           "use JPEG, PNG, WebP or HEIC")
+        raise MediaRefused(
+            415,
+            "kind_not_allowed",
+            f"a {image.format} image is not taken: use JPEG, PNG, WebP or HEIC",
+        )
     width, height = image.size
     if width * height > MAX_PIXELS:
-        raise MediaRefused(413, "image_too_large", f"the image has {width} × {height} pixels; "
-                           f"at most {MAX_PIXELS} are taken")
+        raise MediaRefused(
+            413,
+            "image_too_large",
+            f"the image has {width} × {height} pixels; at most {MAX_PIXELS} are taken",
+        )
     return image
 
 
@@ -201,9 +231,7 @@ def _without_location(image: Image.Image, kind: str) -> bytes:
         options["icc_profile"] = image.info["icc_profile"]
     if kind == "jpeg":
         options["quality"] = "keep"
-    elif kind == "webp":
-        options["quality"] = 95
-    elif kind == "heic":
+    elif kind == "webp" or kind == "heic":
         options["quality"] = 95
     out = io.BytesIO()
     image.save(out, format="HEIF" if kind == "heic" else kind.upper(), **options)
@@ -220,6 +248,7 @@ def _thumbnail(image: Image.Image) -> bytes:
 
 # --- the store -------------------------------------------------------------------------------
 
+
 class MediaStore:
     """The photos of journal entries: rows in `media_assets`, files under the data dir."""
 
@@ -228,23 +257,27 @@ class MediaStore:
         self.settings = settings
         self.root = settings.files_path
 
-    async def add_media(self, user_id: str, entry_id: str, name: str,
-                        data: bytes) -> MediaAsset:
+    async def add_media(self, user_id: str, entry_id: str, name: str, data: bytes) -> MediaAsset:
         """Add the photo `data` (named `name`) to the user's entry `entry_id`: all of it
         (file, thumbnail, row) or, refused (`MediaRefused`, `Missing` for an entry that is
         not the user's, `Conflict` for one in the trash), nothing."""
         name = _checked_upload(user_id, name, data, self.settings)
         decoded = await asyncio.to_thread(
-            decode, data, keep_location=self.settings.media_keep_location)
+            decode, data, keep_location=self.settings.media_keep_location
+        )
         return await self.db.execute_write_fn(
-            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, decoded))
+            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, decoded)
+        )
 
-    async def asset_file(self, user_id: str, asset_id: str, *,
-                         thumb: bool = False) -> tuple[MediaAsset, Path]:
+    async def asset_file(
+        self, user_id: str, asset_id: str, *, thumb: bool = False
+    ) -> tuple[MediaAsset, Path]:
         """The user's asset and its file (or thumbnail); `Missing` for anyone else's."""
+
         def read(conn: sqlite3.Connection) -> tuple[MediaAsset, Path]:
-            row = conn.execute("SELECT * FROM media_assets WHERE asset_id = ? AND user_id = ?",
-                               (asset_id, user_id)).fetchone()
+            row = conn.execute(
+                "SELECT * FROM media_assets WHERE asset_id = ? AND user_id = ?", (asset_id, user_id)
+            ).fetchone()
             if row is None:
                 raise Missing(f"no photo {asset_id!r}")
             return _asset(row), self.root / row["thumb" if thumb else "file"]
@@ -256,9 +289,11 @@ class MediaStore:
 
     async def delete_media(self, user_id: str, asset_id: str) -> None:
         """Remove one photo of a live entry, row and files."""
+
         def write(conn: sqlite3.Connection) -> list[str]:
-            row = conn.execute("SELECT * FROM media_assets WHERE asset_id = ? AND user_id = ?",
-                               (asset_id, user_id)).fetchone()
+            row = conn.execute(
+                "SELECT * FROM media_assets WHERE asset_id = ? AND user_id = ?", (asset_id, user_id)
+            ).fetchone()
             if row is None:
                 raise Missing(f"no photo {asset_id!r}")
             require_live(entry_row(conn, user_id, row["entry_id"]))
@@ -268,8 +303,14 @@ class MediaStore:
         remove_files(self.root, await self.db.execute_write_fn(write))
 
 
-def add_media_sync(conn: sqlite3.Connection, settings: Settings, user_id: str, entry_id: str,
-                   name: str, data: bytes) -> MediaAsset:
+def add_media_sync(
+    conn: sqlite3.Connection,
+    settings: Settings,
+    user_id: str,
+    entry_id: str,
+    name: str,
+    data: bytes,
+) -> MediaAsset:
     """`MediaStore.add_media` inside a transaction the caller holds (an importer's own
     connection; blocking). Its files are written at once: should the caller's transaction
     roll back, it removes them with `remove_files(settings.files_path, asset.files)`."""
@@ -282,27 +323,43 @@ def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) ->
     """The checks before decoding: the size (`media_max_bytes`) and the name."""
     limit = settings.media_max_bytes
     if len(data) > limit:
-        log.warning("photo refused: too large", extra=fields(
-            user_id=user_id, bytes=len(data), limit=limit, setting="media_max_bytes"))
-        raise MediaRefused(413, "too_large", f"the photo has {len(data)} bytes; at most "
-                           f"{limit} are taken (setting media_max_bytes)")
+        log.warning(
+            "photo refused: too large",
+            extra=fields(user_id=user_id, bytes=len(data), limit=limit, setting="media_max_bytes"),
+        )
+        raise MediaRefused(
+            413,
+            "too_large",
+            f"the photo has {len(data)} bytes; at most {limit} are taken (setting media_max_bytes)",
+        )
     if not data:
         raise MediaRefused(400, "empty_upload", "a photo was expected; the file is empty")
     return checked_name(name)
 
 
-def insert_media(conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str,
-                 decoded: Decoded) -> MediaAsset:
+def insert_media(
+    conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str, decoded: Decoded
+) -> MediaAsset:
     """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""
     require_live(entry_row(conn, user_id, entry_id))
-    taken = {row[0] for row in conn.execute(
-        "SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))}
+    taken = {
+        row[0]
+        for row in conn.execute("SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))
+    }
     asset_id = new_id("media")
     file, thumb = stored_paths(user_id, asset_id, decoded.kind)
-    asset = MediaAsset(asset_id, entry_id, _free_name(name, taken), decoded.kind,
-                       len(decoded.data), decoded.width, decoded.height, time.time(),
-                       (file, thumb))
+    asset = MediaAsset(
+        asset_id,
+        entry_id,
+        _free_name(name, taken),
+        decoded.kind,
+        len(decoded.data),
+        decoded.width,
+        decoded.height,
+        time.time(),
+        (file, thumb),
+    )
     written = []
     try:
         for relative, body in ((file, decoded.data), (thumb, decoded.thumb)):
@@ -312,9 +369,21 @@ def insert_media(conn: sqlite3.Connection, root: Path, user_id: str, entry_id: s
             "INSERT INTO media_assets (asset_id, user_id, entry_id, name, kind, file, "
             "thumb, bytes, sha256, width, height, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (asset.asset_id, user_id, entry_id, asset.name, asset.kind, file, thumb,
-             asset.bytes, hashlib.sha256(decoded.data).hexdigest(), asset.width,
-             asset.height, asset.created_at))
+            (
+                asset.asset_id,
+                user_id,
+                entry_id,
+                asset.name,
+                asset.kind,
+                file,
+                thumb,
+                asset.bytes,
+                hashlib.sha256(decoded.data).hexdigest(),
+                asset.width,
+                asset.height,
+                asset.created_at,
+            ),
+        )
     except BaseException:
         remove_files(root, written)
         raise
@@ -322,9 +391,17 @@ def insert_media(conn: sqlite3.Connection, root: Path, user_id: str, entry_id: s
 
 
 def _asset(row: sqlite3.Row) -> MediaAsset:
-    return MediaAsset(row["asset_id"], row["entry_id"], row["name"], row["kind"],
-                      row["bytes"], row["width"], row["height"], row["created_at"],
-                      (row["file"], row["thumb"]))
+    return MediaAsset(
+        row["asset_id"],
+        row["entry_id"],
+        row["name"],
+        row["kind"],
+        row["bytes"],
+        row["width"],
+        row["height"],
+        row["created_at"],
+        (row["file"], row["thumb"]),
+    )
 
 
 def _free_name(name: str, taken: set[str]) -> str:

@@ -46,9 +46,14 @@ def reconstruct(request: OfflineRequest) -> Reconstruction:
     chronology = []
     for line in users:
         found = times.find(line.text)
-        chronology.append(ChronologyItem(
-            line.id, "user", found[0] if len(found) == 1 else None,
-            [Claim("statement", times.normalize(line.text))]))
+        chronology.append(
+            ChronologyItem(
+                line.id,
+                "user",
+                found[0] if len(found) == 1 else None,
+                [Claim("statement", times.normalize(line.text))],
+            )
+        )
     return Reconstruction(source_order=[line.id for line in users], chronology=chronology)
 
 
@@ -63,12 +68,15 @@ def narrate(request: OfflineRequest, only_commands: Callable[[str], bool]) -> st
     # part of the story (the stage lists the done ones under the text), and neither is a
     # line of nothing but commands to the character that were not carried out (a question
     # back never answered: "Setz Brot auf die Liste" — "Auf welche?").
-    told = [line.text.strip() for line in lines_not_in_base(artifact)
-            if not only_commands(line.text)]
+    told = [
+        line.text.strip() for line in lines_not_in_base(artifact) if not only_commands(line.text)
+    ]
     return "\n\n".join(on_base(artifact, told))
 
 
 def purpose_handlers(only_commands: Callable[[str], bool]) -> Answers:
     """The two stages' offline answers; `only_commands`: see `narrate`."""
-    return {PURPOSE_RECONSTRUCT: reconstruct,
-            PURPOSE_NARRATE: lambda request: narrate(request, only_commands)}
+    return {
+        PURPOSE_RECONSTRUCT: reconstruct,
+        PURPOSE_NARRATE: lambda request: narrate(request, only_commands),
+    }

@@ -21,25 +21,35 @@ def new_id(prefix: str) -> str:
 
 
 def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
-    conn.execute("INSERT INTO journal_spaces (space_id, user_id, created_at) "
-                 "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (new_id("space"), user_id, time.time()))
-    return conn.execute("SELECT space_id FROM journal_spaces WHERE user_id = ?",
-                        (user_id,)).fetchone()[0]
+    conn.execute(
+        "INSERT INTO journal_spaces (space_id, user_id, created_at) "
+        "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+        (new_id("space"), user_id, time.time()),
+    )
+    return conn.execute(
+        "SELECT space_id FROM journal_spaces WHERE user_id = ?", (user_id,)
+    ).fetchone()[0]
 
 
 def ensure_day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
     space_id = ensure_space(conn, user_id)
-    conn.execute("INSERT INTO journal_days (day_id, space_id, calendar_date, "
-                 "created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", (new_id("day"), space_id, date, time.time()))
-    return conn.execute("SELECT day_id FROM journal_days WHERE space_id = ? AND "
-                        "calendar_date = ?", (space_id, date)).fetchone()[0]
+    conn.execute(
+        "INSERT INTO journal_days (day_id, space_id, calendar_date, "
+        "created_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (new_id("day"), space_id, date, time.time()),
+    )
+    return conn.execute(
+        "SELECT day_id FROM journal_days WHERE space_id = ? AND calendar_date = ?", (space_id, date)
+    ).fetchone()[0]
 
 
-ENTRY_OF_USER = ("SELECT e.entry_id, d.calendar_date, e.current_version_id, e.created_at, "
-                 "e.deleted_at, e.journal_day_id FROM journal_entries e "
-                 "JOIN journal_days d ON d.day_id = e.journal_day_id "
-                 "JOIN journal_spaces s ON s.space_id = d.space_id "
-                 "WHERE s.user_id = ? AND e.entry_id = ?")
+ENTRY_OF_USER = (
+    "SELECT e.entry_id, d.calendar_date, e.current_version_id, e.created_at, "
+    "e.deleted_at, e.journal_day_id FROM journal_entries e "
+    "JOIN journal_days d ON d.day_id = e.journal_day_id "
+    "JOIN journal_spaces s ON s.space_id = d.space_id "
+    "WHERE s.user_id = ? AND e.entry_id = ?"
+)
 
 
 def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.Row:
@@ -49,32 +59,53 @@ def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.
     return row
 
 
-def append_version(conn: sqlite3.Connection, entry_id: str, origin: str, text: str,
-                   refs: Iterable[tuple[str, str]], draft_id: str | None = None) -> str:
+def append_version(
+    conn: sqlite3.Connection,
+    entry_id: str,
+    origin: str,
+    text: str,
+    refs: Iterable[tuple[str, str]],
+    draft_id: str | None = None,
+) -> str:
     version_id = new_id("ver")
-    seq = conn.execute("SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions "
-                       "WHERE entry_id = ?", (entry_id,)).fetchone()[0]
-    conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, text, "
-                 "draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                 (version_id, entry_id, seq, origin, text, draft_id, time.time()))
-    conn.executemany("INSERT INTO journal_entry_version_source_refs (version_id, position, "
-                     "conversation_id, message_id) VALUES (?, ?, ?, ?)",
-                     [(version_id, i, c, m) for i, (c, m) in enumerate(refs)])
-    conn.execute("UPDATE journal_entries SET current_version_id = ? WHERE entry_id = ?",
-                 (version_id, entry_id))
+    seq = conn.execute(
+        "SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions WHERE entry_id = ?",
+        (entry_id,),
+    ).fetchone()[0]
+    conn.execute(
+        "INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, text, "
+        "draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (version_id, entry_id, seq, origin, text, draft_id, time.time()),
+    )
+    conn.executemany(
+        "INSERT INTO journal_entry_version_source_refs (version_id, position, "
+        "conversation_id, message_id) VALUES (?, ?, ?, ?)",
+        [(version_id, i, c, m) for i, (c, m) in enumerate(refs)],
+    )
+    conn.execute(
+        "UPDATE journal_entries SET current_version_id = ? WHERE entry_id = ?",
+        (version_id, entry_id),
+    )
     return version_id
 
 
 def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, str]]:
-    return [(r[0], r[1]) for r in conn.execute(
-        "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
-        "WHERE version_id = ? ORDER BY position", (version_id,))]
+    return [
+        (r[0], r[1])
+        for r in conn.execute(
+            "SELECT conversation_id, message_id FROM journal_entry_version_source_refs "
+            "WHERE version_id = ? ORDER BY position",
+            (version_id,),
+        )
+    ]
 
 
 def draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
-    return conn.execute("SELECT source_id, conversation_id, message_id, act FROM "
-                        "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
-                        (draft_id,)).fetchall()
+    return conn.execute(
+        "SELECT source_id, conversation_id, message_id, act FROM "
+        "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
+        (draft_id,),
+    ).fetchall()
 
 
 def require_live(row: sqlite3.Row) -> None:
@@ -83,43 +114,84 @@ def require_live(row: sqlite3.Row) -> None:
 
 
 def job_dict(row: sqlite3.Row) -> dict[str, Any]:
-    error = ({"code": row["error_code"], "message": row["error_message"]}
-             if row["error_code"] else None)
-    return {"job_id": row["job_id"], "date": row["calendar_date"], "state": row["state"],
-            "draft_id": row["draft_id"], "error": error, "user_id": row["user_id"]}
+    error = (
+        {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
+    )
+    return {
+        "job_id": row["job_id"],
+        "date": row["calendar_date"],
+        "state": row["state"],
+        "draft_id": row["draft_id"],
+        "error": error,
+        "user_id": row["user_id"],
+    }
 
 
 def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
-    return {"draft_id": row["draft_id"], "date": row["calendar_date"], "text": row["text"],
-            "status": row["status"], "reconstruction_status": row["reconstruction_status"],
-            "narration": row["narration"], "validation": json.loads(row["validation_json"]),
-            "sources": [{"message_id": r["message_id"], "source_id": r["source_id"],
-                         "conversation_id": r["conversation_id"], "act": r["act"] or None}
-                        for r in refs],
-            "base": ({"origin": row["base_origin"], "id": row["base_id"]}
-                     if row["base_origin"] else None),
-            "trace": json.loads(row["trace_json"]), "created_at": row["created_at"]}
+    return {
+        "draft_id": row["draft_id"],
+        "date": row["calendar_date"],
+        "text": row["text"],
+        "status": row["status"],
+        "reconstruction_status": row["reconstruction_status"],
+        "narration": row["narration"],
+        "validation": json.loads(row["validation_json"]),
+        "sources": [
+            {
+                "message_id": r["message_id"],
+                "source_id": r["source_id"],
+                "conversation_id": r["conversation_id"],
+                "act": r["act"] or None,
+            }
+            for r in refs
+        ],
+        "base": (
+            {"origin": row["base_origin"], "id": row["base_id"]} if row["base_origin"] else None
+        ),
+        "trace": json.loads(row["trace_json"]),
+        "created_at": row["created_at"],
+    }
 
 
 def entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
     versions = []
     for version in conn.execute(
-            "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
-            "WHERE entry_id = ? ORDER BY seq", (row["entry_id"],)).fetchall():
-        versions.append({"version_id": version["version_id"],
-                         "created_at": version["created_at"], "origin": version["origin"],
-                         "text": version["text"], "draft_id": version["draft_id"],
-                         "sources": [{"conversation_id": c, "message_id": m}
-                                     for c, m in version_refs(conn, version["version_id"])]})
+        "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
+        "WHERE entry_id = ? ORDER BY seq",
+        (row["entry_id"],),
+    ).fetchall():
+        versions.append(
+            {
+                "version_id": version["version_id"],
+                "created_at": version["created_at"],
+                "origin": version["origin"],
+                "text": version["text"],
+                "draft_id": version["draft_id"],
+                "sources": [
+                    {"conversation_id": c, "message_id": m}
+                    for c, m in version_refs(conn, version["version_id"])
+                ],
+            }
+        )
     current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
-    media = [asset_dict(*r) for r in conn.execute(
-        "SELECT asset_id, entry_id, name, kind, bytes, width, height, created_at "
-        "FROM media_assets WHERE entry_id = ? ORDER BY created_at, asset_id",
-        (row["entry_id"],))]
-    return {"entry_id": row["entry_id"], "date": row["calendar_date"],
-            "text": current["text"] if current else "",
-            "current_version_id": row["current_version_id"], "created_at": row["created_at"],
-            "deleted_at": row["deleted_at"], "versions": versions, "media": media}
+    media = [
+        asset_dict(*r)
+        for r in conn.execute(
+            "SELECT asset_id, entry_id, name, kind, bytes, width, height, created_at "
+            "FROM media_assets WHERE entry_id = ? ORDER BY created_at, asset_id",
+            (row["entry_id"],),
+        )
+    ]
+    return {
+        "entry_id": row["entry_id"],
+        "date": row["calendar_date"],
+        "text": current["text"] if current else "",
+        "current_version_id": row["current_version_id"],
+        "created_at": row["created_at"],
+        "deleted_at": row["deleted_at"],
+        "versions": versions,
+        "media": media,
+    }
 
 
 def media_url(asset_id: str, *, thumb: bool = False) -> str:
@@ -127,9 +199,26 @@ def media_url(asset_id: str, *, thumb: bool = False) -> str:
     return f"/api/journal/media/{asset_id}" + ("/thumb" if thumb else "")
 
 
-def asset_dict(asset_id: str, entry_id: str, name: str, kind: str, size: int, width: int,
-               height: int, created_at: float) -> dict[str, Any]:
+def asset_dict(
+    asset_id: str,
+    entry_id: str,
+    name: str,
+    kind: str,
+    size: int,
+    width: int,
+    height: int,
+    created_at: float,
+) -> dict[str, Any]:
     """A photo as the API shows it: never its path in the data dir."""
-    return {"asset_id": asset_id, "entry_id": entry_id, "name": name, "kind": kind,
-            "bytes": size, "width": width, "height": height, "created_at": created_at,
-            "url": media_url(asset_id), "thumb_url": media_url(asset_id, thumb=True)}
+    return {
+        "asset_id": asset_id,
+        "entry_id": entry_id,
+        "name": name,
+        "kind": kind,
+        "bytes": size,
+        "width": width,
+        "height": height,
+        "created_at": created_at,
+        "url": media_url(asset_id),
+        "thumb_url": media_url(asset_id, thumb=True),
+    }

@@ -76,7 +76,8 @@ def _refusing_unknown(t: mi.Type) -> Any:
         return msgspec.defstruct(
             f"{t.cls.__name__}_keys",
             [(f.encode_name, _refusing_unknown(f.type), None) for f in t.fields],
-            forbid_unknown_fields=True)
+            forbid_unknown_fields=True,
+        )
     return Any
 
 

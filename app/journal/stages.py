@@ -119,18 +119,23 @@ def _readable_json(value: msgspec.Struct) -> str:
 
 def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
     day = DayInput(date, [InputLine(s.source_id, s.role, s.text) for s in sources])
-    return [{"role": "system", "content": RECONSTRUCT_SYSTEM},
-            {"role": "user", "content": _readable_json(day)}]
+    return [
+        {"role": "system", "content": RECONSTRUCT_SYSTEM},
+        {"role": "user", "content": _readable_json(day)},
+    ]
 
 
 def narrate_prompt(artifact: VerifiedArtifact, brief: str = DEFAULT_BRIEF) -> list[Message]:
     system = brief if artifact.base is None else f"{brief.rstrip()}\n\n{BASE_RULE}"
-    return [{"role": "system", "content": system},
-            {"role": "user", "content": _readable_json(artifact)}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": _readable_json(artifact)},
+    ]
 
 
-def check(sources: Sequence[Source], answer: Reconstruction, text: str,
-          fallback: VerifiedArtifact) -> tuple[list[str], VerifiedArtifact]:
+def check(
+    sources: Sequence[Source], answer: Reconstruction, text: str, fallback: VerifiedArtifact
+) -> tuple[list[str], VerifiedArtifact]:
     """The validator's codes for the model's `answer` (as the gateway's schema validation
     read it from `text`, whose keys that reading dropped are the validator's too), and the
     artifact stage 2 gets: built from the answer only when there is no code, else
@@ -139,9 +144,15 @@ def check(sources: Sequence[Source], answer: Reconstruction, text: str,
     return found, (fallback if found else verified_artifact(sources, answer, fallback.base))
 
 
-async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence[Source],
-                      fallback: VerifiedArtifact, max_tokens: int, *,
-                      user_id: str) -> Reconstructed:
+async def reconstruct(
+    gateway: Gateway,
+    prompt: list[Message],
+    sources: Sequence[Source],
+    fallback: VerifiedArtifact,
+    max_tokens: int,
+    *,
+    user_id: str,
+) -> Reconstructed:
     """Stage 1 with `prompt` (`reconstruct_prompt` of the same `sources`); `fallback` is
     `fallback_artifact(sources)`, the artifact when the answer cannot be used.
 
@@ -150,9 +161,14 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
     record = StageRecord("reconstruct")
     started = time.perf_counter()
     try:
-        completion = await gateway.complete(PURPOSE_RECONSTRUCT, prompt,
-                                            schema=Reconstruction, max_tokens=max_tokens,
-                                            temperature=0.0, user_id=user_id)
+        completion = await gateway.complete(
+            PURPOSE_RECONSTRUCT,
+            prompt,
+            schema=Reconstruction,
+            max_tokens=max_tokens,
+            temperature=0.0,
+            user_id=user_id,
+        )
     except ModelError as exc:
         if exc.code not in FALLBACK_ERRORS:
             raise
@@ -175,9 +191,16 @@ async def reconstruct(gateway: Gateway, prompt: list[Message], sources: Sequence
     return Reconstructed(artifact, codes, record)
 
 
-async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
-                  prompt: list[Message], max_tokens: int, *, user_id: str,
-                  language: str) -> Narrated:
+async def narrate(
+    gateway: Gateway,
+    date: str,
+    artifact: VerifiedArtifact,
+    prompt: list[Message],
+    max_tokens: int,
+    *,
+    user_id: str,
+    language: str,
+) -> Narrated:
     """Stage 2 with `prompt` (`narrate_prompt` of the same `artifact`). Whoever wrote the
     text, the lines the character carried out follow it as a list (`with_done_list`, its
     heading in `language`).
@@ -189,8 +212,9 @@ async def narrate(gateway: Gateway, date: str, artifact: VerifiedArtifact,
     started = time.perf_counter()
     narration, record.outcome = "model", "model"
     try:
-        completion = await gateway.complete(PURPOSE_NARRATE, prompt, max_tokens=max_tokens,
-                                            temperature=0.7, user_id=user_id)
+        completion = await gateway.complete(
+            PURPOSE_NARRATE, prompt, max_tokens=max_tokens, temperature=0.7, user_id=user_id
+        )
     except ModelError as exc:
         if exc.code != "privacy_blocked":
             raise

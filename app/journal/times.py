@@ -13,17 +13,40 @@ import re
 import unicodedata
 
 NUMBER_WORDS = {
-    "null": 0, "eins": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5,
-    "sechs": 6, "sieben": 7, "acht": 8, "neun": 9, "zehn": 10, "elf": 11, "zwölf": 12,
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
-    "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
+    "null": 0,
+    "eins": 1,
+    "zwei": 2,
+    "drei": 3,
+    "vier": 4,
+    "fünf": 5,
+    "sechs": 6,
+    "sieben": 7,
+    "acht": 8,
+    "neun": 9,
+    "zehn": 10,
+    "elf": 11,
+    "zwölf": 12,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
 }
 _HOUR = r"(?:[01]?\d|2[0-3])"
 _WORD = "(?:" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True)) + ")"
 _HOUR_ANY = rf"(?:{_HOUR}|{_WORD})"
 
-_CLOCK = re.compile(rf"(?P<h>{_HOUR})[:.](?P<m>[0-5]\d)(?:\s?(?P<ampm>am|pm|a\.m\.|p\.m\.)"
-                    rf"|\s(?:Uhr|h))?")
+_CLOCK = re.compile(
+    rf"(?P<h>{_HOUR})[:.](?P<m>[0-5]\d)(?:\s?(?P<ampm>am|pm|a\.m\.|p\.m\.)"
+    rf"|\s(?:Uhr|h))?"
+)
 _FULL_HOUR = re.compile(rf"(?P<h>{_HOUR})\s?(?:Uhr|h|(?P<ampm>am|pm))")
 _HALF = re.compile(rf"[Hh]alb (?P<h>{_HOUR_ANY})")
 _QUARTER = re.compile(rf"[Vv]iertel (?P<dir>nach|vor) (?P<h>{_HOUR_ANY})")

@@ -25,8 +25,14 @@ from app.journal.schema import ChronologyItem, Reconstruction
 
 # In the order SPEC §8 lists them; `validate` reports codes in this order.
 CODES = (
-    "coverage_incomplete", "order_changed", "unknown_source", "assistant_source",
-    "evidence_not_verbatim", "time_not_pure", "time_source_mismatch", "reorder_unjustified",
+    "coverage_incomplete",
+    "order_changed",
+    "unknown_source",
+    "assistant_source",
+    "evidence_not_verbatim",
+    "time_not_pure",
+    "time_source_mismatch",
+    "reorder_unjustified",
     "legacy_field",
 )
 
@@ -51,8 +57,9 @@ class _Findings:
         return [code for code in CODES if code in self.codes]
 
 
-def validate(sources: Sequence[Source], answer: Reconstruction,
-             unknown_key: str | None = None) -> list[str]:
+def validate(
+    sources: Sequence[Source], answer: Reconstruction, unknown_key: str | None = None
+) -> list[str]:
     """The codes of every rule the model's stage-1 `answer` breaks; empty means valid.
 
     `answer` is the answer as the schema reads it; `unknown_key` says where the answer's
@@ -88,8 +95,9 @@ def validate(sources: Sequence[Source], answer: Reconstruction,
     return found.ordered()
 
 
-def _check_id(source_id: str, users: Mapping[str, Source], assistants: set[str],
-              found: _Findings) -> Source | None:
+def _check_id(
+    source_id: str, users: Mapping[str, Source], assistants: set[str], found: _Findings
+) -> Source | None:
     """The user source an id names, or None (and the code: assistant or unknown)."""
     if source_id in users:
         return users[source_id]
@@ -97,8 +105,9 @@ def _check_id(source_id: str, users: Mapping[str, Source], assistants: set[str],
     return None
 
 
-def _check_item(item: ChronologyItem, users: Mapping[str, Source], assistants: set[str],
-                found: _Findings) -> Source | None:
+def _check_item(
+    item: ChronologyItem, users: Mapping[str, Source], assistants: set[str], found: _Findings
+) -> Source | None:
     source = _check_id(item.source_id, users, assistants, found)
     if item.source != "user":  # exactly `user`; nothing is rewritten
         found.add("assistant_source")
@@ -127,8 +136,9 @@ def _confirmed_time(token: str | None, source: Source, found: _Findings) -> str 
     return token
 
 
-def _check_reorder(placed: Sequence[tuple[Source, str | None]], order: Sequence[str],
-                   found: _Findings) -> None:
+def _check_reorder(
+    placed: Sequence[tuple[Source, str | None]], order: Sequence[str], found: _Findings
+) -> None:
     """`reorder_unjustified` unless every pair the chronology `placed` puts out of source
     order is justified by its two confirmed times (module docstring).
 

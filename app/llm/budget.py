@@ -45,10 +45,14 @@ class Budget(msgspec.Struct, frozen=True):
         return self.needed <= self.usable
 
     def as_dict(self) -> dict[str, int | bool]:
-        return {"window": self.window, "margin_tokens": self.margin_tokens,
-                "reserved_output": self.reserved_output,
-                "estimated_input": self.estimated_input, "usable": self.usable,
-                "fits": self.fits}
+        return {
+            "window": self.window,
+            "margin_tokens": self.margin_tokens,
+            "reserved_output": self.reserved_output,
+            "estimated_input": self.estimated_input,
+            "usable": self.usable,
+            "fits": self.fits,
+        }
 
 
 def estimate_tokens(messages: Sequence[Message], chars_per_token: float) -> int:
@@ -63,24 +67,35 @@ def margin_tokens(window: int, margin: float) -> int:
     return math.ceil(Decimal(window) * Decimal(str(margin)))
 
 
-def plan(messages: Sequence[Message], *, window: int, max_tokens: int,
-         chars_per_token: float, margin: float) -> Budget:
+def plan(
+    messages: Sequence[Message],
+    *,
+    window: int,
+    max_tokens: int,
+    chars_per_token: float,
+    margin: float,
+) -> Budget:
     """The budget of one request; raises `ModelError` when it does not fit."""
-    budget = Budget(window=window, margin_tokens=margin_tokens(window, margin),
-                    reserved_output=max_tokens,
-                    estimated_input=estimate_tokens(messages, chars_per_token))
+    budget = Budget(
+        window=window,
+        margin_tokens=margin_tokens(window, margin),
+        reserved_output=max_tokens,
+        estimated_input=estimate_tokens(messages, chars_per_token),
+    )
     if budget.reserved_output > budget.usable:
         raise ModelError(
             "output_limit_unsupported",
             f"max_tokens {max_tokens} alone exceeds the usable window of {budget.usable} "
-            f"tokens (window {window}, budget_safety_margin {margin})")
+            f"tokens (window {window}, budget_safety_margin {margin})",
+        )
     if not budget.fits:
         raise ModelError(
             "prompt_budget_exceeded",
             f"estimated input {budget.estimated_input} + reserved output {max_tokens} = "
             f"{budget.needed} tokens > usable {budget.usable} of window {window} "
             f"(budget_safety_margin {margin}, chars_per_token {chars_per_token}); "
-            f"nothing was cut")
+            f"nothing was cut",
+        )
     return budget
 
 
@@ -91,9 +106,10 @@ MESSAGE_COPIES_PER_PROMPT = 2
 PROMPT_OVERHEAD_TOKENS = 1000
 
 
-def message_chars_limit(*, window: int, reserved_output: int, chars_per_token: float,
-                        margin: float) -> int:
+def message_chars_limit(
+    *, window: int, reserved_output: int, chars_per_token: float, margin: float
+) -> int:
     """The longest message whose prompts can fit `window` at all: beyond it every turn would
     fail with `prompt_budget_exceeded`, so the message is refused when it is sent."""
-    room = (window - margin_tokens(window, margin) - reserved_output - PROMPT_OVERHEAD_TOKENS)
+    room = window - margin_tokens(window, margin) - reserved_output - PROMPT_OVERHEAD_TOKENS
     return max(0, math.floor(room / MESSAGE_COPIES_PER_PROMPT * chars_per_token))

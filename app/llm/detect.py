@@ -45,8 +45,10 @@ def candidates(settings: Settings) -> list[tuple[str, str, str]]:
     """(provider, base URL, path) pairs to ask, in order of preference."""
     ollama = settings.llm_url or settings.llm_probe_ollama_url
     openai = settings.llm_url or settings.llm_probe_openai_url
-    return [("ollama", ollama.rstrip("/"), "/api/tags"),
-            ("openai", openai.rstrip("/").removesuffix("/v1"), "/v1/models")]
+    return [
+        ("ollama", ollama.rstrip("/"), "/api/tags"),
+        ("openai", openai.rstrip("/").removesuffix("/v1"), "/v1/models"),
+    ]
 
 
 async def probe(session: aiohttp.ClientSession, settings: Settings) -> list[Detected]:
@@ -56,14 +58,17 @@ async def probe(session: aiohttp.ClientSession, settings: Settings) -> list[Dete
         async with asyncio.timeout(settings.llm_probe_timeout):
             found = await asyncio.gather(*asks)
     except TimeoutError:
-        log.info("model server probe timed out", extra=logctx.fields(
-            llm_probe_timeout=settings.llm_probe_timeout))
+        log.info(
+            "model server probe timed out",
+            extra=logctx.fields(llm_probe_timeout=settings.llm_probe_timeout),
+        )
         return []
     return [d for d in found if d is not None]
 
 
-async def _ask(session: aiohttp.ClientSession, provider: str, url: str,
-               path: str) -> Detected | None:
+async def _ask(
+    session: aiohttp.ClientSession, provider: str, url: str, path: str
+) -> Detected | None:
     try:
         async with session.get(url + path) as response:
             if response.status != 200:

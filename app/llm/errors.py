@@ -33,8 +33,15 @@ class ModelError(Exception):
     status the provider answered, when there was one.
     """
 
-    def __init__(self, code: str, message: str, *, retryable: bool = False,
-                 retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
         if code not in CODES:
             raise ValueError(f"unknown model error code {code!r}")
         super().__init__(f"{code}: {message}")

@@ -87,16 +87,24 @@ class Gateway:
     `offline_memory`: where it keeps what it said to a pair today (none: nothing beyond
     the prompt)."""
 
-    def __init__(self, settings: Settings, identities: IdentityRegistry | None = None, *,
-                 offline_answers: Answers = BASE_ANSWERS,
-                 offline_memory: DayMemory | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        identities: IdentityRegistry | None = None,
+        *,
+        offline_answers: Answers = BASE_ANSWERS,
+        offline_memory: DayMemory | None = None,
+    ) -> None:
         self.settings = settings
         self.choice = ModelChoice.of(settings)
         self.session: aiohttp.ClientSession | None = None
         # This gateway's provider classes: the table's, with its own offline answers.
         self._providers: Mapping[str, Callable[..., Provider]] = {
-            **PROVIDERS, "offline": functools.partial(OfflineProvider, answers=offline_answers,
-                                                      memory=offline_memory)}
+            **PROVIDERS,
+            "offline": functools.partial(
+                OfflineProvider, answers=offline_answers, memory=offline_memory
+            ),
+        }
         self.provider: Provider = self._build("offline", None, None)
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
@@ -129,7 +137,8 @@ class Gateway:
     async def start(self) -> Gateway:
         """Open the HTTP session, build the configured provider, start auto-detection."""
         self.session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0))
+            connector=aiohttp.TCPConnector(limit=0, limit_per_host=0)
+        )
         choice = self.choice
         if choice.llm_provider is not None:
             self.use(choice.llm_provider, choice.llm_url, choice.llm_model)
@@ -166,15 +175,23 @@ class Gateway:
     def default_url(self, provider: str) -> str | None:
         """Where a provider is used when no URL is given (also by a connection test): the
         address auto-detection looks at (`llm_probe_ollama_url`, `llm_probe_openai_url`)."""
-        return {"ollama": self.settings.llm_probe_ollama_url,
-                "openai": self.settings.llm_probe_openai_url}.get(provider)
+        return {
+            "ollama": self.settings.llm_probe_ollama_url,
+            "openai": self.settings.llm_probe_openai_url,
+        }.get(provider)
 
     def _build(self, name: str, url: str | None, model: str | None) -> Provider:
         # The API key goes only to the chosen server, never to a probed or tested one.
         choice = self.choice
         key = choice.llm_api_key if url and url == choice.llm_url else None
-        return self._providers[name](settings=self.settings, session=self.session, url=url,
-                                     model=model, api_key=key, remote=choice.llm_remote)
+        return self._providers[name](
+            settings=self.settings,
+            session=self.session,
+            url=url,
+            model=model,
+            api_key=key,
+            remote=choice.llm_remote,
+        )
 
     async def _detect(self) -> None:
         assert self.session is not None
@@ -183,9 +200,10 @@ class Gateway:
         if chosen is not None:
             model = self.choice.llm_model or chosen.models[0]
             self.use(chosen.provider, chosen.url, model)
-        log.info("model provider detected" if chosen else "no model server found; offline",
-                 extra=logctx.fields(**self.info(),
-                                     found=[d.as_dict() for d in self.detected]))
+        log.info(
+            "model provider detected" if chosen else "no model server found; offline",
+            extra=logctx.fields(**self.info(), found=[d.as_dict() for d in self.detected]),
+        )
 
     async def switch(self, **changes: Any) -> None:
         """Use the model the UI chose from now on, without a restart: the choice with
@@ -217,8 +235,11 @@ class Gateway:
 
     def info(self) -> dict[str, Any]:
         """`{"provider", "model", "offline"}` — for /api/health and the UI."""
-        return {"provider": self.provider.name, "model": self.provider.model,
-                "offline": self.provider.offline}
+        return {
+            "provider": self.provider.name,
+            "model": self.provider.model,
+            "offline": self.provider.offline,
+        }
 
     def describe(self) -> dict[str, Any]:
         """Everything the settings panel shows (`GET /api/llm`); no secrets."""
@@ -238,8 +259,11 @@ class Gateway:
             # The model choice as configured (what the next start uses; provider None:
             # auto-detection, which takes the model named here): shown by the settings panel
             # also while the offline model runs instead.
-            "configured": {"provider": self.choice.llm_provider, "url": self.choice.llm_url,
-                           "model": self.choice.llm_model},
+            "configured": {
+                "provider": self.choice.llm_provider,
+                "url": self.choice.llm_url,
+                "model": self.choice.llm_model,
+            },
         }
 
     async def context_window(self) -> tuple[int, str]:
@@ -271,16 +295,33 @@ class Gateway:
                 candidate.model = models[0]
             window = await candidate.context_window()
         except ModelError as exc:
-            return {"ok": False, "provider": provider, "url": url,
-                    "error": {"code": exc.code, "message": exc.message}}
-        return {"ok": True, "provider": provider, "url": url, "models": models,
-                "model": candidate.model, "context_window": window}
+            return {
+                "ok": False,
+                "provider": provider,
+                "url": url,
+                "error": {"code": exc.code, "message": exc.message},
+            }
+        return {
+            "ok": True,
+            "provider": provider,
+            "url": url,
+            "models": models,
+            "model": candidate.model,
+            "context_window": window,
+        }
 
     # --- calls -----------------------------------------------------------------------------
 
-    async def complete(self, purpose: str, messages: Sequence[Message], *,
-                       schema: type[msgspec.Struct] | None = None, max_tokens: int,
-                       temperature: float = 0.7, user_id: str | None = None) -> Completion:
+    async def complete(
+        self,
+        purpose: str,
+        messages: Sequence[Message],
+        *,
+        schema: type[msgspec.Struct] | None = None,
+        max_tokens: int,
+        temperature: float = 0.7,
+        user_id: str | None = None,
+    ) -> Completion:
         """One model answer: text, or a validated `schema` instance in `.value`.
         `user_id`: whose call (the privacy gateway masks with that user's registry)."""
         check_call(purpose, messages, max_tokens, temperature)
@@ -288,8 +329,9 @@ class Gateway:
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=False)
         try:
-            completion = await self._complete(provider, trace, purpose, messages, schema,
-                                              max_tokens, temperature, user_id)
+            completion = await self._complete(
+                provider, trace, purpose, messages, schema, max_tokens, temperature, user_id
+            )
         except BaseException as exc:
             trace.fail(exc)
             raise
@@ -299,27 +341,52 @@ class Gateway:
         finally:
             self._record(trace)
 
-    async def _complete(self, provider: Provider, trace: Trace, purpose: str,
-                        messages: Sequence[Message], schema: type[msgspec.Struct] | None,
-                        max_tokens: int, temperature: float, user_id: str | None) -> Completion:
+    async def _complete(
+        self,
+        provider: Provider,
+        trace: Trace,
+        purpose: str,
+        messages: Sequence[Message],
+        schema: type[msgspec.Struct] | None,
+        max_tokens: int,
+        temperature: float,
+        user_id: str | None,
+    ) -> Completion:
         masker, sent = await self._mask(messages, trace, user_id)
-        call = Call(purpose, sent, max_tokens, temperature, schema,
-                    json_schema(schema) if schema is not None else None,
-                    gate=self._gate(masker, user_id, purpose))
+        call = Call(
+            purpose,
+            sent,
+            max_tokens,
+            temperature,
+            schema,
+            json_schema(schema) if schema is not None else None,
+            gate=self._gate(masker, user_id, purpose),
+        )
         await self.windows.plan(provider, call, trace)
         async with self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
         trace.finish_reason = reply.finish_reason
         self._debug_text(trace, call, text)
-        return Completion(text=text, value=value,
-                          usage=self._usage(provider, trace, call, text),
-                          model=trace.model or provider.name, provider=provider.name,
-                          duration_s=time.perf_counter() - trace.started, purpose=purpose,
-                          finish_reason=reply.finish_reason)
+        return Completion(
+            text=text,
+            value=value,
+            usage=self._usage(provider, trace, call, text),
+            model=trace.model or provider.name,
+            provider=provider.name,
+            duration_s=time.perf_counter() - trace.started,
+            purpose=purpose,
+            finish_reason=reply.finish_reason,
+        )
 
-    async def _answer(self, provider: Provider, call: Call, trace: Trace, masker: Masker | None,
-                      user_id: str | None) -> tuple[str, msgspec.Struct | None, Reply]:
+    async def _answer(
+        self,
+        provider: Provider,
+        call: Call,
+        trace: Trace,
+        masker: Masker | None,
+        user_id: str | None,
+    ) -> tuple[str, msgspec.Struct | None, Reply]:
         """The reply's text and value; a masked call's reply checked and demasked, with one
         corrective retry when it carried a plaintext identity."""
         attempt = call
@@ -340,8 +407,15 @@ class Gateway:
                     raise
                 attempt = self.privacy.retry(call, attempt, trace, user_id)
 
-    def stream(self, purpose: str, messages: Sequence[Message], *, max_tokens: int,
-               temperature: float = 0.7, user_id: str | None = None) -> TextStream:
+    def stream(
+        self,
+        purpose: str,
+        messages: Sequence[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.7,
+        user_id: str | None = None,
+    ) -> TextStream:
         """Text deltas of one answer: `async for delta in gateway.stream(…)`.
 
         Retries happen only before the first delta. Stop early with `await stream.aclose()`
@@ -350,28 +424,37 @@ class Gateway:
         """
         check_call(purpose, messages, max_tokens, temperature)
         result = TextStream()
-        result._generator = self._stream(result, purpose, messages, max_tokens, temperature,
-                                         user_id)
+        result._generator = self._stream(
+            result, purpose, messages, max_tokens, temperature, user_id
+        )
         return result
 
-    async def _stream(self, result: TextStream, purpose: str, messages: Sequence[Message],
-                      max_tokens: int, temperature: float,
-                      user_id: str | None) -> AsyncIterator[str]:
+    async def _stream(
+        self,
+        result: TextStream,
+        purpose: str,
+        messages: Sequence[Message],
+        max_tokens: int,
+        temperature: float,
+        user_id: str | None,
+    ) -> AsyncIterator[str]:
         await self.ready()
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=True)
         parts: list[str] = []
         try:
             masker, sent = await self._mask(messages, trace, user_id)
-            call = attempt = Call(purpose, sent, max_tokens, temperature,
-                                  gate=self._gate(masker, user_id, purpose))
+            call = attempt = Call(
+                purpose, sent, max_tokens, temperature, gate=self._gate(masker, user_id, purpose)
+            )
             await self.windows.plan(provider, call, trace)
             async with self._slot(provider):
                 while True:
                     unmasker = StreamUnmasker(masker) if masker is not None else None
                     try:
-                        async with contextlib.aclosing(self.retries.stream(
-                                provider, attempt, trace, unmasker)) as pieces:
+                        async with contextlib.aclosing(
+                            self.retries.stream(provider, attempt, trace, unmasker)
+                        ) as pieces:
                             async for raw_piece in pieces:
                                 if not (piece := without_nul(raw_piece)):
                                     continue
@@ -387,10 +470,15 @@ class Gateway:
                         # A leak before anything was shown gets the one corrective retry;
                         # once pieces are out, the stream can only stop. A request the
                         # egress gate refused was never sent: no retry either.
-                        if (exc.code != "privacy_blocked" or unmasker is None or parts
-                                or isinstance(exc, EgressRefused)):
+                        if (
+                            exc.code != "privacy_blocked"
+                            or unmasker is None
+                            or parts
+                            or isinstance(exc, EgressRefused)
+                        ):
                             if exc.code == "privacy_blocked" and not isinstance(
-                                    exc, EgressRefused):  # the gate counted its own
+                                exc, EgressRefused
+                            ):  # the gate counted its own
                                 self.privacy_stats.of(user_id or "").calls_blocked += 1
                             raise
                         attempt = self.privacy.retry(call, attempt, trace, user_id)
@@ -402,24 +490,29 @@ class Gateway:
             text = "".join(parts)
             self._debug_text(trace, call, text)
             result.completion = Completion(
-                text=text, value=None, usage=self._usage(provider, trace, call, text),
-                model=trace.model or provider.name, provider=provider.name,
+                text=text,
+                value=None,
+                usage=self._usage(provider, trace, call, text),
+                model=trace.model or provider.name,
+                provider=provider.name,
                 duration_s=trace.duration_ms / 1000 if trace.duration_ms else 0.0,
-                purpose=purpose, finish_reason=trace.finish_reason)
+                purpose=purpose,
+                finish_reason=trace.finish_reason,
+            )
         finally:
             self._record(trace)
 
     # --- the steps -------------------------------------------------------------------------
 
-    async def _mask(self, messages: Sequence[Message], trace: Trace,
-                    user_id: str | None) -> tuple[Masker | None, list[Message]]:
+    async def _mask(
+        self, messages: Sequence[Message], trace: Trace, user_id: str | None
+    ) -> tuple[Masker | None, list[Message]]:
         """For a remote provider: the masker of this call and the masked prompt."""
         if not self.remote:
             return None, list(messages)
         return await self.privacy.mask(messages, trace, user_id)
 
-    def _gate(self, masker: Masker | None, user_id: str | None,
-              purpose: str) -> EgressGate | None:
+    def _gate(self, masker: Masker | None, user_id: str | None, purpose: str) -> EgressGate | None:
         """A masked call's egress gate (step 1's second half): the provider's final request
         body passes it before it is sent."""
         return self.privacy.gate(masker, user_id, purpose) if masker is not None else None
@@ -432,8 +525,12 @@ class Gateway:
 
     def _usage(self, provider: Provider, trace: Trace, call: Call, text: str) -> Usage:
         # The offline provider's counts are estimates anyway: they are marked as such.
-        return trace.usage(call.messages, text, reported=not provider.offline,
-                           chars_per_token=self.settings.chars_per_token)
+        return trace.usage(
+            call.messages,
+            text,
+            reported=not provider.offline,
+            chars_per_token=self.settings.chars_per_token,
+        )
 
     def _record(self, trace: Trace) -> None:
         self.traces.add(trace)
@@ -442,5 +539,7 @@ class Gateway:
 
     def _debug_text(self, trace: Trace, call: Call, answer: str) -> None:
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("model call text", extra=logctx.fields(
-                purpose=trace.purpose, prompt=call.messages, answer=answer))
+            log.debug(
+                "model call text",
+                extra=logctx.fields(purpose=trace.purpose, prompt=call.messages, answer=answer),
+            )

@@ -45,7 +45,8 @@ log = logging.getLogger(__name__)
 PRIVACY_RETRY_PROMPT = (
     "Your previous answer wrote a personal name or identifier in plain text. Answer again; "
     "refer to people and personal data only by the placeholders in square brackets exactly "
-    "as given (for example [PERSON_1], [PHONE_1]).")
+    "as given (for example [PERSON_1], [PHONE_1])."
+)
 
 
 class PrivacyGuard:
@@ -65,23 +66,34 @@ class PrivacyGuard:
             return
         if not is_local(url):
             # The detect role reads the plain text: never a server off this network.
-            log.warning("privacy_detect_url is not on this machine or the local network; "
-                        "the detect role stays off", extra=logctx.fields(
-                            setting="privacy_detect_url"))
+            log.warning(
+                "privacy_detect_url is not on this machine or the local network; "
+                "the detect role stays off",
+                extra=logctx.fields(setting="privacy_detect_url"),
+            )
             return
-        self.name_detector = PROVIDERS["openai"](settings=self.settings, session=session,
-                                                 url=url, model=self.settings.privacy_detect_model,
-                                                 api_key=None)
+        self.name_detector = PROVIDERS["openai"](
+            settings=self.settings,
+            session=session,
+            url=url,
+            model=self.settings.privacy_detect_model,
+            api_key=None,
+        )
 
-    async def mask(self, messages: Sequence[Message], trace: Trace,
-                   user_id: str | None) -> tuple[Masker, list[Message]]:
+    async def mask(
+        self, messages: Sequence[Message], trace: Trace, user_id: str | None
+    ) -> tuple[Masker, list[Message]]:
         """The masker of this call and the masked prompt."""
         if user_id is None:
             # Fail closed: without the user, their registered people cannot be masked.
-            raise ModelError("privacy_blocked", "a call to a remote provider needs the user "
-                             "whose people to mask (user_id); nothing was sent")
-        registered = (await self.identities.index(user_id) if self.identities is not None
-                      else NameIndex(()))
+            raise ModelError(
+                "privacy_blocked",
+                "a call to a remote provider needs the user "
+                "whose people to mask (user_id); nothing was sent",
+            )
+        registered = (
+            await self.identities.index(user_id) if self.identities is not None else NameIndex(())
+        )
         proposed = await self._names_from_local_model(messages)
         if proposed:
             registered = registered.with_names(proposed)
@@ -111,8 +123,9 @@ class PrivacyGuard:
 
     @staticmethod
     def _detect_failed(error: str) -> list[str]:
-        log.warning("privacy detect role failed; the detectors mask alone",
-                    extra=logctx.fields(error=error))
+        log.warning(
+            "privacy detect role failed; the detectors mask alone", extra=logctx.fields(error=error)
+        )
         return []
 
     def retry(self, call: Call, attempt: Call, trace: Trace, user_id: str | None) -> Call:
@@ -121,28 +134,40 @@ class PrivacyGuard:
         counters.replies_blocked += 1
         if attempt is not call:
             counters.calls_blocked += 1
-            log.warning("privacy: the reply carried a plaintext identity also after the "
-                        "corrective retry; blocked", extra=logctx.fields(purpose=call.purpose))
-            raise ModelError("privacy_blocked",
-                             "the reply carried a plaintext identity, also after one "
-                             "corrective retry; blocked, nothing of it is used")
+            log.warning(
+                "privacy: the reply carried a plaintext identity also after the "
+                "corrective retry; blocked",
+                extra=logctx.fields(purpose=call.purpose),
+            )
+            raise ModelError(
+                "privacy_blocked",
+                "the reply carried a plaintext identity, also after one "
+                "corrective retry; blocked, nothing of it is used",
+            )
         counters.retries += 1
         trace.privacy_retry = True
-        log.warning("privacy: the reply carried a plaintext identity; one corrective retry",
-                    extra=logctx.fields(purpose=call.purpose))
-        corrected = msgspec.structs.replace(call, messages=[
-            *call.messages, {"role": "user", "content": PRIVACY_RETRY_PROMPT}])
+        log.warning(
+            "privacy: the reply carried a plaintext identity; one corrective retry",
+            extra=logctx.fields(purpose=call.purpose),
+        )
+        corrected = msgspec.structs.replace(
+            call, messages=[*call.messages, {"role": "user", "content": PRIVACY_RETRY_PROMPT}]
+        )
         try:
             check_fits(call, corrected.messages, self.settings)
         except ModelError:
             counters.calls_blocked += 1
-            raise ModelError("privacy_blocked", "the reply carried a plaintext identity and "
-                             "the corrective retry does not fit the window; blocked") from None
+            raise ModelError(
+                "privacy_blocked",
+                "the reply carried a plaintext identity and "
+                "the corrective retry does not fit the window; blocked",
+            ) from None
         return corrected
 
 
-def demask(masker: Masker, text: str,
-           schema: type[msgspec.Struct] | None) -> tuple[str, msgspec.Struct | None]:
+def demask(
+    masker: Masker, text: str, schema: type[msgspec.Struct] | None
+) -> tuple[str, msgspec.Struct | None]:
     """Block a reply with a plaintext identity, else put the originals back."""
     masker.check(text)
     text = masker.unmask(text, json_string=schema is not None)
@@ -151,5 +176,6 @@ def demask(masker: Masker, text: str,
     try:
         return text, decode(text, schema)
     except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-        raise ModelError("model_bad_output",
-                         f"structured output invalid once demasked: {exc}") from None
+        raise ModelError(
+            "model_bad_output", f"structured output invalid once demasked: {exc}"
+        ) from None

@@ -35,7 +35,8 @@ T = TypeVar("T")
 
 REPAIR_PROMPT = (
     "Your previous answer was not valid for the required JSON schema: {error}\n"
-    "Answer again with only the corrected JSON object, nothing else.")
+    "Answer again with only the corrected JSON object, nothing else."
+)
 
 
 class Retries:
@@ -57,8 +58,9 @@ class Retries:
                     raise
                 await asyncio.sleep(delay)
 
-    async def stream(self, provider: Provider, call: Call, trace: Trace,
-                     unmasker: StreamUnmasker | None) -> AsyncIterator[str]:
+    async def stream(
+        self, provider: Provider, call: Call, trace: Trace, unmasker: StreamUnmasker | None
+    ) -> AsyncIterator[str]:
         """The pieces of one streamed answer (demasked when `unmasker` is given); retried
         only while nothing was yielded."""
         first_try = time.monotonic()
@@ -90,8 +92,12 @@ class Retries:
         if not exc.retryable:
             return None
         if attempts > settings.model_retries:
-            log.warning("model call failed after all retries", extra=logctx.fields(
-                error=exc.code, attempts=attempts, model_retries=settings.model_retries))
+            log.warning(
+                "model call failed after all retries",
+                extra=logctx.fields(
+                    error=exc.code, attempts=attempts, model_retries=settings.model_retries
+                ),
+            )
             return None
         delay = settings.model_backoff_seconds * 2 ** (attempts - 1)
         delay += random.uniform(0, delay / 2)  # jitter: parallel callers do not align
@@ -99,39 +105,57 @@ class Retries:
             delay = max(delay, exc.retry_after)
         elapsed = time.monotonic() - first_try
         if elapsed + delay > settings.model_retry_max_seconds:
-            log.warning("model call gives up: the next retry would pass the retry budget",
-                        extra=logctx.fields(
-                            error=exc.code, delay=round(delay, 3),
-                            model_retry_max_seconds=settings.model_retry_max_seconds))
+            log.warning(
+                "model call gives up: the next retry would pass the retry budget",
+                extra=logctx.fields(
+                    error=exc.code,
+                    delay=round(delay, 3),
+                    model_retry_max_seconds=settings.model_retry_max_seconds,
+                ),
+            )
             return None
-        log.info("model call retry", extra=logctx.fields(error=exc.code, attempt=attempts,
-                                                         delay=round(delay, 3)))
+        log.info(
+            "model call retry",
+            extra=logctx.fields(error=exc.code, attempt=attempts, delay=round(delay, 3)),
+        )
         return delay
 
-    async def validated(self, provider: Provider, call: Call, reply: Reply,
-                        trace: Trace) -> tuple[msgspec.Struct, Reply]:
+    async def validated(
+        self, provider: Provider, call: Call, reply: Reply, trace: Trace
+    ) -> tuple[msgspec.Struct, Reply]:
         """The reply's value under `call.schema`, after at most one repair retry."""
         assert call.schema is not None
         try:
             return decode(reply.text, call.schema), reply
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             first_error = str(exc)
-        log.warning("structured output invalid; one repair retry", extra=logctx.fields(
-            purpose=call.purpose, provider=provider.name, error=first_error))
+        log.warning(
+            "structured output invalid; one repair retry",
+            extra=logctx.fields(purpose=call.purpose, provider=provider.name, error=first_error),
+        )
         trace.repaired = True
-        repair = msgspec.structs.replace(call, messages=[
-            *call.messages, {"role": "assistant", "content": reply.text},
-            {"role": "user", "content": REPAIR_PROMPT.format(error=first_error)}])
+        repair = msgspec.structs.replace(
+            call,
+            messages=[
+                *call.messages,
+                {"role": "assistant", "content": reply.text},
+                {"role": "user", "content": REPAIR_PROMPT.format(error=first_error)},
+            ],
+        )
         try:
             check_fits(call, repair.messages, self.settings)
         except ModelError as exc:
-            raise ModelError("model_bad_output", f"invalid structured output ({first_error}); "
-                             f"the repair retry does not fit: {exc.message}") from None
+            raise ModelError(
+                "model_bad_output",
+                f"invalid structured output ({first_error}); "
+                f"the repair retry does not fit: {exc.message}",
+            ) from None
         second = await self.run(lambda: provider.complete(repair), trace)
         trace.add_usage(second.prompt_tokens, second.completion_tokens)
         try:
             return decode(second.text, call.schema), second
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
-            raise ModelError("model_bad_output",
-                             f"invalid structured output, also after the one repair retry: "
-                             f"{exc}") from None
+            raise ModelError(
+                "model_bad_output",
+                f"invalid structured output, also after the one repair retry: {exc}",
+            ) from None

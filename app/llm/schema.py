@@ -90,6 +90,7 @@ def strip_fence(text: str) -> str:
 
 # --- neutral instances ------------------------------------------------------------------------
 
+
 def neutral_instance(schema: type[msgspec.Struct]) -> msgspec.Struct:
     """The minimal valid instance of `schema` (SPEC §6 "Neutral defaults")."""
     return msgspec.convert(_neutral(_type_info(schema)), schema)

@@ -59,19 +59,23 @@ class Trace(msgspec.Struct):
         if completion_tokens is not None:
             self.completion_tokens = (self.completion_tokens or 0) + completion_tokens
 
-    def usage(self, messages: Sequence[Message], answer: str, *, reported: bool,
-              chars_per_token: float) -> Usage:
+    def usage(
+        self, messages: Sequence[Message], answer: str, *, reported: bool, chars_per_token: float
+    ) -> Usage:
         """The call's tokens: as the provider reported them (`reported`: it counts, and it
         did for both sides), else the chars-per-token estimate stands in for what is missing
         and the record says so."""
         if reported and self.prompt_tokens is not None and self.completion_tokens is not None:
             return Usage(self.prompt_tokens, self.completion_tokens)
-        usage = Usage(self.prompt_tokens if self.prompt_tokens is not None
-                      else estimate_tokens(messages, chars_per_token),
-                      self.completion_tokens if self.completion_tokens is not None
-                      else estimate_tokens([{"role": "assistant", "content": answer}],
-                                           chars_per_token),
-                      estimated=True)
+        usage = Usage(
+            self.prompt_tokens
+            if self.prompt_tokens is not None
+            else estimate_tokens(messages, chars_per_token),
+            self.completion_tokens
+            if self.completion_tokens is not None
+            else estimate_tokens([{"role": "assistant", "content": answer}], chars_per_token),
+            estimated=True,
+        )
         self.prompt_tokens, self.completion_tokens = usage.prompt_tokens, usage.completion_tokens
         self.tokens_estimated = True
         return usage

@@ -110,19 +110,24 @@ class TextStream:
             await self._generator.aclose()  # type: ignore[attr-defined]
 
 
-def check_call(purpose: str, messages: Sequence[Message], max_tokens: int,
-               temperature: float) -> None:
+def check_call(
+    purpose: str, messages: Sequence[Message], max_tokens: int, temperature: float
+) -> None:
     """A call that breaks the interface is a bug in the caller: ValueError, not ModelError."""
     if not isinstance(purpose, str) or not purpose:
         raise ValueError("purpose must be a non-empty string")
     if not messages:
         raise ValueError("messages must not be empty")
     for message in messages:
-        if not isinstance(message, dict) or message.get("role") not in ROLES \
-                or not isinstance(message.get("content"), str):
+        if (
+            not isinstance(message, dict)
+            or message.get("role") not in ROLES
+            or not isinstance(message.get("content"), str)
+        ):
             shape = sorted(message) if isinstance(message, dict) else type(message).__name__
-            raise ValueError(f"a message must be {{'role': one of {sorted(ROLES)}, "
-                             f"'content': str}}; got {shape}")
+            raise ValueError(
+                f"a message must be {{'role': one of {sorted(ROLES)}, 'content': str}}; got {shape}"
+            )
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
         raise ValueError(f"max_tokens must be a positive int, got {max_tokens!r}")
     if not 0.0 <= temperature <= 2.0:

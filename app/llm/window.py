@@ -36,8 +36,9 @@ class ContextWindows:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.min_context: dict[str, int] = dict.fromkeys(JOURNAL_PURPOSES,
-                                                         settings.journal_min_context)
+        self.min_context: dict[str, int] = dict.fromkeys(
+            JOURNAL_PURPOSES, settings.journal_min_context
+        )
         # provider id -> (window or None when the provider does not say, fetched at)
         self._windows: dict[int, tuple[int | None, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
@@ -63,9 +64,11 @@ class ContextWindows:
         if window is None:
             return None
         return budgeting.message_chars_limit(
-            window=window, reserved_output=self.settings.responder_max_tokens,
+            window=window,
+            reserved_output=self.settings.responder_max_tokens,
             chars_per_token=self.settings.chars_per_token,
-            margin=self.settings.budget_safety_margin)
+            margin=self.settings.budget_safety_margin,
+        )
 
     async def plan(self, provider: Provider, call: Call, trace: Trace) -> None:
         """Window, minimum window and budget — all before any network call of the answer."""
@@ -73,17 +76,30 @@ class ContextWindows:
         trace.model = provider.model
         minimum = self.min_context.get(call.purpose)
         if minimum is not None and window < minimum:
-            raise ModelError("model_context_too_small",
-                             f"purpose {call.purpose} needs a window of {minimum} tokens; "
-                             f"{provider.name} has {window} ({source})")
+            raise ModelError(
+                "model_context_too_small",
+                f"purpose {call.purpose} needs a window of {minimum} tokens; "
+                f"{provider.name} has {window} ({source})",
+            )
         try:
-            budget = budgeting.plan(call.messages, window=window, max_tokens=call.max_tokens,
-                                    chars_per_token=self.settings.chars_per_token,
-                                    margin=self.settings.budget_safety_margin)
+            budget = budgeting.plan(
+                call.messages,
+                window=window,
+                max_tokens=call.max_tokens,
+                chars_per_token=self.settings.chars_per_token,
+                margin=self.settings.budget_safety_margin,
+            )
         except ModelError as exc:
-            log.warning("prompt budget exceeded", extra=logctx.fields(
-                purpose=call.purpose, window=window, max_tokens=call.max_tokens,
-                budget_safety_margin=self.settings.budget_safety_margin, error=exc.message))
+            log.warning(
+                "prompt budget exceeded",
+                extra=logctx.fields(
+                    purpose=call.purpose,
+                    window=window,
+                    max_tokens=call.max_tokens,
+                    budget_safety_margin=self.settings.budget_safety_margin,
+                    error=exc.message,
+                ),
+            )
             raise
         trace.set_budget(budget, source)
         call.window = window
@@ -107,9 +123,12 @@ class ContextWindows:
                 window = await provider.context_window()
             except ModelError as exc:
                 if cached and cached[0]:
-                    log.warning("model metadata unavailable; the stale cached window serves",
-                                extra=logctx.fields(provider=provider.name, window=cached[0],
-                                                    error=exc.code))
+                    log.warning(
+                        "model metadata unavailable; the stale cached window serves",
+                        extra=logctx.fields(
+                            provider=provider.name, window=cached[0], error=exc.code
+                        ),
+                    )
                     return cached[0], "stale"
                 return self._fallback(provider, f"{exc.code}: {exc.message}")
             self._windows[key] = (window or None, time.monotonic())
@@ -128,14 +147,20 @@ class ContextWindows:
     def _fallback(self, provider: Provider, why: str) -> tuple[int, str]:
         if self.settings.llm_context:
             return self.settings.llm_context, "setting"
-        raise ModelError("model_metadata_unknown",
-                         f"context window of {provider.name} unknown ({why}) and llm_context "
-                         f"(NOVABERG_LLM_CONTEXT) is not set")
+        raise ModelError(
+            "model_metadata_unknown",
+            f"context window of {provider.name} unknown ({why}) and llm_context "
+            f"(NOVABERG_LLM_CONTEXT) is not set",
+        )
 
 
 def check_fits(call: Call, messages: Sequence[Message], settings: Settings) -> None:
     """`messages` with `call`'s output reserve within the window `call` was planned with;
     `ModelError` (`prompt_budget_exceeded`) when not."""
-    budgeting.plan(messages, window=call.window or 0, max_tokens=call.max_tokens,
-                   chars_per_token=settings.chars_per_token,
-                   margin=settings.budget_safety_margin)
+    budgeting.plan(
+        messages,
+        window=call.window or 0,
+        max_tokens=call.max_tokens,
+        chars_per_token=settings.chars_per_token,
+        margin=settings.budget_safety_margin,
+    )

@@ -135,21 +135,25 @@ return results
 """
 
 
-async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard,
-                        writes: Sequence[Write]) -> None:
+async def _commit_blind(redis: aioredis.Redis, guard: TurnGuard, writes: Sequence[Write]) -> None:
     """Writes that read nothing: the guard's check and the writes in one Lua call (atomic,
     like the transaction, and one round trip instead of three)."""
     recorder = redis.pipeline(transaction=False)  # only records commands; never executed
     pickers = _queue_all(recorder, writes)
-    args: list[Any] = [guard.marker, len(guard.ended_states), *guard.ended_states,
-                       len(recorder.command_stack)]
+    args: list[Any] = [
+        guard.marker,
+        len(guard.ended_states),
+        *guard.ended_states,
+        len(recorder.command_stack),
+    ]
     for command_args, _options in recorder.command_stack:
         args += [len(command_args), *command_args]
     await recorder.reset()
     # EVALSHA: the script's text (over a kilobyte) is not sent, nor hashed by the server,
     # with every turn.
     answer = await redis.register_script(_GUARDED_BATCH)(
-        keys=[guard.record_key, guard.marker_key], args=args)
+        keys=[guard.record_key, guard.marker_key], args=args
+    )
     if answer[0] != 1:
         raise GuardFailed(f"the turn has ended or lost its marker (state {answer[1]!r})")
     results = answer[1:]
@@ -174,8 +178,10 @@ async def _check(pipe: Pipeline, guard: TurnGuard) -> None:
     if state is None or state in guard.ended_states:
         raise GuardFailed(f"the turn has ended (state {state!r})")
     if marker != guard.marker:
-        raise GuardFailed("the pair's turn marker is no longer this turn's "
-                          "(a session reset, or the marker expired)")
+        raise GuardFailed(
+            "the pair's turn marker is no longer this turn's "
+            "(a session reset, or the marker expired)"
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -78,6 +78,7 @@ def heartbeat(instance_id: str) -> str:
 
 # --- turn runtime (app/runtime) -----------------------------------------------------------
 
+
 def split_pair(pair: str) -> tuple[str, str]:
     """The inverse of `pair_id`: "user_id:character_id" → (user_id, character_id)."""
     user_id, _, character_id = pair.rpartition(":")
@@ -150,6 +151,7 @@ def hub_channel() -> str:
 
 # --- pipeline: short-term memory, lists, reminders (app/pipeline) -------------------------
 
+
 def short_term_memory(user_id: str, character_id: str) -> str:
     """Sorted set of the pair's short-term memory entries (KZG), scored by expiry time."""
     return f"kzg:{user_id}:{character_id}"
@@ -218,8 +220,16 @@ def idle_reflection(user_id: str, character_id: str) -> str:
 # one would lock a person out again); heartbeats, run slots and their queues, turn markers
 # and the summary lock belong to processes that are gone after a restore. What the offline
 # model said today (`offline_said`) only keeps its replies varied.
-_TRANSIENT_PREFIXES = ("heartbeat:", "auth_session:", "login_failures:", "login_blocked:",
-                       "turn_laeuft:", "run_slots:", "run_slot_queue:", "offline_said:")
+_TRANSIENT_PREFIXES = (
+    "heartbeat:",
+    "auth_session:",
+    "login_failures:",
+    "login_blocked:",
+    "turn_laeuft:",
+    "run_slots:",
+    "run_slot_queue:",
+    "offline_said:",
+)
 _TRANSIENT_KEYS = ("heartbeats",)
 _TRANSIENT_SUFFIXES = (":summary_lock",)
 
@@ -227,17 +237,24 @@ _TRANSIENT_SUFFIXES = (":summary_lock",)
 def transient_rules() -> dict[str, tuple[str, ...]]:
     """The rules of `transient` as data, for a server-side script that applies them
     (`app.backup.redis_snapshot` reads a private snapshot server that way)."""
-    return {"prefixes": _TRANSIENT_PREFIXES, "keys": _TRANSIENT_KEYS,
-            "suffixes": _TRANSIENT_SUFFIXES}
+    return {
+        "prefixes": _TRANSIENT_PREFIXES,
+        "keys": _TRANSIENT_KEYS,
+        "suffixes": _TRANSIENT_SUFFIXES,
+    }
 
 
 def transient(key: str) -> bool:
     """True for a key that a backup leaves out (see above)."""
-    return (key.startswith(_TRANSIENT_PREFIXES) or key in _TRANSIENT_KEYS
-            or key.endswith(_TRANSIENT_SUFFIXES))
+    return (
+        key.startswith(_TRANSIENT_PREFIXES)
+        or key in _TRANSIENT_KEYS
+        or key.endswith(_TRANSIENT_SUFFIXES)
+    )
 
 
 # --- long-term memory: the Pixie queue (app/memory/pixie_queue.py) ------------------------
+
 
 def pixie_queue(user_id: str, character_id: str) -> str:
     """List of the pair's promotion triggers waiting for the Pixie worker (seed 001 §5)."""

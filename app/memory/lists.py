@@ -55,9 +55,9 @@ class ListChange:
     list: NamedList
     created: bool = False
     added: list[str] = field(default_factory=list)
-    already: list[str] = field(default_factory=list)   # asked to add, were there already
+    already: list[str] = field(default_factory=list)  # asked to add, were there already
     removed: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)   # asked to remove, were not there
+    missing: list[str] = field(default_factory=list)  # asked to remove, were not there
     cleared: int = 0
 
 
@@ -121,14 +121,23 @@ class ListStore:
         raw = await self.redis.hget(self.key, normalize(name))
         return _DECODER.decode(raw) if raw is not None else None
 
-    async def apply(self, name: str, *, add: list[str] = (), remove: list[str] = (),
-                    clear: bool = False, create: bool = True) -> ListChange | None:
+    async def apply(
+        self,
+        name: str,
+        *,
+        add: list[str] = (),
+        remove: list[str] = (),
+        clear: bool = False,
+        create: bool = True,
+    ) -> ListChange | None:
         """Change the list `name` (created when `create` and it does not exist yet; else None
         for a missing list). Order: clear, remove, add."""
+
         def compute(existing: NamedList | None) -> ListChange | None:
             if existing is None and not create:
                 return None
             return _change(existing, name, add, remove, clear)
+
         return await self._update(name, compute)
 
     async def remove_item(self, name: str, item: str) -> NamedList:
@@ -143,6 +152,7 @@ class ListStore:
     async def replace_item(self, name: str, item: str, text: str) -> NamedList:
         """`item` replaced by `text` in its place. `Missing`: no such list or item;
         `Conflict` `item_exists`: `text` is another item of the list already."""
+
         def compute(existing: NamedList | None) -> ListChange:
             if existing is None:
                 raise Missing(f"there is no list {name!r}")
@@ -151,29 +161,34 @@ class ListStore:
                 raise Missing(f"{item!r} is not on the list {existing.name!r}")
             twin = _find(existing.items, text)
             if twin is not None and twin != at:
-                raise Conflict("item_exists", f"{text!r} is on the list {existing.name!r} "
-                               "already")
+                raise Conflict("item_exists", f"{text!r} is on the list {existing.name!r} already")
             items = list(existing.items)
             items[at] = " ".join(text.split())
-            return ListChange(list=msgspec.structs.replace(existing, items=items,
-                                                           updated_at=time.time()))
+            return ListChange(
+                list=msgspec.structs.replace(existing, items=items, updated_at=time.time())
+            )
+
         change = await self._update(name, compute)
         assert change is not None
         return change.list
 
-    async def merge(self, name: str, items: list[str], created_at: float = 0.0,
-                    updated_at: float = 0.0) -> ListChange:
+    async def merge(
+        self, name: str, items: list[str], created_at: float = 0.0, updated_at: float = 0.0
+    ) -> ListChange:
         """An import's step: the list `name` with the `items` it lacks added (created with
         the times it had elsewhere when it is not here). A list that lacks nothing is left
         as it is — its times too — and the change says so (nothing added)."""
+
         def compute(existing: NamedList | None) -> ListChange:
             change = _change(existing, name, items, [], False)
             if existing is None and created_at:
                 change.list = msgspec.structs.replace(
-                    change.list, created_at=created_at, updated_at=updated_at or created_at)
+                    change.list, created_at=created_at, updated_at=updated_at or created_at
+                )
             elif existing is not None and not change.added:
                 change.list = existing
             return change
+
         change = await self._update(name, compute)
         assert change is not None  # compute always makes one
         return change
@@ -198,8 +213,10 @@ class ListStore:
                     if new_field != old_field and await pipe.hexists(self.key, new_field):
                         raise Conflict("list_exists", f"there is a list {new_name!r} already")
                     renamed = msgspec.structs.replace(
-                        _DECODER.decode(raw), name=" ".join(new_name.split()),
-                        updated_at=time.time())
+                        _DECODER.decode(raw),
+                        name=" ".join(new_name.split()),
+                        updated_at=time.time(),
+                    )
                     pipe.multi()
                     pipe.hdel(self.key, old_field)
                     pipe.hset(self.key, new_field, _ENCODER.encode(renamed))
@@ -209,9 +226,9 @@ class ListStore:
                     continue
         raise RuntimeError(f"list {name!r} kept changing; gave up after {ATTEMPTS} attempts")
 
-    async def _update(self, name: str,
-                      compute: Callable[[NamedList | None], ListChange | None]
-                      ) -> ListChange | None:
+    async def _update(
+        self, name: str, compute: Callable[[NamedList | None], ListChange | None]
+    ) -> ListChange | None:
         """Write what `compute` makes of the list `name` (None: write nothing), compared and
         set against the text it was computed from; computed again when that changed."""
         field_name = normalize(name)
@@ -224,9 +241,9 @@ class ListStore:
         the list was not there and the edit does not create it)."""
         return EditWrite(self, edit)
 
-    async def _compare_and_set(self, name: str, field_name: str,
-                               compute: Callable[[NamedList | None], ListChange | None]
-                               ) -> ListChange | None:
+    async def _compare_and_set(
+        self, name: str, field_name: str, compute: Callable[[NamedList | None], ListChange | None]
+    ) -> ListChange | None:
         raw = self._seen.get(field_name)
         if raw is None:  # not seen (or absent when seen): read it now
             raw = await self.redis.hget(self.key, field_name)
@@ -235,8 +252,9 @@ class ListStore:
             if change is None:
                 return None
             encoded = _ENCODER.encode(change.list).decode()
-            answer = await self._set_if_unchanged(keys=[self.key], args=[
-                field_name, "0" if raw is None else "1", raw or "", encoded])
+            answer = await self._set_if_unchanged(
+                keys=[self.key], args=[field_name, "0" if raw is None else "1", raw or "", encoded]
+            )
             if answer[0] == 1:
                 self._seen[field_name] = encoded
                 return change
@@ -278,8 +296,9 @@ class EditWrite:
             pipe.hset(self.key, self.field, self._encoded)
 
 
-def _change(existing: NamedList | None, name: str, add: list[str], remove: list[str],
-            clear: bool) -> ListChange:
+def _change(
+    existing: NamedList | None, name: str, add: list[str], remove: list[str], clear: bool
+) -> ListChange:
     now = time.time()
     created = existing is None
     current = existing or NamedList(name=" ".join(name.split()), created_at=now)
@@ -303,8 +322,9 @@ def _change(existing: NamedList | None, name: str, add: list[str], remove: list[
         else:
             items.append(text)
             change.added.append(text)
-    change.list = NamedList(name=current.name, items=items, created_at=current.created_at,
-                            updated_at=now)
+    change.list = NamedList(
+        name=current.name, items=items, created_at=current.created_at, updated_at=now
+    )
     return change
 
 

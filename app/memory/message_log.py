@@ -50,7 +50,7 @@ class LoggedMessage:
     turn_id: str
     message_ids: list[str]
     role: str
-    occasion: str    # the turn's `herkunft`, in the row's column `origin`
+    occasion: str  # the turn's `herkunft`, in the row's column `origin`
     text: str
     created: float
     calendar_date: str
@@ -67,36 +67,57 @@ class MessageLog:
 
     async def append_all(self, entries: Sequence[LoggedMessage]) -> list[bool]:
         """Write the rows in one transaction; per row False when its `entry_key` exists."""
+
         def write(conn: sqlite3.Connection) -> list[bool]:
-            return [conn.execute(
-                "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
-                "message_ids, role, origin, text, created, calendar_date) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                (entry.entry_key, entry.user_id, entry.character_id, entry.turn_id,
-                 json.dumps(entry.message_ids), entry.role, entry.occasion, entry.text,
-                 entry.created, entry.calendar_date)).rowcount == 1 for entry in entries]
+            return [
+                conn.execute(
+                    "INSERT INTO messages (entry_key, user_id, character_id, turn_id, "
+                    "message_ids, role, origin, text, created, calendar_date) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                    (
+                        entry.entry_key,
+                        entry.user_id,
+                        entry.character_id,
+                        entry.turn_id,
+                        json.dumps(entry.message_ids),
+                        entry.role,
+                        entry.occasion,
+                        entry.text,
+                        entry.created,
+                        entry.calendar_date,
+                    ),
+                ).rowcount
+                == 1
+                for entry in entries
+            ]
 
         return await self.db.execute_write_fn(write)
 
-    async def mark_actions(self, user_id: str, character_id: str, turn_ids: Sequence[str],
-                           succeeded: bool, at: float) -> None:
+    async def mark_actions(
+        self, user_id: str, character_id: str, turn_ids: Sequence[str], succeeded: bool, at: float
+    ) -> None:
         """The action mark of the user turns `turn_ids`, as the session turn got it; a later
         mark of a turn replaces its earlier one (a rerun writes the same again)."""
+
         def write(conn: sqlite3.Connection) -> None:
             conn.executemany(
                 "INSERT INTO message_actions (user_id, character_id, turn_id, succeeded, "
                 "marked_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT (user_id, character_id, "
                 "turn_id) DO UPDATE SET succeeded = excluded.succeeded, "
                 "marked_at = excluded.marked_at",
-                [(user_id, character_id, turn_id, int(succeeded), at) for turn_id in turn_ids])
+                [(user_id, character_id, turn_id, int(succeeded), at) for turn_id in turn_ids],
+            )
 
         await self.db.execute_write_fn(write)
 
-    async def for_user(self, user_id: str, *, character_id: str | None = None,
-                       day: str | None = None) -> list[LoggedMessage]:
+    async def for_user(
+        self, user_id: str, *, character_id: str | None = None, day: str | None = None
+    ) -> list[LoggedMessage]:
         """A user's rows in the order they were said (optionally one character, one day)."""
-        sql = ("SELECT entry_key, user_id, character_id, turn_id, message_ids, role, origin, "
-               "text, created, calendar_date FROM messages WHERE user_id = ?")
+        sql = (
+            "SELECT entry_key, user_id, character_id, turn_id, message_ids, role, origin, "
+            "text, created, calendar_date FROM messages WHERE user_id = ?"
+        )
         params: list[object] = [user_id]
         if character_id is not None:
             sql += " AND character_id = ?"
@@ -107,11 +128,21 @@ class MessageLog:
         sql += " ORDER BY created, id"
 
         def read(conn: sqlite3.Connection) -> list[LoggedMessage]:
-            return [LoggedMessage(entry_key=row[0], user_id=row[1], character_id=row[2],
-                                  turn_id=row[3], message_ids=json.loads(row[4]), role=row[5],
-                                  occasion=row[6], text=row[7], created=row[8],
-                                  calendar_date=row[9])
-                    for row in conn.execute(sql, params)]
+            return [
+                LoggedMessage(
+                    entry_key=row[0],
+                    user_id=row[1],
+                    character_id=row[2],
+                    turn_id=row[3],
+                    message_ids=json.loads(row[4]),
+                    role=row[5],
+                    occasion=row[6],
+                    text=row[7],
+                    created=row[8],
+                    calendar_date=row[9],
+                )
+                for row in conn.execute(sql, params)
+            ]
 
         return await self.db.execute_fn(read)
 
@@ -152,8 +183,7 @@ _DECODE = msgspec.json.Decoder(LoggedMessage).decode
 class LogOutbox:
     """Rows promised in Redis commits, appended to the log (see the module)."""
 
-    def __init__(self, redis: aioredis.Redis, message_log: MessageLog,
-                 settings: Settings) -> None:
+    def __init__(self, redis: aioredis.Redis, message_log: MessageLog, settings: Settings) -> None:
         self.redis = redis
         self.log = message_log
         self.settings = settings
@@ -161,8 +191,14 @@ class LogOutbox:
     def promise(self, entry: LoggedMessage) -> Promise:
         return Promise(entry.user_id, entry.character_id, entry)
 
-    async def deliver(self, user_id: str, character_id: str, pending: list[str] | None = None,
-                      *, crash_at: CrashPoint | None = None) -> dict[str, bool]:
+    async def deliver(
+        self,
+        user_id: str,
+        character_id: str,
+        pending: list[str] | None = None,
+        *,
+        crash_at: CrashPoint | None = None,
+    ) -> dict[str, bool]:
         """Append the pair's promised rows (`pending`: the outbox as a commit read it; None:
         read it now) and take them off the outbox; per entry_key whether it was new.
         `crash_at`: the crash tests' point between the append and the taking off."""
@@ -194,6 +230,8 @@ class LogOutbox:
                 delivered = await self.deliver(*keys.split_pair(pair))
                 added += sum(delivered.values())
         if added:
-            log.warning("message-log rows of committed turns appended after a crash",
-                        extra=fields(rows=added))
+            log.warning(
+                "message-log rows of committed turns appended after a crash",
+                extra=fields(rows=added),
+            )
         return added

@@ -32,24 +32,39 @@ class Trigger(msgspec.Struct, kw_only=True):
     character_id: str
     turn_id: str
     message_ids: list[str]
-    text: str                     # the user's own words: the only ground a memory may have
+    text: str  # the user's own words: the only ground a memory may have
     segments: list[str] = msgspec.field(default_factory=list)
     importance: float = 0.0
     created_at: float = 0.0
-    attempts: int = 0             # consolidations that failed on a model error
+    attempts: int = 0  # consolidations that failed on a model error
 
 
 _DECODER = msgspec.json.Decoder(Trigger)
 _ENCODER = msgspec.json.Encoder()
 
 
-def new_trigger(user_id: str, character_id: str, *, turn_id: str, message_ids: list[str],
-                text: str, segments: list[str], importance: float,
-                now: float | None = None) -> Trigger:
-    return Trigger(trigger_id=uuid.uuid4().hex, user_id=user_id, character_id=character_id,
-                   turn_id=turn_id, message_ids=list(message_ids), text=text,
-                   segments=list(segments), importance=importance,
-                   created_at=time.time() if now is None else now)
+def new_trigger(
+    user_id: str,
+    character_id: str,
+    *,
+    turn_id: str,
+    message_ids: list[str],
+    text: str,
+    segments: list[str],
+    importance: float,
+    now: float | None = None,
+) -> Trigger:
+    return Trigger(
+        trigger_id=uuid.uuid4().hex,
+        user_id=user_id,
+        character_id=character_id,
+        turn_id=turn_id,
+        message_ids=list(message_ids),
+        text=text,
+        segments=list(segments),
+        importance=importance,
+        created_at=time.time() if now is None else now,
+    )
 
 
 def decode_trigger(raw: str | bytes) -> Trigger:
@@ -59,8 +74,9 @@ def decode_trigger(raw: str | bytes) -> Trigger:
 
 def queue_push(pipe: Pipeline, trigger: Trigger) -> None:
     """The trigger's write queued on a pipeline the caller executes."""
-    pipe.rpush(keys.pixie_queue(trigger.user_id, trigger.character_id),
-               _ENCODER.encode(trigger).decode())
+    pipe.rpush(
+        keys.pixie_queue(trigger.user_id, trigger.character_id), _ENCODER.encode(trigger).decode()
+    )
     pipe.sadd(keys.pixie_pairs(), keys.pair_id(trigger.user_id, trigger.character_id))
 
 
@@ -73,8 +89,9 @@ def push_write(trigger: Trigger) -> Write:
 class PixieQueue:
     """The reliable trigger queue of one pair."""
 
-    def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str,
-                 owner: str = "") -> None:
+    def __init__(
+        self, redis: aioredis.Redis, user_id: str, character_id: str, owner: str = ""
+    ) -> None:
         self.redis = redis
         self.owner = owner  # the instance id of the process that takes triggers
         self.pair = keys.pair_id(user_id, character_id)
@@ -90,8 +107,7 @@ class PixieQueue:
     async def take(self) -> str | None:
         """Move the front trigger to the processing list, noting who took it; its raw
         record, None if empty."""
-        return await self.redis.eval(_TAKE, 3, self.queue, self.processing, self.taken,
-                                     self.owner)
+        return await self.redis.eval(_TAKE, 3, self.queue, self.processing, self.taken, self.owner)
 
     async def ack(self, raw: str) -> None:
         """The taken trigger is done: off the processing list and its taker forgotten, in
@@ -112,8 +128,11 @@ class PixieQueue:
     async def forget_pair_if_empty(self) -> bool:
         """Take the pair off the worker's list when nothing waits or is taken (checked and
         removed in one script: a trigger pushed meanwhile keeps it on)."""
-        return bool(await self.redis.eval(_DROP_IF_EMPTY, 3, self.queue, self.processing,
-                                          keys.pixie_pairs(), self.pair))
+        return bool(
+            await self.redis.eval(
+                _DROP_IF_EMPTY, 3, self.queue, self.processing, keys.pixie_pairs(), self.pair
+            )
+        )
 
     async def clear(self) -> None:
         """Drop every waiting and taken trigger ("Alles vergessen")."""

@@ -20,9 +20,13 @@ SCAN_BATCH = 500
 
 
 def _builders(params: list[str]) -> list[object]:
-    return [builder for name, builder in vars(keys).items()
-            if not name.startswith("_") and inspect.isfunction(builder)
-            and list(inspect.signature(builder).parameters) == params]
+    return [
+        builder
+        for name, builder in vars(keys).items()
+        if not name.startswith("_")
+        and inspect.isfunction(builder)
+        and list(inspect.signature(builder).parameters) == params
+    ]
 
 
 def per_pair_patterns(user_id: str) -> list[str]:
@@ -41,9 +45,11 @@ def purge_user(client: redis.Redis, user_id: str) -> int:
         batch = list(client.scan_iter(match=pattern, count=SCAN_BATCH))
         if batch:
             removed += client.delete(*batch)
-    removed += client.delete(*per_user_keys(user_id),
-                             keys.login_failures("name", user_id),
-                             keys.login_blocked("name", user_id))
+    removed += client.delete(
+        *per_user_keys(user_id),
+        keys.login_failures("name", user_id),
+        keys.login_blocked("name", user_id),
+    )
     prefix = keys.pair_id(user_id, "")
     for shared in (keys.known_pairs(),):
         members = [m for m in client.sscan_iter(shared, match=prefix + "*", count=SCAN_BATCH)]

@@ -29,8 +29,8 @@ from app.memory.words import query_terms
 from app.storage import dialect
 from app.storage.migrations import PAIR_ROWS
 
-MAX_TERMS = 12          # words of a block looked up, the longest first
-TERM_POOL = 100         # newest matches read per word
+MAX_TERMS = 12  # words of a block looked up, the longest first
+TERM_POOL = 100  # newest matches read per word
 # Consolidation shows the model only `memory_candidates` (8) memories, the ones it may refresh
 # or correct; they are found by the block's rarer words (a name, a place), so half the pool
 # finds them too, and the lookup stays within its share of the 5 ms consolidation budget.
@@ -62,16 +62,24 @@ def score(relevance: float, importance: float, refreshed_at: float, now: float) 
     return relevance * weight(importance, refreshed_at, now)
 
 
-def pair_range(conn: sqlite3.Connection, user_id: str,
-               character_id: str) -> tuple[int, int] | None:
+def pair_range(conn: sqlite3.Connection, user_id: str, character_id: str) -> tuple[int, int] | None:
     """The row ids the pair's memories own (first, last), or None: it has none."""
-    row = conn.execute("SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?",
-                       (user_id, character_id)).fetchone()
+    row = conn.execute(
+        "SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?",
+        (user_id, character_id),
+    ).fetchone()
     return None if row is None else (row[0] * PAIR_ROWS, (row[0] + 1) * PAIR_ROWS - 1)
 
 
-def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
-               terms: Sequence[str], top_k: int, now: float, pool: int = TERM_POOL) -> list[int]:
+def ranked_ids(
+    conn: sqlite3.Connection,
+    user_id: str,
+    character_id: str,
+    terms: Sequence[str],
+    top_k: int,
+    now: float,
+    pool: int = TERM_POOL,
+) -> list[int]:
     """The row ids of the pair's `top_k` live memories most relevant to `terms`, best first
     (on a reader's connection, or the writer's inside its transaction)."""
     rows_of_pair = pair_range(conn, user_id, character_id)
@@ -94,17 +102,24 @@ def ranked_ids(conn: sqlite3.Connection, user_id: str, character_id: str,
     return heapq.nlargest(top_k, relevance, key=lambda rowid: relevance[rowid] * weights[rowid])
 
 
-def _term_matches(conn: sqlite3.Connection, term: str, rows_of_pair: tuple[int, int],
-                  pool: int) -> tuple[str, tuple[object, ...]]:
+def _term_matches(
+    conn: sqlite3.Connection, term: str, rows_of_pair: tuple[int, int], pool: int
+) -> tuple[str, tuple[object, ...]]:
     """The query for the pair's newest `pool` live memories that contain `term`."""
     if dialect.is_postgres(conn):
         # The pair's id range walked in the primary key's order (newest first), each row's
         # text checked; pg_trgm's index would first collect every pair's matches.
         found, params = dialect.contains_any(conn, MEMORIES_FTS, "m.text", [term])
-        return ("SELECT m.id, m.importance, m.refreshed_at FROM memories m "
-                f"WHERE m.id BETWEEN ? AND ? AND m.superseded_by IS NULL AND {found} "
-                "ORDER BY m.id LIMIT ?", (*rows_of_pair, *params, pool))
-    return ("SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
-            "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
-            "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
-            "ORDER BY f.rowid LIMIT ?", (dialect.fts_phrase(term), *rows_of_pair, pool))
+        return (
+            "SELECT m.id, m.importance, m.refreshed_at FROM memories m "
+            f"WHERE m.id BETWEEN ? AND ? AND m.superseded_by IS NULL AND {found} "
+            "ORDER BY m.id LIMIT ?",
+            (*rows_of_pair, *params, pool),
+        )
+    return (
+        "SELECT f.rowid, m.importance, m.refreshed_at FROM memories_fts f "
+        "CROSS JOIN memories m ON m.id = f.rowid WHERE memories_fts MATCH ? "
+        "AND f.rowid BETWEEN ? AND ? AND m.superseded_by IS NULL "
+        "ORDER BY f.rowid LIMIT ?",
+        (dialect.fts_phrase(term), *rows_of_pair, pool),
+    )

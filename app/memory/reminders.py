@@ -79,11 +79,15 @@ def check_due_at(due_at: float, now: float, max_days_ahead: int) -> None:
     if not math.isfinite(due_at):
         raise DueTimeRefused("not_a_time", f"due_at {due_at!r} is not a time")
     if due_at < now - PAST_GRACE_SECONDS:
-        raise DueTimeRefused("past", "due_at lies in the past (more than "
-                             f"{PAST_GRACE_SECONDS} s before now)")
+        raise DueTimeRefused(
+            "past", f"due_at lies in the past (more than {PAST_GRACE_SECONDS} s before now)"
+        )
     if due_at > now + max_days_ahead * DAY:
-        raise DueTimeRefused("too_far", f"due_at lies more than {max_days_ahead} days ahead "
-                             "(setting reminder_max_days_ahead)")
+        raise DueTimeRefused(
+            "too_far",
+            f"due_at lies more than {max_days_ahead} days ahead (setting reminder_max_days_ahead)",
+        )
+
 
 # KEYS: pair hash, due · ARGV: id, JSON, due time, member, cap (-1: none) → 1 added, 0 at cap
 _ADD = """
@@ -205,12 +209,24 @@ def parse_due(value: str | float, *, zone: dt.tzinfo | None) -> float:
     return moment.timestamp()
 
 
-def new_reminder(user_id: str, character_id: str, text: str, due_at: float, *,
-                 trigger_turn_id: str | None = None, now: float | None = None) -> Reminder:
-    return Reminder(id=uuid.uuid4().hex, user_id=user_id, character_id=character_id,
-                    text=text.strip(), due_at=due_at,
-                    created_at=time.time() if now is None else now,
-                    trigger_turn_id=trigger_turn_id)
+def new_reminder(
+    user_id: str,
+    character_id: str,
+    text: str,
+    due_at: float,
+    *,
+    trigger_turn_id: str | None = None,
+    now: float | None = None,
+) -> Reminder:
+    return Reminder(
+        id=uuid.uuid4().hex,
+        user_id=user_id,
+        character_id=character_id,
+        text=text.strip(),
+        due_at=due_at,
+        created_at=time.time() if now is None else now,
+        trigger_turn_id=trigger_turn_id,
+    )
 
 
 def rescheduled(reminder: Reminder, due_at: float) -> Reminder:
@@ -247,21 +263,31 @@ class ReminderStore:
         self._add = redis.register_script(_ADD)
         self._set_if_unchanged = redis.register_script(_SET_IF_UNCHANGED)
 
-    async def add(self, user_id: str, character_id: str, text: str, due_at: float, *,
-                  trigger_turn_id: str | None = None, now: float | None = None,
-                  cap: int | None = None) -> Reminder:
+    async def add(
+        self,
+        user_id: str,
+        character_id: str,
+        text: str,
+        due_at: float,
+        *,
+        trigger_turn_id: str | None = None,
+        now: float | None = None,
+        cap: int | None = None,
+    ) -> Reminder:
         """Store a pending reminder; with `cap`, `TooManyReminders` (nothing written) when
         the pair already has that many open — counted and added in one atomic step."""
-        reminder = new_reminder(user_id, character_id, text, due_at,
-                                trigger_turn_id=trigger_turn_id, now=now)
+        reminder = new_reminder(
+            user_id, character_id, text, due_at, trigger_turn_id=trigger_turn_id, now=now
+        )
         if cap is None:
             async with self.redis.pipeline(transaction=True) as pipe:
                 self.add_write(reminder).queue(pipe)
                 await pipe.execute()
             return reminder
-        added = await self._add(keys=[keys.reminders(user_id, character_id), keys.reminders_due()],
-                                args=[reminder.id, _ENCODER.encode(reminder), due_at,
-                                      reminder.member, cap])
+        added = await self._add(
+            keys=[keys.reminders(user_id, character_id), keys.reminders_due()],
+            args=[reminder.id, _ENCODER.encode(reminder), due_at, reminder.member, cap],
+        )
         if not added:
             raise TooManyReminders(f"{cap} reminders are open already")
         return reminder
@@ -274,6 +300,7 @@ class ReminderStore:
         def queue(pipe: Pipeline) -> None:
             pipe.hset(key, reminder.id, raw)
             pipe.zadd(keys.reminders_due(), {reminder.member: reminder.due_at})
+
         return Blind(queue)
 
     def change_write(self, change: ReminderChange) -> ChangeWrite:
@@ -304,9 +331,15 @@ class ReminderStore:
 
     # --- the user's changes ----------------------------------------------------------------
 
-    async def update(self, user_id: str, character_id: str, reminder_id: str,
-                     change: Callable[[Reminder], Reminder], *,
-                     cap: int | None = None) -> Reminder:
+    async def update(
+        self,
+        user_id: str,
+        character_id: str,
+        reminder_id: str,
+        change: Callable[[Reminder], Reminder],
+        *,
+        cap: int | None = None,
+    ) -> Reminder:
         """Write what `change` makes of the stored reminder (computed again if the reminder
         changed meanwhile). `ReminderMissing`; `TooManyReminders` when the changed reminder
         is open and the pair would pass `cap`; whatever `change` raises. Nothing is written
@@ -320,9 +353,14 @@ class ReminderStore:
         is none."""
         await self._rewrite(user_id, character_id, reminder_id, lambda current: None)
 
-    async def _rewrite(self, user_id: str, character_id: str, reminder_id: str,
-                       change: Callable[[Reminder], Reminder | None],
-                       cap: int | None = None) -> Reminder | None:
+    async def _rewrite(
+        self,
+        user_id: str,
+        character_id: str,
+        reminder_id: str,
+        change: Callable[[Reminder], Reminder | None],
+        cap: int | None = None,
+    ) -> Reminder | None:
         key = keys.reminders(user_id, character_id)
         for _ in range(ATTEMPTS):
             raw = await self.redis.hget(key, reminder_id)
@@ -358,8 +396,9 @@ class ReminderStore:
     # --- the clock's side ------------------------------------------------------------------
 
     async def due_members(self, now: float, limit: int = 50) -> list[str]:
-        return list(await self.redis.zrangebyscore(keys.reminders_due(), "-inf", now,
-                                                   start=0, num=limit))
+        return list(
+            await self.redis.zrangebyscore(keys.reminders_due(), "-inf", now, start=0, num=limit)
+        )
 
     async def next_due(self) -> float | None:
         first = await self.redis.zrange(keys.reminders_due(), 0, 0, withscores=True)
@@ -389,12 +428,17 @@ class ReminderStore:
                 return None
         return None
 
-    async def mark_fired(self, reminder: Reminder, impulse_turn_id: str,
-                         now: float | None = None) -> Reminder | None:
+    async def mark_fired(
+        self, reminder: Reminder, impulse_turn_id: str, now: float | None = None
+    ) -> Reminder | None:
         """The claimed `reminder` was delivered. None when the user changed or deleted it
         meanwhile: what they did stands (a deleted reminder is not written back)."""
-        fired = msgspec.structs.replace(reminder, status="fired", impulse_turn_id=impulse_turn_id,
-                                        fired_at=time.time() if now is None else now)
+        fired = msgspec.structs.replace(
+            reminder,
+            status="fired",
+            impulse_turn_id=impulse_turn_id,
+            fired_at=time.time() if now is None else now,
+        )
         if await self._write(reminder, _ENCODER.encode(reminder), fired) == _WRITTEN:
             return fired
         await self.redis.zrem(keys.reminders_claimed(), reminder.member)  # gone: no claim left
@@ -417,15 +461,33 @@ class ReminderStore:
                 restored.append(member)
         return restored
 
-    async def _write(self, current: Reminder, raw: bytes | str, new: Reminder | None, *,
-                     cap: int | None = None, only_if_due: bool = False) -> int:
+    async def _write(
+        self,
+        current: Reminder,
+        raw: bytes | str,
+        new: Reminder | None,
+        *,
+        cap: int | None = None,
+        only_if_due: bool = False,
+    ) -> int:
         index, score = _index_of(new)
         answer = await self._set_if_unchanged(
-            keys=[keys.reminders(current.user_id, current.character_id), keys.reminders_due(),
-                  keys.reminders_claimed()],
-            args=[current.id, current.member, raw,
-                  _ENCODER.encode(new) if new is not None else "", index, score,
-                  -1 if cap is None else cap, "due" if only_if_due else ""])
+            keys=[
+                keys.reminders(current.user_id, current.character_id),
+                keys.reminders_due(),
+                keys.reminders_claimed(),
+            ],
+            args=[
+                current.id,
+                current.member,
+                raw,
+                _ENCODER.encode(new) if new is not None else "",
+                index,
+                score,
+                -1 if cap is None else cap,
+                "due" if only_if_due else "",
+            ],
+        )
         return int(answer[0])
 
 
@@ -440,8 +502,7 @@ class ChangeWrite:
         self.watch = (self.key,)
         self.done = False
         self._new: Reminder | None = None
-        self._member = keys.reminder_member(change.user_id, change.character_id,
-                                            change.reminder_id)
+        self._member = keys.reminder_member(change.user_id, change.character_id, change.reminder_id)
 
     async def read(self, pipe: Pipeline) -> None:
         self.done = False
@@ -459,8 +520,11 @@ class ChangeWrite:
             return
         cap = self.change.cap
         if cap is not None and current.status not in OPEN:
-            others = [r for field, r in (await pipe.hgetall(self.key)).items()
-                      if field != self.change.reminder_id]
+            others = [
+                r
+                for field, r in (await pipe.hgetall(self.key)).items()
+                if field != self.change.reminder_id
+            ]
             if sum(1 for r in others if _open(r)) >= cap:
                 return  # a move would pass the cap (the agent checked; the user added since)
         self._new, self.done = rescheduled(current, self.change.due_at), True

@@ -47,17 +47,27 @@ class Labels:
     """The words of one language's speaker lines."""
 
     user: str
-    impulse: str    # occasion of an own impulse
-    unknown: str    # occasion not recorded (old turns without `herkunft`)
-    done: str       # action marker: completed
-    failed: str     # action marker: done, but failed
+    impulse: str  # occasion of an own impulse
+    unknown: str  # occasion not recorded (old turns without `herkunft`)
+    done: str  # action marker: completed
+    failed: str  # action marker: done, but failed
 
 
 LABELS: dict[str, Labels] = {
-    "de": Labels(user="USER", impulse="von sich aus", unknown="Anlass unbekannt",
-                 done="ERLEDIGT", failed="FEHLGESCHLAGEN"),
-    "en": Labels(user="USER", impulse="on their own", unknown="occasion unknown",
-                 done="DONE", failed="FAILED"),
+    "de": Labels(
+        user="USER",
+        impulse="von sich aus",
+        unknown="Anlass unbekannt",
+        done="ERLEDIGT",
+        failed="FEHLGESCHLAGEN",
+    ),
+    "en": Labels(
+        user="USER",
+        impulse="on their own",
+        unknown="occasion unknown",
+        done="DONE",
+        failed="FAILED",
+    ),
 }
 
 
@@ -89,8 +99,14 @@ def speaker_label(turn: Turn, character_name: str, language: str = "de") -> str:
 def label_texts(character_name: str, language: str = "de") -> tuple[str, ...]:
     """Every label and marker a speaker line can carry (for checks that none leaks into text)."""
     labels = labels_for(language)
-    return (labels.user, character_name.upper(), labels.impulse, labels.unknown,
-            labels.done, labels.failed)
+    return (
+        labels.user,
+        character_name.upper(),
+        labels.impulse,
+        labels.unknown,
+        labels.done,
+        labels.failed,
+    )
 
 
 def group_turns(turns: Sequence[Turn]) -> list[Group]:
@@ -111,8 +127,10 @@ def _check_count(turns: Sequence[Turn], groups: Sequence[Group]) -> None:
     contributions = sum(len(group) for group in groups)
     with_content = sum(1 for turn in turns if turn.has_content)
     if contributions != with_content:
-        log.error("history grouping lost contributions", extra=fields(
-            contributions=contributions, turns_with_content=with_content))
+        log.error(
+            "history grouping lost contributions",
+            extra=fields(contributions=contributions, turns_with_content=with_content),
+        )
 
 
 def is_exchange(group: Group) -> bool:
@@ -142,10 +160,10 @@ class History:
     """A rendered history and what was left out of it (nothing is ever cut inside)."""
 
     text: str
-    groups: int                 # groups shown
-    contributions: int          # speaker lines shown
-    dropped_by_window: int      # older groups outside the window
-    dropped_by_budget: int      # whole oldest groups dropped to meet the budget
+    groups: int  # groups shown
+    contributions: int  # speaker lines shown
+    dropped_by_window: int  # older groups outside the window
+    dropped_by_budget: int  # whole oldest groups dropped to meet the budget
 
 
 def build_history(
@@ -170,7 +188,8 @@ def build_history(
         window = groups
     else:
         window = select_window(
-            groups, exchanges if exchanges is not None else settings.session_window_exchanges)
+            groups, exchanges if exchanges is not None else settings.session_window_exchanges
+        )
     bodies = [[_speaker_part(turn, character_name, labels) for turn in group] for group in window]
     start = 0
     if not whole:
@@ -178,9 +197,15 @@ def build_history(
         start = _budget_start(bodies, budget)
     shown = bodies[start:]
     text = "\n".join(
-        f"[{number}] {body}" for number, group in enumerate(shown, 1) for body in group)
-    return History(text=text, groups=len(shown), contributions=sum(map(len, shown)),
-                   dropped_by_window=len(groups) - len(window), dropped_by_budget=start)
+        f"[{number}] {body}" for number, group in enumerate(shown, 1) for body in group
+    )
+    return History(
+        text=text,
+        groups=len(shown),
+        contributions=sum(map(len, shown)),
+        dropped_by_window=len(groups) - len(window),
+        dropped_by_budget=start,
+    )
 
 
 def render_history(turns: Sequence[Turn], settings: Settings, **options: Any) -> str:
@@ -194,8 +219,9 @@ def _speaker_name(turn: Turn, character_name: str, labels: Labels) -> str:
 
 def _speaker_part(turn: Turn, character_name: str, labels: Labels) -> str:
     """`NAME (emotion, occasion, marker): content` — everything but the group number."""
-    details = [detail for detail in (turn.emotion, occasion(turn, labels), _marker(turn, labels))
-               if detail]
+    details = [
+        detail for detail in (turn.emotion, occasion(turn, labels), _marker(turn, labels)) if detail
+    ]
     name = _speaker_name(turn, character_name, labels)
     speaker = f"{name} ({', '.join(details)})" if details else name
     return f"{speaker}: {turn.content}"
@@ -236,11 +262,19 @@ def _budget_start(bodies: Sequence[Sequence[str]], budget: int) -> int:
     start = low
     length = _rendered_length(sizes, start)
     if start:
-        log.warning("session_history_budget_chars dropped oldest history groups", extra=fields(
-            limit="session_history_budget_chars", budget=budget, dropped_groups=start,
-            kept_groups=len(bodies) - start, chars=length))
+        log.warning(
+            "session_history_budget_chars dropped oldest history groups",
+            extra=fields(
+                limit="session_history_budget_chars",
+                budget=budget,
+                dropped_groups=start,
+                kept_groups=len(bodies) - start,
+                chars=length,
+            ),
+        )
     if length > budget:
-        log.warning("session_history_budget_chars exceeded by the newest group alone; kept whole",
-                    extra=fields(limit="session_history_budget_chars", budget=budget,
-                                 chars=length))
+        log.warning(
+            "session_history_budget_chars exceeded by the newest group alone; kept whole",
+            extra=fields(limit="session_history_budget_chars", budget=budget, chars=length),
+        )
     return start

@@ -38,8 +38,9 @@ _ENCODER = msgspec.json.Encoder()
 class SaidToday:
     """The offline provider's memory of the day, per pair ("user_id:character_id")."""
 
-    def __init__(self, redis: aioredis.Redis, zone: tzinfo | None,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, redis: aioredis.Redis, zone: tzinfo | None, clock: Callable[[], float] = time.time
+    ) -> None:
         self.redis = redis
         self.zone = zone
         self.clock = clock

@@ -104,11 +104,21 @@ class SessionMemory:
     async def store(self, user_id: str, character_id: str, turn: Turn) -> int:
         """Append a complete turn and reset the TTL of turns and summary; the new length."""
         session_keys = _session_keys(user_id, character_id)
-        return int(await self._store(keys=session_keys,
-                                     args=[encode_turn(turn), self.settings.session_ttl]))
+        return int(
+            await self._store(
+                keys=session_keys, args=[encode_turn(turn), self.settings.session_ttl]
+            )
+        )
 
-    async def mark_action(self, user_id: str, character_id: str, turn_id: str,
-                          success: bool, *, seen: Sequence[Turn] = ()) -> bool:
+    async def mark_action(
+        self,
+        user_id: str,
+        character_id: str,
+        turn_id: str,
+        success: bool,
+        *,
+        seen: Sequence[Turn] = (),
+    ) -> bool:
         """Mark the user turn `turn_id` as done (and succeeded or failed); False if not found.
 
         Only a finished agent action is marked: completed → done + success, error → done +
@@ -121,23 +131,33 @@ class SessionMemory:
         if known is not None:
             index, turn = known
             marked = msgspec.structs.replace(turn, action_done=True, action_succeeded=success)
-            if await self._mark(keys=session_keys, args=[
-                    index, encode_turn(turn), encode_turn(marked), self.settings.session_ttl]):
+            if await self._mark(
+                keys=session_keys,
+                args=[index, encode_turn(turn), encode_turn(marked), self.settings.session_ttl],
+            ):
                 return True
         for _ in range(MARK_ATTEMPTS):
             raws = await self.redis.lrange(session_keys[0], 0, -1)
             found = _find_user_turn(raws, turn_id)
             if found is None:
-                log.warning("mark_action found no user turn", extra=fields(
-                    pair=keys.pair_id(user_id, character_id), turn_id=turn_id))
+                log.warning(
+                    "mark_action found no user turn",
+                    extra=fields(pair=keys.pair_id(user_id, character_id), turn_id=turn_id),
+                )
                 return False
             index, turn = found
             marked = msgspec.structs.replace(turn, action_done=True, action_succeeded=success)
-            if await self._mark(keys=session_keys, args=[
-                    index, raws[index], encode_turn(marked), self.settings.session_ttl]):
+            if await self._mark(
+                keys=session_keys,
+                args=[index, raws[index], encode_turn(marked), self.settings.session_ttl],
+            ):
                 return True
-        log.warning("mark_action gave up: the session kept changing", extra=fields(
-            pair=keys.pair_id(user_id, character_id), turn_id=turn_id, attempts=MARK_ATTEMPTS))
+        log.warning(
+            "mark_action gave up: the session kept changing",
+            extra=fields(
+                pair=keys.pair_id(user_id, character_id), turn_id=turn_id, attempts=MARK_ATTEMPTS
+            ),
+        )
         return False
 
     def store_write(self, user_id: str, character_id: str, turn: Turn) -> Write:
@@ -150,16 +170,25 @@ class SessionMemory:
             pipe.rpush(turns_key, raw)
             pipe.expire(turns_key, ttl)
             pipe.expire(summary_key, ttl)
+
         return Blind(queue)
 
-    def mark_write(self, user_id: str, character_id: str, turn_ids: Sequence[str],
-                   success: bool) -> Write:
+    def mark_write(
+        self, user_id: str, character_id: str, turn_ids: Sequence[str], success: bool
+    ) -> Write:
         """`mark_action` for each of `turn_ids` as one part of a turn's commit: the session
         list is read under `WATCH`, so the marks land on the turns as they are then."""
         return _MarkWrite(self, user_id, character_id, tuple(turn_ids), success)
 
-    async def record_action_outcome(self, user_id: str, character_id: str, turn_id: str,
-                                    outcome: ActionOutcome, *, seen: Sequence[Turn] = ()) -> bool:
+    async def record_action_outcome(
+        self,
+        user_id: str,
+        character_id: str,
+        turn_id: str,
+        outcome: ActionOutcome,
+        *,
+        seen: Sequence[Turn] = (),
+    ) -> bool:
         """Mark the turn for a finished action; a follow-up question or refusal marks nothing."""
         if outcome == "completed":
             return await self.mark_action(user_id, character_id, turn_id, True, seen=seen)
@@ -173,20 +202,31 @@ class SessionMemory:
         step. The marker goes with them so that a running turn's commit (guarded by it, see
         `app.memory.commit`) cannot land in the erased session. The character's state stays."""
         prompt_key = keys.prompt_queue(user_id, character_id)
-        event_keys = (keys.event_queue(user_id, character_id),
-                      keys.event_processing(user_id, character_id))
+        event_keys = (
+            keys.event_queue(user_id, character_id),
+            keys.event_processing(user_id, character_id),
+        )
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.lrange(prompt_key, 0, -1)
             for key in event_keys:
                 pipe.lrange(key, 0, -1)
-            pipe.delete(*_session_keys(user_id, character_id), prompt_key, *event_keys,
-                        keys.event_awaiting(user_id, character_id),
-                        keys.turn_marker(user_id, character_id))
+            pipe.delete(
+                *_session_keys(user_id, character_id),
+                prompt_key,
+                *event_keys,
+                keys.event_awaiting(user_id, character_id),
+                keys.turn_marker(user_id, character_id),
+            )
             prompts, events, processing, _ = await pipe.execute()
         report = ResetReport(prompt_entries=list(prompts), event_entries=[*processing, *events])
-        log.info("session reset", extra=fields(
-            pair=keys.pair_id(user_id, character_id),
-            dropped_messages=len(report.prompt_entries), dropped_events=len(report.event_entries)))
+        log.info(
+            "session reset",
+            extra=fields(
+                pair=keys.pair_id(user_id, character_id),
+                dropped_messages=len(report.prompt_entries),
+                dropped_events=len(report.event_entries),
+            ),
+        )
         return report
 
     # --- read -------------------------------------------------------------------------------
@@ -201,8 +241,9 @@ class SessionMemory:
             retrieved = self.queue_retrieve(pipe, user_id, character_id)
             return retrieved(await pipe.execute())
 
-    def queue_retrieve(self, pipe: Pipeline, user_id: str, character_id: str
-                       ) -> Callable[[list[Any]], tuple[list[Turn], str | None]]:
+    def queue_retrieve(
+        self, pipe: Pipeline, user_id: str, character_id: str
+    ) -> Callable[[list[Any]], tuple[list[Turn], str | None]]:
         """`retrieve`'s reads queued on a transaction pipeline the caller executes, so that
         more of the pair is read in the same snapshot and round trip; the returned function
         picks turns and summary out of the pipeline's results."""
@@ -213,8 +254,9 @@ class SessionMemory:
         pair = keys.pair_id(user_id, character_id)
 
         def retrieved(results: list[Any]) -> tuple[list[Turn], str | None]:
-            raws, summary = results[start:start + 2]
+            raws, summary = results[start : start + 2]
             return decode_stored(raws, pair), summary
+
         return retrieved
 
     async def length(self, user_id: str, character_id: str) -> int:
@@ -222,17 +264,30 @@ class SessionMemory:
 
     # --- summary ----------------------------------------------------------------------------
 
-    async def summarize_if_needed(self, user_id: str, character_id: str,
-                                  gateway: SummaryGateway, *, character_name: str | None = None,
-                                  language: str = "de") -> bool:
+    async def summarize_if_needed(
+        self,
+        user_id: str,
+        character_id: str,
+        gateway: SummaryGateway,
+        *,
+        character_name: str | None = None,
+        language: str = "de",
+    ) -> bool:
         """`app.memory.summary.Summarizer.summarize_if_needed` for this pair."""
         return await self._summarizer.summarize_if_needed(
-            user_id, character_id, gateway, character_name=character_name, language=language)
+            user_id, character_id, gateway, character_name=character_name, language=language
+        )
 
 
 class _MarkWrite:
-    def __init__(self, memory: SessionMemory, user_id: str, character_id: str,
-                 turn_ids: tuple[str, ...], success: bool) -> None:
+    def __init__(
+        self,
+        memory: SessionMemory,
+        user_id: str,
+        character_id: str,
+        turn_ids: tuple[str, ...],
+        success: bool,
+    ) -> None:
         self.keys = _session_keys(user_id, character_id)
         self.watch = (self.keys[0],)
         self.ttl = memory.settings.session_ttl
@@ -247,12 +302,12 @@ class _MarkWrite:
         for turn_id in self.turn_ids:
             found = _find_user_turn(raws, turn_id)
             if found is None:
-                log.warning("mark_action found no user turn",
-                            extra=fields(pair=self.pair, turn_id=turn_id))
+                log.warning(
+                    "mark_action found no user turn", extra=fields(pair=self.pair, turn_id=turn_id)
+                )
                 continue
             index, turn = found
-            marked = msgspec.structs.replace(turn, action_done=True,
-                                             action_succeeded=self.success)
+            marked = msgspec.structs.replace(turn, action_done=True, action_succeeded=self.success)
             self.marks.append((index, encode_turn(marked)))
 
     def queue(self, pipe: Pipeline) -> None:

@@ -44,11 +44,21 @@ class ShortTermMemory:
         self.redis = redis
         self.settings = settings
 
-    async def add(self, user_id: str, character_id: str, texts: list[str], *, turn_id: str,
-                  role: str, importance: float, now: float | None = None) -> list[MemoryEntry]:
+    async def add(
+        self,
+        user_id: str,
+        character_id: str,
+        texts: list[str],
+        *,
+        turn_id: str,
+        role: str,
+        importance: float,
+        now: float | None = None,
+    ) -> list[MemoryEntry]:
         """Store one entry per non-empty text; returns what was stored."""
-        write, entries = self.add_write(user_id, character_id, texts, turn_id=turn_id,
-                                        role=role, importance=importance, now=now)
+        write, entries = self.add_write(
+            user_id, character_id, texts, turn_id=turn_id, role=role, importance=importance, now=now
+        )
         if entries:
             async with self.redis.pipeline(transaction=True) as pipe:
                 picker = write.queue(pipe)
@@ -57,14 +67,31 @@ class ShortTermMemory:
                 picker(results)
         return entries
 
-    def add_write(self, user_id: str, character_id: str, texts: list[str], *, turn_id: str,
-                  role: str, importance: float, now: float | None = None
-                  ) -> tuple[Write, list[MemoryEntry]]:
+    def add_write(
+        self,
+        user_id: str,
+        character_id: str,
+        texts: list[str],
+        *,
+        turn_id: str,
+        role: str,
+        importance: float,
+        now: float | None = None,
+    ) -> tuple[Write, list[MemoryEntry]]:
         """`add` as one part of a turn's commit (`app.memory.commit`), and its entries."""
         now = time.time() if now is None else now
-        entries = [MemoryEntry(id=uuid.uuid4().hex, text=text.strip(), turn_id=turn_id,
-                               role=role, importance=importance, created_at=now)
-                   for text in texts if text.strip()]
+        entries = [
+            MemoryEntry(
+                id=uuid.uuid4().hex,
+                text=text.strip(),
+                turn_id=turn_id,
+                role=role,
+                importance=importance,
+                created_at=now,
+            )
+            for text in texts
+            if text.strip()
+        ]
         key = keys.short_term_memory(user_id, character_id)
         ttl = self.settings.short_term_memory_ttl
         limit = self.settings.short_term_memory_max_entries
@@ -82,22 +109,36 @@ class ShortTermMemory:
 
             def dropped(results: list[Any]) -> None:
                 if results[2]:
-                    log.warning("short_term_memory_max_entries dropped the oldest entries",
-                                extra=fields(limit="short_term_memory_max_entries",
-                                             max_entries=limit, dropped=results[2], pair=pair))
+                    log.warning(
+                        "short_term_memory_max_entries dropped the oldest entries",
+                        extra=fields(
+                            limit="short_term_memory_max_entries",
+                            max_entries=limit,
+                            dropped=results[2],
+                            pair=pair,
+                        ),
+                    )
+
             return dropped
+
         return Blind(queue), entries
 
-    async def recent(self, user_id: str, character_id: str, count: int,
-                     now: float | None = None) -> list[MemoryEntry]:
+    async def recent(
+        self, user_id: str, character_id: str, count: int, now: float | None = None
+    ) -> list[MemoryEntry]:
         """The newest `count` live entries, oldest first."""
         if count <= 0:
             return []
-        return _newest(await self.redis.zrevrangebyscore(
-            *_live_range(user_id, character_id, now), start=0, num=count), count)
+        return _newest(
+            await self.redis.zrevrangebyscore(
+                *_live_range(user_id, character_id, now), start=0, num=count
+            ),
+            count,
+        )
 
-    def queue_recent(self, pipe: Pipeline, user_id: str, character_id: str, count: int,
-                     now: float | None = None) -> Callable[[list[Any]], list[MemoryEntry]]:
+    def queue_recent(
+        self, pipe: Pipeline, user_id: str, character_id: str, count: int, now: float | None = None
+    ) -> Callable[[list[Any]], list[MemoryEntry]]:
         """`recent`'s read queued on a pipeline the caller executes (one snapshot and round
         trip with other reads of the pair); the returned function picks the entries out of
         the pipeline's results."""

@@ -59,23 +59,51 @@ QUANTITIES = ("energie", "tiefe", "naehe", "waerme", "tempo")
 
 # The axes from the register labels (the seeds' German vocabulary).
 DEPTH_OF_MODE: dict[str, float] = {"spiel": 0.2, "alltag": 0.3, "tiefgang": 0.8, "krise": 0.9}
-CLOSENESS_OF_DYNAMIC: dict[str, float] = {"distanz": 0.2, "neutral": 0.5, "vertrauen": 0.7,
-                                          "naehe": 0.8}
-CLOSENESS_OF_TONE: dict[str, float] = {"sachlich": 0.35, "neutral": 0.5, "verspielt": 0.6,
-                                       "behutsam": 0.65, "empathisch": 0.7, "herzlich": 0.75}
+CLOSENESS_OF_DYNAMIC: dict[str, float] = {
+    "distanz": 0.2,
+    "neutral": 0.5,
+    "vertrauen": 0.7,
+    "naehe": 0.8,
+}
+CLOSENESS_OF_TONE: dict[str, float] = {
+    "sachlich": 0.35,
+    "neutral": 0.5,
+    "verspielt": 0.6,
+    "behutsam": 0.65,
+    "empathisch": 0.7,
+    "herzlich": 0.75,
+}
 # How warm an emotion of the character (or the user's, which it may take over) is.
 WARMTH_OF_EMOTION: dict[str, float] = {
-    "wut": 0.15, "ekel": 0.15, "stress": 0.3, "angst": 0.35, "trauer": 0.4,
-    "erschoepfung": 0.4, "neutral": 0.5, "ueberraschung": 0.55, "ruhe": 0.6, "neugier": 0.65,
-    "freude": 0.8, "begeisterung": 0.8, "dankbarkeit": 0.8, "mitgefuehl": 0.85,
-    "fuersorge": 0.85, "liebe": 0.9, "zuneigung": 0.9,
+    "wut": 0.15,
+    "ekel": 0.15,
+    "stress": 0.3,
+    "angst": 0.35,
+    "trauer": 0.4,
+    "erschoepfung": 0.4,
+    "neutral": 0.5,
+    "ueberraschung": 0.55,
+    "ruhe": 0.6,
+    "neugier": 0.65,
+    "freude": 0.8,
+    "begeisterung": 0.8,
+    "dankbarkeit": 0.8,
+    "mitgefuehl": 0.85,
+    "fuersorge": 0.85,
+    "liebe": 0.9,
+    "zuneigung": 0.9,
 }
 CRISIS_MODE = "krise"
-LIVELY = 0.6     # energy from which the stance counts as lively (or tense, when distant)
-CLOSE = 0.5      # closeness from which the stance counts as turned toward the user
+LIVELY = 0.6  # energy from which the stance counts as lively (or tense, when distant)
+CLOSE = 0.5  # closeness from which the stance counts as turned toward the user
 
-_FIELDS = {"cluster": "cluster", "turn_id": "turn_id", "time": "zeit",
-           "computed": "gerechnet", "reason": "grund"}
+_FIELDS = {
+    "cluster": "cluster",
+    "turn_id": "turn_id",
+    "time": "zeit",
+    "computed": "gerechnet",
+    "reason": "grund",
+}
 _TRUE = frozenset({"1", "true", "True", "yes"})
 
 
@@ -84,17 +112,22 @@ _TRUE = frozenset({"1", "true", "True", "yes"})
 
 def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance:
     """The stance of `state` (the state a character run ends with), stamped with the run."""
-    depth, depth_from = _axis(state.space_depth, "raum_tiefe",
-                              (DEPTH_OF_MODE, "mode", state.mode))
+    depth, depth_from = _axis(state.space_depth, "raum_tiefe", (DEPTH_OF_MODE, "mode", state.mode))
     closeness, closeness_from = _axis(
-        state.space_closeness, "raum_naehe",
+        state.space_closeness,
+        "raum_naehe",
         (CLOSENESS_OF_DYNAMIC, "relationship_dynamic", state.relationship_dynamic),
-        (CLOSENESS_OF_TONE, "tone", state.tone))
+        (CLOSENESS_OF_TONE, "tone", state.tone),
+    )
     if depth is None or closeness is None:
-        missing = [why for value, why in ((depth, depth_from), (closeness, closeness_from))
-                   if value is None]
-        return Stance(turn_id=turn_id, time=now, computed=False,
-                      reason="kein raum: " + "; ".join(missing))
+        missing = [
+            why
+            for value, why in ((depth, depth_from), (closeness, closeness_from))
+            if value is None
+        ]
+        return Stance(
+            turn_id=turn_id, time=now, computed=False, reason="kein raum: " + "; ".join(missing)
+        )
     energy = state.arousal
     warmth = WARMTH_OF_EMOTION.get(state.emotion)
     reasons = [f"tiefe aus {depth_from}", f"naehe aus {closeness_from}"]
@@ -104,13 +137,19 @@ def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance
     else:
         warmth = (warmth + closeness) / 2
     values = (energy, depth, closeness, warmth, energy * (1.0 - depth / 2))
-    return Stance(quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values)},
-                  cluster=_cluster(state.mode, energy, closeness), turn_id=turn_id, time=now,
-                  computed=True, reason="; ".join(reasons))
+    return Stance(
+        quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values)},
+        cluster=_cluster(state.mode, energy, closeness),
+        turn_id=turn_id,
+        time=now,
+        computed=True,
+        reason="; ".join(reasons),
+    )
 
 
-def _axis(stored: float | None, name: str,
-          *labels: tuple[dict[str, float], str, str]) -> tuple[float | None, str]:
+def _axis(
+    stored: float | None, name: str, *labels: tuple[dict[str, float], str, str]
+) -> tuple[float | None, str]:
     """An axis and where it came from: `nova_state`'s own value, else the first register
     label (table, attribute, label) that the vocabulary knows; the reason names the label by
     its stored German name."""
@@ -141,8 +180,9 @@ async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) ->
     return _stance_from_hash(stored, keys.pair_id(user_id, character_id))
 
 
-async def save_stance(redis: aioredis.Redis, user_id: str, character_id: str,
-                      stance: Stance) -> None:
+async def save_stance(
+    redis: aioredis.Redis, user_id: str, character_id: str, stance: Stance
+) -> None:
     """Replace the stored stance whole (a quantity no longer computed must not linger)."""
     async with redis.pipeline(transaction=True) as pipe:
         _queue_replace(pipe, keys.haltung(user_id, character_id), _stance_to_hash(stance))
@@ -180,9 +220,13 @@ def _stance_from_hash(stored: dict[str, str], pair: str) -> Stance:
 
 def _stance_to_hash(stance: Stance) -> dict[str, str]:
     wire = {name: repr(value) for name, value in stance.quantities.items()}
-    wire.update(cluster=stance.cluster, turn_id=stance.turn_id, grund=stance.reason,
-                zeit="" if stance.time is None else repr(stance.time),
-                gerechnet="1" if stance.computed else "0")
+    wire.update(
+        cluster=stance.cluster,
+        turn_id=stance.turn_id,
+        grund=stance.reason,
+        zeit="" if stance.time is None else repr(stance.time),
+        gerechnet="1" if stance.computed else "0",
+    )
     return wire
 
 
@@ -192,6 +236,8 @@ def _float_or_none(raw: str, pair: str, name: str) -> float | None:
     try:
         return float(raw)
     except ValueError:
-        log.warning("stored stance field unreadable; left out",
-                    extra=fields(pair=pair, field=name, value=repr(raw)))
+        log.warning(
+            "stored stance field unreadable; left out",
+            extra=fields(pair=pair, field=name, value=repr(raw)),
+        )
         return None

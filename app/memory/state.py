@@ -74,8 +74,9 @@ async def load_state(redis: aioredis.Redis, user_id: str, character_id: str) -> 
     return _state_from_hash(stored, keys.pair_id(user_id, character_id))
 
 
-def queue_load_state(pipe: Pipeline, user_id: str, character_id: str
-                     ) -> Callable[[list[Any]], CharacterState]:
+def queue_load_state(
+    pipe: Pipeline, user_id: str, character_id: str
+) -> Callable[[list[Any]], CharacterState]:
     """`load_state`'s read queued on a pipeline the caller executes (one snapshot and round
     trip with other reads of the pair); the returned function picks the state out of the
     pipeline's results."""
@@ -85,8 +86,9 @@ def queue_load_state(pipe: Pipeline, user_id: str, character_id: str
     return lambda results: _state_from_hash(results[index], pair)
 
 
-async def save_state(redis: aioredis.Redis, user_id: str, character_id: str,
-                     state: CharacterState) -> None:
+async def save_state(
+    redis: aioredis.Redis, user_id: str, character_id: str, state: CharacterState
+) -> None:
     """Write every field (None as an empty string); no TTL."""
     await redis.hset(keys.nova_state(user_id, character_id), mapping=_state_to_hash(state))
 
@@ -97,6 +99,7 @@ def save_state_write(user_id: str, character_id: str, state: CharacterState) -> 
 
     def queue(pipe: Pipeline) -> None:
         pipe.hset(key, mapping=mapping)
+
     return Blind(queue)
 
 
@@ -127,8 +130,10 @@ def _state_to_hash(state: CharacterState) -> dict[str, str]:
 
 
 def _warn_unreadable(pair: str, name: str, raw: str) -> None:
-    log.warning("stored character state field unreadable; default used",
-                extra=fields(pair=pair, field=name, value=repr(raw)))
+    log.warning(
+        "stored character state field unreadable; default used",
+        extra=fields(pair=pair, field=name, value=repr(raw)),
+    )
 
 
 # --- pure functions ----------------------------------------------------------------------------
@@ -144,8 +149,9 @@ def relaxation_left(state: CharacterState, now: float, nullpunkt_seconds: float)
     return max(0.0, 1.0 - quiet / nullpunkt_seconds)
 
 
-def decay(state: CharacterState, now: float, nullpunkt_seconds: float,
-          baseline: CharacterState = BASELINE) -> CharacterState:
+def decay(
+    state: CharacterState, now: float, nullpunkt_seconds: float, baseline: CharacterState = BASELINE
+) -> CharacterState:
     """The state relaxed toward `baseline` for the quiet since `turn_zeit`; clocks unchanged.
 
     Measures from the stored clock, so apply it once per turn (the turn then stamps

@@ -71,8 +71,14 @@ return before - keep
 class SummaryGateway(Protocol):
     """What the summary needs of the model gateway (`app.llm`)."""
 
-    async def complete(self, purpose: str, messages: list[dict[str, Any]], *,
-                       max_tokens: int, user_id: str | None = None) -> Any: ...
+    async def complete(
+        self,
+        purpose: str,
+        messages: list[dict[str, Any]],
+        *,
+        max_tokens: int,
+        user_id: str | None = None,
+    ) -> Any: ...
 
 
 def load_template(settings: Settings) -> str:
@@ -98,12 +104,12 @@ def summary_messages(
         done=labels.done,
         failed=labels.failed,
     )
-    history = render_history(turns, settings, character_name=character_name,
-                             language=language, whole=True)
+    history = render_history(
+        turns, settings, character_name=character_name, language=language, whole=True
+    )
     excerpt = f"Conversation excerpt:\n{history}"
     body = f"Previous summary:\n{previous.strip()}\n\n{excerpt}" if previous else excerpt
-    return [{"role": "system", "content": instructions.strip()},
-            {"role": "user", "content": body}]
+    return [{"role": "system", "content": instructions.strip()}, {"role": "user", "content": body}]
 
 
 class Summarizer:
@@ -134,8 +140,10 @@ class Summarizer:
         """
         settings = self.settings
         pair = keys.pair_id(user_id, character_id)
-        if await self.redis.llen(keys.session_turns(user_id, character_id)) \
-                <= settings.session_summarize_at:
+        if (
+            await self.redis.llen(keys.session_turns(user_id, character_id))
+            <= settings.session_summarize_at
+        ):
             return False
         lock_key = keys.session_summary_lock(user_id, character_id)
         token = uuid.uuid4().hex
@@ -144,17 +152,30 @@ class Summarizer:
             return False
         try:
             return await self._summarize_locked(
-                user_id, character_id, gateway,
-                character_name=character_name or character_id.capitalize(), language=language)
+                user_id,
+                character_id,
+                gateway,
+                character_name=character_name or character_id.capitalize(),
+                language=language,
+            )
         finally:
             await self._release(keys=[lock_key], args=[token])
 
-    async def _summarize_locked(self, user_id: str, character_id: str, gateway: SummaryGateway,
-                                *, character_name: str, language: str) -> bool:
+    async def _summarize_locked(
+        self,
+        user_id: str,
+        character_id: str,
+        gateway: SummaryGateway,
+        *,
+        character_name: str,
+        language: str,
+    ) -> bool:
         settings = self.settings
         pair = keys.pair_id(user_id, character_id)
-        session_keys = [keys.session_turns(user_id, character_id),
-                        keys.session_summary(user_id, character_id)]
+        session_keys = [
+            keys.session_turns(user_id, character_id),
+            keys.session_summary(user_id, character_id),
+        ]
         batch = settings.session_summarize_batch
         async with self.redis.pipeline(transaction=True) as pipe:
             pipe.llen(session_keys[0])
@@ -163,31 +184,52 @@ class Summarizer:
             length, head, previous = await pipe.execute()
         if length <= settings.session_summarize_at:  # another summary finished just before
             return False
-        messages = summary_messages(previous, decode_stored(head, pair), settings,
-                                    character_name=character_name, language=language)
+        messages = summary_messages(
+            previous,
+            decode_stored(head, pair),
+            settings,
+            character_name=character_name,
+            language=language,
+        )
         try:
-            result = await gateway.complete(PURPOSE, messages,
-                                            max_tokens=settings.session_summary_max_tokens,
-                                            user_id=user_id)
+            result = await gateway.complete(
+                PURPOSE, messages, max_tokens=settings.session_summary_max_tokens, user_id=user_id
+            )
             summary = result.text.strip()
             if not summary:
                 raise ModelError("model_bad_output", "the summary came back empty")
         except ModelError as exc:
-            removed = await self._trim(keys=session_keys,
-                                       args=[settings.session_max_turns, settings.session_ttl])
-            log.warning("session summary failed; session_max_turns trimmed the session",
-                        extra=fields(pair=pair, limit="session_max_turns",
-                                     keep=settings.session_max_turns, removed=removed,
-                                     code=exc.code))
+            removed = await self._trim(
+                keys=session_keys, args=[settings.session_max_turns, settings.session_ttl]
+            )
+            log.warning(
+                "session summary failed; session_max_turns trimmed the session",
+                extra=fields(
+                    pair=pair,
+                    limit="session_max_turns",
+                    keep=settings.session_max_turns,
+                    removed=removed,
+                    code=exc.code,
+                ),
+            )
             return False
-        if not await self._commit_summary(keys=session_keys,
-                                          args=[settings.session_ttl, summary, *head]):
-            log.warning("session changed while summarizing (reset or marked); summary discarded",
-                        extra=fields(pair=pair))
+        if not await self._commit_summary(
+            keys=session_keys, args=[settings.session_ttl, summary, *head]
+        ):
+            log.warning(
+                "session changed while summarizing (reset or marked); summary discarded",
+                extra=fields(pair=pair),
+            )
             return False
-        log.info("session summarized", extra=fields(
-            pair=pair, folded_turns=len(head), kept_turns=length - len(head),
-            summary_chars=len(summary)))
+        log.info(
+            "session summarized",
+            extra=fields(
+                pair=pair,
+                folded_turns=len(head),
+                kept_turns=length - len(head),
+                summary_chars=len(summary),
+            ),
+        )
         return True
 
     def _lock_ttl(self) -> int:

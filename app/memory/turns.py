@@ -32,26 +32,36 @@ Occasion = Literal["antwort", "fortsetzung", "eigener_impuls", ""]
 ROLE_USER: Role = "user"
 ROLE_ASSISTANT: Role = "assistant"
 # Why the character spoke: a stored turn's `herkunft` (attribute `occasion`).
-OCCASION_REPLY: Occasion = "antwort"            # a reply to the user
-OCCASION_CONTINUE: Occasion = "fortsetzung"     # a continue run (self-trigger or thinker retry)
-OCCASION_IMPULSE: Occasion = "eigener_impuls"   # the character spoke on its own
-OCCASION_UNKNOWN: Occasion = ""                 # old data: the occasion was not recorded
+OCCASION_REPLY: Occasion = "antwort"  # a reply to the user
+OCCASION_CONTINUE: Occasion = "fortsetzung"  # a continue run (self-trigger or thinker retry)
+OCCASION_IMPULSE: Occasion = "eigener_impuls"  # the character spoke on its own
+OCCASION_UNKNOWN: Occasion = ""  # old data: the occasion was not recorded
 OCCASIONS: frozenset[str] = frozenset(
-    {OCCASION_REPLY, OCCASION_CONTINUE, OCCASION_IMPULSE, OCCASION_UNKNOWN})
+    {OCCASION_REPLY, OCCASION_CONTINUE, OCCASION_IMPULSE, OCCASION_UNKNOWN}
+)
 # The one table between a response's `origin` on the wire (SPEC §5 Delivery) and the stored
 # turn's `herkunft`. The web UI reads it from the session endpoint (`origins`), never keeps
 # its own copy.
-OCCASION_OF_ORIGIN: dict[str, Occasion] = {"reply": OCCASION_REPLY,
-                                           "continue": OCCASION_CONTINUE,
-                                           "own_impulse": OCCASION_IMPULSE}
-ORIGIN_OF_OCCASION: dict[str, str] = {occasion: origin
-                                      for origin, occasion in OCCASION_OF_ORIGIN.items()}
+OCCASION_OF_ORIGIN: dict[str, Occasion] = {
+    "reply": OCCASION_REPLY,
+    "continue": OCCASION_CONTINUE,
+    "own_impulse": OCCASION_IMPULSE,
+}
+ORIGIN_OF_OCCASION: dict[str, str] = {
+    occasion: origin for origin, occasion in OCCASION_OF_ORIGIN.items()
+}
 # English attribute → the seeds' German name on the wire; the EI dimensions' from the one
 # table in `app.core.emotion`.
 STORED_NAMES: dict[str, str] = {
-    **EI_STORED_NAMES, "role": "rolle", "content": "inhalt", "time": "zeit",
-    "occasion": "herkunft", "message_ids": "nachrichten_ids",
-    "action_done": "aktion_erledigt", "action_succeeded": "aktion_erfolgreich"}
+    **EI_STORED_NAMES,
+    "role": "rolle",
+    "content": "inhalt",
+    "time": "zeit",
+    "occasion": "herkunft",
+    "message_ids": "nachrichten_ids",
+    "action_done": "aktion_erledigt",
+    "action_succeeded": "aktion_erfolgreich",
+}
 
 
 class TurnDecodeError(ValueError):
@@ -138,8 +148,10 @@ def decode_stored(raws: Sequence[str | bytes], pair: str) -> list[Turn]:
         try:
             turns.append(decode_turn(raw))
         except TurnDecodeError as exc:
-            log.error("stored turn unreadable; left out", extra={"fields": {
-                "pair": pair, "index": index, "error": str(exc)}})
+            log.error(
+                "stored turn unreadable; left out",
+                extra={"fields": {"pair": pair, "index": index, "error": str(exc)}},
+            )
     return turns
 
 
@@ -170,6 +182,14 @@ def _decode_salvaging(raw: str | bytes) -> Turn:
 
 
 def _warn_dropped(record: dict[str, Any], name: str, value: Any, why: str) -> None:
-    log.warning("stored turn field dropped", extra={"fields": {
-        "field": name, "value": repr(value), "why": why,
-        "stored_turn_id": record.get("turn_id")}})
+    log.warning(
+        "stored turn field dropped",
+        extra={
+            "fields": {
+                "field": name,
+                "value": repr(value),
+                "why": why,
+                "stored_turn_id": record.get("turn_id"),
+            }
+        },
+    )

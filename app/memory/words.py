@@ -21,10 +21,35 @@ MAX_ENDING = 3  # letters an inflected form may add to its stem ("Leipzig" → "
 
 # Words a model uses to refer to the person it remembers something about: never required
 # to occur in the person's own words.
-REFERENCE_WORDS = frozenset("""
-mensch menschen nutzer nutzerin nutzers user users person personen benutzer benutzerin
-jemand jemandes heisst hat haben ist sind seine seiner seinen ihrem ihres ihm ihn
-""".split())
+REFERENCE_WORDS = frozenset(
+    [
+        "mensch",
+        "menschen",
+        "nutzer",
+        "nutzerin",
+        "nutzers",
+        "user",
+        "users",
+        "person",
+        "personen",
+        "benutzer",
+        "benutzerin",
+        "jemand",
+        "jemandes",
+        "heisst",
+        "hat",
+        "haben",
+        "ist",
+        "sind",
+        "seine",
+        "seiner",
+        "seinen",
+        "ihrem",
+        "ihres",
+        "ihm",
+        "ihn",
+    ]
+)
 
 
 def fold(word: str) -> str:
@@ -38,8 +63,11 @@ def words(text: str) -> list[str]:
 def content_words(text: str) -> list[str]:
     """The text's content words, folded, in order, each once."""
     stop = _FOLDED_STOPWORDS
-    return list(dict.fromkeys(w for w in words(text)
-                              if len(w) >= MIN_LETTERS and w not in stop and not w.isdigit()))
+    return list(
+        dict.fromkeys(
+            w for w in words(text) if len(w) >= MIN_LETTERS and w not in stop and not w.isdigit()
+        )
+    )
 
 
 def query_terms(text: str) -> list[str]:
@@ -54,7 +82,7 @@ def query_terms(text: str) -> list[str]:
         if len(word) < MIN_LETTERS or fold(word) in stop or word.isdigit():
             continue
         if len(word) > 5:
-            word = word[:max(5, len(word) - MAX_ENDING)]
+            word = word[: max(5, len(word) - MAX_ENDING)]
         terms.append(word)
     return list(dict.fromkeys(terms))
 
@@ -80,8 +108,11 @@ def same_word(a: str, b: str) -> bool:
 def unsupported_words(claim: str, source: str) -> list[str]:
     """The content words (and numbers) of `claim` that do not occur in `source`."""
     seen = words(source)
-    missing = [w for w in content_words(claim)
-               if w not in REFERENCE_WORDS and not any(same_word(w, s) for s in seen)]
+    missing = [
+        w
+        for w in content_words(claim)
+        if w not in REFERENCE_WORDS and not any(same_word(w, s) for s in seen)
+    ]
     missing += [n for n in _numbers(claim) if n not in seen]
     return missing
 

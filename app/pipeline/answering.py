@@ -45,8 +45,13 @@ async def conversation_vector(ctx: NodeContext, state: Path2State) -> None:
     parts = []
     if len(arousals) >= 2:
         delta = arousals[-1] - arousals[0]
-        trend = words["rising"] if delta > 0.1 else words["falling"] if delta < -0.1 \
+        trend = (
+            words["rising"]
+            if delta > 0.1
+            else words["falling"]
+            if delta < -0.1
             else words["steady"]
+        )
         parts.append(words["arousal"].format(trend=trend, first=arousals[0], last=arousals[-1]))
     if topics:
         parts.append(words["topics"].format(topics=", ".join(topics)))
@@ -56,12 +61,22 @@ async def conversation_vector(ctx: NodeContext, state: Path2State) -> None:
 
 
 VECTOR_WORDS = {
-    "de": {"arousal": "Erregung des Menschen: {trend} ({first:.2f} → {last:.2f})",
-           "rising": "steigend", "falling": "fallend", "steady": "gleichbleibend",
-           "topics": "Themen: {topics}", "intent": "Zuletzt wollte er: {intent}"},
-    "en": {"arousal": "The person's arousal: {trend} ({first:.2f} → {last:.2f})",
-           "rising": "rising", "falling": "falling", "steady": "steady",
-           "topics": "Topics: {topics}", "intent": "Last they wanted: {intent}"},
+    "de": {
+        "arousal": "Erregung des Menschen: {trend} ({first:.2f} → {last:.2f})",
+        "rising": "steigend",
+        "falling": "fallend",
+        "steady": "gleichbleibend",
+        "topics": "Themen: {topics}",
+        "intent": "Zuletzt wollte er: {intent}",
+    },
+    "en": {
+        "arousal": "The person's arousal: {trend} ({first:.2f} → {last:.2f})",
+        "rising": "rising",
+        "falling": "falling",
+        "steady": "steady",
+        "topics": "Topics: {topics}",
+        "intent": "Last they wanted: {intent}",
+    },
 }
 
 
@@ -82,20 +97,23 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         task = tasks.reply
     if regenerate:
         task = f"{task}\n{tasks.regenerate.format(reason=regenerate)}"
-    return frame([
-        (b.summary, state.summary),
-        (b.lore, "\n".join(state.lore)),
-        (b.known, known_text(ctx, state)),
-        (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
-        (b.greeting, greeting_text(ctx, state)),
-        (b.history, state.history),
-        (b.vector, state.vector),
-        (b.mood, mood_text(state)),
-        (b.actions, "\n".join(f"- {line}" for line in said)),
-        (b.question, question.question if question is not None else ""),
-        (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-        (b.retry, stimulus.reason if stimulus.kind == "retry" else ""),
-        (b.task, task)])
+    return frame(
+        [
+            (b.summary, state.summary),
+            (b.lore, "\n".join(state.lore)),
+            (b.known, known_text(ctx, state)),
+            (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
+            (b.greeting, greeting_text(ctx, state)),
+            (b.history, state.history),
+            (b.vector, state.vector),
+            (b.mood, mood_text(state)),
+            (b.actions, "\n".join(f"- {line}" for line in said)),
+            (b.question, question.question if question is not None else ""),
+            (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+            (b.retry, stimulus.reason if stimulus.kind == "retry" else ""),
+            (b.task, task),
+        ]
+    )
 
 
 def greeting_text(ctx: NodeContext, state: Path2State) -> str:
@@ -133,28 +151,38 @@ async def think(ctx: NodeContext, state: Path2State) -> None:
     state.verdict = await _verdict(ctx, state)
     if not state.verdict.misses_request:
         return
-    log.info("thinker: answer misses the request; one regeneration",
-             extra=fields(reason=state.verdict.reason))
+    log.info(
+        "thinker: answer misses the request; one regeneration",
+        extra=fields(reason=state.verdict.reason),
+    )
     state.answer = await _draft(ctx, state, regenerate=state.verdict.reason or "-")
     state.verdict = await _verdict(ctx, state)
     if state.verdict.misses_request:
         state.retry = True
-        log.warning("thinker: the regenerated answer misses the request too; continue retry",
-                    extra=fields(reason=state.verdict.reason))
+        log.warning(
+            "thinker: the regenerated answer misses the request too; continue retry",
+            extra=fields(reason=state.verdict.reason),
+        )
 
 
 async def _verdict(ctx: NodeContext, state: Path2State) -> Verdict:
     b = ctx.blocks
     stimulus = state.stimulus
     request = stimulus.text if stimulus.kind in ("user", "retry") else ""
-    return await ctx.ask_struct("thinker", frame([
-        (b.known, known_text(ctx, state)),
-        (b.history, state.history),
-        (b.request, request),
-        (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-        (b.intent, stimulus.intent if stimulus.kind == "continue" else ""),
-        (b.question, state.question.question if state.question else ""),
-        (b.answer, state.answer)]))
+    return await ctx.ask_struct(
+        "thinker",
+        frame(
+            [
+                (b.known, known_text(ctx, state)),
+                (b.history, state.history),
+                (b.request, request),
+                (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+                (b.intent, stimulus.intent if stimulus.kind == "continue" else ""),
+                (b.question, state.question.question if state.question else ""),
+                (b.answer, state.answer),
+            ]
+        ),
+    )
 
 
 async def judge(ctx: NodeContext, state: Path2State) -> None:
@@ -179,30 +207,45 @@ async def judge(ctx: NodeContext, state: Path2State) -> None:
     state.answer = rewrite
 
 
-def _checker(ctx: NodeContext,
-             state: Path2State) -> Callable[[str], list[tribunal.Finding]]:
-    instructions = tribunal.instruction_sentences([ctx.services.prompts.system(
-        "responder", ctx.language, persona=ctx.persona,
-        character_name=ctx.character.name, interaction_hint=ctx.interaction_hint)])
+def _checker(ctx: NodeContext, state: Path2State) -> Callable[[str], list[tribunal.Finding]]:
+    instructions = tribunal.instruction_sentences(
+        [
+            ctx.services.prompts.system(
+                "responder",
+                ctx.language,
+                persona=ctx.persona,
+                character_name=ctx.character.name,
+                interaction_hint=ctx.interaction_hint,
+            )
+        ]
+    )
 
     def check(text: str) -> list[tribunal.Finding]:
-        return tribunal.validate(text, character_name=ctx.character.name,
-                                 previous=state.previous_answer,
-                                 expected_language=state.expected_language,
-                                 instruction_parts=instructions)
+        return tribunal.validate(
+            text,
+            character_name=ctx.character.name,
+            previous=state.previous_answer,
+            expected_language=state.expected_language,
+            instruction_parts=instructions,
+        )
+
     return check
 
 
-async def _correct(ctx: NodeContext, state: Path2State,
-                   findings: list[tribunal.Finding]) -> str:
+async def _correct(ctx: NodeContext, state: Path2State, findings: list[tribunal.Finding]) -> str:
     b = ctx.blocks
     try:
-        completion = await ctx.ask("corrector", frame([
-            (b.findings, "\n".join(f"- {f.code}: {f.detail}" for f in findings if f.hard)),
-            (b.answer, state.answer)]))
+        completion = await ctx.ask(
+            "corrector",
+            frame(
+                [
+                    (b.findings, "\n".join(f"- {f.code}: {f.detail}" for f in findings if f.hard)),
+                    (b.answer, state.answer),
+                ]
+            ),
+        )
     except ModelError as exc:
-        log.warning("corrector failed; the answer goes on as it is",
-                    extra=fields(code=exc.code))
+        log.warning("corrector failed; the answer goes on as it is", extra=fields(code=exc.code))
         return state.answer
     return completion.text.strip()
 
@@ -210,5 +253,8 @@ async def _correct(ctx: NodeContext, state: Path2State,
 def _log_findings(findings: list[tribunal.Finding], what: str) -> None:
     for finding in findings:
         level = logging.WARNING if finding.hard else logging.INFO
-        log.log(level, "tribunal finding", extra=fields(
-            code=finding.code, hard=finding.hard, detail=finding.detail, on=what))
+        log.log(
+            level,
+            "tribunal finding",
+            extra=fields(code=finding.code, hard=finding.hard, detail=finding.detail, on=what),
+        )

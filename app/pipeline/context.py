@@ -106,20 +106,29 @@ class NodeContext:
     def model_seconds(self) -> float:
         return sum(call.seconds for call in self.calls)
 
-    async def ask(self, purpose: str, frame: str, *,
-                  max_tokens: int | None = None) -> Completion:
+    async def ask(self, purpose: str, frame: str, *, max_tokens: int | None = None) -> Completion:
         """One model call: the purpose's template as the system message, `frame` as the user
         message, the purpose's schema and output reserve. Raises `ModelError`."""
         spec = PURPOSES[purpose]
         messages = self.services.prompts.messages(
-            purpose, self.language, frame, character_name=self.character.name,
-            persona=self.persona, interaction_hint=self.interaction_hint)
+            purpose,
+            self.language,
+            frame,
+            character_name=self.character.name,
+            persona=self.persona,
+            interaction_hint=self.interaction_hint,
+        )
         reserve = max_tokens or spec.max_tokens or self.settings.responder_max_tokens
         started = time.perf_counter()
         try:
             return await self.gateway.complete(
-                purpose, messages, schema=spec.schema, max_tokens=reserve,
-                temperature=spec.temperature, user_id=self.user_id)
+                purpose,
+                messages,
+                schema=spec.schema,
+                max_tokens=reserve,
+                temperature=spec.temperature,
+                user_id=self.user_id,
+            )
         finally:
             self.calls.append(ModelCall(purpose, time.perf_counter() - started))
 

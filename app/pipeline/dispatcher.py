@@ -62,29 +62,43 @@ from app.pipeline.vocabulary import AwaitUser, Continue
 log = logging.getLogger(__name__)
 
 
-
 async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
     perception = state.perception
-    turn = Turn(turn_id=state.turn_id, role=ROLE_USER, content=state.text, time=state.said_at,
-                message_ids=list(state.message_ids), core=perception.core.strip(),
-                **emotion_fields(state.user, intentions=list(perception.intentions),
-                                 topics=list(perception.topics)))
+    turn = Turn(
+        turn_id=state.turn_id,
+        role=ROLE_USER,
+        content=state.text,
+        time=state.said_at,
+        message_ids=list(state.message_ids),
+        core=perception.core.strip(),
+        **emotion_fields(
+            state.user, intentions=list(perception.intentions), topics=list(perception.topics)
+        ),
+    )
     svc = ctx.services
     if any(t.role == ROLE_USER and t.turn_id == turn.turn_id for t in state.turns):
         # A rerun after a crash: the turn was stored by the first run; store it once. Its
         # row was promised in that run's commit: it lands now if it had not yet.
-        log.info("user turn stored already (a rerun); not stored again",
-                 extra=fields(turn_id=turn.turn_id))
+        log.info(
+            "user turn stored already (a rerun); not stored again",
+            extra=fields(turn_id=turn.turn_id),
+        )
         state.stored = turn
         await _deliver(ctx, state.user_id, state.character_id, None, "user:appended")
         return
-    remember, entries = _remember(ctx, state.user_id, state.character_id, turn,
-                                  state.salience.importance, state.salience.segments)
+    remember, entries = _remember(
+        ctx,
+        state.user_id,
+        state.character_id,
+        turn,
+        state.salience.importance,
+        state.salience.segments,
+    )
     promotion = _promotion(ctx, state, turn)
-    row = svc.log_outbox.promise(_log_row(ctx, state.user_id, state.character_id, turn,
-                                          entry_key=f"{turn.turn_id}:user"))
-    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember,
-              row.write]
+    row = svc.log_outbox.promise(
+        _log_row(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
+    )
+    writes = [svc.memory.store_write(state.user_id, state.character_id, turn), remember, row.write]
     if promotion is not None:
         writes.append(push_write(promotion))  # in the turn's own atomic step
     await commit(svc.redis, ctx.guard, writes)
@@ -97,40 +111,61 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
 
 async def write_character_turn(ctx: NodeContext, state: Path2State) -> None:
     final = after_answer(state)
-    turn = Turn(turn_id=state.turn_id, role=ROLE_ASSISTANT, content=state.answer,
-                time=ctx.services.clock(), occasion=OCCASION_OF_ORIGIN[state.origin],
-                message_ids=list(state.message_ids), **emotion_fields(final))
+    turn = Turn(
+        turn_id=state.turn_id,
+        role=ROLE_ASSISTANT,
+        content=state.answer,
+        time=ctx.services.clock(),
+        occasion=OCCASION_OF_ORIGIN[state.origin],
+        message_ids=list(state.message_ids),
+        **emotion_fields(final),
+    )
     svc = ctx.services
     user_id, character_id = state.user_id, state.character_id
     if _stored_already(state):
         # The first run committed the turn, its state, its mark and its agents' changes, and
         # promised its row: that lands now if it had not yet.
-        log.info("answer of this run stored already (a rerun); not stored again",
-                 extra=fields(turn_id=turn.turn_id, trigger_count=state.trigger_count))
+        log.info(
+            "answer of this run stored already (a rerun); not stored again",
+            extra=fields(turn_id=turn.turn_id, trigger_count=state.trigger_count),
+        )
         state.answer = _stored_answer(state)
         state.state = final
         state.follow_up = follow_up(state)
         await _deliver(ctx, user_id, character_id, None, "answer:appended")
         return
-    remember, entries = _remember(ctx, user_id, character_id, turn,
-                                  state.salience.importance, state.salience.segments)
+    remember, entries = _remember(
+        ctx, user_id, character_id, turn, state.salience.importance, state.salience.segments
+    )
     effects = _effect_writes(ctx, state)
     stance = compute_stance(final, turn_id=state.turn_id, now=turn.time)
-    row = svc.log_outbox.promise(_log_row(
-        ctx, user_id, character_id, turn,
-        entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}"))
-    writes: list[Write] = [svc.memory.store_write(user_id, character_id, turn),
-                           save_state_write(user_id, character_id, final),
-                           save_stance_write(user_id, character_id, stance), remember,
-                           *_mark_writes(ctx, state), *effects, row.write]
+    row = svc.log_outbox.promise(
+        _log_row(
+            ctx,
+            user_id,
+            character_id,
+            turn,
+            entry_key=f"{turn.turn_id}:assistant:{state.trigger_count}",
+        )
+    )
+    writes: list[Write] = [
+        svc.memory.store_write(user_id, character_id, turn),
+        save_state_write(user_id, character_id, final),
+        save_stance_write(user_id, character_id, stance),
+        remember,
+        *_mark_writes(ctx, state),
+        *effects,
+        row.write,
+    ]
     await commit(svc.redis, ctx.guard, writes)
     crash_point(ctx.settings, "answer:committed")
     state.stance = stance
     _log_stance(stance)
     _log_remembered(turn, entries, state.salience.importance)
     _log_effects(effects)
-    if any(isinstance(e, (ReminderToAdd, ReminderChange))
-           for r in state.results for e in r.effects):
+    if any(
+        isinstance(e, (ReminderToAdd, ReminderChange)) for r in state.results for e in r.effects
+    ):
         svc.wake_clock()
     state.stored = turn
     state.state = final
@@ -206,8 +241,11 @@ def _mark_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
     if marked is None:
         return []
     turn_ids, succeeded = marked
-    return [ctx.services.memory.mark_write(state.user_id, state.character_id, turn_ids,
-                                           success=succeeded)]
+    return [
+        ctx.services.memory.mark_write(
+            state.user_id, state.character_id, turn_ids, success=succeeded
+        )
+    ]
 
 
 def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
@@ -229,45 +267,80 @@ def _log_effects(writes: list[Write]) -> None:
     for write in writes:
         if isinstance(write, ChangeWrite):
             if write.done:
-                log.info("reminder changed", extra=fields(
-                    reminder_id=write.change.reminder_id, deleted=write.change.delete))
+                log.info(
+                    "reminder changed",
+                    extra=fields(reminder_id=write.change.reminder_id, deleted=write.change.delete),
+                )
             else:
-                log.warning("reminder removed meanwhile (or a move would pass "
-                            "max_reminders_per_pair); the change changed nothing", extra=fields(
-                                reminder_id=write.change.reminder_id,
-                                limit="max_reminders_per_pair"))
+                log.warning(
+                    "reminder removed meanwhile (or a move would pass "
+                    "max_reminders_per_pair); the change changed nothing",
+                    extra=fields(
+                        reminder_id=write.change.reminder_id, limit="max_reminders_per_pair"
+                    ),
+                )
             continue
         if not isinstance(write, EditWrite):
             continue
         change = write.change
         if change is None:
-            log.warning("list removed meanwhile; the edit changed nothing",
-                        extra=fields(list=write.edit.list_name))
+            log.warning(
+                "list removed meanwhile; the edit changed nothing",
+                extra=fields(list=write.edit.list_name),
+            )
         else:
-            log.info("list changed", extra=fields(
-                list=change.list.name, created=change.created, added=len(change.added),
-                removed=len(change.removed), cleared=change.cleared))
+            log.info(
+                "list changed",
+                extra=fields(
+                    list=change.list.name,
+                    created=change.created,
+                    added=len(change.added),
+                    removed=len(change.removed),
+                    cleared=change.cleared,
+                ),
+            )
 
 
-def _remember(ctx: NodeContext, user_id: str, character_id: str, turn: Turn,
-              importance: float, segments: list[str]) -> tuple[Write, list[MemoryEntry]]:
+def _remember(
+    ctx: NodeContext,
+    user_id: str,
+    character_id: str,
+    turn: Turn,
+    importance: float,
+    segments: list[str],
+) -> tuple[Write, list[MemoryEntry]]:
     """Short-term memory entries of the salient segments (none below the threshold)."""
     if importance < ctx.settings.salience_memory_threshold:
         segments = []
-    return ctx.services.short_term.add_write(user_id, character_id, segments,
-                                             turn_id=turn.turn_id, role=turn.role,
-                                             importance=importance, now=turn.time)
+    return ctx.services.short_term.add_write(
+        user_id,
+        character_id,
+        segments,
+        turn_id=turn.turn_id,
+        role=turn.role,
+        importance=importance,
+        now=turn.time,
+    )
 
 
 def _log_stance(stance: Stance) -> None:
-    log.info("stance written", extra=fields(turn_id=stance.turn_id, computed=stance.computed,
-                                            cluster=stance.cluster, reason=stance.reason))
+    log.info(
+        "stance written",
+        extra=fields(
+            turn_id=stance.turn_id,
+            computed=stance.computed,
+            cluster=stance.cluster,
+            reason=stance.reason,
+        ),
+    )
 
 
 def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -> None:
     if entries:
-        log.info("short-term memory entries stored",
-                 extra=fields(turn_id=turn.turn_id, entries=len(entries), importance=importance))
+        log.info(
+            "short-term memory entries stored",
+            extra=fields(turn_id=turn.turn_id, entries=len(entries), importance=importance),
+        )
 
 
 def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | None:
@@ -277,43 +350,70 @@ def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | Non
     importance = state.salience.importance
     if importance < ctx.settings.promotion_threshold:
         return None
-    return new_trigger(state.user_id, state.character_id, turn_id=turn.turn_id,
-                       message_ids=list(turn.message_ids), text=turn.content,
-                       segments=list(state.salience.segments), importance=importance,
-                       now=turn.time)
+    return new_trigger(
+        state.user_id,
+        state.character_id,
+        turn_id=turn.turn_id,
+        message_ids=list(turn.message_ids),
+        text=turn.content,
+        segments=list(state.salience.segments),
+        importance=importance,
+        now=turn.time,
+    )
 
 
 def _promoted(ctx: NodeContext, trigger: Trigger | None) -> None:
     if trigger is None:
         return
     ctx.services.wake_pixie()
-    log.info("promotion trigger queued", extra=fields(
-        turn_id=trigger.turn_id, trigger_id=trigger.trigger_id, importance=trigger.importance,
-        threshold=ctx.settings.promotion_threshold))
+    log.info(
+        "promotion trigger queued",
+        extra=fields(
+            turn_id=trigger.turn_id,
+            trigger_id=trigger.trigger_id,
+            importance=trigger.importance,
+            threshold=ctx.settings.promotion_threshold,
+        ),
+    )
 
 
-def _log_row(ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *,
-             entry_key: str) -> LoggedMessage:
+def _log_row(
+    ctx: NodeContext, user_id: str, character_id: str, turn: Turn, *, entry_key: str
+) -> LoggedMessage:
     created = turn.time or time.time()
     return LoggedMessage(
-        entry_key=entry_key, user_id=user_id, character_id=character_id,
-        turn_id=turn.turn_id, message_ids=list(turn.message_ids), role=turn.role,
-        occasion=turn.occasion, text=turn.content, created=created,
-        calendar_date=calendar_date(created, zone_named(ctx.settings.timezone)))
+        entry_key=entry_key,
+        user_id=user_id,
+        character_id=character_id,
+        turn_id=turn.turn_id,
+        message_ids=list(turn.message_ids),
+        role=turn.role,
+        occasion=turn.occasion,
+        text=turn.content,
+        created=created,
+        calendar_date=calendar_date(created, zone_named(ctx.settings.timezone)),
+    )
 
 
-async def _deliver(ctx: NodeContext, user_id: str, character_id: str, row: Promise | None,
-                   crash_at: CrashPoint) -> None:
+async def _deliver(
+    ctx: NodeContext, user_id: str, character_id: str, row: Promise | None, crash_at: CrashPoint
+) -> None:
     """The message-log rows the pair's commits promised (`row`'s commit read them back; None:
     a rerun, which reads them now), appended once."""
     pending = None if row is None else row.pending
-    delivered = await ctx.services.log_outbox.deliver(user_id, character_id, pending,
-                                                      crash_at=crash_at)
+    delivered = await ctx.services.log_outbox.deliver(
+        user_id, character_id, pending, crash_at=crash_at
+    )
     if row is not None and not delivered.get(row.entry.entry_key, True):
-        log.info("message log row existed already (a rerun)",
-                 extra=fields(turn_id=row.entry.turn_id, entry_key=row.entry.entry_key))
-    late = [key for key, new in delivered.items() if new and (row is None
-                                                             or key != row.entry.entry_key)]
+        log.info(
+            "message log row existed already (a rerun)",
+            extra=fields(turn_id=row.entry.turn_id, entry_key=row.entry.entry_key),
+        )
+    late = [
+        key for key, new in delivered.items() if new and (row is None or key != row.entry.entry_key)
+    ]
     if late:
-        log.warning("message log rows of an earlier commit appended now",
-                    extra=fields(user_id=user_id, character_id=character_id, entry_keys=late))
+        log.warning(
+            "message log rows of an earlier commit appended now",
+            extra=fields(user_id=user_id, character_id=character_id, entry_keys=late),
+        )

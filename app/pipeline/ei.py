@@ -26,9 +26,17 @@ from app.pipeline.vocabulary import EventPayload, UserPayload
 
 # How the character's emotion answers the user's (labels are never blended).
 EMPATHY: dict[str, str] = {
-    "trauer": "mitgefuehl", "angst": "fuersorge", "stress": "ruhe", "erschoepfung": "fuersorge",
-    "wut": "ruhe", "ekel": "mitgefuehl", "freude": "freude", "begeisterung": "freude",
-    "liebe": "zuneigung", "dankbarkeit": "freude", "ueberraschung": "neugier",
+    "trauer": "mitgefuehl",
+    "angst": "fuersorge",
+    "stress": "ruhe",
+    "erschoepfung": "fuersorge",
+    "wut": "ruhe",
+    "ekel": "mitgefuehl",
+    "freude": "freude",
+    "begeisterung": "freude",
+    "liebe": "zuneigung",
+    "dankbarkeit": "freude",
+    "ueberraschung": "neugier",
 }
 # The labels the character takes over from the user as they are (the emotion answers through
 # `EMPATHY`; the emotions vector is the character's own).
@@ -39,8 +47,11 @@ def user_emotion(perception: Perception) -> Emotion:
     """EI calc (user): the perception's reading as the nine EI dimensions, its labels in
     lower case (a topic keeps its case: it is the user's word)."""
     read = copy_emotion(perception, Emotion())
-    labels = {name: getattr(read, name).strip().lower() for name in EI_FIELDS
-              if name not in ("arousal", "prompt_topic")}
+    labels = {
+        name: getattr(read, name).strip().lower()
+        for name in EI_FIELDS
+        if name not in ("arousal", "prompt_topic")
+    }
     return msgspec.structs.replace(read, **labels, prompt_topic=read.prompt_topic.strip())
 
 
@@ -54,17 +65,28 @@ def perceived_user(payload: EventPayload) -> Emotion | None:
     return None if user == Emotion() else user
 
 
-def character_state(loaded: CharacterState, *, baseline: CharacterState, source: str,
-                    now: float, settings: Settings, user: Emotion | None,
-                    thought_level: float | None) -> CharacterState:
+def character_state(
+    loaded: CharacterState,
+    *,
+    baseline: CharacterState,
+    source: str,
+    now: float,
+    settings: Settings,
+    user: Emotion | None,
+    thought_level: float | None,
+) -> CharacterState:
     """EI calc (character): the empathy switch on `source`, then the thought's level."""
     if loaded.turn_time is None and loaded.user_time is None:
         loaded = baseline  # the first turn of the pair: the character starts from its baseline
     state = empathy_switch(
-        loaded, "user" if source == "user" else "character", now,
-        alpha=settings.empathy_alpha, nullpunkt_seconds=settings.eigenzeit_nullpunkt_seconds,
+        loaded,
+        "user" if source == "user" else "character",
+        now,
+        alpha=settings.empathy_alpha,
+        nullpunkt_seconds=settings.eigenzeit_nullpunkt_seconds,
         user_arousal=user.arousal if (source == "user" and user is not None) else None,
-        baseline=baseline)
+        baseline=baseline,
+    )
     if source == "user" and user is not None:
         state = _labels_follow_user(state, user)
     state = raise_arousal(state, thought_level)
@@ -73,8 +95,9 @@ def character_state(loaded: CharacterState, *, baseline: CharacterState, source:
 
 
 def _labels_follow_user(state: CharacterState, user: Emotion) -> CharacterState:
-    changes: dict[str, Any] = {name: getattr(user, name) for name in _FOLLOWING
-                               if getattr(user, name)}
+    changes: dict[str, Any] = {
+        name: getattr(user, name) for name in _FOLLOWING if getattr(user, name)
+    }
     if user.emotion in EMPATHY:
         changes["emotion"] = EMPATHY[user.emotion]
     return msgspec.structs.replace(state, **changes)

@@ -54,8 +54,9 @@ class GraphRun:
         return self.total_ms - self.model_ms
 
 
-async def run_graph(path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state: S, *,
-                    turn_id: str) -> GraphRun:
+async def run_graph(
+    path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state: S, *, turn_id: str
+) -> GraphRun:
     started = time.perf_counter()
     first_call = len(ctx.calls)
     timings: dict[str, float] = {}
@@ -67,9 +68,21 @@ async def run_graph(path: str, nodes: Sequence[Node[S]], ctx: NodeContext, state
         await node.run(ctx, state)
         timings[node.name] = round((time.perf_counter() - node_started) * 1000, 3)
     calls = [(c.purpose, c.seconds) for c in ctx.calls[first_call:]]
-    run = GraphRun(path=path, turn_id=turn_id, nodes=timings, model_calls=calls,
-                   total_ms=(time.perf_counter() - started) * 1000)
-    log.info("path run", extra=fields(
-        path=path, nodes=timings, model_calls=[purpose for purpose, _ in calls],
-        model_ms=round(run.model_ms, 3), total_ms=round(run.total_ms, 3)))
+    run = GraphRun(
+        path=path,
+        turn_id=turn_id,
+        nodes=timings,
+        model_calls=calls,
+        total_ms=(time.perf_counter() - started) * 1000,
+    )
+    log.info(
+        "path run",
+        extra=fields(
+            path=path,
+            nodes=timings,
+            model_calls=[purpose for purpose, _ in calls],
+            model_ms=round(run.model_ms, 3),
+            total_ms=round(run.total_ms, 3),
+        ),
+    )
     return run

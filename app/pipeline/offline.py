@@ -32,12 +32,14 @@ HEAVY_EMOTIONS = handlers.HEAVY
 
 # --- reading the frame -----------------------------------------------------------------------
 
+
 class Frame:
     """The blocks of the last user message, by their field name in `Blocks`."""
 
     def __init__(self, request: OfflineRequest) -> None:
-        content = next((m["content"] for m in reversed(request.messages)
-                        if m["role"] == "user"), "")
+        content = next(
+            (m["content"] for m in reversed(request.messages) if m["role"] == "user"), ""
+        )
         self.system = next((m["content"] for m in request.messages if m["role"] == "system"), "")
         self.found = read_frame(content)
         self.language = "de"
@@ -65,6 +67,7 @@ def vars_of(blocks: object) -> list[str]:
 
 # --- router, planner, agents -------------------------------------------------------------------
 
+
 def known(frame: Frame) -> routing.Known:
     return routing.Known.of(frame.get("lists"), frame.get("reminders"))
 
@@ -82,8 +85,12 @@ def router(request: OfflineRequest) -> dict[str, Any]:
 
 def planner(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
-    return {"steps": [{"agent": agent, "task": task}
-                      for agent, task in routing.split_tasks(frame.get("request"))]}
+    return {
+        "steps": [
+            {"agent": agent, "task": task}
+            for agent, task in routing.split_tasks(frame.get("request"))
+        ]
+    }
 
 
 def agent_lists(request: OfflineRequest) -> dict[str, Any]:
@@ -91,8 +98,9 @@ def agent_lists(request: OfflineRequest) -> dict[str, Any]:
     resuming = bool(frame.get("pending"))
     task = frame.get("task")
     if not resuming:
-        task = routing.command_text(task, "lists", known(frame),
-                                    routing.recent_turns(frame.get("history")))
+        task = routing.command_text(
+            task, "lists", known(frame), routing.recent_turns(frame.get("history"))
+        )
     return lists.command(task, frame.get("lists"), resuming)
 
 
@@ -101,29 +109,35 @@ def agent_reminders(request: OfflineRequest) -> dict[str, Any]:
     resuming = bool(frame.get("pending"))
     task = frame.get("task")
     if not resuming:
-        task = routing.command_text(task, "reminders", known(frame),
-                                    routing.recent_turns(frame.get("history")))
+        task = routing.command_text(
+            task, "reminders", known(frame), routing.recent_turns(frame.get("history"))
+        )
     asked_for = frame.get("pending").rsplit("\n", 1)[-1]  # the question, then its task
-    return reminders.command(task, frame.get("now"), resuming, frame.get("reminders"),
-                             asked_for)
+    return reminders.command(task, frame.get("now"), resuming, frame.get("reminders"), asked_for)
 
 
 # --- responder, thinker, corrector, salience ---------------------------------------------------
 
 PHRASES = {
-    "de": {"continue": "Ich wollte noch einmal "
-           "nachfragen: Wie geht es dir jetzt damit?",
-           "retry": "Lass mich das noch ergänzen: Was genau brauchst du von mir?",
-           "commitment": "recherche", "follow_up": "nachfragen"},
-    "en": {"continue": "I wanted to check in "
-           "once more: how are you feeling about it now?",
-           "retry": "Let me add to that: what exactly do you need from me?",
-           "commitment": "look into it", "follow_up": "ask how they are"},
+    "de": {
+        "continue": "Ich wollte noch einmal nachfragen: Wie geht es dir jetzt damit?",
+        "retry": "Lass mich das noch ergänzen: Was genau brauchst du von mir?",
+        "commitment": "recherche",
+        "follow_up": "nachfragen",
+    },
+    "en": {
+        "continue": "I wanted to check in once more: how are you feeling about it now?",
+        "retry": "Let me add to that: what exactly do you need from me?",
+        "commitment": "look into it",
+        "follow_up": "ask how they are",
+    },
 }
 _COMMITMENT = re.compile(
     r"\b(?:ich schau\w*|ich seh\w* (?:mal )?nach|ich werde\b[^.?!]*\b(?:nachsehen|nachschauen|"
     r"recherchieren|herausfinden|prüfen|suchen)|ich kümmere mich|i'?ll look into|"
-    r"i will look into|let me check|i'?ll find out)\b", re.I)
+    r"i will look into|let me check|i'?ll find out)\b",
+    re.I,
+)
 
 
 def _lines(block: str) -> list[str]:
@@ -147,12 +161,14 @@ def responder(request: OfflineRequest) -> str:
     task = frame.get("task")
     if frame.get("retry"):
         return words["retry"]
-    if task and (BLOCKS[frame.language].intent in task or "noch einmal" in task
-                 or "once more" in task):
+    if task and (
+        BLOCKS[frame.language].intent in task or "noch einmal" in task or "once more" in task
+    ):
         return words["continue"]
     conversation = request.conversation
-    reply = handlers.reflective_reply(frame.last_user_words(), request.max_chars,
-                                      previous=said_before(frame, conversation))
+    reply = handlers.reflective_reply(
+        frame.last_user_words(), request.max_chars, previous=said_before(frame, conversation)
+    )
     if conversation is not None:
         conversation.remember(reply)
     return reply
@@ -204,20 +220,31 @@ def salience(request: OfflineRequest) -> dict[str, Any]:
     if re.search(r"\d", words) or any(w[0].isupper() for w in tx.words(words)[1:]):
         importance += 0.2
     importance = round(min(importance, 1.0), 2)
-    return {"importance": importance,
-            "segments": [core_summary(words)] if importance >= 0.5 else []}
+    return {
+        "importance": importance,
+        "segments": [core_summary(words)] if importance >= 0.5 else [],
+    }
 
 
 def salience_character(request: OfflineRequest) -> dict[str, Any]:
     frame = Frame(request)
     said = _lines(frame.get("actions"))
     mood = re.search(r"emotion:\s*([^,\n]+)", frame.get("mood"))
-    return {"importance": 0.7 if said else 0.3, "segments": said,
-            "emotion": mood.group(1).strip() if mood else ""}
+    return {
+        "importance": 0.7 if said else 0.3,
+        "segments": said,
+        "emotion": mood.group(1).strip() if mood else "",
+    }
 
 
 PURPOSE_HANDLERS = {
-    "salience": salience, "router": router, "planner": planner, "agent_lists": agent_lists,
-    "agent_reminders": agent_reminders, "responder": responder, "thinker": thinker,
-    "corrector": corrector, "salience_character": salience_character,
+    "salience": salience,
+    "router": router,
+    "planner": planner,
+    "agent_lists": agent_lists,
+    "agent_reminders": agent_reminders,
+    "responder": responder,
+    "thinker": thinker,
+    "corrector": corrector,
+    "salience_character": salience_character,
 }

@@ -26,27 +26,38 @@ async def load_session(ctx: NodeContext, state: Path1State) -> None:
     renderer with the block as its newest USER line."""
     svc = ctx.services
     state.turns, state.summary = await svc.memory.retrieve(state.user_id, state.character_id)
-    state.history = render_history([*state.turns, block_turn(state)], ctx.settings,
-                                   character_name=ctx.character.name, language=ctx.language)
+    state.history = render_history(
+        [*state.turns, block_turn(state)],
+        ctx.settings,
+        character_name=ctx.character.name,
+        language=ctx.language,
+    )
 
 
 def block_turn(state: Path1State) -> Turn:
     """The block as the user turn it will become (shown to the model before it is stored)."""
-    return Turn(turn_id=state.turn_id, role=ROLE_USER, content=state.text, time=state.said_at,
-                message_ids=list(state.message_ids))
+    return Turn(
+        turn_id=state.turn_id,
+        role=ROLE_USER,
+        content=state.text,
+        time=state.said_at,
+        message_ids=list(state.message_ids),
+    )
 
 
 async def perceive(ctx: NodeContext, state: Path1State) -> None:
     # The history block comes last: its newest USER line is the block to perceive.
     b = ctx.blocks
-    state.perception = await ctx.ask_struct("perception", frame([
-        (b.summary, state.summary), (b.history, state.history)]))
+    state.perception = await ctx.ask_struct(
+        "perception", frame([(b.summary, state.summary), (b.history, state.history)])
+    )
 
 
 async def enrich(ctx: NodeContext, state: Path1State) -> None:
     """The rest of the session context: the newest short-term memory entries."""
     state.memories = await ctx.services.short_term.recent(
-        state.user_id, state.character_id, ctx.settings.short_term_memory_recent)
+        state.user_id, state.character_id, ctx.settings.short_term_memory_recent
+    )
 
 
 async def ei_calc(ctx: NodeContext, state: Path1State) -> None:
@@ -55,9 +66,17 @@ async def ei_calc(ctx: NodeContext, state: Path1State) -> None:
 
 async def salience(ctx: NodeContext, state: Path1State) -> None:
     b = ctx.blocks
-    state.salience = await ctx.ask_struct("salience", frame([
-        (b.summary, state.summary), (b.memory, memory_text(state)),
-        (b.history, state.history), (b.perceive, perceived_text(state.perception))]))
+    state.salience = await ctx.ask_struct(
+        "salience",
+        frame(
+            [
+                (b.summary, state.summary),
+                (b.memory, memory_text(state)),
+                (b.history, state.history),
+                (b.perceive, perceived_text(state.perception)),
+            ]
+        ),
+    )
 
 
 async def dispatch(ctx: NodeContext, state: Path1State) -> None:
@@ -70,10 +89,12 @@ def memory_text(state: Path1State) -> str:
 
 def perceived_text(perception: Perception) -> str:
     """How the block came across, for the salience (the model's own perception, whole)."""
-    parts = [f"emotion: {perception.emotion or '-'}",
-             f"arousal: {perception.arousal if perception.arousal is not None else '-'}",
-             f"intentions: {', '.join(perception.intentions) or '-'}",
-             f"core: {perception.core or '-'}"]
+    parts = [
+        f"emotion: {perception.emotion or '-'}",
+        f"arousal: {perception.arousal if perception.arousal is not None else '-'}",
+        f"intentions: {', '.join(perception.intentions) or '-'}",
+        f"core: {perception.core or '-'}",
+    ]
     return "\n".join(parts)
 
 
@@ -89,6 +110,4 @@ PATH1: tuple[Node[Path1State], ...] = (
 
 def result_of(state: Path1State) -> Path1Result:
     """What path 1 gives the user event: the nine EI dimensions and the language."""
-    return Path1Result(perceived=state.user,
-                       language=state.perception.language.strip().lower())
-
+    return Path1Result(perceived=state.user, language=state.perception.language.strip().lower())

@@ -35,6 +35,7 @@ from app.pipeline.vocabulary import UserPayload
 
 # --- state, enricher, EI calc ------------------------------------------------------------------
 
+
 async def load(ctx: NodeContext, state: Path2State) -> None:
     """The run's state from the event and one snapshot of the pair: turns, summary, the
     character's state and the newest short-term memory entries (for the enricher, which
@@ -44,16 +45,20 @@ async def load(ctx: NodeContext, state: Path2State) -> None:
     async with svc.redis.pipeline(transaction=True) as pipe:
         retrieved = svc.memory.queue_retrieve(pipe, user_id, character_id)
         stored_state = queue_load_state(pipe, user_id, character_id)
-        newest = svc.short_term.queue_recent(pipe, user_id, character_id,
-                                             ctx.settings.short_term_memory_recent)
+        newest = svc.short_term.queue_recent(
+            pipe, user_id, character_id, ctx.settings.short_term_memory_recent
+        )
         results = await pipe.execute()
     state.turns, state.summary = retrieved(results)
     state.memories = newest(results)
     loaded = stored_state(results)
-    state.request_turn = next((t for t in reversed(state.turns)
-                               if t.role == ROLE_USER and t.turn_id == state.turn_id), None)
-    state.previous_answer = next((t.content for t in reversed(state.turns)
-                                  if t.role == ROLE_ASSISTANT and t.has_content), "")
+    state.request_turn = next(
+        (t for t in reversed(state.turns) if t.role == ROLE_USER and t.turn_id == state.turn_id),
+        None,
+    )
+    state.previous_answer = next(
+        (t.content for t in reversed(state.turns) if t.role == ROLE_ASSISTANT and t.has_content), ""
+    )
     state.stimulus = read_stimulus(state.payload, state.request_turn)
     if state.source == "user":
         state.user = ei.perceived_user(state.payload) or _stored_emotion(state.request_turn)
@@ -73,8 +78,9 @@ async def enrich(ctx: NodeContext, state: Path2State) -> None:
     came with the state node's snapshot), the lorebook entries the conversation triggers,
     and what the character knows about the user from long-term memory, relevant to this
     run's words (searched here when no router runs, else beside the router's model call)."""
-    state.history = render_history(state.turns, ctx.settings, character_name=ctx.character.name,
-                                   language=ctx.language)
+    state.history = render_history(
+        state.turns, ctx.settings, character_name=ctx.character.name, language=ctx.language
+    )
     state.lore = await triggered_lore(ctx, state)
     if not wants_router(state):  # otherwise the router's node searches beside its call
         state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
@@ -82,21 +88,32 @@ async def enrich(ctx: NodeContext, state: Path2State) -> None:
 
 async def ei_calc(ctx: NodeContext, state: Path2State) -> None:
     state.state = ei.character_state(
-        state.state, baseline=ctx.character.baseline, source=state.source,
-        now=ctx.services.clock(), settings=ctx.settings, user=state.user,
-        thought_level=state.thought_arousal)
+        state.state,
+        baseline=ctx.character.baseline,
+        source=state.source,
+        now=ctx.services.clock(),
+        settings=ctx.settings,
+        user=state.user,
+        thought_level=state.thought_arousal,
+    )
 
 
 async def salience(ctx: NodeContext, state: Path2State) -> None:
     b = ctx.blocks
     stimulus = state.stimulus
     said = [line for r in state.results for line in r.said]
-    state.salience = await ctx.ask_struct("salience_character", frame([
-        (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
-        (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-        (b.actions, "\n".join(f"- {line}" for line in said)),
-        (b.mood, mood_text(state)),
-        (b.answer, state.answer)]))
+    state.salience = await ctx.ask_struct(
+        "salience_character",
+        frame(
+            [
+                (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
+                (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+                (b.actions, "\n".join(f"- {line}" for line in said)),
+                (b.mood, mood_text(state)),
+                (b.answer, state.answer),
+            ]
+        ),
+    )
 
 
 async def dispatch(ctx: NodeContext, state: Path2State) -> None:

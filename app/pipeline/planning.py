@@ -43,15 +43,22 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     b = ctx.blocks
     kept_lists, kept_reminders = await kept_text(ctx, state)
     routed, known = await asyncio.gather(
-        ctx.ask_struct("router", frame([
-            (b.summary, state.summary),
-            (b.lists, kept_lists),
-            (b.reminders, kept_reminders),
-            (b.pending, state.pending.question if state.pending is not None else ""),
-            (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
-            (b.history, state.history)])),
+        ctx.ask_struct(
+            "router",
+            frame(
+                [
+                    (b.summary, state.summary),
+                    (b.lists, kept_lists),
+                    (b.reminders, kept_reminders),
+                    (b.pending, state.pending.question if state.pending is not None else ""),
+                    (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+                    (b.history, state.history),
+                ]
+            ),
+        ),
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
-        return_exceptions=True)  # both finish; then the first failure counts
+        return_exceptions=True,
+    )  # both finish; then the first failure counts
     for outcome in (routed, known):
         if isinstance(outcome, BaseException):
             raise outcome
@@ -62,10 +69,10 @@ async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
     """The pair's lists and open reminders as the agents' prompts show them."""
     existing, waiting = await asyncio.gather(
         ListStore(ctx.services.redis, state.user_id, state.character_id).all(),
-        ctx.services.reminders.pending(state.user_id, state.character_id))
+        ctx.services.reminders.pending(state.user_id, state.character_id),
+    )
     zone = zone_named(ctx.settings.timezone)
-    return (lists_text(existing, ctx.language),
-            reminders_text(waiting, zone, ctx.language))
+    return (lists_text(existing, ctx.language), reminders_text(waiting, zone, ctx.language))
 
 
 def resuming(state: Path2State) -> bool:
@@ -84,8 +91,9 @@ async def plan(ctx: NodeContext, state: Path2State) -> None:
         agent = state.pending.agent
         steps = list(state.pending.remaining)
         if agent in AGENTS:
-            result = await _run_step(ctx, state, PlanStep(agent=agent, task=state.stimulus.text),
-                                     state.pending)
+            result = await _run_step(
+                ctx, state, PlanStep(agent=agent, task=state.stimulus.text), state.pending
+            )
             if result.context is not None:  # asked again: the rest keeps waiting
                 result.context.remaining = steps
                 return
@@ -93,14 +101,20 @@ async def plan(ctx: NodeContext, state: Path2State) -> None:
         steps = await _plan_steps(ctx, state)
     limit = ctx.settings.planner_max_steps
     if len(steps) > limit:
-        log.warning("planner_max_steps dropped agent steps", extra=fields(
-            limit="planner_max_steps", max_steps=limit, planned=len(steps),
-            dropped=[s.agent for s in steps[limit:]]))
+        log.warning(
+            "planner_max_steps dropped agent steps",
+            extra=fields(
+                limit="planner_max_steps",
+                max_steps=limit,
+                planned=len(steps),
+                dropped=[s.agent for s in steps[limit:]],
+            ),
+        )
         steps = steps[:limit]
     for index, step in enumerate(steps):
         result = await _run_step(ctx, state, step, None)
         if result.context is not None:  # a question: the rest waits for its answer
-            result.context.remaining = steps[index + 1:]
+            result.context.remaining = steps[index + 1 :]
             break
 
 
@@ -111,26 +125,33 @@ async def _plan_steps(ctx: NodeContext, state: Path2State) -> list[PlanStep]:
         # One agent: the whole request is its task; no planning call needed.
         return [PlanStep(agent=agents[0], task=request)]
     b = ctx.blocks
-    planned: Plan = await ctx.ask_struct("planner", frame([
-        (b.history, state.history), (b.request, request)]))
+    planned: Plan = await ctx.ask_struct(
+        "planner", frame([(b.history, state.history), (b.request, request)])
+    )
     steps = [s for s in planned.steps if s.agent in AGENTS and s.task.strip()]
     if not steps:
-        log.warning("router asked for an action, the planner planned none",
-                    extra=fields(agents=agents))
+        log.warning(
+            "router asked for an action, the planner planned none", extra=fields(agents=agents)
+        )
     return steps
 
 
-async def _run_step(ctx: NodeContext, state: Path2State, step: PlanStep,
-                    pending: AgentContext | None) -> AgentResult:
+async def _run_step(
+    ctx: NodeContext, state: Path2State, step: PlanStep, pending: AgentContext | None
+) -> AgentResult:
     await ctx.stage(step.agent)
     try:
         result = await AGENTS[step.agent](ctx, state, step.task, pending)
     except ModelError:
         raise
-    except Exception:  # noqa: BLE001 - an agent's defect is its error, not the turn's end
+    except Exception:
         log.exception("agent failed", extra=fields(agent=step.agent))
-        result = AgentResult(agent=step.agent, task=step.task, outcome="error",
-                             said=[texts("agents", ctx.language)["failed"]])
+        result = AgentResult(
+            agent=step.agent,
+            task=step.task,
+            outcome="error",
+            said=[texts("agents", ctx.language)["failed"]],
+        )
     state.results.append(result)
     log.info("agent step", extra=fields(agent=step.agent, outcome=result.outcome))
     return result

@@ -45,20 +45,23 @@ class Purpose:
     temperature: float
 
 
-PURPOSES: dict[str, Purpose] = {p.name: p for p in (
-    Purpose("perception", ("character_name",), schemas.Perception, 400, 0.2),
-    Purpose("salience", ("character_name",), schemas.Salience, 300, 0.2),
-    Purpose("router", ("character_name",), schemas.Route, 120, 0.0),
-    Purpose("planner", ("character_name",), schemas.Plan, 300, 0.0),
-    Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
-    Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
-    # The responder's output reserve is the setting `responder_max_tokens`.
-    Purpose("responder", ("persona", "character_name", "interaction_hint"), None, 0, 0.7),
-    Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
-    Purpose("corrector", ("character_name",), None, 0, 0.3),
-    Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
-    Purpose("consolidation", ("character_name",), schemas.Consolidation, 400, 0.0),
-)}
+PURPOSES: dict[str, Purpose] = {
+    p.name: p
+    for p in (
+        Purpose("perception", ("character_name",), schemas.Perception, 400, 0.2),
+        Purpose("salience", ("character_name",), schemas.Salience, 300, 0.2),
+        Purpose("router", ("character_name",), schemas.Route, 120, 0.0),
+        Purpose("planner", ("character_name",), schemas.Plan, 300, 0.0),
+        Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
+        Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
+        # The responder's output reserve is the setting `responder_max_tokens`.
+        Purpose("responder", ("persona", "character_name", "interaction_hint"), None, 0, 0.7),
+        Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
+        Purpose("corrector", ("character_name",), None, 0, 0.3),
+        Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
+        Purpose("consolidation", ("character_name",), schemas.Consolidation, 400, 0.0),
+    )
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ class Blocks:
     question: str
     pending: str
     lists: str
-    reminders: str   # the pair's open reminders (router, reminders agent)
+    reminders: str  # the pair's open reminders (router, reminders agent)
     now: str
     task: str
     thought: str
@@ -85,37 +88,68 @@ class Blocks:
     previous: str
     findings: str
     request: str
-    known: str       # long-term memory (SPEC §3a)
-    lore: str        # the character's lorebook entries the conversation triggered (SPEC §11)
-    greeting: str    # the character's greeting, before its first answer
-    said: str        # consolidation: the user's own words
-    salient: str     # consolidation: what the salience singled out
+    known: str  # long-term memory (SPEC §3a)
+    lore: str  # the character's lorebook entries the conversation triggered (SPEC §11)
+    greeting: str  # the character's greeting, before its first answer
+    said: str  # consolidation: the user's own words
+    salient: str  # consolidation: what the salience singled out
 
 
 BLOCKS: dict[str, Blocks] = {
     "de": Blocks(
-        summary="Zusammenfassung früherer Gespräche", memory="Aus deinem Kurzzeitgedächtnis",
-        history="Verlauf", perceive="Neue Nachricht", vector="Gesprächsrichtung",
-        mood="Deine Stimmung", actions="Was du gerade erledigt hast",
-        question="Deine Rückfrage", pending="Offene Rückfrage", lists="Vorhandene Listen",
-        reminders="Offene Erinnerungen", now="Jetzt", task="Aufgabe", thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
-        intent="Du wolltest noch etwas sagen", retry="Dein letzter Versuch war nicht genug",
-        answer="Antwort", previous="Deine vorige Antwort", findings="Befunde",
-        request="Worum es ging", known="Was du über den Menschen weißt",
-        lore="Hintergrundwissen", greeting="Deine Begrüßung",
-        said="Was der Mensch gesagt hat", salient="Was davon wichtig schien"),
+        summary="Zusammenfassung früherer Gespräche",
+        memory="Aus deinem Kurzzeitgedächtnis",
+        history="Verlauf",
+        perceive="Neue Nachricht",
+        vector="Gesprächsrichtung",
+        mood="Deine Stimmung",
+        actions="Was du gerade erledigt hast",
+        question="Deine Rückfrage",
+        pending="Offene Rückfrage",
+        lists="Vorhandene Listen",
+        reminders="Offene Erinnerungen",
+        now="Jetzt",
+        task="Aufgabe",
+        thought="Dein eigener Gedanke (niemand hat etwas gesagt)",
+        intent="Du wolltest noch etwas sagen",
+        retry="Dein letzter Versuch war nicht genug",
+        answer="Antwort",
+        previous="Deine vorige Antwort",
+        findings="Befunde",
+        request="Worum es ging",
+        known="Was du über den Menschen weißt",
+        lore="Hintergrundwissen",
+        greeting="Deine Begrüßung",
+        said="Was der Mensch gesagt hat",
+        salient="Was davon wichtig schien",
+    ),
     "en": Blocks(
-        summary="Summary of earlier conversations", memory="From your short-term memory",
-        history="Conversation", perceive="New message", vector="Direction of the conversation",
-        mood="Your mood", actions="What you have just done", question="Your question",
-        pending="Open question", lists="Existing lists",
-        reminders="Open reminders", now="Now", task="Task",
-        thought="Your own thought (nobody said anything)", intent="You wanted to say more",
-        retry="Your last attempt was not enough", answer="Answer",
-        previous="Your previous answer", findings="Findings", request="What it was about",
-        known="What you know about the person", lore="Background knowledge",
-        greeting="Your greeting", said="What the person said",
-        salient="What of it seemed to matter"),
+        summary="Summary of earlier conversations",
+        memory="From your short-term memory",
+        history="Conversation",
+        perceive="New message",
+        vector="Direction of the conversation",
+        mood="Your mood",
+        actions="What you have just done",
+        question="Your question",
+        pending="Open question",
+        lists="Existing lists",
+        reminders="Open reminders",
+        now="Now",
+        task="Task",
+        thought="Your own thought (nobody said anything)",
+        intent="You wanted to say more",
+        retry="Your last attempt was not enough",
+        answer="Answer",
+        previous="Your previous answer",
+        findings="Findings",
+        request="What it was about",
+        known="What you know about the person",
+        lore="Background knowledge",
+        greeting="Your greeting",
+        said="What the person said",
+        salient="What of it seemed to matter",
+    ),
 }
 BLOCK_PREFIX = "### "
 
@@ -135,27 +169,28 @@ class Tasks:
 TASKS: dict[str, Tasks] = {
     "de": Tasks(
         reply="Antworte jetzt auf die letzte Nachricht des Menschen (die letzte USER-Zeile "
-              "im Verlauf).",
+        "im Verlauf).",
         question="Stell dem Menschen jetzt deine Rückfrage.",
         thought="Niemand hat etwas gesagt. Sprich den Menschen von dir aus auf deinen "
-                "eigenen Gedanken an.",
+        "eigenen Gedanken an.",
         continue_="Der Mensch hat seit deiner letzten Antwort nichts gesagt. Schreib ihm von "
-                  "dir aus noch einmal: {intent}",
+        "dir aus noch einmal: {intent}",
         retry="Deine letzte Antwort hat nicht ganz getroffen, worum der Mensch gebeten hat. "
-              "Ergänze, was fehlt, ohne zu wiederholen, was du schon geschrieben hast.",
+        "Ergänze, was fehlt, ohne zu wiederholen, was du schon geschrieben hast.",
         regenerate="Dein erster Entwurf hat nicht getroffen, worum der Mensch gebeten hat: "
-                   "{reason} Schreib die Antwort neu."),
+        "{reason} Schreib die Antwort neu.",
+    ),
     "en": Tasks(
-        reply="Answer the person's last message now (the last USER line in the "
-              "conversation).",
+        reply="Answer the person's last message now (the last USER line in the conversation).",
         question="Ask the person your question now.",
         thought="Nobody said anything. Bring up your own thought with the person on your own.",
         continue_="The person has said nothing since your last answer. Write to them once "
-                  "more on your own: {intent}",
+        "more on your own: {intent}",
         retry="Your last answer did not quite meet what the person asked for. Add what is "
-              "missing without repeating what you have already written.",
+        "missing without repeating what you have already written.",
         regenerate="Your first draft did not meet what the person asked for: {reason} Write "
-                   "the answer again."),
+        "the answer again.",
+    ),
 }
 
 
@@ -171,8 +206,11 @@ def frame(parts: Sequence[tuple[str, str | None]]) -> str:
     """Titled blocks in order; a block without content is left out (never an empty title).
     A line of a body that would read as a title is indented by a space: no text of the
     user's or of a character card's opens a block of its own."""
-    return "\n\n".join(f"{BLOCK_PREFIX}{title}\n{_inert(body.strip())}"
-                       for title, body in parts if body and body.strip())
+    return "\n\n".join(
+        f"{BLOCK_PREFIX}{title}\n{_inert(body.strip())}"
+        for title, body in parts
+        if body and body.strip()
+    )
 
 
 _TITLE_LINE = re.compile(r"(?m)^(?=[ \t]*" + re.escape(BLOCK_PREFIX.strip()) + ")")
@@ -191,7 +229,7 @@ def read_frame(text: str) -> dict[str, str]:
         if line.startswith(BLOCK_PREFIX):
             if title is not None:
                 found[title] = "\n".join(lines).strip()
-            title, lines = line[len(BLOCK_PREFIX):].strip(), []
+            title, lines = line[len(BLOCK_PREFIX) :].strip(), []
         elif title is not None:
             lines.append(line)
     if title is not None:
@@ -218,5 +256,7 @@ class PromptLibrary:
         return self.template(purpose, language).format(**values).strip()
 
     def messages(self, purpose: str, language: str, user: str, **values: Any) -> list[Message]:
-        return [{"role": "system", "content": self.system(purpose, language, **values)},
-                {"role": "user", "content": user}]
+        return [
+            {"role": "system", "content": self.system(purpose, language, **values)},
+            {"role": "user", "content": user},
+        ]

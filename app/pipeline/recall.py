@@ -31,8 +31,9 @@ async def recall(ctx: NodeContext, user_id: str, character_id: str, text: str) -
     path (a usage mark is not worth a disk sync while the user waits)."""
     settings = ctx.settings
     now = ctx.services.clock()
-    ranked = await ctx.services.long_term.relevant(user_id, character_id, text,
-                                                   top_k=settings.memory_top_k, now=now)
+    ranked = await ctx.services.long_term.relevant(
+        user_id, character_id, text, top_k=settings.memory_top_k, now=now
+    )
     known = within_budget(ranked, zone_named(settings.timezone), settings.memory_budget_chars)
     ctx.services.memories_used([m.memory_id for m in known], now)
     return known
@@ -67,5 +68,7 @@ def lore_lines(ctx: NodeContext, state: Path2State) -> list[str]:
     chosen = lore.triggered(book, recent, character_turns=answers)
     budget = lore.book_budget(book, ctx.settings.lore_budget_chars, ctx.settings.chars_per_token)
     kept = lore.within_budget(chosen, budget, character_id=ctx.character.id)
-    return ["- " + ctx.character.for_prompt(entry.content).strip().replace("\n", "\n  ")
-            for entry in kept]
+    return [
+        "- " + ctx.character.for_prompt(entry.content).strip().replace("\n", "\n  ")
+        for entry in kept
+    ]

@@ -129,5 +129,13 @@ class Consolidation(msgspec.Struct, kw_only=True):
 
 
 SCHEMAS: tuple[type[msgspec.Struct], ...] = (
-    Perception, Salience, CharacterSalience, Route, Plan, ListCommand, ReminderCommand, Verdict,
-    Consolidation)
+    Perception,
+    Salience,
+    CharacterSalience,
+    Route,
+    Plan,
+    ListCommand,
+    ReminderCommand,
+    Verdict,
+    Consolidation,
+)

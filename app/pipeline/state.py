@@ -36,12 +36,12 @@ class Path1State(msgspec.Struct, kw_only=True):
     user_id: str
     character_id: str
     message_ids: list[str]
-    text: str                      # the block: its messages joined by newlines
-    said_at: float                 # received_at of the block's last message
+    text: str  # the block: its messages joined by newlines
+    said_at: float  # received_at of the block's last message
     turns: list[Turn] = msgspec.field(default_factory=list)
     summary: str | None = None
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
-    history: str = ""              # rendered, with the block as the newest USER line
+    history: str = ""  # rendered, with the block as the newest USER line
     perception: Perception = msgspec.field(default_factory=Perception)
     user: Emotion = msgspec.field(default_factory=Emotion)  # EI calc (user)
     salience: Salience = msgspec.field(default_factory=Salience)
@@ -53,10 +53,10 @@ class Stimulus(msgspec.Struct, kw_only=True):
     own thought, its wish to say more, or a retry of an answer that missed the request."""
 
     kind: StimulusKind
-    text: str = ""      # the user's words (user, retry) or the thought (thought)
-    intent: str = ""    # continue: what the character wanted to do
+    text: str = ""  # the user's words (user, retry) or the thought (thought)
+    intent: str = ""  # continue: what the character wanted to do
     commitment: bool = False  # continue: it had promised to do something (router may act)
-    reason: str = ""    # retry: what the last answer missed
+    reason: str = ""  # retry: what the last answer missed
 
 
 class AgentContext(msgspec.Struct, kw_only=True):
@@ -82,12 +82,11 @@ class AgentResult(msgspec.Struct, kw_only=True):
     task: str
     outcome: Outcome
     said: list[str] = msgspec.field(default_factory=list)  # facts for the responder
-    question: str = ""                                      # outcome follow_up
-    context: AgentContext | None = None                     # outcome follow_up: to resume from
+    question: str = ""  # outcome follow_up
+    context: AgentContext | None = None  # outcome follow_up: to resume from
     # What the agent would change; the dispatcher applies it with the turn, after the
     # tribunal (an agent never writes: a rejected turn changes nothing).
-    effects: list[ListEdit | ReminderToAdd | ReminderChange] = msgspec.field(
-        default_factory=list)
+    effects: list[ListEdit | ReminderToAdd | ReminderChange] = msgspec.field(default_factory=list)
 
 
 class Path2State(msgspec.Struct, kw_only=True):
@@ -95,7 +94,7 @@ class Path2State(msgspec.Struct, kw_only=True):
     user_id: str
     character_id: str
     message_ids: list[str]
-    origin: ResponseOrigin             # the wire origin the answer is delivered with
+    origin: ResponseOrigin  # the wire origin the answer is delivered with
     source: Literal["user", "character"]
     trigger_count: int
     payload: EventPayload
@@ -106,10 +105,10 @@ class Path2State(msgspec.Struct, kw_only=True):
     memories: list[MemoryEntry] = msgspec.field(default_factory=list)
     known: list[Memory] = msgspec.field(default_factory=list)  # long-term memory, ranked
     lore: list[str] = msgspec.field(default_factory=list)  # lorebook entries, as shown
-    request_turn: Turn | None = None   # the user turn this run answers, if any
-    previous_answer: str = ""          # the character's last answer before this run
+    request_turn: Turn | None = None  # the user turn this run answers, if any
+    previous_answer: str = ""  # the character's last answer before this run
     history: str = ""
-    user: Emotion | None = None        # the user's perceived state (a user event)
+    user: Emotion | None = None  # the user's perceived state (a user event)
     expected_language: str = ""
     thought_arousal: float | None = None
     state: CharacterState = msgspec.field(default_factory=CharacterState)
@@ -119,11 +118,11 @@ class Path2State(msgspec.Struct, kw_only=True):
     answer: str = ""
     drafts: list[str] = msgspec.field(default_factory=list)
     verdict: Verdict = msgspec.field(default_factory=Verdict)
-    retry: bool = False                # the thinker failed the answer twice
+    retry: bool = False  # the thinker failed the answer twice
     findings: list[str] = msgspec.field(default_factory=list)
     salience: CharacterSalience = msgspec.field(default_factory=CharacterSalience)
     stored: Turn | None = None
-    stance: Stance | None = None       # `haltung` as the dispatcher wrote it
+    stance: Stance | None = None  # `haltung` as the dispatcher wrote it
     follow_up: FollowUp | None = None
 
     @property

@@ -30,10 +30,10 @@ from app.memory.render import LABELS
 from app.pipeline.prompts import BLOCK_PREFIX, BLOCKS
 
 HARD = frozenset({"empty", "speaker_label", "prompt_leak"})
-LEAK_MIN_CHARS = 40          # a repeated instruction sentence shorter than this is a phrase
-REPEAT_SIMILARITY = 0.9      # difflib ratio from which a new answer counts as the old one
-REPEAT_MIN_CHARS = 20        # "starts with the previous answer" needs a real previous answer
-LANGUAGE_MIN_WORDS = 4       # below this the language of a text is a guess
+LEAK_MIN_CHARS = 40  # a repeated instruction sentence shorter than this is a phrase
+REPEAT_SIMILARITY = 0.9  # difflib ratio from which a new answer counts as the old one
+REPEAT_MIN_CHARS = 20  # "starts with the previous answer" needs a real previous answer
+LANGUAGE_MIN_WORDS = 4  # below this the language of a text is a guess
 SIMILARITY_MAX_CHARS = 4000  # difflib on longer texts costs more than it tells
 
 
@@ -48,8 +48,7 @@ class Finding:
 
 
 def _occasion_words() -> list[str]:
-    return sorted({word for labels in LABELS.values() for word in (labels.impulse,
-                                                                     labels.unknown)})
+    return sorted({word for labels in LABELS.values() for word in (labels.impulse, labels.unknown)})
 
 
 def _marker_words() -> list[str]:
@@ -63,16 +62,23 @@ def _user_words() -> list[str]:
 def speaker_prefix(character_name: str) -> re.Pattern[str]:
     """A speaker line's head at the start of a line: `[3] NOVA (freude):`, `User:`, `Nova:`."""
     names = "|".join(re.escape(n) for n in (*_user_words(), character_name))
-    return re.compile(rf"^[ \t]*(?:\[\d+\][ \t]*)?(?:{names})(?:[ \t]*\([^)\n]*\))?[ \t]*:[ \t]*",
-                      re.IGNORECASE | re.MULTILINE)
+    return re.compile(
+        rf"^[ \t]*(?:\[\d+\][ \t]*)?(?:{names})(?:[ \t]*\([^)\n]*\))?[ \t]*:[ \t]*",
+        re.IGNORECASE | re.MULTILINE,
+    )
 
 
 _OCCASION = re.compile(
-    r"(?:(?<![ \t])[ \t]+)?\([^()\n]{0,200}?\b(?:" +
-    "|".join(re.escape(w) for w in _occasion_words()) + r")\b[^()\n]{0,200}\)", re.IGNORECASE)
+    r"(?:(?<![ \t])[ \t]+)?\([^()\n]{0,200}?\b(?:"
+    + "|".join(re.escape(w) for w in _occasion_words())
+    + r")\b[^()\n]{0,200}\)",
+    re.IGNORECASE,
+)
 _MARKER = re.compile(
-    r"(?:(?<![ \t])[ \t]+)?[(\[][^()\[\]\n]{0,200}?\b(?:" +
-    "|".join(re.escape(w) for w in _marker_words()) + r")\b[^()\[\]\n]{0,200}[)\]]")
+    r"(?:(?<![ \t])[ \t]+)?[(\[][^()\[\]\n]{0,200}?\b(?:"
+    + "|".join(re.escape(w) for w in _marker_words())
+    + r")\b[^()\[\]\n]{0,200}[)\]]"
+)
 
 
 def _titles() -> list[str]:
@@ -83,8 +89,12 @@ def _titles() -> list[str]:
 
 
 _FRAME_TITLE = re.compile(
-    r"(?m)^[ \t]*" + re.escape(BLOCK_PREFIX.strip()) + r"[ \t]*(?:" +
-    "|".join(re.escape(t) for t in _titles()) + r")\b")
+    r"(?m)^[ \t]*"
+    + re.escape(BLOCK_PREFIX.strip())
+    + r"[ \t]*(?:"
+    + "|".join(re.escape(t) for t in _titles())
+    + r")\b"
+)
 
 
 def _normalize(text: str) -> str:
@@ -109,8 +119,11 @@ def _sentences(instructions: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def has_label(text: str, character_name: str) -> bool:
-    return bool(speaker_prefix(character_name).search(text) or _OCCASION.search(text)
-                or _MARKER.search(text))
+    return bool(
+        speaker_prefix(character_name).search(text)
+        or _OCCASION.search(text)
+        or _MARKER.search(text)
+    )
 
 
 def strip_labels(text: str, character_name: str) -> str:
@@ -146,8 +159,14 @@ def repeats(text: str, previous: str) -> bool:
     return difflib.SequenceMatcher(None, now, before).ratio() >= REPEAT_SIMILARITY
 
 
-def validate(text: str, *, character_name: str, previous: str, expected_language: str,
-             instruction_parts: list[str]) -> list[Finding]:
+def validate(
+    text: str,
+    *,
+    character_name: str,
+    previous: str,
+    expected_language: str,
+    instruction_parts: list[str],
+) -> list[Finding]:
     if not text.strip():
         return [Finding("empty", "the answer is empty")]
     findings: list[Finding] = []

@@ -104,7 +104,7 @@ EventType = Literal["message", "continue", "awaiting_user"]
 ResponseOrigin = Literal["reply", "continue", "own_impulse"]
 
 OWN_IMPULSE = "eigener_impuls"  # `reiz_herkunft` of a stimulus the character found itself
-RETRY_BY_THINKER = "thinker"    # `retry` of the thinker's retry
+RETRY_BY_THINKER = "thinker"  # `retry` of the thinker's retry
 
 # English attribute → the seed's payload key, where they differ (seed 001 §3.1.1, §6.4, §6.6).
 PAYLOAD_NAMES: dict[str, str] = {
@@ -316,8 +316,9 @@ Path2 = Callable[[PipelineContext, CharacterRun], Awaitable[Path2Result]]
 AfterDelivery = Callable[[PipelineContext, CharacterRun, Path2Result], Awaitable[None]]
 
 
-async def _nothing_after_delivery(ctx: PipelineContext, run: CharacterRun,
-                                  result: Path2Result) -> None:
+async def _nothing_after_delivery(
+    ctx: PipelineContext, run: CharacterRun, result: Path2Result
+) -> None:
     return None
 
 

@@ -50,16 +50,21 @@ DROPPED = {
 }
 
 
-def consolidation_frame(blocks: Blocks, trigger: Trigger, known: Sequence[Memory],
-                        zone: object) -> str:
-    return frame([
-        (blocks.said, trigger.text),
-        (blocks.salient, "\n".join(f"- {s}" for s in trigger.segments)),
-        (blocks.known, "\n".join(f"[{m.memory_id}] {memory_line(m, zone)[2:]}" for m in known))])
+def consolidation_frame(
+    blocks: Blocks, trigger: Trigger, known: Sequence[Memory], zone: object
+) -> str:
+    return frame(
+        [
+            (blocks.said, trigger.text),
+            (blocks.salient, "\n".join(f"- {s}" for s in trigger.segments)),
+            (blocks.known, "\n".join(f"[{m.memory_id}] {memory_line(m, zone)[2:]}" for m in known)),
+        ]
+    )
 
 
-def check(answer: Consolidation, trigger: Trigger, known: Sequence[Memory], *,
-          max_chars: int) -> tuple[list[Change], list[Dropped]]:
+def check(
+    answer: Consolidation, trigger: Trigger, known: Sequence[Memory], *, max_chars: int
+) -> tuple[list[Change], list[Dropped]]:
     """The proposed changes that pass the local checks, and the dropped ones with why."""
     by_id = {m.memory_id: m for m in known}
     changes: list[Change] = []
@@ -82,9 +87,15 @@ def check(answer: Consolidation, trigger: Trigger, known: Sequence[Memory], *,
         if missing:
             dropped.append(Dropped(text, "unsupported", tuple(missing)))
             continue
-        changes.append(Change(action=action, text=text, kind=_kind(proposal),  # type: ignore[arg-type]
-                              importance=trigger.importance,
-                              memory_id=target.memory_id if target is not None else ""))
+        changes.append(
+            Change(
+                action=action,
+                text=text,
+                kind=_kind(proposal),  # type: ignore[arg-type]
+                importance=trigger.importance,
+                memory_id=target.memory_id if target is not None else "",
+            )
+        )
     return changes, dropped
 
 
@@ -93,16 +104,23 @@ def _kind(proposal: MemoryChange) -> str:
     return kind if kind in KINDS else DEFAULT_KIND
 
 
-async def consolidate(ctx: NodeContext, trigger: Trigger, known: Sequence[Memory]
-                      ) -> list[Change]:
+async def consolidate(ctx: NodeContext, trigger: Trigger, known: Sequence[Memory]) -> list[Change]:
     """One model call and the local checks; raises the gateway's `ModelError`."""
     zone = zone_named(ctx.settings.timezone)
     answer: Consolidation = await ctx.ask_struct(
-        "consolidation", consolidation_frame(ctx.blocks, trigger, known, zone))
+        "consolidation", consolidation_frame(ctx.blocks, trigger, known, zone)
+    )
     changes, dropped = check(answer, trigger, known, max_chars=ctx.settings.memory_budget_chars)
     for item in dropped:
-        log.warning(DROPPED[item.reason], extra=fields(
-            trigger_id=trigger.trigger_id, turn_id=trigger.turn_id, text=item.text,
-            reason=item.reason, missing=list(item.missing), limit="memory_budget_chars"
-            if item.reason == "too_long" else None))
+        log.warning(
+            DROPPED[item.reason],
+            extra=fields(
+                trigger_id=trigger.trigger_id,
+                turn_id=trigger.turn_id,
+                text=item.text,
+                reason=item.reason,
+                missing=list(item.missing),
+                limit="memory_budget_chars" if item.reason == "too_long" else None,
+            ),
+        )
     return changes

@@ -36,25 +36,41 @@ from app.pipeline.offline import Frame
 
 CUE_IMPORTANCE = 0.8
 
-CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p, re.I), kind) for p, kind in (
-    (r"\bheißt\b|\bheisst\b|\bwohnt in\b|\bwohne in\b|\bis called\b|\bnamed\b|\blives in\b|"
-     r"\bi live in\b", "person"),
-    (r"\barbeite (?:bei|als)\b|\bich bin allergisch gegen\b|\bwork (?:at|for|as)\b|"
-     r"\ballergic to\b", "fact"),
-    (r"\bich mag\b|\bich liebe\b|\bmag ich\b|\bi like\b|\bi love\b", "preference"),
-    (r"geburtstag|\bbirthday\b", "event"),
-    (r"\bmorgen\b|\bübermorgen\b|\bnächste woche\b|\bnaechste woche\b|\btomorrow\b|"
-     r"\bnext week\b", "plan"),
-))
+CUES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), kind)
+    for p, kind in (
+        (
+            r"\bheißt\b|\bheisst\b|\bwohnt in\b|\bwohne in\b|\bis called\b|\bnamed\b|\blives in\b|"
+            r"\bi live in\b",
+            "person",
+        ),
+        (
+            r"\barbeite (?:bei|als)\b|\bich bin allergisch gegen\b|\bwork (?:at|for|as)\b|"
+            r"\ballergic to\b",
+            "fact",
+        ),
+        (r"\bich mag\b|\bich liebe\b|\bmag ich\b|\bi like\b|\bi love\b", "preference"),
+        (r"geburtstag|\bbirthday\b", "event"),
+        (
+            r"\bmorgen\b|\bübermorgen\b|\bnächste woche\b|\bnaechste woche\b|\btomorrow\b|"
+            r"\bnext week\b",
+            "plan",
+        ),
+    )
+)
 # A correction: "nicht Leipzig, sondern Dresden" / "not Leeds but York", or two names
 # side by side ("nicht Leipzig, Dresden"; capitalized, so "nicht schlimm, danke" is none).
 _PREP = r"(?:(?:in|bei|mit|at|with) )?"
 CORRECTION = re.compile(
     rf"\b(?:[Nn]icht|[Nn]ot) {_PREP}([\wÄÖÜäöüß-]+),? (?:sondern|but) {_PREP}([\wÄÖÜäöüß-]+)|"
-    rf"\b(?:[Nn]icht|[Nn]ot) {_PREP}([A-ZÄÖÜ][\wÄÖÜäöüß-]*), ?([A-ZÄÖÜ][\wÄÖÜäöüß-]*)")
+    rf"\b(?:[Nn]icht|[Nn]ot) {_PREP}([A-ZÄÖÜ][\wÄÖÜäöüß-]*), ?([A-ZÄÖÜ][\wÄÖÜäöüß-]*)"
+)
 KNOWN_LINE = re.compile(r"^\[([0-9a-f]+)\]\s+\(([^)]*)\)\s+(.*)$")
-QUESTION = re.compile(r"\?|^(?:wie|was|wo|wer|wann|weißt|weisst|kennst|erinnerst|what|where|"
-                      r"who|when|do you (?:know|remember))\b", re.I)
+QUESTION = re.compile(
+    r"\?|^(?:wie|was|wo|wer|wann|weißt|weisst|kennst|erinnerst|what|where|"
+    r"who|when|do you (?:know|remember))\b",
+    re.I,
+)
 TOLD = {"de": "Du hast mir erzählt: „{text}“", "en": "You told me: “{text}”"}
 
 
@@ -87,8 +103,9 @@ def known_lines(block: str) -> list[tuple[str, str]]:
 
 
 def _same(a: str, b: str) -> bool:
-    return " ".join(a.casefold().split()).rstrip(".!? ") == \
-        " ".join(b.casefold().split()).rstrip(".!? ")
+    return " ".join(a.casefold().split()).rstrip(".!? ") == " ".join(b.casefold().split()).rstrip(
+        ".!? "
+    )
 
 
 def _correction(said: str, known: list[tuple[str, str]]) -> dict[str, Any] | None:
@@ -102,8 +119,7 @@ def _correction(said: str, known: list[tuple[str, str]]) -> dict[str, Any] | Non
         hit = next((w for w in words if same_word(w.casefold(), old.casefold())), None)
         if hit is not None:
             corrected = re.sub(rf"\b{re.escape(hit)}\b", new, text)
-            return {"action": "supersede", "memory_id": memory_id, "text": corrected,
-                    "kind": ""}
+            return {"action": "supersede", "memory_id": memory_id, "text": corrected, "kind": ""}
     return None
 
 
@@ -120,13 +136,12 @@ def consolidation(request: OfflineRequest) -> dict[str, Any]:
             continue
         same = next((memory_id for memory_id, text in known if _same(text, sentence)), None)
         if same is not None:
-            memories.append({"action": "refresh", "memory_id": same, "text": sentence,
-                             "kind": kind})
+            memories.append(
+                {"action": "refresh", "memory_id": same, "text": sentence, "kind": kind}
+            )
         else:
             memories.append({"action": "remember", "text": sentence, "kind": kind})
     return {"memories": memories}
-
-
 
 
 def salience(request: OfflineRequest) -> dict[str, Any]:

@@ -57,9 +57,16 @@ class Slots(Protocol):
 
 
 class PixieWorker:
-    def __init__(self, *, redis: aioredis.Redis, settings: Settings, slots: Slots,
-                 long_term: LongTermMemory, context_for: ContextFor,
-                 instance_id: str = "") -> None:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        settings: Settings,
+        slots: Slots,
+        long_term: LongTermMemory,
+        context_for: ContextFor,
+        instance_id: str = "",
+    ) -> None:
         self.redis = redis
         self.instance_id = instance_id  # noted on every trigger it takes (recovery)
         self.settings = settings
@@ -67,8 +74,12 @@ class PixieWorker:
         self.long_term = long_term
         self.context_for = context_for
         self.ticker: Ticker[int] = Ticker(
-            "pixie-worker", self.tick, interval=settings.pixie_poll_seconds,
-            error_delay=RETRY_AFTER_FAILURE_SECONDS, logger=log)
+            "pixie-worker",
+            self.tick,
+            interval=settings.pixie_poll_seconds,
+            error_delay=RETRY_AFTER_FAILURE_SECONDS,
+            logger=log,
+        )
         self.consolidated = 0
         self._used: dict[str, float] = {}  # memory id → when a prompt last used it
         self.busy = False  # a consolidation is running (tests and the bench look)
@@ -102,7 +113,7 @@ class PixieWorker:
         await self.ticker.stop()
         try:
             await self.flush_used()  # the usage marks noted since the last tick
-        except Exception:  # noqa: BLE001 - on the way down: say so, lose only recency hints
+        except Exception:
             log.exception("last_used_at marks not written at stop")
 
     async def tick(self) -> int:
@@ -143,41 +154,61 @@ class PixieWorker:
         try:
             trigger = decode_trigger(raw)
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            log.error("unreadable promotion trigger dropped", extra=fields(
-                queue=queue.queue, error=str(exc), raw=raw[:200]))
+            log.error(
+                "unreadable promotion trigger dropped",
+                extra=fields(queue=queue.queue, error=str(exc), raw=raw[:200]),
+            )
             await queue.ack(raw)
             return True
-        log.info("promotion trigger taken", extra=fields(
-            trigger_id=trigger.trigger_id, turn_id=trigger.turn_id,
-            message_ids=trigger.message_ids, importance=trigger.importance,
-            attempts=trigger.attempts))
+        log.info(
+            "promotion trigger taken",
+            extra=fields(
+                trigger_id=trigger.trigger_id,
+                turn_id=trigger.turn_id,
+                message_ids=trigger.message_ids,
+                importance=trigger.importance,
+                attempts=trigger.attempts,
+            ),
+        )
         started = time.perf_counter()
         try:
             applied = await self._consolidate(trigger)
         except ModelError as exc:
             await self._retry_later(queue, raw, trigger, exc.code)
             return False
-        except Exception:  # noqa: BLE001 - a defect or a storage error: retried, then dropped
+        except Exception:
             log.exception("consolidation failed", extra=fields(trigger_id=trigger.trigger_id))
             await self._retry_later(queue, raw, trigger, "internal_error")
             return False
         await queue.ack(raw)
         self.consolidated += 1
         if applied is None:
-            log.info("promotion trigger consolidated before (a rerun); nothing changed",
-                     extra=fields(trigger_id=trigger.trigger_id))
+            log.info(
+                "promotion trigger consolidated before (a rerun); nothing changed",
+                extra=fields(trigger_id=trigger.trigger_id),
+            )
             return True
-        log.info("promotion trigger consolidated", extra=fields(
-            trigger_id=trigger.trigger_id, turn_id=trigger.turn_id, added=applied.added,
-            refreshed=applied.refreshed, superseded=applied.superseded,
-            ms=round((time.perf_counter() - started) * 1000, 1)))
+        log.info(
+            "promotion trigger consolidated",
+            extra=fields(
+                trigger_id=trigger.trigger_id,
+                turn_id=trigger.turn_id,
+                added=applied.added,
+                refreshed=applied.refreshed,
+                superseded=applied.superseded,
+                ms=round((time.perf_counter() - started) * 1000, 1),
+            ),
+        )
         return True
 
     async def _consolidate(self, trigger: Trigger) -> Applied | None:
         """Candidates, the one model call under the run slot, the one write transaction."""
         known = await self.long_term.candidates(
-            trigger.user_id, trigger.character_id,
-            "\n".join([trigger.text, *trigger.segments]), self.settings.memory_candidates)
+            trigger.user_id,
+            trigger.character_id,
+            "\n".join([trigger.text, *trigger.segments]),
+            self.settings.memory_candidates,
+        )
         ctx = self.context_for(trigger.user_id, trigger.character_id)
         # The slots of the model server this call goes to (`Gateway.endpoint`).
         async with self.slots.hold_when_free(ctx.gateway.endpoint):
@@ -186,20 +217,33 @@ class PixieWorker:
                 changes = await consolidate(ctx, trigger, known)
             finally:
                 self.busy = False
-        return await self.long_term.apply(trigger.trigger_id, trigger.user_id,
-                                          trigger.character_id, changes, trigger.message_ids,
-                                          time.time())
+        return await self.long_term.apply(
+            trigger.trigger_id,
+            trigger.user_id,
+            trigger.character_id,
+            changes,
+            trigger.message_ids,
+            time.time(),
+        )
 
-    async def _retry_later(self, queue: PixieQueue, raw: str, trigger: Trigger,
-                           code: str) -> None:
+    async def _retry_later(self, queue: PixieQueue, raw: str, trigger: Trigger, code: str) -> None:
         attempts = trigger.attempts + 1
         limit = self.settings.pixie_max_attempts
         if attempts >= limit:
-            log.warning("promotion trigger dropped after failed consolidations", extra=fields(
-                trigger_id=trigger.trigger_id, attempts=attempts, limit="pixie_max_attempts",
-                max_attempts=limit, code=code))
+            log.warning(
+                "promotion trigger dropped after failed consolidations",
+                extra=fields(
+                    trigger_id=trigger.trigger_id,
+                    attempts=attempts,
+                    limit="pixie_max_attempts",
+                    max_attempts=limit,
+                    code=code,
+                ),
+            )
             await queue.ack(raw)
             return
         await queue.requeue(raw, msgspec.structs.replace(trigger, attempts=attempts))
-        log.warning("consolidation failed; the trigger waits for another attempt", extra=fields(
-            trigger_id=trigger.trigger_id, attempts=attempts, code=code))
+        log.warning(
+            "consolidation failed; the trigger waits for another attempt",
+            extra=fields(trigger_id=trigger.trigger_id, attempts=attempts, code=code),
+        )

@@ -12,8 +12,7 @@ from collections.abc import Sequence
 from app.runtime.wire import AcceptedMessage
 
 
-def joins_block(previous: AcceptedMessage | None, message: AcceptedMessage,
-                window: float) -> bool:
+def joins_block(previous: AcceptedMessage | None, message: AcceptedMessage, window: float) -> bool:
     """Does `message` belong to the block that `previous` (its predecessor) ends?"""
     return previous is None or message.received_at - previous.received_at <= window
 

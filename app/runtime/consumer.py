@@ -46,8 +46,15 @@ ERROR_BACKOFF_SECONDS = 1.0
 class PairConsumer:
     """The per-pair consumer tasks of this process."""
 
-    def __init__(self, *, redis: aioredis.Redis, settings: Settings, records: Records,
-                 locks: PairLocks, turns: TurnRunner) -> None:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        settings: Settings,
+        records: Records,
+        locks: PairLocks,
+        turns: TurnRunner,
+    ) -> None:
         self.redis = redis
         self.settings = settings
         self.records = records
@@ -91,8 +98,7 @@ class PairConsumer:
         if wake is None:
             wake = self._wakes[pair] = asyncio.Event()
             # The background lane (app.core.lanes): a burst of turns holds an accept a slice at most.
-            self._workers[pair] = in_background(self._pair_worker(pair, wake),
-                                                name=f"pair:{pair}")
+            self._workers[pair] = in_background(self._pair_worker(pair, wake), name=f"pair:{pair}")
         wake.set()
 
     def running(self, pair: str) -> bool:
@@ -155,8 +161,7 @@ class PairConsumer:
         except SlotTimeout as exc:
             return await work(exc)
 
-    async def _look(self, pair: str, events: EventQueue
-                    ) -> tuple[str | None, int, str | None, int]:
+    async def _look(self, pair: str, events: EventQueue) -> tuple[str | None, int, str | None, int]:
         """What the pair looks like now, in one round trip: the front event, how many events
         are taken, the marker, how many messages wait."""
         user_id, character_id = keys.split_pair(pair)
@@ -168,8 +173,7 @@ class PairConsumer:
             front, taken, marker, queued = await pipe.execute()
         return front, taken, marker, queued
 
-    async def _work(self, pair: str, events: EventQueue, timed_out: SlotTimeout | None
-                    ) -> bool:
+    async def _work(self, pair: str, events: EventQueue, timed_out: SlotTimeout | None) -> bool:
         """The step proper, under a run slot (or after waiting for one in vain): the pair is
         looked at again, since the wait may have been long."""
         front, taken, marker, queued = await self._look(pair, events)
@@ -180,8 +184,14 @@ class PairConsumer:
         user_id, character_id = keys.split_pair(pair)
         return await self._consume_prompts(pair, user_id, character_id, events, timed_out)
 
-    async def _consume_prompts(self, pair: str, user_id: str, character_id: str,
-                               events: EventQueue, timed_out: SlotTimeout | None) -> bool:
+    async def _consume_prompts(
+        self,
+        pair: str,
+        user_id: str,
+        character_id: str,
+        events: EventQueue,
+        timed_out: SlotTimeout | None,
+    ) -> bool:
         """The marker was free and no event waited: take the pair and cut the front block.
         Its turn runs path 1 and then its path 2 under the one slot the step holds; without a
         slot in time the block's turn fails with `lock_timeout`."""
@@ -205,8 +215,13 @@ class PairConsumer:
                 await self.redis.ltrim(queue_key, consumed, -1)
             await self.locks.release(pair, marker)
             return consumed > 0
-        record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
-                            initiator="user", message_ids=[m.message_id for m in block])
+        record = TurnRecord(
+            turn_id=turn_id,
+            user_id=user_id,
+            character_id=character_id,
+            initiator="user",
+            message_ids=[m.message_id for m in block],
+        )
         await self.records.create(record, also=lambda pipe: pipe.ltrim(queue_key, consumed, -1))
         log.info("block taken", extra=fields(turn_id=turn_id, pair=pair, messages=len(block)))
         await self.turns.publish_state(record)
@@ -219,8 +234,10 @@ class PairConsumer:
             if front is not None:
                 await self._consume_event(pair, events, front, current, None)
         return True
-    async def _read_front_block(self, queue_key: str, page: list[str]
-                                ) -> tuple[list[AcceptedMessage], int]:
+
+    async def _read_front_block(
+        self, queue_key: str, page: list[str]
+    ) -> tuple[list[AcceptedMessage], int]:
         """Read the queue page by page (the first one given) until the front block ends.
 
         Returns the block and how many queue entries it spans (an unreadable entry, which
@@ -252,8 +269,9 @@ class PairConsumer:
         if record is None or record.state != QUEUED:
             return True
         if timed_out is not None:
-            await self.turns.fail_slot_timeout(record, timed_out,
-                                               release=self.locks.holding(record.pair) or "")
+            await self.turns.fail_slot_timeout(
+                record, timed_out, release=self.locks.holding(record.pair) or ""
+            )
             return True
         block = await self._block_from_records(record)
         await self.turns.run_path1(record, block)
@@ -264,13 +282,21 @@ class PairConsumer:
             for message_id in record.message_ids:
                 pipe.hgetall(keys.message_record(message_id))
             rows = await pipe.execute()
-        return [AcceptedMessage(message_id=row["message_id"], user_id=row["user_id"],
-                                character_id=row["character_id"], text=row["text"],
-                                received_at=float(row["received_at"]))
-                for row in rows if row]
+        return [
+            AcceptedMessage(
+                message_id=row["message_id"],
+                user_id=row["user_id"],
+                character_id=row["character_id"],
+                text=row["text"],
+                received_at=float(row["received_at"]),
+            )
+            for row in rows
+            if row
+        ]
 
-    async def _readable_event(self, pair: str, events: EventQueue, raw: str
-                              ) -> Event[EventPayload] | None:
+    async def _readable_event(
+        self, pair: str, events: EventQueue, raw: str
+    ) -> Event[EventPayload] | None:
         """The front event, if it is one a turn runs; None when it was dropped (unreadable,
         no turn id) or parked (an agent's question waits for the next user message)."""
         try:
@@ -281,8 +307,10 @@ class PairConsumer:
             return None
         if event.typ == "awaiting_user":
             replaced = await events.park()
-            log.info("agent question parked for the next user message",
-                     extra=fields(pair=pair, turn_id=event.turn_id, replaced=len(replaced)))
+            log.info(
+                "agent question parked for the next user message",
+                extra=fields(pair=pair, turn_id=event.turn_id, replaced=len(replaced)),
+            )
             return None
         if event.turn_id is None:
             log.error("event without turn_id dropped", extra=fields(pair=pair, raw=raw))
@@ -294,12 +322,20 @@ class PairConsumer:
         """Can this process run the front event's turn (or its own turn's event behind it)
         once it has a slot: the marker is free, or is the one of this event's turn, or this
         process holds it for a turn of its own."""
-        return (current is None or current == self.locks.marker_for(event.turn_id or "")
-                or current == self.locks.holding(pair))
+        return (
+            current is None
+            or current == self.locks.marker_for(event.turn_id or "")
+            or current == self.locks.holding(pair)
+        )
 
-    async def _consume_event(self, pair: str, events: EventQueue, raw: str,
-                             current_marker: str | None, timed_out: SlotTimeout | None
-                             ) -> bool:
+    async def _consume_event(
+        self,
+        pair: str,
+        events: EventQueue,
+        raw: str,
+        current_marker: str | None,
+        timed_out: SlotTimeout | None,
+    ) -> bool:
         event = await self._readable_event(pair, events, raw)
         if event is None:
             return True
@@ -313,9 +349,15 @@ class PairConsumer:
             turn_id = event.turn_id or ""
         record = await self.records.turn(turn_id)
         if record is None or record.state == FAILED:
-            log.warning("event of a missing or failed turn dropped",
-                        extra=fields(pair=pair, turn_id=turn_id, typ=event.typ,
-                                     state=record.state if record else None))
+            log.warning(
+                "event of a missing or failed turn dropped",
+                extra=fields(
+                    pair=pair,
+                    turn_id=turn_id,
+                    typ=event.typ,
+                    state=record.state if record else None,
+                ),
+            )
             await events.drop(raw)
             await self.locks.release(pair, marker)
             return True
@@ -341,8 +383,9 @@ class PairConsumer:
             return False
         return await self.locks.take(pair, marker)
 
-    async def _running_turns_event(self, pair: str, events: EventQueue, current: str | None
-                                   ) -> tuple[tuple[str, Event[EventPayload]], str] | None:
+    async def _running_turns_event(
+        self, pair: str, events: EventQueue, current: str | None
+    ) -> tuple[tuple[str, Event[EventPayload]], str] | None:
         """The event of the turn that holds the pair's marker in this process, if it waits
         behind another event (an impulse queued while that turn ran path 1, say): the marker
         spans both halves of its turn, so that event goes first — else both would wait on

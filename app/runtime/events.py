@@ -68,28 +68,53 @@ def carried_thought_arousal(parent: Event[EventPayload]) -> float | None:
     return None
 
 
-def _event(user_id: str, character_id: str, source: str, typ: str, payload: EventPayload,
-           trigger_count: int = 0) -> Event[EventPayload]:
-    return Event(event_id=new_id(), user_id=user_id, character_id=character_id,
-                 source=source, typ=typ, payload=payload,  # type: ignore[arg-type]
-                 trigger_count=trigger_count, erstellt_am=time.time())
+def _event(
+    user_id: str,
+    character_id: str,
+    source: str,
+    typ: str,
+    payload: EventPayload,
+    trigger_count: int = 0,
+) -> Event[EventPayload]:
+    return Event(
+        event_id=new_id(),
+        user_id=user_id,
+        character_id=character_id,
+        source=source,
+        typ=typ,
+        payload=payload,  # type: ignore[arg-type]
+        trigger_count=trigger_count,
+        erstellt_am=time.time(),
+    )
 
 
-def user_event(user_id: str, character_id: str, turn_id: str, message_ids: list[str],
-               user_prompt: str, perceived: Emotion | None = None,
-               language: str = "") -> Event[EventPayload]:
+def user_event(
+    user_id: str,
+    character_id: str,
+    turn_id: str,
+    message_ids: list[str],
+    user_prompt: str,
+    perceived: Emotion | None = None,
+    language: str = "",
+) -> Event[EventPayload]:
     """The user path's event: a new turn answering the block `message_ids`, with what
     path 1 perceived of the user (nothing: the nine empty)."""
-    payload = UserPayload(language=language, turn_id=turn_id, message_ids=list(message_ids),
-                          user_prompt=user_prompt)
+    payload = UserPayload(
+        language=language, turn_id=turn_id, message_ids=list(message_ids), user_prompt=user_prompt
+    )
     if perceived is not None:
         payload = copy_emotion(perceived, payload)
     return _event(user_id, character_id, "user", "message", payload)
 
 
-def impulse_event(user_id: str, character_id: str, thought: str, *,
-                  arousal: Any = None, trigger_turn_id: str | None = None
-                  ) -> Event[EventPayload]:
+def impulse_event(
+    user_id: str,
+    character_id: str,
+    thought: str,
+    *,
+    arousal: Any = None,
+    trigger_turn_id: str | None = None,
+) -> Event[EventPayload]:
     """An own impulse (due reminder, idle reflection): a new turn with no user words.
 
     Raises `ImpulseWithoutThought` without a thought and `ThoughtArousalError` for an arousal
@@ -97,10 +122,14 @@ def impulse_event(user_id: str, character_id: str, thought: str, *,
     """
     if not isinstance(thought, str) or not thought.strip():
         raise ImpulseWithoutThought(
-            f"impulse for {keys.pair_id(user_id, character_id)} has no thought: {thought!r}")
-    payload = ImpulsePayload(turn_id=new_id(), thought=thought,
-                             thought_arousal=validate_thought_arousal(arousal),
-                             trigger_turn_id=trigger_turn_id)
+            f"impulse for {keys.pair_id(user_id, character_id)} has no thought: {thought!r}"
+        )
+    payload = ImpulsePayload(
+        turn_id=new_id(),
+        thought=thought,
+        thought_arousal=validate_thought_arousal(arousal),
+        trigger_turn_id=trigger_turn_id,
+    )
     return _event(user_id, character_id, "character", "message", payload)
 
 
@@ -108,20 +137,35 @@ def continue_event(parent: Event[EventPayload], request: Continue) -> Event[Even
     """A follow-up run the character asked for: same turn, same message ids, one more
     trigger. The thought's level travels along (`carried_thought_arousal`); the thought and
     its trigger turn do not (seed 001 §3.1.1: a retry carries no impulse)."""
-    payload = ContinuePayload(**msgspec.structs.asdict(request),
-                              turn_id=parent.payload.turn_id,
-                              message_ids=parent.message_ids,
-                              thought_arousal=carried_thought_arousal(parent))
-    return _event(parent.user_id, parent.character_id, "character", "continue", payload,
-                  trigger_count=parent.trigger_count + 1)
+    payload = ContinuePayload(
+        **msgspec.structs.asdict(request),
+        turn_id=parent.payload.turn_id,
+        message_ids=parent.message_ids,
+        thought_arousal=carried_thought_arousal(parent),
+    )
+    return _event(
+        parent.user_id,
+        parent.character_id,
+        "character",
+        "continue",
+        payload,
+        trigger_count=parent.trigger_count + 1,
+    )
 
 
-def awaiting_event(parent: Event[EventPayload],
-                   agent_context: dict[str, Any]) -> Event[EventPayload]:
+def awaiting_event(
+    parent: Event[EventPayload], agent_context: dict[str, Any]
+) -> Event[EventPayload]:
     """An agent's follow-up question: the context waits for the next user message."""
     payload = AwaitingPayload(turn_id=parent.payload.turn_id, agent_context=dict(agent_context))
-    return _event(parent.user_id, parent.character_id, "character", "awaiting_user", payload,
-                  trigger_count=parent.trigger_count)
+    return _event(
+        parent.user_id,
+        parent.character_id,
+        "character",
+        "awaiting_user",
+        payload,
+        trigger_count=parent.trigger_count,
+    )
 
 
 class EventQueue:

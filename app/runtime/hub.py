@@ -82,9 +82,14 @@ def _covered(held: list[str]) -> set[tuple[str, str]]:
 class Connection:
     """One open WebSocket and its send queue."""
 
-    def __init__(self, user_id: str, ws: web.WebSocketResponse,
-                 transport: asyncio.BaseTransport | None, maxsize: int,
-                 credential: Hashable | None = None) -> None:
+    def __init__(
+        self,
+        user_id: str,
+        ws: web.WebSocketResponse,
+        transport: asyncio.BaseTransport | None,
+        maxsize: int,
+        credential: Hashable | None = None,
+    ) -> None:
         self.user_id = user_id
         self.credential = credential  # what opened it; None: not checked
         self.opened_at = time.monotonic()
@@ -129,9 +134,13 @@ class Connection:
 
 
 class Hub:
-    def __init__(self, send_queue: int, redis: aioredis.Redis | None = None,
-                 max_per_user: int | None = None,
-                 credentials_valid: CredentialCheck | None = None) -> None:
+    def __init__(
+        self,
+        send_queue: int,
+        redis: aioredis.Redis | None = None,
+        max_per_user: int | None = None,
+        credentials_valid: CredentialCheck | None = None,
+    ) -> None:
         self.send_queue = send_queue
         self.max_per_user = max_per_user
         self.redis = redis  # set: multi-process mode, fan out through a Redis channel
@@ -139,21 +148,36 @@ class Hub:
         self._listener: asyncio.Task[None] | None = None
         self._closing: set[asyncio.Task[None]] = set()
         self._credentials_valid = credentials_valid
-        self.credential_check: Ticker[int] | None = Ticker(
-            "ws-credentials", self._close_ended, interval=CREDENTIAL_CHECK_SECONDS,
-            error_delay=CREDENTIAL_CHECK_RETRY_SECONDS, logger=log,
-        ) if credentials_valid is not None else None
+        self.credential_check: Ticker[int] | None = (
+            Ticker(
+                "ws-credentials",
+                self._close_ended,
+                interval=CREDENTIAL_CHECK_SECONDS,
+                error_delay=CREDENTIAL_CHECK_RETRY_SECONDS,
+                logger=log,
+            )
+            if credentials_valid is not None
+            else None
+        )
 
     # --- connections ----------------------------------------------------------------------
-    def register(self, user_id: str, ws: web.WebSocketResponse,
-                 transport: asyncio.BaseTransport | None,
-                 credential: Hashable | None = None) -> Connection:
+    def register(
+        self,
+        user_id: str,
+        ws: web.WebSocketResponse,
+        transport: asyncio.BaseTransport | None,
+        credential: Hashable | None = None,
+    ) -> Connection:
         conn = Connection(user_id, ws, transport, self.send_queue, credential)
         conns = self._by_user.setdefault(user_id, set())
         while self.max_per_user is not None and len(conns) >= self.max_per_user:
             oldest = min(conns, key=lambda c: c.opened_at)
-            log.warning("websocket closed: too many per user", extra=fields(
-                user_id=user_id, limit=self.max_per_user, setting="max_sockets_per_user"))
+            log.warning(
+                "websocket closed: too many per user",
+                extra=fields(
+                    user_id=user_id, limit=self.max_per_user, setting="max_sockets_per_user"
+                ),
+            )
             conns.discard(oldest)
             self._close_soon(oldest, 1008, b"too many open sockets")
         conns.add(conn)
@@ -188,8 +212,12 @@ class Hub:
         if conn.dropped:
             return
         conn.dropped = True
-        log.warning("websocket dropped", extra=fields(
-            user_id=conn.user_id, why=why, limit=self.send_queue, setting="ws_send_queue"))
+        log.warning(
+            "websocket dropped",
+            extra=fields(
+                user_id=conn.user_id, why=why, limit=self.send_queue, setting="ws_send_queue"
+            ),
+        )
         conns = self._by_user.get(conn.user_id)
         if conns is not None:
             conns.discard(conn)
@@ -202,15 +230,16 @@ class Hub:
     def _close_soon(self, conn: Connection, code: int, message: bytes) -> None:
         """Close a socket with a reason the client can read; a client that does not finish
         the close handshake within a second is cut off."""
-        task = asyncio.create_task(self._close(conn, code, message),
-                                   name=f"ws-close:{conn.user_id}")
+        task = asyncio.create_task(
+            self._close(conn, code, message), name=f"ws-close:{conn.user_id}"
+        )
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
     async def _close(self, conn: Connection, code: int, message: bytes) -> None:
         try:
             await asyncio.wait_for(conn.ws.close(code=code, message=message), timeout=1.0)
-        except (asyncio.TimeoutError, ConnectionError, RuntimeError):
+        except (TimeoutError, ConnectionError, RuntimeError):
             if isinstance(conn.transport, asyncio.Transport):
                 conn.transport.abort()
         await self.unregister(conn)
@@ -224,15 +253,13 @@ class Hub:
     async def _close_ended(self) -> int:
         """Close the sockets whose credential no longer authenticates; returns how many."""
         assert self._credentials_valid is not None
-        checked = [c for conns in self._by_user.values() for c in conns
-                   if c.credential is not None]
+        checked = [c for conns in self._by_user.values() for c in conns if c.credential is not None]
         if not checked:
             return 0
         valid = await self._credentials_valid({c.credential for c in checked})
         ended = [c for c in checked if c.credential not in valid and not c.dropped]
         for conn in ended:
-            log.info("websocket closed: its credentials ended", extra=fields(
-                user_id=conn.user_id))
+            log.info("websocket closed: its credentials ended", extra=fields(user_id=conn.user_id))
             conns = self._by_user.get(conn.user_id)
             if conns is not None:
                 conns.discard(conn)  # nothing more is sent to it meanwhile
@@ -253,8 +280,7 @@ class Hub:
         (the accept script); None with the embedded Redis (`fan_out` then)."""
         if self.redis is None:
             return None
-        return keys.hub_channel(), encode(_Envelope(user_id=user_id,
-                                                    data=encode(message).decode()))
+        return keys.hub_channel(), encode(_Envelope(user_id=user_id, data=encode(message).decode()))
 
     def fan_out(self, user_id: str, data: str) -> None:
         for conn in list(self._by_user.get(user_id, ())):
@@ -265,8 +291,9 @@ class Hub:
         for conns in list(self._by_user.values()):
             for conn in list(conns):
                 with contextlib.suppress(Exception):
-                    await asyncio.wait_for(conn.ws.close(code=1001, message=b"server stopping"),
-                                           timeout=1.0)
+                    await asyncio.wait_for(
+                        conn.ws.close(code=1001, message=b"server stopping"), timeout=1.0
+                    )
                 await self.unregister(conn)
 
     # --- multi-process listener -----------------------------------------------------------

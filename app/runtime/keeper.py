@@ -61,10 +61,17 @@ async def heartbeat_gone(redis: aioredis.Redis, instance: str) -> bool:
 
 
 class Keeper:
-    def __init__(self, *, redis: aioredis.Redis, settings: Settings, instance_id: str,
-                 locks: PairLocks, slots: LocalSlots,
-                 wake_pair: Callable[[str], None] | None = None,
-                 sweep_orphans: Callable[[], Awaitable[object]] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        settings: Settings,
+        instance_id: str,
+        locks: PairLocks,
+        slots: LocalSlots,
+        wake_pair: Callable[[str], None] | None = None,
+        sweep_orphans: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         self.redis = redis
         self.settings = settings
         self.instance_id = instance_id
@@ -85,25 +92,28 @@ class Keeper:
         settings = self.settings
         steps: list[tuple[str, Callable[[], Awaitable[Any]], float]] = [
             ("heartbeat", self.beat, settings.heartbeat_seconds),
-            ("marker-refresh", self.refresh_markers, settings.turn_marker_refresh_seconds)]
+            ("marker-refresh", self.refresh_markers, settings.turn_marker_refresh_seconds),
+        ]
         if self.sweep_orphans is not None:
-            steps.append(("orphan-sweep", self.sweep,
-                          settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE))
+            steps.append(
+                ("orphan-sweep", self.sweep, settings.heartbeat_seconds * HEARTBEAT_PERIODS_TO_LIVE)
+            )
             self._watch = asyncio.create_task(self._watch_deaths(), name="death-watch")
         if self.wake_pair is not None:
             self._listener = asyncio.create_task(self._wake_loop(), name="wake-listener")
         # Each step first runs one period after the start (the heartbeat was just written); a
         # failed step is retried the next period.
-        self.tickers = [Ticker(name, step, interval=seconds, first_delay=seconds, logger=log)
-                        for name, step, seconds in steps]
+        self.tickers = [
+            Ticker(name, step, interval=seconds, first_delay=seconds, logger=log)
+            for name, step, seconds in steps
+        ]
         for ticker in self.tickers:
             await ticker.start()
 
     async def stop(self) -> None:
         for ticker in self.tickers:
             await ticker.stop()
-        await cancel_and_wait([task for task in (self._listener, self._watch)
-                               if task is not None])
+        await cancel_and_wait([task for task in (self._listener, self._watch) if task is not None])
         self._listener = self._watch = None
         with contextlib.suppress(aioredis.RedisError, OSError):
             async with self.redis.pipeline(transaction=True) as pipe:
@@ -123,11 +133,17 @@ class Keeper:
         declared_dead = self._beaten and (not had_heartbeat or bool(added))
         self._beaten = True
         if declared_dead:
-            log.warning("this process was declared dead while alive; its turns may have been "
-                        "recovered elsewhere", extra=fields(
-                            instance=self.instance_id, heartbeat_lapsed=not had_heartbeat,
-                            unlisted=bool(added), period_s=settings.heartbeat_seconds,
-                            setting="heartbeat_seconds"))
+            log.warning(
+                "this process was declared dead while alive; its turns may have been "
+                "recovered elsewhere",
+                extra=fields(
+                    instance=self.instance_id,
+                    heartbeat_lapsed=not had_heartbeat,
+                    unlisted=bool(added),
+                    period_s=settings.heartbeat_seconds,
+                    setting="heartbeat_seconds",
+                ),
+            )
             # Others dropped its run slots as a dead holder's; its runs still use them.
             await self.slots.refresh()
 
@@ -150,8 +166,9 @@ class Keeper:
         dead = [instance for instance, ttl in zip(others, ttls, strict=True) if ttl == -2]
         if dead:
             await self.redis.srem(keys.instances(), *dead)
-            log.warning("processes without a heartbeat; recovering what they held",
-                        extra=fields(dead=dead))
+            log.warning(
+                "processes without a heartbeat; recovering what they held", extra=fields(dead=dead)
+            )
             self.slots.wake()
             await self.sweep()
         left = [ttl / 1000 for ttl in ttls if ttl > 0]
@@ -164,7 +181,7 @@ class Keeper:
             except (aioredis.RedisError, OSError):
                 log.exception("death watch failed; looking again")
                 wait = self.settings.heartbeat_seconds
-            except Exception:  # noqa: BLE001 - a failed sweep: the watch goes on
+            except Exception:
                 log.exception("orphan sweep after a death failed; looking again")
                 wait = self.settings.heartbeat_seconds
             await asyncio.sleep(wait)

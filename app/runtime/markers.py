@@ -91,5 +91,7 @@ class PairLocks:
         for pair, value in list(self.held.items()):
             kept = bool(await self._refresh(keys=[marker_key(pair)], args=[value, self.ttl]))
             if not kept and self.held.get(pair) == value:
-                log.warning("turn marker lost while its turn runs", extra=fields(
-                    pair=pair, marker=value, setting="turn_marker_ttl"))
+                log.warning(
+                    "turn marker lost while its turn runs",
+                    extra=fields(pair=pair, marker=value, setting="turn_marker_ttl"),
+                )

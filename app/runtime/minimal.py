@@ -41,19 +41,32 @@ RESPONDER_TEMPERATURE = 0.7
 CHARACTER_NAME = "Nova"
 
 
-
 async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result:
     await ctx.stage("path1")
-    turn = Turn(turn_id=block.turn_id, role=ROLE_USER, content=block.text,
-                time=block.received_at[-1], message_ids=list(block.message_ids))
-    await commit(ctx.redis, ctx.guard, [SessionMemory(ctx.redis, ctx.settings).store_write(
-        block.user_id, block.character_id, turn)])
+    turn = Turn(
+        turn_id=block.turn_id,
+        role=ROLE_USER,
+        content=block.text,
+        time=block.received_at[-1],
+        message_ids=list(block.message_ids),
+    )
+    await commit(
+        ctx.redis,
+        ctx.guard,
+        [
+            SessionMemory(ctx.redis, ctx.settings).store_write(
+                block.user_id, block.character_id, turn
+            )
+        ],
+    )
     return Path1Result()
 
 
 def responder_messages(history: str, summary: str | None, run: CharacterRun) -> list[Message]:
-    system = (f"You are {CHARACTER_NAME}, a warm companion in a private chat. Answer in the "
-              "language of the conversation, briefly and naturally.")
+    system = (
+        f"You are {CHARACTER_NAME}, a warm companion in a private chat. Answer in the "
+        "language of the conversation, briefly and naturally."
+    )
     if summary:
         system += f"\n\nEarlier in this conversation (summary):\n{summary}"
     if history:
@@ -74,28 +87,39 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     turns, summary = await memory.retrieve(run.user_id, run.character_id)
     history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
     completion = await ctx.gateway.complete(
-        "responder", responder_messages(history, summary, run),
-        max_tokens=ctx.settings.responder_max_tokens, temperature=RESPONDER_TEMPERATURE,
-        user_id=run.user_id)
+        "responder",
+        responder_messages(history, summary, run),
+        max_tokens=ctx.settings.responder_max_tokens,
+        temperature=RESPONDER_TEMPERATURE,
+        user_id=run.user_id,
+    )
     text = completion.text.strip()
     if not text:
         raise ModelError("model_bad_output", "the responder answered nothing")
     state = await load_state(ctx.redis, run.user_id, run.character_id)
-    turn = Turn(turn_id=run.turn_id, role=ROLE_ASSISTANT, content=text, time=time.time(),
-                occasion=OCCASION_OF_ORIGIN[run.origin], message_ids=list(run.message_ids),
-                emotion=state.emotion, arousal=state.arousal)
-    await commit(ctx.redis, ctx.guard,
-                 [memory.store_write(run.user_id, run.character_id, turn)])
-    return Path2Result(text=text, origin=run.origin, emotion=state.emotion,
-                       arousal=state.arousal)
+    turn = Turn(
+        turn_id=run.turn_id,
+        role=ROLE_ASSISTANT,
+        content=text,
+        time=time.time(),
+        occasion=OCCASION_OF_ORIGIN[run.origin],
+        message_ids=list(run.message_ids),
+        emotion=state.emotion,
+        arousal=state.arousal,
+    )
+    await commit(ctx.redis, ctx.guard, [memory.store_write(run.user_id, run.character_id, turn)])
+    return Path2Result(text=text, origin=run.origin, emotion=state.emotion, arousal=state.arousal)
 
 
-async def summarize_after_delivery(ctx: PipelineContext, run: CharacterRun,
-                                   result: Path2Result) -> None:
+async def summarize_after_delivery(
+    ctx: PipelineContext, run: CharacterRun, result: Path2Result
+) -> None:
     await SessionMemory(ctx.redis, ctx.settings).summarize_if_needed(
-        run.user_id, run.character_id, ctx.gateway, character_name=CHARACTER_NAME)
+        run.user_id, run.character_id, ctx.gateway, character_name=CHARACTER_NAME
+    )
 
 
 def minimal_pipelines() -> Pipelines:
-    return Pipelines(path1=store_user_turn, path2=respond_once,
-                     after_delivery=summarize_after_delivery)
+    return Pipelines(
+        path1=store_user_turn, path2=respond_once, after_delivery=summarize_after_delivery
+    )

@@ -89,7 +89,7 @@ class TurnRecord(msgspec.Struct, kw_only=True):
     turn_id: str
     user_id: str = ""
     character_id: str = ""
-    initiator: str = "user"        # stored as `origin`: who started the turn
+    initiator: str = "user"  # stored as `origin`: who started the turn
     message_ids: list[str] = msgspec.field(default_factory=list)
     state: str = QUEUED
     attempts: int = 1
@@ -108,9 +108,13 @@ class TurnRecord(msgspec.Struct, kw_only=True):
         return keys.pair_id(self.user_id, self.character_id)
 
     def machine(self, max_attempts: int) -> TurnLifecycle:
-        return build_machine(self.initiator,  # type: ignore[arg-type]
-                             state=self.state, attempts=self.attempts,
-                             max_attempts=max_attempts, perceived=self.perceived)
+        return build_machine(
+            self.initiator,  # type: ignore[arg-type]
+            state=self.state,
+            attempts=self.attempts,
+            max_attempts=max_attempts,
+            perceived=self.perceived,
+        )
 
 
 class MessageRecord(msgspec.Struct, kw_only=True):
@@ -145,8 +149,11 @@ class Conflict(Exception):
     """The stored state moved on under us (another actor failed or finished the turn)."""
 
     def __init__(self, turn_id: str, expected: str, found: str, *, fenced: bool = False) -> None:
-        what = (f"turn {turn_id}: recovered and run again elsewhere (state {found})" if fenced
-                else f"turn {turn_id}: expected state {expected}, found {found or 'none'}")
+        what = (
+            f"turn {turn_id}: recovered and run again elsewhere (state {found})"
+            if fenced
+            else f"turn {turn_id}: expected state {expected}, found {found or 'none'}"
+        )
         super().__init__(what)
         self.expected = expected
         self.found = found
@@ -171,8 +178,14 @@ class Records:
         self._accept = ScriptLine(redis, ACCEPT)
 
     # --- accept ---------------------------------------------------------------------------
-    async def accept(self, message: AcceptedMessage, entry: bytes, *, wake: str = "",
-                     announce: tuple[str, bytes] | None = None) -> None:
+    async def accept(
+        self,
+        message: AcceptedMessage,
+        entry: bytes,
+        *,
+        wake: str = "",
+        announce: tuple[str, bytes] | None = None,
+    ) -> None:
         """Queue `entry` (the encoded message) on the pair's prompt queue and write the
         message record, atomically; `wake` names a channel to tell other processes;
         `announce` (channel, payload) is published in the same call (the hub's envelope of
@@ -180,11 +193,26 @@ class Records:
         pair = keys.pair_id(message.user_id, message.character_id)
         channel, payload = announce if announce is not None else ("", b"")
         await self._accept(
-            keys=[keys.prompt_queue(message.user_id, message.character_id),
-                  keys.message_record(message.message_id), keys.known_pairs(),
-                  keys.user_pairs(message.user_id)],
-            args=[entry, self.ttl, message.message_id, message.user_id, message.character_id,
-                  message.text, repr(message.received_at), pair, wake, channel, payload])
+            keys=[
+                keys.prompt_queue(message.user_id, message.character_id),
+                keys.message_record(message.message_id),
+                keys.known_pairs(),
+                keys.user_pairs(message.user_id),
+            ],
+            args=[
+                entry,
+                self.ttl,
+                message.message_id,
+                message.user_id,
+                message.character_id,
+                message.text,
+                repr(message.received_at),
+                pair,
+                wake,
+                channel,
+                payload,
+            ],
+        )
 
     async def open(self) -> None:
         """Open the accept's own connection (at start-up: the first message after a start
@@ -198,8 +226,7 @@ class Records:
 
     # --- writes inside a caller's MULTI ---------------------------------------------------
 
-    async def create(self, record: TurnRecord,
-                     also: Callable[[Any], None] | None = None) -> None:
+    async def create(self, record: TurnRecord, also: Callable[[Any], None] | None = None) -> None:
         """Create a turn record (`add_turn`) in one transaction, with whatever `also` queues
         on the same pipeline (taking the block off the queue, pushing the impulse event)."""
         async with self.redis.pipeline(transaction=True) as pipe:
@@ -212,15 +239,24 @@ class Records:
         """Create a turn record in `queued` and link its messages to it."""
         now = time.time()
         key = keys.turn_record(record.turn_id)
-        pipe.hset(key, mapping={
-            "turn_id": record.turn_id, "user_id": record.user_id,
-            "character_id": record.character_id, "origin": record.initiator,
-            "message_ids": _JSON.encode(record.message_ids), "state": QUEUED,
-            "attempts": record.attempts, "perceived": int(record.perceived),
-            "owner": self.instance_id, "created_at": repr(now), "updated_at": repr(now),
-            f"at_{QUEUED}": repr(now)})
-        pipe.rpush(keys.turn_history(record.turn_id),
-                   _JSON.encode({"state": QUEUED, "at": now}))
+        pipe.hset(
+            key,
+            mapping={
+                "turn_id": record.turn_id,
+                "user_id": record.user_id,
+                "character_id": record.character_id,
+                "origin": record.initiator,
+                "message_ids": _JSON.encode(record.message_ids),
+                "state": QUEUED,
+                "attempts": record.attempts,
+                "perceived": int(record.perceived),
+                "owner": self.instance_id,
+                "created_at": repr(now),
+                "updated_at": repr(now),
+                f"at_{QUEUED}": repr(now),
+            },
+        )
+        pipe.rpush(keys.turn_history(record.turn_id), _JSON.encode({"state": QUEUED, "at": now}))
         pipe.expire(key, self.ttl)
         pipe.expire(keys.turn_history(record.turn_id), self.ttl)
         pipe.sadd(keys.open_turns(), record.turn_id)
@@ -229,9 +265,17 @@ class Records:
             pipe.hset(keys.message_record(message_id), "turn_id", record.turn_id)
 
     # --- transitions ----------------------------------------------------------------------
-    async def transition(self, record: TurnRecord, machine: TurnLifecycle, trigger: str, *,
-                         reason: str = "", push: bytes | None = None,
-                         ack: tuple[str, ...] = (), release_marker: str = "") -> float:
+    async def transition(
+        self,
+        record: TurnRecord,
+        machine: TurnLifecycle,
+        trigger: str,
+        *,
+        reason: str = "",
+        push: bytes | None = None,
+        ack: tuple[str, ...] = (),
+        release_marker: str = "",
+    ) -> float:
         """Fire `trigger` on `machine` (raises IllegalTransition) and persist it atomically
         with its queue effects. Raises `Conflict` if the stored state or attempts are not the
         ones the machine started from (attempts: recovery requeued the turn under this run).
@@ -242,24 +286,51 @@ class Records:
         now = time.time()
         user, character = record.user_id, record.character_id
         args: list[Any] = [
-            before, machine.state, repr(now), machine.attempts, int(machine.perceived),
-            self.ttl, "1" if machine.terminal else "0", record.turn_id, reason,
-            push if push is not None else "", self.instance_id, release_marker,
-            attempts_before, *ack]
+            before,
+            machine.state,
+            repr(now),
+            machine.attempts,
+            int(machine.perceived),
+            self.ttl,
+            "1" if machine.terminal else "0",
+            record.turn_id,
+            reason,
+            push if push is not None else "",
+            self.instance_id,
+            release_marker,
+            attempts_before,
+            *ack,
+        ]
         ok, found, found_attempts = await self._transition(
-            keys=[keys.turn_record(record.turn_id), keys.turn_history(record.turn_id),
-                  keys.open_turns(), keys.user_open_turns(user),
-                  keys.event_queue(user, character), keys.event_processing(user, character),
-                  keys.turn_marker(user, character)],
-            args=args)
+            keys=[
+                keys.turn_record(record.turn_id),
+                keys.turn_history(record.turn_id),
+                keys.open_turns(),
+                keys.user_open_turns(user),
+                keys.event_queue(user, character),
+                keys.event_processing(user, character),
+                keys.turn_marker(user, character),
+            ],
+            args=args,
+        )
         if not ok:
             # Put the machine back: the stored record is the truth.
             machine.state, machine.attempts, machine.perceived = (
-                before, attempts_before, perceived_before)
-            raise Conflict(record.turn_id, before, found,
-                           fenced=found == before and found_attempts != str(attempts_before))
+                before,
+                attempts_before,
+                perceived_before,
+            )
+            raise Conflict(
+                record.turn_id,
+                before,
+                found,
+                fenced=found == before and found_attempts != str(attempts_before),
+            )
         record.state, record.attempts, record.perceived = (
-            machine.state, machine.attempts, machine.perceived)
+            machine.state,
+            machine.attempts,
+            machine.perceived,
+        )
         record.updated_at = now
         if reason:
             record.reason = reason

@@ -149,7 +149,8 @@ class Recovery:
             taken_over = pair in orphan_pairs or marker is not None or restored > 0
             resume = self.consumer.resuming(pair)
             if resume is not None and not await self.locks.take(
-                    pair, self.locks.marker_for(resume)):
+                pair, self.locks.marker_for(resume)
+            ):
                 self.consumer.forget_resume(pair)  # someone else holds the pair now
             async with redis.pipeline(transaction=False) as pipe:
                 pipe.llen(keys.prompt_queue(user_id, character_id))
@@ -164,16 +165,33 @@ class Recovery:
         # 6: promotion triggers taken but not consolidated.
         for pair in sorted(await redis.smembers(keys.pixie_pairs())):
             report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
-                owner_dead)
+                owner_dead
+            )
 
-        if any((report.finished_writes, report.requeued, report.failed, report.resumed_path1,
-                report.restored_events, report.cleared_markers, report.restored_triggers)):
-            log.warning("recovered after a crash", extra=fields(
-                finished_writes=report.finished_writes,
-                requeued=report.requeued, failed=report.failed,
-                resumed_path1=report.resumed_path1, restored_events=report.restored_events,
-                cleared_markers=report.cleared_markers, woken_pairs=report.woken_pairs,
-                restored_triggers=report.restored_triggers))
+        if any(
+            (
+                report.finished_writes,
+                report.requeued,
+                report.failed,
+                report.resumed_path1,
+                report.restored_events,
+                report.cleared_markers,
+                report.restored_triggers,
+            )
+        ):
+            log.warning(
+                "recovered after a crash",
+                extra=fields(
+                    finished_writes=report.finished_writes,
+                    requeued=report.requeued,
+                    failed=report.failed,
+                    resumed_path1=report.resumed_path1,
+                    restored_events=report.restored_events,
+                    cleared_markers=report.cleared_markers,
+                    woken_pairs=report.woken_pairs,
+                    restored_triggers=report.restored_triggers,
+                ),
+            )
         return report
 
     async def _left_to_owner(self, record: TurnRecord, report: RecoveryReport) -> bool:
@@ -187,11 +205,17 @@ class Recovery:
         marker = await self.redis.get(keys.turn_marker(record.user_id, record.character_id))
         if marker != marker_value(record.owner, record.turn_id):
             return False
-        log.warning("turn out of attempts left to its owner while its marker holds",
-                    extra=fields(turn_id=record.turn_id, pair=record.pair,
-                                 owner=record.owner, attempts=record.attempts,
-                                 limit=self.settings.max_turn_attempts,
-                                 setting="turn_marker_ttl"))
+        log.warning(
+            "turn out of attempts left to its owner while its marker holds",
+            extra=fields(
+                turn_id=record.turn_id,
+                pair=record.pair,
+                owner=record.owner,
+                attempts=record.attempts,
+                limit=self.settings.max_turn_attempts,
+                setting="turn_marker_ttl",
+            ),
+        )
         report.left_to_owner.append(record.turn_id)
         return True
 
@@ -199,9 +223,16 @@ class Recovery:
         if record.state in RUNNING_STATES:
             machine = record.machine(self.settings.max_turn_attempts)
             if not machine.has_attempts_left():
-                log.warning("crashed turn out of attempts", extra=fields(
-                    turn_id=record.turn_id, pair=record.pair, attempts=record.attempts,
-                    limit=self.settings.max_turn_attempts, setting="max_turn_attempts"))
+                log.warning(
+                    "crashed turn out of attempts",
+                    extra=fields(
+                        turn_id=record.turn_id,
+                        pair=record.pair,
+                        attempts=record.attempts,
+                        limit=self.settings.max_turn_attempts,
+                        setting="max_turn_attempts",
+                    ),
+                )
                 if await self.fail_turn(record, "crashed"):
                     report.failed.append(record.turn_id)
                 return
@@ -209,11 +240,16 @@ class Recovery:
                 # The old owner's marker goes with the requeue, atomically: its commit can
                 # no longer land once the turn is queued for a rerun.
                 await self.records.transition(
-                    record, machine, "requeue",
-                    release_marker=marker_value(record.owner, record.turn_id))
+                    record,
+                    machine,
+                    "requeue",
+                    release_marker=marker_value(record.owner, record.turn_id),
+                )
             except (Conflict, IllegalTransition) as exc:
-                log.warning("turn moved during recovery", extra=fields(
-                    turn_id=record.turn_id, error=str(exc)))
+                log.warning(
+                    "turn moved during recovery",
+                    extra=fields(turn_id=record.turn_id, error=str(exc)),
+                )
                 return
             report.requeued.append(record.turn_id)
         if record.state == QUEUED and record.initiator == "user" and not record.perceived:

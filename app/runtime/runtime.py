@@ -63,9 +63,19 @@ log = logging.getLogger(__name__)
 
 
 class Runtime:
-    def __init__(self, *, redis: aioredis.Redis, settings: Settings, hub: Hub,
-                 slots: LocalSlots, records: Records, locks: PairLocks, pipelines: Pipelines,
-                 gateway: Callable[[], Any], instance_id: str) -> None:
+    def __init__(
+        self,
+        *,
+        redis: aioredis.Redis,
+        settings: Settings,
+        hub: Hub,
+        slots: LocalSlots,
+        records: Records,
+        locks: PairLocks,
+        pipelines: Pipelines,
+        gateway: Callable[[], Any],
+        instance_id: str,
+    ) -> None:
         self.redis = redis
         self.settings = settings
         self.hub = hub
@@ -73,15 +83,29 @@ class Runtime:
         self.instance_id = instance_id
         self.records = records
         self.locks = locks
-        self.turns = TurnRunner(redis=redis, settings=settings, hub=hub, slots=slots,
-                                pipelines=pipelines, gateway=gateway, records=self.records,
-                                locks=self.locks)
-        self.consumer = PairConsumer(redis=redis, settings=settings, records=self.records,
-                                     locks=self.locks, turns=self.turns)
-        self.recovery = Recovery(redis=redis, settings=settings, instance_id=instance_id,
-                                 records=records, locks=locks, consumer=self.consumer,
-                                 fail_turn=self.turns.fail_turn,
-                                 finish_writes=pipelines.finish_writes)
+        self.turns = TurnRunner(
+            redis=redis,
+            settings=settings,
+            hub=hub,
+            slots=slots,
+            pipelines=pipelines,
+            gateway=gateway,
+            records=self.records,
+            locks=self.locks,
+        )
+        self.consumer = PairConsumer(
+            redis=redis, settings=settings, records=self.records, locks=self.locks, turns=self.turns
+        )
+        self.recovery = Recovery(
+            redis=redis,
+            settings=settings,
+            instance_id=instance_id,
+            records=records,
+            locks=locks,
+            consumer=self.consumer,
+            fail_turn=self.turns.fail_turn,
+            finish_writes=pipelines.finish_writes,
+        )
         self.rate_limiter = RateLimiter(settings.rate_limit_per_second)
         self.distributed = settings.redis_url is not None
         self._resets: dict[str, asyncio.Event] = {}
@@ -94,34 +118,58 @@ class Runtime:
         reset = self._resets.get(pair)
         if reset is not None:  # a session reset is draining this pair's queue right now
             await reset.wait()
-        message = AcceptedMessage(message_id=new_id(), user_id=user_id,
-                                  character_id=character_id, text=text,
-                                  received_at=time.time())
+        message = AcceptedMessage(
+            message_id=new_id(),
+            user_id=user_id,
+            character_id=character_id,
+            text=text,
+            received_at=time.time(),
+        )
         accepted = MessageAccepted(
-            character_id=character_id, at=message.received_at, message_id=message.message_id,
-            text=message.text, received_at=message.received_at)
+            character_id=character_id,
+            at=message.received_at,
+            message_id=message.message_id,
+            text=message.text,
+            received_at=message.received_at,
+        )
         # With an external Redis the tabs of every process hear of it in the same call.
         shared = self.hub.envelope(user_id, accepted)
-        await self.records.accept(message, encode(message),
-                                  wake=keys.wake_channel() if self.distributed else "",
-                                  announce=shared)
+        await self.records.accept(
+            message,
+            encode(message),
+            wake=keys.wake_channel() if self.distributed else "",
+            announce=shared,
+        )
         self.notify(pair)
         if shared is None:
             self.hub.fan_out(user_id, encode(accepted).decode())
         return message
 
-    async def submit_impulse(self, user_id: str, character_id: str, thought: str, *,
-                             arousal: Any = None, trigger_turn_id: str | None = None) -> str:
+    async def submit_impulse(
+        self,
+        user_id: str,
+        character_id: str,
+        thought: str,
+        *,
+        arousal: Any = None,
+        trigger_turn_id: str | None = None,
+    ) -> str:
         """An own impulse enters as a character event with a new turn (SPEC §5).
 
         Raises `ImpulseWithoutThought` for an empty thought. Returns the new turn id.
         """
-        event = impulse_event(user_id, character_id, thought, arousal=arousal,
-                              trigger_turn_id=trigger_turn_id)
+        event = impulse_event(
+            user_id, character_id, thought, arousal=arousal, trigger_turn_id=trigger_turn_id
+        )
         turn_id = event.turn_id
         assert turn_id is not None
-        record = TurnRecord(turn_id=turn_id, user_id=user_id, character_id=character_id,
-                            initiator="character", message_ids=[])
+        record = TurnRecord(
+            turn_id=turn_id,
+            user_id=user_id,
+            character_id=character_id,
+            initiator="character",
+            message_ids=[],
+        )
         pair = keys.pair_id(user_id, character_id)
 
         def queue_event(pipe: Any) -> None:
@@ -130,6 +178,7 @@ class Runtime:
             pipe.sadd(keys.user_pairs(user_id), character_id)
             if self.distributed:
                 pipe.publish(keys.wake_channel(), pair)
+
         await self.records.create(record, also=queue_event)
         log.info("impulse queued", extra=fields(turn_id=turn_id, pair=pair))
         await self.turns.publish_state(record)
@@ -169,13 +218,26 @@ class Runtime:
             for raw in queued:
                 with contextlib.suppress(msgspec.DecodeError, msgspec.ValidationError):
                     m = decode_accepted(raw)
-                    messages.append(MessageAccepted(
-                        character_id=character_id, at=m.received_at, message_id=m.message_id,
-                        text=m.text, received_at=m.received_at))
-        messages.extend(TurnState(character_id=r.character_id, at=r.updated_at,
-                                  turn_id=r.turn_id, state=r.state,
-                                  message_ids=list(r.message_ids))
-                        for r in records if not r.terminal)
+                    messages.append(
+                        MessageAccepted(
+                            character_id=character_id,
+                            at=m.received_at,
+                            message_id=m.message_id,
+                            text=m.text,
+                            received_at=m.received_at,
+                        )
+                    )
+        messages.extend(
+            TurnState(
+                character_id=r.character_id,
+                at=r.updated_at,
+                turn_id=r.turn_id,
+                state=r.state,
+                message_ids=list(r.message_ids),
+            )
+            for r in records
+            if not r.terminal
+        )
         return messages
 
     # --- session reset ----------------------------------------------------------------------
@@ -204,13 +266,16 @@ class Runtime:
                     queued.append(decode_accepted(raw))
             if queued:
                 # Never taken by a turn: give them one, failed, so each id gets its notice.
-                record = TurnRecord(turn_id=new_id(), user_id=user_id,
-                                    character_id=character_id, initiator="user",
-                                    message_ids=[m.message_id for m in queued])
+                record = TurnRecord(
+                    turn_id=new_id(),
+                    user_id=user_id,
+                    character_id=character_id,
+                    initiator="user",
+                    message_ids=[m.message_id for m in queued],
+                )
                 await self.records.create(record)
                 await self.turns.fail_turn(record, "session_reset")
-            await self.hub.publish(user_id, SessionReset(character_id=character_id,
-                                                         at=time.time()))
+            await self.hub.publish(user_id, SessionReset(character_id=character_id, at=time.time()))
         finally:
             done.set()
             if self._resets.get(pair) is done:
@@ -221,8 +286,9 @@ class Runtime:
     async def idle(self) -> None:
         """Wait until no pair consumer and no after-delivery step is running (tests, bench)."""
         while self.consumer.tasks or self.turns.background:
-            await asyncio.gather(*self.consumer.tasks, *self.turns.background,
-                                 return_exceptions=True)
+            await asyncio.gather(
+                *self.consumer.tasks, *self.turns.background, return_exceptions=True
+            )
 
     async def stop(self) -> None:
         """Stop consuming. Running turns are cancelled where they stand; the next start's

@@ -308,8 +308,9 @@ class _RedisGroup(_Group):
             holder = f"{self.owner.instance_id}/{uuid.uuid4().hex}"
             self._wake.clear()  # a release from now on is not missed
             try:
-                took = await self.owner.redis_acquire(self, holder, more=self.waiters.more,
-                                                      lowest=lowest)
+                took = await self.owner.redis_acquire(
+                    self, holder, more=self.waiters.more, lowest=lowest
+                )
             except (aioredis.RedisError, OSError):
                 log.exception("run slot request failed; asking again")
                 await asyncio.sleep(ERROR_BACKOFF_SECONDS)
@@ -335,8 +336,14 @@ class RedisSlots(LocalSlots):
     """Slots of endpoints with a URL are shared through Redis; the offline model's are
     this process's."""
 
-    def __init__(self, redis: aioredis.Redis, slots: int, timeout: float,
-                 lease_seconds: float, instance_id: str) -> None:
+    def __init__(
+        self,
+        redis: aioredis.Redis,
+        slots: int,
+        timeout: float,
+        lease_seconds: float,
+        instance_id: str,
+    ) -> None:
         super().__init__(slots, timeout)
         self.redis = redis
         self.lease_seconds = lease_seconds
@@ -370,17 +377,30 @@ class RedisSlots(LocalSlots):
         finally:
             await pubsub.aclose()
 
-    async def redis_acquire(self, group: _RedisGroup, holder: str, *, more: bool,
-                            lowest: bool) -> bool:
+    async def redis_acquire(
+        self, group: _RedisGroup, holder: str, *, more: bool, lowest: bool
+    ) -> bool:
         now = time.time()
-        return bool(await self._acquire(
-            keys=[group.slots_key, group.queue_key],
-            args=[now, self.slots, now + self.lease_seconds, holder, keys.heartbeat(""),
-                  self.instance_id, int(more), int(lowest)]))
+        return bool(
+            await self._acquire(
+                keys=[group.slots_key, group.queue_key],
+                args=[
+                    now,
+                    self.slots,
+                    now + self.lease_seconds,
+                    holder,
+                    keys.heartbeat(""),
+                    self.instance_id,
+                    int(more),
+                    int(lowest),
+                ],
+            )
+        )
 
     async def redis_release(self, group: _RedisGroup, holder: str) -> None:
-        await self._release(keys=[group.slots_key],
-                            args=[holder, keys.slot_channel(), group.endpoint])
+        await self._release(
+            keys=[group.slots_key], args=[holder, keys.slot_channel(), group.endpoint]
+        )
 
     async def refresh(self) -> None:
         """Extend the leases of the slots this process holds (the keeper: every marker
@@ -403,8 +423,14 @@ class RedisSlots(LocalSlots):
                 if holder not in group.held:  # its release may have come before the ZADD
                     await self.redis_release(group, holder)
             if added:
-                log.warning("run slots put back: their runs went on after the slots were "
-                            "dropped (this process was declared dead, or stalled past its "
-                            "lease)", extra=fields(endpoint=group.endpoint, slots=added,
-                                                   instance=self.instance_id,
-                                                   setting="heartbeat_seconds"))
+                log.warning(
+                    "run slots put back: their runs went on after the slots were "
+                    "dropped (this process was declared dead, or stalled past its "
+                    "lease)",
+                    extra=fields(
+                        endpoint=group.endpoint,
+                        slots=added,
+                        instance=self.instance_id,
+                        setting="heartbeat_seconds",
+                    ),
+                )

@@ -48,6 +48,7 @@ class AcceptedMessage(msgspec.Struct, kw_only=True):
 
 # --- WebSocket messages (SPEC §9) ---------------------------------------------------------
 
+
 class WsMessage(msgspec.Struct, tag_field="type", kw_only=True):
     character_id: str
     at: float
@@ -89,8 +90,15 @@ class SessionReset(WsMessage, tag="session_reset"):
     """The pair's session was reset: every tab clears its conversation."""
 
 
-WsAny = (MessageAccepted | TurnState | CharacterStage | CharacterResponse | TurnFailed
-         | SessionReset | JournalProgress)
+WsAny = (
+    MessageAccepted
+    | TurnState
+    | CharacterStage
+    | CharacterResponse
+    | TurnFailed
+    | SessionReset
+    | JournalProgress
+)
 
 _ENCODER = msgspec.json.Encoder()
 _EVENT_DECODER = msgspec.json.Decoder(Event[msgspec.Raw])
@@ -128,9 +136,16 @@ def _salvaged_payload(event: Event[msgspec.Raw]) -> EventPayload:
     kind = PAYLOADS[(event.source, event.typ)]
 
     def dropped(name: str, value: Any) -> None:
-        log.warning("stored event field dropped", extra=fields(
-            field=name, value=repr(value), why="unreadable value, default used",
-            event_id=event.event_id, pair=keys.pair_id(event.user_id, event.character_id)))
+        log.warning(
+            "stored event field dropped",
+            extra=fields(
+                field=name,
+                value=repr(value),
+                why="unreadable value, default used",
+                event_id=event.event_id,
+                pair=keys.pair_id(event.user_id, event.character_id),
+            ),
+        )
 
     return msgspec.convert(readable_fields(record, kind, dropped=dropped), kind)
 

@@ -51,9 +51,11 @@ class DatabaseDamaged(DataDirError):
 
     def __init__(self, path: Path, reason: str) -> None:
         data = path.parent
-        super().__init__(f"database {path} is damaged ({reason}); restore a backup: "
-                         f"novaberg --data-dir {data} restore <backup folder> --yes (the "
-                         f"app's own backups are in {data / 'backups'})")
+        super().__init__(
+            f"database {path} is damaged ({reason}); restore a backup: "
+            f"novaberg --data-dir {data} restore <backup folder> --yes (the "
+            f"app's own backups are in {data / 'backups'})"
+        )
 
 
 _HEADER = b"SQLite format 3\x00"
@@ -107,8 +109,7 @@ class Database:
         self.path = path
         self.url: str | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
-        self._readers = ThreadPoolExecutor(max_workers=READ_THREADS,
-                                           thread_name_prefix="db-reader")
+        self._readers = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="db-reader")
         self._write_conn: Any = None
         self._local = threading.local()
         self._read_conns: list[Any] = []
@@ -137,6 +138,7 @@ class Database:
     async def open(self) -> list[str]:
         """Open the write connection and apply migrations; returns the migrations that ran.
         `DatabaseDamaged` when the file is cut short or not a database."""
+
         def _open() -> list[str]:
             return self._open_writer()
 
@@ -144,6 +146,7 @@ class Database:
 
     async def execute_write_fn(self, fn: Callable[[Any], T]) -> T:
         """Run `fn(conn)` on the writer thread inside a transaction."""
+
         def _run() -> T:
             assert self._write_conn is not None, "database not open"
             self._write_conn = self._usable(self._write_conn, readonly=False)
@@ -154,6 +157,7 @@ class Database:
 
     async def execute_fn(self, fn: Callable[[Any], T]) -> T:
         """Run a read `fn(conn)` on a reader thread."""
+
         def _run() -> T:
             conn = getattr(self._local, "conn", None)
             if conn is None:
@@ -166,8 +170,9 @@ class Database:
 
         return await asyncio.get_running_loop().run_in_executor(self._readers, _run)
 
-    async def read_stream(self, produce: Callable[[sqlite3.Connection], Iterator[T]]
-                          ) -> AsyncIterator[T]:
+    async def read_stream(
+        self, produce: Callable[[sqlite3.Connection], Iterator[T]]
+    ) -> AsyncIterator[T]:
         """The items of the generator `produce(conn)`, each made on a reader thread (one
         step at a time, never two at once) over a read-only connection of its own, closed
         at the end — also when the generator raises (the exception reaches the reader) or
@@ -175,8 +180,9 @@ class Database:
         generator is closed on its thread when the reader stops early (a client that went
         away)."""
         loop = asyncio.get_running_loop()
-        conn = await loop.run_in_executor(self._readers,
-                                          functools.partial(self._connect, readonly=True))
+        conn = await loop.run_in_executor(
+            self._readers, functools.partial(self._connect, readonly=True)
+        )
         items: Iterator[T] | None = None
         step: Future[Any] | None = None
         try:
@@ -192,8 +198,9 @@ class Database:
             # even when the task that read them is being cancelled.
             await asyncio.shield(self._end_stream(step, items, conn))
 
-    async def _end_stream(self, step: Future[Any] | None,
-                          items: Iterator[object] | None, conn: Any) -> None:
+    async def _end_stream(
+        self, step: Future[Any] | None, items: Iterator[object] | None, conn: Any
+    ) -> None:
         """Close a stream's generator and connection once its last step has ended: a
         cancelled reader leaves its step running on the reader thread, and a generator
         cannot be closed while it runs."""
@@ -231,6 +238,7 @@ def _close(items: Iterator[object] | None, conn: Any) -> None:
             close()
     finally:
         conn.close()
+
 
 class PostgresDatabase(Database):
     """A PostgreSQL database (`url`) that several processes share; the same contract."""
@@ -283,6 +291,7 @@ def open_store(data_path: Path, database_url: str | None, file_name: str) -> Dat
 
 # --- PostgreSQL: a psycopg connection that speaks like sqlite3's --------------------------------
 
+
 class Row(tuple):  # noqa: SLOT001 -- per-query subclasses carry the names
     """A result row: by index like a tuple, by column name like `sqlite3.Row`."""
 
@@ -316,6 +325,7 @@ _QUOTED_OR_MARK = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\?|%")
 def pg_sql(sql: str) -> str:
     """`sql` with sqlite3's `?` placeholders as psycopg's `%s` (and a literal `%` doubled);
     quoted text is left as it is."""
+
     def swap(match: re.Match[str]) -> str:
         text = match.group(0)
         return "%s" if text == "?" else "%%" if text == "%" else text
@@ -422,6 +432,7 @@ def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
 
     class BoolAsInt(Dumper):
         """A Python bool is stored as 0/1, as in SQLite (the schema's flags are integers)."""
+
         oid = psycopg.adapters.types["int8"].oid
 
         def dump(self, obj: bool) -> bytes:
@@ -437,8 +448,14 @@ def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
 
     # A reader's explicit transaction (an export's `BEGIN`) reads one moment of the store, as
     # SQLite's read transaction does; PostgreSQL's default, READ COMMITTED, would not.
-    options = {"options": "-c default_transaction_read_only=on "
-                          "-c default_transaction_isolation=repeatable\\ read"} if readonly else {}
+    options = (
+        {
+            "options": "-c default_transaction_read_only=on "
+            "-c default_transaction_isolation=repeatable\\ read"
+        }
+        if readonly
+        else {}
+    )
     raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, **options)
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", NumericAsNumber)

@@ -84,13 +84,17 @@ def make_private(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
     info = path.stat()
     if info.st_uid != os.getuid():
-        raise DataDirError(f"data dir {path} belongs to another user (uid {info.st_uid}); "
-                           "use a data dir of your own")
+        raise DataDirError(
+            f"data dir {path} belongs to another user (uid {info.st_uid}); "
+            "use a data dir of your own"
+        )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         path.chmod(PRIVATE_DIR_MODE)
-        log.warning(f"data dir {path} was open to others (mode {mode:o}); tightened to 0700",
-                    extra=fields(data_dir=str(path), mode=f"{mode:o}"))
+        log.warning(
+            f"data dir {path} was open to others (mode {mode:o}); tightened to 0700",
+            extra=fields(data_dir=str(path), mode=f"{mode:o}"),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +107,12 @@ class RestoreMarker:
     started_at: str
 
     def write(self, data_path: Path) -> None:
-        document = {"backup": str(self.backup), "safety": str(self.safety),
-                    "phase": self.phase, "started_at": self.started_at}
+        document = {
+            "backup": str(self.backup),
+            "safety": str(self.safety),
+            "phase": self.phase,
+            "started_at": self.started_at,
+        }
         with private_file(data_path / RESTORE_MARKER) as handle:
             handle.write(json.dumps(document, indent=2).encode() + b"\n")
 
@@ -129,13 +137,18 @@ def read_restore_marker(data_path: Path) -> RestoreMarker | None:
         phase = document["phase"]
         if phase not in ("saving", "installing"):
             raise ValueError(phase)
-        return RestoreMarker(Path(document["backup"]), Path(document["safety"]), phase,
-                             str(document.get("started_at", "")))
+        return RestoreMarker(
+            Path(document["backup"]),
+            Path(document["safety"]),
+            phase,
+            str(document.get("started_at", "")),
+        )
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError):
-        return RestoreMarker(Path("<the backup>"), Path(f"<{data_path}/{SAFETY_PREFIX}…>"),
-                             "installing", "")
+        return RestoreMarker(
+            Path("<the backup>"), Path(f"<{data_path}/{SAFETY_PREFIX}…>"), "installing", ""
+        )
 
 
 def remove_restore_marker(data_path: Path) -> None:
@@ -145,10 +158,12 @@ def remove_restore_marker(data_path: Path) -> None:
 
 def cut_off_message(data_path: Path, marker: RestoreMarker) -> str:
     """One line: what happened, and the two commands that lead on."""
-    return (f"data dir {data_path}: a restore of {marker.backup} was cut off half-way"
-            f"{' (started ' + marker.started_at + ')' if marker.started_at else ''}, so the "
-            f"data is half restored; finish it: {marker.finish_command(data_path)} — or go "
-            f"back to the data from before: {marker.back_command(data_path)}")
+    return (
+        f"data dir {data_path}: a restore of {marker.backup} was cut off half-way"
+        f"{' (started ' + marker.started_at + ')' if marker.started_at else ''}, so the "
+        f"data is half restored; finish it: {marker.finish_command(data_path)} — or go "
+        f"back to the data from before: {marker.back_command(data_path)}"
+    )
 
 
 def undo_saving(data_path: Path, marker: RestoreMarker) -> None:
@@ -158,9 +173,11 @@ def undo_saving(data_path: Path, marker: RestoreMarker) -> None:
     if safety.parent == data_path and safety.name.startswith(SAFETY_PREFIX):
         shutil.rmtree(safety, ignore_errors=True)
     remove_restore_marker(data_path)
-    log.warning(f"a restore of {marker.backup} was cut off before it changed any data; its "
-                f"partial safety copy {safety} was removed, the data is as it was",
-                extra=fields(backup=str(marker.backup), safety=str(safety)))
+    log.warning(
+        f"a restore of {marker.backup} was cut off before it changed any data; its "
+        f"partial safety copy {safety} was removed, the data is as it was",
+        extra=fields(backup=str(marker.backup), safety=str(safety)),
+    )
 
 
 class DataDirLock:
@@ -180,8 +197,9 @@ class DataDirLock:
         except BlockingIOError:
             holder = _written_pid(fd)
             os.close(fd)
-            raise DataDirInUse(f"data dir {self.path} is in use by pid "
-                               f"{holder or 'another process'}") from None
+            raise DataDirInUse(
+                f"data dir {self.path} is in use by pid {holder or 'another process'}"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd
@@ -246,8 +264,12 @@ class Instance:
 def write_instance(path: Path, instance: Instance) -> None:
     """Write `INSTANCE_FILE` anew (`private_file`: mode 0600 from its first byte, through a
     temporary name, so a reader never sees half of it; no link is followed)."""
-    document = {"pid": instance.pid, "url": instance.url, "mode": instance.mode,
-                "launch_secret": instance.launch_secret}
+    document = {
+        "pid": instance.pid,
+        "url": instance.url,
+        "mode": instance.mode,
+        "launch_secret": instance.launch_secret,
+    }
     with private_file(path / INSTANCE_FILE) as handle:
         handle.write(json.dumps(document).encode())
 
@@ -268,12 +290,19 @@ def read_instance(path: Path) -> Instance | None:
         return None
     try:
         info = os.fstat(fd)
-        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid()
-                or stat.S_IMODE(info.st_mode) & 0o077):
+        if (
+            not stat.S_ISREG(info.st_mode)
+            or info.st_uid != os.getuid()
+            or stat.S_IMODE(info.st_mode) & 0o077
+        ):
             return None
         document = json.loads(os.read(fd, 4096).decode())
-        instance = Instance(int(document["pid"]), str(document["url"]), document["mode"],
-                            document.get("launch_secret"))
+        instance = Instance(
+            int(document["pid"]),
+            str(document["url"]),
+            document["mode"],
+            document.get("launch_secret"),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
     finally:

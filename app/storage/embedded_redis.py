@@ -61,8 +61,14 @@ def _die_with_parent(nice: int = 0) -> None:  # runs in the child between fork a
 class EmbeddedRedis:
     """Start, watch and stop one redis-server that keeps its files in `directory`."""
 
-    def __init__(self, directory: Path, appendfsync: str = "always", *,
-                 appendonly: bool = True, nice: int = 0) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        appendfsync: str = "always",
+        *,
+        appendonly: bool = True,
+        nice: int = 0,
+    ) -> None:
         """`appendonly=False` serves the `dump.rdb` in `directory` instead of the AOF (a
         backup reads a point-in-time snapshot that way; the app always uses the AOF).
         `nice`: added to the server's nice value (a backup's snapshot server yields the CPU
@@ -86,28 +92,45 @@ class EmbeddedRedis:
         self.socket_path.unlink(missing_ok=True)
         args = [
             redis_executable(),
-            "--daemonize", "no",
-            "--port", "0",
-            "--unixsocket", str(self.socket_path),
-            "--unixsocketperm", "700",
-            "--dir", str(self.directory),
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfilename", "appendonly.aof",
-            "--appendfsync", self.appendfsync,
-            "--dbfilename", "dump.rdb",
-            "--save", "",
-            "--logfile", str(self.logfile),
-            "--loglevel", "warning",
+            "--daemonize",
+            "no",
+            "--port",
+            "0",
+            "--unixsocket",
+            str(self.socket_path),
+            "--unixsocketperm",
+            "700",
+            "--dir",
+            str(self.directory),
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfilename",
+            "appendonly.aof",
+            "--appendfsync",
+            self.appendfsync,
+            "--dbfilename",
+            "dump.rdb",
+            "--save",
+            "",
+            "--logfile",
+            str(self.logfile),
+            "--loglevel",
+            "warning",
         ]
         self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL, preexec_fn=functools.partial(_die_with_parent, self.nice),
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=functools.partial(_die_with_parent, self.nice),
             close_fds=True,
         )
         self.pidfile.write_text(str(self.process.pid))
         self._wait_until_ready()
-        log.info("embedded redis started", extra={"fields": {
-            "pid": self.process.pid, "socket": str(self.socket_path)}})
+        log.info(
+            "embedded redis started",
+            extra={"fields": {"pid": self.process.pid, "socket": str(self.socket_path)}},
+        )
 
     def _wait_until_ready(self) -> None:
         import socket
@@ -118,7 +141,8 @@ class EmbeddedRedis:
             if self.process.poll() is not None:
                 raise RedisStartError(
                     f"redis-server exited with code {self.process.returncode}; "
-                    f"see {self.logfile}: {self._log_tail()}")
+                    f"see {self.logfile}: {self._log_tail()}"
+                )
             if self.socket_path.exists():
                 try:
                     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -149,8 +173,9 @@ class EmbeddedRedis:
         if not _is_our_redis(pid, self.socket_path):
             self.pidfile.unlink(missing_ok=True)
             return
-        log.warning("ending a redis-server left behind by an earlier run",
-                    extra={"fields": {"pid": pid}})
+        log.warning(
+            "ending a redis-server left behind by an earlier run", extra={"fields": {"pid": pid}}
+        )
         os.kill(pid, signal.SIGTERM)
         deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
         while time.monotonic() < deadline and _is_our_redis(pid, self.socket_path):

@@ -38,7 +38,7 @@ class InstallMismatch(DataDirError):
 def store_install_id(conn: sqlite3.Connection) -> str:
     """The store's install id, made now if it has none (on the writer, in its transaction)."""
     _keep_first_id(conn, f"nb-{secrets.token_hex(8)}")
-    return str(conn.execute(f"SELECT id FROM {INSTALL_TABLE}").fetchone()[0])  # noqa: S608
+    return str(conn.execute(f"SELECT id FROM {INSTALL_TABLE}").fetchone()[0])
 
 
 def adopt_files_id(conn: sqlite3.Connection, files_id: str) -> None:
@@ -49,9 +49,11 @@ def adopt_files_id(conn: sqlite3.Connection, files_id: str) -> None:
 def _keep_first_id(conn: sqlite3.Connection, install_id: str) -> None:
     """Give the store `install_id` unless it has one: the first id a store got stays its id
     (another process may have written one between our look and this write)."""
-    conn.execute(f"INSERT INTO {INSTALL_TABLE} (singleton, id, created_at) "  # noqa: S608
-                 "VALUES ('install', ?, ?) ON CONFLICT (singleton) DO NOTHING",
-                 (install_id, time.time()))
+    conn.execute(
+        f"INSERT INTO {INSTALL_TABLE} (singleton, id, created_at) "
+        "VALUES ('install', ?, ?) ON CONFLICT (singleton) DO NOTHING",
+        (install_id, time.time()),
+    )
 
 
 def files_install_id(files_path: Path) -> str | None:
@@ -60,8 +62,9 @@ def files_install_id(files_path: Path) -> str | None:
     except FileNotFoundError:
         return None
     except (OSError, UnicodeDecodeError) as exc:
-        raise InstallMismatch(f"files dir {files_path}: {INSTALL_FILE} cannot be read "
-                              f"({exc})") from None
+        raise InstallMismatch(
+            f"files dir {files_path}: {INSTALL_FILE} cannot be read ({exc})"
+        ) from None
 
 
 def write_files_id(files_path: Path, install_id: str) -> None:
@@ -81,7 +84,8 @@ def mismatch(files_path: Path, store_id: str, files_id: str, where: str) -> Inst
     return InstallMismatch(
         f"files dir {files_path} belongs to install {files_id}, the store ({where}) to "
         f"install {store_id}: point --files-dir (NOVABERG_FILES_DIR) at this install's "
-        "files, the same for every process of it")
+        "files, the same for every process of it"
+    )
 
 
 def checked_install(conn: Any, files_path: Path, where: str) -> str:

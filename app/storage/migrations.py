@@ -75,12 +75,16 @@ def applied(db: sqlite3.Connection) -> list[str]:
     if is_postgres(db):
         # One process migrates at a time: the others wait here until it has committed.
         db.execute("SELECT pg_advisory_xact_lock(4711)")
-        db.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
-                   "applied_at DOUBLE PRECISION)")
-        return [row[0] for row in
-                db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY applied_at")]
-    db.execute(f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
-               "applied_at REAL)")
+        db.execute(
+            f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
+            "applied_at DOUBLE PRECISION)"
+        )
+        return [
+            row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY applied_at")
+        ]
+    db.execute(
+        f"CREATE TABLE IF NOT EXISTS {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
     return [row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
 
 
@@ -101,8 +105,10 @@ def _apply(db: Any, schema: Any) -> list[str]:
             continue
         with db:
             fn(schema)
-            db.execute(f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)",
-                       (fn.__name__, time.time()))
+            db.execute(
+                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at) VALUES (?, ?)",
+                (fn.__name__, time.time()),
+            )
         ran.append(fn.__name__)
     return ran
 
@@ -148,105 +154,26 @@ def m003_journal(db: sqlite3.Connection) -> None:
     the index alone (all lines: `messages_by_day`).
     """
     # One statement at a time: `executescript` would commit the migration's transaction.
-    for statement in """
-        CREATE TABLE journal_spaces (
-            space_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL UNIQUE,
-            visibility TEXT NOT NULL DEFAULT 'user',
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE journal_days (
-            day_id TEXT PRIMARY KEY,
-            space_id TEXT NOT NULL REFERENCES journal_spaces(space_id),
-            calendar_date TEXT NOT NULL,
-            scratch_json TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            UNIQUE (space_id, calendar_date)
-        );
-        CREATE TABLE journal_conversations (
-            conversation_id TEXT PRIMARY KEY,
-            space_id TEXT NOT NULL,
-            journal_day_id TEXT REFERENCES journal_days(day_id),
-            source TEXT NOT NULL CHECK (source IN ('chat', 'import')),
-            character_id TEXT,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX journal_conversations_by_day ON journal_conversations (journal_day_id);
-        CREATE TABLE journal_messages (
-            message_id TEXT PRIMARY KEY,
-            conversation_id TEXT NOT NULL REFERENCES journal_conversations(conversation_id),
-            position INTEGER NOT NULL,
-            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
-            text TEXT NOT NULL,
-            at REAL,
-            UNIQUE (conversation_id, position)
-        );
-        CREATE TABLE journal_drafts (
-            draft_id TEXT PRIMARY KEY,
-            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
-            text TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),
-            reconstruction_status TEXT NOT NULL
-                CHECK (reconstruction_status IN ('valid', 'fallback')),
-            narration TEXT NOT NULL CHECK (narration IN ('model', 'local')),
-            validation_json TEXT NOT NULL DEFAULT '[]',
-            trace_json TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX journal_drafts_by_day ON journal_drafts (journal_day_id, created_at);
-        CREATE INDEX journal_drafts_current ON journal_drafts (journal_day_id, draft_id)
-            WHERE status = 'current';
-        CREATE TABLE journal_draft_source_refs (
-            draft_id TEXT NOT NULL REFERENCES journal_drafts(draft_id),
-            position INTEGER NOT NULL,
-            source_id TEXT NOT NULL,
-            conversation_id TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            PRIMARY KEY (draft_id, position)
-        );
-        CREATE TABLE journal_entries (
-            entry_id TEXT PRIMARY KEY,
-            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),
-            current_version_id TEXT,
-            created_at REAL NOT NULL,
-            deleted_at REAL
-        );
-        CREATE UNIQUE INDEX journal_entries_live_per_day ON journal_entries (journal_day_id)
-            WHERE deleted_at IS NULL;
-        CREATE INDEX journal_entries_live ON journal_entries (journal_day_id, entry_id)
-            WHERE deleted_at IS NULL;
-        CREATE TABLE journal_entry_versions (
-            version_id TEXT PRIMARY KEY,
-            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),
-            seq INTEGER NOT NULL,
-            origin TEXT NOT NULL CHECK (origin IN ('draft', 'edit', 'restore')),
-            text TEXT NOT NULL,
-            draft_id TEXT,
-            created_at REAL NOT NULL,
-            UNIQUE (entry_id, seq)
-        );
-        CREATE TABLE journal_entry_version_source_refs (
-            version_id TEXT NOT NULL REFERENCES journal_entry_versions(version_id),
-            position INTEGER NOT NULL,
-            conversation_id TEXT NOT NULL,
-            message_id TEXT NOT NULL,
-            PRIMARY KEY (version_id, position)
-        );
-        CREATE TABLE journal_jobs (
-            job_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            calendar_date TEXT NOT NULL,
-            state TEXT NOT NULL
-                CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),
-            draft_id TEXT,
-            error_code TEXT,
-            error_message TEXT,
-            created_at REAL NOT NULL,
-            updated_at REAL NOT NULL
-        );
-        CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state);
-        CREATE INDEX messages_user_lines ON messages (user_id, role, calendar_date);
-        """.split(";"):
+    for statement in [
+        "\n        CREATE TABLE journal_spaces (\n            space_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL UNIQUE,\n            visibility TEXT NOT NULL DEFAULT 'user',\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE TABLE journal_days (\n            day_id TEXT PRIMARY KEY,\n            space_id TEXT NOT NULL REFERENCES journal_spaces(space_id),\n            calendar_date TEXT NOT NULL,\n            scratch_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL,\n            UNIQUE (space_id, calendar_date)\n        )",
+        "\n        CREATE TABLE journal_conversations (\n            conversation_id TEXT PRIMARY KEY,\n            space_id TEXT NOT NULL,\n            journal_day_id TEXT REFERENCES journal_days(day_id),\n            source TEXT NOT NULL CHECK (source IN ('chat', 'import')),\n            character_id TEXT,\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE INDEX journal_conversations_by_day ON journal_conversations (journal_day_id)",
+        "\n        CREATE TABLE journal_messages (\n            message_id TEXT PRIMARY KEY,\n            conversation_id TEXT NOT NULL REFERENCES journal_conversations(conversation_id),\n            position INTEGER NOT NULL,\n            role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),\n            text TEXT NOT NULL,\n            at REAL,\n            UNIQUE (conversation_id, position)\n        )",
+        "\n        CREATE TABLE journal_drafts (\n            draft_id TEXT PRIMARY KEY,\n            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),\n            text TEXT NOT NULL,\n            status TEXT NOT NULL CHECK (status IN ('current', 'superseded')),\n            reconstruction_status TEXT NOT NULL\n                CHECK (reconstruction_status IN ('valid', 'fallback')),\n            narration TEXT NOT NULL CHECK (narration IN ('model', 'local')),\n            validation_json TEXT NOT NULL DEFAULT '[]',\n            trace_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE INDEX journal_drafts_by_day ON journal_drafts (journal_day_id, created_at)",
+        "\n        CREATE INDEX journal_drafts_current ON journal_drafts (journal_day_id, draft_id)\n            WHERE status = 'current'",
+        "\n        CREATE TABLE journal_draft_source_refs (\n            draft_id TEXT NOT NULL REFERENCES journal_drafts(draft_id),\n            position INTEGER NOT NULL,\n            source_id TEXT NOT NULL,\n            conversation_id TEXT NOT NULL,\n            message_id TEXT NOT NULL,\n            PRIMARY KEY (draft_id, position)\n        )",
+        "\n        CREATE TABLE journal_entries (\n            entry_id TEXT PRIMARY KEY,\n            journal_day_id TEXT NOT NULL REFERENCES journal_days(day_id),\n            current_version_id TEXT,\n            created_at REAL NOT NULL,\n            deleted_at REAL\n        )",
+        "\n        CREATE UNIQUE INDEX journal_entries_live_per_day ON journal_entries (journal_day_id)\n            WHERE deleted_at IS NULL",
+        "\n        CREATE INDEX journal_entries_live ON journal_entries (journal_day_id, entry_id)\n            WHERE deleted_at IS NULL",
+        "\n        CREATE TABLE journal_entry_versions (\n            version_id TEXT PRIMARY KEY,\n            entry_id TEXT NOT NULL REFERENCES journal_entries(entry_id),\n            seq INTEGER NOT NULL,\n            origin TEXT NOT NULL CHECK (origin IN ('draft', 'edit', 'restore')),\n            text TEXT NOT NULL,\n            draft_id TEXT,\n            created_at REAL NOT NULL,\n            UNIQUE (entry_id, seq)\n        )",
+        "\n        CREATE TABLE journal_entry_version_source_refs (\n            version_id TEXT NOT NULL REFERENCES journal_entry_versions(version_id),\n            position INTEGER NOT NULL,\n            conversation_id TEXT NOT NULL,\n            message_id TEXT NOT NULL,\n            PRIMARY KEY (version_id, position)\n        )",
+        "\n        CREATE TABLE journal_jobs (\n            job_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            calendar_date TEXT NOT NULL,\n            state TEXT NOT NULL\n                CHECK (state IN ('queued', 'reconstruct', 'narrate', 'done', 'failed')),\n            draft_id TEXT,\n            error_code TEXT,\n            error_message TEXT,\n            created_at REAL NOT NULL,\n            updated_at REAL NOT NULL\n        )",
+        "\n        CREATE INDEX journal_jobs_open ON journal_jobs (user_id, state)",
+        "\n        CREATE INDEX messages_user_lines ON messages (user_id, role, calendar_date)",
+        "\n        ",
+    ]:
         if statement.strip():
             db.execute(statement)
 
@@ -261,67 +188,14 @@ def m006_profile(db: sqlite3.Connection) -> None:
     (`ref` names their source once); a review result becomes a proposal whose changes wait in
     `writing_profile_changes` until the user accepts or rejects each one.
     """
-    for statement in """
-        CREATE TABLE writing_profiles (
-            user_id TEXT PRIMARY KEY,
-            governance TEXT NOT NULL DEFAULT 'advising'
-                CHECK (governance IN ('learning', 'advising', 'frozen')),
-            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'
-                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),
-            profile_json TEXT NOT NULL,
-            version_seq INTEGER NOT NULL DEFAULT 0,
-            updated_at REAL NOT NULL
-        );
-        CREATE TABLE writing_profile_versions (
-            version_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            seq INTEGER NOT NULL,
-            reason TEXT NOT NULL,
-            profile_json TEXT NOT NULL,
-            created_at REAL NOT NULL,
-            UNIQUE (user_id, seq)
-        );
-        CREATE TABLE writing_profile_evidence (
-            evidence_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),
-            ref TEXT NOT NULL,
-            text TEXT NOT NULL,
-            occurred_at REAL NOT NULL,
-            context_hint TEXT NOT NULL DEFAULT '',
-            measure_json TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            UNIQUE (user_id, ref)
-        );
-        CREATE TABLE writing_profile_proposals (
-            proposal_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),
-            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),
-            summary TEXT NOT NULL DEFAULT '',
-            evidence_basis_json TEXT NOT NULL DEFAULT '[]',
-            unknown_refs_json TEXT NOT NULL DEFAULT '[]',
-            created_at REAL NOT NULL
-        );
-        CREATE TABLE writing_profile_changes (
-            change_id TEXT PRIMARY KEY,
-            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),
-            position INTEGER NOT NULL,
-            change_json TEXT NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),
-            version_seq INTEGER,
-            decided_at REAL,
-            UNIQUE (proposal_id, position)
-        );
-        CREATE TABLE interaction_profiles (
-            user_id TEXT PRIMARY KEY,
-            governance TEXT NOT NULL DEFAULT 'advising'
-                CHECK (governance IN ('learning', 'advising', 'frozen')),
-            prefs_json TEXT NOT NULL DEFAULT '{}',
-            suggestions_json TEXT NOT NULL DEFAULT '[]',
-            updated_at REAL NOT NULL
-        )
-        """.split(";"):
+    for statement in [
+        "\n        CREATE TABLE writing_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'\n                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),\n            profile_json TEXT NOT NULL,\n            version_seq INTEGER NOT NULL DEFAULT 0,\n            updated_at REAL NOT NULL\n        )",
+        "\n        CREATE TABLE writing_profile_versions (\n            version_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            seq INTEGER NOT NULL,\n            reason TEXT NOT NULL,\n            profile_json TEXT NOT NULL,\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, seq)\n        )",
+        "\n        CREATE TABLE writing_profile_evidence (\n            evidence_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),\n            ref TEXT NOT NULL,\n            text TEXT NOT NULL,\n            occurred_at REAL NOT NULL,\n            context_hint TEXT NOT NULL DEFAULT '',\n            measure_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, ref)\n        )",
+        "\n        CREATE TABLE writing_profile_proposals (\n            proposal_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),\n            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),\n            summary TEXT NOT NULL DEFAULT '',\n            evidence_basis_json TEXT NOT NULL DEFAULT '[]',\n            unknown_refs_json TEXT NOT NULL DEFAULT '[]',\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE TABLE writing_profile_changes (\n            change_id TEXT PRIMARY KEY,\n            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),\n            position INTEGER NOT NULL,\n            change_json TEXT NOT NULL,\n            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),\n            version_seq INTEGER,\n            decided_at REAL,\n            UNIQUE (proposal_id, position)\n        )",
+        "\n        CREATE TABLE interaction_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            prefs_json TEXT NOT NULL DEFAULT '{}',\n            suggestions_json TEXT NOT NULL DEFAULT '[]',\n            updated_at REAL NOT NULL\n        )\n        ",
+    ]:
         if statement.strip():
             db.execute(statement)
 
@@ -478,8 +352,10 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
         )
         """
     )
-    db.execute("INSERT INTO memory_pairs (user_id, character_id) SELECT user_id, character_id "
-               "FROM memories GROUP BY user_id, character_id ORDER BY min(id)")
+    db.execute(
+        "INSERT INTO memory_pairs (user_id, character_id) SELECT user_id, character_id "
+        "FROM memories GROUP BY user_id, character_id ORDER BY min(id)"
+    )
     db.execute(
         f"""
         UPDATE memories SET id = renumbered.new_id FROM (
@@ -493,9 +369,13 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     if not is_postgres(db):
         db.execute("INSERT INTO memories_fts (memories_fts) VALUES ('rebuild')")
     db.execute("ALTER TABLE memories ADD COLUMN text_key TEXT NOT NULL DEFAULT ''")
-    db.executemany("UPDATE memories SET text_key = ? WHERE id = ?",
-                   [(memory_text_key(text), rowid)
-                    for rowid, text in db.execute("SELECT id, text FROM memories").fetchall()])
+    db.executemany(
+        "UPDATE memories SET text_key = ? WHERE id = ?",
+        [
+            (memory_text_key(text), rowid)
+            for rowid, text in db.execute("SELECT id, text FROM memories").fetchall()
+        ],
+    )
     db.execute("CREATE INDEX memories_by_text ON memories (user_id, character_id, text_key)")
 
 
@@ -516,15 +396,20 @@ def m008_message_history(db: sqlite3.Connection) -> None:
       rows are indexed here.
     """
     db.execute("ALTER TABLE messages ADD COLUMN imported_at REAL")
-    db.execute("CREATE INDEX messages_by_pair ON messages "
-               "(user_id, character_id, calendar_date, created, id)")
+    db.execute(
+        "CREATE INDEX messages_by_pair ON messages "
+        "(user_id, character_id, calendar_date, created, id)"
+    )
     if is_postgres(db):
         # SQLite's implicit `rowid` of the journal's messages, which the history orders by.
-        db.execute("ALTER TABLE journal_messages ADD COLUMN rowid BIGINT "
-                   "GENERATED ALWAYS AS IDENTITY")
+        db.execute(
+            "ALTER TABLE journal_messages ADD COLUMN rowid BIGINT GENERATED ALWAYS AS IDENTITY"
+        )
         db.execute("CREATE INDEX messages_text_trgm ON messages USING gin (text gin_trgm_ops)")
-        db.execute("CREATE INDEX journal_messages_text_trgm ON journal_messages "
-                   "USING gin (text gin_trgm_ops)")
+        db.execute(
+            "CREATE INDEX journal_messages_text_trgm ON journal_messages "
+            "USING gin (text gin_trgm_ops)"
+        )
         return
     statements = (
         "CREATE VIRTUAL TABLE messages_fts USING fts5("
@@ -574,21 +459,12 @@ def m009_journal_marks(db: sqlite3.Connection) -> None:
       asked to include the existing one (seed 004 `include_existing`): 'entry' and the
       version id, or 'draft' and the draft id; NULL when it revised nothing.
     """
-    for statement in """
-        CREATE TABLE message_actions (
-            user_id TEXT NOT NULL,
-            character_id TEXT NOT NULL,
-            turn_id TEXT NOT NULL,
-            succeeded INTEGER NOT NULL CHECK (succeeded IN (0, 1)),
-            marked_at REAL NOT NULL,
-            PRIMARY KEY (user_id, character_id, turn_id)
-        );
-        ALTER TABLE journal_draft_source_refs ADD COLUMN act TEXT NOT NULL DEFAULT ''
-            CHECK (act IN ('', 'done', 'question'));
-        ALTER TABLE journal_drafts ADD COLUMN base_origin TEXT
-            CHECK (base_origin IN ('entry', 'draft'));
-        ALTER TABLE journal_drafts ADD COLUMN base_id TEXT
-        """.split(";"):
+    for statement in [
+        "\n        CREATE TABLE message_actions (\n            user_id TEXT NOT NULL,\n            character_id TEXT NOT NULL,\n            turn_id TEXT NOT NULL,\n            succeeded INTEGER NOT NULL CHECK (succeeded IN (0, 1)),\n            marked_at REAL NOT NULL,\n            PRIMARY KEY (user_id, character_id, turn_id)\n        )",
+        "\n        ALTER TABLE journal_draft_source_refs ADD COLUMN act TEXT NOT NULL DEFAULT ''\n            CHECK (act IN ('', 'done', 'question'))",
+        "\n        ALTER TABLE journal_drafts ADD COLUMN base_origin TEXT\n            CHECK (base_origin IN ('entry', 'draft'))",
+        "\n        ALTER TABLE journal_drafts ADD COLUMN base_id TEXT\n        ",
+    ]:
         if statement.strip():
             db.execute(statement)
 
@@ -605,32 +481,14 @@ def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
       `periodic` (enough time or entries since the last candidate). SQLite cannot change a
       CHECK, so the table is rebuilt with its rows.
     """
-    for statement in """
-        CREATE TABLE writing_profile_packages (
-            package_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            mapping_json TEXT NOT NULL,
-            created_at REAL NOT NULL
-        );
-        CREATE INDEX writing_profile_packages_user ON writing_profile_packages (user_id, created_at);
-        CREATE TABLE writing_profile_evidence_new (
-            evidence_id TEXT PRIMARY KEY,
-            user_id TEXT NOT NULL,
-            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample',
-                                                   'deviation', 'periodic')),
-            ref TEXT NOT NULL,
-            text TEXT NOT NULL,
-            occurred_at REAL NOT NULL,
-            context_hint TEXT NOT NULL DEFAULT '',
-            measure_json TEXT NOT NULL DEFAULT '{}',
-            created_at REAL NOT NULL,
-            UNIQUE (user_id, ref)
-        );
-        INSERT INTO writing_profile_evidence_new SELECT evidence_id, user_id, signal, ref, text,
-            occurred_at, context_hint, measure_json, created_at FROM writing_profile_evidence;
-        DROP TABLE writing_profile_evidence;
-        ALTER TABLE writing_profile_evidence_new RENAME TO writing_profile_evidence
-        """.split(";"):
+    for statement in [
+        "\n        CREATE TABLE writing_profile_packages (\n            package_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            mapping_json TEXT NOT NULL,\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE INDEX writing_profile_packages_user ON writing_profile_packages (user_id, created_at)",
+        "\n        CREATE TABLE writing_profile_evidence_new (\n            evidence_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample',\n                                                   'deviation', 'periodic')),\n            ref TEXT NOT NULL,\n            text TEXT NOT NULL,\n            occurred_at REAL NOT NULL,\n            context_hint TEXT NOT NULL DEFAULT '',\n            measure_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, ref)\n        )",
+        "\n        INSERT INTO writing_profile_evidence_new SELECT evidence_id, user_id, signal, ref, text,\n            occurred_at, context_hint, measure_json, created_at FROM writing_profile_evidence",
+        "\n        DROP TABLE writing_profile_evidence",
+        "\n        ALTER TABLE writing_profile_evidence_new RENAME TO writing_profile_evidence\n        ",
+    ]:
         if statement.strip():
             db.execute(statement)
 
@@ -683,11 +541,14 @@ def m012_diary_imports(db: sqlite3.Connection) -> None:
     at it is not dropped there).
     """
     if is_postgres(db):
-        db.execute("ALTER TABLE journal_entry_versions DROP CONSTRAINT "
-                   "journal_entry_versions_origin_check")
-        db.execute("ALTER TABLE journal_entry_versions ADD CONSTRAINT "
-                   "journal_entry_versions_origin_check CHECK (origin IN ('draft', 'edit', "
-                   "'restore', 'import'))")
+        db.execute(
+            "ALTER TABLE journal_entry_versions DROP CONSTRAINT journal_entry_versions_origin_check"
+        )
+        db.execute(
+            "ALTER TABLE journal_entry_versions ADD CONSTRAINT "
+            "journal_entry_versions_origin_check CHECK (origin IN ('draft', 'edit', "
+            "'restore', 'import'))"
+        )
         rebuild = ""
     else:
         rebuild = """
@@ -719,7 +580,9 @@ def m012_diary_imports(db: sqlite3.Connection) -> None:
             conversation_id, message_id FROM journal_refs_m012;
         DROP TABLE journal_refs_m012;
         """
-    for statement in (rebuild + """
+    for statement in (
+        rebuild
+        + """
         CREATE TABLE journal_imports (
             space_id TEXT NOT NULL REFERENCES journal_spaces(space_id),
             import_key TEXT NOT NULL,
@@ -733,7 +596,8 @@ def m012_diary_imports(db: sqlite3.Connection) -> None:
             PRIMARY KEY (space_id, import_key)
         );
         CREATE INDEX journal_imports_by_entry ON journal_imports (entry_id)
-        """).split(";"):
+        """
+    ).split(";"):
         if statement.strip():
             db.execute(statement)
 
@@ -753,7 +617,11 @@ def m013_shared_store(db: sqlite3.Connection) -> None:
       not to its contents: a backup does not carry it, a restore keeps the target's.
     """
     db.execute("ALTER TABLE journal_jobs ADD COLUMN owner TEXT")
-    db.execute("CREATE UNIQUE INDEX journal_jobs_one_open ON journal_jobs (user_id) "
-               "WHERE state IN ('queued', 'reconstruct', 'narrate')")
-    db.execute("CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
-               "id TEXT NOT NULL, created_at REAL NOT NULL)")
+    db.execute(
+        "CREATE UNIQUE INDEX journal_jobs_one_open ON journal_jobs (user_id) "
+        "WHERE state IN ('queued', 'reconstruct', 'narrate')"
+    )
+    db.execute(
+        "CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
+        "id TEXT NOT NULL, created_at REAL NOT NULL)"
+    )

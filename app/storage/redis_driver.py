@@ -44,22 +44,29 @@ def async_client(url: str, **options: Any) -> aioredis.Redis:
     return aioredis.Redis.from_url(url, protocol=PROTOCOL, driver_info=DRIVER_INFO, **options)
 
 
-def connection_pool(url: str, *, max_connections: int, wait_seconds: float
-                    ) -> aioredis.BlockingConnectionPool:
+def connection_pool(
+    url: str, *, max_connections: int, wait_seconds: float
+) -> aioredis.BlockingConnectionPool:
     """The app's pool for `url`: blocking (with many pairs at once a command waits up to
     `wait_seconds` for a free connection instead of failing with "Too many connections";
     redis-py's default pool raises at 100), with the driver's info given, and connections
     that send without a task of their own (`timed_by_timer`)."""
     pool = aioredis.BlockingConnectionPool.from_url(
-        url, decode_responses=True, max_connections=max_connections, timeout=wait_seconds,
-        protocol=PROTOCOL, driver_info=DRIVER_INFO)
+        url,
+        decode_responses=True,
+        max_connections=max_connections,
+        timeout=wait_seconds,
+        protocol=PROTOCOL,
+        driver_info=DRIVER_INFO,
+    )
     pool.connection_class = timed_by_timer(pool.connection_class)
     return pool
 
 
 @functools.cache
-def timed_by_timer(base: type[aioredis.connection.AbstractConnection]
-                   ) -> type[aioredis.connection.AbstractConnection]:
+def timed_by_timer(
+    base: type[aioredis.connection.AbstractConnection],
+) -> type[aioredis.connection.AbstractConnection]:
     """`base` (the connection class the URL chose) with the same `socket_timeout` (5 s by
     default) on every write and read, kept by a timer instead of `asyncio.wait_for`.
 
@@ -85,8 +92,9 @@ def timed_by_timer(base: type[aioredis.connection.AbstractConnection]
                 await self.disconnect(nowait=True)
                 raise RedisTimeoutError("Timeout writing to socket") from None
 
-        async def read_response(self, disable_decoding: bool = False,
-                                timeout: float | None = None, **kwargs: Any) -> Any:
+        async def read_response(
+            self, disable_decoding: bool = False, timeout: float | None = None, **kwargs: Any
+        ) -> Any:
             if timeout is not None:  # the caller's own (pub/sub): a timeout there returns None
                 return await super().read_response(disable_decoding, timeout, **kwargs)
             try:
@@ -98,6 +106,7 @@ def timed_by_timer(base: type[aioredis.connection.AbstractConnection]
 
     TimedByTimer.__name__ = TimedByTimer.__qualname__ = f"TimedByTimer{base.__name__}"
     return TimedByTimer
+
 
 # Calls a `ScriptLine` sends in one round trip at most. Its replies wake their callers all in
 # the same loop round: 200 accepts that came at once used to finish in one ~50 ms round
@@ -204,8 +213,9 @@ class ScriptLine:
         if any(isinstance(r, NoScriptError) for r in replies):
             self._loaded = False
             again = [i for i, r in enumerate(replies) if isinstance(r, NoScriptError)]
-            for i, reply in zip(again, await self._round_trip([calls[i] for i in again]),
-                                strict=True):
+            for i, reply in zip(
+                again, await self._round_trip([calls[i] for i in again]), strict=True
+            ):
                 replies[i] = reply
         return replies
 

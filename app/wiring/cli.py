@@ -90,13 +90,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="novaberg",
         description="Novaberg: a local, private AI companion. Starts the server and opens "
-                    "the chat in your browser (desktop mode), or runs headless as a server.",
+        "the chat in your browser (desktop mode), or runs headless as a server.",
         epilog="Every setting can also come from the environment (NOVABERG_<NAME>) or from "
-               "config.toml in the data dir; see README.md.",
+        "config.toml in the data dir; see README.md.",
     )
     parser.add_argument("--version", action="version", version=f"novaberg {__version__}")
-    parser.add_argument("--headless", action="store_true", default=None,
-                        help=SETTINGS_BY_NAME["headless"].help)
+    parser.add_argument(
+        "--headless", action="store_true", default=None, help=SETTINGS_BY_NAME["headless"].help
+    )
     parser.add_argument("--host", help=SETTINGS_BY_NAME["host"].help)
     parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
@@ -104,40 +105,61 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
     parser.add_argument("--files-dir", help=SETTINGS_BY_NAME["files_dir"].help)
     parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
-    parser.add_argument("--no-browser", action="store_true", default=None,
-                        help=SETTINGS_BY_NAME["no_browser"].help)
+    parser.add_argument(
+        "--no-browser", action="store_true", default=None, help=SETTINGS_BY_NAME["no_browser"].help
+    )
     parser.add_argument("--log-level", help=SETTINGS_BY_NAME["log_level"].help)
-    parser.add_argument("--log-format", choices=SETTINGS_BY_NAME["log_format"].choices,
-                        help=SETTINGS_BY_NAME["log_format"].help)
+    parser.add_argument(
+        "--log-format",
+        choices=SETTINGS_BY_NAME["log_format"].choices,
+        help=SETTINGS_BY_NAME["log_format"].help,
+    )
     # The data options also after the subcommand ("novaberg user add anna --data-dir D");
     # SUPPRESS: given only before it, the value from before stays.
     data_options = argparse.ArgumentParser(add_help=False)
-    data_options.add_argument("--data-dir", default=argparse.SUPPRESS,
-                              help=SETTINGS_BY_NAME["data_dir"].help)
-    data_options.add_argument("--redis-url", default=argparse.SUPPRESS,
-                              help=SETTINGS_BY_NAME["redis_url"].help)
-    data_options.add_argument("--database-url", default=argparse.SUPPRESS,
-                              help=SETTINGS_BY_NAME["database_url"].help)
-    data_options.add_argument("--files-dir", default=argparse.SUPPRESS,
-                              help=SETTINGS_BY_NAME["files_dir"].help)
+    data_options.add_argument(
+        "--data-dir", default=argparse.SUPPRESS, help=SETTINGS_BY_NAME["data_dir"].help
+    )
+    data_options.add_argument(
+        "--redis-url", default=argparse.SUPPRESS, help=SETTINGS_BY_NAME["redis_url"].help
+    )
+    data_options.add_argument(
+        "--database-url", default=argparse.SUPPRESS, help=SETTINGS_BY_NAME["database_url"].help
+    )
+    data_options.add_argument(
+        "--files-dir", default=argparse.SUPPRESS, help=SETTINGS_BY_NAME["files_dir"].help
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     user = commands.add_parser("user", help="manage headless users")
     user_commands = user.add_subparsers(dest="user_command", metavar="ACTION", required=True)
-    add = user_commands.add_parser("add", parents=[data_options], help="add a user: asks for a password twice, "
-                                   "prints an API token (the app must be stopped)")
+    add = user_commands.add_parser(
+        "add",
+        parents=[data_options],
+        help="add a user: asks for a password twice, prints an API token (the app must be stopped)",
+    )
     add.add_argument("name", help="user name (a-z, 0-9, _ - .)")
-    add.add_argument("--password-stdin", action="store_true",
-                     help="read the password from the first line of stdin")
-    delete = user_commands.add_parser("delete", parents=[data_options], help="delete a user with all their data "
-                                      "(the app must be stopped)")
+    add.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from the first line of stdin",
+    )
+    delete = user_commands.add_parser(
+        "delete",
+        parents=[data_options],
+        help="delete a user with all their data (the app must be stopped)",
+    )
     delete.add_argument("name", help="user name")
     token = commands.add_parser("token", help="list or revoke API tokens")
     token_commands = token.add_subparsers(dest="token_command", metavar="ACTION", required=True)
-    listing = token_commands.add_parser("list", parents=[data_options], help="list API tokens: id, user, created")
+    listing = token_commands.add_parser(
+        "list", parents=[data_options], help="list API tokens: id, user, created"
+    )
     listing.add_argument("name", nargs="?", help="only this user's tokens")
-    revoke = token_commands.add_parser("revoke", parents=[data_options],
-                                       help="revoke an API token by its id (the app must be "
-                                            "stopped)")
+    revoke = token_commands.add_parser(
+        "revoke",
+        parents=[data_options],
+        help="revoke an API token by its id (the app must be stopped)",
+    )
     revoke.add_argument("token_id", help="the id `token list` shows (at least 6 characters)")
     add_backup_commands(commands, parents=[data_options])
     add_character_commands(commands, parents=[data_options])
@@ -146,8 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    flags = {name: value for name, value in vars(args).items()
-             if name in SETTINGS_BY_NAME and value is not None}
+    flags = {
+        name: value
+        for name, value in vars(args).items()
+        if name in SETTINGS_BY_NAME and value is not None
+    }
     try:
         settings = load_settings(flags)
         if args.command == "user" and args.user_command == "delete":
@@ -155,8 +180,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "user":
             return add_user(settings, args.name, args.password_stdin)
         if args.command == "token":
-            return manage_tokens(settings, args.token_command, getattr(args, "name", None),
-                                 getattr(args, "token_id", None))
+            return manage_tokens(
+                settings,
+                args.token_command,
+                getattr(args, "name", None),
+                getattr(args, "token_id", None),
+            )
         if args.command in BACKUP_COMMANDS:
             return run_backup_command(settings, args)
         if args.command == CHARACTER_COMMAND:
@@ -177,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
 # (two `user add` of one name: one user, and the other command says it exists). Its writes go
 # through the database's one writer (`Database.execute_write_fn`, migrations applied on open),
 # as the app's do.
+
 
 @contextmanager
 def _store_owned(settings: Settings, *, needs_data_dir: bool = False) -> Iterator[None]:
@@ -199,6 +229,7 @@ def _store_owned(settings: Settings, *, needs_data_dir: bool = False) -> Iterato
 def _write(settings: Settings, fn: Callable[[sqlite3.Connection], T]) -> T:
     """`fn(conn)` through the database's writer, in one transaction; the caller owns the
     store (`_store_owned`)."""
+
     async def run() -> T:
         database = open_store(settings.data_path, settings.database_url, DATABASE_FILE)
         try:
@@ -234,8 +265,9 @@ def _store_reader(settings: Settings) -> Iterator[Any]:
 
 def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     if not valid_user_name(name):
-        raise UsageError(f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . "
-                         "('local' is reserved)")
+        raise UsageError(
+            f"invalid user name {name!r}: use 1-64 of a-z 0-9 _ - . ('local' is reserved)"
+        )
     with _store_owned(settings):
         password = _read_password(password_stdin)
         try:
@@ -246,8 +278,7 @@ def add_user(settings: Settings, name: str, password_stdin: bool) -> int:
     return 0
 
 
-def manage_tokens(settings: Settings, action: str, name: str | None,
-                  token_id: str | None) -> int:
+def manage_tokens(settings: Settings, action: str, name: str | None, token_id: str | None) -> int:
     _require_database(settings)
     if action == "list":  # reads only: also beside a running app
         with _store_reader(settings) as conn:
@@ -263,9 +294,12 @@ def manage_tokens(settings: Settings, action: str, name: str | None,
     with _store_owned(settings):
         matched = _write(settings, lambda conn: revoke_token_sync(conn, token_id))
     if matched != 1:
-        raise UsageError(f"token id {token_id!r} matches {matched} tokens; give a longer id "
-                         "from 'novaberg token list'" if matched else
-                         f"no token with id {token_id!r} (see 'novaberg token list')")
+        raise UsageError(
+            f"token id {token_id!r} matches {matched} tokens; give a longer id "
+            "from 'novaberg token list'"
+            if matched
+            else f"no token with id {token_id!r} (see 'novaberg token list')"
+        )
     print(f"token {token_id} revoked")
     return 0
 
@@ -318,10 +352,12 @@ def _read_password(from_stdin: bool) -> str:
 
 # --- serve -----------------------------------------------------------------------------------
 
+
 def serve(settings: Settings) -> int:
     follow_bootloader()
-    text = settings.log_format == "text" or (settings.log_format == "auto"
-                                            and not settings.headless)
+    text = settings.log_format == "text" or (
+        settings.log_format == "auto" and not settings.headless
+    )
     level = settings.log_level
     if text and settings.source("log_level") == "default":
         level = "warning"  # the desktop terminal stays quiet: the start URL and what is wrong
@@ -361,8 +397,7 @@ def _check_database_url(url: str | None) -> None:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise UsageError("--database-url needs psycopg: pip install 'novaberg[postgres]'") \
-            from None
+        raise UsageError("--database-url needs psycopg: pip install 'novaberg[postgres]'") from None
 
 
 def _check_redis_url(url: str | None) -> None:
@@ -404,8 +439,10 @@ def _refuse_open_server_without_users(settings: Settings) -> None:
             except sqlite3.OperationalError:
                 users = 0
     if users == 0:
-        raise UsageError(f"refusing to serve {settings.host} with no users: add one with "
-                         "'novaberg user add NAME' (or set --token)")
+        raise UsageError(
+            f"refusing to serve {settings.host} with no users: add one with "
+            "'novaberg user add NAME' (or set --token)"
+        )
 
 
 def bind_socket(settings: Settings) -> socket.socket:
@@ -429,8 +466,9 @@ def bind_socket(settings: Settings) -> socket.socket:
     raise AssertionError("unreachable")
 
 
-async def _run(app: web.Application, sock: socket.socket, settings: Settings,
-               token: str | None) -> int:
+async def _run(
+    app: web.Application, sock: socket.socket, settings: Settings, token: str | None
+) -> int:
     from app.api.app_keys import AUTH
     from app.api.front_line import FrontLineRunner
 
@@ -446,13 +484,21 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
         await web.SockSite(runner, sock).start()
         port = sock.getsockname()[1]
         base = f"http://{'127.0.0.1' if not settings.headless else settings.host}:{port}"
-        log.info("listening", extra=logctx.fields(url=base, headless=settings.headless,
-                                                  data_dir=settings.data_dir))
+        log.info(
+            "listening",
+            extra=logctx.fields(url=base, headless=settings.headless, data_dir=settings.data_dir),
+        )
         # For a second start on this data dir (app.wiring.launch): where this app is, and
         # in desktop mode the secret that asks it for a start link.
-        write_instance(settings.data_path, Instance(
-            os.getpid(), base, "headless" if settings.headless else "desktop",
-            None if settings.headless else app[AUTH].launch.value))
+        write_instance(
+            settings.data_path,
+            Instance(
+                os.getpid(),
+                base,
+                "headless" if settings.headless else "desktop",
+                None if settings.headless else app[AUTH].launch.value,
+            ),
+        )
         if not settings.headless:
             # Start links carry single-use codes, never the API token: the browser's command
             # line (visible in `ps`) gets a code of its own, used up by the time anyone reads it.
@@ -465,8 +511,12 @@ async def _run(app: web.Application, sock: socket.socket, settings: Settings,
             if not settings.no_browser:
                 # A daemon thread: some browser commands block until the browser closes, and
                 # neither serving nor stopping may wait for that.
-                threading.Thread(target=open_browser_or_say, args=(f"{base}/?token={codes.issue()}",),
-                                 daemon=True, name="open-browser").start()
+                threading.Thread(
+                    target=open_browser_or_say,
+                    args=(f"{base}/?token={codes.issue()}",),
+                    daemon=True,
+                    name="open-browser",
+                ).start()
         await stop.wait()
         log.info("stopping")
     finally:

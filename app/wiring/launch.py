@@ -52,8 +52,10 @@ def open_browser(url: str) -> bool:
 # What a start prints, one builder each (README "Start" and "Modes" quote them as printed).
 def start_lines(start_url: str, token: str) -> str:
     """A desktop start's two lines: the link that opens the chat, the token for scripts."""
-    return (f"Novaberg is running: {start_url}\n"
-            f"API token for scripts (Authorization: Bearer …): {token}\n")
+    return (
+        f"Novaberg is running: {start_url}\n"
+        f"API token for scripts (Authorization: Bearer …): {token}\n"
+    )
 
 
 def no_browser_line(url: str) -> str:
@@ -72,7 +74,9 @@ def open_browser_or_say(url: str) -> None:
         sys.stderr.flush()
 
 
-def wait_for_instance(settings: Settings, timeout: float = INSTANCE_WAIT_SECONDS) -> Instance | None:
+def wait_for_instance(
+    settings: Settings, timeout: float = INSTANCE_WAIT_SECONDS
+) -> Instance | None:
     """The running app on the data dir; None when no process holds it, or when the holder
     does not say within `timeout` that it is a serving app (a command, an app that is stuck
     starting)."""
@@ -92,14 +96,18 @@ def ask_start_link(instance: Instance) -> str | None:
     base = instance.url.rstrip("/")
     if urlsplit(base).hostname != "127.0.0.1" or instance.launch_secret is None:
         return None
-    request = urllib.request.Request(base + LAUNCH_LINK_PATH, method="POST", headers={
-        "Authorization": f"Bearer {instance.launch_secret}"})
+    request = urllib.request.Request(
+        base + LAUNCH_LINK_PATH,
+        method="POST",
+        headers={"Authorization": f"Bearer {instance.launch_secret}"},
+    )
     try:
         with urllib.request.urlopen(request, timeout=LAUNCH_TIMEOUT_SECONDS) as response:
             path = json.loads(response.read())["url"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        log.warning("the running app gave no start link", extra={"fields": {
-            "url": base, "error": str(exc)}})
+        log.warning(
+            "the running app gave no start link", extra={"fields": {"url": base, "error": str(exc)}}
+        )
         return None
     return base + path if isinstance(path, str) and path.startswith("/?token=") else None
 
@@ -108,8 +116,9 @@ def _open_within(url: str, seconds: float) -> bool:
     """`open_browser(url)`, but a browser command still running after `seconds` counts as
     opened (it is the browser itself)."""
     result: list[bool] = []
-    thread = threading.Thread(target=lambda: result.append(open_browser(url)), daemon=True,
-                              name="open-browser")
+    thread = threading.Thread(
+        target=lambda: result.append(open_browser(url)), daemon=True, name="open-browser"
+    )
     thread.start()
     thread.join(seconds)
     return result[0] if result else True

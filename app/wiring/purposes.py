@@ -33,13 +33,16 @@ from app.pipeline.offline_rules import routing
 from app.pipeline.prompts import PURPOSES
 from app.pixie import offline as pixie_offline
 
-_PIPELINE = handlers.extended(handlers.BASE_ANSWERS, pipeline_offline.PURPOSE_HANDLERS,
-                              replacing={"responder"})
-_MEMORY = handlers.extended(_PIPELINE, pixie_offline.PURPOSE_HANDLERS,
-                            replacing={"salience", "responder"})
+_PIPELINE = handlers.extended(
+    handlers.BASE_ANSWERS, pipeline_offline.PURPOSE_HANDLERS, replacing={"responder"}
+)
+_MEMORY = handlers.extended(
+    _PIPELINE, pixie_offline.PURPOSE_HANDLERS, replacing={"salience", "responder"}
+)
 OFFLINE_ANSWERS: handlers.Answers = handlers.extended(
     handlers.extended(_MEMORY, journal_offline.purpose_handlers(routing.only_commands)),
-    review.PURPOSE_HANDLERS)
+    review.PURPOSE_HANDLERS,
+)
 
 
 def model_schemas() -> dict[str, type[msgspec.Struct]]:
@@ -55,6 +58,8 @@ def model_schemas() -> dict[str, type[msgspec.Struct]]:
             if schema is None:
                 continue
             if found.setdefault(purpose, schema) is not schema:
-                raise ValueError(f"purpose {purpose!r} has two schemas: "
-                                 f"{found[purpose].__qualname__} and {schema.__qualname__}")
+                raise ValueError(
+                    f"purpose {purpose!r} has two schemas: "
+                    f"{found[purpose].__qualname__} and {schema.__qualname__}"
+                )
     return found

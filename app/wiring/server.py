@@ -119,12 +119,16 @@ async def request_log_middleware(
         status = CLIENT_CLOSED_REQUEST if client_gone(request) else CANCELLED
         raise
     finally:
-        timing = logctx.fields(method=request.method, path=request.path,
-                               ms=logctx.monotonic_ms(start))
+        timing = logctx.fields(
+            method=request.method, path=request.path, ms=logctx.monotonic_ms(start)
+        )
         if status in (CLIENT_CLOSED_REQUEST, CANCELLED):
             # One line, no traceback: nothing failed, nobody waits for an answer.
-            timing["fields"]["reason"] = ("the client went away" if status == CLIENT_CLOSED_REQUEST
-                                          else "the server is stopping")
+            timing["fields"]["reason"] = (
+                "the client went away"
+                if status == CLIENT_CLOSED_REQUEST
+                else "the server is stopping"
+            )
             log.info("request cancelled", extra=timing)
         else:
             timing["fields"]["status"] = status
@@ -155,13 +159,16 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
         embedded = EmbeddedRedis(settings.data_path / REDIS_DIR, settings.redis_appendfsync)
         embedded.start()
         url = embedded.url
-    pool = connection_pool(url, max_connections=settings.redis_max_connections,
-                           wait_seconds=REDIS_POOL_WAIT_SECONDS)
+    pool = connection_pool(
+        url, max_connections=settings.redis_max_connections, wait_seconds=REDIS_POOL_WAIT_SECONDS
+    )
     client = aioredis.Redis.from_pool(pool)
     try:
         info = await client.info("server")
         app[REDIS] = client
-        app[REDIS_INFO] = RedisInfo(version=str(info["redis_version"]), embedded=embedded is not None)
+        app[REDIS_INFO] = RedisInfo(
+            version=str(info["redis_version"]), embedded=embedded is not None
+        )
         yield
     finally:
         await client.aclose()
@@ -178,15 +185,18 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
         ran = await db.open()
         if ran:
             log.info("database migrated", extra=logctx.fields(migrations=ran))
-        where = (redact_url(settings.database_url) if settings.database_url
-                 else str(settings.data_path / DATABASE_FILE))
+        where = (
+            redact_url(settings.database_url)
+            if settings.database_url
+            else str(settings.data_path / DATABASE_FILE)
+        )
         install = await db.execute_write_fn(
-            lambda conn: checked_install(conn, settings.files_path, where))
+            lambda conn: checked_install(conn, settings.files_path, where)
+        )
     except BaseException:
         await db.close()
         raise
-    log.info("install", extra=logctx.fields(install=install,
-                                            files_dir=str(settings.files_path)))
+    log.info("install", extra=logctx.fields(install=install, files_dir=str(settings.files_path)))
     app[DB] = db
     yield
     await db.close()
@@ -194,12 +204,21 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
-    throttle = LoginThrottle(app[REDIS], settings.login_free_failures,
-                             settings.login_max_delay_seconds,
-                             address_free_failures=settings.login_client_free_failures,
-                             name_max_delay=settings.login_name_max_delay_seconds)
-    app[AUTH] = Auth(app[DB], app[REDIS], app.get(LOCAL_TOKEN), settings.public_origin,
-                     settings.host, throttle=throttle)
+    throttle = LoginThrottle(
+        app[REDIS],
+        settings.login_free_failures,
+        settings.login_max_delay_seconds,
+        address_free_failures=settings.login_client_free_failures,
+        name_max_delay=settings.login_name_max_delay_seconds,
+    )
+    app[AUTH] = Auth(
+        app[DB],
+        app[REDIS],
+        app.get(LOCAL_TOKEN),
+        settings.public_origin,
+        settings.host,
+        throttle=throttle,
+    )
     yield
 
 
@@ -208,11 +227,16 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     identities = IdentityRegistry(app[DB])
     # The deprecated identity list (setting, identities.txt) moves into the registry once.
-    await identities.import_legacy(settings.data_path if settings.data_dir else None,
-                                   settings.privacy_identities)
+    await identities.import_legacy(
+        settings.data_path if settings.data_dir else None, settings.privacy_identities
+    )
     app[PRIVACY] = identities
-    gateway = Gateway(settings, identities, offline_answers=OFFLINE_ANSWERS,
-                      offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)))
+    gateway = Gateway(
+        settings,
+        identities,
+        offline_answers=OFFLINE_ANSWERS,
+        offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)),
+    )
     await gateway.start()
     app[GATEWAY] = gateway
     try:
@@ -239,20 +263,24 @@ def wake_of(app: web.Application, key: web.AppKey[Any]) -> Callable[[], None]:
     """Wakes the background loop at `key` (the reminder clock, the Pixie worker): a callable
     that exists before the loop does. Before the loop starts there is nothing to wake — its
     first round looks at everything anyway."""
+
     def wake() -> None:
         loop: Wakeable | None = app.get(key)
         if loop is not None:
             loop.wake()
+
     return wake
 
 
 def memories_used_of(app: web.Application) -> Callable[[list[str], float], None]:
     """Tells the Pixie worker which long-term memories a prompt used (it writes their
     `last_used_at`); before it runs the marks are dropped (they only weigh recency)."""
+
     def memories_used(memory_ids: list[str], at: float) -> None:
         worker = app.get(PIXIE)
         if worker is not None:
             worker.note_used(memory_ids, at)
+
     return memories_used
 
 
@@ -261,10 +289,16 @@ async def pipelines_ctx(app: web.Application) -> AsyncIterator[None]:
     the runtime's recovery may run a turn. The product's pipelines are the ones in use unless
     a test or bench installed others (`app[PIPELINES]`) before the start."""
     settings = app[SETTINGS]
-    services = Services(settings=settings, redis=app[REDIS], db=app[DB],
-                        characters=app[CHARACTER_BOOK], prompts=PromptLibrary(settings),
-                        wake_clock=wake_of(app, REMINDER_CLOCK), wake_pixie=wake_of(app, PIXIE),
-                        memories_used=memories_used_of(app))
+    services = Services(
+        settings=settings,
+        redis=app[REDIS],
+        db=app[DB],
+        characters=app[CHARACTER_BOOK],
+        prompts=PromptLibrary(settings),
+        wake_clock=wake_of(app, REMINDER_CLOCK),
+        wake_pixie=wake_of(app, PIXIE),
+        memories_used=memories_used_of(app),
+    )
     host = PipelineHost(services, app[GATEWAY], on_path_run=app.get(PATH_RUN_OBSERVER))
     app[PIPELINE_HOST] = host
     if PIPELINES not in app:
@@ -285,19 +319,37 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     redis = app[REDIS]
     distributed = settings.redis_url is not None
-    hub = Hub(settings.ws_send_queue, redis if distributed else None,
-              max_per_user=settings.max_sockets_per_user,
-              credentials_valid=app[AUTH].valid)
+    hub = Hub(
+        settings.ws_send_queue,
+        redis if distributed else None,
+        max_per_user=settings.max_sockets_per_user,
+        credentials_valid=app[AUTH].valid,
+    )
     instance_id = uuid.uuid4().hex[:12]
-    slots = (RedisSlots(redis, settings.graph_slots, settings.lock_wait_timeout,
-                        lease_seconds=3 * settings.turn_marker_refresh_seconds,
-                        instance_id=instance_id) if distributed
-             else LocalSlots(settings.graph_slots, settings.lock_wait_timeout))
+    slots = (
+        RedisSlots(
+            redis,
+            settings.graph_slots,
+            settings.lock_wait_timeout,
+            lease_seconds=3 * settings.turn_marker_refresh_seconds,
+            instance_id=instance_id,
+        )
+        if distributed
+        else LocalSlots(settings.graph_slots, settings.lock_wait_timeout)
+    )
     records = Records(redis, settings.record_ttl, instance_id)
     locks = PairLocks(redis, instance_id, settings.turn_marker_ttl)
-    runtime = Runtime(redis=redis, settings=settings, hub=hub, slots=slots, records=records,
-                      locks=locks, pipelines=app[PIPELINES], gateway=lambda: app.get(GATEWAY),
-                      instance_id=instance_id)
+    runtime = Runtime(
+        redis=redis,
+        settings=settings,
+        hub=hub,
+        slots=slots,
+        records=records,
+        locks=locks,
+        pipelines=app[PIPELINES],
+        gateway=lambda: app.get(GATEWAY),
+        instance_id=instance_id,
+    )
 
     async def sweep() -> None:
         """What a dead process left: its turns and markers, then its journal jobs."""
@@ -306,9 +358,15 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         if jobs is not None:
             await jobs.recover()
 
-    keeper = Keeper(redis=redis, settings=settings, instance_id=instance_id, locks=locks,
-                    slots=slots, wake_pair=runtime.notify if distributed else None,
-                    sweep_orphans=sweep if distributed else None)
+    keeper = Keeper(
+        redis=redis,
+        settings=settings,
+        instance_id=instance_id,
+        locks=locks,
+        slots=slots,
+        wake_pair=runtime.notify if distributed else None,
+        sweep_orphans=sweep if distributed else None,
+    )
     app[HUB] = hub
     app[RUNTIME] = runtime
     app[RECORDS] = records
@@ -319,9 +377,15 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     await records.open()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
-    log.info("runtime started", extra=logctx.fields(
-        instance=runtime.instance_id, distributed=distributed, graph_slots=settings.graph_slots,
-        woken_pairs=report.woken_pairs))
+    log.info(
+        "runtime started",
+        extra=logctx.fields(
+            instance=runtime.instance_id,
+            distributed=distributed,
+            graph_slots=settings.graph_slots,
+            woken_pairs=report.woken_pairs,
+        ),
+    )
     try:
         yield
     finally:
@@ -371,8 +435,13 @@ async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
     """The reminder clock, one background task, started after the runtime (it submits
     impulses through it) and stopped before it."""
     services = app[PIPELINE_HOST].services
-    clock = ReminderClock(services.reminders, app[SETTINGS], app[CHARACTER_BOOK],
-                          app[RUNTIME].submit_impulse, long_term=services.long_term)
+    clock = ReminderClock(
+        services.reminders,
+        app[SETTINGS],
+        app[CHARACTER_BOOK],
+        app[RUNTIME].submit_impulse,
+        long_term=services.long_term,
+    )
     app[REMINDER_CLOCK] = clock
     async with running(clock):
         yield
@@ -382,8 +451,11 @@ async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
     """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
     service = BackupService(app[SETTINGS])
     app[BACKUPS] = service
-    task = asyncio.create_task(service.daily_loop(), name="daily-backup") \
-        if app[SETTINGS].backup_daily else None
+    task = (
+        asyncio.create_task(service.daily_loop(), name="daily-backup")
+        if app[SETTINGS].backup_daily
+        else None
+    )
     try:
         yield
     finally:
@@ -403,11 +475,19 @@ async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
     heartbeat is gone, with the embedded one (one process owns the data dir) it is."""
     hub = app.get(HUB)
     runtime = app[RUNTIME]
-    owner_dead = (functools.partial(heartbeat_gone, app[REDIS])
-                  if app[SETTINGS].redis_url is not None else None)
-    jobs = JournalJobs(JournalStore(app[DB]), app[GATEWAY], app[SETTINGS],
-                       hub.publish if hub is not None else None, owner=runtime.instance_id,
-                       owner_dead=owner_dead)
+    owner_dead = (
+        functools.partial(heartbeat_gone, app[REDIS])
+        if app[SETTINGS].redis_url is not None
+        else None
+    )
+    jobs = JournalJobs(
+        JournalStore(app[DB]),
+        app[GATEWAY],
+        app[SETTINGS],
+        hub.publish if hub is not None else None,
+        owner=runtime.instance_id,
+        owner_dead=owner_dead,
+    )
     await jobs.recover()
     app[JOURNAL] = jobs
     try:
@@ -421,9 +501,14 @@ async def pixie_ctx(app: web.Application) -> AsyncIterator[None]:
     (it shares the runtime's run slots, at the lowest priority) and stopped before it."""
     host = app[PIPELINE_HOST]
     runtime = app[RUNTIME]
-    worker = PixieWorker(redis=app[REDIS], settings=app[SETTINGS], slots=runtime.slots,
-                         long_term=host.services.long_term,
-                         context_for=host.background_context, instance_id=runtime.instance_id)
+    worker = PixieWorker(
+        redis=app[REDIS],
+        settings=app[SETTINGS],
+        slots=runtime.slots,
+        long_term=host.services.long_term,
+        context_for=host.background_context,
+        instance_id=runtime.instance_id,
+    )
     app[PIXIE] = worker
     async with running(worker):
         yield
@@ -436,8 +521,11 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
         # Bodies are decoded by `read_json` (app/api/validation.py), where a body that is not
         # what its Content-Encoding says is a clean 400 instead of an error inside aiohttp.
         handler_args={"auto_decompress": False},
-        middlewares=[request_log_middleware, error_middleware,
-                     auth_middleware_factory(lambda request: request.app[AUTH])],
+        middlewares=[
+            request_log_middleware,
+            error_middleware,
+            auth_middleware_factory(lambda request: request.app[AUTH]),
+        ],
     )
     app[SETTINGS] = settings
     app[ADMISSION] = RoundAdmission()
@@ -446,8 +534,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # The one place the characters in use are chosen (tests may replace them, and the
     # pipelines, `app[PIPELINES]`, before the app starts).
     install_characters(app)
-    app.cleanup_ctx.extend([process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx,
-                            pipelines_ctx])
+    app.cleanup_ctx.extend(
+        [process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx]
+    )
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)

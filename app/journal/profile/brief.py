@@ -28,10 +28,14 @@ FACET_SHARE = 500
 TRAIT_SHARE = 160
 MIN_EXEMPLAR = 200
 
-PROFILE_HEADING = "The user's own voice (their writing profile; follow it for style only, " \
+PROFILE_HEADING = (
+    "The user's own voice (their writing profile; follow it for style only, "
     "never as a source of facts):"
-EXEMPLAR_HEADING = "Entries the user wrote themselves (for the voice only; none of their " \
+)
+EXEMPLAR_HEADING = (
+    "Entries the user wrote themselves (for the voice only; none of their "
     "content belongs in this day's entry):"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ def cut_at_word(text: str, limit: int) -> str:
     if limit <= len(ELLIPSIS):
         return ""
     room = limit - len(ELLIPSIS)
-    head = flat[:room + 1]  # one more: is the character after the cut a space?
+    head = flat[: room + 1]  # one more: is the character after the cut a space?
     if head[-1] == " ":
         return head[:-1].rstrip() + ELLIPSIS
     head = head[:-1]
@@ -62,13 +66,13 @@ def relevant_traits(profile: Profile, limit: int = MAX_TRAITS) -> list[Trait]:
     """The journal's traits: core and journal-facet scope; locked ones and the user's own
     first, then the newest."""
     fitting = [t for t in profile.traits if t.scope in (CORE_SCOPE, JOURNAL_FACET)]
-    fitting.sort(key=lambda t: (not t.locked, t.origin not in USER_ORIGINS,
-                                -(t.updated_at or 0.0)))
+    fitting.sort(key=lambda t: (not t.locked, t.origin not in USER_ORIGINS, -(t.updated_at or 0.0)))
     return fitting[:limit]
 
 
-def compile_brief(profile: Profile, exemplars: Sequence[Exemplar], *, base: str,
-                  max_chars: int) -> str:
+def compile_brief(
+    profile: Profile, exemplars: Sequence[Exemplar], *, base: str, max_chars: int
+) -> str:
     """The brief for stage 2 (see the module's docstring); never longer than `max_chars`."""
     parts = [base.strip(), "", PROFILE_HEADING]
     core = cut_at_word(profile.core.value, CORE_SHARE)

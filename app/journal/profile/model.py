@@ -28,8 +28,16 @@ from app.core.profiles import NAME, USER_ORIGINS, InvalidName, Origin, clean_lab
 JOURNAL_FACET = "autobiographical_journal"
 CORE_SCOPE = "core"
 # The seed's style keys: hints for the UI's "add a trait" list, not a schema (seed 004 §14).
-SEED_CATALOG: tuple[str, ...] = ("rhythm", "humor", "detail", "chronology", "tone",
-                                 "perspective", "sentence_length", "vocabulary")
+SEED_CATALOG: tuple[str, ...] = (
+    "rhythm",
+    "humor",
+    "detail",
+    "chronology",
+    "tone",
+    "perspective",
+    "sentence_length",
+    "vocabulary",
+)
 MAX_KEY_CHARS = 80  # a trait's or facet's name as written (`app.core.profiles.MAX_LABEL_CHARS`)
 ACTIONS: tuple[str, ...] = ("keep", "update", "add", "remove", "reclassify", "merge", "split")
 
@@ -85,13 +93,20 @@ class Profile(msgspec.Struct):
     def find(self, name: str, scope: str | None = None) -> Trait | None:
         """The trait `name` names (its key or its label, case-insensitive) in `scope`, or in
         any scope."""
-        return next((t for t in self.traits if _same(t.key, t.label, name)
-                     and (scope is None or t.scope == scope)), None)
+        return next(
+            (
+                t
+                for t in self.traits
+                if _same(t.key, t.label, name) and (scope is None or t.scope == scope)
+            ),
+            None,
+        )
 
     def facet_key(self, name: str) -> str | None:
         """The key of the facet `name` names (its key or its label), or None."""
-        return next((key for key, facet in self.facets.items()
-                     if _same(key, facet.label, name)), None)
+        return next(
+            (key for key, facet in self.facets.items() if _same(key, facet.label, name)), None
+        )
 
     @property
     def empty(self) -> bool:
@@ -173,6 +188,7 @@ def encode_profile(profile: Profile) -> str:
 
 # --- what a change touches, and whether an automatic path may ----------------------------------
 
+
 def _existing(profile: Profile, change: Change, key: str | None = None) -> Trait | None:
     """The trait a change names: by `trait_id`, else by `key` (within `scope` where the
     scope names where it is, not where it goes)."""
@@ -207,8 +223,9 @@ def touched(profile: Profile, change: Change) -> list[Field | Trait]:
 def automatic_allowed(profile: Profile, change: Change) -> bool:
     """An automatic path may apply `change` only if it overwrites nothing locked and nothing
     the user wrote or accepted."""
-    return all(not item.locked and item.origin not in USER_ORIGINS
-               for item in touched(profile, change))
+    return all(
+        not item.locked and item.origin not in USER_ORIGINS for item in touched(profile, change)
+    )
 
 
 def is_noop(change: Change) -> bool:
@@ -216,6 +233,7 @@ def is_noop(change: Change) -> bool:
 
 
 # --- applying -------------------------------------------------------------------------------
+
 
 def apply_change(profile: Profile, change: Change, origin: Origin, now: float) -> Profile:
     """A new profile with `change` applied; raises `NotApplicable`."""
@@ -268,8 +286,13 @@ def _apply_facet(profile: Profile, change: Change, origin: Origin, now: float) -
         label = "" if name == key else name
     else:
         label = current.label if current is not None else ""
-    profile.facets[key] = Field(_text(change.value, f"facet {name!r}"), origin,
-                                current.locked if current else False, now, label)
+    profile.facets[key] = Field(
+        _text(change.value, f"facet {name!r}"),
+        origin,
+        current.locked if current else False,
+        now,
+        label,
+    )
 
 
 def _require(profile: Profile, change: Change, key: str | None = None) -> Trait:
@@ -291,24 +314,48 @@ def _scope(profile: Profile, scope: str | None) -> str:
     return key
 
 
-def _new_trait(profile: Profile, name: str | None, value: str | None, scope: str,
-               origin: Origin, sources: list[Source], now: float) -> Trait:
+def _new_trait(
+    profile: Profile,
+    name: str | None,
+    value: str | None,
+    scope: str,
+    origin: Origin,
+    sources: list[Source],
+    now: float,
+) -> Trait:
     """A new trait named `name` in `scope`: its key derived from the name (a suffix where
     another trait of the scope has that key); an existing trait of that name is refused."""
     label = checked_label(name, "a new trait needs its name in `key`")
     if profile.find(label, scope) is not None:
         raise NotApplicable(f"trait {label!r} exists in {scope!r}; update it instead")
     key = derive_key(label, {t.key for t in profile.traits if t.scope == scope})
-    return Trait(new_trait_id(), key, _text(value, label), scope, False, origin, sources,
-                 now, "" if label == key else label)
+    return Trait(
+        new_trait_id(),
+        key,
+        _text(value, label),
+        scope,
+        False,
+        origin,
+        sources,
+        now,
+        "" if label == key else label,
+    )
 
 
 def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -> None:
     action = change.action
     if action == "add":
-        profile.traits.append(_new_trait(profile, change.key, change.value,
-                                         _scope(profile, change.scope), origin,
-                                         list(change.sources), now))
+        profile.traits.append(
+            _new_trait(
+                profile,
+                change.key,
+                change.value,
+                _scope(profile, change.scope),
+                origin,
+                list(change.sources),
+                now,
+            )
+        )
     elif action == "update":
         trait = _require(profile, change)
         trait.value = _text(change.value, trait.key)
@@ -328,18 +375,34 @@ def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -
         sources = [s for t in merged for s in t.sources]
         for trait in merged:
             profile.traits.remove(trait)
-        profile.traits.append(_new_trait(profile, change.key, change.value,
-                                         _scope(profile, change.scope or merged[0].scope),
-                                         origin, _merged(sources, change.sources), now))
+        profile.traits.append(
+            _new_trait(
+                profile,
+                change.key,
+                change.value,
+                _scope(profile, change.scope or merged[0].scope),
+                origin,
+                _merged(sources, change.sources),
+                now,
+            )
+        )
     elif action == "split":
         trait = _require(profile, change)
         if len(change.into) < 2:
             raise NotApplicable("a split names at least two traits in `into`")
         profile.traits.remove(trait)
         for spec in change.into:
-            profile.traits.append(_new_trait(profile, spec.key, spec.value,
-                                             _scope(profile, spec.scope), origin,
-                                             _merged(trait.sources, change.sources), now))
+            profile.traits.append(
+                _new_trait(
+                    profile,
+                    spec.key,
+                    spec.value,
+                    _scope(profile, spec.scope),
+                    origin,
+                    _merged(trait.sources, change.sources),
+                    now,
+                )
+            )
     else:
         raise NotApplicable(f"unknown action {action!r}")
 

@@ -64,29 +64,35 @@ TASK = {
         "core (what holds for all their writing) only if the texts come from different "
         "kinds of sources; diary-like texts belong to the facet `autobiographical_journal`. Evidence of kind "
         "`external_context` is the person's own earlier diary, imported: their voice, for "
-        "the facet it names."),
+        "the facet it names."
+    ),
     "review": (
         "Compare the new evidence with the existing profile and propose changes only where "
         "the evidence shows something the profile misses or gets wrong (`update`, `add`, "
         "`remove`, `reclassify`, `merge`, `split`; `keep` where it holds). Never propose a "
-        "whole new profile. Locked fields are the user's decision: leave them alone."),
+        "whole new profile. Locked fields are the user's decision: leave them alone."
+    ),
 }
 PLACEHOLDER_RULE = (
     " Names, phone numbers and other personal data are replaced by placeholders in square "
     "brackets ([PERSON_1], [PHONE_1], …): write them exactly as they are, never guess what "
-    "they stand for.")
+    "they stand for."
+)
 RULES = (
     "Cite the refs of the evidence a change rests on in `source_refs`; invent no source, no "
     "example and no ref. You may also use the person's own texts from your conversation "
     "with them; then add `external_chat_history` to `evidence_basis`. The local measures "
     "in `signals` are hints, not evidence. Answer with one JSON object shaped like "
-    "`expected_result`, nothing else.")
+    "`expected_result`, nothing else."
+)
 PROMPT_HEAD = (
     "Below is an analysis package from Novaberg, a private journal app. Read its `task` and "
-    "answer with exactly one JSON object as described in its `expected_result`.\n\n")
+    "answer with exactly one JSON object as described in its `expected_result`.\n\n"
+)
 
 
 # --- the package --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True, slots=True)
 class EvidenceText:
@@ -101,33 +107,49 @@ class EvidenceText:
 def iso(moment: float | None) -> str | None:
     if moment is None:
         return None
-    return dt.datetime.fromtimestamp(moment, dt.timezone.utc).isoformat(timespec="seconds")
+    return dt.datetime.fromtimestamp(moment, dt.UTC).isoformat(timespec="seconds")
 
 
-def _profile_part(profile: Profile, governance: str, lifecycle: str,
-                  scale: float = 1.0) -> dict[str, Any]:
+def _profile_part(
+    profile: Profile, governance: str, lifecycle: str, scale: float = 1.0
+) -> dict[str, Any]:
     """The profile as the package shows it; every value cut at a word bound to its share
     (`PROFILE_FIELD_CHARS` times `scale`)."""
+
     def share(kind: str) -> int:
         return int(PROFILE_FIELD_CHARS[kind] * scale)
 
     def field(f: model.Field, kind: str) -> dict[str, Any]:
-        return {"value": cut_at_word(f.value, share(kind)), "origin": f.origin,
-                "locked": f.locked, **({"label": f.label} if f.label else {})}
+        return {
+            "value": cut_at_word(f.value, share(kind)),
+            "origin": f.origin,
+            "locked": f.locked,
+            **({"label": f.label} if f.label else {}),
+        }
 
     return {
-        "lifecycle": lifecycle, "governance": governance,
+        "lifecycle": lifecycle,
+        "governance": governance,
         "core": field(profile.core, "core"),
         "facets": {name: field(f, "facet") for name, f in profile.facets.items()},
-        "traits": [{"trait_id": t.trait_id, "key": t.key,
-                    **({"label": t.label} if t.label else {}), "scope": t.scope,
-                    "value": cut_at_word(t.value, share("trait")),
-                    "origin": t.origin, "locked": t.locked} for t in profile.traits],
+        "traits": [
+            {
+                "trait_id": t.trait_id,
+                "key": t.key,
+                **({"label": t.label} if t.label else {}),
+                "scope": t.scope,
+                "value": cut_at_word(t.value, share("trait")),
+                "origin": t.origin,
+                "locked": t.locked,
+            }
+            for t in profile.traits
+        ],
     }
 
 
-def _fit_profile(package: dict[str, Any], profile: Profile, governance: str, lifecycle: str,
-                 max_chars: int) -> None:
+def _fit_profile(
+    package: dict[str, Any], profile: Profile, governance: str, lifecycle: str, max_chars: int
+) -> None:
     """Make the profile part fit (leaving room for evidence): shorter values first, then
     traits and facets left out from the end, each counted."""
     for scale in (1.0, 0.5, 0.25, 0.1):
@@ -145,18 +167,29 @@ def _fit_profile(package: dict[str, Any], profile: Profile, governance: str, lif
 
 
 def _expected(mode: str, package_id: str | None) -> dict[str, Any]:
-    return {"kind": RESULT_KIND, "format_version": FORMAT_VERSION, "mode": mode,
-            "target": "writing",
-            **({"package_id": package_id} if package_id else {}),
-            "evidence_basis": ["kansho_evidence"],
-            "summary": "what you found, in one or two sentences",
-            "changes": [{"action": "update | add | remove | reclassify | merge | split | keep",
-                         "target": "core | facet | trait",
-                         "key": "trait key or facet name", "trait_id": "for an existing trait",
-                         "scope": "core or a facet name", "value": "the new text",
-                         "keys": ["for merge: the traits merged"],
-                         "into": [{"key": "for split", "value": "…", "scope": "core"}],
-                         "rationale": "why", "source_refs": ["refs from evidence"]}]}
+    return {
+        "kind": RESULT_KIND,
+        "format_version": FORMAT_VERSION,
+        "mode": mode,
+        "target": "writing",
+        **({"package_id": package_id} if package_id else {}),
+        "evidence_basis": ["kansho_evidence"],
+        "summary": "what you found, in one or two sentences",
+        "changes": [
+            {
+                "action": "update | add | remove | reclassify | merge | split | keep",
+                "target": "core | facet | trait",
+                "key": "trait key or facet name",
+                "trait_id": "for an existing trait",
+                "scope": "core or a facet name",
+                "value": "the new text",
+                "keys": ["for merge: the traits merged"],
+                "into": [{"key": "for split", "value": "…", "scope": "core"}],
+                "rationale": "why",
+                "source_refs": ["refs from evidence"],
+            }
+        ],
+    }
 
 
 def representative(texts: Sequence[EvidenceText]) -> list[EvidenceText]:
@@ -176,17 +209,32 @@ def representative(texts: Sequence[EvidenceText]) -> list[EvidenceText]:
     return [*first.values(), *(t for ref, t in order.items() if ref not in first)]
 
 
-def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: str,
-                  evidence: Sequence[EvidenceText], signals: Mapping[str, Any],
-                  max_chars: int, package_id: str | None = None) -> dict[str, Any]:
+def build_package(
+    profile: Profile,
+    *,
+    governance: str,
+    lifecycle: str,
+    mode: str,
+    evidence: Sequence[EvidenceText],
+    signals: Mapping[str, Any],
+    max_chars: int,
+    package_id: str | None = None,
+) -> dict[str, Any]:
     """The package as a dict whose JSON (`dumps`) has at most `max_chars` characters.
     `package_id`: a copy package's id, which the result names back (`expected_result`)."""
     package: dict[str, Any] = {
-        "kind": PACKAGE_KIND, "format_version": FORMAT_VERSION, "mode": mode,
-        "target": "writing", **({"package_id": package_id} if package_id else {}),
-        "profile": {}, "evidence": [], "left_out": 0,
-        "signals": dict(signals), "task": f"{TASK[mode]} {RULES}",
-        "expected_result": _expected(mode, package_id)}
+        "kind": PACKAGE_KIND,
+        "format_version": FORMAT_VERSION,
+        "mode": mode,
+        "target": "writing",
+        **({"package_id": package_id} if package_id else {}),
+        "profile": {},
+        "evidence": [],
+        "left_out": 0,
+        "signals": dict(signals),
+        "task": f"{TASK[mode]} {RULES}",
+        "expected_result": _expected(mode, package_id),
+    }
     _fit_profile(package, profile, governance, lifecycle, max_chars)
     chosen = representative(evidence)
     for index, text in enumerate(chosen):
@@ -198,8 +246,13 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
         if not body:
             package["left_out"] += 1
             continue
-        item = {"ref": text.ref, "kind": text.kind, "occurred_at": iso(text.occurred_at),
-                "context_hint": text.context_hint, "text": body}
+        item = {
+            "ref": text.ref,
+            "kind": text.kind,
+            "occurred_at": iso(text.occurred_at),
+            "context_hint": text.context_hint,
+            "text": body,
+        }
         if text.facet:
             item["facet"] = text.facet
         if body != " ".join(text.text.split()):
@@ -214,10 +267,32 @@ def build_package(profile: Profile, *, governance: str, lifecycle: str, mode: st
 
 # The package's own words: the contract's names, ids, times, our task. Everything else in it
 # is the user's text (profile values, names as written, evidence) and is masked.
-_NOT_MASKED = frozenset(("kind", "format_version", "mode", "target", "package_id", "ref",
-                         "trait_id", "key", "scope", "occurred_at", "origin", "locked",
-                         "lifecycle", "governance", "task", "expected_result", "signals",
-                         "cut", "left_out", "kind_note", "traits_left_out", "facets_left_out"))
+_NOT_MASKED = frozenset(
+    (
+        "kind",
+        "format_version",
+        "mode",
+        "target",
+        "package_id",
+        "ref",
+        "trait_id",
+        "key",
+        "scope",
+        "occurred_at",
+        "origin",
+        "locked",
+        "lifecycle",
+        "governance",
+        "task",
+        "expected_result",
+        "signals",
+        "cut",
+        "left_out",
+        "kind_note",
+        "traits_left_out",
+        "facets_left_out",
+    )
+)
 
 
 def mask_package(package: Mapping[str, Any], mask: Callable[[str], str]) -> dict[str, Any]:
@@ -227,8 +302,7 @@ def mask_package(package: Mapping[str, Any], mask: Callable[[str], str]) -> dict
     return map_strings(dict(package), mask, skip=_NOT_MASKED)
 
 
-def map_strings(data: Any, fn: Callable[[str], str], *,
-                skip: frozenset[str] = frozenset()) -> Any:
+def map_strings(data: Any, fn: Callable[[str], str], *, skip: frozenset[str] = frozenset()) -> Any:
     """Every string value of decoded JSON passed through `fn`, except the values of the
     object members named in `skip` (object keys are never passed)."""
     if isinstance(data, str):
@@ -250,6 +324,7 @@ def prompt(package: Mapping[str, Any]) -> str:
 
 
 # --- the result ---------------------------------------------------------------------------------
+
 
 class ResultInvalid(Refused):
     """The pasted or returned result cannot become a proposal; nothing is stored."""
@@ -331,19 +406,25 @@ def read_result(raw: str | bytes | Mapping[str, Any]) -> ResultIn:
     if not isinstance(kind, str):  # a list or object is no kind (and no set member)
         raise ResultInvalid(400, "unknown_kind", f"kind must be {RESULT_KIND!r}")
     if kind in PACKAGE_KINDS:
-        raise ResultInvalid(400, "unknown_kind", "this is the analysis package; paste the "
-                            f"model's answer ({RESULT_KIND})")
+        raise ResultInvalid(
+            400,
+            "unknown_kind",
+            f"this is the analysis package; paste the model's answer ({RESULT_KIND})",
+        )
     if kind not in RESULT_KINDS:
         raise ResultInvalid(400, "unknown_kind", f"kind {kind!r} is not {RESULT_KIND}")
     if data.get("format_version") != FORMAT_VERSION:
-        raise ResultInvalid(400, "unsupported_format_version",
-                            f"format_version {data.get('format_version')!r}; "
-                            f"only {FORMAT_VERSION} is read")
+        raise ResultInvalid(
+            400,
+            "unsupported_format_version",
+            f"format_version {data.get('format_version')!r}; only {FORMAT_VERSION} is read",
+        )
     try:
         return json_input.convert(data, ResultIn)
     except json_input.JsonInputError as exc:
-        raise ResultInvalid(400, "schema_error", f"the result does not fit the schema: {exc}") \
-            from None
+        raise ResultInvalid(
+            400, "schema_error", f"the result does not fit the schema: {exc}"
+        ) from None
 
 
 def _value(raw: Any) -> str | None:
@@ -363,19 +444,32 @@ def _top_level_changes(result: ResultIn, profile: Profile) -> list[ChangeIn]:
     if core:
         found.append(ChangeIn("update", "core", value=core))
     for name, raw in result.facets.items():
-        found.append(ChangeIn("update" if name in profile.facets else "add", "facet",
-                              key=name, value=_value(raw)))
+        found.append(
+            ChangeIn(
+                "update" if name in profile.facets else "add", "facet", key=name, value=_value(raw)
+            )
+        )
     for raw in result.traits:
         try:
-            spec = msgspec.convert({k: v for k, v in raw.items() if k in ("key", "scope")}
-                                   | {"value": _value(raw) or ""}, TraitSpec)
+            spec = msgspec.convert(
+                {k: v for k, v in raw.items() if k in ("key", "scope")}
+                | {"value": _value(raw) or ""},
+                TraitSpec,
+            )
             refs = msgspec.convert(raw.get("source_refs", []), list[str])
         except msgspec.ValidationError as exc:
-            raise ResultInvalid(400, "schema_error", f"a trait of the proposal: {exc}") \
-                from None
+            raise ResultInvalid(400, "schema_error", f"a trait of the proposal: {exc}") from None
         exists = profile.find(spec.key, spec.scope) is not None
-        found.append(ChangeIn("update" if exists else "add", "trait", key=spec.key,
-                              scope=spec.scope, value=spec.value, source_refs=refs))
+        found.append(
+            ChangeIn(
+                "update" if exists else "add",
+                "trait",
+                key=spec.key,
+                scope=spec.scope,
+                value=spec.value,
+                source_refs=refs,
+            )
+        )
     return found
 
 
@@ -384,6 +478,7 @@ MAX_KEY_CHARS = model.MAX_KEY_CHARS
 
 def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     """Names and sizes a stored profile can hold; a schema error otherwise."""
+
     def fail(why: str) -> ResultInvalid:
         return ResultInvalid(400, "schema_error", f"a {change.action} of a {change.target}: {why}")
 
@@ -394,8 +489,9 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
     if any(key is not None and len(key) > MAX_KEY_CHARS for key in keys):
         raise fail(f"a key longer than {MAX_KEY_CHARS} characters")
     names = [key for key in keys if key is not None] if change.target == "facet" else []
-    names += [scope for scope in (change.scope, *(s.scope for s in change.into))
-              if scope is not None]
+    names += [
+        scope for scope in (change.scope, *(s.scope for s in change.into)) if scope is not None
+    ]
     for name in names:
         try:
             clean_label(name)
@@ -403,12 +499,14 @@ def _check_change(change: ChangeIn, max_value_chars: int) -> None:
             raise fail(f"the name {name[:80]!r}: {exc}") from None
 
 
-def resolve(result: ResultIn, profile: Profile, known_sources: Mapping[str, Source], *,
-            max_value_chars: int) -> Parsed:
+def resolve(
+    result: ResultIn, profile: Profile, known_sources: Mapping[str, Source], *, max_value_chars: int
+) -> Parsed:
     """The result's changes checked against the profile (see the module's docstring);
     raises `ResultInvalid("nothing_to_apply")` when none is left."""
-    parsed = Parsed(result.mode, result.summary.strip(), list(dict.fromkeys(
-        result.evidence_basis)), [])
+    parsed = Parsed(
+        result.mode, result.summary.strip(), list(dict.fromkeys(result.evidence_basis)), []
+    )
     scratch = profile
     candidates = [*result.changes, *_top_level_changes(result, profile)]
     for change_in in candidates:
@@ -419,33 +517,41 @@ def resolve(result: ResultIn, profile: Profile, known_sources: Mapping[str, Sour
             continue
         sources, unknown = _sources(change_in.source_refs, known_sources)
         parsed.unknown_refs += [f"source:{ref}" for ref in unknown]
-        change = Change(change_in.action, change_in.target, key=change_in.key,
-                        trait_id=change_in.trait_id, scope=change_in.scope,
-                        value=change_in.value if change_in.value is not None
-                        else change_in.summary, keys=list(change_in.keys),
-                        into=list(change_in.into), rationale=change_in.rationale,
-                        source_refs=[s.ref for s in sources], sources=sources)
+        change = Change(
+            change_in.action,
+            change_in.target,
+            key=change_in.key,
+            trait_id=change_in.trait_id,
+            scope=change_in.scope,
+            value=change_in.value if change_in.value is not None else change_in.summary,
+            keys=list(change_in.keys),
+            into=list(change_in.into),
+            rationale=change_in.rationale,
+            source_refs=[s.ref for s in sources],
+            sources=sources,
+        )
         try:
             scratch = model.apply_change(scratch, change, "accepted", 0.0)
         except NotApplicable as exc:
             target = change.trait_id or change.key or ", ".join(change.keys) or change.target
             parsed.unknown_refs.append(f"{change.target}:{target}")
-            parsed.dropped.append({"action": change.action, "target": change.target,
-                                   "reason": str(exc)})
+            parsed.dropped.append(
+                {"action": change.action, "target": change.target, "reason": str(exc)}
+            )
             continue
         parsed.changes.append(change)
     parsed.unknown_refs = list(dict.fromkeys(parsed.unknown_refs))
     if not parsed.changes:
         why = "; ".join(d["reason"] for d in parsed.dropped) or (
-            f"{parsed.kept} change(s) only keep what is there" if parsed.kept
-            else "it holds no change")
-        raise ResultInvalid(422, "nothing_to_apply",
-                            f"the result has nothing to apply ({why})")
+            f"{parsed.kept} change(s) only keep what is there"
+            if parsed.kept
+            else "it holds no change"
+        )
+        raise ResultInvalid(422, "nothing_to_apply", f"the result has nothing to apply ({why})")
     return parsed
 
 
-def _sources(refs: Sequence[str],
-             known: Mapping[str, Source]) -> tuple[list[Source], list[str]]:
+def _sources(refs: Sequence[str], known: Mapping[str, Source]) -> tuple[list[Source], list[str]]:
     sources: list[Source] = []
     unknown: list[str] = []
     for ref in dict.fromkeys(r.strip() for r in refs if r.strip()):

@@ -72,20 +72,42 @@ class BothDoc(msgspec.Struct, forbid_unknown_fields=True):
 
 def export_writing(profile: Profile, governance: str) -> dict[str, Any]:
     def field(f: Field) -> dict[str, Any]:
-        return {"value": f.value, "origin": f.origin, "locked": f.locked,
-                **({"label": f.label} if f.label else {})}
+        return {
+            "value": f.value,
+            "origin": f.origin,
+            "locked": f.locked,
+            **({"label": f.label} if f.label else {}),
+        }
 
-    return {"kind": WRITING, "format_version": FORMAT_VERSION, "exported_at": time.time(),
-            "governance": governance, "core": field(profile.core),
-            "facets": {name: field(f) for name, f in profile.facets.items()},
-            "traits": [{"key": t.key, "value": t.value, "scope": t.scope, "locked": t.locked,
-                        "origin": t.origin, **({"label": t.label} if t.label else {})}
-                       for t in profile.traits]}
+    return {
+        "kind": WRITING,
+        "format_version": FORMAT_VERSION,
+        "exported_at": time.time(),
+        "governance": governance,
+        "core": field(profile.core),
+        "facets": {name: field(f) for name, f in profile.facets.items()},
+        "traits": [
+            {
+                "key": t.key,
+                "value": t.value,
+                "scope": t.scope,
+                "locked": t.locked,
+                "origin": t.origin,
+                **({"label": t.label} if t.label else {}),
+            }
+            for t in profile.traits
+        ],
+    }
 
 
 def export_both(writing: dict[str, Any], interaction: dict[str, Any]) -> dict[str, Any]:
-    return {"kind": BOTH, "format_version": FORMAT_VERSION, "exported_at": time.time(),
-            "writing": writing, "interaction": interaction}
+    return {
+        "kind": BOTH,
+        "format_version": FORMAT_VERSION,
+        "exported_at": time.time(),
+        "writing": writing,
+        "interaction": interaction,
+    }
 
 
 def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, InteractionDoc | None]:
@@ -128,8 +150,10 @@ def _check_writing(doc: WritingDoc, limit: int) -> None:
             raise PortableError("a trait needs a key and a value")
         check_length(trait.value, limit, f"trait {trait.key[:40]}")
         if trait.scope != model.CORE_SCOPE and trait.scope not in doc.facets:
-            raise PortableError(f"trait {trait.key[:40]!r} has scope {trait.scope!r}, which "
-                                "is neither core nor a facet of the document")
+            raise PortableError(
+                f"trait {trait.key[:40]!r} has scope {trait.scope!r}, which "
+                "is neither core nor a facet of the document"
+            )
         if (trait.key.lower(), trait.scope) in seen:
             raise PortableError(f"trait {trait.key[:40]!r} appears twice in {trait.scope!r}")
         seen.add((trait.key.lower(), trait.scope))
@@ -139,8 +163,26 @@ def writing_profile(doc: WritingDoc) -> Profile:
     now = time.time()
     return Profile(
         core=Field(doc.core.value, doc.core.origin, doc.core.locked, now),
-        facets={n: Field(f.value, f.origin, f.locked, now, " ".join(f.label.split())[:80])
-                for n, f in doc.facets.items()},
-        traits=model.with_keys(Profile(traits=[
-            Trait(model.new_trait_id(), t.key.strip(), t.value, t.scope, t.locked, t.origin,
-                  [], now, " ".join(t.label.split())[:80]) for t in doc.traits])).traits)
+        facets={
+            n: Field(f.value, f.origin, f.locked, now, " ".join(f.label.split())[:80])
+            for n, f in doc.facets.items()
+        },
+        traits=model.with_keys(
+            Profile(
+                traits=[
+                    Trait(
+                        model.new_trait_id(),
+                        t.key.strip(),
+                        t.value,
+                        t.scope,
+                        t.locked,
+                        t.origin,
+                        [],
+                        now,
+                        " ".join(t.label.split())[:80],
+                    )
+                    for t in doc.traits
+                ]
+            )
+        ).traits,
+    )

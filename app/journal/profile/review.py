@@ -27,28 +27,40 @@ SYSTEM = (
     "get an analysis package as JSON. Do its `task`. Answer with the JSON object of the "
     "schema `profile_review`: `summary`, `evidence_basis`, `changes` (each as described in the "
     "package's `expected_result`). No change where the profile already fits: then `changes` "
-    "is empty.")
-OFFLINE_SUMMARY = ("The built-in offline model cannot judge writing style; it proposes no "
-                   "change. Use a real model or the copy/paste review.")
+    "is empty."
+)
+OFFLINE_SUMMARY = (
+    "The built-in offline model cannot judge writing style; it proposes no "
+    "change. Use a real model or the copy/paste review."
+)
 
 
 def review_messages(package: dict[str, Any]) -> list[Message]:
-    return [{"role": "system", "content": SYSTEM},
-            {"role": "user", "content": pkg.dumps(package)}]
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": pkg.dumps(package)}]
 
 
-async def run_review(profiles: ProfileService, gateway: Gateway, user_id: str,
-                     mode: str) -> dict[str, Any]:
+async def run_review(
+    profiles: ProfileService, gateway: Gateway, user_id: str, mode: str
+) -> dict[str, Any]:
     """Ask the model; returns the stored proposal. Raises `ModelError` (no answer) or
     `pkg.ResultInvalid` (`nothing_to_apply`: the model proposed nothing usable)."""
     package = await profiles.package(user_id, mode)
     completion = await gateway.complete(
-        pkg.PURPOSE_REVIEW, review_messages(package), schema=pkg.ReviewAnswer,
-        max_tokens=profiles.settings.profile_review_max_tokens, temperature=0.2,
-        user_id=user_id)
+        pkg.PURPOSE_REVIEW,
+        review_messages(package),
+        schema=pkg.ReviewAnswer,
+        max_tokens=profiles.settings.profile_review_max_tokens,
+        temperature=0.2,
+        user_id=user_id,
+    )
     answer = msgspec.to_builtins(completion.value)
-    result = {"kind": pkg.RESULT_KIND, "format_version": pkg.FORMAT_VERSION, "mode": mode,
-              "target": "writing", **answer}
+    result = {
+        "kind": pkg.RESULT_KIND,
+        "format_version": pkg.FORMAT_VERSION,
+        "mode": mode,
+        "target": "writing",
+        **answer,
+    }
     return await profiles.import_result(user_id, result, via="api")
 
 

@@ -48,8 +48,9 @@ class CopyPackage:
 
 
 class ProfileService:
-    def __init__(self, db: Database, settings: Settings,
-                 identities: IdentityRegistry | None = None) -> None:
+    def __init__(
+        self, db: Database, settings: Settings, identities: IdentityRegistry | None = None
+    ) -> None:
         self.db = db
         self.settings = settings
         self.store = ProfileStore(db)
@@ -65,11 +66,16 @@ class ProfileService:
         state = await self.store.state(user_id)
         if state.lifecycle != CONFIRMED or state.profile.empty:
             return DEFAULT_BRIEF
-        entries = await self.db.execute_fn(lambda conn: corpus.voiced_entries(
-            conn, user_id, limit=briefs.MAX_EXEMPLARS))
-        exemplars = [briefs.Exemplar(e.date, e.text) for e in entries[:briefs.MAX_EXEMPLARS]]
-        return briefs.compile_brief(state.profile, exemplars, base=DEFAULT_BRIEF,
-                                    max_chars=self.settings.profile_brief_chars)
+        entries = await self.db.execute_fn(
+            lambda conn: corpus.voiced_entries(conn, user_id, limit=briefs.MAX_EXEMPLARS)
+        )
+        exemplars = [briefs.Exemplar(e.date, e.text) for e in entries[: briefs.MAX_EXEMPLARS]]
+        return briefs.compile_brief(
+            state.profile,
+            exemplars,
+            base=DEFAULT_BRIEF,
+            max_chars=self.settings.profile_brief_chars,
+        )
 
     @staticmethod
     def is_compiled(brief: str) -> bool:
@@ -79,8 +85,7 @@ class ProfileService:
 
     # --- manual edits --------------------------------------------------------------------------
 
-    async def edit(self, user_id: str, change: Change | list[Change],
-                   why: str) -> ProfileState:
+    async def edit(self, user_id: str, change: Change | list[Change], why: str) -> ProfileState:
         """Apply the user's own change(s) (origin `manual`) in one transaction: one version
         (`why`: its reason, `store.reason`);
         a profile edited by hand counts as confirmed. A change that does not apply writes
@@ -90,8 +95,7 @@ class ProfileService:
         def fn(state: ProfileState) -> str:
             try:
                 for one in changes:
-                    state.profile = model.apply_change(state.profile, one, "manual",
-                                                       time.time())
+                    state.profile = model.apply_change(state.profile, one, "manual", time.time())
             except NotApplicable as exc:
                 raise Conflict("change_not_applicable", str(exc)) from None
             if state.lifecycle != CONFIRMED:
@@ -103,6 +107,7 @@ class ProfileService:
     async def set_lock(self, user_id: str, target: str, name: str, locked: bool) -> ProfileState:
         """Lock or unlock the core, a facet or a trait (a version: the lock is part of the
         profile's state that automatic paths obey)."""
+
         def fn(state: ProfileState) -> str:
             item: model.Field | Trait | None
             shown = ""
@@ -139,26 +144,44 @@ class ProfileService:
             return 0
         settings = self.settings
         stored = await self.store.evidence_refs(user_id)
-        texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
-            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
-            cooldown=settings.profile_dialog_sample_cooldown, measure=True, measured=stored))
+        texts = await self.db.execute_fn(
+            lambda conn: corpus.user_voice(
+                conn,
+                user_id,
+                min_chars=settings.profile_dialog_sample_chars,
+                cooldown=settings.profile_dialog_sample_cooldown,
+                measure=True,
+                measured=stored,
+            )
+        )
         rows = []
         for text in texts:
             if text.ref in stored:
                 continue
             if text.kind == "dialog":
                 signal = "dialog_sample"
-            elif text.edit_share is not None and \
-                    text.edit_share >= settings.profile_strong_edit_share:
+            elif (
+                text.edit_share is not None
+                and text.edit_share >= settings.profile_strong_edit_share
+            ):
                 signal = "strong_edit"
             else:
                 signal = "entry_saved"
-            rows.append(EvidenceRow(signal, text.ref, text.text, text.occurred_at,
-                                    text.context_hint,
-                                    {"edit_share": text.edit_share, "chars": len(text.text)}))
+            rows.append(
+                EvidenceRow(
+                    signal,
+                    text.ref,
+                    text.text,
+                    text.occurred_at,
+                    text.context_hint,
+                    {"edit_share": text.edit_share, "chars": len(text.text)},
+                )
+            )
         added = await self.store.add_evidence(user_id, rows)
-        log.info("profile evidence collected", extra=logctx.fields(
-            user_id=user_id, seen=len(texts), added=added))
+        log.info(
+            "profile evidence collected",
+            extra=logctx.fields(user_id=user_id, seen=len(texts), added=added),
+        )
         return added
 
     async def on_entry_saved(self, user_id: str, entry_id: str) -> str | None:
@@ -184,46 +207,79 @@ class ProfileService:
         if not this or this[0].ref in known:
             return None
         text = this[0]
-        usual = [t for t in usual if t.ref != text.ref][:signals.BASELINE]
+        usual = [t for t in usual if t.ref != text.ref][: signals.BASELINE]
         measures = signals.measure(text.text)
-        deviations = signals.deviation(measures, [signals.measure(t.text) for t in usual],
-                                       settings.profile_deviation_share)
+        deviations = signals.deviation(
+            measures, [signals.measure(t.text) for t in usual], settings.profile_deviation_share
+        )
         signal = signals.trigger(
-            edit_share=text.edit_share, strong_share=settings.profile_strong_edit_share,
-            deviations=deviations, last_candidate_at=last,
+            edit_share=text.edit_share,
+            strong_share=settings.profile_strong_edit_share,
+            deviations=deviations,
+            last_candidate_at=last,
             saves_since=sum(last is not None and t.occurred_at > last for t in usual),
-            now=time.time(), period=settings.profile_evidence_period,
-            volume=settings.profile_evidence_volume)
+            now=time.time(),
+            period=settings.profile_evidence_period,
+            volume=settings.profile_evidence_volume,
+        )
         if signal is None:
-            log.info("profile: saved entry is no review candidate", extra=logctx.fields(
-                user_id=user_id, entry_id=entry_id))
+            log.info(
+                "profile: saved entry is no review candidate",
+                extra=logctx.fields(user_id=user_id, entry_id=entry_id),
+            )
             return None
-        await self.store.add_evidence(user_id, [EvidenceRow(
-            signal, text.ref, text.text, text.occurred_at, text.context_hint,
-            {"trigger": signal, "edit_share": text.edit_share, "chars": len(text.text),
-             **measures.as_dict(), **({"deviation": deviations} if deviations else {})})])
-        log.info("profile: saved entry is a review candidate", extra=logctx.fields(
-            user_id=user_id, entry_id=entry_id, signal=signal))
+        await self.store.add_evidence(
+            user_id,
+            [
+                EvidenceRow(
+                    signal,
+                    text.ref,
+                    text.text,
+                    text.occurred_at,
+                    text.context_hint,
+                    {
+                        "trigger": signal,
+                        "edit_share": text.edit_share,
+                        "chars": len(text.text),
+                        **measures.as_dict(),
+                        **({"deviation": deviations} if deviations else {}),
+                    },
+                )
+            ],
+        )
+        log.info(
+            "profile: saved entry is a review candidate",
+            extra=logctx.fields(user_id=user_id, entry_id=entry_id, signal=signal),
+        )
         return signal
 
     async def overview(self, user_id: str) -> dict[str, Any]:
         state = await self.store.state(user_id)
-        return {**state.as_dict(), "seed_catalog": list(model.SEED_CATALOG),
-                "journal_facet": model.JOURNAL_FACET}
+        return {
+            **state.as_dict(),
+            "seed_catalog": list(model.SEED_CATALOG),
+            "journal_facet": model.JOURNAL_FACET,
+        }
 
     # --- review: the package out, the result in ------------------------------------------------
 
-    async def _evidence_texts(self, user_id: str, mode: str) -> tuple[list[pkg.EvidenceText],
-                                                                        dict[str, Source]]:
+    async def _evidence_texts(
+        self, user_id: str, mode: str
+    ) -> tuple[list[pkg.EvidenceText], dict[str, Source]]:
         """What a package may carry, and every ref a result may cite (with its source).
 
         `initial_build` reads the historical corpus (voiced entries, or dialog samples while
         there are none); `review` the review candidates new since the last review (all of
         them when none is new), or the corpus while there are none yet."""
         settings = self.settings
-        corpus_texts = await self.db.execute_fn(lambda conn: corpus.user_voice(
-            conn, user_id, min_chars=settings.profile_dialog_sample_chars,
-            cooldown=settings.profile_dialog_sample_cooldown))
+        corpus_texts = await self.db.execute_fn(
+            lambda conn: corpus.user_voice(
+                conn,
+                user_id,
+                min_chars=settings.profile_dialog_sample_chars,
+                cooldown=settings.profile_dialog_sample_cooldown,
+            )
+        )
         candidates = await self.store.evidence(user_id)
         known: dict[str, Source] = {}
         for text in corpus_texts:
@@ -233,27 +289,49 @@ class ProfileService:
             known[row["ref"]] = known[row["evidence_id"]] = source
         if mode == "review" and candidates:
             fresh = [row for row in candidates if row["new"]] or candidates
-            texts = [pkg.EvidenceText(row["evidence_id"], row["signal"], row["text"],
-                                      row["occurred_at"], row["context_hint"])
-                     for row in fresh]
+            texts = [
+                pkg.EvidenceText(
+                    row["evidence_id"],
+                    row["signal"],
+                    row["text"],
+                    row["occurred_at"],
+                    row["context_hint"],
+                )
+                for row in fresh
+            ]
         else:
-            texts = [pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint,
-                                      t.facet) for t in corpus_texts]
+            texts = [
+                pkg.EvidenceText(t.ref, t.kind, t.text, t.occurred_at, t.context_hint, t.facet)
+                for t in corpus_texts
+            ]
         return texts, known
 
-    async def package(self, user_id: str, mode: str, *, package_id: str | None = None,
-                      max_chars: int | None = None) -> dict[str, Any]:
+    async def package(
+        self,
+        user_id: str,
+        mode: str,
+        *,
+        package_id: str | None = None,
+        max_chars: int | None = None,
+    ) -> dict[str, Any]:
         await self.collect_evidence(user_id)
         state = await self.store.state(user_id)
         texts, _ = await self._evidence_texts(user_id, mode)
-        signals = {"evidence_texts": len(texts),
-                   "kinds": {k: sum(t.kind == k for t in texts)
-                             for k in sorted({t.kind for t in texts})},
-                   "note": "local counts; hints only, not evidence"}
-        return pkg.build_package(state.profile, governance=state.governance,
-                                 lifecycle=state.lifecycle, mode=mode, evidence=texts,
-                                 signals=signals, package_id=package_id,
-                                 max_chars=max_chars or self.settings.profile_package_chars)
+        signals = {
+            "evidence_texts": len(texts),
+            "kinds": {k: sum(t.kind == k for t in texts) for k in sorted({t.kind for t in texts})},
+            "note": "local counts; hints only, not evidence",
+        }
+        return pkg.build_package(
+            state.profile,
+            governance=state.governance,
+            lifecycle=state.lifecycle,
+            mode=mode,
+            evidence=texts,
+            signals=signals,
+            package_id=package_id,
+            max_chars=max_chars or self.settings.profile_package_chars,
+        )
 
     async def copy_package(self, user_id: str, mode: str, *, masked: bool = True) -> CopyPackage:
         """The package the user copies into another chat: it leaves the machine, so by
@@ -264,8 +342,10 @@ class ProfileService:
         choice to see and copy their text as it is."""
         limit = self.settings.profile_package_chars
         if not masked:
-            log.info("profile copy package made unmasked, by the user's choice",
-                     extra=logctx.fields(user_id=user_id, mode=mode))
+            log.info(
+                "profile copy package made unmasked, by the user's choice",
+                extra=logctx.fields(user_id=user_id, mode=mode),
+            )
             plain = await self.package(user_id, mode)
             return CopyPackage(plain, pkg.prompt(plain), False, None, {})
         package_id = new_id("ppkg")
@@ -283,16 +363,22 @@ class ProfileService:
         text = pkg.prompt(package)
         # The same gate a remote request passes, over the whole text that is copied.
         EgressGate(masker.registered, purpose="profile_copy_package").check(
-            msgspec.json.encode({"prompt": text}))
+            msgspec.json.encode({"prompt": text})
+        )
         if masker.mapping:
             await self.store.keep_mapping(user_id, package_id, masker.mapping)
         counts = {kind: n for kind, n in masker.counts.items() if n}
-        log.info("profile copy package masked", extra=logctx.fields(
-            user_id=user_id, mode=mode, masked=len(masker.mapping), kinds=counts))
+        log.info(
+            "profile copy package masked",
+            extra=logctx.fields(
+                user_id=user_id, mode=mode, masked=len(masker.mapping), kinds=counts
+            ),
+        )
         return CopyPackage(package, text, True, package_id, counts)
 
-    async def import_result(self, user_id: str, raw: str | bytes | dict[str, Any], *,
-                            via: str = "paste") -> dict[str, Any]:
+    async def import_result(
+        self, user_id: str, raw: str | bytes | dict[str, Any], *, via: str = "paste"
+    ) -> dict[str, Any]:
         """A result (pasted, or the AI review's) → a stored proposal. Raises
         `pkg.ResultInvalid`; nothing is stored then. A pasted result's placeholders are put
         back with the mapping kept for its copy package (the one it names in `package_id`,
@@ -307,19 +393,38 @@ class ProfileService:
         result = pkg.read_result(data)
         state = await self.store.state(user_id)
         _, known = await self._evidence_texts(user_id, result.mode)
-        parsed = pkg.resolve(result, state.profile, known,
-                             max_value_chars=self.settings.max_message_chars)
-        automatic = (via == "api" and state.governance == "learning"
-                     and state.lifecycle == CONFIRMED and result.mode == "review")
+        parsed = pkg.resolve(
+            result, state.profile, known, max_value_chars=self.settings.max_message_chars
+        )
+        automatic = (
+            via == "api"
+            and state.governance == "learning"
+            and state.lifecycle == CONFIRMED
+            and result.mode == "review"
+        )
         proposal = await self.store.create_proposal(
-            user_id, mode=parsed.mode, via=via, summary=parsed.summary,
-            evidence_basis=parsed.evidence_basis, unknown_refs=parsed.unknown_refs,
-            changes=parsed.changes, apply_automatic=automatic)
+            user_id,
+            mode=parsed.mode,
+            via=via,
+            summary=parsed.summary,
+            evidence_basis=parsed.evidence_basis,
+            unknown_refs=parsed.unknown_refs,
+            changes=parsed.changes,
+            apply_automatic=automatic,
+        )
         proposal["dropped"] = parsed.dropped
         proposal["kept"] = parsed.kept
-        log.info("profile proposal stored", extra=logctx.fields(
-            user_id=user_id, via=via, mode=parsed.mode, changes=len(parsed.changes),
-            unknown_refs=len(parsed.unknown_refs), automatic=automatic))
+        log.info(
+            "profile proposal stored",
+            extra=logctx.fields(
+                user_id=user_id,
+                via=via,
+                mode=parsed.mode,
+                changes=len(parsed.changes),
+                unknown_refs=len(parsed.unknown_refs),
+                automatic=automatic,
+            ),
+        )
         return proposal
 
     # --- portability ---------------------------------------------------------------------------
@@ -328,15 +433,24 @@ class ProfileService:
         state = await self.store.state(user_id)
         writing = portability.export_writing(state.profile, state.governance)
         current = interaction_doc.export(await InteractionStore(self.db).current(user_id))
-        return {"writing": writing, "interaction": current,
-                "all": portability.export_both(writing, current)}[kind]
+        return {
+            "writing": writing,
+            "interaction": current,
+            "all": portability.export_both(writing, current),
+        }[kind]
 
     async def import_document(self, user_id: str, raw: bytes) -> None:
         """Replace what the document carries; raises `PortableError`."""
         writing, current = portability.read(raw, self.settings.max_message_chars)
         await self.store.replace(
-            user_id, profile=portability.writing_profile(writing) if writing else None,
+            user_id,
+            profile=portability.writing_profile(writing) if writing else None,
             governance=writing.governance if writing else None,
-            interaction=interaction_doc.imported(current) if current is not None else None)
-        log.info("profiles imported", extra=logctx.fields(
-            user_id=user_id, writing=writing is not None, interaction=current is not None))
+            interaction=interaction_doc.imported(current) if current is not None else None,
+        )
+        log.info(
+            "profiles imported",
+            extra=logctx.fields(
+                user_id=user_id, writing=writing is not None, interaction=current is not None
+            ),
+        )

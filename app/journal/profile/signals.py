@@ -40,12 +40,13 @@ def measure(text: str) -> Measures:
     words = _WORD.findall(text)
     if not words:
         return Measures(0.0, 0.0)
-    return Measures(round(len(words) / max(1, len(sentences)), 2),
-                    round(sum(len(w) for w in words) / len(words), 2))
+    return Measures(
+        round(len(words) / max(1, len(sentences)), 2),
+        round(sum(len(w) for w in words) / len(words), 2),
+    )
 
 
-def deviation(current: Measures, baseline: Sequence[Measures],
-              share: float) -> dict[str, float]:
+def deviation(current: Measures, baseline: Sequence[Measures], share: float) -> dict[str, float]:
     """The measures of `current` that lie `share` or more (relative) from the baseline's
     median, with how far; {} while the baseline is shorter than `MIN_BASELINE`."""
     if len(baseline) < MIN_BASELINE:
@@ -61,16 +62,23 @@ def deviation(current: Measures, baseline: Sequence[Measures],
     return found
 
 
-def trigger(*, edit_share: float | None, strong_share: float, deviations: dict[str, float],
-            last_candidate_at: float | None, saves_since: int, now: float, period: float,
-            volume: int) -> str | None:
+def trigger(
+    *,
+    edit_share: float | None,
+    strong_share: float,
+    deviations: dict[str, float],
+    last_candidate_at: float | None,
+    saves_since: int,
+    now: float,
+    period: float,
+    volume: int,
+) -> str | None:
     """The signal a saved entry is a candidate by, or None (see the module's docstring;
     the first that holds, in that order)."""
     if edit_share is not None and edit_share >= strong_share:
         return "strong_edit"
     if deviations:
         return "deviation"
-    if last_candidate_at is None or now - last_candidate_at >= period or \
-            saves_since + 1 >= volume:
+    if last_candidate_at is None or now - last_candidate_at >= period or saves_since + 1 >= volume:
         return "periodic"
     return None

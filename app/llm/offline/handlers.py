@@ -93,6 +93,7 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 
 # --- perception ------------------------------------------------------------------------------
 
+
 class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
     """What the lexicon reads in a text, with the seeds' German labels: the perception's
     shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
@@ -108,10 +109,16 @@ class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
         for name in (field.name for field in msgspec.structs.fields(self)):
             value = getattr(self, name)
             values[STORED_NAMES.get(name, name)] = both(value) if name in LABELS else value
-        values["intentionen"] = (list(self.intentions),
-                                 [lx.ENGLISH.get(i, i) for i in self.intentions])
-        aliases = {**STORED_NAMES, "intents": "intentionen", "summary": "kern",
-                   "gespraechs_modus": "modus"}
+        values["intentionen"] = (
+            list(self.intentions),
+            [lx.ENGLISH.get(i, i) for i in self.intentions],
+        )
+        aliases = {
+            **STORED_NAMES,
+            "intents": "intentionen",
+            "summary": "kern",
+            "gespraechs_modus": "modus",
+        }
         values.update({alias: values[name] for alias, name in aliases.items()})
         values["intent"] = both(self.intentions[0])
         return values
@@ -143,7 +150,7 @@ def _emotion_scores(text: str) -> dict[str, float]:
     lowered = text.lower()
     for emotion in lx.EMOTIONS:
         for match in lx.EMOTION_CUES[emotion.label].find(text):
-            before = lowered[max(0, match.start() - 24):match.start()].split()[-2:]
+            before = lowered[max(0, match.start() - 24) : match.start()].split()[-2:]
             if any(word.strip(",.!?") in lx.NEGATIONS for word in before):
                 if emotion.valence > 0:  # "nicht glücklich": unpleasant after all
                     scores["trauer"] = scores.get("trauer", 0.0) + 1.0
@@ -211,8 +218,11 @@ _FORMAL_ADDRESS = re.compile(r"(?<![.!?]\s)(?<!^)\b(?:Sie|Ihnen|Ihre?)\b")
 def _language_style(text: str) -> str:
     if lx.FORMAL_CUES.count(text) or _FORMAL_ADDRESS.search(text.strip()):
         return "formell"
-    if lx.CASUAL_CUES.count(text) or re.search(r"\b(du|dich|dir|dein\w*)\b", text, re.I) \
-            or re.search(r"[\U0001F300-\U0001FAFF]|:\)|;\)|:D", text):
+    if (
+        lx.CASUAL_CUES.count(text)
+        or re.search(r"\b(du|dich|dir|dein\w*)\b", text, re.I)
+        or re.search(r"[\U0001F300-\U0001FAFF]|:\)|;\)|:D", text)
+    ):
         return "locker"
     return "neutral"
 
@@ -220,8 +230,9 @@ def _language_style(text: str) -> str:
 def _relationship(text: str, emotion: lx.LexiconEmotion) -> str:
     if emotion.label == "liebe":
         return "naehe"
-    if lx.DISCLOSURE_CUES.count(text) or (emotion.valence < 0 and re.search(
-            r"\b(ich|mir|mich|i|me|my)\b", text, re.I)):
+    if lx.DISCLOSURE_CUES.count(text) or (
+        emotion.valence < 0 and re.search(r"\b(ich|mir|mich|i|me|my)\b", text, re.I)
+    ):
         return "vertrauen"
     if _language_style(text) == "formell":
         return "distanz"
@@ -283,7 +294,9 @@ def perception(request: OfflineRequest) -> dict[str, Any]:
 
 _PREVIOUS_SUMMARY = re.compile(
     r"^(?:bisherige zusammenfassung|previous summary|zusammenfassung|summary)\s*:\s*(.*?)"
-    r"(?=\n\s*\n|\n\[\d+\]|\Z)", re.I | re.M | re.S)
+    r"(?=\n\s*\n|\n\[\d+\]|\Z)",
+    re.I | re.M | re.S,
+)
 
 
 def summarize(messages: Sequence[Message], max_chars: int) -> str:
@@ -306,8 +319,7 @@ def summarize(messages: Sequence[Message], max_chars: int) -> str:
             for contribution in found:
                 # Natural names, not the renderer's labels: the summary is shown in the chat.
                 speaker = you if contribution.is_user else contribution.label.strip().title()
-                label = speaker + (" (von sich aus)" if "von sich aus" in
-                                   contribution.meta else "")
+                label = speaker + (" (von sich aus)" if "von sich aus" in contribution.meta else "")
                 lines.extend((label, s) for s in tx.sentences(contribution.text))
         elif not previous:
             lines.extend(("", s) for s in tx.sentences(content))
@@ -334,8 +346,11 @@ def summary(request: OfflineRequest) -> str:
 
 # --- responder -------------------------------------------------------------------------------
 
-_HOW_ARE_YOU = re.compile(r"\bwie geht(?:'?s|\s+es\s+(?:dir|ihnen|euch))\b|\bwie läuft'?s\b|"
-                          r"\bhow are you\b|\bhow'?s it going\b", re.IGNORECASE)
+_HOW_ARE_YOU = re.compile(
+    r"\bwie geht(?:'?s|\s+es\s+(?:dir|ihnen|euch))\b|\bwie läuft'?s\b|"
+    r"\bhow are you\b|\bhow'?s it going\b",
+    re.IGNORECASE,
+)
 # A direct question about the character itself: what it can do, what it is, which model.
 _ABILITIES = re.compile(
     r"\b(?:was|wobei|womit|wie)\s+kannst\s+du\b|\bwas\s+kann\s+ich\s+mit\s+dir\b|"
@@ -344,12 +359,13 @@ _ABILITIES = re.compile(
     r"\b(?:kannst|könntest)\s+du\s+mir\s+(?:\w+\s+)?helfen\b|"
     r"\bwhat\s+can\s+you\s+do\b|\b(?:how|can|could)\s+you\s+help\b|\bwhat\s+(?:do|are)\s+you\b|"
     r"\bwho\s+are\s+you\b|\b(?:which|what|a)\s+(?:language\s+)?model\b|"
-    r"\bare\s+you\s+an?\s+(?:ai|bot)\b|^\s*(?:hilfe|help)\s*[?!.]*\s*$", re.IGNORECASE)
+    r"\bare\s+you\s+an?\s+(?:ai|bot)\b|^\s*(?:hilfe|help)\s*[?!.]*\s*$",
+    re.IGNORECASE,
+)
 HEAVY = frozenset({"trauer", "angst", "stress", "erschoepfung", "wut"})  # bad news
 
 
-def reflective_reply(user_words: str, max_chars: int,
-                     previous: str | Collection[str] = ()) -> str:
+def reflective_reply(user_words: str, max_chars: int, previous: str | Collection[str] = ()) -> str:
     """A reply to the user's words in the user's language that fits `max_chars`. It never
     quotes the user back, and never repeats what it said before (`previous`: the
     character's earlier answers, or its last one): a reply has variants, picked by the
@@ -368,8 +384,9 @@ def reflective_reply(user_words: str, max_chars: int,
         return _fresh(words["abilities"], said)
     if _HOW_ARE_YOU.search(user_words):
         return _fresh(words["how"], said)
-    if "begruessung" in seen.intentions and ("smalltalk" in seen.intentions
-                                            or len(tx.words(user_words)) <= 3):
+    if "begruessung" in seen.intentions and (
+        "smalltalk" in seen.intentions or len(tx.words(user_words)) <= 3
+    ):
         return _fresh(words["greet"], said)
     if "abschied" in seen.intentions and "smalltalk" in seen.intentions:
         return words["bye"]
@@ -385,8 +402,9 @@ def reflective_reply(user_words: str, max_chars: int,
     start = sum(map(ord, user_words)) % len(follow_ups)
     ordered = follow_ups[start:] + follow_ups[:start]
     openings = [opening] if opening else ["", *words["acknowledge"]]
-    candidates = [" ".join(p for p in (first, follow_up) if p)
-                  for first in openings for follow_up in ordered]
+    candidates = [
+        " ".join(p for p in (first, follow_up) if p) for first in openings for follow_up in ordered
+    ]
     if opening:
         candidates += ordered  # the follow-up alone, when the opening would not fit
     fitting = [reply for reply in candidates if len(reply) <= max_chars] or [ordered[0]]
@@ -411,11 +429,13 @@ def responder(request: OfflineRequest) -> str:
 
 Answers = Mapping[str, Handler]  # purpose -> its handler; immutable once built
 
-BASE_ANSWERS: Answers = MappingProxyType({
-    "perception": perception,
-    "summary": summary,
-    "responder": responder,
-})
+BASE_ANSWERS: Answers = MappingProxyType(
+    {
+        "perception": perception,
+        "summary": summary,
+        "responder": responder,
+    }
+)
 
 
 def extended(base: Answers, table: Answers, *, replacing: Iterable[str] = ()) -> Answers:
@@ -429,6 +449,8 @@ def extended(base: Answers, table: Answers, *, replacing: Iterable[str] = ()) ->
     shared = base.keys() & table.keys()
     if shared != replaced:
         unnamed, absent = sorted(shared - replaced), sorted(replaced - shared)
-        raise ValueError(f"offline answers: purposes in both tables but not named as replaced: "
-                         f"{unnamed}; named as replaced but not in both: {absent}")
+        raise ValueError(
+            f"offline answers: purposes in both tables but not named as replaced: "
+            f"{unnamed}; named as replaced but not in both: {absent}"
+        )
     return MappingProxyType({**base, **table})

@@ -18,19 +18,178 @@ USER_LABEL = "USER"
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"[A-Za-zÄÖÜäöüß][A-Za-zÄÖÜäöüß'-]*")
 
-GERMAN_MARKERS = frozenset("""
-ich du er sie es wir ihr mich mir dich dir uns euch mein meine dein deine und oder aber
-nicht kein keine ist bin bist sind war waren hat habe hast haben wird werden wurde auch
-noch schon sehr heute morgen gestern jetzt immer wieder mit von zu zum zur für über unter
-bei nach vor aus dass weil wenn wie was wer wo warum wann welche welcher das der die den
-dem des ein eine einen einem einer mal doch ja nein gut danke bitte hallo heute gerade
-""".split())
-ENGLISH_MARKERS = frozenset("""
-i you he she it we they me my your our their and or but not no is am are was were has
-have had will would be been very today tomorrow yesterday now always again with from to
-for about under at after before out that because if how what who where why when which
-the a an this these those just yes thanks please hello hi really so do does did can
-""".split())
+GERMAN_MARKERS = frozenset(
+    [
+        "ich",
+        "du",
+        "er",
+        "sie",
+        "es",
+        "wir",
+        "ihr",
+        "mich",
+        "mir",
+        "dich",
+        "dir",
+        "uns",
+        "euch",
+        "mein",
+        "meine",
+        "dein",
+        "deine",
+        "und",
+        "oder",
+        "aber",
+        "nicht",
+        "kein",
+        "keine",
+        "ist",
+        "bin",
+        "bist",
+        "sind",
+        "war",
+        "waren",
+        "hat",
+        "habe",
+        "hast",
+        "haben",
+        "wird",
+        "werden",
+        "wurde",
+        "auch",
+        "noch",
+        "schon",
+        "sehr",
+        "heute",
+        "morgen",
+        "gestern",
+        "jetzt",
+        "immer",
+        "wieder",
+        "mit",
+        "von",
+        "zu",
+        "zum",
+        "zur",
+        "für",
+        "über",
+        "unter",
+        "bei",
+        "nach",
+        "vor",
+        "aus",
+        "dass",
+        "weil",
+        "wenn",
+        "wie",
+        "was",
+        "wer",
+        "wo",
+        "warum",
+        "wann",
+        "welche",
+        "welcher",
+        "das",
+        "der",
+        "die",
+        "den",
+        "dem",
+        "des",
+        "ein",
+        "eine",
+        "einen",
+        "einem",
+        "einer",
+        "mal",
+        "doch",
+        "ja",
+        "nein",
+        "gut",
+        "danke",
+        "bitte",
+        "hallo",
+        "heute",
+        "gerade",
+    ]
+)
+ENGLISH_MARKERS = frozenset(
+    [
+        "i",
+        "you",
+        "he",
+        "she",
+        "it",
+        "we",
+        "they",
+        "me",
+        "my",
+        "your",
+        "our",
+        "their",
+        "and",
+        "or",
+        "but",
+        "not",
+        "no",
+        "is",
+        "am",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "had",
+        "will",
+        "would",
+        "be",
+        "been",
+        "very",
+        "today",
+        "tomorrow",
+        "yesterday",
+        "now",
+        "always",
+        "again",
+        "with",
+        "from",
+        "to",
+        "for",
+        "about",
+        "under",
+        "at",
+        "after",
+        "before",
+        "out",
+        "that",
+        "because",
+        "if",
+        "how",
+        "what",
+        "who",
+        "where",
+        "why",
+        "when",
+        "which",
+        "the",
+        "a",
+        "an",
+        "this",
+        "these",
+        "those",
+        "just",
+        "yes",
+        "thanks",
+        "please",
+        "hello",
+        "hi",
+        "really",
+        "so",
+        "do",
+        "does",
+        "did",
+        "can",
+    ]
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +211,7 @@ def contributions(text: str) -> list[Contribution]:
     found = []
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
-        body = (match.group(4) + text[match.end():end]).strip()
+        body = (match.group(4) + text[match.end() : end]).strip()
         found.append(Contribution(match.group(2).strip(), (match.group(3) or "").strip(), body))
     return found
 
@@ -87,7 +246,7 @@ def words(text: str) -> list[str]:
 
 
 def language(text: str) -> str:
-    """"de" or "en" by counting function words; German umlauts tip a tie; default German
+    """ "de" or "en" by counting function words; German umlauts tip a tie; default German
     (Nova's home language)."""
     lowered = [w.lower() for w in words(text)]
     german = sum(w in GERMAN_MARKERS for w in lowered) + sum(c in "äöüßÄÖÜ" for c in text)

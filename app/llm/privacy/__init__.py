@@ -27,7 +27,29 @@ from app.llm.privacy.registry import LEGACY_FILE, IdentityRegistry, Person
 from app.llm.privacy.spans import KINDS, Span
 from app.llm.privacy.stats import PrivacyStats
 
-__all__ = ["KINDS", "LEGACY_FILE", "OFF_LOOP_CHARS", "EgressGate", "EgressRefused",
-           "IdentityRegistry", "Masker", "NameIndex", "Person", "PrivacyStats", "Span",
-           "StreamUnmasker", "address", "birthdate", "demask", "detect", "email",
-           "iban", "names", "phone", "plate", "taxid", "url", "warm_up"]
+__all__ = [
+    "KINDS",
+    "LEGACY_FILE",
+    "OFF_LOOP_CHARS",
+    "EgressGate",
+    "EgressRefused",
+    "IdentityRegistry",
+    "Masker",
+    "NameIndex",
+    "Person",
+    "PrivacyStats",
+    "Span",
+    "StreamUnmasker",
+    "address",
+    "birthdate",
+    "demask",
+    "detect",
+    "email",
+    "iban",
+    "names",
+    "phone",
+    "plate",
+    "taxid",
+    "url",
+    "warm_up",
+]

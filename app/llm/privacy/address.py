@@ -15,19 +15,31 @@ from app.llm.privacy.spans import Span
 
 _UPPER = "A-ZÄÖÜ"
 _LOWER = "a-zäöüß"
-_STREET_SUFFIX = (r"(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufer|chaussee|"
-                  r"steig|pfad|markt|berg|graben|wall|hof|park|stieg|zeile|kamp|twiete)")
-_STREET_WORD = (r"(?:Straße|Strasse|Str\.|Weg|Gasse|Allee|Platz|Ring|Damm|Ufer|Chaussee|"
-                r"Steig|Pfad|Markt|Berg|Graben|Wall)")
-_HOUSE_NUMBER = (r"(?!(?:19|20)\d\d\b)\d{1,4}(?:[ ]?[a-zA-Z](?![\w]))?"  # 12, 12a, not a year
-                 r"(?:[ ]?[-–/][ ]?\d{1,4}[a-zA-Z]?)?")  # 3-5, 45–47, 7/9
-_DE_POSTCODE_CITY = (rf"(?:,?[ ]+(?:D-)?\d{{5}}[ ]+[{_UPPER}][{_LOWER}]+"
-                     rf"(?:[ -][{_UPPER}][{_LOWER}]+)?)?")
-_EN_STREET = (r"(?:Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Drive|Dr\.?|Boulevard|Blvd\.?|"
-              r"Way|Court|Ct\.?|Place|Pl\.?|Square|Sq\.?|Terrace|Close|Crescent|Gardens|Row|"
-              r"Mews|Hill|Grove)")
-_EN_TAIL = (rf"(?:,[ ]+[{_UPPER}][a-z]+(?:[ ][{_UPPER}][a-z]+)?"
-            r"(?:,?[ ]+(?:[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]{2}[ ]\d{5}|\d{5}))?)?")
+_STREET_SUFFIX = (
+    r"(?:straße|strasse|str\.|weg|gasse|allee|platz|ring|damm|ufer|chaussee|"
+    r"steig|pfad|markt|berg|graben|wall|hof|park|stieg|zeile|kamp|twiete)"
+)
+_STREET_WORD = (
+    r"(?:Straße|Strasse|Str\.|Weg|Gasse|Allee|Platz|Ring|Damm|Ufer|Chaussee|"
+    r"Steig|Pfad|Markt|Berg|Graben|Wall)"
+)
+_HOUSE_NUMBER = (
+    r"(?!(?:19|20)\d\d\b)\d{1,4}(?:[ ]?[a-zA-Z](?![\w]))?"  # 12, 12a, not a year
+    r"(?:[ ]?[-–/][ ]?\d{1,4}[a-zA-Z]?)?"
+)  # 3-5, 45–47, 7/9
+_DE_POSTCODE_CITY = (
+    rf"(?:,?[ ]+(?:D-)?\d{{5}}[ ]+[{_UPPER}][{_LOWER}]+"
+    rf"(?:[ -][{_UPPER}][{_LOWER}]+)?)?"
+)
+_EN_STREET = (
+    r"(?:Street|St\.?|Road|Rd\.?|Avenue|Ave\.?|Lane|Ln\.?|Drive|Dr\.?|Boulevard|Blvd\.?|"
+    r"Way|Court|Ct\.?|Place|Pl\.?|Square|Sq\.?|Terrace|Close|Crescent|Gardens|Row|"
+    r"Mews|Hill|Grove)"
+)
+_EN_TAIL = (
+    rf"(?:,[ ]+[{_UPPER}][a-z]+(?:[ ][{_UPPER}][a-z]+)?"
+    r"(?:,?[ ]+(?:[A-Z]{1,2}\d[A-Z\d]?[ ]?\d[A-Z]{2}|[A-Z]{2}[ ]\d{5}|\d{5}))?)?"
+)
 
 _ADDRESS = re.compile(
     rf"(?:\b[{_UPPER}](?:[\w{_LOWER}-]|\.-)*(?i:{_STREET_SUFFIX})"  # Bgm.-Smidt-Str.
@@ -37,7 +49,8 @@ _ADDRESS = re.compile(
     rf"(?:[ ]+[{_UPPER}][\w{_LOWER}-]+){{1,2}})"
     rf"[ ]+{_HOUSE_NUMBER}\b{_DE_POSTCODE_CITY}"
     rf"|\b\d{{1,5}}[A-Za-z]?[ ]+(?:[NSEW]\.?[ ]+)?"  # 1350 W Belmont St
-    rf"(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}")
+    rf"(?:[{_UPPER}][a-z]+[ ]+){{1,3}}{_EN_STREET}(?!\w){_EN_TAIL}"
+)
 
 
 _WORDS_BACK = 4  # "In der Alten Gasse 3": the street starts at most four words back
@@ -64,13 +77,14 @@ def _house_number(text: str, start: int, end: int) -> bool:
     word and a space ("Hafen 12"), or (English order) comes before a capitalised word."""
     if end - start > 5 or (end < len(text) - 1 and text[end] in ".,:/" and text[end + 1].isdigit()):
         return False
-    before = text[max(0, start - 2):start]
+    before = text[max(0, start - 2) : start]
     if len(before) == 2 and before[1] == " " and (before[0].isalpha() or before[0] == "."):
         return True
-    after = text[end:end + 3]
-    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in ".,/-"))
-            and (after[:2].startswith(" ") and after[1:2].isupper()
-                 or after[:1].isalpha() and after[1:3].startswith(" ")))
+    after = text[end : end + 3]
+    return (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in ".,/-")) and (
+        (after[:2].startswith(" ") and after[1:2].isupper())
+        or (after[:1].isalpha() and after[1:3].startswith(" "))
+    )
 
 
 def _word_starts_before(text: str, position: int) -> list[int]:

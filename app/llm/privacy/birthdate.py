@@ -18,19 +18,22 @@ from app.llm.privacy.rules import (
 from app.llm.privacy.scan import digit_runs, lowered, positions
 from app.llm.privacy.spans import Span
 
-_MONTHS = (r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
-           r"November|Dezember|January|February|March|May|June|July|October|December|"
-           r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Okt|Nov|Dec|Dez)\.?")
+_MONTHS = (
+    r"(?:Januar|Jänner|Februar|März|April|Mai|Juni|Juli|August|September|Oktober|"
+    r"November|Dezember|January|February|March|May|June|July|October|December|"
+    r"Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Okt|Nov|Dec|Dez)\.?"
+)
 _YEAR = r"(?:19|20)\d{2}"
 _DATE = re.compile(
     # A cheap first test: a date starts with a digit or with the first letters of a month.
     r"(?=\d|(?i:j[aäu]n|jul|feb|m[aä]r|apr|ma[iy]|aug|sep|o[ck]t|nov|de[cz]))"
-    rf"\b(?:\d{{1,2}}\.[ ]?\d{{1,2}}\.[ ]?(?:{_YEAR}|\d{{2}})"      # 12.03.1985, 12.3.85
-    rf"|\d{{1,2}}/\d{{1,2}}/{_YEAR}"                                # 03/12/1985
-    rf"|{_YEAR}-\d{{2}}-\d{{2}}"                                    # 1985-03-12
+    rf"\b(?:\d{{1,2}}\.[ ]?\d{{1,2}}\.[ ]?(?:{_YEAR}|\d{{2}})"  # 12.03.1985, 12.3.85
+    rf"|\d{{1,2}}/\d{{1,2}}/{_YEAR}"  # 03/12/1985
+    rf"|{_YEAR}-\d{{2}}-\d{{2}}"  # 1985-03-12
     rf"|\d{{1,2}}(?:\.|st|nd|rd|th)?[ ]+(?:of[ ]+)?{_MONTHS}[ ]+{_YEAR}"  # 3. Mai 1990
-    rf"|{_MONTHS}[ ]+\d{{1,2}}(?:st|nd|rd|th)?,?[ ]+{_YEAR})(?![\w])",    # March 3, 1990
-    re.IGNORECASE)
+    rf"|{_MONTHS}[ ]+\d{{1,2}}(?:st|nd|rd|th)?,?[ ]+{_YEAR})(?![\w])",  # March 3, 1990
+    re.IGNORECASE,
+)
 _CONTEXT = re.compile("|".join(re.escape(word) for word in BIRTHDAY_WORDS), re.IGNORECASE)
 _CONTEXT_AFTER = re.compile("|".join(re.escape(word) for word in BIRTHDAY_AFTER), re.IGNORECASE)
 # Cheap first test (str.find on the lower-cased text): words without which no birth date is.
@@ -45,10 +48,16 @@ def find(text: str) -> Iterator[Span]:
     low = lowered(text)
     if not any(stem in low for stem in _STEMS):
         return
-    windows = [(at + len(word), at + len(word) + BIRTHDAY_REACH + _LONGEST_DATE)
-               for word in BIRTHDAY_WORDS for at in positions(low, word)]
-    windows += [(at - BIRTHDAY_AFTER_REACH - _LONGEST_DATE, at)
-                for word in BIRTHDAY_AFTER for at in positions(low, word)]
+    windows = [
+        (at + len(word), at + len(word) + BIRTHDAY_REACH + _LONGEST_DATE)
+        for word in BIRTHDAY_WORDS
+        for at in positions(low, word)
+    ]
+    windows += [
+        (at - BIRTHDAY_AFTER_REACH - _LONGEST_DATE, at)
+        for word in BIRTHDAY_AFTER
+        for at in positions(low, word)
+    ]
     for start, end in _merged(windows):
         for match in _dates(text, max(0, start), end):
             if _near_birthday(text, match):
@@ -100,6 +109,6 @@ def _word_before(text: str, position: int) -> int:
 
 
 def _near_birthday(text: str, match: re.Match[str]) -> bool:
-    before = text[max(0, match.start() - BIRTHDAY_REACH):match.start()]
-    after = text[match.end():match.end() + BIRTHDAY_AFTER_REACH]
+    before = text[max(0, match.start() - BIRTHDAY_REACH) : match.start()]
+    after = text[match.end() : match.end() + BIRTHDAY_AFTER_REACH]
     return bool(_CONTEXT.search(before) or _CONTEXT_AFTER.search(after))

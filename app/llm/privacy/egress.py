@@ -51,13 +51,16 @@ class EgressGate:
     """The gate of one call: the user's registered names (and those the detect role
     proposed), the counters to count a refusal in, the call's purpose for the log."""
 
-    def __init__(self, index: NameIndex, counters: Counters | None = None,
-                 purpose: str = "") -> None:
+    def __init__(
+        self, index: NameIndex, counters: Counters | None = None, purpose: str = ""
+    ) -> None:
         self.index = index
         self.counters = counters
         self.purpose = purpose
-        self._spellings = sorted({(spelling, term) for spelling, term in index.spellings_of()},
-                                 key=lambda entry: -len(entry[0]))
+        self._spellings = sorted(
+            {(spelling, term) for spelling, term in index.spellings_of()},
+            key=lambda entry: -len(entry[0]),
+        )
 
     async def __call__(self, body: bytes) -> None:
         """Check a body before it is sent; a long one off the event loop."""
@@ -74,14 +77,17 @@ class EgressGate:
         if self.counters is not None:
             self.counters.requests_blocked += 1
             self.counters.calls_blocked += 1
-        log.warning("privacy: the request body carried a registered name that the masking "
-                    "missed (a detector gap); the call is refused, nothing was sent",
-                    extra=logctx.fields(purpose=self.purpose, gaps=gaps[:10],
-                                        gap_count=len(gaps)))
+        log.warning(
+            "privacy: the request body carried a registered name that the masking "
+            "missed (a detector gap); the call is refused, nothing was sent",
+            extra=logctx.fields(purpose=self.purpose, gaps=gaps[:10], gap_count=len(gaps)),
+        )
         first = gaps[0]
-        raise EgressRefused(f"the request body carried a registered {first['term']} "
-                            f"({', '.join(first['form'])}) in {first['place']} that the "
-                            f"masking missed; refused before sending, nothing was sent")
+        raise EgressRefused(
+            f"the request body carried a registered {first['term']} "
+            f"({', '.join(first['form'])}) in {first['place']} that the "
+            f"masking missed; refused before sending, nothing was sent"
+        )
 
     def gaps(self, body: bytes) -> list[dict[str, Any]]:
         """Each registered name standing in the body as a person: what kind of term, where,
@@ -105,25 +111,37 @@ class EgressGate:
             start = low.find(spelling)
             while start != -1:
                 end = start + len(spelling)
-                found = (occurrence(shown.text, low, start, end, names)
-                         if start not in decided else None)
+                found = (
+                    occurrence(shown.text, low, start, end, names) if start not in decided else None
+                )
                 if found is not None:
                     decided.add(start)
                     if found.span is not None:
-                        gaps.append(self._gap(text, shown, start, end, spelling, term, found,
-                                              places))
+                        gaps.append(
+                            self._gap(text, shown, start, end, spelling, term, found, places)
+                        )
                 start = low.find(spelling, start + 1)
         return gaps
 
-    def _gap(self, text: str, shown: Any, start: int, end: int, spelling: str, term: str,
-             found: Any, places: list[tuple[int, str]]) -> dict[str, Any]:
+    def _gap(
+        self,
+        text: str,
+        shown: Any,
+        start: int,
+        end: int,
+        spelling: str,
+        term: str,
+        found: Any,
+        places: list[tuple[int, str]],
+    ) -> dict[str, Any]:
         source_start, source_end = shown.start(start), shown.end(end)
         written = text[source_start:source_end]
         form = []
         if written != shown.text[start:end]:
             stripped = view(written).text
-            form.append("invisible characters" if len(stripped) < len(written)
-                        else "look-alike letters")
+            form.append(
+                "invisible characters" if len(stripped) < len(written) else "look-alike letters"
+            )
         if spelling != term.lower():
             form.append("another spelling")
         elif shown.text[start:end] != term:
@@ -132,11 +150,14 @@ class EgressGate:
             form.append("run together")
         if found.compound:
             form.append("in a compound")
-        if shown.text[end:end + 1] in ("s", "'", "’"):
+        if shown.text[end : end + 1] in ("s", "'", "’"):
             form.append("before a genitive")
         place = next(path for offset, path in reversed(places) if offset <= source_start)
-        return {"term": self.index.roles.get(term, "part"), "place": place,
-                "form": form or ["as registered"]}
+        return {
+            "term": self.index.roles.get(term, "part"),
+            "place": place,
+            "form": form or ["as registered"],
+        }
 
 
 _PROTOCOL = frozenset({"role", "model"})  # values that are the protocol's, not text

@@ -49,9 +49,17 @@ from app.llm.privacy.words import (
 _PERSON_WORDS = HONORIFIC_WORDS | ROLE_WORDS
 # The words of the rules that make a name a thing (`after_place_words`, `_indefinite`): a
 # name with none of them in the characters before it needs no further look.
-_THING_HINT = re.compile(r"\b(?:" + "|".join(sorted(
-    {second for _, second in PLACE_BEFORE_PAIRS} | PLACE_ARTICLES | INDEFINITE,
-    key=len, reverse=True)) + r")\b")
+_THING_HINT = re.compile(
+    r"\b(?:"
+    + "|".join(
+        sorted(
+            {second for _, second in PLACE_BEFORE_PAIRS} | PLACE_ARTICLES | INDEFINITE,
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")\b"
+)
 
 
 def is_person(text: str, start: int, end: int, names: Container[str] = frozenset()) -> bool:
@@ -98,16 +106,17 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
         return not (after_place_words(before) or _indefinite(text, start, end, before))
     before = previous_words(text, start)
     previous = before[0] if before else ""
-    if previous in _PERSON_WORDS or (previous == "bei" and len(before) > 1
-                                      and before[1] in BELL_WORDS):
+    if previous in _PERSON_WORDS or (
+        previous == "bei" and len(before) > 1 and before[1] in BELL_WORDS
+    ):
         return True
     if group_after(text, end) or (previous == "bei" and _staying_after(text, end)):
         return True
     if after_place_words(before) or _indefinite(text, start, end, before):
         return False
     families = reading.table
-    genitive = text[end:end + 1] in ("s", "S")
-    if text[end:end + 2] in ("'s", "’s"):
+    genitive = text[end : end + 1] in ("s", "S")
+    if text[end : end + 2] in ("'s", "’s"):
         return True
     lower = value.islower()
     if not genitive and previous in reading.before:
@@ -118,7 +127,7 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
         return not _idiom_around(text, end, before)
     low = lowered(text)
     following = next_word(text, end + 1 if genitive else end)
-    after = low[following[0]:following[1]] if following else ""
+    after = low[following[0] : following[1]] if following else ""
     if genitive and after in HONORIFIC_WORDS:
         return True
     if genitive:
@@ -126,15 +135,17 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     after2 = ""
     if following is not None and after in _NEEDS_SECOND:
         second = next_word(text, following[1])
-        after2 = low[second[0]:second[1]] if second else ""
+        after2 = low[second[0] : second[1]] if second else ""
     if _idiom(before, after, after2) or previous in reading.before:
         return False
     speaking = after in SPEAKING_AFTER or (after, after2) in SPEAKING_AFTER_PAIRS
     # A capitalised word of the English list alone (no table row) after an article is a
     # name ("die Anna kommt auch"): English writes its ordinary words in lower case.
-    if (families or lower) and _determined(text, start, before, names,
-                                           DETERMINERS if families else EN_DETERMINERS) \
-            and not speaking:
+    if (
+        (families or lower)
+        and _determined(text, start, before, names, DETERMINERS if families else EN_DETERMINERS)
+        and not speaking
+    ):
         return False
     clause_start = _clause_start(text, start, previous)
     progressive = after in EN_PROGRESSIVE and after2.endswith("ing")  # "Summer is going"
@@ -145,8 +156,9 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if not lower and not reading.calendar and not clause_start and reading.english:
         return True
     if lower:
-        if clause_start and (_verb(after) or (after in CLAUSE_JOINERS
-                                              and (after2 in names or after2 in _SELF))):
+        if clause_start and (
+            _verb(after) or (after in CLAUSE_JOINERS and (after2 in names or after2 in _SELF))
+        ):
             return True
         if families:
             if reading.lower:
@@ -155,7 +167,7 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
             return False
     if reading.adverb_s and genitive:
         return False
-    return not (reading.number_after and text[end:end + 2].lstrip()[:1].isdigit())
+    return not (reading.number_after and text[end : end + 2].lstrip()[:1].isdigit())
 
 
 class _Reading(NamedTuple):
@@ -179,10 +191,16 @@ def _reading(word: str) -> _Reading | None:
     if not families and not english:
         return None
     rows = [FAMILIES[name] for name in families or ("word",)]
-    return _Reading(bool(families), english, frozenset().union(*(f.before for f in rows)),
-                    frozenset().union(*(f.after for f in rows)), any(f.lower for f in rows),
-                    any(f.adverb_s for f in rows), any(f.number_after for f in rows),
-                    any(f.name in ("weekday", "month") for f in rows))
+    return _Reading(
+        bool(families),
+        english,
+        frozenset().union(*(f.before for f in rows)),
+        frozenset().union(*(f.after for f in rows)),
+        any(f.lower for f in rows),
+        any(f.adverb_s for f in rows),
+        any(f.number_after for f in rows),
+        any(f.name in ("weekday", "month") for f in rows),
+    )
 
 
 _SELF = frozenset({"i", "ich", "me", "mir"})
@@ -209,45 +227,61 @@ def _idiom_shapes() -> dict[tuple[int, ...], frozenset[tuple[str, ...]]]:
 
 _IDIOMS = _idiom_shapes()
 _IDIOM_WORDS = frozenset(part for idiom in IDIOMS for part in idiom if part != "*")
-_IDIOM_FIRST_AFTER = tuple(sorted({idiom[idiom.index("*") + 1] for idiom in IDIOMS
-                                   if idiom[-1] != "*"}))
+_IDIOM_FIRST_AFTER = tuple(
+    sorted({idiom[idiom.index("*") + 1] for idiom in IDIOMS if idiom[-1] != "*"})
+)
 # Words after a name whose next word a rule reads too.
-_NEEDS_SECOND = frozenset({first for first, _ in SPEAKING_AFTER_PAIRS} | EN_PROGRESSIVE
-                          | CLAUSE_JOINERS | {words[0] for offsets, group in _IDIOMS.items()
-                                              for words in group if offsets[0] == 1})
+_NEEDS_SECOND = frozenset(
+    {first for first, _ in SPEAKING_AFTER_PAIRS}
+    | EN_PROGRESSIVE
+    | CLAUSE_JOINERS
+    | {words[0] for offsets, group in _IDIOMS.items() for words in group if offsets[0] == 1}
+)
 
 
 def _idiom_around(text: str, end: int, before: list[str]) -> bool:
     low = lowered(text)
-    if not (before and before[0] in _IDIOM_WORDS) and not low[end:end + 16].lstrip(
-            SPACES).startswith(_IDIOM_FIRST_AFTER):
+    if not (before and before[0] in _IDIOM_WORDS) and not low[end : end + 16].lstrip(
+        SPACES
+    ).startswith(_IDIOM_FIRST_AFTER):
         return False  # no word of a set phrase next to it: no need to read further
     following = next_word(text, end)
-    after, after2 = (low[following[0]:following[1]], "") if following else ("", "")
+    after, after2 = (low[following[0] : following[1]], "") if following else ("", "")
     if following is not None and after in _NEEDS_SECOND:
         second = next_word(text, following[1])
-        after2 = low[second[0]:second[1]] if second else ""
+        after2 = low[second[0] : second[1]] if second else ""
     return _idiom(before, after, after2)
 
 
 def _idiom(before: list[str], after: str, after2: str) -> bool:
     if not ((before and before[0] in _IDIOM_WORDS) or after in _IDIOM_WORDS):
         return False  # every set phrase has a word right before or right after the name
-    around = (before[1] if len(before) > 1 else "", before[0] if before else "", "", after,
-              after2)  # the words at -2, -1, (the name), 1, 2
+    around = (
+        before[1] if len(before) > 1 else "",
+        before[0] if before else "",
+        "",
+        after,
+        after2,
+    )  # the words at -2, -1, (the name), 1, 2
     for offsets, words in _IDIOMS.items():
         if tuple([around[i + 2] for i in offsets]) in words:
             return True
     return False
 
 
-def _determined(text: str, start: int, before: list[str], names: Container[str],
-                determiners: frozenset[str] = DETERMINERS) -> bool:
+def _determined(
+    text: str,
+    start: int,
+    before: list[str],
+    names: Container[str],
+    determiners: frozenset[str] = DETERMINERS,
+) -> bool:
     """An article, possessive or number right before, or two words before with one word
     between that is no name itself ("die alte Kiefer", "a christmas carol"; not "this summer
     Summer is going")."""
-    if (before and before[0] in determiners) or (len(before) > 1 and before[1] in determiners
-                                                 and before[0] not in names):
+    if (before and before[0] in determiners) or (
+        len(before) > 1 and before[1] in determiners and before[0] not in names
+    ):
         return True
     i = start
     while i > 0 and text[i - 1] in SPACES:
@@ -262,7 +296,7 @@ def _clause_start(text: str, start: int, previous: str) -> bool:
     i = start
     while i > 0 and text[i - 1] in SPACES:
         i -= 1
-    return i == 0 or text[i - 1] in ".,;:!?…–—-(\n\"“”„"
+    return i == 0 or text[i - 1] in '.,;:!?…–—-(\n"“”„'
 
 
 def _verb(word: str) -> bool:
@@ -287,7 +321,7 @@ def _staying_after(text: str, end: int) -> bool:
         following = next_word(text, at)
         if following is None:
             return False
-        if low[following[0]:following[1]] in BEI_PERSON_AFTER:
+        if low[following[0] : following[1]] in BEI_PERSON_AFTER:
             return True
         at = following[1]
     return False
@@ -298,10 +332,16 @@ def _indefinite(text: str, start: int, end: int, before: list[str]) -> bool:
     Mercedes"), or right before the name in lower case ("einen stein"); not when a verb of a
     person follows ("eine alte Anna hat angerufen")."""
     lower = text[start:end].islower()
-    if not ((lower and before and before[0] in INDEFINITE)
-            or (len(before) > 1 and before[1] in INDEFINITE and before[0] not in _PERSON_WORDS
-                and before[0] not in INDEFINITE)):
+    if not (
+        (lower and before and before[0] in INDEFINITE)
+        or (
+            len(before) > 1
+            and before[1] in INDEFINITE
+            and before[0] not in _PERSON_WORDS
+            and before[0] not in INDEFINITE
+        )
+    ):
         return False
     following = next_word(text, end)
-    after = lowered(text)[following[0]:following[1]] if following is not None else ""
+    after = lowered(text)[following[0] : following[1]] if following is not None else ""
     return after not in PERSON_AFTER and after not in SPEAKING_AFTER

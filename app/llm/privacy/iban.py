@@ -22,7 +22,7 @@ def find(text: str) -> Iterator[Span]:
     # every character).
     done = 0
     for digits, _ in digit_runs(text):
-        if digits - 2 < done or not text[digits - 2:digits].isalpha():
+        if digits - 2 < done or not text[digits - 2 : digits].isalpha():
             continue
         match = _CANDIDATE.match(text, digits - 2)
         if match is None:

@@ -19,7 +19,8 @@ MAX_TOKENS = 300
 PROMPT = (
     "List every name of a person in the user's text (first names, surnames, nicknames) "
     "exactly as written. Not places, brands, weekdays or months. Answer with JSON "
-    '{"names": [...]}; an empty list when there is none.')
+    '{"names": [...]}; an empty list when there is none.'
+)
 
 
 class FoundNames(msgspec.Struct):
@@ -28,9 +29,14 @@ class FoundNames(msgspec.Struct):
 
 def detect_call(messages: list[Message]) -> Call:
     text = "\n\n".join(m["content"] for m in messages)
-    return Call(PURPOSE, [{"role": "system", "content": PROMPT},
-                          {"role": "user", "content": text}],
-                MAX_TOKENS, 0.0, FoundNames, json_schema(FoundNames))
+    return Call(
+        PURPOSE,
+        [{"role": "system", "content": PROMPT}, {"role": "user", "content": text}],
+        MAX_TOKENS,
+        0.0,
+        FoundNames,
+        json_schema(FoundNames),
+    )
 
 
 def proposed_names(reply_text: str, messages: list[Message]) -> list[str]:
@@ -38,5 +44,8 @@ def proposed_names(reply_text: str, messages: list[Message]) -> list[str]:
     found = decode(reply_text, FoundNames)
     assert isinstance(found, FoundNames)
     text = "\n".join(m["content"] for m in messages).lower()
-    return [name.strip() for name in found.names
-            if 2 <= len(name.strip()) <= 100 and name.strip().lower() in text]
+    return [
+        name.strip()
+        for name in found.names
+        if 2 <= len(name.strip()) <= 100 and name.strip().lower() in text
+    ]

@@ -53,8 +53,9 @@ def value_key(kind: str, value: str) -> str:
         except phonenumbers.NumberParseException:
             pass
     if kind in _NUMBER_KINDS:
-        return kind + ":" + (value[:2].upper() if kind == "IBAN" else "") + \
-            _NOT_DIGIT.sub("", value)
+        return (
+            kind + ":" + (value[:2].upper() if kind == "IBAN" else "") + _NOT_DIGIT.sub("", value)
+        )
     return kind + ":" + _SPACE.sub(" ", value.casefold())
 
 
@@ -101,7 +102,7 @@ class Masker:
         pieces: list[str] = []
         last = 0
         for span in detect(text, self.registered):
-            pieces.append(text[last:span.start])
+            pieces.append(text[last : span.start])
             pieces.append(self._placeholder(span.kind, span.value))
             last = span.end
         if not pieces:
@@ -112,9 +113,15 @@ class Masker:
 
     def spans(self, text: str) -> list[dict[str, object]]:
         """The preview: where each identity is and the placeholder it gets."""
-        return [{"start": s.start, "end": s.end, "kind": s.kind,
-                 "placeholder": self._placeholder(s.kind, s.value)}
-                for s in detect(text, self.registered)]
+        return [
+            {
+                "start": s.start,
+                "end": s.end,
+                "kind": s.kind,
+                "placeholder": self._placeholder(s.kind, s.value),
+            }
+            for s in detect(text, self.registered)
+        ]
 
     def _placeholder(self, kind: str, value: str) -> str:
         key = value_key(kind, value)
@@ -134,12 +141,13 @@ class Masker:
         found: list[str] = []
         masked_keys = self._by_key.keys()
         for span in detect(raw, self._leak_names(), in_context=False):
-            if span.kind not in found and (span.kind == "PERSON"
-                                           or value_key(span.kind, span.value) in masked_keys):
+            if span.kind not in found and (
+                span.kind == "PERSON" or value_key(span.kind, span.value) in masked_keys
+            ):
                 found.append(span.kind)
         folded = normalise(raw).casefold()
         for placeholder, value in self.mapping.items():
-            kind = placeholder[1:placeholder.rindex("_")]
+            kind = placeholder[1 : placeholder.rindex("_")]
             if kind not in found and kind != "PERSON" and normalise(value).casefold() in folded:
                 found.append(kind)
         return found
@@ -155,9 +163,11 @@ class Masker:
         """Raise `privacy_blocked` when the raw reply carries a plaintext identity."""
         kinds = self.leaks(raw)
         if kinds:
-            raise ModelError("privacy_blocked",
-                             f"the reply carried plaintext identities ({', '.join(kinds)}); "
-                             f"blocked, nothing of it is used")
+            raise ModelError(
+                "privacy_blocked",
+                f"the reply carried plaintext identities ({', '.join(kinds)}); "
+                f"blocked, nothing of it is used",
+            )
 
     def unmask(self, text: str, *, json_string: bool = False) -> str:
         """Put the originals back. `json_string`: the text is JSON, escape what goes in."""
@@ -216,6 +226,6 @@ class StreamUnmasker:
     def _release(self, cut: int) -> str:
         if cut <= self._emitted:
             return ""
-        piece = self.masker.unmask(self._raw[self._emitted:cut])
+        piece = self.masker.unmask(self._raw[self._emitted : cut])
         self._emitted = cut
         return piece

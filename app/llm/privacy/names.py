@@ -92,15 +92,48 @@ _CONTEXT_ANCHORS = _PERSON_WORDS | BELL_WORDS
 _PAIR_SECONDS = frozenset(second for _, second in EN_PERSON_BEFORE_PAIRS)
 # Words after a name that make it a person, alone ("said") or with the word after them
 # ("and I", "is driving").
-_BEFORE_A_VERB = (EN_PERSON_AFTER | EN_PROGRESSIVE
-                  | frozenset(first for first, _ in EN_PERSON_AFTER_PAIRS))
+_BEFORE_A_VERB = (
+    EN_PERSON_AFTER | EN_PROGRESSIVE | frozenset(first for first, _ in EN_PERSON_AFTER_PAIRS)
+)
 _VERBS_AFTER = PERSON_AFTER | CLAUSE_VERBS
 _ENGLISH_HONORIFICS = frozenset({"mr", "mrs", "ms", "miss", "mx", "sir", "dame"})
 # "meine frau", "die frau": the noun (wife, woman), not the honorific.
-_NOUN_BEFORE = frozenset({"mein", "meine", "dein", "deine", "sein", "seine", "ihr", "ihre",
-                          "unser", "unsere", "euer", "eure", "die", "der", "eine", "einer",
-                          "jede", "diese", "deren", "dessen", "seiner", "meiner", "deiner",
-                          "ihrer", "my", "your", "his", "her", "the", "a", "our", "their"})
+_NOUN_BEFORE = frozenset(
+    {
+        "mein",
+        "meine",
+        "dein",
+        "deine",
+        "sein",
+        "seine",
+        "ihr",
+        "ihre",
+        "unser",
+        "unsere",
+        "euer",
+        "eure",
+        "die",
+        "der",
+        "eine",
+        "einer",
+        "jede",
+        "diese",
+        "deren",
+        "dessen",
+        "seiner",
+        "meiner",
+        "deiner",
+        "ihrer",
+        "my",
+        "your",
+        "his",
+        "her",
+        "the",
+        "a",
+        "our",
+        "their",
+    }
+)
 _BEI_NOT = DETERMINERS | PRONOUNS | HONORIFIC_WORDS | PARTICLES
 # A capital after a small letter: where names run together start ("CarlaMustermann").
 _CAMEL = re.compile(r"(?<=[a-zß-öø-ÿ])[A-ZÀ-ÖØ-Þ]")
@@ -139,8 +172,11 @@ def _entry_terms(name: str) -> tuple[tuple[str, bool], ...]:
         for last in range(first + 1, len(parts) + 1):
             run = parts[first:last]
             whole = first == 0 and last == len(parts)
-            if not whole and all(p.lower() in PARTICLES for p in run) and not (
-                    (first == 0 and run[0][0].isupper()) or last == len(parts)):
+            if (
+                not whole
+                and all(p.lower() in PARTICLES for p in run)
+                and not ((first == 0 and run[0][0].isupper()) or last == len(parts))
+            ):
                 continue  # "von" of "Ursula von der Leyen"; not "Van Morrison", "Aaa Del"
             term = " ".join(run)
             terms[term] = terms.get(term, False) or whole
@@ -162,7 +198,7 @@ def spellings(term: str) -> frozenset[str]:
     stripped: list[str | None] = []  # the choice that drops a letter's marks ("ö" as "o")
     i = 0
     while i < len(low):
-        pair = low[i:i + 2]
+        pair = low[i : i + 2]
         char = low[i]
         if pair in _DIGRAPHS:
             choices.append((pair, _DIGRAPHS[pair]))
@@ -180,14 +216,16 @@ def spellings(term: str) -> frozenset[str]:
     # Written one way throughout first ("Mueller-Luedenscheidt", "Muller-Ludenscheidt"), then
     # the mixed ways, as many as `_MAX_SPELLINGS` allows.
     uniform = [tuple(c[min(k, len(c) - 1)] for c in choices) for k in (1, 2)]
-    for combination in itertools.chain(uniform, itertools.islice(itertools.product(*choices),
-                                                                  _MAX_SPELLINGS)):
+    for combination in itertools.chain(
+        uniform, itertools.islice(itertools.product(*choices), _MAX_SPELLINGS)
+    ):
         spelling = "".join(combination)
-        if any(chosen == drop for chosen, drop in zip(combination, stripped)) \
-                and _ordinary(spelling):
+        if any(chosen == drop for chosen, drop in zip(combination, stripped)) and _ordinary(
+            spelling
+        ):
             continue  # "Schön" is not written "schon"
         found.add(spelling)
-    for spelling in list(found):
+    for spelling in list(found):  # noqa: PERF101 (the loop adds to `found`)
         # A capital that looks like both I and l ("Ι", "І") reads as I at a word's start:
         # "Ιena" for "lena".
         if spelling.startswith("l") and not _ordinary("i" + spelling[1:]):
@@ -216,9 +254,10 @@ class NameIndex:
             whole.setdefault(term, is_whole)
         self.terms = tuple(sorted(whole, key=lambda t: (-len(t), t.lower())))
         # What each term is, for a log line that names a gap without the name.
-        self.roles = {term: ("part" if not is_whole else
-                             "alias" if term not in of_names else "name")
-                      for term, is_whole in whole.items()}
+        self.roles = {
+            term: ("part" if not is_whole else "alias" if term not in of_names else "name")
+            for term, is_whole in whole.items()
+        }
         # first word of a spelling -> [(spelling, term)], longest spelling first
         self._by_first: dict[str, list[tuple[str, str]]] = {}
         for term in self.terms:
@@ -227,8 +266,9 @@ class NameIndex:
         for entries in self._by_first.values():
             entries.sort(key=lambda entry: -len(entry[0]))
         # A first word as it may stand in a text: as is, or with a genitive ending.
-        self._spellings = {first + ending: first for first in self._by_first
-                           for ending in ("", *GENITIVES)}
+        self._spellings = {
+            first + ending: first for first in self._by_first for ending in ("", *GENITIVES)
+        }
         # two letters -> first words: where names run together start ("CarlaMustermann")
         self._by_prefix: dict[str, list[str]] = {}
         for first in self._by_first:
@@ -272,7 +312,7 @@ class NameIndex:
                 at = low.find(first, at + 1)
         for match in finditer(_CAMEL, text):  # names run together: at each inner capital
             for at in (match.start(), word_start(text, match.start())):
-                for first in self._by_prefix.get(low[at:at + 2], ()):
+                for first in self._by_prefix.get(low[at : at + 2], ()):
                     if low.startswith(first, at):
                         candidates.add((at, first))
         found: list[Span] = []
@@ -304,8 +344,9 @@ class Occurrence(NamedTuple):
     compound: bool  # in a hyphenated compound ("Anna-Lena")
 
 
-def occurrence(text: str, low: str, start: int, end: int,
-               names: Container[str] = frozenset()) -> Occurrence | None:
+def occurrence(
+    text: str, low: str, start: int, end: int, names: Container[str] = frozenset()
+) -> Occurrence | None:
     """A registered spelling at `text[start:end]` (a normalised view, `low` its lower case):
     None when it stands inside a word ("Johanna" is no "anna"); else the person's span —
     itself, or the hyphenated compound around it — or no span when it is the ordinary word
@@ -319,16 +360,16 @@ def occurrence(text: str, low: str, start: int, end: int,
         return None
     if camel or joined:
         return Occurrence((start, end), True, False)
-    word_stop = end if text[end:end + 1] != "s" else word_end(text, end)  # "Sankt-Martins-Umzug"
-    if text[word_stop:word_stop + 1] != "-" and (start < 2 or text[start - 1] != "-"):
-        return Occurrence((start, end) if is_person(text, start, end, names) else None,
-                          False, False)
+    word_stop = end if text[end : end + 1] != "s" else word_end(text, end)  # "Sankt-Martins-Umzug"
+    if text[word_stop : word_stop + 1] != "-" and (start < 2 or text[start - 1] != "-"):
+        return Occurrence(
+            (start, end) if is_person(text, start, end, names) else None, False, False
+        )
     first, stop = compound_start(text, start), compound_end(text, word_stop)
     if stop == word_stop:
         stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
     if (first, stop) != (start, end):  # a hyphenated compound is one name
-        return Occurrence(None if _names_a_thing(low, first, stop) else (first, stop),
-                          False, True)
+        return Occurrence(None if _names_a_thing(low, first, stop) else (first, stop), False, True)
     return Occurrence((start, end) if is_person(text, start, end, names) else None, False, False)
 
 
@@ -363,7 +404,7 @@ def _joined(spans: list[Span], text: str) -> Iterator[Span]:
         if merged and merged[-1].end >= span.start:
             last = merged[-1]
             end = max(last.end, span.end)
-            merged[-1] = Span(last.start, end, "PERSON", text[last.start:end])
+            merged[-1] = Span(last.start, end, "PERSON", text[last.start : end])
         else:
             merged.append(span)
     yield from merged
@@ -378,13 +419,13 @@ def find_in_context(text: str) -> Iterator[Span]:
     for anchor, end, word in occurrences(text, _CONTEXT_ANCHORS):
         here = next_word(text, end)
         if word in BELL_WORDS:
-            if here is None or low[here[0]:here[1]] != "bei":
+            if here is None or low[here[0] : here[1]] != "bei":
                 continue
             here = next_word(text, here[1])
-        while here is not None and low[here[0]:here[1]] in TITLES:
+        while here is not None and low[here[0] : here[1]] in TITLES:
             here = next_word(text, here[1])
         particle = here
-        while here is not None and text[here[0]].islower() and low[here[0]:here[1]] in PARTICLES:
+        while here is not None and text[here[0]].islower() and low[here[0] : here[1]] in PARTICLES:
             here = next_word(text, here[1])  # "Frau von der Leyen": the particles go along
         if here is None or here[0] in starts:
             continue
@@ -394,12 +435,19 @@ def find_in_context(text: str) -> Iterator[Span]:
         start, stop = (particle[0] if particle is not None else here[0]), here[1]
         if particle is not None and particle[0] in starts:
             continue
-        while (stop < len(text) - 1 and text[stop] == "-"
-               and (text[stop + 1].isupper() or (lower and text[stop + 1].isalpha()))):
+        while (
+            stop < len(text) - 1
+            and text[stop] == "-"
+            and (text[stop + 1].isupper() or (lower and text[stop + 1].isalpha()))
+        ):
             stop = word_end(text, stop + 1)  # "Müller-Lüdenscheidt", "schmidt-reuter"
         second = next_word(text, stop)
-        if (not lower and second is not None and capitalised(text, *second)
-                and low[second[0]:second[1]] not in PERSON_AFTER):
+        if (
+            not lower
+            and second is not None
+            and capitalised(text, *second)
+            and low[second[0] : second[1]] not in PERSON_AFTER
+        ):
             stop = compound_end(text, second[1])  # "Herr Jürgen Albers"
         starts[start] = Span(start, stop, "PERSON", text[start:stop])
     for span in _bei_person(text):
@@ -416,16 +464,22 @@ def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> boo
     "frau" ("meine frau kocht") a verb must follow it, unless, after an English role, it is no
     English word ("my manager deirdre finally …")."""
     low = lowered(text)
-    candidate = low[here[0]:here[1]]
-    if (len(candidate) < 2 or candidate in FUNCTION_WORDS or candidate in NOT_A_NAME
-            or candidate in _VERBS_AFTER or word in BELL_WORDS):
+    candidate = low[here[0] : here[1]]
+    if (
+        len(candidate) < 2
+        or candidate in FUNCTION_WORDS
+        or candidate in NOT_A_NAME
+        or candidate in _VERBS_AFTER
+        or word in BELL_WORDS
+    ):
         return False
     before = previous_words(text, anchor, 1)
     honorific = word in TRUE_HONORIFICS and not (before and before[0] in _NOUN_BEFORE)
     following = next_word(text, compound_end(text, here[1]))
     verb_after = following is not None and (
-        low[following[0]:following[1]] in _VERBS_AFTER
-        or (low[following[0]:following[1]].endswith("ed") and text[here[0]].isascii()))
+        low[following[0] : following[1]] in _VERBS_AFTER
+        or (low[following[0] : following[1]].endswith("ed") and text[here[0]].isascii())
+    )
     english_word = candidate in dictionary() or candidate.rstrip("s") in dictionary()
     if honorific:
         return not (word in _ENGLISH_HONORIFICS and english_word and not verb_after)
@@ -439,22 +493,24 @@ def _english_role(word: str) -> bool:
 
 
 def _bei_person(text: str) -> Iterator[Span]:
-    """"bei" + a name + a verb of staying or ringing within a few words ("bei Szymanski
+    """ "bei" + a name + a verb of staying or ringing within a few words ("bei Szymanski
     klingeln", "bei rautenberg im erdgeschoss abgeben", "bei weiß klingeln"); "bei Müller
     gekauft" (the shop) and "bei uns klingeln" stay."""
     low = lowered(text)
     for _, end, _word in occurrences(text, ("bei",)):
         here = next_word(text, end)
-        if here is None or (not capitalised(text, *here)
-                            and (low[here[0]:here[1]] in _BEI_NOT or here[1] - here[0] < 2)):
+        if here is None or (
+            not capitalised(text, *here)
+            and (low[here[0] : here[1]] in _BEI_NOT or here[1] - here[0] < 2)
+        ):
             continue
         at = here[1]
         for _ in range(BEI_REACH):
             following = next_word(text, at)
             if following is None:
                 break
-            if low[following[0]:following[1]] in BEI_PERSON_AFTER:
-                yield Span(here[0], here[1], "PERSON", text[here[0]:here[1]])
+            if low[following[0] : following[1]] in BEI_PERSON_AFTER:
+                yield Span(here[0], here[1], "PERSON", text[here[0] : here[1]])
                 break
             at = following[1]
 
@@ -481,8 +537,9 @@ _LABEL_FIRST = {label: re.findall(r"[^\W\d_]+", label)[0] for label in LABELS}
 
 def _labelled(text: str, low: str, at: int, label: str, needs_colon: bool) -> Span | None:
     end = at + len(label)
-    if (at > 0 and text[at - 1].isalnum()) or (end < len(text) and text[end].isalpha()
-                                               and label[-1].isalpha()):
+    if (at > 0 and text[at - 1].isalnum()) or (
+        end < len(text) and text[end].isalpha() and label[-1].isalpha()
+    ):
         return None
     i = end
     while i < len(text) and text[i] in SPACES:
@@ -497,14 +554,15 @@ def _labelled(text: str, low: str, at: int, label: str, needs_colon: bool) -> Sp
     taken = 0
     here = _word_at(text, i)
     while here is not None and taken < LABEL_NAME_WORDS:
-        word = low[here[0]:here[1]]
+        word = low[here[0] : here[1]]
         if word.rstrip(".") in HONORIFIC_WORDS | TITLES and start == -1:
             here = _word_at(text, _skip_dot(text, here[1]))
             continue
         if word in PARTICLES and start != -1:
             pass  # "Ms de la Fuente": the particles go along
-        elif (word in FUNCTION_WORDS or here[1] - here[0] < 2
-              or _digit_after(text, here[1])):  # "Bahnhofstraße 12": the street
+        elif (
+            word in FUNCTION_WORDS or here[1] - here[0] < 2 or _digit_after(text, here[1])
+        ):  # "Bahnhofstraße 12": the street
             break
         else:
             if start == -1:
@@ -557,23 +615,31 @@ def find_double_names(text: str) -> Iterator[Span]:
         start, end = compound_start(text, hyphen + 1), compound_end(text, hyphen)
         hyphen = text.find("-", max(end, hyphen + 1))
         parts = text[start:end].split("-")
-        if (len(parts) != 2 or min(len(parts[0]), len(parts[1])) < 3
-                or (start and text[start - 1].isalnum())
-                or (end < len(text) and text[end].isalnum())):
+        if (
+            len(parts) != 2
+            or min(len(parts[0]), len(parts[1])) < 3
+            or (start and text[start - 1].isalnum())
+            or (end < len(text) and text[end].isalnum())
+        ):
             continue
         first, second = parts
-        if not (first.istitle() and second.rstrip("s").istitle()) or _names_a_thing(
-                low, start, end) or first.lower() in NOT_A_NAME:
+        if (
+            not (first.istitle() and second.rstrip("s").istitle())
+            or _names_a_thing(low, start, end)
+            or first.lower() in NOT_A_NAME
+        ):
             continue
         following = next_word(text, end)
-        after = low[following[0]:following[1]] if following is not None else ""
+        after = low[following[0] : following[1]] if following is not None else ""
         given = _word_before(text, start)
-        if given is not None and not (capitalised(text, *given)
-                                      and low[given[0]:given[1]] not in FUNCTION_WORDS
-                                      and not _sentence_start(text, given[0])):
+        if given is not None and not (
+            capitalised(text, *given)
+            and low[given[0] : given[1]] not in FUNCTION_WORDS
+            and not _sentence_start(text, given[0])
+        ):
             given = None
         if given is not None:
-            yield Span(given[0], end, "PERSON", text[given[0]:end])
+            yield Span(given[0], end, "PERSON", text[given[0] : end])
         elif after in _VERBS_AFTER or after in _PLURAL_VERBS:
             yield Span(start, end, "PERSON", text[start:end])
 
@@ -588,7 +654,7 @@ def find_group_members(text: str) -> Iterator[Span]:
         if name is None or not capitalised(text, *name):
             continue
         low = lowered(text)
-        word = low[name[0]:name[1]]
+        word = low[name[0] : name[1]]
         if word in PEOPLE_NOUNS or word in FUNCTION_WORDS:
             continue
         before = previous_words(text, name[0], 1)
@@ -598,11 +664,14 @@ def find_group_members(text: str) -> Iterator[Span]:
             continue
         first = name[0]
         other = _word_before(text, first)
-        if (other is not None and capitalised(text, *other)
-                and low[other[0]:other[1]] not in FUNCTION_WORDS | PEOPLE_NOUNS
-                and not _sentence_start(text, other[0])):
+        if (
+            other is not None
+            and capitalised(text, *other)
+            and low[other[0] : other[1]] not in FUNCTION_WORDS | PEOPLE_NOUNS
+            and not _sentence_start(text, other[0])
+        ):
             first = other[0]  # "Tom Meier aus dem Kurs"
-        yield Span(first, name[1], "PERSON", text[first:name[1]])
+        yield Span(first, name[1], "PERSON", text[first : name[1]])
 
 
 def _word_before(text: str, start: int) -> tuple[int, int] | None:
@@ -634,10 +703,10 @@ def find_english(text: str) -> Iterator[Span]:
 def _joined_names(text: str, span: Span) -> Iterator[Span]:
     low = lowered(text)
     joiner = next_word(text, span.end)
-    if joiner is not None and low[joiner[0]:joiner[1]] in EN_NAME_JOINERS:
+    if joiner is not None and low[joiner[0] : joiner[1]] in EN_NAME_JOINERS:
         other = next_word(text, joiner[1])
         if other is not None and _english_name(text, *other):
-            yield Span(other[0], other[1], "PERSON", text[other[0]:other[1]])
+            yield Span(other[0], other[1], "PERSON", text[other[0] : other[1]])
     before = previous_words(text, span.start, 2)
     if len(before) == 2 and before[0] in EN_NAME_JOINERS:
         end = span.start
@@ -655,8 +724,14 @@ def _english_name(text: str, start: int, end: int) -> bool:
     """A capitalised ASCII word that is no dictionary word, no title, no known public name."""
     token = text[start:end]
     low = token.lower()
-    if not (len(token) > 1 and token[0].isupper() and token[1:].islower() and token.isascii()
-            and low not in EN_NOT_NAMES and low not in NOT_A_NAME):
+    if not (
+        len(token) > 1
+        and token[0].isupper()
+        and token[1:].islower()
+        and token.isascii()
+        and low not in EN_NOT_NAMES
+        and low not in NOT_A_NAME
+    ):
         return False
     vocabulary = dictionary()
     return low not in vocabulary and low.rstrip("s") not in vocabulary
@@ -668,8 +743,8 @@ def _english_in_context(text: str) -> Iterator[Span]:
     for start, end, word in occurrences(text, EN_PERSON_BEFORE):  # "met Priya"
         following = next_word(text, end)
         if following is not None and not any(
-                (before, word) in EN_THING_BEFORE_PAIRS
-                for before in previous_words(text, start, 1)):  # "paid with Klarna"
+            (before, word) in EN_THING_BEFORE_PAIRS for before in previous_words(text, start, 1)
+        ):  # "paid with Klarna"
             candidates.add(following)
     for start, end, second in occurrences(text, _PAIR_SECONDS):  # "married to Declan"
         before = previous_words(text, start, 1)
@@ -680,9 +755,11 @@ def _english_in_context(text: str) -> Iterator[Span]:
     for start, end, word in occurrences(text, _BEFORE_A_VERB):
         if word not in EN_PERSON_AFTER:  # "Priya and I", "Kwabena is driving"
             following = next_word(text, end)
-            after = low[following[0]:following[1]] if following is not None else ""
-            if not ((word, after) in EN_PERSON_AFTER_PAIRS
-                    or (word in EN_PROGRESSIVE and after.endswith("ing"))):
+            after = low[following[0] : following[1]] if following is not None else ""
+            if not (
+                (word, after) in EN_PERSON_AFTER_PAIRS
+                or (word in EN_PROGRESSIVE and after.endswith("ing"))
+            ):
                 continue
         i = start  # "Jonathan said": the word before
         while i > 0 and text[i - 1] in SPACES:

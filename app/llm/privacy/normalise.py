@@ -50,8 +50,9 @@ class View:
 
     __slots__ = ("_ends", "_source_ends", "_source_starts", "_starts", "source", "text")
 
-    def __init__(self, source: str, text: str,
-                 chunks: tuple[tuple[int, int, int, int], ...] = ()) -> None:
+    def __init__(
+        self, source: str, text: str, chunks: tuple[tuple[int, int, int, int], ...] = ()
+    ) -> None:
         self.source = source
         self.text = text
         # The changed pieces, in order: (view start, view end, source start, source end).
@@ -188,9 +189,14 @@ def _l_shaped() -> frozenset[str]:
     word of small letters they are an `l`, elsewhere an `I`."""
     from confusable_homoglyphs.confusables import confusables_data
 
-    return frozenset(char for char, glyphs in confusables_data.items()
-                     if len(char) == 1 and not char.isascii() and char.isupper()
-                     and any(g["c"] == "l" for g in glyphs))
+    return frozenset(
+        char
+        for char, glyphs in confusables_data.items()
+        if len(char) == 1
+        and not char.isascii()
+        and char.isupper()
+        and any(g["c"] == "l" for g in glyphs)
+    )
 
 
 def normalise(text: str) -> str:
@@ -209,14 +215,18 @@ def confusable_letters() -> dict[str, str]:
     for char, glyphs in confusables_data.items():
         if len(char) != 1 or char.isascii() or unicodedata.combining(char):
             continue
-        letters = [g["c"] for g in glyphs if g["c"].isascii() and (g["c"].isalpha()
-                                                                  or g["c"] in _MARKS)]
+        letters = [
+            g["c"] for g in glyphs if g["c"].isascii() and (g["c"].isalpha() or g["c"] in _MARKS)
+        ]
         if not letters:
             continue
         letter = letters[0]
         if char.isupper() and letter.islower():
-            same_shape = [g["c"] for g in confusables_data.get(letter, ())
-                          if g["c"].isascii() and g["c"].isalpha() and g["c"].isupper()]
+            same_shape = [
+                g["c"]
+                for g in confusables_data.get(letter, ())
+                if g["c"].isascii() and g["c"].isalpha() and g["c"].isupper()
+            ]
             letter = same_shape[0] if same_shape else letter.upper()
         table[char] = letter
     return table

@@ -24,7 +24,8 @@ REGION = "DE"
 _CANDIDATE = re.compile(
     r"(?=[+(\d])(?<![\w+/.])(?:\+|00)?\(?0?\d[\d()]*"  # a start: +49, 0049, (0151), 0170
     r"(?:[ \u00a0]?[-/.][ \u00a0]?\d[\d()]*|[ \u00a0]\(?\d[\d()]*){0,7}"  # groups: / - . space
-    r"(?![\w/])")
+    r"(?![\w/])"
+)
 _DIGITS = re.compile(r"\d")
 _NANP = re.compile(r"\(\d{3}\)[ \u00a0]?\d{3}[-.]\d{4}")
 _DATE = re.compile(r"\d{1,2}([./-])\d{1,2}\1(?:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}")
@@ -51,8 +52,11 @@ def find(text: str) -> Iterator[Span]:
         digits = len(_DIGITS.findall(candidate))
         if digits < 6 or digits > 16:
             continue
-        if (not _DATE.fullmatch(candidate) and _valid(candidate, region)
-                and not _reference(text, match.start())):
+        if (
+            not _DATE.fullmatch(candidate)
+            and _valid(candidate, region)
+            and not _reference(text, match.start())
+        ):
             yield Span(match.start(), match.end(), "PHONE", candidate)
 
 
@@ -60,17 +64,17 @@ def _reference(text: str, start: int) -> bool:
     """Is the number at `start` a reference, not a phone: the tail of a code of letters and
     digits ("1Z 999 AA1 01 2345 6784", a parcel number) or after a reference label
     ("Sendungsnummer", "tracking number", `rules.NUMBER_LABELS`)?"""
-    before = text[max(0, start - NUMBER_LABELS_REACH):start]
+    before = text[max(0, start - NUMBER_LABELS_REACH) : start]
     token = before.rstrip().rsplit(None, 1)[-1] if before.strip() else ""
     if any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
         return True
-    low = lowered(text)[max(0, start - NUMBER_LABELS_REACH):start]
+    low = lowered(text)[max(0, start - NUMBER_LABELS_REACH) : start]
     return any(label in low for label in NUMBER_LABELS)
 
 
 def _starts(text: str) -> Iterator[int]:
     for start, _ in digit_runs(text):
-        if text[max(0, start - 2):start] == "+(":
+        if text[max(0, start - 2) : start] == "+(":
             yield start - 2
         if start and text[start - 1] in "+(":
             yield start - 1

@@ -10,13 +10,16 @@ from app.llm.privacy.rules import NOT_PLATES, PLATE_WORDS, PLATE_WORDS_REACH
 from app.llm.privacy.scan import digit_runs, lowered, positions
 from app.llm.privacy.spans import Span
 
-_PLATE = re.compile(r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])"  # district
-                    r"[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])")  # letters, number, E/H
+_PLATE = re.compile(
+    r"(?=[A-ZÄÖÜ])(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])"  # district
+    r"[A-Z]{1,2}[ -]?[1-9]\d{0,3}[EH]?(?![\w-])"
+)  # letters, number, E/H
 
 
 # After a plate word, a plate may be written in lower case ("kennzeichen ist m-ks 482").
-_ANY_CASE = re.compile(r"(?<![\w-])[a-zäöü]{1,3}(?:-[ ]?|[ ])[a-z]{1,2}[ -]?[1-9]\d{0,3}[eh]?(?![\w-])",
-                       re.IGNORECASE)
+_ANY_CASE = re.compile(
+    r"(?<![\w-])[a-zäöü]{1,3}(?:-[ ]?|[ ])[a-z]{1,2}[ -]?[1-9]\d{0,3}[eh]?(?![\w-])", re.IGNORECASE
+)
 # A plate up to its number, ending where the number starts ("HH-JK " of "HH-JK 4711E").
 _HEAD = re.compile(r"(?<![\w-])[A-ZÄÖÜ]{1,3}(?:-[ ]?|[ ])[A-Z]{1,2}[ -]?\Z")
 _REACH = 8  # the longest head: "HH-" + " " + "JK" + " "
@@ -50,7 +53,12 @@ def _after_plate_words(text: str) -> Iterator[Span]:
         for at in positions(low, word):
             start = at + len(word)
             match = _ANY_CASE.search(text, start, start + PLATE_WORDS_REACH)
-            if (match is not None and not match.group(0).isupper()  # upper case: found above
-                    and not (text[match.end():match.end() + 1].isalnum()
-                             or text[match.end():match.end() + 1] in "_-")):
+            if (
+                match is not None
+                and not match.group(0).isupper()  # upper case: found above
+                and not (
+                    text[match.end() : match.end() + 1].isalnum()
+                    or text[match.end() : match.end() + 1] in "_-"
+                )
+            ):
                 yield Span(match.start(), match.end(), "PLATE", match.group(0))

@@ -74,19 +74,25 @@ class IdentityRegistry:
         imported = await self.db.execute_write_fn(lambda conn: _import(conn, sources))
         self._cache.clear()
         if imported:
-            log.warning("privacy: imported the deprecated identity list into the registry; "
-                        "edit people in the settings (or PUT /api/privacy/identities) from now on",
-                        extra=fields(sources=sorted(sources), names=imported))
+            log.warning(
+                "privacy: imported the deprecated identity list into the registry; "
+                "edit people in the settings (or PUT /api/privacy/identities) from now on",
+                extra=fields(sources=sorted(sources), names=imported),
+            )
         else:
-            log.warning("privacy: the deprecated identity list was imported before and is "
-                        "ignored; the registry is the one place for names",
-                        extra=fields(sources=sorted(sources)))
+            log.warning(
+                "privacy: the deprecated identity list was imported before and is "
+                "ignored; the registry is the one place for names",
+                extra=fields(sources=sorted(sources)),
+            )
         return imported
 
 
 def _read(conn: sqlite3.Connection, user_id: str) -> list[Person]:
-    rows = conn.execute("SELECT name, aliases FROM privacy_identities WHERE user_id = ? "
-                        "ORDER BY position", (user_id,)).fetchall()
+    rows = conn.execute(
+        "SELECT name, aliases FROM privacy_identities WHERE user_id = ? ORDER BY position",
+        (user_id,),
+    ).fetchall()
     return [Person(row["name"], json.loads(row["aliases"])) for row in rows]
 
 
@@ -95,8 +101,11 @@ def _write(conn: sqlite3.Connection, user_id: str, people: Iterable[Person]) -> 
     conn.executemany(
         "INSERT INTO privacy_identities (user_id, position, name, aliases, updated_at) "
         "VALUES (?, ?, ?, ?, ?)",
-        [(user_id, position, p.name, json.dumps(p.aliases, ensure_ascii=False), time.time())
-         for position, p in enumerate(people)])
+        [
+            (user_id, position, p.name, json.dumps(p.aliases, ensure_ascii=False), time.time())
+            for position, p in enumerate(people)
+        ],
+    )
 
 
 def _legacy_sources(data_dir: Path | None, configured: str | None) -> dict[str, list[str]]:
@@ -130,7 +139,8 @@ def _import(conn: sqlite3.Connection, sources: dict[str, list[str]]) -> int:
                     people.append(Person(name))
                     imported += 1
         _write(conn, user_id, people)
-    conn.executemany("INSERT INTO privacy_legacy_imports (source, imported_at, names) "
-                     "VALUES (?, ?, ?)",
-                     [(source, time.time(), len(names)) for source, names in new.items()])
+    conn.executemany(
+        "INSERT INTO privacy_legacy_imports (source, imported_at, names) VALUES (?, ?, ?)",
+        [(source, time.time(), len(names)) for source, names in new.items()],
+    )
     return imported

@@ -25,8 +25,9 @@ def settle(spans: Iterable[Span]) -> list[Span]:
     ("Abends Anna-Lena") must not leave the rest of a registered one ("Anna-Lena Öztürk")
     standing."""
     # The same name is often found twice (registered, and after "Frau"): once is enough.
-    ordered = sorted(_joined_people(set(spans)),
-                     key=lambda s: (s.start - s.end, _RANK[s.kind], s.start))
+    ordered = sorted(
+        _joined_people(set(spans)), key=lambda s: (s.start - s.end, _RANK[s.kind], s.start)
+    )
     starts: list[int] = []  # the taken spans, kept in text order
     taken: list[Span] = []
     for span in ordered:
@@ -47,8 +48,9 @@ def _joined_people(spans: set[Span]) -> list[Span]:
         last = joined[-1] if joined else None
         if last is not None and span.start < last.end:
             if span.end > last.end:
-                joined[-1] = Span(last.start, span.end, "PERSON",
-                                  last.value + span.value[last.end - span.start:])
+                joined[-1] = Span(
+                    last.start, span.end, "PERSON", last.value + span.value[last.end - span.start :]
+                )
             continue
         joined.append(span)
     return [*(s for s in spans if s.kind != "PERSON"), *joined]

@@ -21,10 +21,15 @@ class Counters:
     fallbacks: int = 0  # callers (journal stages) that took their local fallback
 
     def as_dict(self) -> dict[str, object]:
-        return {"calls_masked": self.calls_masked, "values_masked": dict(self.values_masked),
-                "replies_blocked": self.replies_blocked, "retries": self.retries,
-                "calls_blocked": self.calls_blocked, "requests_blocked": self.requests_blocked,
-                "fallbacks": self.fallbacks}
+        return {
+            "calls_masked": self.calls_masked,
+            "values_masked": dict(self.values_masked),
+            "replies_blocked": self.replies_blocked,
+            "retries": self.retries,
+            "calls_blocked": self.calls_blocked,
+            "requests_blocked": self.requests_blocked,
+            "fallbacks": self.fallbacks,
+        }
 
 
 class PrivacyStats:

@@ -57,8 +57,11 @@ def is_private(url: str) -> bool:
     host = (parts.hostname or "").lower().removeprefix("www.")
     path = parts.path or "/"
     for known_host, prefix in PRIVATE_URLS:
-        host_fits = (not known_host or host == known_host.lstrip(".")
-                     or (known_host.startswith(".") and host.endswith(known_host)))
+        host_fits = (
+            not known_host
+            or host == known_host.lstrip(".")
+            or (known_host.startswith(".") and host.endswith(known_host))
+        )
         if host_fits and (path.startswith(prefix) if known_host else prefix in path):
             return True
     return False

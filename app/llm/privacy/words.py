@@ -43,16 +43,18 @@ def word_end(text: str, i: int) -> int:
 
 
 def word_start(text: str, i: int) -> int:
-    while i > 0 and (text[i - 1].isalpha() or (text[i - 1] in _APOSTROPHES and i > 1
-                                              and text[i - 2].isalpha())):
+    while i > 0 and (
+        text[i - 1].isalpha() or (text[i - 1] in _APOSTROPHES and i > 1 and text[i - 2].isalpha())
+    ):
         i -= 1
     return i
 
 
 def alone(text: str, start: int, end: int) -> bool:
     """Is `text[start:end]` a whole word (not a piece of a word, an address or a code)?"""
-    return ((start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "@._-'’"))
-            and (end == len(text) or not (text[end].isalnum() or text[end] in "@_")))
+    return (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "@._-'’")) and (
+        end == len(text) or not (text[end].isalnum() or text[end] in "@_")
+    )
 
 
 def next_word(text: str, end: int) -> tuple[int, int] | None:
@@ -60,7 +62,7 @@ def next_word(text: str, end: int) -> tuple[int, int] | None:
     match = _NEXT_WORD.match(text, end)
     if match is None:
         return None
-    if match.group(1) and lowered(text)[word_start(text, end):end] not in TITLES:
+    if match.group(1) and lowered(text)[word_start(text, end) : end] not in TITLES:
         return None
     return match.start(2), match.end(2)
 
@@ -99,8 +101,7 @@ def occurrences(text: str, words: Iterable[str]) -> Iterator[tuple[int, int, str
 
 
 def capitalised(text: str, start: int, end: int) -> bool:
-    return (end - start > 1 and text[start].isupper()
-            and lowered(text)[start:end] not in NOT_A_NAME)
+    return end - start > 1 and text[start].isupper() and lowered(text)[start:end] not in NOT_A_NAME
 
 
 @functools.cache
@@ -108,8 +109,9 @@ def dictionary() -> frozenset[str]:
     """English words that are ordinary words (lower case in the word list)."""
     from english_words import get_english_words_set
 
-    return frozenset(w for w in get_english_words_set(["web2"], lower=False, alpha=True)
-                     if w.islower())
+    return frozenset(
+        w for w in get_english_words_set(["web2"], lower=False, alpha=True) if w.islower()
+    )
 
 
 def compound_end(text: str, end: int) -> int:
@@ -149,53 +151,79 @@ def public_name(text: str, start: int) -> tuple[int, int] | None:
     for phrase, offset in _public_index().get(word.group(), ()):
         at = start - offset
         stop = at + len(phrase)
-        if (at >= 0 and low.startswith(phrase, at)
-                and (at == 0 or not text[at - 1].isalnum())
-                and (stop == len(text) or not text[stop].isalpha())):
+        if (
+            at >= 0
+            and low.startswith(phrase, at)
+            and (at == 0 or not text[at - 1].isalnum())
+            and (stop == len(text) or not text[stop].isalpha())
+        ):
             return at, stop
     return None
 
 
 def after_place_words(before: list[str]) -> bool:
     """Do the words before a name say a place follows ("moved to", "fahren nach", "ins")?"""
-    return bool(before) and (before[0] in PLACE_ARTICLES or (
-        len(before) > 1 and (before[1], before[0]) in PLACE_BEFORE_PAIRS))
+    return bool(before) and (
+        before[0] in PLACE_ARTICLES
+        or (len(before) > 1 and (before[1], before[0]) in PLACE_BEFORE_PAIRS)
+    )
 
 
 _GROUP_STARTS = tuple(word + " " for word in (*GROUP_BEFORE, "from"))
-_GROUP_DETERMINERS = frozenset({"dem", "der", "den", "meinem", "meiner", "unserem", "unserer",
-                                "seinem", "seiner", "ihrem", "ihrer", "deinem", "deiner",
-                                "the", "my", "our", "his", "her", "their", "your"})
+_GROUP_DETERMINERS = frozenset(
+    {
+        "dem",
+        "der",
+        "den",
+        "meinem",
+        "meiner",
+        "unserem",
+        "unserer",
+        "seinem",
+        "seiner",
+        "ihrem",
+        "ihrer",
+        "deinem",
+        "deiner",
+        "the",
+        "my",
+        "our",
+        "his",
+        "her",
+        "their",
+        "your",
+    }
+)
 
 
 def group_after(text: str, end: int) -> bool:
     """Does a group of people follow the word ending at `end` ("aus dem yogakurs", "vom
     wanderverein", "from accounting", "from my book club", "from next door")?"""
     low = lowered(text)
-    if not low[end:end + 6].lstrip(SPACES).startswith(_GROUP_STARTS):
+    if not low[end : end + 6].lstrip(SPACES).startswith(_GROUP_STARTS):
         return False  # most names: no "aus", "vom", "von", "from" after them
     here = next_word(text, end)
     if here is None:
         return False
-    first = low[here[0]:here[1]]
+    first = low[here[0] : here[1]]
     if first in GROUP_BEFORE:
         here = next_word(text, here[1])
-        if here is not None and low[here[0]:here[1]] in _GROUP_DETERMINERS:
+        if here is not None and low[here[0] : here[1]] in _GROUP_DETERMINERS:
             here = next_word(text, here[1])
         if here is None:
             return False
-        word = low[here[0]:compound_end(text, here[1])]
+        word = low[here[0] : compound_end(text, here[1])]
         return word.endswith(GROUP_HEADS) or word.startswith(GROUP_PREFIXES)
     if first != "from":
         return False
-    rest = low[here[1]:here[1] + 24].lstrip(SPACES)
+    rest = low[here[1] : here[1] + 24].lstrip(SPACES)
     if rest.startswith(EN_GROUP_PHRASES):
         return True
     for _ in range(3):  # "from HR", "from the choir", "from my climbing group"
         here = next_word(text, here[1])
         if here is None:
             return False
-        word = low[here[0]:here[1]]
+        word = low[here[0] : here[1]]
         if word in EN_GROUPS:
             return True
     return False

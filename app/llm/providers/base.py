@@ -35,7 +35,9 @@ Gate = Callable[[bytes], Awaitable[None]]
 _CONTEXT_LENGTH = re.compile(
     r"context[ _-]?(?:length|window|size)|maximum context|too many tokens|"
     r"exceeds? (?:the )?(?:context|maximum|model)|prompt is too long|input is too long|"
-    r"requested tokens .* exceed|n_ctx", re.IGNORECASE)
+    r"requested tokens .* exceed|n_ctx",
+    re.IGNORECASE,
+)
 
 
 class Provider(ABC):
@@ -44,9 +46,16 @@ class Provider(ABC):
     name: ClassVar[str]
     offline: ClassVar[bool] = False
 
-    def __init__(self, *, settings: Settings, session: aiohttp.ClientSession | None,
-                 url: str | None, model: str | None, api_key: str | None,
-                 remote: bool = False) -> None:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        session: aiohttp.ClientSession | None,
+        url: str | None,
+        model: str | None,
+        api_key: str | None,
+        remote: bool = False,
+    ) -> None:
         """`remote`: marked remote (`llm_remote`) even where its host is local."""
         self.settings = settings
         self.session = session
@@ -91,20 +100,38 @@ class Provider(ABC):
         """GET a JSON document (metadata, model lists). Errors map like a call's."""
         return await self._json_exchange("GET", path, None, self.headers(), timeout)
 
-    async def post_json(self, path: str, payload: dict[str, Any], purpose: str,
-                        *, timeout: float | None = None, gate: Gate | None = None) -> Any:
+    async def post_json(
+        self,
+        path: str,
+        payload: dict[str, Any],
+        purpose: str,
+        *,
+        timeout: float | None = None,
+        gate: Gate | None = None,
+    ) -> Any:
         """POST a JSON request and read the whole JSON answer, within `model_timeout`.
         `gate`: the privacy egress gate the encoded body passes first (a call's `gate`)."""
-        return await self._json_exchange("POST", path, await request_body(payload, gate),
-                                         self.headers(purpose), timeout)
+        return await self._json_exchange(
+            "POST", path, await request_body(payload, gate), self.headers(purpose), timeout
+        )
 
-    async def _json_exchange(self, method: str, path: str, data: bytes | None,
-                             headers: dict[str, str], timeout: float | None) -> Any:
+    async def _json_exchange(
+        self,
+        method: str,
+        path: str,
+        data: bytes | None,
+        headers: dict[str, str],
+        timeout: float | None,
+    ) -> Any:
         seconds = timeout if timeout is not None else self.settings.model_timeout
         try:
             async with self._session().request(
-                    method, self.url + path, data=data, headers=headers,
-                    timeout=aiohttp.ClientTimeout(total=seconds)) as response:
+                method,
+                self.url + path,
+                data=data,
+                headers=headers,
+                timeout=aiohttp.ClientTimeout(total=seconds),
+            ) as response:
                 body = await response.read()
                 await raise_for_status(response, body)
                 return decode_envelope(body)
@@ -112,8 +139,9 @@ class Provider(ABC):
             raise connection_error(exc, seconds) from exc
 
     @asynccontextmanager
-    async def open_stream(self, path: str, payload: dict[str, Any], purpose: str,
-                          gate: Gate | None = None) -> AsyncIterator[aiohttp.ClientResponse]:
+    async def open_stream(
+        self, path: str, payload: dict[str, Any], purpose: str, gate: Gate | None = None
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
         """POST a streaming request; `model_timeout` bounds the wait for each piece. `gate`:
         as for `post_json`.
 
@@ -125,8 +153,8 @@ class Provider(ABC):
         data = await request_body(payload, gate)
         try:
             async with self._session().post(
-                    self.url + path, data=data,
-                    headers=self.headers(purpose), timeout=timeout) as response:
+                self.url + path, data=data, headers=self.headers(purpose), timeout=timeout
+            ) as response:
                 if response.status >= 400:
                     await raise_for_status(response, await response.read())
                 try:
@@ -160,16 +188,18 @@ def decode_envelope(body: bytes) -> Any:
     try:
         return msgspec.json.decode(body)
     except msgspec.DecodeError:
-        raise ModelError("model_bad_response",
-                         f"the server answered {len(body)} bytes that are not JSON") from None
+        raise ModelError(
+            "model_bad_response", f"the server answered {len(body)} bytes that are not JSON"
+        ) from None
 
 
 def connection_error(exc: BaseException, seconds: float) -> ModelError:
     if isinstance(exc, ModelError):
         return exc
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
-        return ModelError("model_unavailable", f"could not connect within {seconds} s",
-                          retryable=True)
+        return ModelError(
+            "model_unavailable", f"could not connect within {seconds} s", retryable=True
+        )
     if isinstance(exc, TimeoutError):
         return ModelError("model_timeout", f"no answer within model_timeout {seconds} s")
     return ModelError("model_unavailable", f"{type(exc).__name__}: {exc}", retryable=True)
@@ -183,11 +213,15 @@ async def raise_for_status(response: aiohttp.ClientResponse, body: bytes) -> Non
     detail = error_detail(body)
     where = f"HTTP {status} from {response.url.with_query(None)}"
     if status == 429:
-        raise ModelError("rate_limited", f"{where}: {detail}", retryable=True, status=status,
-                         retry_after=retry_after(response.headers.get("Retry-After")))
+        raise ModelError(
+            "rate_limited",
+            f"{where}: {detail}",
+            retryable=True,
+            status=status,
+            retry_after=retry_after(response.headers.get("Retry-After")),
+        )
     if _CONTEXT_LENGTH.search(detail) and status in (400, 413, 422, 500):
-        raise ModelError("provider_context_length_rejected", f"{where}: {detail}",
-                         status=status)
+        raise ModelError("provider_context_length_rejected", f"{where}: {detail}", status=status)
     if status >= 500:
         raise ModelError("model_http_error", f"{where}: {detail}", retryable=True, status=status)
     if status in (401, 403):

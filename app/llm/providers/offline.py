@@ -32,8 +32,13 @@ class OfflineProvider(Provider):
     name = "offline"
     offline = True
 
-    def __init__(self, *, answers: handlers.Answers = handlers.BASE_ANSWERS,
-                 memory: handlers.DayMemory | None = None, **common: Any) -> None:
+    def __init__(
+        self,
+        *,
+        answers: handlers.Answers = handlers.BASE_ANSWERS,
+        memory: handlers.DayMemory | None = None,
+        **common: Any,
+    ) -> None:
         super().__init__(**common)
         self.answers = answers
         # What it said today per conversation (the running turn's pair), kept across
@@ -49,9 +54,14 @@ class OfflineProvider(Provider):
     def answer(self, call: Call, conversation: handlers.Conversation | None = None) -> str:
         """The answer text for a call (JSON text for a structured call); `conversation`:
         what was said today in the call's conversation."""
-        request = handlers.OfflineRequest(call.purpose, call.messages, call.schema,
-                                          call.max_tokens, self.settings.chars_per_token,
-                                          conversation)
+        request = handlers.OfflineRequest(
+            call.purpose,
+            call.messages,
+            call.schema,
+            call.max_tokens,
+            self.settings.chars_per_token,
+            conversation,
+        )
         handler = self.answers.get(call.purpose)
         result = handler(request) if handler is not None else None
         if call.schema is not None:
@@ -64,17 +74,24 @@ class OfflineProvider(Provider):
 
     async def complete(self, call: Call) -> Reply:
         text = await self._answer_off_loop(call)
-        return Reply(text=text, model=OFFLINE_MODEL, finish_reason="stop",
-                     prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
-                     completion_tokens=self._tokens(len(text)))
+        return Reply(
+            text=text,
+            model=OFFLINE_MODEL,
+            finish_reason="stop",
+            prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
+            completion_tokens=self._tokens(len(text)),
+        )
 
     async def stream(self, call: Call) -> AsyncIterator[Chunk]:
         text = await self._answer_off_loop(call)
         for piece in _PIECES.findall(text):
             yield Chunk(text=piece, model=OFFLINE_MODEL)
-        yield Chunk(model=OFFLINE_MODEL, finish_reason="stop",
-                    prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
-                    completion_tokens=self._tokens(len(text)))
+        yield Chunk(
+            model=OFFLINE_MODEL,
+            finish_reason="stop",
+            prompt_tokens=self._tokens(sum(len(m["content"]) for m in call.messages)),
+            completion_tokens=self._tokens(len(text)),
+        )
 
     async def _answer_off_loop(self, call: Call) -> str:
         """The rules read messages of up to 20 000 characters: tens of milliseconds of CPU
@@ -92,8 +109,9 @@ class OfflineProvider(Provider):
         return math.ceil(chars / self.settings.chars_per_token)
 
 
-def _as_instance(schema: type[msgspec.Struct],
-                 result: str | dict | msgspec.Struct | None) -> msgspec.Struct:
+def _as_instance(
+    schema: type[msgspec.Struct], result: str | dict | msgspec.Struct | None
+) -> msgspec.Struct:
     if isinstance(result, schema):
         return result
     if isinstance(result, dict):
@@ -105,5 +123,7 @@ def _as_instance(schema: type[msgspec.Struct],
 
 def text_fields(answer: str) -> dict[str, str]:
     """Where a text answer goes in a schema that asked for one."""
-    return {name: answer for name in ("text", "antwort", "reply", "answer", "content",
-                                      "response", "summary", "zusammenfassung")}
+    return dict.fromkeys(
+        ("text", "antwort", "reply", "answer", "content", "response", "summary", "zusammenfassung"),
+        answer,
+    )

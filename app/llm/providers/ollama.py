@@ -55,43 +55,56 @@ class OllamaProvider(Provider):
         options: dict[str, Any] = {"temperature": call.temperature, "num_predict": call.max_tokens}
         if call.window:
             options["num_ctx"] = call.window
-        payload: dict[str, Any] = {"model": self.model, "messages": call.messages,
-                                   "stream": stream, "options": options}
+        payload: dict[str, Any] = {
+            "model": self.model,
+            "messages": call.messages,
+            "stream": stream,
+            "options": options,
+        }
         if call.json_schema is not None:
             payload["format"] = call.json_schema
         return payload
 
     async def complete(self, call: Call) -> Reply:
         await self.resolve_model()
-        data = await self.post_json("/api/chat", self._payload(call, False), call.purpose,
-                                    gate=call.gate)
+        data = await self.post_json(
+            "/api/chat", self._payload(call, False), call.purpose, gate=call.gate
+        )
         if not isinstance(data, dict) or not isinstance(data.get("message"), dict):
             raise ModelError("model_bad_response", "Ollama answer without `message`")
-        return Reply(text=data["message"].get("content") or "",
-                     model=data.get("model") or self.model or "",
-                     prompt_tokens=data.get("prompt_eval_count"),
-                     completion_tokens=data.get("eval_count"),
-                     finish_reason=data.get("done_reason"))
+        return Reply(
+            text=data["message"].get("content") or "",
+            model=data.get("model") or self.model or "",
+            prompt_tokens=data.get("prompt_eval_count"),
+            completion_tokens=data.get("eval_count"),
+            finish_reason=data.get("done_reason"),
+        )
 
     async def stream(self, call: Call) -> AsyncIterator[Chunk]:
         await self.resolve_model()
-        async with self.open_stream("/api/chat", self._payload(call, True),
-                                    call.purpose, call.gate) as response:
+        async with self.open_stream(
+            "/api/chat", self._payload(call, True), call.purpose, call.gate
+        ) as response:
             async for line in lines(response):
                 try:
                     data = msgspec.json.decode(line)
                 except msgspec.DecodeError:
-                    raise ModelError("model_bad_response",
-                                     "a streamed line from Ollama is not JSON") from None
+                    raise ModelError(
+                        "model_bad_response", "a streamed line from Ollama is not JSON"
+                    ) from None
                 if "error" in data:
                     raise context_length_error(data) or ModelError(
-                        "model_http_error", f"Ollama stream error: {describe_error(data)}")
+                        "model_http_error", f"Ollama stream error: {describe_error(data)}"
+                    )
                 message = data.get("message") or {}
                 if data.get("done"):
-                    yield Chunk(text=message.get("content") or "", model=data.get("model"),
-                                prompt_tokens=data.get("prompt_eval_count"),
-                                completion_tokens=data.get("eval_count"),
-                                finish_reason=data.get("done_reason") or "stop")
+                    yield Chunk(
+                        text=message.get("content") or "",
+                        model=data.get("model"),
+                        prompt_tokens=data.get("prompt_eval_count"),
+                        completion_tokens=data.get("eval_count"),
+                        finish_reason=data.get("done_reason") or "stop",
+                    )
                     return
                 if message.get("content"):
                     yield Chunk(text=message["content"], model=data.get("model"))

@@ -81,9 +81,13 @@ class OpenAIProvider(Provider):
         return window if isinstance(window, int) and window > 0 else None
 
     def _payload(self, call: Call, stream: bool) -> dict[str, Any]:
-        payload: dict[str, Any] = {"model": self.model or "default", "messages": call.messages,
-                                   "max_tokens": call.max_tokens,
-                                   "temperature": call.temperature, "stream": stream}
+        payload: dict[str, Any] = {
+            "model": self.model or "default",
+            "messages": call.messages,
+            "max_tokens": call.max_tokens,
+            "temperature": call.temperature,
+            "stream": stream,
+        }
         if stream:
             payload["stream_options"] = {"include_usage": True}
         if call.json_schema is not None and call.schema is not None:
@@ -110,31 +114,43 @@ class OpenAIProvider(Provider):
 
     def _older_schema_shape(self, call: Call, exc: ModelError) -> bool:
         """Switch to `json_object` + schema when the server refused `json_schema`."""
-        refused = (call.json_schema is not None and self.schema_style == "json_schema"
-                   and exc.status in (400, 422, 500) and "response_format" in exc.message)
+        refused = (
+            call.json_schema is not None
+            and self.schema_style == "json_schema"
+            and exc.status in (400, 422, 500)
+            and "response_format" in exc.message
+        )
         if refused:
             self.schema_style = "json_object"
-            log.info("server refuses response_format json_schema; asking with json_object "
-                     "+ schema from now on", extra={"fields": {"url": self.url}})
+            log.info(
+                "server refuses response_format json_schema; asking with json_object "
+                "+ schema from now on",
+                extra={"fields": {"url": self.url}},
+            )
         return refused
 
     async def _complete(self, call: Call) -> Reply:
-        data = await self.post_json("/v1/chat/completions", self._payload(call, False),
-                                    call.purpose, gate=call.gate)
+        data = await self.post_json(
+            "/v1/chat/completions", self._payload(call, False), call.purpose, gate=call.gate
+        )
         try:
             choice = data["choices"][0]
             message = choice["message"]
         except (KeyError, IndexError, TypeError):
             raise ModelError("model_bad_response", "answer without choices[0].message") from None
         usage = data.get("usage") or {}
-        return Reply(text=message.get("content") or "", model=data.get("model") or self.model or "",
-                     prompt_tokens=usage.get("prompt_tokens"),
-                     completion_tokens=usage.get("completion_tokens"),
-                     finish_reason=choice.get("finish_reason"))
+        return Reply(
+            text=message.get("content") or "",
+            model=data.get("model") or self.model or "",
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            finish_reason=choice.get("finish_reason"),
+        )
 
     async def stream(self, call: Call) -> AsyncIterator[Chunk]:
-        async with self.open_stream("/v1/chat/completions", self._payload(call, True),
-                                    call.purpose, call.gate) as response:
+        async with self.open_stream(
+            "/v1/chat/completions", self._payload(call, True), call.purpose, call.gate
+        ) as response:
             events = 0
             async for line in lines(response):
                 if not line.startswith(b"data:"):
@@ -149,9 +165,11 @@ class OpenAIProvider(Provider):
             if events == 0:
                 # llama.cpp answers a prompt beyond its window, when streaming, with 200 and
                 # an empty event stream; no other cause leaves a stream without one event.
-                raise ModelError("provider_context_length_rejected",
-                                 "the server ended the stream without a single event "
-                                 "(llama.cpp does this for a prompt beyond its window)")
+                raise ModelError(
+                    "provider_context_length_rejected",
+                    "the server ended the stream without a single event "
+                    "(llama.cpp does this for a prompt beyond its window)",
+                )
 
 
 def _chunk(data_part: bytes) -> Chunk | None:
@@ -163,7 +181,8 @@ def _chunk(data_part: bytes) -> Chunk | None:
         raise ModelError("model_bad_response", "a streamed event is not an object")
     if "error" in data:
         raise context_length_error(data) or ModelError(
-            "model_http_error", f"stream error: {describe_error(data)}")
+            "model_http_error", f"stream error: {describe_error(data)}"
+        )
     usage = data.get("usage") or {}
     choices = data.get("choices") or []
     delta = (choices[0].get("delta") or {}) if choices else {}
@@ -171,8 +190,13 @@ def _chunk(data_part: bytes) -> Chunk | None:
     text = delta.get("content") or ""
     if not text and not usage and not finish:
         return None  # role-only or empty delta (llama.cpp sends these)
-    return Chunk(text=text, model=data.get("model"), prompt_tokens=usage.get("prompt_tokens"),
-                 completion_tokens=usage.get("completion_tokens"), finish_reason=finish)
+    return Chunk(
+        text=text,
+        model=data.get("model"),
+        prompt_tokens=usage.get("prompt_tokens"),
+        completion_tokens=usage.get("completion_tokens"),
+        finish_reason=finish,
+    )
 
 
 def _window_of(entry: dict[str, Any]) -> int | None:

@@ -18,15 +18,29 @@ log = logging.getLogger(__name__)
 Command = TypeVar("Command", bound=msgspec.Struct)
 
 
-def follow_up(agent: str, state: Path2State, task: str, command: msgspec.Struct,
-              pending: AgentContext | None, question: str, **extra: Any) -> AgentResult:
+def follow_up(
+    agent: str,
+    state: Path2State,
+    task: str,
+    command: msgspec.Struct,
+    pending: AgentContext | None,
+    question: str,
+    **extra: Any,
+) -> AgentResult:
     """The agent asks `question`; the context keeps the command and the turn it was asked
     for (the first turn of a chain of questions), for the answer to resume."""
     request_turn = (pending.turn_id if pending is not None else "") or state.turn_id
-    context = AgentContext(agent=agent, turn_id=request_turn, task=task, question=question,
-                           command=msgspec.to_builtins(command), **extra)
-    return AgentResult(agent=agent, task=task, outcome="follow_up", question=question,
-                       context=context)
+    context = AgentContext(
+        agent=agent,
+        turn_id=request_turn,
+        task=task,
+        question=question,
+        command=msgspec.to_builtins(command),
+        **extra,
+    )
+    return AgentResult(
+        agent=agent, task=task, outcome="follow_up", question=question, context=context
+    )
 
 
 def read_context(stored: dict[str, Any] | None) -> AgentContext | None:
@@ -36,14 +50,15 @@ def read_context(stored: dict[str, Any] | None) -> AgentContext | None:
         return None
 
     def dropped(name: str, value: Any) -> None:
-        log.warning("pending agent context field dropped",
-                    extra=fields(field=name, value=repr(value), agent=stored.get("agent")))
+        log.warning(
+            "pending agent context field dropped",
+            extra=fields(field=name, value=repr(value), agent=stored.get("agent")),
+        )
 
     try:
         return msgspec.convert(stored, AgentContext)
     except msgspec.ValidationError:
-        return msgspec.convert(readable_fields(stored, AgentContext, dropped=dropped),
-                               AgentContext)
+        return msgspec.convert(readable_fields(stored, AgentContext, dropped=dropped), AgentContext)
 
 
 def original_command(pending: AgentContext, kind: type[Command], agent: str) -> Command | None:
@@ -51,8 +66,9 @@ def original_command(pending: AgentContext, kind: type[Command], agent: str) -> 
     try:
         return msgspec.convert(pending.command, kind)
     except msgspec.ValidationError:
-        log.warning("pending command unreadable; the answer stands alone",
-                    extra=fields(agent=agent))
+        log.warning(
+            "pending command unreadable; the answer stands alone", extra=fields(agent=agent)
+        )
         return None
 
 

@@ -48,56 +48,87 @@ log = logging.getLogger(__name__)
 
 AGENT = "lists"
 
+
 @dataclass(frozen=True, slots=True)
 class Target:
     name: str
     create: bool
 
 
-async def run(ctx: NodeContext, state: Path2State, task: str,
-              pending: AgentContext | None) -> AgentResult:
+async def run(
+    ctx: NodeContext, state: Path2State, task: str, pending: AgentContext | None
+) -> AgentResult:
     store = ListStore(ctx.services.redis, state.user_id, state.character_id)
     existing = await store.all()
     b = ctx.blocks
-    command: ListCommand = await ctx.ask_struct("agent_lists", frame([
-        (b.lists, lists_text(existing, ctx.language)),
-        (b.history, state.history),
-        (b.pending, pending_text(pending)),
-        (b.task, task)]))
+    command: ListCommand = await ctx.ask_struct(
+        "agent_lists",
+        frame(
+            [
+                (b.lists, lists_text(existing, ctx.language)),
+                (b.history, state.history),
+                (b.pending, pending_text(pending)),
+                (b.task, task),
+            ]
+        ),
+    )
     if pending is not None:
         command = resumed(command, pending)
     language = reply_language(ctx, state)
     words = _phrases(language)
-    if not (command.add or command.remove or command.show or command.clear
-            or command.create_list):
+    if not (command.add or command.remove or command.show or command.clear or command.create_list):
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
-    if command.show and not (command.add or command.remove or command.clear
-                             or command.list_name):
-        return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=show_all(existing, language))
+    if command.show and not (command.add or command.remove or command.clear or command.list_name):
+        return AgentResult(
+            agent=AGENT, task=task, outcome="completed", said=show_all(existing, language)
+        )
     if command.remove and all(is_pronoun(item) for item in command.remove):
         # "Streich die" with nothing in the conversation it stands for: ask, never guess.
         log.info("list removal names only a pronoun; asking")
-        return AgentResult(agent=AGENT, task=task, outcome="refused",
-                           said=[words["which_item"].format(word=command.remove[0])])
+        return AgentResult(
+            agent=AGENT,
+            task=task,
+            outcome="refused",
+            said=[words["which_item"].format(word=command.remove[0])],
+        )
     answer = task if pending is not None else ""
     target = resolve(command, existing, answer)
     if target is None:
         return _ask(ctx, state, task, command, existing, pending)
     if not target.create and find(existing, target.name) is None:
-        return AgentResult(agent=AGENT, task=task, outcome="refused",
-                           said=[words["not_found"].format(name=target.name)])
-    edit = ListEdit(list_name=target.name, add=list(command.add), remove=list(command.remove),
-                    clear=command.clear, create=target.create)
+        return AgentResult(
+            agent=AGENT,
+            task=task,
+            outcome="refused",
+            said=[words["not_found"].format(name=target.name)],
+        )
+    edit = ListEdit(
+        list_name=target.name,
+        add=list(command.add),
+        remove=list(command.remove),
+        clear=command.clear,
+        create=target.create,
+    )
     change = preview(store.as_read(target.name), edit)
-    log.info("list change intended", extra=fields(
-        list=change.list.name, created=change.created, added=len(change.added),
-        removed=len(change.removed), cleared=change.cleared))
+    log.info(
+        "list change intended",
+        extra=fields(
+            list=change.list.name,
+            created=change.created,
+            added=len(change.added),
+            removed=len(change.removed),
+            cleared=change.cleared,
+        ),
+    )
     # Crossed off without naming a list, and on none of them: say that, not one list's name.
     anywhere = not command.list_name and len(existing) > 1
-    return AgentResult(agent=AGENT, task=task, outcome="completed",
-                       said=describe(change, command.show, language, anywhere=anywhere),
-                       effects=[edit])
+    return AgentResult(
+        agent=AGENT,
+        task=task,
+        outcome="completed",
+        said=describe(change, command.show, language, anywhere=anywhere),
+        effects=[edit],
+    )
 
 
 def resolve(command: ListCommand, existing: list[NamedList], answer: str = "") -> Target | None:
@@ -154,12 +185,20 @@ def resumed(answer: ListCommand, pending: AgentContext) -> ListCommand:
     has_ops = answer.add or answer.remove or answer.show or answer.clear
     base = answer if has_ops else original
     return msgspec.structs.replace(
-        base, list_name=answer.list_name or original.list_name,
-        create_list=answer.create_list or (base.create_list and not answer.list_name))
+        base,
+        list_name=answer.list_name or original.list_name,
+        create_list=answer.create_list or (base.create_list and not answer.list_name),
+    )
 
 
-def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
-         existing: list[NamedList], pending: AgentContext | None) -> AgentResult:
+def _ask(
+    ctx: NodeContext,
+    state: Path2State,
+    task: str,
+    command: ListCommand,
+    existing: list[NamedList],
+    pending: AgentContext | None,
+) -> AgentResult:
     words = _phrases(reply_language(ctx, state))
     names = join([words["quote"].format(name=item.name) for item in existing], words["or"])
     if not existing:
@@ -168,12 +207,12 @@ def _ask(ctx: NodeContext, state: Path2State, task: str, command: ListCommand,
         question = words["which_new"].format(name=command.list_name, names=names)
     else:
         question = words["which"].format(names=names)
-    return follow_up(AGENT, state, task, command, pending, question,
-                     candidates=[item.name for item in existing])
+    return follow_up(
+        AGENT, state, task, command, pending, question, candidates=[item.name for item in existing]
+    )
 
 
-def describe(change: ListChange, show: bool, language: str, *,
-             anywhere: bool = False) -> list[str]:
+def describe(change: ListChange, show: bool, language: str, *, anywhere: bool = False) -> list[str]:
     """What the change did, in sentences that agree with their items ("Eier sind
     gestrichen"); `anywhere`: items missing are on none of the lists."""
     words = _phrases(language)
@@ -184,16 +223,24 @@ def describe(change: ListChange, show: bool, language: str, *,
     if change.cleared:
         said.append(words["cleared"].format(name=name))
     missing = "missing_anywhere" if anywhere else "missing"
-    for key, items in (("removed", change.removed), (missing, change.missing),
-                       ("added", change.added), ("already", change.already)):
+    for key, items in (
+        ("removed", change.removed),
+        (missing, change.missing),
+        ("added", change.added),
+        ("already", change.already),
+    ):
         if items:
             agreeing = f"{key}_many" if several(items, language) else key
-            said.append(sentence(words[agreeing].format(items=join(items, words["and"]),
-                                                        name=name)))
+            said.append(
+                sentence(words[agreeing].format(items=join(items, words["and"]), name=name))
+            )
     if show:
         items = change.list.items
-        said.append(words["shows"].format(name=name, items=", ".join(items)) if items
-                    else words["empty"].format(name=name))
+        said.append(
+            words["shows"].format(name=name, items=", ".join(items))
+            if items
+            else words["empty"].format(name=name)
+        )
     return said
 
 
@@ -201,8 +248,12 @@ def show_all(existing: list[NamedList], language: str) -> list[str]:
     words = _phrases(language)
     if not existing:
         return [words["no_lists"]]
-    return [words["shows"].format(name=item.name, items=", ".join(item.items)) if item.items
-            else words["empty"].format(name=item.name) for item in existing]
+    return [
+        words["shows"].format(name=item.name, items=", ".join(item.items))
+        if item.items
+        else words["empty"].format(name=item.name)
+        for item in existing
+    ]
 
 
 def lists_text(existing: list[NamedList], language: str) -> str:
@@ -210,9 +261,9 @@ def lists_text(existing: list[NamedList], language: str) -> str:
     last comes last ("put it on there too" means that one)."""
     empty = _phrases(language)["none"]
     ordered = sorted(existing, key=lambda item: item.updated_at)
-    return "\n".join(f"- {item.name}: {', '.join(item.items) if item.items else empty}"
-                     for item in ordered)
-
+    return "\n".join(
+        f"- {item.name}: {', '.join(item.items) if item.items else empty}" for item in ordered
+    )
 
 
 def _phrases(language: str) -> Mapping[str, str]:

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 AGENT = "reminders"
 
+
 def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:
     """`2026-11-30T10:15:00+01:00 (Montag)`: what the model counts "tomorrow" from, in the
     user's time zone."""
@@ -59,7 +60,7 @@ def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:
 
 
 def when_text(due_at: float, zone: dt.tzinfo | None, language: str) -> str:
-    """"am 02.12.2026 um 09:00 Uhr" / "on December 2, 2026 at 09:00": the due time in a
+    """ "am 02.12.2026 um 09:00 Uhr" / "on December 2, 2026 at 09:00": the due time in a
     reply, the date as the language writes it."""
     moment = local_moment(due_at, zone)
     return _phrases(language)["when"].format(date=moment, day=sentence_date(moment, language))
@@ -75,19 +76,26 @@ def changeable(reminders: list[Reminder]) -> list[Reminder]:
     return [r for r in reminders if r.status != "done"]
 
 
-async def run(ctx: NodeContext, state: Path2State, task: str,
-              pending: AgentContext | None) -> AgentResult:
+async def run(
+    ctx: NodeContext, state: Path2State, task: str, pending: AgentContext | None
+) -> AgentResult:
     now = ctx.services.clock()
     zone = zone_named(ctx.settings.timezone)
     b = ctx.blocks
     store = ctx.services.reminders
     existing = changeable(await store.list(state.user_id, state.character_id))
-    command: ReminderCommand = await ctx.ask_struct("agent_reminders", frame([
-        (b.now, now_text(now, zone, ctx.language)),
-        (b.reminders, reminders_text(existing, zone, ctx.language)),
-        (b.history, state.history),
-        (b.pending, pending_text(pending)),
-        (b.task, task)]))
+    command: ReminderCommand = await ctx.ask_struct(
+        "agent_reminders",
+        frame(
+            [
+                (b.now, now_text(now, zone, ctx.language)),
+                (b.reminders, reminders_text(existing, zone, ctx.language)),
+                (b.history, state.history),
+                (b.pending, pending_text(pending)),
+                (b.task, task),
+            ]
+        ),
+    )
     if pending is not None:
         command = resumed(command, pending)
     language = reply_language(ctx, state)
@@ -96,8 +104,9 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
         return change(ctx, state, task, command, pending, existing, now)
     if command.show and not command.text:
         waiting = await store.pending(state.user_id, state.character_id)
-        return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=[list_text(waiting, zone, language)])
+        return AgentResult(
+            agent=AGENT, task=task, outcome="completed", said=[list_text(waiting, zone, language)]
+        )
     if not command.text.strip() and not command.due_at.strip():
         return AgentResult(agent=AGENT, task=task, outcome="nothing")
     if not command.text.strip():
@@ -111,29 +120,44 @@ async def run(ctx: NodeContext, state: Path2State, task: str,
     try:
         check_due_at(due_at, now, ctx.settings.reminder_max_days_ahead)
     except DueTimeRefused as refused:
-        log.warning("reminder time refused; asking", extra=fields(
-            due_at=command.due_at, problem=refused.problem))
+        log.warning(
+            "reminder time refused; asking",
+            extra=fields(due_at=command.due_at, problem=refused.problem),
+        )
         question = words["ask_when"].format(text=command.text)
         if refused.problem == "past":
             try:
-                question = words["past"].format(when=when_text(due_at, zone, language),
-                                                text=command.text)
+                question = words["past"].format(
+                    when=when_text(due_at, zone, language), text=command.text
+                )
             except (OverflowError, OSError, ValueError):
                 pass  # year 1 and the like: not worth naming
         return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending, question)
     cap = ctx.settings.max_reminders_per_pair
     if len(await store.pending(state.user_id, state.character_id)) >= cap:
-        log.warning("reminder refused: cap", extra=fields(limit=cap,
-                                                          setting="max_reminders_per_pair"))
-        return AgentResult(agent=AGENT, task=task, outcome="refused",
-                           said=[words["too_many"].format(count=cap)])
+        log.warning(
+            "reminder refused: cap", extra=fields(limit=cap, setting="max_reminders_per_pair")
+        )
+        return AgentResult(
+            agent=AGENT, task=task, outcome="refused", said=[words["too_many"].format(count=cap)]
+        )
     request_turn = (pending.turn_id if pending is not None else "") or state.turn_id
-    reminder = new_reminder(state.user_id, state.character_id, command.text, due_at,
-                            trigger_turn_id=request_turn, now=now)
+    reminder = new_reminder(
+        state.user_id,
+        state.character_id,
+        command.text,
+        due_at,
+        trigger_turn_id=request_turn,
+        now=now,
+    )
     log.info("reminder intended", extra=fields(reminder_id=reminder.id, due_at=due_at))
-    return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
-        words["set"].format(text=reminder.text, when=when_text(due_at, zone, language))],
-        effects=[ReminderToAdd(reminder=reminder)])
+    return AgentResult(
+        agent=AGENT,
+        task=task,
+        outcome="completed",
+        said=[words["set"].format(text=reminder.text, when=when_text(due_at, zone, language))],
+        effects=[ReminderToAdd(reminder=reminder)],
+    )
 
 
 def resumed(answer: ReminderCommand, pending: AgentContext) -> ReminderCommand:
@@ -141,48 +165,81 @@ def resumed(answer: ReminderCommand, pending: AgentContext) -> ReminderCommand:
     if original is None:
         return answer
     if original.delete or original.move:  # "which one?" / "to when?": the change goes on
-        return msgspec.structs.replace(original, text=original.text or answer.text,
-                                       due_at=answer.due_at or original.due_at)
-    return ReminderCommand(text=answer.text or original.text,
-                           due_at=answer.due_at or original.due_at,
-                           show=answer.show and not original.text)
+        return msgspec.structs.replace(
+            original, text=original.text or answer.text, due_at=answer.due_at or original.due_at
+        )
+    return ReminderCommand(
+        text=answer.text or original.text,
+        due_at=answer.due_at or original.due_at,
+        show=answer.show and not original.text,
+    )
 
 
-def change(ctx: NodeContext, state: Path2State, task: str, command: ReminderCommand,
-           pending: AgentContext | None, existing: list[Reminder], now: float) -> AgentResult:
+def change(
+    ctx: NodeContext,
+    state: Path2State,
+    task: str,
+    command: ReminderCommand,
+    pending: AgentContext | None,
+    existing: list[Reminder],
+    now: float,
+) -> AgentResult:
     """Delete or move the reminder the command names."""
     language = reply_language(ctx, state)
     words = _phrases(language)
     chosen = among(existing, pending)
     if is_pronoun(command.text) and chosen:
         # "Verschieb ihn" with nothing in the conversation it stands for: ask, never guess.
-        return _which(ctx, state, task, msgspec.structs.replace(command, text=""), pending,
-                      chosen)
+        return _which(ctx, state, task, msgspec.structs.replace(command, text=""), pending, chosen)
     found = matching(command.text, chosen, task if pending is not None else "")
     if not found:
         log.info("no reminder fits the change", extra=fields(delete=command.delete))
-        return AgentResult(agent=AGENT, task=task, outcome="refused", said=[
-            words["not_found"].format(text=command.text) if command.text.strip()
-            else words["none"]])
+        return AgentResult(
+            agent=AGENT,
+            task=task,
+            outcome="refused",
+            said=[
+                words["not_found"].format(text=command.text)
+                if command.text.strip()
+                else words["none"]
+            ],
+        )
     if len(found) > 1:
         if pending is not None and pending.candidates:
-            return AgentResult(agent=AGENT, task=task, outcome="refused",
-                               said=[words["still_unclear"]])
+            return AgentResult(
+                agent=AGENT, task=task, outcome="refused", said=[words["still_unclear"]]
+            )
         return _which(ctx, state, task, command, pending, found)
     reminder = found[0]
     if command.delete:
         log.info("reminder deletion intended", extra=fields(reminder_id=reminder.id))
-        return AgentResult(agent=AGENT, task=task, outcome="completed",
-                           said=[words["deleted"].format(text=reminder.text)],
-                           effects=[ReminderChange(user_id=state.user_id,
-                                                   character_id=state.character_id,
-                                                   reminder_id=reminder.id, delete=True)])
+        return AgentResult(
+            agent=AGENT,
+            task=task,
+            outcome="completed",
+            said=[words["deleted"].format(text=reminder.text)],
+            effects=[
+                ReminderChange(
+                    user_id=state.user_id,
+                    character_id=state.character_id,
+                    reminder_id=reminder.id,
+                    delete=True,
+                )
+            ],
+        )
     return move(ctx, state, task, command, pending, reminder, existing, now)
 
 
-def move(ctx: NodeContext, state: Path2State, task: str, command: ReminderCommand,
-         pending: AgentContext | None, reminder: Reminder, existing: list[Reminder],
-         now: float) -> AgentResult:
+def move(
+    ctx: NodeContext,
+    state: Path2State,
+    task: str,
+    command: ReminderCommand,
+    pending: AgentContext | None,
+    reminder: Reminder,
+    existing: list[Reminder],
+    now: float,
+) -> AgentResult:
     zone = zone_named(ctx.settings.timezone)
     language = reply_language(ctx, state)
     words = _phrases(language)
@@ -193,32 +250,67 @@ def move(ctx: NodeContext, state: Path2State, task: str, command: ReminderComman
         check_due_at(due_at, now, ctx.settings.reminder_max_days_ahead)
     except (DueTimeError, DueTimeRefused) as refused:
         if command.due_at.strip():
-            log.warning("new reminder time refused; asking", extra=fields(
-                due_at=command.due_at, problem=getattr(refused, "problem", "not_a_time")))
+            log.warning(
+                "new reminder time refused; asking",
+                extra=fields(
+                    due_at=command.due_at, problem=getattr(refused, "problem", "not_a_time")
+                ),
+            )
         return _ask(state, task, msgspec.structs.replace(named, due_at=""), pending, ask_when)
     cap = ctx.settings.max_reminders_per_pair
     if reminder.status not in OPEN and sum(r.status in OPEN for r in existing) >= cap:
-        log.warning("reminder move refused: cap", extra=fields(
-            limit=cap, setting="max_reminders_per_pair"))
-        return AgentResult(agent=AGENT, task=task, outcome="refused",
-                           said=[words["too_many"].format(count=cap)])
+        log.warning(
+            "reminder move refused: cap", extra=fields(limit=cap, setting="max_reminders_per_pair")
+        )
+        return AgentResult(
+            agent=AGENT, task=task, outcome="refused", said=[words["too_many"].format(count=cap)]
+        )
     log.info("reminder move intended", extra=fields(reminder_id=reminder.id, due_at=due_at))
-    return AgentResult(agent=AGENT, task=task, outcome="completed", said=[
-        words["moved"].format(text=reminder.text, when=when_text(due_at, zone, language))],
-        effects=[ReminderChange(user_id=state.user_id, character_id=state.character_id,
-                                reminder_id=reminder.id, due_at=due_at, cap=cap)])
+    return AgentResult(
+        agent=AGENT,
+        task=task,
+        outcome="completed",
+        said=[words["moved"].format(text=reminder.text, when=when_text(due_at, zone, language))],
+        effects=[
+            ReminderChange(
+                user_id=state.user_id,
+                character_id=state.character_id,
+                reminder_id=reminder.id,
+                due_at=due_at,
+                cap=cap,
+            )
+        ],
+    )
 
 
-def _which(ctx: NodeContext, state: Path2State, task: str, command: ReminderCommand,
-           pending: AgentContext | None, found: list[Reminder]) -> AgentResult:
+def _which(
+    ctx: NodeContext,
+    state: Path2State,
+    task: str,
+    command: ReminderCommand,
+    pending: AgentContext | None,
+    found: list[Reminder],
+) -> AgentResult:
     """Asks which of `found` the change means; the answer resumes it among them."""
     zone = zone_named(ctx.settings.timezone)
     language = reply_language(ctx, state)
     words = _phrases(language)
-    options = join([words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
-                    for r in found], words["or"])
-    return follow_up(AGENT, state, task, command, pending,
-                     words["which"].format(options=options), candidates=[r.id for r in found])
+    options = join(
+        [
+            words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
+            for r in found
+        ],
+        words["or"],
+    )
+    return follow_up(
+        AGENT,
+        state,
+        task,
+        command,
+        pending,
+        words["which"].format(options=options),
+        candidates=[r.id for r in found],
+    )
 
 
 def among(existing: list[Reminder], pending: AgentContext | None) -> list[Reminder]:
@@ -254,12 +346,16 @@ def _best(text: str, reminders: list[Reminder]) -> list[Reminder]:
 
 
 def _content(text: str) -> set[str]:
-    return {w.casefold() for w in words_of(text) if len(w) >= 3
-            and w.casefold() not in STOPWORDS}
+    return {w.casefold() for w in words_of(text) if len(w) >= 3 and w.casefold() not in STOPWORDS}
 
 
-def _ask(state: Path2State, task: str, command: ReminderCommand,
-         pending: AgentContext | None, question: str) -> AgentResult:
+def _ask(
+    state: Path2State,
+    task: str,
+    command: ReminderCommand,
+    pending: AgentContext | None,
+    question: str,
+) -> AgentResult:
     return follow_up(AGENT, state, task, command, pending, question)
 
 
@@ -267,10 +363,11 @@ def list_text(reminders: list[Reminder], zone: dt.tzinfo | None, language: str) 
     words = _phrases(language)
     if not reminders:
         return words["none"]
-    items = "; ".join(words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
-                      for r in reminders)
+    items = "; ".join(
+        words["item"].format(text=r.text, when=when_text(r.due_at, zone, language))
+        for r in reminders
+    )
     return words["list"].format(items=items)
-
 
 
 def _phrases(language: str) -> Mapping[str, str]:

@@ -37,59 +37,117 @@ FRAME_CHARS = 80  # how far before a clause its frame is looked for ("Mein Chef 
 
 Form = Literal["imperative", "request", "question", "infinitive"]
 
-_DE_STEMS = (r"setz|schreib|pack|füg|trag|notier|streich|nimm|lösch|entfern|zeig|leer|"
-             r"erinner|verschieb|verleg|leg|lies|mach")
-_EN_VERBS = (r"put|add|write|note|jot|remove|cross|take|delete|show|clear|empty|remind|move|"
-             r"reschedule|push|postpone|cancel|list|tell|drop|strike|scratch|read|make|start")
+_DE_STEMS = (
+    r"setz|schreib|pack|füg|trag|notier|streich|nimm|lösch|entfern|zeig|leer|"
+    r"erinner|verschieb|verleg|leg|lies|mach"
+)
+_EN_VERBS = (
+    r"put|add|write|note|jot|remove|cross|take|delete|show|clear|empty|remind|move|"
+    r"reschedule|push|postpone|cancel|list|tell|drop|strike|scratch|read|make|start"
+)
 _SUBJECT = r"(?:ich|er|es|wir|man|ihr|i|he|she|we|they)"
 # Words a command may start with before its verb: "Bitte", "Und dann", "Okay, …".
-_LEAD = (r"\A(?:(?:bitte|please|hey|ok|okay|also|so|und|and|dann|then|jetzt|now|noch|auch|mal|"
-         r"kurz|ach|oh|ja|yes|nova)\b[\s,!]*){0,3}")
+_LEAD = (
+    r"\A(?:(?:bitte|please|hey|ok|okay|also|so|und|and|dann|then|jetzt|now|noch|auch|mal|"
+    r"kurz|ach|oh|ja|yes|nova)\b[\s,!]*){0,3}"
+)
 
 # After an imperative "es" is its object ("Lösch es", "Streich es"): a narrative's "es" as
 # the subject follows an inflected verb ("dann streicht es"), which is no imperative.
 _SUBJECT_AFTER_VERB = r"(?:ich|er|wir|man|ihr|i|he|she|we|they)"
 _IMPERATIVE = re.compile(
     rf"{_LEAD}(?:(?:{_DE_STEMS})(?:e|en\s+sie|n\s+sie)?|(?:{_EN_VERBS}))\b"
-    rf"(?!\s+{_SUBJECT_AFTER_VERB}\b)", re.I)
+    rf"(?!\s+{_SUBJECT_AFTER_VERB}\b)",
+    re.I,
+)
 # "Setzt du …?", "Erinnerst du mich …?": the verb first, then "du" — a request.
 _SECOND_PERSON = re.compile(rf"{_LEAD}(?:{_DE_STEMS})e?s?t\s+du\b", re.I)
 # "Kannst du …", "Could you …": the modal opens it, an infinitive closes it.
 _MODAL = re.compile(
     rf"{_LEAD}(?:(?:kannst|könntest|würdest|magst|willst|kann|könnte|würde|können|könnten|"
     rf"würden)\s+(?:du|sie)|(?:can|could|would|will)\s+you|i(?:'d| would) like you to|"
-    rf"i (?:want|need) you to)\b", re.I)
+    rf"i (?:want|need) you to)\b",
+    re.I,
+)
 _DE_INFINITIVE = re.compile(
     r"\b(?:setzen|schreiben|aufschreiben|packen|hinzufügen|eintragen|notieren|streichen|"
     r"nehmen|runternehmen|wegnehmen|rausnehmen|löschen|entfernen|zeigen|leeren|erinnern|"
     r"verschieben|verlegen|anlegen|vorlesen|machen|merken)"
-    r"(?=\s*(?:[?!.,;]|$|\bbitte\b|\bund\b|\boder\b|\bdanke\b))", re.I)
+    r"(?=\s*(?:[?!.,;]|$|\bbitte\b|\bund\b|\boder\b|\bdanke\b))",
+    re.I,
+)
 _EN_AFTER_YOU = re.compile(rf"(?<!\s)\s+(?:please\s+)?(?:{_EN_VERBS})\b", re.I)
 _QUESTION = re.compile(
     rf"{_LEAD}(?:(?:was|what)(?:'s|\s+is|\s+are|\s+steht|\s+stehen|\s+ist)\s+"
     r"(?:(?:denn|noch|alles|gerade|jetzt|still|already)\s+){0,2}(?:auf|on|in)\b|"
-    r"(?:welche|which|what)\s+(?:\w+\s+){0,2}(?:erinnerungen|reminders|listen|lists)\b)", re.I)
+    r"(?:welche|which|what)\s+(?:\w+\s+){0,2}(?:erinnerungen|reminders|listen|lists)\b)",
+    re.I,
+)
 
 # Where clauses begin: a sentence end, a comma, a joining word after a space (and the spaces
 # and quotation marks after it).
 _SKIP_CHARS = r"[\s\"'„“”»«‚‘’()\-–—]*"
-_BOUNDARY = re.compile(r"(?:[.!?;:\n]+|,|(?<!\S)(?:und|and|dann|then|aber|but)(?=\s))"
-                       + _SKIP_CHARS, re.I)
+_BOUNDARY = re.compile(
+    r"(?:[.!?;:\n]+|,|(?<!\S)(?:und|and|dann|then|aber|but)(?=\s))" + _SKIP_CHARS, re.I
+)
 _SKIP = re.compile(_SKIP_CHARS)
 _FIRST_WORD = re.compile(r"[^\W\d_]+")
 # A clause whose first word is none of these is no command: the patterns need not look.
-_FIRST_WORDS = frozenset("""
-bitte please hey ok okay also so und and dann then jetzt now noch auch mal kurz ach oh ja yes
-nova kannst könntest würdest magst willst kann könnte würde können könnten würden can could
-would will i was what welche which
-""".split())
+_FIRST_WORDS = frozenset(
+    [
+        "bitte",
+        "please",
+        "hey",
+        "ok",
+        "okay",
+        "also",
+        "so",
+        "und",
+        "and",
+        "dann",
+        "then",
+        "jetzt",
+        "now",
+        "noch",
+        "auch",
+        "mal",
+        "kurz",
+        "ach",
+        "oh",
+        "ja",
+        "yes",
+        "nova",
+        "kannst",
+        "könntest",
+        "würdest",
+        "magst",
+        "willst",
+        "kann",
+        "könnte",
+        "würde",
+        "können",
+        "könnten",
+        "würden",
+        "can",
+        "could",
+        "would",
+        "will",
+        "i",
+        "was",
+        "what",
+        "welche",
+        "which",
+    ]
+)
 _FIRST_STEMS = tuple(_DE_STEMS.split("|")) + tuple(_EN_VERBS.split("|"))
 # Where a clause ends besides CLAUSE_CHARS: its sentence's end, or a comma before a
 # subordinate clause or a new main clause with its own subject.
 _CLAUSE_END = re.compile(
     r"[.!?;\n]|,\s*(?:dass|weil|ob|wie|was|wenn|als|obwohl|nachdem|bevor|damit|wo|because|"
     r"when|that|which|while|although|if)\b|,\s*(?:und|aber|and|but)\s+" + _SUBJECT + r"\b|"
-    r"(?<![\s,])\s+(?:und|aber|and|but)\s+" + _SUBJECT + r"\b", re.I)
+    r"(?<![\s,])\s+(?:und|aber|and|but)\s+" + _SUBJECT + r"\b",
+    re.I,
+)
 # Somebody else's words without quotation marks: a command clause framed by a verb of
 # saying or thinking in its sentence — before it ("Mein Chef sagte: setz …", "She told me,
 # cross off …") or after it, where German puts the verb first ("Streich die Eier, dachte
@@ -97,10 +155,14 @@ _CLAUSE_END = re.compile(
 # on the list, my husband said.") — is reported, not addressed to the character. Unless the
 # frame speaks to the character ("Ich hab dir doch gesagt: …", "I told you: …"). "Setz Milch
 # drauf, mein Mann sagt, wir haben keine" and "…, my wife says we are out of it" stay commands.
-_SPEECH_DE = (r"sagt|sagte|sagten|meint|meinte|meinten|rief|riefen|schrieb|schrieben|dachte|"
-              r"dachten|fragte|riet|befahl|flüsterte|brüllte|schrie")
-_SPEECH_DE_DONE = (r"gesagt|gemeint|gerufen|geschrieben|gedacht|gefragt|geraten|befohlen|"
-                   r"geflüstert|gebrüllt|geschrien")
+_SPEECH_DE = (
+    r"sagt|sagte|sagten|meint|meinte|meinten|rief|riefen|schrieb|schrieben|dachte|"
+    r"dachten|fragte|riet|befahl|flüsterte|brüllte|schrie"
+)
+_SPEECH_DE_DONE = (
+    r"gesagt|gemeint|gerufen|geschrieben|gedacht|gefragt|geraten|befohlen|"
+    r"geflüstert|gebrüllt|geschrien"
+)
 _SPEECH_EN_PAST = r"said|told|thought|wrote|shouted|asked|yelled|whispered|used to say"
 _SPEECH_EN_NOW = r"says|tells|writes|shouts|asks|always say"
 _SPEECH_EN_ON = r"saying|telling|asking|say"  # "he keeps saying", "she used to say"
@@ -108,18 +170,23 @@ _FRAME_BEFORE = re.compile(
     rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW}|{_SPEECH_EN_ON})"
     r"(?:\s+(?:mir|mich|uns|ihm|ihr|ihnen|nur|immer|noch|dann|einfach|zu mir|me|us|him|her|"
     r"them|only|always|just|again|to me|yesterday|today|earlier|once|so|gestern|heute|"
-    r"(?:the|my|his|her|our)\s+[\w']+)){0,3}\s*[:,]\s*$", re.I)
+    r"(?:the|my|his|her|our)\s+[\w']+)){0,3}\s*[:,]\s*$",
+    re.I,
+)
 _FRAME_AFTER = re.compile(
     r",\s*(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
-    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+)", re.I)
+    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})\s+[\w']+)",
+    re.I,
+)
 # What may follow a frame to the end of its sentence: "…, and left", "… und ist gegangen".
 _THEN_ON = r"(?:,?\s+(?:and|but|und|aber)\b[^.!?;\n]{0,200})?\s*$"
 # Typed without the comma, German's verb-first frame still ends its sentence ("Streich die
 # Eier dachte ich", "Setz Brot drauf hat mein Mann gesagt").
 _FRAME_AFTER_BARE = re.compile(
     r"\s(?:(?:hat|hatte|haben|hab|habe|hätte)\s+(?:[\w']+\s+){1,3}"
-    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})(?:\s+[\w']+){{1,5}})"
-    + _THEN_ON, re.I)
+    rf"(?:{_SPEECH_DE_DONE})|(?:{_SPEECH_DE})(?:\s+[\w']+){{1,5}})" + _THEN_ON,
+    re.I,
+)
 # English, with or without the comma: the frame — a subject and a verb of saying, nothing of
 # its own after it but whom it was said to — ends the sentence ("Put bread on the list my
 # husband said", "add milk to the list she told me", "remind me to call mom he keeps
@@ -127,36 +194,67 @@ _FRAME_AFTER_BARE = re.compile(
 # list she asked for", "…what the doctor said" (after a word that opens a subordinate
 # clause) are the command's own words. German's subject-first frame likewise ("Setz Milch
 # drauf meine Frau hat das gesagt", "… mein Mann meinte").
-_REPORTING_EN = (r"said|says|told|tells|asked|asks|shouted|yelled|whispered|"
-                 r"(?:always|just|once|still)\s+(?:says?|said)|used\s+to\s+say|would\s+say|"
-                 r"(?:keeps?|kept)\s+(?:on\s+)?(?:saying|telling|asking)")
-_SAID_TO = (r"(?:\s+(?:(?:to\s+)?(?:me|us|him|her|them)|again|once|so|too|earlier|yesterday|"
-            r"today|this\s+morning|last\s+night|just\s+now|(?:the|my|his|her|our)\s+[\w']+|"
-            r"(?:on|in|to)\s+(?:a|the|my|his|her|our)\s+[\w']+)){0,3}")
-_SUBJECT_EN = (r"(?:i|he|she|they|we|(?:my|his|her|our|their|the)(?:\s+[\w']+){1,2}|"
-               r"(?-i:[A-Z][\w']+))")
-_OPENS_SUBORDINATE = "".join(rf"(?<!\b{w})" for w in (
-    "what", "that", "which", "who", "whom", "how", "if", "as", "like", "when", "where",
-    "because", "whatever", "whether", "than", "why"))
+_REPORTING_EN = (
+    r"said|says|told|tells|asked|asks|shouted|yelled|whispered|"
+    r"(?:always|just|once|still)\s+(?:says?|said)|used\s+to\s+say|would\s+say|"
+    r"(?:keeps?|kept)\s+(?:on\s+)?(?:saying|telling|asking)"
+)
+_SAID_TO = (
+    r"(?:\s+(?:(?:to\s+)?(?:me|us|him|her|them)|again|once|so|too|earlier|yesterday|"
+    r"today|this\s+morning|last\s+night|just\s+now|(?:the|my|his|her|our)\s+[\w']+|"
+    r"(?:on|in|to)\s+(?:a|the|my|his|her|our)\s+[\w']+)){0,3}"
+)
+_SUBJECT_EN = (
+    r"(?:i|he|she|they|we|(?:my|his|her|our|their|the)(?:\s+[\w']+){1,2}|"
+    r"(?-i:[A-Z][\w']+))"
+)
+_OPENS_SUBORDINATE = "".join(
+    rf"(?<!\b{w})"
+    for w in (
+        "what",
+        "that",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "if",
+        "as",
+        "like",
+        "when",
+        "where",
+        "because",
+        "whatever",
+        "whether",
+        "than",
+        "why",
+    )
+)
 _FRAME_AFTER_EN = re.compile(
     rf"(?:(?<!\s){_OPENS_SUBORDINATE}\s+{_SUBJECT_EN}\s+(?:{_REPORTING_EN}){_SAID_TO}|"
     rf",\s*{_SUBJECT_EN}\s+(?:{_REPORTING_EN}|thought|wrote|writes){_SAID_TO}|"
-    rf"(?:,|(?<![\s,])\s)\s*(?:said|asked|shouted|wrote)\s+{_SUBJECT_EN}){_THEN_ON}", re.I)
-_OPENS_NEBENSATZ = "".join(rf"(?<!\b{w})" for w in (
-    "die", "der", "das", "den", "dem", "was", "wie", "dass", "wenn", "weil", "ob", "als"))
+    rf"(?:,|(?<![\s,])\s)\s*(?:said|asked|shouted|wrote)\s+{_SUBJECT_EN}){_THEN_ON}",
+    re.I,
+)
+_OPENS_NEBENSATZ = "".join(
+    rf"(?<!\b{w})"
+    for w in ("die", "der", "das", "den", "dem", "was", "wie", "dass", "wenn", "weil", "ob", "als")
+)
 _FRAME_AFTER_DE_BARE = re.compile(
     rf"(?<!\s){_OPENS_NEBENSATZ}\s+(?:ich|er|sie|wir|(?:mein|meine|sein|seine|ihr|ihre|unser|unsere|"
     r"der|die)\s+[\w']+)\s+(?:(?:sagt|sagte|meint|meinte)(?:\s+(?:das|es|so|immer|mir|uns|"
     r"auch|gestern|heute)){0,3}|(?:hat|hatte)(?:\s+(?:das|es|so|immer|mir|uns|auch|gestern|"
-    r"heute)){0,3}\s+(?:gesagt|gemeint))" + _THEN_ON, re.I)
+    r"heute)){0,3}\s+(?:gesagt|gemeint))" + _THEN_ON,
+    re.I,
+)
 # Any verb of saying: a text without one frames nothing (`reported` need not look).
 _ANY_SPEECH = re.compile(
     rf"\b(?:{_SPEECH_DE}|{_SPEECH_DE_DONE}|{_SPEECH_EN_PAST}|{_SPEECH_EN_NOW}|{_SPEECH_EN_ON})\b",
-    re.I)
+    re.I,
+)
 _TO_YOU = re.compile(r"\b(?:dir|dich|euch|you)\b", re.I)
 _SENTENCE_END = re.compile(r"[.!?;\n]")
-_QUOTES_OPEN = {"„": "“”\"", "“": "”\"", "\"": "\"", "»": "«", "«": "»"}
-_QUOTE = re.compile("[„“”\"»«]")
+_QUOTES_OPEN = {"„": '“”"', "“": '”"', '"': '"', "»": "«", "«": "»"}
+_QUOTE = re.compile('[„“”"»«]')
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,15 +314,25 @@ def clause_end(text: str, start: int, ends: list[int]) -> int:
 # streichen.", "Bitte die Eier streichen.", "Zahnarzt bitte auf 11 Uhr verschieben" — short
 # clauses that end in the infinitive (with the modal and "du" before it, or alone). Read as
 # the imperative ("Streich die Eier") for the agents' rules.
-_INFINITIVE_STEMS = {"streichen": "Streich", "löschen": "Lösch", "entfernen": "Entfern",
-                     "verschieben": "Verschieb", "verlegen": "Verleg", "setzen": "Setz",
-                     "schreiben": "Schreib", "packen": "Pack", "notieren": "Notier"}
+_INFINITIVE_STEMS = {
+    "streichen": "Streich",
+    "löschen": "Lösch",
+    "entfernen": "Entfern",
+    "verschieben": "Verschieb",
+    "verlegen": "Verleg",
+    "setzen": "Setz",
+    "schreiben": "Schreib",
+    "packen": "Pack",
+    "notieren": "Notier",
+}
 _INFINITIVE_LAST = re.compile(
     r"\A(?:bitte\s+)?(?P<object>(?!(?:ich|er|sie|es|wir|man|ihr|du|dann|und|kannst|"
     r"könntest|würdest|magst|willst|kann|könnte|würde|können|könnten|würden|bitte)\b)"
     r"[^\s.!?;:,]+(?:\s+[^\s.!?;:,]+){0,6}?)"
     r"(?:\s+(?:kannst|könntest|würdest)\s+du)?(?:\s+(?:bitte|mal|noch|auch|doch|gleich))*"
-    rf"\s+(?P<verb>{'|'.join(_INFINITIVE_STEMS)})(?:\s+bitte)?\s*[!.?]*\s*\Z", re.I)
+    rf"\s+(?P<verb>{'|'.join(_INFINITIVE_STEMS)})(?:\s+bitte)?\s*[!.?]*\s*\Z",
+    re.I,
+)
 
 
 def infinitive_command(clause: str) -> str | None:
@@ -241,12 +349,61 @@ def infinitive_command(clause: str) -> str | None:
     return f"{_INFINITIVE_STEMS[found.group('verb').casefold()]} {what}"
 
 
-_ARTICLES = frozenset("der die das den dem des meine meinen mein".split())
-_NO_OBJECT = frozenset("""
-ich er sie es wir man ihr du mir dir mich dich uns musste muss müssen musst mussten will wollte wollen
-soll sollte sollen habe hab hat hatte haben hatten bin ist war sind waren werde wird wurde
-kann konnte darf durfte möchte würde hätte wäre nicht nie keine keinen
-""".split())
+_ARTICLES = frozenset(["der", "die", "das", "den", "dem", "des", "meine", "meinen", "mein"])
+_NO_OBJECT = frozenset(
+    [
+        "ich",
+        "er",
+        "sie",
+        "es",
+        "wir",
+        "man",
+        "ihr",
+        "du",
+        "mir",
+        "dir",
+        "mich",
+        "dich",
+        "uns",
+        "musste",
+        "muss",
+        "müssen",
+        "musst",
+        "mussten",
+        "will",
+        "wollte",
+        "wollen",
+        "soll",
+        "sollte",
+        "sollen",
+        "habe",
+        "hab",
+        "hat",
+        "hatte",
+        "haben",
+        "hatten",
+        "bin",
+        "ist",
+        "war",
+        "sind",
+        "waren",
+        "werde",
+        "wird",
+        "wurde",
+        "kann",
+        "konnte",
+        "darf",
+        "durfte",
+        "möchte",
+        "würde",
+        "hätte",
+        "wäre",
+        "nicht",
+        "nie",
+        "keine",
+        "keinen",
+    ]
+)
 
 
 def command_form(text: str, start: int, end: int) -> Form | None:
@@ -284,16 +441,20 @@ def reported(text: str, start: int) -> bool:
     """Whether the clause at `start` is somebody else's words or thoughts, framed in its
     sentence by a verb of saying (`_FRAME_BEFORE`, `_FRAME_AFTER`); looks at most
     `FRAME_CHARS` before it and `CLAUSE_CHARS` after."""
-    before = text[max(0, start - FRAME_CHARS):start]
+    before = text[max(0, start - FRAME_CHARS) : start]
     ends = list(_SENTENCE_END.finditer(before))
-    sentence_before = before[ends[-1].end():] if ends else before
+    sentence_before = before[ends[-1].end() :] if ends else before
     if _FRAME_BEFORE.search(sentence_before) and not _TO_YOU.search(sentence_before):
         return True
-    after = text[start:start + CLAUSE_CHARS]
+    after = text[start : start + CLAUSE_CHARS]
     end = _SENTENCE_END.search(after)
-    sentence = after[:end.start()] if end else after
-    frame = (_FRAME_AFTER.search(sentence) or _FRAME_AFTER_BARE.search(sentence)
-             or _FRAME_AFTER_EN.search(sentence) or _FRAME_AFTER_DE_BARE.search(sentence))
+    sentence = after[: end.start()] if end else after
+    frame = (
+        _FRAME_AFTER.search(sentence)
+        or _FRAME_AFTER_BARE.search(sentence)
+        or _FRAME_AFTER_EN.search(sentence)
+        or _FRAME_AFTER_DE_BARE.search(sentence)
+    )
     return bool(frame) and not _TO_YOU.search(frame.group())
 
 
@@ -308,8 +469,10 @@ def commands(text: str) -> list[Clause]:
         form = command_form(text, start, end)
         if form is not None and not (framing and reported(text, start)):
             found.append((start, end, form))
-    cut = [(start, min(end, found[i + 1][0]) if i + 1 < len(found) else end, form)
-           for i, (start, end, form) in enumerate(found)]
+    cut = [
+        (start, min(end, found[i + 1][0]) if i + 1 < len(found) else end, form)
+        for i, (start, end, form) in enumerate(found)
+    ]
     found_clauses = []
     for start, end, form in cut:
         clause = _without_joint(text[start:end])

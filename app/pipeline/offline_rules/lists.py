@@ -17,10 +17,14 @@ from app.llm.offline import text as tx
 from app.pipeline.offline_rules.words import ARTICLE, GAP, STEM, WORD, WORD_START
 
 LIST_WORD = re.compile(
-    rf"(?:{WORD_START}{STEM}{WORD}liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I)
+    rf"(?:{WORD_START}{STEM}{WORD}liste\b|\bliste\b|\blisten\b|\bto-?do\b|\blist\b)", re.I
+)
 # "Brot und Eier auch noch drauf": onto the list just talked about.
-ONTO_IT = re.compile(r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
-                     r"[\s.!]*$", re.I)
+ONTO_IT = re.compile(
+    r"\b(?:(?:auch|noch|mit|bitte)\s+){0,3}(?:drauf|darauf|on it|on there)\b"
+    r"[\s.!]*$",
+    re.I,
+)
 
 
 class Phrase(NamedTuple):
@@ -39,8 +43,13 @@ class VerbPhrase:
     `GAP` after the joint).
     """
 
-    def __init__(self, verb: str, joint: str, closing: str | None = None,
-                 target: re.Pattern[str] | None = None) -> None:
+    def __init__(
+        self,
+        verb: str,
+        joint: str,
+        closing: str | None = None,
+        target: re.Pattern[str] | None = None,
+    ) -> None:
         self.verb = re.compile(rf"\b(?:{verb})\s+", re.I)
         self.joint = re.compile(rf"(?<=\s)(?:{joint})(?=\s)", re.I)
         self.closing = re.compile(rf"(?<=\s)(?:{closing})\b", re.I) if closing else None
@@ -65,13 +74,19 @@ class VerbPhrase:
                 target = self._target(text, joint.end(), closing_starts)
                 if target is None:
                     continue
-                found = _POLITE.sub("", text[verb.end():joint.start()].strip(), count=1) or \
-                    text[verb.end():joint.start()].strip()
+                found = (
+                    _POLITE.sub("", text[verb.end() : joint.start()].strip(), count=1)
+                    or text[verb.end() : joint.start()].strip()
+                )
                 if "\n" in found:
                     break
                 head = " ".join(target.split()[:4])
-                if self.wanted is not None and not self.wanted.search(head) \
-                        and index < len(joints) and joint_starts[index] - verb.end() <= GAP:
+                if (
+                    self.wanted is not None
+                    and not self.wanted.search(head)
+                    and index < len(joints)
+                    and joint_starts[index] - verb.end() <= GAP
+                ):
                     continue  # a later joint may lead to what it is wanted for
                 return Phrase(found, target)
         return None
@@ -82,16 +97,20 @@ class VerbPhrase:
         index = bisect.bisect_left(closing_starts, start + 1)
         if index == len(closing_starts) or closing_starts[index] - start > GAP:
             return None
-        return text[start:closing_starts[index]].strip()
+        return text[start : closing_starts[index]].strip()
 
 
 _POLITE = re.compile(r"^(?:bitte|please|noch)\s+(?=\S)", re.I)
 _SENTENCE_REST = re.compile(rf"[^.!?]{{0,{GAP}}}")
-_ADD = VerbPhrase(r"setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?",
-                  r"auf|in|zu|zur|on|onto|to", target=LIST_WORD)
+_ADD = VerbPhrase(
+    r"setz\w*|schreib\w*|pack\w*|trag\w*|notier\w*|put|add|write|note(?: down)?",
+    r"auf|in|zu|zur|on|onto|to",
+    target=LIST_WORD,
+)
 _ADD_HINZU = VerbPhrase(r"füg\w*", r"zur|zu der|der", closing="hinzu")
-_REMOVE = VerbPhrase(r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take",
-                     r"von|aus|from|off")
+_REMOVE = VerbPhrase(
+    r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take", r"von|aus|from|off"
+)
 # "Streich die Eier", "Nimm die Eier runter", "Cross off the eggs", "Take the eggs off":
 # a removal whose list is not named (the items run to the clause's end, or to its particle).
 _BARE_REMOVE = re.compile(
@@ -99,24 +118,38 @@ _BARE_REMOVE = re.compile(
     r"(?:streich(?:e|en\s+sie)?|lösch(?:e|en\s+sie)?|entfern(?:e|en\s+sie)?|nimm|"
     r"cross(?:\s+off)?|remove|delete|take|scratch|strike)\s+(?:(?:bitte|please|mal|noch)\s+)?"
     rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)"
-    r"(?:\s+(?:wieder\s+)?(?:runter|weg|raus|ab|off|out)\b)?\s*[.!?]*$", re.I)
+    r"(?:\s+(?:wieder\s+)?(?:runter|weg|raus|ab|off|out)\b)?\s*[.!?]*$",
+    re.I,
+)
 # "Kannst du Käse auf die Einkaufsliste setzen?": the request's verb comes last.
-_MODAL_DU = (r"\A(?:(?:bitte|und|dann|noch|auch|mal)\s+){0,3}(?:kannst|könntest|würdest|magst|"
-             r"kann|könnte|würde|können|könnten|würden)\s+(?:du|sie)\s+"
-             r"(?:(?:bitte|mal|noch|auch|doch)\s+){0,3}")
+_MODAL_DU = (
+    r"\A(?:(?:bitte|und|dann|noch|auch|mal)\s+){0,3}(?:kannst|könntest|würdest|magst|"
+    r"kann|könnte|würde|können|könnten|würden)\s+(?:du|sie)\s+"
+    r"(?:(?:bitte|mal|noch|auch|doch)\s+){0,3}"
+)
 _REQUEST_ADD = re.compile(
     _MODAL_DU + rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)\s+(?:auf|in|zu|zur)\s+"
     rf"(?P<target>[^.!?;\n]{{1,{GAP}}}?)\s+(?:setzen|schreiben|packen|eintragen|notieren|"
-    r"aufschreiben|hinzufügen|tun)\b", re.I)
+    r"aufschreiben|hinzufügen|tun)\b",
+    re.I,
+)
 _REQUEST_REMOVE = re.compile(
     _MODAL_DU + rf"(?P<items>[^.!?;\n]{{1,{GAP}}}?)\s+(?:(?:von|aus)\s+"
     rf"(?P<target>[^.!?;\n]{{1,{GAP}}}?)\s+)?(?:wieder\s+)?(?:streichen|nehmen|löschen|"
-    r"entfernen|runternehmen|wegnehmen|rausnehmen)\b", re.I)
+    r"entfernen|runternehmen|wegnehmen|rausnehmen)\b",
+    re.I,
+)
 _SHOW = re.compile(r"\b(?:zeig\w*|was steht|show|what'?s on|what is on|lies)\b", re.I)
-_CLEAR = re.compile(r"\b(?:leer\w*|clear|empty)\b|\blösch\w*\s+(?:die|meine)\s+(?:ganze\s+)?"
-                    rf"{WORD}{{0,40}}liste\b", re.I)
-_CREATE = re.compile(r"\bneue\w*\s+liste\b|\bnew list\b|\banleg\w*|\bleg\w*\b.{0,200}?\ban\b|"
-                     r"\bcreate\b|\bneu\b|\bnew\b", re.I)
+_CLEAR = re.compile(
+    r"\b(?:leer\w*|clear|empty)\b|\blösch\w*\s+(?:die|meine)\s+(?:ganze\s+)?"
+    rf"{WORD}{{0,40}}liste\b",
+    re.I,
+)
+_CREATE = re.compile(
+    r"\bneue\w*\s+liste\b|\bnew list\b|\banleg\w*|\bleg\w*\b.{0,200}?\ban\b|"
+    r"\bcreate\b|\bneu\b|\bnew\b",
+    re.I,
+)
 _NAMED_LIST = re.compile(rf"\b(?i:liste|list)\s+[„\"“']?(?P<name>[A-ZÄÖÜ]{WORD}*)", re.U)
 _COMPOUND_LIST = re.compile(rf"{WORD_START}(?P<name>{STEM}{WORD}liste)\b", re.I)
 _EN_LIST = re.compile(r"\b(?:the|my|our)\s+(?P<name>[\w-]+(?:\s[\w-]+)?\s+list)\b", re.I)
@@ -125,8 +158,9 @@ _ITEM_SPLIT = re.compile(r"(?<!\s)\s*[,&]\s*|(?<!\s)\s+(?:und|and)\s+", re.I)
 
 def last_list(block: str) -> str:
     """The list changed last: the last line of the lists block ("- Name: items")."""
-    names = [line[2:].split(":", 1)[0].strip() for line in block.splitlines()
-             if line.startswith("- ")]
+    names = [
+        line[2:].split(":", 1)[0].strip() for line in block.splitlines() if line.startswith("- ")
+    ]
     return names[-1] if names else ""
 
 
@@ -166,7 +200,7 @@ def parse_list_task(text: str) -> dict[str, Any]:
     elif added and LIST_WORD.search(added.target or text):
         command["add"] = items(added.items)
     elif ONTO_IT.search(text):
-        command["add"] = items(text[:ONTO_IT.search(text).start()])
+        command["add"] = items(text[: ONTO_IT.search(text).start()])
     elif _CLEAR.search(text):
         command["clear"] = True
     if _SHOW.search(text):
@@ -210,7 +244,7 @@ def mentioned_items(text: str, known: Collection[str]) -> list[str]:
             continue
         at = re.search(rf"(?<!{WORD}){re.escape(item)}(?!{WORD})", lowered)
         if at is not None:
-            found.append((at.start(), text[at.start():at.end()]))
+            found.append((at.start(), text[at.start() : at.end()]))
     return [spelled for _, spelled in sorted(found)]
 
 
@@ -222,8 +256,9 @@ def list_command(clause: str, known: Collection[str] = ()) -> bool:
     if removed and (LIST_WORD.search(removed.target) or _any_known(items(removed.items), known)):
         return True
     added = _phrase(_REQUEST_ADD, clause) or _ADD_HINZU.search(clause) or _ADD.search(clause)
-    if named and (added or _SHOW.search(clause)
-                  or _CLEAR.search(clause) or _CREATE_NEW.search(clause)):
+    if named and (
+        added or _SHOW.search(clause) or _CLEAR.search(clause) or _CREATE_NEW.search(clause)
+    ):
         return True
     if ONTO_IT.search(clause) and (_ADD.search(clause + " auf die Liste") or named):
         return True

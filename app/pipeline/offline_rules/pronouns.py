@@ -24,23 +24,35 @@ _COMMAND = re.compile(
     r"\A(?:(?:bitte|please|und|and|dann|then|noch|auch|mal|jetzt|now|ok|okay)[\s,]+){0,3}"
     r"(?P<verb>[^\W\d_]{2,20}(?:\s+off)?)\s+(?:(?:bitte|please|mal|doch|noch|gleich)\s+)?"
     rf"(?P<pronoun>(?:{_PRONOUN})(?:\s+(?:one|da))?)\b(?P<rest>[^.!?;\n]{{0,{GAP}}})"
-    r"[.!?\s]*\Z", re.I)
+    r"[.!?\s]*\Z",
+    re.I,
+)
 _ITEM_VERBS = re.compile(r"(?:nimm|take|cross(?:\s+off)?)\Z", re.I)
-_EITHER_VERBS = re.compile(r"(?:streich|lösch|entfern)(?:e|en)?\Z|(?:delete|remove|scratch|"
-                           r"strike|cancel)\Z", re.I)
-_MOVE_VERBS = re.compile(r"(?:verschieb|verleg)(?:e|en)?\Z|(?:move|reschedule|push|postpone|"
-                         r"shift)\Z", re.I)
+_EITHER_VERBS = re.compile(
+    r"(?:streich|lösch|entfern)(?:e|en)?\Z|(?:delete|remove|scratch|"
+    r"strike|cancel)\Z",
+    re.I,
+)
+_MOVE_VERBS = re.compile(
+    r"(?:verschieb|verleg)(?:e|en)?\Z|(?:move|reschedule|push|postpone|"
+    r"shift)\Z",
+    re.I,
+)
 _FILLER = r"(?:\s+(?:wieder|bitte|doch|mal|auch|noch|gleich|please|again|too|now|jetzt)){0,4}"
 # After the pronoun of a removal: fillers, a particle, a list named ("… von der Liste").
 _REMOVAL_REST = re.compile(
     r"\A" + _FILLER + r"(?:\s+(?:(?:wieder\s+)?(?:runter|weg|raus|ab)|off|out)\b)?"
     r"(?:\s+(?:von|aus|from|off)\s+(?:der|dem|den|the|my|meiner|meinem|unserer)\s+[\w-]{1,60}"
-    r"(?:\s+list)?)?" + _FILLER + r"\s*\Z", re.I)
+    r"(?:\s+list)?)?" + _FILLER + r"\s*\Z",
+    re.I,
+)
 _PARTICLE = re.compile(r"\b(?:runter|weg|raus|off|out)\b", re.I)
 # After the pronoun of a move: its new time ("auf 10 Uhr", "to 10", "morgen") or nothing.
 _MOVE_REST = re.compile(
     r"\A" + _FILLER + r"(?:\s+(?:auf|um|nach|to|at|for|until|till|in|by|morgen|übermorgen|tomorrow|"
-    rf"today|heute)\b[^.!?;\n]{{0,{GAP}}})?\s*\Z", re.I)
+    rf"today|heute)\b[^.!?;\n]{{0,{GAP}}})?\s*\Z",
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +78,11 @@ def pronoun_command(clause: str) -> PronounCommand | None:
     offset = len(clause) - len(clause.lstrip())
     at = (found.start("pronoun") + offset, found.end("pronoun") + offset)
     if _MOVE_VERBS.match(verb):
-        return PronounCommand(found.group("pronoun"), "reminder", *at) \
-            if _MOVE_REST.match(rest) else None
+        return (
+            PronounCommand(found.group("pronoun"), "reminder", *at)
+            if _MOVE_REST.match(rest)
+            else None
+        )
     if not _REMOVAL_REST.match(rest):
         return None
     if _ITEM_VERBS.match(verb):
@@ -84,4 +99,4 @@ def pronoun_command(clause: str) -> PronounCommand | None:
 def replaced(clause: str, command: PronounCommand, words: str) -> str:
     """The clause with `words` in the pronoun's place ("Streich die wieder" → "Streich Eier
     wieder")."""
-    return f"{clause[:command.start]}{words}{clause[command.end:]}"
+    return f"{clause[: command.start]}{words}{clause[command.end :]}"

@@ -20,41 +20,117 @@ from app.pipeline.offline_rules.words import ARTICLE, GAP
 DEFAULT_HOUR = 9  # a day without an hour ("morgen"): at nine
 
 _UNITS = {
-    "sekunde": 1, "sekunden": 1, "second": 1, "seconds": 1, "sek": 1, "sec": 1,
-    "minute": 60, "minuten": 60, "minutes": 60, "min": 60,
-    "stunde": 3600, "stunden": 3600, "hour": 3600, "hours": 3600, "std": 3600,
-    "tag": 86400, "tagen": 86400, "tage": 86400, "day": 86400, "days": 86400,
+    "sekunde": 1,
+    "sekunden": 1,
+    "second": 1,
+    "seconds": 1,
+    "sek": 1,
+    "sec": 1,
+    "minute": 60,
+    "minuten": 60,
+    "minutes": 60,
+    "min": 60,
+    "stunde": 3600,
+    "stunden": 3600,
+    "hour": 3600,
+    "hours": 3600,
+    "std": 3600,
+    "tag": 86400,
+    "tagen": 86400,
+    "tage": 86400,
+    "day": 86400,
+    "days": 86400,
 }
-_NUMBERS = {"einer": 1, "einem": 1, "eine": 1, "ein": 1, "a": 1, "an": 1, "one": 1,
-            "zwei": 2, "two": 2, "drei": 3, "three": 3, "fünf": 5, "five": 5, "zehn": 10,
-            "ten": 10, "halben": 0.5, "half": 0.5}
-_IN = re.compile(r"\bin\s+(?P<n>\d+(?:[.,]\d+)?|" + "|".join(_NUMBERS) + r")\s+(?P<unit>"
-                 + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")\b", re.I)
-_AT = re.compile(r"\b(?:um|at|gegen)\s+(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s*(?:uhr\b)?"
-                 r"\s*(?P<ampm>am|pm)?", re.I)
+_NUMBERS = {
+    "einer": 1,
+    "einem": 1,
+    "eine": 1,
+    "ein": 1,
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "zwei": 2,
+    "two": 2,
+    "drei": 3,
+    "three": 3,
+    "fünf": 5,
+    "five": 5,
+    "zehn": 10,
+    "ten": 10,
+    "halben": 0.5,
+    "half": 0.5,
+}
+_IN = re.compile(
+    r"\bin\s+(?P<n>\d+(?:[.,]\d+)?|"
+    + "|".join(_NUMBERS)
+    + r")\s+(?P<unit>"
+    + "|".join(sorted(_UNITS, key=len, reverse=True))
+    + r")\b",
+    re.I,
+)
+_AT = re.compile(
+    r"\b(?:um|at|gegen)\s+(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?\s*(?:uhr\b)?"
+    r"\s*(?P<ampm>am|pm)?",
+    re.I,
+)
 # A move's new time: also "auf 10 Uhr", "to 10am".
-_TO = re.compile(r"\b(?:um|at|gegen|auf|to|for)\s+(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?"
-                 r"\s*(?:uhr\b)?\s*(?P<ampm>am|pm)?", re.I)
-_DAY_WORDS = {"übermorgen": 2, "uebermorgen": 2, "morgen": 1, "tomorrow": 1, "heute": 0,
-              "today": 0, "tonight": 0}
-_PARTS_OF_DAY = {"früh": 8, "morgens": 8, "morning": 8, "mittag": 12, "mittags": 12,
-                 "noon": 12, "nachmittag": 15, "nachmittags": 15, "afternoon": 15,
-                 "abend": 19, "abends": 19, "evening": 19, "tonight": 20, "nacht": 21}
-_WEEKDAYS = {name: index for names in (
-    ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"),
-    ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))
-    for index, name in enumerate(names)}
+_TO = re.compile(
+    r"\b(?:um|at|gegen|auf|to|for)\s+(?P<h>\d{1,2})(?:[:.](?P<m>\d{2}))?"
+    r"\s*(?:uhr\b)?\s*(?P<ampm>am|pm)?",
+    re.I,
+)
+_DAY_WORDS = {
+    "übermorgen": 2,
+    "uebermorgen": 2,
+    "morgen": 1,
+    "tomorrow": 1,
+    "heute": 0,
+    "today": 0,
+    "tonight": 0,
+}
+_PARTS_OF_DAY = {
+    "früh": 8,
+    "morgens": 8,
+    "morning": 8,
+    "mittag": 12,
+    "mittags": 12,
+    "noon": 12,
+    "nachmittag": 15,
+    "nachmittags": 15,
+    "afternoon": 15,
+    "abend": 19,
+    "abends": 19,
+    "evening": 19,
+    "tonight": 20,
+    "nacht": 21,
+}
+_WEEKDAYS = {
+    name: index
+    for names in (
+        ("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"),
+        ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"),
+    )
+    for index, name in enumerate(names)
+}
 _REMIND_WHAT = (
-    re.compile(r"\ban\s+(?:den|die|das|dem|meinen|meine|mein|unseren|unsere)?\s*(?P<what>.+)$",
-               re.I),
+    re.compile(
+        r"\ban\s+(?:den|die|das|dem|meinen|meine|mein|unseren|unsere)?\s*(?P<what>.+)$", re.I
+    ),
     re.compile(r"\bdaran,?\s*(?:dass\s+)?(?P<what>.+)$", re.I),
     re.compile(r"\b(?:to|about|of)\s+(?P<what>.+)$", re.I),
 )
 _TIME_WORDS = re.compile(
     r"\b(?:in\s+\S+\s+(?:" + "|".join(sorted(_UNITS, key=len, reverse=True)) + r")|"
     r"(?:um|at|gegen)\s+\d{1,2}(?:[:.]\d{2})?\s*(?:uhr)?\s*(?:am|pm)?|"
-    r"(?:am|on|next)\s+(?:" + "|".join(_WEEKDAYS) + r")|" + "|".join(_DAY_WORDS) + "|"
-    + "|".join(_PARTS_OF_DAY) + r"|bitte|please|zu erinnern|erinnern)\b", re.I)
+    r"(?:am|on|next)\s+(?:"
+    + "|".join(_WEEKDAYS)
+    + r")|"
+    + "|".join(_DAY_WORDS)
+    + "|"
+    + "|".join(_PARTS_OF_DAY)
+    + r"|bitte|please|zu erinnern|erinnern)\b",
+    re.I,
+)
 
 
 def parse_when(text: str, now: dt.datetime) -> dt.datetime | None:
@@ -69,8 +145,9 @@ def parse_move(text: str, now: dt.datetime, current: dt.datetime) -> dt.datetime
     return _moment(text, now, _TO, current.astimezone(now.tzinfo))
 
 
-def _moment(text: str, now: dt.datetime, clock_words: re.Pattern[str],
-            base: dt.datetime | None) -> dt.datetime | None:
+def _moment(
+    text: str, now: dt.datetime, clock_words: re.Pattern[str], base: dt.datetime | None
+) -> dt.datetime | None:
     """A day and a time of day from `text`; what it leaves out comes from `base` (a day
     alone: at `DEFAULT_HOUR` without one), a time alone that has passed is the next day's."""
     lowered = text.lower()
@@ -81,8 +158,9 @@ def _moment(text: str, now: dt.datetime, clock_words: re.Pattern[str],
     if day is None and clock is None:
         return None
     hour, minute = clock or ((base.hour, base.minute) if base else (DEFAULT_HOUR, 0))
-    when = dt.datetime.combine(day or (base or now).date(), dt.time(hour, minute),
-                               tzinfo=now.tzinfo)
+    when = dt.datetime.combine(
+        day or (base or now).date(), dt.time(hour, minute), tzinfo=now.tzinfo
+    )
     if day is None and when <= now:
         when += dt.timedelta(days=1)  # "um 9" said at 10: tomorrow at 9
     return when
@@ -125,8 +203,11 @@ def _clock(lowered: str, pattern: re.Pattern[str]) -> tuple[int, int] | None:
     return None
 
 
-_SEPARABLE_ZU = re.compile(r"\b(ab|an|auf|aus|ein|fest|her|hin|los|mit|nach|vor|weg|zurück|zusammen)"
-                           r"zu(\w+en)\b", re.I)
+_SEPARABLE_ZU = re.compile(
+    r"\b(ab|an|auf|aus|ein|fest|her|hin|los|mit|nach|vor|weg|zurück|zusammen)"
+    r"zu(\w+en)\b",
+    re.I,
+)
 _ZU_INFINITIVE = re.compile(r"\bzu\s+(\w+en)$", re.I)
 
 
@@ -150,30 +231,40 @@ def reminder_text(task: str) -> str:
     return ""
 
 
-
 _SHOW = re.compile(r"\b(?:zeig\w*|welche|show|list|what|which)\b", re.I)
 _REMINDERS = re.compile(r"\berinnerungen\b|\breminders\b", re.I)
 _REMINDER_WORD = re.compile(r"\berinnerung(?:en)?\b|\breminders?\b", re.I)
 _LEAD = r"\A(?:(?:bitte|please|und|and|dann|then|noch|auch|mal|jetzt|now)\s+){0,3}"
-_REMIND_ME = re.compile(r"\b(?:erinner(?:e|n|st|t)?|remind)\s+(?:(?:bitte|please|mal|doch|du)\s+)?"
-                        r"(?:mich|uns|me|us)\b", re.I)
+_REMIND_ME = re.compile(
+    r"\b(?:erinner(?:e|n|st|t)?|remind)\s+(?:(?:bitte|please|mal|doch|du)\s+)?"
+    r"(?:mich|uns|me|us)\b",
+    re.I,
+)
 # "Kannst du mich morgen an den Müll erinnern?": "mich" first, "erinnern" closes the request.
 _ME_THEN_REMIND = re.compile(r"\b(?:mich|uns)\b[^.!?;\n]{0,120}?\berinnern\b", re.I)
-_DELETE = re.compile(_LEAD + r"(?:lösch\w*|entfern\w*|streich\w*|vergiss|delete|remove|cancel|"
-                     r"cross(?:\s+off)?|drop|forget)\b", re.I)
-_MOVE = re.compile(_LEAD + r"(?:verschieb\w*|verleg\w*|move|reschedule|push|postpone|shift)\b",
-                   re.I)
+_DELETE = re.compile(
+    _LEAD + r"(?:lösch\w*|entfern\w*|streich\w*|vergiss|delete|remove|cancel|"
+    r"cross(?:\s+off)?|drop|forget)\b",
+    re.I,
+)
+_MOVE = re.compile(
+    _LEAD + r"(?:verschieb\w*|verleg\w*|move|reschedule|push|postpone|shift)\b", re.I
+)
 # A delete or a move asked for ("Könntest du den Zahnarzt auf 11 Uhr verschieben?", "Could
 # you move the dentist to 11?"): read as its imperative ("Verschieb den Zahnarzt auf 11 Uhr").
 _REQUEST_DE = re.compile(
     r"\A(?:(?:bitte|und|dann|noch|auch|mal)\s+){0,3}(?:kannst|könntest|würdest|magst|kann|"
     r"könnte|würde|können|könnten|würden)\s+(?:du|sie)\s+(?:(?:bitte|mal|noch|auch|doch)\s+)"
     r"{0,3}(?P<rest>[^.!?;\n]+?)\s+(?P<verb>verschieb|verleg|lösch|entfern|streich)en"
-    r"(?:\s+bitte)?\s*[?!.]*\s*$", re.I)
+    r"(?:\s+bitte)?\s*[?!.]*\s*$",
+    re.I,
+)
 _REQUEST_EN = re.compile(
     r"\A(?:(?:and|then|please)\s+){0,2}(?:can|could|would|will)\s+you\s+(?:please\s+)?"
     r"(?P<rest>(?:move|reschedule|push|postpone|shift|delete|remove|cancel|drop)\b[^.!?;\n]*?)"
-    r"(?:,?\s+please)?\s*[?!.]*\s*$", re.I)
+    r"(?:,?\s+please)?\s*[?!.]*\s*$",
+    re.I,
+)
 
 
 def as_imperative(clause: str) -> str:
@@ -193,7 +284,9 @@ _TARGET = re.compile(
     r"(?:(?:erinnerung|reminder)\s+(?:an|ans|for|about|to|of)?\s*)?"
     rf"(?P<what>[^.!?;\n]{{1,{GAP}}}?)"
     r"(?:\s+(?:reminder|erinnerung))?(?=\s+(?:auf|um|to|at|nach|for|until|till|in|by|"
-    r"morgen|übermorgen|tomorrow|today|heute)\b|\s*[.!?]*$)", re.I)
+    r"morgen|übermorgen|tomorrow|today|heute)\b|\s*[.!?]*$)",
+    re.I,
+)
 
 
 class Known(NamedTuple):
@@ -220,8 +313,11 @@ def known_reminders(block: str) -> list[Known]:
 
 
 def content_words(text: str) -> set[str]:
-    return {w.casefold() for w in tx.words(text) if len(w) >= 3
-            and w.casefold() not in STOPWORDS and not _REMINDER_WORD.fullmatch(w)}
+    return {
+        w.casefold()
+        for w in tx.words(text)
+        if len(w) >= 3 and w.casefold() not in STOPWORDS and not _REMINDER_WORD.fullmatch(w)
+    }
 
 
 def meant(clause: str, known: list[Known]) -> Known | None:
@@ -262,8 +358,9 @@ def target_text(clause: str, known: list[Known]) -> str:
     return sentence(what)
 
 
-def command(task: str, now_block: str, resuming: bool,
-            reminders_block: str = "", asked_for: str = "") -> dict[str, Any]:
+def command(
+    task: str, now_block: str, resuming: bool, reminders_block: str = "", asked_for: str = ""
+) -> dict[str, Any]:
     """The `agent_reminders` answer for a task; `now_block` is the prompt's "now" line,
     `resuming` whether the task answers the agent's own question (the text is known then),
     `reminders_block` the open reminders as the prompt lists them, `asked_for` the task the
@@ -287,8 +384,11 @@ def command(task: str, now_block: str, resuming: bool,
             hit = meant(task, known)
             base = hit.due if hit is not None and hit.due is not None else now
             when = parse_move(task, now, base)
-            return {"move": True, "text": target_text(task, known),
-                    "due_at": when.isoformat() if when else ""}
+            return {
+                "move": True,
+                "text": target_text(task, known),
+                "due_at": when.isoformat() if when else "",
+            }
     when = parse_when(task, now)
     found: dict[str, Any] = {"due_at": when.isoformat() if when else ""}
     if not resuming:

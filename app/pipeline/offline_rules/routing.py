@@ -57,8 +57,9 @@ class Referent:
     words: str
 
 
-def referent(command: pronouns.PronounCommand, recent: Sequence[str],
-             known: Known) -> Referent | None:
+def referent(
+    command: pronouns.PronounCommand, recent: Sequence[str], known: Known
+) -> Referent | None:
     """What the pronoun of `command` stands for: the kept items or the open reminder that
     the newest of the `recent` turns names (Nova's last answer, then the user's message
     before). None when no turn names one that fits, or when the newest that does names
@@ -92,8 +93,9 @@ def agent_and_task(clause: str, known: Known, recent: Sequence[str]) -> tuple[st
     return found.agent, pronouns.replaced(imperative, command, found.words)
 
 
-def tasks(text: str, known: Known | None = None,
-          recent: Sequence[str] = ()) -> list[tuple[str, str]]:
+def tasks(
+    text: str, known: Known | None = None, recent: Sequence[str] = ()
+) -> list[tuple[str, str]]:
     """Each command clause of `text` with its agent, in order; `recent`: the turns before
     it, newest first (`recent_turns`), which a pronoun refers to."""
     known = known or Known()
@@ -117,14 +119,15 @@ def only_commands(text: str) -> bool:
         return False
     rest, at = [], 0
     for clause in found:
-        rest.append(text[at:clause.start])
+        rest.append(text[at : clause.start])
         at = clause.end
     rest.append(text[at:])
     return all(word.casefold() in clauses.JOINTS for word in tx.words(" ".join(rest)))
 
 
-def split_tasks(text: str, known: Known | None = None,
-                recent: Sequence[str] = ()) -> list[tuple[str, str]]:
+def split_tasks(
+    text: str, known: Known | None = None, recent: Sequence[str] = ()
+) -> list[tuple[str, str]]:
     """One task per agent's run of command clauses, in order ("Setz Milch auf die Liste und
     erinnere mich morgen an den Zahnarzt" → lists, reminders); clauses that are no command
     are left out."""
@@ -137,8 +140,9 @@ def split_tasks(text: str, known: Known | None = None,
     return merged
 
 
-def command_text(text: str, agent: str, known: Known | None = None,
-                 recent: Sequence[str] = ()) -> str:
+def command_text(
+    text: str, agent: str, known: Known | None = None, recent: Sequence[str] = ()
+) -> str:
     """The part of `text` addressed to `agent` (its command clauses, a pronoun replaced by
     what it stands for), or the whole text when it has none (an answer to the agent's own
     question)."""
@@ -162,7 +166,7 @@ def recent_turns(history: str) -> list[str]:
     character's last answer and the user's message before — newest first."""
     said = tx.contributions(history)
     users = [index for index, c in enumerate(said) if c.is_user]
-    before = said[:users[-1]] if users else said
+    before = said[: users[-1]] if users else said
     last_user = next((c for c in reversed(before) if c.is_user), None)
     last_answer = next((c for c in reversed(before) if not c.is_user), None)
     turns = [c for c in (last_answer, last_user) if c is not None]

@@ -10,9 +10,12 @@ from __future__ import annotations
 import re
 
 WORD = r"[\wÄÖÜäöüß]"
-GAP = 200        # the most characters a rule looks across between two cue words
+GAP = 200  # the most characters a rule looks across between two cue words
 WORD_START = rf"(?<!{WORD})"
 STEM = rf"{WORD}{{0,40}}"  # the head of a compound noun ("Einkaufs" in "Einkaufsliste")
 # A leading article or filler: "die Milch" → "Milch", "noch ein Brot" → "Brot".
-ARTICLE = re.compile(r"^(?:noch\s+|bitte\s+)?(?:ein|eine|einen|die|der|das|den|the|a|an|some)"
-                     r"\s+", re.I)
+ARTICLE = re.compile(
+    r"^(?:noch\s+|bitte\s+)?(?:ein|eine|einen|die|der|das|den|the|a|an|some)"
+    r"\s+",
+    re.I,
+)
