@@ -3,7 +3,7 @@
 for V3; a PNG with both is read from `ccv3`). V1 cards (the fields at the top, no `spec`)
 are read as well.
 
-The mapping (README "Character cards" says the same):
+The mapping (docs/characters.md says the same):
 
 | card (`data.…`) | definition |
 |---|---|

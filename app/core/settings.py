@@ -7,8 +7,8 @@ Each setting is declared once, as an annotated field of the frozen `Settings` cl
 The field's name is the setting's name (its environment variable is `NOVABERG_<NAME>`), the
 annotation its type (`X | None`: it may be unset; `Literal[…]`: its choices), and `setting()`
 carries the default, the help line and the bounds. `SETTINGS`, the table the CLI, `PUT
-/api/llm` and the README read, is derived from these fields; `python -m app.core.settings
---markdown` prints README.md's settings table from it, and `tests/test_docs.py` holds README.md
+/api/llm` and docs/settings.md read, is derived from these fields; `python -m app.core.settings
+--markdown` prints docs/settings.md's table from it, and `tests/test_docs.py` holds that page
 to that output row by row.
 
 Why the class declares and the table is derived, not the reverse: a type checker reads a
@@ -99,7 +99,7 @@ class Setting:
         return ENV_PREFIX + self.name.upper()
 
     def markdown_row(self) -> str:
-        """This setting's row of README.md's table (`—`: no default; the help says why)."""
+        """This setting's row of docs/settings.md's table (`—`: no default; the help says why)."""
         if self.default is None:
             default = "—"
         else:
@@ -895,13 +895,13 @@ def _check_together(values: Mapping[str, Any]) -> None:
         raise SettingsError("setting session_max_turns must not exceed session_summarize_at")
 
 
-# --- the README's table ------------------------------------------------------------------
+# --- docs/settings.md's table ------------------------------------------------------------
 
 MARKDOWN_HEADER = ("| setting | env | default | meaning |", "|---|---|---|---|")
 
 
 def markdown_table() -> str:
-    """README.md's settings table, one row per setting in table order."""
+    """docs/settings.md's table, one row per setting in table order."""
     return "\n".join([*MARKDOWN_HEADER, *(row.markdown_row() for row in SETTINGS)]) + "\n"
 
 
@@ -913,7 +913,7 @@ def main(argv: list[str] | None = None) -> int:
         "--markdown",
         action="store_true",
         required=True,
-        help="as README.md's settings table (Markdown)",
+        help="as docs/settings.md's table (Markdown)",
     )
     parser.parse_args(argv)
     sys.stdout.write(markdown_table())

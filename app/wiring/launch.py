@@ -49,7 +49,7 @@ def open_browser(url: str) -> bool:
         return False
 
 
-# What a start prints, one builder each (README "Start" and "Modes" quote them as printed).
+# What a start prints, one builder each (README.md "Start" and docs/deploy.md quote them).
 def start_lines(start_url: str, token: str) -> str:
     """A desktop start's two lines: the link that opens the chat, the token for scripts."""
     return (
