@@ -1,4 +1,4 @@
-"""The privacy gateway's API (SPEC §7a, §9), for the logged-in user:
+"""The privacy gateway's API (design §7a, §9), for the logged-in user:
 
 - `GET /api/privacy/identities` → `{"names": [str], "people": [{"name", "aliases"}]}`
 - `PUT /api/privacy/identities` `{"people": [{"name", "aliases"?}]}` or `{"names": [str]}`

@@ -1,4 +1,4 @@
-"""Where a request may come from (SPEC §1, §9): the `Host` it names and the `Origin` it was
+"""Where a request may come from (design §1, §9): the `Host` it names and the `Origin` it was
 sent from. Pure functions over the header values; `app.api.middleware` applies them.
 
 Host (DNS rebinding): a page of a foreign name that resolves to this server must not be

@@ -1,4 +1,4 @@
-"""Character cards in and out (SPEC §11): Character Card V2 (`chara_card_v2`) and V3
+"""Character cards in and out (design §11): Character Card V2 (`chara_card_v2`) and V3
 (`chara_card_v3`), as JSON or embedded base64 in a PNG `tEXt` chunk (`chara` for V2, `ccv3`
 for V3; a PNG with both is read from `ccv3`). V1 cards (the fields at the top, no `spec`)
 are read as well.

@@ -1,6 +1,6 @@
 """A character's lorebook: the `character_book` of a character card (Character Card V2, and the
 V3 lorebook with its decorators), read into entries that enter the responder's prompt when
-the conversation names them (SPEC §11).
+the conversation names them (design §11).
 
 Why a keyword-triggered store beside the definition, not long-term memory: a lorebook is
 written by the card's author about the character's world, and it is keyword-triggered by

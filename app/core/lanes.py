@@ -1,6 +1,6 @@
 """Two lanes on one event loop: what a person waits for first, the turns' work after it.
 
-SPEC §0: sending never waits for the model — nor for the other pairs' orchestration. On one
+design §0: sending never waits for the model — nor for the other pairs' orchestration. On one
 asyncio loop every ready callback of a round runs before the loop looks at its sockets
 again, so under a burst an accept's Redis reply, read at once by the selector, waited behind
 a round full of pair workers' steps (the burst bench: 1 000 pairs, the accept's first reply

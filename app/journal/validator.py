@@ -1,4 +1,4 @@
-"""The stage-1 validator (SPEC §8): a pure function over (day sources, model answer) → codes.
+"""The stage-1 validator (design §8): a pure function over (day sources, model answer) → codes.
 
 Fail closed: anything the rules cannot confirm is a code. No repair happens here or anywhere:
 a reconstruction with any code is not used (the artifact falls back to the sources in their
@@ -23,7 +23,7 @@ from app.journal import times
 from app.journal.day import Source
 from app.journal.schema import ChronologyItem, Reconstruction
 
-# In the order SPEC §8 lists them; `validate` reports codes in this order.
+# In the order design §8 lists them; `validate` reports codes in this order.
 CODES = (
     "coverage_incomplete",
     "order_changed",

@@ -1,4 +1,4 @@
-"""The model gateway: every model call of the product goes through `Gateway` (SPEC §7).
+"""The model gateway: every model call of the product goes through `Gateway` (design §7).
 
     result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400,
                                     user_id=user_id)

@@ -1,4 +1,4 @@
-"""Every Redis key of Novaberg, built in one place (SPEC §2; the seeds' layout).
+"""Every Redis key of Novaberg, built in one place (design §2; the seeds' layout).
 
 No other module spells a key. The per-pair keys keep the seeds' names exactly, so data
 written by the seeds' implementation reads here and the other way round.

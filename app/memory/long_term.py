@@ -1,4 +1,4 @@
-"""Long-term memory (the seeds' LZG; SPEC §3a): what the character knows about its user
+"""Long-term memory (the seeds' LZG; design §3a): what the character knows about its user
 across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
 `m005_memories`).
 
@@ -75,7 +75,7 @@ class Memory:
         return self.superseded_by is None
 
     def wire(self) -> dict[str, Any]:
-        """The API shape (SPEC §9)."""
+        """The API shape (design §9)."""
         return {
             "memory_id": self.memory_id,
             "text": self.text,
@@ -355,7 +355,7 @@ class LongTermMemory:
         self, user_id: str, character_id: str, *, before: float, limit: int = 20
     ) -> list[Memory]:
         """Live plans and feelings told before `before` that the character has not yet come
-        back to, newest first (reflection impulses, SPEC §3a)."""
+        back to, newest first (reflection impulses, design §3a)."""
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
             return [

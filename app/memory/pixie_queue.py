@@ -1,5 +1,5 @@
 """The Pixie queue: promotion triggers waiting to be consolidated into long-term memory
-(SPEC §3a; seed 001 §5: "Promotion-Trigger → Pixie-Queue, bei hoher Salienz").
+(design §3a; seed 001 §5: "Promotion-Trigger → Pixie-Queue, bei hoher Salienz").
 
 The dispatcher writes a trigger when the user's salience reaches `promotion_threshold`. The
 queue is reliable like the event queue: the Pixie worker moves a trigger (one script: LMOVE,

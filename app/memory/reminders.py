@@ -1,4 +1,4 @@
-"""Reminders, per pair, and the due index the reminder clock watches (SPEC §9, §6).
+"""Reminders, per pair, and the due index the reminder clock watches (design §9, §6).
 
 - `reminders:{user}:{character}` (hash): reminder id → reminder JSON.
 - `reminders:due` (sorted set): every pending reminder, scored by its due time.

@@ -1,4 +1,4 @@
-"""Session memory: the working memory of one user–character conversation (seed 000, SPEC §3).
+"""Session memory: the working memory of one user–character conversation (seed 000, design §3).
 
 Turns live in a Redis list `session:{user}:{character}:turns`, the summary of older turns in
 `session:{user}:{character}:summary`; both expire after `session_ttl` seconds of quiet, and

@@ -1,4 +1,4 @@
-"""The character's state between turns (SPEC §4, seed 000 §2.1/§2.3, seed 001 §4).
+"""The character's state between turns (design §4, seed 000 §2.1/§2.3, seed 001 §4).
 
 - `nova_state:{user}:{character}` (hash, no TTL): the nine EI dimensions, the two space axes
   `raum_tiefe`/`raum_naehe` and the two clocks of the character's own time, `turn_zeit` (when

@@ -1,7 +1,7 @@
 """What the character knows, for path 2: about the user, the long-term memories relevant to a
-run's words (SPEC §3a), searched by the enricher — or beside the router's model call when a
+run's words (design §3a), searched by the enricher — or beside the router's model call when a
 router runs — and shown to the responder and the thinker; about its own world, the entries of
-its lorebook the conversation triggers (SPEC §11, `app.characters.lore`), for the responder."""
+its lorebook the conversation triggers (design §11, `app.characters.lore`), for the responder."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The vocabulary runtime and pipeline share (SPEC §5–§6): the event and its payloads, and
+"""The vocabulary runtime and pipeline share (design §5–§6): the event and its payloads, and
 the pipeline interface the runtime calls. Runtime and pipeline both import it from here;
 the pipeline imports nothing of the runtime.
 
@@ -218,7 +218,7 @@ class Event(msgspec.Struct, Generic[Payload], kw_only=True):
 
     @property
     def origin(self) -> ResponseOrigin:
-        """What a response to this event is, for the client (SPEC §5 Delivery)."""
+        """What a response to this event is, for the client (design §5 Delivery)."""
         if self.typ == "continue":
             return "continue"
         if self.source == "character":

@@ -1,4 +1,4 @@
-"""Consolidation: one promotion trigger → checked changes to long-term memory (SPEC §3a).
+"""Consolidation: one promotion trigger → checked changes to long-term memory (design §3a).
 
 One structured model call per trigger (purpose `consolidation`, schema
 `app.pipeline.schemas.Consolidation`, neutral answer: nothing to keep). Its frame holds only

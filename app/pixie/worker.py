@@ -1,5 +1,5 @@
 """The Pixie worker: one background task per process that drains the Pixie queues into
-long-term memory (SPEC §3a; seed 000 §2.3: the "Default Mode Network" works between turns).
+long-term memory (design §3a; seed 000 §2.3: the "Default Mode Network" works between turns).
 
 Lowest priority, by three rules:
 

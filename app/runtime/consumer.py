@@ -1,4 +1,4 @@
-"""The pair consumer: at most one task per pair and process takes the pair's work (SPEC §5).
+"""The pair consumer: at most one task per pair and process takes the pair's work (design §5).
 
 It is woken by `notify` (an `asyncio.Event`; with an external Redis also by a pub/sub
 message) and loops while it makes progress, then ends: an idle pair costs nothing. Each step:

@@ -1,6 +1,6 @@
 """Events: their producers, their payload rules, and the reliable queue they wait in.
 
-Producers (seed 001 §3.1.1; SPEC §5), each building its payload struct
+Producers (seed 001 §3.1.1; design §5), each building its payload struct
 (`app.pipeline.vocabulary`, whose docstring lists the keys):
 
 =================  ===========  ===============  ======================================

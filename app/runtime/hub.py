@@ -1,4 +1,4 @@
-"""The delivery hub: every WebSocket of a user gets every message for that user (SPEC §5, §9).
+"""The delivery hub: every WebSocket of a user gets every message for that user (design §5, §9).
 
 Each connection has its own bounded send queue (`ws_send_queue`) drained by its own writer
 task. `publish` encodes a message once and only *offers* it to each queue (no await per

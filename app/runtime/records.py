@@ -1,4 +1,4 @@
-"""Lifecycle records in Redis: one hash per turn, one hash per accepted message (SPEC §2).
+"""Lifecycle records in Redis: one hash per turn, one hash per accepted message (design §2).
 
 Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character: who
 started it; the attribute is `initiator`), message_ids (JSON list), state, attempts, perceived

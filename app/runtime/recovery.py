@@ -1,4 +1,4 @@
-"""Recovery after a crash (SPEC §5 Lifecycle; issue 5 item 7).
+"""Recovery after a crash (design §5 Lifecycle; issue 5 item 7).
 
 Runs at start-up before any consumer (and, with an external Redis, periodically for turns
 whose owning process has lost its heartbeat):

@@ -1,4 +1,4 @@
-"""The turn runtime's front: accept, impulses, the reconnect snapshot, reset (SPEC §5).
+"""The turn runtime's front: accept, impulses, the reconnect snapshot, reset (design §5).
 
 One `Runtime` per process, built from its rooms:
 
@@ -154,7 +154,7 @@ class Runtime:
         arousal: Any = None,
         trigger_turn_id: str | None = None,
     ) -> str:
-        """An own impulse enters as a character event with a new turn (SPEC §5).
+        """An own impulse enters as a character event with a new turn (design §5).
 
         Raises `ImpulseWithoutThought` for an empty thought. Returns the new turn id.
         """

@@ -1,4 +1,4 @@
-"""The privacy API (SPEC §7a, §9) and the privacy gateway through the real server: the
+"""The privacy API (design §7a, §9) and the privacy gateway through the real server: the
 registry per user in SQLite, the preview, the counters; with `llm_remote` on, no registered
 name leaves in any request body, and a leaking reply gets one retry, then a
 `privacy_blocked` notice.

@@ -1,5 +1,5 @@
 """The compiled brief: what stage 2 of the journal gets from the writing profile (seed 004
-§15, §16; SPEC §8).
+§15, §16; design §8).
 
 The full profile stays the local source of truth; the brief is a derived view, compiled
 whenever it is needed: the journal's base rules (invent nothing, keep uncertainties), the

@@ -1,4 +1,4 @@
-"""The normalised view every privacy check reads (SPEC §7a): the masking's detectors, the
+"""The normalised view every privacy check reads (design §7a): the masking's detectors, the
 reply check and the egress gate see the same text, whatever disguise it wears.
 
 The view of a text is, character by character (a character with its combining marks):
