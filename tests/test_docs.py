@@ -138,7 +138,8 @@ def test_the_api_page_tables_name_every_route_and_no_other(tmp_path):
 # The citations and the links: the code cites the design as `design §N` (docs/design.md, the
 # section whose heading begins with `§N`); a page links to another by a relative path, with
 # or without `#anchor` (GitHub's anchor of a heading).
-CITATION = re.compile(r"\bdesign §(\d+[a-z]?)")
+CITATION = re.compile(r"\bdesign §\d+[a-z]?(?:(?:, | and |, and )§\d+[a-z]?)*")  # design §9, §11
+SECTION = re.compile(r"§(\d+[a-z]?)")
 OLD_CITATION = re.compile(r"\bSPEC\s§")  # the form before docs/design.md
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 CITING = ("app", "statemachine", "tests", "web", "bench")
@@ -162,7 +163,8 @@ def broken_citations(text: str, design: str) -> list[str]:
     """The citations in `text` that name no section of the design, and any left in the old
     form (`design §N`, a document the repository does not have)."""
     sections = design_sections(design)
-    broken = [f"design §{m[1]}" for m in CITATION.finditer(text) if m[1] not in sections]
+    cited = [n for m in CITATION.finditer(text) for n in SECTION.findall(m[0])]
+    broken = [f"design §{n}" for n in cited if n not in sections]
     return broken + [m[0] for m in OLD_CITATION.finditer(text)]
 
 
@@ -219,6 +221,7 @@ def test_the_checkers_find_a_planted_break(tmp_path):
     assert broken_citations("see design §5 and design §7a", DESIGN) == []
     planted = "design" + " §12"  # no such section (spelled apart, so the scan of tests/ passes)
     assert broken_citations(f"see {planted}", DESIGN) == [planted]
+    assert broken_citations("see design §9, §1" + "3 and §11", DESIGN) == ["design §1" + "3"]
     assert broken_citations("see SPEC" + " §5", DESIGN) == ["SPEC" + " §"]
     (tmp_path / "other.md").write_text("# Other\n\n## The wire contract\n")
     page = tmp_path / "page.md"
