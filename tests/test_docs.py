@@ -138,7 +138,8 @@ def test_the_api_page_tables_name_every_route_and_no_other(tmp_path):
 # The citations and the links: the code cites the design as `design §N` (docs/design.md, the
 # section whose heading begins with `§N`); a page links to another by a relative path, with
 # or without `#anchor` (GitHub's anchor of a heading).
-CITATION = re.compile(r"\bdesign §\d+[a-z]?(?:(?:, | and |, and )§\d+[a-z]?)*")  # design §9, §11
+# a citation, with any list after it: `design §9, §11 and §3a`
+CITATION = re.compile(r"\bdesign §\d+[a-z]?(?:(?:, | and |, and )§\d+[a-z]?)*")
 SECTION = re.compile(r"§(\d+[a-z]?)")
 OLD_CITATION = re.compile(r"\bSPEC\s§")  # the form before docs/design.md
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
