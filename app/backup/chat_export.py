@@ -187,30 +187,30 @@ class ChatExporter:
         """The `lists` and `reminders` of the query's user with `character_ids`."""
         lists, reminders = [], []
         for character_id in character_ids:
-            for kept in await ListStore(redis, query.user_id, character_id).all():
-                lists.append(
-                    {
-                        "character_id": character_id,
-                        "name": kept.name,
-                        "items": kept.items,
-                        "created_at": kept.created_at,
-                        "updated_at": kept.updated_at,
-                    }
-                )
-            for reminder in await ReminderStore(redis).list(query.user_id, character_id):
-                reminders.append(
-                    {
-                        "id": reminder.id,
-                        "character_id": character_id,
-                        "text": reminder.text,
-                        "due_at": reminder.due_at,
-                        "created_at": reminder.created_at,
-                        "status": reminder.status,
-                        "fired_at": reminder.fired_at,
-                        "trigger_turn_id": reminder.trigger_turn_id,
-                        "impulse_turn_id": reminder.impulse_turn_id,
-                    }
-                )
+            lists.extend(
+                {
+                    "character_id": character_id,
+                    "name": kept.name,
+                    "items": kept.items,
+                    "created_at": kept.created_at,
+                    "updated_at": kept.updated_at,
+                }
+                for kept in await ListStore(redis, query.user_id, character_id).all()
+            )
+            reminders.extend(
+                {
+                    "id": reminder.id,
+                    "character_id": character_id,
+                    "text": reminder.text,
+                    "due_at": reminder.due_at,
+                    "created_at": reminder.created_at,
+                    "status": reminder.status,
+                    "fired_at": reminder.fired_at,
+                    "trigger_turn_id": reminder.trigger_turn_id,
+                    "impulse_turn_id": reminder.impulse_turn_id,
+                }
+                for reminder in await ReminderStore(redis).list(query.user_id, character_id)
+            )
         return {"lists": lists, "reminders": reminders}
 
     async def kept_characters(

@@ -138,7 +138,7 @@ def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance
         warmth = (warmth + closeness) / 2
     values = (energy, depth, closeness, warmth, energy * (1.0 - depth / 2))
     return Stance(
-        quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values)},
+        quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values, strict=True)},
         cluster=_cluster(state.mode, energy, closeness),
         turn_id=turn_id,
         time=now,

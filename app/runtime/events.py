@@ -48,6 +48,8 @@ from app.pipeline.vocabulary import (
     ContinuePayload,
     Event,
     EventPayload,
+    EventSource,
+    EventType,
     ImpulsePayload,
     ImpulseWithoutThought,
     UserPayload,
@@ -71,8 +73,8 @@ def carried_thought_arousal(parent: Event[EventPayload]) -> float | None:
 def _event(
     user_id: str,
     character_id: str,
-    source: str,
-    typ: str,
+    source: EventSource,
+    typ: EventType,
     payload: EventPayload,
     trigger_count: int = 0,
 ) -> Event[EventPayload]:
@@ -82,7 +84,7 @@ def _event(
         character_id=character_id,
         source=source,
         typ=typ,
-        payload=payload,  # type: ignore[arg-type]
+        payload=payload,
         trigger_count=trigger_count,
         erstellt_am=time.time(),
     )
@@ -185,7 +187,7 @@ class EventQueue:
         for raw in await self.redis.lrange(self.queue, 0, -1):
             try:
                 event = decode_event(raw)
-            except Exception:  # noqa: BLE001 - the front-of-queue path reports broken records
+            except Exception:  # noqa: BLE001, S112 - the front-of-queue path reports broken records
                 continue
             if event.turn_id == turn_id:
                 return raw, event

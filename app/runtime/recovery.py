@@ -140,10 +140,13 @@ class Recovery:
                     continue
                 await self.locks.release_foreign(pair, marker)
                 report.cleared_markers += 1
-            elif only_dead_owners and pair not in orphan_pairs:
+            elif (
+                only_dead_owners
+                and pair not in orphan_pairs
                 # A live process may be between two steps of this pair; leave its lists alone.
-                if await redis.llen(keys.event_processing(user_id, character_id)):
-                    continue
+                and await redis.llen(keys.event_processing(user_id, character_id))
+            ):
+                continue
             restored = await EventQueue(redis, user_id, character_id).restore()
             report.restored_events += restored
             taken_over = pair in orphan_pairs or marker is not None or restored > 0
