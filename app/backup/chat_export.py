@@ -185,7 +185,8 @@ class ChatExporter:
         self, redis: aioredis.Redis, query: ExportQuery, character_ids: list[str]
     ) -> dict[str, Any]:
         """The `lists` and `reminders` of the query's user with `character_ids`."""
-        lists, reminders = [], []
+        lists: list[dict[str, Any]] = []
+        reminders: list[dict[str, Any]] = []
         for character_id in character_ids:
             lists.extend(
                 {
@@ -222,7 +223,9 @@ class ChatExporter:
             return [query.character_id]
         talked = [
             character
-            for user, character in map(keys.split_pair, await redis.smembers(keys.known_pairs()))
+            for user, character in map(
+                keys.split_pair, keys.texts(await redis.smembers(keys.known_pairs()))
+            )
             if user == query.user_id
         ]
         return list(dict.fromkeys([*defined, *sorted(talked)]))

@@ -101,7 +101,7 @@ class ListStore:
     async def all(self) -> list[NamedList]:
         """Every list, oldest first."""
         stored = await self.redis.hgetall(self.key)
-        self._seen = dict(stored)
+        self._seen = keys.text_hash(stored)
         lists = []
         for raw in stored.values():
             try:
@@ -246,7 +246,8 @@ class ListStore:
     ) -> ListChange | None:
         raw = self._seen.get(field_name)
         if raw is None:  # not seen (or absent when seen): read it now
-            raw = await self.redis.hget(self.key, field_name)
+            fetched = await self.redis.hget(self.key, field_name)
+            raw = None if fetched is None else keys.text(fetched)
         for _ in range(ATTEMPTS):
             change = compute(_DECODER.decode(raw) if raw is not None else None)
             if change is None:

@@ -397,7 +397,7 @@ class ReminderStore:
     # --- the clock's side ------------------------------------------------------------------
 
     async def due_members(self, now: float, limit: int = 50) -> builtins.list[str]:
-        return list(
+        return keys.texts(
             await self.redis.zrangebyscore(keys.reminders_due(), "-inf", now, start=0, num=limit)
         )
 
@@ -421,6 +421,7 @@ class ReminderStore:
             if reminder is None or reminder.status != "pending":
                 await self.redis.zrem(keys.reminders_due(), member)
                 return None
+            assert raw is not None  # the reminder was read from it
             claimed = msgspec.structs.replace(reminder, status="claimed", claimed_at=now)
             answer = await self._write(reminder, raw, claimed, only_if_due=True)
             if answer == _WRITTEN:
@@ -448,7 +449,9 @@ class ReminderStore:
     async def put_back_stale(self, older_than: float) -> builtins.list[str]:
         """Claims made before `older_than` that were never delivered go back to the due
         index; returns their members."""
-        stale = await self.redis.zrangebyscore(keys.reminders_claimed(), "-inf", older_than)
+        stale = keys.texts(
+            await self.redis.zrangebyscore(keys.reminders_claimed(), "-inf", older_than)
+        )
         restored = []
         for member in stale:
             user_id, character_id, reminder_id = keys.split_reminder_member(member)
@@ -457,6 +460,7 @@ class ReminderStore:
             if reminder is None or reminder.status != "claimed":
                 await self.redis.zrem(keys.reminders_claimed(), member)
                 continue
+            assert raw is not None  # the reminder was read from it
             back = msgspec.structs.replace(reminder, status="pending", claimed_at=None)
             if await self._write(reminder, raw, back) == _WRITTEN:
                 restored.append(member)

@@ -177,7 +177,7 @@ def _cluster(mode: str, energy: float, closeness: float) -> str:
 
 async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) -> Stance:
     stored = await redis.hgetall(keys.haltung(user_id, character_id))
-    return _stance_from_hash(stored, keys.pair_id(user_id, character_id))
+    return _stance_from_hash(keys.text_hash(stored), keys.pair_id(user_id, character_id))
 
 
 async def save_stance(

@@ -190,7 +190,7 @@ class EventQueue:
             except Exception:  # noqa: BLE001, S112 - the front-of-queue path reports broken records
                 continue
             if event.turn_id == turn_id:
-                return raw, event
+                return keys.text(raw), event
         return None
 
     async def take(self, raw: str) -> bool:
@@ -224,7 +224,8 @@ class EventQueue:
     async def take_parked(self) -> str | None:
         """Move the parked event to the processing list: the user turn that resumes it
         acknowledges both together."""
-        return await self.redis.lmove(self.awaiting, self.processing, "LEFT", "RIGHT")
+        moved = await self.redis.lmove(self.awaiting, self.processing, "LEFT", "RIGHT")
+        return None if moved is None else keys.text(moved)
 
     async def restore(self) -> int:
         """Recovery: put every taken-but-unacknowledged event back at the front, in order."""

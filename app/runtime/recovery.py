@@ -111,7 +111,7 @@ class Recovery:
             return dead_cache[owner]
 
         # 1–2: open turns.
-        open_ids = sorted(await redis.smembers(keys.open_turns()))
+        open_ids = sorted(keys.texts(await redis.smembers(keys.open_turns())))
         orphan_pairs: set[str] = set()
         owners_pairs: set[str] = set()  # left to an owner that may be alive: hands off
         for record in await self.records.turns(open_ids):
@@ -127,13 +127,14 @@ class Recovery:
             await self._recover_turn(record, report)
 
         # 3–5: queues and markers of every pair nobody alive is working on.
-        for pair in sorted(await redis.smembers(keys.known_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.known_pairs()))):
             user_id, character_id = keys.split_pair(pair)
             # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
             await redis.sadd(keys.user_pairs(user_id), character_id)
             if pair in owners_pairs:
                 continue  # its marker, its taken events and its queue are the owner's
             marker = await redis.get(keys.turn_marker(user_id, character_id))
+            marker = None if marker is None else keys.text(marker)
             if marker is not None:
                 owner, _ = parse_marker(marker)
                 if not await owner_dead(owner):
@@ -166,7 +167,7 @@ class Recovery:
                 report.woken_pairs += 1
 
         # 6: promotion triggers taken but not consolidated.
-        for pair in sorted(await redis.smembers(keys.pixie_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.pixie_pairs()))):
             report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
                 owner_dead
             )
