@@ -87,6 +87,6 @@ class FrontLineRunner(web.AppRunner):
             made.request_handler,
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
-            loop=made._loop,
-            **made._kwargs,
-        )  # noqa: SLF001
+            loop=made._loop,  # noqa: SLF001 - aiohttp keeps the server's arguments private
+            **made._kwargs,  # noqa: SLF001 - the same server, only of our class
+        )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - recognised, never bound
 
 # RFC 3986 `host [":" port]`, as browsers send it: a bracketed IPv6 literal, or a dotted name
 # of DNS labels (letters, digits, `-` inside, `_` for local names), which may be a dotted quad.

@@ -397,4 +397,4 @@ def check_exportable(spec: str, fmt: str) -> tuple[Spec, str]:
         raise CharacterError(f"spec {spec!r}: use v2 or v3")
     if fmt not in FORMATS:
         raise CharacterError(f"format {fmt!r}: use png or json")
-    return spec, fmt  # type: ignore[return-value]
+    return spec, fmt

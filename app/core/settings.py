@@ -123,9 +123,9 @@ _DECLARED = "novaberg.setting"
 
 def setting(
     default: Any,
-    help: str,
+    help: str,  # noqa: A002 - the field's help text, as argparse names it
     *,
-    minimum: float | None = None,  # noqa: A002
+    minimum: float | None = None,
     maximum: float | None = None,
     secret: bool = False,
     in_config: bool = True,
@@ -179,7 +179,7 @@ class Settings:
         "(default: the data dir). Processes sharing one database_url point it at one "
         "shared volume; it and the store must be of one install (a start checks).",
     )
-    test_crash_at: CrashPoint | None = setting(
+    test_crash_at: CrashPoint | None = setting(  # noqa: RUF009 - setting() is a field()
         None,
         "Tests only: the process kills itself "
         "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "

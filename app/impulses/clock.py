@@ -148,7 +148,7 @@ class ReminderClock:
         redis = self.store.redis
         quiet = self.settings.idle_reflection_minutes * 60
         started = 0
-        for pair in sorted(await redis.smembers(keys.known_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.known_pairs()))):
             user_id, character_id = keys.split_pair(pair)
             definition = self.characters.get(user_id, character_id)
             state = await load_state(redis, user_id, character_id)

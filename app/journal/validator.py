@@ -175,7 +175,7 @@ def _timed_ascend(indices: Sequence[int], minutes: Sequence[int | None], size: i
     """Every timed entry has more minutes than each timed entry placed before it from a
     later source position (an untimed one there is `_untimed_stay`'s)."""
     tree = [-1] * (size + 1)  # Fenwick tree over reversed positions: max minutes so far
-    for index, value in zip(indices, minutes):
+    for index, value in zip(indices, minutes, strict=True):
         if value is None:
             continue
         reversed_position = size - index  # positions after `index` come first

@@ -19,6 +19,7 @@ Memories of one pair never reach another pair: every query names user and charac
 
 from __future__ import annotations
 
+import builtins  # the class's method `list` hides the builtin in its body's annotations
 import json
 import logging
 import sqlite3
@@ -243,7 +244,7 @@ class LongTermMemory:
 
     async def list(
         self, user_id: str, character_id: str, *, query: str = "", include_superseded: bool = False
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """The pair's memories, newest first; `query` searches them (the text index). A query without a
         term the index can look up (shorter than three letters, or only stopwords: "Jo",
         "mag") is matched as a substring of the pair's memories instead, so the search box
@@ -353,7 +354,7 @@ class LongTermMemory:
 
     async def to_reflect_on(
         self, user_id: str, character_id: str, *, before: float, limit: int = 20
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Live plans and feelings told before `before` that the character has not yet come
         back to, newest first (reflection impulses, design §3a)."""
 

@@ -71,7 +71,7 @@ class ThoughtArousalError(ValueError):
 async def load_state(redis: aioredis.Redis, user_id: str, character_id: str) -> CharacterState:
     """The stored state; the seed's defaults for missing fields (or a first turn)."""
     stored = await redis.hgetall(keys.nova_state(user_id, character_id))
-    return _state_from_hash(stored, keys.pair_id(user_id, character_id))
+    return _state_from_hash(keys.text_hash(stored), keys.pair_id(user_id, character_id))
 
 
 def queue_load_state(

@@ -89,7 +89,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 import redis.asyncio as aioredis
@@ -103,7 +103,7 @@ EventSource = Literal["user", "character"]
 EventType = Literal["message", "continue", "awaiting_user"]
 ResponseOrigin = Literal["reply", "continue", "own_impulse"]
 
-OWN_IMPULSE = "eigener_impuls"  # `reiz_herkunft` of a stimulus the character found itself
+OWN_IMPULSE: Final = "eigener_impuls"  # `reiz_herkunft` of a stimulus the character found itself
 RETRY_BY_THINKER = "thinker"  # `retry` of the thinker's retry
 
 # English attribute → the seed's payload key, where they differ (seed 001 §3.1.1, §6.4, §6.6).

@@ -91,7 +91,7 @@ def check(
             Change(
                 action=action,
                 text=text,
-                kind=_kind(proposal),  # type: ignore[arg-type]
+                kind=_kind(proposal),
                 importance=trigger.importance,
                 memory_id=target.memory_id if target is not None else "",
             )

@@ -122,10 +122,7 @@ class Connection:
         held, self.held = self.held or [], None
         covered = _covered(held)
         fresh = [encode(m).decode() for m in snapshot if _identity(m) not in covered]
-        for data in (*fresh, *held):
-            if not self.offer(data):
-                return False
-        return True
+        return all(self.offer(data) for data in (*fresh, *held))
 
     async def run_writer(self) -> None:
         while True:

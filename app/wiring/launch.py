@@ -96,13 +96,13 @@ def ask_start_link(instance: Instance) -> str | None:
     base = instance.url.rstrip("/")
     if urlsplit(base).hostname != "127.0.0.1" or instance.launch_secret is None:
         return None
-    request = urllib.request.Request(
+    request = urllib.request.Request(  # noqa: S310 - http to 127.0.0.1, checked above
         base + LAUNCH_LINK_PATH,
         method="POST",
         headers={"Authorization": f"Bearer {instance.launch_secret}"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=LAUNCH_TIMEOUT_SECONDS) as response:
+        with urllib.request.urlopen(request, timeout=LAUNCH_TIMEOUT_SECONDS) as response:  # noqa: S310 - the request above
             path = json.loads(response.read())["url"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning(

@@ -461,10 +461,8 @@ async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
     finally:
         if task is not None:
             task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await task
-            except asyncio.CancelledError:
-                pass
         await service.close()
 
 

@@ -109,7 +109,7 @@ def _with_exemplars(text: str, exemplars: Sequence[Exemplar], max_chars: int) ->
         if share < MIN_EXEMPLAR:
             continue
         shown = [f"[{e.date}] {cut_at_word(e.text, share)}" for e in exemplars[:count]]
-        shown = [s for s, e in zip(shown, exemplars) if cut_at_word(e.text, share)]
+        shown = [s for s, e in zip(shown, exemplars, strict=False) if cut_at_word(e.text, share)]
         if shown:
             return "\n".join([frame, *shown])
     return text

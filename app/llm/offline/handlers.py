@@ -94,7 +94,7 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 # --- perception ------------------------------------------------------------------------------
 
 
-class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
+class LexiconPerception(PerceivedEmotion, kw_only=True):
     """What the lexicon reads in a text, with the seeds' German labels: the perception's
     shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
 

@@ -220,9 +220,9 @@ def spellings(term: str) -> frozenset[str]:
         uniform, itertools.islice(itertools.product(*choices), _MAX_SPELLINGS)
     ):
         spelling = "".join(combination)
-        if any(chosen == drop for chosen, drop in zip(combination, stripped)) and _ordinary(
-            spelling
-        ):
+        if any(
+            chosen == drop for chosen, drop in zip(combination, stripped, strict=True)
+        ) and _ordinary(spelling):
             continue  # "Schön" is not written "schon"
         found.add(spelling)
     for spelling in list(found):  # noqa: PERF101 (the loop adds to `found`)
