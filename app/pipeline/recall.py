@@ -45,11 +45,11 @@ def known_text(ctx: NodeContext, state: Path2State) -> str:
 
 
 async def triggered_lore(ctx: NodeContext, state: Path2State) -> list[str]:
-    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_ENTRIES`
-    entries (the scan is pure Python: a book of 2 000 entries takes about 50 ms of CPU,
+    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_KEYS` keys and
+    entries in all (its size, not its entry count: one entry may hold the keys of many;
     bench/lore.py)."""
     book = ctx.character.lore
-    if book is not None and len(book.entries) > lore.OFF_LOOP_ENTRIES:
+    if book is not None and book.size > lore.OFF_LOOP_KEYS:
         return await asyncio.to_thread(lore_lines, ctx, state)
     return lore_lines(ctx, state)
 
