@@ -369,7 +369,13 @@ def occurrence(
     if stop == word_stop:
         stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
     if (first, stop) != (start, end):  # a hyphenated compound is one name
-        return Occurrence(None if _names_a_thing(low, first, stop) else (first, stop), False, True)
+        if not _names_a_thing(low, first, stop):
+            return Occurrence((first, stop), False, True)
+        # A thing named after a registered person ("Carla-Mustermann-Stiftung"): the name
+        # before the head is masked when each of its parts is registered (not "Max-Planck-").
+        head = low.rindex("-", first, stop)
+        named = all(part in names for part in low[first:head].split("-"))
+        return Occurrence((first, head) if named else None, False, True)
     return Occurrence((start, end) if is_person(text, start, end, names) else None, False, False)
 
 

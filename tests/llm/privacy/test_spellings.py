@@ -163,3 +163,34 @@ async def test_a_maths_name_never_reaches_the_remote_model_and_a_reply_naming_it
                 max_tokens=50, user_id="local")
         assert refused.value.code == "privacy_blocked", style
     assert len(fake_model.chats()) == sent
+
+
+# --- item 2: a registered name inside a compound ------------------------------------------
+
+@pytest.mark.parametrize(("text", "masked"), [
+    # the examples
+    ("Spende an die Carla-Mustermann-Stiftung", "Spende an die [PERSON_1]-Stiftung"),
+    ("Wir wohnen in der Carla-Mustermann-Straße.", "Wir wohnen in der [PERSON_1]-Straße."),
+    ("der Carla-Mustermann-Fanclub trifft sich", "der [PERSON_1] trifft sich"),
+    # held out: other heads, one part, a genitive, lower case, three parts before the head
+    ("Das Mustermann-Haus ist verkauft.", "Das [PERSON_1]-Haus ist verkauft."),
+    ("Preisverleihung: der Carla-Mustermann-Preis 2025", "Preisverleihung: der [PERSON_1]-Preis 2025"),
+    ("die carla-mustermann-schule hat heute zu", "die [PERSON_1]-schule hat heute zu"),
+    ("im Carla-Mustermanns-Garten", "im [PERSON_1]-Garten"),
+])
+def test_a_registered_name_in_a_compound_that_names_a_thing_is_masked(text, masked):
+    index = NameIndex([NAME])
+    masker = Masker(index)
+    assert masker.mask(text) == masked
+    assert masker.unmask(masked) == text
+    assert EgressGate(index).gaps(body(text)), text
+    assert Masker(index).leaks(text) == ["PERSON"], text
+
+
+@pytest.mark.parametrize("text", [
+    "Sie arbeitet am Max-Planck-Institut in Jena.",  # "Planck" is nobody's
+    "Treffpunkt an der Karl-Marx-Straße", "die Goethe-Schule", "im Rosen-Garten"])
+def test_a_thing_named_after_someone_else_stays(text):
+    index = NameIndex(["Max", "Karl Berger", "Rose"])
+    assert Masker(index).mask(text) == text
+    assert EgressGate(index).gaps(body(text)) == []
