@@ -18,7 +18,9 @@ every run of parts of a full name matches on its own ("Özdemir" of "Frau Dr. Ö
 registered part masks the whole of it ("anna-lena" when "Anna" is registered), unless the
 compound names a thing ("Max-Planck-Institut", `rules.THING_HEADS`). Names run together
 ("CarlaMustermann", "#HappyBirthdayLotte", "leah_kowal") match at the capitals and the
-underscores. A registered name that is also an ordinary word or stands in a public name is
+underscores. ASCII look-alikes of a registered name ("CarIa", "Car1a", "J0nas",
+"Herrnann") match on the text's `skeleton` — read for the registered names only, in words
+that are no ordinary word, so nothing else is touched. A registered name that is also an ordinary word or stands in a public name is
 decided by its context (`homonyms.is_person`): "am Freitag", "Rosen aus dem Garten", "the
 dev server", "Earl Grey" stay.
 
@@ -40,7 +42,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from app.llm.privacy.homonyms import is_person
-from app.llm.privacy.normalise import view
+from app.llm.privacy.normalise import View, view
 from app.llm.privacy.rules import (
     BEI_PERSON_AFTER,
     BEI_REACH,
@@ -220,17 +222,118 @@ def spellings(term: str) -> frozenset[str]:
         uniform, itertools.islice(itertools.product(*choices), _MAX_SPELLINGS)
     ):
         spelling = "".join(combination)
-        if any(chosen == drop for chosen, drop in zip(combination, stripped)) and _ordinary(
-            spelling
-        ):
+        if any(
+            chosen == drop for chosen, drop in zip(combination, stripped, strict=True)
+        ) and _ordinary(spelling):
             continue  # "Schön" is not written "schon"
         found.add(spelling)
     for spelling in list(found):  # noqa: PERF101 (the loop adds to `found`)
         # A capital that looks like both I and l ("Ι", "І") reads as I at a word's start:
-        # "Ιena" for "lena".
+        # "Ιena" for "lena"; and an `l` may stand for the capital I ("lIse" for "Ilse").
         if spelling.startswith("l") and not _ordinary("i" + spelling[1:]):
             found.add("i" + spelling[1:])
+        elif spelling.startswith("i") and not _ordinary("l" + spelling[1:]):
+            found.add("l" + spelling[1:])
+        if "rn" in spelling and not _ordinary(skeletal(spelling)):
+            found.add(skeletal(spelling))  # an "m" for the "rn" ("Bemd"); the other way: `skeleton`
     return frozenset(found)
+
+
+# --- the skeleton: ASCII look-alikes, for registered names only ---------------------------
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def skeletal(spelling: str) -> str:
+    """A registered spelling (lower case) as its skeleton: "rn" is "m" ("bernd" is "bemd")."""
+    return spelling.replace("rn", "m")
+
+
+def skeleton(text: str, keep: Container[str] = frozenset()) -> tuple[View, frozenset[str]]:
+    """A normalised view with the ASCII look-alikes of letters folded — a capital `I` inside
+    a word (after a small letter, or between a capital and a small one: "CarIa", "AIex") and
+    a `1` as `l`, a `0` as `o`, "rn" as `m` — in the words that are no ordinary word ("torn",
+    "A1", "0815", "Win10" stay) and not in `keep` (the registered spellings: "ernst" with
+    Ernst registered is decided as it is written); and those words, folded, in lower case. Only the registered
+    names are looked for in it (`NameIndex.find_in_view`, the egress gate): the detectors
+    never see it."""
+    pieces: list[str] = []
+    chunks: list[tuple[int, int, int, int]] = []
+    changed: set[str] = set()
+    last = length = 0
+    for token in _tokens(text):
+        word = token.group()
+        letters = sum(c.isalpha() for c in word)
+        low = word.lower()
+        if letters < 2 or 2 * letters <= len(word) or low in keep or _ordinary(low):
+            continue
+        folded = []
+        for i, size, letter in _folds(word, letters < len(word)):
+            at = token.start() + i
+            pieces.append(text[last:at])
+            length += at - last
+            pieces.append(letter)
+            chunks.append((length, length + len(letter), at, at + size))
+            length += len(letter)
+            last = at + size
+            folded.append((i, size, letter))
+        if folded:
+            out, j = [], 0
+            for i, size, letter in folded:
+                out.append(word[j:i] + letter)
+                j = i + size
+            changed.add(("".join(out) + word[j:]).lower())
+    if not chunks:
+        return View(text, text), frozenset()
+    pieces.append(text[last:])
+    return View(text, "".join(pieces), tuple(chunks)), frozenset(changed)
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """The words (runs of letters and digits) that hold a look-alike, each once, in text
+    order. Found with `str.find` (a pattern of alternatives scanning every character of a
+    200 kB text costs ten times as much), each hit read in its two neighbours."""
+    starts = set()
+    size = len(text)
+    for needle in ("rn", "RN", "I", "0", "1"):
+        at = text.find(needle)
+        while at != -1:
+            before = text[at - 1] if at else ""
+            after = text[at + len(needle)] if at + len(needle) < size else ""
+            if len(needle) == 2 or (
+                (before.isalpha() or after.isalpha())
+                if needle != "I"
+                else before.islower() or (before.isupper() and after.islower())
+            ):
+                start = at
+                while start > 0 and text[start - 1].isalnum():
+                    start -= 1
+                starts.add(start)
+            at = text.find(needle, at + 1)
+    done = 0
+    for start in sorted(starts):
+        token = _TOKEN.match(text, start)
+        if token is not None and start >= done:
+            done = token.end()
+            yield token
+
+
+def _folds(word: str, digits: bool) -> Iterator[tuple[int, int, str]]:
+    """(offset, size, letter) of each look-alike in a word."""
+    i = 0
+    while i < len(word):
+        char = word[i]
+        before = word[i - 1] if i else ""
+        after = word[i + 1] if i + 1 < len(word) else ""
+        inside = before.islower() or (before.isupper() and after.islower())
+        if (char == "I" and inside) or (digits and char == "1"):
+            yield i, 1, "l"
+        elif digits and char == "0":
+            yield i, 1, "O" if not before and after.islower() else "o"
+        elif word[i : i + 2] in ("rn", "RN"):
+            yield i, 2, "m" if char == "r" else "M"
+            i += 1
+        i += 1
 
 
 def _ordinary(spelling: str) -> bool:
@@ -246,8 +349,12 @@ def _first_word(spelling: str) -> str:
 class NameIndex:
     """The registered names of one registry, by their first word (built once per change)."""
 
-    def __init__(self, names: Sequence[str], aliases: Sequence[str] = ()) -> None:
+    def __init__(
+        self, names: Sequence[str], aliases: Sequence[str] = (), *, fold: bool = False
+    ) -> None:
         self._names, self._aliases = tuple(names), tuple(aliases)
+        self._fold = fold  # the index of the skeletons of the spellings (`skeleton`)
+        self._skeletal: NameIndex | None = None
         of_names, of_aliases = _terms(names), _terms(aliases)
         whole = dict(of_names)
         for term, is_whole in of_aliases.items():
@@ -261,7 +368,10 @@ class NameIndex:
         # first word of a spelling -> [(spelling, term)], longest spelling first
         self._by_first: dict[str, list[tuple[str, str]]] = {}
         for term in self.terms:
-            for spelling in spellings(term):
+            for written in spellings(term):
+                spelling = skeletal(written) if fold else written
+                if fold and spelling != written and _ordinary(spelling):
+                    continue  # "arne" is no "ame" of the word list
                 self._by_first.setdefault(_first_word(spelling), []).append((spelling, term))
         for entries in self._by_first.values():
             entries.sort(key=lambda entry: -len(entry[0]))
@@ -292,6 +402,23 @@ class NameIndex:
         for entries in self._by_first.values():
             yield from entries
 
+    @property
+    def skeletal(self) -> NameIndex:
+        """The same names, their spellings as skeletons: what is looked for in a text's
+        `skeleton` (built on first use)."""
+        if self._fold:
+            return self
+        if self._skeletal is None:
+            self._skeletal = NameIndex(self._names, self._aliases, fold=True)
+        return self._skeletal
+
+    def in_skeleton(self, text: str) -> View | None:
+        """The `skeleton` of a normalised view when one of its folded words may start a
+        registered name ("CarIa", "J0nas", "Herrnann"); else None."""
+        shown, changed = skeleton(text, self.first_words)
+        firsts = self.skeletal.first_words
+        return shown if any(word in firsts for word in changed) else None
+
     def find(self, text: str) -> Iterator[Span]:
         """The registered names in `text` (any text: it is read in its normalised view)."""
         shown = view(text)
@@ -320,6 +447,10 @@ class NameIndex:
             span = self._match(text, low, at, first)
             if span is not None:
                 found.append(span)
+        if not self._fold and (folded := self.in_skeleton(text)) is not None:
+            for span in self.skeletal.find_in_view(folded.text):  # "CarIa", "Herrnann"
+                start, end = folded.start(span.start), folded.end(span.end)
+                found.append(Span(start, end, "PERSON", text[start:end]))
         yield from _joined(found, text)
 
     def _match(self, text: str, low: str, at: int, first: str) -> Span | None:

@@ -194,3 +194,44 @@ def test_a_thing_named_after_someone_else_stays(text):
     index = NameIndex(["Max", "Karl Berger", "Rose"])
     assert Masker(index).mask(text) == text
     assert EgressGate(index).gaps(body(text)) == []
+
+
+# --- item 3: ASCII look-alikes of a registered name ---------------------------------------
+
+@pytest.mark.parametrize(("name", "text"), [
+    # the example
+    ("Carla Mustermann", "CarIa hat heute angerufen."),
+    # held out: I for l after a small letter and between capitals and small ones, 1 for l,
+    # 0 for O/o, rn for m, and both at once
+    ("Paula Keller", "Gestern war Frau KeIIer hier"),
+    ("Alexander Brandt", "AIexander kommt später"),
+    ("Carla Mustermann", "schreib Car1a bitte zurück"),
+    ("Otto Weinreich", "0tto und ich fahren morgen"),
+    ("Jonas Holm", "I met J0nas at the station"),
+    ("Hermann Voss", "Herrnann hat Geburtstag"),
+    ("Carla Mustermann", "Musterrnann kommt um drei"),
+    ("Bernd Holm", "Bemd kommt um drei"),
+    ("Ilse Brandt", "lIse ruft an"),
+])
+def test_an_ascii_look_alike_of_a_registered_name_is_caught_on_every_path(name, text):
+    index = NameIndex([name])
+    masker = Masker(index)
+    masked = masker.mask(text)
+    assert "[PERSON_1]" in masked, (text, masked)
+    assert masker.unmask(masked) == text
+    assert EgressGate(index).gaps(body(text)), text
+    assert Masker(index).leaks(text) == ["PERSON"], text
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("Tom Becker", "I was torn between the two."),  # "torn" is a word: no rn -> m for it
+    ("Carla Mustermann", "Die Kurse im iPhone-Workshop"),
+    ("Al Brandt", "Wir fahren auf der A1 nach Norden."),
+    ("Otto Weinreich", "Bestellung 0815 kam heute an"),
+    ("Carla Mustermann", "McIntosh, CarIos und Windows 10"),
+    ("Arne Holm", "Die Farne im Garten"),
+])
+def test_the_skeleton_leaves_other_words_alone(name, text):
+    index = NameIndex([name])
+    assert Masker(index).mask(text) == text
+    assert EgressGate(index).gaps(body(text)) == []
