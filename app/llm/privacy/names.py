@@ -20,9 +20,9 @@ compound names a thing ("Max-Planck-Institut", `rules.THING_HEADS`). Names run t
 ("CarlaMustermann", "#HappyBirthdayLotte", "leah_kowal") match at the capitals and the
 underscores. ASCII look-alikes of a registered name ("CarIa", "Car1a", "J0nas",
 "Herrnann") match on the text's `skeleton` — read for the registered names only, in words
-that are no ordinary word, so nothing else is touched. A registered name that is also an ordinary word or stands in a public name is
-decided by its context (`homonyms.is_person`): "am Freitag", "Rosen aus dem Garten", "the
-dev server", "Earl Grey" stay.
+that are no ordinary word, so nothing else is touched. A registered name that is also an
+ordinary word or stands in a public name is decided by its context (`homonyms.is_person`):
+"am Freitag", "Rosen aus dem Garten", "the dev server", "Earl Grey" stay.
 
 Unregistered: a name after an honorific or role (`Herr`, `Frau`, `Dr.`, `Mr`, `Onkel`,
 `Familie`, "die erzieherin" …), in lower case too ("frau schulz", "mr hendricks", "tante
@@ -254,9 +254,9 @@ def skeleton(text: str, keep: Container[str] = frozenset()) -> tuple[View, froze
     a word (after a small letter, or between a capital and a small one: "CarIa", "AIex") and
     a `1` as `l`, a `0` as `o`, "rn" as `m` — in the words that are no ordinary word ("torn",
     "A1", "0815", "Win10" stay) and not in `keep` (the registered spellings: "ernst" with
-    Ernst registered is decided as it is written); and those words, folded, in lower case. Only the registered
-    names are looked for in it (`NameIndex.find_in_view`, the egress gate): the detectors
-    never see it."""
+    Ernst registered is decided as it is written); and those words, folded, in lower case.
+    Only the registered names are looked for in it (`NameIndex.find_in_view`, the egress
+    gate): the detectors never see it."""
     pieces: list[str] = []
     chunks: list[tuple[int, int, int, int]] = []
     changed: set[str] = set()
