@@ -66,6 +66,7 @@ from app.llm.privacy.rules import (
     PERSON_AFTER,
     PRONOUNS,
     ROLE_WORDS,
+    SPEAKING_AFTER,
     THING_HEADS,
     TITLES,
     TRUE_HONORIFICS,
@@ -592,6 +593,37 @@ def find_in_context(text: str) -> Iterator[Span]:
     yield from sorted(starts.values(), key=lambda s: s.start)
 
 
+def find_again(text: str, people: Iterable[Span]) -> Iterator[Span]:
+    """The unregistered names found in context (`people`: "Frau Rosen", "Mr Baker") where
+    they stand again as the person: each word of such a name, as it was written, right
+    before a verb of a person ("Rosen hat mir Kuchen gebracht", "Baker said") and after no
+    article ("ein Specht hämmert"); the word elsewhere stays ("hat mir Rosen geschenkt")."""
+    low = lowered(text)
+    taken = [(s.start, s.end) for s in people]
+    words = {
+        part
+        for span in people
+        for part in span.value.replace("-", " ").split()
+        if len(part) >= 3 and part.lower() not in _PERSON_WORDS and part.lower() not in TITLES
+    }
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            end = at + len(word)
+            if (
+                not (at and text[at - 1].isalpha())
+                and not (end < len(text) and text[end].isalpha())
+                and not any(start <= at < stop for start, stop in taken)
+            ):
+                following = next_word(text, end)
+                after = low[following[0] : following[1]] if following is not None else ""
+                if after in PERSON_AFTER or after in SPEAKING_AFTER:
+                    before = previous_words(text, at, 1)
+                    if not (before and before[0] in DETERMINERS):
+                        yield Span(at, end, "PERSON", word)
+            at = text.find(word, end)
+
+
 def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> bool:
     """Is the lower-case word at `here`, after the person word `word` at `anchor`, a name?
 
@@ -602,12 +634,13 @@ def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> boo
     English word ("my manager deirdre finally …")."""
     low = lowered(text)
     candidate = low[here[0] : here[1]]
+    if word in BELL_WORDS:  # "klingel bei weiß": nobody rings at a word; not "bei uns"
+        return word.startswith("kling") and _addressed(candidate)
     if (
         len(candidate) < 2
         or candidate in FUNCTION_WORDS
         or candidate in NOT_A_NAME
         or candidate in _VERBS_AFTER
-        or word in BELL_WORDS
     ):
         return False
     before = previous_words(text, anchor, 1)
@@ -623,6 +656,19 @@ def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> boo
     if verb_after:
         return True
     return candidate.isascii() and not english_word and _english_role(word)
+
+
+def _addressed(candidate: str) -> bool:
+    """Is a lower-case word after a doorbell ("klingel bei …") or an addressing label
+    ("z. hd. …", "c/o …") a name? Any word but a pronoun, an article, a word for people or a
+    role: a surname that is also a word ("weiß", "schwarz") too."""
+    return len(candidate) >= 2 and not (
+        candidate in _BEI_NOT or candidate in PEOPLE_NOUNS or candidate in _PERSON_WORDS
+    )
+
+
+# Labels after which only a person follows: a word there is a name ("z. hd. weiß").
+_ADDRESSING = frozenset({"z. hd.", "z.hd.", "zu händen", "zu händen von", "c/o", "care of"})
 
 
 def _english_role(word: str) -> bool:
@@ -698,7 +744,13 @@ def _labelled(text: str, low: str, at: int, label: str, needs_colon: bool) -> Sp
         if word in PARTICLES and start != -1:
             pass  # "Ms de la Fuente": the particles go along
         elif (
-            word in FUNCTION_WORDS or here[1] - here[0] < 2 or _digit_after(text, here[1])
+            (
+                word in FUNCTION_WORDS
+                and not (start == -1 and label in _ADDRESSING and _addressed(word))
+            )
+            or here[1] - here[0] < 2
+            or _digit_after(text, here[1])
+            or (start != -1 and word in BEI_PERSON_AFTER)  # "z. hd. weiß abgeben"
         ):  # "Bahnhofstraße 12": the street
             break
         else:
@@ -769,16 +821,27 @@ def find_double_names(text: str) -> Iterator[Span]:
         following = next_word(text, end)
         after = low[following[0] : following[1]] if following is not None else ""
         given = _word_before(text, start)
+        verb_after = after in _VERBS_AFTER or after in _PLURAL_VERBS
         if given is not None and not (
             capitalised(text, *given)
             and low[given[0] : given[1]] not in FUNCTION_WORDS
-            and not _sentence_start(text, given[0])
+            and (not _sentence_start(text, given[0]) or (verb_after and _given_name(low, given)))
         ):
             given = None
         if given is not None:
             yield Span(given[0], end, "PERSON", text[given[0] : end])
-        elif after in _VERBS_AFTER or after in _PLURAL_VERBS:
+        elif verb_after:
             yield Span(start, end, "PERSON", text[start:end])
+
+
+def _given_name(low: str, given: tuple[int, int]) -> bool:
+    """Is the word at a sentence's start, before a double surname and a person's verb
+    ("Tobias Müller-Lüdenscheidt hat angerufen"), a first name? Not a function word, a word
+    for people or a role ("Nachbarin …"), nor an English word ("Also …", "Yesterday …")."""
+    word = low[given[0] : given[1]]
+    return not (
+        word in _PERSON_WORDS or word in PEOPLE_NOUNS or word in NOT_A_NAME or word in dictionary()
+    )
 
 
 def find_group_members(text: str) -> Iterator[Span]:

@@ -19,7 +19,7 @@ import msgspec
 import pytest
 
 from app.llm import Gateway, ModelError
-from app.llm.privacy import EgressGate, IdentityRegistry, Masker, NameIndex, Person
+from app.llm.privacy import EgressGate, IdentityRegistry, Masker, NameIndex, Person, detect
 from app.llm.privacy.normalise import normalise
 from app.storage.database import Database
 from tests.fakemodel import UNNAMED
@@ -235,3 +235,50 @@ def test_the_skeleton_leaves_other_words_alone(name, text):
     index = NameIndex([name])
     assert Masker(index).mask(text) == text
     assert EgressGate(index).gaps(body(text)) == []
+
+
+# --- item 4: the tail of unregistered names -----------------------------------------------
+
+def _people(text: str) -> list[str]:
+    return [s.value for s in detect(text) if s.kind == "PERSON"]
+
+
+@pytest.mark.parametrize(("text", "people"), [
+    # a surname that is also a word, after a title, and again as the person
+    ("Frau Rosen kam vorbei. Rosen hat mir dann Kuchen gebracht.", ["Rosen", "Rosen"]),
+    ("Herr Vogel hat angerufen. Vogel meinte, er kommt später.", ["Vogel", "Vogel"]),
+    ("Mr Baker phoned this morning. Baker said he would be late.", ["Baker", "Baker"]),
+    # ... and again as the word: the second stays
+    ("Frau Rosen kam vorbei und hat mir Rosen geschenkt.", ["Rosen"]),
+    ("Herr Vogel hat angerufen, draußen sang ein Vogel.", ["Vogel"]),
+    ("Herr Specht erzählt, ein Specht hämmert seit Tagen am Dach.", ["Specht"]),
+    # a double-barrelled surname with the first name at a sentence's start
+    ("Tobias Müller-Lüdenscheidt hat angerufen.", ["Tobias Müller-Lüdenscheidt"]),
+    ("Katrin Albers-Hoffmann kommt morgen zum Essen.", ["Katrin Albers-Hoffmann"]),
+    ("Heute hat Jonas Weber-Schulz geschrieben.", ["Jonas Weber-Schulz"]),
+    ("Harriet Pemberton-Clarke called about the flat.", ["Harriet Pemberton-Clarke"]),
+    # a lower-case name after a doorbell or an addressing phrase
+    ("klingel bei weiß", ["weiß"]),
+    ("bitte klingeln bei hoffmann, 3. stock", ["hoffmann"]),
+    ("paket bitte z. hd. weiß abgeben", ["weiß"]),
+    ("c/o schwarz, hinterhaus", ["schwarz"]),
+    # ... and what stays after them
+    ("klingel bei uns, die tür klemmt", []),
+    ("klingel bei der nachbarin", []),
+    ("ich übernachte bei freunden", []),
+])
+def test_unregistered_names_in_the_tail(text, people):
+    assert _people(text) == people
+
+
+@pytest.mark.parametrize(("registered", "text", "masked"), [
+    # an interjection kept as a word when a registered name looks like it
+    (["Jo Becker"], "jo passt schon", "jo passt schon"),
+    (["Johanna Riedl", "Jo"], "jo, mach ich morgen", "jo, mach ich morgen"),
+    (["Jo"], "na jo, klar doch", "na jo, klar doch"),
+    # ... and the name
+    (["Jo Becker"], "Jo kommt heute später", "[PERSON_1] kommt heute später"),
+    (["Jo"], "gestern hat jo angerufen", "gestern hat [PERSON_1] angerufen"),
+])
+def test_an_interjection_that_looks_like_a_registered_name(registered, text, masked):
+    assert Masker(NameIndex(registered)).mask(text) == masked
