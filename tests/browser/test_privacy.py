@@ -1,5 +1,6 @@
 """The settings' Privacy tab, in a real browser: add, edit and remove people, a bad name
-refused with nothing lost, the preview of what would leave the machine and why each part was masked, German."""
+refused with nothing lost, the preview of what would leave the machine and why each part was
+masked, German."""
 
 from __future__ import annotations
 
