@@ -114,6 +114,25 @@ async def test_the_preview_shows_what_would_leave_the_machine(client):
         ("0170/1234567", "PHONE", "[PHONE_1]"), ("August", "PERSON", "[PERSON_3]")]
 
 
+async def test_the_preview_says_why_each_part_is_masked(client):
+    """Issue 39, item 6: each part with the characters it replaces and the reason — a
+    registered person (in any spelling: maths letters, a look-alike), a name read in its
+    context, or the kind of number or address."""
+    await put(client, {"people": PEOPLE})
+    text = ("𝐀𝐧𝐧𝐚 und AnnI treffen Herr Kowalski, IBAN DE89 3704 0044 0532 0130 00, "
+            "Mail an a.b@example.org")
+    body = await (await client.post("/api/privacy/preview", json={"text": text},
+                                    headers=AUTH)).json()
+    assert body["masked"] == ("[PERSON_1] und [PERSON_2] treffen Herr [PERSON_3], IBAN [IBAN_1], "
+                              "Mail an [EMAIL_1]")
+    assert [(s["text"], s["placeholder"], s["reason"]) for s in body["spans"]] == [
+        ("𝐀𝐧𝐧𝐚", "[PERSON_1]", "registered"), ("AnnI", "[PERSON_2]", "registered"),
+        ("Kowalski", "[PERSON_3]", "looks_like_name"),
+        ("DE89 3704 0044 0532 0130 00", "[IBAN_1]", "IBAN"),
+        ("a.b@example.org", "[EMAIL_1]", "EMAIL")]
+    assert all(text[s["start"]:s["end"]] == s["text"] for s in body["spans"])
+
+
 @pytest.mark.parametrize(("body", "status"), [({"text": "   "}, 400), ({"text": 3}, 400),
                                               ({"text": "x", "more": 1}, 400)])
 async def test_a_bad_preview_is_refused(client, body, status):
