@@ -38,8 +38,8 @@ from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.media import THUMB_CONTENT_TYPE, MediaStore, remove_files
-from app.journal.profile.service import ProfileService
 from app.journal.store import ImportedMessage, JournalStore
+from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits

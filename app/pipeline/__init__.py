@@ -1,6 +1,6 @@
 """The character's two paths (SPEC §6, seed 001): what it perceives, decides and answers.
 The characters themselves (`app.characters`), the reminder clock (`app.impulses`) and the
-consolidation worker (`app.pixie`) have rooms of their own.
+consolidation worker (`app.consolidation`) have rooms of their own.
 
     vocabulary.py   what runtime and pipeline share: the event, its typed payloads, the
                     pipeline interface

@@ -7,7 +7,7 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   `salience_memory_threshold`);
 - path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
-  Pixie worker, `app.pixie`);
+  Pixie worker, `app.consolidation`);
 - one row of the durable message log in SQLite (through the database's single writer),
   promised in the turn's commit (`app.memory.message_log.LogOutbox`);
 - path 2 only: the character's state (`nova_state`) and the stance computed from it

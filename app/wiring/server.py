@@ -61,6 +61,7 @@ from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook
 from app.characters.store import CharacterStore
+from app.consolidation.worker import PixieWorker
 from app.core import log as logctx
 from app.core.admission import RoundAdmission
 from app.core.clock import zone_named
@@ -75,7 +76,6 @@ from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
-from app.pixie.worker import PixieWorker
 from app.runtime.hub import Hub
 from app.runtime.keeper import Keeper, heartbeat_gone
 from app.runtime.markers import PairLocks
