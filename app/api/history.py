@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import DB
 from app.api.errors import ApiError
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import search_text
 from app.memory import history

@@ -19,10 +19,8 @@ import contextlib
 import functools
 import gc
 import logging
-import re
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
@@ -54,8 +52,9 @@ from app.api.app_keys import (
     SETTINGS,
     RedisInfo,
 )
-from app.api.errors import CLIENT_CLOSED_REQUEST, client_gone, error_middleware
+from app.api.errors import error_middleware
 from app.api.middleware import auth_middleware_factory
+from app.api.request_log import request_log_middleware
 from app.api.routes import setup_routes
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
@@ -93,47 +92,6 @@ log = logging.getLogger(__name__)
 
 CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
 REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
-
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-CANCELLED = -1  # the request's task was cancelled while its client was still there
-
-
-@web.middleware
-async def request_log_middleware(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    rid = request.headers.get("X-Request-Id", "")
-    if not _REQUEST_ID.fullmatch(rid):  # a caller's id is kept only when it is a sane token
-        rid = uuid.uuid4().hex[:12]
-    token = logctx.request_id.set(rid)
-    start = time.perf_counter()
-    status = 500
-    try:
-        await request.app[ADMISSION].admit()  # a burst begins a batch per loop round
-        response = await handler(request)
-        status = response.status
-        response.headers["X-Request-Id"] = rid
-        return response
-    except asyncio.CancelledError:
-        status = CLIENT_CLOSED_REQUEST if client_gone(request) else CANCELLED
-        raise
-    finally:
-        timing = logctx.fields(
-            method=request.method, path=request.path, ms=logctx.monotonic_ms(start)
-        )
-        if status in (CLIENT_CLOSED_REQUEST, CANCELLED):
-            # One line, no traceback: nothing failed, nobody waits for an answer.
-            timing["fields"]["reason"] = (
-                "the client went away"
-                if status == CLIENT_CLOSED_REQUEST
-                else "the server is stopping"
-            )
-            log.info("request cancelled", extra=timing)
-        else:
-            timing["fields"]["status"] = status
-            log.info("request", extra=timing)
-        logctx.request_id.reset(token)
 
 
 async def process_ctx(app: web.Application) -> AsyncIterator[None]:
