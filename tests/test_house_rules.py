@@ -500,3 +500,35 @@ def test_a_fixed_sleep_is_caught_however_it_is_written() -> None:
             await until(lambda: seen, timeout=5)
         """, "tests.somewhere.test_thing")
     assert list(fixed_sleeps(module)) == [("test_waits", line) for line in (7, 8, 9, 10, 11, 13)]
+
+
+# --- a long module says why it is one --------------------------------------------------------
+
+LONG_MODULE = 400  # lines
+REASON = re.compile(r"^(?:Why one module\b|One module:)", re.MULTILINE)
+
+
+def long_without_reason(modules: dict[str, Module]) -> list[str]:
+    """Every module of app/ over LONG_MODULE lines whose docstring gives no line that begins
+    "One module:" (or "Why one module"): split it along its seams, or say why it is one."""
+    found = []
+    for module in modules.values():
+        lines = module.path.read_text(encoding="utf-8").count("\n")
+        if module.name.startswith("app") and lines > LONG_MODULE and not REASON.search(
+                ast.get_docstring(module.tree) or ""):
+            found.append(f"{module.relative}: {lines} lines and no reason to be one module")
+    return found
+
+
+def test_every_long_module_says_why_it_is_one(modules: dict[str, Module]) -> None:
+    assert long_without_reason(modules) == []
+
+
+def test_a_long_module_without_its_reason_is_caught(tmp_path: Path) -> None:
+    body = "x = 1\n" * (LONG_MODULE + 1)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "long.py").write_text(f'"""A long one."""\n{body}')
+    (tmp_path / "app" / "kept.py").write_text(f'"""A long one.\n\nOne module: a table."""\n{body}')
+    assert long_without_reason(parse_tree(tmp_path)) == [
+        f"app/long.py: {LONG_MODULE + 2} lines and no reason to be one module"]

@@ -2,6 +2,8 @@
 has), generation jobs, drafts, entries, their photos, trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
+
+One module: the journal's routes, one short handler each over `app.journal`.
 """
 
 from __future__ import annotations

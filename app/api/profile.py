@@ -3,6 +3,9 @@ profiles; the interaction profile's own routes are `app.api.interaction`. Handle
 call `app.profiles.writing` and answer; every input is checked before anything is written,
 and a refused request writes nothing. The input checks shared by both profiles' routes
 (names, texts, governance) are here.
+
+One module: the writing profile's routes and the input checks both profiles' routes share
+(names, texts, governance), read beside the handlers that use them.
 """
 
 from __future__ import annotations

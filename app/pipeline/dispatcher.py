@@ -26,6 +26,9 @@ behind. The message-log row is part of that commit as a promise on the pair's ou
 appended to SQLite right after it (idempotent by its entry key): a process that dies in
 between leaves the promise, which the rerun, the pair's next commit or the recovery at start
 delivers — never a stored turn without its row.
+
+One module: the one writer is one place by rule (seed 001 §5); its writes are read and checked
+together.
 """
 
 from __future__ import annotations

@@ -3,8 +3,10 @@
 Add a new function at the end with the next number; never edit one that has shipped.
 `apply_migrations` runs the missing ones in number order, each in its own transaction; a
 function registered out of its number fails at import. A store records each by name, so the
-order only decides what a store still lacks runs first. One module: it only grows, one
-self-contained function per schema change, in the order they run in.
+order only decides what a store still lacks runs first.
+
+One module: it only grows, one self-contained function per schema change, in the order they
+run in.
 
 `m004`–`m006` were written side by side and shipped as 1, 2, 3, 6, 4, 5 (the profile's
 migration reached main first); they touch disjoint tables, so a store that ran them in

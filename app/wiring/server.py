@@ -10,6 +10,9 @@ journal jobs → Pixie worker. Each service is built once, with what it uses, in
 needs no patching afterwards: what a turn reaches that starts only after the runtime (the
 reminder clock, the Pixie worker) is a callable that exists from the start. The layers below
 read no app key: what a service uses is handed to it here.
+
+One module: the one place that builds and connects every service, one cleanup context per
+resource, in the order they start.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ the interaction profile) — and can be locked.
 `apply_change` applies one proposed change to a copy of the profile; `automatic_allowed`
 is the governance rule for automatic paths: they never touch a locked field, never one the
 user wrote or accepted. Everything here is pure (no I/O): the store persists the result.
+
+One module: the profile's shape and the pure rules that change it change together.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ local triggers of `signals`) run only on a confirmed profile, never under `froze
 never overwrite a locked field or one the user wrote or accepted (`model.automatic_allowed`).
 The copy package that leaves the machine is masked by the privacy gateway's `Masker` unless
 the user chooses otherwise; its mapping stays here for the result's import.
+
+One module: one service, the operations the API and the journal call, over the store and the
+pure model.
 """
 
 from __future__ import annotations

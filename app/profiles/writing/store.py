@@ -8,6 +8,9 @@ the same transaction; a governance switch or a lifecycle step alone does not. A 
 changes are decided one by one or all together; one decision that accepts anything is one
 version, whatever the number of changes it accepts. An error inside a transaction rolls it
 back whole: nothing is written.
+
+One module: the writing profile's tables, whose writes share one transaction per change and one
+version rule.
 """
 
 from __future__ import annotations
