@@ -1,4 +1,4 @@
-"""Consolidation into long-term memory (SPEC §3a): the seed's "Pixie" — the background worker
+"""Consolidation into long-term memory (design §3a): the seed's "Pixie" — the background worker
 that, between turns, turns promotion triggers into checked changes of the pair's long-term
 memory.
 

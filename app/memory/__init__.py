@@ -1,4 +1,4 @@
-"""What the character remembers, and the Redis key layout (SPEC §2–§4, §3a; seed 000).
+"""What the character remembers, and the Redis key layout (design §2–§4, §3a; seed 000).
 
 - `keys`: every Redis key, built in one place;
 - the session (Redis): `session` (the working memory of a pair), `turns` (a stored turn),

@@ -13,7 +13,7 @@ from app.profiles.writing.brief import (
     relevant_traits,
 )
 from app.profiles.writing.model import Field, Profile, Trait
-from app.journal.stages import DEFAULT_BRIEF
+from app.profiles.writing.brief import DEFAULT_BRIEF
 
 WORDS = ("Morgenlicht Fahrrad Marktstand Sauerteigbrot Gemüsesuppe Nachbarin Spaziergang "
          "unvermittelt selbstverständlich Kaffeetasse Regenschauer Donaudampfschifffahrt "
