@@ -452,15 +452,13 @@ def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
 
     # A reader's explicit transaction (an export's `BEGIN`) reads one moment of the store, as
     # SQLite's read transaction does; PostgreSQL's default, READ COMMITTED, would not.
+    # psycopg leaves a None parameter out of the connection string.
     options = (
-        {
-            "options": "-c default_transaction_read_only=on "
-            "-c default_transaction_isolation=repeatable\\ read"
-        }
+        "-c default_transaction_read_only=on -c default_transaction_isolation=repeatable\\ read"
         if readonly
-        else {}
+        else None
     )
-    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, **options)
+    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, options=options)
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", NumericAsNumber)
     return PgConnection(raw)
