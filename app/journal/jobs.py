@@ -36,6 +36,7 @@ from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.store import JournalStore, StoredBase
+from app.journal.support import Support
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
@@ -267,6 +268,7 @@ class JournalJobs:
             sources=user_sources(job.sources),
             job_id=job_id,
             base=job.base,
+            support=Support(second.sentences, second.left_out),
         )
 
     async def _reconstruct(

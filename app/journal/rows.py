@@ -150,6 +150,8 @@ def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
             {"origin": row["base_origin"], "id": row["base_id"]} if row["base_origin"] else None
         ),
         "trace": json.loads(row["trace_json"]),
+        # Each sentence with the lines it drew on; the model's sentences left out (issue 40).
+        "support": {"sentences": [], "left_out": [], **json.loads(row["support_json"])},
         "created_at": row["created_at"],
     }
 

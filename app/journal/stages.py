@@ -17,12 +17,14 @@ never invents a draft it could not make honestly.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import msgspec
 
+from app.journal import support
 from app.journal.artifact import (
     VerifiedArtifact,
     local_draft,
@@ -36,6 +38,7 @@ from app.journal.schema import (
     Reconstruction,
     unknown_key,
 )
+from app.journal.support import Sentence
 from app.journal.trace import StageRecord
 from app.journal.validator import validate
 from app.llm.errors import ModelError
@@ -66,6 +69,14 @@ Answer with one JSON object of the schema `journal_reconstruct`:
 Never cite assistant lines as facts. No other keys. Empty lists when there is nothing.
 """
 
+# The one corrective retry after a narration with unsupported sentences (issue 40).
+RETRY_RULE = """\
+These sentences of your entry state what none of the user's lines says:
+{sentences}
+Write the whole entry again from the artifact only. Keep every other sentence; leave out or
+change each named one so that it says only what the lines say. Invent nothing.
+"""
+
 # Added to the brief when the artifact has a `base` (seed 004 `include_existing`).
 BASE_RULE = """\
 The artifact's `base` is the user's own current text of this entry. Revise it rather than
@@ -84,9 +95,14 @@ class Reconstructed:
 
 @dataclass(slots=True)
 class Narrated:
+    """The draft's text, who wrote it, the stage's record, each kept sentence with the lines
+    it drew on (`support.Sentence`), and the model's sentences left out as unsupported."""
+
     text: str
     narration: str  # "model" | "local"
     record: StageRecord
+    sentences: list[Sentence] = field(default_factory=list)
+    left_out: list[Sentence] = field(default_factory=list)
 
 
 class InputLine(msgspec.Struct):
@@ -197,7 +213,8 @@ async def narrate(
 
     Outcomes: `model`; `offline` (the offline stand-in answered: the told lines as they are,
     made by this machine — narration `local`, code `no_model`); `local_draft` (a privacy
-    block or an empty reply: `local_draft`)."""
+    block, an empty reply, or a reply of which no sentence is supported: `local_draft`).
+    A model's text is checked against the artifact first (`_supported`)."""
     record = StageRecord("narrate")
     started = time.perf_counter()
     narration, record.outcome = "model", "model"
@@ -222,8 +239,66 @@ async def narrate(
         if not text:
             text, narration, record.codes = local_draft(date, artifact), "local", ["empty_reply"]
             record.outcome = "local_draft"
+    left_out: list[Sentence] = []
+    if narration == "model":
+        text, left_out = await _supported(
+            gateway, prompt, text, (date, artifact), record, max_tokens, user_id
+        )
+        narration = "local" if record.outcome == "local_draft" else narration
+    text = with_done_list(text, artifact, language)
+    checked = await asyncio.to_thread(support.check, text, date, artifact)
     record.ms = round((time.perf_counter() - started) * 1000, 3)
-    return Narrated(with_done_list(text, artifact, language), narration, record)
+    return Narrated(text, narration, record, checked, left_out)
+
+
+async def _supported(
+    gateway: Gateway,
+    prompt: list[Message],
+    text: str,
+    day: tuple[str, VerifiedArtifact],
+    record: StageRecord,
+    max_tokens: int,
+    user_id: str,
+) -> tuple[str, list[Sentence]]:
+    """The model's `text` as a draft may show it: checked against the artifact
+    (`app.journal.support`); with an unsupported sentence, one corrective retry naming each
+    (code `narration_unsupported`), and of its answer only the supported sentences — the
+    others are returned to be shown apart as "not in your words", never as the user's. An
+    answer of nothing supported is the local draft. The retry failing (any model error:
+    its code is recorded) leaves the first answer's supported sentences."""
+    date, artifact = day
+    checked = await asyncio.to_thread(support.check, text, date, artifact)
+    if not support.unsupported(checked):
+        return text, []
+    record.codes = [*record.codes, "narration_unsupported"]
+    retry: list[Message] = [
+        *prompt,
+        {"role": "assistant", "content": text},
+        {"role": "user", "content": RETRY_RULE.format(sentences=_named(checked))},
+    ]
+    try:
+        completion = await gateway.complete(
+            PURPOSE_NARRATE, retry, max_tokens=max_tokens, temperature=0.0, user_id=user_id
+        )
+    except ModelError as exc:
+        _count_privacy_fallback(gateway, user_id, exc)
+        record.codes = [*record.codes, exc.code]
+    else:
+        if completion.text.strip():
+            text = completion.text.strip()
+            checked = await asyncio.to_thread(support.check, text, date, artifact)
+    left_out = support.unsupported(checked)
+    kept = support.supported_text(text, checked) if left_out else text
+    if not kept:
+        record.outcome = "local_draft"
+        return local_draft(date, artifact), left_out
+    return kept, left_out
+
+
+def _named(checked: Sequence[Sentence]) -> str:
+    return "\n".join(
+        f"- {s.text} (in no line: {', '.join(s.unsupported)})" for s in support.unsupported(checked)
+    )
 
 
 def _count_privacy_fallback(gateway: Gateway, user_id: str, exc: ModelError) -> None:

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import msgspec
+
 from app.journal.day import Conversation, DayMessage, Source
 from app.journal.rows import (
     ENTRY_OF_USER,
@@ -38,6 +40,7 @@ from app.journal.rows import (
     require_live,
     version_refs,
 )
+from app.journal.support import Support
 from app.journal.trace import DraftTrace, stored_json
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
@@ -284,9 +287,11 @@ class JournalStore:
         sources: Sequence[Source],
         job_id: str | None = None,
         base: StoredBase | None = None,
+        support: Support | None = None,
     ) -> str:
-        """Store a new current draft with its source refs (each with the line's `act`) and
-        the stored text it revised (`base`); the previous one is superseded. With `job_id`,
+        """Store a new current draft with its source refs (each with the line's `act`), the
+        stored text it revised (`base`) and its sentences' map (`support`: where each came
+        from, what was left out); the previous one is superseded. With `job_id`,
         that job is marked done with it in the same transaction: a job is done exactly when
         its draft exists."""
 
@@ -301,8 +306,8 @@ class JournalStore:
             conn.execute(
                 "INSERT INTO journal_drafts (draft_id, journal_day_id, text, status, "
                 "reconstruction_status, narration, validation_json, trace_json, "
-                "created_at, base_origin, base_id) "
-                "VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, base_origin, base_id, support_json) "
+                "VALUES (?, ?, ?, 'current', ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     draft_id,
                     day_id,
@@ -314,6 +319,7 @@ class JournalStore:
                     time.time(),
                     base.origin if base else None,
                     base.ref_id if base else None,
+                    msgspec.json.encode(support).decode() if support else "{}",
                 ),
             )
             conn.executemany(

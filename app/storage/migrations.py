@@ -637,3 +637,22 @@ def m013_shared_store(db: Executes) -> None:
         "CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
         "id TEXT NOT NULL, created_at REAL NOT NULL)"
     )
+
+
+@migration
+def m014_journal_provenance(db: Executes) -> None:
+    """The narration checked against the day's lines, and where each sentence came from
+    (issue 40).
+
+    - `journal_drafts.support_json`: `{"sentences": [{text, sources}], "left_out": [{text,
+      sources, unsupported}]}` — each sentence of the draft with the source ids (`u1`, …,
+      `base`) of the lines it drew on, and the model's sentences left out of the draft
+      because no line holds what they assert. `'{}'`: a draft from before.
+    - `journal_entry_versions.provenance_json`: the same map for a version's text, each
+      sentence `{text, sources, origin}` — `draft` (as the draft had it) or `edit` (the
+      user's own words: not in the draft it came from). `'[]'`: no map (before; by hand).
+    """
+    db.execute("ALTER TABLE journal_drafts ADD COLUMN support_json TEXT NOT NULL DEFAULT '{}'")
+    db.execute(
+        "ALTER TABLE journal_entry_versions ADD COLUMN provenance_json TEXT NOT NULL DEFAULT '[]'"
+    )

@@ -27,7 +27,7 @@ RECONSTRUCTION = {
     "chronology": [{"source_id": f"u{i}", "source": "user", "time": None, "claims": []}
                    for i in (1, 2, 3)],
 }
-DRAFT = "Ich bin um 6:00 Uhr müde aufgestanden, habe mit Anna Brot gegessen und abends gelesen."
+DRAFT = "Ich bin um 6:00 Uhr müde aufgestanden, zum Frühstück gab es Brot mit Anna, abends habe ich gelesen."
 
 
 def import_day(nova) -> None:

@@ -94,7 +94,8 @@ async def draft_of(client: TestClient, job: dict[str, Any]) -> dict[str, Any]:
 
 
 def stage_two_input(fake_model) -> dict[str, Any]:
-    [request] = fake_model.chats("journal_generate")
+    """The artifact stage 2 was sent (its first request; a corrective retry repeats it)."""
+    request = fake_model.chats("journal_generate")[0]
     return json.loads(request.messages[-1]["content"])
 
 
@@ -260,7 +261,7 @@ async def test_the_fallbacks_stage_two_prompt_is_the_one_the_budget_measured(jcl
     fake_model.script("journal_reconstruct", "not json", "not json")
     await import_day(jclient)
     draft = await draft_of(jclient, await generate(jclient))
-    [sent] = fake_model.chats("journal_generate")
+    sent = fake_model.chats("journal_generate")[0]  # the retry after it adds the named lines
     measured = budgeting.estimate_tokens(sent.messages, jclient.app[SETTINGS].chars_per_token)
     assert draft["trace"]["estimated_input"][1] == measured
 
@@ -774,8 +775,8 @@ async def test_include_existing_revises_the_entry_else_a_leftover_draft(jclient,
     the artifact, with the rule to revise it); stage 1 and its validation stay the day's."""
     fake_model.script("journal_reconstruct", valid_reconstruction(), valid_reconstruction(),
                       valid_reconstruction(), valid_reconstruction())
-    fake_model.script("journal_generate", "Der erste Entwurf.", "Ohne Grundlage.",
-                      "Auf dem Entwurf.", "Auf dem Eintrag.")
+    fake_model.script("journal_generate", "Ich bin aufgestanden.", "Ich war müde.",
+                      "Ich habe gelesen.", "Am Abend habe ich mit Tom gelesen.")
     await import_day(jclient)
     first = await draft_of(jclient, await generate(jclient, include_existing=True))
     assert first["base"] is None  # nothing stored yet: written anew
@@ -788,7 +789,7 @@ async def test_include_existing_revises_the_entry_else_a_leftover_draft(jclient,
 
     on_draft = await draft_of(jclient, await generate(jclient, include_existing=True))
     assert on_draft["base"] == {"origin": "draft", "id": plain["draft_id"]}
-    assert stage_two_input(fake_model)["base"] == {"origin": "draft", "text": "Ohne Grundlage."}
+    assert stage_two_input(fake_model)["base"] == {"origin": "draft", "text": "Ich war müde."}
     fake_model.requests.clear()
 
     entry = await call(jclient, "POST", "/api/journal/entries", 201,

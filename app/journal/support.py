@@ -1,0 +1,278 @@
+"""The narration checked against the artifact it was written from (issue 40, design §8).
+
+Stage 2 may rephrase; it may not add. Before a draft is shown, its text is cut into
+sentences (each line of a list or paragraph, then `simplemma.split_sentences`), and each
+sentence's assertive elements — every word that is not a pure connective, pronoun, article,
+auxiliary or diary frame (`FUNCTION_WORDS`), so names, places, numbers, times, negations and
+the content words that carry a fact or a feeling — must be found in the verified sources:
+the artifact's lines, the base a redraft revises (the user's own text) and the day's date.
+
+A word is found when its lemma (simplemma, German and English: "ging" and "gehe" are both
+"gehen", "Kinos" is "Kino", "went" is "go") is a lemma of a source word, when it is a part
+of a source compound ("Liste" in "Einkaufsliste"), or when it is a compound made of source
+words ("Kinoabend" from "Kino" and "Abend"); a number when the sources hold it in digits or
+in words ("sechs", "6", "6:00"). The lemmas are the library's; only the joining of compound
+parts is this module's, because no installable library splits German compounds well.
+
+A sentence with any unfound element is `unsupported`, naming them; the others name the
+source lines they drew on (the provenance a draft shows, `Sentence.sources`).
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+import re
+from collections.abc import Iterable, Sequence
+
+import msgspec
+import simplemma
+
+from app.journal.artifact import DONE_HEADINGS, VerifiedArtifact, split_done_list
+
+LANGS = ("de", "en")
+# The source id of the base a redraft revises (the user's own stored text).
+BASE_ID = "base"
+# The pseudo-source of what this machine adds around a narration: the day's date in its
+# forms and the done list's heading. Never named as a sentence's source.
+FRAME_ID = "frame"
+# The shortest compound part (or part of a source compound) that counts: shorter ones match
+# by chance ("rat" in "Fahrrad").
+MIN_PART = 4
+
+# Words that assert nothing on their own: articles, pronouns, prepositions, conjunctions,
+# connectives of order, auxiliaries and modals, and the diary's frame ("Tag", "heute").
+# Negations are NOT here: "nicht" changes what a sentence says, so it must be in a source.
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+FUNCTION_WORDS = _words(
+    """
+    der die das den dem des ein eine einer einen einem eines
+    ich mich mir mein meine meiner meinen meinem meines wir uns unser unsere unseren unserem
+    du dich dir dein deine er ihn ihm sein seine seinen seinem sie ihr ihre ihren ihrem es
+    man sich selbst jemand etwas alles viel viele einige
+    und oder aber doch denn sondern sowie auch noch schon nur so dann danach davor später
+    zuerst erst anschließend schließlich endlich dabei dazu außerdem also jedoch trotzdem
+    weil da dass ob wenn als wie wo was wer wann warum woran worüber damit darum deshalb
+    in im ins an am ans auf aus bei beim mit nach von vom vor zu zum zur über unter um
+    durch für gegen ohne bis seit während neben zwischen hinter
+    bin bist ist sind seid war warst waren wart gewesen wäre wären
+    habe hast hat haben habt hatte hattest hatten hattet gehabt hätte hätten
+    werde wirst wird werden werdet wurde wurden worden würde würden
+    kann kannst können konnte konnten muss musst müssen musste mussten
+    will willst wollen wollte wollten soll sollst sollen sollte sollten
+    darf dürfen durfte mag mochte möchte möchten
+    sehr ganz ja eben wohl mal einmal wieder immer hier dort heute tag tages tagebuch
+    the a an i me my mine myself we us our ours you your he him his she her it its they
+    them their this that these those there here someone something everything much many
+    and or but so then afterwards after before later first finally also too still just
+    because since as when while if whether what who whom which where why how
+    in on at to into onto from of by with for about over under through without until
+    during between behind near up down out off
+    am is are was were be been being have has had having do does did done
+    will would shall should can could may might must
+    very quite really again always today day diary
+    """
+)
+# Numbers in words, both ways ("sechs Uhr" for "6:00", "drei" for "3").
+NUMBER_WORDS = {
+    "eins": "1", "zwei": "2", "drei": "3", "vier": "4", "fünf": "5", "sechs": "6",
+    "sieben": "7", "acht": "8", "neun": "9", "zehn": "10", "elf": "11", "zwölf": "12",
+    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+}  # fmt: skip
+# Words that say a thing is uncertain: any of them stands for any other ("vielleicht" for "glaube
+# ich"), found when a source holds one — the brief asks to keep the user's uncertainty.
+HEDGES = _words(
+    "vielleicht wahrscheinlich vermutlich eventuell glaube glaubte glaubst unsicher "
+    "maybe perhaps probably possibly think thought guess unsure"
+)
+_HEDGE = "?hedge"
+_MONTHS = {
+    "de": "januar februar märz april mai juni juli august september oktober november dezember",
+    "en": "january february march april may june july august september october november december",
+}
+_WEEKDAYS = {
+    "de": "montag dienstag mittwoch donnerstag freitag samstag sonntag",
+    "en": "monday tuesday wednesday thursday friday saturday sunday",
+}
+# A word (with inner hyphens and apostrophes) or a number (with inner ":" "." ","); nothing else.
+_TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
+_LINKS = ("", "s", "n", "en", "es", "e")
+
+
+class Sentence(msgspec.Struct, omit_defaults=True):
+    """A sentence of a draft: its text, the source lines it drew on (their ids, in source
+    order) and, when it is not supported, the elements no source holds."""
+
+    text: str
+    sources: list[str] = []
+    unsupported: list[str] = []
+
+
+class Support(msgspec.Struct):
+    """A draft's map (`journal_drafts.support_json`): each sentence of its text with the lines
+    it drew on, and the model's sentences left out (each naming what no line holds)."""
+
+    sentences: list[Sentence] = []
+    left_out: list[Sentence] = []
+
+
+def sentences(text: str) -> list[str]:
+    """`text` cut into sentences: each non-empty line, then each sentence of a line."""
+    found: list[str] = []
+    for line in text.splitlines():
+        found += [s.strip() for s in simplemma.split_sentences(line) if s.strip()]
+    return found
+
+
+@functools.lru_cache(maxsize=65536)
+def _lemmas(word: str) -> frozenset[str]:
+    lower = word.lower()
+    found = {lower}
+    for lang in LANGS:
+        found.add(simplemma.lemmatize(word, lang=lang).lower())
+        found.add(simplemma.lemmatize(lower, lang=lang).lower())
+    return frozenset(found)
+
+
+def _number(token: str) -> str:
+    """A number as compared: leading zeros off each part ("06:00" → "6:0")."""
+    return ":".join(str(int(part)) for part in re.split(r"[:.,]", token))
+
+
+class Sources:
+    """What the verified sources hold, by source id: words' lemmas, whole words, numbers."""
+
+    def __init__(self, texts: dict[str, str]) -> None:
+        self.lemmas: dict[str, set[str]] = {}
+        self.words: dict[str, set[str]] = {}
+        self.numbers: dict[str, set[str]] = {}
+        for source_id, text in texts.items():
+            lemmas: set[str] = set()
+            words: set[str] = set()
+            numbers: set[str] = set()
+            for token in _TOKEN.findall(text):
+                if token[0].isdigit():
+                    whole = _number(token)
+                    numbers.update([whole, *whole.split(":")])
+                    continue
+                lower = token.lower()
+                words.add(lower)
+                lemmas |= _lemmas(token)
+                if lower in NUMBER_WORDS:
+                    numbers.add(NUMBER_WORDS[lower])
+                if lower in HEDGES:
+                    lemmas.add(_HEDGE)
+            self.lemmas[source_id], self.words[source_id] = lemmas, words
+            self.numbers[source_id] = numbers
+
+    def holding(self, token: str) -> list[str]:
+        """The ids of the sources that hold `token` (empty: none does)."""
+        if token[0].isdigit():
+            return [i for i, numbers in self.numbers.items() if _number(token) in numbers]
+        lower = token.lower()
+        if lower in NUMBER_WORDS:
+            digit = NUMBER_WORDS[lower]
+            held = [i for i, numbers in self.numbers.items() if digit in numbers]
+            if held:
+                return held
+        lemmas = _lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
+        held = [i for i, known in self.lemmas.items() if lemmas & known]
+        if held:
+            return held
+        held = [i for i in self.words if self._in_compound(lemmas, i)]
+        return held or self._compound_of(lower)
+
+    def _in_compound(self, lemmas: frozenset[str] | set[str], source_id: str) -> bool:
+        """A part of a source's compound, or of its lemma: "liste" in "einkaufsliste"
+        ("essen" in the library's "weiteressen" for "gegessen")."""
+        parts = [lemma for lemma in lemmas if len(lemma) >= MIN_PART]
+        known = self.words[source_id] | self.lemmas[source_id]
+        return any(part in word for part in parts for word in known if len(word) > len(part))
+
+    def _compound_of(self, lower: str) -> list[str]:
+        """The sources whose words make up `lower`, a compound ("kinoabend"), or none."""
+        for cut in range(MIN_PART, len(lower) - MIN_PART + 1):
+            head, tail = lower[:cut], lower[cut:]
+            for link in _LINKS:
+                if link and not head.endswith(link):
+                    continue
+                stem = head[: len(head) - len(link)] if link else head
+                first, last = self._part(stem), self._part(tail) or self._compound_of(tail)
+                if first and last:
+                    return sorted(set(first) | set(last))
+        return []
+
+    def _part(self, part: str) -> list[str]:
+        if len(part) < MIN_PART:
+            return []
+        lemmas = _lemmas(part) | _lemmas(part.capitalize())
+        return [i for i, known in self.lemmas.items() if lemmas & known]
+
+
+def date_words(date: str) -> str:
+    """The day's date in every way a narration may write it: ISO, its numbers, the month's
+    and the weekday's names in German and English."""
+    day = datetime.date.fromisoformat(date)
+    names = [
+        f"{_MONTHS[lang].split()[day.month - 1]} {_WEEKDAYS[lang].split()[day.weekday()]}"
+        for lang in LANGS
+    ]
+    return " ".join([date, str(day.year), str(day.month), str(day.day), *names])
+
+
+def source_texts(date: str, artifact: VerifiedArtifact) -> dict[str, str]:
+    """The verified sources a narration may draw on, by id: every line of the artifact, the
+    base a redraft revises, and the frame (the day's date, the done list's heading)."""
+    texts = {line.source_id: line.text for line in artifact.sources}
+    if artifact.base is not None:
+        texts[BASE_ID] = split_done_list(artifact.base.text)[0]
+    texts[FRAME_ID] = " ".join([date_words(date), *DONE_HEADINGS])
+    return texts
+
+
+def check_sentence(text: str, sources: Sources) -> Sentence:
+    drew: set[str] = set()
+    missing: list[str] = []
+    for token in _TOKEN.findall(text):
+        if token.lower() in FUNCTION_WORDS:
+            continue
+        held = sources.holding(token)
+        if held:
+            drew.update(held)
+        elif token not in missing:
+            missing.append(token)
+    order = list(sources.words)
+    return Sentence(text, sorted(drew - {FRAME_ID}, key=order.index), missing)
+
+
+def check(text: str, date: str, artifact: VerifiedArtifact) -> list[Sentence]:
+    """Every sentence of `text`, each with the sources it drew on or what none holds."""
+    sources = Sources(source_texts(date, artifact))
+    return [check_sentence(s, sources) for s in sentences(text)]
+
+
+def unsupported(checked: Iterable[Sentence]) -> list[Sentence]:
+    return [s for s in checked if s.unsupported]
+
+
+def supported_text(text: str, checked: Sequence[Sentence]) -> str:
+    """`text` without its unsupported sentences, its lines and paragraphs kept; a line left
+    empty goes, and so do the blank lines it leaves twice."""
+    cut = {s.text for s in checked if s.unsupported}
+    kept: list[str] = []
+    for line in text.splitlines():
+        parts = [s.strip() for s in simplemma.split_sentences(line) if s.strip()]
+        if not parts:
+            if kept and kept[-1] != "":
+                kept.append("")
+            continue
+        left = [p for p in parts if p not in cut]
+        if left:
+            kept.append(" ".join(left))
+    return "\n".join(kept).strip()
