@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
+from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SESSION, SETTINGS
 from app.api.errors import ApiError
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
@@ -25,7 +25,6 @@ from app.characters.book import CharacterError
 from app.characters.cards import CardError
 from app.characters.service import CharacterFields, Characters, CopyFields
 from app.characters.store import CharacterExists, NotOwn
-from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
 
@@ -212,7 +211,7 @@ async def get_session(request: web.Request) -> web.Response:
     `character_response` names, so the UI shows a turn from the session as it showed it live
     and keeps no copy of the table."""
     character_id = known_character(request)
-    memory = SessionMemory(request.app[REDIS], request.app[SETTINGS])
+    memory = request.app[SESSION]
     turns, summary = await memory.retrieve(request[USER_ID], character_id)
     return _json({"turns": turns, "summary": summary, "origins": ORIGIN_OF_OCCASION})
 

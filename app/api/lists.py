@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import REDIS, SETTINGS
+from app.api.app_keys import LISTS, SETTINGS
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
@@ -48,7 +48,7 @@ def describe(item: NamedList) -> dict[str, Any]:
 
 
 def _store(request: web.Request) -> ListStore:
-    return ListStore(request.app[REDIS], request[USER_ID], known_character(request))
+    return request.app[LISTS].of(request[USER_ID], known_character(request))
 
 
 def _text(request: web.Request, raw: str, noun: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
+from app.api.app_keys import REMINDER_CLOCK, REMINDERS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.messages import known_character
 from app.api.middleware import USER_ID
@@ -36,7 +36,6 @@ from app.memory.reminders import (
     DueTimeRefused,
     Reminder,
     ReminderMissing,
-    ReminderStore,
     TooManyReminders,
     check_due_at,
     completed,
@@ -92,7 +91,7 @@ def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
 
 async def list_reminders(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    reminders = await ReminderStore(request.app[REDIS]).list(request[USER_ID], character_id)
+    reminders = await request.app[REMINDERS].list(request[USER_ID], character_id)
     zone = zone_named(request.app[SETTINGS].timezone)
     return web.json_response([describe(r, zone) for r in reminders])
 
@@ -166,7 +165,7 @@ async def create_reminder(request: web.Request) -> web.Response:
     due_at = checked_due(request, body.due_at, zone)
     count_against_rate(request)
     try:
-        reminder = await ReminderStore(request.app[REDIS]).add(
+        reminder = await request.app[REMINDERS].add(
             request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair
         )
     except TooManyReminders:
@@ -209,7 +208,7 @@ async def patch_reminder(request: web.Request) -> web.Response:
         return new
 
     try:
-        reminder = await ReminderStore(request.app[REDIS]).update(
+        reminder = await request.app[REMINDERS].update(
             request[USER_ID], character_id, reminder_id, change, cap=settings.max_reminders_per_pair
         )
     except ReminderMissing as exc:
@@ -236,7 +235,7 @@ def reopened(reminder: Reminder, request: web.Request) -> Reminder:
 async def delete_reminder(request: web.Request) -> web.Response:
     character_id = known_character(request)
     try:
-        await ReminderStore(request.app[REDIS]).delete(
+        await request.app[REMINDERS].delete(
             request[USER_ID], character_id, request.match_info["rid"]
         )
     except ReminderMissing as exc:

@@ -39,7 +39,6 @@ from app.core import log as logctx
 from app.core.background import Ticker
 from app.core.clock import local_moment, zone_named
 from app.core.settings import Settings
-from app.storage.embedded_redis import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 
@@ -51,11 +50,13 @@ class BackupBusy(BackupError):
 
 
 class BackupService:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, redis_url: str) -> None:
+        """`redis_url`: the Redis in use (the setting's, or the embedded one the wiring
+        started)."""
         self.settings = settings
         self.directory = settings.data_path / BACKUPS_DIR
         self.embedded_redis_dir = None if settings.redis_url else redis_dir(settings.data_path)
-        self.redis_url = settings.redis_url or EmbeddedRedis(redis_dir(settings.data_path)).url
+        self.redis_url = redis_url
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None

@@ -17,7 +17,6 @@ from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
 from app.interaction import profile as interaction
-from app.interaction.store import InteractionStore
 from app.llm import Gateway
 from app.memory.state import CharacterState
 from app.pipeline.agents.follow_up import read_context
@@ -56,7 +55,7 @@ class PipelineHost:
         self.services = services
         self.gateway = gateway  # the one a background context calls (a turn's comes with it)
         self.on_path_run = on_path_run
-        self.interactions = InteractionStore(services.db)
+        self.interactions = services.interactions
 
     def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,

@@ -31,6 +31,7 @@ from app.core.settings import Settings
 from app.llm.errors import ModelError
 from app.memory import keys
 from app.memory.commit import GuardFailed, TurnGuard
+from app.memory.session import SessionMemory
 from app.pipeline.vocabulary import (
     AwaitUser,
     CharacterRun,
@@ -78,6 +79,7 @@ class TurnRunner:
         *,
         redis: aioredis.Redis,
         settings: Settings,
+        memory: SessionMemory,
         hub: Hub,
         slots: LocalSlots,
         pipelines: Pipelines,
@@ -87,6 +89,7 @@ class TurnRunner:
     ) -> None:
         self.redis = redis
         self.settings = settings
+        self.memory = memory
         self.hub = hub
         self.slots = slots
         self.pipelines = pipelines
@@ -438,6 +441,7 @@ class TurnRunner:
         return PipelineContext(
             settings=self.settings,
             redis=self.redis,
+            memory=self.memory,
             gateway=self.gateway(),
             stage=stage,
             guard=guard,
