@@ -15,7 +15,7 @@ from app.api.app_keys import INTERACTIONS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.profile import GovernanceIn, TextIn, pref_key, profile_text
-from app.api.validation import add_store_routes, read_json
+from app.api.validation import read_json
 from app.interaction import profile as interaction
 from app.storage.errors import Missing
 
@@ -124,4 +124,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    add_store_routes(app, routes())
+    for method, path, handler in routes():
+        app.router.add_route(method, path, handler)

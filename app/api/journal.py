@@ -22,7 +22,6 @@ from app.api.app_keys import DB, JOURNAL, JOURNAL_STORE, MEDIA, PROFILES, SETTIN
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import (
-    add_store_routes,
     bounded_text,
     read_body,
     read_json,
@@ -434,4 +433,5 @@ def setup(app: web.Application) -> None:
         ("DELETE", "/api/journal/media/{asset_id}", delete_media),
         ("GET", "/api/journal/export", export_entries),
     ]
-    add_store_routes(app, routes)
+    for method, path, handler in routes:
+        app.router.add_route(method, path, handler)

@@ -15,7 +15,7 @@ from aiohttp import web
 from app.api.app_keys import GATEWAY, PROFILES, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_body, read_json
+from app.api.validation import bounded_text, read_body, read_json
 from app.core import json_input
 from app.core.profiles import NAME, Governance, InvalidName, PortableError, clean_label
 from app.journal.profile import model, review
@@ -398,4 +398,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    add_store_routes(app, routes())
+    for method, path, handler in routes():
+        app.router.add_route(method, path, handler)

@@ -35,7 +35,6 @@ from app.memory.reminders import (
     DueTimeError,
     DueTimeRefused,
     Reminder,
-    ReminderMissing,
     TooManyReminders,
     check_due_at,
     completed,
@@ -211,8 +210,6 @@ async def patch_reminder(request: web.Request) -> web.Response:
         reminder = await request.app[REMINDERS].update(
             request[USER_ID], character_id, reminder_id, change, cap=settings.max_reminders_per_pair
         )
-    except ReminderMissing as exc:
-        raise ApiError(404, "not_found", str(exc)) from None
     except TooManyReminders:
         raise too_many(request, character_id) from None
     if reminder.status == "pending":
@@ -234,12 +231,7 @@ def reopened(reminder: Reminder, request: web.Request) -> Reminder:
 
 async def delete_reminder(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    try:
-        await request.app[REMINDERS].delete(
-            request[USER_ID], character_id, request.match_info["rid"]
-        )
-    except ReminderMissing as exc:
-        raise ApiError(404, "not_found", str(exc)) from None
+    await request.app[REMINDERS].delete(request[USER_ID], character_id, request.match_info["rid"])
     return web.Response(status=204)
 
 

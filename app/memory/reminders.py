@@ -53,6 +53,7 @@ from redis.asyncio.client import Pipeline
 from app.core.clock import attach_zone
 from app.memory import keys
 from app.memory.commit import Blind, Write
+from app.storage.errors import Missing
 
 Status = Literal["pending", "claimed", "fired", "done"]
 OPEN: tuple[Status, ...] = ("pending", "claimed")  # what the cap counts
@@ -177,8 +178,8 @@ class ReminderChange(msgspec.Struct, kw_only=True, tag="reminder_change"):
     cap: int | None = None
 
 
-class ReminderMissing(LookupError):
-    """No such reminder of this pair."""
+class ReminderMissing(Missing):
+    """No such reminder of this pair: 404 `not_found`."""
 
 
 class ReminderBusy(Exception):

@@ -48,7 +48,7 @@ from app.pipeline.vocabulary import (
 from app.runtime.events import awaiting_event, continue_event, user_event
 from app.runtime.hub import Hub
 from app.runtime.markers import PairLocks
-from app.runtime.records import Conflict, Records, TurnRecord
+from app.runtime.records import Records, StateMoved, TurnRecord
 from app.runtime.slots import LocalSlots, SlotTimeout
 from app.runtime.wire import (
     AcceptedMessage,
@@ -124,7 +124,7 @@ class TurnRunner:
                 result.language,
             )
             await self._fire(record, machine, "respond", push=encode(event))
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
             await self._fail(record, machine, self._reason(exc), release=marker)
@@ -167,7 +167,7 @@ class TurnRunner:
             )
             result = await self.pipelines.path2(self.context(record, marker), run)
             await self._deliver(record, machine, run, result, acks, marker)
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, acks=acks, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
             await self._fail(record, machine, self._reason(exc), acks=acks, release=marker)
@@ -284,7 +284,7 @@ class TurnRunner:
             at = await self.records.transition(
                 record, machine, "fail", reason=reason, ack=acks, release_marker=release
             )
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, acks=acks, release=release)
             return
         self.locks.forget(record.pair)
@@ -295,7 +295,7 @@ class TurnRunner:
         machine = record.machine(self.settings.max_turn_attempts)
         try:
             at = await self.records.transition(record, machine, "fail", reason=reason)
-        except (Conflict, IllegalTransition):
+        except (StateMoved, IllegalTransition):
             return False
         await self._announce_failure(record, at, reason)
         return True
