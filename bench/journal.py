@@ -48,11 +48,11 @@ sys.path.insert(0, str(ROOT))
 from app.core.settings import defaults  # noqa: E402
 from app.journal.artifact import fallback_artifact  # noqa: E402
 from app.journal.day import Conversation, DayMessage, number_sources  # noqa: E402
-from app.interaction.store import InteractionStore  # noqa: E402
+from app.profiles.interaction.store import InteractionStore  # noqa: E402
 from app.journal.jobs import JournalJobs  # noqa: E402
 from app.journal.media import MediaStore  # noqa: E402
-from app.journal.profile.service import ProfileService  # noqa: E402
-from app.journal.profile.store import ProfileStore  # noqa: E402
+from app.profiles.writing.service import ProfileService  # noqa: E402
+from app.profiles.writing.store import ProfileStore  # noqa: E402
 from app.journal.schema import Reconstruction  # noqa: E402
 from app.journal.stages import check  # noqa: E402
 from app.journal.store import ImportedMessage, JournalStore  # noqa: E402

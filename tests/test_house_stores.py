@@ -55,8 +55,11 @@ def store_classes(modules: dict[str, Module]) -> dict[str, str]:
         if not module.name.startswith("app."):
             continue
         for node in ast.walk(module.tree):
-            if (isinstance(node, ast.ClassDef) and _STORE_NAME.search(node.name)
-                    and NOT_STORES.get(node.name) != module.name):
+            if (
+                isinstance(node, ast.ClassDef)
+                and _STORE_NAME.search(node.name)
+                and NOT_STORES.get(node.name) != module.name
+            ):
                 found[node.name] = module.name
     return found
 
@@ -75,11 +78,13 @@ def constructions(module: Module, stores: dict[str, str]) -> Iterator[tuple[str,
 
 
 def breaches(modules: dict[str, Module], stores: dict[str, str]) -> list[str]:
-    return [f"{module.relative}:{line} constructs {name}"
-            for module in modules.values()
-            if module.name.startswith("app.") and not _in_wiring(module.name)
-            for name, line in constructions(module, stores)
-            if (module.name, name) not in BUILT_ELSEWHERE]
+    return [
+        f"{module.relative}:{line} constructs {name}"
+        for module in modules.values()
+        if module.name.startswith("app.") and not _in_wiring(module.name)
+        for name, line in constructions(module, stores)
+        if (module.name, name) not in BUILT_ELSEWHERE
+    ]
 
 
 def _in_wiring(name: str) -> bool:
@@ -103,26 +108,47 @@ def module_of(text: str, name: str = "app.somewhere.thing") -> Module:
 
 def test_the_store_classes_are_found(stores: dict[str, str]) -> None:
     """The rule is only as good as the set it reads: the stores issue 37 names are in it."""
-    assert {"JournalStore", "MediaStore", "ProfileService", "ProfileStore", "ReminderStore",
-            "SessionMemory", "ShortTermMemory", "LongTermMemory", "InteractionStore",
-            "ListStore", "ListStores", "IdentityRegistry", "BackupService",
-            "CharacterStore"} <= set(stores)
+    assert {
+        "JournalStore",
+        "MediaStore",
+        "ProfileService",
+        "ProfileStore",
+        "ReminderStore",
+        "SessionMemory",
+        "ShortTermMemory",
+        "LongTermMemory",
+        "InteractionStore",
+        "ListStore",
+        "ListStores",
+        "IdentityRegistry",
+        "BackupService",
+        "CharacterStore",
+    } <= set(stores)
     assert not set(NOT_STORES) & set(stores)
 
 
 def test_stores_are_built_only_in_the_wiring(
-        modules: dict[str, Module], stores: dict[str, str]) -> None:
+    modules: dict[str, Module], stores: dict[str, str]
+) -> None:
     assert breaches(modules, stores) == []
 
 
 def test_the_named_exceptions_still_exist(
-        modules: dict[str, Module], stores: dict[str, str]) -> None:
+    modules: dict[str, Module], stores: dict[str, str]
+) -> None:
     """An exception that no longer matches code is dropped from the table."""
-    present = {(module.name, name) for module in modules.values()
-               for name, _ in constructions(module, stores)}
+    present = {
+        (module.name, name)
+        for module in modules.values()
+        for name, _ in constructions(module, stores)
+    }
     assert sorted(set(BUILT_ELSEWHERE) - present) == []
-    defined = {node.name: module.name for module in modules.values()
-               for node in ast.walk(module.tree) if isinstance(node, ast.ClassDef)}
+    defined = {
+        node.name: module.name
+        for module in modules.values()
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.ClassDef)
+    }
     assert {name: defined.get(name) for name in NOT_STORES} == NOT_STORES
 
 
@@ -154,7 +180,7 @@ PLANTED = {
     "late, in a method": """
         class Jobs:
             async def brief(self, user_id):
-                from app.journal.profile.service import ProfileService
+                from app.profiles.writing.service import ProfileService
                 return await ProfileService(self.db, self.settings).journal_brief(user_id)
     """,
 }
@@ -169,14 +195,17 @@ def test_a_store_built_outside_the_wiring_is_caught(case: str, stores: dict[str,
 
 def test_a_class_defined_beside_its_constructor_is_caught(stores: dict[str, str]) -> None:
     """A store built by the module that defines it (its name not imported) counts too."""
-    module = module_of("""
+    module = module_of(
+        """
         class NoteStore:
             def __init__(self, db):
                 self.db = db
 
         def notes(db):
             return NoteStore(db)
-    """, "app.notes.store")
+    """,
+        "app.notes.store",
+    )
     found = breaches({module.name: module}, stores | store_classes({module.name: module}))
     assert found == ["app/notes/store.py:7 constructs NoteStore"]
 
@@ -185,7 +214,8 @@ def test_the_wiring_may_build_and_others_may_use(stores: dict[str, str]) -> None
     """The same construction in the wiring is no breach; a handler reading the app key, a
     type annotation and a name that only ends alike (a `Storefront`) are none either."""
     wiring = module_of(PLANTED["imported"], "app.wiring.server")
-    user = module_of("""
+    user = module_of(
+        """
         from app.api.app_keys import JOURNAL_STORE
         from app.journal.store import JournalStore
         from app.shop import Storefront
@@ -193,5 +223,7 @@ def test_the_wiring_may_build_and_others_may_use(stores: dict[str, str]) -> None
         def store(request) -> JournalStore:
             Storefront()
             return request.app[JOURNAL_STORE]
-    """, "app.api.journal")
+    """,
+        "app.api.journal",
+    )
     assert breaches({wiring.name: wiring, user.name: user}, stores) == []

@@ -1,5 +1,5 @@
 """Reading request bodies: the one reader of every body, and the one place that turns a body
-that cannot be read into the SPEC §9 error shape (never a 500, whatever the bytes)."""
+that cannot be read into the design §9 error shape (never a 500, whatever the bytes)."""
 
 from __future__ import annotations
 

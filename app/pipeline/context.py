@@ -20,7 +20,6 @@ import redis.asyncio as aioredis
 
 from app.characters.book import CharacterBook, CharacterDefinition
 from app.core.settings import Settings
-from app.interaction.store import InteractionStore
 from app.llm.types import Completion
 from app.memory.commit import TurnGuard
 from app.memory.lists import ListStores
@@ -30,6 +29,7 @@ from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
+from app.profiles.interaction.store import InteractionStore
 from app.storage.database import Database
 
 Stage = Callable[[str], Awaitable[None]]
@@ -83,7 +83,7 @@ class NodeContext:
     guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
     user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
-    interaction_hint: str = ""  # the user's interaction profile (app.interaction)
+    interaction_hint: str = ""  # the user's interaction profile (app.profiles.interaction)
 
     @property
     def settings(self) -> Settings:

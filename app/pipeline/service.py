@@ -1,4 +1,4 @@
-"""The character's pipelines as the runtime calls them (SPEC §6): `PipelineHost` runs path 1,
+"""The character's pipelines as the runtime calls them (design §6): `PipelineHost` runs path 1,
 path 2 and the after-delivery step over the app's services, and hands the runtime its
 `Pipelines` (`app.pipeline.vocabulary` is the contract).
 
@@ -16,7 +16,6 @@ from collections.abc import Callable
 from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
-from app.interaction import profile as interaction
 from app.llm import Gateway
 from app.memory.state import CharacterState
 from app.pipeline.agents.follow_up import read_context
@@ -34,6 +33,7 @@ from app.pipeline.vocabulary import (
     TurnRejected,
     UserBlock,
 )
+from app.profiles.interaction import profile as interaction
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +154,7 @@ class PipelineHost:
     async def after_delivery(
         self, ctx: PipelineContext, run: CharacterRun, result: Path2Result
     ) -> None:
-        """The session summary check, outside the run lock (SPEC §3)."""
+        """The session summary check, outside the run lock (design §3)."""
         character = self.services.characters.get(run.user_id, run.character_id) or stand_in(
             run.character_id
         )

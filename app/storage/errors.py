@@ -1,4 +1,4 @@
-"""What a store says when a request does not fit its data: `Refused` kinds (SPEC §9), which
+"""What a store says when a request does not fit its data: `Refused` kinds (design §9), which
 the API's error middleware answers as they are (`app.api.errors`), so no handler maps them.
 The one `Conflict` of the app."""
 

@@ -15,10 +15,7 @@ from dataclasses import dataclass
 import redis.asyncio as aioredis
 
 from app.core.settings import Settings
-from app.interaction.store import InteractionStore
 from app.journal.media import MediaStore
-from app.journal.profile.service import ProfileService
-from app.journal.profile.store import ProfileStore
 from app.journal.store import JournalStore
 from app.llm.privacy import IdentityRegistry
 from app.memory.lists import ListStores
@@ -26,6 +23,9 @@ from app.memory.long_term import LongTermMemory
 from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
+from app.profiles.interaction.store import InteractionStore
+from app.profiles.writing.service import ProfileService
+from app.profiles.writing.store import ProfileStore
 from app.storage.database import Database
 
 

@@ -1,4 +1,4 @@
-"""One refusal (SPEC §9): every `Refused` kind a room below the API raises is answered by the
+"""One refusal (design §9): every `Refused` kind a room below the API raises is answered by the
 error middleware as it is — its status, its code, its message in the one error shape — with
 no handler mapping it; anything else that escapes a handler is the documented 500. Through the
 real server: a route added for the test raises each kind."""
@@ -12,7 +12,7 @@ from aiohttp import web
 
 from app.core.refusal import Refused
 from app.journal.media import MediaRefused
-from app.journal.profile.package import ResultInvalid
+from app.profiles.writing.package import ResultInvalid
 from app.memory.reminders import ReminderMissing
 from app.storage.errors import Conflict, Missing
 from app.wiring.server import create_app
@@ -21,16 +21,36 @@ from tests.house_support import ROOT, parse_tree
 
 # Each kind as a room raises it, and the answer it documents: status, code, message.
 KINDS = {
-    "missing": (Missing("there is no list 'Einkauf'"),
-                404, "not_found", "there is no list 'Einkauf'"),
-    "reminder_missing": (ReminderMissing("there is no reminder 'r1'"),
-                         404, "not_found", "there is no reminder 'r1'"),
-    "conflict": (Conflict("entry_exists", "2026-03-01 has an entry already; edit it"),
-                 409, "entry_exists", "2026-03-01 has an entry already; edit it"),
-    "media": (MediaRefused(415, "unsupported_media", "not a photo this app takes"),
-              415, "unsupported_media", "not a photo this app takes"),
-    "result": (ResultInvalid(422, "invalid_result", "the result is not JSON"),
-               422, "invalid_result", "the result is not JSON"),
+    "missing": (
+        Missing("there is no list 'Einkauf'"),
+        404,
+        "not_found",
+        "there is no list 'Einkauf'",
+    ),
+    "reminder_missing": (
+        ReminderMissing("there is no reminder 'r1'"),
+        404,
+        "not_found",
+        "there is no reminder 'r1'",
+    ),
+    "conflict": (
+        Conflict("entry_exists", "2026-03-01 has an entry already; edit it"),
+        409,
+        "entry_exists",
+        "2026-03-01 has an entry already; edit it",
+    ),
+    "media": (
+        MediaRefused(415, "unsupported_media", "not a photo this app takes"),
+        415,
+        "unsupported_media",
+        "not a photo this app takes",
+    ),
+    "result": (
+        ResultInvalid(422, "invalid_result", "the result is not JSON"),
+        422,
+        "invalid_result",
+        "the result is not JSON",
+    ),
 }
 
 
@@ -71,7 +91,8 @@ async def test_an_unknown_exception_is_the_documented_500(client):
     response = await client.get("/api/test-refusal/crash", headers=AUTH)
     assert response.status == 500
     assert await response.json() == {
-        "error": {"code": "internal_error", "message": "internal server error"}}
+        "error": {"code": "internal_error", "message": "internal server error"}
+    }
 
 
 def test_every_kind_of_the_app_is_in_the_table():
@@ -85,7 +106,11 @@ def test_every_kind_of_the_app_is_in_the_table():
 def test_there_is_one_conflict():
     """The runtime's stored state that moved on is `StateMoved`, not a second `Conflict`."""
     modules = parse_tree(ROOT, ("app",))
-    defining = [module.name for module in modules.values() for node in ast.walk(module.tree)
-                if isinstance(node, ast.ClassDef) and node.name == "Conflict"]
+    defining = [
+        module.name
+        for module in modules.values()
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.ClassDef) and node.name == "Conflict"
+    ]
     assert defining == ["app.storage.errors"]
     assert issubclass(Missing, LookupError)  # rooms that look a thing up still catch it

@@ -38,8 +38,11 @@ async def test_the_process_has_one_identity_registry(client):
 async def test_a_person_registered_through_the_api_is_seen_by_the_journal(client):
     journal_registry = client.app[JOURNAL].profiles.identities
     assert await journal_registry.people("local") == []  # read once: cached from now on
-    response = await client.put("/api/privacy/identities", headers=AUTH,
-                                json={"people": [{"name": "Anna Schmidt", "aliases": ["Anni"]}]})
+    response = await client.put(
+        "/api/privacy/identities",
+        headers=AUTH,
+        json={"people": [{"name": "Anna Schmidt", "aliases": ["Anni"]}]},
+    )
     assert response.status == 200
     people = await journal_registry.people("local")
     assert [person.names() for person in people] == [["Anna Schmidt", "Anni"]]
