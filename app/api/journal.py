@@ -37,7 +37,6 @@ from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
 from app.journal import export
-from app.journal.jobs import NoUserSources
 from app.journal.media import THUMB_CONTENT_TYPE, remove_files
 from app.journal.store import ImportedMessage
 
@@ -247,16 +246,14 @@ async def request_draft(request: web.Request) -> web.Response:
             )
         chosen = set(body.conversation_ids)
         conversations = [c for c in conversations if c.conversation_id in chosen]
-    try:
-        job_id = await request.app[JOURNAL].start(
-            user_id,
-            date,
-            conversations,
-            include_existing=body.include_existing,
-            language=request_language(request, body.language),
-        )
-    except NoUserSources as exc:
-        raise ApiError(422, "no_user_sources", str(exc)) from None
+    # Conversations without user text (`NoUserSources`) are answered as they are refused.
+    job_id = await request.app[JOURNAL].start(
+        user_id,
+        date,
+        conversations,
+        include_existing=body.include_existing,
+        language=request_language(request, body.language),
+    )
     return web.json_response({"job_id": job_id}, status=202)
 
 

@@ -22,7 +22,7 @@ from app.api.validation import bounded_text, read_body, read_json
 from app.core import json_input
 from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
-from app.profiles.governance import NAME, Governance, InvalidName, PortableError, clean_label
+from app.profiles.governance import NAME, Governance, InvalidName, clean_label
 from app.profiles.writing import model, review
 from app.profiles.writing import package as pkg
 from app.profiles.writing.model import Change
@@ -367,10 +367,8 @@ async def export_profiles(request: web.Request) -> web.Response:
 
 
 async def import_profiles(request: web.Request) -> web.Response:
-    try:
-        await request.app[PROFILES].import_document(request[USER_ID], await read_body(request))
-    except PortableError as exc:
-        raise ApiError(400, "invalid_document", str(exc)) from None
+    # A document that cannot be imported (`PortableError`) is answered as it is.
+    await request.app[PROFILES].import_document(request[USER_ID], await read_body(request))
     return await _overview(request)
 
 

@@ -39,6 +39,7 @@ from app.backup.archive import (
 from app.core import log as logctx
 from app.core.background import Ticker
 from app.core.clock import local_moment, zone_named
+from app.core.refusal import RefusedKind
 from app.core.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -46,8 +47,10 @@ log = logging.getLogger(__name__)
 DAILY_CHECK_SECONDS = 3600.0
 
 
-class BackupBusy(BackupError):
-    """A backup is being taken already."""
+class BackupBusy(RefusedKind, BackupError):
+    """A backup is being taken already: 409 `backup_running`."""
+
+    STATUS, CODE = 409, "backup_running"
 
 
 class BackupService:

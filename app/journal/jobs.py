@@ -31,6 +31,7 @@ import msgspec
 from app.core import log as logctx
 from app.core.background import cancel_and_wait
 from app.core.lanes import in_background
+from app.core.refusal import RefusedKind
 from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
@@ -62,8 +63,10 @@ class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", 
     error: dict[str, str] | None = None
 
 
-class NoUserSources(Exception):
+class NoUserSources(RefusedKind):
     """The selected conversations hold no user text (422 `no_user_sources`)."""
+
+    STATUS, CODE = 422, "no_user_sources"
 
 
 # Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).

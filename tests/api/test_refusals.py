@@ -10,10 +10,21 @@ import ast
 import pytest
 from aiohttp import web
 
-from app.core.refusal import Refused
+from app.auth.credentials import LoginBackoff
+from app.backup.service import BackupBusy
+from app.characters.book import CharacterError
+from app.characters.cards import CardError
+from app.characters.pictures import PictureError
+from app.characters.service import UnknownCharacter
+from app.characters.store import CharacterExists, NoDataDir, NotOwn
+from app.core.refusal import Refused, RefusedKind
+from app.core.settings import SettingsError
+from app.journal.jobs import NoUserSources
 from app.journal.media import MediaRefused
+from app.memory.history import InvalidCursor
+from app.memory.reminders import DueTimeError, DueTimeRefused, ReminderMissing, TooManyReminders
+from app.profiles.governance import PortableError
 from app.profiles.writing.package import ResultInvalid
-from app.memory.reminders import ReminderMissing
 from app.storage.errors import Conflict, Missing
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
@@ -51,7 +62,74 @@ KINDS = {
         "invalid_result",
         "the result is not JSON",
     ),
+    "character": (CharacterError("name: empty"), 400, "invalid_character", "name: empty"),
+    "character_exists": (
+        CharacterExists("'mira' is taken"),
+        409,
+        "character_exists",
+        "'mira' is taken",
+    ),
+    "not_own": (NotOwn("'mira' is built in"), 409, "not_own", "'mira' is built in"),
+    "no_data_dir": (NoDataDir("no data dir"), 400, "invalid_character", "no data dir"),
+    "unknown_character": (
+        UnknownCharacter("no character 'x'"),
+        404,
+        "unknown_character",
+        "no character 'x'",
+    ),
+    "card": (CardError("not a card"), 400, "invalid_card", "not a card"),
+    "picture": (PictureError("not a picture"), 400, "invalid_picture", "not a picture"),
+    "backup_busy": (
+        BackupBusy("a backup is being taken"),
+        409,
+        "backup_running",
+        "a backup is being taken",
+    ),
+    "no_user_sources": (
+        NoUserSources("no user text"),
+        422,
+        "no_user_sources",
+        "no user text",
+    ),
+    "portable": (
+        PortableError("not a profile document"),
+        400,
+        "invalid_document",
+        "not a profile document",
+    ),
+    "setting": (
+        SettingsError("temperature: out of range"),
+        400,
+        "invalid_setting",
+        "temperature: out of range",
+    ),
+    "cursor": (
+        InvalidCursor("before is not a cursor this server gave"),
+        400,
+        "invalid_cursor",
+        "before is not a cursor this server gave",
+    ),
+    "due_time": (DueTimeError("not a time"), 400, "invalid_due_at", "not a time"),
+    "due_refused": (
+        DueTimeRefused("past", "due_at lies in the past"),
+        400,
+        "invalid_due_at",
+        "due_at lies in the past",
+    ),
+    "too_many_reminders": (
+        TooManyReminders(3),
+        429,
+        "too_many_reminders",
+        "at most 3 reminders may be pending per character",
+    ),
+    "login_backoff": (
+        LoginBackoff(7),
+        429,
+        "login_backoff",
+        "too many failed logins; try again in 7 s",
+    ),
 }
+HEADERS = {"login_backoff": {"Retry-After": "7"}}  # a kind's headers, answered with it
 
 
 def refused_kinds() -> set[type[Refused]]:
@@ -85,6 +163,8 @@ async def test_every_refused_kind_is_answered_as_it_is(client, kind):
     response = await client.get(f"/api/test-refusal/{kind}", headers=AUTH)
     assert response.status == status
     assert await response.json() == {"error": {"code": code, "message": message}}
+    for name, value in HEADERS.get(kind, {}).items():
+        assert response.headers[name] == value
 
 
 async def test_an_unknown_exception_is_the_documented_500(client):
@@ -100,7 +180,7 @@ def test_every_kind_of_the_app_is_in_the_table():
     handlers' own, tested with every handler)."""
     from app.api.errors import ApiError
 
-    assert refused_kinds() - {ApiError} == {type(case[0]) for case in KINDS.values()}
+    assert refused_kinds() - {ApiError, RefusedKind} == {type(case[0]) for case in KINDS.values()}
 
 
 def test_there_is_one_conflict():
