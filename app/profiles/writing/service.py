@@ -52,14 +52,20 @@ class CopyPackage:
 
 class ProfileService:
     def __init__(
-        self, db: Database, settings: Settings, identities: IdentityRegistry | None = None
+        self,
+        store: ProfileStore,
+        settings: Settings,
+        identities: IdentityRegistry,
+        interactions: InteractionStore,
     ) -> None:
-        self.db = db
+        """All parts built once by the wiring: `identities` is the app's one registry (its
+        cache is dropped when the user edits it), used for the copy package's masking;
+        `interactions` the interaction profile, exported beside the writing profile."""
+        self.store = store
+        self.db: Database = store.db
         self.settings = settings
-        self.store = ProfileStore(db)
-        # The users' registered people, for the copy package's masking (the app's one
-        # registry where there is one: its cache is dropped when the user edits it).
-        self.identities = identities if identities is not None else IdentityRegistry(db)
+        self.identities = identities
+        self.interactions = interactions
 
     # --- the brief for stage 2 of the journal --------------------------------------------------
 
@@ -435,7 +441,7 @@ class ProfileService:
     async def export(self, user_id: str, kind: str) -> dict[str, Any]:
         state = await self.store.state(user_id)
         writing = portability.export_writing(state.profile, state.governance)
-        current = interaction_doc.export(await InteractionStore(self.db).current(user_id))
+        current = interaction_doc.export(await self.interactions.current(user_id))
         return {
             "writing": writing,
             "interaction": current,
