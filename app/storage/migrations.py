@@ -640,7 +640,7 @@ def m013_shared_store(db: Executes) -> None:
 
 
 @migration
-def m014_journal_provenance(db: Executes) -> None:
+def m015_journal_provenance(db: Executes) -> None:
     """The narration checked against the day's lines, and where each sentence came from
     (issue 40).
 
