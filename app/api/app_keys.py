@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.impulses.clock import ReminderClock
     from app.journal.jobs import JournalJobs
     from app.llm import Gateway
+    from app.llm.egress_log import EgressLog
     from app.llm.privacy import IdentityRegistry
     from app.pipeline.graph import GraphRun
     from app.pipeline.service import PipelineHost
@@ -54,6 +55,7 @@ ADMISSION: web.AppKey[RoundAdmission] = web.AppKey("admission")  # requests begu
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
+EGRESS_LOG: web.AppKey[EgressLog] = web.AppKey("egress_log")  # what left this machine, per user
 # turn runtime (app/runtime)
 # The pipelines in use: the product's, set at start-up unless a test or bench installed others
 # before the app started.

@@ -100,6 +100,7 @@ class PrivacyGuard:
         masker = Masker(registered)
         masked = await masker.mask_messages_off_loop(messages)
         trace.masked = masker.masked_count
+        trace.masked_kinds = {kind: n for kind, n in masker.counts.items() if n}
         self.stats.masked(user_id, masker.counts)
         return masker, masked
 

@@ -37,6 +37,7 @@ from app.api.app_keys import (
     CHARACTER_STORE,
     CHARACTERS,
     DB,
+    EGRESS_LOG,
     GATEWAY,
     HUB,
     JOURNAL,
@@ -73,6 +74,7 @@ from app.impulses.clock import ReminderClock
 from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.llm import Gateway
+from app.llm.egress_log import EgressLog
 from app.llm.privacy import IdentityRegistry
 from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
@@ -184,7 +186,9 @@ async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
-    """The model gateway; auto-detection of a local model server runs in its background."""
+    """The model gateway; auto-detection of a local model server runs in its background. The
+    egress log (what left this machine) writes in its own background task, and what it still
+    holds is written after the gateway closed."""
     settings = app[SETTINGS]
     identities = IdentityRegistry(app[DB])
     # The deprecated identity list (setting, identities.txt) moves into the registry once.
@@ -192,18 +196,26 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         settings.data_path if settings.data_dir else None, settings.privacy_identities
     )
     app[PRIVACY] = identities
+    zone = zone_named(settings.timezone)
+    egress = EgressLog(app[DB], zone, purposes=list(OFFLINE_ANSWERS))
+    app[EGRESS_LOG] = egress
     gateway = Gateway(
         settings,
         identities,
         offline_answers=OFFLINE_ANSWERS,
-        offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)),
+        offline_memory=SaidToday(app[REDIS], zone),
+        egress=egress.note,
     )
-    await gateway.start()
-    app[GATEWAY] = gateway
+    await egress.start()
     try:
-        yield
+        await gateway.start()
+        app[GATEWAY] = gateway
+        try:
+            yield
+        finally:
+            await gateway.aclose()
     finally:
-        await gateway.aclose()
+        await egress.stop()
 
 
 def install_characters(app: web.Application) -> None:
