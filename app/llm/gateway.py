@@ -118,7 +118,7 @@ class Gateway:
         self.traces = TraceRing(settings.llm_trace_size)
         self.windows = ContextWindows(settings)
         self.retries = Retries(settings)
-        self.privacy = PrivacyGuard(settings, identities)
+        self.privacy = PrivacyGuard(settings, identities, egress)
         self._slots: dict[int, asyncio.Semaphore] = {}
         self._detection: asyncio.Task[None] | None = None
         self._egress = egress

@@ -75,7 +75,7 @@ from app.journal.jobs import JournalJobs
 from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.egress_log import EgressLog
-from app.llm.privacy import IdentityRegistry
+from app.llm.privacy import IdentityRegistry, local_model
 from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
 from app.pipeline.prompts import PromptLibrary
@@ -197,7 +197,7 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
     )
     app[PRIVACY] = identities
     zone = zone_named(settings.timezone)
-    egress = EgressLog(app[DB], zone, purposes=list(OFFLINE_ANSWERS))
+    egress = EgressLog(app[DB], zone, purposes=[*OFFLINE_ANSWERS, local_model.PURPOSE])
     app[EGRESS_LOG] = egress
     gateway = Gateway(
         settings,

@@ -230,3 +230,23 @@ async def test_the_log_is_in_a_backup_and_comes_back_with_a_restore(
     after = await (await client.get("/api/privacy/egress?day=2027-01-15", headers=AUTH)).json()
     assert after == before
     await client.close()
+
+
+async def test_the_local_detect_role_is_listed_local_beside_the_remote_calls(
+        fake_model, make_settings, aiohttp_client):
+    # The fake serves both: the remote provider (llm_remote) and the local detect server.
+    fake_model.always("privacy_detect", {"names": ["Zoltan"]})
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings, llm_remote=True,
+                                                    privacy_detect_url=fake_model.url))
+    await chat.response(await chat.send("Zoltan war heute hier."))
+    await chat.settle()
+    rows = await raw_rows(chat.app)
+    detect = [row for row in rows if row["purpose"] == "privacy_detect"]
+    remote = [row for row in rows if row["remote"]]
+    assert detect and len(detect) == len(fake_model.chats("privacy_detect")) == len(remote)
+    assert all(row["remote"] == 0 and row["masked_json"] == "{}" for row in detect)
+    assert all(json.loads(row["masked_json"]).get("PERSON") for row in remote)
+    assert "zoltan" not in json.dumps(rows).casefold()
+    only = await chat.get("/api/privacy/egress?purpose=privacy_detect")
+    assert only["summary"]["calls"] == len(detect)
+    await chat.close()
