@@ -14,7 +14,9 @@ const SUMMARY = {
 
 test("the day is one line: calls, where to, what was masked, how many refused", () => {
   assert.equal(summaryText("2026-12-07", SUMMARY, "2026-12-07"),
-               "Today: 14 calls to openrouter.ai; 23 names and 2 addresses masked, 0 refused.");
+               "Today: 14 calls to OpenRouter; 23 names and 2 addresses masked, 0 refused.");
+  const other = { ...SUMMARY, endpoints: [{ ...SUMMARY.endpoints[0], endpoint: "llm.example.net:8443" }] };
+  assert.match(summaryText("2026-12-07", other, "2026-12-07"), /^Today: 14 calls to llm\.example\.net:8443;/);
 });
 
 test("a local endpoint is marked local, and a day without calls says so", () => {

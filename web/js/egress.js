@@ -1,6 +1,6 @@
 // The Privacy tab's "What left this machine": the log of the model calls the gateway made
 // (GET /api/privacy/egress, app/llm/egress_log.py), by day — a summary line ("Today: 14
-// calls to openrouter.ai, 23 names and 2 addresses masked, 0 refused"), the calls of the day
+// calls to OpenRouter; 23 names and 2 addresses masked, 0 refused."), the calls of the day
 // (paged: "More"), a filter by purpose, the export (JSON, CSV) and "Clear" behind the app's
 // confirm dialog. Local endpoints are listed too, marked local (nothing masked, by design).
 // The log holds counts and machine names only: nothing here can show a name or a prompt.
@@ -13,6 +13,16 @@ import { countText, errorText, formatDay, formatNumber, formatTime, t } from "./
 export const KIND_UNITS = { PERSON: "egressNames", ADDRESS: "egressAddresses", PHONE: "egressPhones",
                             EMAIL: "egressEmails", IBAN: "egressIbans", TAXID: "egressTaxIds",
                             BIRTHDATE: "egressBirthdates", PLATE: "egressPlates", URL: "egressLinks" };
+
+/** Well-known hosted endpoints by the name their users know them by ("calls to OpenRouter");
+ * any other endpoint is shown as its host and port. */
+export const KNOWN_ENDPOINTS = { "openrouter.ai": "OpenRouter", "api.openai.com": "OpenAI",
+                                 "api.mistral.ai": "Mistral", "api.groq.com": "Groq",
+                                 "api.together.xyz": "Together AI", "api.deepseek.com": "DeepSeek" };
+
+export function endpointName(endpoint) {
+  return KNOWN_ENDPOINTS[endpoint] ?? endpoint;
+}
 
 /** "23 names and 2 addresses" (or "nothing"): what the masking replaced, by kind. */
 export function maskedText(masked) {
@@ -29,11 +39,11 @@ export function maskedText(masked) {
 /** One endpoint of the day: "14 calls to openrouter.ai" or "3 calls to 127.0.0.1:11434 (local)". */
 function endpointText(endpoint) {
   const calls = countText("egressCalls", endpoint.calls);
-  return t(endpoint.remote ? "egress.toRemote" : "egress.toLocal", { calls, endpoint: endpoint.endpoint });
+  return t(endpoint.remote ? "egress.toRemote" : "egress.toLocal", { calls, endpoint: endpointName(endpoint.endpoint) });
 }
 
-/** The day in one line, as the issue asks: “Today: 14 calls to openrouter.ai, 23 names and
- * 2 addresses masked, 0 refused.” */
+/** The day in one line, as the issue asks: “Today: 14 calls to OpenRouter; 23 names and 2
+ * addresses masked, 0 refused.” */
 export function summaryText(day, summary, today) {
   const when = day === today ? t("egress.today") : formatDay(new Date(`${day}T12:00:00`));
   if (!summary.calls) return t("egress.none", { when });
@@ -50,7 +60,7 @@ export function summaryText(day, summary, today) {
  * masked and whether something refused. */
 export function callText(call) {
   const where = t(call.remote ? "egress.remote" : "egress.local");
-  const parts = [formatTime(call.at), call.purpose, `${call.endpoint} (${where})`];
+  const parts = [formatTime(call.at), call.purpose, `${endpointName(call.endpoint)} (${where})`];
   if (call.model) parts.push(call.model);
   parts.push(t("egress.tokens", { tokensIn: formatNumber(call.tokens_in ?? 0), tokensOut: formatNumber(call.tokens_out ?? 0) }));
   parts.push(call.remote ? maskedText(call.masked) : t("egress.localNothingMasked"));
