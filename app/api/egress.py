@@ -14,7 +14,7 @@ one row per model call to an endpoint — counts and the endpoint's host, never 
 - `DELETE /api/privacy/egress` → `{"deleted": n}`: the user's log cleared.
 
 Bad input → 400 in the error shape: `invalid_day` (not a date written YYYY-MM-DD),
-`invalid_purpose` (not a purpose of the product), `invalid_limit`, `invalid_offset`,
+`invalid_purpose` (not a purpose of the product, nor one in the user's rows), `invalid_limit`, `invalid_offset`,
 `invalid_format`. Every read and the clear name the caller: no other user's row is reached.
 """
 
@@ -60,9 +60,9 @@ def _day(request: web.Request, egress: EgressLog, *, default_today: bool) -> str
         raise ApiError(400, "invalid_day", str(exc)) from None
 
 
-def _purpose(request: web.Request, egress: EgressLog) -> str | None:
+async def _purpose(request: web.Request, egress: EgressLog) -> str | None:
     raw = request.query.get("purpose") or None
-    if raw is not None and raw not in egress.purposes:
+    if raw is not None and not await egress.known_purpose(request[USER_ID], raw):
         raise ApiError(
             400, "invalid_purpose", f"{raw[:40]!r} is not a purpose this app asks a model for"
         )
@@ -73,7 +73,7 @@ async def get_egress(request: web.Request) -> web.Response:
     egress = request.app[EGRESS_LOG]
     day = _day(request, egress, default_today=True)
     assert day is not None
-    purpose = _purpose(request, egress)
+    purpose = await _purpose(request, egress)
     limit = _whole(request, "limit", EGRESS_DEFAULT_LIMIT, 1, EGRESS_MAX_LIMIT)
     offset = _whole(request, "offset", 0, 0, MAX_OFFSET)
     found = await egress.day(request[USER_ID], day, purpose, limit=limit, offset=offset)
@@ -92,7 +92,7 @@ async def export_egress(request: web.Request) -> web.StreamResponse:
     if fmt not in EXPORT_FORMATS:
         raise ApiError(400, "invalid_format", f"format {fmt[:20]!r}: use json or csv")
     day = _day(request, egress, default_today=False)
-    purpose = _purpose(request, egress)
+    purpose = await _purpose(request, egress)
     await egress.flush()
     chunks = request.app[DB].read_stream(
         functools.partial(

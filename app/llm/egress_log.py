@@ -9,7 +9,8 @@ replaced, whether the egress gate or the reply check refused, the outcome, and w
 endpoint is remote. It never holds a prompt, an answer, a name, a placeholder or the
 mapping between them: `EgressCall` has no field that could carry one. A local endpoint's
 calls are listed too, with nothing masked (its prompts are not masked, by design); the
-offline model runs in this process and nothing leaves, so its calls are not rows.
+offline model runs in this process and nothing leaves, so its calls are not rows; nor is a
+call without its user (a remote one is refused before anything is sent).
 
 Off the turn's path: `note` only appends to a list in memory; a background `Ticker` writes
 what gathered in one transaction every `FLUSH_SECONDS` (sooner once `FLUSH_ROWS` wait), and
@@ -89,9 +90,11 @@ class EgressCall(msgspec.Struct, frozen=True):
 
 def endpoint_of(url: str | None) -> str:
     """The endpoint as the log names it: the URL's host and port only (a user and password
-    in the URL, its path and query stay out)."""
+    in the URL, its path and query stay out); an IPv6 host in brackets."""
     parts = urlsplit(url or "")
     host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
     if parts.port is not None:
         return f"{host}:{parts.port}"
     return host
@@ -193,6 +196,20 @@ class EgressLog:
             ).fetchall()
         )
         return [{"day": row[0], "calls": int(row[1])} for row in rows]
+
+    async def known_purpose(self, user_id: str, purpose: str) -> bool:
+        """A purpose a filter may name: one of the app's, or one the user's rows hold (a
+        purpose a caller added without listing it is still shown and filtered)."""
+        if purpose in self.purposes:
+            return True
+        await self.flush()
+        row = await self.db.execute_fn(
+            lambda conn: conn.execute(
+                "SELECT 1 FROM egress_log WHERE user_id = ? AND purpose = ? LIMIT 1",
+                (user_id, purpose),
+            ).fetchone()
+        )
+        return row is not None
 
     async def clear(self, user_id: str) -> int:
         """Delete every row of the user's; returns how many."""

@@ -192,6 +192,8 @@ async def test_export_streams_json_and_csv_and_clear_deletes_only_the_users_own(
     assert "attachment" in response.headers["Content-Disposition"]
     exported = await response.json()
     assert [c["purpose"] for c in exported] == ["responder", "perception"]  # oldest first
+    assert endpoint_of("https://user:pw@[::1]:8443/v1?key=x") == "[::1]:8443"
+    assert endpoint_of("https://openrouter.ai/api/v1") == "openrouter.ai"
     assert exported[1]["refused"] == "gate" and exported[0]["masked"] == {"PERSON": 2}
     response = await client.get("/api/privacy/egress/export?format=csv&purpose=responder",
                                 headers=AUTH)
@@ -199,11 +201,16 @@ async def test_export_streams_json_and_csv_and_clear_deletes_only_the_users_own(
     lines = list(csv.reader(io.StringIO(await response.text())))
     assert lines[0] == list(EXPORT_COLUMNS) and len(lines) == 2
     assert dict(zip(EXPORT_COLUMNS, lines[1], strict=True))["masked"] == "PERSON=2"
+    # A purpose the rows hold is a filter even where the app does not list it.
+    log.note(call("local", now - 3, "a_later_purpose"))
+    found = await (await client.get("/api/privacy/egress?purpose=a_later_purpose",
+                                    headers=AUTH)).json()
+    assert [c["purpose"] for c in found["calls"]] == ["a_later_purpose"]
     days = await (await client.get("/api/privacy/egress/days", headers=AUTH)).json()
-    assert days == {"days": [{"day": log.today(), "calls": 2}]}
+    assert days == {"days": [{"day": log.today(), "calls": 3}]}
 
     response = await client.delete("/api/privacy/egress", headers=AUTH)
-    assert await response.json() == {"deleted": 2}
+    assert await response.json() == {"deleted": 3}
     day = await (await client.get("/api/privacy/egress", headers=AUTH)).json()
     assert day["summary"]["calls"] == 0 and day["calls"] == []
     assert [row["user_id"] for row in await raw_rows(client.app)] == ["bob"]
