@@ -7,15 +7,17 @@ their own rows only; the rows are in a backup and come back with a restore."""
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import json
 import re
+import threading
 import time
 
 import pytest
 
-from app.api.app_keys import DB, EGRESS_LOG, SETTINGS
+from app.api.app_keys import DB, EGRESS_LOG, GATEWAY, SETTINGS
 from app.llm.egress_log import EXPORT_COLUMNS, EgressCall, endpoint_of
 from app.wiring.cli import main
 from app.wiring.server import create_app
@@ -257,3 +259,25 @@ async def test_the_local_detect_role_is_listed_local_beside_the_remote_calls(
     only = await chat.get("/api/privacy/egress?purpose=privacy_detect")
     assert only["summary"]["calls"] == len(detect)
     await chat.close()
+
+
+async def test_a_call_does_not_wait_for_the_log_to_be_written(
+        fake_model, make_settings, aiohttp_client):
+    """Off the turn's path: with the store's one writer held, a model call still completes
+    (its row waits in memory) and is written once the writer is free."""
+    client = await aiohttp_client(fake_app(fake_model, make_settings))
+    app = client.app
+    release = threading.Event()
+    held = asyncio.ensure_future(app[DB].execute_write_fn(lambda conn: release.wait(30)))
+    try:
+        async with asyncio.timeout(10):
+            result = await app[GATEWAY].complete(
+                "responder", [{"role": "user", "content": "Hallo"}], max_tokens=50,
+                user_id="local")
+        assert result.text
+        assert not held.done()  # the call completed while the writer was still held
+    finally:
+        release.set()
+        await held
+    rows = await raw_rows(app)
+    assert [(r["purpose"], r["outcome"], r["remote"]) for r in rows] == [("responder", "ok", 0)]
