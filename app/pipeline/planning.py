@@ -25,9 +25,10 @@ from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text
 from app.pipeline.agents.reminders import reminders_text
 from app.pipeline.context import NodeContext
+from app.pipeline.offline_rules import clauses, routing
 from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
-from app.pipeline.schemas import Plan, PlanStep
+from app.pipeline.schemas import Plan, PlanStep, Route
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,12 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
     kept_lists, kept_reminders = await kept_text(ctx, state)
+    sure = sure_route(state, kept_lists, kept_reminders) if ctx.settings.route_by_rules else None
+    if sure is not None:  # the offline rules decide: no model call before the reply
+        log.info("route by the rules", extra=fields(agents=list(sure.agents)))
+        state.route = sure
+        state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
+        return
     routed, known = await asyncio.gather(
         ctx.ask_struct(
             "router",
@@ -63,6 +70,29 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
         if isinstance(outcome, BaseException):
             raise outcome
     state.route, state.known = routed, known
+
+
+def sure_route(state: Path2State, kept_lists: str, kept_reminders: str) -> Route | None:
+    """The router's answer where the offline rules are sure of it (issue 36), else None (the
+    model decides). Sure: the user's own words with no open question and no commitment, and
+    either no clause of them starts as a command (`clauses.commands`: an ordinary sentence is
+    conversation) or they are nothing but commands an agent keeps (`routing.only_commands`:
+    a clear command, its agents as the rules read them)."""
+    stimulus = state.stimulus
+    if stimulus.kind != "user" or stimulus.commitment or state.pending is not None:
+        return None
+    text = stimulus.text
+    if not text.strip():
+        return None
+    known = routing.Known.of(kept_lists, kept_reminders)
+    recent = routing.recent_turns(state.history)
+    if not clauses.commands(text) and not routing.tasks(text, known, recent):
+        return Route()
+    if routing.only_commands(text):
+        agents = [a for a in routing.agents_for(text, known, recent) if a in AGENTS]
+        if agents:
+            return Route(needs_action=True, agents=agents)  # type: ignore[arg-type]
+    return None
 
 
 async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
