@@ -30,15 +30,18 @@ delivers — never a stored turn without its row.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
 import msgspec
+from redis.asyncio.client import Pipeline
 
 from app.core.clock import calendar_date, zone_named
 from app.core.lifetime import crash_point
 from app.core.log import fields
 from app.core.settings import CrashPoint
+from app.memory import keys
 from app.memory.commit import Write, commit
 from app.memory.lists import EditWrite, ListEdit, ListStore
 from app.memory.message_log import LoggedMessage, Promise
@@ -52,6 +55,7 @@ from app.memory.turns import (
     ROLE_ASSISTANT,
     ROLE_USER,
     Turn,
+    decode_turn,
     emotion_fields,
 )
 from app.pipeline.context import NodeContext
@@ -417,3 +421,104 @@ async def _deliver(
             "message log rows of an earlier commit appended now",
             extra=fields(user_id=user_id, character_id=character_id, entry_keys=late),
         )
+
+
+# --- after delivery: the character's salience of its own answer (issue 36) ---------------------
+
+
+async def write_character_salience(ctx: NodeContext, state: Path2State) -> bool:
+    """What the character's salience of its delivered answer leaves for the next turns: the
+    short-term memory entries of its salient segments, and the emotion it feels after
+    speaking as its state (and the stance computed from it). The delivered turn itself is
+    not touched: it was stored, whole, by the turn's commit, and is what the user has.
+
+    One transaction, after delivery, without the turn's marker (released at delivery), so it
+    guards itself: it writes only while the session still holds the turn (a reset erased it:
+    nothing lands), and the state only while it is still the one this turn stored (a later
+    turn's state is never overwritten). False: nothing was written."""
+    turn = state.stored
+    if turn is None:
+        return False
+    svc = ctx.services
+    user_id, character_id = state.user_id, state.character_id
+    remember, entries = _remember(
+        ctx, user_id, character_id, turn, state.salience.importance, state.salience.segments
+    )
+    held = _TurnHeld(user_id, character_id, turn.turn_id)
+    writes: list[Write] = [held, remember]
+    felt = after_answer(state)
+    if felt != state.state:
+        stance = compute_stance(felt, turn_id=state.turn_id, now=turn.time)
+        writes.append(
+            _StateStill(
+                user_id,
+                character_id,
+                state.state,
+                [
+                    save_state_write(user_id, character_id, felt),
+                    save_stance_write(user_id, character_id, stance),
+                ],
+            )
+        )
+    with contextlib.suppress(_TurnGone):  # the session no longer holds the turn
+        await commit(svc.redis, None, writes)
+    if not held.found:
+        log.info(
+            "turn gone before its salience landed (a reset); nothing written",
+            extra=fields(turn_id=turn.turn_id),
+        )
+        return False
+    _log_remembered(turn, entries, state.salience.importance)
+    return True
+
+
+class _TurnHeld:
+    """A check inside the after-delivery transaction: the session still holds the answer
+    (the session list is watched: a reset in between drops the transaction and it reads
+    again). When it does not, no write of the transaction queues anything."""
+
+    def __init__(self, user_id: str, character_id: str, turn_id: str) -> None:
+        self.key = keys.session_turns(user_id, character_id)
+        self.watch: tuple[str, ...] = (self.key,)
+        self.turn_id = turn_id
+        self.found = False
+
+    async def read(self, pipe: Pipeline) -> None:
+        raws = await pipe.lrange(self.key, 0, -1)
+        self.found = any(
+            t.role == ROLE_ASSISTANT and t.turn_id == self.turn_id
+            for t in (decode_turn(raw) for raw in raws)
+        )
+        if not self.found:
+            raise _TurnGone
+
+    def queue(self, pipe: Pipeline) -> None:
+        return None
+
+
+class _TurnGone(Exception):
+    pass
+
+
+class _StateStill:
+    """The state writes, queued only while `nova_state` is still what this turn stored (its
+    turn time), read under `WATCH`."""
+
+    def __init__(
+        self, user_id: str, character_id: str, stored: CharacterState, writes: list[Write]
+    ) -> None:
+        self.key = keys.nova_state(user_id, character_id)
+        self.watch: tuple[str, ...] = (self.key,)
+        self.expected = "" if stored.turn_time is None else str(stored.turn_time)
+        self.writes = writes
+        self.still = False
+
+    async def read(self, pipe: Pipeline) -> None:
+        raw = await pipe.hget(self.key, "turn_zeit")
+        value = raw.decode() if isinstance(raw, bytes) else (raw or "")
+        self.still = value == self.expected
+
+    def queue(self, pipe: Pipeline) -> None:
+        if self.still:
+            for write in self.writes:
+                write.queue(pipe)

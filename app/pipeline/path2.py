@@ -18,6 +18,8 @@ modules.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from app.core.emotion import Emotion, copy_emotion
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
@@ -99,6 +101,13 @@ async def ei_calc(ctx: NodeContext, state: Path2State) -> None:
 
 
 async def salience(ctx: NodeContext, state: Path2State) -> None:
+    """Before the commit only where `salience_after_delivery` is off; else `later` asks it
+    once the answer is delivered."""
+    if not ctx.settings.salience_after_delivery:
+        await ask_salience(ctx, state)
+
+
+async def ask_salience(ctx: NodeContext, state: Path2State) -> None:
     b = ctx.blocks
     stimulus = state.stimulus
     said = [line for r in state.results for line in r.said]
@@ -118,6 +127,20 @@ async def salience(ctx: NodeContext, state: Path2State) -> None:
 
 async def dispatch(ctx: NodeContext, state: Path2State) -> None:
     await dispatcher.write_character_turn(ctx, state)
+
+
+def later(ctx: NodeContext, state: Path2State) -> Callable[[], Awaitable[None]] | None:
+    """What runs after delivery (issue 36): the character's salience of the answer this run
+    stored, and what it leaves for the next turns (`dispatcher.write_character_salience`).
+    None: the setting is off (it ran before the commit) or this run stored nothing new."""
+    if not ctx.settings.salience_after_delivery or state.stored is None:
+        return None
+
+    async def salience_after_delivery() -> None:
+        await ask_salience(ctx, state)
+        await dispatcher.write_character_salience(ctx, state)
+
+    return salience_after_delivery
 
 
 PATH2: tuple[Node[Path2State], ...] = (

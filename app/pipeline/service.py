@@ -24,7 +24,7 @@ from app.pipeline.agents.follow_up import read_context
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
 from app.pipeline.path1 import PATH1, result_of
-from app.pipeline.path2 import PATH2
+from app.pipeline.path2 import PATH2, later
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.vocabulary import (
     CharacterRun,
@@ -146,6 +146,7 @@ class PipelineHost:
             emotion=state.state.emotion,
             arousal=state.state.arousal,
             follow_up=state.follow_up,
+            later=later(node_ctx, state),
         )
 
     def _ran(self, run: GraphRun) -> None:
@@ -155,7 +156,16 @@ class PipelineHost:
     async def after_delivery(
         self, ctx: PipelineContext, run: CharacterRun, result: Path2Result
     ) -> None:
-        """The session summary check, outside the run lock (SPEC §3)."""
+        """What the run left for after delivery (the character's salience, issue 36), then
+        the session summary check, outside the run lock (SPEC §3)."""
+        if result.later is not None:
+            try:
+                await result.later()
+            except Exception:
+                log.exception(
+                    "the salience after delivery failed; the answer stands",
+                    extra=fields(turn_id=run.turn_id),
+                )
         character = self.services.characters.get(run.user_id, run.character_id) or stand_in(
             run.character_id
         )

@@ -309,6 +309,9 @@ class Path2Result:
     emotion: str = "neutral"
     arousal: float | None = None
     follow_up: FollowUp | None = None
+    # What the run leaves for after delivery (issue 36: the character's salience of its
+    # answer), run by the after-delivery step; None: nothing.
+    later: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
 
 
 Path1 = Callable[[PipelineContext, UserBlock], Awaitable[Path1Result]]

@@ -4,6 +4,12 @@ Speed itself is measured in bench/reply.py, not here."""
 
 from __future__ import annotations
 
+import threading
+
+from app.api.app_keys import REDIS, SETTINGS
+from app.memory.session import SessionMemory
+from app.memory.short_term import ShortTermMemory
+from tests.fakemodel import Reply
 from tests.pipeline_support import fake_app, open_chat, purposes
 
 
@@ -40,3 +46,45 @@ async def test_an_unclear_sentence_still_asks_the_router(fake_model, make_settin
     await chat.settle()
 
     assert "router" in purposes(fake_model)
+
+
+async def test_the_characters_salience_is_asked_after_delivery_and_lands_for_the_next_turn(
+        fake_model, make_settings, aiohttp_client):
+    held = threading.Event()
+    fake_model.script("salience_character", Reply(
+        {"importance": 0.9, "segments": ["Nova hat nach dem Tag gefragt"],
+         "emotion": "zuneigung"}, hold=held))
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Wie war dein Tag?")
+    await fake_model.wait_requests(1, "salience_character")
+    answer = await chat.response(sent)  # delivered while the salience is still held
+    state = await chat.get("/api/characters/nova/state")
+    assert state["emotion"] == answer["emotion"] != "zuneigung"
+    held.set()
+    await chat.settle()
+
+    after = await chat.get("/api/characters/nova/state")
+    assert after["emotion"] == "zuneigung"  # what the next turn starts from
+    entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "nova", 10)
+    assert [e.text for e in entries if e.role == "assistant"] == ["Nova hat nach dem Tag gefragt"]
+    assert [t["inhalt"] for t in await chat.session()][-1] == answer["text"]  # unchanged
+
+
+async def test_a_reset_before_the_late_salience_leaves_nothing_behind(
+        fake_model, make_settings, aiohttp_client):
+    held = threading.Event()
+    fake_model.script("salience_character", Reply(
+        {"importance": 0.9, "segments": ["Etwas Wichtiges"]}, hold=held))
+    app = fake_app(fake_model, make_settings)
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Wie war dein Tag?")
+    await chat.response(sent)
+    await SessionMemory(app[REDIS], app[SETTINGS]).reset("local", "nova")
+    held.set()
+    await chat.settle()
+
+    entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "nova", 10)
+    assert [e for e in entries if e.role == "assistant"] == []
