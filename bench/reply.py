@@ -351,6 +351,19 @@ def report(speed: Speed, slots: int, figures: list[TurnFigures]) -> None:
             f"{100 * cached / max(prompt, 1):>6.0f}% {sum(c.output for c in t.calls):>6}  "
             f"{','.join(c.purpose for c in t.before)} | {','.join(c.purpose for c in t.after)}"
         )
+    by_purpose: dict[str, list[Call]] = {}
+    for t in figures:
+        for c in t.calls:
+            by_purpose.setdefault(c.purpose, []).append(c)
+    print(
+        "per call (mean): "
+        + "; ".join(
+            f"{purpose} {statistics.mean(c.ended - c.arrived for c in calls):.2f} s "
+            f"({statistics.mean(c.output for c in calls):.0f} out, "
+            f"{statistics.mean(c.prompt - c.cached for c in calls):.0f} prefilled)"
+            for purpose, calls in by_purpose.items()
+        )
+    )
     ratios = [t.seconds / t.reply_alone for t in figures]
     shares = [
         sum(c.cached for c in t.calls) / max(sum(c.prompt for c in t.calls), 1) for t in figures

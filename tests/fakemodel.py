@@ -77,9 +77,12 @@ from tests.waiting import WAIT, until
 PURPOSE_HEADER = "X-Novaberg-Purpose"
 # The test setting without which no provider sends PURPOSE_HEADER (app.llm.providers.base).
 PURPOSE_SETTING: dict[str, Any] = {"llm_test_purpose_header": True}
-# A test scripts the router's answers: the model routes every message (issue 36's rules route
-# where they are sure; tests of that pass `route_by_rules=True`).
-SCRIPTED_ROUTER: dict[str, Any] = {"route_by_rules": False}
+# A test scripts the router's answers and the order of a turn's calls: the model routes
+# every message and the user's salience runs in path 1 (issue 36's rules route where they
+# are sure, and the user's salience runs after delivery; tests of that pass
+# `route_by_rules=True`, `user_salience_after_delivery=True`).
+SCRIPTED_ROUTER: dict[str, Any] = {"route_by_rules": False,
+                                   "user_salience_after_delivery": False}
 # The purpose of a request without the header (a remote provider's, or the setting is off).
 UNNAMED = ""
 CHARS_PER_TOKEN = 4  # the fake's own token count: ceil(chars / 4)

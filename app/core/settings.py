@@ -388,6 +388,10 @@ class Settings:
     salience_after_delivery: bool = setting(
         True, "The character's salience of its answer runs after the answer is delivered."
     )
+    user_salience_after_delivery: bool = setting(
+        True,
+        "The user's salience of the block runs after the answer (or the failure notice).",
+    )
     planner_max_steps: int = setting(
         4,
         "Agent steps the planner runs in one turn; further steps are dropped with a warning.",

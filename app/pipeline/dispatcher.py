@@ -59,6 +59,7 @@ from app.memory.turns import (
     emotion_fields,
 )
 from app.pipeline.context import NodeContext
+from app.pipeline.schemas import Salience
 from app.pipeline.state import AgentContext, AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_request, retry_request
 from app.pipeline.vocabulary import AwaitUser, Continue
@@ -98,7 +99,7 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
         state.salience.importance,
         state.salience.segments,
     )
-    promotion = _promotion(ctx, state, turn)
+    promotion = _promotion(ctx, state.user_id, state.character_id, state.salience, turn)
     row = svc.log_outbox.promise(
         _log_row(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
     )
@@ -347,20 +348,22 @@ def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -
         )
 
 
-def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | None:
+def _promotion(
+    ctx: NodeContext, user_id: str, character_id: str, salience: Salience, turn: Turn
+) -> Trigger | None:
     """The promotion trigger when the user's salience reaches `promotion_threshold`: the
     user's block, its message ids and salient segments, for the Pixie worker to consolidate
     into long-term memory."""
-    importance = state.salience.importance
+    importance = salience.importance
     if importance < ctx.settings.promotion_threshold:
         return None
     return new_trigger(
-        state.user_id,
-        state.character_id,
+        user_id,
+        character_id,
         turn_id=turn.turn_id,
         message_ids=list(turn.message_ids),
         text=turn.content,
-        segments=list(state.salience.segments),
+        segments=list(salience.segments),
         importance=importance,
         now=turn.time,
     )
@@ -472,13 +475,44 @@ async def write_character_salience(ctx: NodeContext, state: Path2State) -> bool:
     return True
 
 
+async def write_user_salience(
+    ctx: NodeContext, state: Path2State, turn: Turn, salience: Salience
+) -> bool:
+    """What the user's salience of the block leaves, after delivery (issue 36): its
+    short-term memory entries and the promotion trigger, in one transaction that lands only
+    while the session still holds the user turn (as `write_character_salience`)."""
+    user_id, character_id = state.user_id, state.character_id
+    remember, entries = _remember(
+        ctx, user_id, character_id, turn, salience.importance, salience.segments
+    )
+    held = _TurnHeld(user_id, character_id, turn.turn_id, ROLE_USER)
+    writes: list[Write] = [held, remember]
+    promotion = _promotion(ctx, user_id, character_id, salience, turn)
+    if promotion is not None:
+        writes.append(push_write(promotion))
+    with contextlib.suppress(_TurnGone):
+        await commit(ctx.services.redis, None, writes)
+    if not held.found:
+        log.info(
+            "turn gone before the user's salience landed (a reset); nothing written",
+            extra=fields(turn_id=turn.turn_id),
+        )
+        return False
+    _log_remembered(turn, entries, salience.importance)
+    _promoted(ctx, promotion)
+    return True
+
+
 class _TurnHeld:
     """A check inside the after-delivery transaction: the session still holds the answer
     (the session list is watched: a reset in between drops the transaction and it reads
     again). When it does not, no write of the transaction queues anything."""
 
-    def __init__(self, user_id: str, character_id: str, turn_id: str) -> None:
+    def __init__(
+        self, user_id: str, character_id: str, turn_id: str, role: str = ROLE_ASSISTANT
+    ) -> None:
         self.key = keys.session_turns(user_id, character_id)
+        self.role = role
         self.watch: tuple[str, ...] = (self.key,)
         self.turn_id = turn_id
         self.found = False
@@ -486,7 +520,7 @@ class _TurnHeld:
     async def read(self, pipe: Pipeline) -> None:
         raws = await pipe.lrange(self.key, 0, -1)
         self.found = any(
-            t.role == ROLE_ASSISTANT and t.turn_id == self.turn_id
+            t.role == self.role and t.turn_id == self.turn_id
             for t in (decode_turn(raw) for raw in raws)
         )
         if not self.found:

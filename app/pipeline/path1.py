@@ -11,12 +11,13 @@ perceived EI dimensions go into the user event's payload for path 2.
 from __future__ import annotations
 
 from app.memory.render import render_history
+from app.memory.short_term import MemoryEntry
 from app.memory.turns import ROLE_USER, Turn
 from app.pipeline import dispatcher, ei
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
 from app.pipeline.prompts import frame
-from app.pipeline.schemas import Perception
+from app.pipeline.schemas import Perception, Salience
 from app.pipeline.state import Path1State
 from app.pipeline.vocabulary import Path1Result
 
@@ -65,18 +66,37 @@ async def ei_calc(ctx: NodeContext, state: Path1State) -> None:
 
 
 async def salience(ctx: NodeContext, state: Path1State) -> None:
+    """Here only where `user_salience_after_delivery` is off; else path 2 asks it once the
+    answer or the failure notice is out (`app.pipeline.path2.user_salience`): it does not
+    shape the reply."""
+    if ctx.settings.user_salience_after_delivery:
+        return
+    state.salience = await ask_salience(
+        ctx, state.summary or "", state.memories, state.history, state.perception
+    )
+
+
+async def ask_salience(
+    ctx: NodeContext,
+    summary: str,
+    memories: list[MemoryEntry],
+    history: str,
+    perception: Perception,
+) -> Salience:
+    """The user's salience of the block: how much it matters, what to remember of it."""
     b = ctx.blocks
-    state.salience = await ctx.ask_struct(
+    value: Salience = await ctx.ask_struct(
         "salience",
         frame(
             [
-                (b.summary, state.summary),
-                (b.memory, memory_text(state)),
-                (b.history, state.history),
-                (b.perceive, perceived_text(state.perception)),
+                (b.summary, summary),
+                (b.memory, "\n".join(f"- {entry.text}" for entry in memories)),
+                (b.history, history),
+                (b.perceive, perceived_text(perception)),
             ]
         ),
     )
+    return value
 
 
 async def dispatch(ctx: NodeContext, state: Path1State) -> None:

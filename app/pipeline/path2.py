@@ -24,13 +24,14 @@ from app.core.emotion import Emotion, copy_emotion
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn
-from app.pipeline import dispatcher, ei
+from app.pipeline import dispatcher, ei, path1
 from app.pipeline.answering import conversation_vector, judge, mood_text, respond, think
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
 from app.pipeline.planning import plan, route, wants_planner, wants_router
 from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text, triggered_lore
+from app.pipeline.schemas import Perception
 from app.pipeline.state import Path2State
 from app.pipeline.stimulus import read_stimulus, thought_level
 from app.pipeline.vocabulary import UserPayload
@@ -129,16 +130,51 @@ async def dispatch(ctx: NodeContext, state: Path2State) -> None:
     await dispatcher.write_character_turn(ctx, state)
 
 
+def wants_user_salience(ctx: NodeContext, state: Path2State) -> bool:
+    """The user's salience of the block path 1 perceived is asked here, once: the turn's
+    first run, for the user's own words, where `user_salience_after_delivery` is on."""
+    return (
+        ctx.settings.user_salience_after_delivery
+        and state.source == "user"
+        and state.trigger_count == 0
+        and state.request_turn is not None
+    )
+
+
+async def user_salience(ctx: NodeContext, state: Path2State) -> None:
+    """The user's salience (path 1's purpose and frame, the perception as the user turn
+    stored it) and what it leaves: short-term entries and the promotion trigger
+    (`dispatcher.write_user_salience`)."""
+    turn = state.request_turn
+    assert turn is not None
+    perceived = Perception(
+        emotion=turn.emotion,
+        arousal=turn.arousal,
+        intentions=list(turn.intentions),
+        core=turn.core,
+    )
+    history = state.history or render_history(
+        state.turns, ctx.settings, character_name=ctx.character.name, language=ctx.language
+    )
+    value = await path1.ask_salience(ctx, state.summary or "", state.memories, history, perceived)
+    await dispatcher.write_user_salience(ctx, state, turn, value)
+
+
 def later(ctx: NodeContext, state: Path2State) -> Callable[[], Awaitable[None]] | None:
     """What runs after delivery (issue 36): the character's salience of the answer this run
     stored, and what it leaves for the next turns (`dispatcher.write_character_salience`).
     None: the setting is off (it ran before the commit) or this run stored nothing new."""
-    if not ctx.settings.salience_after_delivery or state.stored is None:
+    users = wants_user_salience(ctx, state)
+    characters = ctx.settings.salience_after_delivery and state.stored is not None
+    if not users and not characters:
         return None
 
     async def salience_after_delivery() -> None:
-        await ask_salience(ctx, state)
-        await dispatcher.write_character_salience(ctx, state)
+        if users:
+            await user_salience(ctx, state)
+        if characters:
+            await ask_salience(ctx, state)
+            await dispatcher.write_character_salience(ctx, state)
 
     return salience_after_delivery
 

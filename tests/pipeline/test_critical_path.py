@@ -88,3 +88,52 @@ async def test_a_reset_before_the_late_salience_leaves_nothing_behind(
 
     entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "nova", 10)
     assert [e for e in entries if e.role == "assistant"] == []
+
+
+AFTER = {"route_by_rules": True, "user_salience_after_delivery": True}
+
+
+async def test_an_ordinary_sentence_makes_at_most_three_calls_before_delivery(
+        fake_model, make_settings, aiohttp_client):
+    held = threading.Event()
+    fake_model.script("salience", Reply({"importance": 0.6, "segments": ["langer Tag"]},
+                                        hold=held))
+    app = fake_app(fake_model, make_settings, **AFTER)
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Heute war ein langer Tag bei der Arbeit, ich bin müde.")
+    await chat.response(sent)  # delivered while the user's salience is held
+    before = purposes(fake_model)
+    held.set()
+    await chat.settle()
+
+    assert before == ["perception", "responder", "thinker", "salience"]
+    assert purposes(fake_model) == [*before, "salience_character"]
+    entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "nova", 10)
+    assert [e.text for e in entries if e.role == "user"] == ["langer Tag"]
+    [salience] = fake_model.chats("salience")
+    assert "langer Tag bei der Arbeit" in salience.messages[-1]["content"]
+
+
+async def test_without_an_active_character_the_users_salience_still_lands(
+        fake_model, make_settings, aiohttp_client, data_dir):
+    (data_dir / "characters").mkdir()
+    luna = data_dir / "characters" / "luna.toml"
+    luna.write_text('id = "luna"\nname = "Luna"\nlanguage = "de"\npersona = "Du bist Luna."\n',
+                    encoding="utf-8")
+
+    def perceive_and_deactivate(request):  # Luna is taken away while path 1 runs
+        luna.unlink()
+        return {"emotion": "freude", "core": "Der Mensch grüßt Luna."}
+    fake_model.script("perception", perceive_and_deactivate)
+    fake_model.script("salience", {"importance": 0.9, "segments": ["Der Mensch grüßt Luna."]})
+    app = fake_app(fake_model, make_settings, **AFTER)
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Hey Luna!", character_id="luna")
+    failed = await chat.failure(sent)
+    await chat.settle()
+
+    assert failed["reason"] == "no_active_character"
+    entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "luna", 10)
+    assert [e.text for e in entries] == ["Der Mensch grüßt Luna."]
