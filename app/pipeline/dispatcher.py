@@ -17,6 +17,13 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   the run asks for (`awaiting_user` for an agent's question, else a `continue`: the
   thinker's retry, a commitment, or the wish to write again).
 
+After delivery (issue 36), what the saliences leave for the next turns — short-term
+entries, the promotion trigger, the character's emotion after speaking — is written by
+`write_user_salience` and `write_character_salience`, each one transaction that guards
+itself (the turn's marker is released at delivery): it lands only while the session still
+holds the turn, the state only while it is still the one this turn stored. The delivered
+turn is never touched.
+
 The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
 action mark and the changes its agents intended (list edits, new, deleted and moved
 reminders) — are one guarded

@@ -2,7 +2,9 @@
 
     state → perception → enricher → ei_calc → salience → dispatcher → (user event)
 
-Two model calls: perception and salience. The block is perceived **as one**: the history
+Model calls: the perception, and the salience only where `user_salience_after_delivery`
+is off — by default path 2 asks it after the answer is delivered (issue 36: it does not
+shape the reply; `app.pipeline.path2.later`). The block is perceived **as one**: the history
 shows it as the newest USER line (its messages joined by newlines), so the model reads it in
 its context. The session turn is written once, complete, by the dispatcher at the end; the
 perceived EI dimensions go into the user event's payload for path 2.

@@ -9,8 +9,11 @@
   user (`app.pipeline.recall`); `ei_calc`: the empathy switch (`app.pipeline.ei`).
 - `router`, `planner ⇄ agents`: `app.pipeline.planning`.
 - `conversation_vector`, `responder`, `thinker`, `tribunal`: `app.pipeline.answering`.
-- `salience`: how much the answer matters and how the character feels after it;
+- `salience`: how much the answer matters and how the character feels after it — by
+  default asked after delivery (`later`, issue 36), with the user's salience of the block
+  (path 1's); the node asks it here only where `salience_after_delivery` is off;
   `dispatcher`: the one writer (`app.pipeline.dispatcher`).
+- `router`: the offline rules decide where they are sure (`planning.sure_route`).
 
 This module holds the run's own nodes and the node list; the two larger parts live in their
 modules.
