@@ -28,6 +28,10 @@ A client sends ordinary sentences one at a time and waits for each reply on the 
 Printed per turn: POST → delivery (s), the model calls before and after delivery (by their
 purposes), prompt tokens prefilled and served from the cache, output tokens, and the ratio of
 the turn to its own reply call alone (the responder's prompt, uncached, and its output).
+Calls after delivery (the saliences, issue 36) still hold the server's slot for a while: the
+client waits for the app to be idle before the next message, so a person who answers within
+that time (about 0.8 s at these speeds) would wait for them too; the per-call line shows it.
+Not measured here yet: the real llama.cpp peer of `make test-peer` (its `timings`).
 `--scale` runs the simulation faster than real time (0.2: five times faster); the figures
 are given back in the simulated seconds.
 """
@@ -298,6 +302,7 @@ async def run_speed(speed: Speed, turns: int, slots: int, scale: float) -> list[
             "llm_model": "sim",
             "llm_context": 8192,
             "model_timeout": 120.0,
+            "model_concurrency": slots,  # the app is told the server's slots
             **PURPOSE_SETTING,
         }
         app = create_app(defaults(**overrides), local_token=TOKEN)

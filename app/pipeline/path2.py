@@ -21,6 +21,7 @@ modules.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 
 from app.core.emotion import Emotion, copy_emotion
@@ -172,12 +173,25 @@ def later(ctx: NodeContext, state: Path2State) -> Callable[[], Awaitable[None]] 
     if not users and not characters:
         return None
 
+    async def characters_salience() -> None:
+        await ask_salience(ctx, state)
+        await dispatcher.write_character_salience(ctx, state)
+
     async def salience_after_delivery() -> None:
+        if users and characters and ctx.settings.model_concurrency > 1:
+            # Independent of each other: at once where the server serves several requests
+            # (`model_concurrency`, its slots); one after the other where it has one.
+            outcomes = await asyncio.gather(
+                user_salience(ctx, state), characters_salience(), return_exceptions=True
+            )
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            return
         if users:
             await user_salience(ctx, state)
         if characters:
-            await ask_salience(ctx, state)
-            await dispatcher.write_character_salience(ctx, state)
+            await characters_salience()
 
     return salience_after_delivery
 

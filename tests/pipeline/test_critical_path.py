@@ -137,3 +137,19 @@ async def test_without_an_active_character_the_users_salience_still_lands(
     assert failed["reason"] == "no_active_character"
     entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "luna", 10)
     assert [e.text for e in entries] == ["Der Mensch grüßt Luna."]
+
+
+async def test_the_two_saliences_run_at_once_where_the_server_has_two_slots(
+        fake_model, make_settings, aiohttp_client):
+    held = threading.Event()
+    fake_model.script("salience", Reply({"importance": 0.1}, hold=held))
+    app = fake_app(fake_model, make_settings, model_concurrency=2, **AFTER)
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Heute war ein langer Tag bei der Arbeit, ich bin müde.")
+    await chat.response(sent)
+    await fake_model.wait_requests(1, "salience_character")  # while the user's is held
+    held.set()
+    await chat.settle()
+
+    assert fake_model.max_in_flight == 2
