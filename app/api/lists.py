@@ -1,4 +1,4 @@
-"""The notes agent's lists over HTTP (SPEC §9, §5 "Lists and reminders can be edited and
+"""The notes agent's lists over HTTP (design §9, §5 "Lists and reminders can be edited and
 deleted by API, page and chat").
 
 - `GET /api/characters/{cid}/lists`: the lists and their items.
@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import REDIS, SETTINGS
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
 from app.memory.lists import ListStore, NamedList

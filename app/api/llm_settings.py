@@ -5,7 +5,7 @@ Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str
 
 - The choice is validated by the settings table (`ModelChoice.changed`), then kept where the
   next start reads it: provider, URL, model and remote in `config.toml`, the API key in
-  `secrets.toml` (created with mode 0600; SPEC §1: secrets never go to Redis or SQLite).
+  `secrets.toml` (created with mode 0600; design §1: secrets never go to Redis or SQLite).
   Only the changed lines of those files are rewritten, so a person's comments stay.
 - `api_key`: absent keeps the stored key, a non-empty string replaces it, `""` removes it.
   It is never sent back: `GET /api/llm` says only whether one is set.
@@ -31,9 +31,10 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
+from app.api.access import require_admin
 from app.api.app_keys import GATEWAY, SETTINGS
 from app.api.errors import ApiError
-from app.api.llm import check_model_url, require_admin
+from app.api.llm import check_model_url
 from app.api.validation import read_json
 from app.core.log import fields
 from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings, SettingsError

@@ -21,6 +21,9 @@ server, Redis URL, port), login sessions, and — unless `include_accounts` — 
 
 A backup is written into a hidden `.…partial` folder and renamed when complete, so a crash
 never leaves something that looks like a backup.
+
+One module: creating and verifying a backup folder share its manifest, its checksums and its
+file rules.
 """
 
 from __future__ import annotations
@@ -313,11 +316,8 @@ def verify(folder: Path) -> Backup:
     files = manifest.get("files")
     if not isinstance(files, list) or not all(_valid_entry(e) for e in files):
         raise BackupInvalid(folder, [f"{MANIFEST} has no valid file list"])
-    problems = []
     listed = {entry["name"] for entry in files}
-    for name in REQUIRED_FILES:
-        if name not in listed:
-            problems.append(f"{name} is not in the manifest")
+    problems = [f"{name} is not in the manifest" for name in REQUIRED_FILES if name not in listed]
     for entry in files:
         path = folder / entry["name"]
         try:

@@ -1,4 +1,4 @@
-"""Journal generation jobs (SPEC §8, §9): one per user at a time, progress at every state
+"""Journal generation jobs (design §8, §9): one per user at a time, progress at every state
 change, and nothing left running.
 
     queued → reconstruct → narrate → done
@@ -35,12 +35,12 @@ from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
-from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore, StoredBase
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
 from app.llm.types import Message
+from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it ag
 
 
 class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
-    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
+    """design §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
     `character_id` and `at` every WebSocket message has; the journal belongs to no
     character, so `character_id` is empty. A member of the one union of WebSocket messages
     (`app.runtime.wire.WsAny`), defined here because the journal sits below the runtime."""

@@ -1,4 +1,4 @@
-"""The character's pipelines as the runtime calls them (SPEC §6): `PipelineHost` runs path 1,
+"""The character's pipelines as the runtime calls them (design §6): `PipelineHost` runs path 1,
 path 2 and the after-delivery step over the app's services, and hands the runtime its
 `Pipelines` (`app.pipeline.vocabulary` is the contract).
 
@@ -16,8 +16,6 @@ from collections.abc import Callable
 from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
-from app.interaction import profile as interaction
-from app.interaction.store import InteractionStore
 from app.llm import Gateway
 from app.llm.errors import ModelError
 from app.memory.state import CharacterState
@@ -36,6 +34,8 @@ from app.pipeline.vocabulary import (
     TurnRejected,
     UserBlock,
 )
+from app.profiles.interaction import profile as interaction
+from app.profiles.interaction.store import InteractionStore
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,7 @@ class PipelineHost:
         self, ctx: PipelineContext, run: CharacterRun, result: Path2Result
     ) -> None:
         """What the run left for after delivery (the character's salience, issue 36), then
-        the session summary check, outside the run lock (SPEC §3)."""
+        the session summary check, outside the run lock (design §3)."""
         if result.later is not None:
             try:
                 await result.later()

@@ -1,4 +1,4 @@
-"""The run lock: at most `graph_slots` pipeline runs at a time per model endpoint (SPEC §5,
+"""The run lock: at most `graph_slots` pipeline runs at a time per model endpoint (design §5,
 seed 001 §7.2; issue 26 item 4).
 
 Slots belong to a model endpoint (the base URL of the model server, `Gateway.endpoint`): the
@@ -29,6 +29,8 @@ took it, also when the run is cancelled.
   the endpoint on `keys.slot_channel()`; every process's listener wakes its pump for that
   endpoint. A lost notification cannot stall: a pump that waits looks again after
   `RECHECK_SECONDS` at the latest.
+
+One module: the local and the Redis run lock are two implementations of one contract.
 """
 
 from __future__ import annotations

@@ -18,6 +18,9 @@ Why psycopg 3 directly (not SQLAlchemy): every module already speaks sqlite3's D
 connection the store hands in, on the store's own threads; psycopg's sync connection is the
 same DB-API, so the seam is this file and the dialect's few differing texts — no second query
 layer, no async engine beside the writer thread that keeps the one-writer rule.
+
+One module: the one `Database` contract and its two engines (SQLite, PostgreSQL), whose
+differences are read side by side.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from app.storage.datadir import DataDirError
@@ -295,7 +298,7 @@ def open_store(data_path: Path, database_url: str | None, file_name: str) -> Dat
 class Row(tuple):  # noqa: SLOT001 -- per-query subclasses carry the names
     """A result row: by index like a tuple, by column name like `sqlite3.Row`."""
 
-    _index: dict[str, int] = {}
+    _index: ClassVar[dict[str, int]] = {}  # each per-query subclass sets its own
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):

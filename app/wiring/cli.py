@@ -7,6 +7,8 @@ a taken port, an unreachable Redis — ends with one line on stderr and exit cod
 nothing written. One exception: a desktop start (without an explicit `--port`) on a data
 dir that a running desktop app holds opens a tab on that app and exits 0
 (`app.wiring.launch`).
+
+One module: the entry point's parser and the commands it dispatches, each a short function.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Novaberg: a local, private AI companion. Starts the server and opens "
         "the chat in your browser (desktop mode), or runs headless as a server.",
         epilog="Every setting can also come from the environment (NOVABERG_<NAME>) or from "
-        "config.toml in the data dir; see README.md.",
+        "config.toml in the data dir; see docs/settings.md.",
     )
     parser.add_argument("--version", action="version", version=f"novaberg {__version__}")
     parser.add_argument(

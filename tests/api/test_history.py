@@ -1,4 +1,4 @@
-"""`/api/characters/{cid}/history` and `…/history/search` (SPEC §5 "The chat page", §9): the
+"""`/api/characters/{cid}/history` and `…/history/search` (design §5 "The chat page", §9): the
 pair's durable message log and the imported conversations, paged by a cursor and searched —
 never more than `limit` lines, nothing of another user, every bad parameter answered in the
 error shape, any search text safe."""
@@ -263,7 +263,7 @@ async def test_search_results_page_by_cursor_and_reach_imports(client):
 def test_m008_indexes_the_lines_that_were_there_before(tmp_path):
     """A database from before m008 (messages and an imported conversation) is searchable and
     pageable after it, and its triggers keep the index in step from then on."""
-    from app.journal import history
+    from app.memory import history
     from app.storage.migrations import apply_migrations
     from tests.migrations_support import database_before
 

@@ -7,7 +7,7 @@ A handler gets an `OfflineRequest` and returns one of
   field does not accept leaves the neutral default), or JSON text when no schema was asked,
 - a `msgspec.Struct` instance of the requested schema.
 
-A purpose without a handler gets the neutral instance of its schema (SPEC §6: no action,
+A purpose without a handler gets the neutral instance of its schema (design §6: no action,
 no retry, no follow-up, answer accepted), or for a text call the reflective reply.
 
 The provider's own answers are `BASE_ANSWERS` (perception, summary, the reflective reply).
@@ -18,6 +18,9 @@ two apps in one process never share or overwrite each other's answers.
 
 Where the handlers read the user's words: the last `user` message; when it carries a
 rendered history (speaker lines `[n] USER (…): …`), the last USER contribution in it.
+
+One module: the offline provider's own answers (perception, summary, responder) and the table
+that extends them, over one `OfflineRequest`.
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 # --- perception ------------------------------------------------------------------------------
 
 
-class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
+class LexiconPerception(PerceivedEmotion, kw_only=True):
     """What the lexicon reads in a text, with the seeds' German labels: the perception's
     shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
 

@@ -2,6 +2,8 @@
 birthday words. Adding a case is adding a row here, not an `if` in a detector.
 
 All words are lower case; lookups lower-case the text's word first.
+
+One module: it is a data table (the detectors' rules as rows).
 """
 
 from __future__ import annotations
@@ -735,6 +737,8 @@ class Family:
     in lower case is still a name unless its family says so.
     `number_after`: a following number means the non-person reading ("August 2024").
     `adverb_s`: the word with an `s` is the adverb ("Freitags gehe ich …", "montags").
+    `lower_only`: only the lower-case spelling has the ordinary reading (the interjection
+    "jo passt schon"); capitalised, it is the name.
     """
 
     name: str
@@ -743,6 +747,7 @@ class Family:
     lower: bool = False
     number_after: bool = False
     adverb_s: bool = False
+    lower_only: bool = False
 
 
 _TIME_WORDS = {
@@ -786,6 +791,43 @@ _TIME_WORDS = {
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
+        Family(
+            "interjection",  # "jo passt schon", "na jo, klar"; not "gestern hat jo angerufen"
+            before=frozenset({"na", "ach", "ja", "och", "tja", "naja"}),
+            after=frozenset(
+                {
+                    "passt",
+                    "klar",
+                    "mach",
+                    "mache",
+                    "machen",
+                    "gut",
+                    "genau",
+                    "schon",
+                    "danke",
+                    "gerne",
+                    "gern",
+                    "sicher",
+                    "logo",
+                    "stimmt",
+                    "ok",
+                    "okay",
+                    "alles",
+                    "super",
+                    "cool",
+                    "bis",
+                    "dann",
+                    "also",
+                    "doch",
+                    "ich",
+                    "wir",
+                    "mal",
+                    "eben",
+                    "na",
+                }
+            ),
+            lower_only=True,
+        ),
         Family(
             "weekday",
             before=frozenset(_TIME_WORDS),
@@ -915,6 +957,7 @@ HOMONYMS: dict[str, tuple[str, ...]] = {
     "friday": ("weekday",),
     "monday": ("weekday",),
     "april": ("month",),
+    "jo": ("interjection",),
     "mai": ("month",),
     "may": ("month", "word"),
     "juni": ("month",),
