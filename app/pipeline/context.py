@@ -11,7 +11,7 @@ counted for the run's log line and the benchmark.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,9 +28,8 @@ from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
+from app.pipeline.vocabulary import Feels, Stage
 from app.storage.database import Database
-
-Stage = Callable[[str], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -84,6 +83,7 @@ class NodeContext:
     user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
     interaction_hint: str = ""  # the user's interaction profile (app.profiles.interaction)
+    feels: Feels | None = None  # tells the tabs the state the after-delivery salience left
 
     @property
     def settings(self) -> Settings:

@@ -460,19 +460,19 @@ async def write_character_salience(ctx: NodeContext, state: Path2State) -> bool:
     held = _TurnHeld(user_id, character_id, turn.turn_id)
     writes: list[Write] = [held, remember]
     felt = after_answer(state)
+    moved: _StateStill | None = None
     if felt != state.state:
         stance = compute_stance(felt, turn_id=state.turn_id, now=turn.time)
-        writes.append(
-            _StateStill(
-                user_id,
-                character_id,
-                state.state,
-                [
-                    save_state_write(user_id, character_id, felt),
-                    save_stance_write(user_id, character_id, stance),
-                ],
-            )
+        moved = _StateStill(
+            user_id,
+            character_id,
+            state.state,
+            [
+                save_state_write(user_id, character_id, felt),
+                save_stance_write(user_id, character_id, stance),
+            ],
         )
+        writes.append(moved)
     with contextlib.suppress(_TurnGone):  # the session no longer holds the turn
         await commit(svc.redis, None, writes)
     if not held.found:
@@ -482,6 +482,9 @@ async def write_character_salience(ctx: NodeContext, state: Path2State) -> bool:
         )
         return False
     _log_remembered(turn, entries, state.salience.importance)
+    if moved is not None and moved.still and ctx.feels is not None:
+        # The answer went out with the state before its salience; the tabs follow now.
+        await ctx.feels(turn.turn_id, felt)
     return True
 
 

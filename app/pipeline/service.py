@@ -92,6 +92,7 @@ class PipelineHost:
             guard=ctx.guard,
             user_id=user_id,
             interaction_hint=interaction_hint,
+            feels=ctx.feels,
         )
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:

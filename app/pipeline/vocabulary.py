@@ -233,6 +233,9 @@ class ImpulseWithoutThought(ValueError):
 # --- the pipeline interface ----------------------------------------------------------------
 
 Stage = Callable[[str], Awaitable[None]]
+# Tells every tab of the user how the character feels now (the turn whose after-delivery
+# salience moved its state, and that state): the answer was delivered with the state before.
+Feels = Callable[[str, Emotion], Awaitable[None]]
 
 
 class TurnRejected(Exception):
@@ -251,6 +254,7 @@ class PipelineContext:
     gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
     stage: Stage
     guard: TurnGuard | None  # what the turn's commit checks; None outside a running turn
+    feels: Feels | None = None  # None where nobody is told (tests, jobs without tabs)
 
 
 @dataclass(frozen=True, slots=True)

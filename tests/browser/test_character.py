@@ -98,8 +98,13 @@ def test_the_state_panel_shows_how_the_character_feels_after_its_answer(nova, fa
 
     answer = character_bubbles(page)
     expect(answer.locator(".text")).to_have_text("Wie schön, das freut mich!")
-    # Shown in the UI's language (en-US here), not as the stored German label.
-    expect(answer.locator(".emotion")).to_have_text("affection")
+    # The answer keeps the emotion it was delivered with (its salience runs after delivery,
+    # issue 36); shown in the UI's language (en-US here), not as the stored German label.
+    delivered = nova.api("GET", "/api/characters/nova/session")[1]["turns"][-1]["emotion"]
+    assert delivered and delivered != "zuneigung"
+    expect(answer.locator(".emotion")).not_to_have_text("affection")
+    expect(answer.locator(".emotion")).not_to_have_text(delivered)
+    # The panel follows the state the salience after delivery leaves, without a reload.
     expect(page.locator("#state-emotion")).to_have_text("affection")
     # The panel shows the state the server keeps after the answer (arousal blended from
     # the character's own perception and its mood before).

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import threading
 
+import pytest
+
 from app.api.app_keys import REDIS, SETTINGS
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
@@ -62,11 +64,17 @@ async def test_the_characters_salience_is_asked_after_delivery_and_lands_for_the
     answer = await chat.response(sent)  # delivered while the salience is still held
     state = await chat.get("/api/characters/nova/state")
     assert state["emotion"] == answer["emotion"] != "zuneigung"
+    assert chat.of_type("character_state") == []  # nothing moved yet
     held.set()
     await chat.settle()
 
     after = await chat.get("/api/characters/nova/state")
     assert after["emotion"] == "zuneigung"  # what the next turn starts from
+    # Every tab is told, so its state panel follows without a reload.
+    told = await chat.wait_for(lambda m: m["type"] == "character_state")
+    assert told[0]["turn_id"] == answer["turn_id"]
+    assert told[0]["emotion"] == "zuneigung"
+    assert told[0]["arousal"] == pytest.approx(float(after["arousal"]))
     entries = await ShortTermMemory(app[REDIS], app[SETTINGS]).recent("local", "nova", 10)
     assert [e.text for e in entries if e.role == "assistant"] == ["Nova hat nach dem Tag gefragt"]
     assert [t["inhalt"] for t in await chat.session()][-1] == answer["text"]  # unchanged
