@@ -18,7 +18,6 @@ from app.memory.turns import ROLE_USER, Turn
 from app.pipeline import dispatcher, ei
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
-from app.pipeline.prompts import frame
 from app.pipeline.schemas import Perception, Salience
 from app.pipeline.state import Path1State
 from app.pipeline.vocabulary import Path1Result
@@ -35,6 +34,7 @@ async def load_session(ctx: NodeContext, state: Path1State) -> None:
         character_name=ctx.character.name,
         language=ctx.language,
     )
+    ctx.share_session(state.summary, state.history)
 
 
 def block_turn(state: Path1State) -> Turn:
@@ -49,10 +49,10 @@ def block_turn(state: Path1State) -> Turn:
 
 
 async def perceive(ctx: NodeContext, state: Path1State) -> None:
-    # The history block comes last: its newest USER line is the block to perceive.
+    # The history's newest USER line is the block to perceive.
     b = ctx.blocks
     state.perception = await ctx.ask_struct(
-        "perception", frame([(b.summary, state.summary), (b.history, state.history)])
+        "perception", [(b.summary, state.summary), (b.history, state.history)]
     )
 
 
@@ -89,14 +89,12 @@ async def ask_salience(
     b = ctx.blocks
     value: Salience = await ctx.ask_struct(
         "salience",
-        frame(
-            [
-                (b.summary, summary),
-                (b.memory, "\n".join(f"- {entry.text}" for entry in memories)),
-                (b.history, history),
-                (b.perceive, perceived_text(perception)),
-            ]
-        ),
+        [
+            (b.summary, summary),
+            (b.memory, "\n".join(f"- {entry.text}" for entry in memories)),
+            (b.history, history),
+            (b.perceive, perceived_text(perception)),
+        ],
     )
     return value
 

@@ -33,7 +33,6 @@ from app.pipeline.answering import conversation_vector, judge, mood_text, respon
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
 from app.pipeline.planning import plan, route, wants_planner, wants_router
-from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text, triggered_lore
 from app.pipeline.schemas import Perception
 from app.pipeline.state import Path2State
@@ -88,6 +87,7 @@ async def enrich(ctx: NodeContext, state: Path2State) -> None:
     state.history = render_history(
         state.turns, ctx.settings, character_name=ctx.character.name, language=ctx.language
     )
+    ctx.share_session(state.summary, state.history)
     state.lore = await triggered_lore(ctx, state)
     if not wants_router(state):  # otherwise the router's node searches beside its call
         state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
@@ -118,15 +118,13 @@ async def ask_salience(ctx: NodeContext, state: Path2State) -> None:
     said = [line for r in state.results for line in r.said]
     state.salience = await ctx.ask_struct(
         "salience_character",
-        frame(
-            [
-                (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
-                (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-                (b.actions, "\n".join(f"- {line}" for line in said)),
-                (b.mood, mood_text(state)),
-                (b.answer, state.answer),
-            ]
-        ),
+        [
+            (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
+            (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+            (b.actions, "\n".join(f"- {line}" for line in said)),
+            (b.mood, mood_text(state)),
+            (b.answer, state.answer),
+        ],
     )
 
 

@@ -26,7 +26,6 @@ from app.pipeline.agents.lists import lists_text
 from app.pipeline.agents.reminders import reminders_text
 from app.pipeline.context import NodeContext
 from app.pipeline.offline_rules import clauses, routing
-from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
 from app.pipeline.schemas import Plan, PlanStep, Route
 from app.pipeline.state import AgentContext, AgentResult, Path2State
@@ -52,16 +51,14 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     routed, known = await asyncio.gather(
         ctx.ask_struct(
             "router",
-            frame(
-                [
-                    (b.summary, state.summary),
-                    (b.lists, kept_lists),
-                    (b.reminders, kept_reminders),
-                    (b.pending, state.pending.question if state.pending is not None else ""),
-                    (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
-                    (b.history, state.history),
-                ]
-            ),
+            [
+                (b.summary, state.summary),
+                (b.lists, kept_lists),
+                (b.reminders, kept_reminders),
+                (b.pending, state.pending.question if state.pending is not None else ""),
+                (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+                (b.history, state.history),
+            ],
         ),
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
         return_exceptions=True,
@@ -156,7 +153,7 @@ async def _plan_steps(ctx: NodeContext, state: Path2State) -> list[PlanStep]:
         return [PlanStep(agent=agents[0], task=request)]
     b = ctx.blocks
     planned: Plan = await ctx.ask_struct(
-        "planner", frame([(b.history, state.history), (b.request, request)])
+        "planner", [(b.history, state.history), (b.request, request)]
     )
     steps = [s for s in planned.steps if s.agent in AGENTS and s.task.strip()]
     if not steps:
