@@ -20,7 +20,7 @@ from app.core.clock import zone_named
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
-from app.memory.lists import ListStore
+from app.memory.long_term import Memory
 from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text
 from app.pipeline.agents.reminders import reminders_text
@@ -48,6 +48,8 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
         state.route = sure
         state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
         return
+    routed: Route | BaseException
+    known: list[Memory] | BaseException
     routed, known = await asyncio.gather(
         ctx.ask_struct(
             "router",
@@ -63,9 +65,10 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
         return_exceptions=True,
     )  # both finish; then the first failure counts
-    for outcome in (routed, known):
-        if isinstance(outcome, BaseException):
-            raise outcome
+    if isinstance(routed, BaseException):
+        raise routed
+    if isinstance(known, BaseException):
+        raise known
     state.route, state.known = routed, known
 
 
@@ -86,16 +89,18 @@ def sure_route(state: Path2State, kept_lists: str, kept_reminders: str) -> Route
     if not clauses.commands(text) and not routing.tasks(text, known, recent):
         return Route()
     if routing.only_commands(text):
-        agents = [a for a in routing.agents_for(text, known, recent) if a in AGENTS]
+        found = routing.agents_for(text, known, recent)
+        # each as the planner's name for it (an AgentName), in the rules' order
+        agents = [name for agent in found for name in AGENTS if name == agent]
         if agents:
-            return Route(needs_action=True, agents=agents)  # type: ignore[arg-type]
+            return Route(needs_action=True, agents=agents)
     return None
 
 
 async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
     """The pair's lists and open reminders as the agents' prompts show them."""
     existing, waiting = await asyncio.gather(
-        ListStore(ctx.services.redis, state.user_id, state.character_id).all(),
+        ctx.services.lists.of(state.user_id, state.character_id).all(),
         ctx.services.reminders.pending(state.user_id, state.character_id),
     )
     zone = zone_named(ctx.settings.timezone)
