@@ -82,6 +82,7 @@ bench: install
 	$(PY) bench/gateway.py
 	$(PY) bench/runtime.py
 	$(PY) bench/turn.py
+	$(PY) bench/reply.py --turns 4 --scale 0.5
 	$(PY) bench/profile.py
 	$(PY) bench/journal.py
 	$(PY) bench/privacy.py

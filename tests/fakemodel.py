@@ -77,6 +77,12 @@ from tests.waiting import WAIT, until
 PURPOSE_HEADER = "X-Novaberg-Purpose"
 # The test setting without which no provider sends PURPOSE_HEADER (app.llm.providers.base).
 PURPOSE_SETTING: dict[str, Any] = {"llm_test_purpose_header": True}
+# A test scripts the router's answers and the order of a turn's calls: the model routes
+# every message and the user's salience runs in path 1 (issue 36's rules route where they
+# are sure, and the user's salience runs after delivery; tests of that pass
+# `route_by_rules=True`, `user_salience_after_delivery=True`).
+SCRIPTED_ROUTER: dict[str, Any] = {"route_by_rules": False,
+                                   "user_salience_after_delivery": False}
 # The purpose of a request without the header (a remote provider's, or the setting is off).
 UNNAMED = ""
 CHARS_PER_TOKEN = 4  # the fake's own token count: ceil(chars / 4)
@@ -223,7 +229,7 @@ class FakeModel:
         (tests/kill_support.py) and the browser tests' config.toml are made from it."""
         return {"llm_provider": dialect, "llm_url": self.url, "llm_model": self.models[0],
                 "llm_context": 8192, "model_backoff_seconds": 0.01, **PURPOSE_SETTING,
-                **more}
+                **SCRIPTED_ROUTER, **more}
 
     def chats(self, purpose: str | None = None) -> list[RecordedRequest]:
         """The chat requests, or those of one purpose (`UNNAMED`: those without one)."""

@@ -146,7 +146,16 @@ def last_user_message(request: Any) -> str:
 
 
 def system_message(request: Any) -> str:
+    """The call's system message: the character (its persona), the same in every call."""
     return [m["content"] for m in request.messages if m["role"] == "system"][0]
+
+
+def instructions(request: Any) -> str:
+    """The purpose's instructions: the last block of the call's frame (`### Anweisung`)."""
+    frame = last_user_message(request)
+    title = max(frame.rfind("### Anweisung\n"), frame.rfind("### Instructions\n"))
+    assert title != -1, frame
+    return frame[frame.index("\n", title) + 1 :]
 
 
 async def hold_pair(app: web.Application, user_id: str = "local",

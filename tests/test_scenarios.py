@@ -206,7 +206,7 @@ async def test_6_5_three_quick_messages_are_perceived_and_answered_as_one(
     assert purposes(fake_model).count("perception") == 1
     assert purposes(fake_model).count("responder") == 1
     perceived = last_user_message(fake_model.chats("perception")[0])
-    assert perceived.endswith("[1] USER: Hey\nAchso, ich wollte sagen...\n"
+    assert perceived.split("\n\n### Anweisung")[0].endswith("[1] USER: Hey\nAchso, ich wollte sagen...\n"
                               "...dass ich morgen nicht kann")
     [user, _] = await chat.session()
     assert user["inhalt"] == "\n".join(texts) and user["nachrichten_ids"] == sent

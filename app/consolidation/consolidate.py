@@ -31,7 +31,7 @@ from app.memory.long_term import DEFAULT_KIND, KINDS, Change, Memory, memory_lin
 from app.memory.pixie_queue import Trigger
 from app.memory.words import unsupported_words
 from app.pipeline.context import NodeContext
-from app.pipeline.prompts import Blocks, frame
+from app.pipeline.prompts import Blocks, Parts
 from app.pipeline.schemas import Consolidation, MemoryChange
 
 log = logging.getLogger(__name__)
@@ -52,14 +52,12 @@ DROPPED = {
 
 def consolidation_frame(
     blocks: Blocks, trigger: Trigger, known: Sequence[Memory], zone: object
-) -> str:
-    return frame(
-        [
-            (blocks.said, trigger.text),
-            (blocks.salient, "\n".join(f"- {s}" for s in trigger.segments)),
-            (blocks.known, "\n".join(f"[{m.memory_id}] {memory_line(m, zone)[2:]}" for m in known)),
-        ]
-    )
+) -> Parts:
+    return [
+        (blocks.said, trigger.text),
+        (blocks.salient, "\n".join(f"- {s}" for s in trigger.segments)),
+        (blocks.known, "\n".join(f"[{m.memory_id}] {memory_line(m, zone)[2:]}" for m in known)),
+    ]
 
 
 def check(

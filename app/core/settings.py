@@ -382,6 +382,17 @@ class Settings:
     responder_max_tokens: int = setting(
         600, "Output tokens reserved for one answer of the character.", minimum=16
     )
+    route_by_rules: bool = setting(
+        True,
+        "The offline rules route the user's words where they are sure (no model call).",
+    )
+    salience_after_delivery: bool = setting(
+        True, "The character's salience of its answer runs after the answer is delivered."
+    )
+    user_salience_after_delivery: bool = setting(
+        True,
+        "The user's salience of the block runs after the answer (or the failure notice).",
+    )
     planner_max_steps: int = setting(
         4,
         "Agent steps the planner runs in one turn; further steps are dropped with a warning.",

@@ -15,6 +15,12 @@ Role = Literal["system", "user", "assistant"]
 ROLES: frozenset[str] = frozenset(("system", "user", "assistant"))
 
 
+# A line that begins with this opens a block of a frame (`### Verlauf`): the pipeline writes
+# its prompts' data so (`app.pipeline.prompts.frame`, which keeps any body line from reading as
+# one), and the offline model reads them by it.
+BLOCK_PREFIX = "### "
+
+
 class Message(TypedDict):
     """One chat message: `{"role": "user", "content": "…"}`."""
 

@@ -21,7 +21,7 @@ from app.llm.errors import ModelError
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER
 from app.pipeline import tribunal
 from app.pipeline.context import NodeContext
-from app.pipeline.prompts import frame, tasks_for
+from app.pipeline.prompts import Parts, tasks_for
 from app.pipeline.recall import known_text
 from app.pipeline.schemas import Verdict
 from app.pipeline.state import Path2State
@@ -80,7 +80,7 @@ VECTOR_WORDS = {
 }
 
 
-def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -> str:
+def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -> Parts:
     b, tasks = ctx.blocks, tasks_for(ctx.language)
     stimulus = state.stimulus
     question = state.question
@@ -97,23 +97,21 @@ def responder_frame(ctx: NodeContext, state: Path2State, regenerate: str = "") -
         task = tasks.reply
     if regenerate:
         task = f"{task}\n{tasks.regenerate.format(reason=regenerate)}"
-    return frame(
-        [
-            (b.summary, state.summary),
-            (b.lore, "\n".join(state.lore)),
-            (b.known, known_text(ctx, state)),
-            (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
-            (b.greeting, greeting_text(ctx, state)),
-            (b.history, state.history),
-            (b.vector, state.vector),
-            (b.mood, mood_text(state)),
-            (b.actions, "\n".join(f"- {line}" for line in said)),
-            (b.question, question.question if question is not None else ""),
-            (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-            (b.retry, stimulus.reason if stimulus.kind == "retry" else ""),
-            (b.task, task),
-        ]
-    )
+    return [
+        (b.summary, state.summary),
+        (b.lore, "\n".join(state.lore)),
+        (b.known, known_text(ctx, state)),
+        (b.memory, "\n".join(f"- {m.text}" for m in state.memories)),
+        (b.greeting, greeting_text(ctx, state)),
+        (b.history, state.history),
+        (b.vector, state.vector),
+        (b.mood, mood_text(state)),
+        (b.actions, "\n".join(f"- {line}" for line in said)),
+        (b.question, question.question if question is not None else ""),
+        (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+        (b.retry, stimulus.reason if stimulus.kind == "retry" else ""),
+        (b.task, task),
+    ]
 
 
 def greeting_text(ctx: NodeContext, state: Path2State) -> str:
@@ -171,17 +169,15 @@ async def _verdict(ctx: NodeContext, state: Path2State) -> Verdict:
     request = stimulus.text if stimulus.kind in ("user", "retry") else ""
     return await ctx.ask_struct(
         "thinker",
-        frame(
-            [
-                (b.known, known_text(ctx, state)),
-                (b.history, state.history),
-                (b.request, request),
-                (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-                (b.intent, stimulus.intent if stimulus.kind == "continue" else ""),
-                (b.question, state.question.question if state.question else ""),
-                (b.answer, state.answer),
-            ]
-        ),
+        [
+            (b.known, known_text(ctx, state)),
+            (b.history, state.history),
+            (b.request, request),
+            (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+            (b.intent, stimulus.intent if stimulus.kind == "continue" else ""),
+            (b.question, state.question.question if state.question else ""),
+            (b.answer, state.answer),
+        ],
     )
 
 
@@ -237,12 +233,10 @@ async def _correct(ctx: NodeContext, state: Path2State, findings: list[tribunal.
     try:
         completion = await ctx.ask(
             "corrector",
-            frame(
-                [
-                    (b.findings, "\n".join(f"- {f.code}: {f.detail}" for f in findings if f.hard)),
-                    (b.answer, state.answer),
-                ]
-            ),
+            [
+                (b.findings, "\n".join(f"- {f.code}: {f.detail}" for f in findings if f.hard)),
+                (b.answer, state.answer),
+            ],
         )
     except ModelError as exc:
         log.warning("corrector failed; the answer goes on as it is", extra=fields(code=exc.code))

@@ -11,7 +11,7 @@ counted for the run's log line and the benchmark.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,11 +28,10 @@ from app.memory.message_log import LogOutbox, MessageLog
 from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
-from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
+from app.pipeline.prompts import PURPOSES, Blocks, Parts, PromptLibrary, blocks_for
+from app.pipeline.vocabulary import Feels, Stage
 from app.profiles.interaction.store import InteractionStore
 from app.storage.database import Database
-
-Stage = Callable[[str], Awaitable[None]]
 
 
 @dataclass(slots=True)
@@ -84,6 +83,10 @@ class NodeContext:
     user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
     interaction_hint: str = ""  # the user's interaction profile (app.profiles.interaction)
+    feels: Feels | None = None  # tells the tabs the state the after-delivery salience left
+    # The session's summary and history as this run rendered them: the shared start of every
+    # call's prompt (`PromptLibrary.messages`), set where the run loads them.
+    session: Parts = ()
 
     @property
     def settings(self) -> Settings:
@@ -106,14 +109,21 @@ class NodeContext:
     def model_seconds(self) -> float:
         return sum(call.seconds for call in self.calls)
 
-    async def ask(self, purpose: str, frame: str, *, max_tokens: int | None = None) -> Completion:
-        """One model call: the purpose's template as the system message, `frame` as the user
-        message, the purpose's schema and output reserve. Raises `ModelError`."""
+    def share_session(self, summary: str | None, history: str) -> None:
+        """The run's session blocks, from now on the start of each of its calls' prompts."""
+        b = self.blocks
+        self.session = ((b.summary, summary), (b.history, history))
+
+    async def ask(self, purpose: str, parts: Parts, *, max_tokens: int | None = None) -> Completion:
+        """One model call: the character, the run's session, the purpose's blocks (`parts`)
+        and its instructions (`PromptLibrary.messages`), the purpose's schema and output
+        reserve. Raises `ModelError`."""
         spec = PURPOSES[purpose]
         messages = self.services.prompts.messages(
             purpose,
             self.language,
-            frame,
+            parts,
+            session=self.session,
             character_name=self.character.name,
             persona=self.persona,
             interaction_hint=self.interaction_hint,
@@ -132,9 +142,9 @@ class NodeContext:
         finally:
             self.calls.append(ModelCall(purpose, time.perf_counter() - started))
 
-    async def ask_struct(self, purpose: str, frame: str) -> Any:
+    async def ask_struct(self, purpose: str, parts: Parts) -> Any:
         """A structured call's validated value (the purpose's schema instance)."""
-        completion = await self.ask(purpose, frame)
+        completion = await self.ask(purpose, parts)
         value = completion.value
         assert isinstance(value, msgspec.Struct), f"{purpose} has no schema"
         return value

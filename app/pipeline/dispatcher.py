@@ -17,6 +17,13 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   the run asks for (`awaiting_user` for an agent's question, else a `continue`: the
   thinker's retry, a commitment, or the wish to write again).
 
+After delivery (issue 36), what the saliences leave for the next turns — short-term
+entries, the promotion trigger, the character's emotion after speaking — is written by
+`write_user_salience` and `write_character_salience`, each one transaction that guards
+itself (the turn's marker is released at delivery): it lands only while the session still
+holds the turn, the state only while it is still the one this turn stored. The delivered
+turn is never touched.
+
 The Redis writes of a turn — the turn, the state and stance, the short-term entries, the
 action mark and the changes its agents intended (list edits, new, deleted and moved
 reminders) — are one guarded
@@ -33,15 +40,18 @@ together.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
 import msgspec
+from redis.asyncio.client import Pipeline
 
 from app.core.clock import calendar_date, zone_named
 from app.core.lifetime import crash_point
 from app.core.log import fields
 from app.core.settings import CrashPoint
+from app.memory import keys
 from app.memory.commit import Write, commit
 from app.memory.lists import EditWrite, ListEdit
 from app.memory.message_log import LoggedMessage, Promise
@@ -55,9 +65,11 @@ from app.memory.turns import (
     ROLE_ASSISTANT,
     ROLE_USER,
     Turn,
+    decode_turn,
     emotion_fields,
 )
 from app.pipeline.context import NodeContext
+from app.pipeline.schemas import Salience
 from app.pipeline.state import AgentContext, AgentResult, Path1State, Path2State
 from app.pipeline.stimulus import follow_up_request, retry_request
 from app.pipeline.vocabulary import AwaitUser, Continue
@@ -97,7 +109,7 @@ async def write_user_turn(ctx: NodeContext, state: Path1State) -> None:
         state.salience.importance,
         state.salience.segments,
     )
-    promotion = _promotion(ctx, state, turn)
+    promotion = _promotion(ctx, state.user_id, state.character_id, state.salience, turn)
     row = svc.log_outbox.promise(
         _log_row(ctx, state.user_id, state.character_id, turn, entry_key=f"{turn.turn_id}:user")
     )
@@ -346,20 +358,22 @@ def _log_remembered(turn: Turn, entries: list[MemoryEntry], importance: float) -
         )
 
 
-def _promotion(ctx: NodeContext, state: Path1State, turn: Turn) -> Trigger | None:
+def _promotion(
+    ctx: NodeContext, user_id: str, character_id: str, salience: Salience, turn: Turn
+) -> Trigger | None:
     """The promotion trigger when the user's salience reaches `promotion_threshold`: the
     user's block, its message ids and salient segments, for the Pixie worker to consolidate
     into long-term memory."""
-    importance = state.salience.importance
+    importance = salience.importance
     if importance < ctx.settings.promotion_threshold:
         return None
     return new_trigger(
-        state.user_id,
-        state.character_id,
+        user_id,
+        character_id,
         turn_id=turn.turn_id,
         message_ids=list(turn.message_ids),
         text=turn.content,
-        segments=list(state.salience.segments),
+        segments=list(salience.segments),
         importance=importance,
         now=turn.time,
     )
@@ -420,3 +434,138 @@ async def _deliver(
             "message log rows of an earlier commit appended now",
             extra=fields(user_id=user_id, character_id=character_id, entry_keys=late),
         )
+
+
+# --- after delivery: the character's salience of its own answer (issue 36) ---------------------
+
+
+async def write_character_salience(ctx: NodeContext, state: Path2State) -> bool:
+    """What the character's salience of its delivered answer leaves for the next turns: the
+    short-term memory entries of its salient segments, and the emotion it feels after
+    speaking as its state (and the stance computed from it). The delivered turn itself is
+    not touched: it was stored, whole, by the turn's commit, and is what the user has.
+
+    One transaction, after delivery, without the turn's marker (released at delivery), so it
+    guards itself: it writes only while the session still holds the turn (a reset erased it:
+    nothing lands), and the state only while it is still the one this turn stored (a later
+    turn's state is never overwritten). False: nothing was written."""
+    turn = state.stored
+    if turn is None:
+        return False
+    svc = ctx.services
+    user_id, character_id = state.user_id, state.character_id
+    remember, entries = _remember(
+        ctx, user_id, character_id, turn, state.salience.importance, state.salience.segments
+    )
+    held = _TurnHeld(user_id, character_id, turn.turn_id)
+    writes: list[Write] = [held, remember]
+    felt = after_answer(state)
+    moved: _StateStill | None = None
+    if felt != state.state:
+        stance = compute_stance(felt, turn_id=state.turn_id, now=turn.time)
+        moved = _StateStill(
+            user_id,
+            character_id,
+            state.state,
+            [
+                save_state_write(user_id, character_id, felt),
+                save_stance_write(user_id, character_id, stance),
+            ],
+        )
+        writes.append(moved)
+    with contextlib.suppress(_TurnGone):  # the session no longer holds the turn
+        await commit(svc.redis, None, writes)
+    if not held.found:
+        log.info(
+            "turn gone before its salience landed (a reset); nothing written",
+            extra=fields(turn_id=turn.turn_id),
+        )
+        return False
+    _log_remembered(turn, entries, state.salience.importance)
+    if moved is not None and moved.still and ctx.feels is not None:
+        # The answer went out with the state before its salience; the tabs follow now.
+        await ctx.feels(turn.turn_id, felt)
+    return True
+
+
+async def write_user_salience(
+    ctx: NodeContext, state: Path2State, turn: Turn, salience: Salience
+) -> bool:
+    """What the user's salience of the block leaves, after delivery (issue 36): its
+    short-term memory entries and the promotion trigger, in one transaction that lands only
+    while the session still holds the user turn (as `write_character_salience`)."""
+    user_id, character_id = state.user_id, state.character_id
+    remember, entries = _remember(
+        ctx, user_id, character_id, turn, salience.importance, salience.segments
+    )
+    held = _TurnHeld(user_id, character_id, turn.turn_id, ROLE_USER)
+    writes: list[Write] = [held, remember]
+    promotion = _promotion(ctx, user_id, character_id, salience, turn)
+    if promotion is not None:
+        writes.append(push_write(promotion))
+    with contextlib.suppress(_TurnGone):
+        await commit(ctx.services.redis, None, writes)
+    if not held.found:
+        log.info(
+            "turn gone before the user's salience landed (a reset); nothing written",
+            extra=fields(turn_id=turn.turn_id),
+        )
+        return False
+    _log_remembered(turn, entries, salience.importance)
+    _promoted(ctx, promotion)
+    return True
+
+
+class _TurnHeld:
+    """A check inside the after-delivery transaction: the session still holds the answer
+    (the session list is watched: a reset in between drops the transaction and it reads
+    again). When it does not, no write of the transaction queues anything."""
+
+    def __init__(
+        self, user_id: str, character_id: str, turn_id: str, role: str = ROLE_ASSISTANT
+    ) -> None:
+        self.key = keys.session_turns(user_id, character_id)
+        self.role = role
+        self.watch: tuple[str, ...] = (self.key,)
+        self.turn_id = turn_id
+        self.found = False
+
+    async def read(self, pipe: Pipeline) -> None:
+        raws = await pipe.lrange(self.key, 0, -1)
+        self.found = any(
+            t.role == self.role and t.turn_id == self.turn_id
+            for t in (decode_turn(raw) for raw in raws)
+        )
+        if not self.found:
+            raise _TurnGone
+
+    def queue(self, pipe: Pipeline) -> None:
+        return None
+
+
+class _TurnGone(Exception):
+    pass
+
+
+class _StateStill:
+    """The state writes, queued only while `nova_state` is still what this turn stored (its
+    turn time), read under `WATCH`."""
+
+    def __init__(
+        self, user_id: str, character_id: str, stored: CharacterState, writes: list[Write]
+    ) -> None:
+        self.key = keys.nova_state(user_id, character_id)
+        self.watch: tuple[str, ...] = (self.key,)
+        self.expected = "" if stored.turn_time is None else str(stored.turn_time)
+        self.writes = writes
+        self.still = False
+
+    async def read(self, pipe: Pipeline) -> None:
+        raw = await pipe.hget(self.key, "turn_zeit")
+        value = raw.decode() if isinstance(raw, bytes) else (raw or "")
+        self.still = value == self.expected
+
+    def queue(self, pipe: Pipeline) -> None:
+        if self.still:
+            for write in self.writes:
+                write.queue(pipe)

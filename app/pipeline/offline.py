@@ -40,7 +40,6 @@ class Frame:
         content = next(
             (m["content"] for m in reversed(request.messages) if m["role"] == "user"), ""
         )
-        self.system = next((m["content"] for m in request.messages if m["role"] == "system"), "")
         self.found = read_frame(content)
         self.language = "de"
         for language, blocks in BLOCKS.items():
@@ -48,6 +47,9 @@ class Frame:
                 self.language = language
                 break
         self.blocks = BLOCKS[self.language]
+        # The purpose's instructions: the frame's last block (the system message is the
+        # character's persona, shared by every call).
+        self.instructions = self.get("instruction")
 
     def get(self, name: str) -> str:
         return self.found.get(getattr(self.blocks, name), "")
@@ -195,12 +197,12 @@ def thinker(request: OfflineRequest) -> dict[str, Any]:
     return {}
 
 
-_NAME_IN_SYSTEM = re.compile(r"(?:Antwort von|answer of)\s+([^\s,]+)")
+_NAME_IN_INSTRUCTIONS = re.compile(r"(?:Antwort von|answer of)\s+([^\s,]+)")
 
 
 def corrector(request: OfflineRequest) -> str:
     frame = Frame(request)
-    name = _NAME_IN_SYSTEM.search(frame.system)
+    name = _NAME_IN_INSTRUCTIONS.search(frame.instructions)
     text = strip_labels(frame.get("answer"), name.group(1) if name else "Nova")
     kept = [line for line in text.split("\n") if not line.lstrip().startswith("###")]
     return "\n".join(kept).strip()

@@ -2,7 +2,9 @@
 
     state → perception → enricher → ei_calc → salience → dispatcher → (user event)
 
-Two model calls: perception and salience. The block is perceived **as one**: the history
+Model calls: the perception, and the salience only where `user_salience_after_delivery`
+is off — by default path 2 asks it after the answer is delivered (issue 36: it does not
+shape the reply; `app.pipeline.path2.later`). The block is perceived **as one**: the history
 shows it as the newest USER line (its messages joined by newlines), so the model reads it in
 its context. The session turn is written once, complete, by the dispatcher at the end; the
 perceived EI dimensions go into the user event's payload for path 2.
@@ -11,12 +13,12 @@ perceived EI dimensions go into the user event's payload for path 2.
 from __future__ import annotations
 
 from app.memory.render import render_history
+from app.memory.short_term import MemoryEntry
 from app.memory.turns import ROLE_USER, Turn
 from app.pipeline import dispatcher, ei
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
-from app.pipeline.prompts import frame
-from app.pipeline.schemas import Perception
+from app.pipeline.schemas import Perception, Salience
 from app.pipeline.state import Path1State
 from app.pipeline.vocabulary import Path1Result
 
@@ -32,6 +34,7 @@ async def load_session(ctx: NodeContext, state: Path1State) -> None:
         character_name=ctx.character.name,
         language=ctx.language,
     )
+    ctx.share_session(state.summary, state.history)
 
 
 def block_turn(state: Path1State) -> Turn:
@@ -46,10 +49,10 @@ def block_turn(state: Path1State) -> Turn:
 
 
 async def perceive(ctx: NodeContext, state: Path1State) -> None:
-    # The history block comes last: its newest USER line is the block to perceive.
+    # The history's newest USER line is the block to perceive.
     b = ctx.blocks
     state.perception = await ctx.ask_struct(
-        "perception", frame([(b.summary, state.summary), (b.history, state.history)])
+        "perception", [(b.summary, state.summary), (b.history, state.history)]
     )
 
 
@@ -65,18 +68,35 @@ async def ei_calc(ctx: NodeContext, state: Path1State) -> None:
 
 
 async def salience(ctx: NodeContext, state: Path1State) -> None:
-    b = ctx.blocks
-    state.salience = await ctx.ask_struct(
-        "salience",
-        frame(
-            [
-                (b.summary, state.summary),
-                (b.memory, memory_text(state)),
-                (b.history, state.history),
-                (b.perceive, perceived_text(state.perception)),
-            ]
-        ),
+    """Here only where `user_salience_after_delivery` is off; else path 2 asks it once the
+    answer or the failure notice is out (`app.pipeline.path2.user_salience`): it does not
+    shape the reply."""
+    if ctx.settings.user_salience_after_delivery:
+        return
+    state.salience = await ask_salience(
+        ctx, state.summary or "", state.memories, state.history, state.perception
     )
+
+
+async def ask_salience(
+    ctx: NodeContext,
+    summary: str,
+    memories: list[MemoryEntry],
+    history: str,
+    perception: Perception,
+) -> Salience:
+    """The user's salience of the block: how much it matters, what to remember of it."""
+    b = ctx.blocks
+    value: Salience = await ctx.ask_struct(
+        "salience",
+        [
+            (b.summary, summary),
+            (b.memory, "\n".join(f"- {entry.text}" for entry in memories)),
+            (b.history, history),
+            (b.perceive, perceived_text(perception)),
+        ],
+    )
+    return value
 
 
 async def dispatch(ctx: NodeContext, state: Path1State) -> None:

@@ -9,8 +9,11 @@
   user (`app.pipeline.recall`); `ei_calc`: the empathy switch (`app.pipeline.ei`).
 - `router`, `planner ⇄ agents`: `app.pipeline.planning`.
 - `conversation_vector`, `responder`, `thinker`, `tribunal`: `app.pipeline.answering`.
-- `salience`: how much the answer matters and how the character feels after it;
+- `salience`: how much the answer matters and how the character feels after it — by
+  default asked after delivery (`later`, issue 36), with the user's salience of the block
+  (path 1's); the node asks it here only where `salience_after_delivery` is off;
   `dispatcher`: the one writer (`app.pipeline.dispatcher`).
+- `router`: the offline rules decide where they are sure (`planning.sure_route`).
 
 This module holds the run's own nodes and the node list; the two larger parts live in their
 modules.
@@ -18,17 +21,20 @@ modules.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
+
 from app.core.emotion import Emotion, copy_emotion
 from app.memory.render import render_history
 from app.memory.state import queue_load_state
 from app.memory.turns import ROLE_ASSISTANT, ROLE_USER, Turn
-from app.pipeline import dispatcher, ei
+from app.pipeline import dispatcher, ei, path1
 from app.pipeline.answering import conversation_vector, judge, mood_text, respond, think
 from app.pipeline.context import NodeContext
 from app.pipeline.graph import Node
 from app.pipeline.planning import plan, route, wants_planner, wants_router
-from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text, triggered_lore
+from app.pipeline.schemas import Perception
 from app.pipeline.state import Path2State
 from app.pipeline.stimulus import read_stimulus, thought_level
 from app.pipeline.vocabulary import UserPayload
@@ -81,6 +87,7 @@ async def enrich(ctx: NodeContext, state: Path2State) -> None:
     state.history = render_history(
         state.turns, ctx.settings, character_name=ctx.character.name, language=ctx.language
     )
+    ctx.share_session(state.summary, state.history)
     state.lore = await triggered_lore(ctx, state)
     if not wants_router(state):  # otherwise the router's node searches beside its call
         state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
@@ -99,25 +106,92 @@ async def ei_calc(ctx: NodeContext, state: Path2State) -> None:
 
 
 async def salience(ctx: NodeContext, state: Path2State) -> None:
+    """Before the commit only where `salience_after_delivery` is off; else `later` asks it
+    once the answer is delivered."""
+    if not ctx.settings.salience_after_delivery:
+        await ask_salience(ctx, state)
+
+
+async def ask_salience(ctx: NodeContext, state: Path2State) -> None:
     b = ctx.blocks
     stimulus = state.stimulus
     said = [line for r in state.results for line in r.said]
     state.salience = await ctx.ask_struct(
         "salience_character",
-        frame(
-            [
-                (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
-                (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
-                (b.actions, "\n".join(f"- {line}" for line in said)),
-                (b.mood, mood_text(state)),
-                (b.answer, state.answer),
-            ]
-        ),
+        [
+            (b.request, stimulus.text if stimulus.kind in ("user", "retry") else ""),
+            (b.thought, stimulus.text if stimulus.kind == "thought" else ""),
+            (b.actions, "\n".join(f"- {line}" for line in said)),
+            (b.mood, mood_text(state)),
+            (b.answer, state.answer),
+        ],
     )
 
 
 async def dispatch(ctx: NodeContext, state: Path2State) -> None:
     await dispatcher.write_character_turn(ctx, state)
+
+
+def wants_user_salience(ctx: NodeContext, state: Path2State) -> bool:
+    """The user's salience of the block path 1 perceived is asked here, once: the turn's
+    first run, for the user's own words, where `user_salience_after_delivery` is on."""
+    return (
+        ctx.settings.user_salience_after_delivery
+        and state.source == "user"
+        and state.trigger_count == 0
+        and state.request_turn is not None
+    )
+
+
+async def user_salience(ctx: NodeContext, state: Path2State) -> None:
+    """The user's salience (path 1's purpose and frame, the perception as the user turn
+    stored it) and what it leaves: short-term entries and the promotion trigger
+    (`dispatcher.write_user_salience`)."""
+    turn = state.request_turn
+    assert turn is not None
+    perceived = Perception(
+        emotion=turn.emotion,
+        arousal=turn.arousal,
+        intentions=list(turn.intentions),
+        core=turn.core,
+    )
+    history = state.history or render_history(
+        state.turns, ctx.settings, character_name=ctx.character.name, language=ctx.language
+    )
+    value = await path1.ask_salience(ctx, state.summary or "", state.memories, history, perceived)
+    await dispatcher.write_user_salience(ctx, state, turn, value)
+
+
+def later(ctx: NodeContext, state: Path2State) -> Callable[[], Awaitable[None]] | None:
+    """What runs after delivery (issue 36): the character's salience of the answer this run
+    stored, and what it leaves for the next turns (`dispatcher.write_character_salience`).
+    None: the setting is off (it ran before the commit) or this run stored nothing new."""
+    users = wants_user_salience(ctx, state)
+    characters = ctx.settings.salience_after_delivery and state.stored is not None
+    if not users and not characters:
+        return None
+
+    async def characters_salience() -> None:
+        await ask_salience(ctx, state)
+        await dispatcher.write_character_salience(ctx, state)
+
+    async def salience_after_delivery() -> None:
+        if users and characters and ctx.settings.model_concurrency > 1:
+            # Independent of each other: at once where the server serves several requests
+            # (`model_concurrency`, its slots); one after the other where it has one.
+            outcomes = await asyncio.gather(
+                user_salience(ctx, state), characters_salience(), return_exceptions=True
+            )
+            for outcome in outcomes:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            return
+        if users:
+            await user_salience(ctx, state)
+        if characters:
+            await characters_salience()
+
+    return salience_after_delivery
 
 
 PATH2: tuple[Node[Path2State], ...] = (

@@ -25,7 +25,7 @@ from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text
 from app.pipeline.agents.reminders import reminders_text
 from app.pipeline.context import NodeContext
-from app.pipeline.prompts import frame
+from app.pipeline.offline_rules import clauses, routing
 from app.pipeline.recall import recall, recall_text
 from app.pipeline.schemas import Plan, PlanStep, Route
 from app.pipeline.state import AgentContext, AgentResult, Path2State
@@ -42,21 +42,25 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
     kept_lists, kept_reminders = await kept_text(ctx, state)
+    sure = sure_route(state, kept_lists, kept_reminders) if ctx.settings.route_by_rules else None
+    if sure is not None:  # the offline rules decide: no model call before the reply
+        log.info("route by the rules", extra=fields(agents=list(sure.agents)))
+        state.route = sure
+        state.known = await recall(ctx, state.user_id, state.character_id, recall_text(state))
+        return
     routed: Route | BaseException
     known: list[Memory] | BaseException
     routed, known = await asyncio.gather(
         ctx.ask_struct(
             "router",
-            frame(
-                [
-                    (b.summary, state.summary),
-                    (b.lists, kept_lists),
-                    (b.reminders, kept_reminders),
-                    (b.pending, state.pending.question if state.pending is not None else ""),
-                    (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
-                    (b.history, state.history),
-                ]
-            ),
+            [
+                (b.summary, state.summary),
+                (b.lists, kept_lists),
+                (b.reminders, kept_reminders),
+                (b.pending, state.pending.question if state.pending is not None else ""),
+                (b.intent, state.stimulus.intent if state.stimulus.commitment else ""),
+                (b.history, state.history),
+            ],
         ),
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
         return_exceptions=True,
@@ -66,6 +70,31 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     if isinstance(known, BaseException):
         raise known
     state.route, state.known = routed, known
+
+
+def sure_route(state: Path2State, kept_lists: str, kept_reminders: str) -> Route | None:
+    """The router's answer where the offline rules are sure of it (issue 36), else None (the
+    model decides). Sure: the user's own words with no open question and no commitment, and
+    either no clause of them starts as a command (`clauses.commands`: an ordinary sentence is
+    conversation) or they are nothing but commands an agent keeps (`routing.only_commands`:
+    a clear command, its agents as the rules read them)."""
+    stimulus = state.stimulus
+    if stimulus.kind != "user" or stimulus.commitment or state.pending is not None:
+        return None
+    text = stimulus.text
+    if not text.strip():
+        return None
+    known = routing.Known.of(kept_lists, kept_reminders)
+    recent = routing.recent_turns(state.history)
+    if not clauses.commands(text) and not routing.tasks(text, known, recent):
+        return Route()
+    if routing.only_commands(text):
+        found = routing.agents_for(text, known, recent)
+        # each as the planner's name for it (an AgentName), in the rules' order
+        agents = [name for agent in found for name in AGENTS if name == agent]
+        if agents:
+            return Route(needs_action=True, agents=agents)
+    return None
 
 
 async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
@@ -129,7 +158,7 @@ async def _plan_steps(ctx: NodeContext, state: Path2State) -> list[PlanStep]:
         return [PlanStep(agent=agents[0], task=request)]
     b = ctx.blocks
     planned: Plan = await ctx.ask_struct(
-        "planner", frame([(b.history, state.history), (b.request, request)])
+        "planner", [(b.history, state.history), (b.request, request)]
     )
     steps = [s for s in planned.steps if s.agent in AGENTS and s.task.strip()]
     if not steps:

@@ -1,17 +1,19 @@
 """Prompts: one text template per model call and language, and the frame around the data.
 
-A call is two messages:
+A call is two messages, shaped for a server's prompt cache (what every call of a turn shares
+first, what differs last; `PromptLibrary.messages`, issue 36):
 
-- `system`: the purpose's instructions, a template shipped as package data
-  (`app/pipeline/prompts/{de,en}/<purpose>.txt`). A file `<data dir>/prompts/<lang>/<purpose>.txt`
-  replaces the shipped one (read again when it changes). Placeholders are `str.format`
-  fields (`{persona}`, `{character_name}`, …); `PURPOSES` names each template's fields and a
-  test renders every template with them.
+- `system`: the character — `head.txt`, its persona; the same for every purpose.
 - `user`: the frame — the data of this run as titled blocks (`### Verlauf`, …) built by
-  `frame()`. The history block is the one renderer's text (design §3), never a list of role
-  messages: the occasion of a line lives in its speaker line. Block titles are a
-  per-language table (`BLOCKS`), like the renderer's speaker labels; the offline model reads
-  the frame by them.
+  `frame()`: first the session's summary and history (the same in every call of a turn), then
+  the purpose's own blocks, then its instructions (`### Anweisung`), a template shipped as
+  package data (`app/pipeline/prompts/{de,en}/<purpose>.txt`). A file
+  `<data dir>/prompts/<lang>/<purpose>.txt` replaces the shipped one (read again when it
+  changes). Placeholders are `str.format` fields (`{persona}`, `{character_name}`, …);
+  `PURPOSES` names each template's fields and a test renders every template with them. The
+  history block is the one renderer's text (design §3), never a list of role messages: the
+  occasion of a line lives in its speaker line. Block titles are a per-language table
+  (`BLOCKS`), like the renderer's speaker labels; the offline model reads the frame by them.
 
 The language of a call is the character's language (`de` or `en`).
 """
@@ -28,7 +30,7 @@ import msgspec
 from app.core.i18n import language_of
 from app.core.prompt_templates import read_template
 from app.core.settings import Settings
-from app.llm.types import Message
+from app.llm.types import BLOCK_PREFIX, Message
 from app.pipeline import schemas
 
 PACKAGE = "app.pipeline"
@@ -55,7 +57,7 @@ PURPOSES: dict[str, Purpose] = {
         Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
         Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
         # The responder's output reserve is the setting `responder_max_tokens`.
-        Purpose("responder", ("persona", "character_name", "interaction_hint"), None, 0, 0.7),
+        Purpose("responder", ("character_name", "interaction_hint"), None, 0, 0.7),
         Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
         Purpose("corrector", ("character_name",), None, 0, 0.3),
         Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
@@ -93,6 +95,7 @@ class Blocks:
     greeting: str  # the character's greeting, before its first answer
     said: str  # consolidation: the user's own words
     salient: str  # consolidation: what the salience singled out
+    instruction: str  # the purpose's instructions, last in every prompt (cache-shaped)
 
 
 BLOCKS: dict[str, Blocks] = {
@@ -122,6 +125,7 @@ BLOCKS: dict[str, Blocks] = {
         greeting="Deine Begrüßung",
         said="Was der Mensch gesagt hat",
         salient="Was davon wichtig schien",
+        instruction="Anweisung",
     ),
     "en": Blocks(
         summary="Summary of earlier conversations",
@@ -149,9 +153,9 @@ BLOCKS: dict[str, Blocks] = {
         greeting="Your greeting",
         said="What the person said",
         salient="What of it seemed to matter",
+        instruction="Instructions",
     ),
 }
-BLOCK_PREFIX = "### "
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +206,10 @@ def blocks_for(language: str) -> Blocks:
     return BLOCKS[language_of(language)]
 
 
-def frame(parts: Sequence[tuple[str, str | None]]) -> str:
+Parts = Sequence[tuple[str, str | None]]  # a frame's titled blocks, in order
+
+
+def frame(parts: Parts) -> str:
     """Titled blocks in order; a block without content is left out (never an empty title).
     A line of a body that would read as a title is indented by a space: no text of the
     user's or of a character card's opens a block of its own."""
@@ -255,8 +262,34 @@ class PromptLibrary:
             raise KeyError(f"prompt {purpose}: missing field(s) {', '.join(missing)}")
         return self.template(purpose, language).format(**values).strip()
 
-    def messages(self, purpose: str, language: str, user: str, **values: Any) -> list[Message]:
+    def messages(
+        self,
+        purpose: str,
+        language: str,
+        parts: Parts,
+        *,
+        session: Parts = (),
+        **values: Any,
+    ) -> list[Message]:
+        """A call's prompt, shaped for a server's prompt cache (issue 36): what every call of
+        a turn shares comes first and in one order — the character (the system message), then
+        the session (`session`: its summary and history) — and what differs comes last: the
+        purpose's own blocks (`parts`), then its instructions. So the calls of a turn, and the
+        next turn's first call, begin with the same tokens, and a server that keeps a slot's
+        prompt (llama.cpp `cache_prompt`, vLLM prefix caching, Ollama's kept context) prefills
+        only what is new. A block of `parts` titled like a session block replaces it there
+        (its place stays the session's)."""
+        b = blocks_for(language)
+        shared_titles = (b.summary, b.history)
+        given = dict(parts)
+        head = [(title, given.get(title, dict(session).get(title))) for title in shared_titles]
+        rest = [(title, body) for title, body in parts if title not in shared_titles]
+        instruction = self.system(purpose, language, **values)
         return [
-            {"role": "system", "content": self.system(purpose, language, **values)},
-            {"role": "user", "content": user},
+            {"role": "system", "content": self.head(language, **values)},
+            {"role": "user", "content": frame([*head, *rest, (b.instruction, instruction)])},
         ]
+
+    def head(self, language: str, **values: Any) -> str:
+        """The system message every call shares: the character (its persona)."""
+        return self.template("head", language).format(persona=values.get("persona", "")).strip()

@@ -17,12 +17,13 @@ from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
 from app.llm import Gateway
+from app.llm.errors import ModelError
 from app.memory.state import CharacterState
 from app.pipeline.agents.follow_up import read_context
 from app.pipeline.context import NodeContext, Services
 from app.pipeline.graph import GraphRun, run_graph
 from app.pipeline.path1 import PATH1, result_of
-from app.pipeline.path2 import PATH2
+from app.pipeline.path2 import PATH2, later, load, user_salience, wants_user_salience
 from app.pipeline.state import Path1State, Path2State
 from app.pipeline.vocabulary import (
     CharacterRun,
@@ -90,6 +91,7 @@ class PipelineHost:
             guard=ctx.guard,
             user_id=user_id,
             interaction_hint=interaction_hint,
+            feels=ctx.feels,
         )
 
     async def path1(self, ctx: PipelineContext, block: UserBlock) -> Path1Result:
@@ -124,28 +126,44 @@ class PipelineHost:
                 "no active character for the event; the turn ends with a notice",
                 extra=fields(character_id=run.character_id, turn_id=run.turn_id),
             )
+            # The user's words are still kept (seed 001 §6.7): their salience, before the
+            # notice (issue 36 moved it out of path 1).
+            bare = self.context(ctx, stand_in(run.character_id), run.user_id)
+            state = path2_state(run)
+            await load(bare, state)
+            await self._user_salience_anyway(bare, state)
             raise TurnRejected(NO_CHARACTER, f"character {run.character_id!r} is not active")
-        state = Path2State(
-            turn_id=run.turn_id,
-            user_id=run.user_id,
-            character_id=run.character_id,
-            message_ids=list(run.message_ids),
-            origin=run.origin,
-            source=run.event.source,
-            trigger_count=run.event.trigger_count,
-            payload=run.event.payload,
-            pending=read_context(run.pending_agent),
-        )
+        state = path2_state(run)
         hint = interaction.hint(await self.interactions.current(run.user_id), character.language)
         node_ctx = self.context(ctx, character, run.user_id, interaction_hint=hint)
-        self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
+        try:
+            self._ran(await run_graph("path2", PATH2, node_ctx, state, turn_id=run.turn_id))
+        except ModelError:
+            raise  # the model is not answering: the notice goes out without another call
+        except Exception:
+            await self._user_salience_anyway(node_ctx, state)
+            raise
         return Path2Result(
             text=state.answer,
             origin=run.origin,
             emotion=state.state.emotion,
             arousal=state.state.arousal,
             follow_up=state.follow_up,
+            later=later(node_ctx, state),
         )
+
+    async def _user_salience_anyway(self, ctx: NodeContext, state: Path2State) -> None:
+        """A path 2 that ends without an answer still leaves the user's salience (it ran in
+        path 1 before issue 36); its own failure only logs."""
+        if not wants_user_salience(ctx, state):
+            return
+        try:
+            await user_salience(ctx, state)
+        except Exception:
+            log.exception(
+                "the user's salience failed; the turn ends as it would",
+                extra=fields(turn_id=state.turn_id),
+            )
 
     def _ran(self, run: GraphRun) -> None:
         if self.on_path_run is not None:
@@ -154,7 +172,16 @@ class PipelineHost:
     async def after_delivery(
         self, ctx: PipelineContext, run: CharacterRun, result: Path2Result
     ) -> None:
-        """The session summary check, outside the run lock (design §3)."""
+        """What the run left for after delivery (the character's salience, issue 36), then
+        the session summary check, outside the run lock (design §3)."""
+        if result.later is not None:
+            try:
+                await result.later()
+            except Exception:
+                log.exception(
+                    "the salience after delivery failed; the answer stands",
+                    extra=fields(turn_id=run.turn_id),
+                )
         character = self.services.characters.get(run.user_id, run.character_id) or stand_in(
             run.character_id
         )
@@ -185,4 +212,19 @@ def stand_in(character_id: str) -> CharacterDefinition:
         description="",
         baseline=CharacterState(),
         source="stand-in",
+    )
+
+
+def path2_state(run: CharacterRun) -> Path2State:
+    """Path 2's state for one run, before its state node loads the session."""
+    return Path2State(
+        turn_id=run.turn_id,
+        user_id=run.user_id,
+        character_id=run.character_id,
+        message_ids=list(run.message_ids),
+        origin=run.origin,
+        source=run.event.source,
+        trigger_count=run.event.trigger_count,
+        payload=run.event.payload,
+        pending=read_context(run.pending_agent),
     )

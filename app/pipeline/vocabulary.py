@@ -234,6 +234,9 @@ class ImpulseWithoutThought(ValueError):
 # --- the pipeline interface ----------------------------------------------------------------
 
 Stage = Callable[[str], Awaitable[None]]
+# Tells every tab of the user how the character feels now (the turn whose after-delivery
+# salience moved its state, and that state): the answer was delivered with the state before.
+Feels = Callable[[str, Emotion], Awaitable[None]]
 
 
 class TurnRejected(Exception):
@@ -253,6 +256,7 @@ class PipelineContext:
     gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
     stage: Stage
     guard: TurnGuard | None  # what the turn's commit checks; None outside a running turn
+    feels: Feels | None = None  # None where nobody is told (tests, jobs without tabs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +315,9 @@ class Path2Result:
     emotion: str = "neutral"
     arousal: float | None = None
     follow_up: FollowUp | None = None
+    # What the run leaves for after delivery (issue 36: the character's salience of its
+    # answer), run by the after-delivery step; None: nothing.
+    later: Callable[[], Awaitable[None]] | None = field(default=None, compare=False)
 
 
 Path1 = Callable[[PipelineContext, UserBlock], Awaitable[Path1Result]]

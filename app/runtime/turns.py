@@ -28,6 +28,7 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from app.core import log as logctx
+from app.core.emotion import Emotion
 from app.core.log import fields
 from app.core.settings import Settings
 from app.llm.errors import ModelError
@@ -56,6 +57,7 @@ from app.runtime.wire import (
     AcceptedMessage,
     CharacterResponse,
     CharacterStage,
+    CharacterState,
     TurnFailed,
     TurnState,
     encode,
@@ -430,6 +432,18 @@ class TurnRunner:
                 ),
             )
 
+        async def feels(turn_id: str, felt: Emotion) -> None:
+            await self.hub.publish(
+                record.user_id,
+                CharacterState(
+                    character_id=record.character_id,
+                    at=time.time(),
+                    turn_id=turn_id,
+                    emotion=felt.emotion,
+                    arousal=felt.arousal,
+                ),
+            )
+
         guard = (
             None
             if marker is None
@@ -447,6 +461,7 @@ class TurnRunner:
             gateway=self.gateway(),
             stage=stage,
             guard=guard,
+            feels=feels,
         )
 
     def spawn(self, coro: Coroutine[Any, Any, Any], name: str) -> None:

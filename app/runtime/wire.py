@@ -80,6 +80,15 @@ class CharacterResponse(WsMessage, tag="character_response"):
     arousal: float | None
 
 
+class CharacterState(WsMessage, tag="character_state"):
+    """How the character feels after its answer, once the salience after delivery moved its
+    state (issue 36): the tabs' state panels follow; the delivered answer keeps its own."""
+
+    turn_id: str
+    emotion: str
+    arousal: float | None
+
+
 class TurnFailed(WsMessage, tag="turn_failed"):
     turn_id: str
     message_ids: list[str]
@@ -95,6 +104,7 @@ WsAny = (
     | TurnState
     | CharacterStage
     | CharacterResponse
+    | CharacterState
     | TurnFailed
     | SessionReset
     | JournalProgress

@@ -98,8 +98,13 @@ def test_the_state_panel_shows_how_the_character_feels_after_its_answer(nova, fa
 
     answer = character_bubbles(page)
     expect(answer.locator(".text")).to_have_text("Wie schön, das freut mich!")
-    # Shown in the UI's language (en-US here), not as the stored German label.
-    expect(answer.locator(".emotion")).to_have_text("affection")
+    # The answer keeps the emotion it was delivered with (its salience runs after delivery,
+    # issue 36); shown in the UI's language (en-US here), not as the stored German label.
+    delivered = nova.api("GET", "/api/characters/nova/session")[1]["turns"][-1]["emotion"]
+    assert delivered and delivered != "zuneigung"
+    expect(answer.locator(".emotion")).not_to_have_text("affection")
+    expect(answer.locator(".emotion")).not_to_have_text(delivered)
+    # The panel follows the state the salience after delivery leaves, without a reload.
     expect(page.locator("#state-emotion")).to_have_text("affection")
     # The panel shows the state the server keeps after the answer (arousal blended from
     # the character's own perception and its mood before).
@@ -112,3 +117,33 @@ def test_the_state_panel_shows_how_the_character_feels_after_its_answer(nova, fa
     page.reload()
     expect(page.locator("#state-emotion")).to_have_text("affection")
     expect(page.locator("#state-arousal-text")).to_have_text(f"{arousal:.2f}")
+
+
+def test_the_wait_is_shown_at_once_timed_and_named_when_longer_than_usual(nova, fake,
+                                                                         new_context, open_chat):
+    # This browser's recent answers came within a second (what the wait clock remembers).
+    context = new_context()
+    context.add_init_script(
+        "if (location.protocol.startsWith('http')) "
+        "localStorage.setItem('novaberg.waitSeconds', JSON.stringify([1, 1, 1]));")
+    fake.script("responder", Reply("Da bin ich wieder.", delay=6.5))
+    page = open_chat(nova, context)
+    stage = page.locator("#stage")
+
+    send(page, "Bist du noch da?")
+
+    # Within 300 ms of sending the page says Nova has it (before any turn is reported).
+    expect(stage).to_be_visible(timeout=300)
+    expect(page.locator("#stage-text")).to_contain_text("Nova is")
+    # The seconds appear once the wait is noticeable, and it says when it is unusual.
+    expect(page.locator("#stage-text")).to_contain_text(" s)", timeout=5000)
+    expect(stage).to_have_attribute("data-slow", "false")
+    expect(page.locator("#stage-text")).to_contain_text("This is taking longer than usual.",
+                                                        timeout=7000)
+    expect(stage).to_have_attribute("data-slow", "true")
+    screenshot(page, "character-slow-wait")
+
+    expect(character_bubbles(page).locator(".text")).to_have_text("Da bin ich wieder.")
+    expect(stage).to_be_hidden()
+    remembered = page.evaluate("JSON.parse(localStorage.getItem('novaberg.waitSeconds'))")
+    assert len(remembered) == 4 and remembered[-1] >= 6  # this wait is now one of the usual

@@ -88,7 +88,8 @@ async def test_a_thoughts_arousal_raises_the_state_when_higher(
     assert impulse["arousal"] == pytest.approx(expected, abs=1e-3)
     responder = last_user_message(fake_model.chats("responder")[0])
     assert "### Dein eigener Gedanke (niemand hat etwas gesagt)\nEin Gedanke." in responder
-    assert "USER" not in responder.split("### Dein eigener Gedanke")[1]
+    thought = responder.split("### Dein eigener Gedanke")[1].split("### Anweisung")[0]
+    assert "USER" not in thought
 
 
 @pytest.mark.parametrize("bad", [True, False, "0.9", "hoch", 1.5, -0.1, math.nan, [0.5]])

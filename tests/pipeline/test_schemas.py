@@ -93,13 +93,13 @@ async def test_the_offline_answer_of_every_purpose_passes_the_real_gateway(
     async with node_context(settings, redis_client, tmp_path) as (ctx, _):
         b = ctx.blocks
         for purpose, spec in PURPOSES.items():
-            completion = await ctx.ask(purpose, frame([
+            completion = await ctx.ask(purpose, [
                 (b.history, "[1] USER (neutral): Setz Milch auf die Einkaufsliste"),
                 (b.task, "Setz Milch auf die Einkaufsliste"),
                 (b.request, "Setz Milch auf die Einkaufsliste und erinnere mich morgen an "
                             "den Zahnarzt"),
                 (b.now, "2026-11-30T10:15:00+01:00 (Montag)"),
-                (b.answer, "Milch steht drauf.")]))
+                (b.answer, "Milch steht drauf.")])
             if spec.schema is not None:
                 assert isinstance(completion.value, spec.schema), purpose
             else:
@@ -132,7 +132,7 @@ def test_a_template_in_the_data_dir_replaces_the_shipped_one(make_settings, data
 
 
 def test_a_template_missing_a_field_is_an_error_naming_it(make_settings):
-    with pytest.raises(KeyError, match="persona"):
+    with pytest.raises(KeyError, match="interaction_hint"):
         PromptLibrary(make_settings()).system("responder", "de", character_name="Nova")
 
 

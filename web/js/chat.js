@@ -7,6 +7,7 @@
 import { h } from "./dom.js";
 import { formatDay, formatTime, labelText, reasonText, t } from "./i18n.js";
 import { renderMarkdown } from "./markdown.js";
+import { WaitClock } from "./wait.js";
 
 const NEAR_BOTTOM_PX = 120;
 const HIT_MS = 4000; // how long a search hit stays marked
@@ -32,8 +33,9 @@ const STAGE_KEYS = Object.freeze({
   dispatcher: "stage.writing",
 });
 
-export function stageKey(turn) {
-  if (!turn) return null;
+export function stageKey(turn, awaitsAnswer = false) {
+  // Sent, and no turn has been reported yet: the character is reading it.
+  if (!turn) return awaitsAnswer ? "stage.reading" : null;
   if (turn.state === "queued" && !turn.stage) return "stage.queued";
   if (turn.state === "path1") return "stage.perceiving";
   return (turn.stage && Object.hasOwn(STAGE_KEYS, turn.stage) && STAGE_KEYS[turn.stage]) || "stage.thinking";
@@ -69,6 +71,8 @@ export class ChatView {
     this.scroller = scroller;
     this.stage = stage;
     this.stageText = stageText;
+    this.wait = new WaitClock({ storage: safeStorage() });
+    this.waitTimer = null;
     this.onRetry = onRetry;
     this.onResend = onResend;
     this.onExample = onExample;
@@ -224,11 +228,38 @@ export class ChatView {
   }
 
   renderStage() {
-    const key = stageKey(this.conversation.activeTurn());
+    const key = stageKey(this.conversation.activeTurn(), this.conversation.awaitsAnswer());
+    this.timeWait(Boolean(key));
     this.stage.hidden = !key;
-    const text = key ? t(key, { name: this.name }) : "";
+    const text = key ? this.stageLine(key) : "";
     if (this.stageText.textContent !== text) this.stageText.textContent = text;
     this.stage.dataset.stage = key ? key.slice("stage.".length) : "";
+    this.stage.dataset.slow = String(Boolean(key) && this.wait.slow());
+  }
+
+  /** The stage in words, with the seconds waited once they are noticeable, and a word when
+   * this takes longer than this browser's recent answers did. */
+  stageLine(key) {
+    const parts = [t(key, { name: this.name })];
+    const seconds = this.wait.shownSeconds();
+    if (seconds !== null) parts.push(t("stage.seconds", { seconds }));
+    if (this.wait.slow()) parts.push(t("stage.slow"));
+    return parts.join(" ");
+  }
+
+  /** Starts or ends the wait clock, and ticks the indicator once a second while it runs. */
+  timeWait(waiting) {
+    if (waiting) {
+      this.wait.waiting();
+      if (this.waitTimer === null) this.waitTimer = setInterval(() => this.renderStage(), 1000);
+      return;
+    }
+    if (this.wait.since !== null) {
+      if (this.conversation.newestKind() === "character") this.wait.answered();
+      else this.wait.ended(); // a failure or a reset is not a usual wait
+    }
+    clearInterval(this.waitTimer);
+    this.waitTimer = null;
   }
 
   build(entry) {
@@ -387,4 +418,12 @@ export function bindComposer({ form, textarea, onSend }) {
     onSend(text);
     textarea.focus();
   });
+}
+
+function safeStorage() {
+  try {
+    return window.localStorage;
+  } catch {
+    return null; // storage denied (a privacy setting): waits are not remembered
+  }
 }

@@ -114,6 +114,24 @@ export class Conversation {
     return newest;
   }
 
+  /** A message of this tab waits for its answer (sent, not yet answered or failed). */
+  awaitsAnswer() {
+    for (const entry of this.entries.values()) {
+      if (entry.kind === "user" && entry.live && entry.mine
+          && (entry.status === "sending" || entry.status === "pending")) return true;
+    }
+    return false;
+  }
+
+  /** The kind of the newest entry ("character", "failure", …), or null. */
+  newestKind() {
+    let newest = null;
+    for (const entry of this.entries.values()) {
+      if (!newest || entry.at > newest.at || (entry.at === newest.at && entry.seq > newest.seq)) newest = entry;
+    }
+    return newest ? newest.kind : null;
+  }
+
   openIds() {
     return [...this.open];
   }

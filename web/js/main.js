@@ -283,6 +283,10 @@ class App {
       this.attention.arrived({ key: `t:${message.turn_id}:${message.origin}`, origin: message.origin,
                                text: message.text });
     }
+    if (message.type === "character_state") {
+      // The salience after delivery moved the character's state: the panel follows.
+      this.panels.showState({ emotion: message.emotion, arousal: message.arousal });
+    }
     if (message.type === "session_reset") {
       // Reset here or in another tab: every tab clears its conversation and says so.
       this.notice(t("session.wasReset"));

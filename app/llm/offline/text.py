@@ -8,7 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from app.llm.types import Message
+from app.llm.types import BLOCK_PREFIX, Message
 
 # A speaker line of the session history renderer (design §3): `[3] USER (neutral, ERLEDIGT): …`,
 # `[4] NOVA (von sich aus): …`. A contribution runs until the next speaker line.
@@ -211,6 +211,9 @@ def contributions(text: str) -> list[Contribution]:
     found = []
     for index, match in enumerate(matches):
         end = matches[index + 1].start() if index + 1 < len(matches) else len(text)
+        title = text.find("\n" + BLOCK_PREFIX, match.end(), end)
+        if title != -1:  # the history block ends where the frame's next block begins
+            end = title
         body = (match.group(4) + text[match.end() : end]).strip()
         found.append(Contribution(match.group(2).strip(), (match.group(3) or "").strip(), body))
     return found
@@ -225,8 +228,6 @@ def user_text(messages: Sequence[Message]) -> str:
         content = message["content"]
         users = [c for c in contributions(content) if c.is_user]
         if users:
-            # Text after the last contribution block that is not a speaker line stays part
-            # of it; the renderer puts nothing there.
             return users[-1].text
         return content.strip()
     return ""

@@ -201,6 +201,7 @@ def spellings(term: str) -> frozenset[str]:
     low = term.lower()
     choices: list[tuple[str, ...]] = []
     stripped: list[str | None] = []  # the choice that drops a letter's marks ("ö" as "o")
+    digraph: list[bool] = []  # the choice is a written "ae"/"ss" (as written, or as umlaut)
     i = 0
     while i < len(low):
         pair = low[i : i + 2]
@@ -208,6 +209,7 @@ def spellings(term: str) -> frozenset[str]:
         if pair in _DIGRAPHS:
             choices.append((pair, _DIGRAPHS[pair]))
             stripped.append(None)
+            digraph.append(True)
             i += 2
             continue
         if char in _UMLAUTS:
@@ -216,11 +218,23 @@ def spellings(term: str) -> frozenset[str]:
         else:
             choices.append((char,))  # other accents: the view drops them on both sides
             stripped.append(None)
+        digraph.append(False)
         i += 1
     found = {low}
-    # Written one way throughout first ("Mueller-Luedenscheidt", "Muller-Ludenscheidt"), then
-    # the mixed ways, as many as `_MAX_SPELLINGS` allows.
-    uniform = [tuple(c[min(k, len(c) - 1)] for c in choices) for k in (1, 2)]
+    # Written one way throughout first ("Mueller-Luedenscheidt", "Muller-Ludenscheidt",
+    # "Aeaeae" for "Aeää": a digraph kept as written beside umlauts spelled out), then the
+    # mixed ways, as many as `_MAX_SPELLINGS` allows.
+    uniform = (
+        [tuple(c[min(k, len(c) - 1)] for c in choices) for k in (1, 2)]
+        + [
+            tuple(
+                c[0] if pair else c[min(k, len(c) - 1)]
+                for c, pair in zip(choices, digraph, strict=True)
+            )
+            for k in (1, 2)
+        ]
+        + [tuple(c[1] if pair else c[0] for c, pair in zip(choices, digraph, strict=True))]
+    )
     for combination in itertools.chain(
         uniform, itertools.islice(itertools.product(*choices), _MAX_SPELLINGS)
     ):

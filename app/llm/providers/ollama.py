@@ -19,6 +19,8 @@ from app.llm.providers.base import Provider, context_length_error, describe_erro
 from app.llm.types import Call, Chunk, Reply
 
 _NUM_CTX = re.compile(r"^\s*num_ctx\s+(\d+)", re.M)
+# How long Ollama keeps the model loaded after a call (issue 36): its default is 5 minutes.
+KEEP_ALIVE = "30m"
 
 
 class OllamaProvider(Provider):
@@ -60,6 +62,9 @@ class OllamaProvider(Provider):
             "messages": call.messages,
             "stream": stream,
             "options": options,
+            # The model stays loaded with its context between a turn's calls and the next
+            # turn's (Ollama unloads it after 5 minutes by default): its prompt cache too.
+            "keep_alive": KEEP_ALIVE,
         }
         if call.json_schema is not None:
             payload["format"] = call.json_schema

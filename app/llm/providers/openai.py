@@ -90,6 +90,11 @@ class OpenAIProvider(Provider):
         }
         if stream:
             payload["stream_options"] = {"include_usage": True}
+        if not self.remote:
+            # llama.cpp's server keeps the slot's prompt and prefills only what differs
+            # (issue 36); a local vLLM or LM Studio ignores the field. A remote server
+            # (OpenAI refuses fields it does not know) never gets it.
+            payload["cache_prompt"] = True
         if call.json_schema is not None and call.schema is not None:
             if self.schema_style == "json_object":
                 payload["response_format"] = {"type": "json_object", "schema": call.json_schema}

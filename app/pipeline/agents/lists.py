@@ -39,7 +39,6 @@ from app.memory.lists import (
 )
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
-from app.pipeline.prompts import frame
 from app.pipeline.schemas import AgentName, ListCommand
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
@@ -62,14 +61,12 @@ async def run(
     b = ctx.blocks
     command: ListCommand = await ctx.ask_struct(
         "agent_lists",
-        frame(
-            [
-                (b.lists, lists_text(existing, ctx.language)),
-                (b.history, state.history),
-                (b.pending, pending_text(pending)),
-                (b.task, task),
-            ]
-        ),
+        [
+            (b.lists, lists_text(existing, ctx.language)),
+            (b.history, state.history),
+            (b.pending, pending_text(pending)),
+            (b.task, task),
+        ],
     )
     if pending is not None:
         command = resumed(command, pending)

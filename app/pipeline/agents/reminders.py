@@ -44,7 +44,6 @@ from app.memory.reminders import (
 )
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
-from app.pipeline.prompts import frame
 from app.pipeline.schemas import AgentName, ReminderCommand
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
@@ -87,15 +86,13 @@ async def run(
     existing = changeable(await store.list(state.user_id, state.character_id))
     command: ReminderCommand = await ctx.ask_struct(
         "agent_reminders",
-        frame(
-            [
-                (b.now, now_text(now, zone, ctx.language)),
-                (b.reminders, reminders_text(existing, zone, ctx.language)),
-                (b.history, state.history),
-                (b.pending, pending_text(pending)),
-                (b.task, task),
-            ]
-        ),
+        [
+            (b.now, now_text(now, zone, ctx.language)),
+            (b.reminders, reminders_text(existing, zone, ctx.language)),
+            (b.history, state.history),
+            (b.pending, pending_text(pending)),
+            (b.task, task),
+        ],
     )
     if pending is not None:
         command = resumed(command, pending)

@@ -331,3 +331,11 @@ async def test_a_long_prompt_and_its_body_are_checked_off_the_event_loop():
     assert ticks > 0
     with pytest.raises(EgressRefused):
         await gate(body(long[0]["content"]))
+
+
+def test_a_written_digraph_beside_umlauts_spelled_out_is_still_the_name():
+    # Found by the property above: "Aeääää" written "Aeaeaeaeae" (the "ae" kept, every "ä"
+    # spelled out) was no spelling of the name.
+    masker = Masker(NameIndex(["Aaa Aeääää"]))
+    masked = masker.mask("Aeaeaeaeae hat heute angerufen.")
+    assert not _leaked("Aaa Aeääää", masked), masked

@@ -8,7 +8,7 @@ import pytest
 
 from app.profiles.interaction import profile as interaction
 from tests.conftest import AUTH
-from tests.pipeline_support import fake_app, open_chat, system_message
+from tests.pipeline_support import fake_app, instructions, open_chat
 
 
 async def test_the_responder_prompt_carries_defaults_and_the_users_preference(
@@ -19,7 +19,7 @@ async def test_the_responder_prompt_carries_defaults_and_the_users_preference(
     sent = await chat.send("Hallo, ich erzähle dir von heute.")
     await chat.response(sent)
     await chat.settle()
-    system = system_message(fake_model.chats("responder")[-1])
+    system = instructions(fake_model.chats("responder")[-1])
     assert "Wie dieser Mensch angesprochen werden möchte:" in system  # Nova speaks German
     assert "Antworte kurz: zwei bis vier Sätze, außer der Mensch möchte mehr. " \
         "(Voreinstellung)" in system
@@ -31,7 +31,7 @@ async def test_the_responder_prompt_carries_defaults_and_the_users_preference(
     sent = await chat.send("Und noch etwas.")
     await chat.response(sent)
     await chat.settle()
-    system = system_message(fake_model.chats("responder")[-1])
+    system = instructions(fake_model.chats("responder")[-1])
     assert "- Gern ausführlich, mit Details." in system
     assert "zwei bis vier Sätze" not in system  # the user's preference replaced the default
     assert "Höchstens eine Anschlussfrage" in system  # the other defaults stay
