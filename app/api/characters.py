@@ -65,8 +65,10 @@ async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
 
 async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
-    alternate_greetings?}]`: built-in, shared and the caller's own, no persona text."""
-    return _json([c.public() for c in request.app[CHARACTERS].all(request[USER_ID])])
+    alternate_greetings?}]`: built-in, shared and the caller's own, no persona text. Read on a
+    worker thread: after an edit the book reads the changed files again (only those)."""
+    found = await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID])
+    return _json([c.public() for c in found])
 
 
 async def get_character(request: web.Request) -> web.Response:

@@ -296,3 +296,39 @@ async def test_a_shared_characters_jpeg_is_served_as_it_is_and_copied_as_a_png(c
     assert copied["picture"] is not None
     # The shared one stays as it was for everyone.
     assert (folder / "mira.toml").read_text(encoding="utf-8").endswith('picture = "mira.jpg"\n')
+
+
+async def test_after_an_edit_the_list_reads_only_the_edited_card_again(client, data_dir):
+    """The book keeps each definition as it was read, by its files' identity (name, time,
+    size, inode): an edit of one character reads that one file again, not every card."""
+    from app.api.app_keys import CHARACTER_STORE
+
+    for name in ("Lena", "Mara", "Jonas"):
+        made = await client.post("/api/characters", json={**LENA, "name": name}, headers=AUTH)
+        assert made.status == 201, await made.text()
+    book = client.server.app[CHARACTER_STORE].book
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert [c["id"] for c in listed] == ["nova", "jonas", "lena", "mara"]  # by file name
+    before = book.files_read
+    again = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert again == listed and book.files_read == before  # nothing changed: nothing read
+
+    changed = await client.put(
+        "/api/characters/mara",
+        headers=AUTH,
+        json={**LENA, "name": "Mara", "greeting": "Moin {{user}}!"},
+    )
+    assert changed.status == 200, await changed.text()
+    before = book.files_read
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert book.files_read == before + 1  # only mara.toml
+    assert {c["id"]: c.get("greeting") for c in listed if c["id"] != "nova"} == {
+        "lena": "Hi you! Coffee?",
+        "mara": "Moin you!",
+        "jonas": "Hi you! Coffee?",
+    }
+    deleted = await client.delete("/api/characters/jonas", headers=AUTH)
+    assert deleted.status == 204
+    before = book.files_read
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert [c["id"] for c in listed] == ["nova", "lena", "mara"] and book.files_read == before
