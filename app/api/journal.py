@@ -21,6 +21,7 @@ import msgspec
 from aiohttp import web
 
 from app.api.app_keys import DB, JOURNAL, PRIVACY, SETTINGS
+from app.api.downloads import streamed_download
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import (
@@ -403,12 +404,15 @@ async def delete_media(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-async def export_entries(request: web.Request) -> web.Response:
+async def export_entries(request: web.Request) -> web.StreamResponse:
+    """`GET /api/journal/export?format=md|json`: streamed, chunk by chunk off the loop."""
     fmt: Any = request.query.get("format", "md")
     if fmt not in ("md", "json"):
         raise ApiError(400, "invalid_format", "format must be md or json")
-    entries = await _store(request).entries(request[USER_ID], deleted=False)
-    return export.response(entries, fmt)
+    user_id = request[USER_ID]
+    chunks = request.app[DB].read_stream(lambda conn: export.chunks(conn, user_id, fmt))
+    content_type = "application/json" if fmt == "json" else "text/markdown"
+    return await streamed_download(request, chunks, f"journal.{fmt}", content_type)
 
 
 def setup(app: web.Application) -> None:

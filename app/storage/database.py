@@ -33,7 +33,7 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
@@ -175,7 +175,7 @@ class Database:
 
     async def read_stream(
         self, produce: Callable[[sqlite3.Connection], Iterator[T]]
-    ) -> AsyncIterator[T]:
+    ) -> AsyncGenerator[T, None]:
         """The items of the generator `produce(conn)`, each made on a reader thread (one
         step at a time, never two at once) over a read-only connection of its own, closed
         at the end — also when the generator raises (the exception reaches the reader) or
