@@ -20,7 +20,7 @@ from app.api.access import known_character
 from app.api.app_keys import DB
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
-from app.api.validation import search_text
+from app.api.validation import query_limit, search_text
 from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
 
@@ -32,15 +32,6 @@ SEARCH_MAX_LIMIT = 100
 # anyone types into a search box, and a clear 413 instead of a refused request line.
 SEARCH_MAX_CHARS = 1000
 _CURSORS = ("before", "after", "around")
-
-
-def _limit(request: web.Request, default: int, maximum: int) -> int:
-    raw = request.query.get("limit")
-    if raw is None:
-        return default
-    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= maximum:
-        raise ApiError(400, "invalid_limit", f"limit must be a whole number from 1 to {maximum}")
-    return int(raw)
 
 
 def _cursor(request: web.Request, name: str) -> history.Key | None:
@@ -55,7 +46,7 @@ def _cursor(request: web.Request, name: str) -> history.Key | None:
 
 async def get_history(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    limit = _limit(request, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)
+    limit = query_limit(request, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)
     given = [name for name in _CURSORS if name in request.query]
     if len(given) > 1:
         raise ApiError(400, "invalid_request", f"give at most one of {', '.join(_CURSORS)}")
@@ -77,7 +68,7 @@ async def get_history(request: web.Request) -> web.Response:
 async def search_history(request: web.Request) -> web.Response:
     character_id = known_character(request)
     query = search_text(request, SEARCH_MAX_CHARS)
-    limit = _limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
+    limit = query_limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
     before = _cursor(request, "before")
     user_id = request[USER_ID]
     hits, more = await request.app[DB].execute_fn(

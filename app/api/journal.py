@@ -27,6 +27,7 @@ from app.api.middleware import USER_ID
 from app.api.validation import (
     add_store_routes,
     bounded_text,
+    query_limit,
     read_body,
     read_json,
     read_upload,
@@ -125,8 +126,23 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 # --- days and imports ---------------------------------------------------------------------------
 
 
+DAYS_DEFAULT_LIMIT = 366  # a year of days: what a client that asks for no page sees at once
+DAYS_MAX_LIMIT = 1000
+
+
 async def list_days(request: web.Request) -> web.Response:
-    return web.json_response(await _store(request).days(request[USER_ID]))
+    """`GET /api/journal/days?limit=&before=<date>` → the newest `limit` days before `before`
+    (newest first, a JSON list as before); a `Link: <…>; rel="next"` header when there are
+    older days."""
+    limit = query_limit(request, DAYS_DEFAULT_LIMIT, DAYS_MAX_LIMIT)
+    before = request.query.get("before")
+    if before is not None:
+        before = valid_date(before)
+    days, older = await _store(request).day_page(request[USER_ID], before=before, limit=limit)
+    headers: dict[str, str] = {}
+    if older is not None:
+        headers["Link"] = f'</api/journal/days?before={older}&limit={limit}>; rel="next"'
+    return web.json_response(days, headers=headers)
 
 
 async def get_month(request: web.Request) -> web.Response:
