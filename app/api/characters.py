@@ -20,7 +20,7 @@ from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTIN
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
-from app.characters import pictures
+from app.characters import apart, pictures
 from app.characters.book import CharacterError
 from app.characters.cards import CardError
 from app.characters.service import CharacterFields, Characters, CopyFields
@@ -171,9 +171,13 @@ async def post_import(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     wanted = request.query.get("id") or None
     raw = await _upload(request, "a character card")
+    try:
+        imported = await apart.read_card(raw, character_id=wanted)  # never in this process
+    except CardError as exc:
+        raise ApiError(400, "invalid_card", str(exc)) from None
 
     def work(c: Characters) -> dict[str, Any]:
-        definition, warnings = c.import_card(user_id, raw, character_id=wanted)
+        definition, warnings = c.import_read(user_id, imported)
         return {"character": c.view(user_id, definition), "warnings": warnings}
 
     return _json(await _run(request, work), status=201)

@@ -574,8 +574,11 @@ class Settings:
         "the rest is left out with a warning.",
         minimum=0,
     )
+    # 8 MiB: the largest real cards are a few MB (a portrait PNG with a base64 card chunk,
+    # or a lorebook of the 2 000 entries a book may hold); twice that room, and half the
+    # work a card could cost before.
     character_upload_max_bytes: int = setting(
-        16 * 1024 * 1024,
+        8 * 1024 * 1024,
         "Largest character card (PNG "
         "or JSON) or picture accepted by an import or upload, in bytes.",
         minimum=1024,
