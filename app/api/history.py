@@ -17,9 +17,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import DB
+from app.api.app_keys import DB, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
+from app.api.searches import SearchLimiter
 from app.api.validation import query_limit, search_text
 from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
@@ -70,15 +71,22 @@ async def search_history(request: web.Request) -> web.Response:
     query = search_text(request, SEARCH_MAX_CHARS)
     limit = query_limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
     before = _cursor(request, "before")
-    user_id = request[USER_ID]
-    hits, more = await request.app[DB].execute_fn(
-        lambda conn: history.search(conn, user_id, character_id, query, limit=limit, before=before)
-    )
+    user_id, budget = request[USER_ID], request.app[SETTINGS].search_scan_rows
+    async with request.app[SEARCHES].turn(user_id):
+        try:
+            hits, more = await request.app[DB].execute_search_fn(
+                lambda conn: history.search(
+                    conn, user_id, character_id, query, limit=limit, before=before, budget=budget
+                )
+            )
+        except history.ScanTooLong as exc:
+            raise ApiError(422, "search_too_broad", str(exc)) from None
     return web.json_response(
         {"hits": [line.wire() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
     )
 
 
 def setup(app: web.Application) -> None:
+    app[SEARCHES] = SearchLimiter()
     app.router.add_get("/api/characters/{cid}/history", get_history)
     app.router.add_get("/api/characters/{cid}/history/search", search_history)
