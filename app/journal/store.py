@@ -622,10 +622,10 @@ def _draft_refs_of_day(
 
 
 _PAGE_DATES = (
-    "SELECT day FROM (SELECT DISTINCT calendar_date AS day FROM messages WHERE user_id = ? "
+    "SELECT listed FROM (SELECT DISTINCT calendar_date AS listed FROM messages WHERE user_id = ? "
     "AND calendar_date < ? UNION SELECT d.calendar_date FROM journal_days d "
     "JOIN journal_spaces s ON s.space_id = d.space_id AND s.user_id = ? "
-    "WHERE d.calendar_date < ?) AS dates ORDER BY day DESC LIMIT ?"
+    "WHERE d.calendar_date < ?) AS dates ORDER BY listed DESC LIMIT ?"
 )
 
 
