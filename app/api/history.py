@@ -20,7 +20,6 @@ from app.api.access import known_character
 from app.api.app_keys import DB, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
-from app.api.searches import SearchLimiter
 from app.api.validation import query_limit, search_text
 from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
@@ -39,10 +38,7 @@ def _cursor(request: web.Request, name: str) -> history.Key | None:
     raw = request.query.get(name)
     if raw is None:
         return None
-    try:
-        return history.parse_cursor(raw)
-    except history.InvalidCursor:
-        raise ApiError(400, "invalid_cursor", f"{name} is not a cursor this server gave") from None
+    return history.parse_cursor(raw, name)
 
 
 async def get_history(request: web.Request) -> web.Response:
@@ -72,21 +68,18 @@ async def search_history(request: web.Request) -> web.Response:
     limit = query_limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
     before = _cursor(request, "before")
     user_id, budget = request[USER_ID], request.app[SETTINGS].search_scan_rows
+    # A scan past its budget is refused as it is (`ScanTooLong`: 422 `search_too_broad`).
     async with request.app[SEARCHES].turn(user_id):
-        try:
-            hits, more = await request.app[DB].execute_search_fn(
-                lambda conn: history.search(
-                    conn, user_id, character_id, query, limit=limit, before=before, budget=budget
-                )
+        hits, more = await request.app[DB].execute_search_fn(
+            lambda conn: history.search(
+                conn, user_id, character_id, query, limit=limit, before=before, budget=budget
             )
-        except history.ScanTooLong as exc:
-            raise ApiError(422, "search_too_broad", str(exc)) from None
+        )
     return web.json_response(
         {"hits": [line.wire() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
     )
 
 
 def setup(app: web.Application) -> None:
-    app[SEARCHES] = SearchLimiter()
     app.router.add_get("/api/characters/{cid}/history", get_history)
     app.router.add_get("/api/characters/{cid}/history/search", search_history)

@@ -20,11 +20,10 @@ import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import DB, REDIS, SEARCHES, SETTINGS
+from app.api.app_keys import LONG_TERM, REDIS, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
-from app.memory.long_term import LongTermMemory
 from app.memory.pixie_queue import PixieQueue
 
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
@@ -34,10 +33,6 @@ _FALSE = {"", "0", "false", "no"}
 
 class MemoryEdit(msgspec.Struct, forbid_unknown_fields=True):
     text: str
-
-
-def _store(request: web.Request) -> LongTermMemory:
-    return LongTermMemory(request.app[DB])
 
 
 def _memory_id(request: web.Request) -> str:
@@ -62,7 +57,7 @@ async def list_memories(request: web.Request) -> web.Response:
     include_superseded = _flag(request, "include_superseded")
     turn = request.app[SEARCHES].turn(request[USER_ID]) if query else contextlib.nullcontext()
     async with turn:  # a search counts among the user's searches (`app.api.searches`)
-        memories = await _store(request).list(
+        memories = await request.app[LONG_TERM].list(
             request[USER_ID], character_id, query=query, include_superseded=include_superseded
         )
     return web.json_response([m.wire() for m in memories])
@@ -82,7 +77,7 @@ async def edit_memory(request: web.Request) -> web.Response:
     )
     # One line in every prompt it goes into: line breaks become spaces.
     text = " ".join(text.split())
-    memory = await _store(request).edit(request[USER_ID], character_id, memory_id, text)
+    memory = await request.app[LONG_TERM].edit(request[USER_ID], character_id, memory_id, text)
     if memory is None:
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
     return web.json_response(memory.wire())
@@ -91,7 +86,7 @@ async def edit_memory(request: web.Request) -> web.Response:
 async def forget_memory(request: web.Request) -> web.Response:
     character_id = known_character(request)
     memory_id = _memory_id(request)
-    if not await _store(request).forget(request[USER_ID], character_id, memory_id):
+    if not await request.app[LONG_TERM].forget(request[USER_ID], character_id, memory_id):
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
     return web.Response(status=204)
 
@@ -101,7 +96,7 @@ async def forget_all(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     # Waiting triggers first: none of them may bring a forgotten fact back.
     await PixieQueue(request.app[REDIS], user_id, character_id).clear()
-    forgotten = await _store(request).forget_all(user_id, character_id)
+    forgotten = await request.app[LONG_TERM].forget_all(user_id, character_id)
     return web.json_response({"forgotten": forgotten})
 
 

@@ -19,7 +19,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from app.api.errors import ApiError
+from app.core.refusal import RefusedKind
 
 SEARCHES_PER_USER = 2
 SEARCHES_WAITING_PER_USER = 4
@@ -30,6 +30,12 @@ RETRY_AFTER_SECONDS = 1
 class _UserSearches:
     running: asyncio.Semaphore = field(default_factory=lambda: asyncio.Semaphore(SEARCHES_PER_USER))
     admitted: int = 0  # running and waiting
+
+
+class TooManySearches(RefusedKind):
+    """One search more than a user may run and wait for at once; nothing of it ran."""
+
+    STATUS, CODE = 429, "too_many_searches"
 
 
 class SearchLimiter:
@@ -48,9 +54,7 @@ class SearchLimiter:
         """Wait for one of the user's places to search; 429 when too many wait already."""
         searches = self._users.setdefault(user_id, _UserSearches())
         if searches.admitted >= SEARCHES_PER_USER + SEARCHES_WAITING_PER_USER:
-            raise ApiError(
-                429,
-                "too_many_searches",
+            raise TooManySearches(
                 f"{searches.admitted} of your searches are running or waiting; "
                 "wait for them, then search again",
                 headers={"Retry-After": str(RETRY_AFTER_SECONDS)},

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import itertools
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
+from app.storage.connection import Connection
 from app.storage.database import stream_rows
 
 EXPORT_KIND = "novaberg.journal_export"
@@ -51,7 +51,7 @@ def _markdown_part(entry: dict[str, Any]) -> str:
     return f"## {entry['date']}\n\n{entry['text'].strip()}\n"
 
 
-def chunks(conn: sqlite3.Connection, user_id: str, fmt: Literal["md", "json"]) -> Iterator[bytes]:
+def chunks(conn: Connection, user_id: str, fmt: Literal["md", "json"]) -> Iterator[bytes]:
     """The export of `user_id`'s live entries, oldest day first, in chunks (for
     `Database.read_stream`): together the bytes of `as_markdown`, or of `as_json` as
     `json.dumps` writes it."""
