@@ -18,6 +18,7 @@ from aiohttp import web
 from app.core.settings import Settings
 
 if TYPE_CHECKING:
+    from app.api.searches import SearchLimiter
     from app.auth.credentials import Auth
     from app.backup.service import BackupService
     from app.characters.book import CharacterBook
@@ -62,6 +63,7 @@ REDIS_URL = web.AppKey("redis_url", str)  # the one in use: the setting's or the
 DB: web.AppKey[Database] = web.AppKey("db")
 AUTH: web.AppKey[Auth] = web.AppKey("auth")
 ADMISSION: web.AppKey[RoundAdmission] = web.AppKey("admission")  # requests begun per loop round
+SEARCHES: web.AppKey[SearchLimiter] = web.AppKey("searches")  # each user's searches at once
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries

@@ -24,15 +24,14 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
-from collections.abc import AsyncGenerator
 
 from aiohttp import web
 
 from app.api.access import require_admin
 from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
+from app.api.downloads import streamed_download
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_body
@@ -48,7 +47,6 @@ from app.backup.exports import (
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
-from app.core.log import fields
 from app.storage.datadir import restore_command
 
 log = logging.getLogger(__name__)
@@ -127,53 +125,16 @@ async def get_export(request: web.Request) -> web.StreamResponse:
             language=language,
             data_path=request.app[SETTINGS].files_path,
         )
-        return await _streamed(
+        return await streamed_download(
             request,
             db.read_stream(functools.partial(stream_zip, files)),
             f"{stem}.zip",
             "application/zip",
         )
     chunks = db.read_stream(lambda conn: stream(exporter, conn, query, fmt, language, kept))
-    return await _streamed(
+    return await streamed_download(
         request, chunks, f"{stem}.{fmt}", "text/markdown" if fmt == "md" else "application/json"
     )
-
-
-async def _streamed(
-    request: web.Request, chunks: AsyncGenerator[bytes, None], filename: str, content_type: str
-) -> web.StreamResponse:
-    """A download written chunk by chunk as `chunks` come (chunked transfer).
-
-    A chunk that fails after the first was sent can no longer become an error response (the
-    status went out with the first): the download is broken off — logged, and the connection
-    closed before the transfer's end, so the client sees it cut short, never as a whole
-    file. The stream's reader and its connection are released either way (`read_stream`)."""
-    async with contextlib.aclosing(chunks):
-        first = await anext(chunks, b"")  # a failing query still answers in the error shape
-        response = web.StreamResponse(
-            headers={"Content-Disposition": f'attachment; filename="{filename}"'}
-        )
-        response.content_type = content_type
-        if content_type != "application/zip":
-            response.charset = "utf-8"
-        response.enable_chunked_encoding()
-        await response.prepare(request)
-        try:
-            await response.write(first)
-            async for chunk in chunks:
-                await response.write(chunk)
-        except ConnectionResetError:
-            raise  # the client went away (the error middleware knows it)
-        except Exception:
-            log.exception(
-                "download broken off: a chunk failed after the first was sent; connection closed",
-                extra=fields(path=request.path, filename=filename),
-            )
-            if request.transport is not None:
-                request.transport.close()
-            return response
-    await response.write_eof()
-    return response
 
 
 def _kinds() -> list[str]:

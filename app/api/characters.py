@@ -20,7 +20,7 @@ from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SESSIO
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
-from app.characters import pictures
+from app.characters import apart, pictures
 from app.characters.service import CharacterFields, Characters, CopyFields
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
@@ -49,8 +49,10 @@ async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
 
 async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
-    alternate_greetings?}]`: built-in, shared and the caller's own, no persona text."""
-    return _json([c.public() for c in request.app[CHARACTERS].all(request[USER_ID])])
+    alternate_greetings?}]`: built-in, shared and the caller's own, no persona text. Read on a
+    worker thread: after an edit the book reads the changed files again (only those)."""
+    found = await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID])
+    return _json([c.public() for c in found])
 
 
 async def get_character(request: web.Request) -> web.Response:
@@ -153,9 +155,11 @@ async def post_import(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     wanted = request.query.get("id") or None
     raw = await _upload(request, "a character card")
+    # Never in this process; a `CardError` comes back from the card process as itself.
+    imported = await apart.read_card(raw, character_id=wanted)
 
     def work(c: Characters) -> dict[str, Any]:
-        definition, warnings = c.import_card(user_id, raw, character_id=wanted)
+        definition, warnings = c.import_read(user_id, imported)
         return {"character": c.view(user_id, definition), "warnings": warnings}
 
     return _json(await _run(request, work), status=201)

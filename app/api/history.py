@@ -17,10 +17,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import DB
+from app.api.app_keys import DB, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
-from app.api.validation import search_text
+from app.api.validation import query_limit, search_text
 from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
 
@@ -34,15 +34,6 @@ SEARCH_MAX_CHARS = 1000
 _CURSORS = ("before", "after", "around")
 
 
-def _limit(request: web.Request, default: int, maximum: int) -> int:
-    raw = request.query.get("limit")
-    if raw is None:
-        return default
-    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= maximum:
-        raise ApiError(400, "invalid_limit", f"limit must be a whole number from 1 to {maximum}")
-    return int(raw)
-
-
 def _cursor(request: web.Request, name: str) -> history.Key | None:
     raw = request.query.get(name)
     if raw is None:
@@ -52,7 +43,7 @@ def _cursor(request: web.Request, name: str) -> history.Key | None:
 
 async def get_history(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    limit = _limit(request, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)
+    limit = query_limit(request, HISTORY_DEFAULT_LIMIT, HISTORY_MAX_LIMIT)
     given = [name for name in _CURSORS if name in request.query]
     if len(given) > 1:
         raise ApiError(400, "invalid_request", f"give at most one of {', '.join(_CURSORS)}")
@@ -74,12 +65,16 @@ async def get_history(request: web.Request) -> web.Response:
 async def search_history(request: web.Request) -> web.Response:
     character_id = known_character(request)
     query = search_text(request, SEARCH_MAX_CHARS)
-    limit = _limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
+    limit = query_limit(request, SEARCH_DEFAULT_LIMIT, SEARCH_MAX_LIMIT)
     before = _cursor(request, "before")
-    user_id = request[USER_ID]
-    hits, more = await request.app[DB].execute_fn(
-        lambda conn: history.search(conn, user_id, character_id, query, limit=limit, before=before)
-    )
+    user_id, budget = request[USER_ID], request.app[SETTINGS].search_scan_rows
+    # A scan past its budget is refused as it is (`ScanTooLong`: 422 `search_too_broad`).
+    async with request.app[SEARCHES].turn(user_id):
+        hits, more = await request.app[DB].execute_search_fn(
+            lambda conn: history.search(
+                conn, user_id, character_id, query, limit=limit, before=before, budget=budget
+            )
+        )
     return web.json_response(
         {"hits": [line.wire() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
     )

@@ -21,10 +21,12 @@ import msgspec
 from aiohttp import web
 
 from app.api.app_keys import DB, JOURNAL, JOURNAL_STORE, MEDIA, PROFILES, SETTINGS
+from app.api.downloads import streamed_download
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import (
     bounded_text,
+    query_limit,
     read_body,
     read_json,
     read_upload,
@@ -117,8 +119,25 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 # --- days and imports ---------------------------------------------------------------------------
 
 
+DAYS_DEFAULT_LIMIT = 366  # a year of days: what a client that asks for no page sees at once
+DAYS_MAX_LIMIT = 1000
+
+
 async def list_days(request: web.Request) -> web.Response:
-    return web.json_response(await request.app[JOURNAL_STORE].days(request[USER_ID]))
+    """`GET /api/journal/days?limit=&before=<date>` → the newest `limit` days before `before`
+    (newest first, a JSON list as before); a `Link: <…>; rel="next"` header when there are
+    older days."""
+    limit = query_limit(request, DAYS_DEFAULT_LIMIT, DAYS_MAX_LIMIT)
+    before = request.query.get("before")
+    if before is not None:
+        before = valid_date(before)
+    days, older = await request.app[JOURNAL_STORE].day_page(
+        request[USER_ID], before=before, limit=limit
+    )
+    headers: dict[str, str] = {}
+    if older is not None:
+        headers["Link"] = f'</api/journal/days?before={older}&limit={limit}>; rel="next"'
+    return web.json_response(days, headers=headers)
 
 
 async def get_month(request: web.Request) -> web.Response:
@@ -398,12 +417,15 @@ async def delete_media(request: web.Request) -> web.Response:
     return web.Response(status=204)
 
 
-async def export_entries(request: web.Request) -> web.Response:
+async def export_entries(request: web.Request) -> web.StreamResponse:
+    """`GET /api/journal/export?format=md|json`: streamed, chunk by chunk off the loop."""
     fmt: Any = request.query.get("format", "md")
     if fmt not in ("md", "json"):
         raise ApiError(400, "invalid_format", "format must be md or json")
-    entries = await request.app[JOURNAL_STORE].entries(request[USER_ID], deleted=False)
-    return export.response(entries, fmt)
+    user_id = request[USER_ID]
+    chunks = request.app[DB].read_stream(lambda conn: export.chunks(conn, user_id, fmt))
+    content_type = "application/json" if fmt == "json" else "text/markdown"
+    return await streamed_download(request, chunks, f"journal.{fmt}", content_type)
 
 
 def setup(app: web.Application) -> None:

@@ -13,13 +13,14 @@ searched, corrected and forgotten by the user.
 
 from __future__ import annotations
 
+import contextlib
 import re
 
 import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import LONG_TERM, REDIS, SETTINGS
+from app.api.app_keys import LONG_TERM, REDIS, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
@@ -53,12 +54,12 @@ def _flag(request: web.Request, name: str) -> bool:
 async def list_memories(request: web.Request) -> web.Response:
     character_id = known_character(request)
     query = search_text(request, request.app[SETTINGS].max_message_chars)
-    memories = await request.app[LONG_TERM].list(
-        request[USER_ID],
-        character_id,
-        query=query,
-        include_superseded=_flag(request, "include_superseded"),
-    )
+    include_superseded = _flag(request, "include_superseded")
+    turn = request.app[SEARCHES].turn(request[USER_ID]) if query else contextlib.nullcontext()
+    async with turn:  # a search counts among the user's searches (`app.api.searches`)
+        memories = await request.app[LONG_TERM].list(
+            request[USER_ID], character_id, query=query, include_superseded=include_superseded
+        )
     return web.json_response([m.wire() for m in memories])
 
 

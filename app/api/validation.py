@@ -190,6 +190,17 @@ def bounded_text(
     return text
 
 
+def query_limit(request: web.Request, default: int, maximum: int) -> int:
+    """The page size `?limit=` (`default` without one); 400 `invalid_limit` unless it is a
+    whole number from 1 to `maximum`."""
+    raw = request.query.get("limit")
+    if raw is None:
+        return default
+    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= maximum:
+        raise ApiError(400, "invalid_limit", f"limit must be a whole number from 1 to {maximum}")
+    return int(raw)
+
+
 def search_text(request: web.Request, limit: int) -> str:
     """The search text `?q=` (may be empty); over `limit` characters → 413
     `query_too_long`. Any text is a safe query: the stores quote what they search."""

@@ -178,7 +178,13 @@ class Characters:
     ) -> tuple[CharacterDefinition, list[str]]:
         """A character card (PNG or JSON) as a new character of the user; `CardError` or
         `CharacterError` name what is wrong, `CharacterExists` a taken id — nothing written."""
-        imported: ImportedCard = cards.read_card(raw, character_id=character_id)
+        return self.import_read(user_id, cards.read_card(raw, character_id=character_id))
+
+    def import_read(
+        self, user_id: str, imported: ImportedCard
+    ) -> tuple[CharacterDefinition, list[str]]:
+        """`import_card` for a card read already (the API reads it in a process of its own,
+        `app.characters.apart`)."""
         definition = self.store.create(
             user_id, imported.data, card=imported.card or None, picture=imported.picture
         )

@@ -586,8 +586,17 @@ class Settings:
         "the rest is left out with a warning.",
         minimum=0,
     )
+    search_scan_rows: int = setting(
+        20_000,
+        "Most lines a history search of fewer than three letters (which the index cannot "
+        "look up) reads per source before it is refused (422 search_too_broad).",
+        minimum=1,
+    )
+    # 8 MiB: the largest real cards are a few MB (a portrait PNG with a base64 card chunk,
+    # or a lorebook of the 2 000 entries a book may hold); twice that room, and half the
+    # work a card could cost before.
     character_upload_max_bytes: int = setting(
-        16 * 1024 * 1024,
+        8 * 1024 * 1024,
         "Largest character card (PNG "
         "or JSON) or picture accepted by an import or upload, in bytes.",
         minimum=1024,

@@ -1,14 +1,30 @@
-"""Every current journal entry as Markdown or JSON (`GET /api/journal/export`, seed 004 §11)."""
+"""Every current journal entry as Markdown or JSON (`GET /api/journal/export`, seed 004 §11).
+
+`chunks` makes the download as the API streams it: the entries are read row by row
+(`stream_rows`) and serialised `CHUNK_ENTRIES` at a time, so a journal of any length costs
+the memory of one chunk; the bytes are those `as_json`/`as_markdown` give for the whole."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+import json
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-from aiohttp import web
+from app.storage.connection import Connection
+from app.storage.database import stream_rows
 
 EXPORT_KIND = "novaberg.journal_export"
 FORMAT_VERSION = 1
+CHUNK_ENTRIES = 200  # entries per chunk of the download: a few hundred KB at most
+MARKDOWN_TITLE = "# Journal\n\n"
+_LIVE_ENTRIES = (
+    "SELECT e.entry_id, d.calendar_date, e.current_version_id, v.text FROM journal_entries e "
+    "JOIN journal_days d ON d.day_id = e.journal_day_id "
+    "JOIN journal_spaces s ON s.space_id = d.space_id "
+    "LEFT JOIN journal_entry_versions v ON v.version_id = e.current_version_id "
+    "WHERE s.user_id = ? AND e.deleted_at IS NULL ORDER BY d.calendar_date"
+)
 
 
 def as_json(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -28,17 +44,43 @@ def as_json(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def as_markdown(entries: Sequence[dict[str, Any]]) -> str:
-    parts = [f"## {entry['date']}\n\n{entry['text'].strip()}\n" for entry in entries]
-    return "# Journal\n\n" + "\n".join(parts)
+    return MARKDOWN_TITLE + "\n".join(_markdown_part(entry) for entry in entries)
 
 
-def response(entries: Sequence[dict[str, Any]], fmt: Literal["md", "json"]) -> web.Response:
-    disposition = f'attachment; filename="journal.{fmt}"'
-    if fmt == "json":
-        return web.json_response(as_json(entries), headers={"Content-Disposition": disposition})
-    return web.Response(
-        text=as_markdown(entries),
-        content_type="text/markdown",
-        charset="utf-8",
-        headers={"Content-Disposition": disposition},
+def _markdown_part(entry: dict[str, Any]) -> str:
+    return f"## {entry['date']}\n\n{entry['text'].strip()}\n"
+
+
+def chunks(conn: Connection, user_id: str, fmt: Literal["md", "json"]) -> Iterator[bytes]:
+    """The export of `user_id`'s live entries, oldest day first, in chunks (for
+    `Database.read_stream`): together the bytes of `as_markdown`, or of `as_json` as
+    `json.dumps` writes it."""
+    rows = stream_rows(conn, _LIVE_ENTRIES, (user_id,))
+    entries = (
+        {"entry_id": r[0], "date": r[1], "current_version_id": r[2], "text": r[3] or ""}
+        for r in rows
     )
+    if fmt == "md":
+        return _markdown_chunks(entries)
+    return _json_chunks(entries)
+
+
+def _markdown_chunks(entries: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    yield MARKDOWN_TITLE.encode()
+    first = True
+    while batch := list(itertools.islice(entries, CHUNK_ENTRIES)):
+        text = "\n".join(_markdown_part(entry) for entry in batch)
+        yield (text if first else "\n" + text).encode()
+        first = False
+
+
+def _json_chunks(entries: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+    head = json.dumps({"kind": EXPORT_KIND, "format_version": FORMAT_VERSION, "entries": []})
+    yield head[: -len("[]}")].encode() + b"["
+    first = True
+    while batch := list(itertools.islice(entries, CHUNK_ENTRIES)):
+        listed = as_json(batch)["entries"]
+        text = ", ".join(json.dumps(item) for item in listed)
+        yield (text if first else ", " + text).encode()
+        first = False
+    yield b"]}"

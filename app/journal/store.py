@@ -48,6 +48,7 @@ from app.storage.errors import Conflict, Missing
 CHAT_PREFIX = "chat-"
 # Bounds that hold every calendar date (`YYYY-MM-DD` compares as text).
 FIRST_DATE, LAST_DATE = "0000-01-01", "9999-12-31"
+AFTER_EVERY_DATE = "9999-99-99"  # sorts after every date: "before it" is every day
 OPEN_JOB_STATES = ("queued", "reconstruct", "narrate")
 
 
@@ -86,79 +87,29 @@ class JournalStore:
         entry's photos (`photos`) and one thumbnail's URL (`photo`); with `start`/`end`
         (calendar dates, inclusive) only those days (a month of the calendar): every count
         then reads only the range's part of its index."""
-        span, bounds = " AND calendar_date BETWEEN ? AND ?", (start, end)
-        journal_span = " AND d.calendar_date BETWEEN ? AND ?"
+        return await self.db.execute_fn(lambda conn: _days_between(conn, user_id, start, end))
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            days: dict[str, dict[str, Any]] = {}
+    async def day_page(
+        self, user_id: str, *, before: str | None, limit: int
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """The newest `limit` days (as `days` gives them) before the date `before` (all
+        when None), and the date to ask `before` for the next page (None: no older day).
 
-            def day(date: str) -> dict[str, Any]:
-                return days.setdefault(
-                    date,
-                    {
-                        "date": date,
-                        "messages": 0,
-                        "user_messages": 0,
-                        "entry_id": None,
-                        "draft_id": None,
-                        "photos": 0,
-                        "photo": None,
-                    },
-                )
+        The page's range is found first from the days' dates alone (index-only reads of
+        the message log and the journal's days); only that range is counted. A journal
+        day that holds nothing (any more) takes a place in the range without being listed:
+        a page may hold fewer than `limit` days and still have a next one."""
 
-            # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
-            # one scan that reads each row's role.
-            for date, total in conn.execute(
-                "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ?"
-                + span
-                + " GROUP BY calendar_date",
-                (user_id, *bounds),
-            ):
-                day(date)["messages"] += total
-            for date, users in conn.execute(
-                "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
-                "role = 'user'" + span + " GROUP BY calendar_date",
-                (user_id, *bounds),
-            ):
-                day(date)["user_messages"] += users
-            scoped = (
-                "FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
-                "AND s.user_id = ?" + journal_span + " "
-            )
-            for date, total, users in conn.execute(
-                "SELECT d.calendar_date, COUNT(m.message_id), COUNT(CASE WHEN m.role = 'user' THEN 1 END) "
-                + scoped
-                + "JOIN journal_conversations c ON c.journal_day_id = d.day_id "
-                "JOIN journal_messages m ON m.conversation_id = c.conversation_id "
-                "GROUP BY d.calendar_date",
-                (user_id, *bounds),
-            ):
-                entry = day(date)
-                entry["messages"] += total
-                entry["user_messages"] += users or 0
-            for date, entry_id in conn.execute(
-                "SELECT d.calendar_date, e.entry_id " + scoped + "JOIN journal_entries e "
-                "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL",
-                (user_id, *bounds),
-            ):
-                day(date)["entry_id"] = entry_id
-            for date, draft_id in conn.execute(
-                "SELECT d.calendar_date, r.draft_id " + scoped + "JOIN journal_drafts r "
-                "ON r.journal_day_id = d.day_id AND r.status = 'current'",
-                (user_id, *bounds),
-            ):
-                day(date)["draft_id"] = draft_id
-            # The live entry's photos: how many, and one thumbnail for the day's cell.
-            for date, count, first in conn.execute(
-                "SELECT d.calendar_date, COUNT(*), MIN(m.asset_id) "
-                + scoped
-                + "JOIN journal_entries e ON e.journal_day_id = d.day_id "
-                "AND e.deleted_at IS NULL JOIN media_assets m ON m.entry_id = e.entry_id "
-                "GROUP BY d.calendar_date",
-                (user_id, *bounds),
-            ):
-                day(date).update(photos=count, photo=media_url(first, thumb=True))
-            return sorted(days.values(), key=lambda d: d["date"], reverse=True)
+        def read(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], str | None]:
+            end = before or AFTER_EVERY_DATE
+            dates = [
+                row[0] for row in conn.execute(_PAGE_DATES, (user_id, end, user_id, end, limit + 1))
+            ]
+            if not dates:
+                return [], None
+            window = dates[:limit]
+            found = _days_between(conn, user_id, window[-1], window[0])
+            return found, (window[-1] if len(dates) > limit else None)
 
         return await self.db.execute_fn(read)
 
@@ -674,3 +625,88 @@ def _draft_refs_of_day(
     if row is None or row[0] != day_id:
         raise Missing(f"no journal draft {draft_id!r} for {date}")
     return [(r["conversation_id"], r["message_id"]) for r in draft_refs(conn, draft_id)]
+
+
+_PAGE_DATES = (
+    "SELECT listed FROM (SELECT DISTINCT calendar_date AS listed FROM messages WHERE user_id = ? "
+    "AND calendar_date < ? UNION SELECT d.calendar_date FROM journal_days d "
+    "JOIN journal_spaces s ON s.space_id = d.space_id AND s.user_id = ? "
+    "WHERE d.calendar_date < ?) AS dates ORDER BY listed DESC LIMIT ?"
+)
+
+
+def _days_between(
+    conn: sqlite3.Connection, user_id: str, start: str, end: str
+) -> list[dict[str, Any]]:
+    """`JournalStore.days` on the reader thread: the days from `start` to `end`, newest first."""
+    span, bounds = " AND calendar_date BETWEEN ? AND ?", (start, end)
+    journal_span = " AND d.calendar_date BETWEEN ? AND ?"
+    days: dict[str, dict[str, Any]] = {}
+
+    def day(date: str) -> dict[str, Any]:
+        return days.setdefault(
+            date,
+            {
+                "date": date,
+                "messages": 0,
+                "user_messages": 0,
+                "entry_id": None,
+                "draft_id": None,
+                "photos": 0,
+                "photo": None,
+            },
+        )
+
+    # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
+    # one scan that reads each row's role.
+    for date, total in conn.execute(
+        "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ?"
+        + span
+        + " GROUP BY calendar_date",
+        (user_id, *bounds),
+    ):
+        day(date)["messages"] += total
+    for date, users in conn.execute(
+        "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
+        "role = 'user'" + span + " GROUP BY calendar_date",
+        (user_id, *bounds),
+    ):
+        day(date)["user_messages"] += users
+    scoped = (
+        "FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
+        "AND s.user_id = ?" + journal_span + " "
+    )
+    for date, total, users in conn.execute(
+        "SELECT d.calendar_date, COUNT(m.message_id), COUNT(CASE WHEN m.role = 'user' THEN 1 END) "
+        + scoped
+        + "JOIN journal_conversations c ON c.journal_day_id = d.day_id "
+        "JOIN journal_messages m ON m.conversation_id = c.conversation_id "
+        "GROUP BY d.calendar_date",
+        (user_id, *bounds),
+    ):
+        entry = day(date)
+        entry["messages"] += total
+        entry["user_messages"] += users or 0
+    for date, entry_id in conn.execute(
+        "SELECT d.calendar_date, e.entry_id " + scoped + "JOIN journal_entries e "
+        "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL",
+        (user_id, *bounds),
+    ):
+        day(date)["entry_id"] = entry_id
+    for date, draft_id in conn.execute(
+        "SELECT d.calendar_date, r.draft_id " + scoped + "JOIN journal_drafts r "
+        "ON r.journal_day_id = d.day_id AND r.status = 'current'",
+        (user_id, *bounds),
+    ):
+        day(date)["draft_id"] = draft_id
+    # The live entry's photos: how many, and one thumbnail for the day's cell.
+    for date, count, first in conn.execute(
+        "SELECT d.calendar_date, COUNT(*), MIN(m.asset_id) "
+        + scoped
+        + "JOIN journal_entries e ON e.journal_day_id = d.day_id "
+        "AND e.deleted_at IS NULL JOIN media_assets m ON m.entry_id = e.entry_id "
+        "GROUP BY d.calendar_date",
+        (user_id, *bounds),
+    ):
+        day(date).update(photos=count, photo=media_url(first, thumb=True))
+    return sorted(days.values(), key=lambda d: d["date"], reverse=True)

@@ -21,7 +21,10 @@ occur ("Leipzig" finds "Leipziger"); the terms are quoted, so FTS5's syntax char
 query are plain text. A query without such a term (only stopwords, only punctuation) is
 looked up as it stands, one phrase: a substring. One shorter than three characters, which
 the trigram index cannot look up, is matched as a substring of the pair's texts, newest
-first, reading rows until the page is full.
+first, reading rows until the page is full — or refused (`ScanTooLong`) past its budget of rows.
+
+One module: the two sources' queries and their one merged order, which every read (a page,
+a search, its scan budget) shares.
 """
 
 from __future__ import annotations
@@ -200,11 +203,32 @@ def _import_line(row: sqlite3.Row | tuple[Any, ...]) -> Line:
     )
 
 
-def _containing(rows: Iterator[tuple[Any, ...]], needle: str, column: int) -> Iterator[Any]:
-    """The rows whose text (at `column`) contains `needle`, casefolded; all when it is ""."""
+class ScanTooLong(RefusedKind):
+    """A substring search would read more rows than its budget; the message says what to do."""
+
+    STATUS, CODE = 422, "search_too_broad"
+
+
+def _containing(
+    rows: Iterator[tuple[Any, ...]], needle: str, column: int, budget: int | None = None
+) -> Iterator[Any]:
+    """The rows whose text (at `column`) contains `needle`, casefolded; all when it is "".
+    With `budget`, `ScanTooLong` once more than that many rows were read."""
     if not needle:
         return rows
+    if budget is not None:
+        rows = _within(rows, budget)
     return (row for row in rows if needle in row[column].casefold())
+
+
+def _within(rows: Iterator[tuple[Any, ...]], budget: int) -> Iterator[tuple[Any, ...]]:
+    for count, row in enumerate(rows, 1):
+        if count > budget:
+            raise ScanTooLong(
+                f"a search of fewer than {TRIGRAM} letters reads every line, and this history "
+                f"has more than {budget} (setting search_scan_rows): search for a longer text"
+            )
+        yield row
 
 
 # SQLite's FTS5 indexes of the two sources (migration m008), as `dialect.contains_all` names them.
@@ -223,6 +247,7 @@ def _log_rows(
     match: Sequence[str] = (),
     needle: str = "",
     limit: int | None = None,
+    budget: int | None = None,
 ) -> Iterator[Line]:
     where, params = _bound(("calendar_date", "created", "id"), _RANK_LOG, key, op)
     if match:
@@ -242,7 +267,7 @@ def _log_rows(
         _log_line(
             conn.execute(f"{_LOG_COLUMNS} AND id = ?", (user_id, character_id, row[0])).fetchone()
         )
-        for row in _containing(scan, needle, 1)
+        for row in _containing(scan, needle, 1, budget)
     )
 
 
@@ -256,6 +281,7 @@ def _import_rows(
     match: Sequence[str] = (),
     needle: str = "",
     limit: int | None = None,
+    budget: int | None = None,
 ) -> Iterator[Line]:
     at = _import_at(conn)
     where, params = _bound(("d.calendar_date", at, "m.rowid"), _RANK_IMPORT, key, op)
@@ -269,7 +295,7 @@ def _import_rows(
         f"m.rowid{order}" + (" LIMIT ?" if limit is not None else "")
     )
     args = (user_id, *params) + ((limit,) if limit is not None else ())
-    return map(_import_line, _containing(conn.execute(sql, args), needle, 3))
+    return map(_import_line, _containing(conn.execute(sql, args), needle, 3, budget))
 
 
 def _merged(
@@ -283,6 +309,7 @@ def _merged(
     match: Sequence[str] = (),
     needle: str = "",
     limit: int | None = None,
+    budget: int | None = None,
 ) -> Iterator[Line]:
     """Both sources in one order; with `limit`, each source reads at most that many rows;
     with `needle`, only rows whose text contains it (checked before a line is made of it)."""
@@ -297,8 +324,19 @@ def _merged(
             match=match,
             needle=needle,
             limit=limit,
+            budget=budget,
         ),
-        _import_rows(conn, user_id, key, op, newest_first, match=match, needle=needle, limit=limit),
+        _import_rows(
+            conn,
+            user_id,
+            key,
+            op,
+            newest_first,
+            match=match,
+            needle=needle,
+            limit=limit,
+            budget=budget,
+        ),
         key=lambda line: line.key,
         reverse=newest_first,
     )
@@ -375,9 +413,11 @@ def search(
     *,
     limit: int,
     before: Key | None = None,
+    budget: int | None = None,
 ) -> tuple[list[Line], str | None]:
     """The lines that match `query`, newest first, and the cursor of the next page (None:
-    no more)."""
+    no more). `budget`: the most rows each source's substring scan reads (a query the index
+    cannot look up), else `ScanTooLong`."""
     match = match_all(query)
     needle = query.strip().casefold()
     if not match and len(needle) >= TRIGRAM:
@@ -387,7 +427,9 @@ def search(
             conn, user_id, character_id, before, "<", True, match=match, limit=limit + 1
         )
     elif needle:
-        lines = _merged(conn, user_id, character_id, before, "<", True, needle=needle)
+        lines = _merged(
+            conn, user_id, character_id, before, "<", True, needle=needle, budget=budget
+        )
     else:
         return [], None
     hits, more = _take(lines, limit)

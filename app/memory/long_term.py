@@ -274,7 +274,9 @@ class LongTermMemory:
                 )
             ]
 
-        return await self.db.execute_fn(read)
+        # A search runs on the search lane: the ordinary reads never wait behind searches.
+        run = self.db.execute_search_fn if terms else self.db.execute_fn
+        return await run(read)
 
     async def get(self, user_id: str, character_id: str, memory_id: str) -> Memory | None:
         def read(conn: sqlite3.Connection) -> Memory | None:

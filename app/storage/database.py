@@ -3,7 +3,9 @@
 Every write goes through `execute_write_fn`, which runs on a single dedicated thread with
 the one write connection, inside a transaction: a process's writes never interleave and never
 block the event loop. Reads run on a small pool of threads, each with its own connection
-(SQLite: read-only, WAL lets them proceed while a write is in flight; PostgreSQL: autocommit).
+(SQLite: read-only, WAL lets them proceed while a write is in flight; PostgreSQL: autocommit);
+searches, which may scan much, run on a lane of threads of their own (`execute_search_fn`), so
+they never hold up the ordinary reads.
 Across processes (PostgreSQL only: a data dir's SQLite belongs to one process, under its lock)
 the server's transactions keep writes apart. A long read (an export) is `read_stream`ed: a
 generator over a read-only connection of its own, each of its items made on a reader thread in
@@ -46,6 +48,9 @@ from app.storage.migrations import apply_migrations
 
 T = TypeVar("T")
 READ_THREADS = 2
+# Searches (a substring scan reads a whole history) run on a lane of their own: however many
+# are waiting, the ordinary reads (a history page, the journal) never queue behind them.
+SEARCH_THREADS = 2
 STREAM_ROWS = 500  # the rows a streamed query (`stream_rows`) holds at once on PostgreSQL
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -114,6 +119,9 @@ class Database:
         self.url: str | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="db-writer")
         self._readers = ThreadPoolExecutor(max_workers=READ_THREADS, thread_name_prefix="db-reader")
+        self._searchers = ThreadPoolExecutor(
+            max_workers=SEARCH_THREADS, thread_name_prefix="db-search"
+        )
         self._write_conn: Any = None
         self._local = threading.local()
         self._read_conns: list[Any] = []
@@ -161,7 +169,14 @@ class Database:
 
     async def execute_fn(self, fn: Callable[[Any], T]) -> T:
         """Run a read `fn(conn)` on a reader thread."""
+        return await self._read_on(self._readers, fn)
 
+    async def execute_search_fn(self, fn: Callable[[Any], T]) -> T:
+        """Run a search `fn(conn)` (a read that may scan much) on the search lane's
+        threads, never on the readers `execute_fn` uses."""
+        return await self._read_on(self._searchers, fn)
+
+    async def _read_on(self, threads: ThreadPoolExecutor, fn: Callable[[Any], T]) -> T:
         def _run() -> T:
             conn = getattr(self._local, "conn", None)
             if conn is None:
@@ -172,7 +187,7 @@ class Database:
                 conn = self._local.conn = fresh
             return fn(conn)
 
-        return await asyncio.get_running_loop().run_in_executor(self._readers, _run)
+        return await asyncio.get_running_loop().run_in_executor(threads, _run)
 
     async def read_stream(
         self, produce: Callable[[Connection], Iterator[T]]
@@ -227,6 +242,7 @@ class Database:
 
         await loop.run_in_executor(self._writer, _close_writer)
         self._readers.shutdown(wait=True)
+        self._searchers.shutdown(wait=True)
         for conn in self._read_conns:
             conn.close()
         self._writer.shutdown(wait=True)

@@ -61,6 +61,7 @@ from app.api.app_keys import (
     REMINDER_CLOCK,
     REMINDERS,
     RUNTIME,
+    SEARCHES,
     SESSION,
     SETTINGS,
     SHORT_TERM,
@@ -70,6 +71,7 @@ from app.api.errors import error_middleware
 from app.api.middleware import auth_middleware_factory
 from app.api.request_log import request_log_middleware
 from app.api.routes import setup_routes
+from app.api.searches import SearchLimiter
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook
@@ -536,6 +538,8 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     )
     app[SETTINGS] = settings
     app[ADMISSION] = RoundAdmission()
+    # One limiter for every route that searches (history, memories): each user's searches.
+    app[SEARCHES] = SearchLimiter()
     if local_token:
         app[LOCAL_TOKEN] = local_token
     # The one place the characters in use are chosen (tests may replace them, and the

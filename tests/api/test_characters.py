@@ -296,3 +296,69 @@ async def test_a_shared_characters_jpeg_is_served_as_it_is_and_copied_as_a_png(c
     assert copied["picture"] is not None
     # The shared one stays as it was for everyone.
     assert (folder / "mira.toml").read_text(encoding="utf-8").endswith('picture = "mira.jpg"\n')
+
+
+async def test_after_an_edit_the_list_reads_only_the_edited_card_again(client, data_dir):
+    """The book keeps each definition as it was read, by its files' identity (name, time,
+    size, inode): an edit of one character reads that one file again, not every card."""
+    from app.api.app_keys import CHARACTER_STORE
+
+    for name in ("Lena", "Mara", "Jonas"):
+        made = await client.post("/api/characters", json={**LENA, "name": name}, headers=AUTH)
+        assert made.status == 201, await made.text()
+    book = client.server.app[CHARACTER_STORE].book
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert [c["id"] for c in listed] == ["nova", "jonas", "lena", "mara"]  # by file name
+    before = book.files_read
+    again = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert again == listed and book.files_read == before  # nothing changed: nothing read
+
+    changed = await client.put(
+        "/api/characters/mara",
+        headers=AUTH,
+        json={**LENA, "name": "Mara", "greeting": "Moin {{user}}!"},
+    )
+    assert changed.status == 200, await changed.text()
+    before = book.files_read
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert book.files_read == before + 1  # only mara.toml
+    assert {c["id"]: c.get("greeting") for c in listed if c["id"] != "nova"} == {
+        "lena": "Hi you! Coffee?",
+        "mara": "Moin you!",
+        "jonas": "Hi you! Coffee?",
+    }
+    deleted = await client.delete("/api/characters/jonas", headers=AUTH)
+    assert deleted.status == 204
+    before = book.files_read
+    listed = await (await client.get("/api/characters", headers=AUTH)).json()
+    assert [c["id"] for c in listed] == ["nova", "lena", "mara"] and book.files_read == before
+
+
+def big_card(size: int) -> bytes:
+    """A JSON V2 card of about `size` bytes: a lorebook of 2 000 entries, as the largest real
+    cards carry."""
+    entries = [{"keys": [f"ort{n}"], "content": "", "id": n} for n in range(2000)]
+    card = {"spec": "chara_card_v2", "spec_version": "2.0",
+            "data": {"name": "Archiv", "description": "Ein Archivar.", "first_mes": "Hallo.",
+                     "character_book": {"entries": entries}}}
+    filler = size - len(json.dumps(card))
+    for entry in entries:
+        entry["content"] = "x" * (filler // len(entries))
+    raw = json.dumps(card).encode()
+    return raw + b" " * (size - len(raw))  # JSON allows the trailing white space
+
+
+async def test_a_card_up_to_eight_mib_imports_and_a_larger_one_is_413(client, data_dir):
+    """The default limit fits the largest real cards (a few MB) with room; the card is read
+    in a process of its own (app.characters.apart), and the import answers as before."""
+    limit = 8 * 1024 * 1024
+    largest = big_card(limit)
+    assert len(largest) == limit
+    made = await client.post("/api/characters/import?id=archiv", data=largest, headers=AUTH)
+    assert made.status == 201, await made.text()
+    assert (await made.json())["character"]["lore_entries"] == 2000
+    too_big = await client.post("/api/characters/import?id=archiv2", data=largest + b" ",
+                                headers=AUTH)
+    assert too_big.status == 413
+    assert (await too_big.json())["error"]["code"] == "too_large"
+    assert own_files(data_dir) == ["archiv.card.json", "archiv.toml"]

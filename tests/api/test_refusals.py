@@ -10,6 +10,7 @@ import ast
 import pytest
 from aiohttp import web
 
+from app.api.searches import TooManySearches
 from app.auth.credentials import LoginBackoff
 from app.backup.service import BackupBusy
 from app.characters.book import CharacterError
@@ -21,7 +22,7 @@ from app.core.refusal import Refused, RefusedKind
 from app.core.settings import SettingsError
 from app.journal.jobs import NoUserSources
 from app.journal.media import MediaRefused
-from app.memory.history import InvalidCursor
+from app.memory.history import InvalidCursor, ScanTooLong
 from app.memory.reminders import DueTimeError, DueTimeRefused, ReminderMissing, TooManyReminders
 from app.profiles.governance import PortableError
 from app.profiles.writing.package import ResultInvalid
@@ -122,6 +123,18 @@ KINDS = {
         "too_many_reminders",
         "at most 3 reminders may be pending per character",
     ),
+    "search_too_broad": (
+        ScanTooLong("this history has more than 5 lines: search for a longer text"),
+        422,
+        "search_too_broad",
+        "this history has more than 5 lines: search for a longer text",
+    ),
+    "too_many_searches": (
+        TooManySearches("6 of your searches are running or waiting", {"Retry-After": "1"}),
+        429,
+        "too_many_searches",
+        "6 of your searches are running or waiting",
+    ),
     "login_backoff": (
         LoginBackoff(7),
         429,
@@ -129,7 +142,11 @@ KINDS = {
         "too many failed logins; try again in 7 s",
     ),
 }
-HEADERS = {"login_backoff": {"Retry-After": "7"}}  # a kind's headers, answered with it
+# A kind's headers, answered with it.
+HEADERS = {
+    "login_backoff": {"Retry-After": "7"},
+    "too_many_searches": {"Retry-After": "1"},
+}
 
 
 def refused_kinds() -> set[type[Refused]]:

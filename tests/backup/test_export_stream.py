@@ -261,7 +261,7 @@ async def test_an_export_that_breaks_mid_stream_is_cut_off_and_the_server_goes_o
             assert response.status == 200
             with pytest.raises(aiohttp.ClientPayloadError):
                 await response.read()
-    [broken] = [r for r in caplog.records if r.name == "app.api.backups"]
+    [broken] = [r for r in caplog.records if r.name == "app.api.downloads"]
     assert "broken off" in broken.getMessage() and broken.exc_info is not None
     assert getattr(broken, "fields")["filename"] == f"novaberg-chat.{fmt}"
 

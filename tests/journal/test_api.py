@@ -632,6 +632,10 @@ async def test_entries_versions_trash_and_export(client):
     ("GET", "/api/journal/drafts/nope", None, 404, "not_found"),
     ("GET", "/api/journal/days/2026-13-01", None, 400, "invalid_date"),
     ("GET", "/api/journal/export?format=pdf", None, 400, "invalid_format"),
+    ("GET", "/api/journal/days?limit=0", None, 400, "invalid_limit"),
+    ("GET", "/api/journal/days?limit=1001", None, 400, "invalid_limit"),
+    ("GET", "/api/journal/days?limit=%D9%A3", None, 400, "invalid_limit"),
+    ("GET", "/api/journal/days?before=gestern", None, 400, "invalid_date"),
     ("POST", f"/api/journal/days/{DATE}/drafts", {"conversation_ids": "x"}, 400,
      "invalid_request"),
 ])
@@ -640,6 +644,34 @@ async def test_bad_journal_requests_get_the_error_shape(client, method, path, bo
     answer = await call(client, method, path, status, json=body)
     assert answer["error"]["code"] == code
     assert await call(client, "GET", "/api/journal/days") == []
+
+
+async def test_the_days_are_paged_newest_first_by_a_date_cursor(client):
+    """`GET /api/journal/days` pages by `limit` and `before`; a `Link` header names the next
+    page while there are older days; without parameters a client sees up to a year of days
+    as the same list as before."""
+    dates = ["2026-01-05", "2026-02-01", "2026-02-02", "2026-03-10", "2026-04-01"]
+    for date in dates:
+        await call(client, "POST", "/api/journal/entries", 201, json={"date": date, "text": date})
+    newest_first = sorted(dates, reverse=True)
+    everything = await call(client, "GET", "/api/journal/days")
+    assert [d["date"] for d in everything] == newest_first
+    assert all(d["entry_id"] for d in everything)
+
+    seen, path, pages = [], "/api/journal/days?limit=2", 0
+    while path:
+        response = await client.get(path, headers=AUTH)
+        assert response.status == 200
+        page = await response.json()
+        assert len(page) <= 2
+        seen += page
+        pages += 1
+        link = response.headers.get("Link")
+        path = link.split(">", 1)[0].lstrip("<") if link else None
+    assert pages == 3 and seen == everything
+    older = await call(client, "GET", "/api/journal/days?before=2026-02-02")
+    assert [d["date"] for d in older] == ["2026-02-01", "2026-01-05"]
+    assert await call(client, "GET", "/api/journal/days?before=2026-01-05") == []
 
 
 async def test_the_journal_needs_auth(client):

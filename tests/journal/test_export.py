@@ -192,3 +192,33 @@ async def test_the_one_file_markdown_export_speaks_the_users_language(make_setti
         assert (await response.json())["error"]["code"] == code
     chat = await client.get("/api/exports/chat?format=md&per=entry", headers=AUTH)
     assert chat.status == 400 and (await chat.json())["error"]["code"] == "invalid_export"
+
+
+async def test_the_journals_own_export_is_streamed_with_the_same_bytes(make_settings,
+                                                                       aiohttp_client):
+    """`GET /api/journal/export` goes out in chunks (chunked transfer, read row by row on a
+    reader thread); its bytes are what the whole-journal serialisers give."""
+    from app.api.app_keys import DB
+    from app.journal import export
+    from app.journal.store import JournalStore
+
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    await make_entries(client)
+    gone = await client.post("/api/journal/entries", json={"date": "2026-03-03", "text": "Weg."},
+                             headers=AUTH)
+    deleted = await client.delete(f"/api/journal/entries/{(await gone.json())['entry_id']}",
+                                  headers=AUTH)
+    assert deleted.status == 204
+    entries = await JournalStore(client.server.app[DB]).entries("local", deleted=False)
+    assert [e["date"] for e in entries] == ["2026-03-01", "2026-03-02"]
+    for fmt, whole, content_type in (
+            ("json", json.dumps(export.as_json(entries)), "application/json"),
+            ("md", export.as_markdown(entries), "text/markdown")):
+        response = await client.get(f"/api/journal/export?format={fmt}", headers=AUTH)
+        assert response.status == 200
+        assert response.headers["Transfer-Encoding"] == "chunked"
+        assert response.content_type == content_type and response.charset == "utf-8"
+        assert response.headers["Content-Disposition"] == f'attachment; filename="journal.{fmt}"'
+        assert await response.text() == whole
+    assert "Ich war mit Anna im Park." in whole and "Weg." not in whole
