@@ -17,11 +17,11 @@ from urllib.parse import urlsplit
 
 from app.core.settings import SettingsError
 
-FLAG_SECRET_WARNING = (
+ARGV_FLAG_WARNING = (
     "novaberg: warning: --token is readable by every local user (ps, /proc/PID/cmdline); "
     "use NOVABERG_TOKEN, secrets.toml (mode 0600) or --token-file instead"
 )
-URL_SECRET_WARNING = (
+ARGV_URL_WARNING = (
     "novaberg: warning: the password in --database-url is readable by every local user "
     "(ps, /proc/PID/cmdline); use NOVABERG_DATABASE_URL, or PGPASSWORD / ~/.pgpass instead"
 )
@@ -31,10 +31,10 @@ def secret_flags(flags: dict[str, Any], token_file: str | None, stdin: TextIO) -
     """`flags` with the token of `token_file` added; warns on stderr for each secret that
     came as an argument. `SettingsError` for a token file others may read, or an empty one."""
     if flags.get("token") is not None:
-        print(FLAG_SECRET_WARNING, file=sys.stderr)
+        print(ARGV_FLAG_WARNING, file=sys.stderr)
     url = flags.get("database_url")
     if url is not None and _has_password(url):
-        print(URL_SECRET_WARNING, file=sys.stderr)
+        print(ARGV_URL_WARNING, file=sys.stderr)
     if token_file is None:
         return flags
     if flags.get("token") is not None:

@@ -10,25 +10,31 @@ import os
 import pytest
 
 from app.core.settings import SettingsError
-from app.wiring.secret_args import URL_SECRET_WARNING, FLAG_SECRET_WARNING, read_token_file
+from app.wiring.secret_args import ARGV_URL_WARNING, ARGV_FLAG_WARNING, read_token_file
 from tests.procs import AppProcess, http
 from tests.wiring.test_cli import run_cli
 
 
 def test_token_as_an_argument_warns_in_one_line(tmp_path):
     out = run_cli("--token", "argv-token-123", "token", "list", "--data-dir", str(tmp_path))
-    assert out.stderr.splitlines()[0] == FLAG_SECRET_WARNING
+    assert out.stderr.splitlines()[0] == ARGV_FLAG_WARNING
     assert "argv-token-123" not in out.stderr
 
 
 def test_database_url_with_password_warns_and_never_shows_it(tmp_path):
     url = "postgresql://nova:hunter2secret@127.0.0.1:1/nova"
     out = run_cli("--database-url", url, "token", "list", "--data-dir", str(tmp_path))
-    assert URL_SECRET_WARNING in out.stderr.splitlines()
+    assert ARGV_URL_WARNING in out.stderr.splitlines()
     assert "hunter2secret" not in out.stderr
-    quiet = run_cli("--database-url", "postgresql://nova@127.0.0.1:1/nova", "token", "list",
-                    "--data-dir", str(tmp_path))
-    assert URL_SECRET_WARNING not in quiet.stderr
+    quiet = run_cli(
+        "--database-url",
+        "postgresql://nova@127.0.0.1:1/nova",
+        "token",
+        "list",
+        "--data-dir",
+        str(tmp_path),
+    )
+    assert ARGV_URL_WARNING not in quiet.stderr
 
 
 def test_token_file_readable_by_others_is_refused_in_one_line(tmp_path):
@@ -59,4 +65,4 @@ def test_server_started_with_token_file_answers_that_token_and_does_not_warn(tmp
         assert http("GET", app.url + "/api/me", token="other-token-789")[0] == 401
     finally:
         app.stop()
-    assert FLAG_SECRET_WARNING not in app.output()
+    assert ARGV_FLAG_WARNING not in app.output()
