@@ -42,7 +42,7 @@ from app.llm.choice import ModelChoice
 
 log = logging.getLogger(__name__)
 
-UNSET: Any = msgspec.UNSET
+UNSET = msgspec.UNSET
 SECRET_FILE_MODE = 0o600
 # Sources that beat config.toml at the next start (see app.core.settings.load_settings).
 _FIXED_SOURCES = ("flag", "env ")

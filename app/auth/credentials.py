@@ -427,8 +427,8 @@ class Auth:
         return _text(await self.redis.get(keys.auth_session(session_id)))
 
 
-def _text(value: object) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value  # type: ignore[return-value]
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 _DUMMY_HASH = hash_password(secrets.token_hex(8))

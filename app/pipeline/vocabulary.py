@@ -210,11 +210,11 @@ class Event(msgspec.Struct, Generic[Payload], kw_only=True):
 
     @property
     def turn_id(self) -> str | None:
-        return self.payload.turn_id or None  # type: ignore[attr-defined]
+        return self.payload.turn_id or None  # type: ignore[attr-defined]  # a type variable; every EventPayload has it
 
     @property
     def message_ids(self) -> list[str]:
-        return list(self.payload.message_ids)  # type: ignore[attr-defined]
+        return list(self.payload.message_ids)  # type: ignore[attr-defined]  # a type variable; every EventPayload has it
 
     @property
     def origin(self) -> ResponseOrigin:

@@ -109,7 +109,7 @@ class TurnRecord(msgspec.Struct, kw_only=True):
 
     def machine(self, max_attempts: int) -> TurnLifecycle:
         return build_machine(
-            self.initiator,  # type: ignore[arg-type]
+            self.initiator,  # type: ignore[arg-type]  # read back leniently as text (see the class)
             state=self.state,
             attempts=self.attempts,
             max_attempts=max_attempts,

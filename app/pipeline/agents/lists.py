@@ -41,12 +41,12 @@ from app.memory.lists import (
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
-from app.pipeline.schemas import ListCommand
+from app.pipeline.schemas import AgentName, ListCommand
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
-AGENT = "lists"
+AGENT: AgentName = "lists"
 
 
 @dataclass(frozen=True, slots=True)
