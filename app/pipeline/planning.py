@@ -20,7 +20,6 @@ from app.core.clock import zone_named
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
-from app.memory.lists import ListStore
 from app.memory.long_term import Memory
 from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text
@@ -72,7 +71,7 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
 async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
     """The pair's lists and open reminders as the agents' prompts show them."""
     existing, waiting = await asyncio.gather(
-        ListStore(ctx.services.redis, state.user_id, state.character_id).all(),
+        ctx.services.lists.of(state.user_id, state.character_id).all(),
         ctx.services.reminders.pending(state.user_id, state.character_id),
     )
     zone = zone_named(ctx.settings.timezone)

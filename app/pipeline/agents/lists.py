@@ -33,7 +33,6 @@ from app.core.log import fields
 from app.memory.lists import (
     ListChange,
     ListEdit,
-    ListStore,
     NamedList,
     normalize,
     preview,
@@ -58,7 +57,7 @@ class Target:
 async def run(
     ctx: NodeContext, state: Path2State, task: str, pending: AgentContext | None
 ) -> AgentResult:
-    store = ListStore(ctx.services.redis, state.user_id, state.character_id)
+    store = ctx.services.lists.of(state.user_id, state.character_id)
     existing = await store.all()
     b = ctx.blocks
     command: ListCommand = await ctx.ask_struct(
