@@ -408,6 +408,10 @@ WAITING = "tests.waiting"  # `until`: the one bounded poll
 # Where the tests sleep for a fixed time beside it, each with why: none of these waits for
 # something the app does.
 FIXED_TIMES = {
+    ("tests.api.test_front_line", "drip"):
+        "a slow-loris client: a header byte at a fixed pace, so the head's deadline passes",
+    ("tests.api.test_front_line", "test_a_kept_alive_connection_may_pause_between_requests"):
+        "a real-time pause between requests, under the head's deadline each, over it in sum",
     ("tests.procs", "wait_for"):
         "`until`'s counterpart for code outside an event loop (app processes, the browser)",
     ("tests.fakemodel", "_metadata_fault"): "the fake model's scripted latency, not a wait",

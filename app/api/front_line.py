@@ -9,17 +9,26 @@ aio-libs/aiohttp#3287), so `FrontLineRunner` — the `web.AppRunner` the CLI ser
 builds its connections with `FrontLineHandler`, whose `handle_error` answers in the design §9
 error shape with the security headers, never echoes the input, and logs one line (the error's
 kind and the client, never the bytes).
+
+aiohttp has no header read timeout: a connection that sends its request head a byte at a
+time is held until the keep-alive timeout (an hour by default). `FrontLineHandler` gives the
+head a deadline (setting `header_timeout`), armed when the connection opens and when the
+first byte of a next request arrives on a kept-alive one, disarmed by a whole head; a
+connection past it is closed with one log line.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from typing import Any
 
 from aiohttp import web
 from aiohttp.http_exceptions import BadHttpMethod
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
+from app.api.app_keys import SETTINGS
 from app.api.errors import default_code, error_response
 from app.api.pages import SECURITY_HEADERS, SERVER_NAME
 from app.core.log import fields
@@ -34,7 +43,47 @@ _MESSAGES = {
 
 
 class FrontLineHandler(RequestHandler):
-    """aiohttp's connection protocol, with its error answer in the app's shape."""
+    """aiohttp's connection protocol, with its error answer in the app's shape and a deadline
+    for each request's head."""
+
+    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout = header_timeout
+        self._head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        self._arm_head_deadline()
+
+    def data_received(self, data: bytes) -> None:
+        heads = self._request_count
+        waiting = self._waiter is not None  # between requests: these bytes begin a head
+        if self._head_deadline is None and waiting and not self._upgraded:
+            self._arm_head_deadline()
+        super().data_received(data)
+        if self._request_count > heads and self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def connection_lost(self, exc: BaseException | None) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+        super().connection_lost(exc)
+
+    def _arm_head_deadline(self) -> None:
+        self._head_deadline = self._loop.call_later(self._header_timeout, self._head_too_slow)
+
+    def _head_too_slow(self) -> None:
+        self._head_deadline = None
+        if self.transport is None:
+            return
+        peer = self.transport.get_extra_info("peername")
+        log.warning(
+            "connection closed: no whole request head in time",
+            extra=fields(client=str(peer[0]) if peer else None, seconds=self._header_timeout),
+        )
+        self.force_close()
 
     def handle_error(
         self,
@@ -74,8 +123,14 @@ class FrontLineHandler(RequestHandler):
 
 
 class FrontLineServer(web.Server):
+    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout = header_timeout
+
     def __call__(self) -> RequestHandler:
-        return FrontLineHandler(self, loop=self._loop, **self._kwargs)
+        return FrontLineHandler(
+            self, loop=self._loop, header_timeout=self._header_timeout, **self._kwargs
+        )
 
 
 class FrontLineRunner(web.AppRunner):
@@ -88,5 +143,6 @@ class FrontLineRunner(web.AppRunner):
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
             loop=made._loop,  # noqa: SLF001 - aiohttp keeps the server's arguments private
+            header_timeout=self.app[SETTINGS].header_timeout,
             **made._kwargs,  # noqa: SLF001 - the same server, only of our class
         )

@@ -14,7 +14,6 @@ searched, corrected and forgotten by the user.
 from __future__ import annotations
 
 import contextlib
-import re
 
 import msgspec
 from aiohttp import web
@@ -24,9 +23,9 @@ from app.api.app_keys import LONG_TERM, REDIS, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
+from app.memory.long_term import MEMORY_ID
 from app.memory.pixie_queue import PixieQueue
 
-_MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 _TRUE = {"1", "true", "yes"}
 _FALSE = {"", "0", "false", "no"}
 
@@ -37,7 +36,7 @@ class MemoryEdit(msgspec.Struct, forbid_unknown_fields=True):
 
 def _memory_id(request: web.Request) -> str:
     memory_id = request.match_info["memory_id"]
-    if not _MEMORY_ID.fullmatch(memory_id):
+    if not MEMORY_ID.fullmatch(memory_id):
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
     return memory_id
 

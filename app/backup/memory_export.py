@@ -8,7 +8,10 @@ kept — `memory_id`, `character_id`, `text`, `kind`, `importance`, `created_at`
 memory that corrected it, or null) and `calendar_date` (the day it was first told, in the
 user's zone). `from`/`to` select by that day. An import adds the memories whose id is not
 there yet (the FTS index follows through the table's triggers) and skips the others; a
-memory forgotten here comes back only if an export that holds it is imported.
+memory forgotten here comes back only if an export that holds it is imported. A `memory_id`
+must be of the shape the app makes and its routes take (`long_term.MEMORY_ID`, 32 lowercase
+hex digits): one of another shape could be stored but never edited or forgotten by itself,
+so the import is refused, naming it.
 
 Markdown: one heading per character, each memory with its date and kind; a corrected one
 names its correction.
@@ -36,7 +39,7 @@ from app.backup.exports import (
     require_text,
 )
 from app.core.clock import calendar_date
-from app.memory.long_term import KINDS, insert_memory
+from app.memory.long_term import KINDS, MEMORY_ID, insert_memory
 from app.storage.connection import Connection
 from app.storage.database import stream_rows
 
@@ -169,6 +172,8 @@ def _in_range(day: str, query: ExportQuery) -> bool:
 def _check(memory: ExportedMemory, target: ImportTarget) -> None:
     where = f"memory {memory.memory_id[:64]!r}"
     require_key(where, memory_id=memory.memory_id, character_id=memory.character_id)
+    if not MEMORY_ID.fullmatch(memory.memory_id):
+        raise ExportError(f"{where}: memory_id is not 32 lowercase hex digits")
     require_text(where, memory.text)
     require_character(where, memory.character_id, target)
     if memory.kind not in KINDS:

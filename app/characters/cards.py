@@ -1,7 +1,8 @@
 """Character cards in and out (design §11): Character Card V2 (`chara_card_v2`) and V3
 (`chara_card_v3`), as JSON or embedded base64 in a PNG `tEXt` chunk (`chara` for V2, `ccv3`
 for V3; a PNG with both is read from `ccv3`). V1 cards (the fields at the top, no `spec`)
-are read as well.
+are read as well. A V3 PNG export carries the V2 view in `chara` beside its `ccv3` (as
+SillyTavern writes it): many readers still know only `chara`.
 
 The mapping (docs/characters.md says the same):
 
@@ -390,11 +391,18 @@ def card_json(definition: CharacterDefinition, spec: Spec) -> bytes:
 
 
 def card_png(definition: CharacterDefinition, spec: Spec, picture: bytes | None) -> bytes:
-    """The card embedded in the picture (or a placeholder) as a base64 `tEXt` chunk."""
-    _, _, chunk = SPECS[spec]
-    payload = json.dumps(card_document(definition, spec), ensure_ascii=False).encode()
+    """The card embedded in the picture (or a placeholder) as base64 `tEXt` chunks: V2 in
+    `chara`; V3 in `ccv3`, after the V2 view in `chara` (the V2 export's chunk) for readers
+    that know only V2 — ours reads `ccv3` when both are there."""
+    written: tuple[Spec, ...] = ("v2", "v3") if spec == "v3" else ("v2",)
+    chunks = {SPECS[each][2]: _base64_card(definition, each) for each in written}
     image = picture if picture is not None else pictures.placeholder(definition.id)
-    return pictures.with_text_chunk(image, chunk, base64.b64encode(payload).decode("ascii"))
+    return pictures.with_text_chunks(image, chunks)
+
+
+def _base64_card(definition: CharacterDefinition, spec: Spec) -> str:
+    payload = json.dumps(card_document(definition, spec), ensure_ascii=False).encode()
+    return base64.b64encode(payload).decode("ascii")
 
 
 def check_exportable(spec: str, fmt: str) -> tuple[Spec, str]:

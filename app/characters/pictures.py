@@ -6,7 +6,7 @@ when there is none, and the PNG text chunks a character card travels in.
   EXIF data (a phone photo's GPS position) or anything else the file carried;
 - `thumbnail(path, size)`: the picker's small version;
 - `placeholder(seed)`: a plain picture for a card of a character without one;
-- `text_chunks(raw)` / `with_text_chunk(png, key, value)`: read and write `tEXt` chunks.
+- `text_chunks(raw)` / `with_text_chunks(png, chunks)`: read and write `tEXt` chunks.
 
 Every function is blocking (decoding an image takes milliseconds): the API calls them in a
 worker thread. A file Pillow cannot read, a format not listed, or an image of more than
@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+from collections.abc import Mapping
 from pathlib import Path
 
 from PIL import Image, PngImagePlugin, UnidentifiedImageError
@@ -122,9 +123,11 @@ def text_chunks(raw: bytes) -> dict[str, str]:
     return {key: str(value) for key, value in chunks.items()}
 
 
-def with_text_chunk(png: bytes, key: str, value: str) -> bytes:
-    """`png` (a stored picture) with one `tEXt` chunk `key` holding `value` (ASCII)."""
+def with_text_chunks(png: bytes, chunks: Mapping[str, str]) -> bytes:
+    """`png` (a stored picture) with a `tEXt` chunk for each key of `chunks` holding its value
+    (ASCII), in the mapping's order."""
     image = _loaded(_open(png))
     info = PngImagePlugin.PngInfo()
-    info.add_text(key, value)  # tEXt, never compressed: card readers expect tEXt
+    for key, value in chunks.items():
+        info.add_text(key, value)  # tEXt, never compressed: card readers expect tEXt
     return _png(image, info)

@@ -217,6 +217,12 @@ class Settings:
         "Messages one user may send per second (burst of twice that); beyond it: 429.",
         minimum=0.1,
     )
+    header_timeout: float = setting(
+        10.0,
+        "Seconds a connection may take to send a request's line and headers (from its opening "
+        "or its first byte after a keep-alive pause); slower ones are closed (slow-loris).",
+        minimum=0.1,
+    )
     # --- model gateway (design §7) ------------------------------------------------------------
     llm_provider: Literal["offline", "ollama", "openai"] | None = setting(
         None, "Model provider; unset = auto-detect Ollama/llama.cpp on localhost, else offline."

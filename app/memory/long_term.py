@@ -25,6 +25,7 @@ from __future__ import annotations
 import builtins  # the class's method `list` hides the builtin in its body's annotations
 import json
 import logging
+import re
 import sqlite3
 import time
 import uuid
@@ -52,6 +53,9 @@ log = logging.getLogger(__name__)
 
 KINDS: tuple[str, ...] = ("fact", "person", "preference", "event", "plan", "feeling")
 DEFAULT_KIND = "fact"
+# The one rule for a memory's id: what `uuid4().hex` makes here, what the routes take, what an
+# import must carry (an id of any other shape could be stored but never named by a route).
+MEMORY_ID = re.compile(r"[0-9a-f]{32}")
 
 _COLUMNS = (
     "memory_id, user_id, character_id, text, kind, importance, created_at, "

@@ -78,22 +78,23 @@ class RestoreCutOff(DataDirError):
     """A restore was cut off after it began to replace the data (see the module)."""
 
 
-def make_private(path: Path) -> None:
+def make_private(path: Path, what: str = "data dir") -> None:
     """Create the data dir (mode 0700), or tighten an existing one that others may enter;
-    `DataDirError` when it belongs to another user."""
+    `DataDirError` when it belongs to another user. The files dir (`what`) is held to the
+    same rule: another local user who may write there could plant a character every user
+    lists."""
     path.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
     info = path.stat()
     if info.st_uid != os.getuid():
         raise DataDirError(
-            f"data dir {path} belongs to another user (uid {info.st_uid}); "
-            "use a data dir of your own"
+            f"{what} {path} belongs to another user (uid {info.st_uid}); use a {what} of your own"
         )
     mode = stat.S_IMODE(info.st_mode)
     if mode & 0o077:
         path.chmod(PRIVATE_DIR_MODE)
         log.warning(
-            f"data dir {path} was open to others (mode {mode:o}); tightened to 0700",
-            extra=fields(data_dir=str(path), mode=f"{mode:o}"),
+            f"{what} {path} was open to others (mode {mode:o}); tightened to 0700",
+            extra=fields(dir=str(path), mode=f"{mode:o}"),
         )
 
 

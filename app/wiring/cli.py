@@ -72,6 +72,7 @@ from app.storage.datadir import (
     write_instance,
 )
 from app.storage.embedded_redis import RedisStartError
+from app.wiring.secret_args import secret_flags
 
 log = logging.getLogger("app.wiring.cli")
 T = TypeVar("T")
@@ -105,9 +106,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, help=SETTINGS_BY_NAME["port"].help)
     parser.add_argument("--data-dir", help=SETTINGS_BY_NAME["data_dir"].help)
     parser.add_argument("--redis-url", help=SETTINGS_BY_NAME["redis_url"].help)
-    parser.add_argument("--database-url", help=SETTINGS_BY_NAME["database_url"].help)
+    parser.add_argument(
+        "--database-url",
+        help=SETTINGS_BY_NAME["database_url"].help
+        + " A password in it is visible to every local user (a warning says so): prefer "
+        "NOVABERG_DATABASE_URL, PGPASSWORD or ~/.pgpass.",
+    )
     parser.add_argument("--files-dir", help=SETTINGS_BY_NAME["files_dir"].help)
-    parser.add_argument("--token", help=SETTINGS_BY_NAME["token"].help)
+    parser.add_argument(
+        "--token",
+        help=SETTINGS_BY_NAME["token"].help
+        + " Visible to every local user as an argument (a warning says so): prefer "
+        "NOVABERG_TOKEN, secrets.toml or --token-file.",
+    )
+    parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="read the token from the first line of PATH (mode 0600; '-': from stdin)",
+    )
     parser.add_argument(
         "--no-browser", action="store_true", default=None, help=SETTINGS_BY_NAME["no_browser"].help
     )
@@ -177,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         if name in SETTINGS_BY_NAME and value is not None
     }
     try:
+        flags = secret_flags(flags, args.token_file, sys.stdin)
         settings = load_settings(flags)
         if args.command == "user" and args.user_command == "delete":
             return delete_user(settings, args.name)

@@ -97,7 +97,7 @@ from app.runtime.records import Records
 from app.runtime.runtime import Runtime
 from app.runtime.slots import LocalSlots, RedisSlots
 from app.storage.database import open_store, redact_url
-from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock
+from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock, make_private
 from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
 from app.storage.redis_driver import connection_pool
@@ -168,6 +168,8 @@ async def db_ctx(app: web.Application) -> AsyncIterator[None]:
         install = await db.execute_write_fn(
             lambda conn: checked_install(conn, settings.files_path, where)
         )
+        if settings.files_dir:  # else it is the data dir, made private with its lock
+            make_private(settings.files_path, "files dir")
     except BaseException:
         await db.close()
         raise

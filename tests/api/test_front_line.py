@@ -78,6 +78,58 @@ def test_the_real_entry_point_serves_through_the_front_line(tmp_path):
     assert MARK not in app.output()
 
 
+@pytest.fixture
+async def quick_port(aiohttp_client, make_settings):
+    settings = make_settings(header_timeout=0.5)
+    client = await aiohttp_client(FrontLineTestServer(create_app(settings, local_token=TOKEN)))
+    return client.port
+
+
+async def test_a_slow_request_head_is_cut_off_and_the_server_still_answers(quick_port, caplog):
+    """Issue 38 item 16: aiohttp has no header timeout; 5 slow-loris connections were held."""
+    opened = []
+    for _ in range(5):
+        reader, writer = await asyncio.open_connection("127.0.0.1", quick_port)
+        writer.write(b"GET /api/health HTTP/1.1\r\nHost: localhost\r\n")
+        await writer.drain()
+        opened.append((reader, writer))
+
+    async def drip(writer: asyncio.StreamWriter) -> None:
+        for _ in range(20):  # a header byte every 0.1 s: never a whole head
+            await asyncio.sleep(0.1)
+            writer.write(b"X")
+            await writer.drain()
+
+    drips = [asyncio.create_task(drip(w)) for _, w in opened]
+    for reader, _ in opened:  # each is closed by the server within the deadline
+        assert await asyncio.wait_for(reader.read(), timeout=1.5) == b""
+    for task in drips:
+        task.cancel()
+    await asyncio.gather(*drips, return_exceptions=True)
+    assert logged(caplog, "connection closed: no whole request head in time")
+    status, _, _ = await asyncio.to_thread(
+        raw_exchange, quick_port, b"GET /api/health HTTP/1.1\r\nHost: localhost\r\n"
+        b"Connection: close\r\n\r\n")
+    assert status == 200
+
+
+async def test_a_kept_alive_connection_may_pause_between_requests(quick_port):
+    """The deadline is for a head, not for the quiet between requests of a kept-alive one."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", quick_port)
+    try:
+        for _ in range(2):
+            writer.write(b"GET /api/health HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            await writer.drain()
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=2)
+            assert head.startswith(b"HTTP/1.1 200")
+            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
+                              if line.lower().startswith(b"content-length")))
+            await reader.readexactly(length)
+            await asyncio.sleep(0.3)  # under the deadline each time, over it in sum
+    finally:
+        writer.close()
+
+
 @pytest.mark.parametrize("path", ["/static/x%00.js", "/static/" + "a" * 5000 + ".js"])
 async def test_a_static_path_that_cannot_be_a_file_is_404(port, path):
     status, headers, body = await asyncio.to_thread(

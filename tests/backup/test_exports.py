@@ -517,11 +517,37 @@ async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
     assert [m.memory_id for m in ranked] == [ids["Ich mag Tee."]]
 
 
+async def test_every_imported_memory_can_be_edited_and_forgotten_by_its_id(
+        make_settings, aiohttp_client):
+    """Issue 38 item 15: an import took any id, the routes only hex ones: 404 for good."""
+    client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
+                                             local_token=TOKEN))
+    memory = {"memory_id": "0b" * 16, "character_id": "nova", "text": "Ich mag Tee.",
+              "kind": "fact", "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0}
+    body = json.dumps({"kind": "novaberg.memories", "format_version": 1,
+                       "memories": [memory]}).encode()
+    assert (await client.post("/api/imports", data=body, headers=AUTH)).status == 200
+    path = f"/api/characters/nova/memories/{memory['memory_id']}"
+    edited = await client.put(path, json={"text": "Ich mag Kaffee."}, headers=AUTH)
+    assert edited.status == 200 and (await edited.json())["text"] == "Ich mag Kaffee."
+    assert (await client.delete(path, headers=AUTH)).status == 204
+    # An id no route could name is refused whole, in the error shape, nothing stored.
+    odd = json.dumps({"kind": "novaberg.memories", "format_version": 1,
+                      "memories": [{**memory, "memory_id": "tee-1"}]}).encode()
+    refused = await client.post("/api/imports", data=odd, headers=AUTH)
+    assert refused.status == 400
+    assert "memory_id is not 32 lowercase hex" in (await refused.json())["error"]["message"]
+    listed = await client.get("/api/characters/nova/memories", headers=AUTH)
+    assert await listed.json() == []
+
+
 @pytest.mark.parametrize("change, expected", [
     ({"kind": "secret"}, "kind 'secret'"),
     ({"importance": 7.0}, "importance 7.0"),
     ({"text": "  "}, "text is empty"),
     ({"memory_id": ""}, "memory_id is empty"),
+    ({"memory_id": "m1"}, "memory_id is not 32 lowercase hex digits"),
+    ({"memory_id": "A2" * 16}, "memory_id is not 32 lowercase hex digits"),
     ({"owner": "x"}, "owner"),
     ({"created_at": -1e300}, "created_at"),
     ({"last_used_at": 1e308}, "last_used_at"),
@@ -530,10 +556,10 @@ async def test_a_bad_memory_import_is_refused_and_writes_nothing(
         make_settings, aiohttp_client, data_dir, change, expected):
     client = await aiohttp_client(create_app(make_settings(llm_provider="offline"),
                                              local_token=TOKEN))
-    good = {"memory_id": "a1", "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
+    good = {"memory_id": "a1" * 16, "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
             "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0}
     body = json.dumps({"kind": "novaberg.memories", "format_version": 1,
-                       "memories": [good, {**good, "memory_id": "a2", **change}]}).encode()
+                       "memories": [good, {**good, "memory_id": "a2" * 16, **change}]}).encode()
     response = await client.post("/api/imports", data=body, headers=AUTH)
     assert response.status == 400
     error = (await response.json())["error"]

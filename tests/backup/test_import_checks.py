@@ -92,7 +92,7 @@ def entry(entry_id: str = "e1", date: str = "2026-03-01", versions: list[dict] |
 
 
 def memory_document(**change: Any) -> bytes:
-    memory = {"memory_id": "m1", "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
+    memory = {"memory_id": "1" * 32, "character_id": "nova", "text": "Ich mag Tee.", "kind": "fact",
               "importance": 0.5, "created_at": 1.0, "refreshed_at": 1.0, **change}
     return json.dumps({"kind": "novaberg.memories", "format_version": 1,
                        "memories": [memory]}).encode()
@@ -304,9 +304,12 @@ def journal_documents(draw) -> dict:
     return {"kind": "novaberg.journal", "format_version": 1, "entries": entries}
 
 
+MEMORY_IDS = st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)  # long_term.MEMORY_ID
+
+
 @st.composite
 def memory_documents(draw) -> dict:
-    ids = draw(st.lists(IDS, min_size=1, max_size=3, unique=True))
+    ids = draw(st.lists(MEMORY_IDS, min_size=1, max_size=3, unique=True))
     return {"kind": "novaberg.memories", "format_version": 1, "memories": [
         {"memory_id": memory_id, "character_id": "nova", "text": draw(WORDS), "kind": "fact",
          "importance": draw(st.floats(0, 1)), "created_at": draw(MOMENTS),

@@ -141,14 +141,39 @@ def test_a_sample_survives_export_and_import_again(tmp_path, name, spec, fmt):
     again, _ = second.import_card("local", export.body)
     assert content(again) | {"has_picture": imported.picture is not None} == content(imported)
     if fmt == "png":
-        chunk = {"v2": "chara", "v3": "ccv3"}[spec]
-        assert list(text_chunks(export.body)) == [chunk]
+        chunks = {"v2": ["chara"], "v3": ["chara", "ccv3"]}[spec]
+        assert list(text_chunks(export.body)) == chunks
         if imported.picture is not None:
             assert pixels(again.picture.read_bytes()) == pixels(imported.picture.read_bytes())
     else:
         document = json.loads(export.body)
         assert document["spec"] == {"v2": "chara_card_v2", "v3": "chara_card_v3"}[spec]
         assert document["spec_version"] == {"v2": "2.0", "v3": "3.0"}[spec]
+
+
+def test_a_v3_png_export_carries_the_v2_card_in_chara_beside_ccv3(tmp_path):
+    """Issue 38 item 19: a V3 PNG held only `ccv3`; a reader of V2 alone found no card."""
+    service = characters_in(tmp_path / "first")
+    lena, _ = service.import_card("local", sample("lena-v2.png"))
+    export = service.export_card("local", lena.id, "v3", "png")
+    image = Image.open(io.BytesIO(export.body))
+    image.load()  # the text chunks Pillow has read, before the image data and after it
+    assert set(image.text) == {"chara", "ccv3"}
+    documents = {key: json.loads(base64.b64decode(image.text[key], validate=True))
+                 for key in ("chara", "ccv3")}
+    assert documents["chara"] == card_document(lena, "v2")
+    assert documents["ccv3"] == card_document(lena, "v3")
+    assert documents["chara"]["data"]["name"] == documents["ccv3"]["data"]["name"] == lena.name
+    # Ours reads ccv3 of the two; a reader of V2 alone gets the same definition from chara.
+    assert read_card(export.body).spec == "chara_card_v3"
+    info = PngImagePlugin.PngInfo()
+    info.add_text("chara", image.text["chara"])
+    out = io.BytesIO()
+    Image.open(io.BytesIO(export.body)).save(out, format="PNG", pnginfo=info)
+    only_v2 = read_card(out.getvalue())
+    assert only_v2.spec == "chara_card_v2"
+    again, _ = characters_in(tmp_path / "second").import_card("local", out.getvalue())
+    assert content(again) == content(lena)
 
 
 def test_an_export_has_every_field_the_specs_require(tmp_path):

@@ -200,7 +200,8 @@ async def test_the_database_file_is_owner_only(client, settings):
 # --- item 13: a quiet, readable desktop terminal; JSON for headless -----------------------------
 
 def run_desktop(data: Path, *extra: str) -> str:
-    """Start the desktop app, send one message through it, stop it; its whole stderr."""
+    """Start the desktop app, send one message through it, stop it; its whole stderr. The token
+    comes the way the start recommends (NOVABERG_TOKEN): `--token` would add its warning line."""
     import signal
     import subprocess
     import sys
@@ -209,8 +210,9 @@ def run_desktop(data: Path, *extra: str) -> str:
 
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "app", "--no-browser", "--data-dir", str(data),
-                             "--port", str(port), "--token", "tok-0123456789", *extra],
-                            cwd=ROOT, env=clean_env(NOVABERG_LLM_PROVIDER="offline"),
+                             "--port", str(port), *extra],
+                            cwd=ROOT, env=clean_env(NOVABERG_LLM_PROVIDER="offline",
+                                                    NOVABERG_TOKEN="tok-0123456789"),
                             stderr=subprocess.PIPE, text=True)
     try:
         url = f"http://127.0.0.1:{port}"

@@ -123,3 +123,16 @@ async def test_a_backup_carries_the_files_dirs_photos_and_a_restore_puts_them_ba
     assert served.status == 200 and await served.read() == raw
     with in_store() as conn:
         assert install_of(conn) == before
+
+
+async def test_a_files_dir_open_to_others_is_tightened_with_one_warning(
+        aiohttp_client, make_settings, tmp_path: Path, caplog) -> None:
+    """Issue 38 item 14: a files dir of mode 0777 let another local user plant a character
+    every user lists; it is checked like the data dir (`make_private`)."""
+    files = tmp_path / "open-files"
+    files.mkdir()
+    files.chmod(0o777)
+    await aiohttp_client(create_app(make_settings(files_dir=str(files)), local_token=TOKEN))
+    assert files.stat().st_mode & 0o777 == 0o700
+    warned = [r.getMessage() for r in caplog.records if "files dir" in r.getMessage()]
+    assert warned == [f"files dir {files} was open to others (mode 777); tightened to 0700"]
