@@ -34,6 +34,7 @@ import re
 import sqlite3
 import time
 import unicodedata
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +45,8 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from app.core.log import fields
 from app.core.refusal import Refused
 from app.core.settings import Settings
+from app.journal.location import exif_without_location, location_places
+from app.journal.pixels import PixelBudget
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
 from app.storage.database import Database
 from app.storage.errors import Missing
@@ -52,7 +55,17 @@ log = logging.getLogger(__name__)
 
 MEDIA_FOLDER = "media"  # in the files dir (seed 004: `data/media/<profile_id>/`)
 THUMB_SIDE = 320
-MAX_PIXELS = 64 * 1024 * 1024  # decoded size refused above this (a 48-megapixel phone photo fits)
+# Decoded size refused above this, read from the header before anything is decoded (a
+# 12-megapixel phone photo or a 36-megapixel camera's fits; a 48-megapixel full-size shot does
+# not: about 160 MB decoded, several times that while the thumbnail is made).
+MAX_PIXELS = 40_000_000
+# The pixels the whole process decodes at once (`PixelBudget`): two of the largest photos;
+# a third upload waits its turn rather than add another half gigabyte.
+DECODE_BUDGET = PixelBudget(2 * MAX_PIXELS)
+# Pillow's own bomb check (it refuses above twice this while opening) agrees with ours; its
+# warning between the two is not needed: the header check below refuses those, logged.
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 NAME_MAX_CHARS = 120
 # Pillow's format name → the stored kind, its file extension and content type.
 KINDS: dict[str, tuple[str, str, str]] = {
@@ -62,8 +75,14 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "HEIF": ("heic", "heic", "image/heic"),
 }
 CONTENT_TYPES = {kind: content_type for kind, _, content_type in KINDS.values()}
+# The name extensions that say the kind truly; any other is replaced by the kind's own.
+NAME_EXTENSIONS = {
+    "jpeg": ("jpg", "jpeg"),
+    "png": ("png",),
+    "webp": ("webp",),
+    "heic": ("heic", "heif"),
+}
 THUMB_CONTENT_TYPE = "image/webp"
-GPS_IFD = 0x8825  # the EXIF tag that points at the location's directory
 # A name: letters, digits, space and `._-()+,` — no path separator, no control or format
 # character, not starting with a dot or a space.
 _NAME = re.compile(r"[^\W_][\w .,()+-]*", re.UNICODE)
@@ -163,9 +182,22 @@ def stored_paths(user_id: str, asset_id: str, kind: str) -> tuple[str, str]:
 # --- decoding --------------------------------------------------------------------------------
 
 
-def decode(raw: bytes, *, keep_location: bool) -> Decoded:
-    """Check that `raw` is a whole image of a kind this app takes, and make what is stored."""
-    image = _open(raw)
+def decode(raw: bytes, *, keep_location: bool, user_id: str = "") -> Decoded:
+    """Check that `raw` is a whole image of a kind this app takes, and make what is stored:
+    its size read from the header first, then decoded within `DECODE_BUDGET` (blocking)."""
+    image = opened(raw, user_id)
+    with DECODE_BUDGET.hold(pixels(image)):
+        return decoded(image, raw, keep_location=keep_location)
+
+
+def pixels(image: Image.Image) -> int:
+    width, height = image.size
+    return width * height
+
+
+def decoded(image: Image.Image, raw: bytes, *, keep_location: bool) -> Decoded:
+    """The opened (not yet decoded) `image` of the file `raw`, decoded; the caller holds
+    its pixels of `DECODE_BUDGET`."""
     kind = KINDS[image.format or ""][0]
     try:
         image.load()
@@ -173,8 +205,23 @@ def decode(raw: bytes, *, keep_location: bool) -> Decoded:
     except (OSError, ValueError, SyntaxError) as exc:
         raise MediaRefused(400, "invalid_image", f"the image cannot be decoded: {exc}") from None
     width, height = shown.size
-    data = raw if keep_location or not _has_location(image) else _without_location(image, kind)
+    places = [] if keep_location else location_places(raw, image)
+    data = _without_location(image, kind) if places else raw
     return Decoded(kind, data, _thumbnail(shown), width, height)
+
+
+def opened(raw: bytes, user_id: str = "") -> Image.Image:
+    """`raw` opened: its header read, nothing decoded; refused (`MediaRefused`) when it is
+    not an image of a kind taken or declares more than `MAX_PIXELS` (logged, the limit named)."""
+    try:
+        return _open(raw)
+    except MediaRefused as exc:
+        if exc.code == "image_too_large":
+            log.warning(
+                "photo refused: too many pixels",
+                extra=fields(user_id=user_id, bytes=len(raw), limit=MAX_PIXELS, detail=exc.message),
+            )
+        raise
 
 
 def _open(raw: bytes) -> Image.Image:
@@ -217,28 +264,40 @@ def _looks_like_heif(raw: bytes) -> bool:
     return raw[4:8] == b"ftyp" and raw[8:12] in _HEIF_BRANDS
 
 
-def _has_location(image: Image.Image) -> bool:
-    xmp = image.info.get("xmp") or b""
-    if isinstance(xmp, str):
-        xmp = xmp.encode("utf-8", "replace")
-    return GPS_IFD in image.getexif() or b"GPS" in xmp
-
-
 def _without_location(image: Image.Image, kind: str) -> bytes:
-    """The image saved again without its location: EXIF kept but its GPS directory, no XMP;
-    a JPEG keeps its own quantisation (`quality="keep"`), so it loses next to nothing."""
-    exif = image.getexif()
-    exif.pop(GPS_IFD, None)
-    options: dict[str, Any] = {"exif": exif.tobytes()}
+    """The image saved again with no location in any block: its EXIF kept but the GPS
+    directory (and an XMP copy), no XMP, no other metadata block; a JPEG keeps its own
+    quantisation (`quality="keep"`), so it loses next to nothing. The result is searched
+    again, so a location the encoder carried over is refused rather than stored."""
+    options: dict[str, Any] = {"exif": exif_without_location(image)}
     if image.info.get("icc_profile"):
         options["icc_profile"] = image.info["icc_profile"]
-    if kind == "jpeg":
-        options["quality"] = "keep"
+    if kind == "jpeg":  # a comment (COM) may say anything: it goes with the location
+        options.update(quality="keep", comment=b"")
     elif kind == "webp" or kind == "heic":
         options["quality"] = 95
+    if kind == "heic":  # pillow-heif carries the opened file's XMP and blocks unless told
+        options.update(xmp=None, metadata=[])
     out = io.BytesIO()
     image.save(out, format="HEIF" if kind == "heic" else kind.upper(), **options)
-    return out.getvalue()
+    data = out.getvalue()
+    again = Image.open(io.BytesIO(data))
+    again.load()
+    if left := location_places(data, again):
+        raise MediaRefused(
+            422, "location_not_removed", f"the location could not be removed ({', '.join(left)})"
+        )
+    return data
+
+
+def name_for_kind(name: str, kind: str) -> str:
+    """`name` with the extension of `kind`, where its own does not say that kind (a PNG named
+    `evil.html` is `evil.png`): what an export writes opens as what the bytes are."""
+    stem, dot, extension = name.rpartition(".")
+    if dot and stem and extension.lower() in NAME_EXTENSIONS[kind]:
+        return name
+    own = next(ext for k, ext, _ in KINDS.values() if k == kind)
+    return f"{stem if dot and stem else name}.{own}"
 
 
 def _thumbnail(image: Image.Image) -> bytes:
@@ -265,11 +324,13 @@ class MediaStore:
         (file, thumbnail, row) or, refused (`MediaRefused`, `Missing` for an entry that is
         not the user's, `Conflict` for one in the trash), nothing."""
         name = _checked_upload(user_id, name, data, self.settings)
-        decoded = await asyncio.to_thread(
-            decode, data, keep_location=self.settings.media_keep_location
-        )
+        image = await asyncio.to_thread(opened, data, user_id)
+        async with DECODE_BUDGET.hold_async(pixels(image)):  # waits on the loop, not a thread
+            photo = await asyncio.to_thread(
+                decoded, image, data, keep_location=self.settings.media_keep_location
+            )
         return await self.db.execute_write_fn(
-            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, decoded)
+            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, photo)
         )
 
     async def asset_file(
@@ -318,8 +379,8 @@ def add_media_sync(
     connection; blocking). Its files are written at once: should the caller's transaction
     roll back, it removes them with `remove_files(settings.files_path, asset.files)`."""
     name = _checked_upload(user_id, name, data, settings)
-    decoded = decode(data, keep_location=settings.media_keep_location)
-    return insert_media(conn, settings.files_path, user_id, entry_id, name, decoded)
+    photo = decode(data, keep_location=settings.media_keep_location, user_id=user_id)
+    return insert_media(conn, settings.files_path, user_id, entry_id, name, photo)
 
 
 def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) -> str:
@@ -355,7 +416,7 @@ def insert_media(
     asset = MediaAsset(
         asset_id,
         entry_id,
-        _free_name(name, taken),
+        free_name(name_for_kind(name, decoded.kind), taken),
         decoded.kind,
         len(decoded.data),
         decoded.width,
@@ -407,7 +468,7 @@ def _asset(row: sqlite3.Row) -> MediaAsset:
     )
 
 
-def _free_name(name: str, taken: set[str]) -> str:
+def free_name(name: str, taken: set[str]) -> str:
     """`name`, or `name (2)` … where the entry has one of that name already (an export puts
     an entry's photos into one folder under their names)."""
     stem, dot, extension = name.rpartition(".")
