@@ -34,7 +34,9 @@ def header_bomb(width: int = 8192, height: int = 8192) -> bytes:
     """A PNG of about a hundred bytes whose header says `width` × `height` RGB pixels."""
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     idat = zlib.compress(b"\0" * 64, 9)
-    return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", idat) + _chunk(b"IEND", b"")
+    )
 
 
 def flat_png(side: int) -> bytes:
@@ -77,8 +79,9 @@ def test_the_header_bomb_costs_no_decoding_memory():
         "        sys.exit('taken')\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          timeout=120, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False
+    )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout) < 20_000  # KiB
 
@@ -86,8 +89,9 @@ def test_the_header_bomb_costs_no_decoding_memory():
 @pytest.mark.parametrize("side", [6400, 7000])  # 41 and 49 megapixels: over the limit
 async def test_a_photo_over_the_pixel_limit_is_refused(client, media_rows, side):
     entry = await new_entry(client)
-    answer = await upload(client, entry["entry_id"], header_bomb(side, side), name="gross.png",
-                          status=413)
+    answer = await upload(
+        client, entry["entry_id"], header_bomb(side, side), name="gross.png", status=413
+    )
     assert answer["error"]["code"] == "image_too_large" and media_rows() == 0
 
 
@@ -98,8 +102,9 @@ async def test_concurrent_uploads_stay_within_the_decode_budget(client, media_ro
     raw = flat_png(side)
     entry = await new_entry(client)
     DECODE_BUDGET.reset_peak()
-    answers = await asyncio.gather(*[
-        upload(client, entry["entry_id"], raw, name=f"weit{n}.png") for n in range(3)])
+    answers = await asyncio.gather(
+        *[upload(client, entry["entry_id"], raw, name=f"weit{n}.png") for n in range(3)]
+    )
     assert [a["width"] for a in answers] == [side] * 3 and media_rows() == 3
     assert 2 * side * side <= DECODE_BUDGET.peak <= DECODE_BUDGET.capacity
     assert DECODE_BUDGET.held == 0
@@ -162,8 +167,9 @@ async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_
     assert second["name"] == "alt.jpg"
     # A row stored before the rule: exported by its kind too, beside one of that name.
     with in_store() as conn:
-        conn.execute("UPDATE media_assets SET name = 'alt.html' WHERE asset_id = ?",
-                     (jpeg["asset_id"],))
+        conn.execute(
+            "UPDATE media_assets SET name = 'alt.html' WHERE asset_id = ?", (jpeg["asset_id"],)
+        )
         conn.commit()
     response = await client.get("/api/exports/journal?format=json&per=entry", headers=AUTH)
     archive = zipfile.ZipFile(io.BytesIO(await response.read()))
@@ -172,5 +178,11 @@ async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_
     assert archive.read(f"{DATE}/evil.png") == raw
     document: dict[str, Any] = json.loads(archive.read(f"{DATE}.json"))
     assert [m["name"] for m in document["entries"][0]["media"]] == [
-        "evil.png", "alt.jpg", "ohne.webp", "alt (2).jpg"]
-    assert {f"{DATE}/{n}" for n in ("evil.png", "alt.jpg", "ohne.webp", "alt (2).jpg")} <= set(names)
+        "evil.png",
+        "alt.jpg",
+        "ohne.webp",
+        "alt (2).jpg",
+    ]
+    assert {f"{DATE}/{n}" for n in ("evil.png", "alt.jpg", "ohne.webp", "alt (2).jpg")} <= set(
+        names
+    )
