@@ -22,6 +22,7 @@ from PIL import Image
 from app.journal.media import DECODE_BUDGET, MAX_PIXELS
 from app.journal.pixels import PixelBudget
 from tests.conftest import AUTH
+from tests.waiting import until
 from tests.journal.test_api import jclient, journal_app  # noqa: F401 — fixtures
 from tests.journal.test_media import DATE, image_bytes, media_rows, new_entry, stored_files, upload  # noqa: F401
 
@@ -110,48 +111,54 @@ async def test_concurrent_uploads_stay_within_the_decode_budget(client, media_ro
     assert DECODE_BUDGET.held == 0
 
 
-def test_the_budget_holds_threads_to_its_capacity():
+async def test_the_budget_holds_a_thread_until_the_pixels_are_free():
     budget = PixelBudget(100)
-    inside: list[int] = []
-    lock = threading.Lock()
-    now = [0]
+    first_in, release, second_in = threading.Event(), threading.Event(), threading.Event()
 
-    def work() -> None:
+    def first() -> None:
         with budget.hold(60):
-            with lock:
-                now[0] += 60
-                inside.append(now[0])
-            time.sleep(0.02)
-            with lock:
-                now[0] -= 60
+            first_in.set()
+            release.wait(10)
 
-    threads = [threading.Thread(target=work) for _ in range(5)]
+    def second() -> None:
+        with budget.hold(60):
+            second_in.set()
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    threads[0].start()
+    assert first_in.wait(10)
+    threads[1].start()
+    await until(lambda: len(budget._waiting) == 1)
+    assert not second_in.is_set() and budget.held == 60
+    release.set()
     for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(5)
-    assert len(inside) == 5 and max(inside) == 60 and budget.peak == 60 and budget.held == 0
+        thread.join(10)
+    assert second_in.is_set() and budget.peak == 60 and budget.held == 0
 
 
 async def test_a_waiter_cancelled_takes_nothing_and_a_large_one_is_not_passed():
     budget = PixelBudget(100)
     order: list[str] = []
+    release = asyncio.Event()
 
-    async def take(name: str, pixels: int, hold_s: float) -> None:
+    async def take(name: str, pixels: int, wait: bool = False) -> None:
         async with budget.hold_async(pixels):
             order.append(name)
-            await asyncio.sleep(hold_s)
+            if wait:
+                await release.wait()
 
-    first = asyncio.create_task(take("first", 70, 0.05))
-    await asyncio.sleep(0)
-    cancelled = asyncio.create_task(take("cancelled", 50, 0))
-    large = asyncio.create_task(take("large", 1000, 0))  # held as the whole budget
-    await asyncio.sleep(0.01)
-    small = asyncio.create_task(take("small", 10, 0))  # fits now, but waits behind "large"
+    first = asyncio.create_task(take("first", 70, wait=True))
+    await until(lambda: order == ["first"])
+    cancelled = asyncio.create_task(take("cancelled", 50))
+    large = asyncio.create_task(take("large", 1000))  # held as the whole budget
+    small = asyncio.create_task(take("small", 10))  # fits now, but waits behind "large"
+    await until(lambda: len(budget._waiting) == 3)
     cancelled.cancel()
-    await asyncio.gather(first, large, small, return_exceptions=True)
-    assert order == ["first", "large", "small"] and budget.held == 0
-    assert budget.peak == 100
+    await until(lambda: len(budget._waiting) == 2)
+    release.set()
+    await asyncio.gather(first, large, small)
+    assert cancelled.cancelled() and order == ["first", "large", "small"]
+    assert budget.held == 0 and budget.peak == 100
 
 
 async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_store):
