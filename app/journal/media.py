@@ -260,6 +260,24 @@ def _open(raw: bytes) -> Image.Image:
     return image
 
 
+def declared_cost(raw: bytes) -> tuple[int, int]:
+    """The pixels and decoded bytes the header of `raw` declares, nothing decoded (what
+    costs a budget before any photo is decoded); (0, 0) for a file that is no image taken,
+    which is refused on its own without a decode."""
+    try:
+        image = Image.open(io.BytesIO(raw))
+    except Image.DecompressionBombError:  # over twice the limit: at least that much
+        return 2 * MAX_PIXELS + 1, 4 * (2 * MAX_PIXELS + 1)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return 0, 0
+    with image:
+        if image.format not in KINDS:
+            return 0, 0
+        count = pixels(image)
+        sample_bytes = 2 if "16" in image.mode else 1
+        return count, count * len(image.getbands()) * sample_bytes
+
+
 def _looks_like_heif(raw: bytes) -> bool:
     return raw[4:8] == b"ftyp" and raw[8:12] in _HEIF_BRANDS
 
