@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 
 MEDIA_FOLDER = "media"  # in the files dir (seed 004: `data/media/<profile_id>/`)
 THUMB_SIDE = 320
+ORIENTATION = 0x0112  # the EXIF tag of how the picture is turned
 # Decoded size refused above this, read from the header before anything is decoded (a
 # 12-megapixel phone photo or a 36-megapixel camera's fits; a 48-megapixel full-size shot does
 # not: about 160 MB decoded, several times that while the thumbnail is made).
@@ -201,7 +202,7 @@ def decoded(image: Image.Image, raw: bytes, *, keep_location: bool) -> Decoded:
     kind = KINDS[image.format or ""][0]
     try:
         image.load()
-        shown = ImageOps.exif_transpose(image)
+        shown = _upright(image)
     except (OSError, ValueError, SyntaxError) as exc:
         raise MediaRefused(400, "invalid_image", f"the image cannot be decoded: {exc}") from None
     width, height = shown.size
@@ -318,9 +319,23 @@ def name_for_kind(name: str, kind: str) -> str:
     return f"{stem if dot and stem else name}.{own}"
 
 
+def _upright(image: Image.Image) -> Image.Image:
+    """The image as it is meant to be seen; itself (no copy of a 40 MP picture, a third of a
+    second and 120 MB) where its EXIF orientation is the normal one."""
+    if image.getexif().get(ORIENTATION, 1) == 1:
+        return image
+    return ImageOps.exif_transpose(image)
+
+
 def _thumbnail(image: Image.Image) -> bytes:
-    small = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P", "PA") else "RGB")
-    small.thumbnail((THUMB_SIDE, THUMB_SIDE))
+    """The WebP thumbnail, at most `THUMB_SIDE` a side: made small first (Pillow's reducing
+    resize, as `Image.thumbnail` does) and converted after, so no full-size copy is made."""
+    mode = "RGBA" if image.mode in ("RGBA", "LA", "P", "PA") else "RGB"
+    if image.mode not in ("RGB", "RGBA", "L", "LA"):  # a palette, CMYK, 16 bits: whole first
+        image = image.convert(mode)
+    scale = min(THUMB_SIDE / image.width, THUMB_SIDE / image.height, 1.0)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    small = image.resize(size, Image.Resampling.BICUBIC, reducing_gap=2.0).convert(mode)
     out = io.BytesIO()
     small.save(out, format="WEBP", quality=80)
     return out.getvalue()
