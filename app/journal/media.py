@@ -17,7 +17,8 @@ refused photo (not an image, a kind not taken, too large, an odd name, an entry 
 the user's) leaves neither a file nor a row. They are served only to their owner, and never
 reach a model: the journal's prompts are built from the day's messages and the entry's text.
 
-Decoding is blocking (milliseconds to a second for a large HEIC): it runs in a worker thread.
+Decoding is blocking (milliseconds to a second for a large HEIC): the server runs it in a
+decoding process (`app.journal.decoders`), an importer's `add_media_sync` in its own thread.
 
 One module: the one way a photo comes in — decoding, the location strip, the thumbnail and the
 rows — each step the next one's input.
@@ -45,6 +46,7 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from app.core.log import fields
 from app.core.refusal import Refused
 from app.core.settings import Settings
+from app.journal.decoders import DecoderStopped, in_worker
 from app.journal.location import exif_without_location, location_places
 from app.journal.pixels import PixelBudget
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
@@ -62,7 +64,8 @@ ORIENTATION = 0x0112  # the EXIF tag of how the picture is turned
 MAX_PIXELS = 40_000_000
 # The pixels the whole process decodes at once (`PixelBudget`): two of the largest photos;
 # a third upload waits its turn rather than add another half gigabyte.
-DECODE_BUDGET = PixelBudget(2 * MAX_PIXELS)
+DECODE_WORKERS = 2
+DECODE_BUDGET = PixelBudget(DECODE_WORKERS * MAX_PIXELS)
 # Pillow's own bomb check (it refuses above twice this while opening) agrees with ours; its
 # warning between the two is not needed: the header check below refuses those, logged.
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
@@ -101,6 +104,9 @@ except ImportError:  # pragma: no cover - pillow-heif is a dependency; a trimmed
 
 class MediaRefused(Refused, ValueError):
     """A photo this app does not take; `status` and `code` are the API's answer."""
+
+    def __reduce__(self) -> tuple[type[MediaRefused], tuple[int, str, str]]:
+        return MediaRefused, (self.status, self.code, self.message)  # from a decoding process
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +217,12 @@ def decoded(image: Image.Image, raw: bytes, *, keep_location: bool) -> Decoded:
     return Decoded(kind, data, _thumbnail(shown), width, height)
 
 
+def decode_file(raw: bytes, keep_location: bool) -> Decoded:
+    """`decoded` of the bytes alone (what a decoding process is sent; it opens them again,
+    a header read)."""
+    return decoded(_open(raw), raw, keep_location=keep_location)
+
+
 def opened(raw: bytes, user_id: str = "") -> Image.Image:
     """`raw` opened: its header read, nothing decoded; refused (`MediaRefused`) when it is
     not an image of a kind taken or declares more than `MAX_PIXELS` (logged, the limit named)."""
@@ -300,9 +312,9 @@ def _without_location(image: Image.Image, kind: str) -> bytes:
     out = io.BytesIO()
     image.save(out, format="HEIF" if kind == "heic" else kind.upper(), **options)
     data = out.getvalue()
-    again = Image.open(io.BytesIO(data))
-    again.load()
-    if left := location_places(data, again):
+    # Opened, not decoded: what Pillow wrote is all before the picture data, and the raw
+    # search reads every block wherever it is.
+    if left := location_places(data, Image.open(io.BytesIO(data))):
         raise MediaRefused(
             422, "location_not_removed", f"the location could not be removed ({', '.join(left)})"
         )
@@ -358,10 +370,15 @@ class MediaStore:
         not the user's, `Conflict` for one in the trash), nothing."""
         name = _checked_upload(user_id, name, data, self.settings)
         image = await asyncio.to_thread(opened, data, user_id)
+        keep = self.settings.media_keep_location
         async with DECODE_BUDGET.hold_async(pixels(image)):  # waits on the loop, not a thread
-            photo = await asyncio.to_thread(
-                decoded, image, data, keep_location=self.settings.media_keep_location
-            )
+            try:
+                photo = await in_worker(DECODE_WORKERS, decode_file, data, keep)
+            except DecoderStopped:
+                log.warning("photo refused: its decoder stopped", extra=fields(user_id=user_id))
+                raise MediaRefused(
+                    503, "decoder_stopped", "the photo could not be decoded now; try again"
+                ) from None
         return await self.db.execute_write_fn(
             lambda conn: insert_media(conn, self.root, user_id, entry_id, name, photo)
         )

@@ -193,3 +193,19 @@ async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_
     assert {f"{DATE}/{n}" for n in ("evil.png", "alt.jpg", "ohne.webp", "alt (2).jpg")} <= set(
         names
     )
+
+
+@pytest.mark.parametrize(("orientation", "size", "thumb"), [
+    (1, (640, 480), (320, 240)), (6, (480, 640), (240, 320)), (None, (640, 480), (320, 240))])
+async def test_a_photo_is_measured_and_thumbnailed_upright(client, orientation, size, thumb):
+    image = Image.new("RGB", (640, 480), "teal")
+    exif = Image.Exif()
+    if orientation is not None:
+        exif[0x0112] = orientation
+    out = io.BytesIO()
+    image.save(out, format="JPEG", exif=exif.tobytes())
+    entry = await new_entry(client)
+    asset = await upload(client, entry["entry_id"], out.getvalue(), name="hoch.jpg")
+    assert (asset["width"], asset["height"]) == size
+    small = await (await client.get(asset["thumb_url"], headers=AUTH)).read()
+    assert Image.open(io.BytesIO(small)).size == thumb
