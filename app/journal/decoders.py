@@ -5,7 +5,7 @@ photos decoded in threads held the event loop up to 150 ms on a two-core machine
 processes under 25 ms (bench/uploads.py). So the server decodes in a small process pool,
 started on the first photo (spawned: a fresh interpreter, never a fork of a threaded server)
 and shared by the process; its size is the decode budget's count of full-size photos
-(`media.DECODE_WORKERS`). A frozen one-file binary decodes in threads instead: its
+(`media.DECODE_WORKERS`), each at a lower CPU priority than the server. A frozen one-file binary decodes in threads instead: its
 interpreter cannot be spawned as a bare Python. A worker that dies (killed for memory) breaks
 the pool: that photo is refused, and the next one starts a fresh pool.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from typing import TypeVar
 
 T = TypeVar("T")
 TASKS_PER_WORKER = 200  # a worker is replaced after this many photos: its memory returned
+WORKER_NICENESS = 10  # below the server's processes when the CPUs are busy
 
 _pool: ProcessPoolExecutor | None = None
 _lock = threading.Lock()
@@ -42,8 +44,15 @@ def _executor(workers: int) -> ProcessPoolExecutor | None:
                 workers,
                 mp_context=multiprocessing.get_context("spawn"),
                 max_tasks_per_child=TASKS_PER_WORKER,
+                initializer=_behind_the_server,
             )
         return _pool
+
+
+def _behind_the_server() -> None:
+    """A decoding process yields a busy CPU to the server's loop (a photo takes a little
+    longer; every other request answers first)."""
+    os.nice(WORKER_NICENESS)
 
 
 def _forget(broken: ProcessPoolExecutor) -> None:
