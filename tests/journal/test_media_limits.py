@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import struct
 import subprocess
 import sys
@@ -209,3 +210,12 @@ async def test_a_photo_is_measured_and_thumbnailed_upright(client, orientation, 
     assert (asset["width"], asset["height"]) == size
     small = await (await client.get(asset["thumb_url"], headers=AUTH)).read()
     assert Image.open(io.BytesIO(small)).size == thumb
+
+
+async def test_photos_are_decoded_in_another_process_and_a_dead_one_is_replaced():
+    from app.journal.decoders import DecoderStopped, in_worker
+
+    assert await in_worker(2, os.getpid) != os.getpid()
+    with pytest.raises(DecoderStopped):
+        await in_worker(2, os._exit, 1)  # a worker killed under a photo (out of memory)
+    assert await in_worker(2, os.getpid) != os.getpid()  # the next photo: a fresh pool
