@@ -78,3 +78,14 @@ def test_the_cli_refuses_the_bomb_zip_and_writes_nothing(tmp_path, data_dir, cap
     database = data_dir / DATABASE_FILE  # refused before the store is opened
     assert not database.exists() or sqlite3.connect(database).execute(
         "SELECT COUNT(*) FROM journal_entries").fetchone() == (0,)
+
+
+async def test_photos_past_the_imports_time_are_named_and_not_added(client, in_store,
+                                                                   monkeypatch):
+    from app.backup import diary_import
+
+    monkeypatch.setattr(diary_import, "IMPORT_PHOTO_SECONDS", -1)  # the time already spent
+    answer = await upload(client, dayone_zip())
+    assert answer["imported"] == 5 and answer["photos"]["imported"] == 0
+    assert {p["reason"] for p in answer["photos"]["items"]} == {"import_time_budget"}
+    assert stored(in_store)[1] == 0
