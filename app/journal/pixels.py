@@ -116,7 +116,10 @@ class PixelBudget:
                 self._take(waiter.pixels)
                 woken.append(waiter)
         for waiter in woken:
-            waiter.wake()
+            try:
+                waiter.wake()
+            except RuntimeError:  # its event loop is closed: nobody takes the pixels
+                self._release(waiter.pixels)
 
     def _take(self, pixels: int) -> None:
         self._free -= pixels
