@@ -48,7 +48,7 @@ from app.core.refusal import Refused
 from app.core.settings import Settings
 from app.journal.decoders import DecoderStopped, in_worker
 from app.journal.location import exif_without_location, location_places
-from app.journal.pixels import PixelBudget
+from app.journal.pixels import BudgetFull, PixelBudget
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
 from app.storage.database import Database
 from app.storage.errors import Missing
@@ -65,7 +65,9 @@ MAX_PIXELS = 40_000_000
 # The pixels the whole process decodes at once (`PixelBudget`): two of the largest photos;
 # a third upload waits its turn rather than add another half gigabyte.
 DECODE_WORKERS = 2
-DECODE_BUDGET = PixelBudget(DECODE_WORKERS * MAX_PIXELS)
+DECODE_WAITING = 8  # uploads that may wait for the budget; more: 503 decoder_busy
+DECODE_BUDGET = PixelBudget(DECODE_WORKERS * MAX_PIXELS, max_waiting=DECODE_WAITING)
+DECODE_RETRY_S = 5  # the Retry-After of a busy answer
 # Pillow's own bomb check (it refuses above twice this while opening) agrees with ours; its
 # warning between the two is not needed: the header check below refuses those, logged.
 Image.MAX_IMAGE_PIXELS = MAX_PIXELS
@@ -105,8 +107,9 @@ except ImportError:  # pragma: no cover - pillow-heif is a dependency; a trimmed
 class MediaRefused(Refused, ValueError):
     """A photo this app does not take; `status` and `code` are the API's answer."""
 
-    def __reduce__(self) -> tuple[type[MediaRefused], tuple[int, str, str]]:
-        return MediaRefused, (self.status, self.code, self.message)  # from a decoding process
+    def __reduce__(self) -> tuple[type[MediaRefused], tuple[int, str, str, dict[str, str]]]:
+        # from a decoding process
+        return MediaRefused, (self.status, self.code, self.message, self.headers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,14 +374,25 @@ class MediaStore:
         name = _checked_upload(user_id, name, data, self.settings)
         image = await asyncio.to_thread(opened, data, user_id)
         keep = self.settings.media_keep_location
-        async with DECODE_BUDGET.hold_async(pixels(image)):  # waits on the loop, not a thread
-            try:
+        try:
+            async with DECODE_BUDGET.hold_async(pixels(image)):  # waits on the loop
                 photo = await in_worker(DECODE_WORKERS, decode_file, data, keep)
-            except DecoderStopped:
-                log.warning("photo refused: its decoder stopped", extra=fields(user_id=user_id))
-                raise MediaRefused(
-                    503, "decoder_stopped", "the photo could not be decoded now; try again"
-                ) from None
+        except BudgetFull:
+            log.warning(
+                "photo refused: decoder busy",
+                extra=fields(user_id=user_id, limit=DECODE_WAITING, budget=DECODE_BUDGET.capacity),
+            )
+            raise MediaRefused(
+                503,
+                "decoder_busy",
+                f"{DECODE_WAITING} photos wait to be decoded already; try again in a moment",
+                {"Retry-After": str(DECODE_RETRY_S)},
+            ) from None
+        except DecoderStopped:
+            log.warning("photo refused: its decoder stopped", extra=fields(user_id=user_id))
+            raise MediaRefused(
+                503, "decoder_stopped", "the photo could not be decoded now; try again"
+            ) from None
         return await self.db.execute_write_fn(
             lambda conn: insert_media(conn, self.root, user_id, entry_id, name, photo)
         )

@@ -4,7 +4,8 @@ A decoded photo costs about its pixels times four bytes, and a decode makes copi
 upright view, the thumbnail's RGB copy), so three 40-megapixel uploads at once would hold
 gigabytes. `PixelBudget` is a weighted semaphore counted in pixels: a decode takes its pixels
 before it starts and gives them back when it is done; one that does not fit waits, first come
-first served, so a large photo is not passed by small ones forever. It serves threads (an
+first served, so a large photo is not passed by small ones forever; past `max_waiting`
+waiting, a request is refused (`BudgetFull`) rather than queued with its bytes in memory. It serves threads (an
 importer's blocking `acquire`) and event loops (`acquire_async`) alike, because the process
 has one budget whichever way a photo comes in (`app.journal.media.DECODE_BUDGET`).
 """
@@ -27,12 +28,17 @@ class _Waiter:
         self.granted = False
 
 
+class BudgetFull(RuntimeError):
+    """As many requests wait for the budget already as it lets wait."""
+
+
 class PixelBudget:
     """At most `capacity` pixels held at once; a request above it is held as `capacity`
     (a photo larger than the budget, where one is let through, decodes alone)."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, max_waiting: int | None = None) -> None:
         self.capacity = capacity
+        self.max_waiting = max_waiting  # None: any number wait
         self._free = capacity
         self._lock = threading.Lock()
         self._waiting: deque[_Waiter] = deque()
@@ -87,6 +93,8 @@ class PixelBudget:
             if not self._waiting and pixels <= self._free:
                 self._take(pixels)
                 return None
+            if self.max_waiting is not None and len(self._waiting) >= self.max_waiting:
+                raise BudgetFull(f"{len(self._waiting)} decodes wait already")
             waiter = _Waiter(pixels, wake)
             self._waiting.append(waiter)
             return waiter

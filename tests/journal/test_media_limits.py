@@ -219,3 +219,41 @@ async def test_photos_are_decoded_in_another_process_and_a_dead_one_is_replaced(
     with pytest.raises(DecoderStopped):
         await in_worker(2, os._exit, 1)  # a worker killed under a photo (out of memory)
     assert await in_worker(2, os.getpid) != os.getpid()  # the next photo: a fresh pool
+
+
+async def test_past_the_waiting_bound_an_upload_is_refused_busy(client, media_rows):
+    """The budget taken and DECODE_WAITING decodes waiting: the next upload is refused at
+    once (503 decoder_busy, Retry-After), not queued with its bytes held."""
+    from app.journal.media import DECODE_RETRY_S, DECODE_WAITING
+
+    entry = await new_entry(client)
+    release = asyncio.Event()
+
+    async def wait_in_line() -> None:
+        async with DECODE_BUDGET.hold_async(1):
+            await release.wait()
+
+    async with DECODE_BUDGET.hold_async(DECODE_BUDGET.capacity):
+        waiting = [asyncio.create_task(wait_in_line()) for _ in range(DECODE_WAITING)]
+        await until(lambda: len(DECODE_BUDGET._waiting) == DECODE_WAITING)
+        response = await client.post(f"/api/journal/entries/{entry['entry_id']}/media",
+                                     params={"name": "see.png"}, data=image_bytes("PNG"),
+                                     headers=AUTH)
+        answer = await response.json()
+        assert response.status == 503 and answer["error"]["code"] == "decoder_busy"
+        assert response.headers["Retry-After"] == str(DECODE_RETRY_S)
+        for task in waiting:
+            task.cancel()
+        await asyncio.gather(*waiting, return_exceptions=True)
+    assert DECODE_BUDGET.held == 0 and not DECODE_BUDGET._waiting and media_rows() == 0
+    assert (await upload(client, entry["entry_id"], image_bytes("PNG")))["kind"] == "png"
+
+
+def test_the_budget_refuses_past_its_waiting_bound():
+    from app.journal.pixels import BudgetFull
+
+    budget = PixelBudget(100, max_waiting=0)
+    with budget.hold(100), pytest.raises(BudgetFull):
+        with budget.hold(1):
+            pass
+    assert budget.held == 0
