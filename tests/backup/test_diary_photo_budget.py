@@ -37,8 +37,10 @@ def bomb_zip(count: int, side: int) -> bytes:
 
 def stored(in_store: Any) -> tuple[int, int]:
     with in_store() as conn:
-        return (conn.execute("SELECT COUNT(*) FROM journal_entries").fetchone()[0],
-                conn.execute("SELECT COUNT(*) FROM media_assets").fetchone()[0])
+        return (
+            conn.execute("SELECT COUNT(*) FROM journal_entries").fetchone()[0],
+            conn.execute("SELECT COUNT(*) FROM media_assets").fetchone()[0],
+        )
 
 
 @pytest.mark.parametrize("side", [6000, 8192])  # under and over the per-photo limit
@@ -53,8 +55,11 @@ async def test_a_small_zip_of_header_bombs_is_refused_whole(client, in_store, ca
     assert "20 photos" in message and f"at most {IMPORT_FLOOR_PIXELS}" in message
     assert "nothing was imported" in message
     assert stored(in_store) == (0, 0)
-    [warning] = [r for r in caplog.records
-                 if r.getMessage() == "diary import refused: photos over the budget"]
+    [warning] = [
+        r
+        for r in caplog.records
+        if r.getMessage() == "diary import refused: photos over the budget"
+    ]
     assert warning.levelname == "WARNING"
     assert warning.fields["limit_pixels"] == IMPORT_FLOOR_PIXELS  # type: ignore[attr-defined]
 
@@ -77,11 +82,11 @@ def test_the_cli_refuses_the_bomb_zip_and_writes_nothing(tmp_path, data_dir, cap
     assert "nothing was imported" in capsys.readouterr().err
     database = data_dir / DATABASE_FILE  # refused before the store is opened
     assert not database.exists() or sqlite3.connect(database).execute(
-        "SELECT COUNT(*) FROM journal_entries").fetchone() == (0,)
+        "SELECT COUNT(*) FROM journal_entries"
+    ).fetchone() == (0,)
 
 
-async def test_photos_past_the_imports_time_are_named_and_not_added(client, in_store,
-                                                                   monkeypatch):
+async def test_photos_past_the_imports_time_are_named_and_not_added(client, in_store, monkeypatch):
     from app.backup import diary_import
 
     monkeypatch.setattr(diary_import, "IMPORT_PHOTO_SECONDS", -1)  # the time already spent

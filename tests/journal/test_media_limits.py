@@ -196,8 +196,10 @@ async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_
     )
 
 
-@pytest.mark.parametrize(("orientation", "size", "thumb"), [
-    (1, (640, 480), (320, 240)), (6, (480, 640), (240, 320)), (None, (640, 480), (320, 240))])
+@pytest.mark.parametrize(
+    ("orientation", "size", "thumb"),
+    [(1, (640, 480), (320, 240)), (6, (480, 640), (240, 320)), (None, (640, 480), (320, 240))],
+)
 async def test_a_photo_is_measured_and_thumbnailed_upright(client, orientation, size, thumb):
     image = Image.new("RGB", (640, 480), "teal")
     exif = Image.Exif()
@@ -236,9 +238,12 @@ async def test_past_the_waiting_bound_an_upload_is_refused_busy(client, media_ro
     async with DECODE_BUDGET.hold_async(DECODE_BUDGET.capacity):
         waiting = [asyncio.create_task(wait_in_line()) for _ in range(DECODE_WAITING)]
         await until(lambda: len(DECODE_BUDGET._waiting) == DECODE_WAITING)
-        response = await client.post(f"/api/journal/entries/{entry['entry_id']}/media",
-                                     params={"name": "see.png"}, data=image_bytes("PNG"),
-                                     headers=AUTH)
+        response = await client.post(
+            f"/api/journal/entries/{entry['entry_id']}/media",
+            params={"name": "see.png"},
+            data=image_bytes("PNG"),
+            headers=AUTH,
+        )
         answer = await response.json()
         assert response.status == 503 and answer["error"]["code"] == "decoder_busy"
         assert response.headers["Retry-After"] == str(DECODE_RETRY_S)
