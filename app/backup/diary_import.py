@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,9 +37,10 @@ from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, photo_files, re
 from app.backup.exports import ExportError, ImportTarget
 from app.core.i18n import texts
 from app.core.log import fields
-from app.core.refusal import Refused
+from app.core.refusal import RefusedKind
 from app.journal.media import MediaRefused, declared_cost
 from app.journal.rows import append_version, ensure_day, ensure_space, new_id
+from app.storage.connection import Connection
 
 ITEM_BREAK = "\n\n* * *\n\n"
 NOT_IN_ARCHIVE = "not_in_archive"  # why a photo was not stored: the export holds no file
@@ -62,12 +62,13 @@ AddPhoto = Callable[[str, str, bytes], Awaitable[object]]
 log = logging.getLogger(__name__)
 
 
-class ImportTooLarge(Refused, ExportError):
+class ImportTooLarge(RefusedKind):
     """An import whose photos would cost more to decode than its budget: 413
-    `import_too_large`, the budget named; nothing was written."""
+    `import_too_large`, the budget named; nothing was written. A `Refused` kind the API's
+    error middleware answers as it is (no `ExportError`, which the route answers as
+    `invalid_diary`); the CLI names it as refused."""
 
-    def __init__(self, message: str) -> None:
-        super().__init__(413, "import_too_large", message)
+    STATUS, CODE = 413, "import_too_large"
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +208,7 @@ def check_diary(diary: Diary, max_chars: int) -> None:
 
 
 def import_diary(
-    conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *, max_chars: int
+    conn: Connection, target: ImportTarget, diary: Diary, *, max_chars: int
 ) -> DiaryResult:
     """Write the diary's new items as entries (in the caller's transaction)."""
     check_diary(diary, max_chars)

@@ -50,6 +50,7 @@ from app.journal.decoders import DecoderStopped, in_worker
 from app.journal.location import exif_without_location, location_places
 from app.journal.pixels import BudgetFull, PixelBudget
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
+from app.storage.connection import Connection
 from app.storage.database import Database
 from app.storage.errors import Missing
 
@@ -432,7 +433,7 @@ class MediaStore:
 
 
 def add_media_sync(
-    conn: sqlite3.Connection,
+    conn: Connection,
     settings: Settings,
     user_id: str,
     entry_id: str,
@@ -466,7 +467,7 @@ def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) ->
 
 
 def insert_media(
-    conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str, decoded: Decoded
+    conn: Connection, root: Path, user_id: str, entry_id: str, name: str, decoded: Decoded
 ) -> MediaAsset:
     """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from app.storage.connection import Connection
 from app.storage.errors import Conflict, Missing
 
 
@@ -20,7 +21,7 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
+def ensure_space(conn: Connection, user_id: str) -> str:
     conn.execute(
         "INSERT INTO journal_spaces (space_id, user_id, created_at) "
         "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
@@ -31,7 +32,7 @@ def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
     ).fetchone()[0]
 
 
-def ensure_day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
+def ensure_day(conn: Connection, user_id: str, date: str) -> str:
     space_id = ensure_space(conn, user_id)
     conn.execute(
         "INSERT INTO journal_days (day_id, space_id, calendar_date, "
@@ -52,7 +53,7 @@ ENTRY_OF_USER = (
 )
 
 
-def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.Row:
+def entry_row(conn: Connection, user_id: str, entry_id: str) -> sqlite3.Row:
     row = conn.execute(ENTRY_OF_USER, (user_id, entry_id)).fetchone()
     if row is None:
         raise Missing(f"no journal entry {entry_id!r}")
@@ -60,7 +61,7 @@ def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.
 
 
 def append_version(
-    conn: sqlite3.Connection,
+    conn: Connection,
     entry_id: str,
     origin: str,
     text: str,
@@ -89,7 +90,7 @@ def append_version(
     return version_id
 
 
-def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, str]]:
+def version_refs(conn: Connection, version_id: str) -> list[tuple[str, str]]:
     return [
         (r[0], r[1])
         for r in conn.execute(
@@ -100,7 +101,7 @@ def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, s
     ]
 
 
-def draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
+def draft_refs(conn: Connection, draft_id: str) -> list[sqlite3.Row]:
     return conn.execute(
         "SELECT source_id, conversation_id, message_id, act FROM "
         "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
@@ -153,7 +154,7 @@ def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
     }
 
 
-def entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
+def entry_dict(conn: Connection, row: sqlite3.Row) -> dict[str, Any]:
     versions = [
         {
             "version_id": version["version_id"],
