@@ -40,6 +40,7 @@ LEFT = {
     ("app.api.journal", "ValueError"): "the core date and moment readers' (invalid_date, "
     "invalid_at naming the message's index)",
     ("app.api.llm", "ValueError"): "urllib's and ipaddress's, for a URL (invalid_url)",
+    ("app.api.egress", "ValueError"): "the core date reader's, for the log's day (invalid_day)",
 }
 
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from app.journal.media import MediaStore
     from app.journal.store import JournalStore
     from app.llm import Gateway
+    from app.llm.egress_log import EgressLog
     from app.llm.privacy import IdentityRegistry
     from app.memory.lists import ListStores
     from app.memory.long_term import LongTermMemory
@@ -64,6 +65,9 @@ ADMISSION: web.AppKey[RoundAdmission] = web.AppKey("admission")  # requests begu
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
+# What left this machine, per user: built once (`app.wiring.stores.build_egress_log`) in the
+# server's `llm_ctx`, since the gateway notes every call in it.
+EGRESS_LOG: web.AppKey[EgressLog] = web.AppKey("egress_log")
 # The stores and services over Redis and SQLite, each built once (`app.wiring.server.stores_ctx`)
 # and shared by the handlers, the pipelines, the journal and the background loops.
 SESSION: web.AppKey[SessionMemory] = web.AppKey("session")  # a pair's turns and summary

@@ -7,6 +7,7 @@ from aiohttp import web
 from app.api import (
     backups,
     characters,
+    egress,
     health,
     history,
     interaction,
@@ -41,5 +42,6 @@ def setup_routes(app: web.Application) -> None:
     profile.setup(app)
     interaction.setup(app)
     privacy.setup(app)
+    egress.setup(app)
     memories.setup(app)
     history.setup(app)

@@ -28,7 +28,9 @@ One call, in order (each step's module says the details):
 6. privacy: a reply with a plaintext identity is blocked before demasking; one corrective
    retry (the same prompt and a reminder to use the placeholders), then `privacy_blocked`;
    else the reply is demasked (`app.llm.guard`);
-7. trace: one record in the ring and one log line, whatever the outcome.
+7. trace: one record in the ring and one log line, whatever the outcome; a call to an
+   endpoint (not the offline model) is also noted for the user's egress log
+   (`app.llm.egress_log`: counts and the endpoint's host, never text), written off the path.
 
 The provider in use: the one the model choice names (`app.llm.choice`: at start the
 settings', later the UI's, `switch`), else auto-detection's (`app.llm.detect`). The gateway
@@ -58,6 +60,7 @@ from app.core.settings import Settings
 from app.core.text import without_nul
 from app.llm import detect
 from app.llm.choice import ModelChoice
+from app.llm.egress_log import EgressCall, endpoint_of
 from app.llm.errors import ModelError
 from app.llm.guard import PrivacyGuard, demask
 from app.llm.offline.handlers import BASE_ANSWERS, Answers, DayMemory
@@ -88,7 +91,8 @@ class Gateway:
     `offline_answers`: what the offline provider answers per purpose (the product's are
     composed in `app.wiring.purposes`; without them, the provider's own base answers);
     `offline_memory`: where it keeps what it said to a pair today (none: nothing beyond
-    the prompt)."""
+    the prompt); `egress`: where each call to an endpoint is noted for the user's log of
+    what left this machine (`EgressLog.note`; none: not logged)."""
 
     def __init__(
         self,
@@ -97,6 +101,7 @@ class Gateway:
         *,
         offline_answers: Answers = BASE_ANSWERS,
         offline_memory: DayMemory | None = None,
+        egress: Callable[[EgressCall], None] | None = None,
     ) -> None:
         self.settings = settings
         self.choice = ModelChoice.of(settings)
@@ -113,9 +118,10 @@ class Gateway:
         self.traces = TraceRing(settings.llm_trace_size)
         self.windows = ContextWindows(settings)
         self.retries = Retries(settings)
-        self.privacy = PrivacyGuard(settings, identities)
+        self.privacy = PrivacyGuard(settings, identities, egress)
         self._slots: dict[int, asyncio.Semaphore] = {}
         self._detection: asyncio.Task[None] | None = None
+        self._egress = egress
 
     @property
     def remote(self) -> bool:
@@ -336,13 +342,13 @@ class Gateway:
                 provider, trace, purpose, messages, schema, max_tokens, temperature, user_id
             )
         except BaseException as exc:
-            trace.fail(exc)
+            self._fail(trace, exc)
             raise
         else:
             trace.finish("ok")
             return completion
         finally:
-            self._record(trace)
+            self._record(trace, provider, user_id)
 
     async def _complete(
         self,
@@ -486,7 +492,7 @@ class Gateway:
                             raise
                         attempt = self.privacy.retry(call, attempt, trace, user_id)
         except BaseException as exc:
-            trace.fail(exc)
+            self._fail(trace, exc)
             raise
         else:
             trace.finish("ok")
@@ -503,7 +509,7 @@ class Gateway:
                 finish_reason=trace.finish_reason,
             )
         finally:
-            self._record(trace)
+            self._record(trace, provider, user_id)
 
     # --- the steps -------------------------------------------------------------------------
 
@@ -535,10 +541,40 @@ class Gateway:
             chars_per_token=self.settings.chars_per_token,
         )
 
-    def _record(self, trace: Trace) -> None:
+    @staticmethod
+    def _fail(trace: Trace, exc: BaseException) -> None:
+        """Finish the trace on `exc`; a privacy refusal says which check refused: the egress
+        gate (nothing was sent; also a call refused before any attempt) or the reply check."""
+        trace.fail(exc)
+        if isinstance(exc, ModelError) and exc.code == "privacy_blocked":
+            gate = isinstance(exc, EgressRefused) or trace.attempts == 0
+            trace.refused = "gate" if gate else "reply"
+
+    def _record(self, trace: Trace, provider: Provider, user_id: str | None) -> None:
         self.traces.add(trace)
         level = logging.INFO if trace.outcome in ("ok", "cancelled") else logging.WARNING
         log.log(level, "model call", extra=logctx.fields(**trace.log_fields()))
+        if self._egress is not None and user_id is not None and not provider.offline:
+            self._egress(self._egress_call(trace, provider, user_id))
+
+    @staticmethod
+    def _egress_call(trace: Trace, provider: Provider, user_id: str) -> EgressCall:
+        """The call as the egress log keeps it: counts and the endpoint's host only."""
+        return EgressCall(
+            user_id=user_id,
+            at=trace.at,
+            purpose=trace.purpose,
+            provider=provider.name,
+            endpoint=endpoint_of(provider.url),
+            model=trace.model or provider.model,
+            remote=provider.remote,
+            tokens_in=trace.prompt_tokens,
+            tokens_out=trace.completion_tokens,
+            masked=dict(trace.masked_kinds or {}),
+            refused=trace.refused,
+            outcome=trace.outcome,
+            error_code=trace.error_code,
+        )
 
     def _debug_text(self, trace: Trace, call: Call, answer: str) -> None:
         if log.isEnabledFor(logging.DEBUG):

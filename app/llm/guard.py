@@ -12,12 +12,16 @@ detectors, the masking and the identity registry themselves are `app.llm.privacy
   before demasking, else the originals are put back.
 - `PrivacyGuard.retry`: a blocked reply gets one corrective retry (the same prompt and a
   reminder to use the placeholders), then `privacy_blocked`.
+
+The detect role's own call goes to a local endpoint with the plain text: it is noted for the
+user's egress log like every model call (`egress`; purpose `privacy_detect`, local).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 
 import aiohttp
 import msgspec
@@ -25,6 +29,7 @@ import msgspec
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.llm.detect import is_local
+from app.llm.egress_log import EgressCall, endpoint_of
 from app.llm.errors import ModelError
 from app.llm.privacy import (
     EgressGate,
@@ -37,7 +42,7 @@ from app.llm.privacy import (
 from app.llm.providers import PROVIDERS, Provider
 from app.llm.schema import decode
 from app.llm.trace import Trace
-from app.llm.types import Call, Message
+from app.llm.types import Call, Message, Reply
 from app.llm.window import check_fits
 
 log = logging.getLogger(__name__)
@@ -53,8 +58,14 @@ class PrivacyGuard:
     """Masking and the reply check for the calls that leave the machine, with the counters
     `GET /api/privacy/stats` shows."""
 
-    def __init__(self, settings: Settings, identities: IdentityRegistry | None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        identities: IdentityRegistry | None,
+        egress: Callable[[EgressCall], None] | None = None,
+    ) -> None:
         self.settings = settings
+        self.egress = egress  # where the detect role's calls are noted (the egress log)
         # The users' people (none without a database: then only the detectors mask).
         self.identities = identities
         self.stats = PrivacyStats()
@@ -94,12 +105,13 @@ class PrivacyGuard:
         registered = (
             await self.identities.index(user_id) if self.identities is not None else NameIndex(())
         )
-        proposed = await self._names_from_local_model(messages)
+        proposed = await self._names_from_local_model(messages, user_id)
         if proposed:
             registered = registered.with_names(proposed)
         masker = Masker(registered)
         masked = await masker.mask_messages_off_loop(messages)
         trace.masked = masker.masked_count
+        trace.masked_kinds = {kind: n for kind, n in masker.counts.items() if n}
         self.stats.masked(user_id, masker.counts)
         return masker, masked
 
@@ -108,18 +120,48 @@ class PrivacyGuard:
         names the call masks by (registered, and proposed by the detect role)."""
         return EgressGate(masker.registered, self.stats.of(user_id or ""), purpose)
 
-    async def _names_from_local_model(self, messages: Sequence[Message]) -> list[str]:
+    async def _names_from_local_model(self, messages: Sequence[Message], user_id: str) -> list[str]:
         """The detect role's further names; none when it is off or fails (then the
         detectors mask alone — the local model adds, it does not gate)."""
-        if self.name_detector is None:
+        detector = self.name_detector
+        if detector is None:
             return []
+        at = time.time()
         try:
-            reply = await self.name_detector.complete(local_model.detect_call(list(messages)))
-            return local_model.proposed_names(reply.text, list(messages))
+            reply = await detector.complete(local_model.detect_call(list(messages)))
         except ModelError as exc:
+            self._note_detect(detector, user_id, at, None, exc.code)
             return self._detect_failed(exc.code)
+        self._note_detect(detector, user_id, at, reply, None)
+        try:
+            return local_model.proposed_names(reply.text, list(messages))
         except (msgspec.ValidationError, msgspec.DecodeError) as exc:
             return self._detect_failed(type(exc).__name__)
+
+    def _note_detect(
+        self, detector: Provider, user_id: str, at: float, reply: Reply | None, error: str | None
+    ) -> None:
+        """The detect role's call for the egress log: local, nothing masked (it reads the
+        plain text, which is why it must be local), its tokens."""
+        if self.egress is None:
+            return
+        self.egress(
+            EgressCall(
+                user_id=user_id,
+                at=at,
+                purpose=local_model.PURPOSE,
+                provider=detector.name,
+                endpoint=endpoint_of(detector.url),
+                model=(reply.model if reply is not None else None) or detector.model,
+                remote=False,
+                tokens_in=reply.prompt_tokens if reply is not None else None,
+                tokens_out=reply.completion_tokens if reply is not None else None,
+                masked={},
+                refused=None,
+                outcome="ok" if error is None else "error",
+                error_code=error,
+            )
+        )
 
     @staticmethod
     def _detect_failed(error: str) -> list[str]:

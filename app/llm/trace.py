@@ -43,6 +43,8 @@ class Trace(msgspec.Struct):
     attempts: int = 0
     repaired: bool = False
     masked: int = 0
+    masked_kinds: dict[str, int] | None = None  # of a masked call: kind → identities replaced
+    refused: str | None = None  # privacy_blocked by the egress "gate" or the "reply" check
     privacy_retry: bool = False  # a reply was blocked and the one corrective retry ran
     finish_reason: str | None = None
     outcome: str = "running"

@@ -637,3 +637,34 @@ def m013_shared_store(db: Executes) -> None:
         "CREATE TABLE _install (singleton TEXT PRIMARY KEY CHECK (singleton = 'install'), "
         "id TEXT NOT NULL, created_at REAL NOT NULL)"
     )
+
+
+@migration
+def m014_egress_log(db: Executes) -> None:
+    """What left this machine (issue 39 item 5): one row per model call the gateway made
+    to an endpoint — when, which endpoint (its host, never a credential) and model, what
+    for, the tokens both ways, how many identities of each kind the masking replaced, whether
+    the egress gate or the reply check refused, and whether the endpoint is remote. Never a
+    prompt, an answer, a name or a placeholder mapping (`app.llm.egress_log`)."""
+    db.execute(
+        """
+        CREATE TABLE egress_log (
+            call_id TEXT PRIMARY KEY,
+            user_id TEXT NOT NULL,
+            at REAL NOT NULL,
+            calendar_date TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            provider TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            model TEXT,
+            remote INTEGER NOT NULL CHECK (remote IN (0, 1)),
+            tokens_in INTEGER,
+            tokens_out INTEGER,
+            masked_json TEXT NOT NULL DEFAULT '{}',
+            refused TEXT CHECK (refused IN ('gate', 'reply')),
+            outcome TEXT NOT NULL,
+            error_code TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX egress_log_by_day ON egress_log (user_id, calendar_date, at)")

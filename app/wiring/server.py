@@ -37,6 +37,7 @@ from app.api.app_keys import (
     CHARACTER_STORE,
     CHARACTERS,
     DB,
+    EGRESS_LOG,
     GATEWAY,
     HUB,
     INTERACTIONS,
@@ -99,7 +100,7 @@ from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
 from app.storage.redis_driver import connection_pool
 from app.wiring.purposes import OFFLINE_ANSWERS
-from app.wiring.stores import build_stores
+from app.wiring.stores import build_egress_log, build_stores
 
 log = logging.getLogger(__name__)
 
@@ -195,7 +196,9 @@ async def auth_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
-    """The model gateway; auto-detection of a local model server runs in its background."""
+    """The model gateway; auto-detection of a local model server runs in its background. The
+    egress log (what left this machine) writes in its own background task, and what it still
+    holds is written after the gateway closed."""
     settings = app[SETTINGS]
     identities = IdentityRegistry(app[DB])
     # The deprecated identity list (setting, identities.txt) moves into the registry once.
@@ -203,18 +206,26 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         settings.data_path if settings.data_dir else None, settings.privacy_identities
     )
     app[PRIVACY] = identities
+    zone = zone_named(settings.timezone)
+    egress = build_egress_log(app[DB], zone)
+    app[EGRESS_LOG] = egress
     gateway = Gateway(
         settings,
         identities,
         offline_answers=OFFLINE_ANSWERS,
-        offline_memory=SaidToday(app[REDIS], zone_named(settings.timezone)),
+        offline_memory=SaidToday(app[REDIS], zone),
+        egress=egress.note,
     )
-    await gateway.start()
-    app[GATEWAY] = gateway
+    await egress.start()
     try:
-        yield
+        await gateway.start()
+        app[GATEWAY] = gateway
+        try:
+            yield
+        finally:
+            await gateway.aclose()
     finally:
-        await gateway.aclose()
+        await egress.stop()
 
 
 async def stores_ctx(app: web.Application) -> AsyncIterator[None]:

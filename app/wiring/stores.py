@@ -2,6 +2,8 @@
 
 The server's `stores_ctx` (app/wiring/server.py) builds them when Redis, SQLite and the
 identity registry are up and puts each under its typed app key (app/api/app_keys.py); the
+egress log is built here too (`build_egress_log`) but earlier, by the server's `llm_ctx`,
+since the gateway it is handed to notes every model call in it; the
 handlers, the pipelines' `Services`, the runtime, the journal and the background loops share
 those objects. Tests and benchmarks that run a room without the server build them here too,
 so there is one way to make them. Nothing below the wiring constructs one
@@ -10,6 +12,7 @@ so there is one way to make them. Nothing below the wiring constructs one
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 import redis.asyncio as aioredis
@@ -17,7 +20,8 @@ import redis.asyncio as aioredis
 from app.core.settings import Settings
 from app.journal.media import MediaStore
 from app.journal.store import JournalStore
-from app.llm.privacy import IdentityRegistry
+from app.llm.egress_log import EgressLog
+from app.llm.privacy import IdentityRegistry, local_model
 from app.memory.lists import ListStores
 from app.memory.long_term import LongTermMemory
 from app.memory.reminders import ReminderStore
@@ -27,6 +31,7 @@ from app.profiles.interaction.store import InteractionStore
 from app.profiles.writing.service import ProfileService
 from app.profiles.writing.store import ProfileStore
 from app.storage.database import Database
+from app.wiring.purposes import OFFLINE_ANSWERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +70,9 @@ def build_stores(
         media=MediaStore(db, settings),
         identities=identities,
     )
+
+
+def build_egress_log(db: Database, zone: dt.tzinfo | None) -> EgressLog:
+    """The user's log of what left this machine (`app.llm.egress_log`), over `db`; a filter
+    may name the product's purposes (the offline answers' and the detect role's)."""
+    return EgressLog(db, zone, purposes=[*OFFLINE_ANSWERS, local_model.PURPOSE])

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from app.api.app_keys import (
     BACKUPS,
+    EGRESS_LOG,
     GATEWAY,
     INTERACTIONS,
     JOURNAL,
@@ -67,3 +68,11 @@ async def test_the_backup_service_is_told_the_redis_in_use(client):
     app = client.app
     assert app[BACKUPS].redis_url == app[REDIS_URL]
     assert app[REDIS_URL].startswith(("redis://", "unix://"))
+
+
+async def test_the_gateway_notes_calls_in_the_egress_log_the_api_reads(client):
+    """One egress log: the gateway's privacy guard (handed the gateway's own sink) notes
+    into the object whose rows `GET /api/privacy/egress` reads; a second log would keep rows
+    the user never sees."""
+    app = client.app
+    assert app[GATEWAY].privacy.egress == app[EGRESS_LOG].note

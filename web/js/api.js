@@ -133,4 +133,6 @@ export const api = {
   identities: () => request("GET", "/api/privacy/identities"),
   saveIdentities: (people) => request("PUT", "/api/privacy/identities", { people }),
   previewPrivacy: (text) => request("POST", "/api/privacy/preview", { text }),
+  egress: (search) => request("GET", `/api/privacy/egress${search ? `?${search}` : ""}`),
+  clearEgress: () => request("DELETE", "/api/privacy/egress"),
 };

@@ -2,10 +2,12 @@
 // model their names, and phone numbers, addresses and the like, are replaced by placeholders
 // before a prompt leaves this machine) — add, edit, remove, save — and a preview box that
 // shows what would leave this machine for a remote model (POST /api/privacy/preview): the
-// masked text, and each masked part with its placeholder and why it was masked.
+// masked text, and each masked part with its placeholder and why it was masked; below them
+// what left this machine (egress.js).
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
+import { EgressSection } from "./egress.js";
 import { errorText, lang, STRINGS, t } from "./i18n.js";
 
 /** The reasons the preview gives (app/llm/privacy/masking.py `_reason`): a registered person,
@@ -48,12 +50,14 @@ export class PrivacyPanel {
     $("#privacy-add").addEventListener("click", () => this.addRow({ name: "", aliases: [] }, true));
     $("#privacy-save").addEventListener("click", () => this.save());
     $("#privacy-preview-run").addEventListener("click", () => this.preview());
+    this.egress = new EgressSection();
   }
 
   async load() {
     setStatus(this.status, "");
     $("#privacy-preview-out").textContent = "";
     $("#privacy-preview-parts").replaceChildren();
+    this.egress.load();
     try {
       this.show((await api.identities()).people);
     } catch (error) {
