@@ -18,7 +18,7 @@ alone say little.
    single event-loop callback (one task step, loop-thread CPU and wall) and the loop lag (how
    late a 1 ms ticker wakes: p50, p99, max) during it; the floor is the same serving without
    a backup, for as long as the backup took. Targets: backup ≤ 5 s, largest stall ≤ 20 ms,
-   loop lag ≤ 20 ms (SPEC §10). And the garbage collections meanwhile (bench/loopwatch.py).
+   loop lag ≤ 20 ms (design §10). And the garbage collections meanwhile (bench/loopwatch.py).
 2. restore — the app stopped, `novaberg restore DIR --yes` as the CLI runs it (check every
    checksum and record, move the current data into a safety backup — which dumps the
    current Redis —, install the database, load the keys into the embedded Redis).

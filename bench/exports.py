@@ -19,7 +19,7 @@ a chat export of `--import-mb` megabytes:
 - the process's peak RSS growth: the peak (VmHWM, reset before through
   /proc/self/clear_refs) less the RSS before.
 
-Targets (SPEC §10, issue 24): stall and loop lag ≤ 20 ms, peak RSS growth ≤ 50 MB, for the
+Targets (design §10, issue 24): stall and loop lag ≤ 20 ms, peak RSS growth ≤ 50 MB, for the
 200 000-message chat export above all. Printed with the load average: on a shared machine
 the lag also holds the time the OS gave to other processes.
 """

@@ -5,7 +5,7 @@
 - the **lag**: how late a 1 ms ticker wakes (`Ticks`) — the queueing delay behind everything
   else that was ready, plus, on a shared machine, time the OS gave to other processes (the
   loop thread's wait for a CPU is read from Linux's schedstat and shown with the worst
-  tick), plus time the thread was off the CPU otherwise (a blocking call, the GIL). SPEC
+  tick), plus time the thread was off the CPU otherwise (a blocking call, the GIL). design
   §10 holds it ≤ 20 ms with 200 pairs, during a backup and during any export;
 - the **collections**: every run of the garbage collector (`Collections`), with its
   generation, its duration and the thread it ran on — a full collection stops every thread

@@ -1,4 +1,4 @@
-"""Privacy gateway cost: masking a 2 000-character prompt (SPEC §7a, issue 23: the typical
+"""Privacy gateway cost: masking a 2 000-character prompt (design §7a, issue 23: the typical
 one ≤ 1 ms at p50, the dense one ≤ 2 ms), and a 200 kB one off the event loop.
 
     .venv/bin/python bench/privacy.py [--iterations 2000]
@@ -17,7 +17,7 @@ Measured, alternating so that drift hits all alike:
 
 - long: a 200 kB prompt (a journal day in remote mode) masked the way the gateway does
   (`Masker.mask_messages_off_loop`: above `OFF_LOOP_CHARS` in a worker thread) while a 1 ms
-  ticker measures how late the event loop wakes it (target: ≤ 20 ms, SPEC §10), and the
+  ticker measures how late the event loop wakes it (target: ≤ 20 ms, design §10), and the
   egress gate's check of the masked request body (`EgressGate`).
 
 Also printed: CPU time per detector (after the one shared pass over the text, `scan.py`,

@@ -1,4 +1,4 @@
-"""The turn runtime's numbers (SPEC §10, issue 5), each against a floor measured in the same run.
+"""The turn runtime's numbers (design §10, issue 5), each against a floor measured in the same run.
 
     .venv/bin/python bench/runtime.py [accept|overhead|stall|stall-long|burst|fanout|all]
         [--quick]
@@ -24,14 +24,14 @@
    other task waiting), timed on the loop thread's CPU clock; the loop lag is how late a
    1 ms ticker wakes (p50/p99/max; the queueing delay behind everything else that is
    ready), against the same ticker on the idle app as floor (bench/loopwatch.py). Targets:
-   largest stall ≤ 20 ms, loop lag ≤ 20 ms (SPEC §10).
+   largest stall ≤ 20 ms, loop lag ≤ 20 ms (design §10).
 3b. stall-long — messages of 20 000 characters through the installed pipelines and the
    offline model (its rules read the whole text); the longest single callback. Target ≤ 20 ms.
 3c. burst — 1 000 pairs (characters of the one user) post one message each within one
    second and wait for the answer (minimal pipelines, offline model, graph_slots 1; the
    client in a process of its own, as in stall): the accept time taken inside the server
    (the outermost middleware), p50/p99 during the burst (first 3 s) and after, the loop
-   lag against the idle app's, and the load. Target (SPEC §10): p99 ≤ 10 ms.
+   lag against the idle app's, and the load. Target (design §10): p99 ≤ 10 ms.
 4. fanout — 100 WebSockets of one user; one `character_response` published through the
    hub; time until the last socket has it. Floor: the same with one socket. Target: ≤ 20 ms.
 """
@@ -496,7 +496,7 @@ async def burst_client(base: str, pairs: int, spread: float) -> None:
 
 
 async def bench_burst(pairs: int, spread: float) -> None:
-    """SPEC §10: accept p99 ≤ 10 ms also while 1 000 pairs post within one second. Each pair
+    """design §10: accept p99 ≤ 10 ms also while 1 000 pairs post within one second. Each pair
     posts one message (the posts spread evenly over `spread` seconds) and waits for its
     answer; the accept time is taken in the server. The client runs in a process of its own
     (`burst-client`), as in the stall bench: in the server's loop, a thousand clients' own

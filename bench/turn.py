@@ -18,7 +18,7 @@ Overhead = the path's wall time minus the time spent inside
 model calls (`NodeContext.ask`, which includes the gateway). Floor, measured in the same run
 on the same Redis: one session `retrieve` + `store` round trip — the least Redis work a path
 does. Printed: model calls per path and their purposes, p50/p99 of total, model and
-overhead time, the overhead's ratio to the floor, and the SPEC target (overhead p50 ≤ 10 ms
+overhead time, the overhead's ratio to the floor, and the target of design §10 (overhead p50 ≤ 10 ms
 per turn).
 """
 

@@ -1,4 +1,4 @@
-"""The lifecycle of one turn (SPEC §5, seed 001 §3.0), as data.
+"""The lifecycle of one turn (design §5, seed 001 §3.0), as data.
 
 A turn is one unit of work of a user/character pair: a block of user messages (perceived in
 path 1, answered in path 2) or a character-originated run (an own impulse, answered in path 2

@@ -29,7 +29,7 @@ unnamed: they take the steps scripted for `UNNAMED`, and `chats(UNNAMED)` lists 
 
 **Scripting.** `script(purpose, *steps)` queues steps, one consumed per request of that
 purpose, in order. `always(purpose, step)` answers when the queue is empty. With neither,
-`default` answers (None: the minimal valid instance of the request's JSON schema — SPEC §6
+`default` answers (None: the minimal valid instance of the request's JSON schema — design §6
 neutral defaults — or the text `default_text` for a text call). A step is
 
 - `str`: the answer text (for a structured call, the raw content: script invalid JSON so),

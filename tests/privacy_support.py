@@ -1,8 +1,10 @@
 """A test's own reading of what a request body says, made without the product's normalised
 view (`app/llm/privacy/normalise.py`), so that a test of the masking and the egress gate does
 not grade them with their own eyes: NFC, then each character as the Unicode data has it —
-format characters (soft hyphen, zero-width characters, BOM: category Cf) dropped, a letter
-the confusables data lists as a look-alike of a Latin letter as that letter, else NFKC — in
+format characters (soft hyphen, zero-width characters, BOM: category Cf) dropped, a character
+that NFKC makes ASCII as that (a mathematical `𝐦` is `m`, not the "rn" the confusables data
+gives as its prototype), a letter the confusables data lists as a look-alike of a Latin letter
+as that letter, else NFKC — in
 lower case, with `i` and `l` one letter (the data makes both the same shape).
 
     leaked(["Carla Mustermann"], body_text)  ->  the words of the names standing in it
@@ -36,7 +38,8 @@ def plain(text: str) -> str:
     for char in unicodedata.normalize("NFC", text):
         if unicodedata.category(char) == "Cf":
             continue
-        out.append(_latin(char) or unicodedata.normalize("NFKC", char))
+        compatible = unicodedata.normalize("NFKC", char)
+        out.append(compatible if compatible.isascii() else _latin(char) or compatible)
     return "".join(out).replace("\u2011", "-").replace("\u2010", "-").lower().replace("l", "i")
 
 

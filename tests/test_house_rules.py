@@ -1,4 +1,4 @@
-"""What the house promises (STYLE.md "The house", README "Architecture"), read from the source
+"""What the house promises (STYLE.md "The house", docs/architecture.md), read from the source
 of app/ and statemachine/ (tests/house_support.py), each rule with small sources that prove it
 catches what it should and passes what it should:
 

@@ -1,4 +1,4 @@
-"""The house has one direction (STYLE.md, README "Architecture"): each room of app/ imports
+"""The house has one direction (STYLE.md, docs/architecture.md): each room of app/ imports
 only rooms below it, with no arrow back up and no cycle between rooms.
 
 Read from the source, not from what an import happens to load: every module of app/ and

@@ -1,4 +1,4 @@
-"""Backups, exports and imports over HTTP (SPEC §8a).
+"""Backups, exports and imports over HTTP (design §8a).
 
 - `GET /api/backups` (admin): the backups in the data dir, newest first, with where they are,
   the command line that restores each (`restore_command`, with this app's data dir) and the

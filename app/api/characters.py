@@ -1,4 +1,4 @@
-"""Characters (SPEC §9, §11): the list, the editor, pictures, character cards in and out,
+"""Characters (design §9, §11): the list, the editor, pictures, character cards in and out,
 and a pair's session and state.
 
 Every call is the caller's: the list holds the built-in, the shared and the caller's own

@@ -1,4 +1,4 @@
-"""The one error shape of the API (SPEC §9) and the middleware that produces it.
+"""The one error shape of the API (design §9) and the middleware that produces it.
 
 Every error answer is `{"error": {"code": "...", "message": "..."}}` with a fitting status,
 whether a handler raised `ApiError` (or a room below its own `Refused`), aiohttp raised an HTTP exception (404, 405, 413, …) or
@@ -43,7 +43,7 @@ _DEFAULT_CODES = {
 
 
 class ApiError(Refused):
-    """Raise from a handler to answer with the SPEC §9 error shape (a room below raises its
+    """Raise from a handler to answer with the design §9 error shape (a room below raises its
     own `Refused`, answered alike)."""
 
 

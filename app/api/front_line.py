@@ -6,7 +6,7 @@ route, middleware or `on_response_prepare` runs — a plain-text 400 that echoes
 bytes (the path, the header) back, without the security headers, and a traceback in the log
 per request. The app cannot reach that answer from a middleware (aiohttp has no hook for it,
 aio-libs/aiohttp#3287), so `FrontLineRunner` — the `web.AppRunner` the CLI serves with —
-builds its connections with `FrontLineHandler`, whose `handle_error` answers in the SPEC §9
+builds its connections with `FrontLineHandler`, whose `handle_error` answers in the design §9
 error shape with the security headers, never echoes the input, and logs one line (the error's
 kind and the client, never the bytes).
 """
@@ -87,6 +87,6 @@ class FrontLineRunner(web.AppRunner):
             made.request_handler,
             request_factory=made.request_factory,
             handler_cancellation=made.handler_cancellation,
-            loop=made._loop,
-            **made._kwargs,
-        )  # noqa: SLF001
+            loop=made._loop,  # noqa: SLF001 - aiohttp keeps the server's arguments private
+            **made._kwargs,  # noqa: SLF001 - the same server, only of our class
+        )

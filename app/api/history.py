@@ -1,4 +1,4 @@
-"""The chat page's history (SPEC §5 "The chat page", §9): the pair's durable message log and
+"""The chat page's history (design §5 "The chat page", §9): the pair's durable message log and
 the user's imported conversations, paged by a cursor and searched (`app.journal.history`).
 
 - `GET /api/characters/{cid}/history?before=|after=|around=<cursor>&limit=` → `{"messages":

@@ -1,4 +1,4 @@
-"""`/api/journal/…` (SPEC §9): days, imports (a day's conversation; a diary the user already
+"""`/api/journal/…` (design §9): days, imports (a day's conversation; a diary the user already
 has), generation jobs, drafts, entries, their photos, trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.

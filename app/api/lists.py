@@ -1,4 +1,4 @@
-"""The notes agent's lists over HTTP (SPEC §9, §5 "Lists and reminders can be edited and
+"""The notes agent's lists over HTTP (design §9, §5 "Lists and reminders can be edited and
 deleted by API, page and chat").
 
 - `GET /api/characters/{cid}/lists`: the lists and their items.

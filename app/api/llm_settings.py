@@ -5,7 +5,7 @@ Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str
 
 - The choice is validated by the settings table (`ModelChoice.changed`), then kept where the
   next start reads it: provider, URL, model and remote in `config.toml`, the API key in
-  `secrets.toml` (created with mode 0600; SPEC §1: secrets never go to Redis or SQLite).
+  `secrets.toml` (created with mode 0600; design §1: secrets never go to Redis or SQLite).
   Only the changed lines of those files are rewritten, so a person's comments stay.
 - `api_key`: absent keeps the stored key, a non-empty string replaces it, `""` removes it.
   It is never sent back: `GET /api/llm` says only whether one is set.

@@ -1,4 +1,4 @@
-"""Long-term memory, the user's view (SPEC §3a, §9): what the character keeps about its user,
+"""Long-term memory, the user's view (design §3a, §9): what the character keeps about its user,
 searched, corrected and forgotten by the user.
 
 - `GET /api/characters/{cid}/memories?q=&include_superseded=` → the pair's memories, newest

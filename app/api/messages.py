@@ -1,4 +1,4 @@
-"""Messages and turns (SPEC §9): accept a message, read a message's or a turn's state."""
+"""Messages and turns (design §9): accept a message, read a message's or a turn's state."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The privacy gateway's API (SPEC §7a, §9), for the logged-in user:
+"""The privacy gateway's API (design §7a, §9), for the logged-in user:
 
 - `GET /api/privacy/identities` → `{"names": [str], "people": [{"name", "aliases"}]}`
 - `PUT /api/privacy/identities` `{"people": [{"name", "aliases"?}]}` or `{"names": [str]}`
@@ -6,7 +6,9 @@
   (`duplicate_name` for a name given twice — as a name or an alias, in any case — its
   message naming it; `invalid_identities` for any other bad name or list);
 - `POST /api/privacy/preview` `{"text"}` → `{"masked", "spans": [{"start", "end", "kind",
-  "placeholder"}]}`: what would leave the machine;
+  "text", "placeholder", "reason"}], "remote"}`: what would leave the machine, and why each
+  part was masked (`reason`: "registered", "looks_like_name", or the kind: "IBAN", "PHONE"
+  …; `text`: the characters it replaces, offsets in code points);
 - `GET /api/privacy/stats` → the counters (no values, no mapping).
 """
 

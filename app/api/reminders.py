@@ -1,4 +1,4 @@
-"""A pair's reminders over HTTP (SPEC §9); a due reminder enters as the character's own
+"""A pair's reminders over HTTP (design §9); a due reminder enters as the character's own
 impulse (the reminder clock, `app.impulses.clock`).
 
 - `GET/POST /api/characters/{cid}/reminders`: list / create.

@@ -1,5 +1,5 @@
 """Reading request bodies: the one reader of every body, and the one place that turns a body
-that cannot be read into the SPEC §9 error shape (never a 500, whatever the bytes)."""
+that cannot be read into the design §9 error shape (never a 500, whatever the bytes)."""
 
 from __future__ import annotations
 
@@ -204,7 +204,7 @@ def search_text(request: web.Request, limit: int) -> str:
 
 
 def store_errors_as_api(handler: Handler) -> Handler:
-    """A store's `Missing`/`Conflict` answered in the SPEC §9 error shape (404/409)."""
+    """A store's `Missing`/`Conflict` answered in the design §9 error shape (404/409)."""
 
     async def wrapped(request: web.Request) -> web.StreamResponse:
         try:

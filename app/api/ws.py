@@ -1,4 +1,4 @@
-"""`GET /api/ws`: the WebSocket every tab keeps open (SPEC §9).
+"""`GET /api/ws`: the WebSocket every tab keeps open (design §9).
 
 Auth and Origin are checked by the middleware before the upgrade (a refused handshake gets
 its HTTP status); the socket keeps the credential that opened it and is closed (4401) once

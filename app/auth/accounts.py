@@ -1,4 +1,4 @@
-"""User accounts in SQLite (SPEC §1): the headless users with their scrypt password hashes
+"""User accounts in SQLite (design §1): the headless users with their scrypt password hashes
 and API tokens (only a token's SHA-256 is stored), and the synchronous administration that
 the CLI runs on the database (`novaberg user …`, `novaberg token …`): each write a function of
 a connection, which the CLI hands to the database's one writer while it holds the data dir's

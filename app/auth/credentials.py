@@ -1,4 +1,4 @@
-"""Who a caller is (SPEC §1, §9): API tokens, login sessions, start codes and the login
+"""Who a caller is (design §1, §9): API tokens, login sessions, start codes and the login
 throttle.
 
 Identities:

@@ -1,4 +1,4 @@
-"""Where a request may come from (SPEC §1, §9): the `Host` it names and the `Origin` it was
+"""Where a request may come from (design §1, §9): the `Host` it names and the `Origin` it was
 sent from. Pure functions over the header values; `app.api.middleware` applies them.
 
 Host (DNS rebinding): a page of a foreign name that resolves to this server must not be
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
-WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", ""})  # noqa: S104 - recognised, never bound
 
 # RFC 3986 `host [":" port]`, as browsers send it: a bracketed IPv6 literal, or a dotted name
 # of DNS labels (letters, digits, `-` inside, `_` for local names), which may be a dotted quad.

@@ -1,4 +1,4 @@
-"""Backup, restore and export (SPEC §8a, seed 004 §11).
+"""Backup, restore and export (design §8a, seed 004 §11).
 
 - `archive`: backup folders — create, verify (manifest + checksums), list, prune;
 - `database` / `redis_snapshot`: the two parts of a backup;

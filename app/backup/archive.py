@@ -313,11 +313,8 @@ def verify(folder: Path) -> Backup:
     files = manifest.get("files")
     if not isinstance(files, list) or not all(_valid_entry(e) for e in files):
         raise BackupInvalid(folder, [f"{MANIFEST} has no valid file list"])
-    problems = []
     listed = {entry["name"] for entry in files}
-    for name in REQUIRED_FILES:
-        if name not in listed:
-            problems.append(f"{name} is not in the manifest")
+    problems = [f"{name} is not in the manifest" for name in REQUIRED_FILES if name not in listed]
     for entry in files:
         path = folder / entry["name"]
         try:

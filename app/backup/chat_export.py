@@ -185,32 +185,33 @@ class ChatExporter:
         self, redis: aioredis.Redis, query: ExportQuery, character_ids: list[str]
     ) -> dict[str, Any]:
         """The `lists` and `reminders` of the query's user with `character_ids`."""
-        lists, reminders = [], []
+        lists: list[dict[str, Any]] = []
+        reminders: list[dict[str, Any]] = []
         for character_id in character_ids:
-            for kept in await ListStore(redis, query.user_id, character_id).all():
-                lists.append(
-                    {
-                        "character_id": character_id,
-                        "name": kept.name,
-                        "items": kept.items,
-                        "created_at": kept.created_at,
-                        "updated_at": kept.updated_at,
-                    }
-                )
-            for reminder in await ReminderStore(redis).list(query.user_id, character_id):
-                reminders.append(
-                    {
-                        "id": reminder.id,
-                        "character_id": character_id,
-                        "text": reminder.text,
-                        "due_at": reminder.due_at,
-                        "created_at": reminder.created_at,
-                        "status": reminder.status,
-                        "fired_at": reminder.fired_at,
-                        "trigger_turn_id": reminder.trigger_turn_id,
-                        "impulse_turn_id": reminder.impulse_turn_id,
-                    }
-                )
+            lists.extend(
+                {
+                    "character_id": character_id,
+                    "name": kept.name,
+                    "items": kept.items,
+                    "created_at": kept.created_at,
+                    "updated_at": kept.updated_at,
+                }
+                for kept in await ListStore(redis, query.user_id, character_id).all()
+            )
+            reminders.extend(
+                {
+                    "id": reminder.id,
+                    "character_id": character_id,
+                    "text": reminder.text,
+                    "due_at": reminder.due_at,
+                    "created_at": reminder.created_at,
+                    "status": reminder.status,
+                    "fired_at": reminder.fired_at,
+                    "trigger_turn_id": reminder.trigger_turn_id,
+                    "impulse_turn_id": reminder.impulse_turn_id,
+                }
+                for reminder in await ReminderStore(redis).list(query.user_id, character_id)
+            )
         return {"lists": lists, "reminders": reminders}
 
     async def kept_characters(
@@ -222,7 +223,9 @@ class ChatExporter:
             return [query.character_id]
         talked = [
             character
-            for user, character in map(keys.split_pair, await redis.smembers(keys.known_pairs()))
+            for user, character in map(
+                keys.split_pair, keys.texts(await redis.smembers(keys.known_pairs()))
+            )
             if user == query.user_id
         ]
         return list(dict.fromkeys([*defined, *sorted(talked)]))

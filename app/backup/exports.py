@@ -287,6 +287,10 @@ class _Sink:
     def flush(self) -> None:
         pass
 
+    def close(self) -> None:
+        """Nothing to release: the parts stay until taken (a zip never closes a file
+        object it was given; its protocol asks for the method)."""
+
     def take(self) -> bytes:
         data, self.parts, self.held = b"".join(self.parts), [], 0
         return data

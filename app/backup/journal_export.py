@@ -200,7 +200,9 @@ class JournalExporter:
     def import_document(
         self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
     ) -> ImportResult:
-        shape = CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
+        shape: type[CurrentOnlyDocument | JournalDocument] = (
+            CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
+        )
         document = read_document(raw, shape, "journal export")
         entries = (
             document.entries

@@ -1,4 +1,4 @@
-"""The long-term memory exporter: what a character remembers about its user (SPEC §3a), per
+"""The long-term memory exporter: what a character remembers about its user (design §3a), per
 character, corrected memories included.
 
 JSON document (`kind` "novaberg.memories", `format_version` 1): the head of

@@ -238,7 +238,7 @@ def write_snapshot(
                 out.write(text + "\n")
         except UnicodeDecodeError:  # a value that is not UTF-8: read this batch raw
             lines = 0
-            for key, (kind, ttl, value) in zip(batch, read_raw(keys=batch)):
+            for key, (kind, ttl, value) in zip(batch, read_raw(keys=batch), strict=True):
                 record = _record(key, _text(kind), int(ttl), value)
                 if record is not None:  # escaped (\udcff): the line stays valid UTF-8
                     out.write(json.dumps(record) + "\n")

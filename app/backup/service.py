@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import logging
 import threading
@@ -151,8 +152,6 @@ class BackupService:
         self._stopping.set()
         running = self._running
         if running is not None:
-            try:
+            with contextlib.suppress(Exception):  # cancelled or failed: its folder is gone
                 await running
-            except Exception:  # noqa: BLE001 - cancelled or failed: its folder is gone
-                pass
         self._worker.shutdown(wait=False)

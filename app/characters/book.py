@@ -1,4 +1,4 @@
-"""Character definitions: who the user talks to (SPEC §0, §4, §11).
+"""Character definitions: who the user talks to (design §0, §4, §11).
 
 A character is a TOML file:
 

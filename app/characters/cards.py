@@ -1,9 +1,9 @@
-"""Character cards in and out (SPEC §11): Character Card V2 (`chara_card_v2`) and V3
+"""Character cards in and out (design §11): Character Card V2 (`chara_card_v2`) and V3
 (`chara_card_v3`), as JSON or embedded base64 in a PNG `tEXt` chunk (`chara` for V2, `ccv3`
 for V3; a PNG with both is read from `ccv3`). V1 cards (the fields at the top, no `spec`)
 are read as well.
 
-The mapping (README "Character cards" says the same):
+The mapping (docs/characters.md says the same):
 
 | card (`data.…`) | definition |
 |---|---|
@@ -397,4 +397,4 @@ def check_exportable(spec: str, fmt: str) -> tuple[Spec, str]:
         raise CharacterError(f"spec {spec!r}: use v2 or v3")
     if fmt not in FORMATS:
         raise CharacterError(f"format {fmt!r}: use png or json")
-    return spec, fmt  # type: ignore[return-value]
+    return spec, fmt

@@ -1,6 +1,6 @@
 """A character's lorebook: the `character_book` of a character card (Character Card V2, and the
 V3 lorebook with its decorators), read into entries that enter the responder's prompt when
-the conversation names them (SPEC §11).
+the conversation names them (design §11).
 
 Why a keyword-triggered store beside the definition, not long-term memory: a lorebook is
 written by the card's author about the character's world, and it is keyword-triggered by
@@ -34,13 +34,14 @@ What of a lorebook is used (the rest is kept as the card had it and exported aga
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+import ahocorasick
 
 from app.core.log import fields
 
@@ -49,9 +50,17 @@ log = logging.getLogger(__name__)
 DEFAULT_SCAN_DEPTH = 4  # texts of the conversation a key is looked for in (the book may say)
 # A card's lorebook holds tens of entries, a large world book hundreds; selection looks at
 # every entry on every turn (about 25 µs each, bench/lore.py), so a book beyond this is
-# refused on import, and one beyond OFF_LOOP_ENTRIES is scanned in a worker thread.
+# refused on import.
 MAX_ENTRIES = 2_000
-OFF_LOOP_ENTRIES = 200
+# Keys: a real entry has a handful (names, a place and its spellings); a card's keys are all
+# found in one Aho–Corasick pass over the scanned text (its cost is the text's length and the
+# hits, not the book's keys), and every entry's keys are then looked up in what it found, so
+# the keys are bounded too: per entry (keys, secondary and `@@additional_keys` /
+# `@@exclude_keys` each) and in all (MAX_KEYS), refused on import. A book of more than
+# OFF_LOOP_KEYS keys in all is scanned in a worker thread (bench/lore.py, bench/uploads.py).
+MAX_KEYS_PER_ENTRY = 256
+MAX_KEYS = 50_000
+OFF_LOOP_KEYS = 2_000
 RECURSION_ROUNDS = 3  # recursive scanning: rounds of entries triggering entries
 ENTRY_SEPARATOR = "\n"
 
@@ -97,6 +106,16 @@ class Lorebook:
     scan_depth: int | None = None
     token_budget: int | None = None
     recursive: bool = False
+    # every key of the book, as written and lowered, in one automaton each (built once)
+    keys: _KeyIndex = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", _KeyIndex(self.entries))
+
+    @property
+    def size(self) -> int:
+        """What a scan's cost grows with beside the text: the keys looked up, in all."""
+        return sum(_key_count(entry) for entry in self.entries) + len(self.entries)
 
 
 # --- reading ---------------------------------------------------------------------------------
@@ -116,6 +135,10 @@ def read_book(raw: Any) -> Lorebook:
             f"character_book has {len(entries)} entries; at most {MAX_ENTRIES} are taken"
         )
     read = tuple(_entry(i, entry) for i, entry in enumerate(entries))
+    keys = sum(_key_count(entry) for entry in read)
+    if keys > MAX_KEYS:
+        _refused("MAX_KEYS", keys, MAX_KEYS)
+        raise LoreError(f"character_book has {keys} keys; at most {MAX_KEYS} are taken")
     return Lorebook(
         entries=read,
         scan_depth=_count(raw, "scan_depth", "character_book"),
@@ -142,7 +165,7 @@ def _entry(index: int, raw: Any) -> LoreEntry:
     order = raw.get("insertion_order", index)
     if not _number(order):
         raise LoreError(f"{where}: insertion_order must be a number")
-    return LoreEntry(
+    entry = LoreEntry(
         index=index,
         label=label,
         keys=_keys(raw.get("keys"), f"{where}: keys"),
@@ -162,6 +185,26 @@ def _entry(index: int, raw: Any) -> LoreEntry:
         scan_depth=_decorator_count(decorators.get("scan_depth")),
         additional_keys=_split(decorators.get("additional_keys", "")),
         exclude_keys=_split(decorators.get("exclude_keys", "")),
+    )
+    for keys in (entry.keys, entry.secondary_keys, entry.additional_keys, entry.exclude_keys):
+        if len(keys) > MAX_KEYS_PER_ENTRY:
+            _refused("MAX_KEYS_PER_ENTRY", len(keys), MAX_KEYS_PER_ENTRY)
+            raise LoreError(f"{where}: {len(keys)} keys; at most {MAX_KEYS_PER_ENTRY} are taken")
+    return entry
+
+
+def _key_count(entry: LoreEntry) -> int:
+    return (
+        len(entry.keys)
+        + len(entry.secondary_keys)
+        + len(entry.additional_keys)
+        + len(entry.exclude_keys)
+    )
+
+
+def _refused(limit: str, found: int, bound: int) -> None:
+    log.warning(
+        "lorebook refused: over a limit", extra=fields(limit=limit, found=found, bound=bound)
     )
 
 
@@ -266,7 +309,7 @@ def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) ->
 
     def texts(scan: int) -> _Scanned:
         if scan not in scanned:
-            scanned[scan] = _Scanned(recent[-scan:] if scan > 0 else [])
+            scanned[scan] = _Scanned(book.keys, recent[-scan:] if scan > 0 else [])
         return scanned[scan]
 
     for entry in book.entries:
@@ -275,7 +318,7 @@ def triggered(book: Lorebook, recent: Sequence[str], *, character_turns: int) ->
     if book.recursive:
         added = list(chosen.values())
         for _ in range(RECURSION_ROUNDS):  # each round scans what the one before added
-            found = _Scanned(e.content for e in added)
+            found = _Scanned(book.keys, (e.content for e in added))
             added = [
                 e
                 for e in book.entries
@@ -326,64 +369,74 @@ def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
     return not scanned.has_any(entry.exclude_keys, entry.case_sensitive)
 
 
+class _KeyIndex:
+    """A book's keys in two Aho–Corasick automatons: the case-sensitive entries' keys as
+    written, the others' lowered (each found in the text as written or lowered)."""
+
+    __slots__ = ("exact", "lowered")
+
+    def __init__(self, entries: Iterable[LoreEntry]) -> None:
+        exact: set[str] = set()
+        lowered: set[str] = set()
+        for entry in entries:
+            keys = (entry.keys, entry.secondary_keys, entry.additional_keys, entry.exclude_keys)
+            if entry.case_sensitive:
+                exact.update(key for group in keys for key in group)
+            else:
+                lowered.update(key.lower() for group in keys for key in group)
+        self.exact = _automaton(exact)
+        self.lowered = _automaton(lowered)
+
+
+def _automaton(keys: set[str]) -> ahocorasick.Automaton | None:
+    if not keys:
+        return None
+    automaton = ahocorasick.Automaton()
+    for key in keys:
+        automaton.add_word(key, key)
+    automaton.make_automaton()
+    return automaton
+
+
+def _found_keys(automaton: ahocorasick.Automaton | None, text: str) -> frozenset[str]:
+    """The keys found in `text` at word bounds where they begin or end with a word character
+    ("cat" is not found in "category"; "Dr." is found before a space) — `\\w` as `re` reads
+    it: one pass over the text, whatever the number of keys."""
+    if automaton is None or not text:
+        return frozenset()
+    found: set[str] = set()
+    for last, key in automaton.iter(text):
+        if key in found:
+            continue
+        start, end = last - len(key) + 1, last + 1
+        if _is_word(key[0]) and start > 0 and _is_word(text[start - 1]):
+            continue
+        if _is_word(key[-1]) and end < len(text) and _is_word(text[end]):
+            continue
+        found.add(key)
+    return frozenset(found)
+
+
 class _Scanned:
-    """Texts a selection looks for keys in, joined once — and read once into their words
-    (as written and lowered). A key found at word bounds has each of its words as a word of
-    the text, so a key of one word is found exactly when it is one of them, and a key of
-    several ("night shift", "Dr. Weiss") is looked for in the text only when all its words
-    are there (lowered, for an entry that is not case-sensitive)."""
+    """Texts a selection looks for keys in, joined once, and the book's keys found in them
+    (as written and lowered), each set made once, when first asked."""
 
-    __slots__ = ("_lowered", "_lowered_words", "_words", "text")
+    __slots__ = ("_exact", "_index", "_lowered", "text")
 
-    def __init__(self, texts: Iterable[str]) -> None:
+    def __init__(self, index: _KeyIndex, texts: Iterable[str]) -> None:
         self.text = "\n".join(texts)
-        self._lowered: str | None = None
-        self._words: frozenset[str] | None = None
-        self._lowered_words: frozenset[str] | None = None
+        self._index = index
+        self._exact: frozenset[str] | None = None
+        self._lowered: frozenset[str] | None = None
 
     def has_any(self, keys: Sequence[str], case_sensitive: bool) -> bool:
-        return any(self.has(key, case_sensitive) for key in keys)
-
-    def has(self, key: str, case_sensitive: bool) -> bool:
         if case_sensitive:
-            text = self.text
-            if self._words is None:
-                self._words = frozenset(_WORD.findall(text))
-            words = self._words
-        else:
-            if self._lowered is None:
-                self._lowered = self.text.lower()
-                self._lowered_words = frozenset(_WORD.findall(self._lowered))
-            text, key = self._lowered, key.lower()
-            words = self._lowered_words or frozenset()
-        parts = _words_of(key)
-        if not all(part in words for part in parts):
-            return False
-        return (len(parts) == 1 and parts[0] == key) or _found(text, key)
-
-
-@functools.lru_cache(maxsize=65_536)
-def _words_of(key: str) -> tuple[str, ...]:
-    return tuple(_WORD.findall(key))
-
-
-_WORD = re.compile(r"\w+")
-
-
-def _found(text: str, key: str) -> bool:
-    """`key` in `text` at word bounds where it begins or ends with a word character ("cat"
-    is not found in "category"; "Dr." is found before a space) — `\\w` as `re` reads it,
-    without a pattern to compile for every key of every book."""
-    bound_start, bound_end = _is_word(key[0]), _is_word(key[-1])
-    start = text.find(key)
-    while start >= 0:
-        end = start + len(key)
-        if not (bound_start and start > 0 and _is_word(text[start - 1])) and not (
-            bound_end and end < len(text) and _is_word(text[end])
-        ):
-            return True
-        start = text.find(key, start + 1)
-    return False
+            if self._exact is None:
+                self._exact = _found_keys(self._index.exact, self.text)
+            return any(key in self._exact for key in keys)
+        if self._lowered is None:
+            self._lowered = _found_keys(self._index.lowered, self.text.lower())
+        return any(key.lower() in self._lowered for key in keys)
 
 
 def _is_word(char: str) -> bool:

@@ -131,10 +131,9 @@ class CharacterStore:
         stem = definition.id
         picture_path = folder / f"{stem}{PICTURE_SUFFIX}"
         current = self.book.get(user_id, stem)
-        if picture is KEEP:
-            picture_bytes = _picture_of(current)
-        else:
-            picture_bytes = picture  # type: ignore[assignment]
+        picture_bytes = (
+            picture if picture is None or isinstance(picture, bytes) else _picture_of(current)
+        )  # anything else is KEEP
         if picture_bytes is not None:
             _put(picture_path, picture_bytes)
         elif not new:

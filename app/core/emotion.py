@@ -1,4 +1,4 @@
-"""The nine EI dimensions (seed 000 §2.2, SPEC §4): their one base declaration, the shapes
+"""The nine EI dimensions (seed 000 §2.2, design §4): their one base declaration, the shapes
 that carry them, and the one table of their stored German names.
 
 `Emotion` declares the nine: `emotion, arousal, emotions_vector, mode, language_style,
@@ -19,7 +19,7 @@ fields first, so such a struct can extend a base only where its order starts wit
   model is sent; `app.pipeline.schemas.Perception` (that schema) and
   `app.llm.offline.handlers.LexiconPerception` (the offline model's reading) extend it;
 - `app.memory.turns.Turn` stores them among its own fields, in the order of the stored
-  record (SPEC §2: `turn_id, rolle, …, intentionen, emotion, modus, kern, arousal, …`), so it
+  record (design §2: `turn_id, rolle, …, intentionen, emotion, modus, kern, arousal, …`), so it
   declares them itself. `tests/core/test_emotion.py` holds `PerceivedEmotion` and `Turn` to
   the base: the same dimensions, types and defaults.
 

@@ -79,8 +79,8 @@ def check_no_nul(raw: bytes | str | msgspec.Raw) -> None:
 
 def decode(
     raw: bytes | str | msgspec.Raw,
-    type_: type[T] = Any,
-    *,  # type: ignore[assignment]
+    type_: type[T] = Any,  # type: ignore[assignment]  # Any as a type: T is then Any
+    *,
     check_nul: bool = True,
 ) -> T:
     """`raw` decoded as `type_` (default: any JSON value, at most `MAX_DEPTH` deep); a text

@@ -1,6 +1,6 @@
 """Two lanes on one event loop: what a person waits for first, the turns' work after it.
 
-SPEC §0: sending never waits for the model — nor for the other pairs' orchestration. On one
+design §0: sending never waits for the model — nor for the other pairs' orchestration. On one
 asyncio loop every ready callback of a round runs before the loop looks at its sockets
 again, so under a burst an accept's Redis reply, read at once by the selector, waited behind
 a round full of pair workers' steps (the burst bench: 1 000 pairs, the accept's first reply
@@ -26,9 +26,10 @@ import collections
 import contextvars
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TypeVarTuple, Unpack
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 BACKGROUND: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "novaberg_background", default=False
@@ -57,16 +58,17 @@ class LaneLoop(asyncio.SelectorEventLoop):
 
     def call_soon(
         self,
-        callback: Callable[..., object],
-        *args: Any,
+        callback: Callable[[Unpack[Ts]], object],
+        *args: *Ts,
         context: contextvars.Context | None = None,
     ) -> asyncio.Handle:
         background = context.get(BACKGROUND, False) if context is not None else BACKGROUND.get()
         if not background:
             return super().call_soon(callback, *args, context=context)
-        self._check_closed()
-        if self._debug:
-            self._check_thread()
+        if self.is_closed():  # as asyncio's own call_soon refuses
+            raise RuntimeError("Event loop is closed")
+        if self.get_debug():
+            self._check_thread()  # type: ignore[attr-defined]  # asyncio's private debug check
         handle = asyncio.Handle(callback, args, self, context)
         self._background.append(handle)
         if not self._slice_scheduled:
@@ -84,7 +86,7 @@ class LaneLoop(asyncio.SelectorEventLoop):
         while waiting:
             handle = waiting.popleft()
             if not handle.cancelled():
-                handle._run()
+                handle._run()  # noqa: SLF001 - how asyncio's own loop runs a ready handle
             if time.perf_counter() >= deadline:
                 break
         if waiting:  # the next round, after the selector has been asked again

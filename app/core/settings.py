@@ -7,8 +7,8 @@ Each setting is declared once, as an annotated field of the frozen `Settings` cl
 The field's name is the setting's name (its environment variable is `NOVABERG_<NAME>`), the
 annotation its type (`X | None`: it may be unset; `Literal[…]`: its choices), and `setting()`
 carries the default, the help line and the bounds. `SETTINGS`, the table the CLI, `PUT
-/api/llm` and the README read, is derived from these fields; `python -m app.core.settings
---markdown` prints README.md's settings table from it, and `tests/test_docs.py` holds README.md
+/api/llm` and docs/settings.md read, is derived from these fields; `python -m app.core.settings
+--markdown` prints docs/settings.md's table from it, and `tests/test_docs.py` holds that page
 to that output row by row.
 
 Why the class declares and the table is derived, not the reverse: a type checker reads a
@@ -99,7 +99,7 @@ class Setting:
         return ENV_PREFIX + self.name.upper()
 
     def markdown_row(self) -> str:
-        """This setting's row of README.md's table (`—`: no default; the help says why)."""
+        """This setting's row of docs/settings.md's table (`—`: no default; the help says why)."""
         if self.default is None:
             default = "—"
         else:
@@ -123,9 +123,9 @@ _DECLARED = "novaberg.setting"
 
 def setting(
     default: Any,
-    help: str,
+    help: str,  # noqa: A002 - the field's help text, as argparse names it
     *,
-    minimum: float | None = None,  # noqa: A002
+    minimum: float | None = None,
     maximum: float | None = None,
     secret: bool = False,
     in_config: bool = True,
@@ -179,7 +179,7 @@ class Settings:
         "(default: the data dir). Processes sharing one database_url point it at one "
         "shared volume; it and the store must be of one install (a start checks).",
     )
-    test_crash_at: CrashPoint | None = setting(
+    test_crash_at: CrashPoint | None = setting(  # noqa: RUF009 - setting() is a field()
         None,
         "Tests only: the process kills itself "
         "(SIGKILL) when it reaches this point (the kill -9 tests of tests/runtime and "
@@ -216,7 +216,7 @@ class Settings:
         "Messages one user may send per second (burst of twice that); beyond it: 429.",
         minimum=0.1,
     )
-    # --- model gateway (SPEC §7) ------------------------------------------------------------
+    # --- model gateway (design §7) ------------------------------------------------------------
     llm_provider: Literal["offline", "ollama", "openai"] | None = setting(
         None, "Model provider; unset = auto-detect Ollama/llama.cpp on localhost, else offline."
     )
@@ -306,7 +306,7 @@ class Settings:
     privacy_detect_model: str | None = setting(
         None, "The model of privacy_detect_url (unset: the server's first)."
     )
-    # --- session memory (SPEC §3, seed 000) ---------------------------------------------------
+    # --- session memory (design §3, seed 000) ---------------------------------------------------
     session_ttl: int = setting(
         4 * HOUR,
         "Seconds of quiet after which a session expires; must "
@@ -331,7 +331,7 @@ class Settings:
     session_window_exchanges: int = setting(
         10, "Exchanges (groups with a user utterance) shown to the model.", minimum=1
     )
-    # --- character state (SPEC §4) ------------------------------------------------------------
+    # --- character state (design §4) ------------------------------------------------------------
     eigenzeit_nullpunkt_seconds: int = setting(
         3 * HOUR,
         "Seconds of quiet after which the character's state has relaxed to its baseline.",
@@ -343,7 +343,7 @@ class Settings:
         minimum=0.0,
         maximum=1.0,
     )
-    # --- turn runtime (SPEC §5, seed 001) -----------------------------------------------------
+    # --- turn runtime (design §5, seed 001) -----------------------------------------------------
     max_message_chars: int = setting(20000, "Longest accepted message, after trimming.", minimum=1)
     input_window_seconds: float = setting(
         30.0, "Messages closer than this to their predecessor form one block.", minimum=0.0
@@ -377,7 +377,7 @@ class Settings:
     idle_reflection_minutes: int = setting(
         0, "Minutes of quiet before the character reflects on its own (0 = off).", minimum=0
     )
-    # --- pipelines, agents, impulses (SPEC §6, seed 001 §2) -----------------------------------
+    # --- pipelines, agents, impulses (design §6, seed 001 §2) -----------------------------------
     responder_max_tokens: int = setting(
         600, "Output tokens reserved for one answer of the character.", minimum=16
     )
@@ -412,7 +412,7 @@ class Settings:
         "Seconds after which a reminder claimed by a clock that never delivered it is put back.",
         minimum=1.0,
     )
-    # --- backup, restore, export (SPEC §8a) ------------------------------------------------
+    # --- backup, restore, export (design §8a) ------------------------------------------------
     backup_keep: int = setting(
         10,
         "Backups kept in the data dir's backups/ folder; the oldest "
@@ -434,7 +434,7 @@ class Settings:
         "bytes.",
         minimum=1024,
     )
-    # --- journal (SPEC §8, seed 004 §16) ------------------------------------------------------
+    # --- journal (design §8, seed 004 §16) ------------------------------------------------------
     journal_day_max_messages: int = setting(
         500,
         "Messages of one day journal generation takes "
@@ -551,7 +551,7 @@ class Settings:
         "later (or more than a minute past) is 400 invalid_due_at.",
         minimum=1,
     )
-    # --- long-term memory and the Pixie worker (SPEC §3a) ----------------------------------
+    # --- long-term memory and the Pixie worker (design §3a) ----------------------------------
     promotion_threshold: float = setting(
         0.7,
         "User salience from which a block is queued for long-term memory (the Pixie queue).",
@@ -895,13 +895,13 @@ def _check_together(values: Mapping[str, Any]) -> None:
         raise SettingsError("setting session_max_turns must not exceed session_summarize_at")
 
 
-# --- the README's table ------------------------------------------------------------------
+# --- docs/settings.md's table ------------------------------------------------------------
 
 MARKDOWN_HEADER = ("| setting | env | default | meaning |", "|---|---|---|---|")
 
 
 def markdown_table() -> str:
-    """README.md's settings table, one row per setting in table order."""
+    """docs/settings.md's table, one row per setting in table order."""
     return "\n".join([*MARKDOWN_HEADER, *(row.markdown_row() for row in SETTINGS)]) + "\n"
 
 
@@ -913,7 +913,7 @@ def main(argv: list[str] | None = None) -> int:
         "--markdown",
         action="store_true",
         required=True,
-        help="as README.md's settings table (Markdown)",
+        help="as docs/settings.md's table (Markdown)",
     )
     parser.parse_args(argv)
     sys.stdout.write(markdown_table())

@@ -1,4 +1,4 @@
-"""Own impulses: the reminder clock and idle reflection (SPEC §5, §6; seed 001 §3.1.1).
+"""Own impulses: the reminder clock and idle reflection (design §5, §6; seed 001 §3.1.1).
 
 One background task per process. It sleeps until the earliest due reminder (at most
 `reminder_poll_seconds`, so reminders added by another process are seen too; a reminder
@@ -16,7 +16,7 @@ down fires at the next start, and a claim that was never delivered is put back a
 
 Idle reflection (off by default: `idle_reflection_minutes` = 0): when a pair's user has been
 quiet that long, the character thinks back once per quiet period (an impulse like a
-reminder's, with no trigger turn). With a long-term memory to come back to (SPEC §3a) — a
+reminder's, with no trigger turn). With a long-term memory to come back to (design §3a) — a
 plan told on an earlier day ("Morgen hab ich das Vorstellungsgespräch"), an open feeling —
 the thought is about it ("…, wie ist es gelaufen?"), and that memory is marked so it is
 brought up once; otherwise, while the session still holds turns, it is about the last
@@ -148,7 +148,7 @@ class ReminderClock:
         redis = self.store.redis
         quiet = self.settings.idle_reflection_minutes * 60
         started = 0
-        for pair in sorted(await redis.smembers(keys.known_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.known_pairs()))):
             user_id, character_id = keys.split_pair(pair)
             definition = self.characters.get(user_id, character_id)
             state = await load_state(redis, user_id, character_id)

@@ -1,4 +1,4 @@
-"""The journal (SPEC §8, seed 004 §16): a calendar day of the user's conversations becomes an
+"""The journal (design §8, seed 004 §16): a calendar day of the user's conversations becomes an
 entry in the user's own voice that states nothing the user did not say.
 
 - `store`: the journal's tables (migration `m003_journal`), every write through the one writer;

@@ -1,4 +1,4 @@
-"""The `VerifiedArtifact` (SPEC §8): built locally; the only content stage 2 ever sees.
+"""The `VerifiedArtifact` (design §8): built locally; the only content stage 2 ever sees.
 
 Every selected user line is in it with its full, canonical text — rehydrated from the day's
 sources, never taken from the model: a claim never shortens its source. With a valid
@@ -56,7 +56,7 @@ class Base(msgspec.Struct):
 
 
 class VerifiedArtifact(msgspec.Struct, tag_field="kind", tag="verified_artifact", kw_only=True):
-    """SPEC §8 `{"kind": "verified_artifact", "reconstruction_status", "sources",
+    """design §8 `{"kind": "verified_artifact", "reconstruction_status", "sources",
     "corrections", "uncertainties", "contradictions", "plan_changes", "base"}`."""
 
     reconstruction_status: Status

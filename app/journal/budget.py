@@ -1,4 +1,4 @@
-"""The journal's budget (SPEC §8, seed 004 §16.2), checked for the whole job before any call.
+"""The journal's budget (design §8, seed 004 §16.2), checked for the whole job before any call.
 
 The journal needs a window of `journal_min_context` (32 768) tokens. A day with more than
 `journal_day_max_messages` messages is refused, and so is a day whose stage-1 prompt (or the

@@ -1,4 +1,4 @@
-"""A day's conversations and the local source ids of stage 1 (SPEC §8, seed 004 §16.1).
+"""A day's conversations and the local source ids of stage 1 (design §8, seed 004 §16.1).
 
 Every non-empty user line gets `u1, u2, …` in order; the assistant line right before a user
 line (in the same conversation) comes along as context `a1, a2, …`. Other assistant lines

@@ -1,4 +1,4 @@
-"""The chat page's history (SPEC §5 "The chat page"): a pair's durable message log with the
+"""The chat page's history (design §5 "The chat page"): a pair's durable message log with the
 user's imported conversations beside it, paged by a cursor and searched.
 
 The session in Redis is the character's working memory and may expire; this is what was said,

@@ -1,4 +1,4 @@
-"""Journal generation jobs (SPEC §8, §9): one per user at a time, progress at every state
+"""Journal generation jobs (design §8, §9): one per user at a time, progress at every state
 change, and nothing left running.
 
     queued → reconstruct → narrate → done
@@ -48,7 +48,7 @@ INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it ag
 
 
 class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
-    """SPEC §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
+    """design §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
     `character_id` and `at` every WebSocket message has; the journal belongs to no
     character, so `character_id` is empty. A member of the one union of WebSocket messages
     (`app.runtime.wire.WsAny`), defined here because the journal sits below the runtime."""

@@ -1,4 +1,4 @@
-"""What the offline model answers for the journal's two stages (SPEC §8, issue 13 item 11).
+"""What the offline model answers for the journal's two stages (design §8, issue 13 item 11).
 
 Listed by `purpose_handlers`, which the wiring composes into the offline model's answers
 (`app.wiring.purposes`), so the journal works with no model server: stage 1 answers a valid

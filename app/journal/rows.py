@@ -154,25 +154,24 @@ def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
 
 
 def entry_dict(conn: sqlite3.Connection, row: sqlite3.Row) -> dict[str, Any]:
-    versions = []
-    for version in conn.execute(
-        "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
-        "WHERE entry_id = ? ORDER BY seq",
-        (row["entry_id"],),
-    ).fetchall():
-        versions.append(
-            {
-                "version_id": version["version_id"],
-                "created_at": version["created_at"],
-                "origin": version["origin"],
-                "text": version["text"],
-                "draft_id": version["draft_id"],
-                "sources": [
-                    {"conversation_id": c, "message_id": m}
-                    for c, m in version_refs(conn, version["version_id"])
-                ],
-            }
-        )
+    versions = [
+        {
+            "version_id": version["version_id"],
+            "created_at": version["created_at"],
+            "origin": version["origin"],
+            "text": version["text"],
+            "draft_id": version["draft_id"],
+            "sources": [
+                {"conversation_id": c, "message_id": m}
+                for c, m in version_refs(conn, version["version_id"])
+            ],
+        }
+        for version in conn.execute(
+            "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
+            "WHERE entry_id = ? ORDER BY seq",
+            (row["entry_id"],),
+        ).fetchall()
+    ]
     current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
     media = [
         asset_dict(*r)

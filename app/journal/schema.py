@@ -1,4 +1,4 @@
-"""The stage-1 answer (SPEC §8): the JSON schema the model server sees as `journal_reconstruct`,
+"""The stage-1 answer (design §8): the JSON schema the model server sees as `journal_reconstruct`,
 and the structs the answer is read into.
 
 Lenient on purpose where the rules are the validator's: `source` is any string and unknown
@@ -46,7 +46,7 @@ class Sourced(msgspec.Struct):
 
 
 # The model server knows the schema by the struct's name (`json_schema.name`, and the
-# schema's `title`), which SPEC §8 fixes as `journal_reconstruct`: the struct is named so.
+# schema's `title`), which design §8 fixes as `journal_reconstruct`: the struct is named so.
 class journal_reconstruct(msgspec.Struct):  # noqa: N801 - the schema's name on the wire
     source_order: list[str] = []
     chronology: list[ChronologyItem] = []

@@ -1,4 +1,4 @@
-"""The two model calls of a journal draft (SPEC §8) and their local fallbacks.
+"""The two model calls of a journal draft (design §8) and their local fallbacks.
 
 1. *Reconstruct* (`journal_reconstruct`, structured): the day's sources → the model's answer,
    read by the gateway's schema validation and checked by `app.journal.validator`. Invalid

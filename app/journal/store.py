@@ -259,7 +259,7 @@ class JournalStore:
                 "position, role, text, at) VALUES (?, ?, ?, ?, ?, ?)",
                 [
                     (mid, conversation_id, i, m.role, m.text, m.at)
-                    for i, (mid, m) in enumerate(zip(ids, messages))
+                    for i, (mid, m) in enumerate(zip(ids, messages, strict=True))
                 ],
             )
             return conversation_id, ids

@@ -1,4 +1,4 @@
-"""A draft's trace (SPEC §8, seed 004 §16.5): what the job used and how each stage went — no
+"""A draft's trace (design §8, seed 004 §16.5): what the job used and how each stage went — no
 prompt, no reply, no name.
 
 Stored in `journal_drafts.trace_json` as the first version wrote it (the stdlib's JSON:

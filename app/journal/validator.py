@@ -1,4 +1,4 @@
-"""The stage-1 validator (SPEC §8): a pure function over (day sources, model answer) → codes.
+"""The stage-1 validator (design §8): a pure function over (day sources, model answer) → codes.
 
 Fail closed: anything the rules cannot confirm is a code. No repair happens here or anywhere:
 a reconstruction with any code is not used (the artifact falls back to the sources in their
@@ -23,7 +23,7 @@ from app.journal import times
 from app.journal.day import Source
 from app.journal.schema import ChronologyItem, Reconstruction
 
-# In the order SPEC §8 lists them; `validate` reports codes in this order.
+# In the order design §8 lists them; `validate` reports codes in this order.
 CODES = (
     "coverage_incomplete",
     "order_changed",
@@ -175,7 +175,7 @@ def _timed_ascend(indices: Sequence[int], minutes: Sequence[int | None], size: i
     """Every timed entry has more minutes than each timed entry placed before it from a
     later source position (an untimed one there is `_untimed_stay`'s)."""
     tree = [-1] * (size + 1)  # Fenwick tree over reversed positions: max minutes so far
-    for index, value in zip(indices, minutes):
+    for index, value in zip(indices, minutes, strict=True):
         if value is None:
             continue
         reversed_position = size - index  # positions after `index` come first

@@ -1,4 +1,4 @@
-"""The model gateway: every model call of the product goes through here (SPEC §7).
+"""The model gateway: every model call of the product goes through here (design §7).
 
     from app.llm import Gateway, ModelError, Completion, Message
     result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400,

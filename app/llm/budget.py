@@ -1,4 +1,4 @@
-"""The prompt budget (SPEC §7, seed 004 §16.2): checked before any network call.
+"""The prompt budget (design §7, seed 004 §16.2): checked before any network call.
 
 The input is estimated at `chars_per_token` characters per token (2 by default, on purpose
 conservative: no model tokenizer, no false precision). Of the context window a share

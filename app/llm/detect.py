@@ -1,4 +1,4 @@
-"""Auto-detection of a local model server (SPEC §7, issue 3 §3).
+"""Auto-detection of a local model server (design §7, issue 3 §3).
 
 With no provider configured the gateway starts offline and, in the background, asks
 Ollama (`GET /api/tags` at `llm_probe_ollama_url`) and an OpenAI-style server (`GET

@@ -1,4 +1,4 @@
-"""The one error type of the model gateway (SPEC §7, seed 004 §16.4).
+"""The one error type of the model gateway (design §7, seed 004 §16.4).
 
 Every failure of a model call — network, HTTP, budget, bad output, privacy — is a
 `ModelError` with a stable `code`. Callers branch on the code, never on the message; the

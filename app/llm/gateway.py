@@ -1,4 +1,4 @@
-"""The model gateway: every model call of the product goes through `Gateway` (SPEC §7).
+"""The model gateway: every model call of the product goes through `Gateway` (design §7).
 
     result = await gateway.complete("perception", messages, schema=Perception, max_tokens=400,
                                     user_id=user_id)
@@ -391,7 +391,7 @@ class Gateway:
         corrective retry when it carried a plaintext identity."""
         attempt = call
         while True:
-            reply = await self.retries.run(lambda: provider.complete(attempt), trace)
+            reply = await self.retries.run(functools.partial(provider.complete, attempt), trace)
             reply.text = without_nul(reply.text)
             trace.add_usage(reply.prompt_tokens, reply.completion_tokens)
             value = None
@@ -424,7 +424,7 @@ class Gateway:
         """
         check_call(purpose, messages, max_tokens, temperature)
         result = TextStream()
-        result._generator = self._stream(
+        result._generator = self._stream(  # noqa: SLF001 - the gateway feeds its own TextStream
             result, purpose, messages, max_tokens, temperature, user_id
         )
         return result

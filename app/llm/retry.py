@@ -100,7 +100,7 @@ class Retries:
             )
             return None
         delay = settings.model_backoff_seconds * 2 ** (attempts - 1)
-        delay += random.uniform(0, delay / 2)  # jitter: parallel callers do not align
+        delay += random.uniform(0, delay / 2)  # noqa: S311 - jitter: parallel callers do not align
         if exc.retry_after is not None:
             delay = max(delay, exc.retry_after)
         elapsed = time.monotonic() - first_try

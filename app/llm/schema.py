@@ -5,7 +5,7 @@
   object at the root.
 - `decode(text, Struct)` validates an answer with msgspec; a failure is a
   `msgspec.ValidationError`/`DecodeError` whose message goes into the one repair retry.
-- `neutral_instance(Struct)` is the minimal valid instance of SPEC §6 "Neutral defaults":
+- `neutral_instance(Struct)` is the minimal valid instance of design §6 "Neutral defaults":
   false booleans, the first enum value as the schema lists it, empty arrays, zero numbers
   (or the smallest allowed), empty strings, None where allowed. `fill(Struct, values)` puts
   known field values over it; the offline provider builds every answer that way.
@@ -92,7 +92,7 @@ def strip_fence(text: str) -> str:
 
 
 def neutral_instance(schema: type[msgspec.Struct]) -> msgspec.Struct:
-    """The minimal valid instance of `schema` (SPEC §6 "Neutral defaults")."""
+    """The minimal valid instance of `schema` (design §6 "Neutral defaults")."""
     return msgspec.convert(_neutral(_type_info(schema)), schema)
 
 

@@ -1,1 +1,1 @@
-"""Session memory, character state and the Redis key layout (SPEC §2–§4, seed 000)."""
+"""Session memory, character state and the Redis key layout (design §2–§4, seed 000)."""

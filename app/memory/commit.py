@@ -56,7 +56,8 @@ class Write(Protocol):
     it may return a callback that gets this write's slice of the `EXEC` results.
     """
 
-    watch: tuple[str, ...]
+    @property
+    def watch(self) -> tuple[str, ...]: ...  # read-only: a frozen write's field fits
 
     async def read(self, pipe: Pipeline) -> None: ...
 

@@ -1,10 +1,13 @@
-"""Every Redis key of Novaberg, built in one place (SPEC §2; the seeds' layout).
+"""Every Redis key of Novaberg, built in one place (design §2; the seeds' layout).
 
 No other module spells a key. The per-pair keys keep the seeds' names exactly, so data
 written by the seeds' implementation reads here and the other way round.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def pair_id(user_id: str, character_id: str) -> str:
@@ -275,3 +278,26 @@ def pixie_taken(user_id: str, character_id: str) -> str:
 def pixie_pairs() -> str:
     """Set of the pairs that may have promotion triggers waiting (the worker walks it)."""
     return "pixie_queue:pairs"
+
+
+# --- replies --------------------------------------------------------------------------------
+# Every client the app makes decodes its replies (`decode_responses=True`,
+# `app.storage.redis_driver`); redis-py types a reply as `bytes | str` for either kind of client.
+# These say which it is where a reply is read, and refuse a client that does not decode.
+
+
+def text(reply: object) -> str:
+    """One reply (a member, a field, a value) as the str a decoding client gives."""
+    if not isinstance(reply, str):
+        raise TypeError(f"a Redis reply of {type(reply).__name__}: a client without decoding")
+    return reply
+
+
+def texts(replies: Iterable[object]) -> list[str]:
+    """Each reply of a list, a set or a range as a str (`text`)."""
+    return [text(reply) for reply in replies]
+
+
+def text_hash(reply: Mapping[Any, Any]) -> dict[str, str]:
+    """A hash (`HGETALL`) with str fields and values (`text`)."""
+    return {text(name): text(value) for name, value in reply.items()}

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -52,7 +52,7 @@ class NamedList(msgspec.Struct, kw_only=True):
 class ListChange:
     """What one `apply` did, for the agent's report."""
 
-    list: NamedList
+    named: NamedList  # the list as the change left it
     created: bool = False
     added: list[str] = field(default_factory=list)
     already: list[str] = field(default_factory=list)  # asked to add, were there already
@@ -101,7 +101,7 @@ class ListStore:
     async def all(self) -> list[NamedList]:
         """Every list, oldest first."""
         stored = await self.redis.hgetall(self.key)
-        self._seen = dict(stored)
+        self._seen = keys.text_hash(stored)
         lists = []
         for raw in stored.values():
             try:
@@ -125,8 +125,8 @@ class ListStore:
         self,
         name: str,
         *,
-        add: list[str] = (),
-        remove: list[str] = (),
+        add: Sequence[str] = (),
+        remove: Sequence[str] = (),
         clear: bool = False,
         create: bool = True,
     ) -> ListChange | None:
@@ -146,8 +146,8 @@ class ListStore:
         if change is None:
             raise Missing(f"there is no list {name!r}")
         if change.missing:
-            raise Missing(f"{item!r} is not on the list {change.list.name!r}")
-        return change.list
+            raise Missing(f"{item!r} is not on the list {change.named.name!r}")
+        return change.named
 
     async def replace_item(self, name: str, item: str, text: str) -> NamedList:
         """`item` replaced by `text` in its place. `Missing`: no such list or item;
@@ -165,12 +165,12 @@ class ListStore:
             items = list(existing.items)
             items[at] = " ".join(text.split())
             return ListChange(
-                list=msgspec.structs.replace(existing, items=items, updated_at=time.time())
+                named=msgspec.structs.replace(existing, items=items, updated_at=time.time())
             )
 
         change = await self._update(name, compute)
         assert change is not None
-        return change.list
+        return change.named
 
     async def merge(
         self, name: str, items: list[str], created_at: float = 0.0, updated_at: float = 0.0
@@ -182,11 +182,11 @@ class ListStore:
         def compute(existing: NamedList | None) -> ListChange:
             change = _change(existing, name, items, [], False)
             if existing is None and created_at:
-                change.list = msgspec.structs.replace(
-                    change.list, created_at=created_at, updated_at=updated_at or created_at
+                change.named = msgspec.structs.replace(
+                    change.named, created_at=created_at, updated_at=updated_at or created_at
                 )
             elif existing is not None and not change.added:
-                change.list = existing
+                change.named = existing
             return change
 
         change = await self._update(name, compute)
@@ -246,12 +246,13 @@ class ListStore:
     ) -> ListChange | None:
         raw = self._seen.get(field_name)
         if raw is None:  # not seen (or absent when seen): read it now
-            raw = await self.redis.hget(self.key, field_name)
+            fetched = await self.redis.hget(self.key, field_name)
+            raw = None if fetched is None else keys.text(fetched)
         for _ in range(ATTEMPTS):
             change = compute(_DECODER.decode(raw) if raw is not None else None)
             if change is None:
                 return None
-            encoded = _ENCODER.encode(change.list).decode()
+            encoded = _ENCODER.encode(change.named).decode()
             answer = await self._set_if_unchanged(
                 keys=[self.key], args=[field_name, "0" if raw is None else "1", raw or "", encoded]
             )
@@ -289,7 +290,7 @@ class EditWrite:
         except (msgspec.DecodeError, msgspec.ValidationError):
             return  # overwritten with something unreadable meanwhile: not ours to replace
         self.change = preview(existing, self.edit)
-        self._encoded = _ENCODER.encode(self.change.list).decode()
+        self._encoded = _ENCODER.encode(self.change.named).decode()
 
     def queue(self, pipe: Pipeline) -> None:
         if self.change is not None:
@@ -297,13 +298,13 @@ class EditWrite:
 
 
 def _change(
-    existing: NamedList | None, name: str, add: list[str], remove: list[str], clear: bool
+    existing: NamedList | None, name: str, add: Sequence[str], remove: Sequence[str], clear: bool
 ) -> ListChange:
     now = time.time()
     created = existing is None
     current = existing or NamedList(name=" ".join(name.split()), created_at=now)
     items = list(current.items)
-    change = ListChange(list=current, created=created)
+    change = ListChange(named=current, created=created)
     if clear:
         change.cleared = len(items)
         items = []
@@ -322,7 +323,7 @@ def _change(
         else:
             items.append(text)
             change.added.append(text)
-    change.list = NamedList(
+    change.named = NamedList(
         name=current.name, items=items, created_at=current.created_at, updated_at=now
     )
     return change

@@ -1,4 +1,4 @@
-"""Long-term memory (the seeds' LZG; SPEC §3a): what the character knows about its user
+"""Long-term memory (the seeds' LZG; design §3a): what the character knows about its user
 across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
 `m005_memories`).
 
@@ -19,6 +19,7 @@ Memories of one pair never reach another pair: every query names user and charac
 
 from __future__ import annotations
 
+import builtins  # the class's method `list` hides the builtin in its body's annotations
 import json
 import logging
 import sqlite3
@@ -75,7 +76,7 @@ class Memory:
         return self.superseded_by is None
 
     def wire(self) -> dict[str, Any]:
-        """The API shape (SPEC §9)."""
+        """The API shape (design §9)."""
         return {
             "memory_id": self.memory_id,
             "text": self.text,
@@ -243,7 +244,7 @@ class LongTermMemory:
 
     async def list(
         self, user_id: str, character_id: str, *, query: str = "", include_superseded: bool = False
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """The pair's memories, newest first; `query` searches them (the text index). A query without a
         term the index can look up (shorter than three letters, or only stopwords: "Jo",
         "mag") is matched as a substring of the pair's memories instead, so the search box
@@ -353,9 +354,9 @@ class LongTermMemory:
 
     async def to_reflect_on(
         self, user_id: str, character_id: str, *, before: float, limit: int = 20
-    ) -> list[Memory]:
+    ) -> builtins.list[Memory]:
         """Live plans and feelings told before `before` that the character has not yet come
-        back to, newest first (reflection impulses, SPEC §3a)."""
+        back to, newest first (reflection impulses, design §3a)."""
 
         def read(conn: sqlite3.Connection) -> list[Memory]:
             return [

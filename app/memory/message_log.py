@@ -204,7 +204,7 @@ class LogOutbox:
         `crash_at`: the crash tests' point between the append and the taking off."""
         outbox = keys.message_outbox(user_id, character_id)
         if pending is None:
-            pending = await self.redis.lrange(outbox, 0, -1)
+            pending = keys.texts(await self.redis.lrange(outbox, 0, -1))
         if not pending:
             return {}
         entries = [_DECODE(raw) for raw in pending]
@@ -219,7 +219,7 @@ class LogOutbox:
 
     async def deliver_all(self) -> int:
         """At start: every pair's promised rows; returns how many rows were new."""
-        pairs = sorted(await self.redis.smembers(keys.known_pairs()))
+        pairs = sorted(keys.texts(await self.redis.smembers(keys.known_pairs())))
         async with self.redis.pipeline(transaction=False) as pipe:
             for pair in pairs:
                 pipe.llen(keys.message_outbox(*keys.split_pair(pair)))

@@ -1,5 +1,5 @@
 """The Pixie queue: promotion triggers waiting to be consolidated into long-term memory
-(SPEC §3a; seed 001 §5: "Promotion-Trigger → Pixie-Queue, bei hoher Salienz").
+(design §3a; seed 001 §5: "Promotion-Trigger → Pixie-Queue, bei hoher Salienz").
 
 The dispatcher writes a trigger when the user's salience reaches `promotion_threshold`. The
 queue is reliable like the event queue: the Pixie worker moves a trigger (one script: LMOVE,
@@ -142,8 +142,8 @@ class PixieQueue:
         """Recovery: the triggers taken by a dead process (every taken one when `owner_dead`
         is None) back at the front of the queue, in their order."""
         moved = 0
-        for raw in reversed(await self.redis.lrange(self.processing, 0, -1)):
-            owner = await self.redis.hget(self.taken, raw) or ""
+        for raw in reversed(keys.texts(await self.redis.lrange(self.processing, 0, -1))):
+            owner = keys.text(await self.redis.hget(self.taken, raw) or "")
             if owner_dead is not None and not await owner_dead(owner):
                 continue
             async with self.redis.pipeline(transaction=True) as pipe:

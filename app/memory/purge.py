@@ -52,7 +52,7 @@ def purge_user(client: redis.Redis, user_id: str) -> int:
     )
     prefix = keys.pair_id(user_id, "")
     for shared in (keys.known_pairs(),):
-        members = [m for m in client.sscan_iter(shared, match=prefix + "*", count=SCAN_BATCH)]
+        members = list(client.sscan_iter(shared, match=prefix + "*", count=SCAN_BATCH))
         if members:
             client.srem(shared, *members)
     for shared in (keys.reminders_due(), keys.reminders_claimed()):

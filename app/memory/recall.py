@@ -1,4 +1,4 @@
-"""Which long-term memories are relevant to a text (SPEC §3a, retrieval): the ranking behind
+"""Which long-term memories are relevant to a text (design §3a, retrieval): the ranking behind
 `LongTermMemory.relevant`, on a connection the store hands in.
 
 The block's words are searched in the pair's FTS5 index (trigram tokenizer, see migration

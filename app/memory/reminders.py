@@ -1,4 +1,4 @@
-"""Reminders, per pair, and the due index the reminder clock watches (SPEC §9, §6).
+"""Reminders, per pair, and the due index the reminder clock watches (design §9, §6).
 
 - `reminders:{user}:{character}` (hash): reminder id → reminder JSON.
 - `reminders:due` (sorted set): every pending reminder, scored by its due time.
@@ -39,6 +39,7 @@ parts of the turn's commit, `app.memory.commit`).
 
 from __future__ import annotations
 
+import builtins  # the class's method `list` hides the builtin in its body's annotations
 import datetime as dt
 import math
 import time
@@ -314,7 +315,7 @@ class ReminderStore:
             raise ReminderMissing(f"there is no reminder {reminder_id!r}")
         return _DECODER.decode(raw)
 
-    async def list(self, user_id: str, character_id: str) -> list[Reminder]:
+    async def list(self, user_id: str, character_id: str) -> builtins.list[Reminder]:
         """Every reminder of the pair (pending and past), by due time."""
         stored = await self.redis.hgetall(keys.reminders(user_id, character_id))
         found = []
@@ -325,7 +326,7 @@ class ReminderStore:
                 continue
         return sorted(found, key=lambda r: (r.due_at, r.created_at))
 
-    async def pending(self, user_id: str, character_id: str) -> list[Reminder]:
+    async def pending(self, user_id: str, character_id: str) -> builtins.list[Reminder]:
         """The open reminders (waiting, or being delivered right now)."""
         return [r for r in await self.list(user_id, character_id) if r.status in OPEN]
 
@@ -376,7 +377,7 @@ class ReminderStore:
                 raise TooManyReminders(f"{cap} reminders are open already")
         raise RuntimeError(f"reminder {reminder_id!r} kept changing; gave up after {ATTEMPTS}")
 
-    async def restore(self, reminders: list[Reminder]) -> int:
+    async def restore(self, reminders: builtins.list[Reminder]) -> int:
         """Store the reminders this pair lacks (ids kept; one already there is left as it
         is), each in the index its state belongs to; returns how many were added. An
         import's step: it ends no reminder and counts against no cap."""
@@ -395,8 +396,8 @@ class ReminderStore:
 
     # --- the clock's side ------------------------------------------------------------------
 
-    async def due_members(self, now: float, limit: int = 50) -> list[str]:
-        return list(
+    async def due_members(self, now: float, limit: int = 50) -> builtins.list[str]:
+        return keys.texts(
             await self.redis.zrangebyscore(keys.reminders_due(), "-inf", now, start=0, num=limit)
         )
 
@@ -420,6 +421,7 @@ class ReminderStore:
             if reminder is None or reminder.status != "pending":
                 await self.redis.zrem(keys.reminders_due(), member)
                 return None
+            assert raw is not None  # the reminder was read from it
             claimed = msgspec.structs.replace(reminder, status="claimed", claimed_at=now)
             answer = await self._write(reminder, raw, claimed, only_if_due=True)
             if answer == _WRITTEN:
@@ -444,10 +446,12 @@ class ReminderStore:
         await self.redis.zrem(keys.reminders_claimed(), reminder.member)  # gone: no claim left
         return None
 
-    async def put_back_stale(self, older_than: float) -> list[str]:
+    async def put_back_stale(self, older_than: float) -> builtins.list[str]:
         """Claims made before `older_than` that were never delivered go back to the due
         index; returns their members."""
-        stale = await self.redis.zrangebyscore(keys.reminders_claimed(), "-inf", older_than)
+        stale = keys.texts(
+            await self.redis.zrangebyscore(keys.reminders_claimed(), "-inf", older_than)
+        )
         restored = []
         for member in stale:
             user_id, character_id, reminder_id = keys.split_reminder_member(member)
@@ -456,6 +460,7 @@ class ReminderStore:
             if reminder is None or reminder.status != "claimed":
                 await self.redis.zrem(keys.reminders_claimed(), member)
                 continue
+            assert raw is not None  # the reminder was read from it
             back = msgspec.structs.replace(reminder, status="pending", claimed_at=None)
             if await self._write(reminder, raw, back) == _WRITTEN:
                 restored.append(member)

@@ -1,4 +1,4 @@
-"""Session memory: the working memory of one user–character conversation (seed 000, SPEC §3).
+"""Session memory: the working memory of one user–character conversation (seed 000, design §3).
 
 Turns live in a Redis list `session:{user}:{character}:turns`, the summary of older turns in
 `session:{user}:{character}:summary`; both expire after `session_ttl` seconds of quiet, and
@@ -137,7 +137,7 @@ class SessionMemory:
             ):
                 return True
         for _ in range(MARK_ATTEMPTS):
-            raws = await self.redis.lrange(session_keys[0], 0, -1)
+            raws = keys.texts(await self.redis.lrange(session_keys[0], 0, -1))
             found = _find_user_turn(raws, turn_id)
             if found is None:
                 log.warning(
@@ -297,7 +297,7 @@ class _MarkWrite:
         self.marks: list[tuple[int, str]] = []
 
     async def read(self, pipe: Pipeline) -> None:
-        raws = await pipe.lrange(self.keys[0], 0, -1)
+        raws = keys.texts(await pipe.lrange(self.keys[0], 0, -1))
         self.marks = []
         for turn_id in self.turn_ids:
             found = _find_user_turn(raws, turn_id)

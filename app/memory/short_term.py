@@ -130,8 +130,10 @@ class ShortTermMemory:
         if count <= 0:
             return []
         return _newest(
-            await self.redis.zrevrangebyscore(
-                *_live_range(user_id, character_id, now), start=0, num=count
+            keys.texts(
+                await self.redis.zrevrangebyscore(
+                    *_live_range(user_id, character_id, now), start=0, num=count
+                )
             ),
             count,
         )

@@ -138,7 +138,7 @@ def compute_stance(state: CharacterState, *, turn_id: str, now: float) -> Stance
         warmth = (warmth + closeness) / 2
     values = (energy, depth, closeness, warmth, energy * (1.0 - depth / 2))
     return Stance(
-        quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values)},
+        quantities={name: round(value, 4) for name, value in zip(QUANTITIES, values, strict=True)},
         cluster=_cluster(state.mode, energy, closeness),
         turn_id=turn_id,
         time=now,
@@ -177,7 +177,7 @@ def _cluster(mode: str, energy: float, closeness: float) -> str:
 
 async def load_stance(redis: aioredis.Redis, user_id: str, character_id: str) -> Stance:
     stored = await redis.hgetall(keys.haltung(user_id, character_id))
-    return _stance_from_hash(stored, keys.pair_id(user_id, character_id))
+    return _stance_from_hash(keys.text_hash(stored), keys.pair_id(user_id, character_id))
 
 
 async def save_stance(

@@ -1,4 +1,4 @@
-"""The character's state between turns (SPEC §4, seed 000 §2.1/§2.3, seed 001 §4).
+"""The character's state between turns (design §4, seed 000 §2.1/§2.3, seed 001 §4).
 
 - `nova_state:{user}:{character}` (hash, no TTL): the nine EI dimensions, the two space axes
   `raum_tiefe`/`raum_naehe` and the two clocks of the character's own time, `turn_zeit` (when
@@ -71,7 +71,7 @@ class ThoughtArousalError(ValueError):
 async def load_state(redis: aioredis.Redis, user_id: str, character_id: str) -> CharacterState:
     """The stored state; the seed's defaults for missing fields (or a first turn)."""
     stored = await redis.hgetall(keys.nova_state(user_id, character_id))
-    return _state_from_hash(stored, keys.pair_id(user_id, character_id))
+    return _state_from_hash(keys.text_hash(stored), keys.pair_id(user_id, character_id))
 
 
 def queue_load_state(

@@ -1,7 +1,7 @@
 """The session Turn: one utterance of the user or the character, as stored in Redis.
 
 Code uses English attribute names; on the wire (the Redis list, the API) every field keeps
-the seed's German name (SPEC §2, seed 000 §2.2), so data written by the seeds'
+the seed's German name (design §2, seed 000 §2.2), so data written by the seeds'
 implementation reads here and the other way round.
 
 Writing is complete: `encode_turn` writes every field, so a stored turn never lacks one.
@@ -39,7 +39,7 @@ OCCASION_UNKNOWN: Occasion = ""  # old data: the occasion was not recorded
 OCCASIONS: frozenset[str] = frozenset(
     {OCCASION_REPLY, OCCASION_CONTINUE, OCCASION_IMPULSE, OCCASION_UNKNOWN}
 )
-# The one table between a response's `origin` on the wire (SPEC §5 Delivery) and the stored
+# The one table between a response's `origin` on the wire (design §5 Delivery) and the stored
 # turn's `herkunft`. The web UI reads it from the session endpoint (`origins`), never keeps
 # its own copy.
 OCCASION_OF_ORIGIN: dict[str, Occasion] = {

@@ -98,7 +98,7 @@ def same_word(a: str, b: str) -> bool:
     if a == b:
         return True
     stem = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):
         if x != y:
             break
         stem += 1

@@ -1,4 +1,4 @@
-"""The character's two paths (SPEC §6, seed 001): what it perceives, decides and answers.
+"""The character's two paths (design §6, seed 001): what it perceives, decides and answers.
 The characters themselves (`app.characters`), the reminder clock (`app.impulses`) and the
 consolidation worker (`app.pixie`) have rooms of their own.
 

@@ -1,5 +1,5 @@
 """Path 2's answer part: conversation vector → responder → thinker → tribunal (seed 001 §2,
-SPEC §6).
+design §6).
 
 - `conversation_vector`: where the conversation is heading, from the stored turns.
 - `responder` speaks from the character's persona; an impulse reaches it as its own thought

@@ -292,7 +292,7 @@ def _log_effects(writes: list[Write]) -> None:
             log.info(
                 "list changed",
                 extra=fields(
-                    list=change.list.name,
+                    list=change.named.name,
                     created=change.created,
                     added=len(change.added),
                     removed=len(change.removed),

@@ -1,4 +1,4 @@
-"""What the offline model answers for the pipelines' purposes (SPEC §7 `offline`).
+"""What the offline model answers for the pipelines' purposes (design §7 `offline`).
 
 Listed in `PURPOSE_HANDLERS`, which the wiring composes into the offline model's answers
 (`app.wiring.purposes`; its `responder` takes the place of the provider's own). Deterministic,

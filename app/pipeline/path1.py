@@ -1,4 +1,4 @@
-"""Path 1 — the user wrote (seed 001 §2, SPEC §6).
+"""Path 1 — the user wrote (seed 001 §2, design §6).
 
     state → perception → enricher → ei_calc → salience → dispatcher → (user event)
 

@@ -1,4 +1,4 @@
-"""Path 2 — the character reacts (seed 001 §2, §6; SPEC §6).
+"""Path 2 — the character reacts (seed 001 §2, §6; design §6).
 
     state → enricher → ei_calc → router → planner ⇄ agents → conversation_vector →
     responder → thinker → tribunal → salience → dispatcher → (continue | awaiting_user)

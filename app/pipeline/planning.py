@@ -1,4 +1,4 @@
-"""Path 2's action part: the router and the planner ⇄ agents (seed 001 §2, SPEC §6).
+"""Path 2's action part: the router and the planner ⇄ agents (seed 001 §2, design §6).
 
 - `router` runs for the user's words and for a commitment the character made; an own
   thought, a wish to say more and a retry ask no agent (a retry must not repeat an action).

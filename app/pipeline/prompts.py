@@ -8,7 +8,7 @@ A call is two messages:
   fields (`{persona}`, `{character_name}`, …); `PURPOSES` names each template's fields and a
   test renders every template with them.
 - `user`: the frame — the data of this run as titled blocks (`### Verlauf`, …) built by
-  `frame()`. The history block is the one renderer's text (SPEC §3), never a list of role
+  `frame()`. The history block is the one renderer's text (design §3), never a list of role
   messages: the occasion of a line lives in its speaker line. Block titles are a
   per-language table (`BLOCKS`), like the renderer's speaker labels; the offline model reads
   the frame by them.
@@ -88,8 +88,8 @@ class Blocks:
     previous: str
     findings: str
     request: str
-    known: str  # long-term memory (SPEC §3a)
-    lore: str  # the character's lorebook entries the conversation triggered (SPEC §11)
+    known: str  # long-term memory (design §3a)
+    lore: str  # the character's lorebook entries the conversation triggered (design §11)
     greeting: str  # the character's greeting, before its first answer
     said: str  # consolidation: the user's own words
     salient: str  # consolidation: what the salience singled out

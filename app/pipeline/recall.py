@@ -1,7 +1,7 @@
 """What the character knows, for path 2: about the user, the long-term memories relevant to a
-run's words (SPEC §3a), searched by the enricher — or beside the router's model call when a
+run's words (design §3a), searched by the enricher — or beside the router's model call when a
 router runs — and shown to the responder and the thinker; about its own world, the entries of
-its lorebook the conversation triggers (SPEC §11, `app.characters.lore`), for the responder."""
+its lorebook the conversation triggers (design §11, `app.characters.lore`), for the responder."""
 
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ def known_text(ctx: NodeContext, state: Path2State) -> str:
 
 
 async def triggered_lore(ctx: NodeContext, state: Path2State) -> list[str]:
-    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_ENTRIES`
-    entries (the scan is pure Python: a book of 2 000 entries takes about 50 ms of CPU,
+    """`lore_lines`, in a worker thread for a book of more than `lore.OFF_LOOP_KEYS` keys and
+    entries in all (its size, not its entry count: one entry may hold the keys of many;
     bench/lore.py)."""
     book = ctx.character.lore
-    if book is not None and len(book.entries) > lore.OFF_LOOP_ENTRIES:
+    if book is not None and book.size > lore.OFF_LOOP_KEYS:
         return await asyncio.to_thread(lore_lines, ctx, state)
     return lore_lines(ctx, state)
 

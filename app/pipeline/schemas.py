@@ -1,4 +1,4 @@
-"""The structured answers the pipelines ask the model for (SPEC §6), one struct per purpose.
+"""The structured answers the pipelines ask the model for (design §6), one struct per purpose.
 
 Every schema is shaped so that its minimal valid instance — false booleans, empty lists and
 strings, zero numbers, `None` where allowed — is the **neutral outcome**: no action, no
@@ -104,7 +104,7 @@ class Verdict(msgspec.Struct, kw_only=True):
     intent: str = ""
 
 
-# Long-term memory (SPEC §3a). The action's values are named so that the neutral one sorts
+# Long-term memory (design §3a). The action's values are named so that the neutral one sorts
 # first ("none" < "refresh" < "remember" < "supersede"): a new memory is `remember`, not
 # `add`, which would sort before "none" and make a memory the minimal answer.
 MemoryAction = Literal["none", "refresh", "remember", "supersede"]

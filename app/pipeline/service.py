@@ -1,4 +1,4 @@
-"""The character's pipelines as the runtime calls them (SPEC §6): `PipelineHost` runs path 1,
+"""The character's pipelines as the runtime calls them (design §6): `PipelineHost` runs path 1,
 path 2 and the after-delivery step over the app's services, and hands the runtime its
 `Pipelines` (`app.pipeline.vocabulary` is the contract).
 
@@ -155,7 +155,7 @@ class PipelineHost:
     async def after_delivery(
         self, ctx: PipelineContext, run: CharacterRun, result: Path2Result
     ) -> None:
-        """The session summary check, outside the run lock (SPEC §3)."""
+        """The session summary check, outside the run lock (design §3)."""
         character = self.services.characters.get(run.user_id, run.character_id) or stand_in(
             run.character_id
         )

@@ -1,4 +1,4 @@
-"""The stage ids the server sends in `character_stage` (SPEC §9), and what each means to a
+"""The stage ids the server sends in `character_stage` (design §9), and what each means to a
 person: the one table. A stage id is the name of the pipeline node (or agent) that runs; the
 web UI maps these ids to its labels (`STAGE_KEYS` in web/js/chat.js), and
 tests/pipeline/test_stages.py keeps the two in step with the nodes that exist.

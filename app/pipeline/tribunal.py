@@ -1,5 +1,5 @@
 """The tribunal: validators over an answer before it goes out, and the corrector's outcome
-(SPEC §6 "Tribunal outcome").
+(design §6 "Tribunal outcome").
 
 Validators (each a small function, each finding named by a code):
 

@@ -1,4 +1,4 @@
-"""The vocabulary runtime and pipeline share (SPEC §5–§6): the event and its payloads, and
+"""The vocabulary runtime and pipeline share (design §5–§6): the event and its payloads, and
 the pipeline interface the runtime calls. Runtime and pipeline both import it from here;
 the pipeline imports nothing of the runtime.
 
@@ -89,7 +89,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 import redis.asyncio as aioredis
@@ -103,7 +103,7 @@ EventSource = Literal["user", "character"]
 EventType = Literal["message", "continue", "awaiting_user"]
 ResponseOrigin = Literal["reply", "continue", "own_impulse"]
 
-OWN_IMPULSE = "eigener_impuls"  # `reiz_herkunft` of a stimulus the character found itself
+OWN_IMPULSE: Final = "eigener_impuls"  # `reiz_herkunft` of a stimulus the character found itself
 RETRY_BY_THINKER = "thinker"  # `retry` of the thinker's retry
 
 # English attribute → the seed's payload key, where they differ (seed 001 §3.1.1, §6.4, §6.6).
@@ -218,7 +218,7 @@ class Event(msgspec.Struct, Generic[Payload], kw_only=True):
 
     @property
     def origin(self) -> ResponseOrigin:
-        """What a response to this event is, for the client (SPEC §5 Delivery)."""
+        """What a response to this event is, for the client (design §5 Delivery)."""
         if self.typ == "continue":
             return "continue"
         if self.source == "character":

@@ -1,1 +1,1 @@
-"""The Pixie worker and consolidation into long-term memory (SPEC §3a)."""
+"""The Pixie worker and consolidation into long-term memory (design §3a)."""

@@ -1,4 +1,4 @@
-"""Consolidation: one promotion trigger → checked changes to long-term memory (SPEC §3a).
+"""Consolidation: one promotion trigger → checked changes to long-term memory (design §3a).
 
 One structured model call per trigger (purpose `consolidation`, schema
 `app.pipeline.schemas.Consolidation`, neutral answer: nothing to keep). Its frame holds only
@@ -91,7 +91,7 @@ def check(
             Change(
                 action=action,
                 text=text,
-                kind=_kind(proposal),  # type: ignore[arg-type]
+                kind=_kind(proposal),
                 importance=trigger.importance,
                 memory_id=target.memory_id if target is not None else "",
             )

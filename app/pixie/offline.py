@@ -1,4 +1,4 @@
-"""The offline model plays along with long-term memory (SPEC §3a, §7 `offline`).
+"""The offline model plays along with long-term memory (design §3a, §7 `offline`).
 
 Lexicon rules, German and English, over the user's own sentences:
 

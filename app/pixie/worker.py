@@ -1,5 +1,5 @@
 """The Pixie worker: one background task per process that drains the Pixie queues into
-long-term memory (SPEC §3a; seed 000 §2.3: the "Default Mode Network" works between turns).
+long-term memory (design §3a; seed 000 §2.3: the "Default Mode Network" works between turns).
 
 Lowest priority, by three rules:
 
@@ -121,7 +121,7 @@ class PixieWorker:
         handled."""
         await self.flush_used()
         handled = 0
-        for pair in sorted(await self.redis.smembers(keys.pixie_pairs())):
+        for pair in sorted(keys.texts(await self.redis.smembers(keys.pixie_pairs()))):
             user_id, character_id = keys.split_pair(pair)
             queue = PixieQueue(self.redis, user_id, character_id, owner=self.instance_id)
             while await self.pair_idle(user_id, character_id):

@@ -1,4 +1,4 @@
-"""The turn runtime (SPEC §5, seed 001): accept, prompt and event consumers, run lock,
+"""The turn runtime (design §5, seed 001): accept, prompt and event consumers, run lock,
 lifecycle records, delivery hub, recovery.
 
 Modules: `runtime` (the front: accept, impulses, the reconnect snapshot, session reset),

@@ -1,4 +1,4 @@
-"""Cutting the front block of a prompt queue (SPEC §5 Block, seed 001 §3.0).
+"""Cutting the front block of a prompt queue (design §5 Block, seed 001 §3.0).
 
 A block is the first queued message plus every following one whose gap to its *immediate
 predecessor* is at most `input_window_seconds`. The rest stays for the next round. Nothing

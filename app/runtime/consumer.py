@@ -1,4 +1,4 @@
-"""The pair consumer: at most one task per pair and process takes the pair's work (SPEC §5).
+"""The pair consumer: at most one task per pair and process takes the pair's work (design §5).
 
 It is woken by `notify` (an `asyncio.Event`; with an external Redis also by a pub/sub
 message) and loops while it makes progress, then ends: an idle pair costs nothing. Each step:
@@ -260,7 +260,9 @@ class PairConsumer:
                 consumed += 1
             if len(page) < BLOCK_PAGE:
                 return block, consumed
-            page = await self.redis.lrange(queue_key, consumed, consumed + BLOCK_PAGE - 1)
+            page = keys.texts(
+                await self.redis.lrange(queue_key, consumed, consumed + BLOCK_PAGE - 1)
+            )
 
     async def _resume_path1(self, turn_id: str, timed_out: SlotTimeout | None) -> bool:
         """Rerun path 1 of a recovered turn (its block was taken before the crash; recovery

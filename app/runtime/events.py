@@ -1,6 +1,6 @@
 """Events: their producers, their payload rules, and the reliable queue they wait in.
 
-Producers (seed 001 §3.1.1; SPEC §5), each building its payload struct
+Producers (seed 001 §3.1.1; design §5), each building its payload struct
 (`app.pipeline.vocabulary`, whose docstring lists the keys):
 
 =================  ===========  ===============  ======================================
@@ -48,6 +48,8 @@ from app.pipeline.vocabulary import (
     ContinuePayload,
     Event,
     EventPayload,
+    EventSource,
+    EventType,
     ImpulsePayload,
     ImpulseWithoutThought,
     UserPayload,
@@ -71,8 +73,8 @@ def carried_thought_arousal(parent: Event[EventPayload]) -> float | None:
 def _event(
     user_id: str,
     character_id: str,
-    source: str,
-    typ: str,
+    source: EventSource,
+    typ: EventType,
     payload: EventPayload,
     trigger_count: int = 0,
 ) -> Event[EventPayload]:
@@ -82,7 +84,7 @@ def _event(
         character_id=character_id,
         source=source,
         typ=typ,
-        payload=payload,  # type: ignore[arg-type]
+        payload=payload,
         trigger_count=trigger_count,
         erstellt_am=time.time(),
     )
@@ -185,10 +187,10 @@ class EventQueue:
         for raw in await self.redis.lrange(self.queue, 0, -1):
             try:
                 event = decode_event(raw)
-            except Exception:  # noqa: BLE001 - the front-of-queue path reports broken records
+            except Exception:  # noqa: BLE001, S112 - the front-of-queue path reports broken records
                 continue
             if event.turn_id == turn_id:
-                return raw, event
+                return keys.text(raw), event
         return None
 
     async def take(self, raw: str) -> bool:
@@ -222,7 +224,8 @@ class EventQueue:
     async def take_parked(self) -> str | None:
         """Move the parked event to the processing list: the user turn that resumes it
         acknowledges both together."""
-        return await self.redis.lmove(self.awaiting, self.processing, "LEFT", "RIGHT")
+        moved = await self.redis.lmove(self.awaiting, self.processing, "LEFT", "RIGHT")
+        return None if moved is None else keys.text(moved)
 
     async def restore(self) -> int:
         """Recovery: put every taken-but-unacknowledged event back at the front, in order."""

@@ -1,4 +1,4 @@
-"""The delivery hub: every WebSocket of a user gets every message for that user (SPEC §5, §9).
+"""The delivery hub: every WebSocket of a user gets every message for that user (design §5, §9).
 
 Each connection has its own bounded send queue (`ws_send_queue`) drained by its own writer
 task. `publish` encodes a message once and only *offers* it to each queue (no await per
@@ -122,10 +122,7 @@ class Connection:
         held, self.held = self.held or [], None
         covered = _covered(held)
         fresh = [encode(m).decode() for m in snapshot if _identity(m) not in covered]
-        for data in (*fresh, *held):
-            if not self.offer(data):
-                return False
-        return True
+        return all(self.offer(data) for data in (*fresh, *held))
 
     async def run_writer(self) -> None:
         while True:

@@ -158,7 +158,9 @@ class Keeper:
         heartbeat is gone are unlisted, their slots freed and their turns recovered. Returns
         the seconds until the next heartbeat could expire (one period at most)."""
         period = self.settings.heartbeat_seconds
-        others = sorted(await self.redis.smembers(keys.instances()) - {self.instance_id})
+        others = sorted(
+            set(keys.texts(await self.redis.smembers(keys.instances()))) - {self.instance_id}
+        )
         async with self.redis.pipeline(transaction=False) as pipe:
             for instance in others:
                 pipe.pttl(keys.heartbeat(instance))

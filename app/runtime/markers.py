@@ -1,4 +1,4 @@
-"""The pair lock: the turn marker `turn_laeuft:{user}:{character}` (SPEC §5, seed 001 §3.0).
+"""The pair lock: the turn marker `turn_laeuft:{user}:{character}` (design §5, seed 001 §3.0).
 
 Set with `SET NX` and a TTL (the emergency brake) by whoever starts a turn of the pair; its
 value ``{instance_id}:{turn_id}`` names the owning process and the turn. Only its owner

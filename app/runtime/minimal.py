@@ -9,7 +9,7 @@ orchestration overhead that is the runtime's, not the pipeline's).
 - path 2 renders the session history with the one renderer, makes one `responder` call
   through the model gateway and stores the complete assistant turn, carrying the message ids
   it answers and its occasion (`herkunft`);
-- after delivery: the session summary check (outside the run lock, SPEC §3).
+- after delivery: the session summary check (outside the run lock, design §3).
 
 They follow the interface of `app.pipeline.vocabulary` and are installed by setting
 `app[PIPELINES] = minimal_pipelines()`.

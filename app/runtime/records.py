@@ -1,4 +1,4 @@
-"""Lifecycle records in Redis: one hash per turn, one hash per accepted message (SPEC §2).
+"""Lifecycle records in Redis: one hash per turn, one hash per accepted message (design §2).
 
 Turn record ``turn:{id}`` (hash): turn_id, user_id, character_id, origin (user|character: who
 started it; the attribute is `initiator`), message_ids (JSON list), state, attempts, perceived
@@ -339,7 +339,7 @@ class Records:
     # --- reads ----------------------------------------------------------------------------
     async def turn(self, turn_id: str) -> TurnRecord | None:
         raw = await self.redis.hgetall(keys.turn_record(turn_id))
-        return _turn_from_hash(raw) if raw else None
+        return _turn_from_hash(keys.text_hash(raw)) if raw else None
 
     async def turns(self, turn_ids: list[str]) -> list[TurnRecord]:
         if not turn_ids:
@@ -356,7 +356,7 @@ class Records:
 
     async def message(self, message_id: str) -> MessageRecord | None:
         raw = await self.redis.hgetall(keys.message_record(message_id))
-        return _message_from_hash(raw) if raw else None
+        return _message_from_hash(keys.text_hash(raw)) if raw else None
 
 
 def _turn_from_hash(raw: dict[str, str]) -> TurnRecord:

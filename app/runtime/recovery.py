@@ -1,4 +1,4 @@
-"""Recovery after a crash (SPEC §5 Lifecycle; issue 5 item 7).
+"""Recovery after a crash (design §5 Lifecycle; issue 5 item 7).
 
 Runs at start-up before any consumer (and, with an external Redis, periodically for turns
 whose owning process has lost its heartbeat):
@@ -111,7 +111,7 @@ class Recovery:
             return dead_cache[owner]
 
         # 1–2: open turns.
-        open_ids = sorted(await redis.smembers(keys.open_turns()))
+        open_ids = sorted(keys.texts(await redis.smembers(keys.open_turns())))
         orphan_pairs: set[str] = set()
         owners_pairs: set[str] = set()  # left to an owner that may be alive: hands off
         for record in await self.records.turns(open_ids):
@@ -127,23 +127,27 @@ class Recovery:
             await self._recover_turn(record, report)
 
         # 3–5: queues and markers of every pair nobody alive is working on.
-        for pair in sorted(await redis.smembers(keys.known_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.known_pairs()))):
             user_id, character_id = keys.split_pair(pair)
             # The per-user index of pairs (a reconnect's snapshot) for pairs from before it.
             await redis.sadd(keys.user_pairs(user_id), character_id)
             if pair in owners_pairs:
                 continue  # its marker, its taken events and its queue are the owner's
             marker = await redis.get(keys.turn_marker(user_id, character_id))
+            marker = None if marker is None else keys.text(marker)
             if marker is not None:
                 owner, _ = parse_marker(marker)
                 if not await owner_dead(owner):
                     continue
                 await self.locks.release_foreign(pair, marker)
                 report.cleared_markers += 1
-            elif only_dead_owners and pair not in orphan_pairs:
+            elif (
+                only_dead_owners
+                and pair not in orphan_pairs
                 # A live process may be between two steps of this pair; leave its lists alone.
-                if await redis.llen(keys.event_processing(user_id, character_id)):
-                    continue
+                and await redis.llen(keys.event_processing(user_id, character_id))
+            ):
+                continue
             restored = await EventQueue(redis, user_id, character_id).restore()
             report.restored_events += restored
             taken_over = pair in orphan_pairs or marker is not None or restored > 0
@@ -163,7 +167,7 @@ class Recovery:
                 report.woken_pairs += 1
 
         # 6: promotion triggers taken but not consolidated.
-        for pair in sorted(await redis.smembers(keys.pixie_pairs())):
+        for pair in sorted(keys.texts(await redis.smembers(keys.pixie_pairs()))):
             report.restored_triggers += await PixieQueue(redis, *keys.split_pair(pair)).restore(
                 owner_dead
             )

@@ -1,4 +1,4 @@
-"""The turn runtime's front: accept, impulses, the reconnect snapshot, reset (SPEC §5).
+"""The turn runtime's front: accept, impulses, the reconnect snapshot, reset (design §5).
 
 One `Runtime` per process, built from its rooms:
 
@@ -154,7 +154,7 @@ class Runtime:
         arousal: Any = None,
         trigger_turn_id: str | None = None,
     ) -> str:
-        """An own impulse enters as a character event with a new turn (SPEC §5).
+        """An own impulse enters as a character event with a new turn (design §5).
 
         Raises `ImpulseWithoutThought` for an empty thought. Returns the new turn id.
         """
@@ -203,13 +203,13 @@ class Runtime:
     async def snapshot(self, user_id: str) -> list[WsMessage]:
         """What a (re)connecting tab needs: its queued messages and the state of its open
         turns, oldest first."""
-        turn_ids = sorted(await self.redis.smembers(keys.user_open_turns(user_id)))
+        turn_ids = sorted(keys.texts(await self.redis.smembers(keys.user_open_turns(user_id))))
         records = sorted(await self.records.turns(turn_ids), key=lambda r: r.created_at)
         stale = [r.turn_id for r in records if r.terminal]
         if stale:
             await self.redis.srem(keys.user_open_turns(user_id), *stale)
         messages: list[WsMessage] = []
-        characters = sorted(await self.redis.smembers(keys.user_pairs(user_id)))
+        characters = sorted(keys.texts(await self.redis.smembers(keys.user_pairs(user_id))))
         async with self.redis.pipeline(transaction=False) as pipe:
             for character_id in characters:
                 pipe.lrange(keys.prompt_queue(user_id, character_id), 0, -1)
@@ -256,7 +256,7 @@ class Runtime:
             report = await SessionMemory(self.redis, self.settings).reset(user_id, character_id)
             self.locks.forget(pair)
             self.consumer.forget_resume(pair)
-            open_ids = sorted(await self.redis.smembers(keys.user_open_turns(user_id)))
+            open_ids = sorted(keys.texts(await self.redis.smembers(keys.user_open_turns(user_id))))
             for record in await self.records.turns(open_ids):
                 if record.character_id == character_id and not record.terminal:
                     await self.turns.fail_turn(record, "session_reset")

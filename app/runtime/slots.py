@@ -1,4 +1,4 @@
-"""The run lock: at most `graph_slots` pipeline runs at a time per model endpoint (SPEC §5,
+"""The run lock: at most `graph_slots` pipeline runs at a time per model endpoint (design §5,
 seed 001 §7.2; issue 26 item 4).
 
 Slots belong to a model endpoint (the base URL of the model server, `Gateway.endpoint`): the

@@ -1,4 +1,4 @@
-"""The turn runner: path 1, path 2, delivery and failure of one turn (SPEC §5).
+"""The turn runner: path 1, path 2, delivery and failure of one turn (design §5).
 
 Every transition goes through the lifecycle machine (`statemachine`), is persisted with its
 queue effects (`records.Records.transition`) and pushed as `turn_state`. A turn that cannot

@@ -1,10 +1,10 @@
 """What the runtime stores and sends: accepted messages, events, WebSocket messages.
 
-- `AcceptedMessage`: one entry of `prompt_queue:{user}:{character}` (SPEC §2, seed 001 §3.0).
+- `AcceptedMessage`: one entry of `prompt_queue:{user}:{character}` (design §2, seed 001 §3.0).
 - `Event` and its payloads are the vocabulary runtime and pipeline share
   (`app.pipeline.vocabulary`); `decode_event` reads one: the event with its payload left as
   `msgspec.Raw`, then the payload as the struct its `source` and `typ` name.
-- The WebSocket messages of SPEC §9 as one tagged union (`WsAny`): every one carries
+- The WebSocket messages of design §9 as one tagged union (`WsAny`): every one carries
   `type`, `character_id` and `at`. The journal's `journal_progress` is one of them; the
   journal, a layer below, defines it (`app.journal.jobs.JournalProgress`).
 
@@ -46,7 +46,7 @@ class AcceptedMessage(msgspec.Struct, kw_only=True):
     received_at: float
 
 
-# --- WebSocket messages (SPEC §9) ---------------------------------------------------------
+# --- WebSocket messages (design §9) ---------------------------------------------------------
 
 
 class WsMessage(msgspec.Struct, tag_field="type", kw_only=True):
@@ -124,7 +124,7 @@ def decode_event(raw: str | bytes) -> Event[EventPayload]:
         payload = decoder.decode(event.payload)
     except msgspec.ValidationError:
         payload = _salvaged_payload(event)
-    return msgspec.structs.replace(event, payload=payload)  # type: ignore[return-value]
+    return msgspec.structs.replace(event, payload=payload)  # type: ignore[arg-type]  # Raw decoded: the type changes
 
 
 def _salvaged_payload(event: Event[msgspec.Raw]) -> EventPayload:

@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequenc
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 from app.storage.datadir import DataDirError
@@ -295,7 +295,7 @@ def open_store(data_path: Path, database_url: str | None, file_name: str) -> Dat
 class Row(tuple):  # noqa: SLOT001 -- per-query subclasses carry the names
     """A result row: by index like a tuple, by column name like `sqlite3.Row`."""
 
-    _index: dict[str, int] = {}
+    _index: ClassVar[dict[str, int]] = {}  # each per-query subclass sets its own
 
     def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
         if isinstance(key, str):

@@ -101,11 +101,11 @@ def foreign_keys(conn: Any) -> list[tuple[str, str, str, str]]:
                 "WHERE tc.constraint_type = 'FOREIGN KEY' AND tc.table_schema = current_schema()"
             )
         ]
-    found = []
-    for table in tables(conn):
-        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")'):
-            found.append((table, fk[3], fk[2], fk[4] or "rowid"))
-    return found
+    return [
+        (table, fk[3], fk[2], fk[4] or "rowid")
+        for table in tables(conn)
+        for fk in conn.execute(f'PRAGMA foreign_key_list("{table}")')
+    ]
 
 
 # --- functions ----------------------------------------------------------------------------------

@@ -117,7 +117,7 @@ class EmbeddedRedis:
             "--loglevel",
             "warning",
         ]
-        self.process = subprocess.Popen(
+        self.process = subprocess.Popen(  # noqa: S603 - our redis-server binary, our arguments
             args,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

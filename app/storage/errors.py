@@ -1,5 +1,5 @@
 """What a store says when a request does not fit its data; the API turns these into the
-SPEC §9 error shape (`app.api.validation.store_errors_as_api`)."""
+design §9 error shape (`app.api.validation.store_errors_as_api`)."""
 
 from __future__ import annotations
 

@@ -145,7 +145,7 @@ def m002_messages(db: sqlite3.Connection) -> None:
 
 @migration
 def m003_journal(db: sqlite3.Connection) -> None:
-    """The journal (SPEC §8, seed 004): spaces, days, imported conversations, drafts, entries
+    """The journal (design §8, seed 004): spaces, days, imported conversations, drafts, entries
     with versions and soft delete, the relational source refs, and generation jobs.
 
     The chat log (`messages`) is read as conversations of source `chat` and is not copied;
@@ -202,7 +202,7 @@ def m006_profile(db: sqlite3.Connection) -> None:
 
 @migration
 def m004_privacy_identities(db: sqlite3.Connection) -> None:
-    """The privacy gateway's identity registry (SPEC §7a): the people each user names, in
+    """The privacy gateway's identity registry (design §7a): the people each user names, in
     the order they were given, and which deprecated sources were imported once."""
     db.execute(
         """
@@ -229,7 +229,7 @@ def m004_privacy_identities(db: sqlite3.Connection) -> None:
 
 @migration
 def m005_memories(db: sqlite3.Connection) -> None:
-    """Long-term memory (SPEC §3a): what the character knows about its user across days.
+    """Long-term memory (design §3a): what the character knows about its user across days.
 
     One row per memory of a pair. `memory_id` is the public id; the integer `id` is the FTS
     row id. A corrected memory stays, with `superseded_by` naming its successor; "live"
@@ -327,7 +327,7 @@ def memory_text_key(text: str) -> str:
 @migration
 def m007_memories_by_pair(db: sqlite3.Connection) -> None:
     """Long-term memory's row ids grouped by pair, so a search reads only the pair's part of
-    the FTS index (SPEC §3a; issue 14's retrieval budget).
+    the FTS index (design §3a; issue 14's retrieval budget).
 
     `memory_pairs` numbers every (user, character) pair that has memories; the pair numbered
     n owns the row ids [n·2³², (n+1)·2³²) and its memories are numbered *downward* from the
@@ -381,7 +381,7 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
 
 @migration
 def m008_message_history(db: sqlite3.Connection) -> None:
-    """The chat page's history (SPEC §5 "The chat page"): the message log paged per pair and
+    """The chat page's history (design §5 "The chat page"): the message log paged per pair and
     searched, with the journal's imported conversations beside it.
 
     - `messages_by_pair` walks one pair's rows in the history's order (calendar day, time,

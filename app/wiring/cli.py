@@ -92,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Novaberg: a local, private AI companion. Starts the server and opens "
         "the chat in your browser (desktop mode), or runs headless as a server.",
         epilog="Every setting can also come from the environment (NOVABERG_<NAME>) or from "
-        "config.toml in the data dir; see README.md.",
+        "config.toml in the data dir; see docs/settings.md.",
     )
     parser.add_argument("--version", action="version", version=f"novaberg {__version__}")
     parser.add_argument(

@@ -49,7 +49,7 @@ def open_browser(url: str) -> bool:
         return False
 
 
-# What a start prints, one builder each (README "Start" and "Modes" quote them as printed).
+# What a start prints, one builder each (README.md "Start" and docs/deploy.md quote them).
 def start_lines(start_url: str, token: str) -> str:
     """A desktop start's two lines: the link that opens the chat, the token for scripts."""
     return (
@@ -96,13 +96,13 @@ def ask_start_link(instance: Instance) -> str | None:
     base = instance.url.rstrip("/")
     if urlsplit(base).hostname != "127.0.0.1" or instance.launch_secret is None:
         return None
-    request = urllib.request.Request(
+    request = urllib.request.Request(  # noqa: S310 - http to 127.0.0.1, checked above
         base + LAUNCH_LINK_PATH,
         method="POST",
         headers={"Authorization": f"Bearer {instance.launch_secret}"},
     )
     try:
-        with urllib.request.urlopen(request, timeout=LAUNCH_TIMEOUT_SECONDS) as response:
+        with urllib.request.urlopen(request, timeout=LAUNCH_TIMEOUT_SECONDS) as response:  # noqa: S310 - the request above
             path = json.loads(response.read())["url"]
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning(

@@ -397,7 +397,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 
 
 def freeze_startup_objects() -> None:
-    """Keep the garbage collector's full sweeps short (the loop must not stall, SPEC §10).
+    """Keep the garbage collector's full sweeps short (the loop must not stall, design §10).
 
     A full collection walks every tracked object; the imports and the start-up leave some
     hundred thousand of them, and one such walk took ~70 ms in the middle of a busy loop.
@@ -461,10 +461,8 @@ async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
     finally:
         if task is not None:
             task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await task
-            except asyncio.CancelledError:
-                pass
         await service.close()
 
 

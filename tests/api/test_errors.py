@@ -1,4 +1,4 @@
-"""Every error answer has the one SPEC §9 shape, whatever produced it."""
+"""Every error answer has the one design §9 shape, whatever produced it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`/api/characters/{cid}/history` and `…/history/search` (SPEC §5 "The chat page", §9): the
+"""`/api/characters/{cid}/history` and `…/history/search` (design §5 "The chat page", §9): the
 pair's durable message log and the imported conversations, paged by a cursor and searched —
 never more than `limit` lines, nothing of another user, every bad parameter answered in the
 error shape, any search text safe."""

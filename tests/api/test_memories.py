@@ -1,4 +1,4 @@
-"""`/api/characters/{cid}/memories` (SPEC §9, §3a): list newest first, search, superseded only
+"""`/api/characters/{cid}/memories` (design §9, §3a): list newest first, search, superseded only
 when asked, edit, forget, "Alles vergessen" — and every bad input answered with the one
 error shape, leaving what is stored intact. A session reset does not touch long-term
 memory."""

@@ -1,4 +1,4 @@
-"""The message routes (SPEC §9): accept, bad input at the boundary, message and turn reads."""
+"""The message routes (design §9): accept, bad input at the boundary, message and turn reads."""
 
 from __future__ import annotations
 

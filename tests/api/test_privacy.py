@@ -1,4 +1,4 @@
-"""The privacy API (SPEC §7a, §9) and the privacy gateway through the real server: the
+"""The privacy API (design §7a, §9) and the privacy gateway through the real server: the
 registry per user in SQLite, the preview, the counters; with `llm_remote` on, no registered
 name leaves in any request body, and a leaking reply gets one retry, then a
 `privacy_blocked` notice.
@@ -112,6 +112,25 @@ async def test_the_preview_shows_what_would_leave_the_machine(client):
     assert [(text[s["start"]:s["end"]], s["kind"], s["placeholder"]) for s in body["spans"]] == [
         ("anni", "PERSON", "[PERSON_1]"), ("Kowalski", "PERSON", "[PERSON_2]"),
         ("0170/1234567", "PHONE", "[PHONE_1]"), ("August", "PERSON", "[PERSON_3]")]
+
+
+async def test_the_preview_says_why_each_part_is_masked(client):
+    """Issue 39, item 6: each part with the characters it replaces and the reason — a
+    registered person (in any spelling: maths letters, a look-alike), a name read in its
+    context, or the kind of number or address."""
+    await put(client, {"people": PEOPLE})
+    text = ("𝐀𝐧𝐧𝐚 und AnnI treffen Herr Kowalski, IBAN DE89 3704 0044 0532 0130 00, "
+            "Mail an a.b@example.org")
+    body = await (await client.post("/api/privacy/preview", json={"text": text},
+                                    headers=AUTH)).json()
+    assert body["masked"] == ("[PERSON_1] und [PERSON_2] treffen Herr [PERSON_3], IBAN [IBAN_1], "
+                              "Mail an [EMAIL_1]")
+    assert [(s["text"], s["placeholder"], s["reason"]) for s in body["spans"]] == [
+        ("𝐀𝐧𝐧𝐚", "[PERSON_1]", "registered"), ("AnnI", "[PERSON_2]", "registered"),
+        ("Kowalski", "[PERSON_3]", "looks_like_name"),
+        ("DE89 3704 0044 0532 0130 00", "[IBAN_1]", "IBAN"),
+        ("a.b@example.org", "[EMAIL_1]", "EMAIL")]
+    assert all(text[s["start"]:s["end"]] == s["text"] for s in body["spans"])
 
 
 @pytest.mark.parametrize(("body", "status"), [({"text": "   "}, 400), ({"text": 3}, 400),

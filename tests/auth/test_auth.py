@@ -1,4 +1,4 @@
-"""Auth (SPEC §1, §9): start-token cookie, bearer, headless users, Origin checks."""
+"""Auth (design §1, §9): start-token cookie, bearer, headless users, Origin checks."""
 
 from __future__ import annotations
 

@@ -543,7 +543,7 @@ def test_the_data_dir_may_also_follow_the_backup_subcommand(tmp_path: Path) -> N
 
 async def test_memories_come_back_with_their_index_and_forgotten_ones_stay_gone(
         make_settings, aiohttp_client, data_dir, capsys):
-    """Long-term memory is in the backup (SPEC §3a, issue 14 item 7): the rows and their FTS
+    """Long-term memory is in the backup (design §3a, issue 14 item 7): the rows and their FTS
     entries — search finds them after the restore — and a memory forgotten before the
     backup is in neither the backup nor the restored database."""
     from app.api.app_keys import DB

@@ -1,5 +1,5 @@
 """The chat in a real browser: send → pending → answer, several tabs, failures and resend,
-reload and dropped connections, long texts, Enter and Shift+Enter (SPEC §5, §9)."""
+reload and dropped connections, long texts, Enter and Shift+Enter (design §5, §9)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The client's bookkeeping (web/js/conversation.js and friends), run as ES modules in chromium.
 
-These drive the Conversation with the wire messages of SPEC §9 in the orders a real network
+These drive the Conversation with the wire messages of design §9 in the orders a real network
 can produce (a broadcast overtaking the 202, a message twice, a reconnect's session merge, a
 reload's ledger) and check what the tab then shows: once, in order, with the right labels.
 The end-to-end tests (test_chat.py) show the same against the real server.

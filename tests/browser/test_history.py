@@ -1,4 +1,4 @@
-"""The chat page's durable history in a real browser (SPEC §5 "The chat page"): older pages on
+"""The chat page's durable history in a real browser (design §5 "The chat page"): older pages on
 scroll with the reader's place kept, day dividers in the user's own date format, the marker
 of the character's working memory, imported conversations with their source, the search box
 that opens a hit's day, the first screen, and the tab in the background that counts and

@@ -1,4 +1,4 @@
-"""The panel "Was Nova sich merkt" in a real browser (SPEC §3a): a fact told in the chat
+"""The panel "Was Nova sich merkt" in a real browser (design §3a): a fact told in the chat
 appears there (offline model, real Pixie worker), search finds it across inflection, edit
 and forget work and reach the server, a session reset leaves it alone, and "Alles
 vergessen" asks first and then forgets everything."""
@@ -49,7 +49,7 @@ def test_the_memory_panel_shows_searches_edits_and_forgets(start_nova, open_chat
     search.fill("")
     expect(memory).to_have_count(1)
 
-    # Download what Nova remembers (the memory export, SPEC §3a / issue 14 item 7).
+    # Download what Nova remembers (the memory export, design §3a / issue 14 item 7).
     with page.expect_download() as info:
         panel.get_by_role("link", name="JSON").click()
     exported = json.loads(Path(info.value.path()).read_text())

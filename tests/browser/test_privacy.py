@@ -1,5 +1,6 @@
 """The settings' Privacy tab, in a real browser: add, edit and remove people, a bad name
-refused with nothing lost, the preview of what would leave the machine, German."""
+refused with nothing lost, the preview of what would leave the machine and why each part was
+masked, German."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ def test_people_are_added_edited_removed_and_the_preview_masks_them(nova, open_c
     expect(page.locator("#privacy-preview-out")).to_have_text(
         "[PERSON_1] ruft [PHONE_1] an, im August kommt Onkel [PERSON_2].")
     expect(page.locator("#privacy-preview-count")).to_have_text("3 found and replaced:")
+    expect(panel.get_by_role("list", name="What was masked, and why").get_by_role(
+        "listitem")).to_have_text(["“anni” → [PERSON_1]: registered",
+                                   "“0170/1234567” → [PHONE_1]: phone number",
+                                   "“August” → [PERSON_2]: registered"])
     screenshot(page, "privacy-panel")
 
     # A name that is only a title is refused; what was stored stays.
@@ -84,3 +89,5 @@ def test_the_panel_speaks_german(nova, open_chat):
     panel.get_by_role("button", name="Zeigen, was hinausginge").click()
     expect(page.locator("#privacy-preview-out")).to_have_text(
         "Am Freitag kommt Herr [PERSON_1].")
+    expect(panel.get_by_role("list", name="Was ersetzt wurde, und warum").get_by_role(
+        "listitem")).to_have_text(["„Freitag“ → [PERSON_1]: registriert"])

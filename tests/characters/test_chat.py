@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from app.api.app_keys import SETTINGS
-from app.characters.lore import OFF_LOOP_ENTRIES
+from app.characters.lore import OFF_LOOP_KEYS
 from app.pipeline.prompts import read_frame
 from app.wiring.server import create_app
 from tests.conftest import AUTH, TOKEN
@@ -235,7 +235,7 @@ async def test_a_cards_text_cannot_open_a_block_of_the_frame(fake_model, make_se
 async def test_a_large_lorebook_is_scanned_beside_the_loop_with_the_same_result(
         fake_model, make_settings, aiohttp_client):
     entries = [{"keys": [f"island{i}"], "content": f"Island {i} has {i} sheep.", "enabled": True,
-                "insertion_order": i, "extensions": {}} for i in range(OFF_LOOP_ENTRIES + 50)]
+                "insertion_order": i, "extensions": {}} for i in range(OFF_LOOP_KEYS // 2 + 50)]
     card = {"spec": "chara_card_v2", "spec_version": "2.0", "data": {
         "name": "Ebba", "description": "{{char}} knows every island.",
         "extensions": {"novaberg": {"language": "en"}}, "character_book": {"entries": entries}}}

@@ -15,6 +15,8 @@ from app.characters.lore import (
     DEFAULT_SCAN_DEPTH,
     ENTRY_SEPARATOR,
     MAX_ENTRIES,
+    MAX_KEYS,
+    MAX_KEYS_PER_ENTRY,
     LoreError,
     book_budget,
     read_book,
@@ -205,3 +207,38 @@ def test_a_book_of_more_entries_than_the_bound_is_refused():
     with pytest.raises(LoreError, match=f"has {MAX_ENTRIES + 1} entries; at most {MAX_ENTRIES}"):
         book(*entries)
     assert len(book(*entries[:MAX_ENTRIES]).entries) == MAX_ENTRIES
+
+
+@settings(max_examples=200, deadline=None)
+@given(keys=st.lists(st.lists(key_text, min_size=1, max_size=4), min_size=1, max_size=6),
+       texts=st.lists(st.text(alphabet, max_size=30), min_size=1, max_size=4),
+       case_sensitive=st.lists(st.booleans(), min_size=6, max_size=6))
+def test_one_pass_over_the_text_finds_exactly_the_entries_the_word_bound_rule_finds(
+        keys, texts, case_sensitive):
+    lore = book(*({"keys": k, "content": f"hit {i}", "case_sensitive": case_sensitive[i]}
+                  for i, k in enumerate(keys)))
+    joined = "\n".join(texts)
+    expected = [f"hit {i}" for i, k in enumerate(keys)
+                if any(reference(key, joined) if case_sensitive[i]
+                       else reference(key.lower(), joined.lower()) for key in k)]
+    assert chosen(lore, *texts) == expected
+
+
+def test_an_entry_of_more_keys_than_the_bound_is_refused_and_the_refusal_logged(caplog):
+    keys = ["a b"] * (MAX_KEYS_PER_ENTRY + 1)
+    with caplog.at_level(logging.WARNING, logger="app.characters.lore"), pytest.raises(
+            LoreError, match=f"entry 1: {MAX_KEYS_PER_ENTRY + 1} keys; at most "
+                             f"{MAX_KEYS_PER_ENTRY} are taken"):
+        book({"keys": keys[:1], "secondary_keys": keys})
+    [record] = [r for r in caplog.records if r.getMessage() == "lorebook refused: over a limit"]
+    assert record.fields["limit"] == "MAX_KEYS_PER_ENTRY"
+    assert len(book({"keys": keys[:MAX_KEYS_PER_ENTRY]}).entries[0].keys) == MAX_KEYS_PER_ENTRY
+
+
+def test_a_book_of_more_keys_in_all_than_the_bound_is_refused():
+    per = MAX_KEYS_PER_ENTRY
+    count = MAX_KEYS // per + 1
+    entries = [{"keys": [f"k{i} {j}" for j in range(per)]} for i in range(count)]
+    with pytest.raises(LoreError, match=f"has {count * per} keys; at most {MAX_KEYS} are taken"):
+        book(*entries)
+    assert len(book(*entries[:MAX_KEYS // per]).entries) == MAX_KEYS // per

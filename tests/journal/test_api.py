@@ -1,4 +1,4 @@
-"""The journal through the real server (SPEC §8, §9): real SQLite, real Redis, the scripted
+"""The journal through the real server (design §8, §9): real SQLite, real Redis, the scripted
 fake model over HTTP (`tests/fakemodel.py`), the offline model, the WebSocket."""
 
 from __future__ import annotations
@@ -345,7 +345,7 @@ async def test_progress_reaches_every_socket(jclient, fake_model):
             raw = await ws.receive_str(timeout=5)
             message = json.loads(raw)
             if message["type"] == "journal_progress":
-                # One of the WebSocket messages of SPEC §9, in the layout it always had.
+                # One of the WebSocket messages of design §9, in the layout it always had.
                 assert isinstance(WS_DECODER.decode(raw), JournalProgress)
                 assert raw == (
                     f'{{"type":"journal_progress","character_id":"","at":{message["at"]!r},'

@@ -1,4 +1,4 @@
-"""The stage-1 validator (SPEC §8): every code with a failing and a passing case, the time
+"""The stage-1 validator (design §8): every code with a failing and a passing case, the time
 tokens, and the artifact built from what passed.
 
 An answer is given as the JSON the model sends and read as the gateway reads it (the schema's

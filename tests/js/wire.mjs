@@ -1,4 +1,4 @@
-// The WebSocket messages of SPEC §9 as the node tests send them to a Conversation.
+// The WebSocket messages of design §9 as the node tests send them to a Conversation.
 export const ws = {
   accepted: (id, text, at) => ({ type: "message_accepted", character_id: "nova", at, message_id: id, text, received_at: at }),
   state: (turn, state, ids, at = 1) => ({ type: "turn_state", character_id: "nova", at, turn_id: turn, state, message_ids: ids }),

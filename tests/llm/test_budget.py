@@ -1,4 +1,4 @@
-"""The prompt budget at its edges (SPEC §7, seed 004 §16.2), and that a request that does not
+"""The prompt budget at its edges (design §7, seed 004 §16.2), and that a request that does not
 fit never reaches the network."""
 
 from __future__ import annotations

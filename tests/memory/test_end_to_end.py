@@ -1,4 +1,4 @@
-"""Long-term memory end to end through the server (SPEC §3a; issue 14): tell a fact, reset
+"""Long-term memory end to end through the server (design §3a; issue 14): tell a fact, reset
 the session, ask about it — with the scripted fake model the responder's prompt holds the
 fact, with the offline model the reply uses it. Promotion at and below the threshold; the
 Pixie queue survives a kill; a turn arriving while the Pixie worker consolidates waits at

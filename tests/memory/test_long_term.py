@@ -1,4 +1,4 @@
-"""Long-term memory in SQLite (SPEC §3a; app/memory/long_term.py): consolidation writes
+"""Long-term memory in SQLite (design §3a; app/memory/long_term.py): consolidation writes
 (add, refresh, supersede; a trigger applied twice changes nothing), the trigram index
 ("Leipzig" finds "Leipziger" and the other way round), retrieval ranking and the whole-memory
 budget, pairs kept apart, and forgetting for real (the text is gone from the database

@@ -136,7 +136,7 @@ def test_writers_must_give_the_required_fields() -> None:
 
 
 def test_a_stored_turn_is_written_byte_for_byte_as_before() -> None:
-    # The keys and their order are the stored record's (SPEC §2): the shared EI base must not
+    # The keys and their order are the stored record's (design §2): the shared EI base must not
     # move a field.
     user = Turn("t1", "user", "Ich hab heute\nden Job verloren", 1713700000.0,
                 message_ids=["m1", "m2"], core="Job verloren", intentions=["Frage", "trost"],

@@ -10,7 +10,7 @@ embedding carries a large constant in dimension 0, so the final hidden state has
 positive component there, and the output row of each token has a bias in that dimension.
 Closing tokens (`"`, `}`, `]`, `,`) and end-of-sequence get a high bias, whitespace a low
 one. Under a JSON-schema grammar the model therefore closes strings and arrays at once and
-ends when it may: structured answers come back short and valid, like SPEC §6's neutral
+ends when it may: structured answers come back short and valid, like design §6's neutral
 instances, instead of running to `max_tokens`.
 """
 

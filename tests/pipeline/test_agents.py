@@ -20,22 +20,45 @@ from tests.pipeline_support import fake_app, last_user_message, open_chat, purpo
 WEEKLY, DRUGSTORE = NamedList(name="Wocheneinkauf"), NamedList(name="Drogerie")
 
 
-@pytest.mark.parametrize("command, existing, answer, expected", [
-    (ListCommand(list_name="wocheneinkauf", add=["Milch"]), [WEEKLY, DRUGSTORE], "",
-     Target("Wocheneinkauf", create=False)),
-    (ListCommand(list_name="Einkaufsliste", add=["Milch"]), [], "",
-     Target("Einkaufsliste", create=True)),
-    (ListCommand(list_name="Einkaufsliste", add=["Milch"]), [WEEKLY], "", None),
-    (ListCommand(list_name="Einkaufsliste", add=["Milch"], create_list=True), [WEEKLY], "",
-     Target("Einkaufsliste", create=True)),
-    (ListCommand(add=["Milch"]), [WEEKLY], "", Target("Wocheneinkauf", create=False)),
-    (ListCommand(add=["Milch"]), [WEEKLY, DRUGSTORE], "", None),
-    (ListCommand(add=["Milch"]), [], "", None),
-    (ListCommand(add=["Milch"]), [WEEKLY, DRUGSTORE], "die Drogerie bitte",
-     Target("Drogerie", create=False)),
-    (ListCommand(list_name="Einkaufsliste", remove=["Milch"]), [WEEKLY], "",
-     Target("Einkaufsliste", create=False)),
-])
+@pytest.mark.parametrize(
+    "command, existing, answer, expected",
+    [
+        (
+            ListCommand(list_name="wocheneinkauf", add=["Milch"]),
+            [WEEKLY, DRUGSTORE],
+            "",
+            Target("Wocheneinkauf", create=False),
+        ),
+        (
+            ListCommand(list_name="Einkaufsliste", add=["Milch"]),
+            [],
+            "",
+            Target("Einkaufsliste", create=True),
+        ),
+        (ListCommand(list_name="Einkaufsliste", add=["Milch"]), [WEEKLY], "", None),
+        (
+            ListCommand(list_name="Einkaufsliste", add=["Milch"], create_list=True),
+            [WEEKLY],
+            "",
+            Target("Einkaufsliste", create=True),
+        ),
+        (ListCommand(add=["Milch"]), [WEEKLY], "", Target("Wocheneinkauf", create=False)),
+        (ListCommand(add=["Milch"]), [WEEKLY, DRUGSTORE], "", None),
+        (ListCommand(add=["Milch"]), [], "", None),
+        (
+            ListCommand(add=["Milch"]),
+            [WEEKLY, DRUGSTORE],
+            "die Drogerie bitte",
+            Target("Drogerie", create=False),
+        ),
+        (
+            ListCommand(list_name="Einkaufsliste", remove=["Milch"]),
+            [WEEKLY],
+            "",
+            Target("Einkaufsliste", create=False),
+        ),
+    ],
+)
 def test_which_list_a_command_means(command, existing, answer, expected):
     assert resolve(command, existing, answer) == expected
 
@@ -50,18 +73,21 @@ async def test_concurrent_changes_to_one_list_lose_nothing(redis_client):
 async def test_a_change_made_after_the_agent_read_the_lists_is_kept(redis_client):
     # Another process changes the list between this store's read and its write (and
     # another deletes a list it saw): the write starts again from what is stored now.
-    store, other = ListStore(redis_client, "local", "nova"), ListStore(redis_client, "local",
-                                                                        "nova")
+    store, other = (
+        ListStore(redis_client, "local", "nova"),
+        ListStore(redis_client, "local", "nova"),
+    )
     await other.apply("Einkauf", add=["Milch"])
     await other.apply("Drogerie", add=["Seife"])
     await store.all()
     await other.apply("Einkauf", add=["Brot"])
     await redis_client.hdel(keys.lists("local", "nova"), "drogerie")
     change = await store.apply("Einkauf", add=["Eier"])
-    assert change is not None and change.list.items == ["Milch", "Brot", "Eier"]
+    assert change is not None and change.named.items == ["Milch", "Brot", "Eier"]
     assert await store.apply("Drogerie", add=["Zahnpasta"], create=False) is None
     assert [(item.name, item.items) for item in await store.all()] == [
-        ("Einkauf", ["Milch", "Brot", "Eier"])]
+        ("Einkauf", ["Milch", "Brot", "Eier"])
+    ]
 
 
 async def test_list_changes_report_what_they_did(redis_client):
@@ -73,17 +99,20 @@ async def test_list_changes_report_what_they_did(redis_client):
     assert changed.removed == ["Brot"] and changed.missing == ["Käse"]
     assert await store.apply("Fehlt", remove=["x"], create=False) is None
     cleared = await store.apply("Einkauf", clear=True)
-    assert cleared.cleared == 1 and cleared.list.items == []
+    assert cleared.cleared == 1 and cleared.named.items == []
 
 
 async def test_a_reminder_without_a_time_asks_when_and_the_answer_resumes(
-        fake_model, make_settings, aiohttp_client):
+    fake_model, make_settings, aiohttp_client
+):
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
     due = (dt.datetime.now().astimezone() + dt.timedelta(days=1)).replace(
-        hour=10, minute=0, second=0, microsecond=0)
-    fake_model.script("router", {"needs_action": True, "agents": ["reminders"]},
-                      {"answers_pending": True})
+        hour=10, minute=0, second=0, microsecond=0
+    )
+    fake_model.script(
+        "router", {"needs_action": True, "agents": ["reminders"]}, {"answers_pending": True}
+    )
     fake_model.script("agent_reminders", {"text": "Zahnarzt"}, {"due_at": due.isoformat()})
     fake_model.script("responder", "Wann denn?", "Alles klar!")
 
@@ -105,8 +134,7 @@ async def test_a_reminder_without_a_time_asks_when_and_the_answer_resumes(
     assert (request["aktion_erledigt"], request["aktion_erfolgreich"]) == (True, True)
 
 
-async def test_a_time_in_the_past_is_asked_for_again(fake_model, make_settings,
-                                                    aiohttp_client):
+async def test_a_time_in_the_past_is_asked_for_again(fake_model, make_settings, aiohttp_client):
     chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings))
     past = (dt.datetime.now().astimezone() - dt.timedelta(days=2)).isoformat()
     fake_model.script("router", {"needs_action": True, "agents": ["reminders"]})
@@ -119,19 +147,26 @@ async def test_a_time_in_the_past_is_asked_for_again(fake_model, make_settings,
     assert await chat.get("/api/characters/nova/reminders") == []
 
 
-async def test_the_planner_runs_at_most_planner_max_steps(fake_model, make_settings,
-                                                          aiohttp_client, caplog):
-    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings,
-                                                    planner_max_steps=1))
+async def test_the_planner_runs_at_most_planner_max_steps(
+    fake_model, make_settings, aiohttp_client, caplog
+):
+    chat = await open_chat(aiohttp_client, fake_app(fake_model, make_settings, planner_max_steps=1))
     fake_model.script("router", {"needs_action": True, "agents": ["lists", "reminders"]})
-    fake_model.script("planner", {"steps": [
-        {"agent": "lists", "task": "Setz Milch auf die Liste"},
-        {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"}]})
+    fake_model.script(
+        "planner",
+        {
+            "steps": [
+                {"agent": "lists", "task": "Setz Milch auf die Liste"},
+                {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"},
+            ]
+        },
+    )
     fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
     caplog.set_level(logging.WARNING, logger="app.pipeline.planning")
 
-    await chat.response(await chat.send("Setz Milch auf die Liste und erinnere mich morgen "
-                                        "an den Zahnarzt"))
+    await chat.response(
+        await chat.send("Setz Milch auf die Liste und erinnere mich morgen an den Zahnarzt")
+    )
 
     assert "agent_lists" in purposes(fake_model)
     assert "agent_reminders" not in purposes(fake_model)
@@ -139,8 +174,9 @@ async def test_the_planner_runs_at_most_planner_max_steps(fake_model, make_setti
     assert warning.fields["dropped"] == ["reminders"] and warning.fields["max_steps"] == 1
 
 
-async def test_a_broken_agent_marks_the_request_failed_and_says_so(fake_model, make_settings,
-                                                                   aiohttp_client):
+async def test_a_broken_agent_marks_the_request_failed_and_says_so(
+    fake_model, make_settings, aiohttp_client
+):
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
     await app[REDIS].hset(keys.lists("local", "nova"), "einkauf", "{not json")
@@ -156,24 +192,35 @@ async def test_a_broken_agent_marks_the_request_failed_and_says_so(fake_model, m
     assert (request["aktion_erledigt"], request["aktion_erfolgreich"]) == (True, False)
 
 
-async def test_a_question_leaves_the_rest_of_the_plan_for_the_resume(fake_model, make_settings,
-                                                                     aiohttp_client):
+async def test_a_question_leaves_the_rest_of_the_plan_for_the_resume(
+    fake_model, make_settings, aiohttp_client
+):
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
     lists = ListStore(app[REDIS], "local", "nova")
     await lists.apply("Wocheneinkauf", add=["Brot"])
     await lists.apply("Drogerie", add=["Shampoo"])
     due = (dt.datetime.now().astimezone() + dt.timedelta(days=1)).isoformat()
-    fake_model.script("router", {"needs_action": True, "agents": ["lists", "reminders"]},
-                      {"answers_pending": True})
-    fake_model.script("planner", {"steps": [
-        {"agent": "lists", "task": "Setz Milch auf die Liste"},
-        {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"}]})
+    fake_model.script(
+        "router",
+        {"needs_action": True, "agents": ["lists", "reminders"]},
+        {"answers_pending": True},
+    )
+    fake_model.script(
+        "planner",
+        {
+            "steps": [
+                {"agent": "lists", "task": "Setz Milch auf die Liste"},
+                {"agent": "reminders", "task": "erinnere mich morgen an den Zahnarzt"},
+            ]
+        },
+    )
     fake_model.script("agent_lists", {"add": ["Milch"]}, {"list_name": "Drogerie"})
     fake_model.script("agent_reminders", {"text": "Zahnarzt", "due_at": due})
 
-    await chat.response(await chat.send("Setz Milch auf die Liste und erinnere mich morgen "
-                                        "an den Zahnarzt"))
+    await chat.response(
+        await chat.send("Setz Milch auf die Liste und erinnere mich morgen an den Zahnarzt")
+    )
     await chat.settle()
     assert "agent_reminders" not in purposes(fake_model)  # waits behind the question
 
@@ -188,7 +235,8 @@ async def test_a_question_leaves_the_rest_of_the_plan_for_the_resume(fake_model,
 
 
 async def test_a_rejected_turn_changes_no_list_no_reminder_and_marks_nothing(
-        fake_model, make_settings, aiohttp_client):
+    fake_model, make_settings, aiohttp_client
+):
     # Agents return what they intend; the dispatcher applies it with the turn, after the
     # tribunal. An answer the tribunal rejects must leave every store as it was.
     app = fake_app(fake_model, make_settings)
@@ -197,9 +245,15 @@ async def test_a_rejected_turn_changes_no_list_no_reminder_and_marks_nothing(
     await lists.apply("Einkauf", add=["Brot"])
     due = (dt.datetime.now().astimezone() + dt.timedelta(days=1)).isoformat()
     fake_model.script("router", {"needs_action": True, "agents": ["lists", "reminders"]})
-    fake_model.script("planner", {"steps": [
-        {"agent": "lists", "task": "Milch auf Einkauf"},
-        {"agent": "reminders", "task": "morgen Zahnarzt"}]})
+    fake_model.script(
+        "planner",
+        {
+            "steps": [
+                {"agent": "lists", "task": "Milch auf Einkauf"},
+                {"agent": "reminders", "task": "morgen Zahnarzt"},
+            ]
+        },
+    )
     fake_model.script("agent_lists", {"list_name": "Einkauf", "add": ["Milch"]})
     fake_model.script("agent_reminders", {"text": "Zahnarzt", "due_at": due})
     fake_model.script("responder", "   ")
@@ -217,7 +271,8 @@ async def test_a_rejected_turn_changes_no_list_no_reminder_and_marks_nothing(
 
 
 async def test_an_accepted_turn_applies_its_agents_changes_with_the_turn(
-        fake_model, make_settings, aiohttp_client):
+    fake_model, make_settings, aiohttp_client
+):
     app = fake_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)
     fake_model.script("router", {"needs_action": True, "agents": ["lists"]})
@@ -235,7 +290,8 @@ async def test_an_accepted_turn_applies_its_agents_changes_with_the_turn(
 
 
 async def test_an_agent_that_breaks_down_is_reported_to_the_responder_not_claimed(
-        fake_model, make_settings, aiohttp_client, monkeypatch, caplog):
+    fake_model, make_settings, aiohttp_client, monkeypatch, caplog
+):
     from app.pipeline import agents
 
     async def broken(*_args):

@@ -82,7 +82,7 @@ async def test_a_reminder_is_moved_and_deleted_by_chat_never_made_anew(offline_a
     assert answer == "Eine Erinnerung an „Friseur“ habe ich nicht gefunden."
     assert await chat.get(REMINDERS) == []
     user_turns = [t for t in await chat.session() if t["rolle"] == "user"]
-    # A refusal ("not found") marks the request neither done nor failed (SPEC §3).
+    # A refusal ("not found") marks the request neither done nor failed (design §3).
     assert [t["aktion_erfolgreich"] for t in user_turns] == [True, True, True, None]
 
 

@@ -1,6 +1,6 @@
 """Schemas, prompt templates and character definitions: the pipeline's data.
 
-- every structured schema's minimal valid instance is the neutral outcome (SPEC §6), and the
+- every structured schema's minimal valid instance is the neutral outcome (design §6), and the
   real gateway validates the offline model's answer for each;
 - every template renders in German and English with the fields the table names, and a file
   in the data dir replaces the shipped one;

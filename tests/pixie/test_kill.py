@@ -1,5 +1,5 @@
 """`kill -9` while the Pixie worker consolidates, then a restart: the promotion trigger is
-not lost (SPEC §3a: the Pixie queue is reliable like the event queue).
+not lost (design §3a: the Pixie queue is reliable like the event queue).
 
 The real entry point runs as a subprocess against the fake model server, which hangs on the
 first `consolidation` call. The process is killed with SIGKILL while it waits there (the

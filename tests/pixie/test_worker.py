@@ -1,4 +1,4 @@
-"""The Pixie worker and consolidation (SPEC §3a; app/pixie): local support checks,
+"""The Pixie worker and consolidation (design §3a; app/pixie): local support checks,
 the offline model's lexicon rules, the reliable queue (taken, acknowledged, put back, retried,
 dropped after `pixie_max_attempts`), and the worker's manners (an idle pair only; the run slot
 only when nobody waits for it)."""

@@ -1,4 +1,4 @@
-"""Blocks and the prompt consumer (SPEC §5, seed 001 §3.0), through the real server."""
+"""Blocks and the prompt consumer (design §5, seed 001 §3.0), through the real server."""
 
 from __future__ import annotations
 

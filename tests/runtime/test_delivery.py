@@ -1,4 +1,4 @@
-"""The delivery hub (SPEC §5 Delivery, §9): every tab of a user gets every message; a stalled
+"""The delivery hub (design §5 Delivery, §9): every tab of a user gets every message; a stalled
 tab never delays the others; a reconnecting tab learns the state of its open turns."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Event payloads on the wire (seed 001 §3.1, SPEC §5): the typed payloads write the bytes
+"""Event payloads on the wire (seed 001 §3.1, design §5): the typed payloads write the bytes
 the dict payloads wrote before them (`tests/golden.py`: recorded from the old code), every
 event a user's Redis already holds still reads, and a stored value that does not fit its
 field is dropped and reported, never the event."""

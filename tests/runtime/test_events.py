@@ -1,4 +1,4 @@
-"""Events (SPEC §5, seed 001 §3.1–§3.3, §7): producers and payload rules, impulses and the
+"""Events (design §5, seed 001 §3.1–§3.3, §7): producers and payload rules, impulses and the
 marker, the self-trigger cap, the parked agent question — through the real server."""
 
 from __future__ import annotations

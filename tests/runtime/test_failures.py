@@ -1,4 +1,4 @@
-"""No accepted message without an answer or a failure notice (SPEC §5): model failure, no
+"""No accepted message without an answer or a failure notice (design §5): model failure, no
 run slot in time, a session reset, a late result — through the real server."""
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ async def test_a_reset_fails_the_running_turn_and_drops_its_late_result(
 async def test_two_overlapping_resets_both_succeed_and_every_tab_is_told(
         fake_model, make_settings, aiohttp_client):
     # Before: the second reset's clean-up raised KeyError (a 500), and tabs got only the
-    # turn_failed notices, never `session_reset` (SPEC §9).
+    # turn_failed notices, never `session_reset` (design §9).
     fake_model.script("responder", Reply("Zu spät.", delay=0.5))
     app = runtime_app(fake_model, make_settings)
     chat = await open_chat(aiohttp_client, app)

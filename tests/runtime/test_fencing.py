@@ -2,7 +2,7 @@
 a short `heartbeat_seconds`): another process recovers the turn while the first still runs
 it. Whenever the first one's held run finishes — between the recovery's requeue and its
 restore of the pair's events, or while the rerun is in flight — every accepted id ends
-exactly once, answered, and nothing stays queued (SPEC §0; the scale-out bench's report)."""
+exactly once, answered, and nothing stays queued (design §0; the scale-out bench's report)."""
 
 from __future__ import annotations
 

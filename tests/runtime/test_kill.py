@@ -1,4 +1,4 @@
-"""`kill -9` during path 2, then a restart: the message is closed (SPEC §5 Lifecycle).
+"""`kill -9` during path 2, then a restart: the message is closed (design §5 Lifecycle).
 
 The real entry point runs as a subprocess (`python -m app --headless …`) with its installed
 pipelines against the fake model server, which hangs on the first `responder` call. The

@@ -1,4 +1,4 @@
-"""Several processes on one external Redis (`redis_url`, the scale-out path of SPEC §1/§5):
+"""Several processes on one external Redis (`redis_url`, the scale-out path of design §1/§5):
 the run slots live in Redis, input wakes the pair in every process, a response reaches the
 tabs connected to any process — and no message is answered twice or lost."""
 

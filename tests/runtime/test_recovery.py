@@ -1,4 +1,4 @@
-"""Recovery (SPEC §5 Lifecycle): what a stop in the middle of a turn leaves behind is retried
+"""Recovery (design §5 Lifecycle): what a stop in the middle of a turn leaves behind is retried
 once or failed with a notice, taken events are restored, stale markers cleared, waiting
 messages answered.
 

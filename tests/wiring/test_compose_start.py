@@ -1,4 +1,4 @@
-"""README's scale-out start, as its compose example runs it (issue 26 item 6): processes
+"""docs/deploy.md's scale-out start, as its compose example runs it (issue 26 item 6): processes
 configured by the environment alone (`NOVABERG_REDIS_URL`, `NOVABERG_DATABASE_URL`,
 `NOVABERG_PUBLIC_ORIGIN`, `NOVABERG_FILES_DIR`), each with a data dir of its own, serving
 `0.0.0.0`. Before the first user a process refuses in one line; after `user add` run with the

@@ -1,4 +1,4 @@
-// The HTTP side of the wire contract (SPEC §9) and the one fetch of every page. The session
+// The HTTP side of the wire contract (design §9) and the one fetch of every page. The session
 // cookie travels by itself (same origin). Whatever goes wrong — an error answer
 // `{"error": {"code", "message"}}`, a server that cannot be reached, an answer that is not
 // JSON — comes back as one ApiError; `errorText` (i18n.js) says it in the user's language.
@@ -112,7 +112,7 @@ export const api = {
   backups: () => request("GET", "/api/backups"),
   createBackup: () => request("POST", "/api/backups"),
   importExport: (document) => request("POST", "/api/imports", document),
-  // the journal (SPEC §9 /api/journal/…)
+  // the journal (design §9 /api/journal/…)
   journalDays: () => request("GET", "/api/journal/days"),
   journalDay: (date) => request("GET", `/api/journal/days/${enc(date)}`),
   journalMonth: (month) => request("GET", `/api/journal/months/${enc(month)}`),

@@ -9,7 +9,7 @@ import { api } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
-/** The character that always exists (SPEC §9); what it is called is its definition's. */
+/** The character that always exists (design §9); what it is called is its definition's. */
 export const DEFAULT_CHARACTER_ID = "nova";
 const REMEMBERED = "novaberg:character:";
 

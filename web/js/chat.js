@@ -12,7 +12,7 @@ const NEAR_BOTTOM_PX = 120;
 const HIT_MS = 4000; // how long a search hit stays marked
 
 // What a stage id means to a person. The ids are the server's table (app/pipeline/stages.py,
-// SPEC §9 `character_stage`); tests/pipeline/test_stages.py keeps this map in step with it. Path 1 is
+// design §9 `character_stage`); tests/pipeline/test_stages.py keeps this map in step with it. Path 1 is
 // always "perceiving"; an id this map does not know (a newer server) reads as "thinking".
 const STAGE_KEYS = Object.freeze({
   perception: "stage.perceiving",

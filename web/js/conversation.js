@@ -1,6 +1,6 @@
 // The conversation as this tab knows it: plain data, no DOM, so a test can drive it alone.
 //
-// Bookkeeping (SPEC §5 "Delivery"):
+// Bookkeeping (design §5 "Delivery"):
 // - This tab keeps the set of its own open message ids. A sent message is pending until a
 //   `character_response` or `turn_failed` names its id; then the id is closed.
 // - The ids this tab sent and has not seen answered are kept in a per-tab ledger
@@ -242,7 +242,7 @@ export class Conversation {
     return texts;
   }
 
-  // --- WebSocket messages (SPEC §9) ---------------------------------------------------
+  // --- WebSocket messages (design §9) ---------------------------------------------------
 
   apply(message) {
     switch (message.type) {

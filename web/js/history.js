@@ -1,4 +1,4 @@
-// The durable history on the chat page (SPEC §5 "The chat page"): the newest page of the
+// The durable history on the chat page (design §5 "The chat page"): the newest page of the
 // message log first, older pages as the reader scrolls up (a cursor each, never all at
 // once), and a jump to any line (a search hit) with paging forward from there until the
 // view meets the present again. What it loads goes into the Conversation, which shows every

@@ -1,4 +1,4 @@
-// A day's entry in the Journal view (SPEC §8): its text (or a new one, written by hand), its
+// A day's entry in the Journal view (design §8): its text (or a new one, written by hand), its
 // photos (added, shown as thumbnails, removed), its versions with restore, delete to the trash
 // with undo. One section of the page
 // (#journal-entry); what an entry holds besides its text gets a part of its own here, each

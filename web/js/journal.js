@@ -1,4 +1,4 @@
-// The Journal view (SPEC §8, issues 13 and 22): a month calendar and the month's days, any
+// The Journal view (design §8, issues 13 and 22): a month calendar and the month's days, any
 // day opened — its conversations, "write an entry" with progress for both stages (optionally
 // starting from the stored text), the draft beside the lines it was built from, the entry
 // (journal-entry.js) written by hand or taken over from a draft, as the first entry or as its

@@ -223,7 +223,7 @@ class App {
   // --- sending ------------------------------------------------------------------------
 
   send(text) {
-    // The server keeps the message trimmed (SPEC §9); show it as it will be stored.
+    // The server keeps the message trimmed (design §9); show it as it will be stored.
     const clean = text.trim();
     if (this.history.detached) this.returnToPresent();
     this.view.followNext();

@@ -8,7 +8,7 @@ import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
 import { errorText, formatDateTime, formatNumber, labelText, t } from "./i18n.js";
 
-/** `due_at` for the server: ISO 8601 with this browser's UTC offset (SPEC §9). */
+/** `due_at` for the server: ISO 8601 with this browser's UTC offset (design §9). */
 export function isoWithOffset(date) {
   const pad = (n) => String(Math.trunc(Math.abs(n))).padStart(2, "0");
   const offset = -date.getTimezoneOffset();

@@ -1,11 +1,25 @@
 // The settings' Privacy tab: the people the user names (the identity registry: for a remote
 // model their names, and phone numbers, addresses and the like, are replaced by placeholders
 // before a prompt leaves this machine) — add, edit, remove, save — and a preview box that
-// shows what would leave this machine for a remote model (POST /api/privacy/preview).
+// shows what would leave this machine for a remote model (POST /api/privacy/preview): the
+// masked text, and each masked part with its placeholder and why it was masked.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, t } from "./i18n.js";
+import { errorText, lang, STRINGS, t } from "./i18n.js";
+
+/** The reasons the preview gives (app/llm/privacy/masking.py `_reason`): a registered person,
+ * a name read in its context, or the kind of what was found. */
+export const REASONS = ["registered", "looks_like_name", "EMAIL", "URL", "IBAN", "TAXID", "PHONE",
+                        "ADDRESS", "BIRTHDATE", "PLATE"];
+
+/** One masked part as the preview tells it: “Anna” → [PERSON_1]: registered. */
+export function partText(span, strings = STRINGS[lang]) {
+  const fill = (key, params) => (strings[key] ?? STRINGS.en[key] ?? key)
+    .replace(/\{(\w+)\}/g, (match, name) => (name in params ? String(params[name]) : match));
+  const reason = fill(`privacy.reason.${span.reason}`, {});
+  return fill("privacy.previewPart", { text: span.text, placeholder: span.placeholder, reason });
+}
 
 function splitAliases(text) {
   return text.split(",").map((alias) => alias.trim()).filter(Boolean);
@@ -39,6 +53,7 @@ export class PrivacyPanel {
   async load() {
     setStatus(this.status, "");
     $("#privacy-preview-out").textContent = "";
+    $("#privacy-preview-parts").replaceChildren();
     try {
       this.show((await api.identities()).people);
     } catch (error) {
@@ -97,14 +112,18 @@ export class PrivacyPanel {
     const out = $("#privacy-preview-out");
     if (!text.trim()) {
       out.textContent = "";
+      $("#privacy-preview-parts").replaceChildren();
       return;
     }
     try {
       const result = await api.previewPrivacy(text);
       out.textContent = result.masked;
       $("#privacy-preview-count").textContent = t("privacy.previewCount", { count: result.spans.length });
+      $("#privacy-preview-parts").replaceChildren(
+        ...result.spans.map((span) => h("li", { text: partText(span) })));
     } catch (error) {
       out.textContent = "";
+      $("#privacy-preview-parts").replaceChildren();
       $("#privacy-preview-count").textContent = t("error.generic", { reason: errorText(error) });
     }
   }

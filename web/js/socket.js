@@ -1,6 +1,6 @@
 // The WebSocket to `/api/ws`, kept open: after a drop it reconnects with exponential backoff
 // and jitter, and tells its owner each time it is (re)connected, so the owner can resync
-// from the session and the open turns (SPEC §5).
+// from the session and the open turns (design §5).
 
 const BACKOFF_START_MS = 500;
 const BACKOFF_MAX_MS = 15000;

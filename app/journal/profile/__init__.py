@@ -1,4 +1,4 @@
-"""The writing profile (seed 004 §12–§15; SPEC §8, last paragraph).
+"""The writing profile (seed 004 §12–§15; design §8, last paragraph).
 
 - `model`: the profile as data (core, facets, dynamic traits with origin, lock and sources)
   and the pure rules that apply a change and decide what an automatic path may touch (the

@@ -1,5 +1,5 @@
 """The compiled brief: what stage 2 of the journal gets from the writing profile (seed 004
-§15, §16; SPEC §8).
+§15, §16; design §8).
 
 The full profile stays the local source of truth; the brief is a derived view, compiled
 whenever it is needed: the journal's base rules (invent nothing, keep uncertainties), the
@@ -109,7 +109,7 @@ def _with_exemplars(text: str, exemplars: Sequence[Exemplar], max_chars: int) ->
         if share < MIN_EXEMPLAR:
             continue
         shown = [f"[{e.date}] {cut_at_word(e.text, share)}" for e in exemplars[:count]]
-        shown = [s for s, e in zip(shown, exemplars) if cut_at_word(e.text, share)]
+        shown = [s for s, e in zip(shown, exemplars, strict=False) if cut_at_word(e.text, share)]
         if shown:
             return "\n".join([frame, *shown])
     return text

@@ -197,7 +197,7 @@ def representative(texts: Sequence[EvidenceText]) -> list[EvidenceText]:
     repeats."""
     newest = sorted(texts, key=lambda t: -t.occurred_at)
     order: dict[str, EvidenceText] = {}
-    for pair in zip(newest, reversed(newest)):
+    for pair in zip(newest, reversed(newest), strict=True):
         for text in pair:
             order.setdefault(text.ref, text)
     contexts: set[str] = set()
@@ -246,7 +246,7 @@ def build_package(
         if not body:
             package["left_out"] += 1
             continue
-        item = {
+        item: dict[str, Any] = {
             "ref": text.ref,
             "kind": text.kind,
             "occurred_at": iso(text.occurred_at),

@@ -113,7 +113,7 @@ def export_both(writing: dict[str, Any], interaction: dict[str, Any]) -> dict[st
 def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, InteractionDoc | None]:
     """Check a document; returns the parts it carries. Raises `PortableError`."""
     try:
-        head = json_input.decode(raw)
+        head: Any = json_input.decode(raw)
     except json_input.JsonInputError as exc:
         raise PortableError(f"the file is not JSON: {exc}") from None
     kind = head.get("kind") if isinstance(head, dict) else None
@@ -121,7 +121,12 @@ def read(raw: bytes, max_value_chars: int) -> tuple[WritingDoc | None, Interacti
         raise PortableError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
     if head.get("format_version") != FORMAT_VERSION:
         raise PortableError(f"format_version {head.get('format_version')!r}; only 1 is read")
-    doc_type = {WRITING: WritingDoc, interaction_doc.KIND: InteractionDoc, BOTH: BothDoc}[kind]
+    shapes: dict[str, type[WritingDoc | InteractionDoc | BothDoc]] = {
+        WRITING: WritingDoc,
+        interaction_doc.KIND: InteractionDoc,
+        BOTH: BothDoc,
+    }
+    doc_type = shapes[kind]
     try:
         doc = json_input.convert(head, doc_type)
     except json_input.JsonInputError as exc:

@@ -7,7 +7,7 @@ A handler gets an `OfflineRequest` and returns one of
   field does not accept leaves the neutral default), or JSON text when no schema was asked,
 - a `msgspec.Struct` instance of the requested schema.
 
-A purpose without a handler gets the neutral instance of its schema (SPEC §6: no action,
+A purpose without a handler gets the neutral instance of its schema (design §6: no action,
 no retry, no follow-up, answer accepted), or for a text call the reflective reply.
 
 The provider's own answers are `BASE_ANSWERS` (perception, summary, the reflective reply).
@@ -94,7 +94,7 @@ Handler = Callable[[OfflineRequest], "str | dict[str, Any] | msgspec.Struct"]
 # --- perception ------------------------------------------------------------------------------
 
 
-class LexiconPerception(PerceivedEmotion, kw_only=True, frozen=True):
+class LexiconPerception(PerceivedEmotion, kw_only=True):
     """What the lexicon reads in a text, with the seeds' German labels: the perception's
     shape (`app.core.emotion.PerceivedEmotion`), never its own copy of the fields."""
 

@@ -17,6 +17,25 @@ said whichever model runs, and live in `app.core.i18n`.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
+
+class Phrases(TypedDict):
+    """One language's phrases: single sentences, and the variants a reply rotates through."""
+
+    ask_topic: str
+    ask: tuple[str, ...]
+    heavy: tuple[str, ...]
+    acknowledge: tuple[str, ...]
+    question: tuple[str, ...]
+    greet: tuple[str, ...]
+    how: tuple[str, ...]
+    bye: str
+    crisis: str
+    empty: str
+    abilities: tuple[str, ...]
+
+
 REFLECT = {
     "de": {
         "trauer": "Das klingt traurig.",
@@ -45,7 +64,7 @@ REFLECT = {
         "ueberraschung": "That was unexpected, wasn't it?",
     },
 }
-PHRASES = {
+PHRASES: dict[str, Phrases] = {
     "de": {
         "ask_topic": "Was bedeutet {0} für dich?",
         "ask": (

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from app.llm.types import Message
 
-# A speaker line of the session history renderer (SPEC §3): `[3] USER (neutral, ERLEDIGT): …`,
+# A speaker line of the session history renderer (design §3): `[3] USER (neutral, ERLEDIGT): …`,
 # `[4] NOVA (von sich aus): …`. A contribution runs until the next speaker line.
 SPEAKER_LINE = re.compile(r"^\[(\d+)\]\s+([^\n:(]+?)(?:\s*\(([^)\n]*)\))?:[ \t]?(.*)$", re.M)
 USER_LABEL = "USER"

@@ -1,4 +1,4 @@
-"""The privacy gateway (SPEC §7a, seed 004 §2/§9/§16.1): what leaves the machine for a
+"""The privacy gateway (design §7a, seed 004 §2/§9/§16.1): what leaves the machine for a
 remote provider carries no identity.
 
 - `normalise`: the normalised view every check reads (NFKC, no default-ignorable code

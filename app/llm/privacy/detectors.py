@@ -52,6 +52,10 @@ def detect(text: str, registered: NameIndex = EMPTY, *, in_context: bool = True)
             found.extend(s for s in finder(shown.text) if public_name(shown.text, s.start) is None)
         else:
             found.extend(finder(shown.text))
+    if in_context:  # the unregistered names found so, where they stand again ("Rosen hat …")
+        people = [s for s in found if s.kind == "PERSON"]
+        if people:
+            found.extend(names.find_again(shown.text, people))
     found.extend(registered.find_in_view(shown.text))
     spans = settle(found)
     if shown.plain:

@@ -7,7 +7,8 @@ It does not trust the masking: it decodes the body, reads every string value in 
 the object keys, not a message's role or the model's name: the protocol's own words) and
 looks for every spelling of every registered term (`NameIndex.spellings_of`) with a plain
 substring search, wherever it stands — inside a word at a capital or an underscore
-("CarlaMustermann"), in a hyphen compound, before a genitive. Only the decision whether a
+("CarlaMustermann"), in a hyphen compound, before a genitive; and in the view's
+`names.skeleton`, where ASCII look-alikes are folded ("CarIa", "J0nas"). Only the decision whether a
 name standing there is a person or its ordinary word ("am Freitag", "Earl Grey",
 "Max-Planck-Institut") is the masking's own (`names.occurrence`): a body the masking would
 leave so passes, anything else it missed is a detector gap.
@@ -31,7 +32,7 @@ from app.core import log as logctx
 from app.llm.errors import ModelError
 from app.llm.privacy.masking import OFF_LOOP_CHARS
 from app.llm.privacy.names import NameIndex, occurrence
-from app.llm.privacy.normalise import view
+from app.llm.privacy.normalise import View, view
 from app.llm.privacy.scan import lowered
 from app.llm.privacy.stats import Counters
 
@@ -103,22 +104,42 @@ class EgressGate:
             at += len(value) + len(_SEPARATOR)
         text = _SEPARATOR.join(pieces)
         shown = view(text)
-        low = lowered(shown.text)
-        names = self.index.first_words
+        gaps = self._find(text, shown, shown.text, self.index, places)
+        # ASCII look-alikes ("CarIa", "J0nas", "Herrnann"): the skeleton of the view.
+        folded = self.index.in_skeleton(shown.text)
+        if folded is not None:
+            seen = _Through(shown, folded)
+            found = self._find(text, seen, folded.text, self.index.skeletal, places)
+            gaps.extend(dict(gap, form=[*gap["form"], "ASCII look-alikes"]) for gap in found)
+        return gaps
+
+    def _find(
+        self,
+        text: str,
+        shown: Any,
+        seen: str,
+        index: NameIndex,
+        places: list[tuple[int, str]],
+    ) -> list[dict[str, Any]]:
+        low = lowered(seen)
+        names = index.first_words
         gaps: list[dict[str, Any]] = []
         decided: set[int] = set()  # the longest spelling standing at a place decides it
-        for spelling, term in self._spellings:
+        spellings = (
+            self._spellings
+            if index is self.index
+            else sorted(set(index.spellings_of()), key=lambda entry: -len(entry[0]))
+        )
+        for spelling, term in spellings:
             start = low.find(spelling)
             while start != -1:
                 end = start + len(spelling)
-                found = (
-                    occurrence(shown.text, low, start, end, names) if start not in decided else None
-                )
+                found = occurrence(seen, low, start, end, names) if start not in decided else None
                 if found is not None:
                     decided.add(start)
                     if found.span is not None:
                         gaps.append(
-                            self._gap(text, shown, start, end, spelling, term, found, places)
+                            self._gap(text, shown, seen, start, end, spelling, term, found, places)
                         )
                 start = low.find(spelling, start + 1)
         return gaps
@@ -127,6 +148,7 @@ class EgressGate:
         self,
         text: str,
         shown: Any,
+        seen: str,
         start: int,
         end: int,
         spelling: str,
@@ -137,20 +159,20 @@ class EgressGate:
         source_start, source_end = shown.start(start), shown.end(end)
         written = text[source_start:source_end]
         form = []
-        if written != shown.text[start:end]:
+        if written != seen[start:end] and not view(written).plain:
             stripped = view(written).text
             form.append(
                 "invisible characters" if len(stripped) < len(written) else "look-alike letters"
             )
         if spelling != term.lower():
             form.append("another spelling")
-        elif shown.text[start:end] != term:
+        elif seen[start:end] != term:
             form.append("another case")
         if found.joined:
             form.append("run together")
         if found.compound:
             form.append("in a compound")
-        if shown.text[end : end + 1] in ("s", "'", "’"):
+        if seen[end : end + 1] in ("s", "'", "’"):
             form.append("before a genitive")
         place = next(path for offset, path in reversed(places) if offset <= source_start)
         return {
@@ -158,6 +180,20 @@ class EgressGate:
             "place": place,
             "form": form or ["as registered"],
         }
+
+
+class _Through:
+    """The body's offsets of a place in the skeleton of its view (two maps, one after the
+    other)."""
+
+    def __init__(self, shown: View, folded: View) -> None:
+        self.shown, self.folded = shown, folded
+
+    def start(self, i: int) -> int:
+        return self.shown.start(self.folded.start(i))
+
+    def end(self, i: int) -> int:
+        return self.shown.end(self.folded.end(i))
 
 
 _PROTOCOL = frozenset({"role", "model"})  # values that are the protocol's, not text

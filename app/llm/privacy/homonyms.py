@@ -119,6 +119,11 @@ def is_person(text: str, start: int, end: int, names: Container[str] = frozenset
     if text[end : end + 2] in ("'s", "’s"):
         return True
     lower = value.islower()
+    if reading.lower_only and families:
+        if not lower:
+            return True  # "Jo kommt": capitalised, the name
+        if text[end : end + 1] in (",", "!") and _clause_start(text, start, previous):
+            return False  # "jo, mach ich": the interjection before its comma
     if not genitive and previous in reading.before:
         return False  # rule 3, ahead of reading on: rules 1 and 2 could only say "word" too
     if not families and not lower:
@@ -181,6 +186,7 @@ class _Reading(NamedTuple):
     adverb_s: bool
     number_after: bool
     calendar: bool  # a weekday or a month: capitalised in English too
+    lower_only: bool  # only in lower case the word ("jo passt schon")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -200,6 +206,7 @@ def _reading(word: str) -> _Reading | None:
         any(f.adverb_s for f in rows),
         any(f.number_after for f in rows),
         any(f.name in ("weekday", "month") for f in rows),
+        all(f.lower_only for f in rows),
     )
 
 

@@ -25,7 +25,7 @@ from app.llm.privacy import phone
 from app.llm.privacy.detectors import EMPTY, detect
 from app.llm.privacy.names import NameIndex
 from app.llm.privacy.normalise import normalise
-from app.llm.privacy.spans import KINDS
+from app.llm.privacy.spans import KINDS, Span
 from app.llm.types import Message
 
 # Texts (a prompt's characters, a request body's bytes) longer than this are masked and
@@ -74,6 +74,14 @@ def demask(text: str, mapping: Mapping[str, str], *, json_string: bool = False) 
     return PLACEHOLDER.sub(original, text) if mapping else text
 
 
+def _reason(span: Span, registered: Sequence[tuple[int, int]]) -> str:
+    if span.kind != "PERSON":
+        return span.kind
+    if any(start < span.end and span.start < end for start, end in registered):
+        return "registered"
+    return "looks_like_name"
+
+
 class Masker:
     """Masks one call's prompt and checks/demasks its reply."""
 
@@ -112,13 +120,18 @@ class Masker:
         return "".join(pieces)
 
     def spans(self, text: str) -> list[dict[str, object]]:
-        """The preview: where each identity is and the placeholder it gets."""
+        """The preview: where each identity is, the characters it replaces, the placeholder
+        it gets and why (`reason`): "registered" (a person of the registry, in any
+        spelling), "looks_like_name" (a name read in its context), else its kind."""
+        registered = [(s.start, s.end) for s in self.registered.find(text)]
         return [
             {
                 "start": s.start,
                 "end": s.end,
                 "kind": s.kind,
+                "text": s.value,
                 "placeholder": self._placeholder(s.kind, s.value),
+                "reason": _reason(s, registered),
             }
             for s in detect(text, self.registered)
         ]

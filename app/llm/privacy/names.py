@@ -18,9 +18,11 @@ every run of parts of a full name matches on its own ("Özdemir" of "Frau Dr. Ö
 registered part masks the whole of it ("anna-lena" when "Anna" is registered), unless the
 compound names a thing ("Max-Planck-Institut", `rules.THING_HEADS`). Names run together
 ("CarlaMustermann", "#HappyBirthdayLotte", "leah_kowal") match at the capitals and the
-underscores. A registered name that is also an ordinary word or stands in a public name is
-decided by its context (`homonyms.is_person`): "am Freitag", "Rosen aus dem Garten", "the
-dev server", "Earl Grey" stay.
+underscores. ASCII look-alikes of a registered name ("CarIa", "Car1a", "J0nas",
+"Herrnann") match on the text's `skeleton` — read for the registered names only, in words
+that are no ordinary word, so nothing else is touched. A registered name that is also an
+ordinary word or stands in a public name is decided by its context (`homonyms.is_person`):
+"am Freitag", "Rosen aus dem Garten", "the dev server", "Earl Grey" stay.
 
 Unregistered: a name after an honorific or role (`Herr`, `Frau`, `Dr.`, `Mr`, `Onkel`,
 `Familie`, "die erzieherin" …), in lower case too ("frau schulz", "mr hendricks", "tante
@@ -40,7 +42,7 @@ from collections.abc import Container, Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from app.llm.privacy.homonyms import is_person
-from app.llm.privacy.normalise import view
+from app.llm.privacy.normalise import View, view
 from app.llm.privacy.rules import (
     BEI_PERSON_AFTER,
     BEI_REACH,
@@ -64,6 +66,7 @@ from app.llm.privacy.rules import (
     PERSON_AFTER,
     PRONOUNS,
     ROLE_WORDS,
+    SPEAKING_AFTER,
     THING_HEADS,
     TITLES,
     TRUE_HONORIFICS,
@@ -220,17 +223,118 @@ def spellings(term: str) -> frozenset[str]:
         uniform, itertools.islice(itertools.product(*choices), _MAX_SPELLINGS)
     ):
         spelling = "".join(combination)
-        if any(chosen == drop for chosen, drop in zip(combination, stripped)) and _ordinary(
-            spelling
-        ):
+        if any(
+            chosen == drop for chosen, drop in zip(combination, stripped, strict=True)
+        ) and _ordinary(spelling):
             continue  # "Schön" is not written "schon"
         found.add(spelling)
     for spelling in list(found):  # noqa: PERF101 (the loop adds to `found`)
         # A capital that looks like both I and l ("Ι", "І") reads as I at a word's start:
-        # "Ιena" for "lena".
+        # "Ιena" for "lena"; and an `l` may stand for the capital I ("lIse" for "Ilse").
         if spelling.startswith("l") and not _ordinary("i" + spelling[1:]):
             found.add("i" + spelling[1:])
+        elif spelling.startswith("i") and not _ordinary("l" + spelling[1:]):
+            found.add("l" + spelling[1:])
+        if "rn" in spelling and not _ordinary(skeletal(spelling)):
+            found.add(skeletal(spelling))  # an "m" for the "rn" ("Bemd"); the other way: `skeleton`
     return frozenset(found)
+
+
+# --- the skeleton: ASCII look-alikes, for registered names only ---------------------------
+
+_TOKEN = re.compile(r"[^\W_]+")
+
+
+def skeletal(spelling: str) -> str:
+    """A registered spelling (lower case) as its skeleton: "rn" is "m" ("bernd" is "bemd")."""
+    return spelling.replace("rn", "m")
+
+
+def skeleton(text: str, keep: Container[str] = frozenset()) -> tuple[View, frozenset[str]]:
+    """A normalised view with the ASCII look-alikes of letters folded — a capital `I` inside
+    a word (after a small letter, or between a capital and a small one: "CarIa", "AIex") and
+    a `1` as `l`, a `0` as `o`, "rn" as `m` — in the words that are no ordinary word ("torn",
+    "A1", "0815", "Win10" stay) and not in `keep` (the registered spellings: "ernst" with
+    Ernst registered is decided as it is written); and those words, folded, in lower case.
+    Only the registered names are looked for in it (`NameIndex.find_in_view`, the egress
+    gate): the detectors never see it."""
+    pieces: list[str] = []
+    chunks: list[tuple[int, int, int, int]] = []
+    changed: set[str] = set()
+    last = length = 0
+    for token in _tokens(text):
+        word = token.group()
+        letters = sum(c.isalpha() for c in word)
+        low = word.lower()
+        if letters < 2 or 2 * letters <= len(word) or low in keep or _ordinary(low):
+            continue
+        folded = []
+        for i, size, letter in _folds(word, letters < len(word)):
+            at = token.start() + i
+            pieces.append(text[last:at])
+            length += at - last
+            pieces.append(letter)
+            chunks.append((length, length + len(letter), at, at + size))
+            length += len(letter)
+            last = at + size
+            folded.append((i, size, letter))
+        if folded:
+            out, j = [], 0
+            for i, size, letter in folded:
+                out.append(word[j:i] + letter)
+                j = i + size
+            changed.add(("".join(out) + word[j:]).lower())
+    if not chunks:
+        return View(text, text), frozenset()
+    pieces.append(text[last:])
+    return View(text, "".join(pieces), tuple(chunks)), frozenset(changed)
+
+
+def _tokens(text: str) -> Iterator[re.Match[str]]:
+    """The words (runs of letters and digits) that hold a look-alike, each once, in text
+    order. Found with `str.find` (a pattern of alternatives scanning every character of a
+    200 kB text costs ten times as much), each hit read in its two neighbours."""
+    starts = set()
+    size = len(text)
+    for needle in ("rn", "RN", "I", "0", "1"):
+        at = text.find(needle)
+        while at != -1:
+            before = text[at - 1] if at else ""
+            after = text[at + len(needle)] if at + len(needle) < size else ""
+            if len(needle) == 2 or (
+                (before.isalpha() or after.isalpha())
+                if needle != "I"
+                else before.islower() or (before.isupper() and after.islower())
+            ):
+                start = at
+                while start > 0 and text[start - 1].isalnum():
+                    start -= 1
+                starts.add(start)
+            at = text.find(needle, at + 1)
+    done = 0
+    for start in sorted(starts):
+        token = _TOKEN.match(text, start)
+        if token is not None and start >= done:
+            done = token.end()
+            yield token
+
+
+def _folds(word: str, digits: bool) -> Iterator[tuple[int, int, str]]:
+    """(offset, size, letter) of each look-alike in a word."""
+    i = 0
+    while i < len(word):
+        char = word[i]
+        before = word[i - 1] if i else ""
+        after = word[i + 1] if i + 1 < len(word) else ""
+        inside = before.islower() or (before.isupper() and after.islower())
+        if (char == "I" and inside) or (digits and char == "1"):
+            yield i, 1, "l"
+        elif digits and char == "0":
+            yield i, 1, "O" if not before and after.islower() else "o"
+        elif word[i : i + 2] in ("rn", "RN"):
+            yield i, 2, "m" if char == "r" else "M"
+            i += 1
+        i += 1
 
 
 def _ordinary(spelling: str) -> bool:
@@ -246,8 +350,12 @@ def _first_word(spelling: str) -> str:
 class NameIndex:
     """The registered names of one registry, by their first word (built once per change)."""
 
-    def __init__(self, names: Sequence[str], aliases: Sequence[str] = ()) -> None:
+    def __init__(
+        self, names: Sequence[str], aliases: Sequence[str] = (), *, fold: bool = False
+    ) -> None:
         self._names, self._aliases = tuple(names), tuple(aliases)
+        self._fold = fold  # the index of the skeletons of the spellings (`skeleton`)
+        self._skeletal: NameIndex | None = None
         of_names, of_aliases = _terms(names), _terms(aliases)
         whole = dict(of_names)
         for term, is_whole in of_aliases.items():
@@ -261,7 +369,10 @@ class NameIndex:
         # first word of a spelling -> [(spelling, term)], longest spelling first
         self._by_first: dict[str, list[tuple[str, str]]] = {}
         for term in self.terms:
-            for spelling in spellings(term):
+            for written in spellings(term):
+                spelling = skeletal(written) if fold else written
+                if fold and spelling != written and _ordinary(spelling):
+                    continue  # "arne" is no "ame" of the word list
                 self._by_first.setdefault(_first_word(spelling), []).append((spelling, term))
         for entries in self._by_first.values():
             entries.sort(key=lambda entry: -len(entry[0]))
@@ -292,6 +403,23 @@ class NameIndex:
         for entries in self._by_first.values():
             yield from entries
 
+    @property
+    def skeletal(self) -> NameIndex:
+        """The same names, their spellings as skeletons: what is looked for in a text's
+        `skeleton` (built on first use)."""
+        if self._fold:
+            return self
+        if self._skeletal is None:
+            self._skeletal = NameIndex(self._names, self._aliases, fold=True)
+        return self._skeletal
+
+    def in_skeleton(self, text: str) -> View | None:
+        """The `skeleton` of a normalised view when one of its folded words may start a
+        registered name ("CarIa", "J0nas", "Herrnann"); else None."""
+        shown, changed = skeleton(text, self.first_words)
+        firsts = self.skeletal.first_words
+        return shown if any(word in firsts for word in changed) else None
+
     def find(self, text: str) -> Iterator[Span]:
         """The registered names in `text` (any text: it is read in its normalised view)."""
         shown = view(text)
@@ -320,6 +448,10 @@ class NameIndex:
             span = self._match(text, low, at, first)
             if span is not None:
                 found.append(span)
+        if not self._fold and (folded := self.in_skeleton(text)) is not None:
+            for span in self.skeletal.find_in_view(folded.text):  # "CarIa", "Herrnann"
+                start, end = folded.start(span.start), folded.end(span.end)
+                found.append(Span(start, end, "PERSON", text[start:end]))
         yield from _joined(found, text)
 
     def _match(self, text: str, low: str, at: int, first: str) -> Span | None:
@@ -369,7 +501,13 @@ def occurrence(
     if stop == word_stop:
         stop = end  # nothing joined after it: the ending stays outside ("Anna-Lenas")
     if (first, stop) != (start, end):  # a hyphenated compound is one name
-        return Occurrence(None if _names_a_thing(low, first, stop) else (first, stop), False, True)
+        if not _names_a_thing(low, first, stop):
+            return Occurrence((first, stop), False, True)
+        # A thing named after a registered person ("Carla-Mustermann-Stiftung"): the name
+        # before the head is masked when each of its parts is registered (not "Max-Planck-").
+        head = low.rindex("-", first, stop)
+        named = all(part in names for part in low[first:head].split("-"))
+        return Occurrence((first, head) if named else None, False, True)
     return Occurrence((start, end) if is_person(text, start, end, names) else None, False, False)
 
 
@@ -455,6 +593,37 @@ def find_in_context(text: str) -> Iterator[Span]:
     yield from sorted(starts.values(), key=lambda s: s.start)
 
 
+def find_again(text: str, people: Iterable[Span]) -> Iterator[Span]:
+    """The unregistered names found in context (`people`: "Frau Rosen", "Mr Baker") where
+    they stand again as the person: each word of such a name, as it was written, right
+    before a verb of a person ("Rosen hat mir Kuchen gebracht", "Baker said") and after no
+    article ("ein Specht hämmert"); the word elsewhere stays ("hat mir Rosen geschenkt")."""
+    low = lowered(text)
+    taken = [(s.start, s.end) for s in people]
+    words = {
+        part
+        for span in people
+        for part in span.value.replace("-", " ").split()
+        if len(part) >= 3 and part.lower() not in _PERSON_WORDS and part.lower() not in TITLES
+    }
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            end = at + len(word)
+            if (
+                not (at and text[at - 1].isalpha())
+                and not (end < len(text) and text[end].isalpha())
+                and not any(start <= at < stop for start, stop in taken)
+            ):
+                following = next_word(text, end)
+                after = low[following[0] : following[1]] if following is not None else ""
+                if after in PERSON_AFTER or after in SPEAKING_AFTER:
+                    before = previous_words(text, at, 1)
+                    if not (before and before[0] in DETERMINERS):
+                        yield Span(at, end, "PERSON", word)
+            at = text.find(word, end)
+
+
 def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> bool:
     """Is the lower-case word at `here`, after the person word `word` at `anchor`, a name?
 
@@ -465,12 +634,13 @@ def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> boo
     English word ("my manager deirdre finally …")."""
     low = lowered(text)
     candidate = low[here[0] : here[1]]
+    if word in BELL_WORDS:  # "klingel bei weiß": nobody rings at a word; not "bei uns"
+        return word.startswith("kling") and _addressed(candidate)
     if (
         len(candidate) < 2
         or candidate in FUNCTION_WORDS
         or candidate in NOT_A_NAME
         or candidate in _VERBS_AFTER
-        or word in BELL_WORDS
     ):
         return False
     before = previous_words(text, anchor, 1)
@@ -486,6 +656,19 @@ def _lower_name(text: str, anchor: int, word: str, here: tuple[int, int]) -> boo
     if verb_after:
         return True
     return candidate.isascii() and not english_word and _english_role(word)
+
+
+def _addressed(candidate: str) -> bool:
+    """Is a lower-case word after a doorbell ("klingel bei …") or an addressing label
+    ("z. hd. …", "c/o …") a name? Any word but a pronoun, an article, a word for people or a
+    role: a surname that is also a word ("weiß", "schwarz") too."""
+    return len(candidate) >= 2 and not (
+        candidate in _BEI_NOT or candidate in PEOPLE_NOUNS or candidate in _PERSON_WORDS
+    )
+
+
+# Labels after which only a person follows: a word there is a name ("z. hd. weiß").
+_ADDRESSING = frozenset({"z. hd.", "z.hd.", "zu händen", "zu händen von", "c/o", "care of"})
 
 
 def _english_role(word: str) -> bool:
@@ -561,7 +744,13 @@ def _labelled(text: str, low: str, at: int, label: str, needs_colon: bool) -> Sp
         if word in PARTICLES and start != -1:
             pass  # "Ms de la Fuente": the particles go along
         elif (
-            word in FUNCTION_WORDS or here[1] - here[0] < 2 or _digit_after(text, here[1])
+            (
+                word in FUNCTION_WORDS
+                and not (start == -1 and label in _ADDRESSING and _addressed(word))
+            )
+            or here[1] - here[0] < 2
+            or _digit_after(text, here[1])
+            or (start != -1 and word in BEI_PERSON_AFTER)  # "z. hd. weiß abgeben"
         ):  # "Bahnhofstraße 12": the street
             break
         else:
@@ -632,16 +821,27 @@ def find_double_names(text: str) -> Iterator[Span]:
         following = next_word(text, end)
         after = low[following[0] : following[1]] if following is not None else ""
         given = _word_before(text, start)
+        verb_after = after in _VERBS_AFTER or after in _PLURAL_VERBS
         if given is not None and not (
             capitalised(text, *given)
             and low[given[0] : given[1]] not in FUNCTION_WORDS
-            and not _sentence_start(text, given[0])
+            and (not _sentence_start(text, given[0]) or (verb_after and _given_name(low, given)))
         ):
             given = None
         if given is not None:
             yield Span(given[0], end, "PERSON", text[given[0] : end])
-        elif after in _VERBS_AFTER or after in _PLURAL_VERBS:
+        elif verb_after:
             yield Span(start, end, "PERSON", text[start:end])
+
+
+def _given_name(low: str, given: tuple[int, int]) -> bool:
+    """Is the word at a sentence's start, before a double surname and a person's verb
+    ("Tobias Müller-Lüdenscheidt hat angerufen"), a first name? Not a function word, a word
+    for people or a role ("Nachbarin …"), nor an English word ("Also …", "Yesterday …")."""
+    word = low[given[0] : given[1]]
+    return not (
+        word in _PERSON_WORDS or word in PEOPLE_NOUNS or word in NOT_A_NAME or word in dictionary()
+    )
 
 
 def find_group_members(text: str) -> Iterator[Span]:

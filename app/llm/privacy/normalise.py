@@ -1,10 +1,12 @@
-"""The normalised view every privacy check reads (SPEC §7a): the masking's detectors, the
+"""The normalised view every privacy check reads (design §7a): the masking's detectors, the
 reply check and the egress gate see the same text, whatever disguise it wears.
 
 The view of a text is, character by character (a character with its combining marks):
 
 - NFKC: fullwidth and mathematical letters, ligatures, a no-break space, a decomposed umlaut
-  (`u` + U+0308) become the plain letters and space;
+  (`u` + U+0308) become the plain letters and space — first, before the confusables: what
+  NFKC makes ASCII is that ("𝐌𝐮𝐬𝐭𝐞𝐫𝐦𝐚𝐧𝐧" is "Mustermann", not the "Musterrnann" of the
+  confusables' prototypes);
 - default-ignorable code points removed (the Unicode property `Default_Ignorable_Code_Point`,
   read through the `regex` module): soft hyphen, zero-width space, joiner and non-joiner,
   word joiner, byte order mark, variation selectors, bidi controls;
@@ -140,18 +142,32 @@ def _changes(run: str) -> tuple[tuple[int, int, str], ...]:
 
 @functools.lru_cache(maxsize=8192)
 def fold(unit: str) -> str:
-    """One character (with its combining marks) as the view writes it: a look-alike of a
-    Latin letter as that letter (before NFKC, which makes some of them another Greek letter:
-    the lunate sigma `ϲ` would become `ς`), else NFKC, then the look-alikes NFKC made."""
-    table = confusable_letters()
-    if len(unit) == 1 and unit in table:
-        return table[unit]
+    """One character (with its combining marks) as the view writes it: NFKC first where it
+    makes ASCII (a mathematical, fullwidth, circled or superscript letter is the letter it
+    stands for: the confusables data gives a mathematical `𝐦` the prototype "rn", a `𝟏` the
+    `l`); else a look-alike of a Latin letter as that letter (before NFKC, which makes some
+    of them another Greek letter: the lunate sigma `ϲ` would become `ς`); else NFKC, then the
+    look-alikes NFKC made."""
     folded = unicodedata.normalize("NFKC", unit)
     if _IGNORABLE.search(folded):
         folded = _IGNORABLE.sub("", folded)
     if folded.isascii():
         return folded
-    return "".join(table.get(c) or _base_letter(c) for c in folded)
+    table = confusable_letters()
+    if len(unit) == 1 and unit in table:
+        return table[unit]
+    return "".join(table.get(c) or _base_letter(_latin_base(c, table)) for c in folded)
+
+
+def _latin_base(char: str, table: dict[str, str]) -> str:
+    """A letter of another script with marks whose base is a look-alike of a Latin letter, as
+    that Latin letter with the same marks: the Cyrillic `ё` (`е` + U+0308) as `ë`, `ӧ` as
+    `ö`."""
+    decomposed = unicodedata.normalize("NFD", char)
+    latin = table.get(decomposed[0]) if len(decomposed) > 1 else None
+    if latin is None or len(latin) != 1:
+        return char
+    return unicodedata.normalize("NFC", latin + decomposed[1:])
 
 
 @functools.lru_cache(maxsize=4096)

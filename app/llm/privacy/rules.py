@@ -735,6 +735,8 @@ class Family:
     in lower case is still a name unless its family says so.
     `number_after`: a following number means the non-person reading ("August 2024").
     `adverb_s`: the word with an `s` is the adverb ("Freitags gehe ich …", "montags").
+    `lower_only`: only the lower-case spelling has the ordinary reading (the interjection
+    "jo passt schon"); capitalised, it is the name.
     """
 
     name: str
@@ -743,6 +745,7 @@ class Family:
     lower: bool = False
     number_after: bool = False
     adverb_s: bool = False
+    lower_only: bool = False
 
 
 _TIME_WORDS = {
@@ -786,6 +789,43 @@ _TIME_WORDS = {
 FAMILIES: dict[str, Family] = {
     family.name: family
     for family in (
+        Family(
+            "interjection",  # "jo passt schon", "na jo, klar"; not "gestern hat jo angerufen"
+            before=frozenset({"na", "ach", "ja", "och", "tja", "naja"}),
+            after=frozenset(
+                {
+                    "passt",
+                    "klar",
+                    "mach",
+                    "mache",
+                    "machen",
+                    "gut",
+                    "genau",
+                    "schon",
+                    "danke",
+                    "gerne",
+                    "gern",
+                    "sicher",
+                    "logo",
+                    "stimmt",
+                    "ok",
+                    "okay",
+                    "alles",
+                    "super",
+                    "cool",
+                    "bis",
+                    "dann",
+                    "also",
+                    "doch",
+                    "ich",
+                    "wir",
+                    "mal",
+                    "eben",
+                    "na",
+                }
+            ),
+            lower_only=True,
+        ),
         Family(
             "weekday",
             before=frozenset(_TIME_WORDS),
@@ -915,6 +955,7 @@ HOMONYMS: dict[str, tuple[str, ...]] = {
     "friday": ("weekday",),
     "monday": ("weekday",),
     "april": ("month",),
+    "jo": ("interjection",),
     "mai": ("month",),
     "may": ("month", "word"),
     "juni": ("month",),

@@ -1,4 +1,4 @@
-"""The providers, registered in one table: name -> class (SPEC §7)."""
+"""The providers, registered in one table: name -> class (design §7)."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ async def run(
     log.info(
         "list change intended",
         extra=fields(
-            list=change.list.name,
+            list=change.named.name,
             created=change.created,
             added=len(change.added),
             removed=len(change.removed),
@@ -216,7 +216,7 @@ def describe(change: ListChange, show: bool, language: str, *, anywhere: bool = 
     """What the change did, in sentences that agree with their items ("Eier sind
     gestrichen"); `anywhere`: items missing are on none of the lists."""
     words = _phrases(language)
-    name = change.list.name
+    name = change.named.name
     said = []
     if change.created and not change.added:
         said.append(words["created"].format(name=name))
@@ -235,7 +235,7 @@ def describe(change: ListChange, show: bool, language: str, *, anywhere: bool = 
                 sentence(words[agreeing].format(items=join(items, words["and"]), name=name))
             )
     if show:
-        items = change.list.items
+        items = change.named.items
         said.append(
             words["shows"].format(name=name, items=", ".join(items))
             if items

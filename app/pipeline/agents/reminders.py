@@ -18,6 +18,7 @@ new time like a new reminder's (and the cap, for one that had fired).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 from collections.abc import Mapping
@@ -126,12 +127,10 @@ async def run(
         )
         question = words["ask_when"].format(text=command.text)
         if refused.problem == "past":
-            try:
+            with contextlib.suppress(OverflowError, OSError, ValueError):  # year 1 and the like
                 question = words["past"].format(
                     when=when_text(due_at, zone, language), text=command.text
                 )
-            except (OverflowError, OSError, ValueError):
-                pass  # year 1 and the like: not worth naming
         return _ask(state, task, msgspec.structs.replace(command, due_at=""), pending, question)
     cap = ctx.settings.max_reminders_per_pair
     if len(await store.pending(state.user_id, state.character_id)) >= cap:

@@ -1,4 +1,4 @@
-"""The offline model's rules over the user's words (SPEC §7 `offline`): pure functions of
+"""The offline model's rules over the user's words (design §7 `offline`): pure functions of
 strings, German and English, no model.
 
 - `routing`: which agents a message wants, whether it answers an open question, and how a

@@ -285,7 +285,9 @@ def clause_starts(text: str) -> list[int]:
     order; none inside a quotation."""
     quoted = quoted_spans(text)
     starts, seen, span = [], -1, 0
-    for begin in [_SKIP.match(text).end(), *(m.end() for m in _BOUNDARY.finditer(text))]:
+    lead = _SKIP.match(text)
+    assert lead is not None  # _SKIP is a starred class: it matches every text, maybe empty
+    for begin in [lead.end(), *(m.end() for m in _BOUNDARY.finditer(text))]:
         if begin >= len(text) or begin <= seen:
             continue
         while span < len(quoted) and quoted[span][1] <= begin:
@@ -455,7 +457,7 @@ def reported(text: str, start: int) -> bool:
         or _FRAME_AFTER_EN.search(sentence)
         or _FRAME_AFTER_DE_BARE.search(sentence)
     )
-    return bool(frame) and not _TO_YOU.search(frame.group())
+    return frame is not None and not _TO_YOU.search(frame.group())
 
 
 def commands(text: str) -> list[Clause]:

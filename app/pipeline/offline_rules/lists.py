@@ -93,7 +93,9 @@ class VerbPhrase:
 
     def _target(self, text: str, start: int, closing_starts: list[int]) -> str | None:
         if self.closing is None:
-            return _SENTENCE_REST.match(text, start).group().strip()
+            rest = _SENTENCE_REST.match(text, start)
+            assert rest is not None  # {0,GAP} matches everywhere, maybe empty
+            return rest.group().strip()
         index = bisect.bisect_left(closing_starts, start + 1)
         if index == len(closing_starts) or closing_starts[index] - start > GAP:
             return None
@@ -199,8 +201,8 @@ def parse_list_task(text: str) -> dict[str, Any]:
         command["remove"] = items(removed.items)
     elif added and LIST_WORD.search(added.target or text):
         command["add"] = items(added.items)
-    elif ONTO_IT.search(text):
-        command["add"] = items(text[: ONTO_IT.search(text).start()])
+    elif onto := ONTO_IT.search(text):
+        command["add"] = items(text[: onto.start()])
     elif _CLEAR.search(text):
         command["clear"] = True
     if _SHOW.search(text):
@@ -227,7 +229,7 @@ def bare_removal(clause: str) -> list[str]:
 
 def known_items(lists_block: str) -> set[str]:
     """Every item on the lists as the prompt shows them ("- Name: a, b"), normalized."""
-    found = set()
+    found: set[str] = set()
     for line in lists_block.splitlines():
         if line.startswith("- ") and ":" in line:
             found.update(" ".join(i.split()).casefold() for i in line.split(":", 1)[1].split(","))

@@ -1,4 +1,4 @@
-"""Each privacy detector on its own (SPEC §7a): what it finds, what it leaves alone."""
+"""Each privacy detector on its own (design §7a): what it finds, what it leaves alone."""
 
 from __future__ import annotations
 

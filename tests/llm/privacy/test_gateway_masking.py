@@ -1,4 +1,4 @@
-"""The privacy gateway (SPEC §7a) inside the model gateway: for a remote provider the whole
+"""The privacy gateway (design §7a) inside the model gateway: for a remote provider the whole
 prompt goes out masked with the user's registry and the detectors, the reply is checked
 before demasking, one corrective retry, then `privacy_blocked` (fail closed).
 
