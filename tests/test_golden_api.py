@@ -5,10 +5,10 @@ real server (and the stores the API reads), then every GET route of those rooms 
 app's router, so a new route cannot slip past) is asked; status, content type and body are
 compared with `tests/data/golden_wire/api_gets.json`.
 
-What is not deterministic is named, not hidden: generated ids (`<prefix>_<32 or 16 hex>` or 32 hex)
-become `<id:N>` by first appearance, epoch times `<time>`, today's date `<today>`; nothing else
-is touched. A binary
-body (a photo, a card) is kept as its length and SHA-256.
+What is not deterministic is named, not hidden: generated ids (`<prefix>_<32 or 16 hex>` or
+32 hex) become `<id:N>` by first appearance, epoch times `<time>`, a stage's duration in the
+trace `<ms>`, today's date `<today>` and an ISO time of today `<now>`; nothing else is touched.
+A binary body (a photo, a card) is kept as its length and SHA-256.
 
 To rewrite the file after a change that is meant to change the wire:
 `GOLDEN_WIRE_WRITE=1 .venv/bin/python -m pytest -q -n 0 tests/test_golden_api.py`
@@ -35,6 +35,7 @@ GOLDEN = Path(__file__).parent / "data" / "golden_wire" / "api_gets.json"
 REWRITE = "GOLDEN_WIRE_WRITE"
 ROOMS = ("/api/journal", "/api/profile", "/api/characters")
 _ID = re.compile(r"\b(?:([a-z]+)_)?([0-9a-f]{32})\b|\b([a-z]+)_([0-9a-f]{16})\b")
+_MS = re.compile(r'"ms": \d+(?:\.\d+)?')
 _TIME = re.compile(r"(?<![\w.])1[6-9]\d{8}(?:\.\d+)?(?![\w.])")
 
 
@@ -49,8 +50,9 @@ class Normalizer:
             return (f"{prefix}_" if prefix else "") + f"<id:{number}>"
 
         today = {dt.date.today().isoformat(), dt.datetime.now(dt.UTC).date().isoformat()}
-        text = _TIME.sub("<time>", _ID.sub(named, text))
+        text = _MS.sub('"ms": <ms>', _TIME.sub("<time>", _ID.sub(named, text)))
         for day in today:
+            text = re.sub(rf"{day}T[0-9:.]+(?:\+00:00|Z)?", "<now>", text)
             text = text.replace(f'"{day}"', '"<today>"')
         return text
 
@@ -139,6 +141,8 @@ def test_the_normalizer_names_ids_and_times_and_nothing_else():
     norm = Normalizer()
     text = '{"a": "ent_' + "ab" * 16 + '", "b": ' + "c" * 32 + ', "t": 1765100000.25, "n": 42}'
     assert norm(text) == '{"a": "ent_<id:1>", "b": <id:2>, "t": <time>, "n": 42}'
-    assert norm('"2026-03-01" 17 "x_' + "ab" * 16 + '" trait_' + "d" * 16) == (
-        '"2026-03-01" 17 "x_<id:1>" trait_<id:2>')
-    assert norm(f'"{dt.date.today().isoformat()}"') == '"<today>"'
+    norm = Normalizer()
+    assert norm('"ms": 1.5, "2026-03-01" 17 "x_' + "ab" * 16 + '" trait_' + "d" * 16) == (
+        '"ms": <ms>, "2026-03-01" 17 "x_<id:1>" trait_<id:2>')
+    today = dt.date.today().isoformat()
+    assert norm(f'"{today}" "{today}T12:00:01+00:00"') == '"<today>" "<now>"'
