@@ -40,7 +40,7 @@ test: install node
 # The storage-touching suites again with the durable store in PostgreSQL (`--engine=postgresql`):
 # the test session starts Debian's server itself in a temp dir (tests/postgres_support.py), one
 # per test process. Tests that hold only what SQLite has are marked `sqlite_only` and left out.
-POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/interaction \
+POSTGRES_SUITES := tests/auth tests/memory tests/journal tests/llm/privacy tests/profiles \
 	tests/api tests/backup tests/storage tests/runtime tests/characters tests/impulses \
 	tests/test_scenarios.py tests/bench/test_scaleout.py tests/wiring/test_cli.py \
 	tests/wiring/test_cli_accounts.py tests/wiring/test_cli_shared_store.py \

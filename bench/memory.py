@@ -227,7 +227,7 @@ async def bench_long_term(iterations: int) -> None:
     from app.core.clock import zone_named
     from app.memory.long_term import LongTermMemory, within_budget
     from app.memory.pixie_queue import PixieQueue, new_trigger
-    from app.pixie.worker import PixieWorker
+    from app.consolidation.worker import PixieWorker
     from app.runtime.slots import LocalSlots
     from app.storage.database import Database
     from tests.pipeline_support import node_context
@@ -267,7 +267,7 @@ async def bench_long_term(iterations: int) -> None:
         server = EmbeddedRedis(redis_dir, appendfsync="everysec")
         server.start()
         client = aioredis.Redis(unix_socket_path=str(server.socket_path), decode_responses=True)
-        logging.getLogger("app.pixie").setLevel(logging.WARNING)
+        logging.getLogger("app.consolidation").setLevel(logging.WARNING)
         try:
             async with node_context(settings, client, Path(tmp)) as (ctx, _):
                 await seed_memories(ctx.services.db, "u", MEMORIES, now)

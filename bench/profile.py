@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app.core.settings import defaults  # noqa: E402
-from app.journal.profile import model  # noqa: E402
-from app.journal.profile.model import Change  # noqa: E402
-from app.journal.profile.service import ProfileService  # noqa: E402
+from app.profiles.writing import model  # noqa: E402
+from app.profiles.writing.model import Change  # noqa: E402
+from app.profiles.writing.service import ProfileService  # noqa: E402
 from app.storage.database import Database  # noqa: E402
 from bench.percentiles import p50_p99  # noqa: E402
 

@@ -84,10 +84,9 @@ def spelled_keys(module: Module, pattern: re.Pattern[str]) -> list[tuple[int, st
 NOT_KEYS = {
     # The writing profile names its sources "message:<id>" (and "entry:<id>") in SQLite and in
     # its analysis package: references to a message, which share the prefix of the Redis key
-    # `keys.message_record` by chance. Matched by the path's end, so the profile's move to a
-    # room of its own keeps the reason.
-    ("profile/corpus.py", "message:"),
-    ("profile/package.py", "message:"),
+    # `keys.message_record` by chance. Matched by the path's end (app/profiles/writing/…).
+    ("writing/corpus.py", "message:"),
+    ("writing/package.py", "message:"),
 }
 
 
@@ -186,12 +185,17 @@ def _is_model_message(node: ast.AST) -> bool:
 
 def prompt_makers(modules: dict[str, Module]) -> dict[str, str]:
     """Every prompt builder of the product (a public function, or a class with such a
-    method), and the module texts they put into prompts, by qualified name → what it is."""
+    method), and the module texts they put into prompts, by qualified name → what it is. A
+    text a builder imports counts where it is written and where the builder's module has it
+    (`DEFAULT_BRIEF`, written beside the writing profile, read by the journal's stage 2)."""
     found: dict[str, str] = {}
+    written = {module.name: {target.id for node in module.tree.body
+                             if isinstance(node, ast.Assign)
+                             and isinstance(node.value, (ast.Constant, ast.JoinedStr))
+                             for target in node.targets if isinstance(target, ast.Name)}
+               for module in modules.values()}
     for module in modules.values():
-        texts = {target.id for node in module.tree.body if isinstance(node, ast.Assign)
-                 and isinstance(node.value, (ast.Constant, ast.JoinedStr))
-                 for target in node.targets if isinstance(target, ast.Name)}
+        texts, bound = written[module.name], bindings(module)
         for node in module.tree.body:
             functions = ([node] if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
                          else [f for f in node.body if isinstance(
@@ -203,8 +207,13 @@ def prompt_makers(modules: dict[str, Module]) -> dict[str, str]:
             found[f"{module.name}.{node.name}"] = "a prompt builder"
             for function in making:
                 for name in ast.walk(function):
-                    if isinstance(name, ast.Name) and name.id in texts:
+                    if not isinstance(name, ast.Name):
+                        continue
+                    origin, _, text = bound.get(name.id, "").rpartition(".")
+                    if name.id in texts or text in written.get(origin, ()):
                         found[f"{module.name}.{name.id}"] = "a prompt text"
+                    if text in written.get(origin, ()):
+                        found[bound[name.id]] = "a prompt text"
     return found
 
 
@@ -246,8 +255,9 @@ def prompts(modules: dict[str, Module]) -> Prompts:
 def test_the_prompt_makers_and_model_calls_are_found(prompts: Prompts) -> None:
     makers, calls = prompts
     assert {"app.journal.stages.narrate_prompt", "app.journal.stages.DEFAULT_BRIEF",
+            "app.profiles.writing.brief.DEFAULT_BRIEF",
             "app.journal.stages.RECONSTRUCT_SYSTEM", "app.pipeline.prompts.PromptLibrary",
-            "app.journal.profile.review.review_messages", "app.memory.summary.load_template",
+            "app.profiles.writing.review.review_messages", "app.memory.summary.load_template",
             "app.memory.summary.summary_messages",
             "app.runtime.minimal.responder_messages"} <= set(makers)
     assert "app.llm.privacy.masking.Masker" not in makers  # it masks messages, builds none
@@ -292,7 +302,7 @@ def test_a_handler_may_call_what_builds_the_prompt_below_it(prompts: Prompts) ->
     """The review handler hands the gateway to the profile's review, which builds the prompt
     and calls the model: that is calling, not building."""
     module = module_of("""\
-        from app.journal.profile import review
+        from app.profiles.writing import review
 
         async def ai_review(request, gateway):
             return await review.run_review(request["profiles"], gateway, "u", "review")
@@ -490,3 +500,35 @@ def test_a_fixed_sleep_is_caught_however_it_is_written() -> None:
             await until(lambda: seen, timeout=5)
         """, "tests.somewhere.test_thing")
     assert list(fixed_sleeps(module)) == [("test_waits", line) for line in (7, 8, 9, 10, 11, 13)]
+
+
+# --- a long module says why it is one --------------------------------------------------------
+
+LONG_MODULE = 400  # lines
+REASON = re.compile(r"^(?:Why one module\b|One module:)", re.MULTILINE)
+
+
+def long_without_reason(modules: dict[str, Module]) -> list[str]:
+    """Every module of app/ over LONG_MODULE lines whose docstring gives no line that begins
+    "One module:" (or "Why one module"): split it along its seams, or say why it is one."""
+    found = []
+    for module in modules.values():
+        lines = module.path.read_text(encoding="utf-8").count("\n")
+        if module.name.startswith("app") and lines > LONG_MODULE and not REASON.search(
+                ast.get_docstring(module.tree) or ""):
+            found.append(f"{module.relative}: {lines} lines and no reason to be one module")
+    return found
+
+
+def test_every_long_module_says_why_it_is_one(modules: dict[str, Module]) -> None:
+    assert long_without_reason(modules) == []
+
+
+def test_a_long_module_without_its_reason_is_caught(tmp_path: Path) -> None:
+    body = "x = 1\n" * (LONG_MODULE + 1)
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("")
+    (tmp_path / "app" / "long.py").write_text(f'"""A long one."""\n{body}')
+    (tmp_path / "app" / "kept.py").write_text(f'"""A long one.\n\nOne module: a table."""\n{body}')
+    assert long_without_reason(parse_tree(tmp_path)) == [
+        f"app/long.py: {LONG_MODULE + 2} lines and no reason to be one module"]

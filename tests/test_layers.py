@@ -24,10 +24,9 @@ from tests.house_support import ROOT, Edge, Module, import_graph, parse_tree
 # The room of a module is the folder under app/ (statemachine/ is a room of its own); higher
 # number = higher room. A new room is one line here. Of two rooms of one rank only the
 # direction named in SIBLING_USES is allowed (the summary in memory calls the model gateway;
-# backup reads the journal's tables to export them). The interaction profile sits below the
-# pipeline, whose responder reads its hint, and below the journal, whose writing profile
-# composes the export of both profiles; the journal sits beside the pipeline, which never
-# loads it.
+# backup reads the journal's tables to export them). The profiles sit below the pipeline,
+# whose responder reads the interaction hint, and below the journal, whose stage 2 reads the
+# writing profile's brief; the journal sits beside the pipeline, which never loads it.
 RANK = {
     "face": -1,          # app/__init__.py: the package face (its version), below everything
     "statemachine": -1,  # statemachine/: lifecycles as data, imports nothing of app/
@@ -36,12 +35,12 @@ RANK = {
     "llm": 2,
     "memory": 2,
     "characters": 3,
-    "interaction": 3,
+    "profiles": 3,
     "journal": 4,
     "pipeline": 4,
     "impulses": 4,
     "backup": 4,
-    "pixie": 5,
+    "consolidation": 5,
     "runtime": 5,
     "auth": 5,
     "api": 6,

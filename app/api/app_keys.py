@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from app.characters.book import CharacterBook
     from app.characters.catalog import CharacterCatalog
     from app.characters.store import CharacterStore
+    from app.consolidation.worker import PixieWorker
     from app.core.admission import RoundAdmission
     from app.impulses.clock import ReminderClock
     from app.journal.jobs import JournalJobs
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from app.pipeline.graph import GraphRun
     from app.pipeline.service import PipelineHost
     from app.pipeline.vocabulary import Pipelines
-    from app.pixie.worker import PixieWorker
     from app.runtime.hub import Hub
     from app.runtime.keeper import Keeper
     from app.runtime.records import RecordReads
@@ -71,7 +71,7 @@ REMINDER_CLOCK: web.AppKey[ReminderClock] = web.AppKey("reminder_clock")
 BACKUPS: web.AppKey[BackupService] = web.AppKey("backups")
 # the journal (app/journal)
 JOURNAL: web.AppKey[JournalJobs] = web.AppKey("journal")
-# long-term memory (app/pixie)
+# long-term memory (app/consolidation)
 PIXIE: web.AppKey[PixieWorker] = web.AppKey("pixie")
 PIPELINE_HOST: web.AppKey[PipelineHost] = web.AppKey("pipeline_host")
 # Told what each completed path run took (bench/turn.py, tests); set before the app starts.

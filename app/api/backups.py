@@ -31,9 +31,9 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from app.api.access import require_admin
 from app.api.app_keys import BACKUPS, CHARACTERS, DB, REDIS, SETTINGS
 from app.api.errors import ApiError
-from app.api.llm import require_admin
 from app.api.middleware import USER_ID
 from app.api.validation import read_body
 from app.backup.chat_export import ChatExporter, with_parts

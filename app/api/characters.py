@@ -15,9 +15,9 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
 from app.characters import pictures

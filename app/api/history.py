@@ -1,5 +1,5 @@
 """The chat page's history (design §5 "The chat page", §9): the pair's durable message log and
-the user's imported conversations, paged by a cursor and searched (`app.journal.history`).
+the user's imported conversations, paged by a cursor and searched (`app.memory.history`).
 
 - `GET /api/characters/{cid}/history?before=|after=|around=<cursor>&limit=` → `{"messages":
   [line…] oldest first, "older": cursor|null, "newer": cursor|null, "origins"}`: without a
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import DB
 from app.api.errors import ApiError
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import search_text
-from app.journal import history
+from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
 
 HISTORY_DEFAULT_LIMIT = 50

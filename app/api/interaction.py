@@ -1,6 +1,6 @@
 """`/api/profile/interaction/…` (issue 16): the interaction profile — the user's preferences
 for how the character talks with them, observed ones under governance, and the suggestions
-to accept or reject (`app.interaction`). Input is checked as in `app.api.profile`; a refused
+to accept or reject (`app.profiles.interaction`). Input is checked as in `app.api.profile`; a refused
 request writes nothing.
 """
 
@@ -16,8 +16,8 @@ from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.profile import GovernanceIn, TextIn, pref_key, profile_text
 from app.api.validation import add_store_routes, read_json
-from app.interaction import profile as interaction
-from app.interaction.store import InteractionStore
+from app.profiles.interaction import profile as interaction
+from app.profiles.interaction.store import InteractionStore
 from app.storage.errors import Missing
 
 MAX_NOTE_CHARS = 500

@@ -2,6 +2,8 @@
 has), generation jobs, drafts, entries, their photos, trash, export.
 
 Handlers validate, call the journal (`app.journal`) and answer; they build no prompt.
+
+One module: the journal's routes, one short handler each over `app.journal`.
 """
 
 from __future__ import annotations
@@ -38,8 +40,8 @@ from app.core.log import fields
 from app.journal import export
 from app.journal.jobs import NoUserSources
 from app.journal.media import THUMB_CONTENT_TYPE, MediaStore, remove_files
-from app.journal.profile.service import ProfileService
 from app.journal.store import ImportedMessage, JournalStore
+from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits

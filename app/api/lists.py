@@ -21,8 +21,8 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import REDIS, SETTINGS
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_json
 from app.memory.lists import ListStore, NamedList

@@ -24,22 +24,16 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
+from app.api.access import require_admin
 from app.api.app_keys import GATEWAY
 from app.api.errors import ApiError
-from app.api.middleware import USER_ID
 from app.api.validation import read_json
-from app.auth.accounts import LOCAL_USER
 
 
 class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
     provider: Literal["ollama", "openai"]
     url: str | None = None
     model: str | None = None
-
-
-def require_admin(request: web.Request) -> None:
-    if request[USER_ID] != LOCAL_USER:
-        raise ApiError(403, "forbidden", "only the admin (user `local`) may do this")
 
 
 def check_model_url(url: str) -> None:

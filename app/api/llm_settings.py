@@ -31,9 +31,10 @@ from urllib.parse import urlsplit
 import msgspec
 from aiohttp import web
 
+from app.api.access import require_admin
 from app.api.app_keys import GATEWAY, SETTINGS
 from app.api.errors import ApiError
-from app.api.llm import check_model_url, require_admin
+from app.api.llm import check_model_url
 from app.api.validation import read_json
 from app.core.log import fields
 from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings, SettingsError

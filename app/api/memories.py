@@ -18,9 +18,9 @@ import re
 import msgspec
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import DB, REDIS, SETTINGS
 from app.api.errors import ApiError
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
 from app.memory.long_term import LongTermMemory

@@ -6,7 +6,8 @@ import logging
 
 from aiohttp import web
 
-from app.api.app_keys import CHARACTERS, GATEWAY, RECORDS, RUNTIME, SETTINGS
+from app.api.access import known_character
+from app.api.app_keys import GATEWAY, RECORDS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
@@ -14,15 +15,6 @@ from app.core.log import fields
 from app.runtime.wire import MessageIn
 
 log = logging.getLogger(__name__)
-
-
-def known_character(request: web.Request) -> str:
-    """The `{cid}` of the path, or 404 for a character the caller does not have (nobody
-    defined it, or it is another user's own)."""
-    character_id = request.match_info["cid"]
-    if request.app[CHARACTERS].get(request[USER_ID], character_id) is None:
-        raise ApiError(404, "unknown_character", f"no character {character_id!r}")
-    return character_id
 
 
 async def post_message(request: web.Request) -> web.Response:

@@ -1,8 +1,11 @@
 """`/api/profile/…` (issue 16): the writing profile, its review and the portability of both
 profiles; the interaction profile's own routes are `app.api.interaction`. Handlers validate,
-call `app.journal.profile` and answer; every input is checked before anything is written,
+call `app.profiles.writing` and answer; every input is checked before anything is written,
 and a refused request writes nothing. The input checks shared by both profiles' routes
 (names, texts, governance) are here.
+
+One module: the writing profile's routes and the input checks both profiles' routes share
+(names, texts, governance), read beside the handlers that use them.
 """
 
 from __future__ import annotations
@@ -17,14 +20,14 @@ from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
 from app.core import json_input
-from app.core.profiles import NAME, Governance, InvalidName, PortableError, clean_label
-from app.journal.profile import model, review
-from app.journal.profile import package as pkg
-from app.journal.profile.model import Change
-from app.journal.profile.service import ProfileService
-from app.journal.profile.store import reason
 from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
+from app.profiles.governance import NAME, Governance, InvalidName, PortableError, clean_label
+from app.profiles.writing import model, review
+from app.profiles.writing import package as pkg
+from app.profiles.writing.model import Change
+from app.profiles.writing.service import ProfileService
+from app.profiles.writing.store import reason
 
 
 class TextIn(msgspec.Struct, forbid_unknown_fields=True):
@@ -69,7 +72,7 @@ def profile_text(request: web.Request, raw: str, noun: str) -> str:
 
 def facet_name(raw: str) -> str:
     """A facet's name as the user wrote it (free text: "Tagebuch"); its key is derived by
-    the model (`app.core.profiles.derive_key`)."""
+    the model (`app.profiles.governance.derive_key`)."""
     try:
         return clean_label(raw)
     except InvalidName as exc:

@@ -24,9 +24,9 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
+from app.api.access import known_character
 from app.api.app_keys import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
 from app.api.errors import ApiError
-from app.api.messages import known_character
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
 from app.core.clock import local_moment, zone_named

@@ -21,6 +21,9 @@ The `user_id` of a request always comes from here (through `app.api.middleware`)
 from its body. What authenticated it is its `Credential`: an open WebSocket keeps its
 credential and lives only as long as `Auth.valid` still finds it (a revoked token, an ended
 or purged session, a deleted user's tokens end their sockets; `app.runtime.hub`).
+
+One module: the ways a caller is known (tokens, sessions, start codes, the launch secret) and
+the login throttle, all read by `Auth`, which resolves who is asking.
 """
 
 from __future__ import annotations

@@ -21,6 +21,9 @@ server, Redis URL, port), login sessions, and — unless `include_accounts` — 
 
 A backup is written into a hidden `.…partial` folder and renamed when complete, so a crash
 never leaves something that looks like a backup.
+
+One module: creating and verifying a backup folder share its manifest, its checksums and its
+file rules.
 """
 
 from __future__ import annotations

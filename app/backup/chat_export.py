@@ -21,6 +21,9 @@ the stream as its `kept` lists. An import checks the whole document first: a bad
 reminder refuses it before anything is written. It adds what is missing — a list that is
 not there, an item a list lacks, a reminder whose id is not there (ids kept: importing twice
 adds nothing) — and never changes what is there.
+
+One module: one exporter — its document, its export and its import are the two sides of one
+format.
 """
 
 from __future__ import annotations

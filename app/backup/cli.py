@@ -4,6 +4,8 @@ app/backup.
 Exit codes: 0 done; 1 the restore was declined or failed half-way (the message says how to
 get back); 2 refused before anything changed (a damaged or foreign backup, an app running on
 the data dir for restore/import, a bad argument).
+
+One module: the command line of one room, one short function per command.
 """
 
 from __future__ import annotations

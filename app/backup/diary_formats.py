@@ -22,6 +22,8 @@ Markdown: the day comes from front matter `date:` or else the file name (`2025-0
 Archives are read in memory, never extracted: a member name that is absolute or climbs out
 (`..`), too many members, more unpacked bytes than allowed, or a member that packs more than
 `MAX_RATIO` times are refused before anything is unpacked.
+
+One module: the two diary formats share the item, the limits and the zip and folder readers.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ connection given (nothing is written when anything is refused).
   no photo twice: an item imported before is skipped with its photos.
 
 The writing profile's bootstrap reads these entries as `external_context` of the facet
-`autobiographical_journal` (`app.journal.profile.corpus`).
+`autobiographical_journal` (`app.profiles.writing.corpus`).
 """
 
 from __future__ import annotations

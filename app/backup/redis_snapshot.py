@@ -28,6 +28,8 @@ be torn by a write in between (an open turn whose event is missing, say), which 
 runtime's recovery does not repair: back up an external Redis with its own tools
 (RDB/AOF) as well. The SQLite copy is taken first, so a message in its log has its turn
 record in the snapshot (the record is written before the log row, and lives longer).
+
+One module: the snapshot's writer and its checked reader are the two sides of one format.
 """
 
 from __future__ import annotations

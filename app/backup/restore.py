@@ -35,6 +35,9 @@ runs without a new safety copy: the marker's safety folder already holds the dat
 and the half-restored data is nothing to keep (so a broken database file cannot stand in the
 way). A database that is damaged when a restore begins is kept in the safety folder as it was
 found (`damaged-novaberg.sqlite3`), beside an empty database of its own.
+
+One module: the restore's numbered steps and the safety backup are one procedure, safe to cut
+off only as a whole.
 """
 
 from __future__ import annotations

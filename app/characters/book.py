@@ -35,6 +35,9 @@ editor's input and an imported card all go through it.
 
 `CharacterBook(settings)` holds them; `book.catalog()` is the list the API and the runtime
 consult (`app.characters.catalog.CharacterCatalog`).
+
+One module: the one validator of a character definition and the book that holds the checked
+ones.
 """
 
 from __future__ import annotations

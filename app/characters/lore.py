@@ -30,6 +30,9 @@ What of a lorebook is used (the rest is kept as the card had it and exported aga
 - the budget (`within_budget`): whole entries only, by `priority`, then insertion order —
   the book's `token_budget` and the setting `lore_budget_chars`, the smaller one; what does
   not fit is left out and named in a warning; what is kept goes in insertion order.
+
+One module: reading a lorebook and triggering its entries share the entry's shape and its
+decorators.
 """
 
 from __future__ import annotations

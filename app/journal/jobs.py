@@ -35,12 +35,12 @@ from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
-from app.journal.profile.service import ProfileService
 from app.journal.store import JournalStore, StoredBase
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
 from app.llm.types import Message
+from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
 

@@ -18,6 +18,9 @@ the user's) leaves neither a file nor a row. They are served only to their owner
 reach a model: the journal's prompts are built from the day's messages and the entry's text.
 
 Decoding is blocking (milliseconds to a second for a large HEIC): it runs in a worker thread.
+
+One module: the one way a photo comes in — decoding, the location strip, the thumbnail and the
+rows — each step the next one's input.
 """
 
 from __future__ import annotations

@@ -41,6 +41,7 @@ from app.journal.validator import validate
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
 from app.llm.types import Message
+from app.profiles.writing.brief import DEFAULT_BRIEF
 
 # Stage-1 errors that mean "the answer is unusable", not "no model": take the fallback.
 FALLBACK_ERRORS = frozenset(("model_bad_output", "privacy_blocked"))
@@ -63,17 +64,6 @@ Answer with one JSON object of the schema `journal_reconstruct`:
 - `contradictions`, `uncertainties`, `plan_changes`, `corrections`: lists of
   `{"source_id", "evidence"}` with evidence copied exactly from the named user line.
 Never cite assistant lines as facts. No other keys. Empty lists when there is nothing.
-"""
-
-DEFAULT_BRIEF = """\
-Write the user's diary entry for this day from the verified artifact you get as JSON.
-First person, past tense, in the language of the user's lines. Keep quotes attributed as
-they are. Keep every uncertainty and every unresolved contradiction as uncertain or
-unresolved. Use the given times. Invent nothing: no fact, feeling, person, place or time
-that is not in the artifact's `sources`. A source with `"act": "done"` was a request the
-assistant carried out and one with `"act": "question"` a question to it: neither is part of
-the day's story, leave both out (the done ones are listed under the entry for you).
-Answer with the entry's text only.
 """
 
 # Added to the brief when the artifact has a `base` (seed 004 `include_existing`).

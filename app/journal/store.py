@@ -9,6 +9,9 @@ row on the first write (an entry written by hand, whose version has no sources).
 Nothing is updated in place but pointers and marks: a new draft supersedes the current one,
 an edit or restore appends a version, a delete sets `deleted_at`; only a purge from the trash
 removes rows.
+
+One module: the journal's tables, one writer's transactions over rows that reference one another
+(the row-level SQL is `rows`).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ Layout: `gateway` (the one interface: the provider in use, the order of a call, 
 `window` (context windows, the budget plan before a call), `retry` (transport retries, the
 repair retry), `guard` (a remote call's masking and privacy retry), `providers/` (ollama,
 openai, offline — one table), `offline/` (what the offline model answers per purpose),
-`budget`, `schema` (structured output, neutral instances), `privacy/` (detectors, masking,
+`choice` (the model choice the UI may change at run time), `budget`, `schema` (structured output, neutral instances), `privacy/` (detectors, masking,
 the identity registry), `detect` (auto-detection, `is_local`), `trace`, `types`, `errors`.
 """
 

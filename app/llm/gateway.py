@@ -35,6 +35,9 @@ settings', later the UI's, `switch`), else auto-detection's (`app.llm.detect`). 
 owns the choice; its settings stay the settings in force at start.
 
 Cancelling the caller cancels the HTTP request; the server sees the connection close.
+
+One module: one class, `Gateway`; the steps of a call live in their own modules (window, retry,
+guard, providers).
 """
 
 from __future__ import annotations

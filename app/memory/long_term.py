@@ -15,6 +15,9 @@ across days, in SQLite (table `memories`, FTS5 index `memories_fts`, migration
   gone from the database files.
 
 Memories of one pair never reach another pair: every query names user and character.
+
+One module: one store; its writes, its one transaction per trigger and its reads share the
+table's rules (the ranking is `recall`'s).
 """
 
 from __future__ import annotations

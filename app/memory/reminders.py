@@ -35,6 +35,9 @@ the same step that adds one or makes one pending again.
 The reminders agent does not write: it returns a `ReminderToAdd` or a `ReminderChange`
 (delete, move), which the dispatcher applies with the turn (`add_write`, `change_write`:
 parts of the turn's commit, `app.memory.commit`).
+
+One module: the reminder store and its due index must always agree, so every write that touches
+both is here.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """The character's two paths (design §6, seed 001): what it perceives, decides and answers.
 The characters themselves (`app.characters`), the reminder clock (`app.impulses`) and the
-consolidation worker (`app.pixie`) have rooms of their own.
+consolidation worker (`app.consolidation`) have rooms of their own.
 
     vocabulary.py   what runtime and pipeline share: the event, its typed payloads, the
                     pipeline interface
     schemas.py      the structured answers per purpose (neutral minimal instances)
-    prompts.py      templates per purpose and language, the frame of titled data blocks
+    prompts.py      templates per purpose and language (prompts/de, prompts/en), the frame
+                    of titled data blocks
     context.py      Services (app-wide) and NodeContext (per run; `ask` = one model call)
     state.py        the typed states the nodes work on
     graph.py        a path = a list of nodes; stages pushed as `character_stage`
+    stages.py       the stage ids of `character_stage` and what each means to a person
     path1.py        perception → enricher → EI calc → salience → dispatcher
     path2.py        state → … → router → planner ⇄ agents → … → tribunal → dispatcher
     recall.py       path 2's long-term memory search (enricher, beside the router)

@@ -83,7 +83,7 @@ class NodeContext:
     guard: TurnGuard | None  # the running turn's commit guard (`app.memory.commit`)
     user_id: str  # whose run: the privacy gateway masks with this user's people
     calls: list[ModelCall] = field(default_factory=list)
-    interaction_hint: str = ""  # the user's interaction profile (app.interaction)
+    interaction_hint: str = ""  # the user's interaction profile (app.profiles.interaction)
 
     @property
     def settings(self) -> Settings:

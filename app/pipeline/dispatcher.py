@@ -7,7 +7,7 @@ At the end of each path, and only here, a run leaves its traces, each complete a
   `salience_memory_threshold`);
 - path 1 only: a promotion trigger on the pair's Pixie queue when the user's salience
   reaches `promotion_threshold` (seed 001 §5; consolidated into long-term memory by the
-  Pixie worker, `app.pixie`);
+  Pixie worker, `app.consolidation`);
 - one row of the durable message log in SQLite (through the database's single writer),
   promised in the turn's commit (`app.memory.message_log.LogOutbox`);
 - path 2 only: the character's state (`nova_state`) and the stance computed from it
@@ -26,6 +26,9 @@ behind. The message-log row is part of that commit as a promise on the pair's ou
 appended to SQLite right after it (idempotent by its entry key): a process that dies in
 between leaves the promise, which the rerun, the pair's next commit or the recovery at start
 delivers — never a stored turn without its row.
+
+One module: the one writer is one place by rule (seed 001 §5); its writes are read and checked
+together.
 """
 
 from __future__ import annotations

@@ -16,8 +16,6 @@ from collections.abc import Callable
 from app.characters.book import CharacterDefinition
 from app.core.i18n import FALLBACK_LANGUAGE
 from app.core.log import fields
-from app.interaction import profile as interaction
-from app.interaction.store import InteractionStore
 from app.llm import Gateway
 from app.memory.state import CharacterState
 from app.pipeline.agents.follow_up import read_context
@@ -35,6 +33,8 @@ from app.pipeline.vocabulary import (
     TurnRejected,
     UserBlock,
 )
+from app.profiles.interaction import profile as interaction
+from app.profiles.interaction.store import InteractionStore
 
 log = logging.getLogger(__name__)
 

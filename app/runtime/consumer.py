@@ -10,6 +10,8 @@ message) and loops while it makes progress, then ends: an idle pair costs nothin
   `input_window_seconds`), creates the turn (queued) with all the block's message ids and
   hands it to the runner (path 1);
 - a turn recovery found half-done before path 1 (`resume`) runs its path 1 again first.
+
+One module: one class, `PairConsumer`, whose steps share its state and its one loop.
 """
 
 from __future__ import annotations

@@ -29,6 +29,8 @@ took it, also when the run is cancelled.
   the endpoint on `keys.slot_channel()`; every process's listener wakes its pump for that
   endpoint. A lost notification cannot stall: a pump that waits looks again after
   `RECHECK_SECONDS` at the latest.
+
+One module: the local and the Redis run lock are two implementations of one contract.
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ moved on), which leaves the turn's events to the recovery and the rerun.
 
 A pipeline run gets a `PipelineContext` whose guard (`app.memory.commit.TurnGuard`) names
 the turn's record and the pair marker it holds: its writes land only while both still hold.
+
+One module: one class, `TurnRunner`, whose paths share the turn's transitions and failures.
 """
 
 from __future__ import annotations

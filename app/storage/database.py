@@ -18,6 +18,9 @@ Why psycopg 3 directly (not SQLAlchemy): every module already speaks sqlite3's D
 connection the store hands in, on the store's own threads; psycopg's sync connection is the
 same DB-API, so the seam is this file and the dialect's few differing texts — no second query
 layer, no async engine beside the writer thread that keeps the one-writer rule.
+
+One module: the one `Database` contract and its two engines (SQLite, PostgreSQL), whose
+differences are read side by side.
 """
 
 from __future__ import annotations

@@ -1,9 +1,17 @@
 """Append-only schema migrations, recorded in the `_migrations` table.
 
-Add a new function at the end with the next number; never edit or reorder one that has
-shipped. `apply_migrations` runs the missing ones in order, each in its own transaction.
-The file is long by design: it only grows, one self-contained function per schema change,
-and the order of the file is the order they run in.
+Add a new function at the end with the next number; never edit one that has shipped.
+`apply_migrations` runs the missing ones in number order, each in its own transaction; a
+function registered out of its number fails at import. A store records each by name, so the
+order only decides what a store still lacks runs first.
+
+One module: it only grows, one self-contained function per schema change, in the order they
+run in.
+
+`m004`–`m006` were written side by side and shipped as 1, 2, 3, 6, 4, 5 (the profile's
+migration reached main first); they touch disjoint tables, so a store that ran them in
+that order has the schema of one that runs them in number order, and each later migration
+(`m007` reads `m005`'s table, `m010` `m006`'s) still runs after the one it needs.
 
 One history for both engines: a migration is written once, in SQLite's SQL; on PostgreSQL
 its CREATE/ALTER TABLE statements are read in PostgreSQL's types (`dialect.pg_ddl`), and
@@ -27,6 +35,10 @@ MIGRATIONS_TABLE = "_migrations"
 
 
 def migration(fn: Migration) -> Migration:
+    """Register `fn` (named `mNNN_what`) as the next migration: its number must be the next."""
+    number = int(fn.__name__[1:4])
+    if number != len(MIGRATIONS) + 1:
+        raise AssertionError(f"{fn.__name__} registered as migration {len(MIGRATIONS) + 1}")
     MIGRATIONS.append(fn)
     return fn
 
@@ -179,28 +191,6 @@ def m003_journal(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m006_profile(db: sqlite3.Connection) -> None:
-    """The writing profile and the interaction profile (seed 004 §12–§15, issue 16).
-
-    `writing_profiles` holds one current profile per user (core, facets, traits as one JSON
-    document, lifecycle, governance); every accepted change appends the whole document to
-    `writing_profile_versions`. `writing_profile_evidence` holds local review candidates
-    (`ref` names their source once); a review result becomes a proposal whose changes wait in
-    `writing_profile_changes` until the user accepts or rejects each one.
-    """
-    for statement in [
-        "\n        CREATE TABLE writing_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'\n                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),\n            profile_json TEXT NOT NULL,\n            version_seq INTEGER NOT NULL DEFAULT 0,\n            updated_at REAL NOT NULL\n        )",
-        "\n        CREATE TABLE writing_profile_versions (\n            version_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            seq INTEGER NOT NULL,\n            reason TEXT NOT NULL,\n            profile_json TEXT NOT NULL,\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, seq)\n        )",
-        "\n        CREATE TABLE writing_profile_evidence (\n            evidence_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),\n            ref TEXT NOT NULL,\n            text TEXT NOT NULL,\n            occurred_at REAL NOT NULL,\n            context_hint TEXT NOT NULL DEFAULT '',\n            measure_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, ref)\n        )",
-        "\n        CREATE TABLE writing_profile_proposals (\n            proposal_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),\n            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),\n            summary TEXT NOT NULL DEFAULT '',\n            evidence_basis_json TEXT NOT NULL DEFAULT '[]',\n            unknown_refs_json TEXT NOT NULL DEFAULT '[]',\n            created_at REAL NOT NULL\n        )",
-        "\n        CREATE TABLE writing_profile_changes (\n            change_id TEXT PRIMARY KEY,\n            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),\n            position INTEGER NOT NULL,\n            change_json TEXT NOT NULL,\n            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),\n            version_seq INTEGER,\n            decided_at REAL,\n            UNIQUE (proposal_id, position)\n        )",
-        "\n        CREATE TABLE interaction_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            prefs_json TEXT NOT NULL DEFAULT '{}',\n            suggestions_json TEXT NOT NULL DEFAULT '[]',\n            updated_at REAL NOT NULL\n        )\n        ",
-    ]:
-        if statement.strip():
-            db.execute(statement)
-
-
-@migration
 def m004_privacy_identities(db: sqlite3.Connection) -> None:
     """The privacy gateway's identity registry (design §7a): the people each user names, in
     the order they were given, and which deprecated sources were imported once."""
@@ -316,6 +306,28 @@ def _memories_fts(db: sqlite3.Connection) -> None:
 
 
 PAIR_ROWS = 1 << 32  # row ids one pair of `memories` may use (m007)
+
+
+@migration
+def m006_profile(db: sqlite3.Connection) -> None:
+    """The writing profile and the interaction profile (seed 004 §12–§15, issue 16).
+
+    `writing_profiles` holds one current profile per user (core, facets, traits as one JSON
+    document, lifecycle, governance); every accepted change appends the whole document to
+    `writing_profile_versions`. `writing_profile_evidence` holds local review candidates
+    (`ref` names their source once); a review result becomes a proposal whose changes wait in
+    `writing_profile_changes` until the user accepts or rejects each one.
+    """
+    for statement in [
+        "\n        CREATE TABLE writing_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            lifecycle TEXT NOT NULL DEFAULT 'uninitialized'\n                CHECK (lifecycle IN ('uninitialized', 'initial_pending', 'confirmed')),\n            profile_json TEXT NOT NULL,\n            version_seq INTEGER NOT NULL DEFAULT 0,\n            updated_at REAL NOT NULL\n        )",
+        "\n        CREATE TABLE writing_profile_versions (\n            version_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            seq INTEGER NOT NULL,\n            reason TEXT NOT NULL,\n            profile_json TEXT NOT NULL,\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, seq)\n        )",
+        "\n        CREATE TABLE writing_profile_evidence (\n            evidence_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            signal TEXT NOT NULL CHECK (signal IN ('entry_saved', 'strong_edit', 'dialog_sample')),\n            ref TEXT NOT NULL,\n            text TEXT NOT NULL,\n            occurred_at REAL NOT NULL,\n            context_hint TEXT NOT NULL DEFAULT '',\n            measure_json TEXT NOT NULL DEFAULT '{}',\n            created_at REAL NOT NULL,\n            UNIQUE (user_id, ref)\n        )",
+        "\n        CREATE TABLE writing_profile_proposals (\n            proposal_id TEXT PRIMARY KEY,\n            user_id TEXT NOT NULL,\n            mode TEXT NOT NULL CHECK (mode IN ('initial_build', 'review')),\n            via TEXT NOT NULL CHECK (via IN ('api', 'paste')),\n            summary TEXT NOT NULL DEFAULT '',\n            evidence_basis_json TEXT NOT NULL DEFAULT '[]',\n            unknown_refs_json TEXT NOT NULL DEFAULT '[]',\n            created_at REAL NOT NULL\n        )",
+        "\n        CREATE TABLE writing_profile_changes (\n            change_id TEXT PRIMARY KEY,\n            proposal_id TEXT NOT NULL REFERENCES writing_profile_proposals(proposal_id),\n            position INTEGER NOT NULL,\n            change_json TEXT NOT NULL,\n            status TEXT NOT NULL CHECK (status IN ('pending', 'accepted', 'rejected', 'applied')),\n            version_seq INTEGER,\n            decided_at REAL,\n            UNIQUE (proposal_id, position)\n        )",
+        "\n        CREATE TABLE interaction_profiles (\n            user_id TEXT PRIMARY KEY,\n            governance TEXT NOT NULL DEFAULT 'advising'\n                CHECK (governance IN ('learning', 'advising', 'frozen')),\n            prefs_json TEXT NOT NULL DEFAULT '{}',\n            suggestions_json TEXT NOT NULL DEFAULT '[]',\n            updated_at REAL NOT NULL\n        )\n        ",
+    ]:
+        if statement.strip():
+            db.execute(statement)
 
 
 def memory_text_key(text: str) -> str:

@@ -7,6 +7,8 @@ a taken port, an unreachable Redis — ends with one line on stderr and exit cod
 nothing written. One exception: a desktop start (without an explicit `--port`) on a data
 dir that a running desktop app holds opens a tab on that app and exits 0
 (`app.wiring.launch`).
+
+One module: the entry point's parser and the commands it dispatches, each a short function.
 """
 
 from __future__ import annotations

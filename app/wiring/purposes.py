@@ -23,15 +23,15 @@ from collections.abc import Mapping
 
 import msgspec
 
+from app.consolidation import offline as pixie_offline
 from app.journal import offline as journal_offline
-from app.journal.profile import review
-from app.journal.profile.package import PURPOSE_REVIEW, ReviewAnswer
 from app.journal.schema import PURPOSE_RECONSTRUCT, Reconstruction
 from app.llm.offline import handlers
 from app.pipeline import offline as pipeline_offline
 from app.pipeline.offline_rules import routing
 from app.pipeline.prompts import PURPOSES
-from app.pixie import offline as pixie_offline
+from app.profiles.writing import review
+from app.profiles.writing.package import PURPOSE_REVIEW, ReviewAnswer
 
 _PIPELINE = handlers.extended(
     handlers.BASE_ANSWERS, pipeline_offline.PURPOSE_HANDLERS, replacing={"responder"}

@@ -10,6 +10,9 @@ journal jobs → Pixie worker. Each service is built once, with what it uses, in
 needs no patching afterwards: what a turn reaches that starts only after the runtime (the
 reminder clock, the Pixie worker) is a callable that exists from the start. The layers below
 read no app key: what a service uses is handed to it here.
+
+One module: the one place that builds and connects every service, one cleanup context per
+resource, in the order they start.
 """
 
 from __future__ import annotations
@@ -19,10 +22,8 @@ import contextlib
 import functools
 import gc
 import logging
-import re
-import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
 
 import redis.asyncio as aioredis
@@ -54,13 +55,15 @@ from app.api.app_keys import (
     SETTINGS,
     RedisInfo,
 )
-from app.api.errors import CLIENT_CLOSED_REQUEST, client_gone, error_middleware
+from app.api.errors import error_middleware
 from app.api.middleware import auth_middleware_factory
+from app.api.request_log import request_log_middleware
 from app.api.routes import setup_routes
 from app.auth.credentials import Auth, LoginThrottle
 from app.backup.service import BackupService
 from app.characters.book import CharacterBook
 from app.characters.store import CharacterStore
+from app.consolidation.worker import PixieWorker
 from app.core import log as logctx
 from app.core.admission import RoundAdmission
 from app.core.clock import zone_named
@@ -75,7 +78,6 @@ from app.memory.said_today import SaidToday
 from app.pipeline.context import Services
 from app.pipeline.prompts import PromptLibrary
 from app.pipeline.service import PipelineHost
-from app.pixie.worker import PixieWorker
 from app.runtime.hub import Hub
 from app.runtime.keeper import Keeper, heartbeat_gone
 from app.runtime.markers import PairLocks
@@ -93,47 +95,6 @@ log = logging.getLogger(__name__)
 
 CLIENT_MAX_SIZE = 1024 * 1024  # a 20 000-char message is at most 80 KB of UTF-8 JSON
 REDIS_POOL_WAIT_SECONDS = 30.0  # a command waits this long for a free connection, then fails
-
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
-CANCELLED = -1  # the request's task was cancelled while its client was still there
-
-
-@web.middleware
-async def request_log_middleware(
-    request: web.Request, handler: Callable[[web.Request], Awaitable[web.StreamResponse]]
-) -> web.StreamResponse:
-    rid = request.headers.get("X-Request-Id", "")
-    if not _REQUEST_ID.fullmatch(rid):  # a caller's id is kept only when it is a sane token
-        rid = uuid.uuid4().hex[:12]
-    token = logctx.request_id.set(rid)
-    start = time.perf_counter()
-    status = 500
-    try:
-        await request.app[ADMISSION].admit()  # a burst begins a batch per loop round
-        response = await handler(request)
-        status = response.status
-        response.headers["X-Request-Id"] = rid
-        return response
-    except asyncio.CancelledError:
-        status = CLIENT_CLOSED_REQUEST if client_gone(request) else CANCELLED
-        raise
-    finally:
-        timing = logctx.fields(
-            method=request.method, path=request.path, ms=logctx.monotonic_ms(start)
-        )
-        if status in (CLIENT_CLOSED_REQUEST, CANCELLED):
-            # One line, no traceback: nothing failed, nobody waits for an answer.
-            timing["fields"]["reason"] = (
-                "the client went away"
-                if status == CLIENT_CLOSED_REQUEST
-                else "the server is stopping"
-            )
-            log.info("request cancelled", extra=timing)
-        else:
-            timing["fields"]["status"] = status
-            log.info("request", extra=timing)
-        logctx.request_id.reset(token)
 
 
 async def process_ctx(app: web.Application) -> AsyncIterator[None]:

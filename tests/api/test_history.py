@@ -263,7 +263,7 @@ async def test_search_results_page_by_cursor_and_reach_imports(client):
 def test_m008_indexes_the_lines_that_were_there_before(tmp_path):
     """A database from before m008 (messages and an imported conversation) is searchable and
     pageable after it, and its triggers keep the index in step from then on."""
-    from app.journal import history
+    from app.memory import history
     from app.storage.migrations import apply_migrations
     from tests.migrations_support import database_before
 

@@ -22,7 +22,7 @@ import pytest
 
 from app.auth.accounts import add_user_sync, verify_password
 from app.backup.database import copy_database, dump_store, load_store
-from app.journal import history
+from app.memory import history
 from app.llm.privacy.registry import IdentityRegistry, Person
 from app.memory.long_term import Change, LongTermMemory
 from app.memory.message_log import LoggedMessage, MessageLog

@@ -21,7 +21,7 @@ from app.core.i18n import (
     long_date,
     texts,
 )
-from app.interaction import profile as interaction
+from app.profiles.interaction import profile as interaction
 from app.memory.render import LABELS
 from app.pipeline.prompts import BLOCKS, TASKS
 

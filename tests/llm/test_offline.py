@@ -22,7 +22,7 @@ from app.llm.offline.handlers import (
 )
 from app.llm.schema import decode, fill, neutral_instance
 from app.pipeline.schemas import Perception  # the product's own schema, not a copy
-from app.pixie import offline as pixie_offline
+from app.consolidation import offline as pixie_offline
 from app.wiring.purposes import OFFLINE_ANSWERS, model_schemas
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.journal import history
+from app.memory import history
 from app.memory.long_term import Change, LongTermMemory
 from app.memory.message_log import LoggedMessage, MessageLog
 

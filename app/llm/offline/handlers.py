@@ -18,6 +18,9 @@ two apps in one process never share or overwrite each other's answers.
 
 Where the handlers read the user's words: the last `user` message; when it carries a
 rendered history (speaker lines `[n] USER (…): …`), the last USER contribution in it.
+
+One module: the offline provider's own answers (perception, summary, responder) and the table
+that extends them, over one `OfflineRequest`.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ English label of each, for schemas that use English values.
 
 A cue ending in `*` matches every word it starts (`freu*` → "freue", "freust"); a cue with a
 space is a phrase matched on word boundaries; any other cue matches a whole word.
+
+One module: it is a data table (the cue words per label), with the few lines that read it.
 """
 
 from __future__ import annotations

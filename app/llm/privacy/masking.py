@@ -63,7 +63,7 @@ def demask(text: str, mapping: Mapping[str, str], *, json_string: bool = False) 
     """`text` with every placeholder of `mapping` (`[PERSON_1]` → its original) put back; a
     placeholder the mapping does not know stays as it is. `json_string`: the text is JSON,
     escape what goes in. (A copy package's mapping is kept locally until its result is
-    pasted back: `app.journal.profile`.)"""
+    pasted back: `app.profiles.writing`.)"""
 
     def original(match: re.Match[str]) -> str:
         value = mapping.get(f"[{match.group(1)}_{match.group(2)}]")

@@ -31,6 +31,8 @@ address or billing label ("Rechnung an:", "z. Hd.", "c/o", "Bill to:"); before a
 people ("Rosa aus dem yogakurs", "April from accounting"); and English capitalised words in
 a person context ("met Priya", "Jonathan said", "Kwabena is driving") that are no
 dictionary word (the `english-words` list).
+
+One module: the name finders share the name index, its spellings and the anchor-word lookup.
 """
 
 from __future__ import annotations

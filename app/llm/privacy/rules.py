@@ -2,6 +2,8 @@
 birthday words. Adding a case is adding a row here, not an `if` in a detector.
 
 All words are lower case; lookups lower-case the text's word first.
+
+One module: it is a data table (the detectors' rules as rows).
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ ich …"), and at most `CLAUSE_CHARS`. Whether the command names its object (a l
 a reminder, a time) is the agents' rules' question (`routing`).
 
 Every pattern is matched at a clause start only, within a bounded window: linear in the text.
+
+One module: finding a clause and deciding whether it is a command read the same word lists and
+patterns.
 """
 
 from __future__ import annotations

@@ -4,7 +4,11 @@ the prompt's "now", and the reminder's text as a to-do ("den Arzt anzurufen" →
 anrufen"); a command on an existing reminder — delete it ("Lösch die Erinnerung an den
 Zahnarzt", "Delete the dentist reminder") or move it ("Verschieb den Zahnarzt auf 10 Uhr":
 its day kept, "Move the dentist to tomorrow": its time kept) — names the reminder by its
-words, as the prompt's list of open reminders shows them (`reminders_block`)."""
+words, as the prompt's list of open reminders shows them (`reminders_block`).
+
+One module: the due-time grammar and the commands on a reminder read the same time expressions
+and word lists.
+"""
 
 from __future__ import annotations
 
