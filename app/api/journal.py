@@ -22,6 +22,7 @@ from aiohttp import web
 
 from app.api.app_keys import DB, JOURNAL, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
+from app.api.journal_views import asset_out, day_out, entry_out
 from app.api.middleware import USER_ID
 from app.api.validation import (
     add_store_routes,
@@ -31,6 +32,7 @@ from app.api.validation import (
     read_upload,
     request_language,
 )
+from app.api.wire import answer
 from app.backup.diary_formats import Limits
 from app.backup.diary_formats import read_upload as read_diary
 from app.backup.diary_import import attach_photos, import_diary
@@ -125,7 +127,7 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 
 
 async def list_days(request: web.Request) -> web.Response:
-    return web.json_response(await _store(request).days(request[USER_ID]))
+    return answer([day_out(day) for day in await _store(request).days(request[USER_ID])])
 
 
 async def get_month(request: web.Request) -> web.Response:
@@ -137,11 +139,11 @@ async def get_month(request: web.Request) -> web.Response:
     store, user_id = _store(request), request[USER_ID]
     days = await store.days(user_id, start, end)
     today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
-    return web.json_response(
+    return answer(
         {
             "month": month,
             "today": today,
-            "days": days[::-1],
+            "days": [day_out(day) for day in days[::-1]],
             "latest": await store.latest_day(user_id),
         }
     )
@@ -151,11 +153,12 @@ async def get_day(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
     store, user_id = _store(request), request[USER_ID]
     conversations = await store.conversations(user_id, date)
-    return web.json_response(
+    entry = await store.day_entry(user_id, date)
+    return answer(
         {
             "date": date,
             "conversations": [c.as_dict() for c in conversations],
-            "entry": await store.day_entry(user_id, date),
+            "entry": entry_out(entry) if entry is not None else None,
             "drafts": await store.drafts_of_day(user_id, date),
         }
     )
@@ -267,22 +270,18 @@ async def request_draft(request: web.Request) -> web.Response:
 
 
 async def get_job(request: web.Request) -> web.Response:
-    job = await _store(request).job(request[USER_ID], request.match_info["job_id"])
-    job.pop("user_id")
-    return web.json_response(job)
+    return answer(await _store(request).job(request[USER_ID], request.match_info["job_id"]))
 
 
 async def get_draft(request: web.Request) -> web.Response:
-    return web.json_response(
-        await _store(request).draft(request[USER_ID], request.match_info["draft_id"])
-    )
+    return answer(await _store(request).draft(request[USER_ID], request.match_info["draft_id"]))
 
 
 # --- entries ------------------------------------------------------------------------------------
 
 
 async def _entry_response(request: web.Request, entry_id: str, status: int = 200) -> web.Response:
-    return web.json_response(await _store(request).entry(request[USER_ID], entry_id), status=status)
+    return answer(entry_out(await _store(request).entry(request[USER_ID], entry_id)), status=status)
 
 
 async def _profile_evidence(request: web.Request, entry_id: str) -> None:
@@ -341,7 +340,8 @@ async def undelete_entry(request: web.Request) -> web.Response:
 
 
 async def list_trash(request: web.Request) -> web.Response:
-    return web.json_response(await _store(request).entries(request[USER_ID], deleted=True))
+    entries = await _store(request).entries(request[USER_ID], deleted=True)
+    return answer([entry_out(entry) for entry in entries])
 
 
 async def purge_entry(request: web.Request) -> web.Response:
@@ -374,7 +374,7 @@ async def add_media(request: web.Request) -> web.Response:
     asset = await MediaStore(request.app[DB], settings).add_media(
         request[USER_ID], request.match_info["entry_id"], name, upload.data
     )
-    return web.json_response(asset.as_dict(), status=201)
+    return answer(asset_out(asset.view()), status=201)
 
 
 async def get_media(request: web.Request) -> web.StreamResponse:
@@ -408,7 +408,15 @@ async def export_entries(request: web.Request) -> web.Response:
     if fmt not in ("md", "json"):
         raise ApiError(400, "invalid_format", "format must be md or json")
     entries = await _store(request).entries(request[USER_ID], deleted=False)
-    return export.response(entries, fmt)
+    disposition = {"Content-Disposition": f'attachment; filename="journal.{fmt}"'}
+    if fmt == "json":
+        return answer(export.as_json(entries), headers=disposition)
+    return web.Response(
+        text=export.as_markdown(entries),
+        content_type="text/markdown",
+        charset="utf-8",
+        headers=disposition,
+    )
 
 
 def setup(app: web.Application) -> None:

@@ -108,9 +108,9 @@ class JournalJobs:
         for job in failed:
             log.warning(
                 "journal job of a process that is gone; marked failed",
-                extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]),
+                extra=logctx.fields(job_id=job.job_id, user_id=job.user_id),
             )
-        return [job["job_id"] for job in failed]
+        return [job.job_id for job in failed]
 
     async def wait(self, job_id: str) -> None:
         """Until the job has ended, if it runs in this process (tools, benchmarks)."""
