@@ -248,8 +248,8 @@ class JournalJobs:
         info = self.gateway.info()
         records = [first.record, second.record]
         trace = DraftTrace(
-            provider=info["provider"],
-            model=info["model"],
+            provider=info.provider,
+            model=info.model,
             window_source=window_source,
             **msgspec.structs.asdict(planned),
             prompt_tokens=_total(r.prompt_tokens for r in records),
