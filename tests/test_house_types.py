@@ -59,8 +59,6 @@ EXCEPTIONS: dict[str, str] = {
     "app.llm.trace:Trace.as_dict": NOT_YET,
     "app.llm.trace:Trace.log_fields": LOG,
     "app.llm.trace:TraceRing.list": NOT_YET,
-    "app.memory.history:Line.wire": NOT_YET,
-    "app.memory.long_term:Memory.wire": NOT_YET,
     "app.memory.summary:summary_messages": "a model call's chat messages (role, content)",
     "app.memory.turns:emotion_fields": "a turn's stored fields, written to its Redis hash",
     "app.pipeline.offline:router": MODEL_ANSWER,

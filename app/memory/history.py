@@ -36,6 +36,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from app.memory.recall import MAX_TERMS, lookup_terms
 from app.storage import dialect
 
@@ -98,22 +100,42 @@ class Line:
     conversation_id: str | None = None
     message_id: str | None = None
 
-    def wire(self) -> dict[str, Any]:
-        return {
-            "cursor": self.key.cursor(),
-            "source": self.source,
-            "role": self.role,
-            "text": self.text,
-            "at": self.at,
-            "sort_at": self.key.at,
-            "calendar_date": self.key.date,
-            "turn_id": self.turn_id,
-            "message_ids": list(self.message_ids),
-            "origin": self.occasion,
-            "character_id": self.character_id,
-            "conversation_id": self.conversation_id,
-            "message_id": self.message_id,
-        }
+    def view(self) -> LineView:
+        """The line as the chat page shows it (its cursor, its place in the order)."""
+        return LineView(
+            cursor=self.key.cursor(),
+            source=self.source,
+            role=self.role,
+            text=self.text,
+            at=self.at,
+            sort_at=self.key.at,
+            calendar_date=self.key.date,
+            turn_id=self.turn_id,
+            message_ids=list(self.message_ids),
+            origin=self.occasion,
+            character_id=self.character_id,
+            conversation_id=self.conversation_id,
+            message_id=self.message_id,
+        )
+
+
+class LineView(msgspec.Struct):
+    """A history line's read model (`GET /api/characters/{cid}/history`, its search): field
+    order is the answer's key order."""
+
+    cursor: str
+    source: str
+    role: str
+    text: str
+    at: float | None
+    sort_at: float
+    calendar_date: str
+    turn_id: str | None
+    message_ids: list[str]
+    origin: str
+    character_id: str | None
+    conversation_id: str | None
+    message_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from app.core.clock import calendar_date
 from app.core.log import fields
 from app.memory.recall import (
@@ -78,18 +80,32 @@ class Memory:
     def live(self) -> bool:
         return self.superseded_by is None
 
-    def wire(self) -> dict[str, Any]:
-        """The API shape (design §9)."""
-        return {
-            "memory_id": self.memory_id,
-            "text": self.text,
-            "kind": self.kind,
-            "importance": self.importance,
-            "created_at": self.created_at,
-            "last_used_at": self.last_used_at,
-            "source_message_ids": list(self.source_message_ids),
-            "superseded_by": self.superseded_by,
-        }
+    def view(self) -> MemoryView:
+        """The memory as its owner sees it (design §9)."""
+        return MemoryView(
+            memory_id=self.memory_id,
+            text=self.text,
+            kind=self.kind,
+            importance=self.importance,
+            created_at=self.created_at,
+            last_used_at=self.last_used_at,
+            source_message_ids=list(self.source_message_ids),
+            superseded_by=self.superseded_by,
+        )
+
+
+class MemoryView(msgspec.Struct):
+    """A memory's read model (`GET /api/characters/{cid}/memories`): field order is the
+    answer's key order."""
+
+    memory_id: str
+    text: str
+    kind: str
+    importance: float
+    created_at: float
+    last_used_at: float | None
+    source_message_ids: list[str]
+    superseded_by: str | None
 
 
 @dataclass(frozen=True, slots=True)
