@@ -36,9 +36,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import msgspec
-
 from app.memory.recall import MAX_TERMS, lookup_terms
+from app.memory.views import LineView
 from app.storage import dialect
 
 SOURCE_CHAT = "chat"  # said here
@@ -117,25 +116,6 @@ class Line:
             conversation_id=self.conversation_id,
             message_id=self.message_id,
         )
-
-
-class LineView(msgspec.Struct):
-    """A history line's read model (`GET /api/characters/{cid}/history`, its search): field
-    order is the answer's key order."""
-
-    cursor: str
-    source: str
-    role: str
-    text: str
-    at: float | None
-    sort_at: float
-    calendar_date: str
-    turn_id: str | None
-    message_ids: list[str]
-    origin: str
-    character_id: str | None
-    conversation_id: str | None
-    message_id: str | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,8 +32,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import msgspec
-
 from app.core.clock import calendar_date
 from app.core.log import fields
 from app.memory.recall import (
@@ -44,6 +42,7 @@ from app.memory.recall import (
     pair_range,
     ranked_ids,
 )
+from app.memory.views import MemoryView
 from app.memory.words import query_terms
 from app.storage import dialect
 from app.storage.database import Database
@@ -92,20 +91,6 @@ class Memory:
             source_message_ids=list(self.source_message_ids),
             superseded_by=self.superseded_by,
         )
-
-
-class MemoryView(msgspec.Struct):
-    """A memory's read model (`GET /api/characters/{cid}/memories`): field order is the
-    answer's key order."""
-
-    memory_id: str
-    text: str
-    kind: str
-    importance: float
-    created_at: float
-    last_used_at: float | None
-    source_message_ids: list[str]
-    superseded_by: str | None
 
 
 @dataclass(frozen=True, slots=True)
