@@ -95,7 +95,6 @@ EXCEPTIONS: dict[str, str] = {
     "app.profiles.writing.store:ProfileStore.proposals": NOT_YET,
     "app.profiles.writing.store:ProfileStore.proposal": NOT_YET,
     "app.profiles.writing.store:ProfileStore.decide": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.evidence": NOT_YET,
 }
 
 

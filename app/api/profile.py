@@ -19,6 +19,7 @@ from app.api.app_keys import DB, GATEWAY, PRIVACY, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import add_store_routes, bounded_text, read_body, read_json
+from app.api.wire import answer
 from app.core import json_input
 from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
@@ -343,7 +344,7 @@ async def list_evidence(request: web.Request) -> web.Response:
     svc, user_id = service(request), request[USER_ID]
     added = await svc.collect_evidence(user_id)
     fresh = await svc.store.new_since_review(user_id)
-    return web.json_response(
+    return answer(
         {
             "added": added,
             "evidence": await svc.store.evidence(user_id),

@@ -288,17 +288,17 @@ class ProfileService:
         for text in corpus_texts:
             known[text.ref] = Source(text.ref, text.occurred_at, text.context_hint)
         for row in candidates:
-            source = Source(row["ref"], row["occurred_at"], row["context_hint"])
-            known[row["ref"]] = known[row["evidence_id"]] = source
+            source = Source(row.ref, row.occurred_at, row.context_hint)
+            known[row.ref] = known[row.evidence_id] = source
         if mode == "review" and candidates:
-            fresh = [row for row in candidates if row["new"]] or candidates
+            fresh = [row for row in candidates if row.new] or candidates
             texts = [
                 pkg.EvidenceText(
-                    row["evidence_id"],
-                    row["signal"],
-                    row["text"],
-                    row["occurred_at"],
-                    row["context_hint"],
+                    row.evidence_id,
+                    row.signal,
+                    row.text,
+                    row.occurred_at,
+                    row.context_hint,
                 )
                 for row in fresh
             ]

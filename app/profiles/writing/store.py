@@ -29,6 +29,7 @@ from app.profiles.governance import DEFAULT_GOVERNANCE
 from app.profiles.interaction import store as interaction_store
 from app.profiles.writing import model
 from app.profiles.writing.model import Change, NotApplicable, Profile
+from app.profiles.writing.views import Evidence
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
@@ -419,7 +420,7 @@ class ProfileStore:
 
     async def new_since_review(self, user_id: str) -> int:
         """Review candidates stored after the newest proposal (all of them before one)."""
-        return sum(row["new"] for row in await self.evidence(user_id))
+        return sum(row.new for row in await self.evidence(user_id))
 
     async def evidence_refs(self, user_id: str) -> set[str]:
         def read(conn: sqlite3.Connection) -> set[str]:
@@ -442,10 +443,10 @@ class ProfileStore:
 
         return await self.db.execute_fn(read)
 
-    async def evidence(self, user_id: str) -> list[dict[str, Any]]:
+    async def evidence(self, user_id: str) -> list[Evidence]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def read(conn: sqlite3.Connection) -> list[Evidence]:
             reviewed = (
                 conn.execute(
                     "SELECT MAX(created_at) FROM writing_profile_proposals WHERE user_id = ?",
@@ -454,17 +455,17 @@ class ProfileStore:
                 or 0.0
             )
             return [
-                {
-                    "evidence_id": r["evidence_id"],
-                    "signal": r["signal"],
-                    "ref": r["ref"],
-                    "text": r["text"],
-                    "occurred_at": r["occurred_at"],
-                    "context_hint": r["context_hint"],
-                    "new": r["created_at"] > reviewed,
-                    "created_at": r["created_at"],
-                    "measure": json.loads(r["measure_json"]),
-                }
+                Evidence(
+                    evidence_id=r["evidence_id"],
+                    signal=r["signal"],
+                    ref=r["ref"],
+                    text=r["text"],
+                    occurred_at=r["occurred_at"],
+                    context_hint=r["context_hint"],
+                    new=r["created_at"] > reviewed,
+                    created_at=r["created_at"],
+                    measure=json.loads(r["measure_json"]),
+                )
                 for r in conn.execute(
                     "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                     "ORDER BY occurred_at DESC",
