@@ -90,7 +90,6 @@ EXCEPTIONS: dict[str, str] = {
     "app.profiles.writing.service:ProfileService.export": DOCUMENT,
     "app.profiles.writing.store:ProfileState.as_dict": NOT_YET,
     "app.profiles.writing.store:read_reason": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.versions": NOT_YET,
     "app.profiles.writing.store:ProfileStore.create_proposal": NOT_YET,
     "app.profiles.writing.store:ProfileStore.proposals": NOT_YET,
     "app.profiles.writing.store:ProfileStore.proposal": NOT_YET,

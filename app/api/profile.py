@@ -224,7 +224,7 @@ async def put_governance(request: web.Request) -> web.Response:
 
 
 async def list_versions(request: web.Request) -> web.Response:
-    return web.json_response(await service(request).store.versions(request[USER_ID]))
+    return answer(await service(request).store.versions(request[USER_ID]))
 
 
 async def get_brief(request: web.Request) -> web.Response:

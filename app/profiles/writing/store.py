@@ -29,7 +29,7 @@ from app.profiles.governance import DEFAULT_GOVERNANCE
 from app.profiles.interaction import store as interaction_store
 from app.profiles.writing import model
 from app.profiles.writing.model import Change, NotApplicable, Profile
-from app.profiles.writing.views import Evidence
+from app.profiles.writing.views import Evidence, ProfileVersion
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
@@ -177,11 +177,6 @@ def _proposal_dict(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> dict[str
     }
 
 
-def _reason_fields(raw: str) -> dict[str, Any]:
-    code, names = read_reason(raw)
-    return {"reason": code, "reason_args": names}
-
-
 class ProfileStore:
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -202,15 +197,15 @@ class ProfileStore:
 
         return await self.db.execute_write_fn(write)
 
-    async def versions(self, user_id: str) -> list[dict[str, Any]]:
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    async def versions(self, user_id: str) -> list[ProfileVersion]:
+        def read(conn: sqlite3.Connection) -> list[ProfileVersion]:
             return [
-                {
-                    "version": r["seq"],
-                    **_reason_fields(r["reason"]),
-                    "created_at": r["created_at"],
-                    "profile": json.loads(r["profile_json"]),
-                }
+                ProfileVersion(
+                    r["seq"],
+                    *read_reason(r["reason"]),
+                    created_at=r["created_at"],
+                    profile=json.loads(r["profile_json"]),
+                )
                 for r in conn.execute(
                     "SELECT * FROM writing_profile_versions WHERE user_id = ? ORDER BY seq DESC",
                     (user_id,),

@@ -22,3 +22,14 @@ class Evidence(msgspec.Struct):
     new: bool
     created_at: float
     measure: Any  # the local measures that chose it, as stored (JSON)
+
+
+class ProfileVersion(msgspec.Struct):
+    """A version of the profile (`GET /api/profile/versions`): why it was made (a code the
+    page words, `version.<code>`, and what it names) and the profile as it was."""
+
+    version: int
+    reason: str
+    reason_args: dict[str, Any]
+    created_at: float
+    profile: Any  # the profile document as stored (JSON; `model.encode_profile`)
