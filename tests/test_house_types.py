@@ -82,18 +82,12 @@ EXCEPTIONS: dict[str, str] = {
     "app.profiles.writing.package:mask_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.portability:export_writing": DOCUMENT,
     "app.profiles.writing.portability:export_both": DOCUMENT,
-    "app.profiles.writing.review:run_review": MODEL_ANSWER,
     "app.profiles.writing.review:offline_review": MODEL_ANSWER,
     "app.profiles.writing.service:ProfileService.overview": NOT_YET,
     "app.profiles.writing.service:ProfileService.package": NOT_YET,
-    "app.profiles.writing.service:ProfileService.import_result": NOT_YET,
     "app.profiles.writing.service:ProfileService.export": DOCUMENT,
     "app.profiles.writing.store:ProfileState.as_dict": NOT_YET,
     "app.profiles.writing.store:read_reason": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.create_proposal": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.proposals": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.proposal": NOT_YET,
-    "app.profiles.writing.store:ProfileStore.decide": NOT_YET,
 }
 
 

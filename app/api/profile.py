@@ -289,15 +289,15 @@ async def import_result(request: web.Request) -> web.Response:
         raw = raw["text"]
     # A result that cannot become a proposal (`pkg.ResultInvalid`) is answered as it is.
     proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
-    return web.json_response(proposal, status=201)
+    return answer(proposal, status=201)
 
 
 async def list_proposals(request: web.Request) -> web.Response:
-    return web.json_response(await service(request).store.proposals(request[USER_ID]))
+    return answer(await service(request).store.proposals(request[USER_ID]))
 
 
 async def get_proposal(request: web.Request) -> web.Response:
-    return web.json_response(
+    return answer(
         await service(request).store.proposal(request[USER_ID], request.match_info["proposal_id"])
     )
 
@@ -307,7 +307,7 @@ async def _decide(request: web.Request, accept: bool) -> web.Response:
     proposal = await service(request).store.decide(
         request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept
     )
-    return web.json_response(proposal)
+    return answer(proposal)
 
 
 async def accept_changes(request: web.Request) -> web.Response:
@@ -336,7 +336,7 @@ async def ai_review(request: web.Request) -> web.Response:
         if exc.code != "nothing_to_apply":
             raise  # answered as it is
         return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
-    return web.json_response({"proposal": proposal, "message": proposal["summary"]}, status=201)
+    return answer({"proposal": proposal, "message": proposal.summary}, status=201)
 
 
 async def list_evidence(request: web.Request) -> web.Response:

@@ -34,6 +34,7 @@ from app.profiles.writing import package as pkg
 from app.profiles.writing.brief import DEFAULT_BRIEF
 from app.profiles.writing.model import Change, NotApplicable, Source, Trait
 from app.profiles.writing.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
+from app.profiles.writing.views import Proposal
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
@@ -381,7 +382,7 @@ class ProfileService:
 
     async def import_result(
         self, user_id: str, raw: str | bytes | dict[str, Any], *, via: str = "paste"
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """A result (pasted, or the AI review's) → a stored proposal. Raises
         `pkg.ResultInvalid`; nothing is stored then. A pasted result's placeholders are put
         back with the mapping kept for its copy package (the one it names in `package_id`,
@@ -415,8 +416,8 @@ class ProfileService:
             changes=parsed.changes,
             apply_automatic=automatic,
         )
-        proposal["dropped"] = parsed.dropped
-        proposal["kept"] = parsed.kept
+        proposal.dropped = parsed.dropped
+        proposal.kept = parsed.kept
         log.info(
             "profile proposal stored",
             extra=logctx.fields(

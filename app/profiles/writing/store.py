@@ -29,7 +29,7 @@ from app.profiles.governance import DEFAULT_GOVERNANCE
 from app.profiles.interaction import store as interaction_store
 from app.profiles.writing import model
 from app.profiles.writing.model import Change, NotApplicable, Profile
-from app.profiles.writing.views import Evidence, ProfileVersion
+from app.profiles.writing.views import Evidence, ProfileVersion, Proposal, ProposalChange
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
@@ -155,26 +155,26 @@ def decode_change(raw: str) -> Change:
     return msgspec.json.decode(raw, type=Change)
 
 
-def _proposal_dict(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> dict[str, Any]:
-    return {
-        "proposal_id": row["proposal_id"],
-        "mode": row["mode"],
-        "via": row["via"],
-        "summary": row["summary"],
-        "evidence_basis": json.loads(row["evidence_basis_json"]),
-        "unknown_refs": json.loads(row["unknown_refs_json"]),
-        "created_at": row["created_at"],
-        "changes": [
-            {
-                "change_id": c["change_id"],
-                "status": c["status"],
-                "version": c["version_seq"],
-                "decided_at": c["decided_at"],
-                **msgspec.to_builtins(decode_change(c["change_json"])),
-            }
+def _proposal_of(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> Proposal:
+    return Proposal(
+        proposal_id=row["proposal_id"],
+        mode=row["mode"],
+        via=row["via"],
+        summary=row["summary"],
+        evidence_basis=json.loads(row["evidence_basis_json"]),
+        unknown_refs=json.loads(row["unknown_refs_json"]),
+        created_at=row["created_at"],
+        changes=[
+            ProposalChange(
+                c["change_id"],
+                c["status"],
+                c["version_seq"],
+                c["decided_at"],
+                **msgspec.structs.asdict(decode_change(c["change_json"])),
+            )
             for c in changes
         ],
-    }
+    )
 
 
 class ProfileStore:
@@ -227,13 +227,13 @@ class ProfileStore:
         unknown_refs: Sequence[str],
         changes: Sequence[Change],
         apply_automatic: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """Store a proposal with its changes pending. An `initial_build` proposal moves an
         empty profile's lifecycle to `initial_pending`. With `apply_automatic` (governance
         `learning` on a confirmed profile), the changes an automatic path may make are
         applied at once (origin `automatic`, one version); the others stay pending."""
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> Proposal:
             state = _load(conn, user_id)
             proposal_id = new_id("prop")
             conn.execute(
@@ -286,26 +286,26 @@ class ProfileStore:
                     state,
                     reason("learning_applied", count=applied) if applied else None,
                 )
-            return _proposal_dict(
+            return _proposal_of(
                 _proposal_row(conn, user_id, proposal_id), _changes(conn, proposal_id)
             )
 
         return await self.db.execute_write_fn(write)
 
-    async def proposals(self, user_id: str) -> list[dict[str, Any]]:
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    async def proposals(self, user_id: str) -> list[Proposal]:
+        def read(conn: sqlite3.Connection) -> list[Proposal]:
             rows = conn.execute(
                 "SELECT * FROM writing_profile_proposals WHERE user_id = ? "
                 "ORDER BY created_at DESC",
                 (user_id,),
             ).fetchall()
-            return [_proposal_dict(r, _changes(conn, r["proposal_id"])) for r in rows]
+            return [_proposal_of(r, _changes(conn, r["proposal_id"])) for r in rows]
 
         return await self.db.execute_fn(read)
 
-    async def proposal(self, user_id: str, proposal_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
-            return _proposal_dict(
+    async def proposal(self, user_id: str, proposal_id: str) -> Proposal:
+        def read(conn: sqlite3.Connection) -> Proposal:
+            return _proposal_of(
                 _proposal_row(conn, user_id, proposal_id), _changes(conn, proposal_id)
             )
 
@@ -313,7 +313,7 @@ class ProfileStore:
 
     async def decide(
         self, user_id: str, proposal_id: str, change_ids: Iterable[str] | None, accept: bool
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """Accept or reject pending changes (`change_ids`, or every pending one). Accepting
         applies them in order as the user's (`accepted`) and appends exactly one version;
         a change that no longer applies or touches a locked field (a review honours locks)
@@ -321,7 +321,7 @@ class ProfileStore:
         Accepting anything confirms the profile (the user chose its content); rejecting all
         of an initial build returns a pending profile to `uninitialized`."""
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> Proposal:
             row = _proposal_row(conn, user_id, proposal_id)
             rows = _changes(conn, proposal_id)
             wanted = None if change_ids is None else list(change_ids)
@@ -381,7 +381,7 @@ class ProfileStore:
                 if not left:
                     _step(state, "abandon")
                     _save(conn, user_id, state, None)
-            return _proposal_dict(row, _changes(conn, proposal_id))
+            return _proposal_of(row, _changes(conn, proposal_id))
 
         return await self.db.execute_write_fn(write)
 

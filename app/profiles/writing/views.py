@@ -8,6 +8,8 @@ from typing import Any
 
 import msgspec
 
+from app.profiles.writing.model import Source, TraitSpec
+
 
 class Evidence(msgspec.Struct):
     """A review candidate (`GET /api/profile/evidence`): a text of the user with the signal
@@ -33,3 +35,40 @@ class ProfileVersion(msgspec.Struct):
     reason_args: dict[str, Any]
     created_at: float
     profile: Any  # the profile document as stored (JSON; `model.encode_profile`)
+
+
+class ProposalChange(msgspec.Struct):
+    """A proposed change with its decision: the change's own fields (`model.Change`) after
+    the decision's."""
+
+    change_id: str
+    status: str
+    version: int | None  # the profile version that applied it
+    decided_at: float | None
+    action: str
+    target: str
+    key: str | None
+    trait_id: str | None
+    scope: str | None
+    value: str | None
+    keys: list[str]
+    into: list[TraitSpec]
+    rationale: str
+    source_refs: list[str]
+    sources: list[Source]
+
+
+class Proposal(msgspec.Struct):
+    """A stored proposal (`GET /api/profile/proposals/{id}`). A result just imported also
+    tells what was `dropped` from it and how many changes only `kept` what is there."""
+
+    proposal_id: str
+    mode: str
+    via: str
+    summary: str
+    evidence_basis: list[str]
+    unknown_refs: list[str]
+    created_at: float
+    changes: list[ProposalChange]
+    dropped: list[dict[str, str]] | msgspec.UnsetType = msgspec.UNSET
+    kept: int | msgspec.UnsetType = msgspec.UNSET
