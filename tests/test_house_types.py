@@ -77,16 +77,13 @@ EXCEPTIONS: dict[str, str] = {
     "app.profiles.interaction.store:InteractionStore.current": NOT_YET,
     "app.profiles.interaction.store:InteractionStore.edit": NOT_YET,
     "app.profiles.interaction.store:load": NOT_YET,
-    "app.profiles.writing.model:describe": NOT_YET,
     "app.profiles.writing.package:build_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.package:mask_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.portability:export_writing": DOCUMENT,
     "app.profiles.writing.portability:export_both": DOCUMENT,
     "app.profiles.writing.review:offline_review": MODEL_ANSWER,
-    "app.profiles.writing.service:ProfileService.overview": NOT_YET,
     "app.profiles.writing.service:ProfileService.package": NOT_YET,
     "app.profiles.writing.service:ProfileService.export": DOCUMENT,
-    "app.profiles.writing.store:ProfileState.as_dict": NOT_YET,
     "app.profiles.writing.store:read_reason": NOT_YET,
 }
 

@@ -109,7 +109,7 @@ def _shown(trait: model.Trait) -> str:
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
-    return web.json_response(await service(request).overview(request[USER_ID]), status=status)
+    return answer(await service(request).overview(request[USER_ID]), status=status)
 
 
 # --- the writing profile ------------------------------------------------------------------------

@@ -34,7 +34,7 @@ from app.profiles.writing import package as pkg
 from app.profiles.writing.brief import DEFAULT_BRIEF
 from app.profiles.writing.model import Change, NotApplicable, Source, Trait
 from app.profiles.writing.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
-from app.profiles.writing.views import Proposal
+from app.profiles.writing.views import ProfileOverview, Proposal
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
@@ -257,13 +257,20 @@ class ProfileService:
         )
         return signal
 
-    async def overview(self, user_id: str) -> dict[str, Any]:
+    async def overview(self, user_id: str) -> ProfileOverview:
         state = await self.store.state(user_id)
-        return {
-            **state.as_dict(),
-            "seed_catalog": list(model.SEED_CATALOG),
-            "journal_facet": model.JOURNAL_FACET,
-        }
+        profile = state.profile
+        return ProfileOverview(
+            core=profile.core,
+            facets=profile.facets,
+            traits=profile.traits,
+            governance=state.governance,
+            lifecycle=state.lifecycle,
+            version=state.version_seq,
+            updated_at=state.updated_at,
+            seed_catalog=list(model.SEED_CATALOG),
+            journal_facet=model.JOURNAL_FACET,
+        )
 
     # --- review: the package out, the result in ------------------------------------------------
 

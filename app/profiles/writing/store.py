@@ -45,15 +45,6 @@ class ProfileState:
     version_seq: int
     updated_at: float | None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            **model.describe(self.profile),
-            "governance": self.governance,
-            "lifecycle": self.lifecycle,
-            "version": self.version_seq,
-            "updated_at": self.updated_at,
-        }
-
 
 @dataclass(frozen=True, slots=True)
 class EvidenceRow:

@@ -8,7 +8,7 @@ from typing import Any
 
 import msgspec
 
-from app.profiles.writing.model import Source, TraitSpec
+from app.profiles.writing.model import Field, Source, Trait, TraitSpec
 
 
 class Evidence(msgspec.Struct):
@@ -72,3 +72,18 @@ class Proposal(msgspec.Struct):
     changes: list[ProposalChange]
     dropped: list[dict[str, str]] | msgspec.UnsetType = msgspec.UNSET
     kept: int | msgspec.UnsetType = msgspec.UNSET
+
+
+class ProfileOverview(msgspec.Struct):
+    """The profile page's view (`GET /api/profile`): the profile (core, facets, traits), its
+    governance and lifecycle, its version, and the seed's trait hints for the UI."""
+
+    core: Field
+    facets: dict[str, Field]
+    traits: list[Trait]
+    governance: str
+    lifecycle: str
+    version: int
+    updated_at: float | None
+    seed_catalog: list[str]
+    journal_facet: str
