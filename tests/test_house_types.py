@@ -43,7 +43,6 @@ EXCEPTIONS: dict[str, str] = {
     "app.characters.book:read_card_file": DOCUMENT + ": a character card",
     "app.characters.cards:map_card": DOCUMENT + ": a character card",
     "app.characters.cards:card_document": DOCUMENT + ": a character card",
-    "app.characters.catalog:Character.public": NOT_YET,
     "app.consolidation.offline:consolidation": MODEL_ANSWER,
     "app.consolidation.offline:salience": MODEL_ANSWER,
     "app.core.lenient:readable_fields": "a stored record's fields a struct can read (lenient)",

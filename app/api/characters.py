@@ -61,7 +61,7 @@ async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
 async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
     alternate_greetings?}]`: built-in, shared and the caller's own, no persona text."""
-    return compact([c.public() for c in request.app[CHARACTERS].all(request[USER_ID])])
+    return compact(request.app[CHARACTERS].all(request[USER_ID]))
 
 
 async def get_character(request: web.Request) -> web.Response:
