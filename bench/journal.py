@@ -48,13 +48,17 @@ sys.path.insert(0, str(ROOT))
 from app.core.settings import defaults  # noqa: E402
 from app.journal.artifact import fallback_artifact  # noqa: E402
 from app.journal.day import Conversation, DayMessage, number_sources  # noqa: E402
+from app.profiles.interaction.store import InteractionStore  # noqa: E402
 from app.journal.jobs import JournalJobs  # noqa: E402
 from app.journal.media import MediaStore  # noqa: E402
+from app.profiles.writing.service import ProfileService  # noqa: E402
+from app.profiles.writing.store import ProfileStore  # noqa: E402
 from app.journal.schema import Reconstruction  # noqa: E402
 from app.journal.stages import check  # noqa: E402
 from app.journal.store import ImportedMessage, JournalStore  # noqa: E402
 from app.journal.trace import DraftTrace  # noqa: E402
 from app.llm import Gateway  # noqa: E402
+from app.llm.privacy import IdentityRegistry  # noqa: E402
 from app.storage.database import Database  # noqa: E402
 from bench.percentiles import p50_p99, percentile  # noqa: E402
 from tests.fakemodel import FakeModel  # noqa: E402
@@ -120,7 +124,8 @@ async def bench_generation(iterations: int, directory: Path) -> None:
     fake.always("journal_reconstruct", reconstruction(sources))
     fake.always("journal_generate", "Ich habe viel erledigt und Tee getrunken.")
     gateway = await Gateway(settings).start()
-    jobs = JournalJobs(store, gateway, settings, publish=None)
+    profiles = ProfileService(ProfileStore(db), settings, IdentityRegistry(db), InteractionStore(db))
+    jobs = JournalJobs(store, profiles, gateway, settings, publish=None)
     overhead, floors = [], []
     async with aiohttp.ClientSession() as session:
         for _ in range(iterations):

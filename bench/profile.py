@@ -35,7 +35,10 @@ sys.path.insert(0, str(ROOT))
 from app.core.settings import defaults  # noqa: E402
 from app.profiles.writing import model  # noqa: E402
 from app.profiles.writing.model import Change  # noqa: E402
+from app.profiles.interaction.store import InteractionStore  # noqa: E402
 from app.profiles.writing.service import ProfileService  # noqa: E402
+from app.profiles.writing.store import ProfileStore  # noqa: E402
+from app.llm.privacy import IdentityRegistry  # noqa: E402
 from app.storage.database import Database  # noqa: E402
 from bench.percentiles import p50_p99  # noqa: E402
 
@@ -94,7 +97,8 @@ async def main(iterations: int) -> None:
     db = Database(directory / "novaberg.sqlite3")
     await db.open()
     fill(db.path)
-    profiles = ProfileService(db, defaults(data_dir=str(directory)))
+    settings = defaults(data_dir=str(directory))
+    profiles = ProfileService(ProfileStore(db), settings, IdentityRegistry(db), InteractionStore(db))
     rng = random.Random(3)
     await profiles.edit(USER, [Change("update", "core", value=prose(rng, 300)),
                                Change("add", "facet", key=model.JOURNAL_FACET,

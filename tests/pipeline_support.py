@@ -29,6 +29,7 @@ from app.pipeline.prompts import PromptLibrary
 from app.storage.database import Database
 from app.wiring.purposes import OFFLINE_ANSWERS
 from app.wiring.server import create_app
+from app.wiring.stores import build_stores
 from tests.conftest import AUTH, TOKEN
 from tests.waiting import WAIT  # how long a test waits for what the server will send
 
@@ -174,8 +175,12 @@ async def node_context(settings: Settings, redis: Any, tmp_path: Path, *,
     async def stage(name: str) -> None:
         stages.append(name)
 
+    stores = build_stores(settings, redis, db)
     services = Services(settings=settings, redis=redis, db=db, characters=book,
-                        prompts=PromptLibrary(settings))
+                        prompts=PromptLibrary(settings), memory=stores.session,
+                        short_term=stores.short_term, reminders=stores.reminders,
+                        lists=stores.lists, long_term=stores.long_term,
+                        interactions=stores.interactions)
     ctx = NodeContext(services=services, character=character, gateway=gateway, stage=stage,
                       guard=None, user_id="local")
     try:

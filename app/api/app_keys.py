@@ -27,11 +27,20 @@ if TYPE_CHECKING:
     from app.core.admission import RoundAdmission
     from app.impulses.clock import ReminderClock
     from app.journal.jobs import JournalJobs
+    from app.journal.media import MediaStore
+    from app.journal.store import JournalStore
     from app.llm import Gateway
     from app.llm.privacy import IdentityRegistry
+    from app.memory.lists import ListStores
+    from app.memory.long_term import LongTermMemory
+    from app.memory.reminders import ReminderStore
+    from app.memory.session import SessionMemory
+    from app.memory.short_term import ShortTermMemory
     from app.pipeline.graph import GraphRun
     from app.pipeline.service import PipelineHost
     from app.pipeline.vocabulary import Pipelines
+    from app.profiles.interaction.store import InteractionStore
+    from app.profiles.writing.service import ProfileService
     from app.runtime.hub import Hub
     from app.runtime.keeper import Keeper
     from app.runtime.records import RecordReads
@@ -48,12 +57,24 @@ class RedisInfo:
 SETTINGS = web.AppKey("settings", Settings)
 REDIS = web.AppKey("redis", aioredis.Redis)
 REDIS_INFO = web.AppKey("redis_info", RedisInfo)
+REDIS_URL = web.AppKey("redis_url", str)  # the one in use: the setting's or the embedded one's
 DB: web.AppKey[Database] = web.AppKey("db")
 AUTH: web.AppKey[Auth] = web.AppKey("auth")
 ADMISSION: web.AppKey[RoundAdmission] = web.AppKey("admission")  # requests begun per loop round
 LOCAL_TOKEN = web.AppKey("local_token", str)
 GATEWAY: web.AppKey[Gateway] = web.AppKey("gateway")
 PRIVACY: web.AppKey[IdentityRegistry] = web.AppKey("privacy")  # users' identity registries
+# The stores and services over Redis and SQLite, each built once (`app.wiring.server.stores_ctx`)
+# and shared by the handlers, the pipelines, the journal and the background loops.
+SESSION: web.AppKey[SessionMemory] = web.AppKey("session")  # a pair's turns and summary
+SHORT_TERM: web.AppKey[ShortTermMemory] = web.AppKey("short_term")
+LONG_TERM: web.AppKey[LongTermMemory] = web.AppKey("long_term")
+REMINDERS: web.AppKey[ReminderStore] = web.AppKey("reminders")
+LISTS: web.AppKey[ListStores] = web.AppKey("lists")  # each pair's named lists
+INTERACTIONS: web.AppKey[InteractionStore] = web.AppKey("interactions")  # interaction profile
+PROFILES: web.AppKey[ProfileService] = web.AppKey("profiles")  # the writing profile
+JOURNAL_STORE: web.AppKey[JournalStore] = web.AppKey("journal_store")
+MEDIA: web.AppKey[MediaStore] = web.AppKey("media")  # the journal's photos
 # turn runtime (app/runtime)
 # The pipelines in use: the product's, set at start-up unless a test or bench installed others
 # before the app started.

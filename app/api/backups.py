@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from aiohttp import web
 
@@ -37,9 +37,15 @@ from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_body
 from app.backup.chat_export import ChatExporter, with_parts
-from app.backup.exports import ExportError, ImportTarget, make_query, stream, stream_zip
+from app.backup.exports import (
+    ExportError,
+    ExportFormat,
+    ImportTarget,
+    make_query,
+    stream,
+    stream_zip,
+)
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
-from app.backup.service import BackupBusy
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.log import fields
@@ -47,7 +53,7 @@ from app.storage.datadir import restore_command
 
 log = logging.getLogger(__name__)
 
-EXPORT_FORMATS = ("md", "json")
+EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 
 
 async def list_backups(request: web.Request) -> web.Response:
@@ -73,14 +79,12 @@ async def list_backups(request: web.Request) -> web.Response:
 
 async def post_backup(request: web.Request) -> web.Response:
     require_admin(request)
-    try:
-        backup = await request.app[BACKUPS].create(reason="api")
-    except BackupBusy as exc:
-        raise ApiError(409, "backup_running", str(exc)) from None
+    # One already being taken is refused as it is (`BackupBusy`: 409 `backup_running`).
+    backup = await request.app[BACKUPS].create(reason="api")
     return web.json_response(backup.summary(), status=201)
 
 
-async def get_export(request: web.Request) -> web.Response:
+async def get_export(request: web.Request) -> web.StreamResponse:
     kind = request.match_info["kind"]
     fmt = request.query.get("format", "json")
     if fmt not in EXPORT_FORMATS:
@@ -101,7 +105,7 @@ async def get_export(request: web.Request) -> web.Response:
     if language is not None and language not in LANGUAGES:
         raise ApiError(400, "invalid_language", f"lang {language!r}: use de or en")
     per = request.query.get("per") or None
-    split = getattr(exporter, "files", None)
+    split = getattr(exporter, "files", None) if per is not None else None
     if per is not None and (per != "entry" or split is None):
         raise ApiError(
             400, "invalid_export", f"per={per!r}: one file per entry is offered for the journal"
@@ -115,7 +119,7 @@ async def get_export(request: web.Request) -> web.Response:
         )
     stem = "-".join(p for p in ("novaberg", kind, character, query.start, query.end) if p)
     db = request.app[DB]
-    if per is not None:
+    if split is not None:
         files = functools.partial(
             split,
             query=query,
@@ -136,7 +140,7 @@ async def get_export(request: web.Request) -> web.Response:
 
 
 async def _streamed(
-    request: web.Request, chunks: AsyncIterator[bytes], filename: str, content_type: str
+    request: web.Request, chunks: AsyncGenerator[bytes, None], filename: str, content_type: str
 ) -> web.StreamResponse:
     """A download written chunk by chunk as `chunks` come (chunked transfer).
 
@@ -186,20 +190,17 @@ async def post_import(request: web.Request) -> web.Response:
         # Reading the head goes over the whole document, and the lists and reminders of a
         # chat export are decoded before anything is written: tens of megabytes, off the loop.
         exporter = await asyncio.to_thread(exporter_for_document, raw)
-        kept = (
-            await asyncio.to_thread(exporter.read_kept, raw, target)
-            if isinstance(exporter, ChatExporter)
-            else None
-        )
+        chat = exporter if isinstance(exporter, ChatExporter) else None
+        kept = await asyncio.to_thread(chat.read_kept, raw, target) if chat is not None else None
         result = await request.app[DB].execute_write_fn(
             lambda conn: exporter.import_document(conn, target, raw)
         )
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
-    if kept is None:
+    if chat is None or kept is None:
         return web.json_response(result.as_dict())
     return web.json_response(
-        with_parts(result, await exporter.import_kept(request.app[REDIS], request[USER_ID], kept))
+        with_parts(result, await chat.import_kept(request.app[REDIS], request[USER_ID], kept))
     )
 
 

@@ -15,17 +15,13 @@ from typing import Any
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SETTINGS
+from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SESSION, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
 from app.api.wire import compact
 from app.characters import pictures
-from app.characters.book import CharacterError
-from app.characters.cards import CardError
 from app.characters.service import CharacterFields, Characters, CopyFields
-from app.characters.store import CharacterExists, NotOwn
-from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
 
@@ -38,21 +34,9 @@ def _characters(request: web.Request) -> Characters:
 
 
 async def _run(request: web.Request, work: Callable[[Characters], Any]) -> Any:
-    """`work` in a worker thread; what the characters layer refuses in the error shape."""
-    try:
-        return await asyncio.to_thread(work, _characters(request))
-    except CharacterExists as exc:
-        raise ApiError(409, "character_exists", str(exc)) from None
-    except NotOwn as exc:
-        raise ApiError(409, "not_own", str(exc)) from None
-    except CardError as exc:
-        raise ApiError(400, "invalid_card", str(exc)) from None
-    except pictures.PictureError as exc:
-        raise ApiError(400, "invalid_picture", str(exc)) from None
-    except CharacterError as exc:
-        raise ApiError(400, "invalid_character", str(exc)) from None
-    except LookupError as exc:
-        raise ApiError(404, "unknown_character", str(exc)) from None
+    """`work` in a worker thread; what the characters layer refuses (`CharacterError`,
+    `CardError`, `PictureError`, `UnknownCharacter`) is a `Refused`, answered as it is."""
+    return await asyncio.to_thread(work, _characters(request))
 
 
 # --- the list and the editor -------------------------------------------------------------------
@@ -207,7 +191,7 @@ async def get_session(request: web.Request) -> web.Response:
     `character_response` names, so the UI shows a turn from the session as it showed it live
     and keeps no copy of the table."""
     character_id = known_character(request)
-    memory = SessionMemory(request.app[REDIS], request.app[SETTINGS])
+    memory = request.app[SESSION]
     turns, summary = await memory.retrieve(request[USER_ID], character_id)
     return compact({"turns": turns, "summary": summary, "origins": ORIGIN_OF_OCCASION})
 

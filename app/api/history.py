@@ -48,10 +48,7 @@ def _cursor(request: web.Request, name: str) -> history.Key | None:
     raw = request.query.get(name)
     if raw is None:
         return None
-    try:
-        return history.parse_cursor(raw)
-    except history.InvalidCursor:
-        raise ApiError(400, "invalid_cursor", f"{name} is not a cursor this server gave") from None
+    return history.parse_cursor(raw, name)
 
 
 async def get_history(request: web.Request) -> web.Response:

@@ -11,13 +11,12 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB
+from app.api.app_keys import INTERACTIONS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.profile import GovernanceIn, TextIn, pref_key, profile_text
-from app.api.validation import add_store_routes, read_json
+from app.api.validation import read_json
 from app.profiles.interaction import profile as interaction
-from app.profiles.interaction.store import InteractionStore
 from app.storage.errors import Missing
 
 MAX_NOTE_CHARS = 500
@@ -32,10 +31,6 @@ class ObservationIn(msgspec.Struct, forbid_unknown_fields=True):
     note: str = ""
 
 
-def store(request: web.Request) -> InteractionStore:
-    return InteractionStore(request.app[DB])
-
-
 def _language(request: web.Request) -> str:
     return request.query.get("lang", "en")
 
@@ -43,7 +38,7 @@ def _language(request: web.Request) -> str:
 async def _interaction_response(
     request: web.Request, status: int = 200, **extra: Any
 ) -> web.Response:
-    current = await store(request).current(request[USER_ID])
+    current = await request.app[INTERACTIONS].current(request[USER_ID])
     return web.json_response(
         {**interaction.describe(current, _language(request)), **extra}, status=status
     )
@@ -57,7 +52,7 @@ async def put_interaction_pref(request: web.Request) -> web.Response:
     key = pref_key(request.match_info["key"])
     body = await read_json(request, TextIn)
     value = profile_text(request, body.value, "preference")
-    await store(request).edit(
+    await request.app[INTERACTIONS].edit(
         request[USER_ID], lambda p: interaction.set_pref(p, key, value, "manual")
     )
     return await _interaction_response(request)
@@ -70,13 +65,15 @@ async def delete_interaction_pref(request: web.Request) -> web.Response:
         if profile["prefs"].pop(key, None) is None:
             raise Missing(f"no preference {key!r}")
 
-    await store(request).edit(request[USER_ID], drop)
+    await request.app[INTERACTIONS].edit(request[USER_ID], drop)
     return await _interaction_response(request)
 
 
 async def put_interaction_governance(request: web.Request) -> web.Response:
     body = await read_json(request, GovernanceIn)
-    await store(request).edit(request[USER_ID], lambda p: p.update(governance=body.governance))
+    await request.app[INTERACTIONS].edit(
+        request[USER_ID], lambda p: p.update(governance=body.governance)
+    )
     return await _interaction_response(request)
 
 
@@ -88,7 +85,7 @@ async def post_observation(request: web.Request) -> web.Response:
     if len(body.note) > MAX_NOTE_CHARS:
         raise ApiError(413, "note_too_long", f"a note has at most {MAX_NOTE_CHARS} characters")
     outcome: list[str] = []
-    await store(request).edit(
+    await request.app[INTERACTIONS].edit(
         request[USER_ID],
         lambda p: outcome.append(interaction.observe(p, key, value, body.note.strip())),
     )
@@ -102,7 +99,7 @@ async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response
         if not interaction.decide(profile, suggestion_id, accept):
             raise Missing(f"no suggestion {suggestion_id!r}")
 
-    await store(request).edit(request[USER_ID], decide)
+    await request.app[INTERACTIONS].edit(request[USER_ID], decide)
     return await _interaction_response(request)
 
 
@@ -127,4 +124,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    add_store_routes(app, routes())
+    for method, path, handler in routes():
+        app.router.add_route(method, path, handler)

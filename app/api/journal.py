@@ -20,12 +20,11 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB, JOURNAL, PRIVACY, SETTINGS
+from app.api.app_keys import DB, JOURNAL, JOURNAL_STORE, MEDIA, PROFILES, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.journal_views import asset_out, day_out, entry_out
 from app.api.middleware import USER_ID
 from app.api.validation import (
-    add_store_routes,
     bounded_text,
     read_body,
     read_json,
@@ -40,10 +39,8 @@ from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
 from app.journal import export
-from app.journal.jobs import NoUserSources
-from app.journal.media import THUMB_CONTENT_TYPE, MediaStore, remove_files
-from app.journal.store import ImportedMessage, JournalStore
-from app.profiles.writing.service import ProfileService
+from app.journal.media import THUMB_CONTENT_TYPE, remove_files
+from app.journal.store import ImportedMessage
 
 log = logging.getLogger(__name__)
 _MONTH = re.compile(r"(\d{4})-(\d{2})", re.ASCII)  # not other scripts' digits
@@ -108,10 +105,6 @@ def _moment(raw: str | float, index: int) -> float:
         raise ApiError(400, "invalid_at", f"messages[{index}].at: {exc}") from None
 
 
-def _store(request: web.Request) -> JournalStore:
-    return JournalStore(request.app[DB])
-
-
 def _text(request: web.Request, raw: str, noun: str) -> str:
     return bounded_text(
         raw,
@@ -127,7 +120,7 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 
 
 async def list_days(request: web.Request) -> web.Response:
-    return answer([day_out(day) for day in await _store(request).days(request[USER_ID])])
+    return answer([day_out(day) for day in await request.app[JOURNAL_STORE].days(request[USER_ID])])
 
 
 async def get_month(request: web.Request) -> web.Response:
@@ -136,7 +129,7 @@ async def get_month(request: web.Request) -> web.Response:
     at all (`latest`, where the page opens)."""
     month = request.match_info["month"]
     start, end = valid_month(month)
-    store, user_id = _store(request), request[USER_ID]
+    store, user_id = request.app[JOURNAL_STORE], request[USER_ID]
     days = await store.days(user_id, start, end)
     today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
     return answer(
@@ -151,7 +144,7 @@ async def get_month(request: web.Request) -> web.Response:
 
 async def get_day(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
-    store, user_id = _store(request), request[USER_ID]
+    store, user_id = request.app[JOURNAL_STORE], request[USER_ID]
     conversations = await store.conversations(user_id, date)
     entry = await store.day_entry(user_id, date)
     return answer(
@@ -196,7 +189,7 @@ async def import_day(request: web.Request) -> web.Response:
                 f"{calendar_date(at, zone)} in your time zone, not on {date}",
             )
         messages.append(ImportedMessage(message.role, text, at))
-    conversation_id, ids = await _store(request).import_conversation(
+    conversation_id, ids = await request.app[JOURNAL_STORE].import_conversation(
         request[USER_ID], date, messages
     )
     return web.json_response({"conversation_id": conversation_id, "message_ids": ids}, status=201)
@@ -218,8 +211,8 @@ async def import_diary_file(request: web.Request) -> web.Response:
         )
     except ExportError as exc:
         raise ApiError(400, "invalid_diary", str(exc)) from None
-    store = MediaStore(request.app[DB], settings)
-    await attach_photos(result, diary, functools.partial(store.add_media, target.user_id))
+    media = request.app[MEDIA]
+    await attach_photos(result, diary, functools.partial(media.add_media, target.user_id))
     log.info(
         "diary imported",
         extra=fields(
@@ -244,7 +237,7 @@ async def request_draft(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
     body = await read_json(request, DraftRequestIn, empty=DraftRequestIn())
     user_id = request[USER_ID]
-    conversations = await _store(request).conversations(user_id, date)
+    conversations = await request.app[JOURNAL_STORE].conversations(user_id, date)
     if body.conversation_ids is not None:
         known = {c.conversation_id for c in conversations}
         unknown = [c for c in body.conversation_ids if c not in known]
@@ -256,41 +249,43 @@ async def request_draft(request: web.Request) -> web.Response:
             )
         chosen = set(body.conversation_ids)
         conversations = [c for c in conversations if c.conversation_id in chosen]
-    try:
-        job_id = await request.app[JOURNAL].start(
-            user_id,
-            date,
-            conversations,
-            include_existing=body.include_existing,
-            language=request_language(request, body.language),
-        )
-    except NoUserSources as exc:
-        raise ApiError(422, "no_user_sources", str(exc)) from None
+    # Conversations without user text (`NoUserSources`) are answered as they are refused.
+    job_id = await request.app[JOURNAL].start(
+        user_id,
+        date,
+        conversations,
+        include_existing=body.include_existing,
+        language=request_language(request, body.language),
+    )
     return web.json_response({"job_id": job_id}, status=202)
 
 
 async def get_job(request: web.Request) -> web.Response:
-    return answer(await _store(request).job(request[USER_ID], request.match_info["job_id"]))
+    return answer(
+        await request.app[JOURNAL_STORE].job(request[USER_ID], request.match_info["job_id"])
+    )
 
 
 async def get_draft(request: web.Request) -> web.Response:
-    return answer(await _store(request).draft(request[USER_ID], request.match_info["draft_id"]))
+    return answer(
+        await request.app[JOURNAL_STORE].draft(request[USER_ID], request.match_info["draft_id"])
+    )
 
 
 # --- entries ------------------------------------------------------------------------------------
 
 
 async def _entry_response(request: web.Request, entry_id: str, status: int = 200) -> web.Response:
-    return answer(entry_out(await _store(request).entry(request[USER_ID], entry_id)), status=status)
+    return answer(
+        entry_out(await request.app[JOURNAL_STORE].entry(request[USER_ID], entry_id)), status=status
+    )
 
 
 async def _profile_evidence(request: web.Request, entry_id: str) -> None:
     """The writing profile's save-time triggers (seed 004 §13) for the entry just saved. The
     entry is saved whatever happens here: a failure is logged, not answered."""
     try:
-        await ProfileService(
-            request.app[DB], request.app[SETTINGS], request.app[PRIVACY]
-        ).on_entry_saved(request[USER_ID], entry_id)
+        await request.app[PROFILES].on_entry_saved(request[USER_ID], entry_id)
     except Exception:
         log.exception(
             "profile evidence at save failed; the entry is saved",
@@ -302,7 +297,9 @@ async def create_entry(request: web.Request) -> web.Response:
     body = await read_json(request, EntryIn)
     date = valid_date(body.date)
     text = _text(request, body.text, "entry text")
-    entry_id = await _store(request).create_entry(request[USER_ID], date, text, body.draft_id)
+    entry_id = await request.app[JOURNAL_STORE].create_entry(
+        request[USER_ID], date, text, body.draft_id
+    )
     await _profile_evidence(request, entry_id)
     return await _entry_response(request, entry_id, 201)
 
@@ -314,7 +311,7 @@ async def get_entry(request: web.Request) -> web.Response:
 async def edit_entry(request: web.Request) -> web.Response:
     body = await read_json(request, EntryTextIn)
     entry_id = request.match_info["entry_id"]
-    await _store(request).edit_entry(
+    await request.app[JOURNAL_STORE].edit_entry(
         request[USER_ID], entry_id, _text(request, body.text, "entry text"), body.draft_id
     )
     await _profile_evidence(request, entry_id)
@@ -324,28 +321,30 @@ async def edit_entry(request: web.Request) -> web.Response:
 async def restore_entry(request: web.Request) -> web.Response:
     body = await read_json(request, RestoreIn)
     entry_id = request.match_info["entry_id"]
-    await _store(request).restore_entry(request[USER_ID], entry_id, body.version_id)
+    await request.app[JOURNAL_STORE].restore_entry(request[USER_ID], entry_id, body.version_id)
     return await _entry_response(request, entry_id)
 
 
 async def delete_entry(request: web.Request) -> web.Response:
-    await _store(request).delete_entry(request[USER_ID], request.match_info["entry_id"])
+    await request.app[JOURNAL_STORE].delete_entry(request[USER_ID], request.match_info["entry_id"])
     return web.Response(status=204)
 
 
 async def undelete_entry(request: web.Request) -> web.Response:
     entry_id = request.match_info["entry_id"]
-    await _store(request).undelete_entry(request[USER_ID], entry_id)
+    await request.app[JOURNAL_STORE].undelete_entry(request[USER_ID], entry_id)
     return await _entry_response(request, entry_id)
 
 
 async def list_trash(request: web.Request) -> web.Response:
-    entries = await _store(request).entries(request[USER_ID], deleted=True)
+    entries = await request.app[JOURNAL_STORE].entries(request[USER_ID], deleted=True)
     return answer([entry_out(entry) for entry in entries])
 
 
 async def purge_entry(request: web.Request) -> web.Response:
-    files = await _store(request).purge_entry(request[USER_ID], request.match_info["entry_id"])
+    files = await request.app[JOURNAL_STORE].purge_entry(
+        request[USER_ID], request.match_info["entry_id"]
+    )
     remove_files(request.app[SETTINGS].files_path, files)
     return web.Response(status=204)
 
@@ -371,7 +370,7 @@ async def add_media(request: web.Request) -> web.Response:
     )
     name = request.query.get("name") or upload.file_name or ""
     # A photo refused (`MediaRefused`) is answered as it is.
-    asset = await MediaStore(request.app[DB], settings).add_media(
+    asset = await request.app[MEDIA].add_media(
         request[USER_ID], request.match_info["entry_id"], name, upload.data
     )
     return answer(asset_out(asset.view()), status=201)
@@ -388,7 +387,7 @@ async def get_media_thumb(request: web.Request) -> web.StreamResponse:
 async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamResponse:
     """The owner's photo (its content type from the decoded kind) or thumbnail (WebP);
     another user's is 404 like one that does not exist."""
-    asset, path = await MediaStore(request.app[DB], request.app[SETTINGS]).asset_file(
+    asset, path = await request.app[MEDIA].asset_file(
         request[USER_ID], request.match_info["asset_id"], thumb=thumb
     )
     content_type = THUMB_CONTENT_TYPE if thumb else asset.content_type
@@ -397,9 +396,7 @@ async def _media_file(request: web.Request, *, thumb: bool) -> web.StreamRespons
 
 
 async def delete_media(request: web.Request) -> web.Response:
-    await MediaStore(request.app[DB], request.app[SETTINGS]).delete_media(
-        request[USER_ID], request.match_info["asset_id"]
-    )
+    await request.app[MEDIA].delete_media(request[USER_ID], request.match_info["asset_id"])
     return web.Response(status=204)
 
 
@@ -407,7 +404,7 @@ async def export_entries(request: web.Request) -> web.Response:
     fmt: Any = request.query.get("format", "md")
     if fmt not in ("md", "json"):
         raise ApiError(400, "invalid_format", "format must be md or json")
-    entries = await _store(request).entries(request[USER_ID], deleted=False)
+    entries = await request.app[JOURNAL_STORE].entries(request[USER_ID], deleted=False)
     disposition = {"Content-Disposition": f'attachment; filename="journal.{fmt}"'}
     if fmt == "json":
         return answer(export.as_json(entries), headers=disposition)
@@ -445,4 +442,5 @@ def setup(app: web.Application) -> None:
         ("DELETE", "/api/journal/media/{asset_id}", delete_media),
         ("GET", "/api/journal/export", export_entries),
     ]
-    add_store_routes(app, routes)
+    for method, path, handler in routes:
+        app.router.add_route(method, path, handler)

@@ -22,9 +22,9 @@ import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import REDIS, SETTINGS
+from app.api.app_keys import LISTS, SETTINGS
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_json
+from app.api.validation import bounded_text, read_json
 from app.memory.lists import ListStore, NamedList
 
 BASE = "/api/characters/{cid}/lists"
@@ -48,7 +48,7 @@ def describe(item: NamedList) -> dict[str, Any]:
 
 
 def _store(request: web.Request) -> ListStore:
-    return ListStore(request.app[REDIS], request[USER_ID], known_character(request))
+    return request.app[LISTS].of(request[USER_ID], known_character(request))
 
 
 def _text(request: web.Request, raw: str, noun: str) -> str:
@@ -97,12 +97,7 @@ async def delete_item(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     app.router.add_get(BASE, get_lists)
-    add_store_routes(
-        app,
-        [
-            ("PATCH", BASE + "/{name}", rename_list),
-            ("DELETE", BASE + "/{name}", delete_list),
-            ("PATCH", BASE + "/{name}/items/{item}", edit_item),
-            ("DELETE", BASE + "/{name}/items/{item}", delete_item),
-        ],
-    )
+    app.router.add_patch(BASE + "/{name}", rename_list)
+    app.router.add_delete(BASE + "/{name}", delete_list)
+    app.router.add_patch(BASE + "/{name}/items/{item}", edit_item)
+    app.router.add_delete(BASE + "/{name}/items/{item}", delete_item)

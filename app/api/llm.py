@@ -68,7 +68,8 @@ async def post_llm_test(request: web.Request) -> web.Response:
     require_admin(request)
     body = await read_json(request, ConnectionTest)
     gateway = request.app[GATEWAY]
-    url = (body.url or "").strip() or gateway.default_url(body.provider)
+    # Each provider the body can name has a default (`default_url` is None for no other).
+    url = (body.url or "").strip() or gateway.default_url(body.provider) or ""
     check_model_url(url)
     result = await gateway.test_connection(body.provider, url, body.model)
     return web.json_response(result)

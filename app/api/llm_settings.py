@@ -38,12 +38,12 @@ from app.api.llm import check_model_url
 from app.api.validation import read_json
 from app.api.wire import answer
 from app.core.log import fields
-from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings, SettingsError
+from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings
 from app.llm.choice import ModelChoice
 
 log = logging.getLogger(__name__)
 
-UNSET: Any = msgspec.UNSET
+UNSET = msgspec.UNSET
 SECRET_FILE_MODE = 0o600
 # Sources that beat config.toml at the next start (see app.core.settings.load_settings).
 _FIXED_SOURCES = ("flag", "env ")
@@ -184,10 +184,8 @@ async def put_llm(request: web.Request) -> web.Response:
             "setting_locked",
             f"set by {', '.join(locked)}; change it there (it wins at every start)",
         )
-    try:
-        gateway.choice.changed(**changes)  # validated before anything is written
-    except SettingsError as exc:
-        raise ApiError(400, "invalid_setting", str(exc)) from None
+    # Validated before anything is written; a bad value is a `SettingsError` (400).
+    gateway.choice.changed(**changes)
     persist(settings.data_path, changes)
     await gateway.switch(**changes)
     chosen = gateway.choice

@@ -9,7 +9,7 @@ from app.api.app_keys import AUTH, HUB, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import SESSION_COOKIE, USER_ID
 from app.api.validation import read_json
-from app.auth.credentials import SESSION_TTL_SECONDS, LoginBackoff
+from app.auth.credentials import SESSION_TTL_SECONDS
 
 
 class LoginBody(msgspec.Struct, forbid_unknown_fields=True):
@@ -46,12 +46,8 @@ def _over_https(request: web.Request) -> bool:
 async def post_login(request: web.Request) -> web.Response:
     body = await read_json(request, LoginBody)
     auth = request.app[AUTH]
-    try:
-        user_id = await auth.login(body.name, body.password, request.remote or "-")
-    except LoginBackoff as exc:
-        raise ApiError(
-            429, "login_backoff", str(exc), headers={"Retry-After": str(exc.retry_after)}
-        ) from None
+    # A login that must wait first is refused as it is (`LoginBackoff`: 429, Retry-After).
+    user_id = await auth.login(body.name, body.password, request.remote or "-")
     if user_id is None:
         raise ApiError(401, "bad_credentials", "unknown user or wrong password")
     response = web.json_response({"user_id": user_id})

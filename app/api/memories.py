@@ -19,12 +19,11 @@ import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import DB, REDIS, SETTINGS
+from app.api.app_keys import LONG_TERM, REDIS, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
 from app.api.wire import answer
-from app.memory.long_term import LongTermMemory
 from app.memory.pixie_queue import PixieQueue
 
 _MEMORY_ID = re.compile(r"[0-9a-f]{32}")
@@ -34,10 +33,6 @@ _FALSE = {"", "0", "false", "no"}
 
 class MemoryEdit(msgspec.Struct, forbid_unknown_fields=True):
     text: str
-
-
-def _store(request: web.Request) -> LongTermMemory:
-    return LongTermMemory(request.app[DB])
 
 
 def _memory_id(request: web.Request) -> str:
@@ -59,7 +54,7 @@ def _flag(request: web.Request, name: str) -> bool:
 async def list_memories(request: web.Request) -> web.Response:
     character_id = known_character(request)
     query = search_text(request, request.app[SETTINGS].max_message_chars)
-    memories = await _store(request).list(
+    memories = await request.app[LONG_TERM].list(
         request[USER_ID],
         character_id,
         query=query,
@@ -82,7 +77,7 @@ async def edit_memory(request: web.Request) -> web.Response:
     )
     # One line in every prompt it goes into: line breaks become spaces.
     text = " ".join(text.split())
-    memory = await _store(request).edit(request[USER_ID], character_id, memory_id, text)
+    memory = await request.app[LONG_TERM].edit(request[USER_ID], character_id, memory_id, text)
     if memory is None:
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
     return answer(memory.view())
@@ -91,7 +86,7 @@ async def edit_memory(request: web.Request) -> web.Response:
 async def forget_memory(request: web.Request) -> web.Response:
     character_id = known_character(request)
     memory_id = _memory_id(request)
-    if not await _store(request).forget(request[USER_ID], character_id, memory_id):
+    if not await request.app[LONG_TERM].forget(request[USER_ID], character_id, memory_id):
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
     return web.Response(status=204)
 
@@ -101,7 +96,7 @@ async def forget_all(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     # Waiting triggers first: none of them may bring a forgotten fact back.
     await PixieQueue(request.app[REDIS], user_id, character_id).clear()
-    forgotten = await _store(request).forget_all(user_id, character_id)
+    forgotten = await request.app[LONG_TERM].forget_all(user_id, character_id)
     return web.json_response({"forgotten": forgotten})
 
 

@@ -57,7 +57,7 @@ def check_fits_model(request: web.Request, text: str, user_id: str) -> None:
     (it would be accepted and then always fail with `prompt_budget_exceeded`)."""
     gateway = request.app.get(GATEWAY)
     limit = gateway.message_limit() if gateway is not None else None
-    if limit is not None and len(text) > limit:
+    if gateway is not None and limit is not None and len(text) > limit:
         log.warning(
             "message refused: too long for the model",
             extra=fields(

@@ -122,10 +122,15 @@ async def get_login(request: web.Request) -> web.StreamResponse:
 
 async def get_static(request: web.Request) -> web.StreamResponse:
     """A file under `web/`. Missing files and folders are a 404 in the error shape (aiohttp's
-    own static route answers an empty octet-stream 404), and nothing outside `web/` is served."""
+    own static route answers an empty octet-stream 404), and so is any path that cannot name a
+    file (a NUL byte, an over-long name); nothing outside `web/` is served."""
     root = web_root().resolve()
-    target = (root / request.match_info["path"]).resolve()
-    if not target.is_relative_to(root) or not target.is_file():
+    try:
+        target = (root / request.match_info["path"]).resolve()
+        found = target.is_relative_to(root) and target.is_file()
+    except (ValueError, OSError):  # a NUL byte, a name too long: a path no file can have
+        found = False
+    if not found:
         raise ApiError(404, "not_found", f"no file {request.path}")
     return web.FileResponse(target)
 

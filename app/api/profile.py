@@ -15,19 +15,18 @@ from typing import Any, Literal
 import msgspec
 from aiohttp import web
 
-from app.api.app_keys import DB, GATEWAY, PRIVACY, SETTINGS
+from app.api.app_keys import GATEWAY, PROFILES, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
-from app.api.validation import add_store_routes, bounded_text, read_body, read_json
+from app.api.validation import bounded_text, read_body, read_json
 from app.api.wire import answer
 from app.core import json_input
 from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
-from app.profiles.governance import NAME, Governance, InvalidName, PortableError, clean_label
+from app.profiles.governance import NAME, Governance, InvalidName, clean_label
 from app.profiles.writing import model, review
 from app.profiles.writing import package as pkg
 from app.profiles.writing.model import Change
-from app.profiles.writing.service import ProfileService
 from app.profiles.writing.store import reason
 
 
@@ -54,10 +53,6 @@ class LockIn(msgspec.Struct, forbid_unknown_fields=True):
 
 class GovernanceIn(msgspec.Struct, forbid_unknown_fields=True):
     governance: Governance
-
-
-def service(request: web.Request) -> ProfileService:
-    return ProfileService(request.app[DB], request.app[SETTINGS], request.app[PRIVACY])
 
 
 def profile_text(request: web.Request, raw: str, noun: str) -> str:
@@ -109,7 +104,7 @@ def _shown(trait: model.Trait) -> str:
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
-    return answer(await service(request).overview(request[USER_ID]), status=status)
+    return answer(await request.app[PROFILES].overview(request[USER_ID]), status=status)
 
 
 # --- the writing profile ------------------------------------------------------------------------
@@ -122,7 +117,7 @@ async def get_profile(request: web.Request) -> web.Response:
 async def put_core(request: web.Request) -> web.Response:
     body = await read_json(request, TextIn)
     change = Change("update", "core", value=profile_text(request, body.value, "core"))
-    await service(request).edit(request[USER_ID], change, reason("core_edited"))
+    await request.app[PROFILES].edit(request[USER_ID], change, reason("core_edited"))
     return await _overview(request)
 
 
@@ -131,12 +126,12 @@ async def put_facet(request: web.Request) -> web.Response:
     facet's key is derived from it)."""
     name = facet_name(request.match_info["name"])
     body = await read_json(request, TextIn)
-    state = await service(request).store.state(request[USER_ID])
+    state = await request.app[PROFILES].store.state(request[USER_ID])
     key = state.profile.facet_key(name)
     action = "update" if key is not None else "add"
     shown = (state.profile.facets[key].label or key) if key is not None else name
     change = Change(action, "facet", key=name, value=profile_text(request, body.value, "facet"))
-    await service(request).edit(
+    await request.app[PROFILES].edit(
         request[USER_ID], change, reason(f"facet_{'edited' if key else 'added'}", name=shown)
     )
     return await _overview(request)
@@ -144,11 +139,11 @@ async def put_facet(request: web.Request) -> web.Response:
 
 async def delete_facet(request: web.Request) -> web.Response:
     name = facet_name(request.match_info["name"])
-    profile = (await service(request).store.state(request[USER_ID])).profile
+    profile = (await request.app[PROFILES].store.state(request[USER_ID])).profile
     key = profile.facet_key(name)
     if key is None:
         raise ApiError(404, "not_found", f"no facet {name!r}")
-    await service(request).edit(
+    await request.app[PROFILES].edit(
         request[USER_ID],
         Change("remove", "facet", key=key),
         reason("facet_removed", name=profile.facets[key].label or key),
@@ -165,7 +160,7 @@ async def add_trait(request: web.Request) -> web.Response:
         scope=scope_name(body.scope),
         value=profile_text(request, body.value, "trait value"),
     )
-    await service(request).edit(
+    await request.app[PROFILES].edit(
         request[USER_ID], change, reason("trait_added", name=change.key or "")
     )
     return await _overview(request, 201)
@@ -176,7 +171,7 @@ async def edit_trait(request: web.Request) -> web.Response:
     body = await read_json(request, TraitEditIn)
     if body.value is None and body.scope is None:
         raise ApiError(400, "invalid_request", "give a new value, a new scope or both")
-    svc = service(request)
+    svc = request.app[PROFILES]
     trait = (await svc.store.state(request[USER_ID])).profile.trait(trait_id)
     if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
@@ -200,10 +195,10 @@ async def edit_trait(request: web.Request) -> web.Response:
 
 async def delete_trait(request: web.Request) -> web.Response:
     trait_id = request.match_info["trait_id"]
-    trait = (await service(request).store.state(request[USER_ID])).profile.trait(trait_id)
+    trait = (await request.app[PROFILES].store.state(request[USER_ID])).profile.trait(trait_id)
     if trait is None:
         raise ApiError(404, "not_found", f"no trait {trait_id!r}")
-    await service(request).edit(
+    await request.app[PROFILES].edit(
         request[USER_ID],
         Change("remove", "trait", trait_id=trait_id),
         reason("trait_removed", name=_shown(trait)),
@@ -213,22 +208,22 @@ async def delete_trait(request: web.Request) -> web.Response:
 
 async def put_lock(request: web.Request) -> web.Response:
     body = await read_json(request, LockIn)
-    await service(request).set_lock(request[USER_ID], body.target, body.name, body.locked)
+    await request.app[PROFILES].set_lock(request[USER_ID], body.target, body.name, body.locked)
     return await _overview(request)
 
 
 async def put_governance(request: web.Request) -> web.Response:
     body = await read_json(request, GovernanceIn)
-    await service(request).set_governance(request[USER_ID], body.governance)
+    await request.app[PROFILES].set_governance(request[USER_ID], body.governance)
     return await _overview(request)
 
 
 async def list_versions(request: web.Request) -> web.Response:
-    return answer(await service(request).store.versions(request[USER_ID]))
+    return answer(await request.app[PROFILES].store.versions(request[USER_ID]))
 
 
 async def get_brief(request: web.Request) -> web.Response:
-    svc = service(request)
+    svc = request.app[PROFILES]
     text = await svc.journal_brief(request[USER_ID])
     return web.json_response({"brief": text, "chars": len(text), "compiled": svc.is_compiled(text)})
 
@@ -258,7 +253,7 @@ async def get_package(request: web.Request) -> web.Response:
     mode = _mode(request.query.get("mode", "review"))
     masked = _masked(request.query.get("masked", "true"))
     try:
-        made = await service(request).copy_package(request[USER_ID], mode, masked=masked)
+        made = await request.app[PROFILES].copy_package(request[USER_ID], mode, masked=masked)
     except EgressRefused as exc:
         raise ApiError(422, exc.code, exc.message) from None
     return web.json_response(
@@ -288,23 +283,25 @@ async def import_result(request: web.Request) -> web.Response:
     if isinstance(raw, dict) and set(raw) == {"text"} and isinstance(raw["text"], str):
         raw = raw["text"]
     # A result that cannot become a proposal (`pkg.ResultInvalid`) is answered as it is.
-    proposal = await service(request).import_result(request[USER_ID], raw, via="paste")
+    proposal = await request.app[PROFILES].import_result(request[USER_ID], raw, via="paste")
     return answer(proposal, status=201)
 
 
 async def list_proposals(request: web.Request) -> web.Response:
-    return answer(await service(request).store.proposals(request[USER_ID]))
+    return answer(await request.app[PROFILES].store.proposals(request[USER_ID]))
 
 
 async def get_proposal(request: web.Request) -> web.Response:
     return answer(
-        await service(request).store.proposal(request[USER_ID], request.match_info["proposal_id"])
+        await request.app[PROFILES].store.proposal(
+            request[USER_ID], request.match_info["proposal_id"]
+        )
     )
 
 
 async def _decide(request: web.Request, accept: bool) -> web.Response:
     body = await read_json(request, DecisionIn, empty=DecisionIn())
-    proposal = await service(request).store.decide(
+    proposal = await request.app[PROFILES].store.decide(
         request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept
     )
     return answer(proposal)
@@ -328,7 +325,7 @@ async def ai_review(request: web.Request) -> web.Response:
     body = await read_json(request, ReviewIn, empty=ReviewIn())
     try:
         proposal = await review.run_review(
-            service(request), request.app[GATEWAY], request[USER_ID], body.mode
+            request.app[PROFILES], request.app[GATEWAY], request[USER_ID], body.mode
         )
     except ModelError as exc:
         raise ApiError(exc.http_status, exc.code, exc.message) from None
@@ -341,7 +338,7 @@ async def ai_review(request: web.Request) -> web.Response:
 
 async def list_evidence(request: web.Request) -> web.Response:
     """Review candidates, after collecting new ones from the user's texts."""
-    svc, user_id = service(request), request[USER_ID]
+    svc, user_id = request.app[PROFILES], request[USER_ID]
     added = await svc.collect_evidence(user_id)
     fresh = await svc.store.new_since_review(user_id)
     return answer(
@@ -363,7 +360,7 @@ async def export_profiles(request: web.Request) -> web.Response:
     kind = request.query.get("kind", "all")
     if kind not in EXPORT_KINDS:
         raise ApiError(400, "invalid_kind", "kind must be writing, interaction or all")
-    document = await service(request).export(request[USER_ID], kind)
+    document = await request.app[PROFILES].export(request[USER_ID], kind)
     return web.json_response(
         document,
         headers={"Content-Disposition": f'attachment; filename="novaberg-profile-{kind}.json"'},
@@ -371,10 +368,8 @@ async def export_profiles(request: web.Request) -> web.Response:
 
 
 async def import_profiles(request: web.Request) -> web.Response:
-    try:
-        await service(request).import_document(request[USER_ID], await read_body(request))
-    except PortableError as exc:
-        raise ApiError(400, "invalid_document", str(exc)) from None
+    # A document that cannot be imported (`PortableError`) is answered as it is.
+    await request.app[PROFILES].import_document(request[USER_ID], await read_body(request))
     return await _overview(request)
 
 
@@ -405,4 +400,5 @@ def routes() -> list[tuple[str, str, Handler]]:
 
 
 def setup(app: web.Application) -> None:
-    add_store_routes(app, routes())
+    for method, path, handler in routes():
+        app.router.add_route(method, path, handler)

@@ -25,19 +25,15 @@ import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
-from app.api.app_keys import REDIS, REMINDER_CLOCK, RUNTIME, SETTINGS
+from app.api.app_keys import REMINDER_CLOCK, REMINDERS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
 from app.core.clock import local_moment, zone_named
 from app.core.log import fields
 from app.memory.reminders import (
-    DueTimeError,
     DueTimeRefused,
     Reminder,
-    ReminderMissing,
-    ReminderStore,
-    TooManyReminders,
     check_due_at,
     completed,
     parse_due,
@@ -59,12 +55,9 @@ class ReminderPatch(msgspec.Struct, forbid_unknown_fields=True):
 
 
 def due_time(value: str | float, zone: dt.tzinfo | None) -> float:
-    """Epoch seconds from the body's `due_at` (the one due-time parser); 400 for anything
-    else."""
-    try:
-        return parse_due(value, zone=zone)
-    except DueTimeError as exc:
-        raise ApiError(400, "invalid_due_at", str(exc)) from None
+    """Epoch seconds from the body's `due_at` (the one due-time parser); anything else is
+    refused (`DueTimeError`: 400 `invalid_due_at`)."""
+    return parse_due(value, zone=zone)
 
 
 def iso_or_none(epoch: float, zone: dt.tzinfo | None) -> str | None:
@@ -92,7 +85,7 @@ def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
 
 async def list_reminders(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    reminders = await ReminderStore(request.app[REDIS]).list(request[USER_ID], character_id)
+    reminders = await request.app[REMINDERS].list(request[USER_ID], character_id)
     zone = zone_named(request.app[SETTINGS].timezone)
     return web.json_response([describe(r, zone) for r in reminders])
 
@@ -112,10 +105,7 @@ def checked_due(request: web.Request, raw: str | float, zone: dt.tzinfo | None) 
     """The body's `due_at` as epoch seconds, refused (400 `invalid_due_at`) where a new
     reminder's time would be."""
     due_at = due_time(raw, zone)
-    try:
-        check_due_at(due_at, time.time(), request.app[SETTINGS].reminder_max_days_ahead)
-    except DueTimeRefused as exc:
-        raise ApiError(400, "invalid_due_at", str(exc)) from None
+    check_due_at(due_at, time.time(), request.app[SETTINGS].reminder_max_days_ahead)
     return due_at
 
 
@@ -135,22 +125,6 @@ def count_against_rate(request: web.Request) -> None:
         )
 
 
-def too_many(request: web.Request, character_id: str) -> ApiError:
-    limit = request.app[SETTINGS].max_reminders_per_pair
-    log.warning(
-        "reminder refused: cap",
-        extra=fields(
-            user_id=request[USER_ID],
-            character_id=character_id,
-            limit=limit,
-            setting="max_reminders_per_pair",
-        ),
-    )
-    return ApiError(
-        429, "too_many_reminders", f"at most {limit} reminders may be pending per character"
-    )
-
-
 def wake_clock(request: web.Request) -> None:
     clock = request.app.get(REMINDER_CLOCK)
     if clock is not None:
@@ -165,12 +139,9 @@ async def create_reminder(request: web.Request) -> web.Response:
     zone = zone_named(settings.timezone)
     due_at = checked_due(request, body.due_at, zone)
     count_against_rate(request)
-    try:
-        reminder = await ReminderStore(request.app[REDIS]).add(
-            request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair
-        )
-    except TooManyReminders:
-        raise too_many(request, character_id) from None
+    reminder = await request.app[REMINDERS].add(
+        request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair
+    )
     wake_clock(request)
     return web.json_response(describe(reminder, zone), status=201)
 
@@ -208,14 +179,9 @@ async def patch_reminder(request: web.Request) -> web.Response:
             new = reopened(new, request)
         return new
 
-    try:
-        reminder = await ReminderStore(request.app[REDIS]).update(
-            request[USER_ID], character_id, reminder_id, change, cap=settings.max_reminders_per_pair
-        )
-    except ReminderMissing as exc:
-        raise ApiError(404, "not_found", str(exc)) from None
-    except TooManyReminders:
-        raise too_many(request, character_id) from None
+    reminder = await request.app[REMINDERS].update(
+        request[USER_ID], character_id, reminder_id, change, cap=settings.max_reminders_per_pair
+    )
     if reminder.status == "pending":
         wake_clock(request)
     return web.json_response(describe(reminder, zone))
@@ -228,19 +194,14 @@ def reopened(reminder: Reminder, request: web.Request) -> Reminder:
         return msgspec.structs.replace(reminder, status="fired")
     try:
         check_due_at(reminder.due_at, time.time(), request.app[SETTINGS].reminder_max_days_ahead)
-    except DueTimeRefused as exc:
-        raise ApiError(400, "invalid_due_at", f"{exc}: give a new due_at") from None
+    except DueTimeRefused as exc:  # the same refusal, with the way out
+        raise DueTimeRefused(exc.problem, f"{exc}: give a new due_at") from None
     return rescheduled(reminder, reminder.due_at)
 
 
 async def delete_reminder(request: web.Request) -> web.Response:
     character_id = known_character(request)
-    try:
-        await ReminderStore(request.app[REDIS]).delete(
-            request[USER_ID], character_id, request.match_info["rid"]
-        )
-    except ReminderMissing as exc:
-        raise ApiError(404, "not_found", str(exc)) from None
+    await request.app[REMINDERS].delete(request[USER_ID], character_id, request.match_info["rid"])
     return web.Response(status=204)
 
 

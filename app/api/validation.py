@@ -7,18 +7,16 @@ import asyncio
 import logging
 import urllib.parse
 import zlib
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from aiohttp import BodyPartReader, web
 
-from app.api.errors import ApiError, Handler
+from app.api.errors import ApiError
 from app.core import json_input
 from app.core.i18n import language_of
 from app.core.log import fields
 from app.core.text import is_blank
-from app.storage.errors import Conflict, Missing
 
 T = TypeVar("T")
 _NO_DEFAULT: Any = object()
@@ -201,24 +199,3 @@ def search_text(request: web.Request, limit: int) -> str:
             413, "query_too_long", f"the search text has {len(query)} characters; at most {limit}"
         )
     return query
-
-
-def store_errors_as_api(handler: Handler) -> Handler:
-    """A store's `Missing`/`Conflict` answered in the design §9 error shape (404/409)."""
-
-    async def wrapped(request: web.Request) -> web.StreamResponse:
-        try:
-            return await handler(request)
-        except Missing as exc:
-            raise ApiError(404, "not_found", str(exc)) from None
-        except Conflict as exc:
-            raise ApiError(409, exc.code, exc.message) from None
-
-    return wrapped
-
-
-def add_store_routes(app: web.Application, routes: Iterable[tuple[str, str, Handler]]) -> None:
-    """Add `(method, path, handler)` routes whose handlers call a store: its `Missing` and
-    `Conflict` are answered in the error shape (`store_errors_as_api`)."""
-    for method, path, handler in routes:
-        app.router.add_route(method, path, store_errors_as_api(handler))

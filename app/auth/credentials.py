@@ -44,6 +44,7 @@ import redis.asyncio as aioredis
 
 from app.auth.accounts import LOCAL_USER, hash_password, new_token, token_hash, verify_password
 from app.core.log import fields
+from app.core.refusal import RefusedKind
 from app.memory import keys
 from app.storage.database import Database
 
@@ -121,11 +122,17 @@ class LaunchSecret:
         return hmac.compare_digest(candidate.encode(), self.value.encode())
 
 
-class LoginBackoff(Exception):
-    """A login that must wait: its name from its address, or its address, failed too often."""
+class LoginBackoff(RefusedKind):
+    """A login that must wait: its name from its address, or its address, failed too often
+    (429 `login_backoff`, with `Retry-After`)."""
+
+    STATUS, CODE = 429, "login_backoff"
 
     def __init__(self, retry_after: int) -> None:
-        super().__init__(f"too many failed logins; try again in {retry_after} s")
+        super().__init__(
+            f"too many failed logins; try again in {retry_after} s",
+            headers={"Retry-After": str(retry_after)},
+        )
         self.retry_after = retry_after
 
 
@@ -427,8 +434,8 @@ class Auth:
         return _text(await self.redis.get(keys.auth_session(session_id)))
 
 
-def _text(value: object) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value  # type: ignore[return-value]
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 _DUMMY_HASH = hash_password(secrets.token_hex(8))

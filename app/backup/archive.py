@@ -393,7 +393,7 @@ def _valid_name(name: str) -> bool:
 def list_backups(directory: Path) -> list[Backup]:
     """Complete backups in `directory`, newest first (a folder without a readable manifest
     is not listed)."""
-    found = []
+    found: list[Backup] = []
     if not directory.is_dir():
         return found
     for path in directory.iterdir():

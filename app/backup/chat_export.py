@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from typing import Annotated, Any, Literal, TypeVar
@@ -57,6 +56,7 @@ from app.memory import keys
 from app.memory.lists import ListStore
 from app.memory.reminders import Reminder, ReminderStore
 from app.storage import dialect
+from app.storage.connection import Connection
 from app.storage.database import stream_rows
 from app.storage.redis_driver import async_client
 
@@ -125,12 +125,12 @@ class ChatExporter:
     document_kind = KIND
     also_reads: tuple[str, ...] = ()
 
-    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+    def sections(self, conn: Connection, query: ExportQuery) -> list[Section]:
         return [("messages", map(_message, _rows(conn, query, _COLUMNS)))]
 
     def markdown(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         query: ExportQuery,
         head: dict[str, Any],
         language: str | None = None,
@@ -156,9 +156,7 @@ class ChatExporter:
         if kept:
             yield "\n" + "\n".join(kept).rstrip() + "\n"
 
-    def import_document(
-        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
-    ) -> ImportResult:
+    def import_document(self, conn: Connection, target: ImportTarget, raw: bytes) -> ImportResult:
         document = read_document(raw, ChatDocument, "conversation export")
         for message in document.messages:
             _check(message, target)
@@ -327,7 +325,7 @@ _COLUMNS = (
 )
 
 
-def _rows(conn: sqlite3.Connection, query: ExportQuery, columns: str) -> Iterator[Any]:
+def _rows(conn: Connection, query: ExportQuery, columns: str) -> Iterator[Any]:
     """The query's rows of the message log, in the order they were said, as they are read."""
     owner, params = owner_filter(query)
     days, bounds = day_range("calendar_date", query)

@@ -39,6 +39,7 @@ from app.backup.restore import RestoreDeclined, RestoreFailed, restore
 from app.core.clock import zone_named
 from app.core.i18n import LANGUAGES
 from app.core.settings import Settings
+from app.storage.connection import Connection
 from app.storage.database import connect_postgres, redact_url
 from app.storage.datadir import DataDirInUse
 from app.storage.files import NotRegular, open_regular, private_file
@@ -286,7 +287,7 @@ def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> 
 
 def _export_files(
     exporter: Any,
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: ExportQuery,
     folder: Path,
     fmt: str,
@@ -350,7 +351,7 @@ def _source(path: Path) -> Iterator[BinaryIO]:
 
 
 @contextlib.contextmanager
-def _locked_database(settings: Settings, in_app: str) -> Iterator[sqlite3.Connection]:
+def _locked_database(settings: Settings, in_app: str) -> Iterator[Connection]:
     """The store, migrated, for an import to write (in its own transaction), under the data
     dir's lock: refused while an app runs (`in_app`: where to import then)."""
     from app.storage.database import connect
@@ -381,17 +382,18 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     exporter = exporter_for_document(raw)
     # A chat export's lists and reminders are checked with the rest before anything is written.
     target = ImportTarget(user_id, {c.id for c in CharacterBook(settings).all(user_id)})
-    kept = exporter.read_kept(raw, target) if isinstance(exporter, ChatExporter) else None
+    chat = exporter if isinstance(exporter, ChatExporter) else None
+    kept = chat.read_kept(raw, target) if chat is not None else None
     with _locked_database(settings, "import in the app's settings (Backup)") as conn:
         with conn:
             result = exporter.import_document(conn, target, raw)
         answer = result.as_dict()
-        if kept is not None and (kept.lists or kept.reminders):
+        if chat is not None and kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
                 answer = with_parts(
                     result,
                     asyncio.run(
-                        on_redis(url, lambda redis: exporter.import_kept(redis, user_id, kept))
+                        on_redis(url, lambda redis: chat.import_kept(redis, user_id, kept))
                     ),
                 )
     print(

@@ -30,6 +30,7 @@ from typing import Any
 
 from app.core.user_names import valid_user_name
 from app.storage import dialect
+from app.storage.connection import Connection
 from app.storage.database import STREAM_ROWS, connect_postgres, stream_rows
 from app.storage.install import INSTALL_TABLE
 from app.storage.migrations import MIGRATIONS_TABLE, apply_migrations
@@ -173,7 +174,7 @@ def check_backup_database(path: Path, *, accounts_included: bool) -> tuple[list[
     return [], accounts
 
 
-def table_exists(conn: sqlite3.Connection, table: str, *, schema: str = "main") -> bool:
+def table_exists(conn: Connection, table: str, *, schema: str = "main") -> bool:
     if dialect.is_postgres(conn):
         return table in dialect.tables(conn)
     row = conn.execute(
@@ -186,7 +187,7 @@ def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [row[1] for row in conn.execute(f"PRAGMA main.table_info({table})")]
 
 
-def count_contents(conn: sqlite3.Connection) -> dict[str, int]:
+def count_contents(conn: Connection) -> dict[str, int]:
     """What a backup holds, for the manifest and the restore question: users with data or an
     account, their calendar days with messages or a journal day, journal entries not in the
     trash, messages. A table that does not exist (yet) counts 0."""

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from app.backup.exports import ExportError, ImportTarget
 from app.core.i18n import texts
 from app.journal.media import MediaRefused
 from app.journal.rows import append_version, ensure_day, ensure_space, new_id
+from app.storage.connection import Connection
 
 ITEM_BREAK = "\n\n* * *\n\n"
 NOT_IN_ARCHIVE = "not_in_archive"  # why a photo was not stored: the export holds no file
@@ -140,7 +140,7 @@ def check_diary(diary: Diary, max_chars: int) -> None:
 
 
 def import_diary(
-    conn: sqlite3.Connection, target: ImportTarget, diary: Diary, *, max_chars: int
+    conn: Connection, target: ImportTarget, diary: Diary, *, max_chars: int
 ) -> DiaryResult:
     """Write the diary's new items as entries (in the caller's transaction)."""
     check_diary(diary, max_chars)

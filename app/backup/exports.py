@@ -24,15 +24,15 @@ each section's list. One file per item (`files`, the journal's) is streamed as a
 (`stream_zip`), a file on disk among them (an entry's photo) copied into it as it is read.
 An import is decoded off the event loop, item by item (`read_document`).
 
-Exporters read and write through a `sqlite3.Connection` they are given: the app passes one
-of its database's connections (the one writer for imports), the CLI its own.
+Exporters read and write through a connection of either engine they are given (`Connection`,
+`app.storage.connection`): the app passes one of its database's connections (the one writer for
+imports), the CLI its own.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import os
-import sqlite3
 import time
 import zipfile
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
@@ -45,6 +45,7 @@ import msgspec
 from app.core import json_input
 from app.core.clock import FIRST_MOMENT, LAST_MOMENT, read_date
 from app.core.text import is_blank
+from app.storage.connection import Connection
 from app.storage.files import open_regular
 
 FORMAT_VERSION = 1
@@ -101,13 +102,13 @@ class Exporter(Protocol):
     document_kind: str  # the document's "kind": "novaberg.chat"
     also_reads: tuple[str, ...]  # other kinds its import takes (older or narrower exports)
 
-    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+    def sections(self, conn: Connection, query: ExportQuery) -> list[Section]:
         """The document's lists after its head, in order."""
         ...
 
     def markdown(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         query: ExportQuery,
         head: dict[str, Any],
         language: str | None = None,
@@ -118,7 +119,7 @@ class Exporter(Protocol):
         ...
 
     def import_document(
-        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
+        self, conn: Connection, target: ImportTarget, raw: bytes
     ) -> ImportResult: ...
 
 
@@ -207,7 +208,7 @@ def document_kind(raw: bytes) -> str:
 
 def stream(
     exporter: Exporter,
-    conn: sqlite3.Connection,
+    conn: Connection,
     query: ExportQuery,
     fmt: ExportFormat,
     language: str | None = None,
@@ -230,8 +231,8 @@ def stream(
 
 
 def stream_zip(
-    files: Callable[[sqlite3.Connection], Iterable[tuple[str, str | Path]]],
-    conn: sqlite3.Connection,
+    files: Callable[[Connection], Iterable[tuple[str, str | Path]]],
+    conn: Connection,
 ) -> Iterator[bytes]:
     """A zip of the files `files(conn)` makes, in the order made, in chunks as they are
     written, read in one transaction: a text (name, UTF-8 text) deflated; a file on disk

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,6 +53,7 @@ from app.backup.exports import (
 )
 from app.core.i18n import long_date, texts
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
+from app.storage.connection import Connection
 from app.storage.database import stream_rows
 
 KIND = "novaberg.journal"
@@ -144,14 +144,14 @@ def _as_entry(current: CurrentEntry) -> Entry:
 class JournalExporter:
     name = "journal"
     document_kind = KIND
-    also_reads = (CURRENT_ONLY_KIND,)
+    also_reads: tuple[str, ...] = (CURRENT_ONLY_KIND,)
 
-    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+    def sections(self, conn: Connection, query: ExportQuery) -> list[Section]:
         return [("entries", (_entry(conn, row) for row in _entry_rows(conn, query)))]
 
     def markdown(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         query: ExportQuery,
         head: dict[str, Any],
         language: str | None = None,
@@ -163,7 +163,7 @@ class JournalExporter:
 
     def files(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         query: ExportQuery,
         fmt: Literal["md", "json"],
         language: str | None = None,
@@ -197,9 +197,7 @@ class JournalExporter:
                 for item in media:
                     yield f"{date}/{item['name']}", data_path / item["file"]
 
-    def import_document(
-        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
-    ) -> ImportResult:
+    def import_document(self, conn: Connection, target: ImportTarget, raw: bytes) -> ImportResult:
         shape: type[CurrentOnlyDocument | JournalDocument] = (
             CurrentOnlyDocument if document_kind(raw) == CURRENT_ONLY_KIND else JournalDocument
         )
@@ -256,7 +254,7 @@ def _heading(date: str, language: str | None) -> str:
     return long_date(dt.date.fromisoformat(date), language) if language else date
 
 
-def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
+def _present(conn: Connection, entry: Entry) -> bool:
     if conn.execute(
         "SELECT 1 FROM journal_entries WHERE entry_id = ?", (entry.entry_id,)
     ).fetchone():
@@ -272,7 +270,7 @@ def _present(conn: sqlite3.Connection, entry: Entry) -> bool:
     )
 
 
-def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
+def _entry_rows(conn: Connection, query: ExportQuery) -> Iterator[Any]:
     """(entry_id, date, created_at, current_version_id) of the query's entries not in the
     trash, by date, as they are read."""
     sql = (
@@ -286,7 +284,7 @@ def _entry_rows(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[Any]:
     return stream_rows(conn, sql + days + " ORDER BY d.calendar_date", params + bounds)
 
 
-def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
+def _entry(conn: Connection, row: Any) -> dict[str, Any]:
     entry_id, date, created_at, current = row
     versions = []
     for version in conn.execute(
@@ -319,7 +317,7 @@ def _entry(conn: sqlite3.Connection, row: Any) -> dict[str, Any]:
     }
 
 
-def _media(conn: sqlite3.Connection, entry_id: str) -> list[dict[str, Any]]:
+def _media(conn: Connection, entry_id: str) -> list[dict[str, Any]]:
     """The entry's photos as the document lists them (`file`: the path in the data dir)."""
     return [
         {
@@ -339,13 +337,13 @@ def _media(conn: sqlite3.Connection, entry_id: str) -> list[dict[str, Any]]:
     ]
 
 
-def _current_texts(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
+def _current_texts(conn: Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:
     """(date, current text) of each entry the export holds."""
     for entry_id, date, _, current in _entry_rows(conn, query):
         yield date, _current_text(conn, entry_id, current)
 
 
-def _current_text(conn: sqlite3.Connection, entry_id: str, current: str) -> str:
+def _current_text(conn: Connection, entry_id: str, current: str) -> str:
     row = conn.execute(
         "SELECT text FROM journal_entry_versions WHERE entry_id = ? AND version_id = ?",
         (entry_id, current),

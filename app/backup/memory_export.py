@@ -17,7 +17,6 @@ names its correction.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from typing import Any, Literal
 
@@ -38,6 +37,7 @@ from app.backup.exports import (
 )
 from app.core.clock import calendar_date
 from app.memory.long_term import KINDS, insert_memory
+from app.storage.connection import Connection
 from app.storage.database import stream_rows
 
 KIND = "novaberg.memories"
@@ -83,12 +83,12 @@ class MemoryExporter:
     document_kind = KIND
     also_reads: tuple[str, ...] = ()
 
-    def sections(self, conn: sqlite3.Connection, query: ExportQuery) -> list[Section]:
+    def sections(self, conn: Connection, query: ExportQuery) -> list[Section]:
         return [("memories", _memories(conn, query))]
 
     def markdown(
         self,
-        conn: sqlite3.Connection,
+        conn: Connection,
         query: ExportQuery,
         head: dict[str, Any],
         language: str | None = None,
@@ -119,9 +119,7 @@ class MemoryExporter:
                 line += f" — corrected by {memory['superseded_by']}"
             yield line + "\n"
 
-    def import_document(
-        self, conn: sqlite3.Connection, target: ImportTarget, raw: bytes
-    ) -> ImportResult:
+    def import_document(self, conn: Connection, target: ImportTarget, raw: bytes) -> ImportResult:
         document = read_document(raw, MemoryDocument, "memory export")
         for memory in document.memories:
             _check(memory, target)
@@ -147,7 +145,7 @@ class MemoryExporter:
         return ImportResult(KIND, imported, len(document.memories) - imported)
 
 
-def _memories(conn: sqlite3.Connection, query: ExportQuery) -> Iterator[dict[str, Any]]:
+def _memories(conn: Connection, query: ExportQuery) -> Iterator[dict[str, Any]]:
     """The query's memories, by character and the order they were told, as they are read."""
     owner, params = owner_filter(query)
     for row in stream_rows(

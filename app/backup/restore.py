@@ -79,6 +79,7 @@ from app.backup.database import (
 )
 from app.core.lifetime import crash_point
 from app.core.settings import Settings
+from app.storage.connection import Connection
 from app.storage.database import connect_postgres
 from app.storage.datadir import (
     RESTORE_MARKER,
@@ -136,6 +137,7 @@ def check(folder: Path) -> Checked:
 
 
 def current_counts(data_path: Path, database_url: str | None = None) -> dict[str, int] | None:
+    conn: Connection
     if database_url:
         conn = connect_postgres(database_url, readonly=True)
         try:

@@ -39,24 +39,28 @@ from app.backup.archive import (
 from app.core import log as logctx
 from app.core.background import Ticker
 from app.core.clock import local_moment, zone_named
+from app.core.refusal import RefusedKind
 from app.core.settings import Settings
-from app.storage.embedded_redis import EmbeddedRedis
 
 log = logging.getLogger(__name__)
 
 DAILY_CHECK_SECONDS = 3600.0
 
 
-class BackupBusy(BackupError):
-    """A backup is being taken already."""
+class BackupBusy(RefusedKind, BackupError):
+    """A backup is being taken already: 409 `backup_running`."""
+
+    STATUS, CODE = 409, "backup_running"
 
 
 class BackupService:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, redis_url: str) -> None:
+        """`redis_url`: the Redis in use (the setting's, or the embedded one the wiring
+        started)."""
         self.settings = settings
         self.directory = settings.data_path / BACKUPS_DIR
         self.embedded_redis_dir = None if settings.redis_url else redis_dir(settings.data_path)
-        self.redis_url = settings.redis_url or EmbeddedRedis(redis_dir(settings.data_path)).url
+        self.redis_url = redis_url
         self._lock = asyncio.Lock()
         self._stopping = threading.Event()
         self._running: asyncio.Future[Backup] | None = None

@@ -62,6 +62,7 @@ from app.characters.catalog import UNSET, Character, CharacterCatalog
 from app.characters.lore import Lorebook, LoreError, read_book
 from app.core.i18n import LANGUAGES, language_of
 from app.core.log import fields
+from app.core.refusal import RefusedKind
 from app.core.settings import Settings
 from app.memory.state import CharacterState, in_unit_range
 
@@ -101,8 +102,10 @@ Kind = Literal["built_in", "shared", "own"]
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
-class CharacterError(ValueError):
+class CharacterError(RefusedKind, ValueError):
     """A character definition that cannot be used; the message names what is wrong."""
+
+    STATUS, CODE = 400, "invalid_character"
 
 
 @dataclass(frozen=True, slots=True)

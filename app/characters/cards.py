@@ -23,6 +23,8 @@ offline model's detector) and the baseline the seed's. A field left at its spec 
 (`tags: []`, `creator: ""`, …) is not kept: an export writes the defaults anyway, so import →
 export → import gives the same definition. `post_history_instructions` is kept but not used:
 the product's own rules come last in every prompt, and a card cannot place text after them.
+
+One module: the one mapping above, read in and written out, so both directions agree.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from app.characters.book import (
     baseline_data,
 )
 from app.core.i18n import LANGUAGES
+from app.core.refusal import RefusedKind
 from app.llm.offline.text import language as detect_language
 
 Spec = Literal["v2", "v3"]
@@ -87,8 +90,10 @@ MAX_DEPTH = 32
 NAMED_CHUNKS = 10  # a warning names this many of the PNG's other text chunks, then counts
 
 
-class CardError(ValueError):
+class CardError(RefusedKind, ValueError):
     """A file that is not a usable character card; the message names the problem."""
+
+    STATUS, CODE = 400, "invalid_card"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,8 @@ from pathlib import Path
 
 from PIL import Image, PngImagePlugin, UnidentifiedImageError
 
+from app.core.refusal import RefusedKind
+
 FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
 MAX_PIXELS = 4096 * 4096  # decoded size refused above this (a 12-megapixel photo fits)
 MAX_SIDE = 1024  # a stored picture is at most this wide and high
@@ -32,8 +34,10 @@ PLACEHOLDER_SIZE = (400, 600)  # portrait, as card sites show them
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-class PictureError(ValueError):
+class PictureError(RefusedKind, ValueError):
     """Not a picture this app takes; the message says why."""
+
+    STATUS, CODE = 400, "invalid_picture"
 
 
 def _open(raw: bytes) -> Image.Image:

@@ -29,8 +29,15 @@ from app.characters import cards, pictures
 from app.characters.book import CharacterDefinition, CharacterError, baseline_data
 from app.characters.cards import ImportedCard, slug
 from app.characters.store import CharacterExists, CharacterStore
+from app.core.refusal import RefusedKind
 
 COPY_SUFFIXES = range(2, 100)
+
+
+class UnknownCharacter(RefusedKind, LookupError):
+    """No character of that id for this user: 404 `unknown_character`."""
+
+    STATUS, CODE = 404, "unknown_character"
 
 
 class BaselineFields(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -138,7 +145,7 @@ class Characters:
     def find(self, user_id: str, character_id: str) -> CharacterDefinition:
         definition = self.book.get(user_id, character_id)
         if definition is None:
-            raise LookupError(f"no character {character_id!r}")
+            raise UnknownCharacter(f"no character {character_id!r}")
         return definition
 
     # --- the editor ------------------------------------------------------------------------

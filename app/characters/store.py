@@ -40,9 +40,13 @@ CARD_SUFFIX = ".card.json"
 class CharacterExists(CharacterError):
     """The id is taken in the user's characters (built in, shared or their own)."""
 
+    STATUS, CODE = 409, "character_exists"
+
 
 class NotOwn(CharacterError):
     """The character is not one of the user's own (there is nothing of theirs to change)."""
+
+    STATUS, CODE = 409, "not_own"
 
 
 class NoDataDir(CharacterError):

@@ -29,7 +29,7 @@ import re
 from typing import Any
 
 from app.llm.offline import text as tx
-from app.llm.offline.handlers import OfflineRequest
+from app.llm.offline.handlers import Answers, OfflineRequest
 from app.memory.words import content_words, same_word
 from app.pipeline import offline
 from app.pipeline.offline import Frame
@@ -166,4 +166,8 @@ def responder(request: OfflineRequest) -> str:
     return str(offline.responder(request))
 
 
-PURPOSE_HANDLERS = {"consolidation": consolidation, "salience": salience, "responder": responder}
+PURPOSE_HANDLERS: Answers = {
+    "consolidation": consolidation,
+    "salience": salience,
+    "responder": responder,
+}

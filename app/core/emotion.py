@@ -67,12 +67,12 @@ class ListedEmotion(msgspec.Struct):
 
     @property
     def intent(self) -> str:
-        intentions: list[str] = self.intentions  # type: ignore[attr-defined]
+        intentions: list[str] = self.intentions  # type: ignore[attr-defined]  # each subclass declares it
         return intentions[0] if intentions else ""
 
     @property
     def prompt_topic(self) -> str:
-        topics: list[str] = self.topics  # type: ignore[attr-defined]
+        topics: list[str] = self.topics  # type: ignore[attr-defined]  # each subclass declares it
         return topics[0] if topics else ""
 
 

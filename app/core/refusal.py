@@ -5,6 +5,8 @@ result that cannot become a proposal); the API's error middleware answers every 
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 
 class Refused(Exception):
     def __init__(
@@ -15,3 +17,14 @@ class Refused(Exception):
         self.code = code
         self.message = message
         self.headers = headers or {}
+
+
+class RefusedKind(Refused):
+    """A room's refusal whose status and code are its class's (`STATUS`, `CODE`), raised with
+    its message alone: `class NotOwn(RefusedKind): STATUS, CODE = 409, "not_own"`."""
+
+    STATUS: ClassVar[int] = 400
+    CODE: ClassVar[str] = "invalid_request"
+
+    def __init__(self, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(self.STATUS, self.CODE, message, headers)

@@ -49,6 +49,7 @@ from typing import Any, Literal
 import platformdirs
 
 from app.core.clock import UnknownZone, zone_named
+from app.core.refusal import RefusedKind
 
 ENV_PREFIX = "NOVABERG_"
 CONFIG_FILE = "config.toml"
@@ -700,8 +701,11 @@ SETTINGS: tuple[Setting, ...] = _rows()
 SETTINGS_BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}
 
 
-class SettingsError(Exception):
-    """A setting has a bad value; the message names the setting and its source."""
+class SettingsError(RefusedKind):
+    """A setting has a bad value; the message names the setting and its source (a change
+    through the API: 400 `invalid_setting`)."""
+
+    STATUS, CODE = 400, "invalid_setting"
 
 
 def _made(values: Mapping[str, Any], sources: Mapping[str, str]) -> Settings:

@@ -31,6 +31,7 @@ import msgspec
 from app.core import log as logctx
 from app.core.background import cancel_and_wait
 from app.core.lanes import in_background
+from app.core.refusal import RefusedKind
 from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
@@ -62,8 +63,10 @@ class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", 
     error: dict[str, str] | None = None
 
 
-class NoUserSources(Exception):
+class NoUserSources(RefusedKind):
     """The selected conversations hold no user text (422 `no_user_sources`)."""
+
+    STATUS, CODE = 422, "no_user_sources"
 
 
 # Sends a message to every WebSocket of a user (the runtime's hub, given by the wiring).
@@ -76,6 +79,7 @@ class JournalJobs:
     def __init__(
         self,
         store: JournalStore,
+        profiles: ProfileService,
         gateway: Gateway,
         settings: Settings,
         publish: Publish | None,
@@ -87,6 +91,7 @@ class JournalJobs:
         one when not given). `owner_dead`: whether another owner is gone; without it this
         process is the store's only one, so every other owner is."""
         self.store = store
+        self.profiles = profiles  # the app's one (its identity registry the API's)
         self.gateway = gateway
         self.settings = settings
         self.publish = publish
@@ -227,7 +232,7 @@ class JournalJobs:
     async def _generate(self, job: _Job) -> str:
         user_id, job_id, date = job.user_id, job.job_id, job.date
         # The writing profile's compiled brief (the default brief until it is confirmed).
-        brief = await ProfileService(self.store.db, self.settings).journal_brief(user_id)
+        brief = await self.profiles.journal_brief(user_id)
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
         (_, (first, second_prompt, planned, window_source)) = await asyncio.gather(

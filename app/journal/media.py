@@ -46,6 +46,7 @@ from app.core.refusal import Refused
 from app.core.settings import Settings
 from app.journal.models import Asset
 from app.journal.rows import entry_row, new_id, require_live
+from app.storage.connection import Connection
 from app.storage.database import Database
 from app.storage.errors import Missing
 
@@ -309,7 +310,7 @@ class MediaStore:
 
 
 def add_media_sync(
-    conn: sqlite3.Connection,
+    conn: Connection,
     settings: Settings,
     user_id: str,
     entry_id: str,
@@ -343,7 +344,7 @@ def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) ->
 
 
 def insert_media(
-    conn: sqlite3.Connection, root: Path, user_id: str, entry_id: str, name: str, decoded: Decoded
+    conn: Connection, root: Path, user_id: str, entry_id: str, name: str, decoded: Decoded
 ) -> MediaAsset:
     """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""

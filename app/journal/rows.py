@@ -23,6 +23,7 @@ from app.journal.models import (
     JobError,
     VersionSource,
 )
+from app.storage.connection import Connection
 from app.storage.errors import Conflict, Missing
 
 
@@ -30,7 +31,7 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
+def ensure_space(conn: Connection, user_id: str) -> str:
     conn.execute(
         "INSERT INTO journal_spaces (space_id, user_id, created_at) "
         "VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
@@ -41,7 +42,7 @@ def ensure_space(conn: sqlite3.Connection, user_id: str) -> str:
     ).fetchone()[0]
 
 
-def ensure_day(conn: sqlite3.Connection, user_id: str, date: str) -> str:
+def ensure_day(conn: Connection, user_id: str, date: str) -> str:
     space_id = ensure_space(conn, user_id)
     conn.execute(
         "INSERT INTO journal_days (day_id, space_id, calendar_date, "
@@ -62,7 +63,7 @@ ENTRY_OF_USER = (
 )
 
 
-def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.Row:
+def entry_row(conn: Connection, user_id: str, entry_id: str) -> sqlite3.Row:
     row = conn.execute(ENTRY_OF_USER, (user_id, entry_id)).fetchone()
     if row is None:
         raise Missing(f"no journal entry {entry_id!r}")
@@ -70,7 +71,7 @@ def entry_row(conn: sqlite3.Connection, user_id: str, entry_id: str) -> sqlite3.
 
 
 def append_version(
-    conn: sqlite3.Connection,
+    conn: Connection,
     entry_id: str,
     origin: str,
     text: str,
@@ -99,7 +100,7 @@ def append_version(
     return version_id
 
 
-def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, str]]:
+def version_refs(conn: Connection, version_id: str) -> list[tuple[str, str]]:
     return [
         (r[0], r[1])
         for r in conn.execute(
@@ -110,7 +111,7 @@ def version_refs(conn: sqlite3.Connection, version_id: str) -> list[tuple[str, s
     ]
 
 
-def draft_refs(conn: sqlite3.Connection, draft_id: str) -> list[sqlite3.Row]:
+def draft_refs(conn: Connection, draft_id: str) -> list[sqlite3.Row]:
     return conn.execute(
         "SELECT source_id, conversation_id, message_id, act FROM "
         "journal_draft_source_refs WHERE draft_id = ? ORDER BY position",
@@ -147,7 +148,7 @@ def draft_of(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> Draft:
     )
 
 
-def entry_of(conn: sqlite3.Connection, row: sqlite3.Row) -> Entry:
+def entry_of(conn: Connection, row: sqlite3.Row) -> Entry:
     versions = [
         EntryVersion(
             version_id=version["version_id"],

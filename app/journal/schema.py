@@ -71,7 +71,7 @@ def _refusing_unknown(t: mi.Type) -> Any:
     this schema nests them) and takes any value (the schema's own decoding checks the
     values): what `unknown_key` decodes with."""
     if isinstance(t, mi.ListType):
-        return list[_refusing_unknown(t.item_type)]  # type: ignore[misc]
+        return list[_refusing_unknown(t.item_type)]  # type: ignore[misc]  # a type made at run time
     if isinstance(t, mi.StructType):
         return msgspec.defstruct(
             f"{t.cls.__name__}_keys",

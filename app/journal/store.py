@@ -21,6 +21,7 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from app.journal.day import Conversation, DayMessage, Source
 from app.journal.models import DaySummary, Draft, Entry, FailedJob, Job
@@ -60,7 +61,7 @@ class StoredBase:
     current version (`entry`, its version id) or, without an entry, the day's current draft
     (`draft`, its draft id)."""
 
-    origin: str
+    origin: Literal["entry", "draft"]
     ref_id: str
     text: str
 

@@ -47,7 +47,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -440,7 +440,7 @@ class Gateway:
         max_tokens: int,
         temperature: float,
         user_id: str | None,
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         await self.ready()
         provider = self.provider
         trace = Trace(purpose, provider.name, provider.model, stream=True)

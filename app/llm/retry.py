@@ -14,7 +14,7 @@ import contextlib
 import logging
 import random
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TypeVar
 
 import msgspec
@@ -60,7 +60,7 @@ class Retries:
 
     async def stream(
         self, provider: Provider, call: Call, trace: Trace, unmasker: StreamUnmasker | None
-    ) -> AsyncIterator[str]:
+    ) -> AsyncGenerator[str, None]:
         """The pieces of one streamed answer (demasked when `unmasker` is given); retried
         only while nothing was yielded."""
         first_try = time.monotonic()

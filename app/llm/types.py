@@ -6,7 +6,7 @@ them several times faster."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from typing import Any, Literal, TypedDict
 
 import msgspec
@@ -95,7 +95,7 @@ class TextStream:
     `completion` holds the whole answer with usage."""
 
     def __init__(self) -> None:
-        self._generator: AsyncIterator[str] | None = None
+        self._generator: AsyncGenerator[str, None] | None = None
         self.completion: Completion | None = None
 
     def __aiter__(self) -> TextStream:
@@ -107,7 +107,7 @@ class TextStream:
 
     async def aclose(self) -> None:
         if self._generator is not None:
-            await self._generator.aclose()  # type: ignore[attr-defined]
+            await self._generator.aclose()
 
 
 def check_call(

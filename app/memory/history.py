@@ -36,6 +36,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.refusal import RefusedKind
 from app.memory.recall import MAX_TERMS, lookup_terms
 from app.memory.views import LineView
 from app.storage import dialect
@@ -47,8 +48,10 @@ _RANK_LOG, _RANK_IMPORT = 0, 1
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-class InvalidCursor(ValueError):
-    """A cursor this module did not make."""
+class InvalidCursor(RefusedKind, ValueError):
+    """A cursor this module did not make (400 `invalid_cursor`)."""
+
+    STATUS, CODE = 400, "invalid_cursor"
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -65,13 +68,15 @@ class Key:
         return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def parse_cursor(cursor: str) -> Key:
-    """The key a cursor names; `InvalidCursor` for anything `Key.cursor` did not write."""
+def parse_cursor(cursor: str, name: str = "cursor") -> Key:
+    """The key a cursor names; `InvalidCursor` (naming the cursor `name`) for anything
+    `Key.cursor` did not write."""
+    refused = InvalidCursor(f"{name} is not a cursor this server gave")
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
         date, at, rank, row = json.loads(raw)
-    except (ValueError, TypeError) as exc:
-        raise InvalidCursor(f"not a history cursor: {exc}") from None
+    except (ValueError, TypeError):
+        raise refused from None
     if not (
         isinstance(date, str)
         and _DATE.fullmatch(date)
@@ -81,7 +86,7 @@ def parse_cursor(cursor: str) -> Key:
         and isinstance(row, int)
         and not isinstance(row, bool)
     ):
-        raise InvalidCursor("not a history cursor")
+        raise refused
     return Key(date, float(at), rank, row)
 
 

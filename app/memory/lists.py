@@ -91,6 +91,17 @@ def normalize(name: str) -> str:
     return " ".join(name.split()).casefold()
 
 
+class ListStores:
+    """The named lists of every pair over one Redis, built once by the wiring: `of()` gives
+    one pair's `ListStore` (a view that remembers what it read for its next write)."""
+
+    def __init__(self, redis: aioredis.Redis) -> None:
+        self.redis = redis
+
+    def of(self, user_id: str, character_id: str) -> ListStore:
+        return ListStore(self.redis, user_id, character_id)
+
+
 class ListStore:
     def __init__(self, redis: aioredis.Redis, user_id: str, character_id: str) -> None:
         self.redis = redis

@@ -45,6 +45,7 @@ from app.memory.recall import (
 from app.memory.views import MemoryView
 from app.memory.words import query_terms
 from app.storage import dialect
+from app.storage.connection import Connection
 from app.storage.database import Database
 from app.storage.migrations import memory_text_key
 
@@ -442,7 +443,7 @@ def _apply_one(
     applied.added.append(new_id)
 
 
-def insert_memory(conn: sqlite3.Connection, row: Mapping[str, Any]) -> bool:
+def insert_memory(conn: Connection, row: Mapping[str, Any]) -> bool:
     """Write one memory (columns of `memories` by name, `memory_id`, `user_id` and
     `character_id` among them) with the next row id of its pair — one below the pair's
     newest, so within a pair a newer memory has a smaller id (migration

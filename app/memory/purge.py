@@ -11,6 +11,7 @@ sets lose the user's members; login sessions of the user end. Turn and message r
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 
 import redis
 
@@ -19,7 +20,7 @@ from app.memory import keys
 SCAN_BATCH = 500
 
 
-def _builders(params: list[str]) -> list[object]:
+def _builders(params: list[str]) -> list[Callable[..., str]]:
     return [
         builder
         for name, builder in vars(keys).items()
@@ -65,5 +66,5 @@ def purge_user(client: redis.Redis, user_id: str) -> int:
     return removed
 
 
-def _text(value: object) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value  # type: ignore[return-value]
+def _text(value: str | bytes | None) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value

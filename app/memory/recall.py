@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from app.memory.words import query_terms
 from app.storage import dialect
+from app.storage.connection import Connection
 from app.storage.migrations import PAIR_ROWS
 
 MAX_TERMS = 12  # words of a block looked up, the longest first
@@ -62,7 +63,7 @@ def score(relevance: float, importance: float, refreshed_at: float, now: float) 
     return relevance * weight(importance, refreshed_at, now)
 
 
-def pair_range(conn: sqlite3.Connection, user_id: str, character_id: str) -> tuple[int, int] | None:
+def pair_range(conn: Connection, user_id: str, character_id: str) -> tuple[int, int] | None:
     """The row ids the pair's memories own (first, last), or None: it has none."""
     row = conn.execute(
         "SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?",

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import builtins  # the class's method `list` hides the builtin in its body's annotations
 import datetime as dt
+import logging
 import math
 import time
 import uuid
@@ -55,8 +56,13 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
 from app.core.clock import attach_zone
+from app.core.log import fields
+from app.core.refusal import RefusedKind
 from app.memory import keys
 from app.memory.commit import Blind, Write
+from app.storage.errors import Missing
+
+log = logging.getLogger(__name__)
 
 Status = Literal["pending", "claimed", "fired", "done"]
 OPEN: tuple[Status, ...] = ("pending", "claimed")  # what the cap counts
@@ -68,14 +74,34 @@ ATTEMPTS = 10  # compare-and-set rounds before a change gives up
 Problem = Literal["not_a_time", "past", "too_far"]
 
 
-class DueTimeRefused(ValueError):
+class DueTimeRefused(RefusedKind, ValueError):
+    """A due time a new reminder cannot have (400 `invalid_due_at`); `problem` says why."""
+
+    STATUS, CODE = 400, "invalid_due_at"
+
     def __init__(self, problem: Problem, message: str) -> None:
         super().__init__(message)
         self.problem = problem
 
 
-class TooManyReminders(Exception):
-    """The pair already has `max_reminders_per_pair` pending reminders."""
+class TooManyReminders(RefusedKind):
+    """The pair already has `max_reminders_per_pair` pending reminders (429)."""
+
+    STATUS, CODE = 429, "too_many_reminders"
+
+    def __init__(self, cap: int) -> None:
+        super().__init__(f"at most {cap} reminders may be pending per character")
+
+
+def cap_reached(user_id: str, character_id: str, cap: int) -> TooManyReminders:
+    """The refusal of a reminder past the pair's cap, logged where the store refuses it."""
+    log.warning(
+        "reminder refused: cap",
+        extra=fields(
+            user_id=user_id, character_id=character_id, limit=cap, setting="max_reminders_per_pair"
+        ),
+    )
+    return TooManyReminders(cap)
 
 
 def check_due_at(due_at: float, now: float, max_days_ahead: int) -> None:
@@ -181,16 +207,18 @@ class ReminderChange(msgspec.Struct, kw_only=True, tag="reminder_change"):
     cap: int | None = None
 
 
-class ReminderMissing(LookupError):
-    """No such reminder of this pair."""
+class ReminderMissing(Missing):
+    """No such reminder of this pair: 404 `not_found`."""
 
 
 class ReminderBusy(Exception):
     """The reminder is being delivered right now (claimed): it cannot be changed."""
 
 
-class DueTimeError(ValueError):
-    """A due time that cannot be read as a moment."""
+class DueTimeError(RefusedKind, ValueError):
+    """A due time that cannot be read as a moment (400 `invalid_due_at`)."""
+
+    STATUS, CODE = 400, "invalid_due_at"
 
 
 def parse_due(value: str | float, *, zone: dt.tzinfo | None) -> float:
@@ -293,7 +321,7 @@ class ReminderStore:
             args=[reminder.id, _ENCODER.encode(reminder), due_at, reminder.member, cap],
         )
         if not added:
-            raise TooManyReminders(f"{cap} reminders are open already")
+            raise cap_reached(user_id, character_id, cap)
         return reminder
 
     def add_write(self, reminder: Reminder) -> Write:
@@ -376,8 +404,8 @@ class ReminderStore:
             answer = await self._write(current, raw, new, cap=cap if opens else None)
             if answer == _WRITTEN:
                 return new
-            if answer == _AT_CAP:
-                raise TooManyReminders(f"{cap} reminders are open already")
+            if answer == _AT_CAP and cap is not None:  # only a write given a cap is at it
+                raise cap_reached(user_id, character_id, cap)
         raise RuntimeError(f"reminder {reminder_id!r} kept changing; gave up after {ATTEMPTS}")
 
     async def restore(self, reminders: builtins.list[Reminder]) -> int:

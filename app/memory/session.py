@@ -294,7 +294,7 @@ class _MarkWrite:
         self.pair = keys.pair_id(user_id, character_id)
         self.turn_ids = turn_ids
         self.success = success
-        self.marks: list[tuple[int, str]] = []
+        self.marks: list[tuple[int, bytes]] = []
 
     async def read(self, pipe: Pipeline) -> None:
         raws = keys.texts(await pipe.lrange(self.keys[0], 0, -1))
@@ -312,7 +312,7 @@ class _MarkWrite:
 
     def queue(self, pipe: Pipeline) -> None:
         for index, raw in self.marks:
-            pipe.lset(self.keys[0], index, raw)
+            pipe.lset(self.keys[0], index, raw)  # type: ignore[arg-type]  # redis-py types lset's value str; it sends bytes as every command does
         if self.marks:
             pipe.expire(self.keys[0], self.ttl)
             pipe.expire(self.keys[1], self.ttl)

@@ -34,6 +34,7 @@ import logging
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
+from redis.typing import EncodableT, FieldT
 
 from app.core.emotion import STORED_NAMES
 from app.core.log import fields
@@ -195,7 +196,7 @@ def save_stance_write(user_id: str, character_id: str, stance: Stance) -> Write:
     return Blind(lambda pipe: _queue_replace(pipe, key, mapping))
 
 
-def _queue_replace(pipe: Pipeline, key: str, mapping: dict[str, str]) -> None:
+def _queue_replace(pipe: Pipeline, key: str, mapping: dict[FieldT, EncodableT]) -> None:
     pipe.delete(key)
     pipe.hset(key, mapping=mapping)
 
@@ -218,8 +219,10 @@ def _stance_from_hash(stored: dict[str, str], pair: str) -> Stance:
     return stance
 
 
-def _stance_to_hash(stance: Stance) -> dict[str, str]:
-    wire = {name: repr(value) for name, value in stance.quantities.items()}
+def _stance_to_hash(stance: Stance) -> dict[FieldT, EncodableT]:
+    wire: dict[FieldT, EncodableT] = {
+        name: repr(value) for name, value in stance.quantities.items()
+    }
     wire.update(
         cluster=stance.cluster,
         turn_id=stance.turn_id,

@@ -32,6 +32,7 @@ from typing import Any, Literal
 import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
+from redis.typing import EncodableT, FieldT
 
 from app.core.emotion import LABELS, Emotion
 from app.core.log import fields
@@ -124,7 +125,7 @@ def _state_from_hash(stored: dict[str, str], pair: str) -> CharacterState:
     return CharacterState(**values)
 
 
-def _state_to_hash(state: CharacterState) -> dict[str, str]:
+def _state_to_hash(state: CharacterState) -> dict[FieldT, EncodableT]:
     wire = msgspec.to_builtins(state)
     return {name: "" if value is None else str(value) for name, value in wire.items()}
 

@@ -22,12 +22,14 @@ from app.characters.book import CharacterBook, CharacterDefinition
 from app.core.settings import Settings
 from app.llm.types import Completion
 from app.memory.commit import TurnGuard
+from app.memory.lists import ListStores
 from app.memory.long_term import LongTermMemory
 from app.memory.message_log import LogOutbox, MessageLog
 from app.memory.reminders import ReminderStore
 from app.memory.session import SessionMemory
 from app.memory.short_term import ShortTermMemory
 from app.pipeline.prompts import PURPOSES, Blocks, PromptLibrary, blocks_for
+from app.profiles.interaction.store import InteractionStore
 from app.storage.database import Database
 
 Stage = Callable[[str], Awaitable[None]]
@@ -35,9 +37,9 @@ Stage = Callable[[str], Awaitable[None]]
 
 @dataclass(slots=True)
 class Services:
-    """App-wide parts the pipelines use; built once when the app starts, with the stores over
-    its Redis and SQLite (`memory`, `short_term`, `reminders`, `message_log` and its
-    `log_outbox`, `long_term`).
+    """App-wide parts the pipelines use, handed in by the wiring, which builds each store
+    once and shares it with the API (`memory`, `short_term`, `reminders`, `lists`,
+    `long_term`, `interactions`); `message_log` and its `log_outbox` are the pipelines' own.
 
     The wake-ups reach background loops that start after the runtime (the reminder clock, the
     Pixie worker): callables that exist from the start, handed in by the wiring."""
@@ -47,25 +49,23 @@ class Services:
     db: Database
     characters: CharacterBook
     prompts: PromptLibrary
+    memory: SessionMemory
+    short_term: ShortTermMemory
+    reminders: ReminderStore
+    lists: ListStores
+    long_term: LongTermMemory
+    interactions: InteractionStore
     wake_clock: Callable[[], None] = lambda: None  # a reminder was added: re-read the index
     wake_pixie: Callable[[], None] = lambda: None  # a promotion trigger waits
     # long-term memories a prompt used (ids, when): the Pixie worker marks them
     memories_used: Callable[[list[str], float], None] = lambda ids, at: None
     clock: Callable[[], float] = time.time  # wall-clock now (epoch seconds)
-    memory: SessionMemory = field(init=False)
-    short_term: ShortTermMemory = field(init=False)
-    reminders: ReminderStore = field(init=False)
     message_log: MessageLog = field(init=False)
     log_outbox: LogOutbox = field(init=False)
-    long_term: LongTermMemory = field(init=False)
 
     def __post_init__(self) -> None:
-        self.memory = SessionMemory(self.redis, self.settings)
-        self.short_term = ShortTermMemory(self.redis, self.settings)
-        self.reminders = ReminderStore(self.redis)
         self.message_log = MessageLog(self.db)
         self.log_outbox = LogOutbox(self.redis, self.message_log, self.settings)
-        self.long_term = LongTermMemory(self.db)
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,7 @@ from app.core.lifetime import crash_point
 from app.core.log import fields
 from app.core.settings import CrashPoint
 from app.memory.commit import Write, commit
-from app.memory.lists import EditWrite, ListEdit, ListStore
+from app.memory.lists import EditWrite, ListEdit
 from app.memory.message_log import LoggedMessage, Promise
 from app.memory.pixie_queue import Trigger, new_trigger, push_write
 from app.memory.reminders import ChangeWrite, ReminderChange, ReminderToAdd
@@ -257,7 +257,7 @@ def _effect_writes(ctx: NodeContext, state: Path2State) -> list[Write]:
     for result in state.results:
         for effect in result.effects:
             if isinstance(effect, ListEdit):
-                store = ListStore(ctx.services.redis, state.user_id, state.character_id)
+                store = ctx.services.lists.of(state.user_id, state.character_id)
                 writes.append(store.edit_write(effect))
             elif isinstance(effect, ReminderChange):
                 writes.append(ctx.services.reminders.change_write(effect))

@@ -24,7 +24,7 @@ from app.llm.offline import handlers
 from app.llm.offline import text as tx
 from app.llm.offline.handlers import OfflineRequest, core_summary, perceive_text
 from app.pipeline.offline_rules import lists, reminders, routing
-from app.pipeline.prompts import BLOCKS, read_frame
+from app.pipeline.prompts import BLOCKS, Blocks, read_frame
 from app.pipeline.tribunal import strip_labels
 
 HEAVY_EMOTIONS = handlers.HEAVY
@@ -61,8 +61,8 @@ class Frame:
         return said[-1].text if said else ""
 
 
-def vars_of(blocks: object) -> list[str]:
-    return [getattr(blocks, name) for name in blocks.__dataclass_fields__]  # type: ignore[attr-defined]
+def vars_of(blocks: Blocks) -> list[str]:
+    return [getattr(blocks, name) for name in blocks.__dataclass_fields__]
 
 
 # --- router, planner, agents -------------------------------------------------------------------
@@ -237,7 +237,7 @@ def salience_character(request: OfflineRequest) -> dict[str, Any]:
     }
 
 
-PURPOSE_HANDLERS = {
+PURPOSE_HANDLERS: handlers.Answers = {
     "salience": salience,
     "router": router,
     "planner": planner,

@@ -20,14 +20,14 @@ from app.core.clock import zone_named
 from app.core.i18n import texts
 from app.core.log import fields
 from app.llm.errors import ModelError
-from app.memory.lists import ListStore
+from app.memory.long_term import Memory
 from app.pipeline.agents import AGENTS
 from app.pipeline.agents.lists import lists_text
 from app.pipeline.agents.reminders import reminders_text
 from app.pipeline.context import NodeContext
 from app.pipeline.prompts import frame
 from app.pipeline.recall import recall, recall_text
-from app.pipeline.schemas import Plan, PlanStep
+from app.pipeline.schemas import Plan, PlanStep, Route
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,8 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
     database thread while the model answers: it adds nothing to the turn's time)."""
     b = ctx.blocks
     kept_lists, kept_reminders = await kept_text(ctx, state)
+    routed: Route | BaseException
+    known: list[Memory] | BaseException
     routed, known = await asyncio.gather(
         ctx.ask_struct(
             "router",
@@ -59,16 +61,17 @@ async def route(ctx: NodeContext, state: Path2State) -> None:
         recall(ctx, state.user_id, state.character_id, recall_text(state)),
         return_exceptions=True,
     )  # both finish; then the first failure counts
-    for outcome in (routed, known):
-        if isinstance(outcome, BaseException):
-            raise outcome
+    if isinstance(routed, BaseException):
+        raise routed
+    if isinstance(known, BaseException):
+        raise known
     state.route, state.known = routed, known
 
 
 async def kept_text(ctx: NodeContext, state: Path2State) -> tuple[str, str]:
     """The pair's lists and open reminders as the agents' prompts show them."""
     existing, waiting = await asyncio.gather(
-        ListStore(ctx.services.redis, state.user_id, state.character_id).all(),
+        ctx.services.lists.of(state.user_id, state.character_id).all(),
         ctx.services.reminders.pending(state.user_id, state.character_id),
     )
     zone = zone_named(ctx.settings.timezone)

@@ -34,7 +34,6 @@ from app.pipeline.vocabulary import (
     UserBlock,
 )
 from app.profiles.interaction import profile as interaction
-from app.profiles.interaction.store import InteractionStore
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +55,7 @@ class PipelineHost:
         self.services = services
         self.gateway = gateway  # the one a background context calls (a turn's comes with it)
         self.on_path_run = on_path_run
-        self.interactions = InteractionStore(services.db)
+        self.interactions = services.interactions
 
     def background_context(self, user_id: str, character_id: str) -> NodeContext:
         """A context for model calls outside a turn (the Pixie worker): no stages to push,

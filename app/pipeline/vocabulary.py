@@ -98,6 +98,7 @@ from msgspec import UNSET, UnsetType
 from app.core.emotion import Emotion, UnitFloat
 from app.core.settings import Settings
 from app.memory.commit import TurnGuard
+from app.memory.session import SessionMemory
 
 EventSource = Literal["user", "character"]
 EventType = Literal["message", "continue", "awaiting_user"]
@@ -210,11 +211,11 @@ class Event(msgspec.Struct, Generic[Payload], kw_only=True):
 
     @property
     def turn_id(self) -> str | None:
-        return self.payload.turn_id or None  # type: ignore[attr-defined]
+        return self.payload.turn_id or None  # type: ignore[attr-defined]  # a type variable; every EventPayload has it
 
     @property
     def message_ids(self) -> list[str]:
-        return list(self.payload.message_ids)  # type: ignore[attr-defined]
+        return list(self.payload.message_ids)  # type: ignore[attr-defined]  # a type variable; every EventPayload has it
 
     @property
     def origin(self) -> ResponseOrigin:
@@ -248,6 +249,7 @@ class TurnRejected(Exception):
 class PipelineContext:
     settings: Settings
     redis: aioredis.Redis
+    memory: SessionMemory  # the pairs' sessions, the app's one store
     gateway: Any  # app.llm.Gateway (typed loosely: the runtime does not import providers)
     stage: Stage
     guard: TurnGuard | None  # what the turn's commit checks; None outside a running turn

@@ -21,6 +21,8 @@ import unicodedata
 from collections.abc import Collection
 from typing import Literal
 
+from app.core.refusal import RefusedKind
+
 Governance = Literal["learning", "advising", "frozen"]
 DEFAULT_GOVERNANCE = "advising"
 Origin = Literal["manual", "accepted", "automatic"]
@@ -108,8 +110,10 @@ def derive_key(label: str, taken: Collection[str] = ()) -> str:
 FORMAT_VERSION = 1  # `kansho.writing_profile`, `kansho.interaction_profile`, `kansho.profiles`
 
 
-class PortableError(Exception):
-    """The document cannot be imported (400); nothing is written."""
+class PortableError(RefusedKind):
+    """The document cannot be imported (400 `invalid_document`); nothing is written."""
+
+    STATUS, CODE = 400, "invalid_document"
 
 
 def check_name(raw: str, noun: str) -> None:

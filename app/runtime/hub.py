@@ -38,7 +38,7 @@ from aiohttp import web
 from app.core.background import Ticker, cancel_and_wait
 from app.core.log import fields
 from app.memory import keys
-from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsMessage, encode
+from app.runtime.wire import WS_DECODER, MessageAccepted, TurnState, WsAny, WsMessage, encode
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ class _Envelope(msgspec.Struct):
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
-def _identity(message: WsMessage) -> tuple[str, str] | None:
+def _identity(message: WsMessage | WsAny) -> tuple[str, str] | None:
     if isinstance(message, MessageAccepted):
         return ("message", message.message_id)
     if isinstance(message, TurnState):
@@ -267,7 +267,8 @@ class Hub:
     async def publish(self, user_id: str, message: WsMessage) -> None:
         shared = self.envelope(user_id, message)
         if shared is not None:
-            await self.redis.publish(*shared)  # type: ignore[union-attr]
+            assert self.redis is not None  # an envelope is made only with a Redis to send it
+            await self.redis.publish(*shared)
         else:
             self.fan_out(user_id, encode(message).decode())
 

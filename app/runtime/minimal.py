@@ -23,7 +23,6 @@ from app.llm import ModelError
 from app.llm.types import Message
 from app.memory.commit import commit
 from app.memory.render import render_history
-from app.memory.session import SessionMemory
 from app.memory.state import load_state
 from app.memory.turns import OCCASION_OF_ORIGIN, ROLE_ASSISTANT, ROLE_USER, Turn
 from app.pipeline.vocabulary import (
@@ -53,11 +52,7 @@ async def store_user_turn(ctx: PipelineContext, block: UserBlock) -> Path1Result
     await commit(
         ctx.redis,
         ctx.guard,
-        [
-            SessionMemory(ctx.redis, ctx.settings).store_write(
-                block.user_id, block.character_id, turn
-            )
-        ],
+        [ctx.memory.store_write(block.user_id, block.character_id, turn)],
     )
     return Path1Result()
 
@@ -83,7 +78,7 @@ def responder_messages(history: str, summary: str | None, run: CharacterRun) -> 
 
 async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
     await ctx.stage("responder")
-    memory = SessionMemory(ctx.redis, ctx.settings)
+    memory = ctx.memory
     turns, summary = await memory.retrieve(run.user_id, run.character_id)
     history = render_history(turns, ctx.settings, character_name=CHARACTER_NAME)
     completion = await ctx.gateway.complete(
@@ -114,7 +109,7 @@ async def respond_once(ctx: PipelineContext, run: CharacterRun) -> Path2Result:
 async def summarize_after_delivery(
     ctx: PipelineContext, run: CharacterRun, result: Path2Result
 ) -> None:
-    await SessionMemory(ctx.redis, ctx.settings).summarize_if_needed(
+    await ctx.memory.summarize_if_needed(
         run.user_id, run.character_id, ctx.gateway, character_name=CHARACTER_NAME
     )
 

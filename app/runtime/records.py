@@ -20,7 +20,7 @@ pending.
 
 The attempts count is the turn's fencing epoch: recovery's `requeue` adds one, so a process
 that was declared dead while it ran the turn (its heartbeat lapsed under load) has every
-later transition of that run refused (`Conflict`, `fenced`) — even when the rerun elsewhere
+later transition of that run refused (`StateMoved`, `fenced`) — even when the rerun elsewhere
 has brought the turn back to the same state.
 
 They are read back as structs (`TurnRecord`, `MessageRecord`, `Transition`); what the API reads
@@ -109,7 +109,7 @@ class TurnRecord(msgspec.Struct, kw_only=True):
 
     def machine(self, max_attempts: int) -> TurnLifecycle:
         return build_machine(
-            self.initiator,  # type: ignore[arg-type]
+            self.initiator,  # type: ignore[arg-type]  # read back leniently as text (see the class)
             state=self.state,
             attempts=self.attempts,
             max_attempts=max_attempts,
@@ -145,7 +145,7 @@ class RecordReads(Protocol):
     async def history(self, turn_id: str) -> list[Transition]: ...
 
 
-class Conflict(Exception):
+class StateMoved(Exception):
     """The stored state moved on under us (another actor failed or finished the turn)."""
 
     def __init__(self, turn_id: str, expected: str, found: str, *, fenced: bool = False) -> None:
@@ -277,7 +277,7 @@ class Records:
         release_marker: str = "",
     ) -> float:
         """Fire `trigger` on `machine` (raises IllegalTransition) and persist it atomically
-        with its queue effects. Raises `Conflict` if the stored state or attempts are not the
+        with its queue effects. Raises `StateMoved` if the stored state or attempts are not the
         ones the machine started from (attempts: recovery requeued the turn under this run).
         Updates `record` in place; returns the transition's time."""
         before = machine.state
@@ -320,7 +320,7 @@ class Records:
                 attempts_before,
                 perceived_before,
             )
-            raise Conflict(
+            raise StateMoved(
                 record.turn_id,
                 before,
                 found,

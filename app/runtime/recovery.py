@@ -11,7 +11,7 @@ whose owning process has lost its heartbeat):
    owner's marker in the same atomic step, and the added attempt fences the old run: an owner
    that was only declared dead (its heartbeat lapsed under load) and finishes later has its
    commit refused by the guard (marker gone) and its transitions by the attempts
-   (`records.Conflict.fenced`); it leaves the turn's events for this pass to put back.
+   (`records.StateMoved.fenced`); it leaves the turn's events for this pass to put back.
    A turn out of attempts whose owner has no heartbeat but whose marker is still the
    owner's (in a periodic pass, `only_dead_owners`) is left to that owner: a process only
    declared dead (its heartbeat lapsed under load) keeps refreshing its marker and ends
@@ -53,7 +53,7 @@ from app.memory.pixie_queue import PixieQueue
 from app.runtime.events import EventQueue
 from app.runtime.keeper import heartbeat_gone
 from app.runtime.markers import marker_value, parse_marker
-from app.runtime.records import Conflict, Records, TurnRecord
+from app.runtime.records import Records, StateMoved, TurnRecord
 from statemachine import QUEUED, RUNNING_STATES, IllegalTransition
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class Recovery:
                     "requeue",
                     release_marker=marker_value(record.owner, record.turn_id),
                 )
-            except (Conflict, IllegalTransition) as exc:
+            except (StateMoved, IllegalTransition) as exc:
                 log.warning(
                     "turn moved during recovery",
                     extra=fields(turn_id=record.turn_id, error=str(exc)),

@@ -68,6 +68,7 @@ class Runtime:
         *,
         redis: aioredis.Redis,
         settings: Settings,
+        memory: SessionMemory,
         hub: Hub,
         slots: LocalSlots,
         records: Records,
@@ -78,6 +79,7 @@ class Runtime:
     ) -> None:
         self.redis = redis
         self.settings = settings
+        self.memory = memory  # the pairs' sessions (the app's one store)
         self.hub = hub
         self.slots = slots
         self.instance_id = instance_id
@@ -86,6 +88,7 @@ class Runtime:
         self.turns = TurnRunner(
             redis=redis,
             settings=settings,
+            memory=memory,
             hub=hub,
             slots=slots,
             pipelines=pipelines,
@@ -253,7 +256,7 @@ class Runtime:
             await running.wait()
         done = self._resets[pair] = asyncio.Event()
         try:
-            report = await SessionMemory(self.redis, self.settings).reset(user_id, character_id)
+            report = await self.memory.reset(user_id, character_id)
             self.locks.forget(pair)
             self.consumer.forget_resume(pair)
             open_ids = sorted(keys.texts(await self.redis.smembers(keys.user_open_turns(user_id))))

@@ -33,6 +33,7 @@ from app.core.settings import Settings
 from app.llm.errors import ModelError
 from app.memory import keys
 from app.memory.commit import GuardFailed, TurnGuard
+from app.memory.session import SessionMemory
 from app.pipeline.vocabulary import (
     AwaitUser,
     CharacterRun,
@@ -49,7 +50,7 @@ from app.pipeline.vocabulary import (
 from app.runtime.events import awaiting_event, continue_event, user_event
 from app.runtime.hub import Hub
 from app.runtime.markers import PairLocks
-from app.runtime.records import Conflict, Records, TurnRecord
+from app.runtime.records import Records, StateMoved, TurnRecord
 from app.runtime.slots import LocalSlots, SlotTimeout
 from app.runtime.wire import (
     AcceptedMessage,
@@ -80,6 +81,7 @@ class TurnRunner:
         *,
         redis: aioredis.Redis,
         settings: Settings,
+        memory: SessionMemory,
         hub: Hub,
         slots: LocalSlots,
         pipelines: Pipelines,
@@ -89,6 +91,7 @@ class TurnRunner:
     ) -> None:
         self.redis = redis
         self.settings = settings
+        self.memory = memory
         self.hub = hub
         self.slots = slots
         self.pipelines = pipelines
@@ -123,7 +126,7 @@ class TurnRunner:
                 result.language,
             )
             await self._fire(record, machine, "respond", push=encode(event))
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
             await self._fail(record, machine, self._reason(exc), release=marker)
@@ -166,7 +169,7 @@ class TurnRunner:
             )
             result = await self.pipelines.path2(self.context(record, marker), run)
             await self._deliver(record, machine, run, result, acks, marker)
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, acks=acks, release=marker)
         except Exception as exc:  # noqa: BLE001 - every failure ends the turn with a notice
             await self._fail(record, machine, self._reason(exc), acks=acks, release=marker)
@@ -283,7 +286,7 @@ class TurnRunner:
             at = await self.records.transition(
                 record, machine, "fail", reason=reason, ack=acks, release_marker=release
             )
-        except (Conflict, IllegalTransition) as exc:
+        except (StateMoved, IllegalTransition) as exc:
             await self._drop_late(record, exc, acks=acks, release=release)
             return
         self.locks.forget(record.pair)
@@ -294,7 +297,7 @@ class TurnRunner:
         machine = record.machine(self.settings.max_turn_attempts)
         try:
             at = await self.records.transition(record, machine, "fail", reason=reason)
-        except (Conflict, IllegalTransition):
+        except (StateMoved, IllegalTransition):
             return False
         await self._announce_failure(record, at, reason)
         return True
@@ -440,6 +443,7 @@ class TurnRunner:
         return PipelineContext(
             settings=self.settings,
             redis=self.redis,
+            memory=self.memory,
             gateway=self.gateway(),
             stage=stage,
             guard=guard,

@@ -33,13 +33,14 @@ import os
 import re
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from app.storage.connection import Connection
 from app.storage.datadir import DataDirError
 from app.storage.migrations import apply_migrations
 
@@ -174,8 +175,8 @@ class Database:
         return await asyncio.get_running_loop().run_in_executor(self._readers, _run)
 
     async def read_stream(
-        self, produce: Callable[[sqlite3.Connection], Iterator[T]]
-    ) -> AsyncIterator[T]:
+        self, produce: Callable[[Connection], Iterator[T]]
+    ) -> AsyncGenerator[T, None]:
         """The items of the generator `produce(conn)`, each made on a reader thread (one
         step at a time, never two at once) over a read-only connection of its own, closed
         at the end — also when the generator raises (the exception reaches the reader) or
@@ -300,7 +301,7 @@ class Row(tuple):  # noqa: SLOT001 -- per-query subclasses carry the names
 
     _index: ClassVar[dict[str, int]] = {}  # each per-query subclass sets its own
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         if isinstance(key, str):
             return tuple.__getitem__(self, self._index[key])
         return tuple.__getitem__(self, key)
@@ -451,15 +452,13 @@ def connect_postgres(url: str, *, readonly: bool = False) -> PgConnection:
 
     # A reader's explicit transaction (an export's `BEGIN`) reads one moment of the store, as
     # SQLite's read transaction does; PostgreSQL's default, READ COMMITTED, would not.
+    # psycopg leaves a None parameter out of the connection string.
     options = (
-        {
-            "options": "-c default_transaction_read_only=on "
-            "-c default_transaction_isolation=repeatable\\ read"
-        }
+        "-c default_transaction_read_only=on -c default_transaction_isolation=repeatable\\ read"
         if readonly
-        else {}
+        else None
     )
-    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, **options)
+    raw = psycopg.connect(url, autocommit=True, row_factory=_row_factory, options=options)
     raw.adapters.register_dumper(bool, BoolAsInt)
     raw.adapters.register_loader("numeric", NumericAsNumber)
     return PgConnection(raw)

@@ -21,14 +21,14 @@ there) is written per engine, under `is_postgres(db)`.
 
 from __future__ import annotations
 
-import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from app.storage.connection import Connection, Executes
 from app.storage.dialect import is_postgres, pg_ddl
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Executes], None]
 MIGRATIONS: list[Migration] = []
 # Where the applied migrations are recorded; a store without it was never set up.
 MIGRATIONS_TABLE = "_migrations"
@@ -44,7 +44,7 @@ def migration(fn: Migration) -> Migration:
 
 
 @migration
-def m001_users(db: sqlite3.Connection) -> None:
+def m001_users(db: Executes) -> None:
     db.execute(
         """
         CREATE TABLE users (
@@ -71,19 +71,19 @@ class _PostgresSchema:
 
     engine = "postgresql"
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Connection) -> None:
         self._conn = conn
 
-    def execute(self, sql: str, params: Sequence[Any] | None = None) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         if sql.lstrip().upper().startswith(("CREATE TABLE", "ALTER TABLE")):
             sql = pg_ddl(sql)
         return self._conn.execute(sql, params)
 
-    def executemany(self, sql: str, rows: Any) -> Any:
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> Any:
         return self._conn.executemany(sql, rows)
 
 
-def applied(db: sqlite3.Connection) -> list[str]:
+def applied(db: Connection) -> list[str]:
     if is_postgres(db):
         # One process migrates at a time: the others wait here until it has committed.
         db.execute("SELECT pg_advisory_xact_lock(4711)")
@@ -100,7 +100,7 @@ def applied(db: sqlite3.Connection) -> list[str]:
     return [row[0] for row in db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")]
 
 
-def apply_migrations(db: sqlite3.Connection) -> list[str]:
+def apply_migrations(db: Connection) -> list[str]:
     """Run every migration not yet recorded; return the names that ran (on PostgreSQL all
     of them in one transaction, so processes starting together migrate once)."""
     if is_postgres(db):
@@ -109,7 +109,7 @@ def apply_migrations(db: sqlite3.Connection) -> list[str]:
     return _apply(db, db)
 
 
-def _apply(db: Any, schema: Any) -> list[str]:
+def _apply(db: Connection, schema: Executes) -> list[str]:
     done = set(applied(db))
     ran = []
     for fn in MIGRATIONS:
@@ -126,7 +126,7 @@ def _apply(db: Any, schema: Any) -> list[str]:
 
 
 @migration
-def m002_messages(db: sqlite3.Connection) -> None:
+def m002_messages(db: Executes) -> None:
     """The durable message log: every stored turn, written by the pipelines' dispatcher.
 
     One row per turn text (a user block, or one answer of the character; a continue run
@@ -156,7 +156,7 @@ def m002_messages(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m003_journal(db: sqlite3.Connection) -> None:
+def m003_journal(db: Executes) -> None:
     """The journal (design §8, seed 004): spaces, days, imported conversations, drafts, entries
     with versions and soft delete, the relational source refs, and generation jobs.
 
@@ -191,7 +191,7 @@ def m003_journal(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m004_privacy_identities(db: sqlite3.Connection) -> None:
+def m004_privacy_identities(db: Executes) -> None:
     """The privacy gateway's identity registry (design §7a): the people each user names, in
     the order they were given, and which deprecated sources were imported once."""
     db.execute(
@@ -218,7 +218,7 @@ def m004_privacy_identities(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m005_memories(db: sqlite3.Connection) -> None:
+def m005_memories(db: Executes) -> None:
     """Long-term memory (design §3a): what the character knows about its user across days.
 
     One row per memory of a pair. `memory_id` is the public id; the integer `id` is the FTS
@@ -274,7 +274,7 @@ def m005_memories(db: sqlite3.Connection) -> None:
     )
 
 
-def _memories_fts(db: sqlite3.Connection) -> None:
+def _memories_fts(db: Executes) -> None:
     db.execute(
         """
         CREATE VIRTUAL TABLE memories_fts USING fts5(
@@ -309,7 +309,7 @@ PAIR_ROWS = 1 << 32  # row ids one pair of `memories` may use (m007)
 
 
 @migration
-def m006_profile(db: sqlite3.Connection) -> None:
+def m006_profile(db: Executes) -> None:
     """The writing profile and the interaction profile (seed 004 §12–§15, issue 16).
 
     `writing_profiles` holds one current profile per user (core, facets, traits as one JSON
@@ -337,7 +337,7 @@ def memory_text_key(text: str) -> str:
 
 
 @migration
-def m007_memories_by_pair(db: sqlite3.Connection) -> None:
+def m007_memories_by_pair(db: Executes) -> None:
     """Long-term memory's row ids grouped by pair, so a search reads only the pair's part of
     the FTS index (design §3a; issue 14's retrieval budget).
 
@@ -392,7 +392,7 @@ def m007_memories_by_pair(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m008_message_history(db: sqlite3.Connection) -> None:
+def m008_message_history(db: Executes) -> None:
     """The chat page's history (design §5 "The chat page"): the message log paged per pair and
     searched, with the journal's imported conversations beside it.
 
@@ -457,7 +457,7 @@ def m008_message_history(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m009_journal_marks(db: sqlite3.Connection) -> None:
+def m009_journal_marks(db: Executes) -> None:
     """What the journal needs to know about a line and a draft beyond their text (issue 22).
 
     - `message_actions`: the action mark of a user turn in the message log (the session
@@ -482,7 +482,7 @@ def m009_journal_marks(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
+def m010_profile_review_privacy(db: Executes) -> None:
     """The writing profile's review as a person uses it (issue 22 §5).
 
     - `writing_profile_packages`: the placeholder mapping of each masked copy package
@@ -506,7 +506,7 @@ def m010_profile_review_privacy(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m011_media_assets(db: sqlite3.Connection) -> None:
+def m011_media_assets(db: Executes) -> None:
     """Photos in journal entries (seed 004 `media_assets`: file + kind).
 
     `file` is the stored image's path relative to the data dir (`media/<user folder>/…`),
@@ -536,7 +536,7 @@ def m011_media_assets(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m012_diary_imports(db: sqlite3.Connection) -> None:
+def m012_diary_imports(db: Executes) -> None:
     """Diaries the user already had, imported as journal entries (issue 22 §6, seed 004).
 
     - `journal_entry_versions.origin` may be `import`: the first version of an entry made
@@ -615,7 +615,7 @@ def m012_diary_imports(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m013_shared_store(db: sqlite3.Connection) -> None:
+def m013_shared_store(db: Executes) -> None:
     """What processes sharing one store need (issue 26).
 
     - `journal_jobs.owner`: the process (its runtime instance id) that runs the job; a start

@@ -59,7 +59,7 @@ def connection_pool(
         protocol=PROTOCOL,
         driver_info=DRIVER_INFO,
     )
-    pool.connection_class = timed_by_timer(pool.connection_class)
+    pool.connection_class = timed_by_timer(pool.connection_class)  # type: ignore[arg-type]  # a class is hashable: mypy reads the instance __hash__ redis-py declares
     return pool
 
 
@@ -77,7 +77,9 @@ def timed_by_timer(
     (`asyncio.timeout`) bounds the same wait, and the write happens in the caller's step.
     """
 
-    class TimedByTimer(base):  # type: ignore[valid-type,misc]
+    class TimedByTimer(base):  # type: ignore[valid-type,misc]  # a base chosen at run time (the URL's)
+        socket_timeout: float | None  # the base's, read before it is set to None below
+
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             # What redis-py would time with wait_for; None there makes its writes direct.

@@ -52,6 +52,7 @@ from app.core import lanes
 from app.core import log as logctx
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
+from app.storage.connection import Connection
 from app.storage.database import (
     connect,
     connect_postgres,
@@ -118,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     # The data options also after the subcommand ("novaberg user add anna --data-dir D");
     # SUPPRESS: given only before it, the value from before stays.
-    data_options = argparse.ArgumentParser(add_help=False)
+    data_options = _Parser(add_help=False)
     data_options.add_argument(
         "--data-dir", default=argparse.SUPPRESS, help=SETTINGS_BY_NAME["data_dir"].help
     )
@@ -252,6 +253,7 @@ def _require_database(settings: Settings) -> None:
 def _store_reader(settings: Settings) -> Iterator[Any]:
     """A read-only connection to the settings' store (PostgreSQL, or the data dir's SQLite;
     None when that file does not exist)."""
+    conn: Connection
     if settings.database_url:
         conn = connect_postgres(settings.database_url, readonly=True)
     elif (settings.data_path / DATABASE_FILE).exists():
@@ -507,6 +509,7 @@ async def _run(
             from app.wiring.launch import open_browser_or_say, start_lines
 
             codes = app[AUTH].start_codes
+            assert token is not None  # not headless: `settings.token or new_token()` gave one
             # One write call: the log listener thread writes to the same stream.
             sys.stderr.write(start_lines(f"{base}/?token={codes.issue()}", token))
             sys.stderr.flush()

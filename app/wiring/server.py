@@ -39,20 +39,30 @@ from app.api.app_keys import (
     DB,
     GATEWAY,
     HUB,
+    INTERACTIONS,
     JOURNAL,
+    JOURNAL_STORE,
     KEEPER,
+    LISTS,
     LOCAL_TOKEN,
+    LONG_TERM,
+    MEDIA,
     PATH_RUN_OBSERVER,
     PIPELINE_HOST,
     PIPELINES,
     PIXIE,
     PRIVACY,
+    PROFILES,
     RECORDS,
     REDIS,
     REDIS_INFO,
+    REDIS_URL,
     REMINDER_CLOCK,
+    REMINDERS,
     RUNTIME,
+    SESSION,
     SETTINGS,
+    SHORT_TERM,
     RedisInfo,
 )
 from app.api.errors import error_middleware
@@ -71,7 +81,6 @@ from app.core.descriptors import reserve_descriptors
 from app.core.settings import Settings
 from app.impulses.clock import ReminderClock
 from app.journal.jobs import JournalJobs
-from app.journal.store import JournalStore
 from app.llm import Gateway
 from app.llm.privacy import IdentityRegistry
 from app.memory.said_today import SaidToday
@@ -90,6 +99,7 @@ from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
 from app.storage.redis_driver import connection_pool
 from app.wiring.purposes import OFFLINE_ANSWERS
+from app.wiring.stores import build_stores
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +137,7 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
     try:
         info = await client.info("server")
         app[REDIS] = client
+        app[REDIS_URL] = url
         app[REDIS_INFO] = RedisInfo(
             version=str(info["redis_version"]), embedded=embedded is not None
         )
@@ -206,6 +217,24 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         await gateway.aclose()
 
 
+async def stores_ctx(app: web.Application) -> AsyncIterator[None]:
+    """Every store and service over Redis and SQLite, built once: the handlers, the
+    pipelines, the runtime, the journal and the background loops share them (one
+    `IdentityRegistry`, the gateway's, so an edit through the API is seen everywhere without
+    a second cache). The house rule `test_stores_are_built_only_in_the_wiring` holds it."""
+    stores = build_stores(app[SETTINGS], app[REDIS], app[DB], app[PRIVACY])
+    app[SESSION] = stores.session
+    app[SHORT_TERM] = stores.short_term
+    app[LONG_TERM] = stores.long_term
+    app[REMINDERS] = stores.reminders
+    app[LISTS] = stores.lists
+    app[INTERACTIONS] = stores.interactions
+    app[PROFILES] = stores.profiles
+    app[JOURNAL_STORE] = stores.journal
+    app[MEDIA] = stores.media
+    yield
+
+
 def install_characters(app: web.Application) -> None:
     """The character book (built-in `nova` plus the data dir's definitions) and the catalog the
     API and the runtime consult: chosen when the app is built, so tests may replace the
@@ -256,6 +285,12 @@ async def pipelines_ctx(app: web.Application) -> AsyncIterator[None]:
         db=app[DB],
         characters=app[CHARACTER_BOOK],
         prompts=PromptLibrary(settings),
+        memory=app[SESSION],
+        short_term=app[SHORT_TERM],
+        reminders=app[REMINDERS],
+        lists=app[LISTS],
+        long_term=app[LONG_TERM],
+        interactions=app[INTERACTIONS],
         wake_clock=wake_of(app, REMINDER_CLOCK),
         wake_pixie=wake_of(app, PIXIE),
         memories_used=memories_used_of(app),
@@ -303,6 +338,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     runtime = Runtime(
         redis=redis,
         settings=settings,
+        memory=app[SESSION],
         hub=hub,
         slots=slots,
         records=records,
@@ -410,7 +446,7 @@ async def reminder_clock_ctx(app: web.Application) -> AsyncIterator[None]:
 
 async def backup_ctx(app: web.Application) -> AsyncIterator[None]:
     """The backup service and, with `backup_daily`, its daily loop (kept, cancelled, awaited)."""
-    service = BackupService(app[SETTINGS])
+    service = BackupService(app[SETTINGS], app[REDIS_URL])
     app[BACKUPS] = service
     task = (
         asyncio.create_task(service.daily_loop(), name="daily-backup")
@@ -440,7 +476,8 @@ async def journal_ctx(app: web.Application) -> AsyncIterator[None]:
         else None
     )
     jobs = JournalJobs(
-        JournalStore(app[DB]),
+        app[JOURNAL_STORE],
+        app[PROFILES],
         app[GATEWAY],
         app[SETTINGS],
         hub.publish if hub is not None else None,
@@ -494,8 +531,9 @@ def create_app(settings: Settings, *, local_token: str | None = None) -> web.App
     # pipelines, `app[PIPELINES]`, before the app starts).
     install_characters(app)
     app.cleanup_ctx.extend(
-        [process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, pipelines_ctx]
+        [process_ctx, data_dir_ctx, redis_ctx, db_ctx, auth_ctx, llm_ctx, stores_ctx]
     )
+    app.cleanup_ctx.append(pipelines_ctx)
     app.cleanup_ctx.append(runtime_ctx)
     app.cleanup_ctx.append(reminder_clock_ctx)
     app.cleanup_ctx.append(backup_ctx)

@@ -76,3 +76,12 @@ def test_the_real_entry_point_serves_through_the_front_line(tmp_path):
     refused = [line for line in lines if line["msg"] == "unreadable request refused"]
     assert len(refused) == 3 and not any("exc" in line for line in lines)
     assert MARK not in app.output()
+
+
+@pytest.mark.parametrize("path", ["/static/x%00.js", "/static/" + "a" * 5000 + ".js"])
+async def test_a_static_path_that_cannot_be_a_file_is_404(port, path):
+    status, headers, body = await asyncio.to_thread(
+        raw_exchange, port, f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close"
+        "\r\n\r\n".encode())
+    assert status == 404, body[:300]
+    assert json.loads(body)["error"]["code"] == "not_found"

@@ -98,7 +98,7 @@ async def test_short_term_memory_keeps_the_newest_entries_and_says_when_it_drops
 
 async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_settings,
                                                           aiohttp_client):
-    from app.api.app_keys import GATEWAY, PIPELINES, REDIS, SETTINGS
+    from app.api.app_keys import GATEWAY, PIPELINES, REDIS, SESSION, SETTINGS
     from app.pipeline.vocabulary import (
         CharacterRun,
         Event,
@@ -119,8 +119,8 @@ async def test_a_rerun_after_a_crash_stores_each_turn_once(fake_model, make_sett
 
     # What recovery does after a crash between the dispatcher's writes and the delivery:
     # the same block and the same event run again.
-    ctx = PipelineContext(settings=app[SETTINGS], redis=app[REDIS], gateway=app[GATEWAY],
-                          stage=stage, guard=None)
+    ctx = PipelineContext(settings=app[SETTINGS], redis=app[REDIS], memory=app[SESSION],
+                          gateway=app[GATEWAY], stage=stage, guard=None)
     pipelines = app[PIPELINES]
     await pipelines.path1(ctx, UserBlock(turn_id=turn_id, user_id="local", character_id="nova",
                                          message_ids=(sent,), texts=("Hallo",),

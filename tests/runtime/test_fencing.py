@@ -171,8 +171,8 @@ async def test_a_periodic_pass_wakes_what_it_took_over_not_pairs_waiting_for_a_s
 async def test_a_run_from_before_a_requeue_is_refused_even_where_the_state_matches(
         redis_client):
     """The attempts are the fence: the old run and the rerun both see `path2`, only the
-    rerun's delivery lands, and the old run's is a fenced `Conflict` that changes nothing."""
-    from app.runtime.records import Conflict, Records, TurnRecord
+    rerun's delivery lands, and the old run's is a fenced `StateMoved` that changes nothing."""
+    from app.runtime.records import StateMoved, Records, TurnRecord
 
     records = Records(redis_client, 60, "old")
     rerun_records = Records(redis_client, 60, "new")
@@ -189,10 +189,10 @@ async def test_a_run_from_before_a_requeue_is_refused_even_where_the_state_match
     await rerun_records.transition(rerun, rerun_machine, "respond")
     assert (rerun.state, rerun.attempts) == ("path2", 2)
 
-    with pytest.raises(Conflict) as refused:
+    with pytest.raises(StateMoved) as refused:
         await records.transition(old, old_machine, "deliver")
     assert refused.value.fenced and old.state == "path2" and old.attempts == 1
-    with pytest.raises(Conflict):
+    with pytest.raises(StateMoved):
         await records.transition(old, old_machine, "fail", reason="turn_ended")
     assert (await records.turn("fence-t1")).state == "path2"
     await rerun_records.transition(rerun, rerun_machine, "deliver")

@@ -39,7 +39,9 @@ _PREVIOUS_WORD = re.compile(r"[ \t\u00a0]+(\.?)((?:[^\W\d_]|['’](?=[^\W\d_]))+
 
 
 def word_end(text: str, i: int) -> int:
-    return _REST_OF_WORD.match(text, i).end()  # type: ignore[union-attr]
+    match = _REST_OF_WORD.match(text, i)
+    assert match is not None  # the pattern matches the empty string too
+    return match.end()
 
 
 def word_start(text: str, i: int) -> int:

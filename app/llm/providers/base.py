@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
@@ -78,7 +78,7 @@ class Provider(ABC):
         """One non-streaming attempt."""
 
     @abstractmethod
-    def stream(self, call: Call) -> AsyncIterator[Chunk]:
+    def stream(self, call: Call) -> AsyncGenerator[Chunk, None]:
         """One streaming attempt: text deltas, the last chunk with usage when known."""
 
     # --- shared HTTP plumbing ------------------------------------------------------------
@@ -95,6 +95,11 @@ class Provider(ABC):
         if self.session is None:
             raise RuntimeError(f"provider {self.name} has no HTTP session")
         return self.session
+
+    def _endpoint(self, path: str) -> str:
+        if self.url is None:
+            raise RuntimeError(f"provider {self.name} has no URL")
+        return self.url + path
 
     async def get_json(self, path: str, *, timeout: float | None = None) -> Any:
         """GET a JSON document (metadata, model lists). Errors map like a call's."""
@@ -127,7 +132,7 @@ class Provider(ABC):
         try:
             async with self._session().request(
                 method,
-                self.url + path,
+                self._endpoint(path),
                 data=data,
                 headers=headers,
                 timeout=aiohttp.ClientTimeout(total=seconds),
@@ -153,7 +158,7 @@ class Provider(ABC):
         data = await request_body(payload, gate)
         try:
             async with self._session().post(
-                self.url + path, data=data, headers=self.headers(purpose), timeout=timeout
+                self._endpoint(path), data=data, headers=self.headers(purpose), timeout=timeout
             ) as response:
                 if response.status >= 400:
                     await raise_for_status(response, await response.read())

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -82,7 +82,7 @@ class OfflineProvider(Provider):
             completion_tokens=self._tokens(len(text)),
         )
 
-    async def stream(self, call: Call) -> AsyncIterator[Chunk]:
+    async def stream(self, call: Call) -> AsyncGenerator[Chunk, None]:
         text = await self._answer_off_loop(call)
         for piece in _PIECES.findall(text):
             yield Chunk(text=piece, model=OFFLINE_MODEL)

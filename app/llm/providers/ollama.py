@@ -9,7 +9,7 @@ The window: the model's `num_ctx` parameter (its Modelfile) if set, else `llm_co
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 
 import msgspec
@@ -80,7 +80,7 @@ class OllamaProvider(Provider):
             finish_reason=data.get("done_reason"),
         )
 
-    async def stream(self, call: Call) -> AsyncIterator[Chunk]:
+    async def stream(self, call: Call) -> AsyncGenerator[Chunk, None]:
         await self.resolve_model()
         async with self.open_stream(
             "/api/chat", self._payload(call, True), call.purpose, call.gate

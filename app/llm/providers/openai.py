@@ -19,7 +19,7 @@ off (`plugins` and the older `transforms: []`), so nothing is cut behind our bac
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -147,7 +147,7 @@ class OpenAIProvider(Provider):
             finish_reason=choice.get("finish_reason"),
         )
 
-    async def stream(self, call: Call) -> AsyncIterator[Chunk]:
+    async def stream(self, call: Call) -> AsyncGenerator[Chunk, None]:
         async with self.open_stream(
             "/v1/chat/completions", self._payload(call, True), call.purpose, call.gate
         ) as response:

@@ -7,11 +7,12 @@ from collections.abc import Awaitable, Callable
 
 from app.pipeline.agents import lists, reminders
 from app.pipeline.context import NodeContext
+from app.pipeline.schemas import AgentName
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 Agent = Callable[[NodeContext, Path2State, str, AgentContext | None], Awaitable[AgentResult]]
 
-AGENTS: dict[str, Agent] = {
+AGENTS: dict[AgentName, Agent] = {
     lists.AGENT: lists.run,
     reminders.AGENT: reminders.run,
 }

@@ -33,7 +33,6 @@ from app.core.log import fields
 from app.memory.lists import (
     ListChange,
     ListEdit,
-    ListStore,
     NamedList,
     normalize,
     preview,
@@ -41,12 +40,12 @@ from app.memory.lists import (
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
-from app.pipeline.schemas import ListCommand
+from app.pipeline.schemas import AgentName, ListCommand
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
-AGENT = "lists"
+AGENT: AgentName = "lists"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +57,7 @@ class Target:
 async def run(
     ctx: NodeContext, state: Path2State, task: str, pending: AgentContext | None
 ) -> AgentResult:
-    store = ListStore(ctx.services.redis, state.user_id, state.character_id)
+    store = ctx.services.lists.of(state.user_id, state.character_id)
     existing = await store.all()
     b = ctx.blocks
     command: ListCommand = await ctx.ask_struct(

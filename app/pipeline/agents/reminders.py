@@ -45,12 +45,12 @@ from app.memory.reminders import (
 from app.pipeline.agents.follow_up import follow_up, original_command, pending_text
 from app.pipeline.context import NodeContext, reply_language
 from app.pipeline.prompts import frame
-from app.pipeline.schemas import ReminderCommand
+from app.pipeline.schemas import AgentName, ReminderCommand
 from app.pipeline.state import AgentContext, AgentResult, Path2State
 
 log = logging.getLogger(__name__)
 
-AGENT = "reminders"
+AGENT: AgentName = "reminders"
 
 
 def now_text(now: float, zone: dt.tzinfo | None, language: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,14 +54,20 @@ class CopyPackage:
 
 class ProfileService:
     def __init__(
-        self, db: Database, settings: Settings, identities: IdentityRegistry | None = None
+        self,
+        store: ProfileStore,
+        settings: Settings,
+        identities: IdentityRegistry,
+        interactions: InteractionStore,
     ) -> None:
-        self.db = db
+        """All parts built once by the wiring: `identities` is the app's one registry (its
+        cache is dropped when the user edits it), used for the copy package's masking;
+        `interactions` the interaction profile, exported beside the writing profile."""
+        self.store = store
+        self.db: Database = store.db
         self.settings = settings
-        self.store = ProfileStore(db)
-        # The users' registered people, for the copy package's masking (the app's one
-        # registry where there is one: its cache is dropped when the user edits it).
-        self.identities = identities if identities is not None else IdentityRegistry(db)
+        self.identities = identities
+        self.interactions = interactions
 
     # --- the brief for stage 2 of the journal --------------------------------------------------
 
@@ -146,18 +153,8 @@ class ProfileService:
         state = await self.store.state(user_id)
         if state.lifecycle != CONFIRMED or state.governance == "frozen":
             return 0
-        settings = self.settings
         stored = await self.store.evidence_refs(user_id)
-        texts = await self.db.execute_fn(
-            lambda conn: corpus.user_voice(
-                conn,
-                user_id,
-                min_chars=settings.profile_dialog_sample_chars,
-                cooldown=settings.profile_dialog_sample_cooldown,
-                measure=True,
-                measured=stored,
-            )
-        )
+        texts = await self._user_voice(user_id, measure=True, measured=stored)
         rows = []
         for text in texts:
             if text.ref in stored:
@@ -166,7 +163,7 @@ class ProfileService:
                 signal = "dialog_sample"
             elif (
                 text.edit_share is not None
-                and text.edit_share >= settings.profile_strong_edit_share
+                and text.edit_share >= self.settings.profile_strong_edit_share
             ):
                 signal = "strong_edit"
             else:
@@ -274,6 +271,22 @@ class ProfileService:
 
     # --- review: the package out, the result in ------------------------------------------------
 
+    async def _user_voice(
+        self, user_id: str, *, measure: bool = False, measured: Collection[str] = ()
+    ) -> list[corpus.CorpusText]:
+        """The user's own texts (`corpus.user_voice`) with the dialog sample settings."""
+        settings = self.settings
+        return await self.db.execute_fn(
+            lambda conn: corpus.user_voice(
+                conn,
+                user_id,
+                min_chars=settings.profile_dialog_sample_chars,
+                cooldown=settings.profile_dialog_sample_cooldown,
+                measure=measure,
+                measured=measured,
+            )
+        )
+
     async def _evidence_texts(
         self, user_id: str, mode: str
     ) -> tuple[list[pkg.EvidenceText], dict[str, Source]]:
@@ -282,15 +295,7 @@ class ProfileService:
         `initial_build` reads the historical corpus (voiced entries, or dialog samples while
         there are none); `review` the review candidates new since the last review (all of
         them when none is new), or the corpus while there are none yet."""
-        settings = self.settings
-        corpus_texts = await self.db.execute_fn(
-            lambda conn: corpus.user_voice(
-                conn,
-                user_id,
-                min_chars=settings.profile_dialog_sample_chars,
-                cooldown=settings.profile_dialog_sample_cooldown,
-            )
-        )
+        corpus_texts = await self._user_voice(user_id)
         candidates = await self.store.evidence(user_id)
         known: dict[str, Source] = {}
         for text in corpus_texts:
@@ -443,7 +448,7 @@ class ProfileService:
     async def export(self, user_id: str, kind: str) -> dict[str, Any]:
         state = await self.store.state(user_id)
         writing = portability.export_writing(state.profile, state.governance)
-        current = interaction_doc.export(await InteractionStore(self.db).current(user_id))
+        current = interaction_doc.export(await self.interactions.current(user_id))
         return {
             "writing": writing,
             "interaction": current,
