@@ -28,6 +28,7 @@ from app.api.access import require_admin
 from app.api.app_keys import GATEWAY
 from app.api.errors import ApiError
 from app.api.validation import read_json
+from app.api.wire import answer
 
 
 class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
@@ -60,7 +61,7 @@ def check_model_url(url: str) -> None:
 
 
 async def get_llm(request: web.Request) -> web.Response:
-    return web.json_response(request.app[GATEWAY].describe())
+    return answer(request.app[GATEWAY].describe())
 
 
 async def post_llm_test(request: web.Request) -> web.Response:

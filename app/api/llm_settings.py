@@ -36,6 +36,7 @@ from app.api.app_keys import GATEWAY, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import check_model_url
 from app.api.validation import read_json
+from app.api.wire import answer
 from app.core.log import fields
 from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings
 from app.llm.choice import ModelChoice
@@ -199,8 +200,8 @@ async def put_llm(request: web.Request) -> web.Response:
     )
     body = gateway.describe()
     if not gateway.provider.offline:
-        body["warning"] = await connection_warning(gateway)
-    return web.json_response(body)
+        body.warning = await connection_warning(gateway)
+    return answer(body)
 
 
 async def connection_warning(gateway: Any) -> dict[str, str] | None:

@@ -114,9 +114,9 @@ class JournalJobs:
         for job in failed:
             log.warning(
                 "journal job of a process that is gone; marked failed",
-                extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]),
+                extra=logctx.fields(job_id=job.job_id, user_id=job.user_id),
             )
-        return [job["job_id"] for job in failed]
+        return [job.job_id for job in failed]
 
     async def wait(self, job_id: str) -> None:
         """Until the job has ended, if it runs in this process (tools, benchmarks)."""
@@ -254,8 +254,8 @@ class JournalJobs:
         info = self.gateway.info()
         records = [first.record, second.record]
         trace = DraftTrace(
-            provider=info["provider"],
-            model=info["model"],
+            provider=info.provider,
+            model=info.model,
             window_source=window_source,
             **msgspec.structs.asdict(planned),
             prompt_tokens=_total(r.prompt_tokens for r in records),

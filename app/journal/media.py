@@ -48,8 +48,9 @@ from app.core.refusal import Refused
 from app.core.settings import Settings
 from app.journal.decoders import DecoderStopped, in_worker
 from app.journal.location import exif_without_location, location_places
+from app.journal.models import Asset
 from app.journal.pixels import BudgetFull, PixelBudget
-from app.journal.rows import asset_dict, entry_row, new_id, require_live
+from app.journal.rows import entry_row, new_id, require_live
 from app.storage.connection import Connection
 from app.storage.database import Database
 from app.storage.errors import Missing
@@ -129,8 +130,9 @@ class MediaAsset:
     def content_type(self) -> str:
         return CONTENT_TYPES[self.kind]
 
-    def as_dict(self) -> dict[str, Any]:
-        return asset_dict(
+    def view(self) -> Asset:
+        """The photo as the API shows it: never its files."""
+        return Asset(
             self.asset_id,
             self.entry_id,
             self.name,

@@ -79,6 +79,7 @@ from app.llm.retry import Retries
 from app.llm.schema import json_schema
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
+from app.llm.views import ConfiguredModel, GatewayView, ModelInfo
 from app.llm.window import ContextWindows
 
 log = logging.getLogger(__name__)
@@ -151,7 +152,10 @@ class Gateway:
         choice = self.choice
         if choice.llm_provider is not None:
             self.use(choice.llm_provider, choice.llm_url, choice.llm_model)
-            log.info("model provider configured", extra=logctx.fields(**self.info()))
+            log.info(
+                "model provider configured",
+                extra=logctx.fields(**msgspec.structs.asdict(self.info())),
+            )
         else:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
         if choice.llm_remote:
@@ -211,7 +215,9 @@ class Gateway:
             self.use(chosen.provider, chosen.url, model)
         log.info(
             "model provider detected" if chosen else "no model server found; offline",
-            extra=logctx.fields(**self.info(), found=[d.as_dict() for d in self.detected]),
+            extra=logctx.fields(
+                **msgspec.structs.asdict(self.info()), found=[d.as_dict() for d in self.detected]
+            ),
         )
 
     async def switch(self, **changes: Any) -> None:
@@ -242,38 +248,32 @@ class Gateway:
         run slots belong to. None for the offline model (it runs in this process)."""
         return None if self.provider.offline else self.provider.url
 
-    def info(self) -> dict[str, Any]:
-        """`{"provider", "model", "offline"}` — for /api/health and the UI."""
-        return {
-            "provider": self.provider.name,
-            "model": self.provider.model,
-            "offline": self.provider.offline,
-        }
+    def info(self) -> ModelInfo:
+        """The model in use — for /api/health, the UI and the journal's trace."""
+        return ModelInfo(self.provider.name, self.provider.model, self.provider.offline)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> GatewayView:
         """Everything the settings panel shows (`GET /api/llm`); no secrets."""
-        return {
-            **self.info(),
-            "url": self.provider.url,
-            "remote": self.remote,
-            "auto_detect": self.auto_detect,
-            "detecting": self._detection is not None and not self._detection.done(),
-            "detected": [d.as_dict() for d in self.detected],
-            "context_window": self.windows.cached(self.provider),
-            "concurrency": self.settings.model_concurrency,
-            "api_key": "set" if self.choice.llm_api_key else None,
-            "message_limit": self.message_limit(),
-            # What an empty URL stands for, per provider (the settings panel shows it).
-            "default_urls": {name: self.default_url(name) for name in ("ollama", "openai")},
-            # The model choice as configured (what the next start uses; provider None:
-            # auto-detection, which takes the model named here): shown by the settings panel
-            # also while the offline model runs instead.
-            "configured": {
-                "provider": self.choice.llm_provider,
-                "url": self.choice.llm_url,
-                "model": self.choice.llm_model,
-            },
-        }
+        info = self.info()
+        return GatewayView(
+            provider=info.provider,
+            model=info.model,
+            offline=info.offline,
+            url=self.provider.url,
+            remote=self.remote,
+            auto_detect=self.auto_detect,
+            detecting=self._detection is not None and not self._detection.done(),
+            detected=list(self.detected),
+            context_window=self.windows.cached(self.provider),
+            concurrency=self.settings.model_concurrency,
+            api_key="set" if self.choice.llm_api_key else None,
+            message_limit=self.message_limit(),
+            default_urls={name: self.default_url(name) for name in ("ollama", "openai")},
+            # Shown by the settings panel also while the offline model runs instead.
+            configured=ConfiguredModel(
+                self.choice.llm_provider, self.choice.llm_url, self.choice.llm_model
+            ),
+        )
 
     async def context_window(self) -> tuple[int, str]:
         """The current provider's window and where it came from (as a call would budget

@@ -43,6 +43,7 @@ from app.memory.recall import (
     pair_range,
     ranked_ids,
 )
+from app.memory.views import MemoryView
 from app.memory.words import query_terms
 from app.storage import dialect
 from app.storage.connection import Connection
@@ -83,18 +84,18 @@ class Memory:
     def live(self) -> bool:
         return self.superseded_by is None
 
-    def wire(self) -> dict[str, Any]:
-        """The API shape (design §9)."""
-        return {
-            "memory_id": self.memory_id,
-            "text": self.text,
-            "kind": self.kind,
-            "importance": self.importance,
-            "created_at": self.created_at,
-            "last_used_at": self.last_used_at,
-            "source_message_ids": list(self.source_message_ids),
-            "superseded_by": self.superseded_by,
-        }
+    def view(self) -> MemoryView:
+        """The memory as its owner sees it (design §9)."""
+        return MemoryView(
+            memory_id=self.memory_id,
+            text=self.text,
+            kind=self.kind,
+            importance=self.importance,
+            created_at=self.created_at,
+            last_used_at=self.last_used_at,
+            source_message_ids=list(self.source_message_ids),
+            superseded_by=self.superseded_by,
+        )
 
 
 @dataclass(frozen=True, slots=True)

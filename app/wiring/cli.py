@@ -86,6 +86,13 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: with `--token` and `--token-file` beside a command's `--to`,
+        # argparse read `backup --to DIR` as an ambiguous prefix of the top-level flags; a
+        # flag is written out, as the help shows it.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 

@@ -417,8 +417,8 @@ def test_the_migration_keeps_every_version_and_its_refs(tmp_path: Path):
         with conn:
             conn.execute("INSERT INTO journal_entry_version_source_refs VALUES ('x', 0, 'c', 'm')")
     with conn:
-        conn.execute("INSERT INTO journal_entry_versions VALUES "
-                     "('v3', 'e', 3, 'import', 'Neu.', NULL, 3)")
+        conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, "
+                     "text, draft_id, created_at) VALUES ('v3', 'e', 3, 'import', 'Neu.', NULL, 3)")
 
 
 PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[]^_`{|}~"

@@ -218,15 +218,15 @@ class TestJournalVersionIds:
         id that exists — skipped — and her entry stays as it was."""
         store = JournalStore(client.app[DB])
         theirs = await store.create_entry("anna", "2026-03-01", "Annas Tag.", None)
-        their_version = (await store.entry("anna", theirs))["current_version_id"]
+        their_version = (await store.entry("anna", theirs)).current_version_id
         document = journal_document(
             entry("mine", "2026-03-05", [version(their_version, 1, "Fremd.")], their_version),
             entry("fresh", "2026-03-06", [version("v-fresh", 1, "Neu.")], "v-fresh"))
         response = await client.post("/api/imports", headers=AUTH, data=document)
         assert response.status == 200, await response.text()
         assert await response.json() == {"kind": "novaberg.journal", "imported": 1, "skipped": 1}
-        assert (await store.entry("anna", theirs))["versions"][0]["text"] == "Annas Tag."
-        assert [e["entry_id"] for e in await store.entries("local", deleted=False)] == ["fresh"]
+        assert (await store.entry("anna", theirs)).versions[0].text == "Annas Tag."
+        assert [e.entry_id for e in await store.entries("local", deleted=False)] == ["fresh"]
 
 
 class TestTheCommandLine:

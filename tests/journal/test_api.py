@@ -868,7 +868,8 @@ async def test_a_bad_draft_request_is_refused(jclient, body):
 async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
     """m009_journal_marks on a database with drafts: every ref is a told line, no draft
     revised anything, and the log's lines are not done."""
-    from app.journal.rows import draft_dict, draft_refs
+    from app.journal.models import DraftSource
+    from app.journal.rows import draft_of, draft_refs
     from app.storage.migrations import apply_migrations
     from tests.migrations_support import database_before
 
@@ -883,9 +884,9 @@ async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
     assert apply_migrations(conn)[0] == "m009_journal_marks"  # and the later ones
     row = conn.execute("SELECT r.*, d.calendar_date FROM journal_drafts r JOIN journal_days d "
                        "ON d.day_id = r.journal_day_id").fetchone()
-    draft = draft_dict(row, draft_refs(conn, "r"))
-    assert draft["base"] is None and draft["sources"] == [
-        {"message_id": "m", "source_id": "u1", "conversation_id": "c", "act": None}]
+    draft = draft_of(row, draft_refs(conn, "r"))
+    assert draft.base is None and draft.sources == [
+        DraftSource(message_id="m", source_id="u1", conversation_id="c", act=None)]
     conn.close()
 
 

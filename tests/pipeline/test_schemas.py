@@ -154,7 +154,7 @@ def test_nova_is_built_in(make_settings):
     assert "Du bist Nova" in nova.persona
     assert (nova.baseline.emotion, nova.baseline.arousal, nova.baseline.mode) == (
         "neutral", 0.5, "alltag")
-    assert book.catalog().get("local", "nova").public()["name"] == "Nova"
+    assert book.catalog().get("local", "nova").name == "Nova"
 
 
 def test_the_data_dir_adds_replaces_and_takes_away_characters(make_settings, data_dir):
