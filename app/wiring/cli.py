@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import ipaddress
 import logging
 import os
 import signal
@@ -50,6 +49,7 @@ from app.characters.cli import (
 )
 from app.core import lanes
 from app.core import log as logctx
+from app.core.hosts import is_loopback
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
 from app.storage.connection import Connection
@@ -447,17 +447,8 @@ def _check_redis_url(url: str | None) -> None:
         raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _refuse_open_server_without_users(settings: Settings) -> None:
-    if _is_loopback(settings.host) or settings.token:
+    if is_loopback(settings.host) or settings.token:
         return
     users = 0
     with _store_reader(settings) as conn:
