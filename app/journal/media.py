@@ -427,7 +427,7 @@ class MediaStore:
             ).fetchone()
             if row is None:
                 raise Missing(f"no photo {asset_id!r}")
-            require_live(entry_row(conn, user_id, row["entry_id"]))
+            require_live(entry_row(conn, user_id, row["entry_id"], hold=True))
             conn.execute("DELETE FROM media_assets WHERE asset_id = ?", (asset_id,))
             return [row["file"], row["thumb"]]
 
@@ -473,7 +473,7 @@ def insert_media(
 ) -> MediaAsset:
     """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""
-    require_live(entry_row(conn, user_id, entry_id))
+    require_live(entry_row(conn, user_id, entry_id, hold=True))
     taken = {
         row[0]
         for row in conn.execute("SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))

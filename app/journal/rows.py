@@ -27,6 +27,7 @@ from app.journal.models import (
 )
 from app.journal.support import Support
 from app.storage.connection import Connection
+from app.storage.dialect import held
 from app.storage.errors import Conflict, Missing
 
 
@@ -66,8 +67,14 @@ ENTRY_OF_USER = (
 )
 
 
-def entry_row(conn: Connection, user_id: str, entry_id: str) -> sqlite3.Row:
-    row = conn.execute(ENTRY_OF_USER, (user_id, entry_id)).fetchone()
+def entry_row(conn: Connection, user_id: str, entry_id: str, *, hold: bool = False) -> sqlite3.Row:
+    """The user's entry. `hold` (a writer's, in its transaction): the entry's row is held
+    until the transaction ends (`dialect.held`), so that a writer of the same entry in
+    another process waits and then reads the entry as this one left it — whether it is in
+    the trash, its current version, the number its next version takes (`append_version`)."""
+    row = conn.execute(
+        ENTRY_OF_USER + (held(conn, "e") if hold else ""), (user_id, entry_id)
+    ).fetchone()
     if row is None:
         raise Missing(f"no journal entry {entry_id!r}")
     return row
@@ -81,6 +88,9 @@ def append_version(
     refs: Iterable[tuple[str, str]],
     draft_id: str | None = None,
 ) -> str:
+    """The entry's next version, made its current one. The entry is new in the caller's
+    transaction or held by it (`entry_row(..., hold=True)`): then no other writer numbers a
+    version of it until this transaction ends, and `seq` is free."""
     version_id = new_id("ver")
     seq = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions WHERE entry_id = ?",

@@ -366,11 +366,14 @@ class JournalStore:
             ).fetchone():
                 raise Conflict("entry_exists", f"{date} has an entry already; edit it")
             entry_id = new_id("entry")
-            conn.execute(
-                "INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
-                "VALUES (?, ?, ?)",
-                (entry_id, day_id, time.time()),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
+                    "VALUES (?, ?, ?)",
+                    (entry_id, day_id, time.time()),
+                )
+            except sqlite3.IntegrityError:  # another process's entry of the day came in between
+                raise Conflict("entry_exists", f"{date} has an entry already; edit it") from None
             append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs, draft_id)
             return entry_id
 
@@ -384,7 +387,7 @@ class JournalStore:
         entry's next version: origin `draft`, the draft's sources (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             require_live(row)
             if draft_id is None:
                 append_version(
@@ -406,7 +409,7 @@ class JournalStore:
         """A new version with the text and sources of an older one (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
-            require_live(entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id, hold=True))
             old = conn.execute(
                 "SELECT text FROM journal_entry_versions WHERE entry_id = ? AND version_id = ?",
                 (entry_id, version_id),
@@ -419,7 +422,7 @@ class JournalStore:
 
     async def delete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            require_live(entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id, hold=True))
             conn.execute(
                 "UPDATE journal_entries SET deleted_at = ? WHERE entry_id = ?",
                 (time.time(), entry_id),
@@ -429,7 +432,7 @@ class JournalStore:
 
     async def undelete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             if row["deleted_at"] is None:
                 return
             if conn.execute(
@@ -437,9 +440,14 @@ class JournalStore:
                 (row["journal_day_id"],),
             ).fetchone():
                 raise Conflict("entry_exists", f"{row['calendar_date']} has another entry now")
-            conn.execute(
-                "UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?", (entry_id,)
-            )
+            try:
+                conn.execute(
+                    "UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?", (entry_id,)
+                )
+            except sqlite3.IntegrityError:  # another process's entry of the day came in between
+                raise Conflict(
+                    "entry_exists", f"{row['calendar_date']} has another entry now"
+                ) from None
 
         await self.db.execute_write_fn(write)
 
@@ -450,7 +458,7 @@ class JournalStore:
         to remove once the rows are gone (`app.journal.media.remove_files`)."""
 
         def write(conn: sqlite3.Connection) -> list[str]:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             if row["deleted_at"] is None:
                 raise Conflict("not_in_trash", "only an entry in the trash can be purged")
             files = [
