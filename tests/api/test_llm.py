@@ -16,7 +16,8 @@ from tests.store import store_connection
 
 async def test_health_says_plainly_that_no_model_is_configured(client):
     body = await (await client.get("/api/health", headers=AUTH)).json()
-    assert body["llm"] == {"provider": "offline", "model": None, "offline": True}
+    assert body["llm"] == {"provider": "offline", "model": None, "offline": True,
+                           "task_model": None}
 
 
 async def test_get_llm_describes_the_gateway_without_secrets(aiohttp_client, make_settings,
