@@ -46,7 +46,8 @@ async def test_get_llm_names_the_configured_model_while_the_offline_model_runs(
     await app[GATEWAY].ready()
     body = await (await client.get("/api/llm", headers=AUTH)).json()
     assert body["offline"] is True and body["model"] is None and body["auto_detect"] is True
-    assert body["configured"] == {"provider": None, "url": None, "model": "llama3.2"}
+    assert body["configured"] == {"provider": None, "url": None, "model": "llama3.2",
+                                  "task_model": None, "task_url": None}
 
 
 async def test_connection_test_reports_models_and_window(client, fake_model):
