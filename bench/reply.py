@@ -417,9 +417,7 @@ async def main_async(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=open("/dev/null", "w"))  # noqa: SIM115
     names = list(SPEEDS) if args.speed == "all" else [args.speed]
     for name in names:
-        figures = await run_speed(
-            SPEEDS[name], args.turns, args.slots, args.scale, args.task_model
-        )
+        figures = await run_speed(SPEEDS[name], args.turns, args.slots, args.scale, args.task_model)
         report(SPEEDS[name], args.slots, figures, args.task_model)
 
 
