@@ -37,7 +37,8 @@ async def test_ollama_is_preferred_when_both_answer(start_fake_model, probing):
     llama_cpp = await start_fake_model()
     async with Gateway(probing(ollama.url, llama_cpp.url)) as gateway:
         await gateway.ready()
-        assert gateway.info() == {"provider": "ollama", "model": "llama3.1:8b", "offline": False}
+        assert gateway.info() == {"provider": "ollama", "model": "llama3.1:8b", "offline": False,
+                                  "task_model": None}
         assert gateway.describe()["detected"] == [
             {"provider": "ollama", "url": ollama.url, "models": ["llama3.1:8b", "qwen"]},
             {"provider": "openai", "url": llama_cpp.url, "models": ["fake"]}]
@@ -99,7 +100,8 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
                                              local_token=TOKEN))
     await client.app[GATEWAY].ready()
     body = await (await client.get("/api/health", headers=ADMIN)).json()
-    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
+    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False,
+                           "task_model": None}
 
 
 async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings(
@@ -116,7 +118,8 @@ async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings
 
         await gateway.switch(llm_provider="openai", llm_url=server.url, llm_model="fake")
         assert (gateway.choice.llm_provider, gateway.choice.llm_url) == ("openai", server.url)
-        assert gateway.info() == {"provider": "openai", "model": "fake", "offline": False}
+        assert gateway.info() == {"provider": "openai", "model": "fake", "offline": False,
+                                  "task_model": None}
         assert gateway.auto_detect is False
         assert gateway.settings is settings and settings.values() == at_start
         assert settings.llm_provider is None and gateway.settings.source("llm_url") == "default"

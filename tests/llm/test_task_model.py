@@ -226,3 +226,18 @@ async def test_a_journal_plans_with_the_smaller_window_of_its_two_models(
         assert (await gateway.context_window("journal_generate"))[0] == 32768
         assert (await gateway.context_window())[0] == 32768
         assert gateway.known_window() == 16384  # a message goes to both models
+
+
+async def test_a_detected_server_gets_the_task_model_beside_its_main_one(start_fake_model,
+                                                                         make_settings):
+    # No provider chosen: auto-detection finds the server, and the task model runs on it.
+    found = await start_fake_model(models=("big", "small"))
+    settings = make_settings(llm_provider=None, llm_task_model="small",
+                             llm_probe_openai_url=found.url,
+                             llm_probe_ollama_url="http://127.0.0.1:9")
+    async with Gateway(settings, task_purposes=TASK_PURPOSES) as gateway:
+        await gateway.ready()
+        assert gateway.info() == {"provider": "openai", "model": "big", "offline": False,
+                                  "task_model": "small"}
+        assert gateway.provider_for("thinker").url == found.url
+        assert gateway.provider_for("responder").model == "big"
