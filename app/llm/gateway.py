@@ -224,9 +224,11 @@ class Gateway:
         }.get(provider)
 
     def _build(self, name: str, url: str | None, model: str | None) -> Provider:
-        # The API key goes only to the chosen server, never to a probed or tested one.
+        # The API key goes only to the chosen server (also the task model's on it), never to
+        # a probed or tested one; a provider keeps its URL without the trailing slash.
         choice = self.choice
-        key = choice.llm_api_key if url and url == choice.llm_url else None
+        chosen = url is not None and url.rstrip("/") == (choice.llm_url or "").rstrip("/")
+        key = choice.llm_api_key if url and chosen else None
         return self._providers[name](
             settings=self.settings,
             session=self.session,

@@ -241,3 +241,14 @@ async def test_a_detected_server_gets_the_task_model_beside_its_main_one(start_f
                                   "task_model": "small"}
         assert gateway.provider_for("thinker").url == found.url
         assert gateway.provider_for("responder").model == "big"
+
+
+async def test_the_task_model_on_the_main_server_gets_its_key(fake_model, make_settings):
+    # The configured URL with a trailing slash is still the main server.
+    settings = make_settings(**fake_model.overrides(llm_url=fake_model.url + "/",
+                                                    llm_task_model="small",
+                                                    llm_api_key="sk-main"))
+    async with Gateway(settings, task_purposes=TASK_PURPOSES) as gateway:
+        await gateway.complete("thinker", PROMPT, max_tokens=50)
+    [sent] = fake_model.chats()
+    assert sent.body["model"] == "small" and sent.headers["Authorization"] == "Bearer sk-main"
