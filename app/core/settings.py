@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -237,6 +238,19 @@ class Settings:
     )
     llm_context: int | None = setting(
         None, "Context window in tokens where the server does not say.", minimum=256
+    )
+    llm_task_model: str | None = setting(
+        None,
+        "Task model: a second, smaller model for the structured calls (perception, "
+        "salience, route, verdict, the agents', the journal's reconstruction, the "
+        "profile's review, the memory's consolidation) while the reply uses llm_model; "
+        "unset = every call uses llm_model.",
+    )
+    llm_task_url: str | None = setting(
+        None,
+        "Base URL of the task model's server, of the same provider kind as the main "
+        "one; unset = the main server. Needs llm_task_model. The API key goes only to "
+        "llm_url; a remote task server is masked like the main one.",
     )
     model_timeout: float = setting(120.0, "Seconds before a model call fails.", minimum=0.1)
     model_retries: int = setting(
@@ -923,6 +937,28 @@ def _check_together(values: Mapping[str, Any]) -> None:
         )
     if values["session_max_turns"] > values["session_summarize_at"]:
         raise SettingsError("setting session_max_turns must not exceed session_summarize_at")
+    problem = task_model_problem(values["llm_task_model"], values["llm_task_url"])
+    if problem is not None:
+        raise SettingsError(problem)
+
+
+def task_model_problem(task_model: str | None, task_url: str | None) -> str | None:
+    """Why a task model's settings do not go together (None: they do). Also checked for
+    a choice made in the UI (`app.llm.choice`)."""
+    if task_model is not None and not task_model.strip():
+        return "setting llm_task_model must not be blank (unset it to use llm_model)"
+    if task_url is None:
+        return None
+    if task_model is None:
+        return "setting llm_task_url needs llm_task_model (which model runs on that server?)"
+    try:
+        parts = urlsplit(task_url)
+        web = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        web = False
+    if not web:
+        return f"setting llm_task_url: {task_url!r} is not an http:// or https:// URL with a host"
+    return None
 
 
 # --- docs/settings.md's table ------------------------------------------------------------

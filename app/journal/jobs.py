@@ -36,6 +36,7 @@ from app.core.settings import Settings
 from app.journal import budget, stages
 from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
+from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT
 from app.journal.store import JournalStore, StoredBase
 from app.journal.support import Support
 from app.journal.trace import DraftTrace
@@ -284,7 +285,10 @@ class JournalJobs:
         budget measured."""
         settings, sources = self.settings, job.sources
         budget.check_day(job.messages, settings)
-        window, window_source = await self.gateway.context_window()
+        # Both stages' window: with a task model, stage 1 runs on it (the smaller counts).
+        window, window_source = await self.gateway.context_window(
+            PURPOSE_RECONSTRUCT, PURPOSE_NARRATE
+        )
         prompt = stages.reconstruct_prompt(job.date, sources)
         base = Base(job.base.origin, job.base.text) if job.base is not None else None
         fallback = fallback_artifact(sources, base)

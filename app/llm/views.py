@@ -14,6 +14,7 @@ class ModelInfo(msgspec.Struct, frozen=True):
     provider: str
     model: str | None
     offline: bool
+    task_model: str | None = None  # the task model in use (None: the main model answers all)
 
 
 class ConfiguredModel(msgspec.Struct, frozen=True):
@@ -23,6 +24,18 @@ class ConfiguredModel(msgspec.Struct, frozen=True):
     provider: str | None
     url: str | None
     model: str | None
+    task_model: str | None = None
+    task_url: str | None = None
+
+
+class TaskModelView(msgspec.Struct, frozen=True):
+    """The task model in use: its server, window and the purposes it answers."""
+
+    model: str | None
+    url: str | None
+    remote: bool
+    context_window: int | None
+    purposes: list[str]
 
 
 class GatewayView(msgspec.Struct):
@@ -31,12 +44,14 @@ class GatewayView(msgspec.Struct):
     provider: str
     model: str | None
     offline: bool
+    task_model: str | None
     url: str | None
     remote: bool
     auto_detect: bool
     detecting: bool
     detected: list[Detected]
     context_window: int | None
+    task: TaskModelView | None  # None: no task model in use
     concurrency: int
     api_key: str | None
     message_limit: int | None

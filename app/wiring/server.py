@@ -101,7 +101,7 @@ from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock, make_priv
 from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
 from app.storage.redis_driver import connection_pool, unprotected_remote
-from app.wiring.purposes import OFFLINE_ANSWERS
+from app.wiring.purposes import OFFLINE_ANSWERS, TASK_PURPOSES
 from app.wiring.stores import build_egress_log, build_stores
 
 log = logging.getLogger(__name__)
@@ -232,6 +232,7 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         offline_answers=OFFLINE_ANSWERS,
         offline_memory=SaidToday(app[REDIS], zone),
         egress=egress.note,
+        task_purposes=TASK_PURPOSES,
     )
     await egress.start()
     try:

@@ -101,7 +101,8 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
                                              local_token=TOKEN))
     await client.app[GATEWAY].ready()
     body = await (await client.get("/api/health", headers=ADMIN)).json()
-    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
+    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False,
+                           "task_model": None}
 
 
 async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings(
