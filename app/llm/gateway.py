@@ -18,7 +18,8 @@ One call, in order (each step's module says the details):
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
    purpose's minimum window, then `app.llm.budget` — all before any network call
    (`app.llm.window`);
-3. a slot of the provider's concurrency limit (`model_concurrency`);
+3. a slot of the provider's concurrency limit: the server's slots (llama.cpp's `/props`
+   `total_slots`), else `model_concurrency` (`app.llm.slots`; `parallel()` tells the pipeline);
 4. the provider call with the per-call timeout and bounded retries (connection errors, 5xx,
    429 with Retry-After; exponential backoff with jitter, at most `model_retries` retries
    within `model_retry_max_seconds`; `app.llm.retry`);
@@ -77,6 +78,7 @@ from app.llm.providers import PROVIDERS, Provider
 from app.llm.providers.offline import OfflineProvider
 from app.llm.retry import Retries
 from app.llm.schema import json_schema
+from app.llm.slots import ServerSlots
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
 from app.llm.window import ContextWindows
@@ -119,7 +121,9 @@ class Gateway:
         self.windows = ContextWindows(settings)
         self.retries = Retries(settings)
         self.privacy = PrivacyGuard(settings, identities, egress)
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        self.slots = ServerSlots(settings)
+        # provider id -> (its slots when built, the semaphore of that many)
+        self._slots: dict[int, tuple[int, asyncio.Semaphore]] = {}
         self._detection: asyncio.Task[None] | None = None
         self._egress = egress
 
@@ -260,7 +264,7 @@ class Gateway:
             "detecting": self._detection is not None and not self._detection.done(),
             "detected": [d.as_dict() for d in self.detected],
             "context_window": self.windows.cached(self.provider),
-            "concurrency": self.settings.model_concurrency,
+            "concurrency": self.slots.known(self.provider),
             "api_key": "set" if self.choice.llm_api_key else None,
             "message_limit": self.message_limit(),
             # What an empty URL stands for, per provider (the settings panel shows it).
@@ -281,6 +285,12 @@ class Gateway:
         whole job before its first call (the journal)."""
         await self.ready()
         return await self.windows.window(self.provider)
+
+    async def parallel(self) -> int:
+        """How many calls the model server in use serves at once (`app.llm.slots`): calls
+        that do not depend on each other run at once only where this is more than one."""
+        await self.ready()
+        return await self.slots.of(self.provider)
 
     def known_window(self) -> int | None:
         """The current model's window as far as known without asking it (cache, offline
@@ -372,7 +382,7 @@ class Gateway:
             gate=self._gate(masker, user_id, purpose),
         )
         await self.windows.plan(provider, call, trace)
-        async with self._slot(provider):
+        async with await self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
         trace.finish_reason = reply.finish_reason
@@ -457,7 +467,7 @@ class Gateway:
                 purpose, sent, max_tokens, temperature, gate=self._gate(masker, user_id, purpose)
             )
             await self.windows.plan(provider, call, trace)
-            async with self._slot(provider):
+            async with await self._slot(provider):
                 while True:
                     unmasker = StreamUnmasker(masker) if masker is not None else None
                     try:
@@ -526,11 +536,15 @@ class Gateway:
         body passes it before it is sent."""
         return self.privacy.gate(masker, user_id, purpose) if masker is not None else None
 
-    def _slot(self, provider: Provider) -> asyncio.Semaphore:
-        slot = self._slots.get(id(provider))
-        if slot is None:
-            slot = self._slots[id(provider)] = asyncio.Semaphore(self.settings.model_concurrency)
-        return slot
+    async def _slot(self, provider: Provider) -> asyncio.Semaphore:
+        """The provider's concurrency limit, as many as its server's slots. When they change
+        (a restarted server) a new semaphore serves the calls from then on; those in flight
+        finish on the old one."""
+        count = await self.slots.of(provider)
+        held = self._slots.get(id(provider))
+        if held is None or held[0] != count:
+            held = self._slots[id(provider)] = (count, asyncio.Semaphore(count))
+        return held[1]
 
     def _usage(self, provider: Provider, trace: Trace, call: Call, text: str) -> Usage:
         # The offline provider's counts are estimates anyway: they are marked as such.
