@@ -75,12 +75,19 @@ class OpenAIProvider(Provider):
                     return window
         return await self._llama_cpp_window()
 
-    async def _llama_cpp_props(self) -> dict[str, Any]:
-        """llama.cpp's `/props`; empty from another server (it does not say)."""
+    async def _llama_cpp_props(self, *, busy_raises: bool = False) -> dict[str, Any]:
+        """llama.cpp's `/props`; empty from another server (it does not say). `busy_raises`:
+        a 5xx raises rather than count as "does not say" (llama.cpp answers 503 while it
+        loads the model)."""
         try:
             props = await self.get_json("/props")
         except ModelError as exc:
-            if exc.code in ("model_not_found", "model_http_error", "model_bad_response"):
+            busy = busy_raises and exc.status is not None and exc.status >= 500
+            if not busy and exc.code in (
+                "model_not_found",
+                "model_http_error",
+                "model_bad_response",
+            ):
                 return {}  # not llama.cpp's server: it does not say
             raise
         return props if isinstance(props, dict) else {}
@@ -94,7 +101,7 @@ class OpenAIProvider(Provider):
         return _positive(window)
 
     async def parallel_slots(self) -> int | None:
-        return _positive((await self._llama_cpp_props()).get("total_slots"))
+        return _positive((await self._llama_cpp_props(busy_raises=True)).get("total_slots"))
 
     async def count_tokens(self, text: str) -> int | None:
         payload = {"model": self.model or "default", "content": text, "prompt": text}
