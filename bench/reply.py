@@ -12,7 +12,8 @@ counts (tokens ≈ characters / 3.5):
                       + output tokens / generation rate
 
 - **slots**: `--slots` requests are served at once; more wait in a queue (FIFO). `/props`
-  says `total_slots`, as llama.cpp does.
+  says `total_slots`, as llama.cpp does, and the app learns them there (`app.llm.slots`):
+  it is not told them by a setting.
 - **per-slot prefix cache**: each slot keeps its previous prompt; the tokens a new prompt
   shares with it from the start are not prefilled again (llama.cpp `cache_prompt`). A
   request goes to the idle slot whose cached prompt shares the longest prefix with it.
@@ -272,7 +273,6 @@ async def run_speed(speed: Speed, turns: int, slots: int, scale: float) -> list[
             "llm_model": "sim",
             "llm_context": 8192,
             "model_timeout": 120.0,
-            "model_concurrency": slots,  # the app is told the server's slots
             **PURPOSE_SETTING,
         }
         app = create_app(defaults(**overrides), local_token=TOKEN)
