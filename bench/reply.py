@@ -13,7 +13,8 @@ counts (tokens ≈ characters / 3.5):
                       + output tokens / generation rate
 
 - **slots**: `--slots` requests are served at once; more wait in a queue (FIFO). `/props`
-  says `total_slots`, as llama.cpp does.
+  says `total_slots`, as llama.cpp does, and the app learns them there (`app.llm.slots`):
+  it is not told them by a setting.
 - **per-slot prefix cache**: each slot keeps its previous prompt; the tokens a new prompt
   shares with it from the start are not prefilled again (llama.cpp `cache_prompt`). A
   request goes to the idle slot whose cached prompt shares the longest prefix with it.
@@ -63,12 +64,13 @@ from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
 
 from app.api.app_keys import RUNTIME  # noqa: E402
 from app.core.settings import defaults  # noqa: E402
+from app.llm.schema import WRITTEN_CHARS_PER_TOKEN, filled_instance  # noqa: E402
 from app.wiring.server import create_app  # noqa: E402
 from tests.fakemodel import PURPOSE_HEADER, PURPOSE_SETTING, minimal_instance  # noqa: E402
 
 TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-CHARS_PER_TOKEN = 3.5
+CHARS_PER_TOKEN = WRITTEN_CHARS_PER_TOKEN  # the product fits its reserves by the same rule
 REPLY_TEXT = (
     "Oh, das klingt nach einem vollen Tag! Ich freue mich, dass du mir davon erzählst. "
     "Was hat dich heute am meisten beschäftigt, und wie geht es dir jetzt damit?"
@@ -99,37 +101,6 @@ SPEEDS = {
 
 def tokens(chars: int) -> int:
     return math.ceil(chars / CHARS_PER_TOKEN)
-
-
-def filled_instance(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
-    """A realistically filled instance of a JSON schema: every property present, strings a
-    few words, lists two entries, numbers a middle value (what a model writes)."""
-    defs = defs if defs is not None else schema.get("$defs", {})
-    if "$ref" in schema:
-        return filled_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-    if "const" in schema:
-        return schema["const"]
-    if "enum" in schema:
-        return schema["enum"][-1]
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
-            return filled_instance(options[0], defs)
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
-    if kind == "object" or "properties" in schema:
-        return {n: filled_instance(s, defs) for n, s in schema.get("properties", {}).items()}
-    if kind == "array":
-        count = min(2, schema.get("maxItems", 2))
-        return [filled_instance(schema.get("items") or {}, defs) for _ in range(count)]
-    if kind == "boolean":
-        return False
-    if kind in ("integer", "number"):
-        return 0.6 if kind == "number" else 1
-    if kind == "string":
-        return "ein paar Worte dazu"
-    return None
 
 
 @dataclass
@@ -325,7 +296,6 @@ async def run_speed(
             "llm_model": "sim",
             "llm_context": 8192,
             "model_timeout": 120.0,
-            "model_concurrency": slots,  # the app is told the server's slots
             **PURPOSE_SETTING,
             **task,
         }

@@ -256,7 +256,13 @@ class Settings:
     model_retries: int = setting(
         2, "Retries after a connection error, 5xx or 429.", minimum=0, maximum=10
     )
-    model_concurrency: int = setting(1, "Parallel requests per provider.", minimum=1)
+    model_concurrency: int = setting(
+        1,
+        "Parallel requests per provider where the server does not say how many it serves "
+        "(llama.cpp says it: /props total_slots; for Ollama state its OLLAMA_NUM_PARALLEL, "
+        "for vLLM its max_num_seqs).",
+        minimum=1,
+    )
     model_metadata_ttl: int = setting(
         HOUR, "Seconds a provider's context window is cached.", minimum=0
     )

@@ -18,7 +18,8 @@ One call, in order (each step's module says the details):
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
    purpose's minimum window, then `app.llm.budget` — all before any network call
    (`app.llm.window`);
-3. a slot of the provider's concurrency limit (`model_concurrency`);
+3. a slot of the provider's concurrency limit: the server's slots (llama.cpp's `/props`
+   `total_slots`), else `model_concurrency` (`app.llm.slots`; `parallel()` tells the pipeline);
 4. the provider call with the per-call timeout and bounded retries (connection errors, 5xx,
    429 with Retry-After; exponential backoff with jitter, at most `model_retries` retries
    within `model_retry_max_seconds`; `app.llm.retry`);
@@ -86,6 +87,7 @@ from app.llm.providers import PROVIDERS, Provider
 from app.llm.providers.offline import OfflineProvider
 from app.llm.retry import Retries
 from app.llm.schema import json_schema
+from app.llm.slots import ServerSlots
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
 from app.llm.views import ConfiguredModel, GatewayView, ModelInfo, TaskModelView
@@ -135,7 +137,9 @@ class Gateway:
         self.windows = ContextWindows(settings)
         self.retries = Retries(settings)
         self.privacy = PrivacyGuard(settings, identities, egress)
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        self.slots = ServerSlots(settings)
+        # provider id -> (its slots when built, the semaphore of that many)
+        self._slots: dict[int, tuple[int, asyncio.Semaphore]] = {}
         self._detection: asyncio.Task[None] | None = None
         self._egress = egress
 
@@ -322,7 +326,7 @@ class Gateway:
             detected=list(self.detected),
             context_window=self.windows.cached(self.provider),
             task=self._task_described(),
-            concurrency=self.settings.model_concurrency,
+            concurrency=self.slots.known(self.provider),
             api_key="set" if self.choice.llm_api_key else None,
             message_limit=self.message_limit(),
             default_urls={name: self.default_url(name) for name in ("ollama", "openai")},
@@ -349,6 +353,15 @@ class Gateway:
     def _in_use(self) -> list[Provider]:
         """The providers a turn's calls go to: the main one, and the task model's if any."""
         return [self.provider] + ([self.task_provider] if self.task_provider else [])
+
+    async def parallel(self, *purposes: str) -> int:
+        """How many calls of `purposes` the model server(s) they go to serve at once
+        (`app.llm.slots`; the fewest, when a task model takes some of them; no purposes:
+        the main server's): calls that do not depend on each other run at once only where
+        this is more than one."""
+        await self.ready()
+        providers = {id(p): p for p in map(self.provider_for, purposes)} or {0: self.provider}
+        return min([await self.slots.of(p) for p in providers.values()])
 
     def known_window(self) -> int | None:
         """The current models' window as far as known without asking them (cache, offline
@@ -444,7 +457,7 @@ class Gateway:
             gate=self._gate(masker, user_id, purpose),
         )
         await self.windows.plan(provider, call, trace)
-        async with self._slot(provider):
+        async with await self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
         trace.finish_reason = reply.finish_reason
@@ -529,7 +542,7 @@ class Gateway:
                 purpose, sent, max_tokens, temperature, gate=self._gate(masker, user_id, purpose)
             )
             await self.windows.plan(provider, call, trace)
-            async with self._slot(provider):
+            async with await self._slot(provider):
                 while True:
                     unmasker = StreamUnmasker(masker) if masker is not None else None
                     try:
@@ -599,11 +612,15 @@ class Gateway:
         body passes it before it is sent."""
         return self.privacy.gate(masker, user_id, purpose) if masker is not None else None
 
-    def _slot(self, provider: Provider) -> asyncio.Semaphore:
-        slot = self._slots.get(id(provider))
-        if slot is None:
-            slot = self._slots[id(provider)] = asyncio.Semaphore(self.settings.model_concurrency)
-        return slot
+    async def _slot(self, provider: Provider) -> asyncio.Semaphore:
+        """The provider's concurrency limit, as many as its server's slots. When they change
+        (a restarted server) a new semaphore serves the calls from then on; those in flight
+        finish on the old one."""
+        count = await self.slots.of(provider)
+        held = self._slots.get(id(provider))
+        if held is None or held[0] != count:
+            held = self._slots[id(provider)] = (count, asyncio.Semaphore(count))
+        return held[1]
 
     def _usage(self, provider: Provider, trace: Trace, call: Call, text: str) -> Usage:
         # The offline provider's counts are estimates anyway: they are marked as such.
