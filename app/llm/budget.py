@@ -67,6 +67,24 @@ def margin_tokens(window: int, margin: float) -> int:
     return math.ceil(Decimal(window) * Decimal(str(margin)))
 
 
+def measure(
+    messages: Sequence[Message],
+    *,
+    window: int,
+    max_tokens: int,
+    chars_per_token: float,
+    margin: float,
+) -> Budget:
+    """The budget of one request, whether it fits or not (`Budget.fits`): for a caller that
+    sizes its own requests in whole units (the journal's parts); `plan` refuses instead."""
+    return Budget(
+        window=window,
+        margin_tokens=margin_tokens(window, margin),
+        reserved_output=max_tokens,
+        estimated_input=estimate_tokens(messages, chars_per_token),
+    )
+
+
 def plan(
     messages: Sequence[Message],
     *,
@@ -76,11 +94,12 @@ def plan(
     margin: float,
 ) -> Budget:
     """The budget of one request; raises `ModelError` when it does not fit."""
-    budget = Budget(
+    budget = measure(
+        messages,
         window=window,
-        margin_tokens=margin_tokens(window, margin),
-        reserved_output=max_tokens,
-        estimated_input=estimate_tokens(messages, chars_per_token),
+        max_tokens=max_tokens,
+        chars_per_token=chars_per_token,
+        margin=margin,
     )
     if budget.reserved_output > budget.usable:
         raise ModelError(
