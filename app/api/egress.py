@@ -25,7 +25,7 @@ import functools
 from aiohttp import web
 
 from app.api.app_keys import DB, EGRESS_LOG
-from app.api.backups import _streamed
+from app.api.downloads import streamed_download
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.core.clock import read_date
@@ -100,7 +100,7 @@ async def export_egress(request: web.Request) -> web.StreamResponse:
         )
     )
     stem = "-".join(p for p in ("novaberg-egress", day, purpose) if p)
-    return await _streamed(request, chunks, f"{stem}.{fmt}", EXPORT_FORMATS[fmt])
+    return await streamed_download(request, chunks, f"{stem}.{fmt}", EXPORT_FORMATS[fmt])
 
 
 async def clear_egress(request: web.Request) -> web.Response:

@@ -34,7 +34,7 @@ from app.api.validation import (
 )
 from app.backup.diary_formats import Limits
 from app.backup.diary_formats import read_upload as read_diary
-from app.backup.diary_import import attach_photos, import_diary
+from app.backup.diary_import import attach_photos, check_photo_budget, import_diary
 from app.backup.exports import ExportError, ImportTarget
 from app.core.clock import calendar_date, read_date, read_moment, zone_named
 from app.core.log import fields
@@ -215,13 +215,15 @@ async def import_diary_file(request: web.Request) -> web.Response:
     """A diary the user already has (body: Day One's JSON or zip, or a zip of Markdown files;
     `?name=` the file's name, which gives a lone Markdown file its day) → entries, all or
     nothing: `{kind, source, items, imported, skipped, day_has_entry, entries, photos,
-    notes}`; 400 `invalid_diary` naming the first bad entry, nothing written."""
+    notes}`; 400 `invalid_diary` naming the first bad entry, 413 `import_too_large` when
+    its photos' headers declare more than the import's budget; nothing written."""
     settings = request.app[SETTINGS]
     raw = await read_body(request, settings.import_max_bytes, "import_max_bytes")
     limits = Limits(settings.import_max_bytes, zone_named(settings.timezone))
     target = ImportTarget(request[USER_ID], ())
     try:
         diary = await asyncio.to_thread(read_diary, raw, limits, request.query.get("name", ""))
+        await asyncio.to_thread(check_photo_budget, diary, target.user_id)
         result = await request.app[DB].execute_write_fn(
             lambda conn: import_diary(conn, target, diary, max_chars=settings.max_message_chars)
         )

@@ -32,7 +32,12 @@ from app.backup.archive import (
 from app.backup.chat_export import ChatExporter, on_redis, with_parts
 from app.backup.database import table_exists
 from app.backup.diary_formats import Limits, read_folder, read_upload
-from app.backup.diary_import import attach_photos, import_diary
+from app.backup.diary_import import (
+    ImportTooLarge,
+    attach_photos,
+    check_photo_budget,
+    import_diary,
+)
 from app.backup.exports import ExportError, ExportQuery, ImportTarget, make_query, stream
 from app.backup.registry import EXPORTERS, exporter_for_document, exporter_named
 from app.backup.restore import RestoreDeclined, RestoreFailed, restore
@@ -166,7 +171,7 @@ def run_backup_command(settings: Settings, args: argparse.Namespace) -> int:
     except DataDirInUse as exc:
         _err(str(exc))
         return EXIT_REFUSED
-    except (BackupError, ExportError) as exc:
+    except (BackupError, ExportError, ImportTooLarge) as exc:
         _err(str(exc))
         return EXIT_REFUSED
     except RestoreDeclined as exc:
@@ -419,6 +424,7 @@ def _import_diary(settings: Settings, path: Path, user_id: str) -> int:
         except OSError as exc:
             raise ExportError(f"cannot read {path}: {exc.strerror}") from None
         diary = read_upload(raw, limits, path.name)
+    check_photo_budget(diary, user_id)
     target = ImportTarget(user_id, ())
     from app.journal.media import add_media_sync
 

@@ -34,7 +34,7 @@ import io
 import logging
 import re
 import zipfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Literal
@@ -453,6 +453,17 @@ def _photo_files(archive: zipfile.ZipFile, names: Mapping[str, zipfile.ZipInfo])
             raise ExportError(f"the photo {name[:100]!r} does not match its md5")
         found[path.stem.lower()] = name
     return found
+
+
+def photo_files(diary: Diary) -> Iterator[tuple[str, bytes]]:
+    """(member name, bytes) of each photo file the diary's items name, each once, the
+    archive opened once."""
+    members = sorted({p.member for i in diary.items for p in i.photos if p.member is not None})
+    if diary.archive is None or not members:
+        return
+    with zipfile.ZipFile(io.BytesIO(diary.archive)) as archive:
+        for member in members:
+            yield member, _member(archive, archive.getinfo(member))
 
 
 def read_photo(diary: Diary, photo: PhotoRef) -> bytes | None:

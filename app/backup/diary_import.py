@@ -26,25 +26,93 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, read_photo
+from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, photo_files, read_photo
 from app.backup.exports import ExportError, ImportTarget
 from app.core.i18n import texts
-from app.journal.media import MediaRefused
+from app.core.log import fields
+from app.core.refusal import RefusedKind
+from app.journal.media import MediaRefused, declared_cost
 from app.journal.rows import append_version, ensure_day, ensure_space, new_id
 from app.storage.connection import Connection
 
 ITEM_BREAK = "\n\n* * *\n\n"
 NOT_IN_ARCHIVE = "not_in_archive"  # why a photo was not stored: the export holds no file
+# What decoding an import's photos may cost in all, read from their headers before anything
+# is written (a zip of tiny files whose headers declare huge pictures is refused whole): a
+# floor any small import has, and beyond it an allowance by the archive's bytes — a real photo
+# packs a few pixels into a byte (a 12 MP JPEG: 3 MB), a bomb millions.
+IMPORT_FLOOR_PIXELS = 200_000_000  # five photos at the largest `MAX_PIXELS` allows
+IMPORT_PIXELS_PER_BYTE = 16
+IMPORT_FLOOR_DECODED_BYTES = 4 * IMPORT_FLOOR_PIXELS  # RGBA at 8 bits
+IMPORT_DECODED_BYTES_PER_BYTE = 4 * IMPORT_PIXELS_PER_BYTE
+IMPORT_PHOTO_SECONDS = 300  # wall time for adding an import's photos; the rest are not added
+OVER_TIME = "import_time_budget"  # why a photo was not stored: the import's time ran out
 # Adds a photo to an entry: (entry_id, name, data) → the stored asset; `MediaRefused` when
 # the media module does not take it (`MediaStore.add_media` bound to the user, or
 # `add_media_sync` on the importer's connection).
 AddPhoto = Callable[[str, str, bytes], Awaitable[object]]
+
+log = logging.getLogger(__name__)
+
+
+class ImportTooLarge(RefusedKind):
+    """An import whose photos would cost more to decode than its budget: 413
+    `import_too_large`, the budget named; nothing was written. A `Refused` kind the API's
+    error middleware answers as it is (no `ExportError`, which the route answers as
+    `invalid_diary`); the CLI names it as refused."""
+
+    STATUS, CODE = 413, "import_too_large"
+
+
+@dataclass(frozen=True, slots=True)
+class PhotoCost:
+    photos: int
+    pixels: int
+    decoded_bytes: int
+
+
+def check_photo_budget(diary: Diary, user_id: str = "") -> PhotoCost:
+    """What the diary's photos declare (headers read, nothing decoded), within the import's
+    budget by its archive's size; else `ImportTooLarge`, before anything is written."""
+    photos = pixels = decoded = 0
+    for _, data in photo_files(diary):
+        count, size = declared_cost(data)
+        photos, pixels, decoded = photos + 1, pixels + count, decoded + size
+    archive = len(diary.archive or b"")
+    allowed_pixels = max(IMPORT_FLOOR_PIXELS, IMPORT_PIXELS_PER_BYTE * archive)
+    allowed_bytes = max(IMPORT_FLOOR_DECODED_BYTES, IMPORT_DECODED_BYTES_PER_BYTE * archive)
+    over = []
+    if pixels > allowed_pixels:
+        over.append(f"{pixels} pixels (at most {allowed_pixels})")
+    if decoded > allowed_bytes:
+        over.append(f"{decoded} decoded bytes (at most {allowed_bytes})")
+    if over:
+        log.warning(
+            "diary import refused: photos over the budget",
+            extra=fields(
+                user_id=user_id,
+                photos=photos,
+                pixels=pixels,
+                decoded_bytes=decoded,
+                archive_bytes=archive,
+                limit_pixels=allowed_pixels,
+                limit_decoded_bytes=allowed_bytes,
+            ),
+        )
+        raise ImportTooLarge(
+            f"the {photos} photos of this {archive}-byte archive declare "
+            f"{' and '.join(over)}: an import's photos may hold {IMPORT_PIXELS_PER_BYTE} "
+            f"pixels per byte of its archive (at least {IMPORT_FLOOR_PIXELS}); nothing was "
+            "imported"
+        )
+    return PhotoCost(photos, pixels, decoded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,8 +272,11 @@ async def attach_photos(result: DiaryResult, diary: Diary, add: AddPhoto) -> Pho
     """The photos of the entries just imported, after the commit, each file of the archive
     handed to the media module (`add`), named as in the archive (`photos/<md5>.jpeg`'s
     name). One it refuses is reported by name with its reason (`too_large`,
-    `not_an_image`, …) and fails nothing; one the archive does not hold: `not_in_archive`."""
+    `not_an_image`, …) and fails nothing; one the archive does not hold: `not_in_archive`;
+    one reached after `IMPORT_PHOTO_SECONDS`: `import_time_budget` (the headers' budget,
+    `check_photo_budget`, was checked before the import)."""
     report = PhotoReport()
+    deadline = time.monotonic() + IMPORT_PHOTO_SECONDS
     for entry in result.entries:
         for photo in entry.photos:
             report.found += 1
@@ -221,6 +292,10 @@ async def attach_photos(result: DiaryResult, diary: Diary, add: AddPhoto) -> Pho
                 "name": name,
                 "imported": False,
             }
+            if time.monotonic() > deadline:
+                item["reason"] = OVER_TIME
+                report.items.append(item)
+                continue
             data = await asyncio.to_thread(read_photo, diary, photo)
             if data is None:
                 item["reason"] = NOT_IN_ARCHIVE

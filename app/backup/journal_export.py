@@ -52,6 +52,7 @@ from app.backup.exports import (
     require_text,
 )
 from app.core.i18n import long_date, texts
+from app.journal.media import free_name, name_for_kind
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
 from app.storage.connection import Connection
 from app.storage.database import stream_rows
@@ -318,23 +319,30 @@ def _entry(conn: Connection, row: Any) -> dict[str, Any]:
 
 
 def _media(conn: Connection, entry_id: str) -> list[dict[str, Any]]:
-    """The entry's photos as the document lists them (`file`: the path in the data dir)."""
-    return [
-        {
-            "asset_id": r[0],
-            "name": r[1],
-            "kind": r[2],
-            "bytes": r[3],
-            "sha256": r[4],
-            "created_at": r[5],
-            "file": r[6],
-        }
-        for r in conn.execute(
-            "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
-            "WHERE entry_id = ? ORDER BY created_at, asset_id",
-            (entry_id,),
+    """The entry's photos as the document lists them (`file`: the path in the data dir),
+    each named with its kind's extension (a row stored before names were, `evil.html`, is
+    exported as `evil.png`) and no two alike."""
+    taken: set[str] = set()
+    media = []
+    for r in conn.execute(
+        "SELECT asset_id, name, kind, bytes, sha256, created_at, file FROM media_assets "
+        "WHERE entry_id = ? ORDER BY created_at, asset_id",
+        (entry_id,),
+    ):
+        name = free_name(name_for_kind(r[1], r[2]), taken)
+        taken.add(name)
+        media.append(
+            {
+                "asset_id": r[0],
+                "name": name,
+                "kind": r[2],
+                "bytes": r[3],
+                "sha256": r[4],
+                "created_at": r[5],
+                "file": r[6],
+            }
         )
-    ]
+    return media
 
 
 def _current_texts(conn: Connection, query: ExportQuery) -> Iterator[tuple[str, str]]:

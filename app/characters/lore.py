@@ -40,6 +40,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -109,11 +110,29 @@ class Lorebook:
     scan_depth: int | None = None
     token_budget: int | None = None
     recursive: bool = False
-    # every key of the book, as written and lowered, in one automaton each (built once)
-    keys: _KeyIndex = field(init=False, repr=False, compare=False)
+    # every key of the book, as written and lowered, in one automaton each: built at the
+    # first scan, not when the card is read (`keys`)
+    _keys: _KeyIndex | None = field(default=None, init=False, repr=False, compare=False)
+    _building: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False, compare=False
+    )
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "keys", _KeyIndex(self.entries))
+    @property
+    def keys(self) -> _KeyIndex:
+        """The book's key index, built once, at the first scan. Not when the card is read:
+        a card may be read on the loop (the first message after it changed), and a big
+        book's automatons take far longer than its parse (50 000 keys: ~150 ms against
+        ~40 ms); the first scan of a big book runs in a worker thread
+        (`app.pipeline.recall.triggered_lore`), so the build does too. The lock keeps two
+        threads from building it twice."""
+        index = self._keys
+        if index is None:
+            with self._building:
+                index = self._keys
+                if index is None:
+                    index = _KeyIndex(self.entries)
+                    object.__setattr__(self, "_keys", index)
+        return index
 
     @property
     def size(self) -> int:

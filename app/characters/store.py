@@ -158,6 +158,10 @@ class CharacterStore:
             _link_new(target, text)
         else:
             _put(target, text)
+        # The book reads the changed files now, on this (worker) thread: else the first
+        # message after the change would read them on the loop (`known_character`), and a
+        # big card's parse is tens of milliseconds (bench/uploads.py).
+        self.book.own(user_id, stem)
         return replace(
             definition,
             picture=picture_path if picture_bytes is not None else None,

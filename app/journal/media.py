@@ -17,7 +17,8 @@ refused photo (not an image, a kind not taken, too large, an odd name, an entry 
 the user's) leaves neither a file nor a row. They are served only to their owner, and never
 reach a model: the journal's prompts are built from the day's messages and the entry's text.
 
-Decoding is blocking (milliseconds to a second for a large HEIC): it runs in a worker thread.
+Decoding is blocking (milliseconds to a second for a large HEIC): the server runs it in a
+decoding process (`app.journal.decoders`), an importer's `add_media_sync` in its own thread.
 
 One module: the one way a photo comes in — decoding, the location strip, the thumbnail and the
 rows — each step the next one's input.
@@ -34,6 +35,7 @@ import re
 import sqlite3
 import time
 import unicodedata
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +46,9 @@ from PIL import Image, ImageOps, UnidentifiedImageError
 from app.core.log import fields
 from app.core.refusal import Refused
 from app.core.settings import Settings
+from app.journal.decoders import DecoderStopped, in_worker
+from app.journal.location import exif_without_location, location_places
+from app.journal.pixels import BudgetFull, PixelBudget
 from app.journal.rows import asset_dict, entry_row, new_id, require_live
 from app.storage.connection import Connection
 from app.storage.database import Database
@@ -53,7 +58,21 @@ log = logging.getLogger(__name__)
 
 MEDIA_FOLDER = "media"  # in the files dir (seed 004: `data/media/<profile_id>/`)
 THUMB_SIDE = 320
-MAX_PIXELS = 64 * 1024 * 1024  # decoded size refused above this (a 48-megapixel phone photo fits)
+ORIENTATION = 0x0112  # the EXIF tag of how the picture is turned
+# Decoded size refused above this, read from the header before anything is decoded (a
+# 12-megapixel phone photo or a 36-megapixel camera's fits; a 48-megapixel full-size shot does
+# not: about 160 MB decoded, several times that while the thumbnail is made).
+MAX_PIXELS = 40_000_000
+# The pixels the whole process decodes at once (`PixelBudget`): two of the largest photos;
+# a third upload waits its turn rather than add another half gigabyte.
+DECODE_WORKERS = 2
+DECODE_WAITING = 8  # uploads that may wait for the budget; more: 503 decoder_busy
+DECODE_BUDGET = PixelBudget(DECODE_WORKERS * MAX_PIXELS, max_waiting=DECODE_WAITING)
+DECODE_RETRY_S = 5  # the Retry-After of a busy answer
+# Pillow's own bomb check (it refuses above twice this while opening) agrees with ours; its
+# warning between the two is not needed: the header check below refuses those, logged.
+Image.MAX_IMAGE_PIXELS = MAX_PIXELS
+warnings.filterwarnings("ignore", category=Image.DecompressionBombWarning)
 NAME_MAX_CHARS = 120
 # Pillow's format name → the stored kind, its file extension and content type.
 KINDS: dict[str, tuple[str, str, str]] = {
@@ -63,8 +82,14 @@ KINDS: dict[str, tuple[str, str, str]] = {
     "HEIF": ("heic", "heic", "image/heic"),
 }
 CONTENT_TYPES = {kind: content_type for kind, _, content_type in KINDS.values()}
+# The name extensions that say the kind truly; any other is replaced by the kind's own.
+NAME_EXTENSIONS = {
+    "jpeg": ("jpg", "jpeg"),
+    "png": ("png",),
+    "webp": ("webp",),
+    "heic": ("heic", "heif"),
+}
 THUMB_CONTENT_TYPE = "image/webp"
-GPS_IFD = 0x8825  # the EXIF tag that points at the location's directory
 # A name: letters, digits, space and `._-()+,` — no path separator, no control or format
 # character, not starting with a dot or a space.
 _NAME = re.compile(r"[^\W_][\w .,()+-]*", re.UNICODE)
@@ -82,6 +107,10 @@ except ImportError:  # pragma: no cover - pillow-heif is a dependency; a trimmed
 
 class MediaRefused(Refused, ValueError):
     """A photo this app does not take; `status` and `code` are the API's answer."""
+
+    def __reduce__(self) -> tuple[type[MediaRefused], tuple[int, str, str, dict[str, str]]]:
+        # from a decoding process
+        return MediaRefused, (self.status, self.code, self.message, self.headers)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,18 +193,52 @@ def stored_paths(user_id: str, asset_id: str, kind: str) -> tuple[str, str]:
 # --- decoding --------------------------------------------------------------------------------
 
 
-def decode(raw: bytes, *, keep_location: bool) -> Decoded:
-    """Check that `raw` is a whole image of a kind this app takes, and make what is stored."""
-    image = _open(raw)
+def decode(raw: bytes, *, keep_location: bool, user_id: str = "") -> Decoded:
+    """Check that `raw` is a whole image of a kind this app takes, and make what is stored:
+    its size read from the header first, then decoded within `DECODE_BUDGET` (blocking)."""
+    image = opened(raw, user_id)
+    with DECODE_BUDGET.hold(pixels(image)):
+        return decoded(image, raw, keep_location=keep_location)
+
+
+def pixels(image: Image.Image) -> int:
+    width, height = image.size
+    return width * height
+
+
+def decoded(image: Image.Image, raw: bytes, *, keep_location: bool) -> Decoded:
+    """The opened (not yet decoded) `image` of the file `raw`, decoded; the caller holds
+    its pixels of `DECODE_BUDGET`."""
     kind = KINDS[image.format or ""][0]
     try:
         image.load()
-        shown = ImageOps.exif_transpose(image)
+        shown = _upright(image)
     except (OSError, ValueError, SyntaxError) as exc:
         raise MediaRefused(400, "invalid_image", f"the image cannot be decoded: {exc}") from None
     width, height = shown.size
-    data = raw if keep_location or not _has_location(image) else _without_location(image, kind)
+    places = [] if keep_location else location_places(raw, image)
+    data = _without_location(image, kind) if places else raw
     return Decoded(kind, data, _thumbnail(shown), width, height)
+
+
+def decode_file(raw: bytes, keep_location: bool) -> Decoded:
+    """`decoded` of the bytes alone (what a decoding process is sent; it opens them again,
+    a header read)."""
+    return decoded(_open(raw), raw, keep_location=keep_location)
+
+
+def opened(raw: bytes, user_id: str = "") -> Image.Image:
+    """`raw` opened: its header read, nothing decoded; refused (`MediaRefused`) when it is
+    not an image of a kind taken or declares more than `MAX_PIXELS` (logged, the limit named)."""
+    try:
+        return _open(raw)
+    except MediaRefused as exc:
+        if exc.code == "image_too_large":
+            log.warning(
+                "photo refused: too many pixels",
+                extra=fields(user_id=user_id, bytes=len(raw), limit=MAX_PIXELS, detail=exc.message),
+            )
+        raise
 
 
 def _open(raw: bytes) -> Image.Image:
@@ -214,37 +277,81 @@ def _open(raw: bytes) -> Image.Image:
     return image
 
 
+def declared_cost(raw: bytes) -> tuple[int, int]:
+    """The pixels and decoded bytes the header of `raw` declares, nothing decoded (what
+    costs a budget before any photo is decoded); (0, 0) for a file that is no image taken,
+    which is refused on its own without a decode."""
+    try:
+        image = Image.open(io.BytesIO(raw))
+    except Image.DecompressionBombError:  # over twice the limit: at least that much
+        return 2 * MAX_PIXELS + 1, 4 * (2 * MAX_PIXELS + 1)
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
+        return 0, 0
+    with image:
+        if image.format not in KINDS:
+            return 0, 0
+        count = pixels(image)
+        sample_bytes = 2 if "16" in image.mode else 1
+        return count, count * len(image.getbands()) * sample_bytes
+
+
 def _looks_like_heif(raw: bytes) -> bool:
     return raw[4:8] == b"ftyp" and raw[8:12] in _HEIF_BRANDS
 
 
-def _has_location(image: Image.Image) -> bool:
-    xmp = image.info.get("xmp") or b""
-    if isinstance(xmp, str):
-        xmp = xmp.encode("utf-8", "replace")
-    return GPS_IFD in image.getexif() or b"GPS" in xmp
-
-
 def _without_location(image: Image.Image, kind: str) -> bytes:
-    """The image saved again without its location: EXIF kept but its GPS directory, no XMP;
-    a JPEG keeps its own quantisation (`quality="keep"`), so it loses next to nothing."""
-    exif = image.getexif()
-    exif.pop(GPS_IFD, None)
-    options: dict[str, Any] = {"exif": exif.tobytes()}
+    """The image saved again with no location in any block: its EXIF kept but the GPS
+    directory (and an XMP copy), no XMP, no other metadata block; a JPEG keeps its own
+    quantisation (`quality="keep"`), so it loses next to nothing. The result is searched
+    again, so a location the encoder carried over is refused rather than stored."""
+    options: dict[str, Any] = {"exif": exif_without_location(image)}
     if image.info.get("icc_profile"):
         options["icc_profile"] = image.info["icc_profile"]
-    if kind == "jpeg":
-        options["quality"] = "keep"
+    if kind == "jpeg":  # a comment (COM) may say anything: it goes with the location
+        options.update(quality="keep", comment=b"")
     elif kind == "webp" or kind == "heic":
         options["quality"] = 95
+    if kind == "heic":  # pillow-heif carries the opened file's XMP and blocks unless told
+        options.update(xmp=None, metadata=[])
     out = io.BytesIO()
     image.save(out, format="HEIF" if kind == "heic" else kind.upper(), **options)
-    return out.getvalue()
+    data = out.getvalue()
+    # Opened, not decoded: what Pillow wrote is all before the picture data, and the raw
+    # search reads every block wherever it is.
+    if left := location_places(data, Image.open(io.BytesIO(data))):
+        raise MediaRefused(
+            422, "location_not_removed", f"the location could not be removed ({', '.join(left)})"
+        )
+    return data
+
+
+def name_for_kind(name: str, kind: str) -> str:
+    """`name` with the extension of `kind`, where its own does not say that kind (a PNG named
+    `evil.html` is `evil.png`): what an export writes opens as what the bytes are."""
+    stem, dot, extension = name.rpartition(".")
+    if dot and stem and extension.lower() in NAME_EXTENSIONS[kind]:
+        return name
+    own = next(ext for k, ext, _ in KINDS.values() if k == kind)
+    return f"{stem if dot and stem else name}.{own}"
+
+
+def _upright(image: Image.Image) -> Image.Image:
+    """The image as it is meant to be seen; itself (no copy of a 40 MP picture, a third of a
+    second and 120 MB) where its EXIF orientation is the normal one."""
+    if image.getexif().get(ORIENTATION, 1) == 1:
+        return image
+    return ImageOps.exif_transpose(image)
 
 
 def _thumbnail(image: Image.Image) -> bytes:
-    small = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P", "PA") else "RGB")
-    small.thumbnail((THUMB_SIDE, THUMB_SIDE))
+    """The WebP thumbnail, at most `THUMB_SIDE` a side: made small first (Pillow's reducing
+    resize, as `Image.thumbnail` does) and converted after, so no full-size copy is made."""
+    mode = "RGBA" if image.mode in ("RGBA", "LA", "P", "PA") else "RGB"
+    if image.mode not in ("RGB", "RGBA", "L", "LA"):  # a palette, CMYK, 16 bits: whole first
+        image = image.convert(mode)
+    scale = min(THUMB_SIDE / image.width, THUMB_SIDE / image.height, 1.0)
+    size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+    small = image.resize(size, Image.Resampling.BICUBIC, reducing_gap=2.0).convert(mode)
     out = io.BytesIO()
     small.save(out, format="WEBP", quality=80)
     return out.getvalue()
@@ -266,11 +373,29 @@ class MediaStore:
         (file, thumbnail, row) or, refused (`MediaRefused`, `Missing` for an entry that is
         not the user's, `Conflict` for one in the trash), nothing."""
         name = _checked_upload(user_id, name, data, self.settings)
-        decoded = await asyncio.to_thread(
-            decode, data, keep_location=self.settings.media_keep_location
-        )
+        image = await asyncio.to_thread(opened, data, user_id)
+        keep = self.settings.media_keep_location
+        try:
+            async with DECODE_BUDGET.hold_async(pixels(image)):  # waits on the loop
+                photo = await in_worker(DECODE_WORKERS, decode_file, data, keep)
+        except BudgetFull:
+            log.warning(
+                "photo refused: decoder busy",
+                extra=fields(user_id=user_id, limit=DECODE_WAITING, budget=DECODE_BUDGET.capacity),
+            )
+            raise MediaRefused(
+                503,
+                "decoder_busy",
+                f"{DECODE_WAITING} photos wait to be decoded already; try again in a moment",
+                {"Retry-After": str(DECODE_RETRY_S)},
+            ) from None
+        except DecoderStopped:
+            log.warning("photo refused: its decoder stopped", extra=fields(user_id=user_id))
+            raise MediaRefused(
+                503, "decoder_stopped", "the photo could not be decoded now; try again"
+            ) from None
         return await self.db.execute_write_fn(
-            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, decoded)
+            lambda conn: insert_media(conn, self.root, user_id, entry_id, name, photo)
         )
 
     async def asset_file(
@@ -319,8 +444,8 @@ def add_media_sync(
     connection; blocking). Its files are written at once: should the caller's transaction
     roll back, it removes them with `remove_files(settings.files_path, asset.files)`."""
     name = _checked_upload(user_id, name, data, settings)
-    decoded = decode(data, keep_location=settings.media_keep_location)
-    return insert_media(conn, settings.files_path, user_id, entry_id, name, decoded)
+    photo = decode(data, keep_location=settings.media_keep_location, user_id=user_id)
+    return insert_media(conn, settings.files_path, user_id, entry_id, name, photo)
 
 
 def _checked_upload(user_id: str, name: str, data: bytes, settings: Settings) -> str:
@@ -356,7 +481,7 @@ def insert_media(
     asset = MediaAsset(
         asset_id,
         entry_id,
-        _free_name(name, taken),
+        free_name(name_for_kind(name, decoded.kind), taken),
         decoded.kind,
         len(decoded.data),
         decoded.width,
@@ -408,7 +533,7 @@ def _asset(row: sqlite3.Row) -> MediaAsset:
     )
 
 
-def _free_name(name: str, taken: set[str]) -> str:
+def free_name(name: str, taken: set[str]) -> str:
     """`name`, or `name (2)` … where the entry has one of that name already (an export puts
     an entry's photos into one folder under their names)."""
     stem, dot, extension = name.rpartition(".")

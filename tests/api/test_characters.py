@@ -313,15 +313,15 @@ async def test_after_an_edit_the_list_reads_only_the_edited_card_again(client, d
     again = await (await client.get("/api/characters", headers=AUTH)).json()
     assert again == listed and book.files_read == before  # nothing changed: nothing read
 
+    before = book.files_read
     changed = await client.put(
         "/api/characters/mara",
         headers=AUTH,
         json={**LENA, "name": "Mara", "greeting": "Moin {{user}}!"},
     )
     assert changed.status == 200, await changed.text()
-    before = book.files_read
     listed = await (await client.get("/api/characters", headers=AUTH)).json()
-    assert book.files_read == before + 1  # only mara.toml
+    assert book.files_read == before + 1  # only mara.toml (read once, by the store's write)
     assert {c["id"]: c.get("greeting") for c in listed if c["id"] != "nova"} == {
         "lena": "Hi you! Coffee?",
         "mara": "Moin you!",
@@ -332,6 +332,35 @@ async def test_after_an_edit_the_list_reads_only_the_edited_card_again(client, d
     before = book.files_read
     listed = await (await client.get("/api/characters", headers=AUTH)).json()
     assert [c["id"] for c in listed] == ["nova", "lena", "mara"] and book.files_read == before
+
+
+async def test_a_written_character_is_read_on_the_worker_thread_not_by_the_next_message(
+    client, data_dir
+):
+    """The store has the book read what it wrote (in the API's worker thread): the next
+    message's `known_character`, on the loop, finds the card read already and reads no
+    file — a big card's parse would stall the loop there."""
+    from app.api.app_keys import CHARACTER_STORE
+
+    book = client.server.app[CHARACTER_STORE].book
+    imported = await client.post("/api/characters/import", data=big_card(400_000), headers=AUTH)
+    assert imported.status == 201, await imported.text()
+    character_id = (await imported.json())["character"]["id"]
+    before = book.files_read
+    sent = await client.post(
+        f"/api/characters/{character_id}/messages", json={"text": "Hallo"}, headers=AUTH
+    )
+    assert sent.status == 202, await sent.text()
+    assert book.files_read == before
+    changed = await client.put(
+        "/api/characters/" + character_id,
+        headers=AUTH,
+        json={**LENA, "name": "Archiv", "greeting": "Moin."},
+    )
+    assert changed.status == 200, await changed.text()
+    before = book.files_read
+    assert book.get("local", character_id).greeting == "Moin."
+    assert book.files_read == before
 
 
 def big_card(size: int) -> bytes:

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from app.api.searches import TooManySearches
 from app.auth.credentials import LoginBackoff
+from app.backup.diary_import import ImportTooLarge
 from app.backup.service import BackupBusy
 from app.characters.book import CharacterError
 from app.characters.cards import CardError
@@ -85,6 +86,12 @@ KINDS = {
         409,
         "backup_running",
         "a backup is being taken",
+    ),
+    "import_too_large": (
+        ImportTooLarge("the 20 photos of this 9000-byte archive declare too many pixels"),
+        413,
+        "import_too_large",
+        "the 20 photos of this 9000-byte archive declare too many pixels",
     ),
     "no_user_sources": (
         NoUserSources("no user text"),

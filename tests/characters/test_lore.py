@@ -242,3 +242,15 @@ def test_a_book_of_more_keys_in_all_than_the_bound_is_refused():
     with pytest.raises(LoreError, match=f"has {count * per} keys; at most {MAX_KEYS} are taken"):
         book(*entries)
     assert len(book(*entries[:MAX_KEYS // per]).entries) == MAX_KEYS // per
+
+
+def test_the_key_index_is_built_at_the_first_scan_not_when_the_card_is_read():
+    """Reading a card (on the loop, for the first message after it changed) does not build
+    the automatons: a big book's build is the larger part of its cost; the first scan,
+    which runs in a worker thread for a big book, builds them once."""
+    lorebook = book({"keys": ["Hafen"], "content": "Der Hafen."})
+    assert lorebook._keys is None
+    assert chosen(lorebook, "Wir gehen zum Hafen.") == ["Der Hafen."]
+    index = lorebook._keys
+    assert index is not None
+    assert chosen(lorebook, "Am Hafen.") == ["Der Hafen."] and lorebook._keys is index

@@ -15,7 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
 
-from app.journal.media import GPS_IFD, MEDIA_FOLDER, MediaRefused, checked_name, user_folder
+from app.journal.location import GPS_IFD
+from app.journal.media import MEDIA_FOLDER, MediaRefused, checked_name, user_folder
 from app.wiring.server import create_app
 from tests.accounts import add_user
 from tests.conftest import AUTH, TOKEN
