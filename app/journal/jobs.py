@@ -38,14 +38,13 @@ from app.core.lanes import in_background
 from app.core.refusal import RefusedKind
 from app.core.settings import Settings
 from app.journal import budget, parts, stages
-from app.journal.artifact import Base, VerifiedArtifact, fallback_artifact
+from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
 from app.journal.store import JournalStore, StoredBase
 from app.journal.support import Support
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.llm.types import Message
 from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
@@ -266,7 +265,7 @@ class JournalJobs:
             else parts.narrate_parts(first.artifact, brief, planned.window, self.settings)
         )
         if len(narrate_parts) > 1:
-            self._log_parts(job, "narrate", len(narrate_parts), planned.window)
+            parts.warn("narrate", len(narrate_parts), planned, job_id=job_id, user_id=user_id)
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
             stages.narrate(
@@ -305,27 +304,26 @@ class JournalJobs:
             support=Support(second.sentences, second.left_out),
         )
 
-    async def _plan(self, job: _Job, brief: str) -> _Plan:
-        """The budget of the whole job, before any model call: the day cap, the window, the
-        day's stage-1 parts and the stage-2 parts of its fallback artifact (one each for a
-        day that fits), every prompt measured (`budget.plan`)."""
-        settings, sources = self.settings, job.sources
-        budget.check_day(job.messages, settings)
+    async def _plan(self, job: _Job, brief: str) -> parts.Plan:
+        """The budget of the whole job, before any model call (`parts.plan`): the day cap,
+        the window, each stage's parts."""
+        budget.check_day(job.messages, self.settings)
         window, window_source = await self.gateway.context_window()
-        budget.check_window(window, settings)
-        day = parts.reconstruct_parts(job.date, sources, window, settings)
-        if len(day) > 1:
-            self._log_parts(job, "reconstruct", len(day), window)
         base = Base(job.base.origin, job.base.text) if job.base is not None else None
-        fallback = fallback_artifact(sources, base)
-        narrate = parts.narrate_parts(fallback, brief, window, settings)
-        prompts = [prompt for _, prompt in day] + [prompt for _, prompt in narrate]
-        planned = budget.plan(window, prompts, settings)
-        return _Plan(window, window_source, planned, day, fallback, narrate)
+        return parts.plan(
+            job.date,
+            job.sources,
+            fallback_artifact(job.sources, base),
+            brief,
+            (window, window_source),
+            self.settings,
+            job_id=job.job_id,
+            user_id=job.user_id,
+        )
 
-    async def _reconstruct(self, job: _Job, planned: _Plan) -> stages.Reconstructed:
+    async def _reconstruct(self, job: _Job, planned: parts.Plan) -> stages.Reconstructed:
         """Stage 1: one call for a day of one part; else one a part, in order (the page is
-        told which part runs), merged (`stages.merge`). A day of one part is reconstructed
+        told which part runs), merged (`parts.merge`). A day of one part is reconstructed
         against the day's fallback, so that stage 2 gets the very prompt the budget measured
         when it falls back."""
         settings, on_part = self.settings, self._on_part(job, "reconstruct")
@@ -346,7 +344,7 @@ class JournalJobs:
             )
         if len(results) == 1:
             return results[0]
-        return stages.merge(job.sources, results, planned.fallback)
+        return parts.merge(job.sources, results, planned.fallback)
 
     def _on_part(self, job: _Job, state: str) -> stages.OnPart:
         """Tells the user's tabs which part of the stage `state` runs (not written: the job's
@@ -358,40 +356,6 @@ class JournalJobs:
             )
 
         return on_part
-
-    def _log_parts(self, job: _Job, stage: str, count: int, window: int) -> None:
-        """A day too big for one prompt of `stage` names the limits that made it so."""
-        settings = self.settings
-        log.warning(
-            "journal day in parts: one prompt does not fit the window",
-            extra=logctx.fields(
-                job_id=job.job_id,
-                user_id=job.user_id,
-                date=job.date,
-                stage=stage,
-                parts=count,
-                lines=len(user_sources(job.sources)),
-                limit="context_window",
-                window=window,
-                journal_output_tokens=settings.journal_output_tokens,
-                budget_safety_margin=settings.budget_safety_margin,
-                chars_per_token=settings.chars_per_token,
-            ),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What the job's budget decided before any call: the window and where it came from,
-    the budget for the trace, stage 1's parts (sources and prompt), the day's fallback
-    artifact and stage 2's parts of it."""
-
-    window: int
-    window_source: str
-    budget: budget.Budget
-    day: list[tuple[list[Source], list[Message]]]
-    fallback: VerifiedArtifact
-    narrate: list[stages.NarratePart]
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,21 +22,90 @@ with exactly the prompt it had before.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
+from app.core import log as logctx
 from app.core.settings import Settings
 from app.journal import budget, stages
-from app.journal.artifact import Line, VerifiedArtifact
-from app.journal.day import Source
+from app.journal.artifact import Line, VerifiedArtifact, verified_artifact
+from app.journal.day import Source, user_sources
+from app.journal.schema import Reconstruction
+from app.journal.stages import Reconstructed
+from app.journal.validator import validate
 from app.llm.budget import Budget
 from app.llm.errors import ModelError
 from app.llm.types import Message
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 # How much of a prompt may be sized: the prompt's budget (`app.journal.budget.measure`) for a
 # run of items, and whether the run is the day's first.
 Measure = Callable[[Sequence[T], bool], Budget]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A job's budget, decided before any call (`plan`): the window and where it came from,
+    the budget for the trace, stage 1's parts (sources and prompt), the day's fallback
+    artifact and stage 2's parts of it."""
+
+    window: int
+    window_source: str
+    budget: budget.Budget
+    day: list[tuple[list[Source], list[Message]]]
+    fallback: VerifiedArtifact
+    narrate: list[stages.NarratePart]
+    lines: int  # the day's lines of the user's
+    chars_per_token: float
+
+
+def plan(
+    date: str,
+    sources: Sequence[Source],
+    fallback: VerifiedArtifact,
+    brief: str,
+    window: tuple[int, str],
+    settings: Settings,
+    **ids: Any,
+) -> Plan:
+    """The parts of a job's day in `window` (tokens, and where the number came from): the
+    window refused first when the journal cannot use it, then stage 1's parts and stage 2's
+    parts of the `fallback` artifact, every prompt measured (`budget.plan`: the trace's
+    numbers). A day in parts is logged (`warn`, with `ids`: the job's)."""
+    tokens, source = window
+    budget.check_window(tokens, settings)
+    day = reconstruct_parts(date, sources, tokens, settings)
+    narrate = narrate_parts(fallback, brief, tokens, settings)
+    prompts = [prompt for _, prompt in day] + [prompt for _, prompt in narrate]
+    planned = budget.plan(tokens, prompts, settings)
+    lines = len(user_sources(sources))
+    found = Plan(tokens, source, planned, day, fallback, narrate, lines, settings.chars_per_token)
+    if len(day) > 1:
+        warn("reconstruct", len(day), found, **ids)
+    return found
+
+
+def warn(stage: str, count: int, planned: Plan, **ids: Any) -> None:
+    """A day too big for one prompt of `stage`, logged with the limits that made it so."""
+    spent = planned.budget
+    log.warning(
+        "journal day in parts: one prompt does not fit the window",
+        extra=logctx.fields(
+            **ids,
+            stage=stage,
+            parts=count,
+            lines=planned.lines,
+            limit="context_window",
+            window=planned.window,
+            journal_output_tokens=spent.reserved_output,
+            budget_safety_margin=spent.margin,
+            margin_tokens=spent.margin_tokens,
+            chars_per_token=planned.chars_per_token,
+        ),
+    )
 
 
 def split(
@@ -163,3 +232,46 @@ def _too_long(line: str, stage: str, measured: Budget) -> ModelError:
         f"(journal_output_tokens, budget_safety_margin, chars_per_token); a day is split "
         f"only between lines, nothing was cut",
     )
+
+
+def merge(
+    sources: Sequence[Source], parts: Sequence[Reconstructed], fallback: VerifiedArtifact
+) -> Reconstructed:
+    """The day's stage 1 from its `parts` (`reconstruct_parts`, in order), each reconstructed and
+    validated on its own lines as a day of one part is: their answers joined in source
+    order — ids, chronologies, sourced notes — and validated once more over the whole day
+    (`validate`, the same rules: coverage, order, a reorder only by confirmed times, verbatim
+    evidence), then the artifact is built from that answer (`fallback.base` kept). A part cannot reorder across
+    parts, so the joined answer passes when every part's did; were it to fail, its codes
+    are recorded and the fallback taken, never a merge trusted unchecked.
+
+    The day's reconstruction is the model's only when every part's is: one part failing is
+    the day's `fallback` (all lines in their own order), with the codes of every part, as
+    one failed answer is for a day of one part. A day partly in the model's order and
+    partly in its own would be neither, and the draft's note that the reconstruction could
+    not be verified and the entry follows the lines' own order would not be true."""
+    records = [record for part in parts for record in part.records]
+    answers: list[Reconstruction] = []
+    codes: list[str] = []
+    for part in parts:
+        codes += [code for code in part.validation if code not in codes]
+        if part.answer is not None:
+            answers.append(part.answer)
+    if codes or len(answers) != len(parts):
+        return Reconstructed(fallback, codes or ["reconstruction_invalid"], records)
+    joined = Reconstruction(
+        source_order=_joined(a.source_order for a in answers),
+        chronology=_joined(a.chronology for a in answers),
+        contradictions=_joined(a.contradictions for a in answers),
+        uncertainties=_joined(a.uncertainties for a in answers),
+        plan_changes=_joined(a.plan_changes for a in answers),
+        corrections=_joined(a.corrections for a in answers),
+    )
+    found = validate(sources, joined)
+    if found:
+        return Reconstructed(fallback, ["reconstruction_invalid", *found], records)
+    return Reconstructed(verified_artifact(sources, joined, fallback.base), [], records, joined)
+
+
+def _joined(lists: Iterable[list[T]]) -> list[T]:
+    return [item for items in lists for item in items]

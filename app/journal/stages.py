@@ -12,7 +12,7 @@ pass through the same checks, and each stage records outcome `offline` and code 
 the draft narration `local`: nothing calls its text a model's.
 
 A day too big for one prompt comes in parts (`app.journal.parts`): stage 1 runs once per part
-and `merge` joins the parts' answers; stage 2 runs once, or once per part of an artifact too
+and `app.journal.parts.merge` joins the parts' answers; stage 2 runs once, or once per part of an artifact too
 big to narrate at once (`narrate` joins the texts).
 
 Other model errors (server down, timeout, budget) end the job with their code: the journal
@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
 
 import msgspec
 
@@ -53,7 +52,6 @@ from app.llm.gateway import Gateway
 from app.llm.types import Message
 from app.profiles.writing.brief import DEFAULT_BRIEF
 
-T = TypeVar("T")
 # Stage-1 errors that mean "the answer is unusable", not "no model": take the fallback.
 FALLBACK_ERRORS = frozenset(("model_bad_output", "privacy_blocked"))
 # The provider that is no model (`app.llm.providers.offline`), and the code a stage records
@@ -114,7 +112,7 @@ lines only: no new beginning, no date, no greeting; no summary of the whole day.
 class Reconstructed:
     """Stage 1's outcome: the artifact stage 2 gets, the validation codes, the record of each
     call (one, or one per part), and the model's answer when it passed the validator (what
-    `merge` joins)."""
+    `app.journal.parts.merge` joins)."""
 
     artifact: VerifiedArtifact
     validation: list[str]
@@ -238,49 +236,6 @@ async def reconstruct(
     record.codes = [*record.codes, *codes]
     record.ms = round((time.perf_counter() - started) * 1000, 3)
     return Reconstructed(artifact, codes, [record], answer)
-
-
-def merge(
-    sources: Sequence[Source], parts: Sequence[Reconstructed], fallback: VerifiedArtifact
-) -> Reconstructed:
-    """The day's stage 1 from its parts (`app.journal.parts`), each reconstructed and
-    validated on its own lines as a day of one part is: their answers joined in source
-    order — ids, chronologies, sourced notes — and validated once more over the whole day
-    (`validate`, the same rules: coverage, order, a reorder only by confirmed times, verbatim
-    evidence), then the artifact is built from that answer. A part cannot reorder across
-    parts, so the joined answer passes when every part's did; were it to fail, its codes
-    are recorded and the fallback taken, never a merge trusted unchecked.
-
-    The day's reconstruction is the model's only when every part's is: one part failing is
-    the day's `fallback` (all lines in their own order), with the codes of every part, as
-    one failed answer is for a day of one part. A day partly in the model's order and
-    partly in its own would be neither, and the draft's note that the reconstruction could
-    not be verified and the entry follows the lines' own order would not be true."""
-    records = [record for part in parts for record in part.records]
-    answers: list[Reconstruction] = []
-    codes: list[str] = []
-    for part in parts:
-        codes += [code for code in part.validation if code not in codes]
-        if part.answer is not None:
-            answers.append(part.answer)
-    if codes or len(answers) != len(parts):
-        return Reconstructed(fallback, codes or ["reconstruction_invalid"], records)
-    joined = Reconstruction(
-        source_order=_joined(a.source_order for a in answers),
-        chronology=_joined(a.chronology for a in answers),
-        contradictions=_joined(a.contradictions for a in answers),
-        uncertainties=_joined(a.uncertainties for a in answers),
-        plan_changes=_joined(a.plan_changes for a in answers),
-        corrections=_joined(a.corrections for a in answers),
-    )
-    found = validate(sources, joined)
-    if found:
-        return Reconstructed(fallback, ["reconstruction_invalid", *found], records)
-    return Reconstructed(verified_artifact(sources, joined, fallback.base), [], records, joined)
-
-
-def _joined(lists: Iterable[list[T]]) -> list[T]:
-    return [item for items in lists for item in items]
 
 
 async def narrate(

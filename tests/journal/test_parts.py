@@ -12,7 +12,14 @@ import pytest
 
 from app.api.app_keys import SETTINGS
 from app.journal import parts, stages
-from app.journal.artifact import DONE_HEADINGS, Base, Line, VerifiedArtifact, fallback_artifact, join_parts
+from app.journal.artifact import (
+    DONE_HEADINGS,
+    Base,
+    Line,
+    VerifiedArtifact,
+    fallback_artifact,
+    join_parts,
+)
 from app.journal.day import Source
 from app.journal.schema import ChronologyItem, Claim, Reconstruction, Sourced
 from app.llm import budget as budgeting
@@ -197,7 +204,7 @@ async def test_one_part_failing_is_the_days_fallback_with_its_codes(jclient, fak
     job = await wait_job(jclient, (await call(jclient, "POST",
                                               f"/api/journal/days/{DATE}/drafts", 202))["job_id"])
     draft = await draft_of(jclient, job)
-    first, second = fake_model.chats("journal_reconstruct")
+    first, _ = fake_model.chats("journal_reconstruct")
     assert [s["id"] for s in sent_json(first)["sources"]] == ["u1", "u2"]
     assert draft["reconstruction_status"] == "fallback"
     assert draft["validation"][0] == "reconstruction_invalid"
@@ -266,12 +273,12 @@ def test_a_merged_answer_is_validated_again_over_the_whole_day():
     fallback = fallback_artifact(sources)
     passed = [stages.Reconstructed(fallback_artifact([s]), [], [], answer(s, e))
               for s, e in zip(sources, (sources[0].text, "erfunden"), strict=True)]
-    merged = stages.merge(sources, passed, fallback)
+    merged = parts.merge(sources, passed, fallback)
     assert merged.artifact is fallback
     assert merged.validation == ["reconstruction_invalid", "evidence_not_verbatim"]
     honest = [stages.Reconstructed(fallback_artifact([s]), [], [], answer(s, s.text))
               for s in sources]
-    merged = stages.merge(sources, honest, fallback)
+    merged = parts.merge(sources, honest, fallback)
     assert merged.validation == [] and merged.artifact.reconstruction_status == "valid"
     assert [line.source_id for line in merged.artifact.sources] == ["u1", "u2"]
 
