@@ -288,3 +288,16 @@ def test_a_line_that_alone_does_not_fit_names_itself(settings):
     with pytest.raises(ModelError) as caught:
         parts.reconstruct_parts(DATE, sources, WINDOW, settings)
     assert caught.value.code == "journal_line_too_long" and "line u3 alone" in caught.value.message
+
+
+async def test_the_offline_model_writes_a_long_day_in_parts(client):
+    # No model server: the offline stand-in answers every part; the draft is every line of
+    # the day once, in order, the date heading it once.
+    await import_day(client, BIG_DAY)
+    started = await call(client, "POST", f"/api/journal/days/{DATE}/drafts", 202)
+    draft = await draft_of(client, await wait_job(client, started["job_id"], timeout=180))
+    assert draft["reconstruction_status"] == "valid" and draft["validation"] == []
+    stages_run = [s["stage"] for s in draft["trace"]["stages"]]
+    assert stages_run.count("reconstruct") > 1 and stages_run.count("narrate") > 1
+    assert draft["narration"] == "local"
+    assert [p for p in draft["text"].split("\n\n") if p] == USER_TEXTS
