@@ -18,6 +18,10 @@ A line whose prompt alone does not fit (with its assistant context for stage 1, 
 sourced notes, and in the first part the base a redraft revises, for stage 2) is refused as
 `journal_line_too_long`: a day is split only between lines. A day that fits is one part,
 with exactly the prompt it had before.
+
+Here too: the job's plan of both stages before any call (`plan`), the merge of stage 1's
+parts (`merge`, validated again over the whole day) and the warning a day in parts logs
+(`warn`).
 """
 
 from __future__ import annotations
