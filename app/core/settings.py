@@ -473,8 +473,11 @@ class Settings:
         minimum=1024,
     )
     # --- journal (design §8, seed 004 §16) ------------------------------------------------------
+    # 4000, not the seed's 500: a day too big for one prompt is written in parts
+    # (app.journal.parts), so the cap bounds the job's work, no longer one prompt; 4000 takes
+    # a day of 2 000 lines of yours with a reply to each (issue 40 item 4).
     journal_day_max_messages: int = setting(
-        500,
+        4000,
         "Messages of one day journal generation takes "
         "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
         minimum=1,

@@ -146,12 +146,17 @@ def _number(token: str) -> str:
 
 
 class Sources:
-    """What the verified sources hold, by source id: words' lemmas, whole words, numbers."""
+    """What the verified sources hold, by source id: words' lemmas, whole words, numbers —
+    and, to look a token up without reading every source (a day of 2 000 lines narrated in
+    parts, app.journal.parts), which sources hold each lemma and each number."""
 
     def __init__(self, texts: dict[str, str]) -> None:
         self.lemmas: dict[str, set[str]] = {}
         self.words: dict[str, set[str]] = {}
         self.numbers: dict[str, set[str]] = {}
+        self.position = {source_id: k for k, source_id in enumerate(texts)}
+        self._by_lemma: dict[str, set[str]] = {}
+        self._by_number: dict[str, set[str]] = {}
         for source_id, text in texts.items():
             lemmas: set[str] = set()
             words: set[str] = set()
@@ -170,22 +175,30 @@ class Sources:
                     lemmas.add(_HEDGE)
             self.lemmas[source_id], self.words[source_id] = lemmas, words
             self.numbers[source_id] = numbers
+            for lemma in lemmas:
+                self._by_lemma.setdefault(lemma, set()).add(source_id)
+            for number in numbers:
+                self._by_number.setdefault(number, set()).add(source_id)
 
-    def holding(self, token: str) -> list[str]:
+    def _holding(self, keys: Iterable[str], index: dict[str, set[str]]) -> set[str]:
+        """The ids of the sources that hold any of `keys` (no order: a sentence orders the
+        ids it drew on once, `check_sentence`)."""
+        return set().union(*(index.get(key, ()) for key in keys))
+
+    def holding(self, token: str) -> set[str]:
         """The ids of the sources that hold `token` (empty: none does)."""
         if token[0].isdigit():
-            return [i for i, numbers in self.numbers.items() if _number(token) in numbers]
+            return self._holding([_number(token)], self._by_number)
         lower = token.lower()
         if lower in NUMBER_WORDS:
-            digit = NUMBER_WORDS[lower]
-            held = [i for i, numbers in self.numbers.items() if digit in numbers]
+            held = self._holding([NUMBER_WORDS[lower]], self._by_number)
             if held:
                 return held
         lemmas = _lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
-        held = [i for i, known in self.lemmas.items() if lemmas & known]
+        held = self._holding(lemmas, self._by_lemma)
         if held:
             return held
-        held = [i for i in self.words if self._in_compound(lemmas, i)]
+        held = {i for i in self.words if self._in_compound(lemmas, i)}
         return held or self._compound_of(lower)
 
     def _in_compound(self, lemmas: frozenset[str] | set[str], source_id: str) -> bool:
@@ -195,7 +208,7 @@ class Sources:
         known = self.words[source_id] | self.lemmas[source_id]
         return any(part in word for part in parts for word in known if len(word) > len(part))
 
-    def _compound_of(self, lower: str) -> list[str]:
+    def _compound_of(self, lower: str) -> set[str]:
         """The sources whose words make up `lower`, a compound ("kinoabend"), or none."""
         for cut in range(MIN_PART, len(lower) - MIN_PART + 1):
             head, tail = lower[:cut], lower[cut:]
@@ -205,14 +218,13 @@ class Sources:
                 stem = head[: len(head) - len(link)] if link else head
                 first, last = self._part(stem), self._part(tail) or self._compound_of(tail)
                 if first and last:
-                    return sorted(set(first) | set(last))
-        return []
+                    return first | last
+        return set()
 
-    def _part(self, part: str) -> list[str]:
+    def _part(self, part: str) -> set[str]:
         if len(part) < MIN_PART:
-            return []
-        lemmas = _lemmas(part) | _lemmas(part.capitalize())
-        return [i for i, known in self.lemmas.items() if lemmas & known]
+            return set()
+        return self._holding(_lemmas(part) | _lemmas(part.capitalize()), self._by_lemma)
 
 
 def date_words(date: str) -> str:
@@ -247,8 +259,7 @@ def check_sentence(text: str, sources: Sources) -> Sentence:
             drew.update(held)
         elif token not in missing:
             missing.append(token)
-    order = list(sources.words)
-    return Sentence(text, sorted(drew - {FRAME_ID}, key=order.index), missing)
+    return Sentence(text, sorted(drew - {FRAME_ID}, key=sources.position.__getitem__), missing)
 
 
 def check(text: str, date: str, artifact: VerifiedArtifact) -> list[Sentence]:

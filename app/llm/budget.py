@@ -110,7 +110,8 @@ def measure(
     chars_per_token: float,
     margin: float,
 ) -> Budget:
-    """The budget of one request by the estimate, not yet judged (`check`)."""
+    """The budget of one request by the estimate, not yet judged (`check`; `Budget.fits`):
+    also for a caller that sizes its own requests in whole units (the journal's parts)."""
     return Budget(
         window=window,
         margin_tokens=margin_tokens(window, margin),
