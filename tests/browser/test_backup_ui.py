@@ -119,7 +119,7 @@ def test_a_named_user_sees_no_backup_controls(start_nova, new_context):
 def memories_export(count: int) -> dict:
     """A memory export as `GET /api/exports/memories?format=json` writes one."""
     return {"kind": "novaberg.memories", "format_version": 1, "memories": [
-        {"memory_id": f"mem-{n}", "character_id": "nova", "text": f"Du magst Tee Nummer {n}.",
+        {"memory_id": f"{n:032x}", "character_id": "nova", "text": f"Du magst Tee Nummer {n}.",
          "kind": "preference", "importance": 0.6, "created_at": 1_764_000_000.0 + n,
          "refreshed_at": 1_764_000_000.0 + n} for n in range(count)]}
 
