@@ -14,13 +14,10 @@ words ("Kinoabend" from "Kino" and "Abend"); a count when the sources hold it in
 in words ("sechs", "6"); a time (`app.journal.times.spans`: "6:30 Uhr", "halb sieben", "um
 sechs", "half past nine") when a source states the same time, either half of the day where
 the words leave it open ("halb eins" for 0:30 and 12:30); the day's date and its numbers
-("14. Mai") only as a date. The lemmas are the library's; this module adds only what the
-library's dictionary misses, each a rule of the grammar checked against that dictionary
-(`_lemmas`): a German participle's verb ("gejoggt", "gerannt"), a German lemma the
-dictionary prefixed wrongly ("gegessen" read as "weiteressen"), an English "-ing" form's
-verb ("feeling" read as the noun) — and, where no rule fits, the few English past forms it
-reads as nouns (`EN_PAST`); the joining of compound parts is this module's too, because no
-installable library splits German compounds well.
+("14. Mai") only as a date. The lemmas are the library's, with what its dictionary misses
+found by the grammar (`app.journal.wordforms`: "gejoggt", "gegessen", "felt"); only the
+joining of compound parts is this module's, because no installable library splits German
+compounds well.
 
 A sentence with any unfound element is `unsupported`, naming them; the others name the
 source lines they drew on (the provenance a draft shows, `Sentence.sources`).
@@ -29,17 +26,16 @@ source lines they drew on (the provenance a draft shows, `Sentence.sources`).
 from __future__ import annotations
 
 import datetime
-import functools
 import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
 import simplemma
 
-from app.journal import times
+from app.journal import times, wordforms
 from app.journal.artifact import DONE_HEADINGS, VerifiedArtifact, split_done_list
+from app.journal.wordforms import LANGS, NEGATED
 
-LANGS = ("de", "en")
 # The source id of the base a redraft revises (the user's own stored text).
 BASE_ID = "base"
 # The pseudo-sources of what this machine adds around a narration: the day's date in its
@@ -103,15 +99,6 @@ HEDGES = _words(
     "maybe perhaps probably possibly think thought guess unsure"
 )
 _HEDGE = "?hedge"
-# English past forms simplemma 2.0 reads as nouns or adjectives only ("felt" the cloth, "left"
-# the side), measured against its whole list of irregular verbs: no rule of the grammar
-# finds their verb, so they stand here (`test_support_property` holds that the library
-# still misses each).
-EN_PAST = {
-    "felt": "feel", "thought": "think", "left": "leave", "gone": "go", "broke": "break",
-    "shook": "shake", "shot": "shoot", "won": "win", "drunk": "drink", "rose": "rise",
-    "bit": "bite", "bent": "bend", "bound": "bind", "bore": "bear", "swore": "swear",
-}  # fmt: skip
 _MONTHS = {
     "de": "januar februar märz april mai juni juli august september oktober november dezember",
     "en": "january february march april may june july august september october november december",
@@ -124,7 +111,6 @@ _WEEKDAYS = {
 _TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _LINKS = ("", "s", "n", "en", "es", "e")
 _DOTTED = re.compile(r"\d+\.\d+")
-_NEGATED = re.compile(r"n['’]t$", re.IGNORECASE)
 
 
 class Sentence(msgspec.Struct, omit_defaults=True):
@@ -150,80 +136,6 @@ def sentences(text: str) -> list[str]:
     for line in text.splitlines():
         found += [s.strip() for s in simplemma.split_sentences(line) if s.strip()]
     return found
-
-
-@functools.lru_cache(maxsize=65536)
-def _lemmas(word: str) -> frozenset[str]:
-    lower = word.lower()
-    found = {lower}
-    for lang in LANGS:
-        # Capitalised too: a German adverb made of a noun is read as the noun ("abends",
-        # "mittags": "Abend", "Mittag").
-        for form in {word, lower, word.capitalize()}:
-            found.add(simplemma.lemmatize(form, lang=lang).lower())
-    found |= _participle_verbs(lower) | _ing_verbs(lower)
-    if lower in EN_PAST:
-        found.add(EN_PAST[lower])
-    found |= {end for lemma in list(found) if (end := _kept_end(lower, lemma))}
-    return frozenset(found)
-
-
-def _participle_verbs(lower: str) -> set[str]:
-    """The verbs a German past participle ("ge" + stem + "en"/"t", a separable particle
-    before it: "gejoggt", "eingekauft", "gerannt") is a form of, where the dictionary has no
-    entry or a wrong one: the stem's infinitive ("joggen") or, for a mixed verb, its past
-    ("rannte": "rennen"), each only when the dictionary knows that form."""
-    found: set[str] = set()
-    for at in range(len(lower) - 5):
-        if not lower.startswith("ge", at):
-            continue
-        head, stem = lower[:at], lower[at + 2 :]
-        for end in ("en", "t"):
-            if stem.endswith(end) and len(stem) - len(end) >= 2:
-                base = head + stem[: -len(end)]
-                for form in (f"{base}en", f"{base}te"):
-                    if simplemma.is_known(form, lang="de"):
-                        found.add(simplemma.lemmatize(form, lang="de").lower())
-    return found
-
-
-def _ing_verbs(lower: str) -> set[str]:
-    """The verb of an English "-ing" form the dictionary reads as a noun ("feeling"): the
-    stem, with "e" ("making") or one of a doubled consonant ("running") when that is a verb
-    the dictionary knows as its own lemma."""
-    if not lower.endswith("ing") or len(lower) < 6:
-        return set()
-    stem = lower[:-3]
-    forms = [stem, f"{stem}e"] + ([stem[:-1]] if stem[-1] == stem[-2] else [])
-    return {
-        form
-        for form in forms
-        if simplemma.is_known(form, lang="en") and simplemma.lemmatize(form, lang="en") == form
-    }
-
-
-def _kept_end(lower: str, lemma: str) -> str | None:
-    """Of a German lemma that begins otherwise than its word (a particle the dictionary
-    added: "gegessen" read as "weiteressen"), the end they share when that is a word the
-    dictionary knows ("essen")."""
-    if lemma[:2] == lower[:2]:
-        return None
-    size = 0
-    while size < min(len(lemma), len(lower)) and lemma[-1 - size] == lower[-1 - size]:
-        size += 1
-    end = lemma[len(lemma) - size :]
-    return end if size > MIN_PART and simplemma.is_known(end, lang="de") else None
-
-
-def _units(token: str) -> list[str]:
-    """What a token with an apostrophe or a hyphen asserts, part by part: "didn't" a
-    negation ("not"), "I'm" and "Monday's" their word (the clitic asserts nothing), "Elm-Street"
-    each part."""
-    if _NEGATED.search(token):
-        return ["not"]
-    if "'" in token or "’" in token:
-        return [re.split(r"['’]", token)[0]]
-    return [part for part in token.split("-") if part]
 
 
 def _number(token: str) -> str:
@@ -274,10 +186,10 @@ class Sources:
                 lower = token.lower()
                 words.add(lower)
                 # The done list's heading holds itself only ("Done" is no "do" of "didn't").
-                lemmas |= _lemmas(token) if source_id != FRAME_ID else {lower}
-                units = _units(token)
-                for unit in units if units != [token] else []:
-                    lemmas |= _lemmas(unit)  # "didn't" holds "not", "Monday's" "Monday"
+                lemmas |= wordforms.lemmas(token) if source_id != FRAME_ID else {lower}
+                parts = wordforms.units(token)
+                for unit in parts if parts != [token] else []:
+                    lemmas |= wordforms.lemmas(unit)  # "didn't" holds "not", "Monday's" "Monday"
                 if lower in NUMBER_WORDS:
                     numbers.add(NUMBER_WORDS[lower])
                 if lower in HEDGES:
@@ -308,7 +220,7 @@ class Sources:
             held = [i for i, numbers in self.numbers.items() if digit in numbers]
             if held:
                 return held
-        lemmas = _lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
+        lemmas = wordforms.lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
         held = [i for i, known in self.lemmas.items() if lemmas & known]
         if held:
             return held
@@ -338,7 +250,7 @@ class Sources:
     def _part(self, part: str) -> list[str]:
         if len(part) < MIN_PART:
             return []
-        lemmas = _lemmas(part) | _lemmas(part.capitalize())
+        lemmas = wordforms.lemmas(part) | wordforms.lemmas(part.capitalize())
         return [i for i, known in self.lemmas.items() if lemmas & known]
 
 
@@ -369,14 +281,14 @@ def _holding_word(token: str, sources: Sources) -> list[str] | None:
     """The sources holding a word, or the union of those holding each of its units
     (`_units`: a negated one, "didn't", only as its negation); None when some unit is held
     by none."""
-    held = [] if _NEGATED.search(token) else sources.holding(token)
+    held = [] if NEGATED.search(token) else sources.holding(token)
     if held:
         return held
-    units = [u for u in _units(token) if u.lower() not in FUNCTION_WORDS]
-    if units == [token]:
+    parts = [u for u in wordforms.units(token) if u.lower() not in FUNCTION_WORDS]
+    if parts == [token]:
         return None
     found: set[str] = set()
-    for unit in units:
+    for unit in parts:
         part = sources.holding(unit)
         if not part:
             return None

@@ -26,7 +26,7 @@ from hypothesis import given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 
-from app.journal import support
+from app.journal import support, wordforms
 from app.journal.artifact import Line, VerifiedArtifact
 
 DATE = "2024-05-14"
@@ -270,9 +270,9 @@ def test_forms_the_dictionary_misses_are_found_by_the_grammar():
 
 
 def test_each_english_past_form_listed_is_one_the_library_misses():
-    """`support.EN_PAST` stands only for what simplemma does not know: an entry it learns
+    """`wordforms.EN_PAST` stands only for what simplemma does not know: an entry it learns
     to read goes."""
-    for past, verb in support.EN_PAST.items():
+    for past, verb in wordforms.EN_PAST.items():
         assert simplemma.lemmatize(past, lang="en") != verb, past
 
 
