@@ -92,6 +92,7 @@ bench: install
 	$(PY) bench/backup.py
 	$(PY) bench/exports.py
 	$(PY) bench/uploads.py
+	$(PY) bench/loopstall.py
 
 # N processes on one PostgreSQL and one Redis (issue 26): the burst with a kill -9 for
 # N = 1, 2, 3 and the 10 000-turn soak, some minutes each, so not part of `make bench`.

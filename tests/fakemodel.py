@@ -19,7 +19,12 @@ It starts on a free port of 127.0.0.1 and serves
 - OpenAI: `POST /v1/chat/completions` (SSE stream with a usage chunk when asked by
   `stream_options.include_usage`, or one answer), `GET /v1/models` (window as
   `context_length` when `context_length` is set; None: the field is absent, like
-  llama-cpp-python's server).
+  llama-cpp-python's server);
+- llama.cpp's and vLLM's extras: `GET /props` (`total_slots` and `n_ctx` when `total_slots` is
+  set; else 404, as a server that is not llama.cpp's), `POST /tokenize` (with `tokenizer =
+  "llama.cpp"`: `{"tokens": […]}` for `content`; `"vllm"`: `{"count"}` for `prompt`; the
+  fake's own count, `ceil(chars / 4)`, or `tokenize_count(text)` where set; None: 404).
+  `tokenize_fault = Fault.status(503)` (or `Fault.drop()`) makes the tokenizer fail alone.
 
 **Which purpose.** With the test setting `llm_test_purpose_header` on (`PURPOSE_SETTING`;
 `overrides()` has it) a local provider sends the purpose of every call in the header
@@ -53,7 +58,8 @@ dialect, purpose, body, messages, schema, stream, headers, `disconnected` = the 
 closed the connection while the fake still had something to say). `chats(purpose)` lists
 the chat requests, `await wait_requests(n, purpose)` waits until n chat requests (of that
 purpose) have arrived — the one way a test waits for the model to be called;
-`max_in_flight` is the most chat requests it answered at once.
+`max_in_flight` is the most chat requests it answered at once; a chat request's `at` and
+`ended` say when it arrived and when its answer was out, so a test can see two overlap.
 """
 
 from __future__ import annotations
@@ -165,6 +171,7 @@ class RecordedRequest:
     disconnected: bool = False
     answered: str = ""  # what the fake did: "reply", "fault:<kind>", "metadata"
     at: float = field(default_factory=time.monotonic)  # arrival, monotonic clock
+    ended: float | None = None  # a chat request's answer was out (monotonic clock)
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -204,6 +211,10 @@ class FakeModel:
         self.refuse_json_schema = False
         # False: OpenAI streams never carry usage (llama-cpp-python ignores stream_options).
         self.stream_usage = True
+        self.total_slots: int | None = None  # /props states them (llama.cpp); None: 404
+        self.tokenizer: str | None = None  # "llama.cpp" | "vllm": /tokenize answers; None: 404
+        self.tokenize_count: Callable[[str], int] | None = None  # else ceil(chars / 4)
+        self.tokenize_fault: Fault | None = None
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0  # chat requests being answered now
         self.max_in_flight = 0  # the most at once, so far
@@ -265,6 +276,7 @@ class FakeModel:
         app.router.add_post("/v1/chat/completions", self._openai_chat)
         app.router.add_get("/v1/models", self._openai_models)
         app.router.add_get("/props", self._props)
+        app.router.add_post("/tokenize", self._tokenize)
         return app
 
     async def start(self) -> FakeModel:
@@ -357,7 +369,31 @@ class FakeModel:
     async def _props(self, request: web.Request) -> web.Response:
         if (fault := await self._metadata_fault(request, "openai")) is not None:
             return fault
-        return web.json_response({"error": {"message": "not found"}}, status=404)
+        if self.total_slots is None:
+            return web.json_response({"error": {"message": "not found"}}, status=404)
+        return web.json_response({"total_slots": self.total_slots,
+                                  "default_generation_settings": {"n_ctx": self.context_length}})
+
+    async def _tokenize(self, request: web.Request) -> web.Response:
+        recorded = await self._record(request, "openai")
+        recorded.answered = "tokenize"
+        if self.tokenizer is None:
+            return web.json_response({"error": {"message": "File Not Found"}}, status=404)
+        if self.tokenize_fault is not None:
+            recorded.answered = f"fault:{self.tokenize_fault.kind}"
+            if self.tokenize_fault.kind == "drop":
+                if request.transport is not None:
+                    request.transport.close()
+                return web.Response(status=499)
+            return _fault_response(self.tokenize_fault, "openai")
+        body = recorded.body if isinstance(recorded.body, dict) else {}
+        text = str(body.get("content" if self.tokenizer == "llama.cpp" else "prompt", ""))
+        count = self.tokenize_count(text) if self.tokenize_count is not None \
+            else math.ceil(len(text) / CHARS_PER_TOKEN)
+        if self.tokenizer == "llama.cpp":
+            return web.json_response({"tokens": list(range(count))})
+        return web.json_response({"count": count, "max_model_len": self.context_length,
+                                  "tokens": list(range(count))})
 
     # --- chat ------------------------------------------------------------------------------
 
@@ -383,6 +419,8 @@ class FakeModel:
             # aiohttp cancels a handler whose client has gone.
             recorded.disconnected = True
             raise
+        finally:
+            recorded.ended = time.monotonic()
 
     async def _respond(self, request: web.Request,
                        recorded: RecordedRequest) -> web.StreamResponse:

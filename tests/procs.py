@@ -119,10 +119,11 @@ class AppProcess:
     def start(self, wait: bool = True) -> "AppProcess":
         args = [*self.command, "--headless", "--host", "127.0.0.1", "--port", str(self.port),
                 "--data-dir", str(self.data_dir), *self.extra_args]
-        if self.token:
-            args += ["--token", self.token]
+        # The token from the environment, as the README says (`--token` is readable by every
+        # local user and warns).
+        env = {**self.env, "NOVABERG_TOKEN": self.token} if self.token else self.env
         self._log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(args, cwd=ROOT, env=self.env, stdout=self._log,
+        self.process = subprocess.Popen(args, cwd=ROOT, env=env, stdout=self._log,
                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         if wait:
             self.wait_until_healthy()

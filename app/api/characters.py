@@ -12,7 +12,6 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
@@ -20,18 +19,14 @@ from app.api.app_keys import CHARACTER_STORE, CHARACTERS, REDIS, RUNTIME, SESSIO
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
+from app.api.wire import compact
 from app.characters import apart, pictures
 from app.characters.service import CharacterFields, Characters, CopyFields
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
 
-_ENCODER = msgspec.json.Encoder()
 UPLOAD_SETTING = "character_upload_max_bytes"
 UPLOAD_FIELDS = ("file", "card", "picture")  # the multipart field an upload comes in
-
-
-def _json(value: object, status: int = 200) -> web.Response:
-    return web.Response(body=_ENCODER.encode(value), status=status, content_type="application/json")
 
 
 def _characters(request: web.Request) -> Characters:
@@ -51,21 +46,20 @@ async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
     alternate_greetings?}]`: built-in, shared and the caller's own, no persona text. Read on a
     worker thread: after an edit the book reads the changed files again (only those)."""
-    found = await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID])
-    return _json([c.public() for c in found])
+    return compact(await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID]))
 
 
 async def get_character(request: web.Request) -> web.Response:
     """`GET /api/characters/{cid}` → the editor's view (persona, greeting, baseline, …)."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
-    return _json(await _run(request, lambda c: c.view(user_id, c.find(user_id, character_id))))
+    return compact(await _run(request, lambda c: c.view(user_id, c.find(user_id, character_id))))
 
 
 async def post_character(request: web.Request) -> web.Response:
     """`POST /api/characters` → 201, a new character of the caller."""
     user_id = request[USER_ID]
     fields = await read_json(request, CharacterFields)
-    return _json(
+    return compact(
         await _run(request, lambda c: c.view(user_id, c.create(user_id, fields))), status=201
     )
 
@@ -75,7 +69,7 @@ async def put_character(request: web.Request) -> web.Response:
     version of it."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CharacterFields)
-    return _json(
+    return compact(
         await _run(request, lambda c: c.view(user_id, c.update(user_id, character_id, fields)))
     )
 
@@ -92,7 +86,7 @@ async def post_copy(request: web.Request) -> web.Response:
     """`POST /api/characters/{cid}/copy` `{"id"?, "name"?}` → 201 the copy."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CopyFields)
-    return _json(
+    return compact(
         await _run(request, lambda c: c.view(user_id, c.copy(user_id, character_id, fields))),
         status=201,
     )
@@ -133,14 +127,14 @@ async def put_picture(request: web.Request) -> web.Response:
     editor's view; the picture is stored as a PNG without the file's metadata."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     raw = await _upload(request, "a picture")
-    return _json(
+    return compact(
         await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, raw)))
     )
 
 
 async def delete_picture(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
-    return _json(
+    return compact(
         await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, None)))
     )
 
@@ -162,7 +156,7 @@ async def post_import(request: web.Request) -> web.Response:
         definition, warnings = c.import_read(user_id, imported)
         return {"character": c.view(user_id, definition), "warnings": warnings}
 
-    return _json(await _run(request, work), status=201)
+    return compact(await _run(request, work), status=201)
 
 
 async def get_card(request: web.Request) -> web.Response:
@@ -202,7 +196,7 @@ async def get_session(request: web.Request) -> web.Response:
     character_id = known_character(request)
     memory = request.app[SESSION]
     turns, summary = await memory.retrieve(request[USER_ID], character_id)
-    return _json({"turns": turns, "summary": summary, "origins": ORIGIN_OF_OCCASION})
+    return compact({"turns": turns, "summary": summary, "origins": ORIGIN_OF_OCCASION})
 
 
 async def delete_session(request: web.Request) -> web.Response:
@@ -216,7 +210,7 @@ async def delete_session(request: web.Request) -> web.Response:
 async def get_state(request: web.Request) -> web.Response:
     """`GET /api/characters/{cid}/state` → the `nova_state` fields."""
     character_id = known_character(request)
-    return _json(await load_state(request.app[REDIS], request[USER_ID], character_id))
+    return compact(await load_state(request.app[REDIS], request[USER_ID], character_id))
 
 
 def setup(app: web.Application) -> None:

@@ -5,6 +5,7 @@ from aiohttp import web
 from app import __version__
 from app.api.app_keys import AUTH, GATEWAY, REDIS_INFO
 from app.api.middleware import identify
+from app.api.wire import answer
 from app.auth.accounts import LOCAL_USER
 
 
@@ -16,7 +17,7 @@ async def get_health(request: web.Request) -> web.Response:
     if await identify(app[AUTH], request) != LOCAL_USER:
         return web.json_response({"status": "ok"})
     redis_info = app[REDIS_INFO]
-    return web.json_response(
+    return answer(
         {
             "status": "ok",
             "version": __version__,

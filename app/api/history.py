@@ -21,6 +21,7 @@ from app.api.app_keys import DB, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import query_limit, search_text
+from app.api.wire import answer
 from app.memory import history
 from app.memory.turns import ORIGIN_OF_OCCASION
 
@@ -52,9 +53,9 @@ async def get_history(request: web.Request) -> web.Response:
     found = await request.app[DB].execute_fn(
         lambda conn: history.page(conn, user_id, character_id, limit=limit, **cursors)
     )
-    return web.json_response(
+    return answer(
         {
-            "messages": [line.wire() for line in found.lines],
+            "messages": [line.view() for line in found.lines],
             "older": found.older,
             "newer": found.newer,
             "origins": ORIGIN_OF_OCCASION,
@@ -75,8 +76,8 @@ async def search_history(request: web.Request) -> web.Response:
                 conn, user_id, character_id, query, limit=limit, before=before, budget=budget
             )
         )
-    return web.json_response(
-        {"hits": [line.wire() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
+    return answer(
+        {"hits": [line.view() for line in hits], "next": more, "origins": ORIGIN_OF_OCCASION}
     )
 
 

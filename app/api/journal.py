@@ -23,6 +23,7 @@ from aiohttp import web
 from app.api.app_keys import DB, JOURNAL, JOURNAL_STORE, MEDIA, PROFILES, SETTINGS
 from app.api.downloads import streamed_download
 from app.api.errors import ApiError, Handler
+from app.api.journal_views import asset_out, day_out, entry_out
 from app.api.middleware import USER_ID
 from app.api.validation import (
     bounded_text,
@@ -32,6 +33,7 @@ from app.api.validation import (
     read_upload,
     request_language,
 )
+from app.api.wire import answer
 from app.backup.diary_formats import Limits
 from app.backup.diary_formats import read_upload as read_diary
 from app.backup.diary_import import attach_photos, check_photo_budget, import_diary
@@ -137,7 +139,7 @@ async def list_days(request: web.Request) -> web.Response:
     headers: dict[str, str] = {}
     if older is not None:
         headers["Link"] = f'</api/journal/days?before={older}&limit={limit}>; rel="next"'
-    return web.json_response(days, headers=headers)
+    return answer([day_out(day) for day in days], headers=headers)
 
 
 async def get_month(request: web.Request) -> web.Response:
@@ -149,11 +151,11 @@ async def get_month(request: web.Request) -> web.Response:
     store, user_id = request.app[JOURNAL_STORE], request[USER_ID]
     days = await store.days(user_id, start, end)
     today = calendar_date(time.time(), zone_named(request.app[SETTINGS].timezone))
-    return web.json_response(
+    return answer(
         {
             "month": month,
             "today": today,
-            "days": days[::-1],
+            "days": [day_out(day) for day in days[::-1]],
             "latest": await store.latest_day(user_id),
         }
     )
@@ -163,11 +165,12 @@ async def get_day(request: web.Request) -> web.Response:
     date = valid_date(request.match_info["date"])
     store, user_id = request.app[JOURNAL_STORE], request[USER_ID]
     conversations = await store.conversations(user_id, date)
-    return web.json_response(
+    entry = await store.day_entry(user_id, date)
+    return answer(
         {
             "date": date,
             "conversations": [c.as_dict() for c in conversations],
-            "entry": await store.day_entry(user_id, date),
+            "entry": entry_out(entry) if entry is not None else None,
             "drafts": await store.drafts_of_day(user_id, date),
         }
     )
@@ -279,13 +282,13 @@ async def request_draft(request: web.Request) -> web.Response:
 
 
 async def get_job(request: web.Request) -> web.Response:
-    job = await request.app[JOURNAL_STORE].job(request[USER_ID], request.match_info["job_id"])
-    job.pop("user_id")
-    return web.json_response(job)
+    return answer(
+        await request.app[JOURNAL_STORE].job(request[USER_ID], request.match_info["job_id"])
+    )
 
 
 async def get_draft(request: web.Request) -> web.Response:
-    return web.json_response(
+    return answer(
         await request.app[JOURNAL_STORE].draft(request[USER_ID], request.match_info["draft_id"])
     )
 
@@ -294,8 +297,8 @@ async def get_draft(request: web.Request) -> web.Response:
 
 
 async def _entry_response(request: web.Request, entry_id: str, status: int = 200) -> web.Response:
-    return web.json_response(
-        await request.app[JOURNAL_STORE].entry(request[USER_ID], entry_id), status=status
+    return answer(
+        entry_out(await request.app[JOURNAL_STORE].entry(request[USER_ID], entry_id)), status=status
     )
 
 
@@ -355,9 +358,8 @@ async def undelete_entry(request: web.Request) -> web.Response:
 
 
 async def list_trash(request: web.Request) -> web.Response:
-    return web.json_response(
-        await request.app[JOURNAL_STORE].entries(request[USER_ID], deleted=True)
-    )
+    entries = await request.app[JOURNAL_STORE].entries(request[USER_ID], deleted=True)
+    return answer([entry_out(entry) for entry in entries])
 
 
 async def purge_entry(request: web.Request) -> web.Response:
@@ -392,7 +394,7 @@ async def add_media(request: web.Request) -> web.Response:
     asset = await request.app[MEDIA].add_media(
         request[USER_ID], request.match_info["entry_id"], name, upload.data
     )
-    return web.json_response(asset.as_dict(), status=201)
+    return answer(asset_out(asset.view()), status=201)
 
 
 async def get_media(request: web.Request) -> web.StreamResponse:

@@ -28,6 +28,7 @@ from app.api.access import require_admin
 from app.api.app_keys import GATEWAY
 from app.api.errors import ApiError
 from app.api.validation import read_json
+from app.api.wire import answer
 
 
 class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
@@ -36,21 +37,22 @@ class ConnectionTest(msgspec.Struct, forbid_unknown_fields=True):
     model: str | None = None
 
 
-def check_model_url(url: str) -> None:
-    """400 unless `url` is a plain http(s) URL with a valid host and port. Credentials in the
-    URL are refused: `GET /api/llm` shows the URL to every user and the log records it (the
-    key belongs in `api_key`, which is kept in secrets.toml and never shown)."""
+def check_model_url(url: str, name: str = "url") -> None:
+    """400 unless `url` is a plain http(s) URL with a valid host and port (`name`: the body's
+    field, in the message). Credentials in the URL are refused: `GET /api/llm` shows the URL
+    to every user and the log records it (the key belongs in `api_key`, which is kept in
+    secrets.toml and never shown)."""
     try:
         parts = urlsplit(url)
         host, port = parts.hostname, parts.port  # .port raises on a port out of range
         if "[" in parts.netloc and host is not None:
             ipaddress.IPv6Address(host.split("%", 1)[0])
     except ValueError as exc:
-        raise ApiError(400, "invalid_url", f"url is not a valid URL: {exc}") from None
+        raise ApiError(400, "invalid_url", f"{name} is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not host:
-        raise ApiError(400, "invalid_url", "url must be an http:// or https:// URL with a host")
+        raise ApiError(400, "invalid_url", f"{name} must be an http:// or https:// URL with a host")
     if port == 0:
-        raise ApiError(400, "invalid_url", "url: port 0 is not a server port")
+        raise ApiError(400, "invalid_url", f"{name}: port 0 is not a server port")
     if parts.username is not None or parts.password is not None:
         raise ApiError(
             400,
@@ -60,7 +62,7 @@ def check_model_url(url: str) -> None:
 
 
 async def get_llm(request: web.Request) -> web.Response:
-    return web.json_response(request.app[GATEWAY].describe())
+    return answer(request.app[GATEWAY].describe())
 
 
 async def post_llm_test(request: web.Request) -> web.Response:

@@ -1,7 +1,9 @@
-"""`PUT /api/llm`: the settings panel chooses the model (provider, URL, model, API key).
+"""`PUT /api/llm`: the settings panel chooses the model (provider, URL, model, API key, task
+model).
 
 Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str|null,
-"remote"?: bool, "api_key"?: str}`. Admin only (the user `local`, as `POST /api/llm/test`).
+"remote"?: bool, "api_key"?: str, "task_model"?: str|null, "task_url"?: str|null}`. Admin
+only (the user `local`, as `POST /api/llm/test`).
 
 - The choice is validated by the settings table (`ModelChoice.changed`), then kept where the
   next start reads it: provider, URL, model and remote in `config.toml`, the API key in
@@ -9,6 +11,10 @@ Body: `{"provider": "offline"|"ollama"|"openai", "url"?: str|null, "model"?: str
   Only the changed lines of those files are rewritten, so a person's comments stay.
 - `api_key`: absent keeps the stored key, a non-empty string replaces it, `""` removes it.
   It is never sent back: `GET /api/llm` says only whether one is set.
+- `task_model`, `task_url` (the task model, `llm_task_model`/`llm_task_url`): absent keeps
+  the stored value, a string sets it, `null` or `""` removes it (no task model: the main
+  model answers every call). A task URL is checked as `url` is (400 `invalid_url`,
+  `url_has_credentials`), and a task URL without a task model is 400 `invalid_setting`.
 - A setting fixed by a flag or the environment would beat `config.toml` at the next start,
   so changing it here is refused with 409 `setting_locked`, naming the variable. Naming
   again the value it fixes is no change and is allowed; it stays fixed.
@@ -36,6 +42,7 @@ from app.api.app_keys import GATEWAY, SETTINGS
 from app.api.errors import ApiError
 from app.api.llm import check_model_url
 from app.api.validation import read_json
+from app.api.wire import answer
 from app.core.log import fields
 from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings
 from app.llm.choice import ModelChoice
@@ -54,6 +61,8 @@ class LlmChoice(msgspec.Struct, forbid_unknown_fields=True):
     model: str | None = None
     remote: bool | msgspec.UnsetType = UNSET
     api_key: str | msgspec.UnsetType = UNSET
+    task_model: str | msgspec.UnsetType | None = UNSET
+    task_url: str | msgspec.UnsetType | None = UNSET
 
 
 def _clean(value: str | None) -> str | None:
@@ -92,6 +101,12 @@ def changes_for(choice: LlmChoice, current: ModelChoice) -> dict[str, Any]:
         changes["llm_remote"] = choice.remote
     if choice.api_key is not UNSET:
         changes["llm_api_key"] = choice.api_key.strip() or None
+    if choice.task_model is not UNSET:
+        changes["llm_task_model"] = _clean(choice.task_model)
+    if choice.task_url is not UNSET:
+        task_url = changes["llm_task_url"] = _clean(choice.task_url)
+        if task_url is not None:
+            check_model_url(task_url, "task_url")
     return changes
 
 
@@ -194,27 +209,38 @@ async def put_llm(request: web.Request) -> web.Response:
             provider=chosen.llm_provider or "offline",
             model=chosen.llm_model,
             url=chosen.llm_url,
+            task_model=chosen.llm_task_model,
+            task_url=chosen.llm_task_url,
             api_key="set" if chosen.llm_api_key else None,
         ),
     )
     body = gateway.describe()
     if not gateway.provider.offline:
-        body["warning"] = await connection_warning(gateway)
-    return web.json_response(body)
+        body.warning = await connection_warning(gateway)
+    return answer(body)
 
 
 async def connection_warning(gateway: Any) -> dict[str, str] | None:
-    """Saved, but can the server be reached? The real cause when not (`model_unavailable`
-    for a server that does not answer), instead of a later `model_metadata_unknown`."""
-    provider = gateway.provider
-    result = await gateway.test_connection(provider.name, provider.url, provider.model)
-    if result["ok"]:
-        return None
-    log.warning(
-        "saved model server does not answer",
-        extra=fields(provider=provider.name, url=provider.url, error=result["error"]["code"]),
-    )
-    return result["error"]
+    """Saved, but can the server be reached — the main one, then the task model's? The real
+    cause when not (`model_unavailable` for a server that does not answer), instead of a
+    later `model_metadata_unknown`."""
+    task = gateway.task_provider
+    servers = [gateway.provider] + ([task] if task and task.url != gateway.provider.url else [])
+    for provider in servers:
+        result = await gateway.test_connection(provider.name, provider.url, provider.model)
+        if result["ok"]:
+            continue
+        log.warning(
+            "saved model server does not answer",
+            extra=fields(
+                provider=provider.name,
+                url=provider.url,
+                model=provider.model,
+                error=result["error"]["code"],
+            ),
+        )
+        return dict(result["error"])
+    return None
 
 
 def setup(app: web.Application) -> None:

@@ -23,6 +23,7 @@ from app.api.app_keys import LONG_TERM, REDIS, SEARCHES, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json, search_text
+from app.api.wire import answer
 from app.memory.long_term import MEMORY_ID
 from app.memory.pixie_queue import PixieQueue
 
@@ -59,7 +60,7 @@ async def list_memories(request: web.Request) -> web.Response:
         memories = await request.app[LONG_TERM].list(
             request[USER_ID], character_id, query=query, include_superseded=include_superseded
         )
-    return web.json_response([m.wire() for m in memories])
+    return answer([m.view() for m in memories])
 
 
 async def edit_memory(request: web.Request) -> web.Response:
@@ -79,7 +80,7 @@ async def edit_memory(request: web.Request) -> web.Response:
     memory = await request.app[LONG_TERM].edit(request[USER_ID], character_id, memory_id, text)
     if memory is None:
         raise ApiError(404, "unknown_memory", f"no memory {memory_id!r}")
-    return web.json_response(memory.wire())
+    return answer(memory.view())
 
 
 async def forget_memory(request: web.Request) -> web.Response:

@@ -71,9 +71,9 @@ async def _credential(auth: Auth, request: web.Request) -> Credential | None:
         return await auth.credential_for_token(token.strip())
     session_id = request.cookies.get(SESSION_COOKIE)
     if session_id:
-        user = await auth.user_for_session(session_id)
-        if user:
-            return Credential("session", session_id, user)
+        credential = await auth.credential_for_session(session_id)
+        if credential is not None and credential.user_id:
+            return credential
     query_token = request.query.get("token")
     if query_token and request.path == "/api/ws":
         return await auth.credential_for_token(query_token)

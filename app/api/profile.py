@@ -19,6 +19,7 @@ from app.api.app_keys import GATEWAY, PROFILES, SETTINGS
 from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_body, read_json
+from app.api.wire import answer
 from app.core import json_input
 from app.llm.errors import ModelError
 from app.llm.privacy import EgressRefused
@@ -103,7 +104,7 @@ def _shown(trait: model.Trait) -> str:
 
 
 async def _overview(request: web.Request, status: int = 200) -> web.Response:
-    return web.json_response(await request.app[PROFILES].overview(request[USER_ID]), status=status)
+    return answer(await request.app[PROFILES].overview(request[USER_ID]), status=status)
 
 
 # --- the writing profile ------------------------------------------------------------------------
@@ -218,7 +219,7 @@ async def put_governance(request: web.Request) -> web.Response:
 
 
 async def list_versions(request: web.Request) -> web.Response:
-    return web.json_response(await request.app[PROFILES].store.versions(request[USER_ID]))
+    return answer(await request.app[PROFILES].store.versions(request[USER_ID]))
 
 
 async def get_brief(request: web.Request) -> web.Response:
@@ -283,15 +284,15 @@ async def import_result(request: web.Request) -> web.Response:
         raw = raw["text"]
     # A result that cannot become a proposal (`pkg.ResultInvalid`) is answered as it is.
     proposal = await request.app[PROFILES].import_result(request[USER_ID], raw, via="paste")
-    return web.json_response(proposal, status=201)
+    return answer(proposal, status=201)
 
 
 async def list_proposals(request: web.Request) -> web.Response:
-    return web.json_response(await request.app[PROFILES].store.proposals(request[USER_ID]))
+    return answer(await request.app[PROFILES].store.proposals(request[USER_ID]))
 
 
 async def get_proposal(request: web.Request) -> web.Response:
-    return web.json_response(
+    return answer(
         await request.app[PROFILES].store.proposal(
             request[USER_ID], request.match_info["proposal_id"]
         )
@@ -303,7 +304,7 @@ async def _decide(request: web.Request, accept: bool) -> web.Response:
     proposal = await request.app[PROFILES].store.decide(
         request[USER_ID], request.match_info["proposal_id"], body.change_ids, accept
     )
-    return web.json_response(proposal)
+    return answer(proposal)
 
 
 async def accept_changes(request: web.Request) -> web.Response:
@@ -332,7 +333,7 @@ async def ai_review(request: web.Request) -> web.Response:
         if exc.code != "nothing_to_apply":
             raise  # answered as it is
         return web.json_response({"proposal": None, "code": exc.code, "message": exc.message})
-    return web.json_response({"proposal": proposal, "message": proposal["summary"]}, status=201)
+    return answer({"proposal": proposal, "message": proposal.summary}, status=201)
 
 
 async def list_evidence(request: web.Request) -> web.Response:
@@ -340,7 +341,7 @@ async def list_evidence(request: web.Request) -> web.Response:
     svc, user_id = request.app[PROFILES], request[USER_ID]
     added = await svc.collect_evidence(user_id)
     fresh = await svc.store.new_since_review(user_id)
-    return web.json_response(
+    return answer(
         {
             "added": added,
             "evidence": await svc.store.evidence(user_id),

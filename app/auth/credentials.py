@@ -10,7 +10,10 @@ Identities:
   cross-site link (`Sec-Fetch-Site: cross-site`): a link cannot switch who you are.
 - Headless users (`novaberg user add NAME`) have a scrypt password hash and API tokens in
   SQLite (`app.auth.accounts`; only the SHA-256 of a token is stored). `POST /api/login`
-  sets the session cookie.
+  sets the session cookie. A login session lives in Redis under the SHA-256 of its id (the
+  cookie's value; `token_hash`, as tokens): a Redis shared by several processes may be
+  reachable by more than Novaberg, and there a list of its keys gives no session away, and a
+  key written by hand opens none (that needs the id whose hash it is).
 - Scripts send `Authorization: Bearer <token>`; the WebSocket also accepts `?token=`.
 - A second start of the desktop binary asks the running app for a start link with the
   app's launch secret (`LaunchSecret`): a value of this process alone, written only into
@@ -315,8 +318,8 @@ def client_key(client: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Credential:
-    """What authenticated a request: `local`'s own token, an API token (by its hash) or a
-    login session (by its id). Never logged: the session id is a secret."""
+    """What authenticated a request: `local`'s own token, an API token or a login session
+    (each by its hash, what the store keys it by: the secret itself is not kept)."""
 
     kind: Literal["local", "token", "session"]
     value: str = field(repr=False)
@@ -423,15 +426,21 @@ class Auth:
         return None
 
     async def new_session(self, user_id: str) -> str:
+        """A new login session of `user_id`; its id (the cookie's value) is returned, only
+        its hash is stored."""
         session_id = new_token()
-        await self.redis.set(keys.auth_session(session_id), user_id, ex=SESSION_TTL_SECONDS)
+        await self.redis.set(
+            keys.auth_session(token_hash(session_id)), user_id, ex=SESSION_TTL_SECONDS
+        )
         return session_id
 
     async def end_session(self, session_id: str) -> None:
-        await self.redis.delete(keys.auth_session(session_id))
+        await self.redis.delete(keys.auth_session(token_hash(session_id)))
 
-    async def user_for_session(self, session_id: str) -> str | None:
-        return _text(await self.redis.get(keys.auth_session(session_id)))
+    async def credential_for_session(self, session_id: str) -> Credential | None:
+        digest = token_hash(session_id)
+        user_id = _text(await self.redis.get(keys.auth_session(digest)))
+        return Credential("session", digest, user_id) if user_id is not None else None
 
 
 def _text(value: str | bytes | None) -> str | None:

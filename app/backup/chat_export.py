@@ -343,7 +343,7 @@ def _message(row: Any) -> dict[str, Any]:
         "origin": row[5],
         "text": row[6],
         "created": row[7],
-        "at": dt.datetime.fromtimestamp(row[7], dt.UTC).isoformat(timespec="seconds"),
+        "at": local_moment(row[7], dt.UTC).isoformat(timespec="seconds"),
         "calendar_date": row[8],
     }
 

@@ -4,7 +4,7 @@ An exporter turns a user's data into a JSON document (`kind`, `format_version`, 
 with their ids) and that document into Markdown, and imports such a document into another
 install without duplicates (the ids are kept, an item already present is skipped — whoever
 it belongs to). An import checks the whole document before it writes anything: canonical
-dates (`clock.read_date`), moments from 1970 to 9999, no empty text or key, only characters
+dates (`clock.read_date`), moments from 1970 to 9998, no empty text or key, only characters
 this install knows (`ImportTarget.characters`); a document that fails is refused whole. Each
 exporter is a module of this package listed in `app.backup.registry.EXPORTERS`; the CLI
 (`novaberg export KIND`, `novaberg import FILE`) and the API (`/api/exports/{kind}`,
@@ -53,9 +53,10 @@ CHUNK_BYTES = 256 * 1024  # what one step of a streamed export makes: a page of 
 ExportFormat = Literal["md", "json"]
 S = TypeVar("S", bound=msgspec.Struct)
 
-# A moment in an export document: epoch seconds from 1970 to the end of year 9999. A date and
-# a local time can be made of every such value; a crafted file with another one would break
-# every later view of what it imported (Markdown exports, the panels).
+# A moment in an export document: epoch seconds from 1970 to the end of year 9998 UTC
+# (`clock.LAST_MOMENT`). A date and a local time in every zone can be made of every such
+# value; a crafted file with another one would break every later view of what it imported
+# (Markdown exports, the panels).
 Moment = Annotated[float, msgspec.Meta(ge=FIRST_MOMENT, le=LAST_MOMENT)]
 
 

@@ -214,16 +214,15 @@ class JournalExporter:
             if _present(conn, entry):
                 continue  # there already (its id or a version's id, anyone's): skipped
             day_id = ensure_day(conn, target.user_id, entry.date)
-            if conn.execute(
-                "SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND deleted_at IS NULL",
-                (day_id,),
-            ).fetchone():
-                continue  # the day has another entry here: never two, never overwritten
-            conn.execute(
+            if not conn.execute(
                 "INSERT INTO journal_entries (entry_id, journal_day_id, "
-                "current_version_id, created_at, deleted_at) VALUES (?, ?, ?, ?, NULL)",
+                "current_version_id, created_at, deleted_at) VALUES (?, ?, ?, ?, NULL) "
+                "ON CONFLICT DO NOTHING",
                 (entry.entry_id, day_id, entry.current_version_id, entry.created_at),
-            )
+            ).rowcount:
+                # The day has another live entry here (never two, never overwritten), or
+                # another process's import added this one since `_present` looked.
+                continue
             for version in entry.versions:
                 conn.execute(
                     "INSERT INTO journal_entry_versions (version_id, entry_id, seq, "

@@ -127,7 +127,10 @@ class MemoryExporter:
         for memory in document.memories:
             _check(memory, target)
         imported = 0
-        for memory in document.memories:
+        # By character (each one's in the document's order): two imports at once hold the
+        # pairs in one order, so neither waits for a pair the other holds while holding one
+        # it wants (PostgreSQL, `insert_memory`).
+        for memory in sorted(document.memories, key=lambda memory: memory.character_id):
             imported += insert_memory(
                 conn,
                 {

@@ -58,7 +58,7 @@ from typing import Any, Literal
 import msgspec
 
 from app.characters import macros
-from app.characters.catalog import Character, CharacterCatalog
+from app.characters.catalog import UNSET, Character, CharacterCatalog
 from app.characters.lore import Lorebook, LoreError, read_book
 from app.core.i18n import LANGUAGES, language_of
 from app.core.log import fields
@@ -178,14 +178,16 @@ class CharacterDefinition:
 
     def character(self) -> Character:
         """The catalog entry: what `GET /api/characters` shows (no persona text)."""
-        extra: dict[str, Any] = {"kind": self.kind, "picture": self.picture_url}
-        if self.description:
-            extra["description"] = self.description
-        if self.greeting:
-            extra["greeting"] = self.for_screen(self.greeting)
-        if self.alternate_greetings:
-            extra["alternate_greetings"] = [self.for_screen(g) for g in self.alternate_greetings]
-        return Character(id=self.id, name=self.name, language=self.language, extra=extra)
+        return Character(
+            id=self.id,
+            name=self.name,
+            language=self.language,
+            kind=self.kind,
+            picture=self.picture_url,
+            description=self.description or UNSET,
+            greeting=self.for_screen(self.greeting) if self.greeting else UNSET,
+            alternate_greetings=[self.for_screen(g) for g in self.alternate_greetings] or UNSET,
+        )
 
     @property
     def picture_url(self) -> str | None:
@@ -561,7 +563,7 @@ class LiveCatalog(CharacterCatalog):
         entry = definition.character()
         if definition.kind == "own":  # the user's own version of a built-in or shared one
             original = self.book.shared(definition.id)
-            entry.extra["replaces"] = original.kind if original is not None else None
+            entry.replaces = original.kind if original is not None else None
         return entry
 
 

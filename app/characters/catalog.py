@@ -8,19 +8,26 @@ serves the runtime's own tests and benchmarks, which run without the pipeline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import msgspec
+
+UNSET = msgspec.UNSET
 
 
-@dataclass(frozen=True, slots=True)
-class Character:
+class Character(msgspec.Struct):
+    """A catalog entry, also its read model (`GET /api/characters`: no persona text). What a
+    definition does not have is UNSET: left out of the answer, never null; the runtime's own
+    catalog (`default_catalog`) has only id, name and language. Field order is the answer's
+    key order."""
+
     id: str
     name: str
     language: str = "de"
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def public(self) -> dict[str, Any]:
-        return {"id": self.id, "name": self.name, "language": self.language, **self.extra}
+    kind: str | msgspec.UnsetType = UNSET
+    picture: str | msgspec.UnsetType | None = UNSET  # the picture's address with its version
+    description: str | msgspec.UnsetType = UNSET
+    greeting: str | msgspec.UnsetType = UNSET  # as shown (macros filled in)
+    alternate_greetings: list[str] | msgspec.UnsetType = UNSET
+    replaces: str | msgspec.UnsetType | None = UNSET  # an own version: the original's kind
 
 
 class CharacterCatalog:

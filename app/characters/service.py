@@ -72,33 +72,66 @@ class Export:
     content_type: str
 
 
+class Baseline(msgspec.Struct):
+    emotion: str
+    arousal: float
+    mode: str
+
+
+class CharacterView(msgspec.Struct):
+    """The editor's view of a character: everything it shows and edits, texts as written.
+    The card's `creator`, `character_version` and `tags` are there only when the card has
+    them (UNSET: left out of the answer)."""
+
+    id: str
+    name: str
+    language: str
+    kind: str
+    picture: str | None  # the picture's address with its version (`CharacterDefinition`)
+    description: str
+    persona: str
+    greeting: str
+    alternate_greetings: list[str]
+    baseline: Baseline
+    editable: bool
+    deletable: bool
+    replaces: str | None  # the kind of the built-in or shared one an own version replaces
+    from_card: bool
+    lore_entries: int
+    creator: Any = msgspec.UNSET
+    character_version: Any = msgspec.UNSET
+    tags: Any = msgspec.UNSET
+
+
 def describe(
     definition: CharacterDefinition, book_original: CharacterDefinition | None
-) -> dict[str, Any]:
-    """The editor's view of a character: everything it shows and edits, texts as written."""
-    view: dict[str, Any] = {
-        **definition.character().public(),
-        "persona": definition.persona,
-        "description": definition.description,
-        "greeting": definition.greeting,
-        "alternate_greetings": list(definition.alternate_greetings),
-        "baseline": {
-            "emotion": definition.baseline.emotion,
-            "arousal": definition.baseline.arousal,
-            "mode": definition.baseline.mode,
-        },
-        "editable": True,
-        "deletable": definition.kind == "own",
-        "replaces": (
+) -> CharacterView:
+    """The editor's view of `definition` (`book_original`: the book's one it may replace)."""
+    card = definition.card
+    return CharacterView(
+        id=definition.id,
+        name=definition.name,
+        language=definition.language,
+        kind=definition.kind,
+        picture=definition.picture_url,
+        description=definition.description,
+        persona=definition.persona,
+        greeting=definition.greeting,
+        alternate_greetings=list(definition.alternate_greetings),
+        baseline=Baseline(
+            definition.baseline.emotion, definition.baseline.arousal, definition.baseline.mode
+        ),
+        editable=True,
+        deletable=definition.kind == "own",
+        replaces=(
             book_original.kind if definition.kind == "own" and book_original is not None else None
         ),
-        "from_card": bool(definition.card) or definition.persona_parts is not None,
-        "lore_entries": len(definition.lore.entries) if definition.lore is not None else 0,
-    }
-    for key in ("creator", "character_version", "tags"):
-        if key in definition.card:
-            view[key] = definition.card[key]
-    return view
+        from_card=bool(card) or definition.persona_parts is not None,
+        lore_entries=len(definition.lore.entries) if definition.lore is not None else 0,
+        creator=card.get("creator", msgspec.UNSET),
+        character_version=card.get("character_version", msgspec.UNSET),
+        tags=card.get("tags", msgspec.UNSET),
+    )
 
 
 class Characters:
@@ -106,7 +139,7 @@ class Characters:
         self.store = store
         self.book = store.book
 
-    def view(self, user_id: str, definition: CharacterDefinition) -> dict[str, Any]:
+    def view(self, user_id: str, definition: CharacterDefinition) -> CharacterView:
         return describe(definition, self.book.shared(definition.id))
 
     def find(self, user_id: str, character_id: str) -> CharacterDefinition:

@@ -8,7 +8,8 @@ belongs to that local date whatever UTC says.
 Dates and moments from outside (request bodies, import files) are read here too: a date only in
 its canonical form `YYYY-MM-DD` (Python 3.11's `date.fromisoformat` also takes `20200107` and
 `2020-W02-3`, which would be stored as a second spelling of a day), a moment only from 1970 to
-the end of year 9999 (a date and a local time can be made of every such value).
+the end of year 9998 UTC (`LAST_MOMENT`: every zone can show each such value as a date and a
+local time, and name the day after it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ import re
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 FIRST_MOMENT = 0.0  # 1970-01-01T00:00:00Z
-LAST_MOMENT = 253402300799.0  # 9999-12-31T23:59:59Z
+# The last moment a time from outside may name (request bodies, imports; `read_moment` and
+# the export documents' `Moment`). Not the end of 9999: the last hours of 9999 UTC are past
+# the end of the calendar (datetime's year 9999) in a zone east of UTC — 9999-12-31T23:00Z is
+# year 10000 in Tokyo —, and a stored one made every later view of its day fail (the
+# Markdown exports answered 500). A year earlier every zone (offsets stay within a day) shows
+# it, and the day after it too (`day_end`).
+LAST_MOMENT = 253370764799.0  # 9998-12-31T23:59:59Z
+# The first moment `local_moment` shows as it is (a day into datetime's year 1, for the same
+# reason). Older moments come from no input (`FIRST_MOMENT`); journal days before 1970 do.
+_FIRST_SHOWN = -62135510400.0  # 0001-01-02T00:00:00Z
 _CANONICAL_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
@@ -38,8 +48,15 @@ def zone_named(name: str | None) -> dt.tzinfo | None:
 
 
 def local_moment(ts: float, zone: dt.tzinfo | None) -> dt.datetime:
-    """An aware datetime for epoch seconds `ts` in `zone` (None: the machine's zone)."""
-    moment = dt.datetime.fromtimestamp(ts, tz=dt.UTC)
+    """An aware datetime for epoch seconds `ts` in `zone` (None: the machine's zone).
+
+    A moment beyond what every zone can show — after `LAST_MOMENT` or before year 1, which no
+    input takes now, but one stored before that bound (or by hand) may be — is shown as the
+    nearest one inside: a wrong hour in a view is better than a view (an export) that fails
+    for good on one stored value."""
+    if not ts <= LAST_MOMENT:  # NaN too
+        ts = LAST_MOMENT
+    moment = dt.datetime.fromtimestamp(max(ts, _FIRST_SHOWN), tz=dt.UTC)
     return moment.astimezone(zone) if zone is not None else moment.astimezone()
 
 
@@ -76,7 +93,7 @@ def read_date(raw: object) -> str:
 
 def read_moment(raw: str | float) -> float:
     """Epoch seconds of `raw` — an ISO 8601 time with an offset (`Z` too) or epoch seconds —
-    from 1970 to the end of year 9999; ValueError otherwise."""
+    from 1970 to `LAST_MOMENT` (the end of 9998 UTC); ValueError otherwise."""
     if isinstance(raw, str):
         try:
             moment = dt.datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
@@ -90,5 +107,5 @@ def read_moment(raw: str | float) -> float:
     else:
         seconds = float(raw)
     if not FIRST_MOMENT <= seconds <= LAST_MOMENT:
-        raise ValueError(f"{str(raw)[:40]!r} is not a time from 1970 to 9999")
+        raise ValueError(f"{str(raw)[:40]!r} is not a time from 1970 to the end of 9998 (UTC)")
     return seconds

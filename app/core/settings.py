@@ -45,6 +45,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import platformdirs
 
@@ -238,11 +239,30 @@ class Settings:
     llm_context: int | None = setting(
         None, "Context window in tokens where the server does not say.", minimum=256
     )
+    llm_task_model: str | None = setting(
+        None,
+        "Task model: a second, smaller model for the structured calls (perception, "
+        "salience, route, verdict, the agents', the journal's reconstruction, the "
+        "profile's review, the memory's consolidation) while the reply uses llm_model; "
+        "unset = every call uses llm_model.",
+    )
+    llm_task_url: str | None = setting(
+        None,
+        "Base URL of the task model's server, of the same provider kind as the main "
+        "one; unset = the main server. Needs llm_task_model. The API key goes only to "
+        "llm_url; a remote task server is masked like the main one.",
+    )
     model_timeout: float = setting(120.0, "Seconds before a model call fails.", minimum=0.1)
     model_retries: int = setting(
         2, "Retries after a connection error, 5xx or 429.", minimum=0, maximum=10
     )
-    model_concurrency: int = setting(1, "Parallel requests per provider.", minimum=1)
+    model_concurrency: int = setting(
+        1,
+        "Parallel requests per provider where the server does not say how many it serves "
+        "(llama.cpp says it: /props total_slots; for Ollama state its OLLAMA_NUM_PARALLEL, "
+        "for vLLM its max_num_seqs).",
+        minimum=1,
+    )
     model_metadata_ttl: int = setting(
         HOUR, "Seconds a provider's context window is cached.", minimum=0
     )
@@ -453,8 +473,11 @@ class Settings:
         minimum=1024,
     )
     # --- journal (design §8, seed 004 §16) ------------------------------------------------------
+    # 4000, not the seed's 500: a day too big for one prompt is written in parts
+    # (app.journal.parts), so the cap bounds the job's work, no longer one prompt; 4000 takes
+    # a day of 2 000 lines of yours with a reply to each (issue 40 item 4).
     journal_day_max_messages: int = setting(
-        500,
+        4000,
         "Messages of one day journal generation takes "
         "at most; a bigger day is refused (prompt_budget_exceeded), nothing is cut.",
         minimum=1,
@@ -923,6 +946,28 @@ def _check_together(values: Mapping[str, Any]) -> None:
         )
     if values["session_max_turns"] > values["session_summarize_at"]:
         raise SettingsError("setting session_max_turns must not exceed session_summarize_at")
+    problem = task_model_problem(values["llm_task_model"], values["llm_task_url"])
+    if problem is not None:
+        raise SettingsError(problem)
+
+
+def task_model_problem(task_model: str | None, task_url: str | None) -> str | None:
+    """Why a task model's settings do not go together (None: they do). Also checked for
+    a choice made in the UI (`app.llm.choice`)."""
+    if task_model is not None and not task_model.strip():
+        return "setting llm_task_model must not be blank (unset it to use llm_model)"
+    if task_url is None:
+        return None
+    if task_model is None:
+        return "setting llm_task_url needs llm_task_model (which model runs on that server?)"
+    try:
+        parts = urlsplit(task_url)
+        web = parts.scheme in ("http", "https") and bool(parts.hostname)
+    except ValueError:
+        web = False
+    if not web:
+        return f"setting llm_task_url: {task_url!r} is not an http:// or https:// URL with a host"
+    return None
 
 
 # --- docs/settings.md's table ------------------------------------------------------------

@@ -133,8 +133,29 @@ def local_draft(date: str, artifact: VerifiedArtifact) -> str:
     """The honest entry made without a model (stage 2's fallback): the user's own told lines
     as a dated list, each whole, in the artifact's order (a confirmed time is in its own
     line), after the base when there is one. The done lines follow (`with_done_list`)."""
-    lines = "\n".join(f"- {line.text}" for line in lines_not_in_base(artifact))
+    lines = local_lines(artifact)
     return "\n\n".join([date, *on_base(artifact, [lines] if lines else [])])
+
+
+def local_lines(artifact: VerifiedArtifact) -> str:
+    """The told lines `local_draft` lists (`lines_not_in_base`), each whole, without the date:
+    alone, the local text of a later part of a day narrated in parts (the date heads the
+    first part's); '' when the part tells nothing."""
+    return "\n".join(f"- {line.text}" for line in lines_not_in_base(artifact))
+
+
+def join_parts(texts: Sequence[str]) -> str:
+    """The texts of a day narrated in parts as one, in order, a blank line between. A done
+    list a part ends with (a revised base's, in the first part) moves to the end, where
+    `with_done_list` merges it with the day's: never a list amid the entry."""
+    bodies: list[str] = []
+    items: list[str] = []
+    for text in texts:
+        body, done = split_done_list(text)
+        bodies.append(body.strip())
+        items += done
+    block = [_done_block(DONE_HEADINGS[0], items)] if items else []
+    return "\n\n".join(part for part in (*bodies, *block) if part)
 
 
 # The done list's heading in every language, as `with_done_list` writes it.

@@ -1,10 +1,12 @@
 """The journal's budget (design §8, seed 004 §16.2), checked for the whole job before any call.
 
 The journal needs a window of `journal_min_context` (32 768) tokens. A day with more than
-`journal_day_max_messages` messages is refused, and so is a day whose stage-1 prompt (or the
-stage-2 prompt of its fallback artifact, the largest stage 2 can get but for the model's own
-sourced notes) does not fit with `journal_output_tokens` reserved — `prompt_budget_exceeded`,
-nothing is cut. The arithmetic is the gateway's (`app.llm.budget.plan`).
+`journal_day_max_messages` messages is refused (`prompt_budget_exceeded`). Every prompt of the
+job — each stage-1 part and each stage-2 part of the fallback artifact, the largest stage 2
+can get but for the model's own sourced notes — must fit with `journal_output_tokens`
+reserved; a day too big for one prompt is cut into parts at line boundaries
+(`app.journal.parts`), each sized by `measure`. The arithmetic is the gateway's
+(`app.llm.budget`): one estimator, here and for the call itself.
 """
 
 from __future__ import annotations
@@ -53,15 +55,42 @@ def check_day(messages: int, settings: Settings) -> None:
         )
 
 
-def plan(window: int, prompts: Sequence[Sequence[Message]], settings: Settings) -> Budget:
-    """The budget of the job's prompts in `window`; raises `ModelError` when one does not
-    fit or the window is too small."""
+def check_window(window: int, settings: Settings) -> None:
+    """Refuse a window the journal cannot use at all, before any prompt is sized in it:
+    `model_context_too_small` below `journal_min_context`, `output_limit_unsupported` when
+    `journal_output_tokens` alone exceed its usable part (an empty prompt asks exactly that:
+    nothing else of it can fail)."""
     if window < settings.journal_min_context:
         raise ModelError(
             "model_context_too_small",
             f"journal generation needs a window of {settings.journal_min_context} "
             f"tokens (journal_min_context); the model has {window}",
         )
+    budgeting.plan(
+        [],
+        window=window,
+        max_tokens=settings.journal_output_tokens,
+        chars_per_token=settings.chars_per_token,
+        margin=settings.budget_safety_margin,
+    )
+
+
+def measure(window: int, prompt: Sequence[Message], settings: Settings) -> budgeting.Budget:
+    """One prompt of the job in `window` with `journal_output_tokens` reserved, whether it
+    fits or not (`.fits`): what `app.journal.parts` sizes a part by."""
+    return budgeting.measure(
+        prompt,
+        window=window,
+        max_tokens=settings.journal_output_tokens,
+        chars_per_token=settings.chars_per_token,
+        margin=settings.budget_safety_margin,
+    )
+
+
+def plan(window: int, prompts: Sequence[Sequence[Message]], settings: Settings) -> Budget:
+    """The budget of the job's prompts in `window`; raises `ModelError` when one does not
+    fit or the window is too small."""
+    check_window(window, settings)
     budgets = [
         budgeting.plan(
             prompt,

@@ -1,15 +1,19 @@
-"""Every current journal entry as Markdown or JSON (`GET /api/journal/export`, seed 004 §11).
+"""Every current journal entry as Markdown or JSON (`GET /api/journal/export`, seed 004 §11):
+the document only; the API streams it as a download.
 
 `chunks` makes the download as the API streams it: the entries are read row by row
 (`stream_rows`) and serialised `CHUNK_ENTRIES` at a time, so a journal of any length costs
-the memory of one chunk; the bytes are those `as_json`/`as_markdown` give for the whole."""
+the memory of one chunk; the bytes are those `as_json` (as `json.dumps` writes it) and
+`as_markdown` give for the whole."""
 
 from __future__ import annotations
 
 import itertools
 import json
 from collections.abc import Iterator, Sequence
-from typing import Any, Literal
+from typing import Literal
+
+import msgspec
 
 from app.storage.connection import Connection
 from app.storage.database import stream_rows
@@ -27,28 +31,29 @@ _LIVE_ENTRIES = (
 )
 
 
-def as_json(entries: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "kind": EXPORT_KIND,
-        "format_version": FORMAT_VERSION,
-        "entries": [
-            {
-                "entry_id": e["entry_id"],
-                "date": e["date"],
-                "text": e["text"],
-                "version_id": e["current_version_id"],
-            }
-            for e in entries
-        ],
-    }
+class ExportedEntry(msgspec.Struct):
+    entry_id: str
+    date: str
+    text: str
+    version_id: str | None
 
 
-def as_markdown(entries: Sequence[dict[str, Any]]) -> str:
+class JournalExport(msgspec.Struct):
+    kind: str
+    format_version: int
+    entries: list[ExportedEntry]
+
+
+def as_json(entries: Sequence[ExportedEntry]) -> JournalExport:
+    return JournalExport(kind=EXPORT_KIND, format_version=FORMAT_VERSION, entries=list(entries))
+
+
+def as_markdown(entries: Sequence[ExportedEntry]) -> str:
     return MARKDOWN_TITLE + "\n".join(_markdown_part(entry) for entry in entries)
 
 
-def _markdown_part(entry: dict[str, Any]) -> str:
-    return f"## {entry['date']}\n\n{entry['text'].strip()}\n"
+def _markdown_part(entry: ExportedEntry) -> str:
+    return f"## {entry.date}\n\n{entry.text.strip()}\n"
 
 
 def chunks(conn: Connection, user_id: str, fmt: Literal["md", "json"]) -> Iterator[bytes]:
@@ -56,16 +61,13 @@ def chunks(conn: Connection, user_id: str, fmt: Literal["md", "json"]) -> Iterat
     `Database.read_stream`): together the bytes of `as_markdown`, or of `as_json` as
     `json.dumps` writes it."""
     rows = stream_rows(conn, _LIVE_ENTRIES, (user_id,))
-    entries = (
-        {"entry_id": r[0], "date": r[1], "current_version_id": r[2], "text": r[3] or ""}
-        for r in rows
-    )
+    entries = (ExportedEntry(r[0], r[1], r[3] or "", r[2]) for r in rows)
     if fmt == "md":
         return _markdown_chunks(entries)
     return _json_chunks(entries)
 
 
-def _markdown_chunks(entries: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+def _markdown_chunks(entries: Iterator[ExportedEntry]) -> Iterator[bytes]:
     yield MARKDOWN_TITLE.encode()
     first = True
     while batch := list(itertools.islice(entries, CHUNK_ENTRIES)):
@@ -74,13 +76,12 @@ def _markdown_chunks(entries: Iterator[dict[str, Any]]) -> Iterator[bytes]:
         first = False
 
 
-def _json_chunks(entries: Iterator[dict[str, Any]]) -> Iterator[bytes]:
+def _json_chunks(entries: Iterator[ExportedEntry]) -> Iterator[bytes]:
     head = json.dumps({"kind": EXPORT_KIND, "format_version": FORMAT_VERSION, "entries": []})
     yield head[: -len("[]}")].encode() + b"["
     first = True
     while batch := list(itertools.islice(entries, CHUNK_ENTRIES)):
-        listed = as_json(batch)["entries"]
-        text = ", ".join(json.dumps(item) for item in listed)
+        text = ", ".join(json.dumps(msgspec.to_builtins(item)) for item in batch)
         yield (text if first else ", " + text).encode()
         first = False
     yield b"]}"

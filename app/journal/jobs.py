@@ -4,6 +4,10 @@ change, and nothing left running.
     queued → reconstruct → narrate → done
          ↘            ↘          ↘ failed (with a code and a reason)
 
+A day too big for one prompt runs a stage in parts (`app.journal.parts`); each part's start
+is sent as progress of the same state with `part` and `parts` (not written: the row keeps
+the state).
+
 The job row lives in SQLite (`journal_jobs`), so `GET /api/journal/jobs/{id}` answers after
 the job and after a restart. Every state change is written, then sent to all of the user's
 WebSockets as `journal_progress`. A job that ends in an exception is marked failed with the
@@ -33,15 +37,15 @@ from app.core.background import cancel_and_wait
 from app.core.lanes import in_background
 from app.core.refusal import RefusedKind
 from app.core.settings import Settings
-from app.journal import budget, stages
+from app.journal import budget, parts, stages
 from app.journal.artifact import Base, fallback_artifact
 from app.journal.day import Conversation, Source, number_sources, user_sources
+from app.journal.schema import PURPOSE_NARRATE, PURPOSE_RECONSTRUCT
 from app.journal.store import JournalStore, StoredBase
 from app.journal.support import Support
 from app.journal.trace import DraftTrace
 from app.llm.errors import ModelError
 from app.llm.gateway import Gateway
-from app.llm.types import Message
 from app.profiles.writing.service import ProfileService
 
 log = logging.getLogger(__name__)
@@ -49,19 +53,27 @@ log = logging.getLogger(__name__)
 INTERRUPTED = ("interrupted", "the server stopped while the job ran; start it again")
 
 
-class JournalProgress(msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True):
+class JournalProgress(
+    msgspec.Struct, tag_field="type", tag="journal_progress", kw_only=True, omit_defaults=True
+):
     """design §9 `journal_progress {job_id, date, state, draft_id?, error?}`, with the `type`,
     `character_id` and `at` every WebSocket message has; the journal belongs to no
     character, so `character_id` is empty. A member of the one union of WebSocket messages
-    (`app.runtime.wire.WsAny`), defined here because the journal sits below the runtime."""
+    (`app.runtime.wire.WsAny`), defined here because the journal sits below the runtime.
+
+    `part` and `parts`: which part of how many the state's stage runs, only for a day in
+    parts (`app.journal.parts`) and left out otherwise — the message keeps the layout it
+    always had (`draft_id` and `error` are always written, null or not)."""
 
     character_id: str
     at: float
     job_id: str
     date: str
     state: str
-    draft_id: str | None = None
-    error: dict[str, str] | None = None
+    draft_id: str | None
+    error: dict[str, str] | None
+    part: int | None = None
+    parts: int | None = None
 
 
 class NoUserSources(RefusedKind):
@@ -114,9 +126,9 @@ class JournalJobs:
         for job in failed:
             log.warning(
                 "journal job of a process that is gone; marked failed",
-                extra=logctx.fields(job_id=job["job_id"], user_id=job["user_id"]),
+                extra=logctx.fields(job_id=job.job_id, user_id=job.user_id),
             )
-        return [job["job_id"] for job in failed]
+        return [job.job_id for job in failed]
 
     async def wait(self, job_id: str) -> None:
         """Until the job has ended, if it runs in this process (tools, benchmarks)."""
@@ -176,14 +188,20 @@ class JournalJobs:
         draft_id: str | None = None,
         error: tuple[str, str] | None = None,
         written: bool = False,
+        part: tuple[int, int] | None = None,
     ) -> None:
-        """Write the job's new state (unless `written` already) and tell the user's tabs."""
+        """Write the job's new state (unless `written` already) and tell the user's tabs;
+        `part`: (part, parts) of a stage run in parts."""
         if not written:
             await self.store.set_job(job_id, state, draft_id=draft_id, error=error)
         log.info(
             "journal job state",
             extra=logctx.fields(
-                job_id=job_id, user_id=user_id, state=state, error=error[0] if error else None
+                job_id=job_id,
+                user_id=user_id,
+                state=state,
+                error=error[0] if error else None,
+                part=f"{part[0]}/{part[1]}" if part else None,
             ),
         )
         if self.publish is None:
@@ -196,6 +214,8 @@ class JournalJobs:
             state=state,
             draft_id=draft_id,
             error={"code": error[0], "message": error[1]} if error else None,
+            part=part[0] if part else None,
+            parts=part[1] if part else None,
         )
         try:
             await self.publish(user_id, progress)
@@ -234,30 +254,39 @@ class JournalJobs:
         user_id, job_id, date = job.user_id, job.job_id, job.date
         # The writing profile's compiled brief (the default brief until it is confirmed).
         brief = await self.profiles.journal_brief(user_id)
+        planned = await self._plan(job, brief)
         # Each state is written while its stage runs: the one writer keeps the order of the
         # writes (the state is submitted first), and a stage never waits for a disk sync.
-        (_, (first, second_prompt, planned, window_source)) = await asyncio.gather(
-            self._state(user_id, job_id, date, "reconstruct"), self._reconstruct(job, brief)
+        _, first = await asyncio.gather(
+            self._state(user_id, job_id, date, "reconstruct"), self._reconstruct(job, planned)
         )
+        narrate_parts = (
+            planned.narrate
+            if first.artifact is planned.fallback
+            else parts.narrate_parts(first.artifact, brief, planned.window, self.settings)
+        )
+        if len(narrate_parts) > 1:
+            parts.warn("narrate", len(narrate_parts), planned, job_id=job_id, user_id=user_id)
         _, second = await asyncio.gather(
             self._state(user_id, job_id, date, "narrate"),
             stages.narrate(
                 self.gateway,
                 date,
                 first.artifact,
-                second_prompt,
+                narrate_parts,
                 self.settings.journal_output_tokens,
                 user_id=user_id,
                 language=job.language,
+                on_part=self._on_part(job, "narrate"),
             ),
         )
         info = self.gateway.info()
-        records = [first.record, second.record]
+        records = [*first.records, *second.records]
         trace = DraftTrace(
-            provider=info["provider"],
-            model=info["model"],
-            window_source=window_source,
-            **msgspec.structs.asdict(planned),
+            provider=info.provider,
+            model=info.model,
+            window_source=planned.window_source,
+            **msgspec.structs.asdict(planned.budget),
             prompt_tokens=_total(r.prompt_tokens for r in records),
             completion_tokens=_total(r.completion_tokens for r in records),
             stages=records,
@@ -276,34 +305,61 @@ class JournalJobs:
             support=Support(second.sentences, second.left_out),
         )
 
-    async def _reconstruct(
-        self, job: _Job, brief: str
-    ) -> tuple[stages.Reconstructed, list[Message], budget.Budget, str]:
-        """The budget of the whole job (before any model call), then stage 1. With stage
-        1's result comes stage 2's prompt: when stage 1 fell back, the very prompt the
-        budget measured."""
-        settings, sources = self.settings, job.sources
-        budget.check_day(job.messages, settings)
-        window, window_source = await self.gateway.context_window()
-        prompt = stages.reconstruct_prompt(job.date, sources)
+    async def _plan(self, job: _Job, brief: str) -> parts.Plan:
+        """The budget of the whole job, before any model call (`parts.plan`): the day cap,
+        the window, each stage's parts."""
+        budget.check_day(job.messages, self.settings)
+        # Both stages' window: with a task model, stage 1 runs on it (the smaller counts).
+        window, window_source = await self.gateway.context_window(
+            PURPOSE_RECONSTRUCT, PURPOSE_NARRATE
+        )
         base = Base(job.base.origin, job.base.text) if job.base is not None else None
-        fallback = fallback_artifact(sources, base)
-        fallback_prompt = stages.narrate_prompt(fallback, brief)
-        planned = budget.plan(window, [prompt, fallback_prompt], settings)
-        first = await stages.reconstruct(
-            self.gateway,
-            prompt,
-            sources,
-            fallback,
-            settings.journal_output_tokens,
+        return parts.plan(
+            job.date,
+            job.sources,
+            fallback_artifact(job.sources, base),
+            brief,
+            (window, window_source),
+            self.settings,
+            job_id=job.job_id,
             user_id=job.user_id,
         )
-        second_prompt = (
-            fallback_prompt
-            if first.artifact is fallback
-            else stages.narrate_prompt(first.artifact, brief)
-        )
-        return first, second_prompt, planned, window_source
+
+    async def _reconstruct(self, job: _Job, planned: parts.Plan) -> stages.Reconstructed:
+        """Stage 1: one call for a day of one part; else one a part, in order (the page is
+        told which part runs), merged (`parts.merge`). A day of one part is reconstructed
+        against the day's fallback, so that stage 2 gets the very prompt the budget measured
+        when it falls back."""
+        settings, on_part = self.settings, self._on_part(job, "reconstruct")
+        results = []
+        for index, (sources, prompt) in enumerate(planned.day):
+            if len(planned.day) > 1:
+                await on_part(index + 1, len(planned.day))
+            fallback = planned.fallback if len(planned.day) == 1 else fallback_artifact(sources)
+            results.append(
+                await stages.reconstruct(
+                    self.gateway,
+                    prompt,
+                    sources,
+                    fallback,
+                    settings.journal_output_tokens,
+                    user_id=job.user_id,
+                )
+            )
+        if len(results) == 1:
+            return results[0]
+        return parts.merge(job.sources, results, planned.fallback)
+
+    def _on_part(self, job: _Job, state: str) -> stages.OnPart:
+        """Tells the user's tabs which part of the stage `state` runs (not written: the job's
+        row keeps its state, the part is only progress)."""
+
+        async def on_part(part: int, count: int) -> None:
+            await self._state(
+                job.user_id, job.job_id, job.date, state, written=True, part=(part, count)
+            )
+
+        return on_part
 
 
 @dataclass(frozen=True, slots=True)

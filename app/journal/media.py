@@ -48,8 +48,9 @@ from app.core.refusal import Refused
 from app.core.settings import Settings
 from app.journal.decoders import DecoderStopped, in_worker
 from app.journal.location import exif_without_location, location_places
+from app.journal.models import Asset
 from app.journal.pixels import BudgetFull, PixelBudget
-from app.journal.rows import asset_dict, entry_row, new_id, require_live
+from app.journal.rows import entry_row, new_id, require_live
 from app.storage.connection import Connection
 from app.storage.database import Database
 from app.storage.errors import Missing
@@ -129,8 +130,9 @@ class MediaAsset:
     def content_type(self) -> str:
         return CONTENT_TYPES[self.kind]
 
-    def as_dict(self) -> dict[str, Any]:
-        return asset_dict(
+    def view(self) -> Asset:
+        """The photo as the API shows it: never its files."""
+        return Asset(
             self.asset_id,
             self.entry_id,
             self.name,
@@ -425,7 +427,7 @@ class MediaStore:
             ).fetchone()
             if row is None:
                 raise Missing(f"no photo {asset_id!r}")
-            require_live(entry_row(conn, user_id, row["entry_id"]))
+            require_live(entry_row(conn, user_id, row["entry_id"], hold=True))
             conn.execute("DELETE FROM media_assets WHERE asset_id = ?", (asset_id,))
             return [row["file"], row["thumb"]]
 
@@ -471,7 +473,7 @@ def insert_media(
 ) -> MediaAsset:
     """Write the decoded photo's files under the files dir `root` and add its row, in the
     caller's transaction: to the user's live entry, or nothing (the files removed again)."""
-    require_live(entry_row(conn, user_id, entry_id))
+    require_live(entry_row(conn, user_id, entry_id, hold=True))
     taken = {
         row[0]
         for row in conn.execute("SELECT name FROM media_assets WHERE entry_id = ?", (entry_id,))

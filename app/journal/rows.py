@@ -1,7 +1,7 @@
 """The journal's row-level SQL, run inside a transaction its caller holds (the store's writer,
 or an importer's connection): a user's space and day, made on first use; an entry of a user;
-appending a version with its source refs; and the rows as the API's dicts (an entry's photos,
-`media_assets`, among them).
+appending a version with its source refs; and the rows as the read models of `models` (an
+entry's photos, `media_assets`, among them).
 """
 
 from __future__ import annotations
@@ -11,9 +11,23 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Iterable, Sequence
-from typing import Any
 
+import msgspec
+
+from app.journal.models import (
+    Asset,
+    Draft,
+    DraftBase,
+    DraftSource,
+    Entry,
+    EntryVersion,
+    Job,
+    JobError,
+    VersionSource,
+)
+from app.journal.support import Support
 from app.storage.connection import Connection
+from app.storage.dialect import held
 from app.storage.errors import Conflict, Missing
 
 
@@ -53,8 +67,14 @@ ENTRY_OF_USER = (
 )
 
 
-def entry_row(conn: Connection, user_id: str, entry_id: str) -> sqlite3.Row:
-    row = conn.execute(ENTRY_OF_USER, (user_id, entry_id)).fetchone()
+def entry_row(conn: Connection, user_id: str, entry_id: str, *, hold: bool = False) -> sqlite3.Row:
+    """The user's entry. `hold` (a writer's, in its transaction): the entry's row is held
+    until the transaction ends (`dialect.held`), so that a writer of the same entry in
+    another process waits and then reads the entry as this one left it — whether it is in
+    the trash, its current version, the number its next version takes (`append_version`)."""
+    row = conn.execute(
+        ENTRY_OF_USER + (held(conn, "e") if hold else ""), (user_id, entry_id)
+    ).fetchone()
     if row is None:
         raise Missing(f"no journal entry {entry_id!r}")
     return row
@@ -68,6 +88,9 @@ def append_version(
     refs: Iterable[tuple[str, str]],
     draft_id: str | None = None,
 ) -> str:
+    """The entry's next version, made its current one. The entry is new in the caller's
+    transaction or held by it (`entry_row(..., hold=True)`): then no other writer numbers a
+    version of it until this transaction ends, and `seq` is free."""
     version_id = new_id("ver")
     seq = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions WHERE entry_id = ?",
@@ -114,113 +137,64 @@ def require_live(row: sqlite3.Row) -> None:
         raise Conflict("entry_deleted", "the entry is in the trash; undelete it first")
 
 
-def job_dict(row: sqlite3.Row) -> dict[str, Any]:
-    error = (
-        {"code": row["error_code"], "message": row["error_message"]} if row["error_code"] else None
-    )
-    return {
-        "job_id": row["job_id"],
-        "date": row["calendar_date"],
-        "state": row["state"],
-        "draft_id": row["draft_id"],
-        "error": error,
-        "user_id": row["user_id"],
-    }
+def job_of(row: sqlite3.Row) -> Job:
+    error = JobError(row["error_code"], row["error_message"]) if row["error_code"] else None
+    return Job(row["job_id"], row["calendar_date"], row["state"], row["draft_id"], error)
 
 
-def draft_dict(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> dict[str, Any]:
-    return {
-        "draft_id": row["draft_id"],
-        "date": row["calendar_date"],
-        "text": row["text"],
-        "status": row["status"],
-        "reconstruction_status": row["reconstruction_status"],
-        "narration": row["narration"],
-        "validation": json.loads(row["validation_json"]),
-        "sources": [
-            {
-                "message_id": r["message_id"],
-                "source_id": r["source_id"],
-                "conversation_id": r["conversation_id"],
-                "act": r["act"] or None,
-            }
+def draft_of(row: sqlite3.Row, refs: Sequence[sqlite3.Row]) -> Draft:
+    return Draft(
+        draft_id=row["draft_id"],
+        date=row["calendar_date"],
+        text=row["text"],
+        status=row["status"],
+        reconstruction_status=row["reconstruction_status"],
+        narration=row["narration"],
+        validation=json.loads(row["validation_json"]),
+        sources=[
+            DraftSource(r["message_id"], r["source_id"], r["conversation_id"], r["act"] or None)
             for r in refs
         ],
-        "base": (
-            {"origin": row["base_origin"], "id": row["base_id"]} if row["base_origin"] else None
-        ),
-        "trace": json.loads(row["trace_json"]),
+        base=DraftBase(row["base_origin"], row["base_id"]) if row["base_origin"] else None,
+        trace=json.loads(row["trace_json"]),
         # Each sentence with the lines it drew on; the model's sentences left out (issue 40).
-        "support": {"sentences": [], "left_out": [], **json.loads(row["support_json"])},
-        "created_at": row["created_at"],
-    }
+        support=msgspec.json.decode(row["support_json"], type=Support),
+        created_at=row["created_at"],
+    )
 
 
-def entry_dict(conn: Connection, row: sqlite3.Row) -> dict[str, Any]:
+def entry_of(conn: Connection, row: sqlite3.Row) -> Entry:
     versions = [
-        {
-            "version_id": version["version_id"],
-            "created_at": version["created_at"],
-            "origin": version["origin"],
-            "text": version["text"],
-            "draft_id": version["draft_id"],
-            "sources": [
-                {"conversation_id": c, "message_id": m}
-                for c, m in version_refs(conn, version["version_id"])
-            ],
-        }
+        EntryVersion(
+            version_id=version["version_id"],
+            created_at=version["created_at"],
+            origin=version["origin"],
+            text=version["text"],
+            draft_id=version["draft_id"],
+            sources=[VersionSource(c, m) for c, m in version_refs(conn, version["version_id"])],
+        )
         for version in conn.execute(
             "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
             "WHERE entry_id = ? ORDER BY seq",
             (row["entry_id"],),
         ).fetchall()
     ]
-    current = next((v for v in versions if v["version_id"] == row["current_version_id"]), None)
+    current = next((v for v in versions if v.version_id == row["current_version_id"]), None)
     media = [
-        asset_dict(*r)
+        Asset(*r)
         for r in conn.execute(
             "SELECT asset_id, entry_id, name, kind, bytes, width, height, created_at "
             "FROM media_assets WHERE entry_id = ? ORDER BY created_at, asset_id",
             (row["entry_id"],),
         )
     ]
-    return {
-        "entry_id": row["entry_id"],
-        "date": row["calendar_date"],
-        "text": current["text"] if current else "",
-        "current_version_id": row["current_version_id"],
-        "created_at": row["created_at"],
-        "deleted_at": row["deleted_at"],
-        "versions": versions,
-        "media": media,
-    }
-
-
-def media_url(asset_id: str, *, thumb: bool = False) -> str:
-    """Where the owner's browser gets a photo (or its thumbnail): `GET /api/journal/media/…`."""
-    return f"/api/journal/media/{asset_id}" + ("/thumb" if thumb else "")
-
-
-def asset_dict(
-    asset_id: str,
-    entry_id: str,
-    name: str,
-    kind: str,
-    size: int,
-    width: int,
-    height: int,
-    created_at: float,
-) -> dict[str, Any]:
-    """A photo as the API shows it: never its path in the data dir."""
-    return {
-        "asset_id": asset_id,
-        "entry_id": entry_id,
-        "name": name,
-        "kind": kind,
-        "bytes": size,
-        "width": width,
-        "height": height,
-        "created_at": created_at,
-        "url": media_url(asset_id),
-        "thumb_url": media_url(asset_id, thumb=True),
-    }
+    return Entry(
+        entry_id=row["entry_id"],
+        date=row["calendar_date"],
+        text=current.text if current else "",
+        current_version_id=row["current_version_id"],
+        created_at=row["created_at"],
+        deleted_at=row["deleted_at"],
+        versions=versions,
+        media=media,
+    )

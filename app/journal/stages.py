@@ -11,6 +11,10 @@ Without a model server the offline stand-in answers both (`app.journal.offline`)
 pass through the same checks, and each stage records outcome `offline` and code `no_model`,
 the draft narration `local`: nothing calls its text a model's.
 
+A day too big for one prompt comes in parts (`app.journal.parts`): stage 1 runs once per part
+and `app.journal.parts.merge` joins the parts' answers; stage 2 runs once, or once per part of an artifact too
+big to narrate at once (`narrate` joins the texts).
+
 Other model errors (server down, timeout, budget) end the job with their code: the journal
 never invents a draft it could not make honestly.
 """
@@ -19,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 import msgspec
@@ -27,7 +31,9 @@ import msgspec
 from app.journal import support
 from app.journal.artifact import (
     VerifiedArtifact,
+    join_parts,
     local_draft,
+    local_lines,
     verified_artifact,
     with_done_list,
 )
@@ -85,24 +91,51 @@ lacks, and change it only where a source corrects it. Invent nothing beyond the 
 the sources.
 """
 
+# Added to the brief when a day's artifact is narrated in parts (`app.journal.parts`): the
+# first part and every later one. No part number: a part's prompt is sized before the day's
+# number of parts is known, and the model needs only where its text stands.
+PART_RULES = {
+    "first": """\
+This day is long: its entry is written in parts, one answer each, joined as they are. The
+artifact holds the first part of the day's lines. Begin the entry and tell these lines only;
+do not close it with a summary of the day, the next part goes on from here.
+""",
+    "later": """\
+This day is long: its entry is written in parts, one answer each, joined as they are. The
+artifact holds a later part of the day's lines. Go on from the part before it and tell these
+lines only: no new beginning, no date, no greeting; no summary of the whole day.
+""",
+}
+
 
 @dataclass(slots=True)
 class Reconstructed:
+    """Stage 1's outcome: the artifact stage 2 gets, the validation codes, the record of each
+    call (one, or one per part), and the model's answer when it passed the validator (what
+    `app.journal.parts.merge` joins)."""
+
     artifact: VerifiedArtifact
     validation: list[str]
-    record: StageRecord
+    records: list[StageRecord]
+    answer: Reconstruction | None = None
 
 
 @dataclass(slots=True)
 class Narrated:
-    """The draft's text, who wrote it, the stage's record, each kept sentence with the lines
+    """The draft's text, who wrote it, each call's record, each kept sentence with the lines
     it drew on (`support.Sentence`), and the model's sentences left out as unsupported."""
 
     text: str
     narration: str  # "model" | "local"
-    record: StageRecord
+    records: list[StageRecord]
     sentences: list[Sentence] = field(default_factory=list)
     left_out: list[Sentence] = field(default_factory=list)
+
+
+# A part of stage 2: the part's artifact and the prompt made of it (`app.journal.parts`).
+NarratePart = tuple[VerifiedArtifact, list[Message]]
+# Told which part of how many a stage is on (1-based), when a day has more than one.
+OnPart = Callable[[int, int], Awaitable[None]]
 
 
 class InputLine(msgspec.Struct):
@@ -131,8 +164,14 @@ def reconstruct_prompt(date: str, sources: Sequence[Source]) -> list[Message]:
     ]
 
 
-def narrate_prompt(artifact: VerifiedArtifact, brief: str = DEFAULT_BRIEF) -> list[Message]:
-    system = brief if artifact.base is None else f"{brief.rstrip()}\n\n{BASE_RULE}"
+def narrate_prompt(
+    artifact: VerifiedArtifact, brief: str = DEFAULT_BRIEF, part: str | None = None
+) -> list[Message]:
+    """Stage 2's prompt: the brief (with the base's rule when the artifact revises one, and
+    `PART_RULES[part]` for a part of a day narrated in parts) and the artifact."""
+    rules = [BASE_RULE] if artifact.base is not None else []
+    rules += [PART_RULES[part]] if part is not None else []
+    system = "\n\n".join([brief.rstrip(), *rules]) if rules else brief
     return [
         {"role": "system", "content": system},
         {"role": "user", "content": _readable_json(artifact)},
@@ -166,6 +205,7 @@ async def reconstruct(
     identity registry (a remote call without it is refused as `privacy_blocked`)."""
     record = StageRecord("reconstruct")
     started = time.perf_counter()
+    answer: Reconstruction | None = None
     try:
         completion = await gateway.complete(
             PURPOSE_RECONSTRUCT,
@@ -187,6 +227,7 @@ async def reconstruct(
         assert isinstance(completion.value, Reconstruction)
         found, artifact = check(sources, completion.value, completion.text, fallback)
         codes = ["reconstruction_invalid", *found] if found else []
+        answer = None if found else completion.value
         record.outcome = "fallback" if found else "valid"
         if completion.provider == OFFLINE:
             # Validated like a model's, but made by this machine: the trace says so.
@@ -194,27 +235,74 @@ async def reconstruct(
             record.codes = [NO_MODEL]
     record.codes = [*record.codes, *codes]
     record.ms = round((time.perf_counter() - started) * 1000, 3)
-    return Reconstructed(artifact, codes, record)
+    return Reconstructed(artifact, codes, [record], answer)
 
 
 async def narrate(
     gateway: Gateway,
     date: str,
     artifact: VerifiedArtifact,
-    prompt: list[Message],
+    parts: Sequence[NarratePart],
     max_tokens: int,
     *,
     user_id: str,
     language: str,
+    on_part: OnPart | None = None,
 ) -> Narrated:
-    """Stage 2 with `prompt` (`narrate_prompt` of the same `artifact`). Whoever wrote the
-    text, the lines the character carried out follow it as a list (`with_done_list`, its
-    heading in `language`).
+    """Stage 2 of `artifact` in `parts` (`app.journal.parts.narrate_parts`: one, the whole
+    artifact and `narrate_prompt` of it, unless it is too big to narrate at once), one call
+    each, in order; `on_part(k, n)` is told before each when there are several. Whoever
+    wrote the text, the lines the character carried out follow it as a list
+    (`with_done_list`, its heading in `language`).
 
-    Outcomes: `model`; `offline` (the offline stand-in answered: the told lines as they are,
-    made by this machine — narration `local`, code `no_model`); `local_draft` (a privacy
-    block, an empty reply, or a reply of which no sentence is supported: `local_draft`).
-    A model's text is checked against the artifact first (`_supported`)."""
+    Outcomes of each call: `model`; `offline` (the offline stand-in answered: the told lines
+    as they are, made by this machine — narration `local`, code `no_model`); `local_draft`
+    (a privacy block, an empty reply, or a reply of which no sentence is supported: the
+    part's lines as a list, dated for the first). A model's text is checked against its
+    part's artifact first (`_supported`), and the joined text against the whole artifact
+    (`support.check`: each sentence's lines). The draft is the model's when any part is.
+
+    Why in parts rather than refused: a day too long for one narration prompt is a day of
+    many lines, every one of which must reach the entry whole (nothing is cut); narrating
+    its parts in order, each told that it is a part, keeps all of them and each sentence
+    checked against the lines it tells. One call over an artifact that fits is unchanged."""
+    texts: list[str] = []
+    records: list[StageRecord] = []
+    left_out: list[Sentence] = []
+    narrations: set[str] = set()
+    for index, (part, prompt) in enumerate(parts):
+        if on_part is not None and len(parts) > 1:
+            await on_part(index + 1, len(parts))
+        # The local text of a later part is its lines alone: the date heads the entry once.
+        local = local_draft(date, part) if index == 0 else local_lines(part)
+        text, narration, record, dropped = await _narration(
+            gateway, date, part, prompt, max_tokens, user_id, local
+        )
+        texts.append(text)
+        records.append(record)
+        left_out += dropped
+        narrations.add(narration)
+    finishing = time.perf_counter()
+    text = with_done_list(texts[0] if len(texts) == 1 else join_parts(texts), artifact, language)
+    checked = await asyncio.to_thread(support.check, text, date, artifact)
+    # The whole text's check is the last call's time, as it was of the one call's.
+    records[-1].ms = round(records[-1].ms + (time.perf_counter() - finishing) * 1000, 3)
+    narration = "model" if "model" in narrations else "local"
+    return Narrated(text, narration, records, checked, left_out)
+
+
+async def _narration(
+    gateway: Gateway,
+    date: str,
+    artifact: VerifiedArtifact,
+    prompt: list[Message],
+    max_tokens: int,
+    user_id: str,
+    local: str,
+) -> tuple[str, str, StageRecord, list[Sentence]]:
+    """One narrate call with `prompt` (`narrate_prompt` of `artifact`, the day's or a
+    part's): its text (`local` where the model's cannot be used), who wrote it, its record
+    and the model's sentences left out."""
     record = StageRecord("narrate")
     started = time.perf_counter()
     narration, record.outcome = "model", "model"
@@ -226,7 +314,7 @@ async def narrate(
         if exc.code != "privacy_blocked":
             raise
         _count_privacy_fallback(gateway, user_id, exc)
-        text, narration, record.codes = local_draft(date, artifact), "local", [exc.code]
+        text, narration, record.codes = local, "local", [exc.code]
         record.outcome = "local_draft"
     else:
         record.prompt_tokens = completion.usage.prompt_tokens
@@ -235,20 +323,18 @@ async def narrate(
         if completion.provider == OFFLINE:
             # A day of only requests and questions leaves it nothing to tell: the dated list.
             narration, record.outcome, record.codes = "local", "offline", [NO_MODEL]
-            text = text or local_draft(date, artifact)
+            text = text or local
         if not text:
-            text, narration, record.codes = local_draft(date, artifact), "local", ["empty_reply"]
+            text, narration, record.codes = local, "local", ["empty_reply"]
             record.outcome = "local_draft"
     left_out: list[Sentence] = []
     if narration == "model":
         text, left_out = await _supported(
-            gateway, prompt, text, (date, artifact), record, max_tokens, user_id
+            gateway, prompt, text, (date, artifact), record, max_tokens, user_id, local
         )
         narration = "local" if record.outcome == "local_draft" else narration
-    text = with_done_list(text, artifact, language)
-    checked = await asyncio.to_thread(support.check, text, date, artifact)
     record.ms = round((time.perf_counter() - started) * 1000, 3)
-    return Narrated(text, narration, record, checked, left_out)
+    return text, narration, record, left_out
 
 
 async def _supported(
@@ -259,12 +345,13 @@ async def _supported(
     record: StageRecord,
     max_tokens: int,
     user_id: str,
+    local: str,
 ) -> tuple[str, list[Sentence]]:
     """The model's `text` as a draft may show it: checked against the artifact
     (`app.journal.support`); with an unsupported sentence, one corrective retry naming each
     (code `narration_unsupported`), and of its answer only the supported sentences — the
     others are returned to be shown apart as "not in your words", never as the user's. An
-    answer of nothing supported is the local draft. The retry failing (any model error:
+    answer of nothing supported is the `local` text. The retry failing (any model error:
     its code is recorded) leaves the first answer's supported sentences."""
     date, artifact = day
     checked = await asyncio.to_thread(support.check, text, date, artifact)
@@ -291,7 +378,7 @@ async def _supported(
     kept = support.supported_text(text, checked) if left_out else text
     if not kept:
         record.outcome = "local_draft"
-        return local_draft(date, artifact), left_out
+        return local, left_out
     return kept, left_out
 
 

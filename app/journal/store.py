@@ -21,21 +21,21 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
 from app.journal.day import Conversation, DayMessage, Source
+from app.journal.models import DaySummary, Draft, Entry, FailedJob, Job
 from app.journal.rows import (
     ENTRY_OF_USER,
     append_version,
-    draft_dict,
+    draft_of,
     draft_refs,
     ensure_day,
-    entry_dict,
+    entry_of,
     entry_row,
-    job_dict,
-    media_url,
+    job_of,
     new_id,
     require_live,
     version_refs,
@@ -82,16 +82,16 @@ class JournalStore:
 
     async def days(
         self, user_id: str, start: str = FIRST_DATE, end: str = LAST_DATE
-    ) -> list[dict[str, Any]]:
+    ) -> list[DaySummary]:
         """Every day with messages, an entry or a draft, newest first, with the count of its
-        entry's photos (`photos`) and one thumbnail's URL (`photo`); with `start`/`end`
+        entry's photos (`photos`) and the first one's asset id (`photo`); with `start`/`end`
         (calendar dates, inclusive) only those days (a month of the calendar): every count
         then reads only the range's part of its index."""
         return await self.db.execute_fn(lambda conn: _days_between(conn, user_id, start, end))
 
     async def day_page(
         self, user_id: str, *, before: str | None, limit: int
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[list[DaySummary], str | None]:
         """The newest `limit` days (as `days` gives them) before the date `before` (all
         when None), and the date to ask `before` for the next page (None: no older day).
 
@@ -100,7 +100,7 @@ class JournalStore:
         day that holds nothing (any more) takes a place in the range without being listed:
         a page may hold fewer than `limit` days and still have a next one."""
 
-        def read(conn: sqlite3.Connection) -> tuple[list[dict[str, Any]], str | None]:
+        def read(conn: sqlite3.Connection) -> tuple[list[DaySummary], str | None]:
             end = before or AFTER_EVERY_DATE
             dates = [
                 row[0] for row in conn.execute(_PAGE_DATES, (user_id, end, user_id, end, limit + 1))
@@ -292,8 +292,8 @@ class JournalStore:
 
         return await self.db.execute_write_fn(write)
 
-    async def draft(self, user_id: str, draft_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+    async def draft(self, user_id: str, draft_id: str) -> Draft:
+        def read(conn: sqlite3.Connection) -> Draft:
             row = conn.execute(
                 "SELECT r.*, d.calendar_date FROM journal_drafts r "
                 "JOIN journal_days d ON d.day_id = r.journal_day_id "
@@ -303,12 +303,12 @@ class JournalStore:
             ).fetchone()
             if row is None:
                 raise Missing(f"no journal draft {draft_id!r}")
-            return draft_dict(row, draft_refs(conn, draft_id))
+            return draft_of(row, draft_refs(conn, draft_id))
 
         return await self.db.execute_fn(read)
 
-    async def drafts_of_day(self, user_id: str, date: str) -> list[dict[str, Any]]:
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    async def drafts_of_day(self, user_id: str, date: str) -> list[Draft]:
+        def read(conn: sqlite3.Connection) -> list[Draft]:
             rows = conn.execute(
                 "SELECT r.*, d.calendar_date FROM journal_drafts r "
                 "JOIN journal_days d ON d.day_id = r.journal_day_id "
@@ -316,7 +316,7 @@ class JournalStore:
                 "WHERE s.user_id = ? AND d.calendar_date = ? ORDER BY r.created_at DESC",
                 (user_id, date),
             ).fetchall()
-            return [draft_dict(row, draft_refs(conn, row["draft_id"])) for row in rows]
+            return [draft_of(row, draft_refs(conn, row["draft_id"])) for row in rows]
 
         return await self.db.execute_fn(read)
 
@@ -366,11 +366,14 @@ class JournalStore:
             ).fetchone():
                 raise Conflict("entry_exists", f"{date} has an entry already; edit it")
             entry_id = new_id("entry")
-            conn.execute(
-                "INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
-                "VALUES (?, ?, ?)",
-                (entry_id, day_id, time.time()),
-            )
+            try:
+                conn.execute(
+                    "INSERT INTO journal_entries (entry_id, journal_day_id, created_at) "
+                    "VALUES (?, ?, ?)",
+                    (entry_id, day_id, time.time()),
+                )
+            except sqlite3.IntegrityError:  # another process's entry of the day came in between
+                raise Conflict("entry_exists", f"{date} has an entry already; edit it") from None
             append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs, draft_id)
             return entry_id
 
@@ -384,7 +387,7 @@ class JournalStore:
         entry's next version: origin `draft`, the draft's sources (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             require_live(row)
             if draft_id is None:
                 append_version(
@@ -406,7 +409,7 @@ class JournalStore:
         """A new version with the text and sources of an older one (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
-            require_live(entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id, hold=True))
             old = conn.execute(
                 "SELECT text FROM journal_entry_versions WHERE entry_id = ? AND version_id = ?",
                 (entry_id, version_id),
@@ -419,7 +422,7 @@ class JournalStore:
 
     async def delete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            require_live(entry_row(conn, user_id, entry_id))
+            require_live(entry_row(conn, user_id, entry_id, hold=True))
             conn.execute(
                 "UPDATE journal_entries SET deleted_at = ? WHERE entry_id = ?",
                 (time.time(), entry_id),
@@ -429,7 +432,7 @@ class JournalStore:
 
     async def undelete_entry(self, user_id: str, entry_id: str) -> None:
         def write(conn: sqlite3.Connection) -> None:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             if row["deleted_at"] is None:
                 return
             if conn.execute(
@@ -437,9 +440,14 @@ class JournalStore:
                 (row["journal_day_id"],),
             ).fetchone():
                 raise Conflict("entry_exists", f"{row['calendar_date']} has another entry now")
-            conn.execute(
-                "UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?", (entry_id,)
-            )
+            try:
+                conn.execute(
+                    "UPDATE journal_entries SET deleted_at = NULL WHERE entry_id = ?", (entry_id,)
+                )
+            except sqlite3.IntegrityError:  # another process's entry of the day came in between
+                raise Conflict(
+                    "entry_exists", f"{row['calendar_date']} has another entry now"
+                ) from None
 
         await self.db.execute_write_fn(write)
 
@@ -450,7 +458,7 @@ class JournalStore:
         to remove once the rows are gone (`app.journal.media.remove_files`)."""
 
         def write(conn: sqlite3.Connection) -> list[str]:
-            row = entry_row(conn, user_id, entry_id)
+            row = entry_row(conn, user_id, entry_id, hold=True)
             if row["deleted_at"] is None:
                 raise Conflict("not_in_trash", "only an entry in the trash can be purged")
             files = [
@@ -474,16 +482,16 @@ class JournalStore:
 
         return await self.db.execute_write_fn(write)
 
-    async def entry(self, user_id: str, entry_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
-            return entry_dict(conn, entry_row(conn, user_id, entry_id))
+    async def entry(self, user_id: str, entry_id: str) -> Entry:
+        def read(conn: sqlite3.Connection) -> Entry:
+            return entry_of(conn, entry_row(conn, user_id, entry_id))
 
         return await self.db.execute_fn(read)
 
-    async def entries(self, user_id: str, *, deleted: bool) -> list[dict[str, Any]]:
+    async def entries(self, user_id: str, *, deleted: bool) -> list[Entry]:
         """Live entries (oldest day first) or the trash (newest deletion first)."""
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def read(conn: sqlite3.Connection) -> list[Entry]:
             rows = conn.execute(
                 ENTRY_OF_USER.replace("AND e.entry_id = ?", "AND e.deleted_at IS ")
                 + (
@@ -493,19 +501,19 @@ class JournalStore:
                 ),
                 (user_id,),
             ).fetchall()
-            return [entry_dict(conn, row) for row in rows]
+            return [entry_of(conn, row) for row in rows]
 
         return await self.db.execute_fn(read)
 
-    async def day_entry(self, user_id: str, date: str) -> dict[str, Any] | None:
-        def read(conn: sqlite3.Connection) -> dict[str, Any] | None:
+    async def day_entry(self, user_id: str, date: str) -> Entry | None:
+        def read(conn: sqlite3.Connection) -> Entry | None:
             row = conn.execute(
                 ENTRY_OF_USER.replace(
                     "AND e.entry_id = ?", "AND d.calendar_date = ? AND e.deleted_at IS NULL"
                 ),
                 (user_id, date),
             ).fetchone()
-            return entry_dict(conn, row) if row is not None else None
+            return entry_of(conn, row) if row is not None else None
 
         return await self.db.execute_fn(read)
 
@@ -560,14 +568,14 @@ class JournalStore:
 
         await self.db.execute_write_fn(write)
 
-    async def job(self, user_id: str, job_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+    async def job(self, user_id: str, job_id: str) -> Job:
+        def read(conn: sqlite3.Connection) -> Job:
             row = conn.execute(
                 "SELECT * FROM journal_jobs WHERE user_id = ? AND job_id = ?", (user_id, job_id)
             ).fetchone()
             if row is None:
                 raise Missing(f"no journal job {job_id!r}")
-            return job_dict(row)
+            return job_of(row)
 
         return await self.db.execute_fn(read)
 
@@ -586,11 +594,11 @@ class JournalStore:
 
         return await self.db.execute_fn(read)
 
-    async def fail_jobs(self, job_ids: list[str], code: str, message: str) -> list[dict[str, Any]]:
+    async def fail_jobs(self, job_ids: list[str], code: str, message: str) -> list[FailedJob]:
         """Mark the jobs `job_ids` failed where they are still open (a job that ended in
         between, or that another process failed first, is left); returns those it failed."""
 
-        def write(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def write(conn: sqlite3.Connection) -> list[FailedJob]:
             failed = []
             for job_id in job_ids:
                 changed = conn.execute(
@@ -599,13 +607,10 @@ class JournalStore:
                     (code, message, time.time(), job_id, *OPEN_JOB_STATES),
                 ).rowcount
                 if changed:
-                    failed.append(
-                        job_dict(
-                            conn.execute(
-                                "SELECT * FROM journal_jobs WHERE job_id = ?", (job_id,)
-                            ).fetchone()
-                        )
-                    )
+                    user_id = conn.execute(
+                        "SELECT user_id FROM journal_jobs WHERE job_id = ?", (job_id,)
+                    ).fetchone()[0]
+                    failed.append(FailedJob(job_id, user_id))
             return failed
 
         return await self.db.execute_write_fn(write) if job_ids else []
@@ -635,27 +640,14 @@ _PAGE_DATES = (
 )
 
 
-def _days_between(
-    conn: sqlite3.Connection, user_id: str, start: str, end: str
-) -> list[dict[str, Any]]:
+def _days_between(conn: sqlite3.Connection, user_id: str, start: str, end: str) -> list[DaySummary]:
     """`JournalStore.days` on the reader thread: the days from `start` to `end`, newest first."""
     span, bounds = " AND calendar_date BETWEEN ? AND ?", (start, end)
     journal_span = " AND d.calendar_date BETWEEN ? AND ?"
-    days: dict[str, dict[str, Any]] = {}
+    days: dict[str, DaySummary] = {}
 
-    def day(date: str) -> dict[str, Any]:
-        return days.setdefault(
-            date,
-            {
-                "date": date,
-                "messages": 0,
-                "user_messages": 0,
-                "entry_id": None,
-                "draft_id": None,
-                "photos": 0,
-                "photo": None,
-            },
-        )
+    def day(date: str) -> DaySummary:
+        return days.setdefault(date, DaySummary(date))
 
     # Two index-only counts (`messages_by_day`, `messages_user_lines`): cheaper than
     # one scan that reads each row's role.
@@ -665,13 +657,13 @@ def _days_between(
         + " GROUP BY calendar_date",
         (user_id, *bounds),
     ):
-        day(date)["messages"] += total
+        day(date).messages += total
     for date, users in conn.execute(
         "SELECT calendar_date, COUNT(*) FROM messages WHERE user_id = ? AND "
         "role = 'user'" + span + " GROUP BY calendar_date",
         (user_id, *bounds),
     ):
-        day(date)["user_messages"] += users
+        day(date).user_messages += users
     scoped = (
         "FROM journal_days d JOIN journal_spaces s ON s.space_id = d.space_id "
         "AND s.user_id = ?" + journal_span + " "
@@ -685,20 +677,20 @@ def _days_between(
         (user_id, *bounds),
     ):
         entry = day(date)
-        entry["messages"] += total
-        entry["user_messages"] += users or 0
+        entry.messages += total
+        entry.user_messages += users or 0
     for date, entry_id in conn.execute(
         "SELECT d.calendar_date, e.entry_id " + scoped + "JOIN journal_entries e "
         "ON e.journal_day_id = d.day_id AND e.deleted_at IS NULL",
         (user_id, *bounds),
     ):
-        day(date)["entry_id"] = entry_id
+        day(date).entry_id = entry_id
     for date, draft_id in conn.execute(
         "SELECT d.calendar_date, r.draft_id " + scoped + "JOIN journal_drafts r "
         "ON r.journal_day_id = d.day_id AND r.status = 'current'",
         (user_id, *bounds),
     ):
-        day(date)["draft_id"] = draft_id
+        day(date).draft_id = draft_id
     # The live entry's photos: how many, and one thumbnail for the day's cell.
     for date, count, first in conn.execute(
         "SELECT d.calendar_date, COUNT(*), MIN(m.asset_id) "
@@ -708,5 +700,5 @@ def _days_between(
         "GROUP BY d.calendar_date",
         (user_id, *bounds),
     ):
-        day(date).update(photos=count, photo=media_url(first, thumb=True))
-    return sorted(days.values(), key=lambda d: d["date"], reverse=True)
+        day(date).photos, day(date).photo = count, first
+    return sorted(days.values(), key=lambda d: d.date, reverse=True)

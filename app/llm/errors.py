@@ -19,6 +19,9 @@ CODES: dict[str, int] = {
     "rate_limited": 429,  # 429 after retries, or Retry-After beyond the retry budget
     "prompt_budget_exceeded": 413,  # estimated input + reserved output does not fit
     "output_limit_unsupported": 413,  # the reserved output alone does not fit the window
+    # One line of a journal day whose prompt alone does not fit (app.journal.parts): a day is
+    # split into parts at line boundaries, never inside a line.
+    "journal_line_too_long": 413,
     "model_metadata_unknown": 503,  # context window unknown (provider silent, no setting)
     "model_context_too_small": 503,  # window below the purpose's minimum
     "provider_context_length_rejected": 413,  # the provider refused the prompt as too long

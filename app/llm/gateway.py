@@ -18,7 +18,8 @@ One call, in order (each step's module says the details):
    while the provider is down; else `llm_context`; else `model_metadata_unknown`), the
    purpose's minimum window, then `app.llm.budget` — all before any network call
    (`app.llm.window`);
-3. a slot of the provider's concurrency limit (`model_concurrency`);
+3. a slot of the provider's concurrency limit: the server's slots (llama.cpp's `/props`
+   `total_slots`), else `model_concurrency` (`app.llm.slots`; `parallel()` tells the pipeline);
 4. the provider call with the per-call timeout and bounded retries (connection errors, 5xx,
    429 with Retry-After; exponential backoff with jitter, at most `model_retries` retries
    within `model_retry_max_seconds`; `app.llm.retry`);
@@ -36,6 +37,15 @@ The provider in use: the one the model choice names (`app.llm.choice`: at start 
 settings', later the UI's, `switch`), else auto-detection's (`app.llm.detect`). The gateway
 owns the choice; its settings stay the settings in force at start.
 
+The task model (issue 36 item 4, as Open WebUI's): with `llm_task_model` chosen, the task
+purposes (`task_purposes`, the product's in `app.wiring.purposes`: its structured calls) go
+to a second provider of the same kind — that model on `llm_task_url`, else on the main
+server — and everything else (the reply's stream, every free text) to the main one.
+`provider_for(purpose)` is the one place that picks. Each provider is an endpoint like any
+other: its own window, slots and remote flag, so a task server off this network gets the
+same masking, egress gate and egress log row as a remote main one (steps 1–7 take the
+provider of the call). The trace and the egress row name the model the call used.
+
 Cancelling the caller cancels the HTTP request; the server sees the connection close.
 
 One module: one class, `Gateway`; the steps of a call live in their own modules (window, retry,
@@ -49,7 +59,7 @@ import contextlib
 import functools
 import logging
 import time
-from collections.abc import AsyncGenerator, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import aiohttp
@@ -77,8 +87,10 @@ from app.llm.providers import PROVIDERS, Provider
 from app.llm.providers.offline import OfflineProvider
 from app.llm.retry import Retries
 from app.llm.schema import json_schema
+from app.llm.slots import ServerSlots
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
+from app.llm.views import ConfiguredModel, GatewayView, ModelInfo, TaskModelView
 from app.llm.window import ContextWindows
 
 log = logging.getLogger(__name__)
@@ -90,6 +102,8 @@ class Gateway:
 
     `offline_answers`: what the offline provider answers per purpose (the product's are
     composed in `app.wiring.purposes`; without them, the provider's own base answers);
+    `task_purposes`: the purposes a task model answers when one is chosen (the product's:
+    `app.wiring.purposes.TASK_PURPOSES`; none: the main model answers all);
     `offline_memory`: where it keeps what it said to a pair today (none: nothing beyond
     the prompt); `egress`: where each call to an endpoint is noted for the user's log of
     what left this machine (`EgressLog.note`; none: not logged)."""
@@ -102,6 +116,7 @@ class Gateway:
         offline_answers: Answers = BASE_ANSWERS,
         offline_memory: DayMemory | None = None,
         egress: Callable[[EgressCall], None] | None = None,
+        task_purposes: Collection[str] = (),
     ) -> None:
         self.settings = settings
         self.choice = ModelChoice.of(settings)
@@ -114,19 +129,32 @@ class Gateway:
             ),
         }
         self.provider: Provider = self._build("offline", None, None)
+        # The task model's provider (None: no task model, or the main one is offline).
+        self.task_provider: Provider | None = None
+        self.task_purposes = frozenset(task_purposes)
         self.detected: list[detect.Detected] = []
         self.traces = TraceRing(settings.llm_trace_size)
         self.windows = ContextWindows(settings)
         self.retries = Retries(settings)
         self.privacy = PrivacyGuard(settings, identities, egress)
-        self._slots: dict[int, asyncio.Semaphore] = {}
+        self.slots = ServerSlots(settings)
+        # provider id -> (its slots when built, the semaphore of that many)
+        self._slots: dict[int, tuple[int, asyncio.Semaphore]] = {}
         self._detection: asyncio.Task[None] | None = None
         self._egress = egress
 
     @property
     def remote(self) -> bool:
-        """Does the provider in use leave this network (its prompts are masked)?"""
+        """Does the main provider in use leave this network (its prompts are masked)? The
+        task model's provider says so for itself (`task_provider.remote`)."""
         return self.provider.remote
+
+    def provider_for(self, purpose: str) -> Provider:
+        """The provider a purpose's call goes to: the task model's for a task purpose when
+        one is in use, else the main one. The one place that picks."""
+        if self.task_provider is not None and purpose in self.task_purposes:
+            return self.task_provider
+        return self.provider
 
     @property
     def auto_detect(self) -> bool:
@@ -151,10 +179,14 @@ class Gateway:
         choice = self.choice
         if choice.llm_provider is not None:
             self.use(choice.llm_provider, choice.llm_url, choice.llm_model)
-            log.info("model provider configured", extra=logctx.fields(**self.info()))
+            log.info(
+                "model provider configured",
+                extra=logctx.fields(**msgspec.structs.asdict(self.info())),
+            )
         else:
             self._detection = asyncio.create_task(self._detect(), name="llm-detect")
-        if choice.llm_remote:
+        task = self.task_provider
+        if choice.llm_remote or (task is not None and task.remote):
             await asyncio.to_thread(warm_up_privacy)  # the first masked call need not wait
         self.privacy.start_name_detector(self.session)
         return self
@@ -180,6 +212,16 @@ class Gateway:
         if provider != "offline" and not url:
             url = self.default_url(provider)
         self.provider = self._build(provider, url, model)
+        self.task_provider = self._task(self.provider)
+
+    def _task(self, main: Provider) -> Provider | None:
+        """The task model's provider beside `main`: the chosen task model on its server (the
+        main one unless `llm_task_url` names another), of main's kind; None without one or
+        while main is the offline model."""
+        choice = self.choice
+        if main.offline or choice.llm_task_model is None:
+            return None
+        return self._build(main.name, choice.llm_task_url or main.url, choice.llm_task_model)
 
     def default_url(self, provider: str) -> str | None:
         """Where a provider is used when no URL is given (also by a connection test): the
@@ -190,9 +232,11 @@ class Gateway:
         }.get(provider)
 
     def _build(self, name: str, url: str | None, model: str | None) -> Provider:
-        # The API key goes only to the chosen server, never to a probed or tested one.
+        # The API key goes only to the chosen server (also the task model's on it), never to
+        # a probed or tested one; a provider keeps its URL without the trailing slash.
         choice = self.choice
-        key = choice.llm_api_key if url and url == choice.llm_url else None
+        chosen = url is not None and url.rstrip("/") == (choice.llm_url or "").rstrip("/")
+        key = choice.llm_api_key if url and chosen else None
         return self._providers[name](
             settings=self.settings,
             session=self.session,
@@ -211,7 +255,9 @@ class Gateway:
             self.use(chosen.provider, chosen.url, model)
         log.info(
             "model provider detected" if chosen else "no model server found; offline",
-            extra=logctx.fields(**self.info(), found=[d.as_dict() for d in self.detected]),
+            extra=logctx.fields(
+                **msgspec.structs.asdict(self.info()), found=[d.as_dict() for d in self.detected]
+            ),
         )
 
     async def switch(self, **changes: Any) -> None:
@@ -242,54 +288,93 @@ class Gateway:
         run slots belong to. None for the offline model (it runs in this process)."""
         return None if self.provider.offline else self.provider.url
 
-    def info(self) -> dict[str, Any]:
-        """`{"provider", "model", "offline"}` — for /api/health and the UI."""
-        return {
-            "provider": self.provider.name,
-            "model": self.provider.model,
-            "offline": self.provider.offline,
-        }
+    def info(self) -> ModelInfo:
+        """The model in use — for /api/health, the UI and the journal's trace; `task_model`:
+        the task model in use (None: the main model answers every call)."""
+        task = self.task_provider
+        return ModelInfo(
+            self.provider.name,
+            self.provider.model,
+            self.provider.offline,
+            task.model if task is not None else None,
+        )
 
-    def describe(self) -> dict[str, Any]:
+    def _task_described(self) -> TaskModelView | None:
+        task = self.task_provider
+        if task is None:
+            return None
+        return TaskModelView(
+            model=task.model,
+            url=task.url,
+            remote=task.remote,
+            context_window=self.windows.cached(task),
+            purposes=sorted(self.task_purposes),
+        )
+
+    def describe(self) -> GatewayView:
         """Everything the settings panel shows (`GET /api/llm`); no secrets."""
-        return {
-            **self.info(),
-            "url": self.provider.url,
-            "remote": self.remote,
-            "auto_detect": self.auto_detect,
-            "detecting": self._detection is not None and not self._detection.done(),
-            "detected": [d.as_dict() for d in self.detected],
-            "context_window": self.windows.cached(self.provider),
-            "concurrency": self.settings.model_concurrency,
-            "api_key": "set" if self.choice.llm_api_key else None,
-            "message_limit": self.message_limit(),
-            # What an empty URL stands for, per provider (the settings panel shows it).
-            "default_urls": {name: self.default_url(name) for name in ("ollama", "openai")},
-            # The model choice as configured (what the next start uses; provider None:
-            # auto-detection, which takes the model named here): shown by the settings panel
-            # also while the offline model runs instead.
-            "configured": {
-                "provider": self.choice.llm_provider,
-                "url": self.choice.llm_url,
-                "model": self.choice.llm_model,
-            },
-        }
+        info = self.info()
+        return GatewayView(
+            provider=info.provider,
+            model=info.model,
+            offline=info.offline,
+            task_model=info.task_model,
+            url=self.provider.url,
+            remote=self.remote,
+            auto_detect=self.auto_detect,
+            detecting=self._detection is not None and not self._detection.done(),
+            detected=list(self.detected),
+            context_window=self.windows.cached(self.provider),
+            task=self._task_described(),
+            concurrency=self.slots.known(self.provider),
+            api_key="set" if self.choice.llm_api_key else None,
+            message_limit=self.message_limit(),
+            default_urls={name: self.default_url(name) for name in ("ollama", "openai")},
+            # Shown by the settings panel also while the offline model runs instead.
+            configured=ConfiguredModel(
+                self.choice.llm_provider,
+                self.choice.llm_url,
+                self.choice.llm_model,
+                self.choice.llm_task_model,
+                self.choice.llm_task_url,
+            ),
+        )
 
-    async def context_window(self) -> tuple[int, str]:
-        """The current provider's window and where it came from (as a call would budget
-        it); `model_metadata_unknown` when nobody says. For callers that must plan a
-        whole job before its first call (the journal)."""
+    async def context_window(self, *purposes: str) -> tuple[int, str]:
+        """The window and where it came from (as a call would budget it) of the providers
+        `purposes` go to — the smallest, when a task model takes some of them; no purposes:
+        the main provider's. `model_metadata_unknown` when nobody says. For callers that
+        must plan a whole job before its first call (the journal)."""
         await self.ready()
-        return await self.windows.window(self.provider)
+        providers = {id(p): p for p in map(self.provider_for, purposes)} or {0: self.provider}
+        windows = [await self.windows.window(p) for p in providers.values()]
+        return min(windows, key=lambda found: found[0])
+
+    def _in_use(self) -> list[Provider]:
+        """The providers a turn's calls go to: the main one, and the task model's if any."""
+        return [self.provider] + ([self.task_provider] if self.task_provider else [])
+
+    async def parallel(self, *purposes: str) -> int:
+        """How many calls of `purposes` the model server(s) they go to serve at once
+        (`app.llm.slots`; the fewest, when a task model takes some of them; no purposes:
+        the main server's): calls that do not depend on each other run at once only where
+        this is more than one."""
+        await self.ready()
+        providers = {id(p): p for p in map(self.provider_for, purposes)} or {0: self.provider}
+        return min([await self.slots.of(p) for p in providers.values()])
 
     def known_window(self) -> int | None:
-        """The current model's window as far as known without asking it (cache, offline
-        provider, `llm_context`); None when unknown (nothing is refused then)."""
-        return self.windows.known(self.provider)
+        """The current models' window as far as known without asking them (cache, offline
+        provider, `llm_context`) — the smaller, with a task model (a message goes to both);
+        None when unknown (nothing is refused then)."""
+        known = [w for w in map(self.windows.known, self._in_use()) if w is not None]
+        return min(known, default=None)
 
     def message_limit(self) -> int | None:
-        """Longest message the current model can take at all (`budget.message_chars_limit`)."""
-        return self.windows.message_limit(self.provider)
+        """Longest message the current models can take at all (`budget.message_chars_limit`;
+        the smaller limit, with a task model)."""
+        limits = [n for n in map(self.windows.message_limit, self._in_use()) if n is not None]
+        return min(limits, default=None)
 
     def require_context(self, purpose: str, tokens: int) -> None:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""
@@ -335,7 +420,7 @@ class Gateway:
         `user_id`: whose call (the privacy gateway masks with that user's registry)."""
         check_call(purpose, messages, max_tokens, temperature)
         await self.ready()
-        provider = self.provider
+        provider = self.provider_for(purpose)
         trace = Trace(purpose, provider.name, provider.model, stream=False)
         try:
             completion = await self._complete(
@@ -361,7 +446,7 @@ class Gateway:
         temperature: float,
         user_id: str | None,
     ) -> Completion:
-        masker, sent = await self._mask(messages, trace, user_id)
+        masker, sent = await self._mask(provider, messages, trace, user_id)
         call = Call(
             purpose,
             sent,
@@ -372,7 +457,7 @@ class Gateway:
             gate=self._gate(masker, user_id, purpose),
         )
         await self.windows.plan(provider, call, trace)
-        async with self._slot(provider):
+        async with await self._slot(provider):
             text, value, reply = await self._answer(provider, call, trace, masker, user_id)
         trace.model = reply.model or provider.model
         trace.finish_reason = reply.finish_reason
@@ -448,16 +533,16 @@ class Gateway:
         user_id: str | None,
     ) -> AsyncGenerator[str, None]:
         await self.ready()
-        provider = self.provider
+        provider = self.provider_for(purpose)
         trace = Trace(purpose, provider.name, provider.model, stream=True)
         parts: list[str] = []
         try:
-            masker, sent = await self._mask(messages, trace, user_id)
+            masker, sent = await self._mask(provider, messages, trace, user_id)
             call = attempt = Call(
                 purpose, sent, max_tokens, temperature, gate=self._gate(masker, user_id, purpose)
             )
             await self.windows.plan(provider, call, trace)
-            async with self._slot(provider):
+            async with await self._slot(provider):
                 while True:
                     unmasker = StreamUnmasker(masker) if masker is not None else None
                     try:
@@ -514,10 +599,11 @@ class Gateway:
     # --- the steps -------------------------------------------------------------------------
 
     async def _mask(
-        self, messages: Sequence[Message], trace: Trace, user_id: str | None
+        self, provider: Provider, messages: Sequence[Message], trace: Trace, user_id: str | None
     ) -> tuple[Masker | None, list[Message]]:
-        """For a remote provider: the masker of this call and the masked prompt."""
-        if not self.remote:
+        """For a remote provider (the call's: main or task): the masker of this call and the
+        masked prompt."""
+        if not provider.remote:
             return None, list(messages)
         return await self.privacy.mask(messages, trace, user_id)
 
@@ -526,11 +612,15 @@ class Gateway:
         body passes it before it is sent."""
         return self.privacy.gate(masker, user_id, purpose) if masker is not None else None
 
-    def _slot(self, provider: Provider) -> asyncio.Semaphore:
-        slot = self._slots.get(id(provider))
-        if slot is None:
-            slot = self._slots[id(provider)] = asyncio.Semaphore(self.settings.model_concurrency)
-        return slot
+    async def _slot(self, provider: Provider) -> asyncio.Semaphore:
+        """The provider's concurrency limit, as many as its server's slots. When they change
+        (a restarted server) a new semaphore serves the calls from then on; those in flight
+        finish on the old one."""
+        count = await self.slots.of(provider)
+        held = self._slots.get(id(provider))
+        if held is None or held[0] != count:
+            held = self._slots[id(provider)] = (count, asyncio.Semaphore(count))
+        return held[1]
 
     def _usage(self, provider: Provider, trace: Trace, call: Call, text: str) -> Usage:
         # The offline provider's counts are estimates anyway: they are marked as such.

@@ -9,6 +9,9 @@
   false booleans, the first enum value as the schema lists it, empty arrays, zero numbers
   (or the smallest allowed), empty strings, None where allowed. `fill(Struct, values)` puts
   known field values over it; the offline provider builds every answer that way.
+- `filled_instance(json_schema)` is what a model writes instead: every field present, strings
+  a few words, lists two entries (issue 36). `fitted_max_tokens(Struct)`, the output reserve of
+  a structured purpose, is fitted to it (`STRUCTURED_HEADROOM` times its tokens).
 
 Which struct each purpose of the product sends is listed by the wiring (`app.wiring.purposes`).
 """
@@ -86,6 +89,69 @@ def strip_fence(text: str) -> str:
         first_line, _, rest = inner.partition("\n")
         return (rest if first_line.strip().isalpha() or not first_line.strip() else inner).strip()
     return body
+
+
+# --- filled instances and the output reserve ------------------------------------------------
+
+# Tokens of what a model writes: characters / 3.5 (the issue 36 bench's rule; a Llama or Qwen
+# tokenizer makes 3.5-4 characters per token of German or English text).
+WRITTEN_CHARS_PER_TOKEN = 3.5
+# A model writes more than the filled instance where it has more to say: a core sentence with
+# names and times, a shopping list of ten items, a reason that explains. Three times the
+# filled instance's tokens leave room for that (tests/pipeline/test_schemas.py holds a long
+# answer of each purpose to its reserve) while a model that loops — whitespace or a list
+# that never closes, a known failure of grammar-constrained sampling — is cut after a second
+# or so instead of after the several hundred tokens a round reserve allowed.
+STRUCTURED_HEADROOM = 3
+# The smallest schema's reserve: its filled instance says a few words where a model may write
+# a sentence in each of two or three fields (a salience's segments, a verdict's reason).
+STRUCTURED_MIN_TOKENS = 128
+FILLED_STRING = "ein paar Worte dazu"
+
+
+def filled_instance(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> Any:
+    """A realistically filled instance of a JSON schema: every property present, strings a
+    few words, lists two entries (or `maxItems`), numbers a middle value, an enum its last
+    value (what a model writes, where `neutral_instance` is what it may write)."""
+    defs = defs if defs is not None else schema.get("$defs", {})
+    if "$ref" in schema:
+        return filled_instance(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return schema["enum"][-1]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            options = [o for o in schema[key] if o.get("type") != "null"] or schema[key]
+            return filled_instance(options[0], defs)
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind == "object" or "properties" in schema:
+        return {n: filled_instance(s, defs) for n, s in schema.get("properties", {}).items()}
+    if kind == "array":
+        count = min(2, schema.get("maxItems", 2))
+        return [filled_instance(schema.get("items") or {}, defs) for _ in range(count)]
+    if kind == "boolean":
+        return False
+    if kind in ("integer", "number"):
+        return 0.6 if kind == "number" else 1
+    if kind == "string":
+        return FILLED_STRING
+    return None
+
+
+def written_tokens(text: str) -> int:
+    """Tokens of a text a model writes, by `WRITTEN_CHARS_PER_TOKEN`."""
+    return math.ceil(len(text) / WRITTEN_CHARS_PER_TOKEN)
+
+
+@functools.cache
+def fitted_max_tokens(schema: type[msgspec.Struct]) -> int:
+    """The output reserve of a structured answer: `STRUCTURED_HEADROOM` times the tokens of
+    its filled instance, at least `STRUCTURED_MIN_TOKENS`."""
+    written = msgspec.json.encode(filled_instance(json_schema(schema))).decode()
+    return max(STRUCTURED_MIN_TOKENS, STRUCTURED_HEADROOM * written_tokens(written))
 
 
 # --- neutral instances ------------------------------------------------------------------------

@@ -71,6 +71,9 @@ class Call(msgspec.Struct):
     schema: type[msgspec.Struct] | None = None
     json_schema: dict[str, Any] | None = None
     window: int | None = None  # the budgeted context window (Ollama gets it as num_ctx)
+    # Where the budget asked the server's tokenizer: how many of the messages it counted and
+    # their tokens (a follow-up that adds messages is judged by it, `app.llm.window`).
+    counted: tuple[int, int] | None = None
     # For a remote provider: the privacy egress gate the final request body passes before it
     # is sent (`app.llm.privacy.egress.EgressGate`, awaited with the body's bytes).
     gate: Callable[[bytes], Awaitable[None]] | None = None

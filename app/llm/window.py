@@ -4,9 +4,11 @@
   (cached `model_metadata_ttl`, also when it said nothing), a stale cache while the provider
   is down, else `llm_context`, else `model_metadata_unknown`.
 - `ContextWindows.plan(provider, call, trace)`: window, the purpose's minimum window, then
-  `app.llm.budget` — all before any network call of the answer.
+  `app.llm.budget` — all before any network call of the answer; where the estimate refuses
+  the prompt, the server's own count decides (`app.llm.tokenizer`).
 - `check_fits(call, messages, settings)`: does a follow-up prompt (a repair or a corrective
-  retry) still fit the window the call was planned with?
+  retry) still fit the window the call was planned with? A call the server's count admitted
+  is judged by that count and the estimate of what the follow-up adds.
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ import logging
 import time
 from collections.abc import Sequence
 
+import msgspec
+
 from app.core import log as logctx
 from app.core.settings import Settings
 from app.llm import budget as budgeting
 from app.llm.errors import ModelError
 from app.llm.providers import Provider
+from app.llm.tokenizer import Tokenizers
 from app.llm.trace import Trace
 from app.llm.types import Call, Message
 
@@ -42,6 +47,7 @@ class ContextWindows:
         # provider id -> (window or None when the provider does not say, fetched at)
         self._windows: dict[int, tuple[int | None, float]] = {}
         self._locks: dict[int, asyncio.Lock] = {}
+        self.tokenizers = Tokenizers(settings)
 
     def cached(self, provider: Provider) -> int | None:
         """What the provider last said, without asking it (None: not asked, or silent)."""
@@ -81,11 +87,20 @@ class ContextWindows:
                 f"purpose {call.purpose} needs a window of {minimum} tokens; "
                 f"{provider.name} has {window} ({source})",
             )
+        budget = budgeting.measure(
+            call.messages,
+            window=window,
+            max_tokens=call.max_tokens,
+            chars_per_token=self.settings.chars_per_token,
+            margin=self.settings.budget_safety_margin,
+        )
+        if budget.worth_counting:
+            counted = await self.tokenizers.count(provider, call.messages)
+            if counted is not None:
+                budget = msgspec.structs.replace(budget, counted_input=counted)
         try:
-            budget = budgeting.plan(
-                call.messages,
-                window=window,
-                max_tokens=call.max_tokens,
+            budgeting.check(
+                budget,
                 chars_per_token=self.settings.chars_per_token,
                 margin=self.settings.budget_safety_margin,
             )
@@ -103,6 +118,8 @@ class ContextWindows:
             raise
         trace.set_budget(budget, source)
         call.window = window
+        if budget.counted_input is not None:
+            call.counted = (len(call.messages), budget.counted_input)
 
     async def window(self, provider: Provider) -> tuple[int, str]:
         """The context window and where it came from: provider, cache, stale, setting.
@@ -156,11 +173,25 @@ class ContextWindows:
 
 def check_fits(call: Call, messages: Sequence[Message], settings: Settings) -> None:
     """`messages` with `call`'s output reserve within the window `call` was planned with;
-    `ModelError` (`prompt_budget_exceeded`) when not."""
-    budgeting.plan(
+    `ModelError` (`prompt_budget_exceeded`) when not. A follow-up begins with the call's
+    messages and adds its own (`call` itself may be a follow-up already): where the server
+    counted the first of them, its count stands for those and the rest is estimated."""
+    budget = budgeting.measure(
         messages,
         window=call.window or 0,
         max_tokens=call.max_tokens,
         chars_per_token=settings.chars_per_token,
         margin=settings.budget_safety_margin,
+    )
+    if call.counted is not None and len(messages) >= call.counted[0]:
+        known, tokens = call.counted
+        added = messages[known:]
+        counted = (
+            tokens
+            + budgeting.estimate_tokens(added, settings.chars_per_token)
+            + budgeting.TEMPLATE_TOKENS_PER_MESSAGE * len(added)
+        )
+        budget = msgspec.structs.replace(budget, counted_input=counted)
+    budgeting.check(
+        budget, chars_per_token=settings.chars_per_token, margin=settings.budget_safety_margin
     )

@@ -13,5 +13,6 @@
   `app.consolidation`);
 - what the agents keep per pair: `lists` (the named lists), `reminders` (and the due index
   the reminder clock watches);
+- `views`: the read models the API encodes (a memory, a history line);
 - `purge`: everything Redis holds about one user, removed.
 """

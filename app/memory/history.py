@@ -41,6 +41,7 @@ from typing import Any
 
 from app.core.refusal import RefusedKind
 from app.memory.recall import MAX_TERMS, lookup_terms
+from app.memory.views import LineView
 from app.storage import dialect
 
 SOURCE_CHAT = "chat"  # said here
@@ -106,22 +107,23 @@ class Line:
     conversation_id: str | None = None
     message_id: str | None = None
 
-    def wire(self) -> dict[str, Any]:
-        return {
-            "cursor": self.key.cursor(),
-            "source": self.source,
-            "role": self.role,
-            "text": self.text,
-            "at": self.at,
-            "sort_at": self.key.at,
-            "calendar_date": self.key.date,
-            "turn_id": self.turn_id,
-            "message_ids": list(self.message_ids),
-            "origin": self.occasion,
-            "character_id": self.character_id,
-            "conversation_id": self.conversation_id,
-            "message_id": self.message_id,
-        }
+    def view(self) -> LineView:
+        """The line as the chat page shows it (its cursor, its place in the order)."""
+        return LineView(
+            cursor=self.key.cursor(),
+            source=self.source,
+            role=self.role,
+            text=self.text,
+            at=self.at,
+            sort_at=self.key.at,
+            calendar_date=self.key.date,
+            turn_id=self.turn_id,
+            message_ids=list(self.message_ids),
+            origin=self.occasion,
+            character_id=self.character_id,
+            conversation_id=self.conversation_id,
+            message_id=self.message_id,
+        )
 
 
 @dataclass(frozen=True, slots=True)

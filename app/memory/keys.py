@@ -61,8 +61,10 @@ def message_record(message_id: str) -> str:
     return f"message:{message_id}"
 
 
-def auth_session(session_id: str) -> str:
-    return f"auth_session:{session_id}"
+def auth_session(session_hash: str) -> str:
+    """A login session's user, under the SHA-256 of the session id (`app.auth.credentials`):
+    never the id itself, which is the cookie's secret."""
+    return f"auth_session:{session_hash}"
 
 
 def login_failures(kind: str, who: str) -> str:

@@ -43,6 +43,7 @@ from app.memory.recall import (
     pair_range,
     ranked_ids,
 )
+from app.memory.views import MemoryView
 from app.memory.words import query_terms
 from app.storage import dialect
 from app.storage.connection import Connection
@@ -83,18 +84,18 @@ class Memory:
     def live(self) -> bool:
         return self.superseded_by is None
 
-    def wire(self) -> dict[str, Any]:
-        """The API shape (design §9)."""
-        return {
-            "memory_id": self.memory_id,
-            "text": self.text,
-            "kind": self.kind,
-            "importance": self.importance,
-            "created_at": self.created_at,
-            "last_used_at": self.last_used_at,
-            "source_message_ids": list(self.source_message_ids),
-            "superseded_by": self.superseded_by,
-        }
+    def view(self) -> MemoryView:
+        """The memory as its owner sees it (design §9)."""
+        return MemoryView(
+            memory_id=self.memory_id,
+            text=self.text,
+            kind=self.kind,
+            importance=self.importance,
+            created_at=self.created_at,
+            last_used_at=self.last_used_at,
+            source_message_ids=list(self.source_message_ids),
+            superseded_by=self.superseded_by,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -453,26 +454,33 @@ def insert_memory(conn: Connection, row: Mapping[str, Any]) -> bool:
     `character_id` among them) with the next row id of its pair — one below the pair's
     newest, so within a pair a newer memory has a smaller id (migration
     `m007_memories_by_pair`); False when its `memory_id` is there already. The one way a
-    memory is added: consolidation, imports and the bench."""
+    memory is added: consolidation, imports and the bench.
+
+    Processes on one PostgreSQL add memories at once (two imports of one export): the pair's
+    row is held until the transaction ends, so the next row id is read only once the other
+    writer of the pair has committed; a `memory_id` another writer added meanwhile (to any
+    pair) is skipped as one that was there before."""
     if conn.execute("SELECT 1 FROM memories WHERE memory_id = ?", (row["memory_id"],)).fetchone():
         return False
-    pair = pair_range(conn, row["user_id"], row["character_id"])
+    pair = pair_range(conn, row["user_id"], row["character_id"], hold=True)
     if pair is None:  # a new pair: numbered here (no number is spent on an existing one)
         conn.execute(
-            "INSERT INTO memory_pairs (user_id, character_id) VALUES (?, ?)",
+            "INSERT INTO memory_pairs (user_id, character_id) VALUES (?, ?) "
+            "ON CONFLICT (user_id, character_id) DO NOTHING",  # another process numbered it
             (row["user_id"], row["character_id"]),
         )
-        pair = pair_range(conn, row["user_id"], row["character_id"])
+        pair = pair_range(conn, row["user_id"], row["character_id"], hold=True)
     first, last = pair or (0, 0)
     newest = conn.execute(
         "SELECT min(id) FROM memories WHERE id BETWEEN ? AND ?", (first, last)
     ).fetchone()[0]
     names = ["id", "text_key", *row]
-    conn.execute(
-        f"INSERT INTO memories ({', '.join(names)}) VALUES ({', '.join('?' * len(names))})",
+    added = conn.execute(
+        f"INSERT INTO memories ({', '.join(names)}) VALUES ({', '.join('?' * len(names))}) "
+        "ON CONFLICT (memory_id) DO NOTHING",
         (last if newest is None else newest - 1, normalized(row["text"]), *row.values()),
-    )
-    return True
+    ).rowcount
+    return bool(added)
 
 
 def _ranked(

@@ -63,10 +63,16 @@ def score(relevance: float, importance: float, refreshed_at: float, now: float) 
     return relevance * weight(importance, refreshed_at, now)
 
 
-def pair_range(conn: Connection, user_id: str, character_id: str) -> tuple[int, int] | None:
-    """The row ids the pair's memories own (first, last), or None: it has none."""
+def pair_range(
+    conn: Connection, user_id: str, character_id: str, *, hold: bool = False
+) -> tuple[int, int] | None:
+    """The row ids the pair's memories own (first, last), or None: it has none. `hold` (a
+    writer's, in its transaction): the pair's row is held until the transaction ends
+    (`dialect.held`), so a writer of the pair in another process waits for it before it
+    numbers a memory."""
     row = conn.execute(
-        "SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?",
+        "SELECT pair_no FROM memory_pairs WHERE user_id = ? AND character_id = ?"
+        + (dialect.held(conn, "memory_pairs") if hold else ""),
         (user_id, character_id),
     ).fetchone()
     return None if row is None else (row[0] * PAIR_ROWS, (row[0] + 1) * PAIR_ROWS - 1)

@@ -176,9 +176,13 @@ def later(ctx: NodeContext, state: Path2State) -> Callable[[], Awaitable[None]] 
         await dispatcher.write_character_salience(ctx, state)
 
     async def salience_after_delivery() -> None:
-        if users and characters and ctx.settings.model_concurrency > 1:
+        if (
+            users
+            and characters
+            and await ctx.gateway.parallel("salience", "salience_character") > 1
+        ):
             # Independent of each other: at once where the server serves several requests
-            # (`model_concurrency`, its slots); one after the other where it has one.
+            # (its slots, `app.llm.slots`); one after the other where it has one.
             outcomes = await asyncio.gather(
                 user_salience(ctx, state), characters_salience(), return_exceptions=True
             )

@@ -30,6 +30,7 @@ import msgspec
 from app.core.i18n import language_of
 from app.core.prompt_templates import read_template
 from app.core.settings import Settings
+from app.llm.schema import fitted_max_tokens
 from app.llm.types import BLOCK_PREFIX, Message
 from app.pipeline import schemas
 
@@ -38,30 +39,35 @@ PACKAGE = "app.pipeline"
 
 @dataclass(frozen=True, slots=True)
 class Purpose:
-    """One kind of model call: its template fields, answer schema and output reserve."""
+    """One kind of model call: its template fields, answer schema and temperature. Its output
+    reserve: a structured answer's is fitted to its schema (`app.llm.schema.fitted_max_tokens`,
+    issue 36: every token the turn waits for costs as much as one of the reply); a text
+    answer's is the setting `responder_max_tokens` (0 here)."""
 
     name: str
     fields: tuple[str, ...]
     schema: type[msgspec.Struct] | None
-    max_tokens: int
     temperature: float
+
+    @property
+    def max_tokens(self) -> int:
+        return fitted_max_tokens(self.schema) if self.schema is not None else 0
 
 
 PURPOSES: dict[str, Purpose] = {
     p.name: p
     for p in (
-        Purpose("perception", ("character_name",), schemas.Perception, 400, 0.2),
-        Purpose("salience", ("character_name",), schemas.Salience, 300, 0.2),
-        Purpose("router", ("character_name",), schemas.Route, 120, 0.0),
-        Purpose("planner", ("character_name",), schemas.Plan, 300, 0.0),
-        Purpose("agent_lists", (), schemas.ListCommand, 200, 0.0),
-        Purpose("agent_reminders", (), schemas.ReminderCommand, 200, 0.0),
-        # The responder's output reserve is the setting `responder_max_tokens`.
-        Purpose("responder", ("character_name", "interaction_hint"), None, 0, 0.7),
-        Purpose("thinker", ("character_name",), schemas.Verdict, 200, 0.0),
-        Purpose("corrector", ("character_name",), None, 0, 0.3),
-        Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 300, 0.2),
-        Purpose("consolidation", ("character_name",), schemas.Consolidation, 400, 0.0),
+        Purpose("perception", ("character_name",), schemas.Perception, 0.2),
+        Purpose("salience", ("character_name",), schemas.Salience, 0.2),
+        Purpose("router", ("character_name",), schemas.Route, 0.0),
+        Purpose("planner", ("character_name",), schemas.Plan, 0.0),
+        Purpose("agent_lists", (), schemas.ListCommand, 0.0),
+        Purpose("agent_reminders", (), schemas.ReminderCommand, 0.0),
+        Purpose("responder", ("character_name", "interaction_hint"), None, 0.7),
+        Purpose("thinker", ("character_name",), schemas.Verdict, 0.0),
+        Purpose("corrector", ("character_name",), None, 0.3),
+        Purpose("salience_character", ("character_name",), schemas.CharacterSalience, 0.2),
+        Purpose("consolidation", ("character_name",), schemas.Consolidation, 0.0),
     )
 }
 

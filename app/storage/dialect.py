@@ -7,7 +7,9 @@ translates them for psycopg). What differs:
 - text search (`contains_all`, `contains_any`): SQLite's FTS5 indexes with the trigram
   tokenizer, PostgreSQL's `pg_trgm` GIN indexes under `ILIKE` — the same behaviour: a term
   matches inside longer words ("Leipzig" finds "Leipziger"), case-insensitively;
-- a few functions (`greatest`, `day_seconds`) and the catalog (`columns_of`, `tables`).
+- a few functions (`greatest`, `day_seconds`) and the catalog (`columns_of`, `tables`);
+- holding rows a writer reads until its transaction ends (`held`): PostgreSQL's row locks,
+  which nothing in SQLite needs (its one writer holds the whole file).
 
 Upserts are portable already: `INSERT … ON CONFLICT … DO NOTHING / DO UPDATE` is both
 engines' syntax, so no query says `INSERT OR IGNORE`.
@@ -121,6 +123,17 @@ def day_seconds(conn: Any, date_column: str) -> str:
     if is_postgres(conn):
         return f"extract(epoch FROM ({date_column})::date)::double precision"
     return f"(julianday({date_column}) - 2440587.5) * 86400"
+
+
+def held(conn: Any, table: str) -> str:
+    """The clause that ends a writer's SELECT so the rows it reads of `table` (its name or
+    alias in the query) are held until the transaction ends: on PostgreSQL several
+    processes write at once, and a second writer of those rows waits there and then reads
+    them as the first one left them (READ COMMITTED: each statement sees what was committed
+    before it) — so a number the writer derives from them ("the next one") is still free
+    when it writes. NO KEY: rows that only reference these (a new version of an entry) are
+    not held up. SQLite: nothing; a data dir's database has one writer, in one process."""
+    return f" FOR NO KEY UPDATE OF {table}" if is_postgres(conn) else ""
 
 
 # --- text search --------------------------------------------------------------------------------

@@ -15,6 +15,9 @@ With the library's version given, a new connection does not look it up: redis-py
 otherwise ask `importlib.metadata`, which scans every installed package — milliseconds of
 CPU per connection and a crowd of short-lived objects, whose garbage collection held the
 event loop for 10–15 ms during each backup (its worker thread connects anew).
+
+`unprotected_remote` tells a start that its external Redis is reachable from other machines
+with no password: whoever reaches it reads and writes every user's state (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -25,12 +28,28 @@ from typing import Any
 
 import redis
 import redis.asyncio as aioredis
+from redis.connection import parse_url
 from redis.driver_info import DriverInfo
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from app.core.hosts import is_loopback
+
 DRIVER_INFO = DriverInfo(name="redis-py", lib_version=redis.__version__)
 PROTOCOL = 2
+
+
+def unprotected_remote(url: str) -> bool:
+    """True when `url` names a Redis off this machine (not a unix socket, not a loopback
+    host) and gives no password, in the URL or its `?password=`, read as redis-py reads it.
+    A user name alone is no password; TLS (`rediss://`) without one still lets anyone who
+    reaches the port in."""
+    options = parse_url(url)
+    if "path" in options:  # a unix socket: the file's mode decides who connects
+        return False
+    if is_loopback(options.get("host", "localhost")):  # redis-py's default host
+        return False
+    return not options.get("password")
 
 
 def client(url: str, **options: Any) -> redis.Redis:

@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import ipaddress
 import logging
 import os
 import signal
@@ -50,6 +49,7 @@ from app.characters.cli import (
 )
 from app.core import lanes
 from app.core import log as logctx
+from app.core.hosts import is_loopback
 from app.core.lifetime import follow_bootloader
 from app.core.settings import SETTINGS_BY_NAME, Settings, SettingsError, load_settings
 from app.storage.connection import Connection
@@ -86,6 +86,13 @@ class UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # No abbreviations: with `--token` and `--token-file` beside a command's `--to`,
+        # argparse read `backup --to DIR` as an ambiguous prefix of the top-level flags; a
+        # flag is written out, as the help shows it.
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
@@ -440,17 +447,8 @@ def _check_redis_url(url: str | None) -> None:
         raise UsageError(f"--redis-url {shown!r}: cannot reach Redis: {exc}") from None
 
 
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
 def _refuse_open_server_without_users(settings: Settings) -> None:
-    if _is_loopback(settings.host) or settings.token:
+    if is_loopback(settings.host) or settings.token:
         return
     users = 0
     with _store_reader(settings) as conn:

@@ -12,6 +12,12 @@
   purpose table, the journal's reconstruction, the writing profile's review. Nothing at run
   time needs the list; the tests hold every schema against the offline provider and the
   real llama.cpp peer.
+- `TASK_PURPOSES`: what a task model answers when one is chosen (`llm_task_model`, issue 36
+  item 4): every structured purpose of `model_schemas()` — perception, the saliences, the
+  router, the planner and agents, the tribunal's verdict, the consolidation, the journal's
+  reconstruction, the profile's review. What a person reads stays on the main model: the
+  reply's stream, the corrector, the journal's narration, the session summary (free text).
+  `app.wiring.server` hands it to the gateway, whose `provider_for` picks by it.
 
 Nothing is registered anywhere: a purpose counts once it is listed here, and what a gateway
 answers offline is the value it was built with.
@@ -63,3 +69,7 @@ def model_schemas() -> dict[str, type[msgspec.Struct]]:
                     f"{found[purpose].__qualname__} and {schema.__qualname__}"
                 )
     return found
+
+
+# A structured answer is what a smaller model does well enough; free text is what a person reads.
+TASK_PURPOSES: frozenset[str] = frozenset(model_schemas())

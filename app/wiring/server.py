@@ -100,8 +100,8 @@ from app.storage.database import open_store, redact_url
 from app.storage.datadir import DATABASE_FILE, REDIS_DIR, DataDirLock, make_private
 from app.storage.embedded_redis import EmbeddedRedis
 from app.storage.install import checked_install
-from app.storage.redis_driver import connection_pool
-from app.wiring.purposes import OFFLINE_ANSWERS
+from app.storage.redis_driver import connection_pool, unprotected_remote
+from app.wiring.purposes import OFFLINE_ANSWERS, TASK_PURPOSES
 from app.wiring.stores import build_egress_log, build_stores
 
 log = logging.getLogger(__name__)
@@ -124,6 +124,18 @@ async def data_dir_ctx(app: web.Application) -> AsyncIterator[None]:
     lock.release()
 
 
+def warn_of_open_redis(url: str | None) -> None:
+    """One warning line when the external Redis at `url` is off this machine and given no
+    password: whoever reaches its port reads and rewrites every user's live state (the login
+    sessions there are stored by hash, the rest is not; docs/deploy.md). A warning, not a
+    refusal: a private network may be the protection chosen on purpose."""
+    if url and unprotected_remote(url):
+        log.warning(
+            "external Redis off this machine without a password: see docs/deploy.md",
+            extra=logctx.fields(redis_url=redact_url(url)),
+        )
+
+
 async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS]
     embedded: EmbeddedRedis | None = None
@@ -144,6 +156,7 @@ async def redis_ctx(app: web.Application) -> AsyncIterator[None]:
         app[REDIS_INFO] = RedisInfo(
             version=str(info["redis_version"]), embedded=embedded is not None
         )
+        warn_of_open_redis(settings.redis_url)
         yield
     finally:
         await client.aclose()
@@ -219,6 +232,7 @@ async def llm_ctx(app: web.Application) -> AsyncIterator[None]:
         offline_answers=OFFLINE_ANSWERS,
         offline_memory=SaidToday(app[REDIS], zone),
         egress=egress.note,
+        task_purposes=TASK_PURPOSES,
     )
     await egress.start()
     try:

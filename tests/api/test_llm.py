@@ -16,7 +16,8 @@ from tests.store import store_connection
 
 async def test_health_says_plainly_that_no_model_is_configured(client):
     body = await (await client.get("/api/health", headers=AUTH)).json()
-    assert body["llm"] == {"provider": "offline", "model": None, "offline": True}
+    assert body["llm"] == {"provider": "offline", "model": None, "offline": True,
+                           "task_model": None}
 
 
 async def test_get_llm_describes_the_gateway_without_secrets(aiohttp_client, make_settings,
@@ -45,7 +46,8 @@ async def test_get_llm_names_the_configured_model_while_the_offline_model_runs(
     await app[GATEWAY].ready()
     body = await (await client.get("/api/llm", headers=AUTH)).json()
     assert body["offline"] is True and body["model"] is None and body["auto_detect"] is True
-    assert body["configured"] == {"provider": None, "url": None, "model": "llama3.2"}
+    assert body["configured"] == {"provider": None, "url": None, "model": "llama3.2",
+                                  "task_model": None, "task_url": None}
 
 
 async def test_connection_test_reports_models_and_window(client, fake_model):

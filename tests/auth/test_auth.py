@@ -7,8 +7,10 @@ import sqlite3
 import pytest
 
 from app.api.app_keys import AUTH as AUTH_KEY
+from app.api.app_keys import REDIS
 from app.api.middleware import SESSION_COOKIE
-from app.auth.accounts import hash_password, verify_password
+from app.auth.accounts import hash_password, token_hash, verify_password
+from app.memory import keys
 from app.wiring.server import DATABASE_FILE, create_app
 from tests.conftest import AUTH, TOKEN
 
@@ -121,6 +123,42 @@ async def test_headless_login_sets_session_and_logout_ends_it(aiohttp_client, ma
     me = await client.get("/api/me")
     assert (await me.json())["user_id"] == "anna"
     assert (await client.post("/api/logout")).status == 204
+    assert (await client.get("/api/me")).status == 401
+
+
+async def test_a_login_session_is_stored_under_its_hash(aiohttp_client, make_settings,
+                                                        headless_user):
+    """Whoever can list the keys of a shared Redis finds no session they could send: the
+    id (the cookie's value) is in no key and no value, only its SHA-256 is."""
+    client = await aiohttp_client(create_app(make_settings(headless=True)))
+    ok = await client.post("/api/login", json={"name": "anna", "password": "correct horse battery"})
+    assert ok.status == 200
+    session_id = ok.cookies[SESSION_COOKIE].value
+    redis = client.app[REDIS]
+    everything = [key async for key in redis.scan_iter(count=1000)]
+    assert not [key for key in everything if session_id in key]
+    strings = [await redis.get(key) for key in everything if await redis.type(key) == "string"]
+    assert not [value for value in strings if session_id in value]
+    stored = keys.auth_session(token_hash(session_id))
+    assert stored in everything and await redis.get(stored) == "anna"
+    assert (await client.get("/api/me")).status == 200
+    assert (await client.post("/api/logout")).status == 204
+    assert await redis.exists(stored) == 0
+
+
+async def test_a_session_key_written_by_hand_opens_nothing(aiohttp_client, make_settings,
+                                                          headless_user):
+    """Writing `auth_session:<id>` forges no session of <id>: a session is found by the hash
+    of the id sent, and one that works needs the id whose hash the key is."""
+    client = await aiohttp_client(create_app(make_settings(headless=True)))
+    forged = "made-up-session-id-of-someone-who-can-write-to-redis"
+    await client.app[REDIS].set(f"auth_session:{forged}", "anna", ex=600)
+    client.session.cookie_jar.update_cookies({SESSION_COOKIE: forged})
+    assert (await client.get("/api/me")).status == 401
+    # The key of a hash opens nothing to whoever sends that hash as the cookie either.
+    digest = token_hash(forged)
+    await client.app[REDIS].set(keys.auth_session(digest), "anna", ex=600)
+    client.session.cookie_jar.update_cookies({SESSION_COOKIE: digest})
     assert (await client.get("/api/me")).status == 401
 
 

@@ -164,6 +164,9 @@ BAD_DAYONE = [
      "entries[3]: timeZone 'Mars/Olympus_Mons' is not a time zone"),
     (_mutated(2, creationDate="gestern Abend"), "entries[2]: creationDate"),
     (_mutated(1, creationDate="2025-03-14T20:41:10"), "entries[1]: creationDate"),
+    # Year 10000 in its own zone: no day could be named (it answered 500).
+    (_mutated(1, creationDate="9999-12-31T23:00:00Z", timeZone="Asia/Tokyo"),
+     "entries[1]: creationDate '9999-12-31T23:00:00Z' is not a time from 1970 to the end"),
     (_mutated(4, photos=[{"identifier": "0F1E2D3C4B5A69788796A5B4C3D2E1F0", "md5": "nope"}]),
      "entries[4] (2025-07-05): photos[0]: md5 'nope' is not an MD5 checksum"),
     (_mutated(4, photos=[]), "entries[4] (2025-07-05): the text links photo "
@@ -417,8 +420,8 @@ def test_the_migration_keeps_every_version_and_its_refs(tmp_path: Path):
         with conn:
             conn.execute("INSERT INTO journal_entry_version_source_refs VALUES ('x', 0, 'c', 'm')")
     with conn:
-        conn.execute("INSERT INTO journal_entry_versions VALUES "
-                     "('v3', 'e', 3, 'import', 'Neu.', NULL, 3)")
+        conn.execute("INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, "
+                     "text, draft_id, created_at) VALUES ('v3', 'e', 3, 'import', 'Neu.', NULL, 3)")
 
 
 PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[]^_`{|}~"

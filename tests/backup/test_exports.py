@@ -487,6 +487,32 @@ async def test_memory_export_as_json_and_markdown(make_settings, aiohttp_client)
     assert "\n- (2026-03-03, fact) # Ich spiele Cello." in text  # no heading of its own
 
 
+@pytest.mark.parametrize("zone", ["Asia/Tokyo", "Pacific/Kiritimati", "Etc/GMT+12"])
+async def test_a_moment_stored_beyond_what_a_zone_shows_still_exports(make_settings,
+                                                                     aiohttp_client, zone):
+    """Moments an older version took (9999-12-31T23:00Z: year 10000 east of UTC) or that
+    were written by hand are shown at the last moment every zone shows: the user's exports
+    answer, as Markdown and as JSON, instead of a 500 for good."""
+    app = create_app(make_settings(llm_provider="offline", timezone=zone), local_token=TOKEN)
+    client = await aiohttp_client(app)
+    log = MessageLog(app[DB])
+    for n, created in enumerate((253402297200.0, 1e18, -1e18)):
+        await log.append(LoggedMessage(f"late-{n}", "local", "nova", f"t-{n}", [f"m-{n}"],
+                                       "user", "", f"Spät {n}", created, "9999-12-31"))
+    store = LongTermMemory(app[DB])
+    for n, created in enumerate((253402297200.0, 1e18)):
+        await store.apply(f"t{n}", "local", "nova", [Change("remember", f"Spät {n}.")],
+                          [f"m{n}"], created)
+
+    for kind in ("chat", "memories"):
+        for form in ("md", "json"):
+            response = await client.get(f"/api/exports/{kind}?format={form}", headers=AUTH)
+            assert response.status == 200, (kind, form)
+            assert "Spät 1" in await response.text()
+    chat = await (await client.get("/api/exports/chat?format=md", headers=AUTH)).text()
+    assert chat.count("**You** · ") == 3
+
+
 async def test_memory_import_keeps_ids_adds_no_duplicates_and_is_searchable(
         make_settings, aiohttp_client, tmp_path):
     app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)

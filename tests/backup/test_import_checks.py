@@ -3,7 +3,7 @@
 Paths: `POST /api/journal/import` (a day's conversation), `POST /api/imports` (a chat,
 journal or memory export) and `novaberg import FILE` (the same documents from the command
 line). Each refuses with 400 in the error shape (the CLI: one line, exit code 2) and writes
-nothing: a date that is not the canonical `YYYY-MM-DD`, a moment outside 1970..9999, an empty
+nothing: a date that is not the canonical `YYYY-MM-DD`, a moment outside 1970..9998, an empty
 text, an empty key, a character this install does not know, a version id or seq twice. A
 version id another user owns (like an entry id) makes its entry skipped, never a 500.
 """
@@ -22,6 +22,7 @@ import pytest
 from hypothesis import strategies as st
 
 from app.api.app_keys import DB
+from app.core.clock import FIRST_MOMENT, LAST_MOMENT
 from app.core.settings import ENV_PREFIX
 from app.journal.store import JournalStore
 from app.storage.dialect import tables
@@ -143,15 +144,49 @@ class TestDates:
 
 
 class TestMoments:
-    @pytest.mark.parametrize("at", [1e20, 253402300800.0, -1.0, "9999-12-31T23:59:59-05:00",
+    @pytest.mark.parametrize("at", [1e20, LAST_MOMENT + 1, -1.0, "9999-12-31T23:59:59-05:00",
                                     "0001-01-01T00:00:00+05:00", "1969-12-31T23:59:59+00:00"])
-    async def test_journal_day_import_outside_1970_to_9999(self, client, data_dir, at):
+    async def test_journal_day_import_outside_1970_to_9998(self, client, data_dir, at):
         response = await client.post("/api/journal/import", headers=AUTH, json={
             "date": "2026-03-01", "messages": [{"role": "user", "text": "Hallo", "at": at}]})
         body = await response.json()
         assert response.status == 400, body
         assert body["error"]["code"] == "invalid_at"
         assert counts(data_dir)["journal_messages"] == 0
+
+
+class TestMomentsEveryZoneShows:
+    """A moment of 9999's last hours is year 10000 east of UTC: no day or local time can be
+    made of it there. Refused on every way in (the journal import answered 500 for it, an
+    export document took it and made its user's Markdown exports 500 for good)."""
+
+    @pytest.fixture(params=["Asia/Tokyo", "Pacific/Kiritimati"])
+    async def eastern(self, request, aiohttp_client, make_settings):
+        settings = make_settings(llm_provider="offline", timezone=request.param)
+        return await aiohttp_client(create_app(settings, local_token=TOKEN))
+
+    @pytest.mark.parametrize("at", ["9999-12-31T23:00:00Z", 253402297200.0,
+                                    "9999-12-31T10:00:00Z", "9998-12-31T23:59:59.5+00:00"])
+    async def test_the_journal_import_refuses_it(self, eastern, data_dir, at):
+        for date in ("9999-12-31", "9999-01-01"):
+            await refused(eastern, data_dir, "/api/journal/import", "1970 to the end of 9998",
+                          json={"date": date,
+                                "messages": [{"role": "user", "text": "Hallo", "at": at}]})
+        assert counts(data_dir)["journal_messages"] == 0
+
+    async def test_the_last_moment_taken_has_its_day_in_that_zone(self, eastern, data_dir):
+        response = await eastern.post("/api/journal/import", headers=AUTH, json={
+            "date": "9999-01-01",
+            "messages": [{"role": "user", "text": "Hallo", "at": "9998-12-31T23:59:59Z"}]})
+        assert response.status == 201, await response.json()
+
+    async def test_an_export_document_with_it_is_refused(self, eastern, data_dir):
+        late = 253402297200.0  # 9999-12-31T23:00:00Z
+        await refused(eastern, data_dir, "/api/imports", "created",
+                      data=chat_document(created=late))
+        await refused(eastern, data_dir, "/api/imports", "created_at",
+                      data=memory_document(created_at=late, refreshed_at=late))
+        assert not any(counts(data_dir).values())
 
 
 class TestEmptyTextsAndKeys:
@@ -218,15 +253,15 @@ class TestJournalVersionIds:
         id that exists — skipped — and her entry stays as it was."""
         store = JournalStore(client.app[DB])
         theirs = await store.create_entry("anna", "2026-03-01", "Annas Tag.", None)
-        their_version = (await store.entry("anna", theirs))["current_version_id"]
+        their_version = (await store.entry("anna", theirs)).current_version_id
         document = journal_document(
             entry("mine", "2026-03-05", [version(their_version, 1, "Fremd.")], their_version),
             entry("fresh", "2026-03-06", [version("v-fresh", 1, "Neu.")], "v-fresh"))
         response = await client.post("/api/imports", headers=AUTH, data=document)
         assert response.status == 200, await response.text()
         assert await response.json() == {"kind": "novaberg.journal", "imported": 1, "skipped": 1}
-        assert (await store.entry("anna", theirs))["versions"][0]["text"] == "Annas Tag."
-        assert [e["entry_id"] for e in await store.entries("local", deleted=False)] == ["fresh"]
+        assert (await store.entry("anna", theirs)).versions[0].text == "Annas Tag."
+        assert [e.entry_id for e in await store.entries("local", deleted=False)] == ["fresh"]
 
 
 class TestTheCommandLine:
@@ -253,7 +288,7 @@ class TestTheCommandLine:
 
 WORDS = st.text("abcdefghijklmnopqrstuvwxyzäöüß ", min_size=1, max_size=12).filter(str.strip)
 DAYS = st.dates(dt.date(1971, 1, 2), dt.date(9999, 12, 30)).map(dt.date.isoformat)
-MOMENTS = st.floats(0, 253402300799.0)
+MOMENTS = st.floats(FIRST_MOMENT, LAST_MOMENT)
 IDS = st.text("abcdef0123", min_size=1, max_size=4)
 DATE_SHAPE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # What a crafted file puts into one field instead (each must refuse the whole document).
@@ -262,8 +297,9 @@ HOSTILE = {
     "date": st.sampled_from(["20200107", "2020-W02-3", "2020-02-30", "", "0000-01-01",
                              "2020-007", " 2020-01-07", "2020-01-07T00:00", "+2020-01-07"])
             | st.text(max_size=10).filter(lambda t: not DATE_SHAPE.fullmatch(t)),
-    "moment": st.integers(min_value=-2**70, max_value=-1) | st.integers(253402300800, 2**70)
-              | st.floats(max_value=-1e-9) | st.floats(min_value=253402300800.0),
+    "moment": st.integers(min_value=-2**70, max_value=-1)
+              | st.integers(int(LAST_MOMENT) + 1, 2**70)
+              | st.floats(max_value=-1e-9) | st.floats(min_value=LAST_MOMENT + 0.5),
     "key": st.sampled_from(["", " ", "\t"]),
     "character": st.sampled_from(["nobody", "", " "]),
     "seq": st.integers(min_value=-2**70, max_value=0) | st.integers(2**31, 2**70),

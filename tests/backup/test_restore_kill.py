@@ -99,8 +99,11 @@ def states(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root / "a", next((root / "backups").iterdir())
 
 
-def command(data: Path, *args: str, crash_at: str | None = None) -> subprocess.CompletedProcess:
+def command(data: Path, *args: str, crash_at: str | None = None,
+            token: str | None = None) -> subprocess.CompletedProcess:
     env = clean_env(**settings_env({"test_crash_at": crash_at})) if crash_at else clean_env()
+    if token:
+        env["NOVABERG_TOKEN"] = token
     return subprocess.run([sys.executable, "-m", "app", "--data-dir", str(data), *args],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=WAIT)
 
@@ -108,7 +111,7 @@ def command(data: Path, *args: str, crash_at: str | None = None) -> subprocess.C
 def start_refused(data: Path) -> str:
     """Start the app on `data`: it must refuse at once, exit 2, one line on stderr."""
     done = command(data, "--headless", "--host", "127.0.0.1", "--port", str(free_port()),
-                   "--token", "proc-token-123")
+                   token="proc-token-123")
     output = done.stdout + done.stderr
     assert done.returncode == 2, output
     assert "Traceback" not in output

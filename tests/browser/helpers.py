@@ -108,15 +108,16 @@ class Nova(AppProcess):
     def session_cookie(self) -> dict[str, Any]:
         """A browser session of `local`, as the desktop start link makes one. These apps run
         headless (where start links do not exist), so the session is written into the app's
-        Redis by the product's own key builder."""
+        Redis by the product's own key builder, under the id's hash as a login stores it."""
         import secrets
 
         from app.api.middleware import SESSION_COOKIE
+        from app.auth.accounts import token_hash
         from app.auth.credentials import SESSION_TTL_SECONDS
         from app.memory import keys
 
         session_id = secrets.token_urlsafe(32)
-        self.redis_set(keys.auth_session(session_id), "local", SESSION_TTL_SECONDS)
+        self.redis_set(keys.auth_session(token_hash(session_id)), "local", SESSION_TTL_SECONDS)
         return {"name": SESSION_COOKIE, "value": session_id, "url": self.url,
                 "httpOnly": True, "sameSite": "Strict"}
 

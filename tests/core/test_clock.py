@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-from zoneinfo import ZoneInfo
+import math
+from zoneinfo import ZoneInfo, available_timezones
 
 import pytest
 from hypothesis import given
@@ -11,11 +12,14 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from app.core.clock import (
+    FIRST_MOMENT,
+    LAST_MOMENT,
     UnknownZone,
     attach_zone,
     calendar_date,
     day_end,
     local_moment,
+    read_moment,
     zone_named,
 )
 from app.core.settings import SettingsError, defaults
@@ -76,3 +80,31 @@ def test_the_day_ends_at_the_next_local_midnight(ts, zone):
     assert calendar_date(end - 0.001, tz) == calendar_date(ts, tz)
     assert calendar_date(end, tz) != calendar_date(ts, tz)
     assert local_moment(end, tz).time() == dt.time(0)
+
+
+# --- moments every zone shows (issue 38 item 11) -------------------------------------------
+
+
+def test_the_first_and_last_moment_taken_have_a_day_and_its_end_in_every_zone():
+    """9999-12-31T23:00Z was taken and is year 10000 in Tokyo: its day could not be named."""
+    assert read_moment("9998-12-31T23:59:59Z") == LAST_MOMENT
+    with pytest.raises(ValueError, match="end of 9998"):
+        read_moment("9999-12-31T23:00:00Z")
+    for name in sorted(available_timezones()):
+        zone = ZoneInfo(name)
+        for ts in (FIRST_MOMENT, LAST_MOMENT):
+            assert day_end(ts, zone) > ts, name
+            assert calendar_date(ts, zone) <= "9999-01-01", name
+
+
+@pytest.mark.parametrize("stored", [253402297200.0, 1e20, math.inf, math.nan])
+def test_a_stored_moment_past_the_last_one_is_shown_as_the_last(stored):
+    for zone in (ZoneInfo("Asia/Tokyo"), ZoneInfo("Pacific/Kiritimati"), ZoneInfo("UTC"), None):
+        assert local_moment(stored, zone) == local_moment(LAST_MOMENT, zone)
+
+
+@pytest.mark.parametrize("stored", [-1e20, -math.inf])
+def test_a_stored_moment_before_year_one_is_shown_on_its_second_day(stored):
+    shown = local_moment(stored, ZoneInfo("Etc/GMT+12"))
+    assert shown == dt.datetime(1, 1, 2, tzinfo=dt.UTC)
+    assert calendar_date(-1e20, ZoneInfo("Etc/GMT+12")) == "0001-01-01"

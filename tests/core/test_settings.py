@@ -222,7 +222,7 @@ def _value_of(setting: Setting) -> st.SearchStrategy[object]:
 
 _FREE = [s for s in SETTINGS if s.name not in (
     "data_dir", "timezone", "session_ttl", "eigenzeit_nullpunkt_seconds", "session_max_turns",
-    "session_summarize_at")]  # these are checked together with another or name a zone
+    "session_summarize_at", "llm_task_url")]  # these are checked together with another or name a zone
 
 
 @settings(max_examples=150, deadline=None)

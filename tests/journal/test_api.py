@@ -308,15 +308,14 @@ async def test_a_day_without_user_text_is_refused_and_no_request_is_sent(jclient
     assert fake_model.chats() == []
 
 
-async def test_a_day_over_budget_fails_before_any_request(jclient, fake_model):
-    # usable 27852 - 4096 reserved = 23756 tokens = 47512 chars: three 20 000-char lines
+async def test_a_day_over_one_prompt_drafts_in_parts(jclient, fake_model):
+    # usable 27852 - 4096 reserved = 23756 tokens = 47512 chars: three 20 000-char lines are
+    # no longer refused (issue 40 item 4; tests/journal/test_parts.py): two parts each stage.
     await import_day(jclient, [{"role": "user", "text": f"{i} " + "Wort " * 3999}
                                for i in range(3)])
     job = await generate(jclient)
-    assert job["state"] == "failed" and job["error"]["code"] == "prompt_budget_exceeded"
-    assert "nothing was cut" in job["error"]["message"]
-    assert fake_model.chats() == []
-    assert (await call(jclient, "GET", "/api/journal/days"))[0]["draft_id"] is None
+    assert job["state"] == "done"
+    assert len(fake_model.chats("journal_reconstruct")) == 2
 
 
 async def test_the_day_cap_and_a_small_window_fail_before_any_request(aiohttp_client,
@@ -359,9 +358,10 @@ async def test_progress_reaches_every_socket(jclient, fake_model):
         await ws.close()
 
 
-async def test_a_failed_jobs_progress_names_its_error(jclient, fake_model):
-    await import_day(jclient, [{"role": "user", "text": f"{i} " + "Wort " * 3999}
-                               for i in range(3)])
+async def test_a_failed_jobs_progress_names_its_error(aiohttp_client, journal_app):
+    jclient = await aiohttp_client(journal_app(journal_day_max_messages=2))
+    await import_day(jclient, LINES[1:3])
+    await import_day(jclient, LINES[4:])  # each import fits; the day (3) does not
     ws = await jclient.ws_connect("/api/ws", headers=AUTH)
     job = await generate(jclient)
     while True:
@@ -868,7 +868,8 @@ async def test_a_bad_draft_request_is_refused(jclient, body):
 async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
     """m009_journal_marks on a database with drafts: every ref is a told line, no draft
     revised anything, and the log's lines are not done."""
-    from app.journal.rows import draft_dict, draft_refs
+    from app.journal.models import DraftSource
+    from app.journal.rows import draft_of, draft_refs
     from app.storage.migrations import apply_migrations
     from tests.migrations_support import database_before
 
@@ -883,9 +884,9 @@ async def test_drafts_from_before_the_marks_read_as_they_were(tmp_path):
     assert apply_migrations(conn)[0] == "m009_journal_marks"  # and the later ones
     row = conn.execute("SELECT r.*, d.calendar_date FROM journal_drafts r JOIN journal_days d "
                        "ON d.day_id = r.journal_day_id").fetchone()
-    draft = draft_dict(row, draft_refs(conn, "r"))
-    assert draft["base"] is None and draft["sources"] == [
-        {"message_id": "m", "source_id": "u1", "conversation_id": "c", "act": None}]
+    draft = draft_of(row, draft_refs(conn, "r"))
+    assert draft.base is None and draft.sources == [
+        DraftSource(message_id="m", source_id="u1", conversation_id="c", act=None)]
     conn.close()
 
 

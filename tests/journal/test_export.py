@@ -8,6 +8,7 @@ import io
 import json
 import zipfile
 
+import msgspec
 import pytest
 
 from app.core.settings import defaults
@@ -211,10 +212,13 @@ async def test_the_journals_own_export_is_streamed_with_the_same_bytes(make_sett
                                   headers=AUTH)
     assert deleted.status == 204
     entries = await JournalStore(client.server.app[DB]).entries("local", deleted=False)
-    assert [e["date"] for e in entries] == ["2026-03-01", "2026-03-02"]
+    assert [e.date for e in entries] == ["2026-03-01", "2026-03-02"]
+    exported = [export.ExportedEntry(e.entry_id, e.date, e.text, e.current_version_id)
+                for e in entries]
     for fmt, whole, content_type in (
-            ("json", json.dumps(export.as_json(entries)), "application/json"),
-            ("md", export.as_markdown(entries), "text/markdown")):
+            ("json", json.dumps(msgspec.to_builtins(export.as_json(exported))),
+             "application/json"),
+            ("md", export.as_markdown(exported), "text/markdown")):
         response = await client.get(f"/api/journal/export?format={fmt}", headers=AUTH)
         assert response.status == 200
         assert response.headers["Transfer-Encoding"] == "chunked"

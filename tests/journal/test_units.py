@@ -50,9 +50,11 @@ def test_the_journal_needs_a_32k_window():
 
 
 def test_the_day_cap_counts_messages():
-    budget.check_day(500, SETTINGS)
+    cap = SETTINGS.journal_day_max_messages
+    assert cap >= 4000  # a day of 2 000 lines with a reply to each (issue 40 item 4)
+    budget.check_day(cap, SETTINGS)
     with pytest.raises(ModelError) as caught:
-        budget.check_day(501, SETTINGS)
+        budget.check_day(cap + 1, SETTINGS)
     assert caught.value.code == "prompt_budget_exceeded"
     assert "journal_day_max_messages" in caught.value.message
 

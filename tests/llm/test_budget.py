@@ -86,4 +86,5 @@ async def test_the_budget_uses_the_settings_for_estimate_and_margin(fake_model, 
         assert caught.value.code == "prompt_budget_exceeded"
         budget = gateway.traces.list()[1]["budget"]
         assert budget == {"window": 1000, "margin_tokens": 500, "reserved_output": 100,
-                          "estimated_input": 400, "usable": 500, "fits": True}
+                          "estimated_input": 400, "counted_input": None, "usable": 500,
+                          "fits": True}

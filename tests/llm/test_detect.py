@@ -11,6 +11,8 @@ from app.api.app_keys import GATEWAY
 from app.core.settings import SettingsError
 from app.llm import Gateway
 from app.llm.choice import ModelChoice
+from app.llm.detect import Detected
+from app.llm.views import ModelInfo
 from app.wiring.server import create_app
 from tests.conftest import AUTH as ADMIN
 from tests.conftest import TOKEN
@@ -37,10 +39,10 @@ async def test_ollama_is_preferred_when_both_answer(start_fake_model, probing):
     llama_cpp = await start_fake_model()
     async with Gateway(probing(ollama.url, llama_cpp.url)) as gateway:
         await gateway.ready()
-        assert gateway.info() == {"provider": "ollama", "model": "llama3.1:8b", "offline": False}
-        assert gateway.describe()["detected"] == [
-            {"provider": "ollama", "url": ollama.url, "models": ["llama3.1:8b", "qwen"]},
-            {"provider": "openai", "url": llama_cpp.url, "models": ["fake"]}]
+        assert gateway.info() == ModelInfo(provider="ollama", model="llama3.1:8b", offline=False)
+        assert gateway.describe().detected == [
+            Detected(provider="ollama", url=ollama.url, models=["llama3.1:8b", "qwen"]),
+            Detected(provider="openai", url=llama_cpp.url, models=["fake"])]
         completion = await gateway.complete("responder", [{"role": "user", "content": "hi"}],
                                             max_tokens=8)
     assert completion.provider == "ollama"
@@ -60,7 +62,7 @@ async def test_nothing_found_means_offline(probing):
     async with Gateway(probing(closed_port_url(), closed_port_url())) as gateway:
         completion = await gateway.complete("responder", [{"role": "user", "content": "hi"}],
                                             max_tokens=32)
-        assert gateway.describe()["detected"] == []
+        assert gateway.describe().detected == []
     assert completion.provider == "offline"
 
 
@@ -70,18 +72,18 @@ async def test_a_server_without_models_is_not_chosen_and_llm_model_wins(start_fa
     llama_cpp = await start_fake_model(models=("a", "b"))
     async with Gateway(probing(empty_ollama.url, llama_cpp.url, llm_model="b")) as gateway:
         await gateway.ready()
-        assert gateway.info()["provider"] == "openai" and gateway.info()["model"] == "b"
+        assert gateway.info().provider == "openai" and gateway.info().model == "b"
 
 
 async def test_a_hanging_server_neither_delays_start_up_nor_calls(start_fake_model, probing):
     hanging = await start_fake_model()
     hanging.metadata_fault = Fault.hang()
     async with Gateway(probing(hanging.url, hanging.url, llm_probe_timeout=0.2)) as gateway:
-        assert gateway.describe()["detecting"] is True  # start() returned at once
+        assert gateway.describe().detecting is True  # start() returned at once
         completion = await gateway.complete("responder", [{"role": "user", "content": "hi"}],
                                             max_tokens=32)
         assert completion.provider == "offline"
-        assert gateway.describe()["detecting"] is False
+        assert gateway.describe().detecting is False
 
 
 async def test_llm_url_is_probed_in_both_dialects(start_fake_model, probing):
@@ -89,7 +91,7 @@ async def test_llm_url_is_probed_in_both_dialects(start_fake_model, probing):
     settings = probing(closed_port_url(), closed_port_url(), llm_url=server.url)
     async with Gateway(settings) as gateway:
         await gateway.ready()
-        assert gateway.info()["provider"] == "ollama"  # the fake speaks both; Ollama first
+        assert gateway.info().provider == "ollama"  # the fake speaks both; Ollama first
         assert gateway.provider.url == server.url
 
 
@@ -99,7 +101,8 @@ async def test_health_reports_the_detected_provider(aiohttp_client, start_fake_m
                                              local_token=TOKEN))
     await client.app[GATEWAY].ready()
     body = await (await client.get("/api/health", headers=ADMIN)).json()
-    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False}
+    assert body["llm"] == {"provider": "openai", "model": "fake", "offline": False,
+                           "task_model": None}
 
 
 async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings(
@@ -116,7 +119,7 @@ async def test_a_switch_changes_the_gateways_model_choice_and_never_the_settings
 
         await gateway.switch(llm_provider="openai", llm_url=server.url, llm_model="fake")
         assert (gateway.choice.llm_provider, gateway.choice.llm_url) == ("openai", server.url)
-        assert gateway.info() == {"provider": "openai", "model": "fake", "offline": False}
+        assert gateway.info() == ModelInfo(provider="openai", model="fake", offline=False)
         assert gateway.auto_detect is False
         assert gateway.settings is settings and settings.values() == at_start
         assert settings.llm_provider is None and gateway.settings.source("llm_url") == "default"

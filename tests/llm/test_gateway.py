@@ -238,6 +238,29 @@ async def test_parallel_requests_per_provider_are_limited(fake_model, make_setti
     assert fake_model.max_in_flight == limit
 
 
+async def test_the_servers_own_slots_limit_the_parallel_requests(fake_model, make_settings):
+    fake_model.total_slots = 3  # llama.cpp's /props; the setting says 1
+    fake_model.always("responder", Reply("ok", delay=0.1))
+    async with Gateway(make_settings(**fake_model.overrides(model_concurrency=1))) as gateway:
+        await asyncio.gather(*(gateway.complete("responder", HI, max_tokens=8)
+                               for _ in range(6)))
+        assert await gateway.parallel() == 3
+        assert gateway.describe().concurrency == 3
+    assert fake_model.max_in_flight == 3
+    assert len([r for r in fake_model.requests if r.path == "/props"]) == 1  # kept
+
+
+async def test_slots_fall_back_to_the_setting_while_props_cannot_be_asked(fake_model,
+                                                                         make_settings):
+    fake_model.total_slots = 4
+    fake_model.metadata_fault = Fault.status(503)
+    settings = make_settings(**fake_model.overrides(model_concurrency=2, llm_context=8192))
+    async with Gateway(settings) as gateway:
+        assert await gateway.parallel() == 2  # not kept: asked again next time
+        fake_model.metadata_fault = None
+        assert await gateway.parallel() == 4
+
+
 # --- metadata --------------------------------------------------------------------------------
 
 def metadata_requests(fake_model) -> list:

@@ -227,7 +227,7 @@ async def test_the_summary_runs_against_the_offline_provider(
     await fill(memory, conversation(26))
     await redis_client.set(SUMMARY, "Bisher: Anna hat zwei Katzen, Minka und Rudi.")
     async with Gateway(settings) as offline:
-        assert offline.info()["provider"] == "offline"
+        assert offline.info().provider == "offline"
         assert await memory.summarize_if_needed(U, C, offline)
     summary: Any = await redis_client.get(SUMMARY)
     assert await ids(memory) == [f"t{i}" for i in range(10, 26)]

@@ -147,11 +147,23 @@ async def test_without_an_active_character_the_users_salience_still_lands(
     assert [e.text for e in entries] == ["Der Mensch grüßt Luna."]
 
 
+def overlap(a, b) -> bool:
+    """Were the two chat requests at the server at the same time?"""
+    return a.at < b.ended and b.at < a.ended
+
+
+@pytest.mark.parametrize("told", ["props", "setting"])
 async def test_the_two_saliences_run_at_once_where_the_server_has_two_slots(
-        fake_model, make_settings, aiohttp_client):
+        fake_model, make_settings, aiohttp_client, told):
+    # llama.cpp says its slots under /props; a server that cannot tell is told by the setting.
+    if told == "props":
+        fake_model.total_slots = 2
+        more = {}
+    else:
+        more = {"model_concurrency": 2}
     held = threading.Event()
     fake_model.script("salience", Reply({"importance": 0.1}, hold=held))
-    app = fake_app(fake_model, make_settings, model_concurrency=2, **AFTER)
+    app = fake_app(fake_model, make_settings, **AFTER, **more)
     chat = await open_chat(aiohttp_client, app)
 
     sent = await chat.send("Heute war ein langer Tag bei der Arbeit, ich bin müde.")
@@ -160,4 +172,24 @@ async def test_the_two_saliences_run_at_once_where_the_server_has_two_slots(
     held.set()
     await chat.settle()
 
+    [users] = fake_model.chats("salience")
+    [characters] = fake_model.chats("salience_character")
+    assert overlap(users, characters)
     assert fake_model.max_in_flight == 2
+
+
+async def test_the_two_saliences_run_one_after_the_other_where_the_server_has_one_slot(
+        fake_model, make_settings, aiohttp_client):
+    fake_model.total_slots = 1
+    fake_model.script("salience", Reply({"importance": 0.1}, delay=0.2))
+    app = fake_app(fake_model, make_settings, **AFTER, model_concurrency=4)  # the server wins
+    chat = await open_chat(aiohttp_client, app)
+
+    sent = await chat.send("Heute war ein langer Tag bei der Arbeit, ich bin müde.")
+    await chat.response(sent)
+    await chat.settle()
+
+    [users] = fake_model.chats("salience")
+    [characters] = fake_model.chats("salience_character")
+    assert not overlap(users, characters) and users.ended <= characters.at
+    assert fake_model.max_in_flight == 1

@@ -12,12 +12,21 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 import msgspec
 import pytest
 
 from app.characters.book import CharacterBook, CharacterError, parse_character
-from app.llm.schema import json_schema, neutral_instance, schema_name
+from app.llm.schema import (
+    STRUCTURED_HEADROOM,
+    STRUCTURED_MIN_TOKENS,
+    filled_instance,
+    json_schema,
+    neutral_instance,
+    schema_name,
+    written_tokens,
+)
 from app.pipeline import schemas
 from app.pipeline.dispatcher import action_outcome, follow_up
 from app.pipeline.prompts import BLOCKS, PURPOSES, PromptLibrary, frame, read_frame
@@ -107,6 +116,52 @@ async def test_the_offline_answer_of_every_purpose_passes_the_real_gateway(
         assert [c.purpose for c in ctx.calls] == list(PURPOSES)
 
 
+# --- output reserves (issue 36) ----------------------------------------------------------------
+
+async def test_each_structured_purpose_sends_the_reserve_fitted_to_its_schema(
+        fake_model, make_settings, redis_client, tmp_path):
+    settings = make_settings(**fake_model.overrides())
+    structured = {name: spec for name, spec in PURPOSES.items() if spec.schema is not None}
+    async with node_context(settings, redis_client, tmp_path) as (ctx, _):
+        for purpose in structured:
+            await ctx.ask(purpose, [(ctx.blocks.history, "[1] USER (neutral): Hallo")])
+    for purpose, spec in structured.items():
+        [request] = fake_model.chats(purpose)
+        filled = msgspec.json.encode(filled_instance(json_schema(spec.schema))).decode()
+        expected = max(STRUCTURED_MIN_TOKENS, STRUCTURED_HEADROOM * written_tokens(filled))
+        assert request.body["max_tokens"] == spec.max_tokens == expected, purpose
+    assert structured["perception"].max_tokens < 400  # the round reserve it had before
+
+
+# What a talkative model writes for each purpose: sentences where the filled instance has a few
+# words, lists longer than two. Each must fit its reserve even at 3 characters per token
+# (German text with names and numbers; the reserve's own rule counts 3.5).
+LONG_ANSWERS: dict[str, dict] = {
+ "perception": {"emotion": "erschoepfung", "arousal": 0.35, "intentions": ["information_teilen", "emotionaler_ausdruck", "smalltalk"], "mode": "alltag",
+   "core": "Der Mensch war heute von acht bis neunzehn Uhr bei der Arbeit in Hamburg, hatte zwei lange Besprechungen mit Frau Berger und ist jetzt sehr müde und erschöpft.",
+   "emotions_vector": "fallend", "language_style": "locker", "relationship_dynamic": "vertrauen", "tone": "behutsam", "topics": ["Arbeit", "Müdigkeit", "Besprechung"], "language": "de"},
+ "salience": {"importance": 0.7, "segments": ["Der Mensch hatte einen langen Arbeitstag bis neunzehn Uhr in Hamburg", "Zwei lange Besprechungen mit Frau Berger", "Er ist sehr müde und erschöpft"]},
+ "router": {"needs_action": True, "agents": ["lists", "reminders"], "answers_pending": False},
+ "planner": {"steps": [{"agent": "lists", "task": "Setz Milch, Eier und Butter auf die Einkaufsliste"}, {"agent": "reminders", "task": "Erinnere mich morgen um neun Uhr an den Zahnarzttermin"}, {"agent": "lists", "task": "Zeig mir die Einkaufsliste"}]},
+ "agent_lists": {"list_name": "Wocheneinkauf", "add": ["Milch", "Eier", "Butter", "2 kg Mehl", "Zucker", "Salz", "Tomaten", "Gurken", "Käse", "Brot", "Äpfel", "Kaffee"], "remove": ["Joghurt"], "show": False, "clear": False, "create_list": False},
+ "agent_reminders": {"text": "Zahnarzttermin bei Dr. Hoffmann in der Lindenstraße, Versichertenkarte mitnehmen", "due_at": "2026-11-30T09:00:00+01:00", "show": False, "delete": False, "move": False},
+ "thinker": {"misses_request": True, "reason": "Die Antwort geht nicht auf die Frage nach dem Termin am Dienstag ein und nennt weder die Uhrzeit noch den Ort, nach denen der Mensch gefragt hat.", "follow_up": True, "commitment": False, "intent": "nachfragen, wie der Termin am Dienstag gelaufen ist"},
+ "salience_character": {"importance": 0.6, "segments": ["Nova hat nach dem langen Arbeitstag in Hamburg gefragt", "Nova hat Mitgefühl für die Müdigkeit gezeigt", "Nova hat eine Pause vorgeschlagen"], "emotion": "mitgefuehl", "arousal": 0.3},
+ "consolidation": {"memories": [{"action": "remember", "memory_id": "", "text": "Der Mensch arbeitet in Hamburg und hat oft Besprechungen mit Frau Berger.", "kind": "fact"}, {"action": "supersede", "memory_id": "m-2026-0042", "text": "Seine Schwester Anna wohnt jetzt in Leipzig, nicht mehr in Dresden.", "kind": "person"}, {"action": "remember", "memory_id": "", "text": "Er möchte wieder mit dem Klavierspielen anfangen.", "kind": "plan"}, {"action": "refresh", "memory_id": "m-2026-0007", "text": "", "kind": "preference"}]},
+}
+
+
+def test_a_long_answer_of_each_purpose_fits_its_reserve():
+    structured = {name for name, spec in PURPOSES.items() if spec.schema is not None}
+    assert set(LONG_ANSWERS) == structured
+    for purpose, answer in LONG_ANSWERS.items():
+        spec = PURPOSES[purpose]
+        assert spec.schema is not None
+        msgspec.convert(answer, spec.schema)  # a valid answer
+        text = json.dumps(answer, ensure_ascii=False)  # with the spaces a model writes
+        assert math.ceil(len(text) / 3.0) <= spec.max_tokens, purpose
+
+
 @pytest.mark.parametrize("language", sorted(BLOCKS))
 @pytest.mark.parametrize("purpose", sorted(PURPOSES))
 def test_every_template_renders_with_its_fields(purpose, language, make_settings):
@@ -154,7 +209,7 @@ def test_nova_is_built_in(make_settings):
     assert "Du bist Nova" in nova.persona
     assert (nova.baseline.emotion, nova.baseline.arousal, nova.baseline.mode) == (
         "neutral", 0.5, "alltag")
-    assert book.catalog().get("local", "nova").public()["name"] == "Nova"
+    assert book.catalog().get("local", "nova").name == "Nova"
 
 
 def test_the_data_dir_adds_replaces_and_takes_away_characters(make_settings, data_dir):

@@ -274,7 +274,12 @@ export class JournalView {
     if (ORDER.indexOf(message.state) < ORDER.indexOf(this.job.state)) return;
     // The last stage it ran, so a failed job still shows how far it came.
     const stage = STEPS.includes(message.state) ? message.state : this.job.stage;
-    this.job = { ...this.job, ...message, stage };
+    // A day in parts says which part of a stage runs; a new state (or a poll's answer of
+    // another state) forgets the last stage's part.
+    const part = message.parts ? { part: message.part, parts: message.parts }
+      : message.state === this.job.state ? { part: this.job.part, parts: this.job.parts }
+        : { part: undefined, parts: undefined };
+    this.job = { ...this.job, ...message, stage, ...part };
     this.showProgress(this.job);
     if (FINAL.has(message.state)) {
       clearTimeout(this.pollTimer);
@@ -296,8 +301,11 @@ export class JournalView {
     const reached = at === "done" ? STEPS.length : STEPS.indexOf(at);
     const list = STEPS.map((step, index) => {
       const done = index < reached;
-      const label = done && step !== "done" ? t(`journal.stageDone.${step}`) : t(`journal.stage.${step}`);
+      let label = done && step !== "done" ? t(`journal.stageDone.${step}`) : t(`journal.stage.${step}`);
       const mark = done ? "done" : index !== reached ? "" : failed ? "failed" : "current";
+      if (mark === "current" && job.parts) {
+        label = t("journal.stagePart", { stage: label, part: job.part, parts: job.parts });
+      }
       return h("li", { class: mark, text: label });
     });
     node.replaceChildren(h("ol", { class: "journal-steps" }, list));

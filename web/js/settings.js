@@ -1,7 +1,8 @@
 // The settings dialog, in three tabs a person can find: Model (provider, URL and model, the
-// locally detected servers offered, a connection test, and the API key — typed in, never
-// shown back: the server only says whether one is stored), Privacy (privacy.js) and Backup
-// & export (backup.js). A tab's content is loaded when it is shown.
+// locally detected servers offered, a connection test, the API key — typed in, never
+// shown back: the server only says whether one is stored — and the task model, a select of
+// the models its server lists), Privacy (privacy.js) and Backup & export (backup.js). A
+// tab's content is loaded when it is shown.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
@@ -18,6 +19,7 @@ export class SettingsDialog {
     this.form = $("#settings-form");
     this.status = $("#settings-status");
     this.info = null;
+    this.taskModels = new Set(); // every model offered for the task model so far
     this.tabs = new Tabs($("#settings-dialog [role=tablist]"), { onShow: (name) => this.loadTab(name) });
     this.bind();
   }
@@ -26,6 +28,7 @@ export class SettingsDialog {
     $("#settings-close").addEventListener("click", () => this.dialog.close());
     $("#settings-test").addEventListener("click", () => this.test());
     $("#settings-provider").addEventListener("change", () => this.syncEnabled());
+    $("#settings-task-url").addEventListener("change", () => this.listTaskModels());
     this.form.addEventListener("submit", (event) => {
       event.preventDefault();
       this.save();
@@ -51,6 +54,7 @@ export class SettingsDialog {
     $("#settings-fields").disabled = true;
     try {
       this.fill(await api.llm());
+      this.listTaskModels();
     } catch (error) {
       $("#settings-fields").disabled = !this.isAdmin;
       setStatus(this.status, t("error.generic", { reason: errorText(error) }), "error");
@@ -63,13 +67,16 @@ export class SettingsDialog {
     // The offline model is named as such; its URL and model fields show what is configured
     // (the model auto-detection takes, say), not nothing.
     const configured = info.configured || {};
-    $("#settings-current").textContent = info.offline ? t("settings.currentOffline") : t("settings.current", {
-      provider: [provider, info.model].filter(Boolean).join(" · "),
-    });
+    const shown = [provider, info.model].filter(Boolean).join(" · ");
+    $("#settings-current").textContent = info.offline ? t("settings.currentOffline")
+      : info.task ? t("settings.currentWithTask", { provider: shown, task: info.task.model })
+        : t("settings.current", { provider: shown });
     $("#settings-provider").value = provider;
     $("#settings-url").value = info.url || configured.url || "";
     $("#settings-model").value = info.model || configured.model || "";
     $("#settings-remote").checked = Boolean(info.remote);
+    $("#settings-task-url").value = configured.task_url || "";
+    this.offerTaskModels([info.model, configured.model].filter(Boolean), configured.task_model || "");
     $("#settings-api-key-state").textContent = info.api_key ? t("settings.apiKeySet") : t("settings.apiKeyNone");
     this.showDetected(info.detected || []);
     const readOnly = !this.isAdmin;
@@ -83,7 +90,8 @@ export class SettingsDialog {
     const provider = $("#settings-provider").value;
     const offline = provider === "offline";
     $("#settings-test").disabled = offline || !this.isAdmin;
-    for (const id of ["#settings-url", "#settings-model", "#settings-api-key", "#settings-remote"]) {
+    for (const id of ["#settings-url", "#settings-model", "#settings-api-key", "#settings-remote",
+                      "#settings-task-model", "#settings-task-url"]) {
       $(id).disabled = offline;
     }
     // An empty URL means the provider's default, as the server has it (the setting
@@ -111,6 +119,30 @@ export class SettingsDialog {
 
   offerModels(models) {
     $("#settings-model-options").replaceChildren(...[...new Set(models)].map((m) => h("option", { value: m })));
+    if (!$("#settings-task-url").value.trim()) this.offerTaskModels(models);
+  }
+
+  /** The task model's select: "none" (the main model does everything), then every model
+   * offered so far, the chosen one kept (also one its server does not list now). */
+  offerTaskModels(models, chosen = $("#settings-task-model").value) {
+    this.taskModels = new Set([...this.taskModels, ...models, ...(chosen ? [chosen] : [])]);
+    $("#settings-task-model").replaceChildren(
+      h("option", { value: "", text: t("settings.taskModelNone") }),
+      ...[...this.taskModels].map((m) => h("option", { value: m, text: m })));
+    $("#settings-task-model").value = chosen;
+  }
+
+  /** Ask the task model's server (its own URL, else the main one) for its models, quietly:
+   * the connection test says what fails. Only an admin may make the server ask. */
+  async listTaskModels() {
+    const values = this.formValues();
+    if (!this.isAdmin || values.provider === "offline") return;
+    try {
+      const result = await api.testLlm({ provider: values.provider, url: values.taskUrl || values.url || "" });
+      if (result.ok) this.offerTaskModels(result.models || []);
+    } catch {
+      // Nothing to offer; the select keeps what it has.
+    }
   }
 
   useDetected(detected) {
@@ -127,6 +159,8 @@ export class SettingsDialog {
       model: $("#settings-model").value.trim() || null,
       remote: $("#settings-remote").checked,
       apiKey: $("#settings-api-key").value,
+      taskModel: $("#settings-task-model").value || null,
+      taskUrl: $("#settings-task-url").value.trim() || null,
     };
   }
 
@@ -146,6 +180,7 @@ export class SettingsDialog {
     }
     if (result.ok) {
       this.offerModels(result.models || []);
+      if (values.taskUrl) this.listTaskModels();
       if (!values.model && result.model) $("#settings-model").value = result.model;
       const details = [result.model, result.context_window
         ? t("settings.contextWindow", { count: formatNumber(result.context_window) }) : null].filter(Boolean).join(", ");
@@ -159,7 +194,8 @@ export class SettingsDialog {
 
   async save() {
     const values = this.formValues();
-    const body = { provider: values.provider, url: values.url, model: values.model, remote: values.remote };
+    const body = { provider: values.provider, url: values.url, model: values.model, remote: values.remote,
+                   task_model: values.taskModel, task_url: values.taskUrl };
     if (values.apiKey) body.api_key = values.apiKey;
     let info;
     try {

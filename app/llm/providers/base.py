@@ -73,6 +73,17 @@ class Provider(ABC):
     async def list_models(self) -> list[str]:
         """Model names the provider offers."""
 
+    async def count_tokens(self, text: str) -> int | None:
+        """Tokens of `text` by the server's own tokenizer (None: the server offers none).
+        Network errors raise. The default: no tokenizer (Ollama's API has none)."""
+        return None
+
+    async def parallel_slots(self) -> int | None:
+        """How many requests the server serves at once, as it states it (None: it does not
+        say). The default: it does not (Ollama's `OLLAMA_NUM_PARALLEL` and vLLM's
+        `max_num_seqs` are in no answer of theirs)."""
+        return None
+
     @abstractmethod
     async def complete(self, call: Call) -> Reply:
         """One non-streaming attempt."""

@@ -3,7 +3,10 @@
 `/v1/chat/completions` (SSE streaming with usage via `stream_options.include_usage`),
 `response_format: {"type": "json_schema", …}` for structured output, `/v1/models` for the
 model list and, where the server says it, the context window (`context_length`,
-`max_model_len`, `max_context_length`); llama.cpp's own server states it under `/props`.
+`max_model_len`, `max_context_length`); llama.cpp's own server states it under `/props`, with
+its number of slots (`total_slots`). `POST /tokenize` counts a text with the server's own
+tokenizer (llama.cpp: `{"content"}` → `{"tokens"}`; vLLM: `{"model", "prompt"}` →
+`{"count"}`; one body asks both); a server without it answers 404.
 
 Structured output is asked as `{"type": "json_schema", "json_schema": {"name", "schema"}}`
 (OpenAI, vLLM, LM Studio, OpenRouter, llama.cpp's own server). A server that refuses that
@@ -33,6 +36,9 @@ from app.llm.types import Call, Chunk, Reply
 log = logging.getLogger(__name__)
 
 _WINDOW_KEYS = ("context_length", "max_model_len", "max_context_length", "context_window")
+# A local server counts even a window's worth of text in milliseconds; what takes longer is
+# a server in trouble, and the budget goes on with its estimate rather than wait for it.
+TOKENIZE_TIMEOUT_SECONDS = 2.0
 _DONE = b"[DONE]"
 
 
@@ -69,16 +75,51 @@ class OpenAIProvider(Provider):
                     return window
         return await self._llama_cpp_window()
 
-    async def _llama_cpp_window(self) -> int | None:
+    async def _llama_cpp_props(self, *, busy_raises: bool = False) -> dict[str, Any]:
+        """llama.cpp's `/props`; empty from another server (it does not say). `busy_raises`:
+        a 5xx raises rather than count as "does not say" (llama.cpp answers 503 while it
+        loads the model)."""
         try:
             props = await self.get_json("/props")
         except ModelError as exc:
-            if exc.code in ("model_not_found", "model_http_error", "model_bad_response"):
-                return None  # not llama.cpp's server: it does not say
+            busy = busy_raises and exc.status is not None and exc.status >= 500
+            if not busy and exc.code in (
+                "model_not_found",
+                "model_http_error",
+                "model_bad_response",
+            ):
+                return {}  # not llama.cpp's server: it does not say
             raise
-        settings = props.get("default_generation_settings", {}) if isinstance(props, dict) else {}
-        window = settings.get("n_ctx") or (props.get("n_ctx") if isinstance(props, dict) else None)
-        return window if isinstance(window, int) and window > 0 else None
+        return props if isinstance(props, dict) else {}
+
+    async def _llama_cpp_window(self) -> int | None:
+        props = await self._llama_cpp_props()
+        settings = props.get("default_generation_settings") or {}
+        window = (settings.get("n_ctx") if isinstance(settings, dict) else None) or props.get(
+            "n_ctx"
+        )
+        return _positive(window)
+
+    async def parallel_slots(self) -> int | None:
+        return _positive((await self._llama_cpp_props(busy_raises=True)).get("total_slots"))
+
+    async def count_tokens(self, text: str) -> int | None:
+        payload = {"model": self.model or "default", "content": text, "prompt": text}
+        try:
+            data = await self.post_json(
+                "/tokenize", payload, "tokenize", timeout=TOKENIZE_TIMEOUT_SECONDS
+            )
+        except ModelError as exc:
+            if exc.code == "model_not_found" or exc.status in (405, 501):
+                return None  # no tokenizer at this server
+            raise
+        count = data.get("count") if isinstance(data, dict) else None
+        tokens = data.get("tokens") if isinstance(data, dict) else None
+        if isinstance(count, int) and not isinstance(count, bool) and count >= 0:
+            return count
+        if isinstance(tokens, list):
+            return len(tokens)
+        raise ModelError("model_bad_response", "/tokenize answered without tokens or count")
 
     def _payload(self, call: Call, stream: bool) -> dict[str, Any]:
         payload: dict[str, Any] = {
@@ -213,3 +254,7 @@ def _window_of(entry: dict[str, Any]) -> int | None:
     if isinstance(meta, dict) and isinstance(meta.get("n_ctx"), int):
         return meta["n_ctx"]
     return None
+
+
+def _positive(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None

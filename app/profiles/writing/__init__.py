@@ -15,5 +15,6 @@
 - `signals`: the local save-time triggers that make a saved entry a review candidate;
 - `portability`: the JSON export/import of the writing profile and of both profiles together
   (the interaction profile — the responder's `interaction_hint` — is `app.profiles.interaction`);
-- `service`: the operations the API and the journal call.
+- `service`: the operations the API and the journal call;
+- `views`: the read models the API encodes (overview, versions, proposals, evidence).
 """

@@ -21,7 +21,6 @@ One module: the profile's shape and the pure rules that change it change togethe
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 import msgspec
 
@@ -414,8 +413,3 @@ def _apply_trait(profile: Profile, change: Change, origin: Origin, now: float) -
 def _merged(old: list[Source], new: list[Source]) -> list[Source]:
     seen = {s.ref for s in old}
     return [*old, *(s for s in new if s.ref not in seen)]
-
-
-def describe(profile: Profile) -> dict[str, Any]:
-    """The profile as JSON-ready builtins."""
-    return msgspec.to_builtins(profile)

@@ -21,6 +21,7 @@ from app.llm.offline.handlers import OfflineRequest
 from app.llm.types import Message
 from app.profiles.writing import package as pkg
 from app.profiles.writing.service import ProfileService
+from app.profiles.writing.views import Proposal
 
 SYSTEM = (
     "You analyse how a person writes, for the writing profile of their private journal. You "
@@ -41,7 +42,7 @@ def review_messages(package: dict[str, Any]) -> list[Message]:
 
 async def run_review(
     profiles: ProfileService, gateway: Gateway, user_id: str, mode: str
-) -> dict[str, Any]:
+) -> Proposal:
     """Ask the model; returns the stored proposal. Raises `ModelError` (no answer) or
     `pkg.ResultInvalid` (`nothing_to_apply`: the model proposed nothing usable)."""
     package = await profiles.package(user_id, mode)

@@ -35,6 +35,7 @@ from app.profiles.writing import package as pkg
 from app.profiles.writing.brief import DEFAULT_BRIEF
 from app.profiles.writing.model import Change, NotApplicable, Source, Trait
 from app.profiles.writing.store import EvidenceRow, ProfileState, ProfileStore, new_id, reason
+from app.profiles.writing.views import ProfileOverview, Proposal
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import CONFIRMED
@@ -253,13 +254,20 @@ class ProfileService:
         )
         return signal
 
-    async def overview(self, user_id: str) -> dict[str, Any]:
+    async def overview(self, user_id: str) -> ProfileOverview:
         state = await self.store.state(user_id)
-        return {
-            **state.as_dict(),
-            "seed_catalog": list(model.SEED_CATALOG),
-            "journal_facet": model.JOURNAL_FACET,
-        }
+        profile = state.profile
+        return ProfileOverview(
+            core=profile.core,
+            facets=profile.facets,
+            traits=profile.traits,
+            governance=state.governance,
+            lifecycle=state.lifecycle,
+            version=state.version_seq,
+            updated_at=state.updated_at,
+            seed_catalog=list(model.SEED_CATALOG),
+            journal_facet=model.JOURNAL_FACET,
+        )
 
     # --- review: the package out, the result in ------------------------------------------------
 
@@ -293,17 +301,17 @@ class ProfileService:
         for text in corpus_texts:
             known[text.ref] = Source(text.ref, text.occurred_at, text.context_hint)
         for row in candidates:
-            source = Source(row["ref"], row["occurred_at"], row["context_hint"])
-            known[row["ref"]] = known[row["evidence_id"]] = source
+            source = Source(row.ref, row.occurred_at, row.context_hint)
+            known[row.ref] = known[row.evidence_id] = source
         if mode == "review" and candidates:
-            fresh = [row for row in candidates if row["new"]] or candidates
+            fresh = [row for row in candidates if row.new] or candidates
             texts = [
                 pkg.EvidenceText(
-                    row["evidence_id"],
-                    row["signal"],
-                    row["text"],
-                    row["occurred_at"],
-                    row["context_hint"],
+                    row.evidence_id,
+                    row.signal,
+                    row.text,
+                    row.occurred_at,
+                    row.context_hint,
                 )
                 for row in fresh
             ]
@@ -386,7 +394,7 @@ class ProfileService:
 
     async def import_result(
         self, user_id: str, raw: str | bytes | dict[str, Any], *, via: str = "paste"
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """A result (pasted, or the AI review's) → a stored proposal. Raises
         `pkg.ResultInvalid`; nothing is stored then. A pasted result's placeholders are put
         back with the mapping kept for its copy package (the one it names in `package_id`,
@@ -420,8 +428,8 @@ class ProfileService:
             changes=parsed.changes,
             apply_automatic=automatic,
         )
-        proposal["dropped"] = parsed.dropped
-        proposal["kept"] = parsed.kept
+        proposal.dropped = parsed.dropped
+        proposal.kept = parsed.kept
         log.info(
             "profile proposal stored",
             extra=logctx.fields(

@@ -29,6 +29,7 @@ from app.profiles.governance import DEFAULT_GOVERNANCE
 from app.profiles.interaction import store as interaction_store
 from app.profiles.writing import model
 from app.profiles.writing.model import Change, NotApplicable, Profile
+from app.profiles.writing.views import Evidence, ProfileVersion, Proposal, ProposalChange
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
 from statemachine.profile import INITIAL_PENDING, build_profile_machine
@@ -43,15 +44,6 @@ class ProfileState:
     lifecycle: str
     version_seq: int
     updated_at: float | None
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            **model.describe(self.profile),
-            "governance": self.governance,
-            "lifecycle": self.lifecycle,
-            "version": self.version_seq,
-            "updated_at": self.updated_at,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,31 +146,26 @@ def decode_change(raw: str) -> Change:
     return msgspec.json.decode(raw, type=Change)
 
 
-def _proposal_dict(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> dict[str, Any]:
-    return {
-        "proposal_id": row["proposal_id"],
-        "mode": row["mode"],
-        "via": row["via"],
-        "summary": row["summary"],
-        "evidence_basis": json.loads(row["evidence_basis_json"]),
-        "unknown_refs": json.loads(row["unknown_refs_json"]),
-        "created_at": row["created_at"],
-        "changes": [
-            {
-                "change_id": c["change_id"],
-                "status": c["status"],
-                "version": c["version_seq"],
-                "decided_at": c["decided_at"],
-                **msgspec.to_builtins(decode_change(c["change_json"])),
-            }
+def _proposal_of(row: sqlite3.Row, changes: Sequence[sqlite3.Row]) -> Proposal:
+    return Proposal(
+        proposal_id=row["proposal_id"],
+        mode=row["mode"],
+        via=row["via"],
+        summary=row["summary"],
+        evidence_basis=json.loads(row["evidence_basis_json"]),
+        unknown_refs=json.loads(row["unknown_refs_json"]),
+        created_at=row["created_at"],
+        changes=[
+            ProposalChange(
+                c["change_id"],
+                c["status"],
+                c["version_seq"],
+                c["decided_at"],
+                **msgspec.structs.asdict(decode_change(c["change_json"])),
+            )
             for c in changes
         ],
-    }
-
-
-def _reason_fields(raw: str) -> dict[str, Any]:
-    code, names = read_reason(raw)
-    return {"reason": code, "reason_args": names}
+    )
 
 
 class ProfileStore:
@@ -201,15 +188,15 @@ class ProfileStore:
 
         return await self.db.execute_write_fn(write)
 
-    async def versions(self, user_id: str) -> list[dict[str, Any]]:
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    async def versions(self, user_id: str) -> list[ProfileVersion]:
+        def read(conn: sqlite3.Connection) -> list[ProfileVersion]:
             return [
-                {
-                    "version": r["seq"],
-                    **_reason_fields(r["reason"]),
-                    "created_at": r["created_at"],
-                    "profile": json.loads(r["profile_json"]),
-                }
+                ProfileVersion(
+                    r["seq"],
+                    *read_reason(r["reason"]),
+                    created_at=r["created_at"],
+                    profile=json.loads(r["profile_json"]),
+                )
                 for r in conn.execute(
                     "SELECT * FROM writing_profile_versions WHERE user_id = ? ORDER BY seq DESC",
                     (user_id,),
@@ -231,13 +218,13 @@ class ProfileStore:
         unknown_refs: Sequence[str],
         changes: Sequence[Change],
         apply_automatic: bool = False,
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """Store a proposal with its changes pending. An `initial_build` proposal moves an
         empty profile's lifecycle to `initial_pending`. With `apply_automatic` (governance
         `learning` on a confirmed profile), the changes an automatic path may make are
         applied at once (origin `automatic`, one version); the others stay pending."""
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> Proposal:
             state = _load(conn, user_id)
             proposal_id = new_id("prop")
             conn.execute(
@@ -290,26 +277,26 @@ class ProfileStore:
                     state,
                     reason("learning_applied", count=applied) if applied else None,
                 )
-            return _proposal_dict(
+            return _proposal_of(
                 _proposal_row(conn, user_id, proposal_id), _changes(conn, proposal_id)
             )
 
         return await self.db.execute_write_fn(write)
 
-    async def proposals(self, user_id: str) -> list[dict[str, Any]]:
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    async def proposals(self, user_id: str) -> list[Proposal]:
+        def read(conn: sqlite3.Connection) -> list[Proposal]:
             rows = conn.execute(
                 "SELECT * FROM writing_profile_proposals WHERE user_id = ? "
                 "ORDER BY created_at DESC",
                 (user_id,),
             ).fetchall()
-            return [_proposal_dict(r, _changes(conn, r["proposal_id"])) for r in rows]
+            return [_proposal_of(r, _changes(conn, r["proposal_id"])) for r in rows]
 
         return await self.db.execute_fn(read)
 
-    async def proposal(self, user_id: str, proposal_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
-            return _proposal_dict(
+    async def proposal(self, user_id: str, proposal_id: str) -> Proposal:
+        def read(conn: sqlite3.Connection) -> Proposal:
+            return _proposal_of(
                 _proposal_row(conn, user_id, proposal_id), _changes(conn, proposal_id)
             )
 
@@ -317,7 +304,7 @@ class ProfileStore:
 
     async def decide(
         self, user_id: str, proposal_id: str, change_ids: Iterable[str] | None, accept: bool
-    ) -> dict[str, Any]:
+    ) -> Proposal:
         """Accept or reject pending changes (`change_ids`, or every pending one). Accepting
         applies them in order as the user's (`accepted`) and appends exactly one version;
         a change that no longer applies or touches a locked field (a review honours locks)
@@ -325,7 +312,7 @@ class ProfileStore:
         Accepting anything confirms the profile (the user chose its content); rejecting all
         of an initial build returns a pending profile to `uninitialized`."""
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> Proposal:
             row = _proposal_row(conn, user_id, proposal_id)
             rows = _changes(conn, proposal_id)
             wanted = None if change_ids is None else list(change_ids)
@@ -385,7 +372,7 @@ class ProfileStore:
                 if not left:
                     _step(state, "abandon")
                     _save(conn, user_id, state, None)
-            return _proposal_dict(row, _changes(conn, proposal_id))
+            return _proposal_of(row, _changes(conn, proposal_id))
 
         return await self.db.execute_write_fn(write)
 
@@ -419,7 +406,7 @@ class ProfileStore:
 
     async def new_since_review(self, user_id: str) -> int:
         """Review candidates stored after the newest proposal (all of them before one)."""
-        return sum(row["new"] for row in await self.evidence(user_id))
+        return sum(row.new for row in await self.evidence(user_id))
 
     async def evidence_refs(self, user_id: str) -> set[str]:
         def read(conn: sqlite3.Connection) -> set[str]:
@@ -442,10 +429,10 @@ class ProfileStore:
 
         return await self.db.execute_fn(read)
 
-    async def evidence(self, user_id: str) -> list[dict[str, Any]]:
+    async def evidence(self, user_id: str) -> list[Evidence]:
         """Review candidates, newest text first; `new`: stored after the newest proposal."""
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+        def read(conn: sqlite3.Connection) -> list[Evidence]:
             reviewed = (
                 conn.execute(
                     "SELECT MAX(created_at) FROM writing_profile_proposals WHERE user_id = ?",
@@ -454,17 +441,17 @@ class ProfileStore:
                 or 0.0
             )
             return [
-                {
-                    "evidence_id": r["evidence_id"],
-                    "signal": r["signal"],
-                    "ref": r["ref"],
-                    "text": r["text"],
-                    "occurred_at": r["occurred_at"],
-                    "context_hint": r["context_hint"],
-                    "new": r["created_at"] > reviewed,
-                    "created_at": r["created_at"],
-                    "measure": json.loads(r["measure_json"]),
-                }
+                Evidence(
+                    evidence_id=r["evidence_id"],
+                    signal=r["signal"],
+                    ref=r["ref"],
+                    text=r["text"],
+                    occurred_at=r["occurred_at"],
+                    context_hint=r["context_hint"],
+                    new=r["created_at"] > reviewed,
+                    created_at=r["created_at"],
+                    measure=json.loads(r["measure_json"]),
+                )
                 for r in conn.execute(
                     "SELECT * FROM writing_profile_evidence WHERE user_id = ? "
                     "ORDER BY occurred_at DESC",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 
+import msgspec
 import pytest
 
 from app.api.app_keys import DB
@@ -31,7 +32,8 @@ async def save_client(make_settings, aiohttp_client):
 
 
 async def _stored(client) -> list[dict]:
-    return await ProfileStore(client.app[DB]).evidence("local")
+    """The stored candidates as the API shows them (the read models' fields by name)."""
+    return msgspec.to_builtins(await ProfileStore(client.app[DB]).evidence("local"))
 
 
 async def _confirm(client) -> None:

@@ -1,0 +1,41 @@
+"""Memory's read models, as msgspec structs the API encodes: a long-term memory
+(`long_term.Memory.view`) and a line of the chat history (`history.Line.view`). Field order is
+the answer's key order.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class MemoryView(msgspec.Struct):
+    """A memory's read model (`GET /api/characters/{cid}/memories`): field order is the
+    answer's key order."""
+
+    memory_id: str
+    text: str
+    kind: str
+    importance: float
+    created_at: float
+    last_used_at: float | None
+    source_message_ids: list[str]
+    superseded_by: str | None
+
+
+class LineView(msgspec.Struct):
+    """A history line's read model (`GET /api/characters/{cid}/history`, its search): field
+    order is the answer's key order."""
+
+    cursor: str
+    source: str
+    role: str
+    text: str
+    at: float | None
+    sort_at: float
+    calendar_date: str
+    turn_id: str | None
+    message_ids: list[str]
+    origin: str
+    character_id: str | None
+    conversation_id: str | None
+    message_id: str | None
