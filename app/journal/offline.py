@@ -5,9 +5,9 @@ Listed by `purpose_handlers`, which the wiring composes into the offline model's
 reconstruction of the day built from its own lines (every user line in order, its whole text
 as the one claim's evidence, a time token when the line holds one), stage 2 a plain entry made
 of the artifact's told lines, unchanged (after the base of a redraft, without the lines that
-stand in it already, and without a line of nothing but commands to the character: the
-chat's own rules, `app.pipeline.offline_rules.routing.only_commands`, which the wiring hands
-to `purpose_handlers` — the journal does not load its sibling). No model made either: the
+stand in it already, and without a line of nothing but commands to the character, carried
+out or not: the chat's own rules, `app.pipeline.offline_rules.routing.journal_commands`,
+which the wiring hands to `purpose_handlers` — the journal does not load its sibling). No model made either: the
 stages label them `offline` (`app.journal.stages`).
 """
 
@@ -67,7 +67,8 @@ def narrate(request: OfflineRequest, only_commands: Callable[[str], bool]) -> st
     # line), after the base a redraft revises; a request carried out or a question is no
     # part of the story (the stage lists the done ones under the text), and neither is a
     # line of nothing but commands to the character that were not carried out (a question
-    # back never answered: "Setz Brot auf die Liste" — "Auf welche?").
+    # back never answered: "Setz Brot auf die Liste" — "Auf welche?"; a crossing-off that
+    # found nothing: "Cross the apples off").
     told = [
         line.text.strip() for line in lines_not_in_base(artifact) if not only_commands(line.text)
     ]

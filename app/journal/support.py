@@ -10,9 +10,14 @@ the artifact's lines, the base a redraft revises (the user's own text) and the d
 A word is found when its lemma (simplemma, German and English: "ging" and "gehe" are both
 "gehen", "Kinos" is "Kino", "went" is "go") is a lemma of a source word, when it is a part
 of a source compound ("Liste" in "Einkaufsliste"), or when it is a compound made of source
-words ("Kinoabend" from "Kino" and "Abend"); a number when the sources hold it in digits or
-in words ("sechs", "6", "6:00"). The lemmas are the library's; only the joining of compound
-parts is this module's, because no installable library splits German compounds well.
+words ("Kinoabend" from "Kino" and "Abend"); a count when the sources hold it in digits or
+in words ("sechs", "6"); a time (`app.journal.times.spans`: "6:30 Uhr", "halb sieben", "um
+sechs", "half past nine") when a source states the same time, either half of the day where
+the words leave it open ("halb eins" for 0:30 and 12:30); the day's date and its numbers
+("14. Mai") only as a date. The lemmas are the library's, with what its dictionary misses
+found by the grammar (`app.journal.wordforms`: "gejoggt", "gegessen", "felt"); only the
+joining of compound parts is this module's, because no installable library splits German
+compounds well.
 
 A sentence with any unfound element is `unsupported`, naming them; the others name the
 source lines they drew on (the provenance a draft shows, `Sentence.sources`).
@@ -21,21 +26,23 @@ source lines they drew on (the provenance a draft shows, `Sentence.sources`).
 from __future__ import annotations
 
 import datetime
-import functools
 import re
 from collections.abc import Iterable, Sequence
 
 import msgspec
 import simplemma
 
+from app.journal import times, wordforms
 from app.journal.artifact import DONE_HEADINGS, VerifiedArtifact, split_done_list
+from app.journal.wordforms import LANGS, NEGATED
 
-LANGS = ("de", "en")
 # The source id of the base a redraft revises (the user's own stored text).
 BASE_ID = "base"
-# The pseudo-source of what this machine adds around a narration: the day's date in its
-# forms and the done list's heading. Never named as a sentence's source.
+# The pseudo-sources of what this machine adds around a narration: the day's date in its
+# forms, and the done list's heading. Never named as a sentence's source.
+DATE_ID = "date"
 FRAME_ID = "frame"
+_PSEUDO = frozenset((DATE_ID, FRAME_ID))
 # The shortest compound part (or part of a source compound) that counts: shorter ones match
 # by chance ("rat" in "Fahrrad").
 MIN_PART = 4
@@ -55,7 +62,7 @@ FUNCTION_WORDS = _words(
     ich mich mir mein meine meiner meinen meinem meines wir uns unser unsere unseren unserem
     du dich dir dein deine er ihn ihm sein seine seinen seinem sie ihr ihre ihren ihrem es
     man sich selbst jemand etwas alles viel viele einige
-    und oder aber doch denn sondern sowie auch noch schon nur so dann danach davor später
+    und oder aber doch denn sondern sowie auch noch schon nur so dann danach davor später seitdem
     zuerst erst anschließend schließlich endlich dabei dazu außerdem also jedoch trotzdem
     weil da dass ob wenn als wie wo was wer wann warum woran worüber damit darum deshalb
     in im ins an am ans auf aus bei beim mit nach von vom vor zu zum zur über unter um
@@ -103,6 +110,7 @@ _WEEKDAYS = {
 # A word (with inner hyphens and apostrophes) or a number (with inner ":" "." ","); nothing else.
 _TOKEN = re.compile(r"\d+(?:[:.,]\d+)*|[^\W\d_]+(?:['’-][^\W\d_]+)*")
 _LINKS = ("", "s", "n", "en", "es", "e")
+_DOTTED = re.compile(r"\d+\.\d+")
 
 
 class Sentence(msgspec.Struct, omit_defaults=True):
@@ -130,30 +138,42 @@ def sentences(text: str) -> list[str]:
     return found
 
 
-@functools.lru_cache(maxsize=65536)
-def _lemmas(word: str) -> frozenset[str]:
-    lower = word.lower()
-    found = {lower}
-    for lang in LANGS:
-        found.add(simplemma.lemmatize(word, lang=lang).lower())
-        found.add(simplemma.lemmatize(lower, lang=lang).lower())
-    return frozenset(found)
-
-
 def _number(token: str) -> str:
     """A number as compared: leading zeros off each part ("06:00" → "6:0")."""
     return ":".join(str(int(part)) for part in re.split(r"[:.,]", token))
 
 
+def _tokens(text: str, timed: bool = True) -> tuple[list[times.Span], list[str]]:
+    """The times `text` states (none unless `timed`), and its other tokens (a time's words
+    are in the time)."""
+    normal = times.normalize(text)
+    spans = times.spans(normal) if timed else []
+    tokens = [
+        found[0]
+        for found in _TOKEN.finditer(normal)
+        if not any(span.start <= found.start() < span.end for span in spans)
+    ]
+    return spans, tokens
+
+
+def _same_time(one: times.Span, other: times.Span) -> bool:
+    if one.minutes == other.minutes:
+        return True
+    either = one.either_half or other.either_half
+    return either and one.minutes % 720 == other.minutes % 720
+
+
 class Sources:
-    """What the verified sources hold, by source id: words' lemmas, whole words, numbers —
-    and, to look a token up without reading every source (a day of 2 000 lines narrated in
-    parts, app.journal.parts), which sources hold each lemma and each number."""
+    """What the verified sources hold, by source id: words' lemmas, whole words, counts and
+    times; and the day's date (`DATE_ID`): its names and its numbers, held apart. To look a
+    token up without reading every source (a day of 2 000 lines narrated in parts,
+    app.journal.parts): which sources hold each lemma and each count."""
 
     def __init__(self, texts: dict[str, str]) -> None:
         self.lemmas: dict[str, set[str]] = {}
         self.words: dict[str, set[str]] = {}
         self.numbers: dict[str, set[str]] = {}
+        self.times: dict[str, list[times.Span]] = {}
         self.position = {source_id: k for k, source_id in enumerate(texts)}
         self._by_lemma: dict[str, set[str]] = {}
         self._by_number: dict[str, set[str]] = {}
@@ -161,24 +181,46 @@ class Sources:
             lemmas: set[str] = set()
             words: set[str] = set()
             numbers: set[str] = set()
-            for token in _TOKEN.findall(text):
+            # The date's forms are no time ("14.10" is the 14th of October).
+            self.times[source_id], tokens = _tokens(text, timed=source_id != DATE_ID)
+            for token in tokens:
                 if token[0].isdigit():
                     whole = _number(token)
                     numbers.update([whole, *whole.split(":")])
                     continue
                 lower = token.lower()
                 words.add(lower)
-                lemmas |= _lemmas(token)
+                # The done list's heading holds itself only ("Done" is no "do" of "didn't").
+                lemmas |= wordforms.lemmas(token) if source_id != FRAME_ID else {lower}
+                parts = wordforms.units(token)
+                for unit in parts if parts != [token] else []:
+                    lemmas |= wordforms.lemmas(unit)  # "didn't" holds "not", "Monday's" "Monday"
                 if lower in NUMBER_WORDS:
                     numbers.add(NUMBER_WORDS[lower])
                 if lower in HEDGES:
                     lemmas.add(_HEDGE)
             self.lemmas[source_id], self.words[source_id] = lemmas, words
             self.numbers[source_id] = numbers
+        # The date's numbers are no count: "14" is held as the 14th of the month only.
+        self.date_numbers = self.numbers.pop(DATE_ID, set())
+        self.date_names = self.words.get(DATE_ID, set())
+        for source_id, lemmas in self.lemmas.items():
             for lemma in lemmas:
                 self._by_lemma.setdefault(lemma, set()).add(source_id)
+        for source_id, numbers in self.numbers.items():
             for number in numbers:
                 self._by_number.setdefault(number, set()).add(source_id)
+        self._timed = {i: spans for i, spans in self.times.items() if spans}
+
+    def holding_time(self, span: times.Span) -> set[str]:
+        """The ids of the sources that state the time `span` states."""
+        return {i for i, spans in self._timed.items() if any(_same_time(span, s) for s in spans)}
+
+    def holding_date(self, token: str, named: bool) -> bool:
+        """Is the number `token` the day's date: in day-and-month form ("14.5."), or any of
+        its numbers in a sentence that `named` the month or the weekday?"""
+        number = _number(token)
+        return number in self.date_numbers and (named or ":" in number)
 
     def _holding(self, keys: Iterable[str], index: dict[str, set[str]]) -> set[str]:
         """The ids of the sources that hold any of `keys` (no order: a sentence orders the
@@ -194,7 +236,7 @@ class Sources:
             held = self._holding([NUMBER_WORDS[lower]], self._by_number)
             if held:
                 return held
-        lemmas = _lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
+        lemmas = wordforms.lemmas(token) | ({_HEDGE} if lower in HEDGES else set())
         held = self._holding(lemmas, self._by_lemma)
         if held:
             return held
@@ -224,7 +266,8 @@ class Sources:
     def _part(self, part: str) -> set[str]:
         if len(part) < MIN_PART:
             return set()
-        return self._holding(_lemmas(part) | _lemmas(part.capitalize()), self._by_lemma)
+        lemmas = wordforms.lemmas(part) | wordforms.lemmas(part.capitalize())
+        return self._holding(lemmas, self._by_lemma)
 
 
 def date_words(date: str) -> str:
@@ -235,7 +278,8 @@ def date_words(date: str) -> str:
         f"{_MONTHS[lang].split()[day.month - 1]} {_WEEKDAYS[lang].split()[day.weekday()]}"
         for lang in LANGS
     ]
-    return " ".join([date, str(day.year), str(day.month), str(day.day), *names])
+    numbers = [str(day.year), str(day.month), str(day.day), f"{day.day}.{day.month}"]
+    return " ".join([date, *numbers, f"{day.day}.{day.month}.{day.year}", *names])
 
 
 def source_texts(date: str, artifact: VerifiedArtifact) -> dict[str, str]:
@@ -244,22 +288,58 @@ def source_texts(date: str, artifact: VerifiedArtifact) -> dict[str, str]:
     texts = {line.source_id: line.text for line in artifact.sources}
     if artifact.base is not None:
         texts[BASE_ID] = split_done_list(artifact.base.text)[0]
-    texts[FRAME_ID] = " ".join([date_words(date), *DONE_HEADINGS])
+    texts[DATE_ID] = date_words(date)
+    texts[FRAME_ID] = " ".join(DONE_HEADINGS)
     return texts
+
+
+def _holding_word(token: str, sources: Sources) -> set[str] | None:
+    """The sources holding a word, or the union of those holding each of its units
+    (`_units`: a negated one, "didn't", only as its negation); None when some unit is held
+    by none."""
+    held = set() if NEGATED.search(token) else sources.holding(token)
+    if held:
+        return held
+    parts = [u for u in wordforms.units(token) if u.lower() not in FUNCTION_WORDS]
+    if parts == [token]:
+        return None
+    found: set[str] = set()
+    for unit in parts:
+        part = sources.holding(unit)
+        if not part:
+            return None
+        found.update(part)
+    return found
 
 
 def check_sentence(text: str, sources: Sources) -> Sentence:
     drew: set[str] = set()
     missing: list[str] = []
-    for token in _TOKEN.findall(text):
+    spans, tokens = _tokens(text)
+    named = any(token.lower() in sources.date_names for token in tokens)
+    for span in spans:
+        at = sources.holding_time(span)
+        if at:
+            drew.update(at)
+        elif _DOTTED.fullmatch(span.text) and sources.holding_date(span.text, True):
+            continue  # "14.5." the day's date, not a time
+        elif span.text not in missing:
+            missing.append(span.text)
+    for token in tokens:
         if token.lower() in FUNCTION_WORDS:
             continue
-        held = sources.holding(token)
-        if held:
-            drew.update(held)
+        held: set[str] | None
+        if token[0].isdigit():
+            if sources.holding_date(token, named):
+                continue
+            held = sources.holding(token) or None
+        else:
+            held = _holding_word(token, sources)
+        if held is not None:
+            drew.update(held)  # empty: a word that asserts nothing ("I'm")
         elif token not in missing:
             missing.append(token)
-    return Sentence(text, sorted(drew - {FRAME_ID}, key=sources.position.__getitem__), missing)
+    return Sentence(text, sorted(drew - _PSEUDO, key=sources.position.__getitem__), missing)
 
 
 def check(text: str, date: str, artifact: VerifiedArtifact) -> list[Sentence]:

@@ -46,7 +46,7 @@ _MEMORY = handlers.extended(
     _PIPELINE, pixie_offline.PURPOSE_HANDLERS, replacing={"salience", "responder"}
 )
 OFFLINE_ANSWERS: handlers.Answers = handlers.extended(
-    handlers.extended(_MEMORY, journal_offline.purpose_handlers(routing.only_commands)),
+    handlers.extended(_MEMORY, journal_offline.purpose_handlers(routing.journal_commands)),
     review.PURPOSE_HANDLERS,
 )
 

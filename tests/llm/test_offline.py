@@ -69,7 +69,7 @@ def test_perception_reads_arousal_intentions_mode_style_and_topics():
     assert perceive_text("Hey du, alles klar? :)").language_style == "locker"
     assert perceive_text("Könnten Sie mir bitte helfen?").language_style == "formell"
     assert perceive_text("Mein Hund Bello bellt, Bello bellt laut.").topics[:2] == [
-        "bello", "bellt"]
+        "Bello", "bellt"]
     assert perceive_text("I feel lonely tonight.").language == "en"
     assert perceive_text("Ich fühle mich einsam.").relationship_dynamic == "vertrauen"
 
@@ -352,3 +352,22 @@ def test_the_product_says_which_answers_replace_the_providers_own():
     assert OFFLINE_ANSWERS["summary"] is BASE_ANSWERS["summary"]
     assert OFFLINE_ANSWERS["responder"] is pixie_offline.responder  # wraps the pipeline's
     assert OFFLINE_ANSWERS["salience"] is pixie_offline.salience
+
+
+@pytest.mark.parametrize("words, echoed", [
+    ("Meine Schwester hat angerufen.", "Was bedeutet Schwester für dich?"),
+    ("Schwester Anna hat angerufen.", "Was bedeutet Schwester für dich?"),  # a noun opening
+    ("Gardening relaxes me a lot.", "What does gardening mean to you?"),  # an ordinary word
+    ("Paris was lovely in the rain.", "What does Paris mean to you?"),  # a name opening
+])
+def test_a_reply_echoes_a_word_as_the_user_spells_it(words, echoed):
+    said: list[str] = []
+    for _ in range(12):  # every variant once: the echo is one of them
+        said.append(reflective_reply(words, max_chars=300, previous=said))
+    assert any(echoed in reply for reply in said), said
+
+
+def test_topics_are_spelled_as_written_and_counted_in_any_case():
+    assert perceive_text("Mein Hund Bello bellt, bello bellt laut.").topics[:2] == [
+        "Bello", "bellt"]
+    assert perceive_text("Fußball am Abend. Ich liebe Fußball.").topics[0] == "Fußball"

@@ -257,7 +257,9 @@ def _tone(emotion: lx.LexiconEmotion, intentions: list[str], mode: str) -> str:
 
 
 def topics(text: str, limit: int = 3) -> list[str]:
-    """The most frequent content words, first appearance breaking ties, lower-cased."""
+    """The most frequent content words, counted in any case, first appearance breaking ties,
+    each spelled as the text writes it (`tx.as_written`: a reply that echoes one keeps a
+    noun's capital and a name's, not a sentence's first capital)."""
     counts: dict[str, int] = {}
     emotional = {m.group(0).lower() for cues in lx.EMOTION_CUES.values() for m in cues.find(text)}
     for word in tx.words(text):
@@ -266,7 +268,7 @@ def topics(text: str, limit: int = 3) -> list[str]:
             continue
         counts[key] = counts.get(key, 0) + 1
     ranked = sorted(counts, key=lambda w: -counts[w])  # stable: first appearance wins ties
-    return ranked[:limit]
+    return [tx.as_written(word, text) for word in ranked[:limit]]
 
 
 def _sentence_score(sentence: str) -> float:

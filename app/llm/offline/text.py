@@ -8,6 +8,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import simplemma
+
 from app.llm.types import BLOCK_PREFIX, Message
 
 # A speaker line of the session history renderer (design §3): `[3] USER (neutral, ERLEDIGT): …`,
@@ -244,6 +246,27 @@ def sentences(text: str) -> list[str]:
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text)
+
+
+def as_written(word: str, text: str) -> str:
+    """`word` (in any case) spelled as `text` writes it: as it stands inside a sentence ("meine
+    Schwester": "Schwester"); where it only opens one, lower-cased unless the dictionary
+    (simplemma, in the text's language) writes it with a capital — a German noun or a name
+    ("Schwester", "Paris") keeps it, an ordinary word ("Gardening") does not. `word` as it is
+    when the text does not hold it."""
+    wanted = word.casefold()
+    opening = ""
+    for sentence in sentences(text):
+        for index, found in enumerate(words(sentence)):
+            if found.casefold() != wanted:
+                continue
+            if index:
+                return found
+            opening = opening or found
+    if not opening:
+        return word
+    lemma = simplemma.lemmatize(opening, lang=language(text))
+    return opening if lemma[:1].isupper() else opening.lower()
 
 
 def language(text: str) -> str:

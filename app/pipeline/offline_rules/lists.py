@@ -111,7 +111,8 @@ _ADD = VerbPhrase(
 )
 _ADD_HINZU = VerbPhrase(r"füg\w*", r"zur|zu der|der", closing="hinzu")
 _REMOVE = VerbPhrase(
-    r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|take", r"von|aus|from|off"
+    r"streich\w*|nimm|lösch\w*|entfern\w*|remove|cross off|cross|take|strike|delete|scratch",
+    r"von|aus|from|off",
 )
 # "Streich die Eier", "Nimm die Eier runter", "Cross off the eggs", "Take the eggs off":
 # a removal whose list is not named (the items run to the clause's end, or to its particle).
@@ -250,12 +251,15 @@ def mentioned_items(text: str, known: Collection[str]) -> list[str]:
     return [spelled for _, spelled in sorted(found)]
 
 
-def list_command(clause: str, known: Collection[str] = ()) -> bool:
+def list_command(clause: str, known: Collection[str] = (), *, any_item: bool = False) -> bool:
     """Whether a command clause names what a list command needs: a list for adding, showing,
-    clearing or making one, or — for crossing off — a list or an item that is on one."""
+    clearing or making one, or — for crossing off — a list or an item that is on one (with
+    `any_item`, any item: what the lists held is not known)."""
     named = bool(LIST_WORD.search(clause))
     removed = _phrase(_REQUEST_REMOVE, clause) or _REMOVE.search(clause)
-    if removed and (LIST_WORD.search(removed.target) or _any_known(items(removed.items), known)):
+    if removed and (
+        LIST_WORD.search(removed.target) or _any_known(items(removed.items), known, any_item)
+    ):
         return True
     added = _phrase(_REQUEST_ADD, clause) or _ADD_HINZU.search(clause) or _ADD.search(clause)
     if named and (
@@ -264,10 +268,12 @@ def list_command(clause: str, known: Collection[str] = ()) -> bool:
         return True
     if ONTO_IT.search(clause) and (_ADD.search(clause + " auf die Liste") or named):
         return True
-    return _any_known(bare_removal(clause), known)
+    return _any_known(bare_removal(clause), known, any_item)
 
 
-def _any_known(found: list[str], known: Collection[str]) -> bool:
+def _any_known(found: list[str], known: Collection[str], any_item: bool = False) -> bool:
+    if any_item:
+        return bool(found)
     return any(" ".join(item.split()).casefold() in known for item in found)
 
 

@@ -332,16 +332,17 @@ def meant(clause: str, known: list[Known]) -> Known | None:
     return best[2] if best[0] > 0 else None
 
 
-def reminder_command(clause: str, known: list[Known]) -> bool:
+def reminder_command(clause: str, known: list[Known], *, any_open: bool = False) -> bool:
     """Whether a command clause is one for the reminders agent: "erinnere mich …", showing
     the reminders, or deleting or moving one that it names (by the word "Erinnerung" or by
-    an open reminder's words; a move also by its new time), also asked for as a request."""
+    an open reminder's words — with `any_open`, any words: which were open is not known; a
+    move also by its new time), also asked for as a request."""
     clause = as_imperative(clause)
     if _REMIND_ME.search(clause) or _ME_THEN_REMIND.search(clause):
         return True
     if _SHOW.search(clause) and _REMINDERS.search(clause):
         return True
-    names_one = bool(_REMINDER_WORD.search(clause)) or meant(clause, known) is not None
+    names_one = any_open or bool(_REMINDER_WORD.search(clause)) or meant(clause, known) is not None
     if _DELETE.search(clause):
         return names_one
     if _MOVE.search(clause):

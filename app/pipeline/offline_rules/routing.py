@@ -30,10 +30,14 @@ SHORT_WORDS = 8  # "Brot und Eier auch noch drauf": a verbless command is this s
 
 @dataclass(frozen=True, slots=True)
 class Known:
-    """What the prompt shows is there: the lists' items, the open reminders."""
+    """What the prompt shows is there: the lists' items, the open reminders. `anything`: what
+    was there is not known, so any item may have been on a list and any reminder open — the
+    journal's reading of a past day, where a crossing-off that found nothing ("Cross the
+    apples off") was a command all the same."""
 
     items: set[str] = field(default_factory=set)
     reminders: list[reminders.Known] = field(default_factory=list)
+    anything: bool = False
 
     @classmethod
     def of(cls, lists_block: str = "", reminders_block: str = "") -> Known:
@@ -42,9 +46,9 @@ class Known:
 
 def agent_of(clause: str, known: Known) -> str:
     """The agent a command clause is for ("" when it names nothing an agent keeps)."""
-    if reminders.reminder_command(clause, known.reminders):
+    if reminders.reminder_command(clause, known.reminders, any_open=known.anything):
         return "reminders"
-    if lists.list_command(clause, known.items):
+    if lists.list_command(clause, known.items, any_item=known.anything):
         return "lists"
     return ""
 
@@ -110,11 +114,14 @@ def agents_for(text: str, known: Known | None = None, recent: Sequence[str] = ()
     return list(dict.fromkeys(agent for agent, _ in tasks(text, known, recent)))
 
 
-def only_commands(text: str) -> bool:
+def only_commands(text: str, known: Known | None = None) -> bool:
     """Is `text` nothing but commands an agent keeps ("Setz Brot auf die Liste", "Erinnere
     mich an die Wäsche")? A line that also tells something ("Heute war ich im Park und setz
-    Milch auf die Liste"), a command nobody keeps or somebody else's words are not."""
-    found = [c for c in clauses.commands(text) if agent_of(c.text, Known())]
+    Milch auf die Liste"), a command nobody keeps or somebody else's words are not. Without
+    `known`, a crossing-off counts only where it names a list ("Streich die Eier" may be
+    "Streich die Wand"); with `ANYTHING` whatever it names (`journal_commands`)."""
+    known = known or Known()
+    found = [c for c in clauses.commands(text) if agent_of(c.text, known)]
     if not found:
         return False
     rest, at = [], 0
@@ -123,6 +130,16 @@ def only_commands(text: str) -> bool:
         at = clause.end
     rest.append(text[at:])
     return all(word.casefold() in clauses.JOINTS for word in tx.words(" ".join(rest)))
+
+
+ANYTHING = Known(anything=True)
+
+
+def journal_commands(text: str) -> bool:
+    """Is a line of a past day nothing but commands to the character, carried out or not
+    (the journal's offline draft leaves it out)? What the lists and reminders held then is
+    not known: a crossing-off counts whatever it names (`Known.anything`)."""
+    return only_commands(text, ANYTHING)
 
 
 def split_tasks(
