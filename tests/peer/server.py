@@ -86,3 +86,45 @@ def running(folder: Path, n_ctx: int) -> Iterator[Peer]:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+# What llama-cpp-python's verbose log says of one request (llama_cpp/llama.py, `generate` and
+# `_create_completion`): its one context keeps the previous request's tokens, and a prompt
+# that begins with them evaluates only the rest. It does not answer llama.cpp's `timings`.
+_PREFIX_HIT = re.compile(
+    r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens to eval")
+_ALL_CACHED = "Llama.generate: full prompt already cached"
+# Printed once per completion, whatever the cache did; its token figures are not used: llama.cpp
+# counts a one-token remainder as generation and reports at least 1 prompt token.
+_PERF = "llama_perf_context_print: prompt eval time"
+
+
+@dataclass(frozen=True)
+class PromptAccount:
+    """A request's prompt tokens as the server counted them."""
+
+    cached: int  # kept in its context from the request before (not evaluated again)
+    processed: int  # evaluated for this request
+
+
+def prompt_account(excerpt: str, prompt_tokens: int) -> PromptAccount:
+    """The server's account of the one request whose log lines are `excerpt` (the log written
+    while it ran) and whose answer said `prompt_tokens` (`usage.prompt_tokens`). A prompt
+    without a prefix-match line shared nothing with the context (or the context was empty).
+    ValueError where the excerpt is not one completion's, or where its figures and
+    `prompt_tokens` disagree: no estimate stands in for the server's word."""
+    completions = excerpt.count(_PERF)
+    if completions != 1:
+        raise ValueError(f"{completions} completions in the log excerpt (one expected; is the "
+                         "server verbose, and were requests sent one at a time?)")
+    hits = _PREFIX_HIT.findall(excerpt)
+    if len(hits) > 1:
+        raise ValueError(f"{len(hits)} prefix-match lines for one completion")
+    if hits:
+        cached, remaining = (int(n) for n in hits[0])
+        if cached + remaining != prompt_tokens:
+            raise ValueError(f"the log says {cached} cached + {remaining} to eval, the answer "
+                             f"{prompt_tokens} prompt tokens")
+    else:
+        cached = prompt_tokens if _ALL_CACHED in excerpt else 0
+    return PromptAccount(cached, prompt_tokens - cached)
