@@ -3,6 +3,7 @@ a model server that answers as a real one would (issue 36).
 
     .venv/bin/python bench/reply.py [--turns 6] [--slots 1] [--scale 1.0] [--speed 4090|3080|all]
                                     [--task-model 4]
+    .venv/bin/python bench/reply.py --peer [--turns 12]      # `make bench-peer`
 
 The real app runs in this process (embedded Redis, SQLite, runtime, pipelines), as in
 bench/turn.py, against `SimulatedServer`: an OpenAI-dialect server (llama.cpp's, with its
@@ -33,12 +34,26 @@ the turn to its own reply call alone (the responder's prompt, uncached, and its 
 Calls after delivery (the saliences, issue 36) still hold the server's slot for a while: the
 client waits for the app to be idle before the next message, so a person who answers within
 that time (about 0.8 s at these speeds) would wait for them too; the per-call line shows it.
-Not measured here yet: the real llama.cpp peer of `make test-peer` (its `timings`).
 `--scale` runs the simulation faster than real time (0.2: five times faster); the figures
 are given back in the simulated seconds. `--task-model N` adds a task model (`llm_task_model`,
 issue 36 item 4) N times faster (prefill and generation; the same per-call overhead) on a
 simulated server of its own (its own slots and prefix cache): the structured calls go there,
 the reply stays on the main one (goal: ratio ≤ 1.3 with N = 4).
+
+`--peer`: the same turns against the real llama.cpp peer of `make test-peer` instead
+(llama-cpp-python's server with the tiny random model of tests/peer, n_ctx 8192; started by
+`tests/peer/server.py`, as the peer suite starts it), so the prefix-cache figure is a real
+server's (issue 36, goal: ≥ 70 % of a turn's prompt tokens from the cache). That server does
+not answer llama.cpp's `timings`; its verbose log says per request how many prompt tokens
+matched the one context it keeps ("Llama.generate: N prefix-match hit, remaining M prompt
+tokens to eval"), and `PeerProxy` reads that account for each call. It has one context (one
+slot, no `/props`) and reuses the previous prompt's prefix whatever the request says
+(`cache_prompt` is not a field it knows; `--cache`, its store of older states, gains a point at
+most here and is not used). Its tokenizer is ~1 token per character (two for an umlaut), so its
+counts are ~3.5 times a real model's; the shares, a ratio of counts, carry over. Printed per
+turn: POST → delivery (wall clock on this machine's CPU: it shows the turn runs, not a speed),
+the calls before and after delivery, the prompt tokens cached and processed and the cached
+share, and each call's cached/prompt tokens; then the p50 share.
 """
 
 from __future__ import annotations
