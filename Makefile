@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-test
 PYTEST := $(PY) -m pytest
 
 .PHONY: run install lock upgrade lint node test test-postgres test-peer test-browser binary binary-test bench \
-	bench-scaleout clean
+	bench-scaleout bench-peer clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -93,6 +93,12 @@ bench: install
 	$(PY) bench/exports.py
 	$(PY) bench/uploads.py
 	$(PY) bench/loopstall.py
+
+# bench/reply.py against the real llama.cpp peer of `make test-peer` (builds llama-cpp-python
+# once): the share of each turn's prompt tokens the server itself served from its cache.
+bench-peer: install
+	$(call install_lock,peer)
+	$(PY) bench/reply.py --peer --turns 12
 
 # N processes on one PostgreSQL and one Redis (issue 26): the burst with a kill -9 for
 # N = 1, 2, 3 and the 10 000-turn soak, some minutes each, so not part of `make bench`.

@@ -3,6 +3,7 @@ a model server that answers as a real one would (issue 36).
 
     .venv/bin/python bench/reply.py [--turns 6] [--slots 1] [--scale 1.0] [--speed 4090|3080|all]
                                     [--task-model 4]
+    .venv/bin/python bench/reply.py --peer [--turns 12]      # `make bench-peer`
 
 The real app runs in this process (embedded Redis, SQLite, runtime, pipelines), as in
 bench/turn.py, against `SimulatedServer`: an OpenAI-dialect server (llama.cpp's, with its
@@ -33,12 +34,26 @@ the turn to its own reply call alone (the responder's prompt, uncached, and its 
 Calls after delivery (the saliences, issue 36) still hold the server's slot for a while: the
 client waits for the app to be idle before the next message, so a person who answers within
 that time (about 0.8 s at these speeds) would wait for them too; the per-call line shows it.
-Not measured here yet: the real llama.cpp peer of `make test-peer` (its `timings`).
 `--scale` runs the simulation faster than real time (0.2: five times faster); the figures
 are given back in the simulated seconds. `--task-model N` adds a task model (`llm_task_model`,
 issue 36 item 4) N times faster (prefill and generation; the same per-call overhead) on a
 simulated server of its own (its own slots and prefix cache): the structured calls go there,
 the reply stays on the main one (goal: ratio ≤ 1.3 with N = 4).
+
+`--peer`: the same turns against the real llama.cpp peer of `make test-peer` instead
+(llama-cpp-python's server with the tiny random model of tests/peer, n_ctx 8192; started by
+`tests/peer/server.py`, as the peer suite starts it), so the prefix-cache figure is a real
+server's (issue 36, goal: ≥ 70 % of a turn's prompt tokens from the cache). That server does
+not answer llama.cpp's `timings`; its verbose log says per request how many prompt tokens
+matched the one context it keeps ("Llama.generate: N prefix-match hit, remaining M prompt
+tokens to eval"), and `PeerProxy` reads that account for each call. It has one context (one
+slot, no `/props`) and reuses the previous prompt's prefix whatever the request says
+(`cache_prompt` is not a field it knows; `--cache`, its store of older states, gains a point at
+most here and is not used). Its tokenizer is ~1 token per character (two for an umlaut), so its
+counts are ~3.5 times a real model's; the shares, a ratio of counts, carry over. Printed per
+turn: POST → delivery (wall clock on this machine's CPU: it shows the turn runs, not a speed),
+the calls before and after delivery, the prompt tokens cached and processed and the cached
+share, and each call's cached/prompt tokens; then the p50 share.
 """
 
 from __future__ import annotations
@@ -51,13 +66,15 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import aiohttp  # noqa: E402
 import msgspec  # noqa: E402
 from aiohttp import web  # noqa: E402
 from aiohttp.test_utils import TestClient, TestServer  # noqa: E402
@@ -67,6 +84,7 @@ from app.core.settings import defaults  # noqa: E402
 from app.llm.schema import WRITTEN_CHARS_PER_TOKEN, filled_instance  # noqa: E402
 from app.wiring.server import create_app  # noqa: E402
 from tests.fakemodel import PURPOSE_HEADER, PURPOSE_SETTING, minimal_instance  # noqa: E402
+from tests.peer.server import Peer, prompt_account, running  # noqa: E402
 
 TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -182,12 +200,7 @@ class SimulatedServer:
         call = Call(request.headers.get(PURPOSE_HEADER, ""), self.now())
         self.calls.append(call)
         prompt = "".join(f"<{m['role']}>{m['content']}" for m in body["messages"])
-        schema = _schema(body)
-        if schema is None:
-            text, written = REPLY_TEXT, REPLY_TEXT
-        else:
-            text = msgspec.json.encode(minimal_instance(schema)).decode()
-            written = msgspec.json.encode(filled_instance(schema)).decode()
+        text, written = scripted(body)
         call.prompt, call.output = tokens(len(prompt)), tokens(len(written))
         max_tokens = body.get("max_tokens")
         if isinstance(max_tokens, int) and max_tokens > 0:
@@ -208,30 +221,43 @@ class SimulatedServer:
             "completion_tokens": call.output,
             "total_tokens": call.prompt + call.output,
         }
-        message = {"role": "assistant", "content": text}
-        if not body.get("stream"):
-            return web.json_response(
-                {
-                    "id": "sim",
-                    "object": "chat.completion",
-                    "model": "sim",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
-                    "usage": usage,
-                    "timings": {"prompt_n": call.prompt - call.cached, "cache_n": call.cached},
-                }
-            )
-        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
-        await response.prepare(request)
-        base = {"id": "sim", "object": "chat.completion.chunk", "model": "sim"}
-        for chunk in (
-            {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
-            {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
-            {"choices": [], "usage": usage},
-        ):
-            await response.write(b"data: " + msgspec.json.encode({**base, **chunk}) + b"\n\n")
-        await response.write(b"data: [DONE]\n\n")
-        await response.write_eof()
-        return response
+        timings = {"prompt_n": call.prompt - call.cached, "cache_n": call.cached}
+        return await answer(request, body, "sim", text, usage, timings)
+
+
+async def answer(
+    request: web.Request,
+    body: dict[str, Any],
+    model: str,
+    text: str,
+    usage: dict[str, int],
+    timings: dict[str, int] | None = None,
+) -> web.StreamResponse:
+    """An OpenAI-dialect chat answer of `text`, streamed where the request asked for it."""
+    message = {"role": "assistant", "content": text}
+    if not body.get("stream"):
+        return web.json_response(
+            {
+                "id": "bench",
+                "object": "chat.completion",
+                "model": model,
+                "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+                "usage": usage,
+                **({"timings": timings} if timings is not None else {}),
+            }
+        )
+    response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+    await response.prepare(request)
+    base = {"id": "bench", "object": "chat.completion.chunk", "model": model}
+    for chunk in (
+        {"choices": [{"index": 0, "delta": message, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [], "usage": usage},
+    ):
+        await response.write(b"data: " + msgspec.json.encode({**base, **chunk}) + b"\n\n")
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
 
 
 def faster(speed: Speed, factor: float) -> Speed:
@@ -241,6 +267,19 @@ def faster(speed: Speed, factor: float) -> Speed:
         speed.prefill * factor,
         speed.generate * factor,
         speed.overhead,
+    )
+
+
+def scripted(body: dict[str, Any]) -> tuple[str, str]:
+    """The answer's content and what a model would have written for it: the reply sentence,
+    or a schema's minimal instance (the neutral outcome: every turn takes the ordinary path)
+    and its realistically filled instance."""
+    schema = _schema(body)
+    if schema is None:
+        return REPLY_TEXT, REPLY_TEXT
+    return (
+        msgspec.json.encode(minimal_instance(schema)).decode(),
+        msgspec.json.encode(filled_instance(schema)).decode(),
     )
 
 
@@ -285,26 +324,132 @@ async def run_speed(
         task_server.started = server.started  # one clock for both
         servers.append(task_server)
         task = {"llm_task_model": "sim-task", "llm_task_url": task_server.url}
+    overrides: dict[str, Any] = {
+        "llm_url": server.url,
+        "llm_model": "sim",
+        "llm_context": 8192,
+        **task,
+    }
+    try:
+        return await drive(servers, overrides, turns)
+    finally:
+        for each in servers:
+            await each.close()
+
+
+@dataclass
+class PeerProxy:
+    """The real peer (`tests/peer/server.py`) behind a thin proxy that records each call: its
+    purpose (the header the app sends with `PURPOSE_SETTING`) and the server's own account of
+    its prompt tokens, cached and processed, read from the server's log while the call ran
+    (`prompt_account`). Calls go to the peer one at a time, as its one context serves them
+    anyway, so each log excerpt is one request's. The peer evaluates every prompt and writes
+    its answer; the proxy hands the app the bench's scripted content instead (`scripted`,
+    the simulator's): the tiny random model's words would fail the tribunal, and so the
+    prompts are those the simulated server sees. Everything else (`/v1/models`, `/props`,
+    `/tokenize`) is the peer's own answer."""
+
+    peer: Peer
+    calls: list[Call] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._one_at_a_time = asyncio.Lock()
+        self._server: TestServer | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self.url = ""
+        self.started = time.monotonic()
+
+    def now(self) -> float:
+        return time.monotonic() - self.started
+
+    async def start(self) -> PeerProxy:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        self._server = TestServer(app, host="127.0.0.1")
+        await self._server.start_server()
+        self.url = str(self._server.make_url("")).rstrip("/")
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            await self._server.close()
+        if self._session is not None:
+            await self._session.close()
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        assert self._session is not None
+        async with self._session.request(
+            request.method,
+            self.peer.url + request.path_qs,
+            data=await request.read(),
+            headers={"Content-Type": request.headers.get("Content-Type", "application/json")},
+        ) as peer:
+            return web.Response(
+                status=peer.status, body=await peer.read(), content_type=peer.content_type
+            )
+
+    async def _chat(self, request: web.Request) -> web.StreamResponse:
+        assert self._session is not None
+        body = msgspec.json.decode(await request.read())
+        text, _ = scripted(body)
+        async with self._one_at_a_time:
+            call = Call(request.headers.get(PURPOSE_HEADER, ""), self.now())
+            self.calls.append(call)
+            offset = self.peer.log.stat().st_size
+            # Asked unstreamed: llama-cpp-python's streams carry no usage.
+            async with self._session.post(
+                self.peer.url + "/v1/chat/completions", json={**body, "stream": False}
+            ) as peer:
+                if peer.status != 200:  # the app's to handle, as from the peer itself
+                    call.purpose += f" ({peer.status})"
+                    call.ended = self.now()
+                    return web.Response(
+                        status=peer.status, body=await peer.read(), content_type=peer.content_type
+                    )
+                done = await peer.json()
+            call.ended = self.now()
+            with self.peer.log.open("rb") as log:
+                log.seek(offset)
+                excerpt = log.read().decode(errors="replace")
+        usage = done["usage"]
+        account = prompt_account(excerpt, usage["prompt_tokens"])
+        call.prompt, call.cached = usage["prompt_tokens"], account.cached
+        call.output = usage["completion_tokens"]
+        call.alone = call.ended - call.arrived
+        return await answer(request, body, done["model"], text, usage)
+
+
+class Recording(Protocol):
+    calls: list[Call]
+
+    def now(self) -> float: ...
+
+
+async def drive(
+    servers: Sequence[Recording], overrides: dict[str, Any], turns: int
+) -> list[TurnFigures]:
+    """The real app against `servers` (the first one's clock times the turns): `turns`
+    ordinary sentences, one at a time, each turn's calls split at its delivery."""
+    clock = servers[0]
     figures: list[TurnFigures] = []
     with tempfile.TemporaryDirectory() as tmp:
-        overrides: dict[str, Any] = {
-            "data_dir": tmp,
-            "redis_appendfsync": "no",
-            "rate_limit_per_second": 1e6,
-            "llm_provider": "openai",
-            "llm_url": server.url,
-            "llm_model": "sim",
-            "llm_context": 8192,
-            "model_timeout": 120.0,
+        settings = defaults(
+            data_dir=tmp,
+            redis_appendfsync="no",
+            rate_limit_per_second=1e6,
+            llm_provider="openai",
+            model_timeout=120.0,
             **PURPOSE_SETTING,
-            **task,
-        }
-        app = create_app(defaults(**overrides), local_token=TOKEN)
+            **overrides,
+        )
+        app = create_app(settings, local_token=TOKEN)
         async with TestClient(TestServer(app)) as client:
             ws = await client.ws_connect("/api/ws", headers=AUTH)
             for i in range(turns):
                 first = [len(s.calls) for s in servers]
-                sent = server.now()
+                sent = clock.now()
                 response = await client.post(
                     "/api/characters/nova/messages",
                     json={"text": SENTENCES[i % len(SENTENCES)]},
@@ -315,7 +460,7 @@ async def run_speed(
                     kind = (await ws.receive_json(timeout=600))["type"]
                     if kind in ("character_response", "turn_failed"):
                         break
-                delivered = server.now()
+                delivered = clock.now()
                 assert kind == "character_response", "the turn failed"
                 await app[RUNTIME].idle()
                 calls = sorted(
@@ -330,8 +475,6 @@ async def run_speed(
                     )
                 )
             await ws.close()
-    for each in servers:
-        await each.close()
     return figures
 
 
@@ -383,8 +526,64 @@ def report(
     )
 
 
+PEER_N_CTX = 8192  # a whole turn's prompts at this vocabulary's ~1 token per character
+
+
+async def run_peer(turns: int) -> list[TurnFigures]:
+    with tempfile.TemporaryDirectory() as folder, running(Path(folder), PEER_N_CTX) as peer:
+        proxy = await PeerProxy(peer).start()
+        try:
+            # The tiny model's vocabulary is one token per character (two for an umlaut's
+            # bytes), so the budget counts 1 character per token, as the peer suite does.
+            return await drive(
+                [proxy],
+                {
+                    "llm_url": proxy.url,
+                    "llm_model": None,
+                    "llm_context": PEER_N_CTX,
+                    "chars_per_token": 1.0,
+                    "journal_min_context": PEER_N_CTX,
+                },
+                turns,
+            )
+        finally:
+            await proxy.close()
+
+
+def report_peer(figures: list[TurnFigures]) -> None:
+    print(
+        f"\nthe real llama.cpp peer (llama-cpp-python, the tiny random model of tests/peer, "
+        f"n_ctx {PEER_N_CTX}, one context): prompt tokens as its log counts them"
+    )
+    print(
+        f"{'turn':>4} {'POST→deliv s':>12} {'before':>6} {'after':>5} {'prompt':>6} "
+        f"{'cached':>6} {'processed':>9} {'cache %':>7}  calls: purpose cached/prompt"
+    )
+    shares = []
+    for n, t in enumerate(figures, 1):
+        prompt = sum(c.prompt for c in t.calls)
+        cached = sum(c.cached for c in t.calls)
+        shares.append(cached / max(prompt, 1))
+        calls = ", ".join(
+            f"{c.purpose} {c.cached}/{c.prompt}" + (" |" if c is t.before[-1] else "")
+            for c in t.calls
+        )
+        print(
+            f"{n:>4} {t.seconds:>12.2f} {len(t.before):>6} {len(t.after):>5} {prompt:>6} "
+            f"{cached:>6} {prompt - cached:>9} {100 * shares[-1]:>6.0f}%  {calls}"
+        )
+    print(
+        f"p50: prompt tokens from the cache {100 * statistics.median(shares):.0f} % (goal ≥ 70 %), "
+        f"POST→delivery {statistics.median(t.seconds for t in figures):.2f} s (wall clock, "
+        f"the tiny model on this machine's CPU: it shows the turn runs, not a speed)"
+    )
+
+
 async def main_async(args: argparse.Namespace) -> None:
     logging.basicConfig(level=logging.WARNING, stream=open("/dev/null", "w"))  # noqa: SIM115
+    if args.peer:
+        report_peer(await run_peer(args.turns))
+        return
     names = list(SPEEDS) if args.speed == "all" else [args.speed]
     for name in names:
         figures = await run_speed(SPEEDS[name], args.turns, args.slots, args.scale, args.task_model)
@@ -403,6 +602,11 @@ def main() -> None:
         default=None,
         metavar="N",
         help="add a task model N times faster, on a server of its own",
+    )
+    parser.add_argument(
+        "--peer",
+        action="store_true",
+        help="against the real llama.cpp peer of `make test-peer` instead of the simulation",
     )
     asyncio.run(main_async(parser.parse_args()))
 

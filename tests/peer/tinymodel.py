@@ -24,7 +24,7 @@ N_EMBD = 64
 N_HEAD = 4
 N_LAYER = 2
 N_FF = 128
-TRAINED_CONTEXT = 4096
+TRAINED_CONTEXT = 8192  # bench/reply.py --peer runs a whole turn's prompts in 8192
 
 CONTROL = ["<unk>", "<s>", "</s>"]
 UNK, BOS, EOS = 0, 1, 2
