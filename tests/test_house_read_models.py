@@ -29,13 +29,7 @@ LOG = "a log record's extra fields (`app.core.log`), keyed by name"
 NOT_YET = "a read model not yet a struct (issue 37 item 2, still to do)"
 
 EXCEPTIONS: dict[str, str] = {
-    "app.backup.archive:Backup.summary": NOT_YET,
     "app.backup.archive:write_manifest": DOCUMENT,
-    "app.backup.chat_export:ChatExporter.collect_kept": NOT_YET,
-    "app.backup.chat_export:with_parts": NOT_YET,
-    "app.backup.diary_import:PhotoReport.as_dict": NOT_YET,
-    "app.backup.diary_import:DiaryResult.as_dict": NOT_YET,
-    "app.backup.exports:ImportResult.as_dict": NOT_YET,
     "app.backup.exports:document_head": DOCUMENT,
     "app.backup.redis_snapshot:read_records": DOCUMENT,
     "app.characters.book:CharacterDefinition.toml_data": "a character's TOML file as data",
