@@ -4,10 +4,8 @@ below the API (`app/` but `app/api` and `app/wiring`, which sit above it) answer
 the API encodes it (`app/api/wire.py`).
 
 What still answers a dict is named below with its reason: free-form JSON documents by design
-(a backup's manifest, a card, a model's JSON answer before its struct reads it, log fields),
-and the read models not yet made structs (`NOT_YET`: the rest of item 2, each to leave this
-table when it is done). A name here that no longer answers a dict fails too, so the table
-only shrinks.
+(a backup's manifest, a card, a model's JSON answer before its struct reads it, log fields).
+A name here that no longer answers a dict fails too, so the table only shrinks.
 """
 
 from __future__ import annotations
@@ -26,7 +24,6 @@ ABOVE_THE_ROOMS = ("app.api", "app.wiring")
 DOCUMENT = "a free-form JSON document by design (its format is versioned, not a struct's)"
 MODEL_ANSWER = "the offline model's JSON answer, read by the stage's own struct like a real one"
 LOG = "a log record's extra fields (`app.core.log`), keyed by name"
-NOT_YET = "a read model not yet a struct (issue 37 item 2, still to do)"
 
 EXCEPTIONS: dict[str, str] = {
     "app.backup.archive:write_manifest": DOCUMENT,
@@ -61,19 +58,13 @@ EXCEPTIONS: dict[str, str] = {
     "app.pipeline.offline_rules.lists:command": MODEL_ANSWER,
     "app.pipeline.offline_rules.reminders:command": MODEL_ANSWER,
     "app.profiles.interaction.portability:export": DOCUMENT,
-    "app.profiles.interaction.portability:imported": NOT_YET,
-    "app.profiles.interaction.profile:describe": NOT_YET,
-    "app.profiles.interaction.store:InteractionStore.current": NOT_YET,
-    "app.profiles.interaction.store:InteractionStore.edit": NOT_YET,
-    "app.profiles.interaction.store:load": NOT_YET,
     "app.profiles.writing.package:build_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.package:mask_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.portability:export_writing": DOCUMENT,
     "app.profiles.writing.portability:export_both": DOCUMENT,
     "app.profiles.writing.review:offline_review": MODEL_ANSWER,
-    "app.profiles.writing.service:ProfileService.package": NOT_YET,
+    "app.profiles.writing.service:ProfileService.package": DOCUMENT + ": the profile package",
     "app.profiles.writing.service:ProfileService.export": DOCUMENT,
-    "app.profiles.writing.store:read_reason": NOT_YET,
 }
 
 
