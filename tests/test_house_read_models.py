@@ -4,10 +4,8 @@ below the API (`app/` but `app/api` and `app/wiring`, which sit above it) answer
 the API encodes it (`app/api/wire.py`).
 
 What still answers a dict is named below with its reason: free-form JSON documents by design
-(a backup's manifest, a card, a model's JSON answer before its struct reads it, log fields),
-and the read models not yet made structs (`NOT_YET`: the rest of item 2, each to leave this
-table when it is done). A name here that no longer answers a dict fails too, so the table
-only shrinks.
+(a backup's manifest, a card, a model's JSON answer before its struct reads it, log fields).
+A name here that no longer answers a dict fails too, so the table only shrinks.
 """
 
 from __future__ import annotations
@@ -26,16 +24,9 @@ ABOVE_THE_ROOMS = ("app.api", "app.wiring")
 DOCUMENT = "a free-form JSON document by design (its format is versioned, not a struct's)"
 MODEL_ANSWER = "the offline model's JSON answer, read by the stage's own struct like a real one"
 LOG = "a log record's extra fields (`app.core.log`), keyed by name"
-NOT_YET = "a read model not yet a struct (issue 37 item 2, still to do)"
 
 EXCEPTIONS: dict[str, str] = {
-    "app.backup.archive:Backup.summary": NOT_YET,
     "app.backup.archive:write_manifest": DOCUMENT,
-    "app.backup.chat_export:ChatExporter.collect_kept": NOT_YET,
-    "app.backup.chat_export:with_parts": NOT_YET,
-    "app.backup.diary_import:PhotoReport.as_dict": NOT_YET,
-    "app.backup.diary_import:DiaryResult.as_dict": NOT_YET,
-    "app.backup.exports:ImportResult.as_dict": NOT_YET,
     "app.backup.exports:document_head": DOCUMENT,
     "app.backup.redis_snapshot:read_records": DOCUMENT,
     "app.characters.book:CharacterDefinition.toml_data": "a character's TOML file as data",
@@ -50,17 +41,10 @@ EXCEPTIONS: dict[str, str] = {
     "app.core.settings:Settings.values": "the settings table by name (one row per setting)",
     "app.core.settings:Settings.public": "the settings table by name (one row per setting)",
     "app.llm.detect:Detected.as_dict": LOG,
-    "app.llm.gateway:Gateway.test_connection": NOT_YET,
     "app.llm.offline.handlers:LexiconPerception.values": MODEL_ANSWER,
     "app.llm.offline.handlers:perception": MODEL_ANSWER,
-    "app.llm.egress_log:EgressLog.day": NOT_YET,
-    "app.llm.egress_log:EgressLog.days": NOT_YET,
-    "app.llm.egress_log:summary": NOT_YET,
-    "app.llm.privacy.egress:EgressGate.gaps": NOT_YET,
     "app.llm.schema:json_schema": "a JSON Schema for the model's structured output",
-    "app.llm.trace:Trace.as_dict": NOT_YET,
     "app.llm.trace:Trace.log_fields": LOG,
-    "app.llm.trace:TraceRing.list": NOT_YET,
     "app.memory.summary:summary_messages": "a model call's chat messages (role, content)",
     "app.memory.turns:emotion_fields": "a turn's stored fields, written to its Redis hash",
     "app.pipeline.offline:router": MODEL_ANSWER,
@@ -74,19 +58,13 @@ EXCEPTIONS: dict[str, str] = {
     "app.pipeline.offline_rules.lists:command": MODEL_ANSWER,
     "app.pipeline.offline_rules.reminders:command": MODEL_ANSWER,
     "app.profiles.interaction.portability:export": DOCUMENT,
-    "app.profiles.interaction.portability:imported": NOT_YET,
-    "app.profiles.interaction.profile:describe": NOT_YET,
-    "app.profiles.interaction.store:InteractionStore.current": NOT_YET,
-    "app.profiles.interaction.store:InteractionStore.edit": NOT_YET,
-    "app.profiles.interaction.store:load": NOT_YET,
     "app.profiles.writing.package:build_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.package:mask_package": DOCUMENT + ": the profile package",
     "app.profiles.writing.portability:export_writing": DOCUMENT,
     "app.profiles.writing.portability:export_both": DOCUMENT,
     "app.profiles.writing.review:offline_review": MODEL_ANSWER,
-    "app.profiles.writing.service:ProfileService.package": NOT_YET,
+    "app.profiles.writing.service:ProfileService.package": DOCUMENT + ": the profile package",
     "app.profiles.writing.service:ProfileService.export": DOCUMENT,
-    "app.profiles.writing.store:read_reason": NOT_YET,
 }
 
 

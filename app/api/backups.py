@@ -27,6 +27,7 @@ import asyncio
 import functools
 import logging
 
+import msgspec
 from aiohttp import web
 
 from app.api.access import require_admin
@@ -35,6 +36,8 @@ from app.api.downloads import streamed_download
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import read_body
+from app.api.wire import answer
+from app.backup.archive import BackupSummary
 from app.backup.chat_export import ChatExporter, with_parts
 from app.backup.exports import (
     ExportError,
@@ -54,21 +57,27 @@ log = logging.getLogger(__name__)
 EXPORT_FORMATS: tuple[ExportFormat, ...] = ("md", "json")
 
 
+class BackupOut(BackupSummary, frozen=True):
+    """A backup as the list shows it: with the command line that restores it here."""
+
+    restore_command: str
+
+
 async def list_backups(request: web.Request) -> web.Response:
     require_admin(request)
     service = request.app[BACKUPS]
     settings = request.app[SETTINGS]
-    return web.json_response(
+    return answer(
         {
             "directory": str(service.directory),
             "data_dir": str(settings.data_path),
             "keep": settings.backup_keep,
             "daily": settings.backup_daily,
             "backups": [
-                {
-                    **backup.summary(),
-                    "restore_command": restore_command(settings.data_path, backup.path),
-                }
+                BackupOut(
+                    **msgspec.structs.asdict(backup.summary()),
+                    restore_command=restore_command(settings.data_path, backup.path),
+                )
                 for backup in await service.list()
             ],
         }
@@ -79,7 +88,7 @@ async def post_backup(request: web.Request) -> web.Response:
     require_admin(request)
     # One already being taken is refused as it is (`BackupBusy`: 409 `backup_running`).
     backup = await request.app[BACKUPS].create(reason="api")
-    return web.json_response(backup.summary(), status=201)
+    return answer(backup.summary(), status=201)
 
 
 async def get_export(request: web.Request) -> web.StreamResponse:
@@ -159,8 +168,8 @@ async def post_import(request: web.Request) -> web.Response:
     except ExportError as exc:
         raise ApiError(400, "invalid_import", str(exc)) from None
     if chat is None or kept is None:
-        return web.json_response(result.as_dict())
-    return web.json_response(
+        return answer(result)
+    return answer(
         with_parts(result, await chat.import_kept(request.app[REDIS], request[USER_ID], kept))
     )
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
+import msgspec
 from aiohttp import web
 
 from app.api.access import known_character
@@ -21,12 +22,32 @@ from app.api.middleware import USER_ID
 from app.api.validation import read_json, read_upload
 from app.api.wire import compact
 from app.characters import apart, pictures
-from app.characters.service import CharacterFields, Characters, CopyFields
+from app.characters.catalog import Character
+from app.characters.service import CharacterFields, Characters, CharacterView, CopyFields
 from app.memory.state import load_state
 from app.memory.turns import ORIGIN_OF_OCCASION
 
 UPLOAD_SETTING = "character_upload_max_bytes"
 UPLOAD_FIELDS = ("file", "card", "picture")  # the multipart field an upload comes in
+
+
+# --- the read models as the API shows them: a picture by its address --------------------------
+
+Shown = TypeVar("Shown", Character, CharacterView)
+
+
+def picture_url(character_id: str, version: str) -> str:
+    """Where the page gets a character's picture; the version changes with the file, so a
+    changed picture is fetched again."""
+    return f"/api/characters/{character_id}/picture?v={version}"
+
+
+def shown(character: Shown) -> Shown:
+    """A catalog entry or the editor's view with its picture's address in place of the
+    picture's version."""
+    if not isinstance(character.picture, str):  # None (no picture) or left out
+        return character
+    return msgspec.structs.replace(character, picture=picture_url(character.id, character.picture))
 
 
 def _characters(request: web.Request) -> Characters:
@@ -46,13 +67,16 @@ async def list_characters(request: web.Request) -> web.Response:
     """`GET /api/characters` → `[{id, name, language, kind, picture, description?, greeting?,
     alternate_greetings?}]`: built-in, shared and the caller's own, no persona text. Read on a
     worker thread: after an edit the book reads the changed files again (only those)."""
-    return compact(await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID]))
+    listed = await asyncio.to_thread(request.app[CHARACTERS].all, request[USER_ID])
+    return compact([shown(character) for character in listed])
 
 
 async def get_character(request: web.Request) -> web.Response:
     """`GET /api/characters/{cid}` → the editor's view (persona, greeting, baseline, …)."""
     user_id, character_id = request[USER_ID], request.match_info["cid"]
-    return compact(await _run(request, lambda c: c.view(user_id, c.find(user_id, character_id))))
+    return compact(
+        shown(await _run(request, lambda c: c.view(user_id, c.find(user_id, character_id))))
+    )
 
 
 async def post_character(request: web.Request) -> web.Response:
@@ -60,7 +84,8 @@ async def post_character(request: web.Request) -> web.Response:
     user_id = request[USER_ID]
     fields = await read_json(request, CharacterFields)
     return compact(
-        await _run(request, lambda c: c.view(user_id, c.create(user_id, fields))), status=201
+        shown(await _run(request, lambda c: c.view(user_id, c.create(user_id, fields)))),
+        status=201,
     )
 
 
@@ -70,7 +95,9 @@ async def put_character(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CharacterFields)
     return compact(
-        await _run(request, lambda c: c.view(user_id, c.update(user_id, character_id, fields)))
+        shown(
+            await _run(request, lambda c: c.view(user_id, c.update(user_id, character_id, fields)))
+        )
     )
 
 
@@ -87,7 +114,9 @@ async def post_copy(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     fields = await read_json(request, CopyFields)
     return compact(
-        await _run(request, lambda c: c.view(user_id, c.copy(user_id, character_id, fields))),
+        shown(
+            await _run(request, lambda c: c.view(user_id, c.copy(user_id, character_id, fields)))
+        ),
         status=201,
     )
 
@@ -128,14 +157,22 @@ async def put_picture(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     raw = await _upload(request, "a picture")
     return compact(
-        await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, raw)))
+        shown(
+            await _run(
+                request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, raw))
+            )
+        )
     )
 
 
 async def delete_picture(request: web.Request) -> web.Response:
     user_id, character_id = request[USER_ID], request.match_info["cid"]
     return compact(
-        await _run(request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, None)))
+        shown(
+            await _run(
+                request, lambda c: c.view(user_id, c.set_picture(user_id, character_id, None))
+            )
+        )
     )
 
 
@@ -154,7 +191,7 @@ async def post_import(request: web.Request) -> web.Response:
 
     def work(c: Characters) -> dict[str, Any]:
         definition, warnings = c.import_read(user_id, imported)
-        return {"character": c.view(user_id, definition), "warnings": warnings}
+        return {"character": shown(c.view(user_id, definition)), "warnings": warnings}
 
     return compact(await _run(request, work), status=201)
 

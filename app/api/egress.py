@@ -28,6 +28,7 @@ from app.api.app_keys import DB, EGRESS_LOG
 from app.api.downloads import streamed_download
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
+from app.api.wire import answer
 from app.core.clock import read_date
 from app.llm.egress_log import EgressLog, export_chunks
 
@@ -76,14 +77,12 @@ async def get_egress(request: web.Request) -> web.Response:
     purpose = await _purpose(request, egress)
     limit = _whole(request, "limit", EGRESS_DEFAULT_LIMIT, 1, EGRESS_MAX_LIMIT)
     offset = _whole(request, "offset", 0, 0, MAX_OFFSET)
-    found = await egress.day(request[USER_ID], day, purpose, limit=limit, offset=offset)
-    return web.json_response(found)
+    return answer(await egress.day(request[USER_ID], day, purpose, limit=limit, offset=offset))
 
 
 async def get_egress_days(request: web.Request) -> web.Response:
     limit = _whole(request, "limit", DAYS_DEFAULT_LIMIT, 1, DAYS_MAX_LIMIT)
-    days = await request.app[EGRESS_LOG].days(request[USER_ID], limit)
-    return web.json_response({"days": days})
+    return answer({"days": await request.app[EGRESS_LOG].days(request[USER_ID], limit)})
 
 
 async def export_egress(request: web.Request) -> web.StreamResponse:

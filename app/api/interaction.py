@@ -6,8 +6,6 @@ request writes nothing.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from aiohttp import web
 
@@ -16,7 +14,9 @@ from app.api.errors import ApiError, Handler
 from app.api.middleware import USER_ID
 from app.api.profile import GovernanceIn, TextIn, pref_key, profile_text
 from app.api.validation import read_json
+from app.api.wire import answer
 from app.profiles.interaction import profile as interaction
+from app.profiles.interaction.profile import InteractionProfile
 from app.storage.errors import Missing
 
 MAX_NOTE_CHARS = 500
@@ -36,12 +36,11 @@ def _language(request: web.Request) -> str:
 
 
 async def _interaction_response(
-    request: web.Request, status: int = 200, **extra: Any
+    request: web.Request, outcome: str | msgspec.UnsetType = msgspec.UNSET
 ) -> web.Response:
     current = await request.app[INTERACTIONS].current(request[USER_ID])
-    return web.json_response(
-        {**interaction.describe(current, _language(request)), **extra}, status=status
-    )
+    view = interaction.describe(current, _language(request))
+    return answer(msgspec.structs.replace(view, outcome=outcome))
 
 
 async def get_interaction(request: web.Request) -> web.Response:
@@ -61,8 +60,8 @@ async def put_interaction_pref(request: web.Request) -> web.Response:
 async def delete_interaction_pref(request: web.Request) -> web.Response:
     key = pref_key(request.match_info["key"])
 
-    def drop(profile: dict[str, Any]) -> None:
-        if profile["prefs"].pop(key, None) is None:
+    def drop(profile: InteractionProfile) -> None:
+        if profile.prefs.pop(key, None) is None:
             raise Missing(f"no preference {key!r}")
 
     await request.app[INTERACTIONS].edit(request[USER_ID], drop)
@@ -71,9 +70,11 @@ async def delete_interaction_pref(request: web.Request) -> web.Response:
 
 async def put_interaction_governance(request: web.Request) -> web.Response:
     body = await read_json(request, GovernanceIn)
-    await request.app[INTERACTIONS].edit(
-        request[USER_ID], lambda p: p.update(governance=body.governance)
-    )
+
+    def govern(profile: InteractionProfile) -> None:
+        profile.governance = body.governance
+
+    await request.app[INTERACTIONS].edit(request[USER_ID], govern)
     return await _interaction_response(request)
 
 
@@ -95,7 +96,7 @@ async def post_observation(request: web.Request) -> web.Response:
 async def _decide_suggestion(request: web.Request, accept: bool) -> web.Response:
     suggestion_id = request.match_info["suggestion_id"]
 
-    def decide(profile: dict[str, Any]) -> None:
+    def decide(profile: InteractionProfile) -> None:
         if not interaction.decide(profile, suggestion_id, accept):
             raise Missing(f"no suggestion {suggestion_id!r}")
 

@@ -248,7 +248,7 @@ async def import_diary_file(request: web.Request) -> web.Response:
             photos_not_imported=result.photos.not_imported,
         ),
     )
-    return web.json_response(result.as_dict(request_language(request)))
+    return answer(result.answer(request_language(request)))
 
 
 # --- generation ---------------------------------------------------------------------------------

@@ -16,8 +16,6 @@ this change lost to the turn.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 from aiohttp import web
 
@@ -25,7 +23,8 @@ from app.api.access import known_character
 from app.api.app_keys import LISTS, SETTINGS
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.memory.lists import ListStore, NamedList
+from app.api.wire import answer
+from app.memory.lists import ListStore
 
 BASE = "/api/characters/{cid}/lists"
 
@@ -36,15 +35,6 @@ class ListRename(msgspec.Struct, forbid_unknown_fields=True):
 
 class ItemEdit(msgspec.Struct, forbid_unknown_fields=True):
     text: str
-
-
-def describe(item: NamedList) -> dict[str, Any]:
-    return {
-        "name": item.name,
-        "items": item.items,
-        "created_at": item.created_at,
-        "updated_at": item.updated_at,
-    }
 
 
 def _store(request: web.Request) -> ListStore:
@@ -63,8 +53,9 @@ def _text(request: web.Request, raw: str, noun: str) -> str:
 
 
 async def get_lists(request: web.Request) -> web.Response:
-    """`[{name, items, created_at, updated_at}]`, oldest list first."""
-    return web.json_response([describe(item) for item in await _store(request).all()])
+    """`[{name, items, created_at, updated_at}]`, oldest list first: each list as stored
+    (`NamedList`, whose field order is the answer's)."""
+    return answer(await _store(request).all())
 
 
 async def rename_list(request: web.Request) -> web.Response:
@@ -72,7 +63,7 @@ async def rename_list(request: web.Request) -> web.Response:
     body = await read_json(request, ListRename)
     name = _text(request, body.name, "list name")
     renamed = await store.rename_list(request.match_info["name"], name)
-    return web.json_response(describe(renamed))
+    return answer(renamed)
 
 
 async def delete_list(request: web.Request) -> web.Response:
@@ -85,14 +76,14 @@ async def edit_item(request: web.Request) -> web.Response:
     body = await read_json(request, ItemEdit)
     text = _text(request, body.text, "item")
     changed = await store.replace_item(request.match_info["name"], request.match_info["item"], text)
-    return web.json_response(describe(changed))
+    return answer(changed)
 
 
 async def delete_item(request: web.Request) -> web.Response:
     changed = await _store(request).remove_item(
         request.match_info["name"], request.match_info["item"]
     )
-    return web.json_response(describe(changed))
+    return answer(changed)
 
 
 def setup(app: web.Application) -> None:

@@ -72,8 +72,7 @@ async def post_llm_test(request: web.Request) -> web.Response:
     # Each provider the body can name has a default (`default_url` is None for no other).
     url = (body.url or "").strip() or gateway.default_url(body.provider) or ""
     check_model_url(url)
-    result = await gateway.test_connection(body.provider, url, body.model)
-    return web.json_response(result)
+    return answer(await gateway.test_connection(body.provider, url, body.model))
 
 
 async def get_traces(request: web.Request) -> web.Response:
@@ -84,7 +83,7 @@ async def get_traces(request: web.Request) -> web.Response:
         if not raw.isdigit() or int(raw) < 1:
             raise ApiError(400, "invalid_request", "limit must be a positive integer")
         limit = int(raw)
-    return web.json_response({"traces": request.app[GATEWAY].traces.list(limit)})
+    return answer({"traces": request.app[GATEWAY].traces.list(limit)})
 
 
 def setup(app: web.Application) -> None:

@@ -46,6 +46,7 @@ from app.api.wire import answer
 from app.core.log import fields
 from app.core.settings import CONFIG_FILE, SECRETS_FILE, SETTINGS_BY_NAME, Settings
 from app.llm.choice import ModelChoice
+from app.llm.views import ConnectionFault
 
 log = logging.getLogger(__name__)
 
@@ -220,7 +221,7 @@ async def put_llm(request: web.Request) -> web.Response:
     return answer(body)
 
 
-async def connection_warning(gateway: Any) -> dict[str, str] | None:
+async def connection_warning(gateway: Any) -> ConnectionFault | None:
     """Saved, but can the server be reached — the main one, then the task model's? The real
     cause when not (`model_unavailable` for a server that does not answer), instead of a
     later `model_metadata_unknown`."""
@@ -228,7 +229,7 @@ async def connection_warning(gateway: Any) -> dict[str, str] | None:
     servers = [gateway.provider] + ([task] if task and task.url != gateway.provider.url else [])
     for provider in servers:
         result = await gateway.test_connection(provider.name, provider.url, provider.model)
-        if result["ok"]:
+        if result.ok or not isinstance(result.error, ConnectionFault):
             continue
         log.warning(
             "saved model server does not answer",
@@ -236,10 +237,10 @@ async def connection_warning(gateway: Any) -> dict[str, str] | None:
                 provider=provider.name,
                 url=provider.url,
                 model=provider.model,
-                error=result["error"]["code"],
+                error=result.error.code,
             ),
         )
-        return dict(result["error"])
+        return result.error
     return None
 
 

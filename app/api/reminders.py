@@ -19,7 +19,6 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
-from typing import Any
 
 import msgspec
 from aiohttp import web
@@ -29,7 +28,8 @@ from app.api.app_keys import REMINDER_CLOCK, REMINDERS, RUNTIME, SETTINGS
 from app.api.errors import ApiError
 from app.api.middleware import USER_ID
 from app.api.validation import bounded_text, read_json
-from app.core.clock import local_moment, zone_named
+from app.api.wire import answer
+from app.core.clock import zone_named
 from app.core.log import fields
 from app.memory.reminders import (
     DueTimeRefused,
@@ -60,34 +60,11 @@ def due_time(value: str | float, zone: dt.tzinfo | None) -> float:
     return parse_due(value, zone=zone)
 
 
-def iso_or_none(epoch: float, zone: dt.tzinfo | None) -> str | None:
-    """Local ISO 8601 of a stored time; None where a time stored before validation existed
-    cannot be shown (it must not make the whole list fail)."""
-    try:
-        return local_moment(epoch, zone).isoformat()
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def describe(reminder: Reminder, zone: dt.tzinfo | None) -> dict[str, Any]:
-    return {
-        "id": reminder.id,
-        "text": reminder.text,
-        "due_at": reminder.due_at,
-        "due_at_iso": iso_or_none(reminder.due_at, zone),
-        "status": reminder.status,
-        "created_at": reminder.created_at,
-        "fired_at": reminder.fired_at,
-        "trigger_turn_id": reminder.trigger_turn_id,
-        "impulse_turn_id": reminder.impulse_turn_id,
-    }
-
-
 async def list_reminders(request: web.Request) -> web.Response:
     character_id = known_character(request)
     reminders = await request.app[REMINDERS].list(request[USER_ID], character_id)
     zone = zone_named(request.app[SETTINGS].timezone)
-    return web.json_response([describe(r, zone) for r in reminders])
+    return answer([r.view(zone) for r in reminders])
 
 
 def checked_text(request: web.Request, raw: str) -> str:
@@ -143,7 +120,7 @@ async def create_reminder(request: web.Request) -> web.Response:
         request[USER_ID], character_id, text, due_at, cap=settings.max_reminders_per_pair
     )
     wake_clock(request)
-    return web.json_response(describe(reminder, zone), status=201)
+    return answer(reminder.view(zone), status=201)
 
 
 async def patch_reminder(request: web.Request) -> web.Response:
@@ -184,7 +161,7 @@ async def patch_reminder(request: web.Request) -> web.Response:
     )
     if reminder.status == "pending":
         wake_clock(request)
-    return web.json_response(describe(reminder, zone))
+    return answer(reminder.view(zone))
 
 
 def reopened(reminder: Reminder, request: web.Request) -> Reminder:

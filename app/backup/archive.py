@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import redis
 
 from app import __version__
@@ -81,22 +82,33 @@ class BackupInvalid(BackupError):
         self.problems = problems
 
 
+class BackupSummary(msgspec.Struct, frozen=True):
+    """What the API and the log show of a backup (field order: the answer's key order)."""
+
+    name: str
+    path: str
+    created_at: str | None
+    app_version: str | None
+    bytes: int  # of every file the manifest lists
+    accounts_included: bool
+    counts: dict[str, int]  # the manifest's `counts`: users, days, entries, …
+
+
 @dataclass(frozen=True, slots=True)
 class Backup:
     path: Path
     manifest: dict[str, Any]
 
-    def summary(self) -> dict[str, Any]:
-        """What the API and the CLI show of a backup."""
-        return {
-            "name": self.path.name,
-            "path": str(self.path),
-            "created_at": self.manifest.get("created_at"),
-            "app_version": self.manifest.get("app_version"),
-            "bytes": sum(f.get("bytes", 0) for f in self.manifest.get("files", [])),
-            "accounts_included": bool(self.manifest.get("accounts_included")),
-            "counts": self.manifest.get("counts", {}),
-        }
+    def summary(self) -> BackupSummary:
+        return BackupSummary(
+            name=self.path.name,
+            path=str(self.path),
+            created_at=self.manifest.get("created_at"),
+            app_version=self.manifest.get("app_version"),
+            bytes=sum(f.get("bytes", 0) for f in self.manifest.get("files", [])),
+            accounts_included=bool(self.manifest.get("accounts_included")),
+            counts=self.manifest.get("counts", {}),
+        )
 
 
 def database_path(data_path: Path) -> Path:

@@ -38,6 +38,7 @@ import msgspec
 import redis.asyncio as aioredis
 
 from app.backup.exports import (
+    Counted,
     ExportQuery,
     ImportResult,
     ImportTarget,
@@ -109,6 +110,14 @@ class ChatDocument(msgspec.Struct):
     messages: list[ChatMessage]
     lists: list[KeptList] = []
     reminders: list[KeptReminder] = []
+
+
+class Kept(msgspec.Struct, frozen=True):
+    """What the user keeps with the characters of an export, read from Redis before the
+    export is streamed (`exports.stream`'s `kept`: each field a section of the document)."""
+
+    lists: list[KeptList]
+    reminders: list[KeptReminder]
 
 
 class KeptDocument(msgspec.Struct):
@@ -184,36 +193,36 @@ class ChatExporter:
 
     async def collect_kept(
         self, redis: aioredis.Redis, query: ExportQuery, character_ids: list[str]
-    ) -> dict[str, Any]:
-        """The `lists` and `reminders` of the query's user with `character_ids`."""
-        lists: list[dict[str, Any]] = []
-        reminders: list[dict[str, Any]] = []
+    ) -> Kept:
+        """The lists and reminders of the query's user with `character_ids`."""
+        lists: list[KeptList] = []
+        reminders: list[KeptReminder] = []
         for character_id in character_ids:
             lists.extend(
-                {
-                    "character_id": character_id,
-                    "name": kept.name,
-                    "items": kept.items,
-                    "created_at": kept.created_at,
-                    "updated_at": kept.updated_at,
-                }
+                KeptList(
+                    character_id=character_id,
+                    name=kept.name,
+                    items=kept.items,
+                    created_at=kept.created_at,
+                    updated_at=kept.updated_at,
+                )
                 for kept in await ListStore(redis, query.user_id, character_id).all()
             )
             reminders.extend(
-                {
-                    "id": reminder.id,
-                    "character_id": character_id,
-                    "text": reminder.text,
-                    "due_at": reminder.due_at,
-                    "created_at": reminder.created_at,
-                    "status": reminder.status,
-                    "fired_at": reminder.fired_at,
-                    "trigger_turn_id": reminder.trigger_turn_id,
-                    "impulse_turn_id": reminder.impulse_turn_id,
-                }
+                KeptReminder(
+                    id=reminder.id,
+                    character_id=character_id,
+                    text=reminder.text,
+                    due_at=reminder.due_at,
+                    created_at=reminder.created_at,
+                    status=reminder.status,
+                    fired_at=reminder.fired_at,
+                    trigger_turn_id=reminder.trigger_turn_id,
+                    impulse_turn_id=reminder.impulse_turn_id,
+                )
                 for reminder in await ReminderStore(redis).list(query.user_id, character_id)
             )
-        return {"lists": lists, "reminders": reminders}
+        return Kept(lists, reminders)
 
     async def kept_characters(
         self, redis: aioredis.Redis, query: ExportQuery, defined: list[str]
@@ -244,9 +253,9 @@ class ChatExporter:
 
     async def import_kept(
         self, redis: aioredis.Redis, user_id: str, document: KeptDocument
-    ) -> dict[str, dict[str, int]]:
-        """Add the lists, items and reminders the user lacks; per part how many were
-        imported and skipped (items for lists, reminders by id)."""
+    ) -> dict[str, Counted]:
+        """Add the lists, items and reminders the user lacks; per part (`lists`,
+        `reminders`) how many were imported and skipped (items for lists, reminders by id)."""
         added_items = skipped_items = 0
         for kept in document.lists:
             store = ListStore(redis, user_id, kept.character_id)
@@ -272,21 +281,21 @@ class ChatExporter:
         ]
         added = await ReminderStore(redis).restore(reminders)
         return {
-            "lists": {"imported": added_items, "skipped": skipped_items},
-            "reminders": {"imported": added, "skipped": len(reminders) - added},
+            "lists": Counted(added_items, skipped_items),
+            "reminders": Counted(added, len(reminders) - added),
         }
 
 
-def with_parts(result: ImportResult, kept: dict[str, dict[str, int]]) -> dict[str, Any]:
+def with_parts(result: ImportResult, kept: dict[str, Counted]) -> ImportResult:
     """A chat import's answer: the totals over its parts, and `parts` — the messages', and
     the lists' and reminders' of `import_kept`."""
-    parts = {"messages": {"imported": result.imported, "skipped": result.skipped}, **kept}
-    return {
-        **result.as_dict(),
-        "imported": sum(p["imported"] for p in parts.values()),
-        "skipped": sum(p["skipped"] for p in parts.values()),
-        "parts": parts,
-    }
+    parts = {"messages": Counted(result.imported, result.skipped), **kept}
+    return ImportResult(
+        result.kind,
+        imported=sum(p.imported for p in parts.values()),
+        skipped=sum(p.skipped for p in parts.values()),
+        parts=parts,
+    )
 
 
 async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> T:
@@ -300,21 +309,24 @@ async def on_redis(url: str, work: Callable[[aioredis.Redis], Awaitable[T]]) -> 
 
 
 def _kept_markdown(document: dict[str, Any], zone: dt.tzinfo | None) -> list[str]:
-    """The lists and reminders of a chat export (`document`: its head), as lines."""
+    """The lists and reminders of a chat export (`document`: its head, with the `Kept`
+    lists `exports.stream` was handed), as lines."""
     lines: list[str] = []
-    if document.get("lists"):
+    kept_lists: list[KeptList] = document.get("lists") or []
+    kept_reminders: list[KeptReminder] = document.get("reminders") or []
+    if kept_lists:
         lines += ["## Lists", ""]
-        for kept in document["lists"]:
-            lines += [f"### {kept['name']} ({kept['character_id']})", ""]
-            lines += [f"- {_one_line(item)}" for item in kept["items"]] or ["(empty)"]
+        for kept in kept_lists:
+            lines += [f"### {kept.name} ({kept.character_id})", ""]
+            lines += [f"- {_one_line(item)}" for item in kept.items] or ["(empty)"]
             lines.append("")
-    if document.get("reminders"):
+    if kept_reminders:
         lines += ["## Reminders", ""]
-        for reminder in document["reminders"]:
-            when = local_moment(reminder["due_at"], zone).strftime("%Y-%m-%d %H:%M")
+        for reminder in kept_reminders:
+            when = local_moment(reminder.due_at, zone).strftime("%Y-%m-%d %H:%M")
             lines.append(
-                f"- {when} · {_one_line(reminder['text'])} · {reminder['status']} "
-                f"({reminder['character_id']})"
+                f"- {when} · {_one_line(reminder.text)} · {reminder.status} "
+                f"({reminder.character_id})"
             )
         lines.append("")
     return lines

@@ -29,7 +29,7 @@ from app.backup.archive import (
     database_path,
     prune,
 )
-from app.backup.chat_export import ChatExporter, on_redis, with_parts
+from app.backup.chat_export import ChatExporter, Kept, on_redis, with_parts
 from app.backup.database import table_exists
 from app.backup.diary_formats import Limits, read_folder, read_upload
 from app.backup.diary_import import (
@@ -271,14 +271,14 @@ def _export(settings: Settings, args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> dict[str, Any]:
+def _kept_of(settings: Settings, exporter: ChatExporter, query: ExportQuery) -> Kept:
     """The lists and reminders a chat export carries, from the running app's Redis or from
     the data dir's own (started here, and stopped again, when no app runs)."""
     from app.characters.book import CharacterBook
 
     defined = [character.id for character in CharacterBook(settings).all(query.user_id)]
 
-    async def collect(redis: Any) -> dict[str, Any]:
+    async def collect(redis: Any) -> Kept:
         return await exporter.collect_kept(
             redis, query, await exporter.kept_characters(redis, query, defined)
         )
@@ -392,7 +392,7 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
     with _locked_database(settings, "import in the app's settings (Backup)") as conn:
         with conn:
             result = exporter.import_document(conn, target, raw)
-        answer = result.as_dict()
+        answer = result
         if chat is not None and kept is not None and (kept.lists or kept.reminders):
             with redis_url_of(settings, app_running=False) as url:
                 answer = with_parts(
@@ -401,12 +401,10 @@ def _import(settings: Settings, file: Path, user_id: str) -> int:
                         on_redis(url, lambda redis: chat.import_kept(redis, user_id, kept))
                     ),
                 )
-    print(
-        f"imported {answer['imported']}, skipped {answer['skipped']} already present "
-        f"({answer['kind']})"
-    )
-    for part, counts in answer.get("parts", {}).items():
-        print(f"  {part}: imported {counts['imported']}, skipped {counts['skipped']}")
+    print(f"imported {answer.imported}, skipped {answer.skipped} already present ({answer.kind})")
+    parts = answer.parts if isinstance(answer.parts, dict) else {}
+    for part, counts in parts.items():
+        print(f"  {part}: imported {counts.imported}, skipped {counts.skipped}")
     return EXIT_OK
 
 

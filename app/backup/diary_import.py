@@ -31,7 +31,8 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-from typing import Any
+
+import msgspec
 
 from app.backup.diary_formats import Diary, DiaryItem, PhotoRef, photo_files, read_photo
 from app.backup.exports import ExportError, ImportTarget
@@ -123,23 +124,63 @@ class ImportedEntry:
     photos: tuple[PhotoRef, ...]
 
 
+class PhotoItem(msgspec.Struct, frozen=True):
+    """A photo of an imported entry and what became of it (field order: the answer's key
+    order): stored (`asset_id`), or not, with its reason (a media refusal's code and
+    message, `not_in_archive`, `import_time_budget`)."""
+
+    entry_id: str
+    date: str
+    identifier: str
+    md5: str
+    type: str
+    in_archive: bool
+    name: str  # as stored: the archive's file name
+    imported: bool = False
+    reason: str | msgspec.UnsetType = msgspec.UNSET
+    message: str | msgspec.UnsetType = msgspec.UNSET
+    asset_id: str | msgspec.UnsetType | None = msgspec.UNSET
+
+
+class PhotosAnswer(msgspec.Struct, frozen=True):
+    found: int
+    imported: int
+    not_imported: int
+    items: list[PhotoItem]
+
+
+class EntryAnswer(msgspec.Struct, frozen=True):
+    entry_id: str
+    date: str
+    items: int  # the diary's items the entry was made of
+
+
+class DiaryAnswer(msgspec.Struct, frozen=True):
+    """A diary import's answer (`POST /api/journal/import/diary`; field order: its keys)."""
+
+    kind: str  # `diary.<source>`
+    source: str
+    items: int
+    imported: int
+    skipped: int
+    day_has_entry: list[str]
+    entries: list[EntryAnswer]
+    photos: PhotosAnswer
+    notes: list[str]
+
+
 @dataclass(slots=True)
 class PhotoReport:
     found: int = 0
     imported: int = 0
-    items: list[dict[str, Any]] = field(default_factory=list)
+    items: list[PhotoItem] = field(default_factory=list)
 
     @property
     def not_imported(self) -> int:
         return self.found - self.imported
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "found": self.found,
-            "imported": self.imported,
-            "not_imported": self.not_imported,
-            "items": self.items,
-        }
+    def answer(self) -> PhotosAnswer:
+        return PhotosAnswer(self.found, self.imported, self.not_imported, list(self.items))
 
 
 @dataclass(slots=True)
@@ -152,20 +193,18 @@ class DiaryResult:
     entries: list[ImportedEntry] = field(default_factory=list)
     photos: PhotoReport = field(default_factory=PhotoReport)
 
-    def as_dict(self, language: str = "en") -> dict[str, Any]:
-        return {
-            "kind": f"diary.{self.source}",
-            "source": self.source,
-            "items": self.items,
-            "imported": self.imported,
-            "skipped": self.skipped,
-            "day_has_entry": self.day_has_entry,
-            "entries": [
-                {"entry_id": e.entry_id, "date": e.date, "items": e.items} for e in self.entries
-            ],
-            "photos": self.photos.as_dict(),
-            "notes": self.notes(language),
-        }
+    def answer(self, language: str = "en") -> DiaryAnswer:
+        return DiaryAnswer(
+            kind=f"diary.{self.source}",
+            source=self.source,
+            items=self.items,
+            imported=self.imported,
+            skipped=self.skipped,
+            day_has_entry=list(self.day_has_entry),
+            entries=[EntryAnswer(e.entry_id, e.date, e.items) for e in self.entries],
+            photos=self.photos.answer(),
+            notes=self.notes(language),
+        )
 
     def notes(self, language: str) -> list[str]:
         """What the user should know beyond the counts, in their language."""
@@ -285,29 +324,32 @@ async def attach_photos(result: DiaryResult, diary: Diary, add: AddPhoto) -> Pho
                 if photo.member
                 else f"{photo.identifier}.{photo.type}"
             )
-            item = {
-                "entry_id": entry.entry_id,
-                "date": entry.date,
-                **photo.as_dict(),
-                "name": name,
-                "imported": False,
-            }
+            found = PhotoItem(
+                entry_id=entry.entry_id,
+                date=entry.date,
+                identifier=photo.identifier,
+                md5=photo.md5,
+                type=photo.type,
+                in_archive=photo.member is not None,
+                name=name,
+            )
             if time.monotonic() > deadline:
-                item["reason"] = OVER_TIME
-                report.items.append(item)
+                report.items.append(msgspec.structs.replace(found, reason=OVER_TIME))
                 continue
             data = await asyncio.to_thread(read_photo, diary, photo)
             if data is None:
-                item["reason"] = NOT_IN_ARCHIVE
+                found = msgspec.structs.replace(found, reason=NOT_IN_ARCHIVE)
             else:
                 try:
                     asset = await add(entry.entry_id, name, data)
                 except MediaRefused as exc:
-                    item.update(reason=exc.code, message=exc.message)
+                    found = msgspec.structs.replace(found, reason=exc.code, message=exc.message)
                 else:
-                    item.update(imported=True, asset_id=getattr(asset, "asset_id", None))
+                    found = msgspec.structs.replace(
+                        found, imported=True, asset_id=getattr(asset, "asset_id", None)
+                    )
                     report.imported += 1
-            report.items.append(item)
+            report.items.append(found)
     result.photos = report
     return report
 

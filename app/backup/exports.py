@@ -35,7 +35,7 @@ import datetime as dt
 import os
 import time
 import zipfile
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, Protocol, TypeVar
@@ -84,18 +84,26 @@ class ImportTarget:
     characters: Collection[str]
 
 
-@dataclass(frozen=True, slots=True)
-class ImportResult:
-    kind: str
+class Counted(msgspec.Struct, frozen=True):
+    """How many items of a part an import added, and skipped as already there."""
+
     imported: int
     skipped: int
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, "imported": self.imported, "skipped": self.skipped}
+
+class ImportResult(msgspec.Struct, frozen=True):
+    """An import's answer (the API's and the CLI's; field order: its keys): the totals, and
+    per part where a document has several (a chat export: messages, lists, reminders)."""
+
+    kind: str
+    imported: int
+    skipped: int
+    parts: dict[str, Counted] | msgspec.UnsetType = msgspec.UNSET
 
 
-# A list of the JSON document: its name ("messages") and its items, read as they are needed.
-Section = tuple[str, Iterable[dict[str, Any]]]
+# A list of the JSON document: its name ("messages") and its items (dicts or structs, in the
+# document's key order), read as they are needed.
+Section = tuple[str, Iterable[object]]
 
 
 class Exporter(Protocol):
@@ -213,19 +221,22 @@ def stream(
     query: ExportQuery,
     fmt: ExportFormat,
     language: str | None = None,
-    kept: Mapping[str, list[dict[str, Any]]] | None = None,
+    kept: msgspec.Struct | None = None,
 ) -> Iterator[bytes]:
     """The export as chunks of about `CHUNK_BYTES` (UTF-8), read in one transaction; `kept`:
-    the lists read elsewhere before (see the module)."""
-    kept = dict(kept or {})
+    the lists read elsewhere before (see the module), a struct whose every field is a list:
+    each a section after the exporter's own, and in the Markdown's head by its name."""
+    kept_lists: dict[str, Any] = msgspec.structs.asdict(kept) if kept is not None else {}
     conn.execute("BEGIN")  # one moment of the database, however long the export takes
     try:
         head = document_head(exporter.document_kind, query)
         if fmt == "json":
-            yield from chunked(json_pieces(head, [*exporter.sections(conn, query), *kept.items()]))
+            sections = [*exporter.sections(conn, query), *kept_lists.items()]
+            yield from chunked(json_pieces(head, sections))
         else:
             yield from chunked(
-                text.encode() for text in exporter.markdown(conn, query, {**head, **kept}, language)
+                text.encode()
+                for text in exporter.markdown(conn, query, {**head, **kept_lists}, language)
             )
     finally:
         conn.rollback()

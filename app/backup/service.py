@@ -97,10 +97,10 @@ class BackupService:
                 "backup made",
                 extra=logctx.fields(
                     reason=reason,
-                    name=summary["name"],
-                    bytes=summary["bytes"],
+                    name=summary.name,
+                    bytes=summary.bytes,
                     ms=logctx.monotonic_ms(start),
-                    **summary["counts"],
+                    **summary.counts,
                 ),
             )
             return backup

@@ -183,22 +183,22 @@ class CharacterDefinition:
             name=self.name,
             language=self.language,
             kind=self.kind,
-            picture=self.picture_url,
+            picture=self.picture_version,
             description=self.description or UNSET,
             greeting=self.for_screen(self.greeting) if self.greeting else UNSET,
             alternate_greetings=[self.for_screen(g) for g in self.alternate_greetings] or UNSET,
         )
 
     @property
-    def picture_url(self) -> str | None:
-        """Where the page gets the picture; its version changes with the file."""
+    def picture_version(self) -> str | None:
+        """The picture's version, which changes with its file (its mtime); None: no picture.
+        The API makes the address the page gets it from of it (`app.api.characters`)."""
         if self.picture is None:
             return None
         try:
-            version = self.picture.stat().st_mtime_ns
+            return str(self.picture.stat().st_mtime_ns)
         except OSError:
             return None
-        return f"/api/characters/{self.id}/picture?v={version}"
 
     def toml_data(self) -> dict[str, Any]:
         """The definition as its TOML file holds it (`definition_from` reads it back)."""

@@ -23,7 +23,9 @@ class Character(msgspec.Struct):
     name: str
     language: str = "de"
     kind: str | msgspec.UnsetType = UNSET
-    picture: str | msgspec.UnsetType | None = UNSET  # the picture's address with its version
+    # The picture's version (`CharacterDefinition.picture_version`; None: no picture), which
+    # the API answers as the picture's address.
+    picture: str | msgspec.UnsetType | None = UNSET
     description: str | msgspec.UnsetType = UNSET
     greeting: str | msgspec.UnsetType = UNSET  # as shown (macros filled in)
     alternate_greetings: list[str] | msgspec.UnsetType = UNSET

@@ -87,7 +87,7 @@ class CharacterView(msgspec.Struct):
     name: str
     language: str
     kind: str
-    picture: str | None  # the picture's address with its version (`CharacterDefinition`)
+    picture: str | None  # its version (`CharacterDefinition.picture_version`): the API's address
     description: str
     persona: str
     greeting: str
@@ -113,7 +113,7 @@ def describe(
         name=definition.name,
         language=definition.language,
         kind=definition.kind,
-        picture=definition.picture_url,
+        picture=definition.picture_version,
         description=definition.description,
         persona=definition.persona,
         greeting=definition.greeting,

@@ -88,6 +88,60 @@ class EgressCall(msgspec.Struct, frozen=True):
     error_code: str | None
 
 
+class EgressRow(msgspec.Struct, frozen=True):
+    """A call as the user's log shows it (`GET /api/privacy/egress`, the JSON export; field
+    order: the answer's key order): `day` is the user's calendar day of `at`."""
+
+    at: float
+    day: str
+    purpose: str
+    provider: str
+    endpoint: str
+    model: str | None
+    remote: bool
+    tokens_in: int | None
+    tokens_out: int | None
+    masked: dict[str, int]
+    refused: str | None
+    outcome: str
+    error_code: str | None
+
+
+class EndpointCalls(msgspec.Struct, frozen=True):
+    endpoint: str
+    provider: str
+    remote: bool
+    calls: int
+
+
+class EgressSummary(msgspec.Struct, frozen=True):
+    """A day in numbers (`summary`)."""
+
+    calls: int
+    remote_calls: int
+    masked: dict[str, int]  # kind → identities replaced
+    refused: dict[str, int]  # each of REFUSALS → calls refused so
+    tokens_in: int
+    tokens_out: int
+    endpoints: list[EndpointCalls]
+
+
+class EgressDay(msgspec.Struct, frozen=True):
+    """One page of a day's calls with the day's summary (`EgressLog.day`)."""
+
+    day: str
+    purpose: str | None
+    summary: EgressSummary
+    purposes: list[str]  # every purpose of the day's calls
+    calls: list[EgressRow]  # newest first
+    next_offset: int | None
+
+
+class DayCalls(msgspec.Struct, frozen=True):
+    day: str
+    calls: int
+
+
 def endpoint_of(url: str | None) -> str:
     """The endpoint as the log names it: the URL's host and port only (a user and password
     in the URL, its path and query stay out); an IPv6 host in brackets."""
@@ -177,7 +231,7 @@ class EgressLog:
 
     async def day(
         self, user_id: str, day: str, purpose: str | None, *, limit: int, offset: int
-    ) -> dict[str, Any]:
+    ) -> EgressDay:
         """The user's calls of `day` (optionally of one purpose), newest first, one page of
         `limit` from `offset`, with the day's summary over all of them (`summary`)."""
         await self.flush()
@@ -185,8 +239,8 @@ class EgressLog:
             lambda conn: _day(conn, user_id, day, purpose, limit, offset)
         )
 
-    async def days(self, user_id: str, limit: int) -> list[dict[str, Any]]:
-        """The newest `limit` days with calls: `{"day", "calls"}`."""
+    async def days(self, user_id: str, limit: int) -> list[DayCalls]:
+        """The newest `limit` days with calls, with how many."""
         await self.flush()
         rows = await self.db.execute_fn(
             lambda conn: conn.execute(
@@ -195,7 +249,7 @@ class EgressLog:
                 (user_id, limit),
             ).fetchall()
         )
-        return [{"day": row[0], "calls": int(row[1])} for row in rows]
+        return [DayCalls(row[0], int(row[1])) for row in rows]
 
     async def known_purpose(self, user_id: str, purpose: str) -> bool:
         """A purpose a filter may name: one of the app's, or one the user's rows hold (a
@@ -232,27 +286,27 @@ def _where(user_id: str, day: str | None, purpose: str | None) -> tuple[str, lis
     return " WHERE " + " AND ".join(clauses), params
 
 
-def _wire(row: Any) -> dict[str, Any]:
-    return {
-        "at": row[0],
-        "day": row[1],
-        "purpose": row[2],
-        "provider": row[3],
-        "endpoint": row[4],
-        "model": row[5],
-        "remote": bool(row[6]),
-        "tokens_in": row[7],
-        "tokens_out": row[8],
-        "masked": json.loads(row[9]),
-        "refused": row[10],
-        "outcome": row[11],
-        "error_code": row[12],
-    }
+def _wire(row: Any) -> EgressRow:
+    return EgressRow(
+        at=row[0],
+        day=row[1],
+        purpose=row[2],
+        provider=row[3],
+        endpoint=row[4],
+        model=row[5],
+        remote=bool(row[6]),
+        tokens_in=row[7],
+        tokens_out=row[8],
+        masked=json.loads(row[9]),
+        refused=row[10],
+        outcome=row[11],
+        error_code=row[12],
+    )
 
 
 def _day(
     conn: Any, user_id: str, day: str, purpose: str | None, limit: int, offset: int
-) -> dict[str, Any]:
+) -> EgressDay:
     where, params = _where(user_id, day, purpose)
     everything = [_wire(row) for row in conn.execute(f"{_READ}{where} ORDER BY at DESC", params)]
     every_purpose = conn.execute(
@@ -261,41 +315,41 @@ def _day(
         (user_id, day),
     ).fetchall()
     page = everything[offset : offset + limit]
-    return {
-        "day": day,
-        "purpose": purpose,
-        "summary": summary(everything),
-        "purposes": [row[0] for row in every_purpose],
-        "calls": page,
-        "next_offset": offset + limit if offset + limit < len(everything) else None,
-    }
+    return EgressDay(
+        day=day,
+        purpose=purpose,
+        summary=summary(everything),
+        purposes=[row[0] for row in every_purpose],
+        calls=page,
+        next_offset=offset + limit if offset + limit < len(everything) else None,
+    )
 
 
-def summary(calls: list[dict[str, Any]]) -> dict[str, Any]:
+def summary(calls: list[EgressRow]) -> EgressSummary:
     """The day in numbers: calls, masked identities by kind, refusals, tokens, and the
     calls per endpoint (remote or local)."""
     masked: dict[str, int] = {}
     refused = dict.fromkeys(REFUSALS, 0)
     endpoints: dict[tuple[str, str, bool], int] = {}
     for call in calls:
-        for kind, count in call["masked"].items():
+        for kind, count in call.masked.items():
             masked[kind] = masked.get(kind, 0) + count
-        if call["refused"] in refused:
-            refused[call["refused"]] += 1
-        where = (call["endpoint"], call["provider"], call["remote"])
+        if call.refused in refused:
+            refused[call.refused] += 1
+        where = (call.endpoint, call.provider, call.remote)
         endpoints[where] = endpoints.get(where, 0) + 1
-    return {
-        "calls": len(calls),
-        "remote_calls": sum(1 for call in calls if call["remote"]),
-        "masked": masked,
-        "refused": refused,
-        "tokens_in": sum(call["tokens_in"] or 0 for call in calls),
-        "tokens_out": sum(call["tokens_out"] or 0 for call in calls),
-        "endpoints": [
-            {"endpoint": endpoint, "provider": provider, "remote": remote, "calls": count}
+    return EgressSummary(
+        calls=len(calls),
+        remote_calls=sum(1 for call in calls if call.remote),
+        masked=masked,
+        refused=refused,
+        tokens_in=sum(call.tokens_in or 0 for call in calls),
+        tokens_out=sum(call.tokens_out or 0 for call in calls),
+        endpoints=[
+            EndpointCalls(endpoint, provider, remote, count)
             for (endpoint, provider, remote), count in sorted(endpoints.items())
         ],
-    }
+    )
 
 
 def export_chunks(
@@ -312,7 +366,8 @@ def export_chunks(
     yield b"["
     first = True
     for row in rows:
-        yield (b"" if first else b",") + json.dumps(_wire(row), ensure_ascii=False).encode()
+        call = msgspec.to_builtins(_wire(row))
+        yield (b"" if first else b",") + json.dumps(call, ensure_ascii=False).encode()
         first = False
     yield b"]\n"
 
@@ -322,7 +377,7 @@ def _csv_chunks(rows: Iterator[Any]) -> Iterator[bytes]:
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(EXPORT_COLUMNS)
     for row in rows:
-        call = _wire(row)
+        call = msgspec.to_builtins(_wire(row))
         call["masked"] = ";".join(f"{k}={v}" for k, v in sorted(call["masked"].items()))
         call["remote"] = int(call["remote"])
         writer.writerow([call[column] for column in EXPORT_COLUMNS])

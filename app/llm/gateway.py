@@ -90,7 +90,14 @@ from app.llm.schema import json_schema
 from app.llm.slots import ServerSlots
 from app.llm.trace import Trace, TraceRing
 from app.llm.types import Call, Completion, Message, Reply, TextStream, Usage, check_call
-from app.llm.views import ConfiguredModel, GatewayView, ModelInfo, TaskModelView
+from app.llm.views import (
+    ConfiguredModel,
+    ConnectionFault,
+    ConnectionResult,
+    GatewayView,
+    ModelInfo,
+    TaskModelView,
+)
 from app.llm.window import ContextWindows
 
 log = logging.getLogger(__name__)
@@ -380,7 +387,7 @@ class Gateway:
         """Demand a minimum window for a purpose (`model_context_too_small` below it)."""
         self.windows.min_context[purpose] = tokens
 
-    async def test_connection(self, provider: str, url: str, model: str | None) -> dict[str, Any]:
+    async def test_connection(self, provider: str, url: str, model: str | None) -> ConnectionResult:
         """Ask a server for its models and window, without switching to it."""
         candidate = self._build(provider, url, model)
         try:
@@ -389,20 +396,17 @@ class Gateway:
                 candidate.model = models[0]
             window = await candidate.context_window()
         except ModelError as exc:
-            return {
-                "ok": False,
-                "provider": provider,
-                "url": url,
-                "error": {"code": exc.code, "message": exc.message},
-            }
-        return {
-            "ok": True,
-            "provider": provider,
-            "url": url,
-            "models": models,
-            "model": candidate.model,
-            "context_window": window,
-        }
+            return ConnectionResult(
+                ok=False, provider=provider, url=url, error=ConnectionFault(exc.code, exc.message)
+            )
+        return ConnectionResult(
+            ok=True,
+            provider=provider,
+            url=url,
+            models=models,
+            model=candidate.model,
+            context_window=window,
+        )
 
     # --- calls -----------------------------------------------------------------------------
 

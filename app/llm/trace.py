@@ -22,9 +22,10 @@ from app.llm.errors import ModelError
 from app.llm.types import Message, Usage
 
 
-class Trace(msgspec.Struct):
-    """One call's record (a msgspec struct: cheap to build and to turn into a dict, which
-    keeps the gateway's own cost per call small)."""
+class TraceRecord(msgspec.Struct):
+    """One call's record as the ring shows it (`GET /api/admin/llm/traces`; field order: the
+    answer's key order). A msgspec struct: cheap to build, which keeps the gateway's own
+    cost per call small."""
 
     purpose: str
     provider: str
@@ -33,8 +34,7 @@ class Trace(msgspec.Struct):
     at: float = msgspec.field(default_factory=time.time)
     turn_id: str | None = msgspec.field(default_factory=logctx.turn_id.get)
     pair: str | None = msgspec.field(default_factory=logctx.pair.get)
-    started: float = msgspec.field(default_factory=time.perf_counter)
-    budget: dict[str, Any] | None = None
+    budget: dict[str, int | bool | None] | None = None  # `Budget.as_dict`
     window_source: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
@@ -50,6 +50,12 @@ class Trace(msgspec.Struct):
     outcome: str = "running"
     error_code: str | None = None
     error: str | None = None
+
+
+class Trace(TraceRecord):
+    """The record of a call being made, with the clock its duration is measured on."""
+
+    started: float = msgspec.field(default_factory=time.perf_counter)
 
     def set_budget(self, budget: Budget, source: str) -> None:
         self.budget = budget.as_dict()
@@ -98,10 +104,9 @@ class Trace(msgspec.Struct):
         else:
             self.finish("error", code="internal_error", error=type(exc).__name__)
 
-    def as_dict(self) -> dict[str, Any]:
-        data = msgspec.structs.asdict(self)
-        del data["started"]
-        return data
+    def record(self) -> TraceRecord:
+        """The record without its clock (a copy: the ring's reader gets its own)."""
+        return TraceRecord(**{name: getattr(self, name) for name in TraceRecord.__struct_fields__})
 
     def log_fields(self) -> dict[str, Any]:
         """The record for a log line: fields without a value left out; turn_id and pair
@@ -124,8 +129,8 @@ class TraceRing:
     def __len__(self) -> int:
         return len(self._records)
 
-    def list(self, limit: int | None = None) -> list[dict[str, Any]]:
+    def list(self, limit: int | None = None) -> list[TraceRecord]:
         newest_first = list(reversed(self._records))
         if limit is not None:
             newest_first = newest_first[:limit]
-        return [record.as_dict() for record in newest_first]
+        return [trace.record() for trace in newest_first]

@@ -38,6 +38,26 @@ class TaskModelView(msgspec.Struct, frozen=True):
     purposes: list[str]
 
 
+class ConnectionFault(msgspec.Struct, frozen=True):
+    """Why a server could not be asked (a `ModelError`'s code and message)."""
+
+    code: str
+    message: str
+
+
+class ConnectionResult(msgspec.Struct, frozen=True):
+    """A connection test (`POST /api/llm/test`): the server's models, the model it would
+    use and its window, or the error; what the outcome has not is left out."""
+
+    ok: bool
+    provider: str
+    url: str
+    models: list[str] | msgspec.UnsetType = msgspec.UNSET
+    model: str | msgspec.UnsetType | None = msgspec.UNSET
+    context_window: int | msgspec.UnsetType | None = msgspec.UNSET
+    error: ConnectionFault | msgspec.UnsetType = msgspec.UNSET
+
+
 class GatewayView(msgspec.Struct):
     """Everything the settings panel shows; no secrets (`api_key` is "set" or None)."""
 
@@ -58,4 +78,4 @@ class GatewayView(msgspec.Struct):
     default_urls: dict[str, str | None]  # what an empty URL stands for, per provider
     configured: ConfiguredModel
     # The connection test's warning, added by the API for a model that is not offline.
-    warning: dict[str, str] | msgspec.UnsetType | None = msgspec.UNSET
+    warning: ConnectionFault | msgspec.UnsetType | None = msgspec.UNSET

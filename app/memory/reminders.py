@@ -55,11 +55,12 @@ import msgspec
 import redis.asyncio as aioredis
 from redis.asyncio.client import Pipeline
 
-from app.core.clock import attach_zone
+from app.core.clock import attach_zone, local_moment
 from app.core.log import fields
 from app.core.refusal import RefusedKind
 from app.memory import keys
 from app.memory.commit import Blind, Write
+from app.memory.views import ReminderView
 from app.storage.errors import Missing
 
 log = logging.getLogger(__name__)
@@ -186,6 +187,29 @@ class Reminder(msgspec.Struct, kw_only=True):
     @property
     def member(self) -> str:
         return keys.reminder_member(self.user_id, self.character_id, self.id)
+
+    def view(self, zone: dt.tzinfo | None) -> ReminderView:
+        """The reminder as its owner sees it, its time also in the user's zone."""
+        return ReminderView(
+            id=self.id,
+            text=self.text,
+            due_at=self.due_at,
+            due_at_iso=iso_or_none(self.due_at, zone),
+            status=self.status,
+            created_at=self.created_at,
+            fired_at=self.fired_at,
+            trigger_turn_id=self.trigger_turn_id,
+            impulse_turn_id=self.impulse_turn_id,
+        )
+
+
+def iso_or_none(epoch: float, zone: dt.tzinfo | None) -> str | None:
+    """Local ISO 8601 of a stored time; None where a time stored before validation existed
+    cannot be shown (it must not make the whole list fail)."""
+    try:
+        return local_moment(epoch, zone).isoformat()
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 class ReminderToAdd(msgspec.Struct, kw_only=True, tag="reminder"):

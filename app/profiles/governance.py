@@ -24,7 +24,7 @@ from typing import Literal
 from app.core.refusal import RefusedKind
 
 Governance = Literal["learning", "advising", "frozen"]
-DEFAULT_GOVERNANCE = "advising"
+DEFAULT_GOVERNANCE: Governance = "advising"
 Origin = Literal["manual", "accepted", "automatic"]
 USER_ORIGINS = frozenset(("manual", "accepted"))
 NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")  # a facet's or an interaction preference's name

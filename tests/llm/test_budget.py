@@ -70,8 +70,8 @@ async def test_over_budget_fails_before_any_network_call(fake_model, make_settin
         sent = fake_model.chats()[0].messages[0]["content"]
         assert len(sent) == (usable - 10) * 2  # sent whole: nothing was cut
         trace = gateway.traces.list()
-        assert trace[0]["outcome"] == "ok" and trace[0]["budget"]["fits"] is True
-        assert trace[1]["error_code"] == "prompt_budget_exceeded"
+        assert trace[0].outcome == "ok" and trace[0].budget["fits"] is True
+        assert trace[1].error_code == "prompt_budget_exceeded"
 
 
 async def test_the_budget_uses_the_settings_for_estimate_and_margin(fake_model, make_settings):
@@ -84,7 +84,7 @@ async def test_the_budget_uses_the_settings_for_estimate_and_margin(fake_model, 
             await gateway.complete("responder", msgs("x" * ((500 - 100) * 4 + 1)),
                                    max_tokens=100)
         assert caught.value.code == "prompt_budget_exceeded"
-        budget = gateway.traces.list()[1]["budget"]
+        budget = gateway.traces.list()[1].budget
         assert budget == {"window": 1000, "margin_tokens": 500, "reserved_output": 100,
                           "estimated_input": 400, "counted_input": None, "usable": 500,
                           "fits": True}

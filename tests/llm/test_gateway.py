@@ -92,7 +92,7 @@ async def test_invalid_output_gets_exactly_one_repair_retry_that_shows_the_error
     assert shown[1]["role"] == "user"
     assert "Invalid enum value 'wut' - at `$.emotion`" in shown[1]["content"]
     assert second.schema == json_schema(Mood)
-    assert gateway.traces.list()[0]["repaired"] is True
+    assert gateway.traces.list()[0].repaired is True
 
 
 class Note(msgspec.Struct):
@@ -124,7 +124,7 @@ async def test_5xx_is_retried_with_backoff_then_succeeds(gateway, fake_model):
     result = await gateway.complete("responder", HI, max_tokens=16)
     assert result.text == "endlich"
     assert len(fake_model.chats()) == 3
-    assert gateway.traces.list()[0]["attempts"] == 3
+    assert gateway.traces.list()[0].attempts == 3
 
 
 async def test_5xx_beyond_the_retries_is_model_http_error(gateway, fake_model):
@@ -172,8 +172,8 @@ async def test_a_refused_connection_is_retried_then_model_unavailable(make_setti
         with pytest.raises(ModelError) as caught:
             await gateway.complete("responder", HI, max_tokens=16)
         assert caught.value.code == "model_unavailable"
-        assert gateway.traces.list()[0]["attempts"] == 3
-        assert gateway.traces.list()[0]["window_source"] == "setting"
+        assert gateway.traces.list()[0].attempts == 3
+        assert gateway.traces.list()[0].window_source == "setting"
 
 
 async def test_a_hanging_model_fails_at_the_timeout_and_the_server_sees_the_client_go(
@@ -224,7 +224,7 @@ async def test_cancelling_the_caller_closes_the_http_request(gateway, fake_model
     with pytest.raises(asyncio.CancelledError):
         await task
     await fake_model.wait_disconnected(request)
-    assert gateway.traces.list()[0]["outcome"] == "cancelled"
+    assert gateway.traces.list()[0].outcome == "cancelled"
 
 
 @pytest.mark.parametrize("limit", [1, 3])
@@ -273,9 +273,9 @@ async def test_the_window_comes_from_the_provider_and_is_cached(gateway, fake_mo
         await gateway.complete("responder", HI, max_tokens=8)
     asked = metadata_requests(fake_model)
     assert len([r for r in asked if r.path in ("/v1/models", "/api/show")]) == 1
-    sources = [t["window_source"] for t in gateway.traces.list()]
+    sources = [t.window_source for t in gateway.traces.list()]
     assert sources == ["cache", "cache", "provider"]
-    assert gateway.traces.list()[0]["budget"]["window"] == (6000 if dialect == "openai" else 6000)
+    assert gateway.traces.list()[0].budget["window"] == (6000 if dialect == "openai" else 6000)
 
 
 async def test_a_stale_window_serves_while_the_provider_is_down(fake_model, make_settings,
@@ -288,7 +288,7 @@ async def test_a_stale_window_serves_while_the_provider_is_down(fake_model, make
         result = await gateway.complete("responder", HI, max_tokens=8)
     assert result.text == "ok"
     latest = gateway.traces.list()[0]
-    assert latest["window_source"] == "stale" and latest["budget"]["window"] == 8192
+    assert latest.window_source == "stale" and latest.budget["window"] == 8192
 
 
 async def test_without_cache_a_down_provider_falls_back_to_llm_context_else_unknown(
@@ -301,8 +301,8 @@ async def test_without_cache_a_down_provider_falls_back_to_llm_context_else_unkn
         assert fake_model.chats() == []
     async with Gateway(make_settings(**fake_model.overrides(dialect, llm_context=3000))) as gw:
         await gw.complete("responder", HI, max_tokens=8)
-        assert gw.traces.list()[0]["window_source"] == "setting"
-        assert gw.traces.list()[0]["budget"]["window"] == 3000
+        assert gw.traces.list()[0].window_source == "setting"
+        assert gw.traces.list()[0].budget["window"] == 3000
 
 
 async def test_a_provider_that_does_not_state_its_window_uses_llm_context(
@@ -317,7 +317,7 @@ async def test_a_provider_that_does_not_state_its_window_uses_llm_context(
         await gateway.complete("responder", HI, max_tokens=8)
         asked = len(metadata_requests(fake_model))
         await gateway.complete("responder", HI, max_tokens=8)
-        assert gateway.traces.list()[0]["budget"]["window"] == 2048
+        assert gateway.traces.list()[0].budget["window"] == 2048
         assert len(metadata_requests(fake_model)) == asked  # "does not say" is cached too
 
 
@@ -371,7 +371,7 @@ async def test_the_api_key_goes_to_the_configured_server_only_and_is_never_logge
     async with Gateway(make_settings(**fake_model.overrides(llm_api_key=secret))) as gateway:
         await gateway.complete("responder", HI, max_tokens=8)
         tested = await gateway.test_connection("openai", other.url, None)
-    assert tested["ok"] is True and tested["models"] == ["fake"]
+    assert tested.ok is True and tested.models == ["fake"]
     assert fake_model.chats()[0].headers["Authorization"] == f"Bearer {secret}"
     assert all("Authorization" not in r.headers for r in other.requests)
     assert secret not in caplog.text
@@ -383,10 +383,10 @@ async def test_every_call_is_traced_and_logged_without_text(gateway, fake_model,
     await gateway.complete("salience", [{"role": "user", "content": "geheimer Prompt"}],
                            max_tokens=8)
     [trace] = gateway.traces.list()
-    assert trace["purpose"] == "salience" and trace["outcome"] == "ok"
-    assert trace["attempts"] == 2 and trace["model"] == "fake"
-    assert trace["budget"]["estimated_input"] == 8 and trace["budget"]["reserved_output"] == 8
-    assert trace["prompt_tokens"] is not None and trace["duration_ms"] >= 0
+    assert trace.purpose == "salience" and trace.outcome == "ok"
+    assert trace.attempts == 2 and trace.model == "fake"
+    assert trace.budget["estimated_input"] == 8 and trace.budget["reserved_output"] == 8
+    assert trace.prompt_tokens is not None and trace.duration_ms >= 0
     lines = [r for r in caplog.records if r.getMessage() == "model call"]
     assert lines and lines[-1].fields["purpose"] == "salience"
     assert "geheim" not in caplog.text  # text only at debug level
@@ -396,7 +396,7 @@ async def test_the_trace_ring_is_bounded(fake_model, make_settings):
     async with Gateway(make_settings(**fake_model.overrides(llm_trace_size=3))) as gateway:
         for purpose in ("a", "b", "c", "d"):
             await gateway.complete(purpose, HI, max_tokens=8)
-        assert [t["purpose"] for t in gateway.traces.list()] == ["d", "c", "b"]
+        assert [t.purpose for t in gateway.traces.list()] == ["d", "c", "b"]
 
 
 @pytest.mark.parametrize("bad", [

@@ -79,7 +79,7 @@ async def test_a_stream_that_breaks_off_is_not_retried(gateway, fake_model):
             received.append(delta)
     assert caught.value.code in ("model_unavailable", "model_bad_response")
     assert received and len(fake_model.chats()) == 1
-    assert gateway.traces.list()[0]["outcome"] == "error"
+    assert gateway.traces.list()[0].outcome == "error"
 
 
 async def test_an_empty_event_stream_is_a_context_length_rejection(fake_model, make_settings):
@@ -120,7 +120,7 @@ async def test_stopping_early_closes_the_http_request(gateway, fake_model):
             assert delta == "eins "
             break
     await fake_model.wait_disconnected(fake_model.chats()[0])
-    assert gateway.traces.list()[0]["outcome"] == "cancelled"
+    assert gateway.traces.list()[0].outcome == "cancelled"
     assert stream.completion is None
 
 

@@ -49,7 +49,7 @@ async def test_a_prompt_the_estimate_refuses_is_sent_when_the_servers_count_fits
     assert asked.body["content"] == asked.body["prompt"] == NEAR  # one body, both shapes
     [chat] = fake_model.chats()
     assert chat.messages[0]["content"] == NEAR  # sent whole
-    budget = gateway.traces.list()[0]["budget"]
+    budget = gateway.traces.list()[0].budget
     assert budget["estimated_input"] == 900 and budget["usable"] == 850
     assert budget["counted_input"] == 450 + template_tokens(1) and budget["fits"] is True
 
@@ -60,7 +60,7 @@ async def test_a_prompt_the_estimate_admits_asks_no_tokenizer(gateway, fake_mode
         await gateway.complete("responder", msgs("x" * ESTIMATE_LIMIT), max_tokens=10)
 
     assert tokenize_requests(fake_model) == []  # the common case costs nothing
-    assert gateway.traces.list()[0]["budget"]["counted_input"] is None
+    assert gateway.traces.list()[0].budget["counted_input"] is None
 
 
 async def test_a_prompt_the_count_refuses_too_is_refused_before_the_call(gateway, fake_model):

@@ -59,7 +59,7 @@ async def test_a_text_answer_with_real_usage(gateway):
     assert not result.usage.estimated and result.usage.prompt_tokens > 0
     assert result.finish_reason in ("stop", "length")
     trace = gateway.traces.list()[0]
-    assert trace["window_source"] == "setting"  # this server does not state its window
+    assert trace.window_source == "setting"  # this server does not state its window
 
 
 def product_schemas() -> dict[str, type[msgspec.Struct]]:
@@ -74,7 +74,7 @@ async def test_every_schema_converts_to_a_grammar_and_comes_back_valid(gateway):
         assert "root" in grammar, purpose
         result = await gateway.complete(purpose, HI, schema=schema, max_tokens=200)
         assert isinstance(result.value, schema), purpose
-        assert not gateway.traces.list()[0]["repaired"], purpose  # valid at the first answer
+        assert not gateway.traces.list()[0].repaired, purpose  # valid at the first answer
     assert gateway.provider.schema_style == "json_object"  # json_schema was refused once
 
 
@@ -92,7 +92,7 @@ async def test_a_prompt_beyond_the_window_is_rejected_by_the_server(peer, make_s
             async for _ in gateway.stream("responder", long_prompt, max_tokens=8):
                 pass
         assert caught.value.code == "provider_context_length_rejected"
-        assert [t["attempts"] for t in gateway.traces.list()] == [1, 1]  # never retried
+        assert [t.attempts for t in gateway.traces.list()] == [1, 1]  # never retried
 
 
 async def test_the_budget_at_its_edge_is_accepted_by_the_server(gateway, peer):
@@ -130,4 +130,4 @@ async def test_structured_output_cut_by_max_tokens_is_model_bad_output(gateway):
         await gateway.complete("representative", HI, schema=Representative, max_tokens=2)
     assert caught.value.code == "model_bad_output"
     trace = gateway.traces.list()[0]
-    assert trace["repaired"] is True and trace["attempts"] == 2
+    assert trace.repaired is True and trace.attempts == 2

@@ -48,6 +48,15 @@ class EgressRefused(ModelError):
         super().__init__("privacy_blocked", message)
 
 
+class Gap(msgspec.Struct, frozen=True):
+    """A registered name the masking missed, told without the name: which kind of term (a
+    whole name, an alias, a name part), where in the body (its JSON path), in which forms."""
+
+    term: str
+    place: str
+    form: list[str]
+
+
 class EgressGate:
     """The gate of one call: the user's registered names (and those the detect role
     proposed), the counters to count a refusal in, the call's purpose for the log."""
@@ -81,16 +90,18 @@ class EgressGate:
         log.warning(
             "privacy: the request body carried a registered name that the masking "
             "missed (a detector gap); the call is refused, nothing was sent",
-            extra=logctx.fields(purpose=self.purpose, gaps=gaps[:10], gap_count=len(gaps)),
+            extra=logctx.fields(
+                purpose=self.purpose, gaps=msgspec.to_builtins(gaps[:10]), gap_count=len(gaps)
+            ),
         )
         first = gaps[0]
         raise EgressRefused(
-            f"the request body carried a registered {first['term']} "
-            f"({', '.join(first['form'])}) in {first['place']} that the "
+            f"the request body carried a registered {first.term} "
+            f"({', '.join(first.form)}) in {first.place} that the "
             f"masking missed; refused before sending, nothing was sent"
         )
 
-    def gaps(self, body: bytes) -> list[dict[str, Any]]:
+    def gaps(self, body: bytes) -> list[Gap]:
         """Each registered name standing in the body as a person: what kind of term, where,
         in which form. Empty: the body may go."""
         if self.index.empty:
@@ -110,7 +121,9 @@ class EgressGate:
         if folded is not None:
             seen = _Through(shown, folded)
             found = self._find(text, seen, folded.text, self.index.skeletal, places)
-            gaps.extend(dict(gap, form=[*gap["form"], "ASCII look-alikes"]) for gap in found)
+            gaps.extend(
+                msgspec.structs.replace(gap, form=[*gap.form, "ASCII look-alikes"]) for gap in found
+            )
         return gaps
 
     def _find(
@@ -120,10 +133,10 @@ class EgressGate:
         seen: str,
         index: NameIndex,
         places: list[tuple[int, str]],
-    ) -> list[dict[str, Any]]:
+    ) -> list[Gap]:
         low = lowered(seen)
         names = index.first_words
-        gaps: list[dict[str, Any]] = []
+        gaps: list[Gap] = []
         decided: set[int] = set()  # the longest spelling standing at a place decides it
         spellings = (
             self._spellings
@@ -155,7 +168,7 @@ class EgressGate:
         term: str,
         found: Any,
         places: list[tuple[int, str]],
-    ) -> dict[str, Any]:
+    ) -> Gap:
         source_start, source_end = shown.start(start), shown.end(end)
         written = text[source_start:source_end]
         form = []
@@ -175,11 +188,11 @@ class EgressGate:
         if seen[end : end + 1] in ("s", "'", "’"):
             form.append("before a genitive")
         place = next(path for offset, path in reversed(places) if offset <= source_start)
-        return {
-            "term": self.index.roles.get(term, "part"),
-            "place": place,
-            "form": form or ["as registered"],
-        }
+        return Gap(
+            term=self.index.roles.get(term, "part"),
+            place=place,
+            form=form or ["as registered"],
+        )
 
 
 class _Through:

@@ -20,6 +20,7 @@ from app.profiles.governance import (
     check_length,
     check_name,
 )
+from app.profiles.interaction.profile import InteractionProfile, Pref
 
 KIND = "kansho.interaction_profile"
 
@@ -37,15 +38,13 @@ class InteractionDoc(msgspec.Struct, forbid_unknown_fields=True):
     exported_at: float | None = None
 
 
-def export(current: dict[str, Any]) -> dict[str, Any]:
+def export(current: InteractionProfile) -> dict[str, Any]:
     return {
         "kind": KIND,
         "format_version": FORMAT_VERSION,
         "exported_at": time.time(),
-        "governance": current["governance"],
-        "prefs": {
-            k: {"value": p["value"], "origin": p["origin"]} for k, p in current["prefs"].items()
-        },
+        "governance": current.governance,
+        "prefs": {k: {"value": p.value, "origin": p.origin} for k, p in current.prefs.items()},
     }
 
 
@@ -56,14 +55,10 @@ def check(doc: InteractionDoc, max_value_chars: int) -> None:
         check_length(pref.value, max_value_chars, f"preference {key}")
 
 
-def imported(doc: InteractionDoc) -> dict[str, Any]:
+def imported(doc: InteractionDoc) -> InteractionProfile:
     """The profile a checked document replaces the stored one with (no suggestions)."""
     now = time.time()
-    return {
-        "governance": doc.governance,
-        "prefs": {
-            k: {"value": p.value, "origin": p.origin, "updated_at": now}
-            for k, p in doc.prefs.items()
-        },
-        "suggestions": [],
-    }
+    return InteractionProfile(
+        governance=doc.governance,
+        prefs={k: Pref(p.value, p.origin, now) for k, p in doc.prefs.items()},
+    )

@@ -15,70 +15,122 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+
+import msgspec
 
 from app.core.i18n import texts
-from app.profiles.governance import USER_ORIGINS
+from app.profiles.governance import DEFAULT_GOVERNANCE, USER_ORIGINS, Governance, Origin
 
 # The product defaults, in order; their wording is in the server's texts (`app.core.i18n`).
 DEFAULT_KEYS = ("answer_length", "follow_up", "listening")
 
 
-def hint(profile: dict[str, Any], language: str) -> str:
+class Pref(msgspec.Struct, frozen=True):
+    """A preference of the user's: its text and where it came from (field order: the
+    stored and answered key order)."""
+
+    value: str
+    origin: Origin
+    updated_at: float = 0.0
+
+
+class Suggestion(msgspec.Struct, frozen=True):
+    """An observed preference waiting for the user's decision (`advising`)."""
+
+    suggestion_id: str
+    key: str
+    value: str
+    note: str
+    created_at: float
+
+
+class InteractionProfile(msgspec.Struct):
+    """The stored profile (a row of `interaction_profiles`); a write changes it in place
+    (`InteractionStore.edit`)."""
+
+    governance: Governance = DEFAULT_GOVERNANCE
+    prefs: dict[str, Pref] = {}
+    suggestions: list[Suggestion] = []
+
+
+class DefaultPref(msgspec.Struct, frozen=True):
+    """A product default as the page shows it, with its label."""
+
+    key: str
+    value: str
+    label: str
+
+
+class InteractionView(msgspec.Struct, frozen=True):
+    """The profile as the page shows it (`GET /api/profile/interaction`; field order: the
+    answer's key order): the profile's fields, the defaults, the hint the responder gets,
+    and after an observation what became of it (`observe`)."""
+
+    governance: Governance
+    prefs: dict[str, Pref]
+    suggestions: list[Suggestion]
+    defaults: list[DefaultPref]
+    hint: str
+    outcome: str | msgspec.UnsetType = msgspec.UNSET
+
+
+def hint(profile: InteractionProfile, language: str) -> str:
     """The `interaction_hint` text: each default (labelled) unless the user's preference for
     the same key replaces it, then the user's other preferences."""
     words, defaults = texts("interaction", language), texts("interaction_defaults", language)
-    prefs: dict[str, dict[str, Any]] = profile.get("prefs", {})
+    prefs = profile.prefs
     lines = [words["heading"]]
     for key in DEFAULT_KEYS:
         own = prefs.get(key)
-        lines.append(f"- {own['value']}" if own else f"- {defaults[key]} ({words['label']})")
-    lines += [f"- {pref['value']}" for key, pref in prefs.items() if key not in DEFAULT_KEYS]
+        lines.append(f"- {own.value}" if own else f"- {defaults[key]} ({words['label']})")
+    lines += [f"- {pref.value}" for key, pref in prefs.items() if key not in DEFAULT_KEYS]
     return "\n".join(lines)
 
 
-def describe(profile: dict[str, Any], language: str) -> dict[str, Any]:
+def describe(profile: InteractionProfile, language: str) -> InteractionView:
     label = texts("interaction", language)["label"]
     defaults = texts("interaction_defaults", language)
-    return {
-        **profile,
-        "defaults": [{"key": key, "value": defaults[key], "label": label} for key in DEFAULT_KEYS],
-        "hint": hint(profile, language),
-    }
+    return InteractionView(
+        governance=profile.governance,
+        prefs=profile.prefs,
+        suggestions=profile.suggestions,
+        defaults=[DefaultPref(key, defaults[key], label) for key in DEFAULT_KEYS],
+        hint=hint(profile, language),
+    )
 
 
-def set_pref(profile: dict[str, Any], key: str, value: str, origin: str) -> None:
-    profile["prefs"][key] = {"value": value, "origin": origin, "updated_at": time.time()}
+def set_pref(profile: InteractionProfile, key: str, value: str, origin: Origin) -> None:
+    profile.prefs[key] = Pref(value, origin, time.time())
 
 
-def observe(profile: dict[str, Any], key: str, value: str, note: str = "") -> str:
+def observe(profile: InteractionProfile, key: str, value: str, note: str = "") -> str:
     """An observed preference under the profile's governance; returns what happened:
     `ignored`, `suggested` or `applied`."""
-    governance = profile["governance"]
+    governance = profile.governance
     if governance == "frozen":
         return "ignored"
-    current = profile["prefs"].get(key)
-    if governance == "learning" and (current is None or current["origin"] not in USER_ORIGINS):
+    current = profile.prefs.get(key)
+    if governance == "learning" and (current is None or current.origin not in USER_ORIGINS):
         set_pref(profile, key, value, "automatic")
         return "applied"
-    profile["suggestions"].append(
-        {
-            "suggestion_id": f"isug_{uuid.uuid4().hex[:16]}",
-            "key": key,
-            "value": value,
-            "note": note,
-            "created_at": time.time(),
-        }
+    profile.suggestions.append(
+        Suggestion(
+            suggestion_id=f"isug_{uuid.uuid4().hex[:16]}",
+            key=key,
+            value=value,
+            note=note,
+            created_at=time.time(),
+        )
     )
     return "suggested"
 
 
-def decide(profile: dict[str, Any], suggestion_id: str, accept: bool) -> bool:
+def decide(profile: InteractionProfile, suggestion_id: str, accept: bool) -> bool:
     """Accept (as the user's) or drop a suggestion; False when there is no such one."""
-    found = next((s for s in profile["suggestions"] if s["suggestion_id"] == suggestion_id), None)
+    found = next((s for s in profile.suggestions if s.suggestion_id == suggestion_id), None)
     if found is None:
         return False
-    profile["suggestions"].remove(found)
+    profile.suggestions.remove(found)
     if accept:
-        set_pref(profile, found["key"], found["value"], "accepted")
+        set_pref(profile, found.key, found.value, "accepted")
     return True

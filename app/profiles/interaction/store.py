@@ -11,24 +11,30 @@ import json
 import sqlite3
 import time
 from collections.abc import Callable
-from typing import Any
 
-from app.profiles.governance import DEFAULT_GOVERNANCE
+import msgspec
+
+from app.profiles.interaction.profile import InteractionProfile, Pref, Suggestion
 from app.storage.database import Database
+
+_PREFS = msgspec.json.Decoder(dict[str, Pref])
+_SUGGESTIONS = msgspec.json.Decoder(list[Suggestion])
 
 
 class InteractionStore:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def current(self, user_id: str) -> dict[str, Any]:
+    async def current(self, user_id: str) -> InteractionProfile:
         return await self.db.execute_fn(lambda conn: load(conn, user_id))
 
-    async def edit(self, user_id: str, fn: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    async def edit(
+        self, user_id: str, fn: Callable[[InteractionProfile], None]
+    ) -> InteractionProfile:
         """Change the profile in one transaction: `fn` changes the profile it gets (raising
         writes nothing)."""
 
-        def write(conn: sqlite3.Connection) -> dict[str, Any]:
+        def write(conn: sqlite3.Connection) -> InteractionProfile:
             current = load(conn, user_id)
             fn(current)
             save(conn, user_id, current)
@@ -37,20 +43,20 @@ class InteractionStore:
         return await self.db.execute_write_fn(write)
 
 
-def load(conn: sqlite3.Connection, user_id: str) -> dict[str, Any]:
+def load(conn: sqlite3.Connection, user_id: str) -> InteractionProfile:
     row = conn.execute(
         "SELECT * FROM interaction_profiles WHERE user_id = ?", (user_id,)
     ).fetchone()
     if row is None:
-        return {"governance": DEFAULT_GOVERNANCE, "prefs": {}, "suggestions": []}
-    return {
-        "governance": row["governance"],
-        "prefs": json.loads(row["prefs_json"]),
-        "suggestions": json.loads(row["suggestions_json"]),
-    }
+        return InteractionProfile()
+    return InteractionProfile(
+        governance=row["governance"],
+        prefs=_PREFS.decode(row["prefs_json"]),
+        suggestions=_SUGGESTIONS.decode(row["suggestions_json"]),
+    )
 
 
-def save(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> None:
+def save(conn: sqlite3.Connection, user_id: str, current: InteractionProfile) -> None:
     conn.execute(
         "INSERT INTO interaction_profiles (user_id, governance, prefs_json, "
         "suggestions_json, updated_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT "
@@ -60,9 +66,10 @@ def save(conn: sqlite3.Connection, user_id: str, current: dict[str, Any]) -> Non
         "updated_at = excluded.updated_at",
         (
             user_id,
-            current["governance"],
-            json.dumps(current["prefs"]),
-            json.dumps(current["suggestions"]),
+            current.governance,
+            # json.dumps, as every version wrote it: the stored text stays the same
+            json.dumps(msgspec.to_builtins(current.prefs)),
+            json.dumps(msgspec.to_builtins(current.suggestions)),
             time.time(),
         ),
     )

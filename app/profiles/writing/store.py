@@ -27,6 +27,7 @@ import msgspec
 
 from app.profiles.governance import DEFAULT_GOVERNANCE
 from app.profiles.interaction import store as interaction_store
+from app.profiles.interaction.profile import InteractionProfile
 from app.profiles.writing import model
 from app.profiles.writing.model import Change, NotApplicable, Profile
 from app.profiles.writing.views import Evidence, ProfileVersion, Proposal, ProposalChange
@@ -82,7 +83,7 @@ def reason(code: str, **names: str | int) -> str:
     return json.dumps({"code": code, **names}, ensure_ascii=False)
 
 
-def read_reason(raw: str) -> tuple[str, dict[str, Any]]:
+def _read_reason(raw: str) -> tuple[str, dict[str, Any]]:
     """A stored reason's code and names; a reason written before codes (an English
     sentence) reads as code `text` with the sentence."""
     try:
@@ -193,7 +194,7 @@ class ProfileStore:
             return [
                 ProfileVersion(
                     r["seq"],
-                    *read_reason(r["reason"]),
+                    *_read_reason(r["reason"]),
                     created_at=r["created_at"],
                     profile=json.loads(r["profile_json"]),
                 )
@@ -510,7 +511,7 @@ class ProfileStore:
         *,
         profile: Profile | None,
         governance: str | None,
-        interaction: dict[str, Any] | None,
+        interaction: InteractionProfile | None,
     ) -> None:
         """A portability import in one transaction: the writing profile (one version; the
         user chose it, so it counts as confirmed) and/or the interaction profile

@@ -107,7 +107,7 @@ async def test_nothing_identifying_leaves_the_machine_and_the_reply_is_demasked(
         assert identity not in sent
     assert request.messages[0]["content"] == \
         "Du sprichst mit [PERSON_1]. Ihr Bruder ist [PERSON_2]."
-    assert remote.traces.list()[0]["masked"] == 8  # 3 names, e-mail, 2 phones, address, IBAN
+    assert remote.traces.list()[0].masked == 8  # 3 names, e-mail, 2 phones, address, IBAN
 
 
 async def test_a_leaking_reply_gets_one_corrective_retry(remote, fake_model):
@@ -117,7 +117,7 @@ async def test_a_leaking_reply_gets_one_corrective_retry(remote, fake_model):
     first, retry = fake_model.chats()
     assert retry.messages[:-1] == first.messages  # the leaking reply is not sent back
     assert retry.messages[-1] == {"role": "user", "content": PRIVACY_RETRY_PROMPT}
-    assert remote.traces.list()[0]["privacy_retry"] is True
+    assert remote.traces.list()[0].privacy_retry is True
     counters = remote.privacy_stats.of("local").as_dict()
     assert (counters["replies_blocked"], counters["retries"], counters["calls_blocked"]) == \
         (1, 1, 0)
@@ -130,7 +130,7 @@ async def test_a_reply_that_leaks_also_after_the_retry_is_blocked(remote, fake_m
     assert caught.value.code == "privacy_blocked"
     assert "anna" not in caught.value.message.casefold()  # the error never repeats it
     assert len(fake_model.chats()) == 2
-    assert remote.traces.list()[0]["error_code"] == "privacy_blocked"
+    assert remote.traces.list()[0].error_code == "privacy_blocked"
     counters = remote.privacy_stats.of("local").as_dict()
     assert (counters["replies_blocked"], counters["calls_blocked"]) == (2, 1)
 

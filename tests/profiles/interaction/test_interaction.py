@@ -83,7 +83,8 @@ async def test_bad_interaction_input_writes_nothing(client):
 
 
 def test_the_hint_is_english_for_an_english_character_and_lists_extra_preferences():
-    text = interaction.hint({"prefs": {"humour": {"value": "Dry jokes welcome.",
-                                                  "origin": "manual"}}}, "en")
+    profile = interaction.InteractionProfile(
+        prefs={"humour": interaction.Pref("Dry jokes welcome.", "manual")})
+    text = interaction.hint(profile, "en")
     assert text.splitlines()[0] == "How this person likes to be answered:"
     assert "(product default)" in text and text.endswith("- Dry jokes welcome.")

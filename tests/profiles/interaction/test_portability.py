@@ -41,7 +41,7 @@ def test_a_document_is_read_iff_every_name_and_value_fits_and_then_round_trips(p
         return
     assert fits and writing is None and doc is not None
     current = portability.imported(doc)
-    assert current["suggestions"] == [] and current["governance"] == governance
+    assert current.suggestions == [] and current.governance == governance
     again = portability.export(current)
     assert {**again, "exported_at": None} == {**alone, "exported_at": None}
 
