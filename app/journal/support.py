@@ -160,16 +160,16 @@ def version_map(text: str, known: Iterable[VersionSentence]) -> list[VersionSent
     """Each sentence of a version's `text` as `known` (a draft's map, or the map of the
     version it edits) has it — the same words after whitespace — else the user's edit."""
     by_words: dict[str, VersionSentence] = {}
-    for sentence in known:
-        by_words.setdefault(same_sentence(sentence.text), sentence)
-    mapped = []
+    for mapped in known:
+        by_words.setdefault(same_sentence(mapped.text), mapped)
+    found = []
     for sentence in sentences(text):
         was = by_words.get(same_sentence(sentence))
         if was is None:
-            mapped.append(VersionSentence(sentence, [], EDIT, None))
+            found.append(VersionSentence(sentence, [], EDIT, None))
         else:
-            mapped.append(msgspec.structs.replace(was, text=sentence))
-    return mapped
+            found.append(msgspec.structs.replace(was, text=sentence))
+    return found
 
 
 def sentences(text: str) -> list[str]:
