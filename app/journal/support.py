@@ -29,6 +29,7 @@ import datetime
 import functools
 import re
 from collections.abc import Iterable, Sequence
+from typing import Final, Literal
 
 import msgspec
 import simplemma
@@ -129,10 +130,11 @@ class Support(msgspec.Struct):
 
 # A sentence of an entry version is the model's, as the draft it was taken from had it, or
 # the user's own words (typed, changed, or copied back from what a draft left out).
-DRAFT, EDIT = "draft", "edit"
+DRAFT: Final = "draft"
+EDIT: Final = "edit"
 
 
-class VersionSentence(msgspec.Struct):
+class VersionSentence(msgspec.Struct, forbid_unknown_fields=True):
     """A sentence of an entry version (`journal_entry_versions.provenance_json`): `origin`
     `draft` — as the draft `draft_id` had it, with the ids of the lines it drew on
     (`sources`, the ids of that draft's `sources`) — or `edit`, the user's own words (no
@@ -140,7 +142,7 @@ class VersionSentence(msgspec.Struct):
 
     text: str
     sources: list[str]
-    origin: str
+    origin: Literal["draft", "edit"]
     draft_id: str | None
 
 

@@ -5,11 +5,14 @@ user's edit, and the versions of before still read."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from app.auth.accounts import add_user_sync
+from app.core.settings import defaults
 from app.storage.migrations import apply_migrations
-from tests.conftest import AUTH
+from app.wiring.server import create_app
+from tests.conftest import AUTH, TOKEN
 from tests.journal.test_api import (
     DATE,
     call,
@@ -200,3 +203,38 @@ def test_a_version_written_before_the_migration_reads_without_a_map(tmp_path):
     [version] = entry.versions
     assert version.text == "Alt." and version.provenance == []
     conn.close()
+
+
+def another_install(folder: Path) -> Any:
+    folder.mkdir()
+    return create_app(defaults(data_dir=str(folder), llm_provider="offline"), local_token=TOKEN)
+
+
+async def test_the_map_travels_with_the_journal_export_and_an_old_document_imports(
+        jclient, fake_model, aiohttp_client, tmp_path):
+    draft = await honest_draft(jclient, fake_model)
+    entry = await call(jclient, "POST", "/api/journal/entries", 201,
+                       json={"date": DATE, "text": HONEST.replace(SECOND, CHANGED),
+                             "draft_id": draft["draft_id"]})
+    exported = await call(jclient, "GET", "/api/exports/journal?format=json")
+    [version] = exported["entries"][0]["versions"]
+    assert version["provenance"] == entry["versions"][0]["provenance"]
+    second = await aiohttp_client(another_install(tmp_path / "second"))
+    assert (await call(second, "POST", "/api/imports", json=exported))["imported"] == 1
+    copied = await call(second, "GET", f"/api/journal/entries/{entry['entry_id']}")
+    assert copied["versions"][0]["provenance"] == version["provenance"]
+    # A document from before the map: its versions read without one.
+    del version["provenance"]
+    exported["entries"][0]["entry_id"] = "entry_old"
+    exported["entries"][0]["current_version_id"] = version["version_id"] = "ver_old"
+    third = await aiohttp_client(another_install(tmp_path / "third"))
+    assert (await call(third, "POST", "/api/imports", json=exported))["imported"] == 1
+    assert (await call(third, "GET", "/api/journal/entries/entry_old"))["versions"][0][
+        "provenance"] == []
+    # A sentence of an origin the journal does not know refuses the document.
+    version["provenance"] = [{"text": "x", "sources": [], "origin": "model", "draft_id": None}]
+    exported["entries"][0]["entry_id"], version["version_id"] = "entry_bad", "ver_bad"
+    exported["entries"][0]["current_version_id"] = "ver_bad"
+    refused = await call(third, "POST", "/api/imports", 400, json=exported)
+    assert set(refused["error"]) == {"code", "message"}
+    assert "origin" in refused["error"]["message"], refused
