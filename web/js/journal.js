@@ -2,8 +2,8 @@
 // day opened — its conversations, "write an entry" with progress for both stages (optionally
 // starting from the stored text), the draft beside the lines it was built from (each
 // sentence shows its lines; the model's sentences left out are listed with why:
-// journal-provenance.js), the entry (journal-entry.js) written by hand or taken over from a draft, as the first entry or as its
-// next version — the export of the whole journal, the import of a diary the user already
+// journal-provenance.js), the entry (journal-entry.js) written by hand or taken over from a
+// draft, as the first entry or as its next version — the export of the whole journal, the import of a diary the user already
 // has (Day One, Markdown) told back as what it added, and the trash, whose one irreversible
 // action asks first. Progress arrives over the WebSocket (`journal_progress`); the view also
 // asks for the job itself, so a missed message never leaves it waiting.
