@@ -3,9 +3,10 @@
 JSON document (`kind` "novaberg.journal", `format_version` 1): the head of
 `exports.document_head` and `entries`, each `{entry_id, date, created_at, deleted_at,
 current_version_id, versions: [{version_id, seq, origin, text, draft_id, created_at,
-sources: [{conversation_id, message_id}]}], media: [{asset_id, name, kind, bytes, sha256,
-created_at, file}]}` (`file`: the photo's path in the data dir) — ids kept, so an import into
-another install adds what is missing and skips what is there: an entry whose id, or one of
+sources: [{conversation_id, message_id}], provenance: [{text, sources, origin, draft_id}]}],
+media: [{asset_id, name, kind, bytes, sha256, created_at, file}]}` (`file`: the photo's path
+in the data dir; `provenance`: where each sentence came from, none in a document from
+before it was kept) — ids kept, so an import into another install adds what is missing and skips what is there: an entry whose id, or one of
 whose version ids, exists already (whoever it belongs to) is skipped whole. A version id
 twice in a document, or a `seq` twice in an entry, refuses the document. Entries in the
 trash are not exported.
@@ -54,6 +55,7 @@ from app.backup.exports import (
 from app.core.i18n import long_date, texts
 from app.journal.media import free_name, name_for_kind
 from app.journal.rows import ensure_day, version_refs  # the journal's own row-level SQL
+from app.journal.support import VersionSentence
 from app.storage.connection import Connection
 from app.storage.database import stream_rows
 
@@ -82,6 +84,9 @@ class Version(msgspec.Struct, forbid_unknown_fields=True):
     created_at: Moment
     draft_id: str | None = None
     sources: list[SourceRef] = []
+    # Each sentence the draft's or the user's edit (`journal_entry_versions.provenance_json`);
+    # none in a document from before it was kept.
+    provenance: list[VersionSentence] = []
 
 
 class MediaItem(msgspec.Struct, forbid_unknown_fields=True):
@@ -226,7 +231,8 @@ class JournalExporter:
             for version in entry.versions:
                 conn.execute(
                     "INSERT INTO journal_entry_versions (version_id, entry_id, seq, "
-                    "origin, text, draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "origin, text, draft_id, created_at, provenance_json) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         version.version_id,
                         entry.entry_id,
@@ -235,6 +241,7 @@ class JournalExporter:
                         version.text,
                         version.draft_id,
                         version.created_at,
+                        msgspec.json.encode(version.provenance).decode(),
                     ),
                 )
                 conn.executemany(
@@ -288,7 +295,7 @@ def _entry(conn: Connection, row: Any) -> dict[str, Any]:
     entry_id, date, created_at, current = row
     versions = []
     for version in conn.execute(
-        "SELECT version_id, seq, origin, text, draft_id, created_at FROM "
+        "SELECT version_id, seq, origin, text, draft_id, created_at, provenance_json FROM "
         "journal_entry_versions WHERE entry_id = ? ORDER BY seq",
         (entry_id,),
     ):
@@ -304,6 +311,7 @@ def _entry(conn: Connection, row: Any) -> dict[str, Any]:
                 "draft_id": version[4],
                 "created_at": version[5],
                 "sources": sources,
+                "provenance": json.loads(version[6]),
             }
         )
     return {

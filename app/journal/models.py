@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from app.journal.support import Support
+from app.journal.support import Support, VersionSentence
 
 
 class DaySummary(msgspec.Struct):
@@ -88,6 +88,9 @@ class EntryVersion(msgspec.Struct):
     text: str
     draft_id: str | None
     sources: list[VersionSource]
+    # Each sentence of `text`: the draft's (with its lines) or the user's edit; `[]`: not
+    # known sentence by sentence (a version from before the map was kept, an import).
+    provenance: list[VersionSentence]
 
 
 class Asset(msgspec.Struct):

@@ -25,7 +25,7 @@ from app.journal.models import (
     JobError,
     VersionSource,
 )
-from app.journal.support import Support
+from app.journal.support import Support, VersionSentence
 from app.storage.connection import Connection
 from app.storage.dialect import held
 from app.storage.errors import Conflict, Missing
@@ -87,10 +87,13 @@ def append_version(
     text: str,
     refs: Iterable[tuple[str, str]],
     draft_id: str | None = None,
+    provenance: Sequence[VersionSentence] = (),
 ) -> str:
-    """The entry's next version, made its current one. The entry is new in the caller's
-    transaction or held by it (`entry_row(..., hold=True)`): then no other writer numbers a
-    version of it until this transaction ends, and `seq` is free."""
+    """The entry's next version, made its current one, with its sentences' map
+    (`provenance`; `[]` where it is not known where each sentence came from: an import).
+    The entry is new in the caller's transaction or held by it (`entry_row(..., hold=True)`):
+    then no other writer numbers a version of it until this transaction ends, and `seq` is
+    free."""
     version_id = new_id("ver")
     seq = conn.execute(
         "SELECT COALESCE(MAX(seq), 0) + 1 FROM journal_entry_versions WHERE entry_id = ?",
@@ -98,8 +101,17 @@ def append_version(
     ).fetchone()[0]
     conn.execute(
         "INSERT INTO journal_entry_versions (version_id, entry_id, seq, origin, text, "
-        "draft_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        (version_id, entry_id, seq, origin, text, draft_id, time.time()),
+        "draft_id, created_at, provenance_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            version_id,
+            entry_id,
+            seq,
+            origin,
+            text,
+            draft_id,
+            time.time(),
+            msgspec.json.encode(list(provenance)).decode(),
+        ),
     )
     conn.executemany(
         "INSERT INTO journal_entry_version_source_refs (version_id, position, "
@@ -111,6 +123,17 @@ def append_version(
         (version_id, entry_id),
     )
     return version_id
+
+
+def stored_map(conn: Connection, version_id: str) -> list[VersionSentence]:
+    """A version's sentences' map, as stored (`[]`: none, e.g. from before it was kept)."""
+    row = conn.execute(
+        "SELECT provenance_json FROM journal_entry_versions WHERE version_id = ?", (version_id,)
+    ).fetchone()
+    return _VERSION_MAP.decode(row[0]) if row is not None else []
+
+
+_VERSION_MAP = msgspec.json.Decoder(list[VersionSentence])
 
 
 def version_refs(conn: Connection, version_id: str) -> list[tuple[str, str]]:
@@ -172,9 +195,11 @@ def entry_of(conn: Connection, row: sqlite3.Row) -> Entry:
             text=version["text"],
             draft_id=version["draft_id"],
             sources=[VersionSource(c, m) for c, m in version_refs(conn, version["version_id"])],
+            provenance=_VERSION_MAP.decode(version["provenance_json"]),
         )
         for version in conn.execute(
-            "SELECT version_id, created_at, origin, text, draft_id FROM journal_entry_versions "
+            "SELECT version_id, created_at, origin, text, draft_id, provenance_json "
+            "FROM journal_entry_versions "
             "WHERE entry_id = ? ORDER BY seq",
             (row["entry_id"],),
         ).fetchall()

@@ -38,9 +38,10 @@ from app.journal.rows import (
     job_of,
     new_id,
     require_live,
+    stored_map,
     version_refs,
 )
-from app.journal.support import Support
+from app.journal.support import Support, VersionSentence, draft_map, version_map
 from app.journal.trace import DraftTrace, stored_json
 from app.storage.database import Database
 from app.storage.errors import Conflict, Missing
@@ -358,8 +359,9 @@ class JournalStore:
         def write(conn: sqlite3.Connection) -> str:
             day_id = ensure_day(conn, user_id, date)
             refs: list[tuple[str, str]] = []
+            known: list[VersionSentence] = []  # by hand: every sentence the user's own
             if draft_id is not None:
-                refs = _draft_refs_of_day(conn, draft_id, day_id, date)
+                refs, known = _draft_of_day(conn, draft_id, day_id, date)
             if conn.execute(
                 "SELECT 1 FROM journal_entries WHERE journal_day_id = ? AND deleted_at IS NULL",
                 (day_id,),
@@ -374,7 +376,15 @@ class JournalStore:
                 )
             except sqlite3.IntegrityError:  # another process's entry of the day came in between
                 raise Conflict("entry_exists", f"{date} has an entry already; edit it") from None
-            append_version(conn, entry_id, "draft" if draft_id else "edit", text, refs, draft_id)
+            append_version(
+                conn,
+                entry_id,
+                "draft" if draft_id else "edit",
+                text,
+                refs,
+                draft_id,
+                version_map(text, known),
+            )
             return entry_id
 
         return await self.db.execute_write_fn(write)
@@ -382,31 +392,34 @@ class JournalStore:
     async def edit_entry(
         self, user_id: str, entry_id: str, text: str, draft_id: str | None = None
     ) -> None:
-        """A new version with `text`; it keeps the sources of the version it edits. With
+        """A new version with `text`; it keeps the sources of the version it edits, and of
+        its map the sentences still in `text` (the others are the user's edits). With
         `draft_id` (a draft of the entry's day) the version is that draft taken over as the
-        entry's next version: origin `draft`, the draft's sources (history stays)."""
+        entry's next version: origin `draft`, the draft's sources, each sentence the
+        draft's or the user's edit (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
             row = entry_row(conn, user_id, entry_id, hold=True)
             require_live(row)
             if draft_id is None:
+                current = row["current_version_id"]
+                known = _edited_map(conn, current)
                 append_version(
-                    conn, entry_id, "edit", text, version_refs(conn, row["current_version_id"])
+                    conn,
+                    entry_id,
+                    "edit",
+                    text,
+                    version_refs(conn, current),
+                    provenance=version_map(text, known) if known is not None else [],
                 )
                 return
-            append_version(
-                conn,
-                entry_id,
-                "draft",
-                text,
-                _draft_refs_of_day(conn, draft_id, row["journal_day_id"], row["calendar_date"]),
-                draft_id,
-            )
+            refs, known = _draft_of_day(conn, draft_id, row["journal_day_id"], row["calendar_date"])
+            append_version(conn, entry_id, "draft", text, refs, draft_id, version_map(text, known))
 
         await self.db.execute_write_fn(write)
 
     async def restore_entry(self, user_id: str, entry_id: str, version_id: str) -> None:
-        """A new version with the text and sources of an older one (history stays)."""
+        """A new version with the text, sources and map of an older one (history stays)."""
 
         def write(conn: sqlite3.Connection) -> None:
             require_live(entry_row(conn, user_id, entry_id, hold=True))
@@ -416,7 +429,14 @@ class JournalStore:
             ).fetchone()
             if old is None:
                 raise Missing(f"entry {entry_id!r} has no version {version_id!r}")
-            append_version(conn, entry_id, "restore", old[0], version_refs(conn, version_id))
+            append_version(
+                conn,
+                entry_id,
+                "restore",
+                old[0],
+                version_refs(conn, version_id),
+                provenance=stored_map(conn, version_id),
+            )
 
         await self.db.execute_write_fn(write)
 
@@ -620,16 +640,39 @@ def _busy(job: str) -> Conflict:
     return Conflict("journal_busy", f"journal job {job} is still running; one at a time")
 
 
-def _draft_refs_of_day(
+def _draft_of_day(
     conn: sqlite3.Connection, draft_id: str, day_id: str, date: str
-) -> list[tuple[str, str]]:
-    """The sources of a draft of the day `day_id`; `Missing` for a draft of another day."""
+) -> tuple[list[tuple[str, str]], list[VersionSentence]]:
+    """The sources of a draft of the day `day_id` and its sentences as a version maps them
+    (`support.draft_map`); `Missing` for a draft of another day (or another user's: a day
+    is one user's)."""
     row = conn.execute(
-        "SELECT journal_day_id FROM journal_drafts WHERE draft_id = ?", (draft_id,)
+        "SELECT journal_day_id, text, support_json FROM journal_drafts WHERE draft_id = ?",
+        (draft_id,),
     ).fetchone()
     if row is None or row[0] != day_id:
         raise Missing(f"no journal draft {draft_id!r} for {date}")
-    return [(r["conversation_id"], r["message_id"]) for r in draft_refs(conn, draft_id)]
+    refs = [(r["conversation_id"], r["message_id"]) for r in draft_refs(conn, draft_id)]
+    return refs, draft_map(draft_id, row[1], msgspec.json.decode(row[2], type=Support))
+
+
+def _edited_map(conn: sqlite3.Connection, version_id: str | None) -> list[VersionSentence] | None:
+    """What an edit of the version `version_id` is compared with: its map; for one without
+    (from before the map was kept) that was a draft taken over, that draft's. None: not
+    known (an import, or an edit of one): the edit has no map either."""
+    if version_id is None:
+        return None
+    known = stored_map(conn, version_id)
+    if known:
+        return known
+    row = conn.execute(
+        "SELECT v.draft_id, r.text, r.support_json FROM journal_entry_versions v "
+        "JOIN journal_drafts r ON r.draft_id = v.draft_id WHERE v.version_id = ?",
+        (version_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    return draft_map(row[0], row[1], msgspec.json.decode(row[2], type=Support))
 
 
 _PAGE_DATES = (

@@ -21,6 +21,11 @@ compounds well.
 
 A sentence with any unfound element is `unsupported`, naming them; the others name the
 source lines they drew on (the provenance a draft shows, `Sentence.sources`).
+
+A saved entry keeps that map: each sentence of a version's text is the draft's (`origin`
+draft, with the draft's lines) when the draft it was taken from — or the version it edits —
+has the same sentence (the same words, whatever the whitespace), else the user's edit
+(`VersionSentence`, `version_map`).
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from __future__ import annotations
 import datetime
 import re
 from collections.abc import Iterable, Sequence
+from typing import Final, Literal
 
 import msgspec
 import simplemma
@@ -128,6 +134,52 @@ class Support(msgspec.Struct):
 
     sentences: list[Sentence] = []
     left_out: list[Sentence] = []
+
+
+# A sentence of an entry version is the model's, as the draft it was taken from had it, or
+# the user's own words (typed, changed, or copied back from what a draft left out).
+DRAFT: Final = "draft"
+EDIT: Final = "edit"
+
+
+class VersionSentence(msgspec.Struct, forbid_unknown_fields=True):
+    """A sentence of an entry version (`journal_entry_versions.provenance_json`): `origin`
+    `draft` — as the draft `draft_id` had it, with the ids of the lines it drew on
+    (`sources`, the ids of that draft's `sources`) — or `edit`, the user's own words (no
+    sources, no draft)."""
+
+    text: str
+    sources: list[str]
+    origin: Literal["draft", "edit"]
+    draft_id: str | None
+
+
+def same_sentence(text: str) -> str:
+    """A sentence as two versions are compared: its words, whatever the whitespace."""
+    return " ".join(text.split())
+
+
+def draft_map(draft_id: str, text: str, support: Support) -> list[VersionSentence]:
+    """A draft's sentences as an entry version maps them (`origin` draft). A draft from
+    before its support map (`'{}'`) has its sentences, without lines."""
+    found = support.sentences or [Sentence(s) for s in sentences(text)]
+    return [VersionSentence(s.text, list(s.sources), DRAFT, draft_id) for s in found]
+
+
+def version_map(text: str, known: Iterable[VersionSentence]) -> list[VersionSentence]:
+    """Each sentence of a version's `text` as `known` (a draft's map, or the map of the
+    version it edits) has it — the same words after whitespace — else the user's edit."""
+    by_words: dict[str, VersionSentence] = {}
+    for mapped in known:
+        by_words.setdefault(same_sentence(mapped.text), mapped)
+    found = []
+    for sentence in sentences(text):
+        was = by_words.get(same_sentence(sentence))
+        if was is None:
+            found.append(VersionSentence(sentence, [], EDIT, None))
+        else:
+            found.append(msgspec.structs.replace(was, text=sentence))
+    return found
 
 
 def sentences(text: str) -> list[str]:

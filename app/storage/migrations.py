@@ -680,8 +680,9 @@ def m015_journal_provenance(db: Executes) -> None:
       `base`) of the lines it drew on, and the model's sentences left out of the draft
       because no line holds what they assert. `'{}'`: a draft from before.
     - `journal_entry_versions.provenance_json`: the same map for a version's text, each
-      sentence `{text, sources, origin}` — `draft` (as the draft had it) or `edit` (the
-      user's own words: not in the draft it came from). `'[]'`: no map (before; by hand).
+      sentence `{text, sources, origin, draft_id}` — `draft` (as the draft `draft_id` had
+      it, with its source ids) or `edit` (the user's own words: not in the draft it came
+      from). `'[]'`: no map (a version from before, an import; `support.VersionSentence`).
     """
     db.execute("ALTER TABLE journal_drafts ADD COLUMN support_json TEXT NOT NULL DEFAULT '{}'")
     db.execute(

@@ -1,6 +1,7 @@
 """The Journal view in a real browser (issue 13): write an entry for a day with progress for
 both stages, see the sources, edit, restore an old version, delete and undo; the fallback
-note in German on a phone-sized dark page."""
+note in German on a phone-sized dark page; each sentence's lines, what the check left out,
+and the versions' own edits (issue 40)."""
 
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ def test_write_an_entry_edit_restore_delete_and_undo(nova, fake, open_chat):
     page.unroute("**/api/journal/jobs/*")
     narrating.set()
 
-    expect(page.locator("#journal-draft-text")).to_have_text(DRAFT)
+    # The text as it reads (each sentence's tooltip, hidden, is no part of it).
+    expect(page.locator("#journal-draft-text")).to_have_text(DRAFT, use_inner_text=True)
     assert page.evaluate("window.stagesShown") == ["Reconstructing the day",
                                                    "Writing the entry"]
     expect(progress.locator("li.done")).to_have_count(3)
@@ -174,3 +176,67 @@ def test_a_failed_job_says_why_and_keeps_the_day(nova, fake, open_chat):
     expect(page.locator("#journal-write")).to_be_enabled()
     expect(page.locator("#journal-draft")).to_be_hidden()
     expect(page.locator(".journal-line")).to_have_count(4)
+
+
+INVENTED = "Danach war ich mit Paul im Kino."
+
+
+def test_each_sentence_shows_its_lines_and_what_was_left_out_says_why(nova, fake, open_chat):
+    """Issue 40: the draft's sentence is described by the lines it came from (focus, hover
+    or tap shows them; Escape hides them), the model's invented sentence is not in the
+    draft but listed as not in the user's words with what no line holds, and the version
+    the user changed marks the sentence that is the user's own."""
+    import_day(nova)
+    fake.script("journal_reconstruct", RECONSTRUCTION)
+    # The model invents a sentence, and keeps it when asked once to leave it out.
+    fake.script("journal_generate", f"{DRAFT} {INVENTED}", f"{DRAFT} {INVENTED}")
+    page = open_chat(nova)
+    page.locator("#view-journal").click()
+    page.locator("#journal-write").click()
+    text = page.locator("#journal-draft-text")
+    expect(text).to_have_text(DRAFT, use_inner_text=True)
+
+    sentence = text.locator(".journal-sentence")
+    expect(sentence).to_have_count(1)
+    tip = page.locator("#journal-draft-s-0")
+    expect(sentence).to_have_attribute("aria-describedby", "journal-draft-s-0")
+    expect(tip).to_have_attribute("role", "tooltip")
+    expect(tip).to_be_hidden()
+    sentence.focus()  # the keyboard's way
+    expect(tip).to_be_visible()
+    expect(tip).to_contain_text("From your lines:")
+    for line in LINES[1:]:
+        expect(tip).to_contain_text(line["text"])
+    expect(page.locator(".journal-line.highlight")).to_have_count(3)
+    screenshot(page, "journal-sentence-lines")
+    page.keyboard.press("Escape")
+    expect(tip).to_be_hidden()
+    page.locator("#journal-write").focus()
+    expect(page.locator(".journal-line.highlight")).to_have_count(0)
+    sentence.dispatch_event("click")  # a tap: it focuses the sentence
+    expect(tip).to_be_visible()
+    page.locator("#journal-day-title").click()
+    expect(tip).to_be_hidden()
+    sentence.hover()  # the mouse's way
+    expect(tip).to_be_visible()
+
+    left = page.locator("#journal-not-in-words")
+    expect(left).to_be_visible()
+    expect(left.locator("h4")).to_have_text("Not in your words")
+    expect(left.locator("li")).to_have_text(f"{INVENTED} — in none of your lines: Paul, Kino")
+    assert INVENTED not in text.inner_text()
+
+    page.locator("#journal-draft-accept").click()
+    entry = page.locator("#journal-entry-text")
+    expect(entry).to_have_value(DRAFT)
+    entry.fill(f"{DRAFT} Später kam Anna vorbei.")
+    page.locator("#journal-entry-save").click()
+    versions = page.locator("#journal-versions li")
+    expect(versions).to_have_count(2)
+    newest = versions.first
+    expect(newest).to_contain_text("1 sentence your own")
+    expect(newest.locator("mark.journal-edit")).to_have_text("your edit: Später kam Anna vorbei.")
+    expect(newest.locator(".journal-sentence")).to_have_count(1)  # the draft's, with its lines
+    expect(versions.nth(1).locator("mark")).to_have_count(0)  # taken over as it was
+    expect(page.locator("#journal-versions-legend")).to_be_visible()
+    screenshot(page, "journal-version-edits")

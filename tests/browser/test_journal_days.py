@@ -95,7 +95,8 @@ def test_a_week_of_entries_as_a_person_writes_them(start_nova, open_chat):
     expect(progress).to_have_text("Tag rekonstruiertEintrag geschriebenEntwurf fertig")
     draft = page.locator("#journal-draft-text")
     expect(draft).to_have_text("Heute war ich im Park.\n\nAbends habe ich gelesen.\n\n"
-                               "Erledigt:\n- Setz Milch auf die Einkaufsliste")
+                               "Erledigt:\n- Setz Milch auf die Einkaufsliste",
+                               use_inner_text=True)
     note = page.locator("#journal-fallback")
     expect(note).to_have_text("Ohne Sprachmodell: deine Zeilen des Tages, unverändert.")
     expect(page.locator("#journal-left-out")).to_have_text(
@@ -143,7 +144,8 @@ def test_a_week_of_entries_as_a_person_writes_them(start_nova, open_chat):
     # Without a model the revision is the entry, then the lines it lacks; one done list.
     expect(draft).to_have_text("Heute war ich im Park.\n\nAbends habe ich gelesen.\n\n"
                                "Nachts noch Sterne geschaut.\n\n"
-                               "Erledigt:\n- Setz Milch auf die Einkaufsliste")
+                               "Erledigt:\n- Setz Milch auf die Einkaufsliste",
+                               use_inner_text=True)
     expect(accept).to_have_text("Als neue Fassung übernehmen")
     accept.click()
     versions = page.locator("#journal-versions li")

@@ -1,12 +1,14 @@
 // A day's entry in the Journal view (design §8): its text (or a new one, written by hand), its
-// photos (added, shown as thumbnails, removed), its versions with restore, delete to the trash
+// photos (added, shown as thumbnails, removed), its versions with restore (each marking the
+// sentences that are the user's own edits, issue 40), delete to the trash
 // with undo. One section of the page
 // (#journal-entry); what an entry holds besides its text gets a part of its own here, each
 // rendered by `render(entry)`.
 
 import { api } from "./api.js";
 import { $, h, setStatus } from "./dom.js";
-import { errorText, formatDateTime, t } from "./i18n.js";
+import { countText, errorText, formatDateTime, t } from "./i18n.js";
+import { renderSentences, versionView } from "./journal-provenance.js";
 
 export class EntryView {
   /** `onChanged(entry)`: the day's entry changed (saved, restored, deleted, back). */
@@ -16,6 +18,8 @@ export class EntryView {
     this.date = null;
     this.entry = null;
     this.lastDeleted = null;
+    // The day's drafts and lines, which a version's sentences name (journal.js's day).
+    this.context = { drafts: [], lines: new Map(), onLines: () => {} };
     $("#journal-entry-form", root).addEventListener("submit", (event) => {
       event.preventDefault();
       this.save();
@@ -29,10 +33,12 @@ export class EntryView {
     return $("#journal-entry-status", this.root);
   }
 
-  /** The entry of `date`, or the form for a new one (null). */
-  render(date, entry) {
+  /** The entry of `date`, or the form for a new one (null); `context`: the day's drafts,
+   * its lines by message id and who is told which lines a sentence shown draws on. */
+  render(date, entry, context = this.context) {
     this.date = date;
     this.entry = entry;
+    this.context = context;
     $("#journal-entry", this.root).hidden = false;
     $("#journal-entry-text", this.root).value = entry ? entry.text : "";
     $("#journal-entry-delete", this.root).hidden = !entry;
@@ -91,19 +97,35 @@ export class EntryView {
     if (message) setStatus(this.status, message, "ok");
   }
 
+  /** Every version, newest first; one taken from a draft marks the sentences that are the
+   * user's own edits and shows the lines of the draft's (`provenance`). */
   renderVersions(entry) {
     const versions = entry ? [...entry.versions].reverse() : [];
     $("#journal-versions-box", this.root).hidden = versions.length === 0;
-    $("#journal-versions", this.root).replaceChildren(...versions.map((version) => h("li", {
-      class: version.version_id === entry.current_version_id ? "current" : "",
-      dataset: { versionId: version.version_id },
-    },
-    h("span", { class: "muted small", text: `${formatDateTime(version.created_at)} · ${t(`journal.origin.${version.origin}`)}` }),
-    h("p", { class: "text journal-version-text", text: version.text }),
-    version.version_id === entry.current_version_id
-      ? h("span", { class: "journal-badge", text: t("journal.current") })
-      : h("button", { type: "button", class: "button button-small journal-restore", onclick: () => this.restore(version.version_id) },
-        t("journal.restore")))));
+    const { drafts, lines, onLines } = this.context;
+    let marked = false;
+    $("#journal-versions", this.root).replaceChildren(...versions.map((version) => {
+      const view = versionView(version, drafts, lines);
+      const text = h("p", { class: "text journal-version-text" });
+      if (view) {
+        marked = true;
+        renderSentences(text, view, { idPrefix: `journal-${version.version_id}-s`, onLines });
+      } else {
+        text.textContent = version.text;
+      }
+      const edits = view && view.edits ? ` · ${countText("ownEdits", view.edits)}` : "";
+      return h("li", {
+        class: version.version_id === entry.current_version_id ? "current" : "",
+        dataset: { versionId: version.version_id },
+      },
+      h("span", { class: "muted small", text: `${formatDateTime(version.created_at)} · ${t(`journal.origin.${version.origin}`)}${edits}` }),
+      text,
+      version.version_id === entry.current_version_id
+        ? h("span", { class: "journal-badge", text: t("journal.current") })
+        : h("button", { type: "button", class: "button button-small journal-restore", onclick: () => this.restore(version.version_id) },
+          t("journal.restore")));
+    }));
+    $("#journal-versions-legend", this.root).hidden = !marked;
   }
 
   focus() {

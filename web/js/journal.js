@@ -1,8 +1,9 @@
 // The Journal view (design §8, issues 13 and 22): a month calendar and the month's days, any
 // day opened — its conversations, "write an entry" with progress for both stages (optionally
-// starting from the stored text), the draft beside the lines it was built from, the entry
-// (journal-entry.js) written by hand or taken over from a draft, as the first entry or as its
-// next version — the export of the whole journal, the import of a diary the user already
+// starting from the stored text), the draft beside the lines it was built from (each
+// sentence shows its lines; the model's sentences left out are listed with why:
+// journal-provenance.js), the entry (journal-entry.js) written by hand or taken over from a
+// draft, as the first entry or as its next version — the export of the whole journal, the import of a diary the user already
 // has (Day One, Markdown) told back as what it added, and the trash, whose one irreversible
 // action asks first. Progress arrives over the WebSocket (`journal_progress`); the view also
 // asks for the job itself, so a missed message never leaves it waiting.
@@ -12,6 +13,7 @@ import { $, h, setStatus } from "./dom.js";
 import { countText, errorText, formatDate, formatMonth, formatTime, lang, reasonText, t } from "./i18n.js";
 import { Calendar, isoDate } from "./journal-calendar.js";
 import { EntryView } from "./journal-entry.js";
+import { dayLines, draftView, leftOutView, renderSentences } from "./journal-provenance.js";
 
 const JOB_POLL_MS = 1500;
 const FINAL = new Set(["done", "failed"]);
@@ -165,7 +167,8 @@ export class JournalView {
     this.renderConversations();
     this.renderGenerate();
     this.renderDraft(this.day.drafts.find((d) => d.status === "current") || null);
-    this.entryView.render(date, this.day.entry);
+    this.entryView.render(date, this.day.entry, {
+      drafts: this.day.drafts, lines: dayLines(this.day), onLines: (ids, on) => this.highlightAll(ids, on) });
     this.renderAccept();
   }
 
@@ -223,6 +226,10 @@ export class JournalView {
     if (!line) return;
     line.classList.toggle("highlight", on);
     if (on) line.scrollIntoView({ block: "nearest" });
+  }
+
+  highlightAll(messageIds, on) {
+    for (const id of messageIds) this.highlight(id, on);
   }
 
   // --- writing ----------------------------------------------------------------------------
@@ -337,7 +344,17 @@ export class JournalView {
     const box = $("#journal-draft", this.root);
     box.hidden = !draft;
     if (!draft) return;
-    $("#journal-draft-text", this.root).textContent = draft.text;
+    // Sentence by sentence, each with the lines it came from (its `support` map).
+    const view = draftView(draft, dayLines(this.day));
+    renderSentences($("#journal-draft-text", this.root), view, {
+      idPrefix: "journal-draft-s", onLines: (ids, on) => this.highlightAll(ids, on) });
+    $("#journal-draft-hint", this.root).hidden = !view.sentences.some((s) => s.lines.length);
+    // What the check left out of the draft, and why: never shown as the user's.
+    const left = leftOutView(draft);
+    $("#journal-not-in-words", this.root).hidden = left.length === 0;
+    $("#journal-not-in-words-list", this.root).replaceChildren(...left.map((s) => h("li", {},
+      h("q", { class: "text journal-left-text", text: s.text }),
+      s.why ? h("span", { class: "muted small journal-left-why", text: ` — ${s.why}` }) : null)));
     const notes = this.draftNotes(draft);
     const note = $("#journal-fallback", this.root);
     note.hidden = notes.length === 0;
