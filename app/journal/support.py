@@ -22,6 +22,9 @@ compounds well.
 A sentence with any unfound element is `unsupported`, naming them; the others name the
 source lines they drew on (the provenance a draft shows, `Sentence.sources`).
 
+One module: the sentence check and a version's sentence map read one sentence cut and one
+index of the sources (`Sources`).
+
 A saved entry keeps that map: each sentence of a version's text is the draft's (`origin`
 draft, with the draft's lines) when the draft it was taken from — or the version it edits —
 has the same sentence (the same words, whatever the whitespace), else the user's edit
