@@ -355,6 +355,9 @@ async def _supported(
     its code is recorded) leaves the first answer's supported sentences."""
     date, artifact = day
     checked = await asyncio.to_thread(support.check, text, date, artifact)
+    if _tells_nothing(checked):
+        record.codes, record.outcome = [*record.codes, "narration_empty"], "local_draft"
+        return local, []
     if not support.unsupported(checked):
         return text, []
     record.codes = [*record.codes, "narration_unsupported"]
@@ -376,10 +379,17 @@ async def _supported(
             checked = await asyncio.to_thread(support.check, text, date, artifact)
     left_out = support.unsupported(checked)
     kept = support.supported_text(text, checked) if left_out else text
-    if not kept:
+    if not kept or _tells_nothing([c for c in checked if not c.unsupported]):
         record.outcome = "local_draft"
         return local, left_out
     return kept, left_out
+
+
+def _tells_nothing(checked: Sequence[Sentence]) -> bool:
+    """A narration no sentence of which draws on a line and asserts anything ("]", "…" —
+    what the real peer's tiny random model writes): no narration at all, like an empty
+    reply."""
+    return not any(s.sources or s.unsupported for s in checked)
 
 
 def _named(checked: Sequence[Sentence]) -> str:

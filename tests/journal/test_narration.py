@@ -78,3 +78,17 @@ async def test_a_supported_narration_is_sent_once(jclient, fake_model):
     await import_day(jclient)
     draft = await draft_of(jclient, await generate(jclient))
     assert draft["text"] == HONEST and len(fake_model.chats("journal_generate")) == 1
+
+
+async def test_a_narration_that_tells_nothing_is_the_local_draft(jclient, fake_model):
+    """What the real peer's tiny random model writes ("]", '"]'): no sentence draws on a
+    line or asserts anything — no narration, as an empty reply is none."""
+    fake_model.script("journal_reconstruct", valid_reconstruction())
+    fake_model.script("journal_generate", '"]')
+    await import_day(jclient)
+    draft = await draft_of(jclient, await generate(jclient))
+    assert draft["narration"] == "local" and draft["text"].startswith(DATE)
+    assert "Brot mit Anna" in draft["text"] and '"]' not in draft["text"]
+    [narrate] = [s for s in draft["trace"]["stages"] if s["stage"] == "narrate"]
+    assert narrate["codes"] == ["narration_empty"] and narrate["outcome"] == "local_draft"
+    assert len(fake_model.chats("journal_generate")) == 1
