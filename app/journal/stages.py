@@ -17,6 +17,8 @@ big to narrate at once (`narrate` joins the texts).
 
 Other model errors (server down, timeout, budget) end the job with their code: the journal
 never invents a draft it could not make honestly.
+
+One module: both stages share the prompts' rules, the outcome record and the local fallback.
 """
 
 from __future__ import annotations
