@@ -65,6 +65,11 @@ MAX_ENTRIES = 2_000
 MAX_KEYS_PER_ENTRY = 256
 MAX_KEYS = 50_000
 OFF_LOOP_KEYS = 2_000
+# Keys per automaton: building one (`make_automaton`, C) holds the GIL throughout — ~190 ms
+# for MAX_KEYS keys of two words, a stall of the loop while a worker thread builds it. In
+# automatons of this many keys each build holds it a few milliseconds, and a scan makes at
+# most MAX_KEYS / AUTOMATON_KEYS passes over the (short) scanned text (bench/uploads.py).
+AUTOMATON_KEYS = 2_000
 RECURSION_ROUNDS = 3  # recursive scanning: rounds of entries triggering entries
 ENTRY_SEPARATOR = "\n"
 
@@ -110,8 +115,8 @@ class Lorebook:
     scan_depth: int | None = None
     token_budget: int | None = None
     recursive: bool = False
-    # every key of the book, as written and lowered, in one automaton each: built at the
-    # first scan, not when the card is read (`keys`)
+    # every key of the book, as written and lowered, in automatons of AUTOMATON_KEYS keys:
+    # built at the first scan, not when the card is read (`keys`)
     _keys: _KeyIndex | None = field(default=None, init=False, repr=False, compare=False)
     _building: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False, compare=False
@@ -392,8 +397,9 @@ def _keys_match(entry: LoreEntry, scanned: _Scanned) -> bool:
 
 
 class _KeyIndex:
-    """A book's keys in two Aho–Corasick automatons: the case-sensitive entries' keys as
-    written, the others' lowered (each found in the text as written or lowered)."""
+    """A book's keys in Aho–Corasick automatons: the case-sensitive entries' keys as
+    written, the others' lowered (each found in the text as written or lowered), each set in
+    automatons of at most AUTOMATON_KEYS keys."""
 
     __slots__ = ("exact", "lowered")
 
@@ -410,24 +416,29 @@ class _KeyIndex:
         self.lowered = _automaton(lowered)
 
 
-def _automaton(keys: set[str]) -> ahocorasick.Automaton | None:
-    if not keys:
-        return None
-    automaton = ahocorasick.Automaton()
-    for key in keys:
-        automaton.add_word(key, key)
-    automaton.make_automaton()
-    return automaton
+def _automaton(keys: set[str]) -> tuple[ahocorasick.Automaton, ...]:
+    """`keys` in automatons of at most `AUTOMATON_KEYS` keys each (none for no keys)."""
+    ordered = list(keys)
+    built = []
+    for start in range(0, len(ordered), AUTOMATON_KEYS):
+        automaton = ahocorasick.Automaton()
+        for key in ordered[start : start + AUTOMATON_KEYS]:
+            automaton.add_word(key, key)
+        automaton.make_automaton()
+        built.append(automaton)
+    return tuple(built)
 
 
-def _found_keys(automaton: ahocorasick.Automaton | None, text: str) -> frozenset[str]:
+def _found_keys(automatons: tuple[ahocorasick.Automaton, ...], text: str) -> frozenset[str]:
     """The keys found in `text` at word bounds where they begin or end with a word character
     ("cat" is not found in "category"; "Dr." is found before a space) — `\\w` as `re` reads
-    it: one pass over the text, whatever the number of keys."""
-    if automaton is None or not text:
+    it: one pass over the text per automaton (at most MAX_KEYS / AUTOMATON_KEYS), whatever
+    the number of keys."""
+    if not text:
         return frozenset()
     found: set[str] = set()
-    for last, key in automaton.iter(text):
+    hits = (hit for automaton in automatons for hit in automaton.iter(text))
+    for last, key in hits:
         if key in found:
             continue
         start, end = last - len(key) + 1, last + 1
