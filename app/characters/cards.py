@@ -316,11 +316,13 @@ def map_card(
 
 
 def one_line(value: Any) -> str:
-    """A card's name as one line: runs of white space (line breaks too) one space, other
-    control characters dropped (other tools' names often end in a line break)."""
+    """A card's name as one line: control characters that are not white space dropped, then
+    runs of white space (line breaks too) one space (other tools' names often end in a line
+    break). In that order, so a name read back is the same name ("0\r\x1b 0" is "0 0")."""
     if not isinstance(value, str):
         return ""
-    return "".join(c for c in " ".join(value.split()) if unicodedata.category(c) != "Cc")
+    kept = "".join(c for c in value if c.isspace() or unicodedata.category(c) != "Cc")
+    return " ".join(kept.split())
 
 
 def _text(data: Mapping[str, Any], key: str) -> str:
