@@ -67,9 +67,10 @@ MAX_KEYS = 50_000
 OFF_LOOP_KEYS = 2_000
 # Keys per automaton: building one (`make_automaton`, C) holds the GIL throughout — ~190 ms
 # for MAX_KEYS keys of two words, a stall of the loop while a worker thread builds it. In
-# automatons of this many keys each build holds it a few milliseconds, and a scan makes at
-# most MAX_KEYS / AUTOMATON_KEYS passes over the (short) scanned text (bench/uploads.py).
-AUTOMATON_KEYS = 2_000
+# automatons of this many keys each build holds it ~2 ms, and a scan makes at most
+# MAX_KEYS / AUTOMATON_KEYS passes over the (short) scanned text, a few milliseconds in all
+# (bench/uploads.py: the first turn of a MAX_KEYS book kept /api/health under ~15 ms).
+AUTOMATON_KEYS = 500
 RECURSION_ROUNDS = 3  # recursive scanning: rounds of entries triggering entries
 ENTRY_SEPARATOR = "\n"
 

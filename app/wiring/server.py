@@ -22,6 +22,7 @@ import contextlib
 import functools
 import gc
 import logging
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from typing import Any, Protocol
@@ -403,6 +404,8 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     await records.open()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
+    switch_interval = sys.getswitchinterval()
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     log.info(
         "runtime started",
         extra=logctx.fields(
@@ -416,10 +419,19 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
         yield
     finally:
         gc.unfreeze()
+        sys.setswitchinterval(switch_interval)
         await runtime.stop()
         await keeper.stop()
         await slots.stop()
         await hub.stop()
+
+
+# How long a thread may run Python code while another waits for the GIL (CPython's default:
+# 5 ms). The loop takes the GIL back after every socket call, so while a worker thread computes
+# (a lorebook's matcher, a search, a photo's pixels) one answer of another user's waited a few
+# of those 5 ms: GET /api/health up to ~45 ms during a big book's first turn, ~10 ms at 1 ms
+# (bench/uploads.py, issue 38). Set while the runtime runs, the old value back at shutdown.
+SWITCH_INTERVAL_S = 0.001
 
 
 def freeze_startup_objects() -> None:

@@ -71,3 +71,23 @@ async def test_a_trigger_and_the_memories_a_prompt_used_reach_the_worker(
                 what="the usage mark")
     assert (await services.long_term.list("local", "nova"))[0].last_used_at == 1234.5
     await chat.close()
+
+
+async def test_the_running_server_switches_threads_every_millisecond_and_gives_the_old_interval_back(
+        make_settings):
+    # While a worker thread computes, the loop waits for the GIL up to the switch interval at
+    # each socket call: CPython's 5 ms made another user's answer wait ~45 ms (issue 38).
+    import sys
+
+    from aiohttp.test_utils import TestClient, TestServer
+
+    from app.wiring.server import SWITCH_INTERVAL_S, create_app
+    from tests.conftest import TOKEN
+    before = sys.getswitchinterval()
+    assert before != SWITCH_INTERVAL_S
+    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    async with TestClient(TestServer(app)) as client:
+        response = await client.get("/api/health")
+        assert response.status == 200
+        assert sys.getswitchinterval() == SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before
