@@ -4,7 +4,7 @@ entries), another user's history page while one user runs 8 parallel two-letter 
 (200 000 messages), and an 8 MiB card import. The real app in this process (aiohttp's test
 server, SQLite, embedded Redis), a 1 ms ticker on its loop (`bench.loopwatch`).
 
-    .venv/bin/python -m bench.loopstall [--messages 200000] [--entries 16000]
+    .venv/bin/python bench/loopstall.py [--messages 200000] [--entries 16000]
 """
 
 from __future__ import annotations
@@ -14,18 +14,22 @@ import asyncio
 import dataclasses
 import datetime as dt
 import json
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import aiohttp
-from aiohttp.test_utils import TestServer
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from app.api.app_keys import DB
-from app.auth.accounts import add_user_sync
-from app.core import settings as settings_module
-from app.wiring.server import create_app
-from bench.loopwatch import watching
+import aiohttp  # noqa: E402
+from aiohttp.test_utils import TestServer  # noqa: E402
+
+from app.api.app_keys import DB  # noqa: E402
+from app.auth.accounts import add_user_sync  # noqa: E402
+from app.core import settings as settings_module  # noqa: E402
+from app.wiring.server import create_app  # noqa: E402
+from bench.loopwatch import watching  # noqa: E402
 
 TOKEN = "bench-loopstall-token-0123456789abcdef"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -25,3 +25,20 @@ def test_every_bench_program_is_run_by_make_bench():
     assert sorted(bench_target() + list(own_targets)) == programs
     for program, target in own_targets.items():
         assert program in bench_target(target), target
+
+
+def test_every_bench_program_starts_as_the_makefile_runs_it():
+    # `python bench/x.py` puts bench/, not the repository, first on sys.path: a program that
+    # imports `bench.…` without adding the root failed in `make bench` (bench/loopstall.py).
+    import subprocess
+    import sys
+
+    programs = sorted(set(bench_target()) | set(bench_target("bench-scaleout")))
+    started = {
+        program: subprocess.Popen([sys.executable, f"bench/{program}", "--help"], cwd=ROOT,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        for program in programs
+    }
+    failed = {program: process.communicate(timeout=120)[1].decode()[-300:]
+              for program, process in started.items()}
+    assert {p: e for p, e in failed.items() if started[p].returncode != 0} == {}
