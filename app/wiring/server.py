@@ -404,8 +404,6 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
     await records.open()
     report = await runtime.recover(only_dead_owners=distributed)
     freeze_startup_objects()
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(SWITCH_INTERVAL_S)
     log.info(
         "runtime started",
         extra=logctx.fields(
@@ -415,11 +413,12 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
             woken_pairs=report.woken_pairs,
         ),
     )
+    THREAD_SWITCHES.quicken()
     try:
         yield
     finally:
         gc.unfreeze()
-        sys.setswitchinterval(switch_interval)
+        THREAD_SWITCHES.release()
         await runtime.stop()
         await keeper.stop()
         await slots.stop()
@@ -430,8 +429,31 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 # 5 ms). The loop takes the GIL back after every socket call, so while a worker thread computes
 # (a lorebook's matcher, a search, a photo's pixels) one answer of another user's waited a few
 # of those 5 ms: GET /api/health up to ~45 ms during a big book's first turn, ~10 ms at 1 ms
-# (bench/uploads.py, issue 38). Set while the runtime runs, the old value back at shutdown.
+# (bench/uploads.py, issue 38). Set while a runtime runs, the old value back after the last.
 SWITCH_INTERVAL_S = 0.001
+
+
+class ThreadSwitches:
+    """The process's switch interval at `SWITCH_INTERVAL_S` while any runtime of the process
+    runs (the tests run several at once), the interval it had before once the last stops."""
+
+    def __init__(self) -> None:
+        self.runtimes = 0
+        self.before = sys.getswitchinterval()
+
+    def quicken(self) -> None:
+        if self.runtimes == 0:
+            self.before = sys.getswitchinterval()
+            sys.setswitchinterval(SWITCH_INTERVAL_S)
+        self.runtimes += 1
+
+    def release(self) -> None:
+        self.runtimes -= 1
+        if self.runtimes == 0:
+            sys.setswitchinterval(self.before)
+
+
+THREAD_SWITCHES = ThreadSwitches()
 
 
 def freeze_startup_objects() -> None:

@@ -74,20 +74,30 @@ async def test_a_trigger_and_the_memories_a_prompt_used_reach_the_worker(
 
 
 async def test_the_running_server_switches_threads_every_millisecond_and_gives_the_old_interval_back(
-        make_settings):
+        make_settings, tmp_path):
     # While a worker thread computes, the loop waits for the GIL up to the switch interval at
     # each socket call: CPython's 5 ms made another user's answer wait ~45 ms (issue 38).
     import sys
 
     from aiohttp.test_utils import TestClient, TestServer
 
-    from app.wiring.server import SWITCH_INTERVAL_S, create_app
+    from app.core.settings import defaults
+    from app.wiring.server import SWITCH_INTERVAL_S, THREAD_SWITCHES, create_app
     from tests.conftest import TOKEN
+    assert THREAD_SWITCHES.runtimes == 0  # no other test left a runtime running
     before = sys.getswitchinterval()
     assert before != SWITCH_INTERVAL_S
-    app = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
-    async with TestClient(TestServer(app)) as client:
-        response = await client.get("/api/health")
-        assert response.status == 200
-        assert sys.getswitchinterval() == SWITCH_INTERVAL_S
+    first = create_app(make_settings(llm_provider="offline"), local_token=TOKEN)
+    other_dir = tmp_path / "other"
+    other_dir.mkdir(mode=0o700)
+    second = create_app(defaults(data_dir=str(other_dir), llm_provider="offline"),
+                        local_token=TOKEN)
+    one, two = TestClient(TestServer(first)), TestClient(TestServer(second))
+    await one.start_server()
+    assert (await one.get("/api/health")).status == 200
+    assert sys.getswitchinterval() == SWITCH_INTERVAL_S
+    await two.start_server()
+    await one.close()  # the first stops while the second still runs: its interval stays
+    assert sys.getswitchinterval() == SWITCH_INTERVAL_S
+    await two.close()
     assert sys.getswitchinterval() == before
