@@ -178,7 +178,6 @@ async def test_a_photo_named_html_is_stored_and_exported_by_its_kind(client, in_
         conn.execute(
             "UPDATE media_assets SET name = 'alt.html' WHERE asset_id = ?", (jpeg["asset_id"],)
         )
-        conn.commit()
     response = await client.get("/api/exports/journal?format=json&per=entry", headers=AUTH)
     archive = zipfile.ZipFile(io.BytesIO(await response.read()))
     names = sorted(archive.namelist())
