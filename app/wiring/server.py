@@ -428,7 +428,7 @@ async def runtime_ctx(app: web.Application) -> AsyncIterator[None]:
 # How long a thread may run Python code while another waits for the GIL (CPython's default:
 # 5 ms). The loop takes the GIL back after every socket call, so while a worker thread computes
 # (a lorebook's matcher, a search, a photo's pixels) one answer of another user's waited a few
-# of those 5 ms: GET /api/health up to ~45 ms during a big book's first turn, ~10 ms at 1 ms
+# of those 5 ms: GET /api/health up to ~45 ms during a big book's first turn, ~15 ms at 1 ms
 # (bench/uploads.py, issue 38). Set while a runtime runs, the old value back after the last.
 SWITCH_INTERVAL_S = 0.001
 
